@@ -1,0 +1,41 @@
+# codebot: `make install` sets everything up, `make test` runs the tests.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+NODE_DIR := tests/node
+
+.DEFAULT_GOAL := help
+.PHONY: help install test lint format typecheck demo bench clean
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+install: ## Create .venv with codebot and the dev tools, and the npm MCP servers the tests use
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	@echo "installed: run $(BIN)/codebot --help (or activate $(VENV))"
+
+test: ## Run the test suite
+	$(BIN)/python -m pytest -n 2 -q
+
+lint: ## ruff (format and lint) and mypy
+	$(BIN)/ruff format --check cli core mcpbridge tests examples
+	$(BIN)/ruff check cli core mcpbridge tests examples
+	$(BIN)/mypy
+
+format: ## Format the code and apply safe lint fixes
+	$(BIN)/ruff format cli core mcpbridge tests examples
+	$(BIN)/ruff check --fix cli core mcpbridge tests examples
+
+demo: ## Offline demo: list and call the tools of examples/demo's MCP server
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo mcp list
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo mcp call notes add_note text="hello from make demo"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo mcp call notes roll_dice sides=20
+
+bench: ## Benchmarks: codebot against the raw SDK doing the same work
+	$(BIN)/python -m tests.bench
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache

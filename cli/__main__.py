@@ -1,0 +1,5 @@
+"""``python -m cli``."""
+
+from cli.app import main
+
+main()

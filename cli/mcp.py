@@ -1,0 +1,143 @@
+"""``codebot mcp list|call``: parse, call into mcpbridge, render."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from cli import render
+from cli.runtime import Globals, load_settings, open_manager, select_servers, with_timeout
+from core.errors import ExitCode
+
+mcp_app = typer.Typer(
+    help="Use MCP servers directly: list their tools, call one, check the configuration.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+ServerOpt = Annotated[
+    list[str] | None,
+    typer.Option("--server", "-s", help="Only this server (repeatable).", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+@mcp_app.command("list")
+def list_command(
+    ctx: typer.Context,
+    server: ServerOpt = None,
+    as_json: JsonOpt = False,
+    schemas: Annotated[bool, typer.Option("--schemas", help="Show each tool's input schema.")] = False,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
+    ] = None,
+) -> int:
+    """List every configured server with its status and tools.
+
+    Exit 0 when every selected server connected, 4 when any failed (the others are listed).
+    """
+    globals_: Globals = ctx.obj
+    settings = load_settings(globals_)
+    servers = with_timeout(select_servers(settings, server), timeout)
+    return anyio.run(_list, servers, as_json, schemas)
+
+
+async def _list(servers: dict[str, Any], as_json: bool, schemas: bool) -> int:
+    from mcpbridge.report import server_view
+
+    async with open_manager(servers) as manager:
+        await manager.start_all()
+        statuses = await manager.status(live=False)
+        views = [server_view(s, manager, schemas=schemas) for s in statuses]
+    failed = any(v["status"] == "failed" for v in views)
+    if as_json:
+        render.print_json({"servers": views})
+    else:
+        _print_servers(views, schemas)
+    return ExitCode.SERVER if failed else ExitCode.OK
+
+
+def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
+    if not views:
+        render.warn("no MCP servers are configured")
+        return
+    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "listing failed": ("!", "33")}
+    for i, v in enumerate(views):
+        mark, color = marks.get(v["status"], ("✗", "31"))
+        facts = [v["transport"], v["status"]]
+        if v["protocol_version"]:
+            facts.append(f"protocol {v['protocol_version']}")
+        if v["status"] == "connected":
+            facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
+        print(("\n" if i else "") + f"{render.style(mark, color)} {render.style(v['name'], '1')}"
+              f"  {' · '.join(facts)}")
+        source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
+        print(f"  from {source}")
+        if v["error"]:
+            err = v["error"]
+            print(f"  {err['stage']} failed: {err['message']}")
+            if err.get("hint"):
+                print(f"  hint: {err['hint']}")
+            if err.get("stderr_tail"):
+                print("  server stderr (last lines):")
+                for line in err["stderr_tail"].splitlines():
+                    print(f"    {line}")
+        rows = [
+            [t["name"], t["original_name"] if t["name_adjusted"] else "", t["capability"],
+             render.first_line(t["description"], 70)]
+            for t in v["tools"]
+        ]
+        if rows:
+            print(render.table(rows, indent="  "))
+        if schemas:
+            for t in v["tools"]:
+                print(f"\n  {t['name']} input schema:")
+                for line in json.dumps(t["input_schema"], indent=2).splitlines():
+                    print(f"    {line}")
+
+
+@mcp_app.command("call")
+def call_command(
+    ctx: typer.Context,
+    server: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    tool: Annotated[str, typer.Argument(help="The tool's name (or its mcp__ name).")],
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.", show_default=False
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole result (content, isError, ...).")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Seconds for the handshake and for the call."),
+    ] = None,
+) -> int:
+    """Call one tool of one server and print its result.
+
+    Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
+    4 server unreachable.
+    """
+    from core import arguments
+    from mcpbridge.call import call_once
+
+    globals_: Globals = ctx.obj
+    settings = load_settings(globals_)
+    config = select_servers(settings, [server])[server]
+    arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
+    config = with_timeout({server: config}, timeout)[server]
+    outcome = anyio.run(call_once, config, tool, arguments_)
+    if as_json:
+        render.print_json(outcome.data)
+    elif outcome.text:
+        sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+    if outcome.is_error:
+        render.error_line(f"tool '{tool}' on server '{server}' reported an error")
+        return ExitCode.TOOL_ERROR
+    return ExitCode.OK

@@ -1,0 +1,71 @@
+"""Output helpers: errors with hints, aligned tables, JSON, colour only on a terminal."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from core.errors import CodebotError
+
+
+def use_color(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never with ``NO_COLOR`` set."""
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def style(text: str, code: str, stream: TextIO = sys.stdout) -> str:
+    """Wrap ``text`` in an ANSI SGR code when the stream takes colour."""
+    return f"\x1b[{code}m{text}\x1b[0m" if use_color(stream) else text
+
+
+def error_line(message: str) -> None:
+    """``error: <message>`` on stderr."""
+    print(f"{style('error', '31;1', sys.stderr)}: {message}", file=sys.stderr)
+
+
+def error(exc: CodebotError) -> None:
+    """The error and, on the next line, its hint."""
+    error_line(exc.message)
+    if exc.hint:
+        print(f"{style('hint', '33', sys.stderr)}: {exc.hint}", file=sys.stderr)
+
+
+def warn(message: str) -> None:
+    """``warning: <message>`` on stderr."""
+    print(f"{style('warning', '33;1', sys.stderr)}: {message}", file=sys.stderr)
+
+
+def table(rows: Sequence[Sequence[str]], *, indent: str = "") -> str:
+    """Left-aligned columns, two spaces apart; the last column is not padded."""
+    if not rows:
+        return ""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    lines = []
+    for row in rows:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])] + [row[-1]]
+        lines.append((indent + "  ".join(cells)).rstrip())
+    return "\n".join(lines)
+
+
+def print_json(data: Any) -> None:
+    """Pretty JSON on stdout."""
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def first_line(text: str | None, limit: int = 80) -> str:
+    """The first non-empty line, shortened to ``limit`` characters."""
+    line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def setup_debug_logging() -> None:
+    """Debug logs on stderr, for codebot and the SDK."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)

@@ -1,0 +1,72 @@
+"""The composition root: settings → manager (→ session, for chat)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from core import settings as settings_mod
+from core.errors import UsageError
+from core.settings import ServerConfig, Settings
+
+if TYPE_CHECKING:
+    from mcpbridge.manager import Manager
+
+
+@dataclass(frozen=True, slots=True)
+class Globals:
+    """Options of the root command, shared by every subcommand."""
+
+    cwd: Path
+    debug: bool = False
+
+
+def load_settings(globals_: Globals) -> Settings:
+    """Read the settings for the working directory (raises ``SettingsError``)."""
+    return settings_mod.load(globals_.cwd)
+
+
+def select_servers(settings: Settings, names: list[str] | None) -> dict[str, ServerConfig]:
+    """The named servers (all when ``names`` is empty), or a usage error naming the known ones."""
+    if not names:
+        return dict(settings.servers)
+    unknown = [n for n in names if n not in settings.servers]
+    if unknown:
+        known = ", ".join(settings.servers) or "none"
+        raise UsageError(
+            f"unknown server '{unknown[0]}' (configured: {known})",
+            hint=describe_settings_files(settings),
+        )
+    return {n: settings.servers[n] for n in dict.fromkeys(names)}
+
+
+def with_timeout(servers: Mapping[str, ServerConfig], timeout: float | None) -> dict[str, ServerConfig]:
+    """Override every server's handshake and tool timeout (``--timeout``)."""
+    if timeout is None:
+        return dict(servers)
+    return {n: replace(c, timeout=timeout, tool_timeout=timeout) for n, c in servers.items()}
+
+
+def describe_settings_files(settings: Settings) -> str:
+    """Where servers are configured, for hints."""
+    files = [str(p) for p in (settings.global_file, settings.project_file) if p is not None]
+    if not files:
+        from core import paths
+
+        return (
+            f"No settings file found: add servers to {paths.global_settings_path()} or "
+            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE}."
+        )
+    return "Servers are configured in " + " and ".join(files) + "."
+
+
+@asynccontextmanager
+async def open_manager(servers: Mapping[str, ServerConfig]) -> AsyncIterator[Manager]:
+    """A started manager over ``servers``; every server is stopped on exit."""
+    from mcpbridge.manager import Manager
+
+    async with Manager(servers) as manager:
+        yield manager

@@ -1,0 +1,6 @@
+"""codebot core: settings, tools, permissions, the session and the agent loop.
+
+``core`` never imports ``mcp``, ``typer`` or ``prompt_toolkit``.
+"""
+
+CODEBOT_PACKAGE = "codebot"

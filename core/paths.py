@@ -1,0 +1,50 @@
+"""Where codebot keeps its files: settings home, state (history, trust), logs.
+
+``CODEBOT_HOME`` moves everything at once (tests use it); otherwise settings live in
+``~/.codebot`` and state and logs in the platformdirs state directory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "codebot"
+PROJECT_DIR = ".codebot"
+SETTINGS_FILE = "settings.json"
+
+
+def codebot_home() -> Path:
+    """The global settings directory: ``$CODEBOT_HOME`` or ``~/.codebot``."""
+    env = os.environ.get("CODEBOT_HOME")
+    return Path(env).expanduser() if env else Path.home() / PROJECT_DIR
+
+
+def global_settings_path() -> Path:
+    """``<home>/settings.json``."""
+    return codebot_home() / SETTINGS_FILE
+
+
+def state_dir() -> Path:
+    """History, trust store: ``$CODEBOT_HOME/state`` or the platformdirs user state dir."""
+    env = os.environ.get("CODEBOT_HOME")
+    if env:
+        return Path(env).expanduser() / "state"
+    import platformdirs  # deferred: keeps `codebot --help` import-light
+
+    return Path(platformdirs.user_state_dir(APP_NAME))
+
+
+def log_dir() -> Path:
+    """Per-server stderr logs: ``<state>/log``."""
+    return state_dir() / "log"
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (and parents) with mode 0700 and return it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        path.chmod(0o700)
+    except OSError:  # boundary: a directory we do not own; keep going with its mode
+        pass
+    return path

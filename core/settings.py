@@ -1,0 +1,476 @@
+"""Settings: load, merge, expand and validate ``settings.json`` files.
+
+Two files are read: the global ``$CODEBOT_HOME/settings.json`` and the project's
+``.codebot/settings.json`` (the nearest one from the working directory upward). Server
+entries merge by name: a project entry replaces the global entry of the same name entirely.
+
+A file that cannot be read or parsed is a :class:`SettingsError` (exit 3). A bad *server
+entry* fails only that server: it is kept as a :class:`ServerConfig` whose ``error`` says
+what is wrong, so the others still start and ``mcp list``/``doctor`` can show it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from core import paths
+from core.envexpand import UndefinedVariable, expand
+from core.errors import SettingsError
+
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+DEFAULT_HANDSHAKE_TIMEOUT = 30.0
+"""Seconds the handshake may take; a Python server with heavy imports needs several."""
+DEFAULT_MAX_TURNS = 50
+DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
+
+Transport = Literal["stdio", "http"]
+Protocol = Literal["auto", "legacy", "2026-07-28"]
+PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
+
+_SERVER_KEYS = (
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "timeout",
+    "tool_timeout",
+    "enabled",
+    "include_tools",
+    "exclude_tools",
+    "protocol",
+    "description",
+)
+_TOP_KEYS = (
+    "mcp_servers",
+    "mcpServers",
+    "model",
+    "base_url",
+    "api_key_env",
+    "max_turns",
+    "tool_result_max_tokens",
+    "permissions",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One MCP server entry, validated and with variables expanded.
+
+    When ``error`` is set the entry is unusable and the other fields may be partial.
+    """
+
+    name: str
+    source: Path
+    """The settings file that defined this entry."""
+    overrides: Path | None = None
+    """The global file whose entry of the same name this project entry replaced."""
+    type: Transport = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    cwd: Path | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
+    """Handshake timeout in seconds."""
+    tool_timeout: float | None = None
+    """Per-call timeout in seconds; None waits as long as the call takes."""
+    enabled: bool = True
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    protocol: Protocol = "auto"
+    error: str | None = None
+    """Why this entry cannot be used (stage "config"), or None."""
+    hint: str | None = None
+    warnings: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False, compare=False)
+    """The entry as written, before expansion (for the trust hash and doctor)."""
+
+    @property
+    def target(self) -> str:
+        """The command line or URL, for display (secrets in URLs are not redacted here)."""
+        if self.type == "http":
+            return self.url or ""
+        return " ".join([self.command or "", *self.args]).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRules:
+    """Glob patterns over model-visible tool names. Deny wins over ask, ask over allow."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything read from the settings files, merged."""
+
+    servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    tool_result_max_tokens: int = DEFAULT_TOOL_RESULT_MAX_TOKENS
+    permissions: PermissionRules = field(default_factory=PermissionRules)
+    cwd: Path = field(default_factory=Path.cwd)
+    """The working directory codebot runs in."""
+    project_root: Path | None = None
+    """The directory holding ``.codebot/settings.json``, if one was found."""
+    global_file: Path | None = None
+    project_file: Path | None = None
+
+
+def find_project_file(cwd: Path) -> Path | None:
+    """The nearest ``.codebot/settings.json`` from ``cwd`` upward, not counting the global one."""
+    global_file = paths.global_settings_path().resolve()
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / paths.PROJECT_DIR / paths.SETTINGS_FILE
+        if candidate.exists() and candidate.resolve() != global_file:
+            return candidate
+    return None
+
+
+def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read, merge and validate the global and project settings.
+
+    Args:
+        cwd: The working directory (``--cwd``); defaults to the process's.
+        environ: Variables for ``${VAR}`` expansion; defaults to ``os.environ``.
+
+    Raises:
+        SettingsError: a file exists but cannot be read, is not valid JSON, or its top level
+            has the wrong shape.
+    """
+    cwd = (cwd or Path.cwd()).resolve()
+    environ = os.environ if environ is None else environ
+    global_path = paths.global_settings_path()
+    project_path = find_project_file(cwd)
+    global_data = _read_json(global_path) if global_path.exists() else {}
+    project_data = _read_json(project_path) if project_path else {}
+    project_root = project_path.parent.parent if project_path else None
+    base_dir = project_root or cwd
+
+    servers: dict[str, ServerConfig] = {}
+    for path, data in ((global_path, global_data), (project_path, project_data)):
+        if path is None:
+            continue
+        for name, entry in _server_entries(path, data).items():
+            config = parse_server(name, entry, path, environ, base_dir)
+            if name in servers:
+                config = replace(config, overrides=servers[name].source)
+            servers[name] = config
+
+    merged: dict[str, Any] = {}
+    for path, data in ((global_path, global_data), (project_path, project_data)):
+        if path is not None:
+            merged.update(_scalar_settings(path, data))
+    rules = [
+        _permissions(p, d)
+        for p, d in ((global_path, global_data), (project_path, project_data))
+        if p is not None
+    ]
+    return Settings(
+        servers=dict(sorted(servers.items())),
+        permissions=PermissionRules(
+            allow=tuple(x for r in rules for x in r.allow),
+            ask=tuple(x for r in rules for x in r.ask),
+            deny=tuple(x for r in rules for x in r.deny),
+        ),
+        cwd=cwd,
+        project_root=project_root,
+        global_file=global_path if global_path.exists() else None,
+        project_file=project_path,
+        **merged,
+    )
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise SettingsError(
+            f"cannot read settings file {path}: it is a directory",
+            hint=f"Replace {path} with a JSON file, or remove it.",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SettingsError(
+            f"cannot read settings file {path}: {reason}",
+            hint=f"Check the permissions of {path} (it must be readable UTF-8 text).",
+        ) from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            hint="Fix the JSON syntax there (trailing commas and comments are not allowed).",
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(
+            f"settings file {path} must contain a JSON object at the top level, "
+            f"found {_json_type(data)}",
+            hint='Wrap the settings in braces, e.g. {"mcp_servers": {}}.',
+        )
+    return data  # pyright: ignore[reportUnknownVariableType]
+
+
+def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    if "mcp_servers" in data and "mcpServers" in data:
+        raise SettingsError(
+            f"{path} has both 'mcp_servers' and 'mcpServers'",
+            hint="Keep one of them ('mcp_servers' is codebot's name; 'mcpServers' is accepted).",
+        )
+    key = "mcpServers" if "mcpServers" in data else "mcp_servers"
+    entries = data.get(key, {})
+    if not isinstance(entries, dict):
+        raise SettingsError(
+            f"'{key}' in {path} must be an object mapping server names to entries, "
+            f"found {_json_type(entries)}",
+            hint=f'Write it as "{key}": {{"name": {{"command": "..."}}}}.',
+        )
+    return entries  # pyright: ignore[reportUnknownVariableType]
+
+
+def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("model", "base_url", "api_key_env"):
+        if key in data:
+            value = data[key]
+            if value is not None and not isinstance(value, str):
+                raise SettingsError(
+                    f"'{key}' in {path} must be a string, found {_json_type(value)}",
+                    hint=f'Write it as "{key}": "...".',
+                )
+            out[key] = value or None
+    for key in ("max_turns", "tool_result_max_tokens"):
+        if key in data:
+            value = data[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise SettingsError(
+                    f"'{key}' in {path} must be a positive integer, found {json.dumps(value)}",
+                    hint=f'Write it as "{key}": 50.',
+                )
+            out[key] = value
+    return out
+
+
+def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
+    section = data.get("permissions", {})
+    if not isinstance(section, dict):
+        raise SettingsError(
+            f"'permissions' in {path} must be an object with 'allow', 'ask' and 'deny' lists",
+            hint='Write it as "permissions": {"allow": ["mcp__docs__*"], "deny": ["bash"]}.',
+        )
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "ask", "deny"):
+        value = section.get(key, [])  # pyright: ignore[reportUnknownMemberType]
+        if not _is_str_list(value):
+            raise SettingsError(
+                f"'permissions.{key}' in {path} must be a list of tool-name patterns",
+                hint=f'Write it as "{key}": ["mcp__server__*", "bash"].',
+            )
+        lists[key] = tuple(value)
+    return PermissionRules(**lists)
+
+
+class _EntryError(Exception):
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def parse_server(
+    name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
+) -> ServerConfig:
+    """Validate one server entry; problems go into ``ServerConfig.error``, never raise."""
+    raw: Mapping[str, Any] = entry if isinstance(entry, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    try:
+        return _parse_server(name, entry, source, environ, base_dir)
+    except _EntryError as exc:
+        return ServerConfig(
+            name=name,
+            source=source,
+            error=f"server '{name}' in {source}: {exc.message}",
+            hint=exc.hint,
+            raw=raw,
+            enabled=raw.get("enabled", True) is not False,
+        )
+
+
+def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one place
+    name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
+) -> ServerConfig:
+    if not SERVER_NAME_RE.match(name) or "__" in name:
+        raise _EntryError(
+            "the name must use only letters, digits, '-' and '_', and must not contain '__'",
+            hint="Rename the entry, e.g. 'my-server' (the name becomes part of tool names).",
+        )
+    if not isinstance(entry, dict):
+        raise _EntryError(
+            f"the entry must be an object, found {_json_type(entry)}",
+            hint='Write it as {"command": "...", "args": [...]} or {"type": "http", "url": "..."}.',
+        )
+    data: dict[str, Any] = entry  # pyright: ignore[reportUnknownVariableType]
+    warnings = [_unknown_key_warning(k) for k in data if k not in _SERVER_KEYS]
+
+    kind = data.get("type")
+    if kind is None:
+        kind = "http" if "url" in data and "command" not in data else "stdio"
+    if kind in ("streamable-http", "streamableHttp", "streamable_http"):
+        kind = "http"
+    if kind not in ("stdio", "http"):
+        raise _EntryError(
+            f"unknown type {json.dumps(kind)} (key 'type')",
+            hint='Use "stdio" (a local command) or "http" (a Streamable HTTP URL).',
+        )
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        raise _EntryError(
+            "has both 'command' and 'url'",
+            hint="Keep 'command' for a local stdio server or 'url' for an HTTP server.",
+        )
+    if kind == "stdio" and not has_command:
+        raise _EntryError(
+            "missing 'command' (a stdio server needs the program to run)",
+            hint='Add "command": "npx" (and "args"), or set "type": "http" with a "url".',
+        )
+    if kind == "http" and not has_url:
+        raise _EntryError(
+            "missing 'url' (an http server needs its endpoint)",
+            hint='Add "url": "https://host/mcp".',
+        )
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise _EntryError(f"'{key}' must be a non-empty string, found {_json_type(value)}")
+        return _expand(value, key, environ)
+
+    def str_list(key: str) -> tuple[str, ...] | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not _is_str_list(value):
+            raise _EntryError(
+                f"'{key}' must be a list of strings, found {_json_type(value)}",
+                hint=f'Write it as "{key}": ["a", "b"].',
+            )
+        return tuple(value)
+
+    def str_map(key: str) -> dict[str, str]:
+        value = data.get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(v, str)
+            for v in value.values()  # pyright: ignore[reportUnknownVariableType]
+        ):
+            raise _EntryError(
+                f"'{key}' must be an object of string values, found {_json_type(value)}",
+                hint=f'Write it as "{key}": {{"NAME": "value"}} (numbers must be quoted).',
+            )
+        items: dict[str, str] = value  # pyright: ignore[reportUnknownVariableType]
+        return {k: _expand(v, f"{key}.{k}", environ) for k, v in items.items()}
+
+    def seconds(key: str, default: float | None) -> float | None:
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise _EntryError(
+                f"'{key}' must be a positive number of seconds, found {json.dumps(value)}",
+                hint=f'Write it as "{key}": 30.',
+            )
+        return float(value)
+
+    enabled = data.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise _EntryError(f"'enabled' must be true or false, found {json.dumps(enabled)}")
+    protocol = data.get("protocol", "auto")
+    if protocol not in PROTOCOLS:
+        raise _EntryError(
+            f"unknown protocol {json.dumps(protocol)} (key 'protocol')",
+            hint='Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".',
+        )
+    cwd_text = text("cwd")
+    cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
+    url = text("url")
+    if url is not None and not re.match(r"^https?://[^/\s]+", url):
+        raise _EntryError(
+            f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(url))}",
+            hint='Write it as "url": "https://host/mcp".',
+        )
+    args = str_list("args") or ()
+    return ServerConfig(
+        name=name,
+        source=source,
+        type=kind,
+        command=text("command"),
+        args=tuple(_expand(a, f"args[{i}]", environ) for i, a in enumerate(args)),
+        env=str_map("env"),
+        cwd=cwd,
+        url=url,
+        headers=str_map("headers"),
+        timeout=seconds("timeout", DEFAULT_HANDSHAKE_TIMEOUT) or DEFAULT_HANDSHAKE_TIMEOUT,
+        tool_timeout=seconds("tool_timeout", None),
+        enabled=enabled,
+        include_tools=str_list("include_tools"),
+        exclude_tools=str_list("exclude_tools") or (),
+        protocol=protocol,
+        warnings=tuple(warnings),
+        raw=data,
+    )
+
+
+def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:
+    try:
+        return expand(value, environ)
+    except UndefinedVariable as exc:
+        raise _EntryError(
+            f"variable ${{{exc.name}}} in '{key}' is not set",
+            hint=f"Export {exc.name}, or write ${{{exc.name}:-default}} to give a default "
+            "(write $${ for a literal '${').",
+        ) from None
+
+
+def _unknown_key_warning(key: str) -> str:
+    close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
+    suggestion = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown key '{key}' is ignored{suggestion}"
+
+
+def _strip_query(url: str) -> str:
+    return url.split("?", 1)[0]
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"

@@ -1,0 +1,359 @@
+"""One MCP server connection, stdio or Streamable HTTP, owned by one lifecycle task.
+
+The handshake is bounded by the server's ``timeout``; the connection itself lives until
+:meth:`Client.stop`. :meth:`Client.run` is the lifecycle task: it enters the SDK's context
+managers, lists the tools, signals ``ready``, waits for ``stop``, and exits the context
+managers in the same task (anyio requires it). It never raises: failures are recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client as SDKClient
+from mcp import MCPError
+from mcp.client._transport import Transport, TransportStreams
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from core import paths
+from core.redact import Redactor
+from core.settings import ServerConfig
+from mcpbridge.failures import Failure, Stage, read_tail
+from mcpbridge.probe import guard_discover
+
+logger = logging.getLogger(__name__)
+
+MAX_LIST_PAGES = 1000
+"""A server whose cursor never ends must not hang us."""
+HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
+
+State = Literal["pending", "connected", "failed", "stopped"]
+
+
+def client_info() -> types.Implementation:
+    """What codebot tells servers about itself."""
+    try:
+        ver = version("codebot")
+    except PackageNotFoundError:  # running from a checkout without installing
+        ver = "0.0.0"
+    return types.Implementation(name="codebot", version=ver)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What the handshake told us."""
+
+    protocol_version: str
+    name: str | None
+    version: str | None
+    capabilities: dict[str, Any]
+    instructions: str | None
+    handshake_ms: float
+
+
+class Client:
+    """A connection to one configured MCP server."""
+
+    def __init__(
+        self, config: ServerConfig, *, on_tools_changed: Callable[[str], None] | None = None
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.state: State = "pending"
+        self.failure: Failure | None = None
+        self.info: ServerInfo | None = None
+        self.tools: list[types.Tool] = []
+        """The server's tools after include/exclude filters, in listing order."""
+        self.tools_stale = False
+        self.log_file: Path | None = None
+        self.ready = anyio.Event()
+        self.done = anyio.Event()
+        self._stop = anyio.Event()
+        self._stage: Stage = "launch"
+        self._session: SDKClient | None = None
+        self._on_tools_changed = on_tools_changed
+        self.redact = Redactor([*config.headers.values(), *config.env.values()])
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The lifecycle task: connect, list, serve until stopped. Never raises."""
+        started = time.perf_counter()
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.config.timeout) as scope:
+                async with AsyncExitStack() as stack:
+                    session = await self._connect(stack)
+                    self.info = self._server_info(session, started)
+                    self._stage = "list"
+                    self.tools = await self.list_tools(session)
+                    self._session = session
+                    self.state = "connected"
+                    scope.deadline = math.inf  # the handshake is over; the connection lives on
+                    self.ready.set()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._listen, session)
+                        await self._stop.wait()
+                        tg.cancel_scope.cancel()
+            if scope.cancelled_caught and self.state == "pending":
+                self._fail(
+                    "handshake" if self._stage == "launch" else self._stage,
+                    f"no answer within {self.config.timeout:g} s",
+                    hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
+                    "or check that the server starts on its own.",
+                )
+        except anyio.get_cancelled_exc_class():
+            self._fail(self._stage, "cancelled")
+            raise
+        except Exception as exc:  # boundary: any failure of one server is recorded, not raised
+            self._fail(self._stage, *self._explain(exc))
+        finally:
+            self._session = None
+            if self.state == "connected":
+                self.state = "stopped"
+            self.ready.set()
+            self.done.set()
+
+    async def stop(self) -> None:
+        """Ask the lifecycle task to close the connection, and wait until it has."""
+        self._stop.set()
+        await self.done.wait()
+
+    @property
+    def session(self) -> SDKClient:
+        """The live SDK client; raises when the server is not connected."""
+        if self._session is None:
+            reason = self.failure.message if self.failure else "it is not connected"
+            raise ConnectionError(f"server '{self.name}' is not available: {reason}")
+        return self._session
+
+    # -- operations ----------------------------------------------------------------------
+
+    async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list``, filtered by include/exclude."""
+        session = session or self.session
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await session.list_tools(cursor=cursor, cache_mode="refresh")
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return [t for t in tools if self._selected(t.name)]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, *, timeout: float | None = None
+    ) -> types.CallToolResult:
+        """Call one tool; protocol errors raise ``MCPError``, tool errors come back in the result."""
+        return await self.session.call_tool(
+            name, arguments, read_timeout_seconds=timeout or self.config.tool_timeout
+        )
+
+    def _selected(self, tool: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        include = self.config.include_tools
+        if include is not None and not any(fnmatchcase(tool, p) for p in include):
+            return False
+        return not any(fnmatchcase(tool, p) for p in self.config.exclude_tools)
+
+    # -- internals -----------------------------------------------------------------------
+
+    async def _connect(self, stack: AsyncExitStack) -> SDKClient:
+        config = self.config
+        if config.type == "http":
+            transport = await self._http_transport(stack)
+            mode = config.protocol
+        else:
+            transport = self._stdio_transport(stack)
+            mode = config.protocol
+            if mode == "auto":
+                transport = guard_discover(transport)
+        session = SDKClient(
+            self._staged(transport),
+            mode=mode,
+            client_info=client_info(),
+            message_handler=self._on_message,
+        )
+        return await stack.enter_async_context(session)
+
+    @asynccontextmanager
+    async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
+        """Marks the move from "launch" to "handshake" once the transport is open."""
+        async with transport as streams:
+            self._stage = "handshake"
+            yield streams
+
+    def _stdio_transport(self, stack: AsyncExitStack) -> Transport:
+        config = self.config
+        assert config.command is not None
+        search_path = config.env.get("PATH")
+        resolved = shutil.which(config.command, path=search_path) or (
+            shutil.which(config.command, path=str(config.cwd)) if config.cwd else None
+        )
+        if resolved is None:
+            raise _LaunchError(
+                f"command '{config.command}' not found or not executable",
+                f"Install it, or give its full path in 'command' of server '{self.name}' "
+                f"in {config.source}.",
+            )
+        if config.cwd is not None and not config.cwd.is_dir():
+            raise _LaunchError(
+                f"working directory {config.cwd} does not exist",
+                f"Fix 'cwd' of server '{self.name}' in {config.source}.",
+            )
+        errlog = stack.enter_context(self._open_log())
+        params = StdioServerParameters(
+            command=resolved, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
+        )
+        return stdio_client(params, errlog=errlog)
+
+    def _open_log(self) -> IO[str]:
+        directory = paths.private_dir(paths.log_dir())
+        self.log_file = directory / f"{self.name}.log"
+        handle = self.log_file.open("w", encoding="utf-8", errors="replace")
+        self.log_file.chmod(0o600)
+        return handle
+
+    async def _http_transport(self, stack: AsyncExitStack) -> Transport:
+        http = httpx2.AsyncClient(
+            headers=dict(self.config.headers), timeout=HTTP_TIMEOUT, follow_redirects=True
+        )
+        await stack.enter_async_context(http)
+        assert self.config.url is not None
+        return streamable_http_client(self.config.url, http_client=http)
+
+    def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
+        impl = session.server_info
+        caps = session.server_capabilities.model_dump(
+            by_alias=True, mode="json", exclude_none=True
+        )
+        return ServerInfo(
+            protocol_version=session.protocol_version,
+            name=impl.name if impl else None,
+            version=impl.version if impl else None,
+            capabilities=caps,
+            instructions=session.instructions,
+            handshake_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    async def _listen(self, session: SDKClient) -> None:
+        """On 2026-07-28 connections, change notifications come only on a listen stream."""
+        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        caps = session.server_capabilities.tools
+        if caps is None or not caps.list_changed:
+            return
+        try:
+            async with session.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._mark_stale()
+        except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
+            logger.debug("server %s: listen stream ended: %s", self.name, exc)
+
+    async def _on_message(self, message: Any) -> None:
+        """Handshake-era notifications; only marks state, never does I/O."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self._mark_stale()
+        elif isinstance(message, Exception):
+            logger.debug("server %s: transport error: %s", self.name, message)
+
+    def _mark_stale(self) -> None:
+        self.tools_stale = True
+        if self._on_tools_changed is not None:
+            self._on_tools_changed(self.name)
+
+    def _fail(self, stage: Stage, message: str, hint: str | None = None) -> None:
+        if self.state == "failed":
+            return
+        self.state = "failed"
+        self.failure = Failure(
+            server=self.name,
+            stage=stage,
+            message=self.redact(message),
+            hint=hint,
+            stderr_tail=self.redact(read_tail(self.log_file)),
+            log_file=self.log_file,
+        )
+
+    def _explain(self, exc: BaseException) -> tuple[str, str | None]:
+        return explain(exc, self.config)
+
+
+class _LaunchError(Exception):
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def _leaves(exc: BaseException) -> Sequence[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
+    """A readable reason and a hint for an exception raised while talking to a server."""
+    leaves = _leaves(exc)
+    leaf = next((e for e in leaves if not isinstance(e, anyio.get_cancelled_exc_class())), exc)
+    where = f"server '{config.name}' in {config.source}"
+    if isinstance(leaf, _LaunchError):
+        return leaf.message, leaf.hint
+    if isinstance(leaf, httpx2.ConnectError):
+        return (
+            f"cannot connect to {config.url}: {leaf}",
+            f"Check that the server is running and the 'url' of {where} is right.",
+        )
+    if isinstance(leaf, httpx2.TimeoutException):
+        return f"the HTTP request to {config.url} timed out", f"Check the 'url' of {where}."
+    if isinstance(leaf, httpx2.HTTPError):
+        return f"HTTP error talking to {config.url}: {leaf}", f"Check the 'url' of {where}."
+    if isinstance(leaf, MCPError):
+        return _explain_mcp_error(leaf, config)
+    if isinstance(leaf, PermissionError):
+        return f"cannot start '{config.command}': permission denied", (
+            f"Make it executable (chmod +x), or fix 'command' of {where}."
+        )
+    if isinstance(leaf, FileNotFoundError | NotADirectoryError):
+        return f"cannot start '{config.command}': {leaf.strerror or leaf}", (
+            f"Fix 'command' or 'cwd' of {where}."
+        )
+    text = str(leaf) or type(leaf).__name__
+    return f"{type(leaf).__name__}: {text}", None
+
+
+def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | None]:
+    where = f"server '{config.name}' in {config.source}"
+    message = exc.message
+    if config.type == "http":
+        lowered = message.lower()
+        if "401" in message or "unauthorized" in lowered:
+            return f"{config.url} answered 401 Unauthorized", (
+                f"Check the credentials in 'headers' of {where}."
+            )
+        if "403" in message or "forbidden" in lowered:
+            return f"{config.url} answered 403 Forbidden", f"Check the 'headers' of {where}."
+        if "404" in message or "not found" in lowered:
+            return f"{config.url} answered 404 Not Found", f"Check the 'url' path of {where}."
+    if exc.code == types.CONNECTION_CLOSED:
+        return "the server closed the connection (it exited or crashed)", (
+            f"Run the command of {where} by hand to see why it exits."
+        )
+    return f"MCP error {exc.code}: {message}", None

@@ -1,0 +1,53 @@
+"""Why a server is not usable: the stage it failed at, a readable reason and a fix.
+
+Messages never carry header or env values; URLs are shown with credentials removed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Stage = Literal["config", "launch", "handshake", "list", "call"]
+
+STDERR_TAIL_LINES = 12
+STDERR_TAIL_BYTES = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A server that could not be used."""
+
+    server: str
+    stage: Stage
+    message: str
+    hint: str | None = None
+    stderr_tail: str = ""
+    log_file: Path | None = None
+
+    def describe(self) -> str:
+        """One paragraph: message, then the stderr tail indented."""
+        text = f"{self.stage} failed: {self.message}"
+        if self.stderr_tail:
+            tail = "\n".join(f"    {line}" for line in self.stderr_tail.splitlines())
+            text += f"\n  server stderr (last lines):\n{tail}"
+        return text
+
+
+def read_tail(path: Path | None) -> str:
+    """The last lines of a log file, bounded in bytes; empty when there is none."""
+    if path is None:
+        return ""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - STDERR_TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return ""
+    lines = data.decode("utf-8", "replace").splitlines()
+    if size > STDERR_TAIL_BYTES and lines:
+        lines = lines[1:]  # the first line is probably cut
+    return "\n".join(lines[-STDERR_TAIL_LINES:]).strip()

@@ -1,0 +1,128 @@
+"""``MCPTool``: one remote tool adapted to core's ``Tool`` protocol."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp import MCPError
+
+from core.tools import Permission, ToolResult
+from mcpbridge.capability import classify
+
+if TYPE_CHECKING:
+    from mcpbridge.client import Client
+
+
+class MCPTool:
+    """A tool of an MCP server, named ``mcp__<server>__<tool>`` for the model."""
+
+    def __init__(
+        self, client: Client, tool: types.Tool, name: str, *, name_reason: str | None = None
+    ) -> None:
+        self._client = client
+        self.tool = tool
+        self._name = name
+        self.name_reason = name_reason
+        """Why the visible name differs from ``mcp__server__tool``: sanitized/shortened/duplicate."""
+        self._permission: Permission | None = None
+
+    @property
+    def name(self) -> str:
+        """The model-visible name."""
+        return self._name
+
+    @property
+    def server(self) -> str:
+        """The server this tool belongs to."""
+        return self._client.name
+
+    @property
+    def original_name(self) -> str:
+        """The tool's own name on its server."""
+        return self.tool.name
+
+    @property
+    def description(self) -> str:
+        """The server's description (may be empty)."""
+        return self.tool.description or self.tool.title or ""
+
+    def schema(self) -> dict[str, Any]:
+        """The input schema as an object schema: ``properties`` always present."""
+        return normalize_schema(self.tool.input_schema)
+
+    def permission(self) -> Permission:
+        """Capability and reason, from annotations first, then keywords."""
+        if self._permission is None:
+            hints = self.tool.annotations
+            self._permission = classify(
+                self.tool.name,
+                self.tool.description,
+                read_only=hints.read_only_hint if hints else None,
+                destructive=hints.destructive_hint if hints else None,
+                open_world=hints.open_world_hint if hints else None,
+            )
+        return self._permission
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call the tool; every failure becomes an error result, never an exception."""
+        try:
+            result = await self._client.call_tool(self.tool.name, dict(arguments))
+        except MCPError as exc:
+            return ToolResult(f"MCP error {exc.code} from server '{self.server}': {exc.message}",
+                              is_error=True)
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            return ToolResult(f"calling {self.name} failed: {self._client.redact(str(exc))}",
+                              is_error=True)
+        return to_tool_result(result)
+
+
+def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"type": "object", "properties": {}}`` at least; the server's schema otherwise."""
+    out: dict[str, Any] = dict(schema or {})
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out
+
+
+def to_tool_result(result: types.CallToolResult) -> ToolResult:
+    """Join the text of all blocks; describe the others in one line each."""
+    parts = [describe_block(block) for block in result.content]
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    data: dict[str, Any] = {"content": [b.model_dump(by_alias=True, mode="json",
+                                                     exclude_none=True) for b in result.content]}
+    if result.structured_content is not None:
+        data["structuredContent"] = result.structured_content
+    data["isError"] = result.is_error
+    return ToolResult("\n".join(parts), is_error=result.is_error, data=data)
+
+
+def describe_block(block: types.ContentBlock) -> str:
+    """Text for a text block, one line for anything else."""
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        kind = "image" if isinstance(block, types.ImageContent) else "audio"
+        return f"[{kind}: {block.mime_type}, {_b64_size(block.data)} bytes]"
+    if isinstance(block, types.ResourceLink):
+        label = f" ({block.name})" if block.name else ""
+        return f"[resource link: {block.uri}{label}]"
+    if isinstance(block, types.EmbeddedResource):
+        res = block.resource
+        if isinstance(res, types.TextResourceContents):
+            return res.text
+        mime = res.mime_type or "application/octet-stream"
+        return f"[embedded resource: {res.uri}, {mime}, {_b64_size(res.blob)} bytes]"
+    return f"[{getattr(block, 'type', 'unknown')} content]"
+
+
+def _b64_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (ValueError, TypeError):
+        return len(data) * 3 // 4

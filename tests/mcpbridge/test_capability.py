@@ -1,0 +1,54 @@
+"""Capability inference: annotations first, then keywords, with the reason kept."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.tools import Capability
+from mcpbridge.capability import classify
+
+
+def test_destructive_annotation_wins_over_read_only_keywords() -> None:
+    p = classify("get_thing", "Reads a thing", destructive=True, read_only=True)
+    assert p.capability is Capability.WRITE
+    assert "destructiveHint" in p.reason
+
+
+def test_open_world_annotation_means_network() -> None:
+    p = classify("lookup", None, open_world=True, read_only=True)
+    assert p.capability is Capability.NETWORK
+    assert "openWorldHint" in p.reason
+
+
+def test_read_only_annotation() -> None:
+    p = classify("mystery", None, read_only=True)
+    assert (p.capability, p.reason) == (Capability.READ, "annotation readOnlyHint=true")
+
+
+def test_false_hints_are_not_evidence() -> None:
+    p = classify("mystery", "Does a thing.", read_only=False, destructive=False, open_world=False)
+    assert p.capability is Capability.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("name", "capability", "word"),
+    [
+        ("deleteFile", Capability.WRITE, "delete"),
+        ("read_file", Capability.READ, "read"),
+        ("run-command", Capability.EXECUTE, "command"),
+        ("fetch_url", Capability.NETWORK, "fetch"),
+        ("get_and_remove", Capability.WRITE, "remove"),
+    ],
+)
+def test_keywords_in_the_name(name: str, capability: Capability, word: str) -> None:
+    p = classify(name, None)
+    assert p.capability is capability
+    assert p.reason == f'keyword "{word}" in the tool name'
+
+
+def test_keywords_in_the_description_when_the_name_says_nothing() -> None:
+    p = classify("frobnicate", "Deletes the frob permanently.")
+    assert p.capability is Capability.WRITE
+    assert p.reason == 'keyword "delete" in the tool description'
+    assert classify("frobnicate", "Shows the frob.").capability is Capability.READ
+    assert classify("frobnicate", "Frobs it.").capability is Capability.UNKNOWN
