@@ -1,0 +1,65 @@
+"""Helpers for tests: configs for the test servers, settings files, the process table."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.settings import ServerConfig, parse_server
+from tests.servers.util import REPO_ROOT, server_command
+
+EVERYTHING_BIN = REPO_ROOT / "tests" / "node" / "node_modules" / ".bin" / "mcp-server-everything"
+
+
+def server_config(name: str, entry: dict[str, Any], source: Path | None = None) -> ServerConfig:
+    """A validated config as if read from a settings file (cwd: the repo root)."""
+    return parse_server(name, entry, source or Path("/test/settings.json"), os.environ, REPO_ROOT)
+
+
+def make_server(name: str, server: str, *args: str, **extra: Any) -> ServerConfig:
+    """Config for ``python -m tests.servers.<server> args``."""
+    command, argv = server_command(server, *args)
+    return server_config(name, {"command": command, "args": argv, **extra})
+
+
+def everything_config(name: str = "everything", **extra: Any) -> ServerConfig:
+    """server-everything over stdio, from tests/node (installed by `make install`)."""
+    if not EVERYTHING_BIN.exists():
+        pytest.fail(f"{EVERYTHING_BIN} is missing: run `make install` (npm ci in tests/node)")
+    return server_config(name, {"command": str(EVERYTHING_BIN), "args": ["stdio"], **extra})
+
+
+def write_settings(directory: Path, data: dict[str, Any]) -> Path:
+    """Write ``directory/.codebot/settings.json`` and return its path."""
+    path = directory / ".codebot" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def children_of(pid: int) -> list[int]:
+    """Live descendants of ``pid`` (from /proc), so tests can prove no process is left."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] == "Z":  # zombies are dead already
+            continue
+        parents[int(entry.name)] = int(fields[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == current]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found

@@ -1,0 +1,237 @@
+"""The Manager against real MCP servers: our SDK-built test servers as real subprocesses."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import anyio
+import pytest
+
+from core.tools import Capability
+from mcpbridge.manager import Manager
+from tests.helpers import children_of, make_server, server_config
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_echo_server_tools_calls_and_content() -> None:
+    servers = {"echo": make_server("echo", "echo")}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            assert manager.failures == {}
+            tools = {t.original_name: t for t in manager.tools()}
+            assert tools["echo"].name == "mcp__echo__echo"
+            assert [t.name for t in manager.tools()] == sorted(t.name for t in manager.tools())
+
+            result = await tools["echo"].execute({"text": "hello"})
+            assert (result.text, result.is_error) == ("hello", False)
+
+            failed = await tools["fail"].execute({"message": "kaboom"})
+            assert failed.is_error and "kaboom" in failed.text
+
+            image = await tools["image"].execute({})
+            assert "[image: image/png," in image.text
+
+            link = await tools["link"].execute({})
+            assert "[resource link: file:///tmp/example.txt" in link.text
+
+            embedded = await tools["embedded"].execute({})
+            assert embedded.text == "embedded hello"
+
+            binary = await tools["binary"].execute({})
+            assert "[embedded resource:" in binary.text and "256 bytes" in binary.text
+
+            added = await tools["add"].execute({"a": 2, "b": 3})
+            assert added.data["structuredContent"] == {"sum": 5}
+
+            assert tools["read_notes"].permission().capability is Capability.READ
+            assert tools["delete_note"].permission().capability is Capability.WRITE
+            assert tools["fetch_url"].permission().capability is Capability.NETWORK
+            assert tools["mystery"].permission().capability is Capability.UNKNOWN
+
+            assert manager.instructions().startswith("## echo\n")
+            schema = tools["mystery"].schema()
+            assert schema["type"] == "object" and "properties" in schema
+
+
+async def test_child_environment_is_minimal_plus_configured_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-parent-secret")
+    monkeypatch.setenv("CODEBOT_PARENT_ONLY", "parent")
+    servers = {"echo": make_server("echo", "echo", env={"GIVEN": "configured"})}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            env = manager.tool_by_name("mcp__echo__env")
+            assert env is not None
+            assert (await env.execute({"name": "GIVEN"})).text == "configured"
+            assert (await env.execute({"name": "OPENAI_API_KEY"})).text == "<unset>"
+            assert (await env.execute({"name": "CODEBOT_PARENT_ONLY"})).text == "<unset>"
+
+
+async def test_parallel_start_overlaps() -> None:
+    servers = {f"slow{i}": make_server(f"slow{i}", "slow_start", "--delay", "1") for i in range(5)}
+    with anyio.fail_after(60):
+        async with Manager(servers) as manager:
+            started = time.perf_counter()
+            await manager.start_all()
+            elapsed = time.perf_counter() - started
+            assert manager.failures == {}
+            assert len(manager.tools()) == 5
+            # Each server alone needs its 1 s delay plus its own boot; sequential start
+            # would take the sum. Overlap means the total is well below that sum.
+            total = sum(c.info.handshake_ms for c in manager.clients.values() if c.info) / 1000
+            assert elapsed < total * 0.7
+
+
+async def test_partial_failure_is_recorded_with_stage_and_stderr() -> None:
+    servers = {
+        "echo": make_server("echo", "echo"),
+        "crash": make_server("crash", "crash_on_start"),
+        "missing": server_config("missing", {"command": "no-such-command-xyz"}),
+        "broken": server_config("broken", {"url": "ftp://nope"}),
+    }
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            failures = manager.failures
+            assert set(failures) == {"crash", "missing", "broken"}
+            assert failures["crash"].stage == "handshake"
+            assert "database connection refused" in failures["crash"].stderr_tail
+            assert failures["missing"].stage == "launch"
+            assert "no-such-command-xyz" in failures["missing"].message
+            assert failures["broken"].stage == "config"
+            assert [t.server for t in manager.tools()] == ["echo"] * len(manager.tools())
+            statuses = {s.name: s.status for s in await manager.status()}
+            assert statuses == {
+                "echo": "connected",
+                "crash": "failed",
+                "missing": "failed",
+                "broken": "failed",
+            }
+
+
+async def test_handshake_timeout_is_bounded() -> None:
+    servers = {"hang": make_server("hang", "hang", timeout=1)}
+    with anyio.fail_after(15):
+        async with Manager(servers) as manager:
+            started = time.perf_counter()
+            await manager.start_all()
+            assert time.perf_counter() - started < 10
+            failure = manager.failures["hang"]
+            assert failure.stage == "handshake"
+            assert "no answer within 1 s" in failure.message
+
+
+async def test_a_server_that_ignores_discover_does_not_cost_the_probe_timeout() -> None:
+    # The SDK waits 10 s for an unanswered server/discover; our guard answers it as soon
+    # as the server shows it is alive, so auto mode connects about as fast as legacy.
+    servers = {"silent": make_server("silent", "silent_discover")}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            started = time.perf_counter()
+            await manager.start_all()
+            elapsed = time.perf_counter() - started
+            assert manager.failures == {}
+            client = manager.clients["silent"]
+            assert client.info is not None and client.info.protocol_version == "2025-11-25"
+            assert elapsed < 8  # the unguarded probe alone takes 10 s
+            [tool] = manager.tools()
+            assert (await tool.execute({})).text == "hello from silent"
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_list_changed_marks_dirty_and_refresh_shows_the_new_tool(protocol: str) -> None:
+    servers = {"mut": make_server("mut", "mutating", protocol=protocol)}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            client = manager.clients["mut"]
+            expected_era = "2026-07-28" if protocol == "auto" else "2025-11-25"
+            assert client.info is not None and client.info.protocol_version == expected_era
+            first = await manager.refresh_if_dirty()  # the start itself marks the set dirty
+            assert first is not None
+            assert await manager.refresh_if_dirty() is None  # clean: nothing, no I/O
+            add = manager.tool_by_name("mcp__mut__add_tool")
+            assert add is not None
+            assert not (await add.execute({"name": "brand_new"})).is_error
+            refreshed = None
+            with anyio.fail_after(10):
+                while refreshed is None:
+                    await anyio.sleep(0.02)
+                    refreshed = await manager.refresh_if_dirty()
+            assert "mcp__mut__brand_new" in [t.name for t in refreshed]
+
+
+async def test_clean_refresh_does_no_io() -> None:
+    servers = {"echo": make_server("echo", "echo")}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            await manager.refresh_if_dirty()
+            client = manager.clients["echo"]
+            # Kill the connection's ability to talk: a refresh that did I/O would now fail
+            # or hang; a clean one returns None at once.
+            client._session = None  # pyright: ignore[reportPrivateUsage]
+            for _ in range(1000):
+                assert await manager.refresh_if_dirty() is None
+
+
+async def test_include_exclude_and_disabled() -> None:
+    servers = {
+        "inc": make_server("inc", "echo", include_tools=["e*", "add"], exclude_tools=["embedded"]),
+        "off": make_server("off", "echo", enabled=False),
+    }
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            assert sorted(t.original_name for t in manager.tools()) == ["add", "echo", "env"]
+            assert "off" not in manager.clients
+            statuses = {s.name: s.status for s in await manager.status()}
+            assert statuses == {"inc": "connected", "off": "disabled"}
+
+
+async def test_reconfigure_starts_new_and_stops_removed_servers() -> None:
+    first = {"a": make_server("a", "silent_discover")}
+    with anyio.fail_after(30):
+        async with Manager(first) as manager:
+            await manager.start_all()
+            old_client = manager.clients["a"]
+            await manager.reconfigure({"b": make_server("b", "silent_discover")})
+            assert old_client.state == "stopped"
+            assert list(manager.clients) == ["b"]
+            assert [t.name for t in manager.tools()] == ["mcp__b__hello"]
+
+
+async def test_no_child_process_is_left_after_close() -> None:
+    servers = {
+        "echo": make_server("echo", "echo"),
+        "silent": make_server("silent", "silent_discover"),
+        "hang": make_server("hang", "hang", "--ignore-eof", timeout=1),
+    }
+    with anyio.fail_after(40):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            assert children_of(os.getpid())
+    assert children_of(os.getpid()) == []
+
+
+async def test_two_tasks_share_one_manager() -> None:
+    servers = {"echo": make_server("echo", "echo")}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            tool = manager.tool_by_name("mcp__echo__echo")
+            assert tool is not None
+            results: list[str] = []
+
+            async def worker(i: int) -> None:
+                results.append((await tool.execute({"text": f"t{i}"})).text)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(10):
+                    tg.start_soon(worker, i)
+            assert sorted(results) == sorted(f"t{i}" for i in range(10))

@@ -1,0 +1,31 @@
+"""Small real MCP servers used by codebot's tests.
+
+Every server runs as ``python -m tests.servers.<name> [options]`` from the repo
+root (or with ``PYTHONPATH=<repo root>``); see ``tests/servers/util.py`` for
+helpers that build the command line and run the HTTP server.
+
+=================  ====  =====================================================
+name               SDK?  behaviour
+=================  ====  =====================================================
+echo               yes   server "echo" with echo/add/fail/annotated/image/link/
+                         embedded/binary/big/sleep/env/crash tools
+mutating           yes   add_tool/remove_tool/ping_tool; emits tools list_changed
+                         in both eras (legacy notification, 2026 listen stream)
+slow_start         yes   sleeps ``--delay`` s (default 1.0) before serving one
+                         tool ``hello``
+crash_on_start     no    prints a fatal message to stderr and exits with code 3
+hang               no    reads stdin, never answers (``--ignore-eof``,
+                         ``--ignore-sigterm`` make it harder to stop)
+silent_discover    no    raw JSON-RPC 2025-era server that never answers unknown
+                         methods such as ``server/discover``; tool ``hello``
+many_tools         yes   ``--count N`` tools (default 100), cursor pagination
+                         with ``--page-size P`` (default 50), ``--long-names``
+http_server        yes   Streamable HTTP on 127.0.0.1 with bearer-token auth,
+                         prints ``READY <url>``; ``--html`` / ``--status N`` modes
+garbage_stdout     no    writes non-JSON lines to stdout, then serves ``echo``
+stderr_flood       yes   floods ~20 MB to stderr while serving ``echo``
+=================  ====  =====================================================
+
+``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free
+servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
+"""
