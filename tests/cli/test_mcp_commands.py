@@ -1,0 +1,317 @@
+"""`codebot mcp list` and `codebot mcp call` through the real entry point, with real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.app import run
+from tests.helpers import EVERYTHING_BIN, children_of, write_settings
+from tests.servers.util import REPO_ROOT, run_http_server, server_command
+
+
+def echo_entry(**extra: Any) -> dict[str, Any]:
+    command, args = server_command("echo")
+    return {"command": command, "args": args, "cwd": str(REPO_ROOT), **extra}
+
+
+def codebot(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = run(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_settings(tmp_path, {"mcp_servers": {"echo": echo_entry()}})
+    return tmp_path
+
+
+def test_list_shows_servers_and_tools(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = codebot(capsys, "--cwd", str(project), "mcp", "list")
+    assert code == 0, err
+    assert "✓ echo  stdio · connected · protocol 2026-07-28 ·" in out
+    assert "mcp__echo__delete_note" in out
+    line = next(ln for ln in out.splitlines() if "mcp__echo__delete_note" in ln)
+    assert "write" in line
+
+
+def test_list_json_with_schemas(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = codebot(capsys, "--cwd", str(project), "mcp", "list", "--json", "--schemas")
+    assert code == 0
+    [server] = json.loads(out)["servers"]
+    assert server["status"] == "connected"
+    assert server["source"] == str(project / ".codebot" / "settings.json")
+    tools = {t["original_name"]: t for t in server["tools"]}
+    assert tools["echo"]["input_schema"]["properties"]["text"]["type"] == "string"
+    assert tools["fetch_url"]["capability"] == "network"
+    assert tools["fetch_url"]["capability_reason"] == "annotation openWorldHint=true"
+    assert server["tool_count"] == len(server["tools"])
+
+
+def test_list_exits_4_when_a_server_fails_and_still_lists_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command, args = server_command("crash_on_start")
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "echo": echo_entry(),
+                "crash": {"command": command, "args": args, "cwd": str(REPO_ROOT)},
+            }
+        },
+    )
+    code, out, _ = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list")
+    assert code == 4
+    assert "✓ echo" in out
+    assert "✗ crash" in out
+    assert "database connection refused" in out  # the tail of the server's stderr
+
+
+def test_list_selects_servers_and_rejects_unknown_names(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "list", "--server", "nope")
+    assert code == 2
+    assert "unknown server 'nope' (configured: echo)" in err
+
+
+def test_list_redacts_env_and_header_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CANARY", "canary-value-8a7f3")
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "echo": echo_entry(env={"SECRET": "${CANARY}"}),
+                "remote": {
+                    "url": "http://user:${CANARY}@127.0.0.1:9/mcp?token=${CANARY}",
+                    "headers": {"Authorization": "Bearer ${CANARY}"},
+                    "timeout": 3,
+                },
+            }
+        },
+    )
+    code, out, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list", "--json")
+    assert code == 4  # nothing listens on port 9
+    assert "canary-value-8a7f3" not in out + err
+    servers = {s["name"]: s for s in json.loads(out)["servers"]}
+    assert servers["echo"]["env"] == {"SECRET": "***"}
+    assert servers["remote"]["headers"] == {"Authorization": "***"}
+    code, out, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list")
+    assert "canary-value-8a7f3" not in out + err
+
+
+def test_call_prints_text_and_exit_codes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cwd = ["--cwd", str(project)]
+    assert codebot(capsys, *cwd, "mcp", "call", "echo", "echo", "text=hello world")[:2] == (
+        0,
+        "hello world\n",
+    )
+    code, out, err = codebot(capsys, *cwd, "mcp", "call", "echo", "fail", '{"message": "boom"}')
+    assert code == 1 and "boom" in out
+    assert "error: tool 'fail' on server 'echo' reported an error" in err
+
+    code, out, _ = codebot(capsys, *cwd, "mcp", "call", "echo", "add", "a=2", "b=40", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["structuredContent"] == {"sum": 42}
+    assert result["isError"] is False
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["echo", "echo", "{bad"], "invalid JSON arguments"),
+        (["echo", "echo", "novalue"], "is not key=value"),
+        (["echo", "no_such_tool"], "has no tool 'no_such_tool'"),
+        (["nope", "echo"], "unknown server 'nope'"),
+        (["echo", "add", "a=x", "b=1"], "do not match its schema: a: 'x' is not of type 'integer'"),
+        (["echo", "echo", "@missing.json"], "cannot read arguments file"),
+    ],
+)
+def test_call_usage_errors_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+) -> None:
+    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "call", *argv)
+    assert code == 2
+    assert fragment in err
+    assert "hint:" in err
+    assert "Traceback" not in err
+
+
+def test_call_arguments_from_file_and_stdin(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (project / "args.json").write_text('{"text": "from file"}')
+    code, out, _ = codebot(
+        capsys, "--cwd", str(project), "mcp", "call", "echo", "echo", "@args.json"
+    )
+    assert (code, out) == (0, "from file\n")
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO('{"text": "from stdin"}'))
+    code, out, _ = codebot(capsys, "--cwd", str(project), "mcp", "call", "echo", "echo", "-")
+    assert (code, out) == (0, "from stdin\n")
+
+
+def test_call_unreachable_server_exits_4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(tmp_path, {"mcp_servers": {"gone": {"command": "definitely-not-installed-x"}}})
+    code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "call", "gone", "t")
+    assert code == 4
+    assert "command 'definitely-not-installed-x' not found" in err
+
+
+def test_call_a_server_with_a_bad_entry_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(
+        tmp_path, {"mcp_servers": {"bad": {"command": "x", "env": {"A": "${UNSET_VAR_Q}"}}}}
+    )
+    code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "call", "bad", "t")
+    assert code == 3
+    assert "${UNSET_VAR_Q}" in err and "'bad'" in err
+
+
+def test_invalid_settings_json_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / ".codebot").mkdir()
+    (tmp_path / ".codebot" / "settings.json").write_text('{"mcp_servers": }')
+    code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list")
+    assert code == 3
+    assert "line 1, column 17" in err
+
+
+def test_call_timeout(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = codebot(
+        capsys,
+        "--cwd",
+        str(project),
+        "mcp",
+        "call",
+        "echo",
+        "sleep",
+        "seconds=30",
+        "--timeout",
+        "5",
+    )
+    assert code == 4
+    assert "no answer within 5 s" in err
+
+
+# -- published servers -------------------------------------------------------------------
+
+
+def test_everything_and_time_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    time_bin = shutil.which("mcp-server-time", path=str(Path(sys.executable).parent))
+    assert time_bin, "mcp-server-time is missing: run `make install`"
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "everything": {"command": str(EVERYTHING_BIN), "args": ["stdio"]},
+                "time": {"command": time_bin},
+            }
+        },
+    )
+    code, out, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list", "--json")
+    assert code == 0, err
+    servers = {s["name"]: s for s in json.loads(out)["servers"]}
+    assert "mcp__everything__echo" in [t["name"] for t in servers["everything"]["tools"]]
+    assert "mcp__time__get_current_time" in [t["name"] for t in servers["time"]["tools"]]
+    assert servers["everything"]["protocol_version"] == "2025-11-25"
+
+    code, out, _ = codebot(
+        capsys, "--cwd", str(tmp_path), "mcp", "call", "everything", "echo", "message=hi there"
+    )
+    assert (code, out) == (0, "Echo: hi there\n")
+    code, out, _ = codebot(
+        capsys, "--cwd", str(tmp_path), "mcp", "call", "time", "get_current_time", "timezone=UTC"
+    )
+    assert code == 0 and json.loads(out)["timezone"] == "UTC"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def everything_http() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        ["node", str(EVERYTHING_BIN.resolve()), "streamableHttp"],
+        env={**os.environ, "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_everything_over_streamable_http(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], everything_http: str
+) -> None:
+    write_settings(tmp_path, {"mcp_servers": {"ev": {"type": "http", "url": everything_http}}})
+    code, out, err = codebot(
+        capsys, "--cwd", str(tmp_path), "mcp", "call", "ev", "echo", "message=over http"
+    )
+    assert (code, out) == (0, "Echo: over http\n"), err
+
+
+def test_http_server_with_required_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with run_http_server("--token", "tok-123456") as url:
+        write_settings(
+            tmp_path,
+            {
+                "mcp_servers": {
+                    "good": {"url": url, "headers": {"Authorization": "Bearer ${HTTP_TOKEN}"}},
+                    "nokey": {"url": url, "timeout": 10},
+                }
+            },
+        )
+        monkeypatch.setenv("HTTP_TOKEN", "tok-123456")
+        code, out, _ = codebot(capsys, "--cwd", str(tmp_path), "mcp", "call", "good", "whoami")
+        assert (code, out) == (0, "http\n")
+        code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "call", "nokey", "whoami")
+        assert code == 4
+        assert "401" in err
+        assert "headers" in err  # the hint says where to put credentials
+
+
+def test_real_console_script_leaves_no_children(project: Path) -> None:
+    script = Path(sys.executable).parent / "codebot"
+    proc = subprocess.run(
+        [str(script), "--cwd", str(project), "mcp", "call", "echo", "echo", "text=via script"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (0, "via script\n"), proc.stderr
+    assert children_of(os.getpid()) == []
