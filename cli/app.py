@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from pathlib import Path
@@ -56,6 +57,10 @@ def _root(
     ctx.obj = Globals(cwd=directory.resolve(), debug=debug)
     if debug:
         render.setup_debug_logging()
+    else:
+        # Library warnings (the SDK logs transport trouble) must not reach the terminal;
+        # codebot reports failures itself. --debug shows them.
+        logging.getLogger().addHandler(logging.NullHandler())
 
 
 def _register() -> None:
@@ -63,8 +68,8 @@ def _register() -> None:
 
     app.add_typer(mcp.mcp_app, name="mcp")
     try:
-        from cli import chat
-    except ImportError:  # chat is being built; mcp commands work without it
+        chat = importlib.import_module("cli.chat")
+    except ModuleNotFoundError:  # chat is being built; mcp commands work without it
         return
     chat.register(app)
 

@@ -31,7 +31,9 @@ def list_command(
     ctx: typer.Context,
     server: ServerOpt = None,
     as_json: JsonOpt = False,
-    schemas: Annotated[bool, typer.Option("--schemas", help="Show each tool's input schema.")] = False,
+    schemas: Annotated[
+        bool, typer.Option("--schemas", help="Show each tool's input schema.")
+    ] = False,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
     ] = None,
@@ -73,8 +75,10 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
             facts.append(f"protocol {v['protocol_version']}")
         if v["status"] == "connected":
             facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
-        print(("\n" if i else "") + f"{render.style(mark, color)} {render.style(v['name'], '1')}"
-              f"  {' · '.join(facts)}")
+        print(
+            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(v['name'], '1')}"
+            f"  {' · '.join(facts)}"
+        )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
         print(f"  from {source}")
         if v["error"]:
@@ -87,8 +91,12 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                 for line in err["stderr_tail"].splitlines():
                     print(f"    {line}")
         rows = [
-            [t["name"], t["original_name"] if t["name_adjusted"] else "", t["capability"],
-             render.first_line(t["description"], 70)]
+            [
+                t["name"],
+                t["original_name"] if t["name_adjusted"] else "",
+                t["capability"],
+                render.first_line(t["description"], 70),
+            ]
             for t in v["tools"]
         ]
         if rows:

@@ -43,7 +43,9 @@ def select_servers(settings: Settings, names: list[str] | None) -> dict[str, Ser
     return {n: settings.servers[n] for n in dict.fromkeys(names)}
 
 
-def with_timeout(servers: Mapping[str, ServerConfig], timeout: float | None) -> dict[str, ServerConfig]:
+def with_timeout(
+    servers: Mapping[str, ServerConfig], timeout: float | None
+) -> dict[str, ServerConfig]:
     """Override every server's handshake and tool timeout (``--timeout``)."""
     if timeout is None:
         return dict(servers)

@@ -338,18 +338,19 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             f"unknown type {json.dumps(kind)} (key 'type')",
             hint='Use "stdio" (a local command) or "http" (a Streamable HTTP URL).',
         )
+    transport: Transport = "http" if kind == "http" else "stdio"
     has_command, has_url = "command" in data, "url" in data
     if has_command and has_url:
         raise _EntryError(
             "has both 'command' and 'url'",
             hint="Keep 'command' for a local stdio server or 'url' for an HTTP server.",
         )
-    if kind == "stdio" and not has_command:
+    if transport == "stdio" and not has_command:
         raise _EntryError(
             "missing 'command' (a stdio server needs the program to run)",
             hint='Add "command": "npx" (and "args"), or set "type": "http" with a "url".',
         )
-    if kind == "http" and not has_url:
+    if transport == "http" and not has_url:
         raise _EntryError(
             "missing 'url' (an http server needs its endpoint)",
             hint='Add "url": "https://host/mcp".',
@@ -419,7 +420,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
     return ServerConfig(
         name=name,
         source=source,
-        type=kind,
+        type=transport,
         command=text("command"),
         args=tuple(_expand(a, f"args[{i}]", environ) for i, a in enumerate(args)),
         env=str_map("env"),

@@ -59,19 +59,18 @@ async def call_once(config: ServerConfig, tool_name: str, arguments: dict[str, A
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
     if exc.code == types.REQUEST_TIMEOUT:
         return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within "
-            f"{config.tool_timeout:g} s",
+            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
             hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
         )
     if exc.code == types.CONNECTION_CLOSED:
         return ServerError(
-            f"server '{config.name}' closed the connection during '{tool}' (it exited or "
-            "crashed)",
-            hint="Its stderr is logged; run `codebot mcp list --server "
-            f"{config.name}` to see it.",
+            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
+            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
         )
-    return ServerError(f"server '{config.name}' rejected the call to '{tool}': {exc.message} "
-                       f"(MCP error {exc.code})")
+    return ServerError(
+        f"server '{config.name}' rejected the call to '{tool}': {exc.message} "
+        f"(MCP error {exc.code})"
+    )
 
 
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:

@@ -17,7 +17,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal, TextIO
 
 import anyio
 import httpx2
@@ -157,12 +157,13 @@ class Client:
                 break
         return [t for t in tools if self._selected(t.name)]
 
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, *, timeout: float | None = None
-    ) -> types.CallToolResult:
-        """Call one tool; protocol errors raise ``MCPError``, tool errors come back in the result."""
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Call one tool within ``tool_timeout``.
+
+        Protocol errors raise ``MCPError``; tool errors come back in the result.
+        """
         return await self.session.call_tool(
-            name, arguments, read_timeout_seconds=timeout or self.config.tool_timeout
+            name, arguments, read_timeout_seconds=self.config.tool_timeout
         )
 
     def _selected(self, tool: str) -> bool:
@@ -224,7 +225,7 @@ class Client:
         )
         return stdio_client(params, errlog=errlog)
 
-    def _open_log(self) -> IO[str]:
+    def _open_log(self) -> TextIO:
         directory = paths.private_dir(paths.log_dir())
         self.log_file = directory / f"{self.name}.log"
         handle = self.log_file.open("w", encoding="utf-8", errors="replace")
@@ -241,9 +242,7 @@ class Client:
 
     def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
         impl = session.server_info
-        caps = session.server_capabilities.model_dump(
-            by_alias=True, mode="json", exclude_none=True
-        )
+        caps = session.server_capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
         return ServerInfo(
             protocol_version=session.protocol_version,
             name=impl.name if impl else None,
@@ -352,6 +351,15 @@ def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | 
             return f"{config.url} answered 403 Forbidden", f"Check the 'headers' of {where}."
         if "404" in message or "not found" in lowered:
             return f"{config.url} answered 404 Not Found", f"Check the 'url' path of {where}."
+        if "content type" in lowered:
+            return f"{config.url} is not an MCP endpoint ({message})", (
+                f"Check the 'url' of {where}: it must be the server's Streamable HTTP endpoint, "
+                "often ending in /mcp."
+            )
+        if exc.code == types.INTERNAL_ERROR:
+            return f"{config.url} answered with an HTTP error ({message})", (
+                f"The server failed; check its logs, and the 'url' of {where}."
+            )
     if exc.code == types.CONNECTION_CLOSED:
         return "the server closed the connection (it exited or crashed)", (
             f"Run the command of {where} by hand to see why it exits."

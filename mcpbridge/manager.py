@@ -216,7 +216,11 @@ class Manager:
                 tools = await client.list_tools()
             except Exception as exc:  # boundary: a listing failure is a status, not a crash
                 results[client.name] = ServerStatus(
-                    client.name, "listing failed", config, len(client.tools), protocol,
+                    client.name,
+                    "listing failed",
+                    config,
+                    len(client.tools),
+                    protocol,
                     error=client.redact(str(exc) or type(exc).__name__),
                 )
                 return

@@ -48,9 +48,7 @@ def tool_view(tool: MCPTool, *, schema: bool = False) -> dict[str, Any]:
     return view
 
 
-def server_view(
-    status: ServerStatus, manager: Manager, *, schemas: bool = False
-) -> dict[str, Any]:
+def server_view(status: ServerStatus, manager: Manager, *, schemas: bool = False) -> dict[str, Any]:
     """One server with its status, handshake facts, failure and tools."""
     client = manager.clients.get(status.name)
     info = client.info if client else None
@@ -63,9 +61,7 @@ def server_view(
         "handshake_ms": round(info.handshake_ms, 1) if info else None,
         "tool_count": status.tool_count,
         "error": None,
-        "tools": [
-            tool_view(t, schema=schemas) for t in manager.tools() if t.server == status.name
-        ],
+        "tools": [tool_view(t, schema=schemas) for t in manager.tools() if t.server == status.name],
     }
     if status.failure is not None:
         f = status.failure

@@ -27,7 +27,7 @@ class MCPTool:
         self.tool = tool
         self._name = name
         self.name_reason = name_reason
-        """Why the visible name differs from ``mcp__server__tool``: sanitized/shortened/duplicate."""
+        """Why the visible name differs from ``mcp__server__tool`` (sanitized, shortened, ...)."""
         self._permission: Permission | None = None
 
     @property
@@ -72,11 +72,13 @@ class MCPTool:
         try:
             result = await self._client.call_tool(self.tool.name, dict(arguments))
         except MCPError as exc:
-            return ToolResult(f"MCP error {exc.code} from server '{self.server}': {exc.message}",
-                              is_error=True)
+            return ToolResult(
+                f"MCP error {exc.code} from server '{self.server}': {exc.message}", is_error=True
+            )
         except (ConnectionError, OSError, RuntimeError) as exc:
-            return ToolResult(f"calling {self.name} failed: {self._client.redact(str(exc))}",
-                              is_error=True)
+            return ToolResult(
+                f"calling {self.name} failed: {self._client.redact(str(exc))}", is_error=True
+            )
         return to_tool_result(result)
 
 
@@ -94,8 +96,11 @@ def to_tool_result(result: types.CallToolResult) -> ToolResult:
     parts = [describe_block(block) for block in result.content]
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
-    data: dict[str, Any] = {"content": [b.model_dump(by_alias=True, mode="json",
-                                                     exclude_none=True) for b in result.content]}
+    data: dict[str, Any] = {
+        "content": [
+            b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content
+        ]
+    }
     if result.structured_content is not None:
         data["structuredContent"] = result.structured_content
     data["isError"] = result.is_error

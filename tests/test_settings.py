@@ -187,7 +187,7 @@ def test_model_settings_and_permissions_merge(tmp_path: Path) -> None:
     assert loaded.permissions.allow == ("mcp__a__*",)
 
 
-def test_mcpServers_alias_is_accepted(tmp_path: Path) -> None:  # noqa: N802
+def test_mcp_servers_camel_case_alias_is_accepted(tmp_path: Path) -> None:
     write_settings(tmp_path, {"mcpServers": {"a": {"command": "x"}}})
     assert settings.load(tmp_path).servers["a"].command == "x"
 

@@ -1,0 +1,130 @@
+"""How a chat turn looks: streamed text on stdout, tool activity and a status line on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+import anyio
+
+from cli import render
+from core.agent import AgentEvents
+from core.permissions import Decision
+from core.stream import Reply, ToolCall
+from core.tools import Tool, ToolResult
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TICK = 0.1
+
+
+def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
+    """``k=v`` pairs on one line, cut at ``limit`` characters."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            return arguments[:limit]
+    if not isinstance(arguments, Mapping):
+        return str(arguments)[:limit]
+    text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Status:
+    """A one-line spinner on stderr while waiting; silent when stderr is not a terminal."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.label = ""
+        self._shown = False
+        self._frame = 0
+
+    def set(self, label: str) -> None:
+        """Show ``label`` with the spinner (from the next tick)."""
+        self.label = label
+
+    def clear(self) -> None:
+        """Remove the line before anything else is written."""
+        self.label = ""
+        if self._shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self._shown = False
+
+    async def run(self) -> None:
+        """Animate until cancelled."""
+        if not self.enabled:
+            return
+        try:
+            while True:
+                await anyio.sleep(TICK)
+                if self.label:
+                    self._frame = (self._frame + 1) % len(SPINNER)
+                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {self.label}")
+                    self.stream.flush()
+                    self._shown = True
+        finally:
+            self.clear()
+
+
+class TurnView(AgentEvents):
+    """Renders agent events. ``stream_text=False`` (one-shot) keeps stdout for the answer."""
+
+    def __init__(self, status: Status | None = None, *, stream_text: bool = True) -> None:
+        self.status = status or Status()
+        self.stream_text = stream_text
+        self._open_line = False
+        self._turn_text: list[str] = []
+
+    def model_started(self, turn: int) -> None:
+        """Waiting for the model."""
+        self._turn_text = []
+        self.status.set("thinking…" if turn == 1 else f"thinking… (turn {turn})")
+
+    def text(self, delta: str) -> None:
+        """Print text as it streams (REPL)."""
+        self._turn_text.append(delta)
+        if self.stream_text:
+            self.status.clear()
+            sys.stdout.write(delta)
+            sys.stdout.flush()
+            self._open_line = not delta.endswith("\n")
+
+    def model_finished(self, reply: Reply) -> None:
+        """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
+        self.status.clear()
+        if self.stream_text and self._open_line:
+            sys.stdout.write("\n")
+            self._open_line = False
+        if not self.stream_text and reply.tool_calls and reply.text.strip():
+            print(render.style(reply.text.strip(), "2", sys.stderr), file=sys.stderr)
+
+    def tools_changed(self) -> None:
+        """Quietly note that MCP tools changed."""
+
+    def tool_started(self, call: ToolCall, tool: Tool) -> None:
+        """``→ name args``."""
+        self.status.clear()
+        head = render.style(f"→ {call.name}", "36", sys.stderr)
+        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        self.status.set(f"running {call.name}…")
+
+    def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        """``✓ name (0.1s)`` or ``✗ name: first line``."""
+        self.status.clear()
+        if result.is_error:
+            mark = render.style("✗", "31", sys.stderr)
+            print(f"  {mark} {call.name}: {render.first_line(result.text)}", file=sys.stderr)
+        else:
+            mark = render.style("✓", "32", sys.stderr)
+            print(f"  {mark} {call.name} ({seconds:.1f}s)", file=sys.stderr)
+
+    def tool_denied(self, call: ToolCall, decision: Decision) -> None:
+        """``⊘ name denied: reason``."""
+        self.status.clear()
+        mark = render.style("⊘", "33", sys.stderr)
+        print(f"  {mark} {call.name} denied: {decision.reason}", file=sys.stderr)
