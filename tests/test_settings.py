@@ -227,9 +227,12 @@ def test_escaped_dollar_brace_is_literal(name: str, value: str) -> None:
     assert expand(f"$${{{name}}}", {name: value}) == f"${{{name}}}"
 
 
+server_names = st.from_regex(r"[A-Za-z0-9-]{1,10}", fullmatch=True)
+
+
 @given(
-    st.dictionaries(names, st.sampled_from(["g1", "g2"]), max_size=4),
-    st.dictionaries(names, st.sampled_from(["p1", "p2"]), max_size=4),
+    st.dictionaries(server_names, st.sampled_from(["g1", "g2"]), max_size=4),
+    st.dictionaries(server_names, st.sampled_from(["p1", "p2"]), max_size=4),
 )
 def test_merge_property_project_wins_by_name(
     tmp_path_factory: pytest.TempPathFactory,
