@@ -12,6 +12,8 @@ import typer
 from cli import render
 from cli.runtime import Globals, load_settings, open_manager, select_servers, with_timeout
 from core.errors import ExitCode
+from core.settings import ServerConfig
+from core.tools import ToolResult
 
 mcp_app = typer.Typer(
     help="Use MCP servers directly: list their tools, call one, check the configuration.",
@@ -48,10 +50,10 @@ def list_command(
     return anyio.run(_list, servers, as_json, schemas)
 
 
-async def _list(servers: dict[str, Any], as_json: bool, schemas: bool) -> int:
-    from mcpbridge.report import server_view
-
+async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
     async with open_manager(servers) as manager:
+        from mcpbridge.report import server_view
+
         await manager.start_all()
         statuses = await manager.status(live=False)
         views = [server_view(s, manager, schemas=schemas) for s in statuses]
@@ -61,6 +63,13 @@ async def _list(servers: dict[str, Any], as_json: bool, schemas: bool) -> int:
     else:
         _print_servers(views, schemas)
     return ExitCode.SERVER if failed else ExitCode.OK
+
+
+async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    async with open_manager({config.name: config}) as manager:
+        from mcpbridge.call import call_once
+
+        return await call_once(manager, config, tool, arguments)
 
 
 def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
@@ -133,14 +142,15 @@ def call_command(
     4 server unreachable.
     """
     from core import arguments
-    from mcpbridge.call import call_once
+    from core.settings import require_usable
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
     config = select_servers(settings, [server])[server]
+    require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]
-    outcome = anyio.run(call_once, config, tool, arguments_)
+    outcome = anyio.run(_call, config, tool, arguments_)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:

@@ -67,8 +67,15 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(servers: Mapping[str, ServerConfig]) -> AsyncIterator[Manager]:
-    """A started manager over ``servers``; every server is stopped on exit."""
-    from mcpbridge.manager import Manager
+    """A manager over ``servers`` (not yet started); every server is stopped on exit.
 
-    async with Manager(servers) as manager:
-        yield manager
+    The stdio servers' processes are launched *before* the MCP SDK is imported, so they boot
+    while Python imports it (about a second of CPU each way).
+    """
+    from mcpbridge.process import prelaunch  # no SDK import
+
+    async with prelaunch(servers) as launched:
+        from mcpbridge.manager import Manager  # imports the SDK while the servers boot
+
+        async with Manager(servers, prelaunched=launched) as manager:
+            yield manager

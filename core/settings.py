@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from core import paths
 from core.envexpand import UndefinedVariable, expand
-from core.errors import SettingsError
+from core.errors import SettingsError, UsageError
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -130,6 +130,22 @@ class Settings:
     """The directory holding ``.codebot/settings.json``, if one was found."""
     global_file: Path | None = None
     project_file: Path | None = None
+
+
+def require_usable(config: ServerConfig) -> None:
+    """Raise when a server named explicitly (``mcp call``) cannot be started.
+
+    Raises:
+        SettingsError: the entry is invalid.
+        UsageError: the entry is disabled.
+    """
+    if config.error is not None:
+        raise SettingsError(config.error, hint=config.hint)
+    if not config.enabled:
+        raise UsageError(
+            f"server '{config.name}' is disabled ('enabled': false in {config.source})",
+            hint="Set 'enabled' to true, or remove the key, to use it.",
+        )
 
 
 def find_project_file(cwd: Path) -> Path | None:

@@ -9,50 +9,42 @@ import anyio
 import mcp_types as types
 from mcp import MCPError
 
-from core.errors import ServerError, SettingsError, UsageError
+from core.errors import ServerError, UsageError
 from core.settings import ServerConfig
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool, to_tool_result
 
 
-async def call_once(config: ServerConfig, tool_name: str, arguments: dict[str, Any]) -> ToolResult:
-    """Connect to ``config``'s server, call ``tool_name`` and return its result.
+async def call_once(
+    manager: Manager, config: ServerConfig, tool_name: str, arguments: dict[str, Any]
+) -> ToolResult:
+    """Start ``config``'s server in ``manager``, call ``tool_name`` and return its result.
 
     Raises:
-        SettingsError: the server's entry is invalid.
-        UsageError: the server is disabled, the tool is unknown, or the arguments do not
-            match the tool's input schema.
+        UsageError: the tool is unknown, or the arguments do not match its input schema.
         ServerError: the server cannot be reached, or dies or times out during the call.
     """
-    if config.error is not None:
-        raise SettingsError(config.error, hint=config.hint)
-    if not config.enabled:
+    await manager.start_all([config.name])
+    failure = manager.failures.get(config.name)
+    if failure is not None:
+        raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
+    tool = find_tool(manager.tools(), config.name, tool_name)
+    problem = validation_error(tool.schema(), arguments)
+    if problem:
         raise UsageError(
-            f"server '{config.name}' is disabled ('enabled': false in {config.source})",
-            hint="Set 'enabled' to true, or remove the key, to use it.",
+            f"arguments for '{tool.original_name}' do not match its schema: {problem}",
+            hint=f"See the schema with: codebot mcp list --server {config.name} --schemas",
         )
-    async with Manager({config.name: config}) as manager:
-        await manager.start_all()
-        failure = manager.failures.get(config.name)
-        if failure is not None:
-            raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
-        tool = find_tool(manager.tools(), config.name, tool_name)
-        problem = validation_error(tool.schema(), arguments)
-        if problem:
-            raise UsageError(
-                f"arguments for '{tool.original_name}' do not match its schema: {problem}",
-                hint=f"See the schema with: codebot mcp list --server {config.name} --schemas",
-            )
-        client = manager.clients[config.name]
-        try:
-            result = await client.call_tool(tool.original_name, arguments)
-        except MCPError as exc:
-            raise _call_error(exc, config, tool.original_name) from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
-            raise ServerError(
-                f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
-            ) from None
+    client = manager.clients[config.name]
+    try:
+        result = await client.call_tool(tool.original_name, arguments)
+    except MCPError as exc:
+        raise _call_error(exc, config, tool.original_name) from None
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+        raise ServerError(
+            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
+        ) from None
     return to_tool_result(result)
 
 

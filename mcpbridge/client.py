@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import logging
 import math
-import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 import anyio
 import httpx2
@@ -25,16 +24,16 @@ import mcp_types as types
 from mcp import Client as SDKClient
 from mcp import MCPError
 from mcp.client._transport import Transport, TransportStreams
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from core import paths
 from core.redact import Redactor
 from core.settings import ServerConfig
 from mcpbridge.failures import Failure, Stage, read_tail
 from mcpbridge.probe import guard_discover
+from mcpbridge.process import LaunchError, ServerProcess, launch
+from mcpbridge.stdio import stdio_transport
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +70,11 @@ class Client:
     """A connection to one configured MCP server."""
 
     def __init__(
-        self, config: ServerConfig, *, on_tools_changed: Callable[[str], None] | None = None
+        self,
+        config: ServerConfig,
+        *,
+        on_tools_changed: Callable[[str], None] | None = None,
+        process: ServerProcess | LaunchError | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -88,6 +91,7 @@ class Client:
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
+        self._prelaunched = process
         self.redact = Redactor([*config.headers.values(), *config.env.values()])
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -182,7 +186,7 @@ class Client:
             transport = await self._http_transport(stack)
             mode = config.protocol
         else:
-            transport = self._stdio_transport(stack)
+            transport = await self._stdio_transport()
             mode = config.protocol
             if mode == "auto":
                 transport = guard_discover(transport)
@@ -201,36 +205,14 @@ class Client:
             self._stage = "handshake"
             yield streams
 
-    def _stdio_transport(self, stack: AsyncExitStack) -> Transport:
-        config = self.config
-        assert config.command is not None
-        search_path = config.env.get("PATH")
-        resolved = shutil.which(config.command, path=search_path) or (
-            shutil.which(config.command, path=str(config.cwd)) if config.cwd else None
-        )
-        if resolved is None:
-            raise _LaunchError(
-                f"command '{config.command}' not found or not executable",
-                f"Install it, or give its full path in 'command' of server '{self.name}' "
-                f"in {config.source}.",
-            )
-        if config.cwd is not None and not config.cwd.is_dir():
-            raise _LaunchError(
-                f"working directory {config.cwd} does not exist",
-                f"Fix 'cwd' of server '{self.name}' in {config.source}.",
-            )
-        errlog = stack.enter_context(self._open_log())
-        params = StdioServerParameters(
-            command=resolved, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
-        )
-        return stdio_client(params, errlog=errlog)
-
-    def _open_log(self) -> TextIO:
-        directory = paths.private_dir(paths.log_dir())
-        self.log_file = directory / f"{self.name}.log"
-        handle = self.log_file.open("w", encoding="utf-8", errors="replace")
-        self.log_file.chmod(0o600)
-        return handle
+    async def _stdio_transport(self) -> Transport:
+        launched = self._prelaunched
+        self._prelaunched = None
+        if isinstance(launched, LaunchError):
+            raise launched
+        server = launched or await launch(self.config)
+        self.log_file = server.log_file
+        return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
         http = httpx2.AsyncClient(
@@ -295,13 +277,6 @@ class Client:
         return explain(exc, self.config)
 
 
-class _LaunchError(Exception):
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-
-
 def _leaves(exc: BaseException) -> Sequence[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
@@ -313,7 +288,7 @@ def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
     leaves = _leaves(exc)
     leaf = next((e for e in leaves if not isinstance(e, anyio.get_cancelled_exc_class())), exc)
     where = f"server '{config.name}' in {config.source}"
-    if isinstance(leaf, _LaunchError):
+    if isinstance(leaf, LaunchError):
         return leaf.message, leaf.hint
     if isinstance(leaf, httpx2.ConnectError):
         return (

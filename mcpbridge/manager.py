@@ -20,6 +20,7 @@ from core.settings import ServerConfig
 from mcpbridge.client import Client
 from mcpbridge.failures import Failure
 from mcpbridge.naming import allocate
+from mcpbridge.process import Prelaunched
 from mcpbridge.tool import MCPTool
 
 Status = Literal["connected", "listing failed", "failed", "disabled", "pending"]
@@ -41,8 +42,11 @@ class ServerStatus:
 class Manager:
     """All MCP servers of one codebot run."""
 
-    def __init__(self, servers: Mapping[str, ServerConfig]) -> None:
+    def __init__(
+        self, servers: Mapping[str, ServerConfig], *, prelaunched: Prelaunched | None = None
+    ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
+        self._prelaunched = prelaunched
         self.clients: dict[str, Client] = {}
         self._config_failures: dict[str, Failure] = {}
         self._dirty = False
@@ -93,7 +97,8 @@ class Manager:
                 continue
             if not config.enabled or name in self.clients:
                 continue
-            client = Client(config, on_tools_changed=self._on_tools_changed)
+            process = self._prelaunched.take(name) if self._prelaunched else None
+            client = Client(config, on_tools_changed=self._on_tools_changed, process=process)
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")

@@ -1,0 +1,115 @@
+"""The stdio transport over a :class:`~mcpbridge.process.ServerProcess`.
+
+Like the SDK's ``stdio_client`` (newline-delimited JSON-RPC on stdin/stdout), but over a process
+we launched ourselves, which lets the launch overlap the SDK import, caps the server's stderr
+log, and bounds the size of one message: a line over ``MAX_MESSAGE_BYTES`` is dropped and, when
+its request id can be read from its start, answered with an error so the call fails at once
+instead of filling memory.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+import anyio
+import mcp_types as types
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from mcpbridge.process import ServerProcess
+
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+"""One message from a server may be this large; a 50 MB tool result is refused, not buffered."""
+_ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
+
+
+def _oversized_error(head: bytes, size: int) -> SessionMessage | None:
+    match = _ID_PATTERN.search(head[:4096])
+    if match is None:
+        return None
+    request_id = json.loads(match.group(1))
+    error = types.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=types.ErrorData(
+            code=types.INTERNAL_ERROR,
+            message=f"the server's answer is larger than {MAX_MESSAGE_BYTES // 2**20} MB "
+            f"(at least {size // 2**20} MB) and was dropped",
+        ),
+    )
+    return SessionMessage(error)
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except (ValidationError, ValueError) as exc:
+        logger.debug("ignoring a line that is not JSON-RPC: %.200r", line)
+        return exc
+
+
+@asynccontextmanager
+async def stdio_transport(server: ServerProcess) -> AsyncIterator[TransportStreams]:
+    """Streams of ``SessionMessage`` to and from a launched server; stops it on exit."""
+    process = server.process
+    assert process.stdin is not None and process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+    to_session, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read_stdout() -> None:
+        buffer = bytearray()
+        dropping = 0  # > 0 while skipping the rest of an oversized line
+        async with to_session:
+            with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                while True:
+                    chunk = await stdout.receive()
+                    while chunk:
+                        newline = chunk.find(b"\n")
+                        part, chunk = (
+                            (chunk, b"") if newline < 0 else (chunk[:newline], chunk[newline + 1 :])
+                        )
+                        if dropping:
+                            dropping += len(part)
+                        else:
+                            buffer += part
+                            if len(buffer) > MAX_MESSAGE_BYTES:
+                                reply = _oversized_error(bytes(buffer[:4096]), len(buffer))
+                                dropping = len(buffer)
+                                buffer.clear()
+                                if reply is not None:
+                                    await to_session.send(reply)
+                        if newline >= 0:
+                            if not dropping and buffer.strip():
+                                await to_session.send(_parse(bytes(buffer)))
+                            buffer.clear()
+                            dropping = 0
+
+    async def write_stdin() -> None:
+        async with from_session:
+            try:
+                async for message in from_session:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await stdin.send(data.encode() + b"\n")
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                await to_session.aclose()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(server.pump_stderr)
+        tg.start_soon(read_stdout)
+        tg.start_soon(write_stdin)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                await read_stream.aclose()
+                await write_stream.aclose()
+                await server.stop()
+            tg.cancel_scope.cancel()
