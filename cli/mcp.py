@@ -11,7 +11,7 @@ import typer
 
 from cli import render
 from cli.runtime import Globals, load_settings, open_manager, select_servers, with_timeout
-from core.errors import ExitCode
+from core.errors import ExitCode, UsageError
 from core.settings import ServerConfig
 from core.tools import ToolResult
 
@@ -72,6 +72,20 @@ async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> T
         return await call_once(manager, config, tool, arguments)
 
 
+async def _batch(servers: dict[str, ServerConfig]) -> bool:
+    def emit(answer: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    async def read_line() -> str:
+        return await anyio.to_thread.run_sync(sys.stdin.readline)
+
+    async with open_manager(servers, prelaunch=False) as manager:
+        from mcpbridge.call import call_batch
+
+        return await call_batch(manager, servers, read_line, emit)
+
+
 def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
     if not views:
         render.warn("no MCP servers are configured")
@@ -120,8 +134,12 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
 @mcp_app.command("call")
 def call_command(
     ctx: typer.Context,
-    server: Annotated[str, typer.Argument(help="The server's name in settings.")],
-    tool: Annotated[str, typer.Argument(help="The tool's name (or its mcp__ name).")],
+    server: Annotated[
+        str | None, typer.Argument(help="The server's name in settings.", show_default=False)
+    ] = None,
+    tool: Annotated[
+        str | None, typer.Argument(help="The tool's name (or its mcp__ name).", show_default=False)
+    ] = None,
     args: Annotated[
         list[str] | None,
         typer.Argument(
@@ -135,17 +153,39 @@ def call_command(
         float | None,
         typer.Option("--timeout", help="Seconds for the handshake and for the call."),
     ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help='Read one JSON request per line on stdin ({"server", "tool", "arguments"}); '
+            "write one JSON result per line. Servers stay connected.",
+        ),
+    ] = False,
 ) -> int:
     """Call one tool of one server and print its result.
 
     Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
-    4 server unreachable.
+    4 server unreachable. With --batch: 0 when every request succeeded, else 1.
     """
     from core import arguments
     from core.settings import require_usable
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
+    if batch:
+        if server or tool or args:
+            raise UsageError(
+                "--batch takes the requests on stdin, not SERVER TOOL on the command line",
+                hint='Pipe lines like {"server": "s", "tool": "t", "arguments": {}} into it.',
+            )
+        servers = with_timeout(settings.servers, timeout)
+        ok = anyio.run(_batch, servers)
+        return ExitCode.OK if ok else ExitCode.TOOL_ERROR
+    if server is None or tool is None:
+        raise UsageError(
+            "missing SERVER and TOOL",
+            hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
+        )
     config = select_servers(settings, [server])[server]
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
@@ -159,3 +199,8 @@ def call_command(
         render.error_line(f"tool '{tool}' on server '{server}' reported an error")
         return ExitCode.TOOL_ERROR
     return ExitCode.OK
+
+
+from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
+
+_doctor.register(mcp_app)

@@ -66,15 +66,18 @@ def describe_settings_files(settings: Settings) -> str:
 
 
 @asynccontextmanager
-async def open_manager(servers: Mapping[str, ServerConfig]) -> AsyncIterator[Manager]:
+async def open_manager(
+    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True
+) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
 
-    The stdio servers' processes are launched *before* the MCP SDK is imported, so they boot
-    while Python imports it (about a second of CPU each way).
+    With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
+    imported, so they boot while Python imports it (about a second of CPU each way). Without
+    it, servers launch when ``start_all`` names them.
     """
-    from mcpbridge.process import prelaunch  # no SDK import
+    from mcpbridge import process  # no SDK import
 
-    async with prelaunch(servers) as launched:
+    async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
         async with Manager(servers, prelaunched=launched) as manager:

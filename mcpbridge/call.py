@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import json
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp import MCPError
 
-from core.errors import ServerError, UsageError
-from core.settings import ServerConfig
+from core.errors import CodebotError, ServerError, UsageError
+from core.settings import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool, to_tool_result
@@ -30,7 +32,7 @@ async def call_once(
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
     tool = find_tool(manager.tools(), config.name, tool_name)
-    problem = validation_error(tool.schema(), arguments)
+    problem = tool.check_arguments(arguments)
     if problem:
         raise UsageError(
             f"arguments for '{tool.original_name}' do not match its schema: {problem}",
@@ -46,6 +48,69 @@ async def call_once(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None
     return to_tool_result(result)
+
+
+BatchReader = Callable[[], Awaitable[str]]
+"""Returns the next request line, or "" at the end of the input."""
+
+
+async def call_batch(
+    manager: Manager,
+    servers: Mapping[str, ServerConfig],
+    read_line: BatchReader,
+    emit: Callable[[dict[str, Any]], None],
+) -> bool:
+    """Answer one JSON request per line: ``{"server", "tool", "arguments"}``.
+
+    Servers start on first use and stay connected for the following lines. Each answer is one
+    JSON object: the result (``content``, ``structuredContent``, ``isError``) or an ``error``
+    with its message, hint and the exit code a single call would have had.
+
+    Returns:
+        True when every line succeeded.
+    """
+    ok = True
+    number = 0
+    while line := await read_line():
+        number += 1
+        if not line.strip():
+            continue
+        answer: dict[str, Any] = {"line": number}
+        try:
+            server, tool, arguments = _parse_request(line)
+            answer.update(server=server, tool=tool)
+            if server not in servers:
+                known = ", ".join(servers) or "none"
+                raise UsageError(f"unknown server '{server}' (configured: {known})")
+            require_usable(servers[server])
+            result = await call_once(manager, servers[server], tool, arguments)
+            answer.update(result.data)
+            ok = ok and not result.is_error
+        except CodebotError as exc:
+            ok = False
+            answer["error"] = {
+                "message": exc.message,
+                "hint": exc.hint,
+                "exit_code": int(exc.exit_code),
+            }
+        emit(answer)
+    return ok
+
+
+def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(request, dict):
+        raise UsageError("a request must be a JSON object")
+    server, tool = request.get("server"), request.get("tool")
+    arguments = request.get("arguments", {})
+    if not isinstance(server, str) or not isinstance(tool, str):
+        raise UsageError('a request needs "server" and "tool" strings')
+    if not isinstance(arguments, dict):
+        raise UsageError('"arguments" must be a JSON object')
+    return server, tool, arguments
 
 
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
@@ -78,20 +143,3 @@ def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
         else f"List them with: codebot mcp list --server {server}"
     )
     raise UsageError(f"server '{server}' has no tool '{name}' ({len(names)} tools)", hint=hint)
-
-
-def validation_error(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
-    """The first way ``arguments`` break ``schema``, or None (a broken schema is not checked)."""
-    import jsonschema
-
-    try:
-        validator_cls = jsonschema.validators.validator_for(schema)
-        validator_cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return None
-    errors = sorted(validator_cls(schema).iter_errors(arguments), key=lambda e: list(e.path))
-    if not errors:
-        return None
-    first = errors[0]
-    where = "/".join(str(p) for p in first.absolute_path)
-    return f"{where + ': ' if where else ''}{first.message}"

@@ -29,6 +29,7 @@ class MCPTool:
         self.name_reason = name_reason
         """Why the visible name differs from ``mcp__server__tool`` (sanitized, shortened, ...)."""
         self._permission: Permission | None = None
+        self._validator: Any = None
 
     @property
     def name(self) -> str:
@@ -67,6 +68,22 @@ class MCPTool:
             )
         return self._permission
 
+    def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
+        """The first way ``arguments`` break the input schema, or None.
+
+        A schema that is itself invalid is not enforced (the server is the judge then).
+        """
+        if self._validator is None:
+            self._validator = _validator_for(self.schema())
+        if self._validator is False:
+            return None
+        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+        if not errors:
+            return None
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path)
+        return f"{where + ': ' if where else ''}{first.message}"
+
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Call the tool; every failure becomes an error result, never an exception."""
         try:
@@ -80,6 +97,17 @@ class MCPTool:
                 f"calling {self.name} failed: {self._client.redact(str(exc))}", is_error=True
             )
         return to_tool_result(result)
+
+
+def _validator_for(schema: dict[str, Any]) -> Any:
+    import jsonschema  # deferred: only calls from the shell validate up front
+
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return cls(schema)
 
 
 def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -315,3 +315,43 @@ def test_real_console_script_leaves_no_children(project: Path) -> None:
     )
     assert (proc.returncode, proc.stdout) == (0, "via script\n"), proc.stderr
     assert children_of(os.getpid()) == []
+
+
+def test_batch_keeps_servers_connected_and_answers_each_line(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    requests = [
+        {"server": "echo", "tool": "echo", "arguments": {"text": "one"}},
+        {"server": "echo", "tool": "add", "arguments": {"a": 1, "b": "x"}},
+        {"server": "nope", "tool": "echo"},
+        {"server": "echo", "tool": "fail", "arguments": {"message": "bad"}},
+        {"server": "echo", "tool": "env", "arguments": {"name": "CODEBOT_PID_PROBE"}},
+    ]
+    lines = "\n".join(json.dumps(r) for r in requests) + "\nnot json\n"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines))
+    code, out, _ = codebot(capsys, "--cwd", str(project), "mcp", "call", "--batch")
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert code == 1
+    assert [a["line"] for a in answers] == [1, 2, 3, 4, 5, 6]
+    assert answers[0]["content"][0]["text"] == "one"
+    assert answers[1]["error"]["exit_code"] == 2
+    assert "unknown server 'nope'" in answers[2]["error"]["message"]
+    assert answers[3]["isError"] is True
+    assert answers[4]["content"][0]["text"] == "<unset>"
+    assert answers[5]["error"]["message"].startswith("invalid JSON")
+
+
+def test_batch_all_ok_exits_0_and_rejects_positional_arguments(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr(
+        sys, "stdin", io.StringIO('{"server":"echo","tool":"echo","arguments":{"text":"x"}}\n')
+    )
+    code, out, _ = codebot(capsys, "--cwd", str(project), "mcp", "call", "--batch")
+    assert code == 0 and json.loads(out)["content"][0]["text"] == "x"
+    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "call", "echo", "echo", "--batch")
+    assert code == 2 and "--batch takes the requests on stdin" in err
