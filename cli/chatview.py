@@ -21,14 +21,16 @@ TICK = 0.1
 
 def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
     """``k=v`` pairs on one line, cut at ``limit`` characters."""
+    value: Any = arguments
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments or "{}")
+            value = json.loads(arguments or "{}")
         except json.JSONDecodeError:
             return arguments[:limit]
-    if not isinstance(arguments, Mapping):
-        return str(arguments)[:limit]
-    text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    if not isinstance(value, Mapping):
+        return str(value)[:limit]
+    pairs: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items())
     text = text.replace("\n", "\\n")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -6,7 +6,7 @@ tool (``core.builtin``) are indistinguishable to it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -83,11 +83,11 @@ def is_mcp_tool(tool: Tool) -> bool:
 class ToolSource(Protocol):
     """Where remote tools come from; ``mcpbridge.Manager`` is one."""
 
-    async def refresh_if_dirty(self) -> list[Tool] | None:
+    async def refresh_if_dirty(self) -> Sequence[Tool] | None:
         """The new full remote tool set if it changed since the last call, else None (no I/O)."""
         ...
 
-    def tools(self) -> list[Tool]:
+    def tools(self) -> Sequence[Tool]:
         """The current remote tool set, sorted by server then tool."""
         ...
 

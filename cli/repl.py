@@ -1,0 +1,232 @@
+"""The interactive loop of ``codebot chat``: prompt-toolkit input, slash commands, approvals.
+
+MCP servers connect in the background, so the prompt is usable at once. Ctrl-C during a
+turn cancels it (and its tool calls); at an empty prompt, Ctrl-C twice or Ctrl-D exits.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from cli import render
+from cli.chat import (
+    ChatOptions,
+    ChatRuntime,
+    open_runtime,
+    report_mcp,
+    show_error,
+    sigint_cancels,
+)
+from cli.chatview import Status, TurnView, short_args
+from cli.runtime import Globals, load_settings
+from core import paths
+from core.errors import CodebotError, ExitCode
+from core.permissions import Answer, ApprovalRequest
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
+HELP = """\
+/mcp          servers: connected, failed (with the reason), tool counts
+/mcp reload   re-read settings.json and reconnect changed servers
+/tools        the active tools and their capabilities
+/plan         toggle plan mode (read-only tools)
+/clear        forget the conversation
+/help         this list
+/exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""
+
+
+def history_file() -> Path:
+    """The prompt history, private to the user (0600)."""
+    path = paths.private_dir(paths.state_dir()) / "chat_history"
+    os.close(os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600))
+    path.chmod(0o600)
+    return path
+
+
+class Repl:
+    """One interactive session."""
+
+    def __init__(self, pt_input: Any = None, pt_output: Any = None) -> None:
+        self.pt_input = pt_input
+        self.pt_output = pt_output
+        self.status = Status()
+        self.turn_scope: anyio.CancelScope | None = None
+        self.runtime: ChatRuntime | None = None
+
+    def _session(self, **kwargs: Any) -> PromptSession[str]:
+        from prompt_toolkit import PromptSession
+
+        return PromptSession(input=self.pt_input, output=self.pt_output, **kwargs)
+
+    def _input_session(self) -> PromptSession[str]:
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+        keys = KeyBindings()
+
+        @keys.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()  # first Ctrl-C clears the line
+            else:
+                event.app.exit(exception=KeyboardInterrupt())
+
+        return self._session(history=FileHistory(str(history_file())), key_bindings=keys)
+
+    async def approve(self, request: ApprovalRequest) -> Answer:
+        """Ask the user about one tool call: yes once, always (this session), or no."""
+        self.status.clear()
+        perm = request.permission
+        print(
+            f"{render.style('?', '33;1', sys.stderr)} {render.style(request.tool, '1', sys.stderr)}"
+            f" {short_args(dict(request.arguments), 160)}\n"
+            f"  {perm.capability.value}: {perm.reason}",
+            file=sys.stderr,
+        )
+        try:
+            text = await self._session().prompt_async("  allow? [y]es once, [a]lways, [n]o: ")
+        except (KeyboardInterrupt, EOFError):
+            if self.turn_scope is not None:
+                self.turn_scope.cancel()
+            return Answer.NO
+        choice = text.strip().lower()[:1]
+        return {"y": Answer.ONCE, "a": Answer.ALWAYS}.get(choice, Answer.NO)
+
+    async def main(self, globals_: Globals, options: ChatOptions) -> int:
+        """Run until /exit, Ctrl-D or a double Ctrl-C."""
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        async with open_runtime(globals_, options, self.approve, need_model=False) as runtime:
+            self.runtime = runtime
+            if runtime.model_error is not None:
+                show_error(runtime.model_error)
+            prompt = self._input_session()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._connect, runtime)
+                interrupted = False
+                while True:
+                    await runtime.session.before_prompt()
+                    marker = "plan› " if runtime.session.plan_mode else "› "
+                    try:
+                        with patch_stdout(raw=True):
+                            line = await prompt.prompt_async(marker)
+                    except KeyboardInterrupt:
+                        if interrupted:
+                            break
+                        interrupted = True
+                        print("(Ctrl-C again or Ctrl-D to exit)", file=sys.stderr)
+                        continue
+                    except EOFError:
+                        break
+                    interrupted = False
+                    if not line.strip():
+                        continue
+                    if line.strip().startswith("/"):
+                        if await self.command(line.strip()) == "exit":
+                            break
+                        continue
+                    await self.turn(line)
+                tg.cancel_scope.cancel()
+        return ExitCode.OK
+
+    async def _connect(self, runtime: ChatRuntime) -> None:
+        if not runtime.settings.servers:
+            return
+        await runtime.manager.start_all()
+        report_mcp(runtime.manager)
+
+    async def turn(self, line: str) -> None:
+        """One prompt to the agent; errors are shown and the REPL goes on."""
+        runtime = self.runtime
+        assert runtime is not None
+        if runtime.agent is None:
+            assert runtime.model_error is not None
+            show_error(runtime.model_error)
+            return
+        view = TurnView(self.status)
+        with anyio.CancelScope() as scope, sigint_cancels(scope):
+            self.turn_scope = scope
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.status.run)
+                try:
+                    await runtime.agent.run(line, view)
+                except CodebotError as exc:
+                    self.status.clear()
+                    show_error(exc)
+                finally:
+                    tg.cancel_scope.cancel()
+        self.turn_scope = None
+        if scope.cancelled_caught:
+            print("\n(interrupted)", file=sys.stderr)
+
+    async def command(self, line: str) -> str | None:
+        """Run a slash command; returns "exit" to leave."""
+        runtime = self.runtime
+        assert runtime is not None
+        session = runtime.session
+        name, _, rest = line.partition(" ")
+        if name in ("/exit", "/quit"):
+            return "exit"
+        if name == "/help":
+            print(HELP)
+        elif name == "/clear":
+            session.clear()
+            print("(conversation cleared)")
+        elif name == "/plan":
+            session.set_plan_mode(not session.plan_mode)
+            state = "on: read-only tools" if session.plan_mode else "off"
+            print(f"(plan mode {state}; {len(session.active_tools)} tools active)")
+        elif name == "/tools":
+            rows = [
+                [t.name, t.permission().capability.value, render.first_line(t.description, 60)]
+                for t in session.active_tools
+            ]
+            print(render.table(rows))
+        elif name == "/mcp" and rest.strip() == "reload":
+            await self._reload(runtime)
+        elif name == "/mcp":
+            await self._show_mcp(runtime)
+        else:
+            render.error_line(f"unknown command {name}; /help lists the commands")
+        return None
+
+    async def _reload(self, runtime: ChatRuntime) -> None:
+        try:
+            settings = load_settings(runtime.globals)
+        except CodebotError as exc:
+            show_error(exc)
+            return
+        runtime.settings = settings
+        await runtime.manager.reconfigure(settings.servers)
+        await runtime.session.before_prompt()
+        report_mcp(runtime.manager)
+
+    async def _show_mcp(self, runtime: ChatRuntime) -> None:
+        statuses = await runtime.manager.status(live=False)
+        if not statuses:
+            print("no MCP servers are configured (add them to settings.json)")
+            return
+        for s in statuses:
+            facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
+            print(f"{s.name}: {facts}")
+            if s.error:
+                print(f"  {s.error}")
+            if s.failure is not None and s.failure.hint:
+                print(f"  hint: {s.failure.hint}")
+
+
+async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:
+    """Entry point for ``codebot chat`` without ``-p``."""
+    return await Repl(pt_input).main(globals_, options)

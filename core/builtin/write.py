@@ -1,0 +1,60 @@
+"""``write``: create or overwrite a text file (parent directories are created)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from core.builtin._common import BadArgument, resolve, string
+from core.tools import Capability, Permission, ToolResult
+
+
+class WriteTool:
+    """Write a file relative to the working directory."""
+
+    name = "write"
+    description = (
+        "Create a file or overwrite it with the given content. Parent directories are created. "
+        "Read a file before overwriting it."
+    )
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    def schema(self) -> dict[str, Any]:
+        """Arguments: ``path`` and ``content``."""
+        return {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the cwd."},
+                "content": {"type": "string", "description": "The complete new content."},
+            },
+            "required": ["path", "content"],
+        }
+
+    def permission(self) -> Permission:
+        """Writing changes files."""
+        return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """Write the file and say whether it was created or overwritten."""
+        try:
+            path = resolve(self.cwd, string(arguments, "path"))
+            content = string(arguments, "content", allow_empty=True)
+        except BadArgument as exc:
+            return ToolResult(f"write: {exc}", is_error=True)
+        target = anyio.Path(path)
+        try:
+            existed = await target.exists()
+            await target.parent.mkdir(parents=True, exist_ok=True)
+            await target.write_text(content, encoding="utf-8")
+        except IsADirectoryError:
+            return ToolResult(f"write: {path} is a directory", is_error=True)
+        except OSError as exc:
+            return ToolResult(f"write: cannot write {path}: {exc.strerror}", is_error=True)
+        verb = "Overwrote" if existed else "Created"
+        size = len(content.encode("utf-8"))
+        return ToolResult(f"{verb} {path} ({size} bytes)", data={"path": str(path)})

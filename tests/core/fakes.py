@@ -1,0 +1,67 @@
+"""Small in-process tools and a tool source for core tests (real classes, no mocks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from core.tools import Capability, Permission, Tool, ToolResult
+
+
+@dataclass
+class ScriptedTool:
+    """A tool that records its calls and answers with a fixed text (optionally after a delay)."""
+
+    name: str
+    capability: Capability = Capability.READ
+    reply: str = "ok"
+    description: str = "A scripted test tool.\nSecond line."
+    delay: float = 0.0
+    is_error: bool = False
+    server: str | None = None
+    calls: list[Mapping[str, Any]] = field(default_factory=list[Mapping[str, Any]])
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {"q": {"type": "string"}}}
+
+    def permission(self) -> Permission:
+        return Permission(self.capability, "scripted")
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        self.calls.append(arguments)
+        self.started.set()
+        await anyio.sleep(self.delay)
+        return ToolResult(self.reply, is_error=self.is_error)
+
+
+class ListSource:
+    """A ToolSource whose tool set the test changes with :meth:`publish`."""
+
+    def __init__(self, tools: list[Tool] | None = None, instructions: str = "") -> None:
+        self._tools = list(tools or [])
+        self._instructions = instructions
+        self.dirty = bool(tools)
+        self.refreshes = 0
+
+    def publish(self, tools: list[Tool], instructions: str | None = None) -> None:
+        self._tools = list(tools)
+        if instructions is not None:
+            self._instructions = instructions
+        self.dirty = True
+
+    async def refresh_if_dirty(self) -> list[Tool] | None:
+        self.refreshes += 1
+        if not self.dirty:
+            return None
+        self.dirty = False
+        return list(self._tools)
+
+    def tools(self) -> list[Tool]:
+        return list(self._tools)
+
+    def instructions(self) -> str:
+        return self._instructions

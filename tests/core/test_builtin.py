@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from core.builtin import BashTool, ReadTool, WriteTool, builtin_tools
+from core.builtin.bash import MAX_OUTPUT_BYTES
+from core.tools import Capability, Tool
+
+pytestmark = pytest.mark.anyio
+
+
+def test_builtins_implement_the_protocol(tmp_path: Path) -> None:
+    tools = builtin_tools(tmp_path)
+    assert [t.name for t in tools] == ["read", "write", "bash"]
+    assert all(isinstance(t, Tool) for t in tools)
+    assert [t.permission().capability for t in tools] == [
+        Capability.READ,
+        Capability.WRITE,
+        Capability.EXECUTE,
+    ]
+    assert all(t.schema()["type"] == "object" for t in tools)
+
+
+async def test_read_numbers_lines_and_pages(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    result = await ReadTool(tmp_path).execute({"path": "f.txt", "offset": 3, "limit": 2})
+    assert not result.is_error
+    assert result.text.splitlines() == [
+        "     3\tline 3",
+        "     4\tline 4",
+        "[6 more lines; read again with offset=5]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"path": "missing.txt"}, "does not exist"),
+        ({"path": "."}, "is a directory"),
+        ({"path": "bin.dat"}, "looks binary"),
+        ({}, "'path' is required"),
+        ({"path": "f.txt", "limit": 0}, "'limit' must be an integer >= 1"),
+        ({"path": "f.txt", "offset": 99}, "past the end"),
+    ],
+)
+async def test_read_errors_are_results(
+    tmp_path: Path, arguments: dict[str, object], message: str
+) -> None:
+    (tmp_path / "bin.dat").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "f.txt").write_text("one\n")
+    result = await ReadTool(tmp_path).execute(arguments)
+    assert result.is_error and message in result.text
+
+
+async def test_write_creates_then_overwrites(tmp_path: Path) -> None:
+    tool = WriteTool(tmp_path)
+    first = await tool.execute({"path": "a/b/c.txt", "content": "héllo"})
+    assert first.text.startswith("Created") and "(6 bytes)" in first.text
+    second = await tool.execute({"path": "a/b/c.txt", "content": ""})
+    assert second.text.startswith("Overwrote")
+    assert (tmp_path / "a/b/c.txt").read_text() == ""
+    bad = await tool.execute({"path": "a", "content": "x"})
+    assert bad.is_error and "is a directory" in bad.text
+
+
+async def test_bash_runs_in_cwd_and_reports_exit_codes(tmp_path: Path) -> None:
+    tool = BashTool(tmp_path)
+    ok = await tool.execute({"command": "pwd; echo err >&2"})
+    assert not ok.is_error and ok.text.splitlines() == [_real(tmp_path), "err"]
+    failed = await tool.execute({"command": "echo nope; exit 3"})
+    assert failed.is_error and failed.text == "nope\n[exit code 3]"
+
+
+async def test_bash_caps_output_head_and_tail(tmp_path: Path) -> None:
+    result = await BashTool(tmp_path).execute(
+        {"command": "echo START; head -c 200000 /dev/zero | tr '\\0' x; echo; echo END"}
+    )
+    assert result.text.startswith("START") and result.text.endswith("END")
+    assert "bytes of output cut" in result.text
+    assert len(result.text) < MAX_OUTPUT_BYTES + 200
+
+
+async def test_bash_timeout_kills_the_process_group(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    began = time.monotonic()
+    result = await BashTool(tmp_path).execute(
+        {"command": f"sleep 30 & echo $! > {marker}; wait", "timeout": 1}
+    )
+    assert result.is_error and "timed out after 1s" in result.text
+    assert time.monotonic() - began < 5
+    await _assert_dead(int(marker.read_text()))
+
+
+async def test_bash_background_child_does_not_hang_the_call(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    began = time.monotonic()
+    result = await BashTool(tmp_path).execute(
+        {"command": f"sleep 30 & echo $! > {marker}; echo hi"}
+    )
+    assert result.text == "hi" and time.monotonic() - began < 5
+    await _assert_dead(int(marker.read_text()))
+
+
+async def test_bash_cancel_kills_the_process_group(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+    with anyio.move_on_after(1.0):
+        await BashTool(tmp_path).execute({"command": f"sleep 30 & echo $! > {marker}; wait"})
+    await _assert_dead(int(marker.read_text()))
+
+
+async def _assert_dead(pid: int) -> None:
+    with anyio.fail_after(5):
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            # a killed child of an exited shell may linger as a zombie until init reaps it
+            if _proc_state(pid) == "Z":
+                return
+            await anyio.sleep(0.05)
+
+
+def _proc_state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as fh:
+        return fh.read().split()[2]
+
+
+def _real(path: Path) -> str:
+    return str(path.resolve())

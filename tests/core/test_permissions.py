@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from core.permissions import Answer, ApprovalRequest, PermissionGate, Verdict
+from core.settings import PermissionRules
+from core.tools import Capability, Permission, ToolResult
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class FakeTool:
+    name: str
+    capability: Capability = Capability.UNKNOWN
+    description: str = ""
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object"}
+
+    def permission(self) -> Permission:
+        return Permission(self.capability, f"classified {self.capability.value} for the test")
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        return ToolResult("ok")
+
+
+READ = FakeTool("mcp__docs__search", Capability.READ)
+WRITE = FakeTool("write", Capability.WRITE)
+BASH = FakeTool("bash", Capability.EXECUTE)
+
+
+@pytest.mark.parametrize(
+    ("capability", "verdict"),
+    [
+        (Capability.READ, Verdict.ALLOW),
+        (Capability.WRITE, Verdict.ASK),
+        (Capability.NETWORK, Verdict.ASK),
+        (Capability.EXECUTE, Verdict.ASK),
+        (Capability.UNKNOWN, Verdict.ASK),
+    ],
+)
+def test_capability_decides_without_rules(capability: Capability, verdict: Verdict) -> None:
+    decision = PermissionGate().evaluate(FakeTool("t", capability))
+    assert decision.verdict is verdict
+    assert "classified" in decision.reason
+
+
+def test_rules_deny_wins_then_ask_then_allow() -> None:
+    rules = PermissionRules(allow=["mcp__*", "bash"], ask=["mcp__docs__*"], deny=["ba*"])
+    gate = PermissionGate(rules, allow=["bash"])
+    assert gate.evaluate(BASH).verdict is Verdict.DENY
+    assert "'ba*'" in gate.evaluate(BASH).reason
+    assert gate.evaluate(READ).verdict is Verdict.ASK  # ask rule beats the read capability
+    assert gate.evaluate(FakeTool("mcp__git__push", Capability.WRITE)).verdict is Verdict.ALLOW
+
+
+async def test_non_interactive_ask_is_denied_with_how_to_allow() -> None:
+    decision = await PermissionGate().check(WRITE, {})
+    assert decision.verdict is Verdict.DENY
+    assert "--yes" in decision.reason and "--allow 'write'" in decision.reason
+
+
+async def test_yes_and_allow_patterns() -> None:
+    assert (await PermissionGate(assume_yes=True).check(WRITE, {})).allowed
+    gate = PermissionGate(allow=["wr*"])
+    assert (await gate.check(WRITE, {})).allowed
+    assert not (await gate.check(BASH, {})).allowed
+    denied = PermissionGate(PermissionRules(deny=["write"]), assume_yes=True)
+    assert not (await denied.check(WRITE, {})).allowed
+
+
+async def test_approver_once_always_no() -> None:
+    answers = [Answer.ONCE, Answer.ALWAYS, Answer.NO]
+    asked: list[ApprovalRequest] = []
+
+    async def approver(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return answers.pop(0)
+
+    gate = PermissionGate(approver=approver)
+    assert (await gate.check(WRITE, {"path": "x"})).allowed
+    assert (await gate.check(WRITE, {"path": "y"})).allowed  # "always"
+    assert (await gate.check(WRITE, {"path": "z"})).reason == "approved for this session"
+    no = await gate.check(BASH, {"command": "rm -rf /"})
+    assert not no.allowed and no.reason == "the user denied it"
+    assert [r.tool for r in asked] == ["write", "write", "bash"]
+    assert asked[0].arguments == {"path": "x"}
+    assert asked[0].permission.capability is Capability.WRITE
+    assert asked[0].reason.startswith("write:")
