@@ -44,6 +44,13 @@ def _root(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show tracebacks and SDK logs (secrets stay redacted).")
     ] = False,
+    trust_project: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project",
+            help="Start the project's own MCP servers without recorded trust (this run only).",
+        ),
+    ] = False,
     _show_version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
@@ -54,7 +61,7 @@ def _root(
         raise UsageError(
             f"--cwd {directory}: no such directory", hint="Pass an existing directory to --cwd."
         )
-    ctx.obj = Globals(cwd=directory.resolve(), debug=debug)
+    ctx.obj = Globals(cwd=directory.resolve(), debug=debug, trust_project=trust_project)
     if debug:
         render.setup_debug_logging()
     else:
@@ -64,9 +71,10 @@ def _root(
 
 
 def _register() -> None:
-    from cli import mcp
+    from cli import mcp, trust
 
     app.add_typer(mcp.mcp_app, name="mcp")
+    trust.register(app)
     try:
         chat = importlib.import_module("cli.chat")
     except ModuleNotFoundError:  # chat is being built; mcp commands work without it

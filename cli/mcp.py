@@ -10,7 +10,16 @@ import anyio
 import typer
 
 from cli import render
-from cli.runtime import Globals, load_settings, open_manager, select_servers, with_timeout
+from cli.runtime import (
+    Globals,
+    apply_trust,
+    load_settings,
+    open_manager,
+    require_trusted,
+    select_servers,
+    with_timeout,
+)
+from core import trust
 from core.errors import ExitCode, UsageError
 from core.settings import ServerConfig
 from core.tools import ToolResult
@@ -45,7 +54,7 @@ def list_command(
     Exit 0 when every selected server connected, 4 when any failed (the others are listed).
     """
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
     return anyio.run(_list, servers, as_json, schemas)
 
@@ -172,6 +181,9 @@ def call_command(
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
+    if server is not None:
+        require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
+    settings, _ = apply_trust(globals_, settings)
     if batch:
         if server or tool or args:
             raise UsageError(

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core import settings as settings_mod
-from core.errors import UsageError
+from core import trust
+from core.errors import SettingsError, UsageError
 from core.settings import ServerConfig, Settings
 
 if TYPE_CHECKING:
@@ -22,11 +23,34 @@ class Globals:
 
     cwd: Path
     debug: bool = False
+    trust_project: bool = False
 
 
 def load_settings(globals_: Globals) -> Settings:
     """Read the settings for the working directory (raises ``SettingsError``)."""
     return settings_mod.load(globals_.cwd)
+
+
+def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:
+    """Drop untrusted project servers, with a warning naming the fix (non-interactive use)."""
+    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    if result.needs_trust:
+        from cli import render
+
+        render.warn(trust.untrusted_message(result))
+    return trust.without_untrusted(settings, result), result
+
+
+def require_trusted(name: str, result: trust.TrustCheck) -> None:
+    """A server named on the command line that the project defines, untrusted, is an error."""
+    if result.needs_trust and any(c.name == name for c in result.servers):
+        changed = result.reason.startswith("changed")
+        state = "changed since it was trusted" if changed else "not trusted"
+        raise SettingsError(
+            f"server '{name}' is defined by {result.project_file}, and the project is {state}",
+            hint="Review it and run `codebot trust`, or pass --trust-project "
+            f"(or set {trust.TRUST_ENV}=1).",
+        )
 
 
 def select_servers(settings: Settings, names: list[str] | None) -> dict[str, ServerConfig]:

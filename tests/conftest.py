@@ -22,4 +22,6 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("CODEBOT_HOME", str(tmp_path / "home"))
+    # Project settings written by tests are trusted; tests/test_trust.py unsets this.
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
     yield

@@ -1,0 +1,73 @@
+"""``codebot trust``: review the project's MCP servers and record trust for them."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from cli import render
+from cli.runtime import Globals, load_settings
+from core import trust
+from core.errors import ExitCode, UsageError
+from core.redact import redact_url
+from core.settings import ServerConfig
+
+
+def describe(config: ServerConfig) -> str:
+    """What a server runs or where it connects; env and header values are not shown."""
+    if config.type == "http":
+        text = f"{config.name}: {redact_url(config.url or '')}"
+        if config.headers:
+            text += f" (headers: {', '.join(config.headers)})"
+        return text
+    command = " ".join([config.command or "?", *(redact_url(a) for a in config.args)])
+    text = f"{config.name}: {command}"
+    if config.env:
+        text += f" (env: {', '.join(config.env)})"
+    if config.error:
+        text += "  [invalid entry: will not start]"
+    return text
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``trust`` command."""
+
+    @app.command("trust")
+    def trust_command(
+        ctx: typer.Context,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Trust without asking (for scripts).")
+        ] = False,
+    ) -> int:
+        """Show what the project's settings would start, and trust it.
+
+        Trust is recorded for this project file and its current server entries; a change
+        to them needs trust again.
+        """
+        globals_: Globals = ctx.obj
+        settings = load_settings(globals_)
+        result = trust.check(settings)
+        if not result.servers:
+            print("This project defines no MCP servers; nothing to trust.")
+            return ExitCode.OK
+        print(f"{result.project_file} would start:")
+        for config in result.servers:
+            print(f"  {describe(config)}")
+        if result.trusted and result.reason == "recorded":
+            print("Already trusted.")
+            return ExitCode.OK
+        if not yes:
+            if not sys.stdin.isatty():
+                raise UsageError(
+                    "not trusting without confirmation: stdin is not a terminal",
+                    hint="Run `codebot trust` in a terminal, or pass --yes.",
+                )
+            answer = input("Trust this project and let codebot start these servers? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                render.warn("not trusted; the project's servers stay off")
+                return ExitCode.TOOL_ERROR
+        store = trust.record(result)
+        print(f"Trusted (recorded in {store}).")
+        return ExitCode.OK

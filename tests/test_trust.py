@@ -1,0 +1,112 @@
+"""Trust for project settings: a cloned repository's servers start only once trusted."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from cli.app import run
+from tests.helpers import write_settings
+from tests.servers.util import REPO_ROOT, server_command
+
+
+@pytest.fixture(autouse=True)
+def _untrusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT", raising=False)
+
+
+def silent(name: str = "silent") -> dict[str, object]:
+    command, args = server_command("silent_discover")
+    return {"command": command, "args": args, "cwd": str(REPO_ROOT)}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"mcp_servers": {"global-one": silent()}}))
+    write_settings(tmp_path / "repo", {"mcp_servers": {"repo-server": silent()}})
+    return tmp_path / "repo"
+
+
+def listing(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, str], str]:
+    code = run([*argv, "mcp", "list", "--json"])
+    out = capsys.readouterr()
+    servers = {s["name"]: s["status"] for s in json.loads(out.out)["servers"]}
+    return code, servers, out.err
+
+
+def test_untrusted_project_servers_are_skipped_with_a_warning(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, servers, err = listing(capsys, "--cwd", str(project))
+    assert code == 0
+    assert servers == {"global-one": "connected"}
+    assert "skipping project servers (repo-server)" in err
+    assert "codebot trust" in err and "--trust-project" in err and "CODEBOT_TRUST_PROJECT=1" in err
+
+
+def test_flag_and_environment_trust_for_one_run(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, servers, _ = listing(capsys, "--cwd", str(project), "--trust-project")
+    assert servers == {"global-one": "connected", "repo-server": "connected"}
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    _, servers, _ = listing(capsys, "--cwd", str(project))
+    assert "repo-server" in servers
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    _, servers, _ = listing(capsys, "--cwd", str(project))
+    assert "repo-server" not in servers  # nothing was recorded
+
+
+def test_trust_records_and_a_change_needs_trust_again(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert run(["--cwd", str(project), "trust", "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "repo-server: " in out and "silent_discover" in out and "Trusted" in out
+    _, servers, err = listing(capsys, "--cwd", str(project))
+    assert servers == {"global-one": "connected", "repo-server": "connected"}
+    assert "skipping" not in err
+
+    store = tmp_path / "home" / "state" / "trust.json"
+    assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.parent.stat().st_mode) == 0o700
+
+    changed = silent()
+    changed["args"] = [*changed["args"], "--extra"]  # type: ignore[misc]
+    write_settings(project, {"mcp_servers": {"repo-server": changed}})
+    _, servers, err = listing(capsys, "--cwd", str(project))
+    assert "repo-server" not in servers
+    assert "changed since it was trusted" in err
+
+
+def test_call_on_an_untrusted_project_server_is_a_settings_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(["--cwd", str(project), "mcp", "call", "repo-server", "hello"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "server 'repo-server' is defined by" in err and "not trusted" in err
+    assert "codebot trust" in err
+
+
+def test_trust_without_a_terminal_needs_yes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["--cwd", str(project), "trust"]) == 2
+    assert "pass --yes" in capsys.readouterr().err
+
+
+def test_global_servers_are_always_trusted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"mcp_servers": {"g": silent()}}))
+    _, servers, err = listing(capsys, "--cwd", str(tmp_path))
+    assert servers == {"g": "connected"}
+    assert err == ""
