@@ -48,27 +48,30 @@ def allocate(pairs: Iterable[tuple[str, str]]) -> list[AllocatedName]:
 
     Pass the pairs sorted (by server, then tool) so the result is deterministic.
     """
-    result: list[AllocatedName] = []
+    result: list[AllocatedName | None] = []
     taken: set[str] = set()
-    pending: list[tuple[str, str, str, str]] = []
-    for server, tool in pairs:
+    pending: list[tuple[int, str, str, str, str]] = []
+    for index, (server, tool) in enumerate(pairs):
         plain = plain_name(server, tool)
         safe = _INVALID_CHARS.sub("_", plain)
+        result.append(None)
         if safe != plain:
-            pending.append((server, tool, _hashed(server, tool, safe), "sanitized"))
+            pending.append((index, server, tool, _hashed(server, tool, safe), "sanitized"))
         elif len(plain) > MAX_NAME_LENGTH:
-            pending.append((server, tool, _hashed(server, tool, plain), "shortened"))
+            pending.append((index, server, tool, _hashed(server, tool, plain), "shortened"))
         elif plain in taken:
-            pending.append((server, tool, _hashed(server, tool, plain), "duplicate"))
+            pending.append((index, server, tool, _hashed(server, tool, plain), "duplicate"))
         else:
             taken.add(plain)
-            result.append(AllocatedName(server, tool, plain))
-    for server, tool, name, reason in pending:
+            result[index] = AllocatedName(server, tool, plain)
+    # Adjusted names are given out after every plain one, so none can steal a plain name;
+    # each goes back to its own position, because callers zip the result with their pairs.
+    for index, server, tool, name, reason in pending:
         salt = 0
         while name in taken:
             salt += 1
             name = _hashed(server, tool, name[: -_HASH_LENGTH - 1], salt)
             reason = "duplicate"
         taken.add(name)
-        result.append(AllocatedName(server, tool, name, reason))
-    return result
+        result[index] = AllocatedName(server, tool, name, reason)
+    return [n for n in result if n is not None]

@@ -1,0 +1,102 @@
+"""``codebot mcp doctor``: parse the options, run :func:`mcpbridge.doctor.diagnose`, render."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from cli import render
+from cli.runtime import Globals, load_settings, select_servers, with_timeout
+from core.errors import ExitCode, SettingsError, UsageError
+
+
+class Format(StrEnum):
+    """Output formats of ``mcp doctor``."""
+
+    TEXT = "text"
+    JSON = "json"
+    JUNIT = "junit"
+
+
+def register(mcp_app: typer.Typer) -> None:
+    """Add the ``doctor`` command to the ``mcp`` sub-app."""
+    mcp_app.command("doctor")(doctor_command)
+
+
+def doctor_command(
+    ctx: typer.Context,
+    server: Annotated[
+        list[str] | None,
+        typer.Option("--server", "-s", help="Only this server (repeatable).", show_default=False),
+    ] = None,
+    output_format: Annotated[
+        Format, typer.Option("--format", "-f", help="text, json or junit (XML for CI).")
+    ] = Format.TEXT,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail (exit 1) on warnings too, not only errors.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Handshake timeout in seconds, for every server."),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the report to FILE instead of stdout."),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Text: show notes, sources and every tool.")
+    ] = False,
+    list_checks: Annotated[
+        bool, typer.Option("--list-checks", help="List every check (id, severity) and exit.")
+    ] = False,
+) -> int:
+    """Check the MCP configuration: settings, connections, tools, totals.
+
+    Exit 0 when there is no error, 1 when there is one (with --strict: or a warning),
+    3 when the settings cannot be read at all.
+    """
+    from cli import doctor_render
+    from mcpbridge import doctor
+
+    if list_checks:
+        rows = [[c.id, c.severity, c.summary] for c in doctor.CHECKS]
+        print(render.table(rows))
+        return ExitCode.OK
+    if timeout is not None and timeout <= 0:
+        raise UsageError(f"--timeout {timeout:g}: must be a positive number of seconds")
+    globals_: Globals = ctx.obj
+    try:
+        settings = load_settings(globals_)
+    except SettingsError as exc:
+        report = doctor.unreadable(exc)
+    else:
+        servers = with_timeout(select_servers(settings, server), timeout)
+        report = anyio.run(lambda: doctor.diagnose(settings, servers, selected=bool(server)))
+
+    stream = sys.stdout
+    if output_format is Format.JSON:
+        text = doctor_render.as_json(report, strict=strict)
+    elif output_format is Format.JUNIT:
+        text = doctor_render.junit(report, strict=strict)
+    else:
+        color = output is None and render.use_color(stream)
+        text = doctor_render.text(report, strict=strict, verbose=verbose, color=color)
+    code = report.exit_code(strict=strict)
+    if output is None:
+        stream.write(text)
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--output {output}: {exc.strerror or exc}") from None
+        errors, warnings = report.count("error"), report.count("warning")
+        print(
+            f"doctor: {errors} errors, {warnings} warnings, exit {code}; report in {output}",
+            file=sys.stderr,
+        )
+    return code

@@ -1,0 +1,34 @@
+"""The checks of ``codebot mcp doctor``, one module per family; importing registers them all."""
+
+from mcpbridge.checks import connection, entries, tools, totals
+from mcpbridge.checks.base import (
+    CHECKS,
+    SEVERITIES,
+    Check,
+    Finding,
+    ServerContext,
+    Severity,
+    ToolContext,
+    ToolEntry,
+    TotalsContext,
+    check,
+    checks_in,
+)
+
+__all__ = [
+    "CHECKS",
+    "SEVERITIES",
+    "Check",
+    "Finding",
+    "ServerContext",
+    "Severity",
+    "ToolContext",
+    "ToolEntry",
+    "TotalsContext",
+    "check",
+    "checks_in",
+    "connection",
+    "entries",
+    "tools",
+    "totals",
+]

@@ -1,0 +1,359 @@
+"""``codebot mcp doctor``: run every registered check and collect the findings as plain data.
+
+The checks themselves live in :mod:`mcpbridge.checks` (one module per family, each check a
+function with a stable id). This module runs them in order, connecting to every server whose
+settings pass, and builds a :class:`Report`: per server its status, handshake facts, tools
+and check outcomes, plus one flat list of findings. :meth:`Report.to_json` is the documented
+``--format json`` schema; the text and JUnit renderers read the same report.
+
+Nothing here prints. Secrets never enter a report: messages from servers are redacted by the
+client, every finding is passed through the server's redactor, and configs are shown masked.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import anyio
+
+from core.errors import ExitCode, SettingsError
+from core.redact import Redactor
+from core.settings import ServerConfig, Settings
+from mcpbridge.checks import (
+    CHECKS,
+    Finding,
+    ServerContext,
+    Severity,
+    ToolContext,
+    ToolEntry,
+    TotalsContext,
+    checks_in,
+)
+from mcpbridge.checks.base import Scope
+from mcpbridge.client import MAX_LIST_PAGES
+from mcpbridge.manager import Manager
+from mcpbridge.report import config_view
+from mcpbridge.tool import MCPTool
+
+__all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
+
+SCHEMA_VERSION = 1
+"""Bumped only when a field of the JSON output changes meaning or disappears."""
+CHARS_PER_TOKEN = 4
+"""The usual rough ratio for English and JSON; good enough to compare servers."""
+
+ServerStatus = Literal["connected", "failed", "invalid", "disabled"]
+CheckStatus = Literal["pass", "info", "warning", "error", "skipped"]
+_RANK: dict[str, int] = {"pass": 0, "info": 1, "warning": 2, "error": 3}
+
+
+@dataclass(slots=True)
+class ServerReport:
+    """One server: how far it got, what its checks found."""
+
+    context: ServerContext
+    status: ServerStatus = "invalid"
+    findings: list[Finding] = field(default_factory=list[Finding])
+    checks: dict[str, CheckStatus] = field(default_factory=dict[str, CheckStatus])
+    skipped: dict[str, str] = field(default_factory=dict[str, str])
+    """Check id → why it did not run."""
+
+    @property
+    def name(self) -> str:
+        """The server's name in settings."""
+        return self.context.name
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens this server's tool catalog adds to every request."""
+        return sum(t.tokens for t in self.context.tools)
+
+
+@dataclass(slots=True)
+class Report:
+    """Everything one doctor run found."""
+
+    settings: Settings | None
+    servers: list[ServerReport] = field(default_factory=list[ServerReport])
+    findings: list[Finding] = field(default_factory=list[Finding])
+    """Every finding: settings-level first, then each server's, then the totals."""
+    checks: dict[str, CheckStatus] = field(default_factory=dict[str, CheckStatus])
+    """Outcomes of the checks that are not about one server (settings and totals)."""
+    settings_unreadable: bool = False
+    elapsed_ms: float = 0.0
+
+    def count(self, severity: Severity) -> int:
+        """How many findings have this severity."""
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def exit_code(self, *, strict: bool = False) -> int:
+        """3 unreadable settings; 1 any error (or, with ``strict``, any warning); else 0."""
+        if self.settings_unreadable:
+            return ExitCode.SETTINGS
+        if self.count("error") or (strict and self.count("warning")):
+            return ExitCode.TOOL_ERROR
+        return ExitCode.OK
+
+    def to_json(self, *, strict: bool = False) -> dict[str, Any]:
+        """The ``--format json`` document (schema in docs/doctor.md)."""
+        settings = self.settings
+        statuses = [s.status for s in self.servers]
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "ok": self.exit_code(strict=strict) == ExitCode.OK,
+            "exit_code": self.exit_code(strict=strict),
+            "strict": strict,
+            "settings": {
+                "readable": not self.settings_unreadable,
+                "global_file": _path(settings.global_file if settings else None),
+                "project_file": _path(settings.project_file if settings else None),
+            },
+            "summary": {
+                "servers": len(self.servers),
+                **{k: statuses.count(k) for k in ("connected", "failed", "invalid", "disabled")},
+                "tools": sum(len(s.context.tools) for s in self.servers),
+                "tokens": sum(s.tokens for s in self.servers),
+                "errors": self.count("error"),
+                "warnings": self.count("warning"),
+                "infos": self.count("info"),
+            },
+            "checks": dict(self.checks),
+            "servers": [_server_json(s) for s in self.servers],
+            "findings": [finding_json(f) for f in self.findings],
+            "elapsed_ms": round(self.elapsed_ms, 1),
+        }
+
+
+def unreadable(exc: SettingsError) -> Report:
+    """The report for settings that cannot be read at all (exit 3)."""
+    finding = Finding("settings.parse", "error", exc.message, exc.hint)
+    return Report(
+        None, findings=[finding], checks={"settings.parse": "error"}, settings_unreadable=True
+    )
+
+
+async def diagnose(
+    settings: Settings,
+    servers: Mapping[str, ServerConfig],
+    *,
+    selected: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Report:
+    """Check ``servers`` (connecting to each whose settings pass, in parallel).
+
+    Args:
+        settings: The loaded settings (for file names and the project root).
+        servers: The entries to check, usually ``settings.servers`` or a ``--server`` subset
+            (with ``--timeout`` applied).
+        selected: True when ``--server`` narrowed the set (no "nothing configured" warning).
+        environ: Variables for ``${VAR}`` checks; defaults to ``os.environ``.
+    """
+    started = time.perf_counter()
+    env = os.environ if environ is None else environ
+    reports = [ServerReport(ServerContext(c, settings, env)) for _, c in sorted(servers.items())]
+    to_connect: list[ServerReport] = []
+    for report in reports:
+        if not report.context.config.enabled:
+            report.status = "disabled"
+            _skip(
+                report, ("entry", "config", "connect", "server", "tool"), "the server is disabled"
+            )
+            continue
+        _run(report, "entry", report.context)
+        if report.context.config.error is None:
+            _run(report, "config", report.context)
+        else:
+            _skip(report, ("config",), "the entry is invalid")
+        if any(f.severity == "error" for f in report.findings):
+            _skip(report, ("connect", "server", "tool"), "not started: fix its settings first")
+        else:
+            to_connect.append(report)
+    if to_connect:
+        await _connect_and_check(to_connect)
+
+    contexts = [r.context for r in reports]
+    totals = TotalsContext(settings, contexts, selected)
+    head = Report(settings)
+    _run(head, "settings", totals)
+    tail = Report(settings)
+    _run(tail, "totals", totals)
+    return Report(
+        settings,
+        servers=reports,
+        findings=[*head.findings, *(f for r in reports for f in r.findings), *tail.findings],
+        checks={**head.checks, **tail.checks},
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+async def _connect_and_check(reports: list[ServerReport]) -> None:
+    async with Manager({r.name: r.context.config for r in reports}) as manager:
+        await manager.start_all()
+        tools = manager.tools()
+        for report in reports:
+            ctx = report.context
+            ctx.client = manager.clients[report.name]
+            if ctx.client.state == "connected":
+                ctx.tools = [
+                    ToolEntry(t, estimate_tokens(t)) for t in tools if t.server == ctx.name
+                ]
+                ctx.listed = await _listed(ctx)
+        for report in reports:
+            ctx = report.context
+            _run(report, "connect", ctx)
+            if ctx.client is not None and ctx.client.state == "connected":
+                report.status = "connected"
+                _run(report, "server", ctx)
+                _run(report, "tool", ctx)
+            else:
+                report.status = "failed"
+                _skip(report, ("server", "tool"), "the server did not connect")
+
+
+async def _listed(ctx: ServerContext) -> list[Any] | None:
+    """Every tool the server lists, before include/exclude (None if that cannot be had)."""
+    client = ctx.client
+    assert client is not None
+    config = ctx.config
+    if config.include_tools is None and not config.exclude_tools:
+        return list(client.tools)
+    # The client filters its listing; the filter check needs the names it filtered out.
+    found: list[Any] = []
+    cursor: str | None = None
+    with anyio.move_on_after(config.timeout):
+        try:
+            for _ in range(MAX_LIST_PAGES):
+                page = await client.session.list_tools(cursor=cursor, cache_mode="refresh")
+                found.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return found
+        except Exception:  # boundary: without the full list, the filter check just skips
+            return None
+    return None
+
+
+def estimate_tokens(tool: MCPTool) -> int:
+    """Tokens of the tool's entry in a request (~4 characters per token of its JSON)."""
+    entry = {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.schema(),
+        },
+    }
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _run(report: ServerReport | Report, scope: Scope, ctx: Any) -> None:
+    redact = _redactor(ctx) if isinstance(ctx, ServerContext) else None
+    for check in checks_in(scope):
+        if scope == "tool":
+            found = [f for e in ctx.tools for f in check.run(ToolContext(ctx, e))]
+        else:
+            found = list(check.run(ctx))
+        if redact is not None:
+            found = [
+                replace(f, message=redact(f.message), hint=_opt(redact, f.hint)) for f in found
+            ]
+        report.findings.extend(found)
+        report.checks[check.id] = _worst(found)
+
+
+def _skip(report: ServerReport, scopes: Iterable[Scope], why: str) -> None:
+    for scope in scopes:
+        for check in checks_in(scope):
+            report.checks.setdefault(check.id, "skipped")
+            report.skipped.setdefault(check.id, why)
+
+
+def _worst(findings: list[Finding]) -> CheckStatus:
+    worst: CheckStatus = "pass"
+    for f in findings:
+        if _RANK[f.severity] > _RANK[worst]:
+            worst = f.severity
+    return worst
+
+
+def _redactor(ctx: ServerContext) -> Redactor:
+    """Every env and header value of the entry, parsed or as written, is a secret."""
+    config = ctx.config
+    values = [*config.env.values(), *config.headers.values()]
+    for section in ("env", "headers"):
+        raw = config.raw.get(section)
+        if isinstance(raw, dict):
+            # A value that references ${VAR} is not the secret; its expansion (above) is.
+            values.extend(v for v in raw.values() if isinstance(v, str) and "${" not in v)  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+    return Redactor(values)
+
+
+def _opt(redact: Redactor, text: str | None) -> str | None:
+    return None if text is None else redact(text)
+
+
+def _path(path: object) -> str | None:
+    return None if path is None else str(path)
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    """One finding in the JSON output."""
+    return {
+        "check": f.check,
+        "severity": f.severity,
+        "server": f.server,
+        "tool": f.tool,
+        "file": _path(f.file),
+        "key": f.key,
+        "message": f.message,
+        "hint": f.hint,
+    }
+
+
+def _server_json(report: ServerReport) -> dict[str, Any]:
+    ctx = report.context
+    client = ctx.client
+    info = client.info if client is not None else None
+    failure = client.failure if client is not None else None
+    view: dict[str, Any] = {"name": report.name, "status": report.status, **config_view(ctx.config)}
+    view.update(
+        handshake_ms=round(info.handshake_ms, 1) if info else None,
+        protocol_version=info.protocol_version if info else None,
+        server_info={"name": info.name, "version": info.version} if info else None,
+        capabilities=info.capabilities if info else None,
+        tool_count=len(ctx.tools),
+        tokens=report.tokens,
+        failure=None,
+        checks=dict(report.checks),
+        tools=[_tool_json(t) for t in ctx.tools],
+    )
+    if failure is not None:
+        view["failure"] = {
+            "stage": failure.stage,
+            "message": failure.message,
+            "hint": failure.hint,
+            "stderr_tail": failure.stderr_tail,
+            "log_file": _path(failure.log_file),
+        }
+    return view
+
+
+def _tool_json(entry: ToolEntry) -> dict[str, Any]:
+    tool = entry.tool
+    permission = tool.permission()
+    return {
+        "name": tool.name,
+        "original_name": tool.original_name,
+        "name_reason": tool.name_reason,
+        "capability": permission.capability.value,
+        "capability_reason": permission.reason,
+        "description_length": len(tool.description),
+        "tokens": entry.tokens,
+    }
