@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -37,6 +37,8 @@ from mcpbridge.stdio import stdio_transport
 
 logger = logging.getLogger(__name__)
 
+MAX_RESTARTS = 1
+"""How often a stdio server that crashed is restarted on the next call, per session."""
 MAX_LIST_PAGES = 1000
 """A server whose cursor never ends must not hang us."""
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
@@ -75,6 +77,7 @@ class Client:
         *,
         on_tools_changed: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
+        spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -92,6 +95,11 @@ class Client:
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
         self._prelaunched = process
+        self._process: ServerProcess | None = None
+        self._spawn = spawn
+        self.crashed = False
+        """The server exited while connected (stdio); the next call restarts it, once."""
+        self.restarts_left = MAX_RESTARTS
         self.redact = Redactor([*config.headers.values(), *config.env.values()])
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -112,6 +120,8 @@ class Client:
                     self.ready.set()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(self._listen, session)
+                        if self._process is not None:
+                            tg.start_soon(self._watch_exit, self._process)
                         await self._stop.wait()
                         tg.cancel_scope.cancel()
             if scope.cancelled_caught and self.state == "pending":
@@ -138,6 +148,42 @@ class Client:
         self._stop.set()
         await self.done.wait()
 
+    async def _watch_exit(self, process: ServerProcess) -> None:
+        """A stdio server that exits while connected is recorded as crashed."""
+        await process.closed.wait()
+        if self._stop.is_set():
+            return  # our own shutdown
+        returncode = process.process.returncode
+        code = f" (exit code {returncode})" if returncode is not None else ""
+        self._fail(
+            "call",
+            f"the server exited while connected{code}",
+            hint=f"The next call restarts it once. Its stderr is in {process.log_file}.",
+        )
+        self.crashed = True
+        self._session = None  # no call may use the dead connection from here on
+        self._stop.set()
+
+    async def restart_if_crashed(self) -> bool:
+        """Restart a crashed stdio server once per session; True when it is connected again."""
+        if not self.crashed or self.restarts_left <= 0 or self._spawn is None:
+            return self.connected
+        self.restarts_left -= 1
+        await self.done.wait()
+        self.state, self.failure, self.crashed = "pending", None, False
+        self.ready, self.done, self._stop = anyio.Event(), anyio.Event(), anyio.Event()
+        self._stage = "launch"
+        self._spawn(self.run)
+        await self.ready.wait()
+        if self.connected:
+            self._mark_stale()  # the restarted server may list other tools
+        return self.connected
+
+    @property
+    def connected(self) -> bool:
+        """True while the connection is up."""
+        return self.state == "connected"
+
     @property
     def session(self) -> SDKClient:
         """The live SDK client; raises when the server is not connected."""
@@ -162,10 +208,11 @@ class Client:
         return [t for t in tools if self._selected(t.name)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """Call one tool within ``tool_timeout``.
+        """Call one tool within ``tool_timeout``; a crashed server is restarted once first.
 
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
+        await self.restart_if_crashed()
         return await self.session.call_tool(
             name, arguments, read_timeout_seconds=self.config.tool_timeout
         )
@@ -212,6 +259,7 @@ class Client:
             raise launched
         server = launched or await launch(self.config)
         self.log_file = server.log_file
+        self._process = server
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:

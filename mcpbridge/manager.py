@@ -8,10 +8,10 @@ context exit stops every server and waits for each child process to end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -98,13 +98,22 @@ class Manager:
             if not config.enabled or name in self.clients:
                 continue
             process = self._prelaunched.take(name) if self._prelaunched else None
-            client = Client(config, on_tools_changed=self._on_tools_changed, process=process)
+            client = Client(
+                config,
+                on_tools_changed=self._on_tools_changed,
+                process=process,
+                spawn=self._spawn,
+            )
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
         async with anyio.create_task_group() as tg:
             for client in started:
                 tg.start_soon(self._await_ready, client)
+
+    def _spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        assert self._tg is not None
+        self._tg.start_soon(task)
 
     async def _await_ready(self, client: Client) -> None:
         await client.ready.wait()
@@ -141,8 +150,14 @@ class Manager:
         return dict(sorted(out.items()))
 
     def connected(self) -> list[Client]:
-        """Clients with a live connection, sorted by name."""
-        return [c for _, c in sorted(self.clients.items()) if c.state == "connected"]
+        """Clients whose tools are offered, sorted by name: live connections, and crashed
+        stdio servers that the next call will restart.
+        """
+        return [
+            c
+            for _, c in sorted(self.clients.items())
+            if c.connected or (c.crashed and c.restarts_left > 0)
+        ]
 
     def tools(self) -> list[MCPTool]:
         """Every connected server's tools, sorted by server then tool; same tools, same list."""

@@ -54,6 +54,8 @@ class ServerProcess:
     log_file: Path
     _log: IO[bytes] = field(repr=False)
     dropped_stderr: int = 0
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the server's stdout ends: it exited, or we stopped it."""
 
     async def pump_stderr(self) -> None:
         """Copy stderr into the log file up to the cap; keep draining so the server never blocks."""

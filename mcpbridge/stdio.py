@@ -30,29 +30,67 @@ MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 _ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 
 
-def _oversized_error(head: bytes, size: int) -> SessionMessage | None:
+def _error_for(head: bytes, message: str) -> SessionMessage | None:
+    """An error answer for the request whose id starts ``head``, if one can be found."""
+    if b'"method"' in head[:4096]:
+        return None  # a request or notification from the server, not an answer
     match = _ID_PATTERN.search(head[:4096])
     if match is None:
         return None
-    request_id = json.loads(match.group(1))
-    error = types.JSONRPCError(
-        jsonrpc="2.0",
-        id=request_id,
-        error=types.ErrorData(
-            code=types.INTERNAL_ERROR,
-            message=f"the server's answer is larger than {MAX_MESSAGE_BYTES // 2**20} MB "
-            f"(at least {size // 2**20} MB) and was dropped",
-        ),
-    )
-    return SessionMessage(error)
+    try:
+        request_id = json.loads(match.group(1))
+    except ValueError:
+        return None
+    error = types.ErrorData(code=types.INTERNAL_ERROR, message=message)
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except (ValidationError, ValueError) as exc:
+        # An answer we cannot read (not UTF-8, broken JSON) would leave its request waiting
+        # until the timeout: answer it with an error when its id can be found.
+        reply = _error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")
+        if reply is not None:
+            return reply
         logger.debug("ignoring a line that is not JSON-RPC: %.200r", line)
         return exc
+
+
+class _LineSplitter:
+    """Newline-delimited messages from stdout chunks, each at most ``MAX_MESSAGE_BYTES``."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._dropped = 0  # > 0 while skipping the rest of an oversized line
+
+    def feed(self, chunk: bytes) -> list[SessionMessage | Exception]:
+        out: list[SessionMessage | Exception] = []
+        while chunk:
+            newline = chunk.find(b"\n")
+            part, chunk = (chunk, b"") if newline < 0 else (chunk[:newline], chunk[newline + 1 :])
+            if self._dropped:
+                self._dropped += len(part)
+            else:
+                self._buffer += part
+                if len(self._buffer) > MAX_MESSAGE_BYTES:
+                    size = len(self._buffer)
+                    reply = _error_for(
+                        bytes(self._buffer[:4096]),
+                        f"the server's answer is larger than {MAX_MESSAGE_BYTES // 2**20} MB "
+                        f"(at least {size // 2**20} MB) and was dropped",
+                    )
+                    if reply is not None:
+                        out.append(reply)
+                    self._dropped = size
+                    self._buffer.clear()
+            if newline >= 0:
+                if not self._dropped and self._buffer.strip():
+                    out.append(_parse(bytes(self._buffer)))
+                self._buffer.clear()
+                self._dropped = 0
+        return out
 
 
 @asynccontextmanager
@@ -65,32 +103,17 @@ async def stdio_transport(server: ServerProcess) -> AsyncIterator[TransportStrea
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def read_stdout() -> None:
-        buffer = bytearray()
-        dropping = 0  # > 0 while skipping the rest of an oversized line
+        lines = _LineSplitter()
         async with to_session:
-            with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                while True:
-                    chunk = await stdout.receive()
-                    while chunk:
-                        newline = chunk.find(b"\n")
-                        part, chunk = (
-                            (chunk, b"") if newline < 0 else (chunk[:newline], chunk[newline + 1 :])
-                        )
-                        if dropping:
-                            dropping += len(part)
-                        else:
-                            buffer += part
-                            if len(buffer) > MAX_MESSAGE_BYTES:
-                                reply = _oversized_error(bytes(buffer[:4096]), len(buffer))
-                                dropping = len(buffer)
-                                buffer.clear()
-                                if reply is not None:
-                                    await to_session.send(reply)
-                        if newline >= 0:
-                            if not dropping and buffer.strip():
-                                await to_session.send(_parse(bytes(buffer)))
-                            buffer.clear()
-                            dropping = 0
+            try:
+                with suppress(
+                    anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError
+                ):
+                    while True:
+                        for message in lines.feed(await stdout.receive()):
+                            await to_session.send(message)
+            finally:
+                server.closed.set()
 
     async def write_stdin() -> None:
         async with from_session:

@@ -89,14 +89,21 @@ class MCPTool:
         try:
             result = await self._client.call_tool(self.tool.name, dict(arguments))
         except MCPError as exc:
-            return ToolResult(
-                f"MCP error {exc.code} from server '{self.server}': {exc.message}", is_error=True
-            )
+            return ToolResult(self._describe_error(exc), is_error=True)
         except (ConnectionError, OSError, RuntimeError) as exc:
-            return ToolResult(
-                f"calling {self.name} failed: {self._client.redact(str(exc))}", is_error=True
-            )
+            text = f"calling {self.name} failed: {self._client.redact(str(exc))}"
+            return ToolResult(text, is_error=True)
         return to_tool_result(result)
+
+    def _describe_error(self, exc: MCPError) -> str:
+        server = self.server
+        if exc.code == types.CONNECTION_CLOSED:
+            again = " The next call restarts it." if self._client.restarts_left > 0 else ""
+            return f"server '{server}' closed the connection during the call (it exited).{again}"
+        if exc.code == types.REQUEST_TIMEOUT:
+            limit = self._client.config.tool_timeout
+            return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
+        return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
 
 
 def _validator_for(schema: dict[str, Any]) -> Any:
