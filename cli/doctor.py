@@ -12,6 +12,7 @@ import typer
 
 from cli import render
 from cli.runtime import Globals, load_settings, select_servers, with_timeout
+from core import trust
 from core.errors import ExitCode, SettingsError, UsageError
 
 
@@ -76,7 +77,11 @@ def doctor_command(
         report = doctor.unreadable(exc)
     else:
         servers = with_timeout(select_servers(settings, server), timeout)
-        report = anyio.run(lambda: doctor.diagnose(settings, servers, selected=bool(server)))
+        result = trust.check(settings, assume_trusted=globals_.trust_project)
+        untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
+        report = anyio.run(
+            lambda: doctor.diagnose(settings, servers, selected=bool(server), untrusted=untrusted)
+        )
 
     stream = sys.stdout
     if output_format is Format.JSON:

@@ -16,7 +16,7 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -144,6 +144,7 @@ async def diagnose(
     *,
     selected: bool = False,
     environ: Mapping[str, str] | None = None,
+    untrusted: Collection[str] = (),
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -153,10 +154,14 @@ async def diagnose(
             (with ``--timeout`` applied).
         selected: True when ``--server`` narrowed the set (no "nothing configured" warning).
         environ: Variables for ``${VAR}`` checks; defaults to ``os.environ``.
+        untrusted: Project servers of an untrusted project: reported, never started.
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
-    reports = [ServerReport(ServerContext(c, settings, env)) for _, c in sorted(servers.items())]
+    reports = [
+        ServerReport(ServerContext(c, settings, env, trusted=n not in untrusted))
+        for n, c in sorted(servers.items())
+    ]
     to_connect: list[ServerReport] = []
     for report in reports:
         if not report.context.config.enabled:

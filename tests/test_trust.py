@@ -110,3 +110,19 @@ def test_global_servers_are_always_trusted(
     _, servers, err = listing(capsys, "--cwd", str(tmp_path))
     assert servers == {"g": "connected"}
     assert err == ""
+
+
+def test_doctor_reports_untrusted_project_servers_as_errors_and_does_not_start_them(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(["--cwd", str(project), "mcp", "doctor", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    trust_findings = [f for f in report["findings"] if f["check"] == "settings.trust"]
+    assert [f["server"] for f in trust_findings] == ["repo-server"]
+    assert "codebot trust" in trust_findings[0]["hint"]
+    servers = {s["name"]: s for s in report["servers"]}
+    assert servers["global-one"]["status"] == "connected"
+    assert servers["repo-server"]["status"] != "connected"
+
+    assert run(["--cwd", str(project), "--trust-project", "mcp", "doctor"]) == 0

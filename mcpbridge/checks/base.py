@@ -70,6 +70,8 @@ class ServerContext:
     config: ServerConfig
     settings: Settings
     environ: Mapping[str, str]
+    trusted: bool = True
+    """False for a project server whose project is not trusted (it is never started)."""
     client: Client | None = None
     """Set once a connection was attempted."""
     listed: list[types.Tool] | None = None

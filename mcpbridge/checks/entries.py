@@ -45,6 +45,20 @@ def _servers(ctx: TotalsContext) -> Iterator[Finding]:
     )
 
 
+@check("settings.trust", "entry", "error", "a project server is not trusted, so not started")
+def _trust(ctx: ServerContext) -> Iterator[Finding]:
+    if ctx.trusted:
+        return
+    yield ctx.finding(
+        "settings.trust",
+        "error",
+        f"server '{ctx.name}' is defined by the project file {ctx.config.source}, and the "
+        "project is not trusted (or its servers changed since): it was not started",
+        "Review what it runs, then `codebot trust`; or pass --trust-project (or set "
+        "CODEBOT_TRUST_PROJECT=1) for one run.",
+    )
+
+
 @check("settings.disabled", "settings", "info", "a server is disabled and is not checked")
 def _disabled(ctx: TotalsContext) -> Iterator[Finding]:
     for server in ctx.servers:
