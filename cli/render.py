@@ -10,6 +10,10 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from core.errors import CodebotError
+from core.redact import Redactor
+
+REDACTOR = Redactor()
+"""Knows every secret of this run (filled in when settings load); scrubs logs and errors."""
 
 
 def use_color(stream: TextIO) -> bool:
@@ -23,20 +27,20 @@ def style(text: str, code: str, stream: TextIO = sys.stdout) -> str:
 
 
 def error_line(message: str) -> None:
-    """``error: <message>`` on stderr."""
-    print(f"{style('error', '31;1', sys.stderr)}: {message}", file=sys.stderr)
+    """``error: <message>`` on stderr (secrets scrubbed)."""
+    print(f"{style('error', '31;1', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
 
 
 def error(exc: CodebotError) -> None:
     """The error and, on the next line, its hint."""
     error_line(exc.message)
     if exc.hint:
-        print(f"{style('hint', '33', sys.stderr)}: {exc.hint}", file=sys.stderr)
+        print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(exc.hint)}", file=sys.stderr)
 
 
 def warn(message: str) -> None:
-    """``warning: <message>`` on stderr."""
-    print(f"{style('warning', '33;1', sys.stderr)}: {message}", file=sys.stderr)
+    """``warning: <message>`` on stderr (secrets scrubbed)."""
+    print(f"{style('warning', '33;1', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
 
 
 def table(rows: Sequence[Sequence[str]], *, indent: str = "") -> str:
@@ -62,10 +66,15 @@ def first_line(text: str | None, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+class _RedactingFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return REDACTOR(super().format(record))
+
+
 def setup_debug_logging() -> None:
-    """Debug logs on stderr, for codebot and the SDK."""
+    """Debug logs on stderr, for codebot and the SDK, with every known secret scrubbed."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.setFormatter(_RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)

@@ -27,8 +27,22 @@ class Globals:
 
 
 def load_settings(globals_: Globals) -> Settings:
-    """Read the settings for the working directory (raises ``SettingsError``)."""
-    return settings_mod.load(globals_.cwd)
+    """Read the settings for the working directory (raises ``SettingsError``).
+
+    Every secret the settings name (header and env values, the API key) is handed to the
+    process-wide redactor, so no log line or message can print it.
+    """
+    import os
+
+    from cli import render
+
+    settings = settings_mod.load(globals_.cwd)
+    for config in settings.servers.values():
+        render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+    for name in (settings.api_key_env, "OPENAI_API_KEY"):
+        if name and os.environ.get(name):
+            render.REDACTOR.add([os.environ[name]])
+    return settings
 
 
 def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:

@@ -41,8 +41,11 @@ def log_dir() -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) with mode 0700 and return it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` with mode 0700, and any missing parent the same way; return it."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700, exist_ok=True)
+        directory.chmod(0o700)  # mkdir's mode is filtered by the umask
     try:
         path.chmod(0o700)
     except OSError:  # boundary: a directory we do not own; keep going with its mode

@@ -1,0 +1,85 @@
+"""Ctrl-C (SIGINT) during a handshake and during a tool call: exit 130 at once, no child left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import children_of, write_settings
+from tests.servers.util import REPO_ROOT, server_command
+
+CODEBOT = str(Path(sys.executable).parent / "codebot")
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, float, list[int]]:
+    process = subprocess.Popen(
+        [CODEBOT, "--cwd", str(cwd), *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    kids: list[int] = []
+    while time.monotonic() < deadline and len(kids) < when_children:
+        time.sleep(0.1)
+        kids = children_of(process.pid)
+    time.sleep(1.0)  # well inside the handshake / the call
+    kids = children_of(process.pid)
+    assert len(kids) >= when_children
+    process.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    _, err = process.communicate(timeout=30)
+    elapsed = time.monotonic() - started
+    assert "Traceback" not in err
+    return process.returncode, elapsed, kids
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    echo, echo_args = server_command("echo")
+    hang, hang_args = server_command("hang")
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "echo": {"command": echo, "args": echo_args, "cwd": str(REPO_ROOT)},
+                "hang": {"command": hang, "args": hang_args, "cwd": str(REPO_ROOT)},
+            }
+        },
+    )
+    return tmp_path
+
+
+def test_ctrl_c_during_a_handshake(project: Path) -> None:
+    code, elapsed, kids = interrupt(
+        ["mcp", "list", "--server", "hang"], when_children=1, cwd=project
+    )
+    assert code == 130
+    assert elapsed < 8
+    time.sleep(0.2)
+    assert [k for k in kids if alive(k)] == []
+
+
+def test_ctrl_c_during_a_tool_call(project: Path) -> None:
+    code, elapsed, kids = interrupt(
+        ["mcp", "call", "echo", "sleep", "seconds=60"], when_children=1, cwd=project
+    )
+    assert code == 130
+    assert elapsed < 8
+    time.sleep(0.2)
+    assert [k for k in kids if alive(k)] == []
+    assert children_of(os.getpid()) == []

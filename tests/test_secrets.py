@@ -1,0 +1,127 @@
+"""A canary secret planted in env values, headers, URLs and the API key never shows up:
+not in any command's stdout or stderr (every format, --debug included), not in any file
+codebot writes. Files codebot writes are 0600 in 0700 directories.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import tests.fakes.openai_server as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import write_settings
+from tests.servers.util import REPO_ROOT, run_http_server, server_command
+
+CANARY = "canary-9f8e7d6c5b4a3"
+CODEBOT = str(Path(sys.executable).parent / "codebot")
+
+
+@pytest.fixture
+def http_url() -> Iterator[str]:
+    with run_http_server("--token", CANARY) as url:
+        yield url
+
+
+@pytest.fixture
+def project(tmp_path: Path, http_url: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CANARY_SECRET", CANARY)
+    monkeypatch.setenv("OPENAI_API_KEY", f"sk-{CANARY}")
+    echo, echo_args = server_command("echo")
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "echo": {
+                    "command": echo,
+                    "args": echo_args,
+                    "cwd": str(REPO_ROOT),
+                    "env": {"SERVICE_TOKEN": "${CANARY_SECRET}"},
+                },
+                "remote": {
+                    "url": http_url,
+                    "headers": {"Authorization": "Bearer ${CANARY_SECRET}"},
+                },
+                "broken": {
+                    "url": "http://admin:${CANARY_SECRET}@127.0.0.1:9/mcp?api_key=${CANARY_SECRET}",
+                    "headers": {"X-Key": "${CANARY_SECRET}"},
+                    "timeout": 3,
+                },
+                "wrongkey": {
+                    "url": http_url,
+                    "headers": {"Authorization": "Bearer wrong-${CANARY_SECRET}"},
+                    "timeout": 5,
+                },
+            }
+        },
+    )
+    return tmp_path
+
+
+def codebot(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CODEBOT, "--cwd", str(cwd), *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
+
+
+def test_canary_never_appears_in_any_output_or_file(project: Path, tmp_path: Path) -> None:
+    runs = [
+        codebot(project, "mcp", "list"),
+        codebot(project, "mcp", "list", "--json", "--schemas"),
+        codebot(project, "--debug", "mcp", "list"),
+        codebot(project, "mcp", "call", "echo", "echo", "text=hello"),
+        codebot(project, "--debug", "mcp", "call", "remote", "whoami"),
+        codebot(project, "mcp", "call", "broken", "anything"),
+        codebot(project, "mcp", "call", "wrongkey", "whoami"),
+        codebot(project, "mcp", "doctor"),
+        codebot(project, "mcp", "doctor", "--format", "json"),
+        codebot(project, "mcp", "doctor", "--format", "junit"),
+        codebot(project, "--debug", "mcp", "doctor", "--verbose"),
+    ]
+    with FakeOpenAI() as fake:
+        fake.queue(fo.tool_calls(("mcp__echo__echo", {"text": "hi"})), fo.text("done"))
+        runs.append(
+            codebot(project, "chat", "-p", "say hi", "--yes", "--json", "--base-url", fake.base_url)
+        )
+        fake.queue(fo.error(401, "bad key"))
+        runs.append(codebot(project, "--debug", "chat", "-p", "x", "--base-url", fake.base_url))
+        auth = {r.headers.get("authorization", "") for r in fake.requests}
+    assert auth == {f"Bearer sk-{CANARY}"}  # the key was really used...
+
+    # ...and the servers really got their secrets, so there was something to leak.
+    assert runs[4].returncode == 0 and runs[4].stdout == "http\n", runs[4].stderr
+    assert runs[5].returncode == 4 and runs[6].returncode == 4
+    assert runs[11].returncode == 0, runs[11].stderr
+    for result in runs:
+        assert CANARY not in result.stdout, result.args
+        assert CANARY not in result.stderr, result.args
+
+    home = tmp_path / "home"
+    written = [p for p in home.rglob("*") if p.is_file()]
+    assert written  # logs and history at least
+    for path in written:
+        assert CANARY.encode() not in path.read_bytes(), path
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    for directory in [p for p in home.rglob("*") if p.is_dir()]:
+        if directory.is_relative_to(home / "state"):
+            assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+
+
+def test_child_environment_does_not_leak_parent_secrets(project: Path) -> None:
+    result = codebot(project, "mcp", "call", "echo", "env", "name=OPENAI_API_KEY")
+    assert result.stdout == "<unset>\n"
+    result = codebot(project, "mcp", "call", "echo", "env", "name=CANARY_SECRET")
+    assert result.stdout == "<unset>\n"
+    # The configured env does reach it (then the output is the server's own business).
+    result = codebot(project, "mcp", "call", "echo", "env", "name=SERVICE_TOKEN")
+    assert result.returncode == 0 and result.stdout.strip() == CANARY
