@@ -1,0 +1,40 @@
+"""Load: 20 servers with 5,000 tools between them, listed in one `mcp list`."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+from mcpbridge.naming import VALID_NAME
+from tests.helpers import write_settings
+from tests.servers.util import REPO_ROOT, server_command
+
+CODEBOT = str(Path(sys.executable).parent / "codebot")
+
+
+def test_mcp_list_with_20_servers_and_5000_tools(tmp_path: Path) -> None:
+    servers = {}
+    for i in range(20):
+        command, args = server_command("many_raw", "--count", "250", "--page-size", "60")
+        servers[f"srv{i:02d}"] = {"command": command, "args": args, "cwd": str(REPO_ROOT)}
+    write_settings(tmp_path, {"mcp_servers": servers})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    result = subprocess.run(
+        [CODEBOT, "--cwd", str(tmp_path), "mcp", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert result.returncode == 0, result.stderr
+    listing = json.loads(result.stdout)["servers"]
+    names = [t["name"] for s in listing for t in s["tools"]]
+    assert len(listing) == 20 and all(s["status"] == "connected" for s in listing)
+    assert len(names) == 5000
+    assert len(set(names)) == 5000
+    assert all(VALID_NAME.match(n) for n in names)
+    # Memory stays bounded: the whole process, SDK included, well under 400 MB.
+    assert max(peak_kb, before) < 400 * 1024
