@@ -16,7 +16,7 @@ from mcpbridge.naming import allocate
 from mcpbridge.tool import MCPTool
 from tests.helpers import server_config
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "doctor.md"
+DOCS = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_schema_errors_use_the_declared_draft() -> None:
