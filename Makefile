@@ -30,9 +30,10 @@ format: ## Format the code and apply safe lint fixes
 	$(BIN)/ruff check --fix cli core mcpbridge tests examples
 
 demo: ## Offline demo: list and call the tools of examples/demo's MCP server
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo mcp list
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo mcp call notes add_note text="hello from make demo"
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo mcp call notes roll_dice sides=20
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp list
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp call notes add_note text="hello from make demo"
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp call notes roll_dice sides=20
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp doctor
 
 bench: ## Benchmarks: codebot against the raw SDK doing the same work
 	$(BIN)/python -m tests.bench
