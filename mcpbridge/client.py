@@ -91,6 +91,8 @@ class Client:
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self._stop = anyio.Event()
+        self._handshake: anyio.CancelScope | None = None
+        """The scope bounding connect and first listing; stop() cancels it (Ctrl-C, exit)."""
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
@@ -109,6 +111,9 @@ class Client:
         started = time.perf_counter()
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.config.timeout) as scope:
+                self._handshake = scope
+                if self._stop.is_set():
+                    scope.cancel()
                 async with AsyncExitStack() as stack:
                     session = await self._connect(stack)
                     self.info = self._server_info(session, started)
@@ -124,7 +129,9 @@ class Client:
                             tg.start_soon(self._watch_exit, self._process)
                         await self._stop.wait()
                         tg.cancel_scope.cancel()
-            if scope.cancelled_caught and self.state == "pending":
+            if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
+                self._fail(self._stage, "stopped before the handshake finished")
+            elif scope.cancelled_caught and self.state == "pending":
                 self._fail(
                     "handshake" if self._stage == "launch" else self._stage,
                     f"no answer within {self.config.timeout:g} s",
@@ -138,14 +145,21 @@ class Client:
             self._fail(self._stage, *self._explain(exc))
         finally:
             self._session = None
+            self._handshake = None
             if self.state == "connected":
                 self.state = "stopped"
             self.ready.set()
             self.done.set()
 
     async def stop(self) -> None:
-        """Ask the lifecycle task to close the connection, and wait until it has."""
+        """Ask the lifecycle task to close the connection, and wait until it has.
+
+        A handshake still in progress is abandoned rather than awaited (its timeout can be
+        long), so Ctrl-C or an exit during startup is not held up by a slow server.
+        """
         self._stop.set()
+        if self._handshake is not None and self.state == "pending":
+            self._handshake.cancel()
         await self.done.wait()
 
     async def _watch_exit(self, process: ServerProcess) -> None:
@@ -338,6 +352,12 @@ def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
     where = f"server '{config.name}' in {config.source}"
     if isinstance(leaf, LaunchError):
         return leaf.message, leaf.hint
+    if isinstance(leaf, httpx2.ConnectError) and ("SSL" in str(leaf) or "TLS" in str(leaf)):
+        return (
+            f"TLS failed talking to {config.url}: {leaf}",
+            f"If the server speaks plain HTTP, use http:// in the 'url' of {where}; if its "
+            "certificate is self-signed, add it to the system's trust store.",
+        )
     if isinstance(leaf, httpx2.ConnectError):
         return (
             f"cannot connect to {config.url}: {leaf}",
