@@ -13,7 +13,8 @@ help: ## Show this help
 install: ## Create .venv with codebot and the dev tools, and the npm MCP servers the tests use
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# compat mode: a plain .pth path entry, no import hook (cheaper start-up for every command)
+	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@echo "installed: run $(BIN)/codebot --help (or activate $(VENV))"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -13,7 +13,10 @@ from typer._click import exceptions as click_exceptions
 
 from cli import render
 from cli.runtime import Globals
+from core import __version__
 from core.errors import CodebotError, ExitCode, UsageError
+
+HELP_OPTIONS = ["-h", "--help"]
 
 app = typer.Typer(
     name="codebot",
@@ -22,15 +25,13 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
 
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
-
-        typer.echo(f"codebot {version('codebot')}")
+        typer.echo(f"codebot {__version__}")
         raise typer.Exit()
 
 
@@ -38,8 +39,12 @@ def _version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     cwd: Annotated[
-        Path | None,
-        typer.Option("--cwd", help="Run as if started in DIR (finds DIR/.codebot/settings.json)."),
+        str | None,
+        typer.Option(
+            "--cwd",
+            metavar="DIR",
+            help="Run as if started in DIR (finds DIR/.codebot/settings.json).",
+        ),
     ] = None,
     debug: Annotated[
         bool, typer.Option("--debug", help="Show tracebacks and SDK logs (secrets stay redacted).")
@@ -56,18 +61,13 @@ def _root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    directory = (cwd or Path.cwd()).expanduser()
+    directory = Path(cwd).expanduser() if cwd else Path.cwd()
     if not directory.is_dir():
         raise UsageError(
             f"--cwd {directory}: no such directory", hint="Pass an existing directory to --cwd."
         )
     ctx.obj = Globals(cwd=directory.resolve(), debug=debug, trust_project=trust_project)
-    if debug:
-        render.setup_debug_logging()
-    else:
-        # Library warnings (the SDK logs transport trouble) must not reach the terminal;
-        # codebot reports failures itself. --debug shows them.
-        logging.getLogger().addHandler(logging.NullHandler())
+    render.setup_logging(debug=debug)
 
 
 def _register() -> None:
@@ -85,9 +85,47 @@ def _register() -> None:
 _register()
 
 
+def _light_option_parsing(command: typer.core.TyperGroup) -> None:
+    """Keep pydantic out of parsing plain text and flag options.
+
+    Typer 0.29 coerces option values through a pydantic ``TypeAdapter`` built on first use:
+    about 60 ms of imports that `codebot mcp --help` would pay for ``--cwd`` or an unset
+    flag alone. Text and flag options need no more than ``str`` and ``bool``, so those get a
+    coercion of exactly that, across the command tree. Should Typer's internals change, this
+    does nothing and Typer's own coercion applies.
+    """
+    try:
+        from typer._click.core import Command, Context
+        from typer._coercion import RuntimeParam
+    except ImportError:  # pragma: no cover - a Typer without this layer
+        return
+
+    class Plain(RuntimeParam):
+        def _coerce_value(self, value: object, param: object, ctx: object) -> object:
+            return self.annotation(value)  # type: ignore[operator]
+
+    stack: list[Command] = [command]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "commands", {}).values())
+        # The help option is made per command on first use; make it now to include it.
+        help_option = node.get_help_option(Context(node, help_option_names=HELP_OPTIONS))
+        for param in [*node.params, help_option]:
+            descriptor = getattr(param, "type_descriptor", None)
+            if descriptor is None or descriptor.annotation not in (str, bool):
+                continue
+            if getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1:
+                continue
+            plain = Plain(
+                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
+            )
+            param._runtime_param = plain  # type: ignore[union-attr]
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     command = typer.main.get_command(app)
+    _light_option_parsing(command)  # type: ignore[arg-type]
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)
@@ -104,7 +142,7 @@ def run(argv: list[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except CodebotError as exc:
         if debug:
-            logging.getLogger("codebot").exception("error")
+            render.debug_traceback(exc)
         render.error(exc)
         return exc.exit_code
     return int(result) if isinstance(result, int) else ExitCode.OK
@@ -112,4 +150,8 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
-    sys.exit(run())
+    code = run()
+    # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
+    # at exit. Frozen objects are skipped: the process is ending anyway.
+    gc.freeze()
+    sys.exit(code)

@@ -7,12 +7,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import anyio
 import typer
 
 from cli import render
 from cli.runtime import Globals, load_settings, select_servers, with_timeout
-from core import trust
 from core.errors import ExitCode, SettingsError, UsageError
 
 
@@ -61,7 +59,10 @@ def doctor_command(
     Exit 0 when there is no error, 1 when there is one (with --strict: or a warning),
     3 when the settings cannot be read at all.
     """
+    import anyio
+
     from cli import doctor_render
+    from core import trust
     from mcpbridge import doctor
 
     if list_checks:

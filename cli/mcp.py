@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
 
 from cli import render
@@ -19,10 +18,12 @@ from cli.runtime import (
     select_servers,
     with_timeout,
 )
-from core import trust
 from core.errors import ExitCode, UsageError
-from core.settings import ServerConfig
-from core.tools import ToolResult
+
+if TYPE_CHECKING:
+    from core.settings import ServerConfig
+    from core.tools import ToolResult
+
 
 mcp_app = typer.Typer(
     help="Use MCP servers directly: list their tools, call one, check the configuration.",
@@ -53,6 +54,8 @@ def list_command(
 
     Exit 0 when every selected server connected, 4 when any failed (the others are listed).
     """
+    import anyio
+
     globals_: Globals = ctx.obj
     settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
@@ -87,6 +90,8 @@ async def _batch(servers: dict[str, ServerConfig]) -> bool:
         sys.stdout.flush()
 
     async def read_line() -> str:
+        import anyio
+
         return await anyio.to_thread.run_sync(sys.stdin.readline)
 
     async with open_manager(servers, prelaunch=False) as manager:
@@ -176,7 +181,9 @@ def call_command(
     Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
     4 server unreachable. With --batch: 0 when every request succeeded, else 1.
     """
-    from core import arguments
+    import anyio
+
+    from core import arguments, trust
     from core.settings import require_usable
 
     globals_: Globals = ctx.obj

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -57,6 +55,8 @@ def table(rows: Sequence[Sequence[str]], *, indent: str = "") -> str:
 
 def print_json(data: Any) -> None:
     """Pretty JSON on stdout."""
+    import json
+
     print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
@@ -66,15 +66,30 @@ def first_line(text: str | None, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-class _RedactingFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        return REDACTOR(super().format(record))
+def setup_logging(*, debug: bool) -> None:
+    """With ``debug``: every log line on stderr, secrets scrubbed. Without: library log lines
+    (the SDK logs transport trouble) never reach the terminal; codebot reports failures itself.
+    """
+    import logging  # deferred: costs start-up time on paths that never log
 
-
-def setup_debug_logging() -> None:
-    """Debug logs on stderr, for codebot and the SDK, with every known secret scrubbed."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root = logging.getLogger()
+    if not debug:
+        root.addHandler(logging.NullHandler())
+        return
+
+    class RedactingFormatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return REDACTOR(super().format(record))
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.DEBUG)
+
+
+def debug_traceback(exc: BaseException) -> None:
+    """The traceback of ``exc`` on stderr (``--debug``), secrets scrubbed."""
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    print(REDACTOR(text), file=sys.stderr, end="")

@@ -8,12 +8,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import settings as settings_mod
-from core import trust
 from core.errors import SettingsError, UsageError
-from core.settings import ServerConfig, Settings
 
 if TYPE_CHECKING:
+    # Settings and trust load only when a command runs: `codebot --help` stays light.
+    from core import trust
+    from core.settings import ServerConfig, Settings
     from mcpbridge.manager import Manager
 
 
@@ -35,6 +35,7 @@ def load_settings(globals_: Globals) -> Settings:
     import os
 
     from cli import render
+    from core import settings as settings_mod
 
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
@@ -47,6 +48,8 @@ def load_settings(globals_: Globals) -> Settings:
 
 def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:
     """Drop untrusted project servers, with a warning naming the fix (non-interactive use)."""
+    from core import trust
+
     result = trust.check(settings, assume_trusted=globals_.trust_project)
     if result.needs_trust:
         from cli import render
@@ -63,7 +66,7 @@ def require_trusted(name: str, result: trust.TrustCheck) -> None:
         raise SettingsError(
             f"server '{name}' is defined by {result.project_file}, and the project is {state}",
             hint="Review it and run `codebot trust`, or pass --trust-project "
-            f"(or set {trust.TRUST_ENV}=1).",
+            "(or set CODEBOT_TRUST_PROJECT=1).",
         )
 
 

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from cli import render
 from cli.runtime import Globals, load_settings
-from core import trust
 from core.errors import ExitCode, UsageError
 from core.redact import redact_url
-from core.settings import ServerConfig
+
+if TYPE_CHECKING:
+    from core.settings import ServerConfig
 
 
 def describe(config: ServerConfig) -> str:
@@ -46,6 +47,8 @@ def register(app: typer.Typer) -> None:
         Trust is recorded for this project file and its current server entries; a change
         to them needs trust again.
         """
+        from core import trust
+
         globals_: Globals = ctx.obj
         settings = load_settings(globals_)
         result = trust.check(settings)

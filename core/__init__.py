@@ -4,3 +4,4 @@
 """
 
 CODEBOT_PACKAGE = "codebot"
+__version__ = "0.1.0"

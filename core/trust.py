@@ -9,7 +9,6 @@ The store is ``<state dir>/trust.json`` (0600, in a 0700 directory).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, replace
@@ -50,6 +49,7 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
 
 def digest(servers: tuple[ServerConfig, ...]) -> str:
     """A hash of the project's server entries as written (before variable expansion)."""
+    import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
     section = {c.name: c.raw for c in servers}
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()

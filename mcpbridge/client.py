@@ -14,7 +14,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from core import __version__
 from core.redact import Redactor
 from core.settings import ServerConfig
 from mcpbridge.failures import Failure, Stage, read_tail
@@ -49,11 +49,7 @@ State = Literal["pending", "connected", "failed", "stopped"]
 
 def client_info() -> types.Implementation:
     """What codebot tells servers about itself."""
-    try:
-        ver = version("codebot")
-    except PackageNotFoundError:  # running from a checkout without installing
-        ver = "0.0.0"
-    return types.Implementation(name="codebot", version=ver)
+    return types.Implementation(name="codebot", version=__version__)
 
 
 @dataclass(frozen=True, slots=True)
