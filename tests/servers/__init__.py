@@ -24,6 +24,12 @@ http_server        yes   Streamable HTTP on 127.0.0.1 with bearer-token auth,
                          prints ``READY <url>``; ``--html`` / ``--status N`` modes
 garbage_stdout     no    writes non-JSON lines to stdout, then serves ``echo``
 stderr_flood       yes   floods ~20 MB to stderr while serving ``echo``
+faulty             no    misbehaves on request: not-UTF-8 answers, huge answers,
+                         list_changed storms, dies mid-call, ignores SIGTERM
+many_raw           no    ``--count N`` tools with cursor pagination (load tests)
+sleepy_raw         no    sleeps ``--delay`` s without CPU, then serves ``echo``;
+                         ``--timing-log`` records server-side call times (bench)
+lint_target        no    tools that break model-API rules (doctor tests)
 =================  ====  =====================================================
 
 ``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free

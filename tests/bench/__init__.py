@@ -1,0 +1,6 @@
+"""``make bench`` (``python -m tests.bench``): the speed targets of issue 6, measured.
+
+Each target is measured against a baseline run in the same invocation (interleaved runs,
+medians) and printed as a table. A benchmark, not a test: nothing asserts, it exits 0.
+See ``docs/performance.md`` for the method and the figures.
+"""

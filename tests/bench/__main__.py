@@ -1,0 +1,69 @@
+"""Run the benchmarks: ``python -m tests.bench [--json FILE] [--runs N] [--only 1,2,...]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench import cases
+from tests.bench.harness import Row, machine, table, write_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
+    parser.add_argument("--json", type=Path, help="also write the results as JSON to FILE")
+    parser.add_argument(
+        "--runs", type=int, default=7, help="recorded runs per process case (default 7)"
+    )
+    parser.add_argument("--only", help="comma-separated target numbers, e.g. 2,7")
+    args = parser.parse_args(argv)
+    wanted = args.only.split(",") if args.only else list(cases.TARGETS)
+    meta = machine()
+    rows: list[Row] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="codebot-bench-") as tmp:
+        for target in wanted:
+            fn = cases.TARGETS[target]
+            reason = cases.skip_reason(target)
+            if reason:
+                rows.append(
+                    Row(target, f"target {target} skipped", "s", float("nan"), failed=reason)
+                )
+                continue
+            n = cases.runs_for(target, args.runs)
+            cases.log_to_stderr(f"target {target}: {n} runs")
+            workspace = cases.Workspace(Path(tmp) / f"t{target}")
+            try:
+                rows.extend(fn(workspace, n, cases.log_to_stderr))
+            except Exception as exc:  # a benchmark reports, it does not stop
+                rows.append(
+                    Row(
+                        target,
+                        f"target {target} crashed",
+                        "s",
+                        float("nan"),
+                        failed=f"{type(exc).__name__}: {exc}",
+                    )
+                )
+    meta["seconds"] = round(time.perf_counter() - started, 1)
+    meta["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(table(rows))
+    print()
+    for row in rows:
+        if row.note:
+            print(f"[{row.target or 'i'}] {row.case}: {row.note}")
+    print(
+        f"\n{meta['cpus']} CPUs, load average {meta['loadavg_start']} at start, "
+        f"{meta['loadavg_end']} at the end; took {meta['seconds']} s"
+    )
+    if args.json:
+        write_json(args.json, rows, meta)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
