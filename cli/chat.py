@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
@@ -17,18 +17,22 @@ import anyio
 import typer
 
 from cli import render
-from cli.runtime import Globals, load_settings, open_manager
+from cli.runtime import Globals, apply_trust, load_settings, open_manager
 from core.errors import CodebotError, ExitCode, ModelError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from core import trust
     from core.agent import Agent, RunResult
     from core.model import ModelConfig
-    from core.permissions import Approver
+    from core.permissions import Approver, PermissionGate
     from core.session import Session
     from core.settings import Settings
     from mcpbridge.manager import Manager
+
+    TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
+    """Asks the user whether to trust the project's servers (the REPL supplies one)."""
 
 
 @dataclass
@@ -52,9 +56,39 @@ class ChatRuntime:
     settings: Settings
     manager: Manager
     session: Session
+    gate: PermissionGate
     agent: Agent | None
     model_error: ModelError | None
     """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
+    untrusted: tuple[str, ...] = ()
+    """Project servers skipped for this session because the project is not trusted."""
+
+
+async def settle_trust(
+    globals_: Globals, settings: Settings, ask: TrustPrompt | None
+) -> tuple[Settings, tuple[str, ...]]:
+    """Decide about the project's own servers before any of them starts.
+
+    Without ``ask`` (one-shot, stdin not a terminal) untrusted project servers are skipped
+    with a warning naming the fixes. With it the user is asked once: yes records trust (for
+    this project file and its current server entries), no skips them for this session.
+
+    Returns:
+        The settings to run with, and the names of the skipped servers.
+    """
+    from core import trust  # deferred: `codebot --help` does not load settings or trust
+
+    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    if not result.needs_trust:
+        return settings, ()
+    skipped = tuple(c.name for c in result.servers)
+    if ask is None:
+        return apply_trust(globals_, settings)[0], skipped
+    if await ask(result):
+        trust.record(result)
+        return settings, ()
+    render.warn(trust.untrusted_message(result))
+    return trust.without_untrusted(settings, result), skipped
 
 
 def register(app: typer.Typer) -> None:
@@ -89,22 +123,36 @@ def chat_command(
     options = ChatOptions(prompt, as_json, yes, list(allow or []), plan, model, base_url)
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
-    if options.prompt is not None:
-        if not options.prompt.strip():
-            from core.errors import UsageError
+    if options.prompt is not None and not options.prompt.strip():
+        from core.errors import UsageError
 
-            raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
-        return anyio.run(one_shot, globals_, options)
-    from cli.repl import repl
+        raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
+    try:
+        if options.prompt is not None:
+            return anyio.run(one_shot, globals_, options)
+        from cli.repl import repl
 
-    return anyio.run(repl, globals_, options)
+        return anyio.run(repl, globals_, options)
+    except KeyboardInterrupt:
+        # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
+        # loop has already unwound (servers stopped); say so instead of exiting silently.
+        render.error_line("interrupted")
+        return ExitCode.INTERRUPTED
 
 
 @asynccontextmanager
 async def open_runtime(
-    globals_: Globals, options: ChatOptions, approver: Approver | None, *, need_model: bool
+    globals_: Globals,
+    options: ChatOptions,
+    approver: Approver | None,
+    *,
+    need_model: bool,
+    ask_trust: TrustPrompt | None = None,
 ) -> AsyncIterator[ChatRuntime]:
     """Build the runtime; MCP servers are not started here (the caller decides when).
+
+    Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
+    launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
 
     Raises:
         SettingsError: the settings cannot be read.
@@ -116,7 +164,7 @@ async def open_runtime(
     from core.permissions import PermissionGate
     from core.session import Session
 
-    settings = load_settings(globals_)
+    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     config: ModelConfig | None = None
     model_error: ModelError | None = None
     try:
@@ -147,7 +195,9 @@ async def open_runtime(
                 tool_result_max_tokens=settings.tool_result_max_tokens,
             )
         try:
-            yield ChatRuntime(globals_, settings, manager, session, agent, model_error)
+            yield ChatRuntime(
+                globals_, settings, manager, session, gate, agent, model_error, untrusted
+            )
         finally:
             if agent is not None:
                 with anyio.CancelScope(shield=True):
@@ -160,6 +210,7 @@ def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
     import asyncio
 
     loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
     try:
         loop.add_signal_handler(signal.SIGINT, scope.cancel)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
@@ -169,6 +220,10 @@ def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+        # remove_signal_handler installs Python's default handler; put back asyncio.Runner's,
+        # which cancels the main task (an orderly unwind) instead of raising anywhere.
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def report_mcp(manager: Manager) -> None:
@@ -193,15 +248,17 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
 
     assert options.prompt is not None
     async with open_runtime(globals_, options, None, need_model=True) as runtime:
-        await runtime.manager.start_all()
-        report_mcp(runtime.manager)
         agent = runtime.agent
         assert agent is not None
         status = Status()
         view = TurnView(status, stream_text=False)
         result: RunResult | None = None
         failure: CodebotError | None = None
+        # Ctrl-C anywhere from the handshakes to the answer cancels this scope: the servers
+        # are then stopped by open_runtime's exit, and the run ends with 130.
         with anyio.CancelScope() as scope, sigint_cancels(scope):
+            await runtime.manager.start_all()
+            report_mcp(runtime.manager)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:

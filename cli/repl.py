@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,12 +20,14 @@ from cli.chat import (
     ChatRuntime,
     open_runtime,
     report_mcp,
+    settle_trust,
     show_error,
     sigint_cancels,
 )
 from cli.chatview import Status, TurnView, short_args
 from cli.runtime import Globals, load_settings
-from core import paths
+from cli.trust import describe
+from core import paths, trust
 from core.errors import CodebotError, ExitCode
 from core.permissions import Answer, ApprovalRequest
 
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
-/mcp reload   re-read settings.json and reconnect changed servers
+/mcp reload   re-read settings.json (servers, permissions, trust); reconnect changed servers
 /tools        the active tools and their capabilities
 /plan         toggle plan mode (read-only tools)
 /clear        forget the conversation
@@ -59,6 +62,8 @@ class Repl:
         self.status = Status()
         self.turn_scope: anyio.CancelScope | None = None
         self.runtime: ChatRuntime | None = None
+        self.declined: set[str] = set()
+        """Digests of project server sections the user declined to trust: not asked again."""
 
     def _session(self, **kwargs: Any) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -88,15 +93,17 @@ class Repl:
     async def approve(self, request: ApprovalRequest) -> Answer:
         """Ask the user about one tool call: yes once, always (this session), or no."""
         self.status.clear()
-        perm = request.permission
         print(
             f"{render.style('?', '33;1', sys.stderr)} {render.style(request.tool, '1', sys.stderr)}"
-            f" {short_args(dict(request.arguments), 160)}\n"
-            f"  {perm.capability.value}: {perm.reason}",
+            f" {short_args(dict(request.arguments), 160)}\n" + approval_details(request),
             file=sys.stderr,
         )
         try:
-            text = await self._session().prompt_async("  allow? [y]es once, [a]lways, [n]o: ")
+            # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT
+            # handler on return, and a later Ctrl-C during the approved call would be lost.
+            text = await self._session().prompt_async(
+                "  allow? [y]es once, [a]lways, [n]o: ", handle_sigint=False
+            )
         except (KeyboardInterrupt, EOFError):
             if self.turn_scope is not None:
                 self.turn_scope.cancel()
@@ -104,11 +111,33 @@ class Repl:
         choice = text.strip().lower()[:1]
         return {"y": Answer.ONCE, "a": Answer.ALWAYS}.get(choice, Answer.NO)
 
+    async def ask_trust(self, result: trust.TrustCheck) -> bool:
+        """Ask once whether to trust the project's servers; a "no" is remembered."""
+        if result.digest in self.declined:
+            return False
+        state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
+        lines = [f"{result.project_file} ({state}) would start these MCP servers:"]
+        lines += [f"  {describe(config)}" for config in result.servers]
+        print("\n".join(lines), file=sys.stderr)
+        try:
+            text = await self._session().prompt_async(
+                "Trust this project and start them? [y]es (remember) / [n]o (skip for now): ",
+                handle_sigint=False,
+            )
+        except (KeyboardInterrupt, EOFError):
+            text = ""
+        if text.strip().lower() in ("y", "yes"):
+            return True
+        self.declined.add(result.digest)
+        return False
+
     async def main(self, globals_: Globals, options: ChatOptions) -> int:
         """Run until /exit, Ctrl-D or a double Ctrl-C."""
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        async with open_runtime(globals_, options, self.approve, need_model=False) as runtime:
+        async with open_runtime(
+            globals_, options, self.approve, need_model=False, ask_trust=self.ask_trust
+        ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
                 show_error(runtime.model_error)
@@ -145,7 +174,10 @@ class Repl:
         if not runtime.settings.servers:
             return
         await runtime.manager.start_all()
-        report_mcp(runtime.manager)
+        # The prompt may end (Ctrl-D) just as the servers connect, closing the stdout proxy
+        # prompt-toolkit had put in place; the line is then not worth a crash.
+        with suppress(ValueError):
+            report_mcp(runtime.manager)
 
     async def turn(self, line: str) -> None:
         """One prompt to the agent; errors are shown and the REPL goes on."""
@@ -203,19 +235,30 @@ class Repl:
         return None
 
     async def _reload(self, runtime: ChatRuntime) -> None:
+        """Re-read settings: servers (through trust again), permission rules, limits."""
         try:
-            settings = load_settings(runtime.globals)
+            loaded = load_settings(runtime.globals)
         except CodebotError as exc:
             show_error(exc)
             return
+        settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
         runtime.settings = settings
+        runtime.gate.rules = settings.permissions
+        if runtime.agent is not None:
+            runtime.agent.max_turns = settings.max_turns
+            runtime.agent.tool_result_max_tokens = settings.tool_result_max_tokens
         await runtime.manager.reconfigure(settings.servers)
-        await runtime.session.before_prompt()
+        await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
+        print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active)")
 
     async def _show_mcp(self, runtime: ChatRuntime) -> None:
         statuses = await runtime.manager.status(live=False)
-        if not statuses:
+        for name in runtime.untrusted:
+            print(f"{name}: not trusted (skipped)")
+        if runtime.untrusted:
+            print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
+        if not statuses and not runtime.untrusted:
             print("no MCP servers are configured (add them to settings.json)")
             return
         for s in statuses:
@@ -225,6 +268,17 @@ class Repl:
                 print(f"  {s.error}")
             if s.failure is not None and s.failure.hint:
                 print(f"  hint: {s.failure.hint}")
+
+
+def approval_details(request: ApprovalRequest) -> str:
+    """Why the gate asks: the capability, why the tool was classified so, and the rule."""
+    permission = request.permission
+    capability = permission.capability.value
+    if request.rule is not None:
+        because = f"the settings rule {request.rule} asks first"
+    else:
+        because = f"no permission rule matches, and {capability} tools ask by default"
+    return f"  capability: {capability} ({permission.reason})\n  asks because: {because}"
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from core.errors import ModelError
+from core.errors import ModelError, SettingsError
 from core.settings import Settings
 from core.stream import Reply, StreamAccumulator, TextCallback, reply_from_completion
 
@@ -33,6 +33,8 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to establish the connection; a refused or unroutable host fails fast."""
 READ_TIMEOUT = 600.0
 """Seconds between bytes; a local model on a CPU can think for minutes before its first token."""
+TIMEOUT_ENV = "CODEBOT_MODEL_TIMEOUT"
+"""Overrides :data:`READ_TIMEOUT` (seconds without a byte from the model before giving up)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class ModelConfig:
     api_key: str = field(repr=False)
     key_env: str | None
     """The variable the key was read from, or None when the placeholder key is used."""
+    timeout: float = READ_TIMEOUT
+    """Seconds without a byte from the server (before or during a stream) before giving up."""
 
     @property
     def url(self) -> str:
@@ -68,16 +72,18 @@ def resolve_config(
 
     Raises:
         ModelError: no API key is set and no base URL points at a local server.
+        SettingsError: ``CODEBOT_MODEL_TIMEOUT`` is not a positive number.
     """
     env = os.environ if environ is None else environ
+    timeout = _timeout(env.get(TIMEOUT_ENV))
     chosen_model = model or env.get("CODEBOT_MODEL") or settings.model or DEFAULT_MODEL
     url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
     names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
     key_env = next((n for n in names if env.get(n)), None)
     if key_env is not None:
-        return ModelConfig(chosen_model, url, env[key_env], key_env)
+        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout)
     if url is not None:
-        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None)
+        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout)
     wanted = settings.api_key_env or DEFAULT_KEY_ENV
     raise ModelError(
         f"no API key for the model API: {wanted} is not set and no base URL is configured",
@@ -87,11 +93,27 @@ def resolve_config(
     )
 
 
+def _timeout(value: str | None) -> float:
+    if value is None or not value.strip():
+        return READ_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise SettingsError(
+            f"{TIMEOUT_ENV}={value!r} is not a positive number of seconds",
+            hint=f"Set {TIMEOUT_ENV} to e.g. 120, or unset it for the default ({READ_TIMEOUT:g}).",
+        )
+    return seconds
+
+
 def create_client(config: ModelConfig, *, max_retries: int = 2, **extra: Any) -> AsyncOpenAI:
     """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use)."""
     import openai
 
-    extra.setdefault("timeout", openai.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT))
+    connect = min(CONNECT_TIMEOUT, config.timeout)
+    extra.setdefault("timeout", openai.Timeout(config.timeout, connect=connect))
     return openai.AsyncOpenAI(
         api_key=config.api_key, base_url=config.url, max_retries=max_retries, **extra
     )
@@ -198,8 +220,10 @@ def map_error(exc: Exception, config: ModelConfig) -> ModelError:
         )
     if isinstance(exc, openai.APITimeoutError):
         return ModelError(
-            f"the model API at {url} did not answer in time",
-            hint="The server may be overloaded or the model still loading; retry.",
+            f"the model API at {url} did not answer in time "
+            f"(nothing received for {config.timeout:g} s)",
+            hint="The server may be overloaded or the model still loading; retry, or allow "
+            f"more time with {TIMEOUT_ENV}=<seconds>.",
         )
     if isinstance(exc, openai.APIConnectionError):
         cause = _redact(str(exc.__cause__ or exc), config.api_key)

@@ -40,6 +40,9 @@ class Decision:
 
     verdict: Verdict
     reason: str
+    rule: str | None = None
+    """The settings rule or ``--allow`` pattern that decided, as ``"<list> '<pattern>'"``
+    (e.g. ``"permissions.ask 'mcp__github__*'"``); None when the capability decided."""
 
     @property
     def allowed(self) -> bool:
@@ -56,6 +59,9 @@ class ApprovalRequest:
     permission: Permission
     reason: str
     """Why the gate asks (a rule, or the capability)."""
+    rule: str | None = None
+    """The rule that asks (``"permissions.ask '<pattern>'"``), or None: no rule matched and
+    the capability is not read."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -94,15 +100,19 @@ class PermissionGate:
         """The static decision, before anybody is asked."""
         name = tool.name
         if pattern := _match(name, self.rules.deny):
-            return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'")
+            rule = f"permissions.deny '{pattern}'"
+            return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
         if name in self.always:
             return Decision(Verdict.ALLOW, "approved for this session")
         if pattern := _match(name, self.allow_patterns):
-            return Decision(Verdict.ALLOW, f"allowed by --allow '{pattern}'")
+            rule = f"--allow '{pattern}'"
+            return Decision(Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule)
         if pattern := _match(name, self.rules.ask):
-            return Decision(Verdict.ASK, f"the settings rule '{pattern}' asks first")
+            rule = f"permissions.ask '{pattern}'"
+            return Decision(Verdict.ASK, f"the settings rule '{pattern}' asks first", rule)
         if pattern := _match(name, self.rules.allow):
-            return Decision(Verdict.ALLOW, f"allowed by the settings rule '{pattern}'")
+            rule = f"permissions.allow '{pattern}'"
+            return Decision(Verdict.ALLOW, f"allowed by the settings rule '{pattern}'", rule)
         permission = tool.permission()
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
@@ -121,7 +131,9 @@ class PermissionGate:
                 f"needs approval and nobody can answer in non-interactive mode "
                 f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
             )
-        request = ApprovalRequest(tool.name, arguments, tool.permission(), decision.reason)
+        request = ApprovalRequest(
+            tool.name, arguments, tool.permission(), decision.reason, decision.rule
+        )
         answer = await self.approver(request)
         if answer is Answer.ALWAYS:
             self.always.add(tool.name)

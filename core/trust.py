@@ -50,6 +50,7 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
 def digest(servers: tuple[ServerConfig, ...]) -> str:
     """A hash of the project's server entries as written (before variable expansion)."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
+
     section = {c.name: c.raw for c in servers}
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -32,13 +32,15 @@ from core.redact import Redactor
 from core.settings import ServerConfig
 from mcpbridge.failures import Failure, Stage, read_tail
 from mcpbridge.probe import guard_discover
-from mcpbridge.process import LaunchError, ServerProcess, launch
+from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.stdio import stdio_transport
 
 logger = logging.getLogger(__name__)
 
 MAX_RESTARTS = 1
 """How often a stdio server that crashed is restarted on the next call, per session."""
+EXIT_CODE_WAIT = 0.5
+"""After a server's stdout ends, how long to wait for its exit code (for the message)."""
 MAX_LIST_PAGES = 1000
 """A server whose cursor never ends must not hang us."""
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
@@ -163,6 +165,9 @@ class Client:
         await process.closed.wait()
         if self._stop.is_set():
             return  # our own shutdown
+        await exited(process.process, EXIT_CODE_WAIT)  # stdout ends just before the exit
+        if self._stop.is_set():
+            return
         returncode = process.process.returncode
         code = f" (exit code {returncode})" if returncode is not None else ""
         self._fail(

@@ -81,11 +81,11 @@ class ServerProcess:
             if process.stdin is not None:
                 with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await process.stdin.aclose()
-            if not await _exited(process, STDIN_CLOSE_GRACE):
+            if not await exited(process, STDIN_CLOSE_GRACE):
                 _signal_group(process, signal.SIGTERM)
-                if not await _exited(process, TERM_GRACE):
+                if not await exited(process, TERM_GRACE):
                     _signal_group(process, signal.SIGKILL)
-                    await _exited(process, TERM_GRACE)
+                    await exited(process, TERM_GRACE)
             for stream in (process.stdout, process.stderr):
                 if stream is not None:
                     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -99,7 +99,8 @@ class ServerProcess:
             self._log.close()
 
 
-async def _exited(process: Process, seconds: float) -> bool:
+async def exited(process: Process, seconds: float) -> bool:
+    """Wait up to ``seconds`` for the process to end; True when it has."""
     # Poll returncode rather than wait(): a grandchild holding the pipes would make wait() hang.
     with anyio.move_on_after(seconds):
         while process.returncode is None:  # noqa: ASYNC110 - nothing to wait on but the poll

@@ -7,7 +7,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +224,8 @@ async def test_repl_turn_approval_and_slash_commands(
     assert "(plan mode on: read-only tools; " in out and "(plan mode off; " in out
     assert "echo: connected" in out
     assert "allow? " not in out  # the question goes to the terminal, not stdout
-    assert "? write" in err and "write: built-in write" in err
+    assert "? write" in err and "capability: write (built-in write" in err
+    assert "asks because: no permission rule matches, and write tools ask by default" in err
     assert history_mode() == 0o600
 
 
@@ -232,3 +233,166 @@ def history_mode() -> int:
     from cli.repl import history_file
 
     return history_file().stat().st_mode & 0o777
+
+
+# --- trust, approval reasons and /mcp reload -------------------------------------------------
+
+
+async def until(condition: Callable[[], bool], seconds: float = 15) -> None:
+    with anyio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110 - polling another task's state
+            await anyio.sleep(0.02)
+
+
+async def drive(project: Path, steps: Callable[[Repl, Any], Awaitable[None]]) -> int:
+    """Run the REPL on pipe input while ``steps`` types into it."""
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as inp:
+        repl = Repl(inp, DummyOutput())
+        code = -1
+
+        async def main() -> None:
+            nonlocal code
+            code = await repl.main(Globals(cwd=project), ChatOptions())
+
+        with anyio.fail_after(45):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(main)
+                await steps(repl, inp)
+    return code
+
+
+def connected(repl: Repl) -> list[str]:
+    runtime = repl.runtime
+    return [c.name for c in runtime.manager.connected()] if runtime else []
+
+
+@pytest.mark.anyio
+async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import trust
+    from core.settings import load
+
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+
+    async def steps(repl: Repl, inp: Any) -> None:
+        await anyio.sleep(0.3)
+        inp.send_text("n\r")  # do not trust: the project's servers stay off
+        await until(lambda: repl.runtime is not None)
+        await anyio.sleep(0.3)
+        inp.send_text("/mcp\r")
+        await anyio.sleep(0.3)
+        inp.send_text("/mcp reload\r")  # declined this session: not asked again
+        await anyio.sleep(0.5)
+        assert connected(repl) == []
+        trust.record(trust.check(load(project)))  # `codebot trust` in another terminal
+        inp.send_text("/mcp reload\r")
+        await until(lambda: connected(repl) == ["echo"])
+        inp.send_text("/mcp\r")
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    code = await drive(project, steps)
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert err.count("would start these MCP servers:") == 1
+    assert "  echo: " in err and "tests.servers.echo" in err
+    assert "skipping project servers (echo)" in err and "codebot trust" in err
+    assert "echo: not trusted (skipped)" in out
+    assert "echo: connected" in out
+
+
+@pytest.mark.anyio
+async def test_repl_trust_yes_records_it(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import trust
+    from core.settings import load
+
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+
+    async def steps(repl: Repl, inp: Any) -> None:
+        await anyio.sleep(0.3)
+        inp.send_text("y\r")
+        await until(lambda: connected(repl) == ["echo"])
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    assert await drive(project, steps) == 0
+    assert trust.check(load(project)).reason == "recorded"
+    assert "skipping" not in capsys.readouterr().err
+
+
+def test_one_shot_skips_untrusted_project_servers_with_the_warning(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    fake.queue(fo.text("no echo here"))
+    code, out, err = chat(capsys, project, "-p", "hi")
+    assert code == 0 and out == "no echo here\n"
+    assert "skipping project servers (echo)" in err and "--trust-project" in err
+    assert not [t for t in tools_of(fake.bodies[0]) if t.startswith("mcp__")]
+    fake.queue(fo.text("with echo"))
+    code, _, err = run_chat(capsys, project, "--trust-project", "-p", "hi")
+    assert code == 0 and "skipping" not in err
+    assert "mcp__echo__echo" in tools_of(fake.bodies[1])
+
+
+def run_chat(capsys: pytest.CaptureFixture[str], cwd: Path, *argv: str) -> tuple[int, str, str]:
+    """Like chat(), with global options before the subcommand."""
+    globals_ = [a for a in argv if a == "--trust-project"]
+    rest = [a for a in argv if a != "--trust-project"]
+    code = run(["--cwd", str(cwd), *globals_, "chat", *rest])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.anyio
+async def test_mcp_reload_applies_new_servers_and_permission_rules(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(tmp_path, {"base_url": fake.base_url})
+    (tmp_path / "notes.txt").write_text("hello\n")
+    fake.queue(
+        fo.tool_calls(("mcp__echo__delete_note", {"id": "1"}), ("read", {"path": "notes.txt"})),
+        fo.text("one denied, one read"),
+    )
+
+    async def steps(repl: Repl, inp: Any) -> None:
+        await until(lambda: repl.runtime is not None)
+        write_settings(
+            tmp_path,
+            {
+                "base_url": fake.base_url,
+                "mcp_servers": {"echo": entry("echo")},
+                "permissions": {"deny": ["mcp__echo__delete_*"], "ask": ["read"]},
+            },
+        )
+        await anyio.sleep(0.3)
+        inp.send_text("/mcp reload\r")
+        await until(lambda: connected(repl) == ["echo"])
+        await anyio.sleep(0.3)
+        inp.send_text("delete note 1 and read notes\r")
+        await until(lambda: len(fake.bodies) == 1)
+        await anyio.sleep(0.5)
+        inp.send_text("y\r")  # the read approval
+        await until(lambda: len(fake.bodies) == 2)
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    assert await drive(tmp_path, steps) == 0
+    out, err = capsys.readouterr()
+    assert "mcp__echo__echo" in tools_of(fake.bodies[0])  # the first turn after reload
+    assert "mcp__echo__delete_note denied: denied by the settings rule 'mcp__echo__delete_*'" in err
+    assert "capability: read (built-in read: only reads files)" in err
+    assert "asks because: the settings rule permissions.ask 'read' asks first" in err
+    tool_messages = [m for m in fake.bodies[1]["messages"] if m["role"] == "tool"]
+    assert tool_messages[0]["content"].startswith("Error: Permission denied")
+    assert tool_messages[1]["content"] == "     1\thello"
+    assert "one denied, one read" in out

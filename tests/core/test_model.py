@@ -241,3 +241,35 @@ def test_fake_server_cli_prints_ready(tmp_path: Path) -> None:
         with urllib.request.urlopen(req, timeout=5) as resp:
             assert json.load(resp)["choices"][0]["message"]["content"] == "hi"
         proc.terminate()
+
+
+# --- the timeout (CODEBOT_MODEL_TIMEOUT) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf", "nan"])
+def test_timeout_must_be_a_positive_number(value: str) -> None:
+    from core.errors import SettingsError
+
+    env = {"OPENAI_BASE_URL": "http://x/v1", "CODEBOT_MODEL_TIMEOUT": value}
+    with pytest.raises(SettingsError, match="CODEBOT_MODEL_TIMEOUT"):
+        resolve_config(Settings(), environ=env)
+
+
+def test_timeout_from_environment() -> None:
+    env = {"OPENAI_BASE_URL": "http://x/v1", "CODEBOT_MODEL_TIMEOUT": "2.5"}
+    assert resolve_config(Settings(), environ=env).timeout == 2.5
+    assert resolve_config(Settings(), environ={"OPENAI_BASE_URL": "http://x/v1"}).timeout == 600
+
+
+@pytest.mark.parametrize("turn", [fo.stall(30), fo.hang(30)], ids=["before-headers", "mid-stream"])
+async def test_silent_server_times_out(fake: FakeOpenAI, turn: fo.Turn) -> None:
+    config = ModelConfig("fake-model", fake.base_url, "sk-test-key-123456", None, timeout=0.5)
+    model = ChatModel(create_client(config, max_retries=0), config)
+    fake.queue(turn)
+    try:
+        with pytest.raises(
+            ModelError, match=r"did not answer in time \(nothing received for 0.5 s"
+        ):
+            await model.complete(USER)
+    finally:
+        await model.aclose()

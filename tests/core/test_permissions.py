@@ -92,3 +92,20 @@ async def test_approver_once_always_no() -> None:
     assert asked[0].arguments == {"path": "x"}
     assert asked[0].permission.capability is Capability.WRITE
     assert asked[0].reason.startswith("write:")
+
+
+async def test_the_approver_learns_which_rule_asks() -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approver(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return Answer.NO
+
+    rules = PermissionRules(ask=("mcp__gh__*",), deny=("mcp__gh__delete*",))
+    gate = PermissionGate(rules, approver=approver)
+    await gate.check(FakeTool("mcp__gh__issue", Capability.READ), {})
+    await gate.check(FakeTool("write", Capability.WRITE), {})
+    denied = await gate.check(FakeTool("mcp__gh__delete_repo", Capability.WRITE), {})
+    assert [r.rule for r in asked] == ["permissions.ask 'mcp__gh__*'", None]
+    assert asked[0].permission.reason == "classified read for the test"
+    assert denied.rule == "permissions.deny 'mcp__gh__delete*'" and len(asked) == 2

@@ -5,7 +5,8 @@ the real ``openai`` client and its parser are exercised. Each ``POST /v1/chat/co
 pops one scripted turn; ``"stream": true`` gets SSE, otherwise JSON. Every request is recorded.
 
 Turns are plain JSON-able dicts (build them with :func:`text`, :func:`tool_calls`,
-:func:`error`, :func:`drop`, :func:`raw_sse`), so a script file works too::
+:func:`error`, :func:`drop`, :func:`raw_sse`, :func:`hang`, :func:`stall`), so a script file
+works too::
 
     python -m tests.fakes.openai_server --script turns.json [--llama] [--port 0]
 
@@ -72,6 +73,11 @@ def hang(seconds: float = 30.0) -> Turn:
     return {"hang": seconds}
 
 
+def stall(seconds: float = 30.0) -> Turn:
+    """Send nothing at all (not even headers) for ``seconds``, then a plain answer."""
+    return {"stall": seconds, "text": "late"}
+
+
 @dataclass
 class Recorded:
     """One request the server received."""
@@ -89,6 +95,8 @@ class _State:
     llama: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
     call_counter: int = 0
+    closing: threading.Event = field(default_factory=threading.Event)
+    """Set by close(): a hanging stream stops waiting, so close() does not wait for it."""
 
 
 class FakeOpenAI:
@@ -142,6 +150,7 @@ class FakeOpenAI:
 
     def close(self) -> None:
         """Stop serving and release the port."""
+        self._state.closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -203,6 +212,8 @@ class _Handler(BaseHTTPRequestHandler):
                 {"x-should-retry": "false"},
             )
             return
+        if "stall" in turn:
+            self.shared.closing.wait(float(turn["stall"]))
         if "error" in turn:
             status = int(turn["error"])
             payload = {"error": {"message": turn["message"], "type": "scripted", "code": status}}
@@ -307,7 +318,7 @@ class _Handler(BaseHTTPRequestHandler):
         for event in events:
             if "__hang__" in event:
                 self.wfile.flush()
-                time.sleep(event["__hang__"])
+                self.shared.closing.wait(event["__hang__"])
                 continue
             if "__drop__" in event:
                 self.wfile.flush()

@@ -1,0 +1,173 @@
+"""Faults on the model side, and Ctrl-C, through the real ``codebot`` console script.
+
+Each test runs ``codebot chat -p`` as a child process against the loopback model server (in
+this process, on a thread) and, where it matters, the echo MCP server; it checks the exit
+code, that no traceback reaches the user, and that no child process of codebot is left.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes import openai_server as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.procs import Running, alive, codebot_env, wait_until
+from tests.helpers import children_of, write_settings
+from tests.servers.util import REPO_ROOT, server_command
+
+EXIT_SECONDS = 8.0
+"""How fast an interrupted or failed run must be gone (shutdown grace included)."""
+
+
+def entry(module: str, *args: str) -> dict[str, Any]:
+    command, argv = server_command(module, *args)
+    return {"command": command, "args": argv, "cwd": str(REPO_ROOT)}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake: FakeOpenAI) -> Path:
+    root = tmp_path / "repo"
+    write_settings(root, {"base_url": fake.base_url, "mcp_servers": {"echo": entry("echo")}})
+    return root
+
+
+def start(project: Path, *argv: str, **env: str) -> Running:
+    environ = codebot_env(project.parent / "home", CODEBOT_TRUST_PROJECT="1", **env)
+    return Running(["chat", "-p", "hi", *argv], project, environ)
+
+
+def finish(run: Running, seconds: float = 30.0) -> tuple[int, str, str]:
+    code = run.wait(seconds)
+    assert "Traceback" not in run.stderr, run.stderr
+    return code, run.stdout, run.stderr
+
+
+@pytest.fixture
+def runs() -> Iterator[list[Running]]:
+    started: list[Running] = []
+    yield started
+    for run in started:
+        run.close()
+
+
+# --- the model endpoint misbehaves ---------------------------------------------------------
+
+
+def test_stream_dropped_mid_answer_exits_5(
+    project: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    fake.queue(fo.drop(after_text="The answer is"))
+    runs.append(run := start(project))
+    code, out, err = finish(run)
+    assert code == 5 and out == ""
+    assert "the model's reply stream ended early" in err and "hint:" in err
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_server_error_exits_5(
+    project: Path, fake: FakeOpenAI, runs: list[Running], status: int
+) -> None:
+    fake.queue(fo.error(status, "upstream exploded"))
+    runs.append(run := start(project))
+    code, out, err = finish(run)
+    assert code == 5 and out == ""
+    assert f"failed ({status}): upstream exploded" in err
+
+
+def test_model_silent_mid_stream_times_out(
+    project: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    fake.queue(fo.hang(60))
+    began = time.monotonic()
+    runs.append(run := start(project, CODEBOT_MODEL_TIMEOUT="1"))
+    code, _, err = finish(run)
+    assert code == 5
+    assert "did not answer in time (nothing received for 1 s)" in err
+    assert "CODEBOT_MODEL_TIMEOUT" in err
+    assert time.monotonic() - began < 20
+
+
+def test_invalid_timeout_setting_is_a_settings_error(project: Path, runs: list[Running]) -> None:
+    runs.append(run := start(project, CODEBOT_MODEL_TIMEOUT="soon"))
+    code, _, err = finish(run)
+    assert code == 3 and "CODEBOT_MODEL_TIMEOUT='soon' is not a positive number" in err
+
+
+# --- Ctrl-C ----------------------------------------------------------------------------------
+
+
+def interrupt(run: Running) -> tuple[int, str, float]:
+    """Send SIGINT once the MCP server runs; returns the exit code, stderr and seconds taken."""
+    wait_until(lambda: bool(children_of(run.pid)), 15, "the MCP server process")
+    kids = children_of(run.pid)
+    sent = time.monotonic()
+    run.proc.send_signal(signal.SIGINT)
+    code, _, err = finish(run, 15)
+    took = time.monotonic() - sent
+    wait_until(lambda: not any(alive(k) for k in kids), 5, f"children {kids} to exit")
+    return code, err, took
+
+
+def test_ctrl_c_during_model_stream_exits_130(
+    project: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    fake.queue(fo.hang(60))
+    runs.append(run := start(project))
+    wait_until(lambda: len(fake.requests) == 1, 20, "the model request")
+    time.sleep(0.2)  # the stream has begun: its first chunk is on the wire
+    code, err, took = interrupt(run)
+    assert code == 130 and "interrupted" in err, err
+    assert took < EXIT_SECONDS, f"took {took:.1f}s"
+
+
+def test_ctrl_c_during_long_tool_call_exits_130(
+    project: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    fake.queue(fo.tool_calls(("mcp__echo__sleep", {"seconds": 60})), fo.text("never"))
+    runs.append(run := start(project, "--yes"))
+    wait_until(lambda: "→ mcp__echo__sleep" in run.stderr, 20, "the tool call to start")
+    time.sleep(0.2)
+    code, err, took = interrupt(run)
+    assert code == 130 and "interrupted" in err, err
+    assert took < EXIT_SECONDS, f"took {took:.1f}s"
+    assert len(fake.requests) == 1  # the interrupted turn never went back to the model
+
+
+def test_ctrl_c_during_handshake_exits_130(
+    tmp_path: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    root = tmp_path / "repo"
+    servers = {"slow": entry("slow_start", "--delay", "60"), "echo": entry("echo")}
+    write_settings(root, {"base_url": fake.base_url, "mcp_servers": servers})
+    runs.append(run := start(root))
+    wait_until(lambda: len(children_of(run.pid)) >= 2, 15, "both server processes")
+    time.sleep(0.5)  # codebot is now waiting in start_all for the slow handshake
+    code, err, took = interrupt(run)
+    assert code == 130 and "interrupted" in err, err
+    assert took < EXIT_SECONDS, f"took {took:.1f}s"
+    assert fake.requests == []
+
+
+def test_json_transcript_survives_an_error_result(
+    project: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    """A fault on the tool side is a result for the model, not a crash of the run."""
+    fake.queue(fo.tool_calls(("mcp__echo__fail", {"message": "boom"})), fo.text("it failed"))
+    runs.append(run := start(project, "--yes", "--json"))
+    code, out, _ = finish(run)
+    assert code == 0
+    call = json.loads(out)["tool_calls"][0]
+    assert call["is_error"] and "boom" in call["result"]
