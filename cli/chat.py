@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
 
 from cli import render
@@ -22,6 +21,8 @@ from core.errors import CodebotError, ExitCode, ModelError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    import anyio
 
     from core import trust
     from core.agent import Agent, RunResult
@@ -127,6 +128,8 @@ def chat_command(
         from core.errors import UsageError
 
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
+    import anyio  # deferred with the rest of the chat machinery: `--help` stays light
+
     try:
         if options.prompt is not None:
             return anyio.run(one_shot, globals_, options)
@@ -158,6 +161,8 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
+    import anyio
+
     from core.agent import Agent
     from core.builtin import builtin_tools
     from core.model import ChatModel, create_client, resolve_config
@@ -244,6 +249,8 @@ def report_mcp(manager: Manager) -> None:
 
 async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     """Answer ``options.prompt``: the answer on stdout, activity on stderr."""
+    import anyio
+
     from cli.chatview import Status, TurnView
 
     assert options.prompt is not None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -85,6 +84,8 @@ async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> T
 
 
 async def _batch(servers: dict[str, ServerConfig]) -> bool:
+    import json
+
     def emit(answer: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
         sys.stdout.flush()
@@ -139,6 +140,8 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         if rows:
             print(render.table(rows, indent="  "))
         if schemas:
+            import json
+
             for t in v["tools"]:
                 print(f"\n  {t['name']} input schema:")
                 for line in json.dumps(t["input_schema"], indent=2).splitlines():
