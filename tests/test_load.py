@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 from mcpbridge.naming import VALID_NAME
+from tests.fakes.procs import CODEBOT
 from tests.helpers import write_settings
 from tests.servers.util import REPO_ROOT, server_command
-
-CODEBOT = str(Path(sys.executable).parent / "codebot")
 
 
 def test_mcp_list_with_20_servers_and_5000_tools(tmp_path: Path) -> None:
@@ -23,7 +21,7 @@ def test_mcp_list_with_20_servers_and_5000_tools(tmp_path: Path) -> None:
     write_settings(tmp_path, {"mcp_servers": servers})
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = subprocess.run(
-        [CODEBOT, "--cwd", str(tmp_path), "mcp", "list", "--json"],
+        [str(CODEBOT), "--cwd", str(tmp_path), "mcp", "list", "--json"],
         capture_output=True,
         text=True,
         timeout=120,

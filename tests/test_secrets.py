@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,11 +15,11 @@ import pytest
 
 import tests.fakes.openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.procs import CODEBOT
 from tests.helpers import write_settings
 from tests.servers.util import REPO_ROOT, run_http_server, server_command
 
 CANARY = "canary-9f8e7d6c5b4a3"
-CODEBOT = str(Path(sys.executable).parent / "codebot")
 
 
 @pytest.fixture
@@ -66,7 +65,7 @@ def project(tmp_path: Path, http_url: str, monkeypatch: pytest.MonkeyPatch) -> P
 
 def codebot(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [CODEBOT, "--cwd", str(cwd), *argv],
+        [str(CODEBOT), "--cwd", str(cwd), *argv],
         capture_output=True,
         text=True,
         timeout=120,

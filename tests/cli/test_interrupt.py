@@ -5,29 +5,19 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.fakes.procs import CODEBOT, alive
 from tests.helpers import children_of, write_settings
 from tests.servers.util import REPO_ROOT, server_command
-
-CODEBOT = str(Path(sys.executable).parent / "codebot")
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, float, list[int]]:
     process = subprocess.Popen(
-        [CODEBOT, "--cwd", str(cwd), *argv],
+        [str(CODEBOT), "--cwd", str(cwd), *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,43 +1,14 @@
-"""Fixtures for core tests: the anyio backend, an isolated environment, the fake model server."""
+"""Fixtures for core tests: the fake model server and models on it."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from core.model import ChatModel, ModelConfig, create_client
 from tests.fakes.openai_server import FakeOpenAI
-
-_CLEARED = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_ORG_ID",
-    "OPENAI_PROJECT_ID",
-    "OPENAI_CUSTOM_HEADERS",
-    "CODEBOT_MODEL",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-)
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in _CLEARED:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("CODEBOT_HOME", str(tmp_path / "home"))
 
 
 @pytest.fixture
