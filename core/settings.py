@@ -50,16 +50,6 @@ _SERVER_KEYS = (
     "protocol",
     "description",
 )
-_TOP_KEYS = (
-    "mcp_servers",
-    "mcpServers",
-    "model",
-    "base_url",
-    "api_key_env",
-    "max_turns",
-    "tool_result_max_tokens",
-    "permissions",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,7 +140,7 @@ class Client:
             self._fail(self._stage, "cancelled")
             raise
         except Exception as exc:  # boundary: any failure of one server is recorded, not raised
-            self._fail(self._stage, *self._explain(exc))
+            self._fail(self._stage, *explain(exc, self.config))
         finally:
             self._session = None
             self._handshake = None
@@ -335,9 +335,6 @@ class Client:
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
         )
-
-    def _explain(self, exc: BaseException) -> tuple[str, str | None]:
-        return explain(exc, self.config)
 
 
 def _leaves(exc: BaseException) -> Sequence[BaseException]:

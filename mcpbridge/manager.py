@@ -162,7 +162,9 @@ class Manager:
     def tools(self) -> list[MCPTool]:
         """Every connected server's tools, sorted by server then tool; same tools, same list."""
         if self._tools is None:
-            pairs = [(c, t) for c in self.connected() for t in sorted(c.tools, key=_tool_key)]
+            pairs = [
+                (c, t) for c in self.connected() for t in sorted(c.tools, key=lambda t: t.name)
+            ]
             names = allocate((c.name, t.name) for c, t in pairs)
             self._tools = [
                 MCPTool(client, tool, n.name, name_reason=n.reason)
@@ -262,7 +264,3 @@ class Manager:
             elif not config.enabled:
                 results[name] = ServerStatus(name, "disabled", config)
         return [results[n] for n in sorted(results)]
-
-
-def _tool_key(tool: object) -> str:
-    return str(getattr(tool, "name", ""))
