@@ -88,7 +88,13 @@ class Repl:
             else:
                 event.app.exit(exception=KeyboardInterrupt())
 
-        return self._session(history=FileHistory(str(history_file())), key_bindings=keys)
+        class PrivateHistory(FileHistory):
+            """Lines go to the history file with every known secret scrubbed."""
+
+            def store_string(self, string: str) -> None:
+                super().store_string(render.REDACTOR(string))
+
+        return self._session(history=PrivateHistory(str(history_file())), key_bindings=keys)
 
     async def approve(self, request: ApprovalRequest) -> Answer:
         """Ask the user about one tool call: yes once, always (this session), or no."""

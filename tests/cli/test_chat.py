@@ -396,3 +396,27 @@ async def test_mcp_reload_applies_new_servers_and_permission_rules(
     assert tool_messages[0]["content"].startswith("Error: Permission denied")
     assert tool_messages[1]["content"] == "     1\thello"
     assert "one denied, one read" in out
+
+
+@pytest.mark.anyio
+async def test_repl_history_never_holds_a_secret(
+    project: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli.repl import history_file
+
+    canary = "sk-canary-history-5e6f7a8b"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    fake.queue(fo.text("Noted."))
+
+    async def steps(repl: Repl, inp: Any) -> None:
+        await until(lambda: bool(connected(repl)))
+        inp.send_text(f"my key is {canary}, keep it\r")
+        await until(lambda: fake.remaining == 0)
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    assert await drive(project, steps) == 0
+    assert {r.headers.get("authorization") for r in fake.requests} == {f"Bearer {canary}"}
+    text = history_file().read_text()
+    assert "my key is ***, keep it" in text
+    assert canary not in text
