@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from core import __version__
 from core.redact import Redactor
 from core.settings import ServerConfig
-from mcpbridge.failures import Failure, Stage, read_tail
+from mcpbridge.failures import Failure, Stage, explain, read_tail
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.stdio import stdio_transport
@@ -335,74 +335,3 @@ class Client:
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
         )
-
-
-def _leaves(exc: BaseException) -> Sequence[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
-    return [exc]
-
-
-def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
-    """A readable reason and a hint for an exception raised while talking to a server."""
-    leaves = _leaves(exc)
-    leaf = next((e for e in leaves if not isinstance(e, anyio.get_cancelled_exc_class())), exc)
-    where = f"server '{config.name}' in {config.source}"
-    if isinstance(leaf, LaunchError):
-        return leaf.message, leaf.hint
-    if isinstance(leaf, httpx2.ConnectError) and ("SSL" in str(leaf) or "TLS" in str(leaf)):
-        return (
-            f"TLS failed talking to {config.url}: {leaf}",
-            f"If the server speaks plain HTTP, use http:// in the 'url' of {where}; if its "
-            "certificate is self-signed, add it to the system's trust store.",
-        )
-    if isinstance(leaf, httpx2.ConnectError):
-        return (
-            f"cannot connect to {config.url}: {leaf}",
-            f"Check that the server is running and the 'url' of {where} is right.",
-        )
-    if isinstance(leaf, httpx2.TimeoutException):
-        return f"the HTTP request to {config.url} timed out", f"Check the 'url' of {where}."
-    if isinstance(leaf, httpx2.HTTPError):
-        return f"HTTP error talking to {config.url}: {leaf}", f"Check the 'url' of {where}."
-    if isinstance(leaf, MCPError):
-        return _explain_mcp_error(leaf, config)
-    if isinstance(leaf, PermissionError):
-        return f"cannot start '{config.command}': permission denied", (
-            f"Make it executable (chmod +x), or fix 'command' of {where}."
-        )
-    if isinstance(leaf, FileNotFoundError | NotADirectoryError):
-        return f"cannot start '{config.command}': {leaf.strerror or leaf}", (
-            f"Fix 'command' or 'cwd' of {where}."
-        )
-    text = str(leaf) or type(leaf).__name__
-    return f"{type(leaf).__name__}: {text}", None
-
-
-def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | None]:
-    where = f"server '{config.name}' in {config.source}"
-    message = exc.message
-    if config.type == "http":
-        lowered = message.lower()
-        if "401" in message or "unauthorized" in lowered:
-            return f"{config.url} answered 401 Unauthorized", (
-                f"Check the credentials in 'headers' of {where}."
-            )
-        if "403" in message or "forbidden" in lowered:
-            return f"{config.url} answered 403 Forbidden", f"Check the 'headers' of {where}."
-        if "404" in message or "not found" in lowered:
-            return f"{config.url} answered 404 Not Found", f"Check the 'url' path of {where}."
-        if "content type" in lowered:
-            return f"{config.url} is not an MCP endpoint ({message})", (
-                f"Check the 'url' of {where}: it must be the server's Streamable HTTP endpoint, "
-                "often ending in /mcp."
-            )
-        if exc.code == types.INTERNAL_ERROR:
-            return f"{config.url} answered with an HTTP error ({message})", (
-                f"The server failed; check its logs, and the 'url' of {where}."
-            )
-    if exc.code == types.CONNECTION_CLOSED:
-        return "the server closed the connection (it exited or crashed)", (
-            f"Run the command of {where} by hand to see why it exits."
-        )
-    return f"MCP error {exc.code}: {message}", None

@@ -1,13 +1,24 @@
 """Why a server is not usable: the stage it failed at, a readable reason and a fix.
 
-Messages never carry header or env values; URLs are shown with credentials removed.
+:func:`explain` turns whatever a transport or the SDK raised into one sentence and a hint that
+names the settings key to change. Messages never carry header or env values; URLs are shown
+with credentials removed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import MCPError
+
+from core.settings import ServerConfig
+from mcpbridge.process import LaunchError
 
 Stage = Literal["config", "launch", "handshake", "list", "call"]
 
@@ -51,3 +62,74 @@ def read_tail(path: Path | None) -> str:
     if size > STDERR_TAIL_BYTES and lines:
         lines = lines[1:]  # the first line is probably cut
     return "\n".join(lines[-STDERR_TAIL_LINES:]).strip()
+
+
+def _leaves(exc: BaseException) -> Sequence[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
+    """A readable reason and a hint for an exception raised while talking to a server."""
+    leaves = _leaves(exc)
+    leaf = next((e for e in leaves if not isinstance(e, anyio.get_cancelled_exc_class())), exc)
+    where = f"server '{config.name}' in {config.source}"
+    if isinstance(leaf, LaunchError):
+        return leaf.message, leaf.hint
+    if isinstance(leaf, httpx2.ConnectError) and ("SSL" in str(leaf) or "TLS" in str(leaf)):
+        return (
+            f"TLS failed talking to {config.url}: {leaf}",
+            f"If the server speaks plain HTTP, use http:// in the 'url' of {where}; if its "
+            "certificate is self-signed, add it to the system's trust store.",
+        )
+    if isinstance(leaf, httpx2.ConnectError):
+        return (
+            f"cannot connect to {config.url}: {leaf}",
+            f"Check that the server is running and the 'url' of {where} is right.",
+        )
+    if isinstance(leaf, httpx2.TimeoutException):
+        return f"the HTTP request to {config.url} timed out", f"Check the 'url' of {where}."
+    if isinstance(leaf, httpx2.HTTPError):
+        return f"HTTP error talking to {config.url}: {leaf}", f"Check the 'url' of {where}."
+    if isinstance(leaf, MCPError):
+        return _explain_mcp_error(leaf, config)
+    if isinstance(leaf, PermissionError):
+        return f"cannot start '{config.command}': permission denied", (
+            f"Make it executable (chmod +x), or fix 'command' of {where}."
+        )
+    if isinstance(leaf, FileNotFoundError | NotADirectoryError):
+        return f"cannot start '{config.command}': {leaf.strerror or leaf}", (
+            f"Fix 'command' or 'cwd' of {where}."
+        )
+    text = str(leaf) or type(leaf).__name__
+    return f"{type(leaf).__name__}: {text}", None
+
+
+def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | None]:
+    where = f"server '{config.name}' in {config.source}"
+    message = exc.message
+    if config.type == "http":
+        lowered = message.lower()
+        if "401" in message or "unauthorized" in lowered:
+            return f"{config.url} answered 401 Unauthorized", (
+                f"Check the credentials in 'headers' of {where}."
+            )
+        if "403" in message or "forbidden" in lowered:
+            return f"{config.url} answered 403 Forbidden", f"Check the 'headers' of {where}."
+        if "404" in message or "not found" in lowered:
+            return f"{config.url} answered 404 Not Found", f"Check the 'url' path of {where}."
+        if "content type" in lowered:
+            return f"{config.url} is not an MCP endpoint ({message})", (
+                f"Check the 'url' of {where}: it must be the server's Streamable HTTP endpoint, "
+                "often ending in /mcp."
+            )
+        if exc.code == types.INTERNAL_ERROR:
+            return f"{config.url} answered with an HTTP error ({message})", (
+                f"The server failed; check its logs, and the 'url' of {where}."
+            )
+    if exc.code == types.CONNECTION_CLOSED:
+        return "the server closed the connection (it exited or crashed)", (
+            f"Run the command of {where} by hand to see why it exits."
+        )
+    return f"MCP error {exc.code}: {message}", None
