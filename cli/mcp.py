@@ -191,15 +191,13 @@ def call_command(
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
-    if server is not None:
-        require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
-    settings, _ = apply_trust(globals_, settings)
     if batch:
         if server or tool or args:
             raise UsageError(
                 "--batch takes the requests on stdin, not SERVER TOOL on the command line",
                 hint='Pipe lines like {"server": "s", "tool": "t", "arguments": {}} into it.',
             )
+        settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
         ok = anyio.run(_batch, servers)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
@@ -209,6 +207,7 @@ def call_command(
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
     config = select_servers(settings, [server])[server]
+    require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]
