@@ -126,10 +126,17 @@ class Manager:
                 tg.start_soon(client.stop)
 
     async def reconfigure(self, servers: Mapping[str, ServerConfig]) -> None:
-        """Apply new settings: stop removed or changed servers, start new or changed ones."""
+        """Apply new settings: stop removed, changed or failed servers; start new, changed or
+        failed ones. Servers that are connected and unchanged keep their connection.
+        """
         old = self.servers
         self.servers = dict(servers)
-        gone = [c for n, c in self.clients.items() if n not in servers or servers[n] != old.get(n)]
+        # Removed, changed, and failed servers go; a failed one starts afresh below.
+        gone = [
+            c
+            for n, c in self.clients.items()
+            if n not in servers or servers[n] != old.get(n) or not c.connected
+        ]
         await self._stop_clients(gone)
         for client in gone:
             del self.clients[client.name]

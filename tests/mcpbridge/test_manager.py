@@ -206,6 +206,22 @@ async def test_reconfigure_starts_new_and_stops_removed_servers() -> None:
             assert [t.name for t in manager.tools()] == ["mcp__b__hello"]
 
 
+async def test_reconfigure_retries_failed_servers_and_keeps_healthy_ones() -> None:
+    servers = {
+        "ok": make_server("ok", "silent_discover"),
+        "crash": make_server("crash", "crash_on_start"),
+    }
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            healthy, failed = manager.clients["ok"], manager.clients["crash"]
+            assert failed.failure is not None
+            await manager.reconfigure(servers)
+            assert manager.clients["ok"] is healthy  # unchanged and connected: kept
+            assert manager.clients["crash"] is not failed  # tried again
+            assert manager.failures["crash"].stage == "handshake"
+
+
 async def test_no_child_process_is_left_after_close() -> None:
     servers = {
         "echo": make_server("echo", "echo"),
