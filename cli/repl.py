@@ -26,7 +26,7 @@ from cli.chat import (
 )
 from cli.chatview import Status, TurnView, short_args
 from cli.runtime import Globals, load_settings
-from cli.trust import describe
+from cli.trust import describe_all
 from core import paths, trust
 from core.errors import CodebotError, ExitCode
 from core.permissions import Answer, ApprovalRequest
@@ -122,8 +122,8 @@ class Repl:
         if result.digest in self.declined:
             return False
         state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
-        lines = [f"{result.project_file} ({state}) would start these MCP servers:"]
-        lines += [f"  {describe(config)}" for config in result.servers]
+        lines = [f"{result.project_file} ({state}) would start or set:"]
+        lines += [f"  {line}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
             text = await self._session().prompt_async(

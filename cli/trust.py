@@ -14,6 +14,7 @@ from core.redact import redact_url
 
 if TYPE_CHECKING:
     from core.settings import ServerConfig
+    from core.trust import TrustCheck
 
 
 def describe(config: ServerConfig) -> str:
@@ -30,6 +31,15 @@ def describe(config: ServerConfig) -> str:
     if config.error:
         text += "  [invalid entry: will not start]"
     return text
+
+
+def describe_all(result: TrustCheck) -> list[str]:
+    """One line per thing the project would do once trusted: servers, then gated settings."""
+    lines = [describe(config) for config in result.servers]
+    for key, value in result.gated.items():
+        shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
+        lines.append(f"setting {key}: {shown}")
+    return lines
 
 
 def register(app: typer.Typer) -> None:
@@ -52,12 +62,12 @@ def register(app: typer.Typer) -> None:
         globals_: Globals = ctx.obj
         settings = load_settings(globals_)
         result = trust.check(settings)
-        if not result.servers:
-            print("This project defines no MCP servers; nothing to trust.")
+        if not result.servers and not result.gated:
+            print("This project's settings need no trust (no MCP servers, no gated settings).")
             return ExitCode.OK
-        print(f"{result.project_file} would start:")
-        for config in result.servers:
-            print(f"  {describe(config)}")
+        print(f"{result.project_file} would start or set:")
+        for line in describe_all(result):
+            print(f"  {line}")
         if result.trusted and result.reason == "recorded":
             print("Already trusted.")
             return ExitCode.OK
@@ -67,7 +77,7 @@ def register(app: typer.Typer) -> None:
                     "not trusting without confirmation: stdin is not a terminal",
                     hint="Run `codebot trust` in a terminal, or pass --yes.",
                 )
-            answer = input("Trust this project and let codebot start these servers? [y/N] ")
+            answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 render.warn("not trusted; the project's servers stay off")
                 return ExitCode.TOOL_ERROR

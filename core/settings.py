@@ -30,6 +30,9 @@ DEFAULT_HANDSHAKE_TIMEOUT = 30.0
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
 
+TRUST_GATED_KEYS = ("base_url", "api_key_env")
+"""A hostile project could send the API key elsewhere with these: they need trust."""
+
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
@@ -120,6 +123,11 @@ class Settings:
     """The directory holding ``.codebot/settings.json``, if one was found."""
     global_file: Path | None = None
     project_file: Path | None = None
+    project_gated: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """Project settings that take effect only once the project is trusted, as written:
+    ``base_url`` and ``api_key_env`` (where the API key goes) and ``permissions.allow``."""
+    untrusted_fallback: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
+    """The values of the gated settings without the project's (see ``core.trust``)."""
 
 
 def require_usable(config: ServerConfig) -> None:
@@ -178,27 +186,34 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
                 config = replace(config, overrides=servers[name].source)
             servers[name] = config
 
-    merged: dict[str, Any] = {}
-    for path, data in ((global_path, global_data), (project_path, project_data)):
-        if path is not None:
-            merged.update(_scalar_settings(path, data))
-    rules = [
-        _permissions(p, d)
-        for p, d in ((global_path, global_data), (project_path, project_data))
-        if p is not None
-    ]
+    global_scalars = _scalar_settings(global_path, global_data)
+    project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
+    global_rules = _permissions(global_path, global_data)
+    project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
+    gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
+    if project_rules.allow:
+        gated["permissions.allow"] = list(project_rules.allow)
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
-            allow=tuple(x for r in rules for x in r.allow),
-            ask=tuple(x for r in rules for x in r.ask),
-            deny=tuple(x for r in rules for x in r.deny),
+            allow=global_rules.allow + project_rules.allow,
+            ask=global_rules.ask + project_rules.ask,
+            deny=global_rules.deny + project_rules.deny,
         ),
         cwd=cwd,
         project_root=project_root,
         global_file=global_path if global_path.exists() else None,
         project_file=project_path,
-        **merged,
+        project_gated=gated,
+        untrusted_fallback={
+            **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},
+            "permissions": replace(
+                global_rules,
+                ask=global_rules.ask + project_rules.ask,
+                deny=global_rules.deny + project_rules.deny,
+            ),
+        },
+        **{**global_scalars, **project_scalars},
     )
 
 

@@ -1,8 +1,10 @@
 """Trust for project settings: a cloned repository must not start commands on its own.
 
 Servers defined by the project's ``.codebot/settings.json`` start only once the project is
-trusted. Trust is recorded per project file together with a hash of its server entries, so a
-changed section needs trust again. Global settings are always trusted.
+trusted, and so do the project settings that decide where the API key goes (``base_url``,
+``api_key_env``) or let tools run without asking (``permissions.allow``). Trust is recorded per
+project file together with a hash of those entries, so a change needs trust again. Global
+settings are always trusted.
 
 The store is ``<state dir>/trust.json`` (0600, in a 0700 directory).
 """
@@ -11,8 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from core import paths
 from core.settings import ServerConfig, Settings
@@ -29,15 +33,17 @@ class TrustCheck:
     digest: str
     servers: tuple[ServerConfig, ...]
     """Servers defined by the project file (they need trust); empty when there are none."""
+    gated: Mapping[str, Any]
+    """Trust-gated settings the project file sets (``Settings.project_gated``)."""
     trusted: bool
     reason: str
-    """Why: "no project servers", "recorded", "--trust-project", "CODEBOT_TRUST_PROJECT=1",
+    """Why: "nothing to trust", "recorded", "--trust-project", "CODEBOT_TRUST_PROJECT=1",
     "changed since trusted" or "not trusted"."""
 
     @property
     def needs_trust(self) -> bool:
-        """True when project servers exist and are not trusted."""
-        return bool(self.servers) and not self.trusted
+        """True when the project asks for something that needs trust, and is not trusted."""
+        return (bool(self.servers) or bool(self.gated)) and not self.trusted
 
 
 def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
@@ -47,11 +53,11 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     return tuple(c for c in settings.servers.values() if c.source == settings.project_file)
 
 
-def digest(servers: tuple[ServerConfig, ...]) -> str:
-    """A hash of the project's server entries as written (before variable expansion)."""
+def digest(servers: tuple[ServerConfig, ...], gated: Mapping[str, Any]) -> str:
+    """A hash of the project's server entries and gated settings as written."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
 
-    section = {c.name: c.raw for c in servers}
+    section = {"mcp_servers": {c.name: c.raw for c in servers}, "settings": dict(gated)}
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -73,19 +79,20 @@ def _read_store() -> dict[str, str]:
 def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     """Decide whether the project's servers may start."""
     servers = project_servers(settings)
+    gated = settings.project_gated
     file = settings.project_file
-    value = digest(servers)
-    if not servers or file is None:
-        return TrustCheck(file, value, (), True, "no project servers")
+    value = digest(servers, gated)
+    if (not servers and not gated) or file is None:
+        return TrustCheck(file, value, (), {}, True, "nothing to trust")
     if assume_trusted:
-        return TrustCheck(file, value, servers, True, "--trust-project")
+        return TrustCheck(file, value, servers, gated, True, "--trust-project")
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, servers, True, f"{TRUST_ENV}=1")
+        return TrustCheck(file, value, servers, gated, True, f"{TRUST_ENV}=1")
     recorded = _read_store().get(str(file.resolve()))
     if recorded == value:
-        return TrustCheck(file, value, servers, True, "recorded")
+        return TrustCheck(file, value, servers, gated, True, "recorded")
     reason = "changed since trusted" if recorded else "not trusted"
-    return TrustCheck(file, value, servers, False, reason)
+    return TrustCheck(file, value, servers, gated, False, reason)
 
 
 def record(result: TrustCheck) -> Path:
@@ -104,24 +111,29 @@ def record(result: TrustCheck) -> Path:
 
 
 def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
-    """The settings with the project's servers dropped when they are not trusted."""
+    """The settings without what an untrusted project asks for: its servers are dropped and
+    the gated settings fall back to the global values (its deny and ask rules stay: they only
+    make codebot more careful).
+    """
     if not result.needs_trust:
         return settings
     names = {c.name for c in result.servers}
     kept = {n: c for n, c in settings.servers.items() if n not in names}
-    return replace(settings, servers=kept)
+    fallback = dict(settings.untrusted_fallback)
+    return replace(settings, servers=kept, project_gated={}, **fallback)
 
 
 def untrusted_message(result: TrustCheck) -> str:
-    """One line naming the skipped servers and the fixes."""
-    names = ", ".join(c.name for c in result.servers)
-    state = (
-        "changed since it was trusted"
-        if result.reason == "changed since trusted"
-        else ("not trusted")
-    )
+    """One line naming what is skipped and the fixes."""
+    parts = []
+    if result.servers:
+        parts.append(f"project servers ({', '.join(c.name for c in result.servers)})")
+    if result.gated:
+        parts.append(f"project settings ({', '.join(result.gated)})")
+    changed = result.reason == "changed since trusted"
+    state = "changed since it was trusted" if changed else "not trusted"
     return (
-        f"skipping project servers ({names}) from {result.project_file}: the project is {state}; "
+        f"skipping {' and '.join(parts)} from {result.project_file}: the project is {state}; "
         f"run `codebot trust` to review and trust it, or pass --trust-project "
         f"(or set {TRUST_ENV}=1)"
     )

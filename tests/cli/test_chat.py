@@ -298,7 +298,7 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
     code = await drive(project, steps)
     out, err = capsys.readouterr()
     assert code == 0
-    assert err.count("would start these MCP servers:") == 1
+    assert err.count("would start or set:") == 1
     assert "  echo: " in err and "tests.servers.echo" in err
     assert "skipping project servers (echo)" in err and "codebot trust" in err
     assert "echo: not trusted (skipped)" in out
@@ -333,10 +333,13 @@ def test_one_shot_skips_untrusted_project_servers_with_the_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    # The project's base_url is gated by trust too, so the endpoint comes from the environment.
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
     fake.queue(fo.text("no echo here"))
     code, out, err = chat(capsys, project, "-p", "hi")
     assert code == 0 and out == "no echo here\n"
-    assert "skipping project servers (echo)" in err and "--trust-project" in err
+    assert "skipping project servers (echo) and project settings (base_url)" in err
+    assert "--trust-project" in err
     assert not [t for t in tools_of(fake.bodies[0]) if t.startswith("mcp__")]
     fake.queue(fo.text("with echo"))
     code, _, err = run_chat(capsys, project, "--trust-project", "-p", "hi")

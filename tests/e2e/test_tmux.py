@@ -198,7 +198,7 @@ def test_trust_prompt_mcp_and_an_approved_tool_call(terminal: Terminal, tmp_path
         pid = terminal.start([str(CODEBOT), "chat"], root, env)
 
         screen = terminal.expect("Trust this project and start them?")
-        assert "would start these MCP servers:" in screen
+        assert "would start or set:" in screen
         assert "echo: " in screen and "tests.servers.echo" in screen
         terminal.type_line("y")
         terminal.expect("1 MCP server ready")
