@@ -63,6 +63,8 @@ class ChatRuntime:
     """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
     untrusted: tuple[str, ...] = ()
     """Project servers skipped for this session because the project is not trusted."""
+    options: ChatOptions | None = None
+    """The command line, whose --model and --base-url beat the settings on every reload."""
 
 
 async def settle_trust(
@@ -201,12 +203,47 @@ async def open_runtime(
             )
         try:
             yield ChatRuntime(
-                globals_, settings, manager, session, gate, agent, model_error, untrusted
+                globals_, settings, manager, session, gate, agent, model_error, untrusted, options
             )
         finally:
             if agent is not None:
                 with anyio.CancelScope(shield=True):
                     await agent.model.aclose()
+
+
+async def refresh_model(runtime: ChatRuntime) -> None:
+    """Follow the model settings after a reload: a changed model, endpoint or key gets a new
+    client (the conversation is kept); settings that no longer resolve keep the current one.
+
+    Raises:
+        ModelError: nothing resolves and there was no model before either.
+    """
+    from core.agent import Agent
+    from core.model import ChatModel, create_client, resolve_config
+
+    options = runtime.options or ChatOptions()
+    try:
+        config = resolve_config(runtime.settings, model=options.model, base_url=options.base_url)
+    except ModelError as exc:
+        if runtime.agent is None:
+            runtime.model_error = exc
+        raise
+    agent = runtime.agent
+    if agent is not None and agent.model.config == config:
+        return
+    model = ChatModel(create_client(config), config)
+    if agent is None:
+        runtime.agent = Agent(
+            runtime.session,
+            model,
+            runtime.gate,
+            max_turns=runtime.settings.max_turns,
+            tool_result_max_tokens=runtime.settings.tool_result_max_tokens,
+        )
+    else:
+        await agent.model.aclose()
+        agent.model = model
+    runtime.model_error = None
 
 
 @contextmanager

@@ -19,6 +19,7 @@ from cli.chat import (
     ChatOptions,
     ChatRuntime,
     open_runtime,
+    refresh_model,
     report_mcp,
     settle_trust,
     show_error,
@@ -28,7 +29,7 @@ from cli.chatview import Status, TurnView, short_args
 from cli.runtime import Globals, load_settings
 from cli.trust import describe_all
 from core import paths, trust
-from core.errors import CodebotError, ExitCode
+from core.errors import CodebotError, ExitCode, ModelError
 from core.permissions import Answer, ApprovalRequest
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
-/mcp reload   re-read settings.json (servers, permissions, trust); reconnect changed servers
+/mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
 /tools        the active tools and their capabilities
 /plan         toggle plan mode (read-only tools)
 /clear        forget the conversation
@@ -241,7 +242,7 @@ class Repl:
         return None
 
     async def _reload(self, runtime: ChatRuntime) -> None:
-        """Re-read settings: servers (through trust again), permission rules, limits."""
+        """Re-read settings: servers (through trust again), permission rules, limits, model."""
         try:
             loaded = load_settings(runtime.globals)
         except CodebotError as exc:
@@ -256,7 +257,13 @@ class Repl:
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
-        print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active)")
+        try:
+            await refresh_model(runtime)
+        except ModelError as exc:
+            show_error(exc)
+        model = runtime.agent.model.config if runtime.agent else None
+        using = f"; model {model.model} at {model.url}" if model else ""
+        print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
 
     async def _show_mcp(self, runtime: ChatRuntime) -> None:
         statuses = await runtime.manager.status(live=False)

@@ -423,3 +423,40 @@ async def test_repl_history_never_holds_a_secret(
     text = history_file().read_text()
     assert "my key is ***, keep it" in text
     assert canary not in text
+
+
+@pytest.mark.anyio
+async def test_mcp_reload_follows_a_changed_model_and_endpoint(
+    project: Path, fake: FakeOpenAI
+) -> None:
+    with FakeOpenAI() as other:
+        other.queue(fo.text("from the other endpoint"))
+
+        async def steps(repl: Repl, inp: Any) -> None:
+            await until(lambda: bool(connected(repl)))
+            write_settings(
+                project,
+                {
+                    "base_url": other.base_url,
+                    "model": "other-model",
+                    "mcp_servers": {"echo": entry("echo")},
+                },
+            )
+            inp.send_text("/mcp reload\r")
+            await until(
+                lambda: (
+                    repl.runtime is not None
+                    and repl.runtime.agent is not None
+                    and repl.runtime.agent.model.config.model == "other-model"
+                )
+            )
+            inp.send_text("hello\r")
+            await until(lambda: other.remaining == 0)
+            await anyio.sleep(0.3)
+            inp.send_text("\x04")
+
+        assert await drive(project, steps) == 0
+        assert fake.requests == []
+        [request] = other.bodies
+        assert request["model"] == "other-model"
+        assert "mcp__echo__echo" in tools_of(request)  # the session kept its tools
