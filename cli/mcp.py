@@ -20,7 +20,7 @@ from cli.runtime import (
 from core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from core.settings import ServerConfig
+    from core.servers import ServerConfig
     from core.tools import ToolResult
 
 
@@ -187,7 +187,7 @@ def call_command(
     import anyio
 
     from core import arguments, trust
-    from core.settings import require_usable
+    from core.servers import require_usable
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)

@@ -13,7 +13,8 @@ from core.errors import SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
     from core import trust
-    from core.settings import ServerConfig, Settings
+    from core.servers import ServerConfig
+    from core.settings import Settings
     from mcpbridge.manager import Manager
 
 

@@ -13,7 +13,7 @@ from core.errors import ExitCode, UsageError
 from core.redact import redact_url
 
 if TYPE_CHECKING:
-    from core.settings import ServerConfig
+    from core.servers import ServerConfig
     from core.trust import TrustCheck
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
-from core.settings import ServerConfig, Settings
+from core.servers import ServerConfig
+from core.settings import Settings
 
 TRUST_ENV = "CODEBOT_TRUST_PROJECT"
 STORE_NAME = "trust.json"

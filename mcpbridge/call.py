@@ -12,7 +12,7 @@ import mcp_types as types
 from mcp import MCPError
 
 from core.errors import CodebotError, ServerError, UsageError
-from core.settings import ServerConfig, require_usable
+from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool, to_tool_result

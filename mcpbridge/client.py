@@ -29,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from core import __version__
 from core.redact import Redactor
-from core.settings import ServerConfig
+from core.servers import ServerConfig
 from mcpbridge.failures import Failure, Stage, explain, read_tail
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch

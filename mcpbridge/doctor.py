@@ -24,7 +24,8 @@ import anyio
 
 from core.errors import ExitCode, SettingsError
 from core.redact import Redactor
-from core.settings import ServerConfig, Settings
+from core.servers import ServerConfig
+from core.settings import Settings
 from mcpbridge.checks import (
     CHECKS,
     Finding,

@@ -17,7 +17,7 @@ import httpx2
 import mcp_types as types
 from mcp import MCPError
 
-from core.settings import ServerConfig
+from core.servers import ServerConfig
 from mcpbridge.process import LaunchError
 
 Stage = Literal["config", "launch", "handshake", "list", "call"]

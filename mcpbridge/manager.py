@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from core.settings import ServerConfig
+from core.servers import ServerConfig
 from mcpbridge.client import Client
 from mcpbridge.failures import Failure
 from mcpbridge.naming import allocate

@@ -24,7 +24,7 @@ import anyio
 from anyio.abc import Process
 
 from core import paths
-from core.settings import ServerConfig
+from core.servers import ServerConfig
 
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """The SDK's allow-list: everything else of codebot's environment stays out of servers."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.redact import redact_url, redact_values
-from core.settings import ServerConfig
+from core.servers import ServerConfig
 from mcpbridge.manager import Manager, ServerStatus
 from mcpbridge.tool import MCPTool
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.settings import ServerConfig, Settings
+from core.servers import ServerConfig
+from core.settings import Settings
 
 if TYPE_CHECKING:
     import mcp_types as types

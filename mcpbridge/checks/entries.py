@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from core.envexpand import UndefinedVariable, expand
 from core.redact import redact_url
-from core.settings import parse_server
+from core.servers import parse_server
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"

@@ -486,8 +486,8 @@ def target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
 async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
     from cli.runtime import open_manager
     from core.builtin import builtin_tools
+    from core.servers import parse_server
     from core.session import Session, tool_schema
-    from core.settings import parse_server
 
     os.environ["CODEBOT_HOME"] = str(ws.home)  # server logs go there
     entry = {

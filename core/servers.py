@@ -1,0 +1,291 @@
+"""One MCP server entry: ``ServerConfig``, and validating an entry as written.
+
+A bad entry never raises: it becomes a ``ServerConfig`` whose ``error`` says what is wrong,
+naming the file, the server and the key, so the other servers still start and ``mcp list`` and
+``doctor`` can show it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from core.envexpand import UndefinedVariable, expand
+from core.errors import SettingsError, UsageError
+
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+DEFAULT_HANDSHAKE_TIMEOUT = 30.0
+"""Seconds the handshake may take; a Python server with heavy imports needs several."""
+Transport = Literal["stdio", "http"]
+Protocol = Literal["auto", "legacy", "2026-07-28"]
+PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
+
+_SERVER_KEYS = (
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "timeout",
+    "tool_timeout",
+    "enabled",
+    "include_tools",
+    "exclude_tools",
+    "protocol",
+    "description",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One MCP server entry, validated and with variables expanded.
+
+    When ``error`` is set the entry is unusable and the other fields may be partial.
+    """
+
+    name: str
+    source: Path
+    """The settings file that defined this entry."""
+    overrides: Path | None = None
+    """The global file whose entry of the same name this project entry replaced."""
+    type: Transport = "stdio"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict[str, str])
+    cwd: Path | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
+    """Handshake timeout in seconds."""
+    tool_timeout: float | None = None
+    """Per-call timeout in seconds; None waits as long as the call takes."""
+    enabled: bool = True
+    include_tools: tuple[str, ...] | None = None
+    exclude_tools: tuple[str, ...] = ()
+    protocol: Protocol = "auto"
+    error: str | None = None
+    """Why this entry cannot be used (stage "config"), or None."""
+    hint: str | None = None
+    warnings: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False, compare=False)
+    """The entry as written, before expansion (for the trust hash and doctor)."""
+
+    @property
+    def target(self) -> str:
+        """The command line or URL, for display (secrets in URLs are not redacted here)."""
+        if self.type == "http":
+            return self.url or ""
+        return " ".join([self.command or "", *self.args]).strip()
+
+
+def require_usable(config: ServerConfig) -> None:
+    """Raise when a server named explicitly (``mcp call``) cannot be started.
+
+    Raises:
+        SettingsError: the entry is invalid.
+        UsageError: the entry is disabled.
+    """
+    if config.error is not None:
+        raise SettingsError(config.error, hint=config.hint)
+    if not config.enabled:
+        raise UsageError(
+            f"server '{config.name}' is disabled ('enabled': false in {config.source})",
+            hint="Set 'enabled' to true, or remove the key, to use it.",
+        )
+
+
+class _EntryError(Exception):
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def parse_server(
+    name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
+) -> ServerConfig:
+    """Validate one server entry; problems go into ``ServerConfig.error``, never raise."""
+    raw: Mapping[str, Any] = entry if isinstance(entry, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    try:
+        return _parse_server(name, entry, source, environ, base_dir)
+    except _EntryError as exc:
+        return ServerConfig(
+            name=name,
+            source=source,
+            error=f"server '{name}' in {source}: {exc.message}",
+            hint=exc.hint,
+            raw=raw,
+            enabled=raw.get("enabled", True) is not False,
+        )
+
+
+def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one place
+    name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
+) -> ServerConfig:
+    if not SERVER_NAME_RE.match(name) or "__" in name:
+        raise _EntryError(
+            "the name must use only letters, digits, '-' and '_', and must not contain '__'",
+            hint="Rename the entry, e.g. 'my-server' (the name becomes part of tool names).",
+        )
+    if not isinstance(entry, dict):
+        raise _EntryError(
+            f"the entry must be an object, found {json_type(entry)}",
+            hint='Write it as {"command": "...", "args": [...]} or {"type": "http", "url": "..."}.',
+        )
+    data: dict[str, Any] = entry  # pyright: ignore[reportUnknownVariableType]
+    warnings = [_unknown_key_warning(k) for k in data if k not in _SERVER_KEYS]
+
+    kind = data.get("type")
+    if kind is None:
+        kind = "http" if "url" in data and "command" not in data else "stdio"
+    if kind in ("streamable-http", "streamableHttp", "streamable_http"):
+        kind = "http"
+    if kind not in ("stdio", "http"):
+        raise _EntryError(
+            f"unknown type {json.dumps(kind)} (key 'type')",
+            hint='Use "stdio" (a local command) or "http" (a Streamable HTTP URL).',
+        )
+    transport: Transport = "http" if kind == "http" else "stdio"
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        raise _EntryError(
+            "has both 'command' and 'url'",
+            hint="Keep 'command' for a local stdio server or 'url' for an HTTP server.",
+        )
+    if transport == "stdio" and not has_command:
+        raise _EntryError(
+            "missing 'command' (a stdio server needs the program to run)",
+            hint='Add "command": "npx" (and "args"), or set "type": "http" with a "url".',
+        )
+    if transport == "http" and not has_url:
+        raise _EntryError(
+            "missing 'url' (an http server needs its endpoint)",
+            hint='Add "url": "https://host/mcp".',
+        )
+
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value:
+            raise _EntryError(f"'{key}' must be a non-empty string, found {json_type(value)}")
+        return _expand(value, key, environ)
+
+    def str_list(key: str) -> tuple[str, ...] | None:
+        value = data.get(key)
+        if value is None:
+            return None
+        if not is_str_list(value):
+            raise _EntryError(
+                f"'{key}' must be a list of strings, found {json_type(value)}",
+                hint=f'Write it as "{key}": ["a", "b"].',
+            )
+        return tuple(value)
+
+    def str_map(key: str) -> dict[str, str]:
+        value = data.get(key, {})
+        if not isinstance(value, dict) or not all(
+            isinstance(v, str)
+            for v in value.values()  # pyright: ignore[reportUnknownVariableType]
+        ):
+            raise _EntryError(
+                f"'{key}' must be an object of string values, found {json_type(value)}",
+                hint=f'Write it as "{key}": {{"NAME": "value"}} (numbers must be quoted).',
+            )
+        items: dict[str, str] = value  # pyright: ignore[reportUnknownVariableType]
+        return {k: _expand(v, f"{key}.{k}", environ) for k, v in items.items()}
+
+    def seconds(key: str, default: float | None) -> float | None:
+        value = data.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise _EntryError(
+                f"'{key}' must be a positive number of seconds, found {json.dumps(value)}",
+                hint=f'Write it as "{key}": 30.',
+            )
+        return float(value)
+
+    enabled = data.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise _EntryError(f"'enabled' must be true or false, found {json.dumps(enabled)}")
+    protocol = data.get("protocol", "auto")
+    if protocol not in PROTOCOLS:
+        raise _EntryError(
+            f"unknown protocol {json.dumps(protocol)} (key 'protocol')",
+            hint='Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".',
+        )
+    cwd_text = text("cwd")
+    cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
+    url = text("url")
+    if url is not None and not re.match(r"^https?://[^/\s]+", url):
+        raise _EntryError(
+            f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(url))}",
+            hint='Write it as "url": "https://host/mcp".',
+        )
+    args = str_list("args") or ()
+    return ServerConfig(
+        name=name,
+        source=source,
+        type=transport,
+        command=text("command"),
+        args=tuple(_expand(a, f"args[{i}]", environ) for i, a in enumerate(args)),
+        env=str_map("env"),
+        cwd=cwd,
+        url=url,
+        headers=str_map("headers"),
+        timeout=seconds("timeout", DEFAULT_HANDSHAKE_TIMEOUT) or DEFAULT_HANDSHAKE_TIMEOUT,
+        tool_timeout=seconds("tool_timeout", None),
+        enabled=enabled,
+        include_tools=str_list("include_tools"),
+        exclude_tools=str_list("exclude_tools") or (),
+        protocol=protocol,
+        warnings=tuple(warnings),
+        raw=data,
+    )
+
+
+def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:
+    try:
+        return expand(value, environ)
+    except UndefinedVariable as exc:
+        raise _EntryError(
+            f"variable ${{{exc.name}}} in '{key}' is not set",
+            hint=f"Export {exc.name}, or write ${{{exc.name}:-default}} to give a default "
+            "(write $${ for a literal '${').",
+        ) from None
+
+
+def _unknown_key_warning(key: str) -> str:
+    close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
+    suggestion = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown key '{key}' is ignored{suggestion}"
+
+
+def _strip_query(url: str) -> str:
+    return url.split("?", 1)[0]
+
+
+def is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
