@@ -8,6 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.openai_server import FakeOpenAI
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    """The loopback OpenAI-compatible server; tests queue scripted turns on it."""
+    with FakeOpenAI() as server:
+        yield server
+
 
 @pytest.fixture
 def anyio_backend() -> str:

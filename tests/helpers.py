@@ -20,17 +20,27 @@ def server_config(name: str, entry: dict[str, Any], source: Path | None = None) 
     return parse_server(name, entry, source or Path("/test/settings.json"), os.environ, REPO_ROOT)
 
 
+def server_entry(server: str, *args: str, **extra: Any) -> dict[str, Any]:
+    """A settings entry for ``python -m tests.servers.<server> args`` (cwd: the repo root)."""
+    command, argv = server_command(server, *args)
+    return {"command": command, "args": argv, "cwd": str(REPO_ROOT), **extra}
+
+
+def everything_entry(**extra: Any) -> dict[str, Any]:
+    """A settings entry for server-everything over stdio, from tests/node (`make install`)."""
+    if not EVERYTHING_BIN.exists():
+        pytest.fail(f"{EVERYTHING_BIN} is missing: run `make install` (npm ci in tests/node)")
+    return {"command": str(EVERYTHING_BIN), "args": ["stdio"], **extra}
+
+
 def make_server(name: str, server: str, *args: str, **extra: Any) -> ServerConfig:
     """Config for ``python -m tests.servers.<server> args``."""
-    command, argv = server_command(server, *args)
-    return server_config(name, {"command": command, "args": argv, **extra})
+    return server_config(name, server_entry(server, *args, **extra))
 
 
 def everything_config(name: str = "everything", **extra: Any) -> ServerConfig:
-    """server-everything over stdio, from tests/node (installed by `make install`)."""
-    if not EVERYTHING_BIN.exists():
-        pytest.fail(f"{EVERYTHING_BIN} is missing: run `make install` (npm ci in tests/node)")
-    return server_config(name, {"command": str(EVERYTHING_BIN), "args": ["stdio"], **extra})
+    """server-everything over stdio, as a validated config."""
+    return server_config(name, everything_entry(**extra))
 
 
 def write_settings(directory: Path, data: dict[str, Any]) -> Path:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.helpers import server_entry, write_settings
+from tests.servers.util import REPO_ROOT
 
 HEAVY = ("mcp", "mcp_types", "openai", "prompt_toolkit", "rich.markdown", "rich.syntax", "httpx2")
 
@@ -61,10 +61,7 @@ def test_core_never_imports_mcp_typer_or_prompt_toolkit() -> None:
 
 @pytest.mark.parametrize("command", [["mcp", "list"], ["mcp", "call", "echo", "echo", "text=x"]])
 def test_mcp_commands_do_not_import_openai(tmp_path: Path, command: list[str]) -> None:
-    cmd, args = server_command("echo")
-    write_settings(
-        tmp_path, {"mcp_servers": {"echo": {"command": cmd, "args": args, "cwd": str(REPO_ROOT)}}}
-    )
+    write_settings(tmp_path, {"mcp_servers": {"echo": server_entry("echo")}})
     code, modules = loaded_modules("--cwd", str(tmp_path), *command)
     assert code == 0
     assert "mcp" in modules  # it did the work

@@ -9,15 +9,13 @@ from pathlib import Path
 
 from mcpbridge.naming import VALID_NAME
 from tests.fakes.procs import CODEBOT
-from tests.helpers import write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.helpers import server_entry, write_settings
 
 
 def test_mcp_list_with_20_servers_and_5000_tools(tmp_path: Path) -> None:
     servers = {}
     for i in range(20):
-        command, args = server_command("many_raw", "--count", "250", "--page-size", "60")
-        servers[f"srv{i:02d}"] = {"command": command, "args": args, "cwd": str(REPO_ROOT)}
+        servers[f"srv{i:02d}"] = server_entry("many_raw", "--count", "250", "--page-size", "60")
     write_settings(tmp_path, {"mcp_servers": servers})
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = subprocess.run(

@@ -16,8 +16,8 @@ import pytest
 import tests.fakes.openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT
-from tests.helpers import write_settings
-from tests.servers.util import REPO_ROOT, run_http_server, server_command
+from tests.helpers import server_entry, write_settings
+from tests.servers.util import run_http_server
 
 CANARY = "canary-9f8e7d6c5b4a3"
 
@@ -32,17 +32,11 @@ def http_url() -> Iterator[str]:
 def project(tmp_path: Path, http_url: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CANARY_SECRET", CANARY)
     monkeypatch.setenv("OPENAI_API_KEY", f"sk-{CANARY}")
-    echo, echo_args = server_command("echo")
     write_settings(
         tmp_path,
         {
             "mcp_servers": {
-                "echo": {
-                    "command": echo,
-                    "args": echo_args,
-                    "cwd": str(REPO_ROOT),
-                    "env": {"SERVICE_TOKEN": "${CANARY_SECRET}"},
-                },
+                "echo": server_entry("echo", env={"SERVICE_TOKEN": "${CANARY_SECRET}"}),
                 "remote": {
                     "url": http_url,
                     "headers": {"Authorization": "Bearer ${CANARY_SECRET}"},

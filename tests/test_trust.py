@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cli.app import run
-from tests.helpers import write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.helpers import server_entry, write_settings
 
 
 @pytest.fixture(autouse=True)
@@ -18,9 +18,8 @@ def _untrusted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT", raising=False)
 
 
-def silent(name: str = "silent") -> dict[str, object]:
-    command, args = server_command("silent_discover")
-    return {"command": command, "args": args, "cwd": str(REPO_ROOT)}
+def silent() -> dict[str, Any]:
+    return server_entry("silent_discover")
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +20,9 @@ from cli.repl import Repl
 from cli.runtime import Globals
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import server_entry as entry
 from tests.helpers import write_settings
-from tests.servers.util import REPO_ROOT, server_command
-
-
-def entry(module: str) -> dict[str, Any]:
-    command, args = server_command(module)
-    return {"command": command, "args": args, "cwd": str(REPO_ROOT)}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
+from tests.servers.util import REPO_ROOT
 
 
 @pytest.fixture

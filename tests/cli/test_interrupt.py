@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.procs import CODEBOT, alive
-from tests.helpers import children_of, write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.helpers import children_of, server_entry, write_settings
 
 
 def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, float, list[int]]:
@@ -40,14 +39,12 @@ def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, f
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    echo, echo_args = server_command("echo")
-    hang, hang_args = server_command("hang")
     write_settings(
         tmp_path,
         {
             "mcp_servers": {
-                "echo": {"command": echo, "args": echo_args, "cwd": str(REPO_ROOT)},
-                "hang": {"command": hang, "args": hang_args, "cwd": str(REPO_ROOT)},
+                "echo": server_entry("echo"),
+                "hang": server_entry("hang"),
             }
         },
     )

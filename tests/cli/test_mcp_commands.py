@@ -16,13 +16,12 @@ from typing import Any
 import pytest
 
 from cli.app import run
-from tests.helpers import EVERYTHING_BIN, children_of, write_settings
-from tests.servers.util import REPO_ROOT, run_http_server, server_command
+from tests.helpers import EVERYTHING_BIN, children_of, server_entry, write_settings
+from tests.servers.util import run_http_server
 
 
 def echo_entry(**extra: Any) -> dict[str, Any]:
-    command, args = server_command("echo")
-    return {"command": command, "args": args, "cwd": str(REPO_ROOT), **extra}
+    return server_entry("echo", **extra)
 
 
 def codebot(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -62,13 +61,12 @@ def test_list_json_with_schemas(project: Path, capsys: pytest.CaptureFixture[str
 def test_list_exits_4_when_a_server_fails_and_still_lists_the_others(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    command, args = server_command("crash_on_start")
     write_settings(
         tmp_path,
         {
             "mcp_servers": {
                 "echo": echo_entry(),
-                "crash": {"command": command, "args": args, "cwd": str(REPO_ROOT)},
+                "crash": server_entry("crash_on_start"),
             }
         },
     )

@@ -12,12 +12,6 @@ from tests.fakes.openai_server import FakeOpenAI
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
 def llama() -> Iterator[FakeOpenAI]:
     with FakeOpenAI(llama=True) as server:
         yield server

@@ -9,21 +9,6 @@ from typing import Any
 import pytest
 
 from cli.app import run
-from tests.helpers import EVERYTHING_BIN
-from tests.servers.util import REPO_ROOT, server_command
-
-
-def entry(server: str, *args: str, **extra: Any) -> dict[str, Any]:
-    """A settings entry for ``python -m tests.servers.<server> args`` (cwd: the repo root)."""
-    command, argv = server_command(server, *args)
-    return {"command": command, "args": argv, "cwd": str(REPO_ROOT), **extra}
-
-
-def everything_entry(**extra: Any) -> dict[str, Any]:
-    """server-everything over stdio."""
-    if not EVERYTHING_BIN.exists():
-        pytest.fail(f"{EVERYTHING_BIN} is missing: run `make install` (npm ci in tests/node)")
-    return {"command": str(EVERYTHING_BIN), "args": ["stdio"], **extra}
 
 
 class Doctor:

@@ -10,8 +10,9 @@ import pytest
 
 from cli.app import run
 from mcpbridge.checks import CHECKS
-from tests.doctor.conftest import Doctor, entry, everything_entry, ids
-from tests.helpers import write_settings
+from tests.doctor.conftest import Doctor, ids
+from tests.helpers import everything_entry, write_settings
+from tests.helpers import server_entry as entry
 from tests.servers.crash_on_start import MESSAGE as CRASH_MESSAGE
 from tests.servers.util import run_http_server
 

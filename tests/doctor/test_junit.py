@@ -5,7 +5,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from mcpbridge.checks import CHECKS
-from tests.doctor.conftest import Doctor, entry
+from tests.doctor.conftest import Doctor
+from tests.helpers import server_entry as entry
 from tests.helpers import write_settings
 from tests.servers.crash_on_start import MESSAGE as CRASH_MESSAGE
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.doctor.conftest import Doctor, entry, ids
+from tests.doctor.conftest import Doctor, ids
+from tests.helpers import server_entry as entry
 from tests.helpers import write_settings
 from tests.servers.lint_target import LONG_NAME
 

@@ -12,7 +12,6 @@ import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,21 +19,10 @@ from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import Running, alive, codebot_env, wait_until
 from tests.helpers import children_of, write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.helpers import server_entry as entry
 
 EXIT_SECONDS = 8.0
 """How fast an interrupted or failed run must be gone (shutdown grace included)."""
-
-
-def entry(module: str, *args: str) -> dict[str, Any]:
-    command, argv = server_command(module, *args)
-    return {"command": command, "args": argv, "cwd": str(REPO_ROOT)}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ import pytest
 
 from tests.fakes import openai_server as fo
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
-from tests.helpers import children_of, write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.helpers import children_of, server_entry, write_settings
+from tests.servers.util import REPO_ROOT
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -153,9 +153,7 @@ def model_server(tmp_path: Path, turns: list[fo.Turn]) -> Iterator[tuple[str, Pa
 
 
 def project(root: Path, base_url: str) -> Path:
-    command, args = server_command("echo")
-    echo = {"command": command, "args": args, "cwd": str(REPO_ROOT)}
-    write_settings(root, {"base_url": base_url, "mcp_servers": {"echo": echo}})
+    write_settings(root, {"base_url": base_url, "mcp_servers": {"echo": server_entry("echo")}})
     return root
 
 

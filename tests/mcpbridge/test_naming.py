@@ -59,6 +59,4 @@ def test_any_names_give_valid_unique_stable_results(pairs: list[tuple[str, str]]
     assert [n.name for n in first] == [n.name for n in second]
     assert len({n.name for n in first}) == len(pairs)
     assert all(VALID_NAME.match(n.name) for n in first)
-    assert [(n.server, n.tool) for n in first] != [] and {(n.server, n.tool) for n in first} == set(
-        pairs
-    )
+    assert [(n.server, n.tool) for n in first] == pairs  # each name stays with its tool
