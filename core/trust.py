@@ -3,7 +3,9 @@
 Servers defined by the project's ``.codebot/settings.json`` start only once the project is
 trusted, and so do the project settings that decide where the API key goes (``base_url``,
 ``api_key_env``) or let tools run without asking (``permissions.allow``). Trust is recorded per
-project file together with a hash of those entries, so a change needs trust again. Global
+project root as the user reached it (never through a symlinked settings file) together with
+a hash of everything that decides what runs (see :func:`digest`), so a change needs trust
+again. Global
 settings are always trusted.
 
 The store is ``<state dir>/trust.json`` (0600, in a 0700 directory).
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
+from core.lookup import find_command
 from core.servers import ServerConfig
 from core.settings import Settings
 
@@ -32,6 +35,7 @@ class TrustCheck:
 
     project_file: Path | None
     digest: str
+    key: str | None
     servers: tuple[ServerConfig, ...]
     """Servers defined by the project file (they need trust); empty when there are none."""
     gated: Mapping[str, Any]
@@ -54,13 +58,42 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     return tuple(c for c in settings.servers.values() if c.source == settings.project_file)
 
 
-def digest(servers: tuple[ServerConfig, ...], gated: Mapping[str, Any]) -> str:
-    """A hash of the project's server entries and gated settings as written."""
+def run_facts(config: ServerConfig) -> dict[str, Any]:
+    """What decides what an entry runs, beyond its text: the resolved program, ``cwd``, the
+    names of its ``env`` and any ``PATH`` it sets (a changed file on disk changes these)."""
+    facts: dict[str, Any] = {"env_keys": sorted(config.env)}
+    if config.type == "stdio":
+        found = find_command(config.command, config.cwd, config.env) if config.command else None
+        facts["executable"] = os.path.realpath(found) if found else None
+        facts["cwd"] = os.path.realpath(config.cwd) if config.cwd else None
+        facts["path"] = config.env.get("PATH")
+    else:
+        facts["url"] = config.url
+    return facts
+
+
+def digest(
+    servers: tuple[ServerConfig, ...], gated: Mapping[str, Any], root: Path | None = None
+) -> str:
+    """A hash of everything that decides what the project runs: the project root, each server
+    entry as written and its :func:`run_facts`, and the gated settings."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
 
-    section = {"mcp_servers": {c.name: c.raw for c in servers}, "settings": dict(gated)}
+    section = {
+        "root": os.path.realpath(root) if root else None,
+        "mcp_servers": {c.name: {"raw": c.raw, "facts": run_facts(c)} for c in servers},
+        "settings": dict(gated),
+    }
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def store_key(settings: Settings) -> str | None:
+    """The project as the user reached it: its root directory, not the file a symlinked
+    ``.codebot/settings.json`` points to (that would borrow another project's trust)."""
+    if settings.project_root is None:
+        return None
+    return os.path.abspath(settings.project_root)
 
 
 def _store_path() -> Path:
@@ -82,25 +115,26 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     servers = project_servers(settings)
     gated = settings.project_gated
     file = settings.project_file
-    value = digest(servers, gated)
-    if (not servers and not gated) or file is None:
-        return TrustCheck(file, value, (), {}, True, "nothing to trust")
+    value = digest(servers, gated, settings.project_root)
+    key = store_key(settings)
+    if (not servers and not gated) or file is None or key is None:
+        return TrustCheck(file, value, key, (), {}, True, "nothing to trust")
     if assume_trusted:
-        return TrustCheck(file, value, servers, gated, True, "--trust-project")
+        return TrustCheck(file, value, key, servers, gated, True, "--trust-project")
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, servers, gated, True, f"{TRUST_ENV}=1")
-    recorded = _read_store().get(str(file.resolve()))
+        return TrustCheck(file, value, key, servers, gated, True, f"{TRUST_ENV}=1")
+    recorded = _read_store().get(key)
     if recorded == value:
-        return TrustCheck(file, value, servers, gated, True, "recorded")
+        return TrustCheck(file, value, key, servers, gated, True, "recorded")
     reason = "changed since trusted" if recorded else "not trusted"
-    return TrustCheck(file, value, servers, gated, False, reason)
+    return TrustCheck(file, value, key, servers, gated, False, reason)
 
 
 def record(result: TrustCheck) -> Path:
     """Remember that the project's current server entries are trusted; returns the store path."""
-    assert result.project_file is not None
+    assert result.key is not None
     store = _read_store()
-    store[str(result.project_file.resolve())] = result.digest
+    store[result.key] = result.digest
     path = _store_path()
     paths.private_dir(path.parent)
     temporary = path.with_suffix(".tmp")

@@ -11,7 +11,6 @@ and its stderr goes to a per-server log file, capped in size.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Mapping
@@ -24,10 +23,10 @@ import anyio
 from anyio.abc import Process
 
 from core import paths
+from core.lookup import child_environment as _child_environment
+from core.lookup import find_command
 from core.servers import ServerConfig
 
-INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-"""The SDK's allow-list: everything else of codebot's environment stays out of servers."""
 STDIN_CLOSE_GRACE = 2.0
 """After stdin closes, a well-behaved server exits on its own within this time."""
 TERM_GRACE = 2.0
@@ -115,30 +114,20 @@ def _signal_group(process: Process, sig: signal.Signals) -> None:
 
 def child_environment(config: ServerConfig) -> dict[str, str]:
     """The allow-listed variables of our environment plus the server's own ``env``."""
-    env = {
-        key: value
-        for key in INHERITED_ENV
-        if (value := os.environ.get(key)) is not None and not value.startswith("()")
-    }
-    env.update(config.env)
-    return env
+    return _child_environment(config.env)
 
 
 def resolve_command(config: ServerConfig) -> str:
-    """The executable's path, or a ``LaunchError`` that says how to fix it."""
+    """The executable's path (see :mod:`core.lookup`), or a ``LaunchError`` saying how to fix it."""
     assert config.command is not None
-    env = child_environment(config)
-    found = shutil.which(config.command, path=env.get("PATH"))
-    if found is None and config.cwd is not None and os.sep in config.command:
-        candidate = config.cwd / config.command
-        found = str(candidate) if os.access(candidate, os.X_OK) else None
+    found = find_command(config.command, config.cwd, config.env)
     if found is None:
         raise LaunchError(
             f"command '{config.command}' not found or not executable",
             f"Install it, or give its full path in 'command' of server '{config.name}' "
             f"in {config.source}.",
         )
-    return found
+    return str(found)
 
 
 async def launch(config: ServerConfig) -> ServerProcess:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from core.envexpand import UndefinedVariable, expand
+from core.lookup import find_command
 from core.redact import redact_url
 from core.servers import parse_server
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
@@ -185,14 +186,14 @@ def _command(ctx: ServerContext) -> Iterator[Finding]:
     if config.type != "stdio" or not config.command:
         return
     command = config.command
-    # The same lookup the client does at launch, so the doctor and a session agree.
+    # The same lookup the launcher does (core.lookup), so the doctor and a session agree.
     search_path = config.env.get("PATH")
-    if shutil.which(command, path=search_path) or (
-        config.cwd and shutil.which(command, path=str(config.cwd))
-    ):
+    if find_command(command, config.cwd, config.env) is not None:
         return
     if os.sep in command:
-        if os.path.isfile(command):
+        path = Path(command).expanduser()
+        path = path if path.is_absolute() or config.cwd is None else config.cwd / path
+        if path.is_file():
             why, fix = "is not executable", f"Make it executable (chmod +x {command})"
         else:
             why, fix = "does not exist", "Fix the path"
