@@ -276,7 +276,7 @@ def report_mcp(manager: Manager) -> None:
         return
     tools = len(manager.tools())
     parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
-    parts += [f"'{name}' failed: {f.message}" for name, f in failures.items()]
+    parts += [f"'{name}' failed: {render.safe(f.message)}" for name, f in failures.items()]
     line = "; ".join(parts)
     if failures:
         render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
@@ -319,7 +319,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         if options.as_json:
             render.print_json(transcript(runtime, result))
         else:
-            print(result.text)
+            print(render.safe(result.text))
         return ExitCode.OK
 
 

@@ -26,12 +26,12 @@ def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
         try:
             value = json.loads(arguments or "{}")
         except json.JSONDecodeError:
-            return arguments[:limit]
+            return render.safe(arguments, one_line=True)[:limit]
     if not isinstance(value, Mapping):
-        return str(value)[:limit]
+        return render.safe(value, one_line=True)[:limit]
     pairs: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
     text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items())
-    text = text.replace("\n", "\\n")
+    text = render.safe(text, one_line=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -92,7 +92,7 @@ class TurnView(AgentEvents):
         self._turn_text.append(delta)
         if self.stream_text:
             self.status.clear()
-            sys.stdout.write(delta)
+            sys.stdout.write(render.safe(delta))
             sys.stdout.flush()
             self._open_line = not delta.endswith("\n")
 
@@ -103,7 +103,7 @@ class TurnView(AgentEvents):
             sys.stdout.write("\n")
             self._open_line = False
         if not self.stream_text and reply.tool_calls and reply.text.strip():
-            print(render.style(reply.text.strip(), "2", sys.stderr), file=sys.stderr)
+            print(render.style(render.safe(reply.text.strip()), "2", sys.stderr), file=sys.stderr)
 
     def tools_changed(self) -> None:
         """Quietly note that MCP tools changed."""
@@ -111,22 +111,25 @@ class TurnView(AgentEvents):
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()
-        head = render.style(f"→ {call.name}", "36", sys.stderr)
+        head = render.style(f"→ {render.safe(call.name, one_line=True)}", "36", sys.stderr)
         print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
-        self.status.set(f"running {call.name}…")
+        self.status.set(f"running {render.safe(call.name, one_line=True)}…")
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """``✓ name (0.1s)`` or ``✗ name: first line``."""
         self.status.clear()
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
-            print(f"  {mark} {call.name}: {render.first_line(result.text)}", file=sys.stderr)
+            name = render.safe(call.name, one_line=True)
+            print(f"  {mark} {name}: {render.first_line(result.text)}", file=sys.stderr)
         else:
             mark = render.style("✓", "32", sys.stderr)
-            print(f"  {mark} {call.name} ({seconds:.1f}s)", file=sys.stderr)
+            name = render.safe(call.name, one_line=True)
+            print(f"  {mark} {name} ({seconds:.1f}s)", file=sys.stderr)
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """``⊘ name denied: reason``."""
         self.status.clear()
         mark = render.style("⊘", "33", sys.stderr)
-        print(f"  {mark} {call.name} denied: {decision.reason}", file=sys.stderr)
+        name = render.safe(call.name, one_line=True)
+        print(f"  {mark} {name} denied: {render.safe(decision.reason)}", file=sys.stderr)

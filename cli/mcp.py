@@ -86,8 +86,10 @@ async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> T
 async def _batch(servers: dict[str, ServerConfig]) -> bool:
     import json
 
+    from core.redact import printable_json
+
     def emit(answer: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
     async def read_line() -> str:
@@ -110,24 +112,25 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
         if v["protocol_version"]:
-            facts.append(f"protocol {v['protocol_version']}")
+            facts.append(f"protocol {render.safe(v['protocol_version'], one_line=True)}")
         if v["status"] == "connected":
             facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
         print(
-            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(v['name'], '1')}"
+            ("\n" if i else "")
+            + f"{render.style(mark, color)} {render.style(render.safe(v['name']), '1')}"
             f"  {' · '.join(facts)}"
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
-        print(f"  from {source}")
+        print(f"  from {render.safe(source)}")
         if v["error"]:
             err = v["error"]
-            print(f"  {err['stage']} failed: {err['message']}")
+            print(f"  {err['stage']} failed: {render.safe(err['message'])}")
             if err.get("hint"):
-                print(f"  hint: {err['hint']}")
+                print(f"  hint: {render.safe(err['hint'])}")
             if err.get("stderr_tail"):
                 print("  server stderr (last lines):")
                 for line in err["stderr_tail"].splitlines():
-                    print(f"    {line}")
+                    print(f"    {render.safe(line)}")
         rows = [
             [
                 t["name"],
@@ -215,7 +218,8 @@ def call_command(
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
-        sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+        text = render.safe(outcome.text)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if outcome.is_error:
         render.error_line(f"tool '{tool}' on server '{server}' reported an error")
         return ExitCode.TOOL_ERROR

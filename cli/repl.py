@@ -101,7 +101,8 @@ class Repl:
         """Ask the user about one tool call: yes once, always (this session), or no."""
         self.status.clear()
         print(
-            f"{render.style('?', '33;1', sys.stderr)} {render.style(request.tool, '1', sys.stderr)}"
+            f"{render.style('?', '33;1', sys.stderr)} "
+            f"{render.style(render.safe(request.tool, one_line=True), '1', sys.stderr)}"
             f" {short_args(dict(request.arguments), 160)}\n" + approval_details(request),
             file=sys.stderr,
         )
@@ -123,8 +124,8 @@ class Repl:
         if result.digest in self.declined:
             return False
         state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
-        lines = [f"{result.project_file} ({state}) would start or set:"]
-        lines += [f"  {line}" for line in describe_all(result)]
+        lines = [f"{render.safe(result.project_file)} ({state}) would start or set:"]
+        lines += [f"  {render.safe(line)}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
             text = await self._session().prompt_async(
@@ -268,7 +269,7 @@ class Repl:
     async def _show_mcp(self, runtime: ChatRuntime) -> None:
         statuses = await runtime.manager.status(live=False)
         for name in runtime.untrusted:
-            print(f"{name}: not trusted (skipped)")
+            print(f"{render.safe(name)}: not trusted (skipped)")
         if runtime.untrusted:
             print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
         if not statuses and not runtime.untrusted:
@@ -276,11 +277,11 @@ class Repl:
             return
         for s in statuses:
             facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
-            print(f"{s.name}: {facts}")
+            print(f"{render.safe(s.name)}: {facts}")
             if s.error:
-                print(f"  {s.error}")
+                print(f"  {render.safe(s.error)}")
             if s.failure is not None and s.failure.hint:
-                print(f"  hint: {s.failure.hint}")
+                print(f"  hint: {render.safe(s.failure.hint)}")
 
 
 def approval_details(request: ApprovalRequest) -> str:
@@ -291,7 +292,9 @@ def approval_details(request: ApprovalRequest) -> str:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
-    return f"  capability: {capability} ({permission.reason})\n  asks because: {because}"
+    reason = render.safe(permission.reason, one_line=True)
+    because = render.safe(because, one_line=True)
+    return f"  capability: {capability} ({reason})\n  asks because: {because}"
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

@@ -65,9 +65,9 @@ def register(app: typer.Typer) -> None:
         if not result.servers and not result.gated:
             print("This project's settings need no trust (no MCP servers, no gated settings).")
             return ExitCode.OK
-        print(f"{result.project_file} would start or set:")
+        print(f"{render.safe(result.project_file)} would start or set:")
         for line in describe_all(result):
-            print(f"  {line}")
+            print(f"  {render.safe(line)}")
         if result.trusted and result.reason == "recorded":
             print("Already trusted.")
             return ExitCode.OK

@@ -54,3 +54,53 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, MASK)
         return redact_url(text)
+
+
+def _escape_table(*, keep: str) -> dict[int, str]:
+    named = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r", 0x1B: "\\x1b"}
+    table: dict[int, str] = {}
+    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)):
+        table[code] = named.get(code, f"\\x{code:02x}")
+    # Invisible and direction-changing characters reorder or hide what a terminal shows
+    # ("Trojan Source"); tag characters carry text no one sees. ZWJ/ZWNJ stay: scripts and
+    # emoji need them.
+    invisible = (0x200B, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F))
+    for code in (*invisible, *range(0x2060, 0x2065), *range(0x2066, 0x206A), 0xFEFF):
+        table[code] = f"\\u{code:04x}"
+    for code in range(0xE0000, 0xE0080):
+        table[code] = f"\\U{code:08x}"
+    for char in keep:
+        table.pop(ord(char), None)
+    return table
+
+
+_ONE_LINE = _escape_table(keep="")
+_LINES = _escape_table(keep="\n\t")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` safe for a terminal: control characters (ESC, ``\\r``, OSC, C1), invisible and
+    bidi characters are shown escaped (``\\x1b``, ``\\r``, ``\\u202e``), never interpreted.
+
+    Every piece of text from settings, a server or the model goes through here before it is
+    printed. ``one_line`` escapes newlines and tabs too. Written here rather than taken from
+    rich: rich's ``escape_control_codes`` leaves ESC itself alone, and rich is not a dependency.
+    """
+    return text.translate(_ONE_LINE if one_line else _LINES)
+
+
+def printable_json(text: str) -> str:
+    """JSON text (``ensure_ascii=False``) with C1, DEL, invisible and bidi characters as
+    ``\\uXXXX`` escapes: the same document, safe to show (C0 is escaped by ``json`` itself)."""
+    return text.translate(_JSON)
+
+
+def _surrogates(code: int) -> str:
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+_JSON = {
+    code: f"\\u{code:04x}" if code < 0x10000 else _surrogates(code)
+    for code in (c for c in _ONE_LINE if c >= 0x7F)
+}
