@@ -37,11 +37,16 @@ def load_settings(globals_: Globals) -> Settings:
 
     from cli import render
     from core import settings as settings_mod
+    from core.redact import entry_secrets
 
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
-        render.REDACTOR.add([*config.headers.values(), *config.env.values()])
-    for name in (settings.api_key_env, "OPENAI_API_KEY"):
+        render.REDACTOR.add(entry_secrets(config))
+    for name in (
+        settings.api_key_env,
+        settings.untrusted_fallback.get("api_key_env"),
+        "OPENAI_API_KEY",
+    ):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
     return settings

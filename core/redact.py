@@ -7,8 +7,10 @@ secret value out of arbitrary text (error messages from servers included).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
@@ -18,6 +20,81 @@ _SECRET_QUERY = re.compile(
     r"credential)[a-z0-9_-]*)=)[^&#\s]+",
     re.IGNORECASE,
 )
+
+
+CREDENTIAL_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+"""A variable or env key whose name holds one of these is taken for a credential."""
+_PLAIN_ENV = frozenset(
+    "PATH HOME PYTHONPATH NODE_PATH NODE_ENV LANG LANGUAGE TERM USER LOGNAME SHELL TMPDIR TZ "
+    "PWD DEBUG LOG_LEVEL".split()
+)
+"""Env keys whose values are configuration, not secrets."""
+
+
+def is_credential_name(name: str) -> bool:
+    """True for names like ``GITHUB_TOKEN``, ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``."""
+    upper = name.upper()
+    return any(word in upper for word in CREDENTIAL_WORDS)
+
+
+def expandable_values(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(key, text)`` of every value of an entry where ``${VAR}`` expands, in key order."""
+    found: list[tuple[str, str]] = []
+    for key in ("command", "cwd", "url"):
+        if isinstance(raw.get(key), str):
+            found.append((key, raw[key]))
+    args = raw.get("args")
+    if isinstance(args, list):
+        for i, arg in enumerate(args):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            if isinstance(arg, str):
+                found.append((f"args[{i}]", arg))
+    for section in ("env", "headers"):
+        values = raw.get(section)
+        if isinstance(values, dict):
+            for name, value in values.items():  # pyright: ignore[reportUnknownVariableType]
+                if isinstance(value, str):
+                    found.append((f"{section}.{name}", value))
+    return found
+
+
+class _Entry(Protocol):
+    @property
+    def env(self) -> Mapping[str, str]: ...
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+    @property
+    def raw(self) -> Mapping[str, Any]: ...
+
+
+def _paths_only(value: str) -> bool:
+    parts = [p for p in value.split(os.pathsep) if p]
+    return bool(parts) and all(p.startswith(("/", "~", "./", "../")) for p in parts)
+
+
+def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> list[str]:
+    """The secret values one server entry carries, to be redacted wherever they appear.
+
+    Header values; env values, except configuration (``PATH``, ``HOME``, ... or plain paths)
+    that came from no credential; and the value of every credential-looking variable the
+    entry expands anywhere (``args``, ``url``), so ``--key=${API_KEY}`` is masked too.
+    """
+    from core.envexpand import referenced
+
+    environ = os.environ if environ is None else environ
+    raw_env: Any = config.raw.get("env")
+    written: Mapping[str, Any] = raw_env if isinstance(raw_env, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    secrets = list(config.headers.values())
+    for key, value in config.env.items():
+        source = written.get(key)
+        refs = referenced(source) if isinstance(source, str) else []
+        credential = is_credential_name(key) or any(is_credential_name(r) for r in refs)
+        if credential or (key.upper() not in _PLAIN_ENV and not _paths_only(value)):
+            secrets.append(value)
+    for _, text in expandable_values(config.raw):
+        for name in referenced(text):
+            if is_credential_name(name) and environ.get(name):
+                secrets.append(environ[name])
+    return secrets
 
 
 def redact_url(text: str) -> str:

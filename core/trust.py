@@ -22,6 +22,7 @@ from typing import Any
 
 from core import paths
 from core.lookup import find_command
+from core.redact import expandable_values, is_credential_name
 from core.servers import ServerConfig
 from core.settings import Settings
 
@@ -36,6 +37,8 @@ class TrustCheck:
     project_file: Path | None
     digest: str
     key: str | None
+    api_key_env: str | None
+    """The variable holding the model's API key (``api_key_env`` of the trusted settings)."""
     servers: tuple[ServerConfig, ...]
     """Servers defined by the project file (they need trust); empty when there are none."""
     gated: Mapping[str, Any]
@@ -49,6 +52,43 @@ class TrustCheck:
     def needs_trust(self) -> bool:
         """True when the project asks for something that needs trust, and is not trusted."""
         return (bool(self.servers) or bool(self.gated)) and not self.trusted
+
+
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """One ``${VAR}`` an entry expands, where, and what kind of value it is."""
+
+    variable: str
+    key: str
+    """Where in the entry: ``args[1]``, ``env.TOKEN``, ``headers.Authorization``, ``url``..."""
+    credential: bool
+    """The name looks like a credential (``*KEY*``, ``*TOKEN*``, ``*SECRET*``...)."""
+    api_key: bool
+    """It holds the model's API key (by name, or by the same value)."""
+    is_set: bool
+
+
+def expansions(
+    config: ServerConfig,
+    api_key_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Expansion]:
+    """Every variable the entry expands, flagged when it is a credential or the API key."""
+    from core.envexpand import referenced
+
+    environ = os.environ if environ is None else environ
+    key_names = {api_key_env or DEFAULT_API_KEY_ENV, DEFAULT_API_KEY_ENV}
+    key_values = {environ[n] for n in key_names if environ.get(n)}
+    out: list[Expansion] = []
+    for key, text in expandable_values(config.raw):
+        for name in referenced(text):
+            value = environ.get(name)
+            holds_key = name in key_names or (bool(value) and value in key_values)
+            out.append(Expansion(name, key, is_credential_name(name), holds_key, value is not None))
+    return out
 
 
 def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
@@ -117,17 +157,18 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     file = settings.project_file
     value = digest(servers, gated, settings.project_root)
     key = store_key(settings)
+    api = settings.untrusted_fallback.get("api_key_env") or settings.api_key_env
     if (not servers and not gated) or file is None or key is None:
-        return TrustCheck(file, value, key, (), {}, True, "nothing to trust")
+        return TrustCheck(file, value, key, api, (), {}, True, "nothing to trust")
     if assume_trusted:
-        return TrustCheck(file, value, key, servers, gated, True, "--trust-project")
+        return TrustCheck(file, value, key, api, servers, gated, True, "--trust-project")
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, key, servers, gated, True, f"{TRUST_ENV}=1")
+        return TrustCheck(file, value, key, api, servers, gated, True, f"{TRUST_ENV}=1")
     recorded = _read_store().get(key)
     if recorded == value:
-        return TrustCheck(file, value, key, servers, gated, True, "recorded")
+        return TrustCheck(file, value, key, api, servers, gated, True, "recorded")
     reason = "changed since trusted" if recorded else "not trusted"
-    return TrustCheck(file, value, key, servers, gated, False, reason)
+    return TrustCheck(file, value, key, api, servers, gated, False, reason)
 
 
 def record(result: TrustCheck) -> Path:

@@ -28,7 +28,7 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from core import __version__
-from core.redact import Redactor
+from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from mcpbridge.failures import Failure, Stage, explain, read_tail
 from mcpbridge.probe import guard_discover
@@ -100,7 +100,7 @@ class Client:
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
-        self.redact = Redactor([*config.headers.values(), *config.env.values()])
+        self.redact = Redactor(entry_secrets(config))
 
     # -- lifecycle -----------------------------------------------------------------------
 

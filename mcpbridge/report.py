@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.redact import redact_url, redact_values
+from core.redact import Redactor, entry_secrets, redact_values
 from core.servers import ServerConfig
 from mcpbridge.manager import Manager, ServerStatus
 from mcpbridge.tool import MCPTool
 
 
 def config_view(config: ServerConfig) -> dict[str, Any]:
-    """The entry as configured, secrets masked."""
+    """The entry as configured, secrets masked (also where a credential was expanded into
+    ``args`` or ``url``)."""
+    redact = Redactor(entry_secrets(config))
     view: dict[str, Any] = {
         "transport": config.type,
         "source": str(config.source),
@@ -22,11 +24,11 @@ def config_view(config: ServerConfig) -> dict[str, Any]:
         "enabled": config.enabled,
     }
     if config.type == "http":
-        view["url"] = redact_url(config.url or "")
+        view["url"] = redact(config.url or "")
         view["headers"] = redact_values(config.headers)
     else:
         view["command"] = config.command
-        view["args"] = [redact_url(a) for a in config.args]
+        view["args"] = [redact(a) for a in config.args]
         view["env"] = redact_values(config.env)
         view["cwd"] = str(config.cwd) if config.cwd else None
     return view

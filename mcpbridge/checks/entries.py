@@ -268,3 +268,31 @@ def _url(ctx: ServerContext) -> Iterator[Finding]:
             f"Use https:// in 'url' of {ctx.where}.",
             key="url",
         )
+
+
+@check(
+    "settings.secret_in_args",
+    "entry",
+    "warning",
+    "a credential is passed in 'args', where every local user can read it in the process table",
+)
+def _secret_in_args(ctx: ServerContext) -> Iterator[Finding]:
+    from core.envexpand import referenced
+    from core.redact import expandable_values, is_credential_name
+
+    for key, text in expandable_values(ctx.config.raw):
+        if not key.startswith("args["):
+            continue
+        names = [n for n in referenced(text) if is_credential_name(n)]
+        if not names:
+            continue
+        variable = names[0]
+        yield ctx.finding(
+            "settings.secret_in_args",
+            "warning",
+            f"server '{ctx.name}': '{key}' expands ${{{variable}}}, a credential; command-line "
+            "arguments are visible to every local user in the process table (ps)",
+            f'Pass it in \'env\' instead, e.g. "env": {{"{variable}": "${{{variable}}}"}}, '
+            f"and let the server read it from there ({ctx.where}).",
+            key=key,
+        )
