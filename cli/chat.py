@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from core.agent import RunResult
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``chat`` command to the root app."""
-    app.command("chat")(chat_command)
+app = typer.Typer()
+"""Holds ``chat``; :mod:`cli.app` adds it to the root."""
 
 
+@app.command("chat")
 def chat_command(
     ctx: typer.Context,
     prompt: Annotated[
