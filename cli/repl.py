@@ -285,9 +285,14 @@ def approval_details(request: ApprovalRequest) -> str:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
+    if request.rule is None and request.reason.startswith("the path leads outside"):
+        because = "the path leads outside the project root"
     reason = render.safe(permission.reason, one_line=True)
     because = render.safe(because, one_line=True)
-    return f"  capability: {capability} ({reason})\n  asks because: {because}"
+    text = f"  capability: {capability} ({reason})\n  asks because: {because}"
+    if request.detail is not None:
+        text += f"\n  resolved path: {render.safe(request.detail, one_line=True)}"
+    return text
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

@@ -287,7 +287,7 @@ async def open_runtime(
         resolve_config(settings, model=options.model, base_url=options.base_url)
     async with open_manager(settings.servers) as manager:
         session = Session(
-            builtin_tools(globals_.cwd),
+            builtin_tools(globals_.cwd, settings.project_root),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,

@@ -62,6 +62,9 @@ class ApprovalRequest:
     rule: str | None = None
     """The rule that asks (``"permissions.ask '<pattern>'"``), or None: no rule matched and
     the capability is not read."""
+    detail: str | None = None
+    """What the call really touches, when it differs from what it says: the resolved path of
+    a file tool reaching outside the project root."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -118,9 +121,25 @@ class PermissionGate:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
 
+    @staticmethod
+    def _reach(tool: Tool, arguments: Mapping[str, Any]) -> Any:
+        """Where a file tool's call leads (a ``core.boundary.Reach``), or None."""
+        reach_of = getattr(tool, "reach", None)
+        return reach_of(arguments) if reach_of is not None else None
+
     async def check(self, tool: Tool, arguments: Mapping[str, Any]) -> Decision:
-        """The final decision for one call: allow or deny (asking when the rules say so)."""
+        """The final decision for one call: allow or deny (asking when the rules say so).
+
+        A file tool whose path leads outside the project root asks whatever its capability,
+        an "always" approval or an allow rule says; ``--allow`` and ``--yes`` still allow it.
+        """
         decision = self.evaluate(tool)
+        reach = self._reach(tool, arguments)
+        outside = reach is not None and not reach.inside
+        named = decision.rule is not None and decision.rule.startswith("--allow")
+        if outside and decision.verdict is not Verdict.DENY and not named:
+            where = reach.describe()
+            decision = Decision(Verdict.ASK, f"the path leads outside the project root: {where}")
         if decision.verdict is not Verdict.ASK:
             return decision
         if self.assume_yes:
@@ -131,14 +150,15 @@ class PermissionGate:
                 f"needs approval and nobody can answer in non-interactive mode "
                 f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
             )
+        detail = reach.describe() if reach is not None else None
         request = ApprovalRequest(
-            tool.name, arguments, tool.permission(), decision.reason, decision.rule
+            tool.name, arguments, tool.permission(), decision.reason, decision.rule, detail
         )
         answer = await self.approver(request)
-        if answer is Answer.ALWAYS:
+        if answer is Answer.ALWAYS and not outside:
             self.always.add(tool.name)
             return Decision(Verdict.ALLOW, "approved by the user for this session")
-        if answer is Answer.ONCE:
+        if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
             return Decision(Verdict.ALLOW, "approved by the user")
         return Decision(Verdict.DENY, "the user denied it")
 

@@ -12,6 +12,7 @@ from core.tools import Tool
 __all__ = ["BashTool", "ReadTool", "WriteTool", "builtin_tools"]
 
 
-def builtin_tools(cwd: Path) -> list[Tool]:
-    """The local tool layer, in a fixed order (it is part of the cached prompt)."""
-    return [ReadTool(cwd), WriteTool(cwd), BashTool(cwd)]
+def builtin_tools(cwd: Path, root: Path | None = None) -> list[Tool]:
+    """The local tool layer, in a fixed order (it is part of the cached prompt). The file
+    tools stay inside ``root`` (the project root; default ``cwd``) unless the user approves."""
+    return [ReadTool(cwd, root), WriteTool(cwd, root), BashTool(cwd)]

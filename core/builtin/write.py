@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
+import anyio.to_thread
 
-from core.builtin._common import BadArgument, resolve, string
+from core.boundary import Boundary, BoundaryError, Reach
+from core.builtin._common import BadArgument, string
 from core.tools import Capability, Permission, ToolResult
 
 
@@ -21,8 +22,9 @@ class WriteTool:
         "Read a file before overwriting it."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path`` and ``content``."""
@@ -39,18 +41,23 @@ class WriteTool:
         """Writing changes files."""
         return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
 
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's path leads, symlinks followed (shown when asking)."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
+
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Write the file and say whether it was created or overwritten."""
         try:
-            path = resolve(self.cwd, string(arguments, "path"))
+            reach = self.boundary.reach(string(arguments, "path"))
             content = string(arguments, "content", allow_empty=True)
         except BadArgument as exc:
             return ToolResult(f"write: {exc}", is_error=True)
-        target = anyio.Path(path)
+        path = reach.resolved
         try:
-            existed = await target.exists()
-            await target.parent.mkdir(parents=True, exist_ok=True)
-            await target.write_text(content, encoding="utf-8")
+            existed = await anyio.to_thread.run_sync(self.boundary.write_text, reach, content)
+        except BoundaryError as exc:
+            return ToolResult(f"write: {exc}", is_error=True)
         except IsADirectoryError:
             return ToolResult(f"write: {path} is a directory", is_error=True)
         except OSError as exc:
