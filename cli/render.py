@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from core.errors import CodebotError
-from core.redact import Redactor, printable, printable_json
+from core.redact import SECRETS, printable, printable_json
 
-REDACTOR = Redactor()
+REDACTOR = SECRETS
 """Knows every secret of this run (filled in when settings load); scrubs logs and errors."""
 
 

@@ -22,6 +22,7 @@ import anyio
 from core.errors import CodebotError, TurnLimitError
 from core.model import ChatModel
 from core.permissions import Decision, PermissionGate, denial_text
+from core.redact import SECRETS, scrub
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
 from core.tools import Tool, ToolResult
@@ -207,8 +208,12 @@ class Agent:
                 result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
             except Exception as exc:  # boundary: a buggy tool must not end the conversation
                 result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
+            # A server may echo a secret it was given (its own Authorization header): scrub
+            # every known secret before the model, the transcript or the terminal sees it.
             result = ToolResult(
-                truncate(result.text, self.tool_result_max_tokens), result.is_error, result.data
+                truncate(SECRETS(result.text), self.tool_result_max_tokens),
+                result.is_error,
+                scrub(result.data),
             )
             seconds = time.monotonic() - began
             events.tool_finished(call, result, seconds)

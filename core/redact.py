@@ -181,3 +181,19 @@ _JSON = {
     code: f"\\u{code:04x}" if code < 0x10000 else _surrogates(code)
     for code in (c for c in _ONE_LINE if c >= 0x7F)
 }
+
+
+SECRETS = Redactor()
+"""Every secret of this run (header and env values, credentials, the API key), filled in
+when settings load. Tool results pass through it before the model or any output sees them."""
+
+
+def scrub(value: Any, redactor: Redactor = SECRETS) -> Any:
+    """``value`` (text, or JSON-like data) with every known secret replaced by ``***``."""
+    if isinstance(value, str):
+        return redactor(value)
+    if isinstance(value, dict):
+        return {k: scrub(v, redactor) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, list | tuple):
+        return [scrub(v, redactor) for v in value]  # pyright: ignore[reportUnknownVariableType]
+    return value
