@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from core.settings import PermissionRules
-from core.tools import Capability, Permission, Tool
+from core.tools import MCP_PREFIX, Capability, Permission, Tool
 
 
 class Verdict(StrEnum):
@@ -70,8 +70,25 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 
-def _match(name: str, patterns: Iterable[str]) -> str | None:
-    return next((p for p in patterns if fnmatchcase(name, p)), None)
+def rule_matches(pattern: str, tool: Tool) -> bool:
+    """Whether a permission rule (or ``--allow`` pattern) covers ``tool``.
+
+    A rule ``mcp__<server>__<tool>`` is split at its first ``__`` after the prefix (server
+    names cannot hold ``__``) and matches on the pair: the server glob against the tool's
+    server, the tool glob against the tool's own name. So ``mcp__x__*`` covers every tool of
+    server ``x`` and none of server ``x_``. ``mcp__<server-glob>`` alone covers every tool of
+    the matching servers. Any other rule is a glob over the model-visible name.
+    """
+    server = getattr(tool, "server", None)
+    if pattern.startswith(MCP_PREFIX) and isinstance(server, str):
+        server_glob, sep, tool_glob = pattern[len(MCP_PREFIX) :].partition("__")
+        original = getattr(tool, "original_name", tool.name)
+        return fnmatchcase(server, server_glob) and fnmatchcase(original, tool_glob if sep else "*")
+    return fnmatchcase(tool.name, pattern)  # a tool that names no server: by its name
+
+
+def _match(tool: Tool, patterns: Iterable[str]) -> str | None:
+    return next((p for p in patterns if rule_matches(p, tool)), None)
 
 
 class PermissionGate:
@@ -102,18 +119,18 @@ class PermissionGate:
     def evaluate(self, tool: Tool) -> Decision:
         """The static decision, before anybody is asked."""
         name = tool.name
-        if pattern := _match(name, self.rules.deny):
+        if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
             return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
         if name in self.always:
             return Decision(Verdict.ALLOW, "approved for this session")
-        if pattern := _match(name, self.allow_patterns):
+        if pattern := _match(tool, self.allow_patterns):
             rule = f"--allow '{pattern}'"
             return Decision(Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule)
-        if pattern := _match(name, self.rules.ask):
+        if pattern := _match(tool, self.rules.ask):
             rule = f"permissions.ask '{pattern}'"
             return Decision(Verdict.ASK, f"the settings rule '{pattern}' asks first", rule)
-        if pattern := _match(name, self.rules.allow):
+        if pattern := _match(tool, self.rules.allow):
             rule = f"permissions.allow '{pattern}'"
             return Decision(Verdict.ALLOW, f"allowed by the settings rule '{pattern}'", rule)
         permission = tool.permission()
