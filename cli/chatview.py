@@ -38,6 +38,31 @@ def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def full_args(arguments: Mapping[str, Any], width: int = 100) -> str:
+    """Every argument of a call, nothing cut: one line when it fits in 160 characters, else
+    one block per argument, wrapped at ``width`` (an approval must show all that will run)."""
+    import textwrap
+
+    line = short_args(arguments, limit=10**9)
+    if len(line) <= 160:
+        return " " + line if line else ""
+    lines: list[str] = []
+    for key, value in arguments.items():
+        text = render.safe(json.dumps(value, ensure_ascii=False), one_line=True)
+        lines.append(f"    {render.safe(key, one_line=True)} ({len(text)} characters):")
+        lines += textwrap.wrap(
+            text,
+            width=max(width - 6, 20),
+            initial_indent="      ",
+            subsequent_indent="      ",
+            break_long_words=True,
+            break_on_hyphens=False,
+            drop_whitespace=False,
+            replace_whitespace=False,
+        )
+    return "\n" + "\n".join(lines)
+
+
 class Status:
     """A one-line spinner on stderr while waiting; silent when stderr is not a terminal."""
 

@@ -7,6 +7,7 @@ turn cancels it (and its tool calls); at an empty prompt, Ctrl-C twice or Ctrl-D
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from contextlib import suppress
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from cli import render
-from cli.chatview import Status, TurnView, report_mcp, short_args
+from cli.chatview import Status, TurnView, full_args, report_mcp
 from cli.runtime import (
     ChatOptions,
     ChatRuntime,
@@ -101,7 +102,8 @@ class Repl:
         print(
             f"{render.style('?', '33;1', sys.stderr)} "
             f"{render.style(render.safe(request.tool, one_line=True), '1', sys.stderr)}"
-            f" {short_args(dict(request.arguments), 160)}\n" + approval_details(request),
+            f"{full_args(dict(request.arguments), shutil.get_terminal_size().columns)}\n"
+            + approval_details(request),
             file=sys.stderr,
         )
         try:
