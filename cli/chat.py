@@ -57,12 +57,14 @@ def chat_command(
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
     import anyio  # deferred with the rest of the chat machinery: `--help` stays light
 
+    from cli.signals import terminable
+
     try:
         if options.prompt is not None:
-            return anyio.run(one_shot, globals_, options)
+            return anyio.run(terminable, one_shot, globals_, options)
         from cli.repl import repl
 
-        return anyio.run(repl, globals_, options)
+        return anyio.run(terminable, repl, globals_, options)
     except KeyboardInterrupt:
         # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
         # loop has already unwound (servers stopped); say so instead of exiting silently.

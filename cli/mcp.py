@@ -17,6 +17,7 @@ from cli.runtime import (
     select_servers,
     with_timeout,
 )
+from cli.signals import terminable
 from core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def list_command(
     globals_: Globals = ctx.obj
     settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
-    return anyio.run(_list, servers, as_json, schemas)
+    return anyio.run(terminable, _list, servers, as_json, schemas)
 
 
 async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
@@ -205,7 +206,7 @@ def call_command(
             )
         settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
-        ok = anyio.run(_batch, servers)
+        ok = anyio.run(terminable, _batch, servers)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -217,7 +218,7 @@ def call_command(
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]
-    outcome = anyio.run(_call, config, tool, arguments_)
+    outcome = anyio.run(terminable, _call, config, tool, arguments_)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:

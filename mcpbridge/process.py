@@ -26,6 +26,7 @@ from core import paths
 from core.lookup import child_environment as _child_environment
 from core.lookup import find_command
 from core.servers import ServerConfig
+from core.spawn import open_process
 
 STDIN_CLOSE_GRACE = 2.0
 """After stdin closes, a well-behaved server exits on its own within this time."""
@@ -147,7 +148,7 @@ async def launch(config: ServerConfig) -> ServerProcess:
     log = log_file.open("wb")
     os.chmod(log_file, 0o600)
     try:
-        process = await anyio.open_process(
+        process = await open_process(
             [command, *config.args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 
 from core.builtin._common import BadArgument, integer, string
+from core.spawn import open_process
 from core.tools import Capability, Permission, ToolResult
 
 DEFAULT_TIMEOUT = 120
@@ -97,7 +98,7 @@ class BashTool:
             return ToolResult(f"bash: {exc}", is_error=True)
         env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}
         try:
-            process = await anyio.open_process(
+            process = await open_process(
                 ["bash", "-c", command],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
