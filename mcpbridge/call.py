@@ -14,6 +14,7 @@ from mcp import MCPError
 from core.errors import CodebotError, ServerError, UsageError
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
+from mcpbridge.client import default_tool_timeout
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool, to_tool_result
 
@@ -116,7 +117,7 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
     if exc.code == types.REQUEST_TIMEOUT:
         return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
+            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout or default_tool_timeout():g} s",
             hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
         )
     if exc.code == types.CONNECTION_CLOSED:

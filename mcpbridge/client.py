@@ -43,7 +43,24 @@ EXIT_CODE_WAIT = 0.5
 """After a server's stdout ends, how long to wait for its exit code (for the message)."""
 MAX_LIST_PAGES = 1000
 """A server whose cursor never ends must not hang us."""
+DEFAULT_TOOL_TIMEOUT = 300.0
+"""Seconds one tool call may take when the entry sets no ``tool_timeout``: a server that never
+answers (or keeps an SSE stream alive forever) must not hang a run."""
+TOOL_TIMEOUT_ENV = "CODEBOT_TOOL_TIMEOUT"
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+
+
+def default_tool_timeout() -> float:
+    """``CODEBOT_TOOL_TIMEOUT`` when it is a positive number, else :data:`DEFAULT_TOOL_TIMEOUT`."""
+    import os
+
+    try:
+        value = float(os.environ.get(TOOL_TIMEOUT_ENV, ""))
+    except ValueError:
+        return DEFAULT_TOOL_TIMEOUT
+    return value if value > 0 else DEFAULT_TOOL_TIMEOUT
+
+
 """Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
 
 State = Literal["pending", "connected", "failed", "stopped"]
@@ -214,12 +231,15 @@ class Client:
         session = session or self.session
         tools: list[types.Tool] = []
         cursor: str | None = None
-        for _ in range(MAX_LIST_PAGES):
-            page = await session.list_tools(cursor=cursor, cache_mode="refresh")
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        # A server may announce list_changed and then never answer: the listing is bounded by
+        # the handshake timeout, at start and on every re-list.
+        with anyio.fail_after(self.config.timeout):
+            for _ in range(MAX_LIST_PAGES):
+                page = await session.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
         return [t for t in tools if self._selected(t.name)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -228,9 +248,12 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
-        return await self.session.call_tool(
-            name, arguments, read_timeout_seconds=self.config.tool_timeout
-        )
+        return await self.session.call_tool(name, arguments, read_timeout_seconds=self.tool_timeout)
+
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds one call may take: ``tool_timeout`` of the entry, else the default."""
+        return self.config.tool_timeout or default_tool_timeout()
 
     def _selected(self, tool: str) -> bool:
         from fnmatch import fnmatchcase

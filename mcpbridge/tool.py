@@ -101,7 +101,7 @@ class MCPTool:
             again = " The next call restarts it." if self._client.restarts_left > 0 else ""
             return f"server '{server}' closed the connection during the call (it exited).{again}"
         if exc.code == types.REQUEST_TIMEOUT:
-            limit = self._client.config.tool_timeout
+            limit = self._client.tool_timeout
             return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
         return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
 
