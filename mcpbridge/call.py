@@ -116,8 +116,9 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
 
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
     if exc.code == types.REQUEST_TIMEOUT:
+        limit = config.tool_timeout or default_tool_timeout()
         return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout or default_tool_timeout():g} s",
+            f"'{tool}' on server '{config.name}' gave no answer within {limit:g} s",
             hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
         )
     if exc.code == types.CONNECTION_CLOSED:
