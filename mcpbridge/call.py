@@ -43,6 +43,12 @@ async def call_once(
     try:
         result = await client.call_tool(tool.original_name, arguments)
     except MCPError as exc:
+        if exc.code == types.CONNECTION_CLOSED and client.oversized():
+            raise ServerError(
+                f"server '{config.name}' sent an answer to '{tool.original_name}' larger than "
+                "32 MB; it was dropped",
+                hint="Ask for less (a smaller page or range), or ask its author to cap it.",
+            ) from None
         raise _call_error(exc, config, tool.original_name) from None
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
         raise ServerError(

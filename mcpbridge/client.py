@@ -118,6 +118,11 @@ class Client:
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
         self.redact = Redactor(entry_secrets(config))
+        self._cap: Any = None
+
+    def oversized(self) -> bool:
+        """True once an HTTP answer of this server went over the size cap (and was dropped)."""
+        return bool(self._cap is not None and self._cap.tripped)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -301,8 +306,14 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
+        from mcpbridge.httpcap import CappedTransport
+
+        self._cap = CappedTransport()
         http = httpx2.AsyncClient(
-            headers=dict(self.config.headers), timeout=HTTP_TIMEOUT, follow_redirects=True
+            headers=dict(self.config.headers),
+            timeout=HTTP_TIMEOUT,
+            follow_redirects=True,
+            transport=self._cap,  # the stdio cap on one message holds over HTTP too
         )
         await stack.enter_async_context(http)
         assert self.config.url is not None

@@ -97,6 +97,8 @@ class MCPTool:
 
     def _describe_error(self, exc: MCPError) -> str:
         server = self.server
+        if exc.code == types.CONNECTION_CLOSED and self._client.oversized():
+            return f"server '{server}' sent an answer larger than 32 MB; it was dropped"
         if exc.code == types.CONNECTION_CLOSED:
             again = " The next call restarts it." if self._client.restarts_left > 0 else ""
             return f"server '{server}' closed the connection during the call (it exited).{again}"
