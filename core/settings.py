@@ -25,8 +25,19 @@ from core.servers import ServerConfig, is_str_list, json_type, parse_server
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
 
-TRUST_GATED_KEYS = ("base_url", "api_key_env")
-"""A hostile project could send the API key elsewhere with these: they need trust."""
+TRUST_GATED_KEYS = (
+    "base_url",
+    "api_key_env",
+    "model",
+    "max_turns",
+    "tool_result_max_tokens",
+)
+"""A hostile project could send the API key elsewhere, pick the model that runs, or change
+the limits that bound a run with these: they need trust."""
+_DEFAULTS: dict[str, Any] = {
+    "max_turns": DEFAULT_MAX_TURNS,
+    "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,12 +104,15 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     base_dir = project_root or cwd
 
     servers: dict[str, ServerConfig] = {}
+    shadowed: dict[str, ServerConfig] = {}
+    """Global entries a project entry replaced: they come back when the project is untrusted."""
     for path, data in ((global_path, global_data), (project_path, project_data)):
         if path is None:
             continue
         for name, entry in _server_entries(path, data).items():
             config = parse_server(name, entry, path, environ, base_dir)
             if name in servers:
+                shadowed[name] = servers[name]
                 config = replace(config, overrides=servers[name].source)
             servers[name] = config
 
@@ -122,7 +136,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_file=project_path,
         project_gated=gated,
         untrusted_fallback={
-            **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},
+            **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
+            "shadowed": shadowed,
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -151,6 +166,11 @@ def _read_json(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise SettingsError(
+            f"settings file {path} is nested too deeply to read",
+            hint="Settings are a few levels deep; remove the deeply nested value.",
+        ) from None
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}",

@@ -194,9 +194,12 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
     if not result.needs_trust:
         return settings
     names = {c.name for c in result.servers}
-    kept = {n: c for n, c in settings.servers.items() if n not in names}
     fallback = dict(settings.untrusted_fallback)
-    return replace(settings, servers=kept, project_gated={}, **fallback)
+    shadowed: Mapping[str, ServerConfig] = fallback.pop("shadowed", {})
+    kept = {n: c for n, c in settings.servers.items() if n not in names}
+    # A project entry that reused a global server's name must not drop the global one.
+    kept.update({n: c for n, c in shadowed.items() if n in names})
+    return replace(settings, servers=dict(sorted(kept.items())), project_gated={}, **fallback)
 
 
 def untrusted_message(result: TrustCheck) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ from anyio.abc import Process
 from core import paths
 from core.lookup import child_environment as _child_environment
 from core.lookup import find_command
+from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from core.spawn import open_process
 
@@ -53,6 +54,8 @@ class ServerProcess:
     process: Process
     log_file: Path
     _log: IO[bytes] = field(repr=False)
+    redact: Callable[[str], str] | None = None
+    """Scrubs the server's secrets out of its stderr before it reaches the log."""
     dropped_stderr: int = 0
     closed: anyio.Event = field(default_factory=anyio.Event)
     """Set when the server's stdout ends: it exited, or we stopped it."""
@@ -63,16 +66,32 @@ class ServerProcess:
         if stream is None:
             return
         written = 0
+        # A partial line waits for its end, so a secret split across reads is scrubbed whole.
+        pending = b""
+
+        def keep(chunk: bytes) -> None:
+            nonlocal written
+            if self.redact is not None:
+                chunk = self.redact(chunk.decode("utf-8", errors="replace")).encode("utf-8")
+            room = STDERR_LOG_LIMIT - written
+            if room > 0:
+                self._log.write(chunk[:room])
+                self._log.flush()
+                written += min(room, len(chunk))
+            if len(chunk) > room:
+                self.dropped_stderr += len(chunk) - max(room, 0)
+
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             while True:
-                chunk = await stream.receive()
-                room = STDERR_LOG_LIMIT - written
-                if room > 0:
-                    self._log.write(chunk[:room])
-                    self._log.flush()
-                    written += min(room, len(chunk))
-                if len(chunk) > room:
-                    self.dropped_stderr += len(chunk) - max(room, 0)
+                chunk = pending + await stream.receive()
+                cut = chunk.rfind(b"\n") + 1
+                if cut == 0 and len(chunk) < 65536:
+                    pending = chunk
+                    continue
+                chunk, pending = (chunk[:cut], chunk[cut:]) if cut else (chunk, b"")
+                keep(chunk)
+        if pending:
+            keep(pending)
 
     async def stop(self) -> None:
         """Close stdin, wait; SIGTERM the group, wait; SIGKILL. Shielded from cancellation."""
@@ -163,7 +182,8 @@ async def launch(config: ServerConfig) -> ServerProcess:
             f"cannot start '{config.command}': {exc.strerror or exc}",
             f"Check 'command' and 'cwd' of server '{config.name}' in {config.source}.",
         ) from None
-    return ServerProcess(config.name, process, log_file, log)
+    redact = Redactor(entry_secrets(config))
+    return ServerProcess(config.name, process, log_file, log, redact=redact)
 
 
 @dataclass

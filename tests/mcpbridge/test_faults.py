@@ -58,7 +58,8 @@ async def test_crash_during_a_call_is_an_error_result_and_the_next_call_restarts
             assert manager.clients["f"].crashed
             gone = await echo.execute({"text": "x"})
             assert gone.is_error and "not available" in gone.text
-            assert manager.tools() == [] or await manager.refresh_if_dirty() is not None
+            assert manager.tools() == []  # died for good: its tools are no longer offered
+            assert manager.failures["f"].stage == "call"
 
 
 async def test_garbage_on_stdout_is_skipped() -> None:
