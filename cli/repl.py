@@ -120,7 +120,7 @@ class Repl:
         """Ask once whether to trust the project's servers; a "no" is remembered."""
         if result.digest in self.declined:
             return False
-        state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
+        state = "changed since it was trusted" if result.changed else "new"
         lines = [f"{result.project_file} ({state}) would start or set:"]
         lines += [f"  {line}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)

@@ -135,6 +135,7 @@ class Client:
                     f"no answer within {self.config.timeout:g} s",
                     hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
                     "or check that the server starts on its own.",
+                    timed_out=True,
                 )
         except anyio.get_cancelled_exc_class():
             self._fail(self._stage, "cancelled")
@@ -323,7 +324,9 @@ class Client:
         if self._on_tools_changed is not None:
             self._on_tools_changed(self.name)
 
-    def _fail(self, stage: Stage, message: str, hint: str | None = None) -> None:
+    def _fail(
+        self, stage: Stage, message: str, hint: str | None = None, *, timed_out: bool = False
+    ) -> None:
         if self.state == "failed":
             return
         self.state = "failed"
@@ -334,4 +337,5 @@ class Client:
             hint=hint,
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
+            timed_out=timed_out,
         )
