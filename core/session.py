@@ -16,17 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from core import prompt
-from core.tools import Capability, Tool, ToolSource, is_mcp_tool
+from core.tools import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
 
 Message = dict[str, Any]
 
 
 def tool_schema(tool: Tool) -> dict[str, Any]:
     """The Chat Completions ``tools`` entry for a tool."""
-    parameters = dict(tool.schema() or {})
-    parameters.setdefault("type", "object")
-    if parameters["type"] == "object":
-        parameters.setdefault("properties", {})
+    parameters = normalize_schema(tool.schema())
     return {
         "type": "function",
         "function": {"name": tool.name, "description": tool.description, "parameters": parameters},

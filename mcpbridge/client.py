@@ -212,6 +212,10 @@ class Client:
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list``, filtered by include/exclude."""
+        return [t for t in await self.list_all_tools(session) if self._selected(t.name)]
+
+    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
         session = session or self.session
         tools: list[types.Tool] = []
         cursor: str | None = None
@@ -221,7 +225,7 @@ class Client:
             cursor = page.next_cursor
             if not cursor:
                 break
-        return [t for t in tools if self._selected(t.name)]
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         """Call one tool within ``tool_timeout``; a crashed server is restarted once first.

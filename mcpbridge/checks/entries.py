@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
-import shutil
 from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,12 +11,12 @@ from core.envexpand import UndefinedVariable, expand
 from core.redact import redact_url
 from core.servers import parse_server
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
+from mcpbridge.process import find_command
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
 ``"url": "${BASE}/mcp"`` does not turn a missing variable into a bogus URL error."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-_UNKNOWN_KEY = re.compile(r"unknown key '([^']*)'")
 
 
 @check("settings.parse", "settings", "error", "a settings file cannot be read or parsed (exit 3)")
@@ -153,13 +151,12 @@ def _variables(ctx: ServerContext) -> Iterator[Finding]:
 @check("settings.unknown_key", "entry", "warning", "an entry has a key codebot does not know")
 def _unknown_keys(ctx: ServerContext) -> Iterator[Finding]:
     for warning in ctx.config.warnings:
-        match = _UNKNOWN_KEY.match(warning)
         yield ctx.finding(
             "settings.unknown_key",
             "warning",
-            f"server '{ctx.name}': {warning}",
-            f"Rename or remove the key in {ctx.where}.",
-            key=match.group(1) if match else None,
+            f"server '{ctx.name}': {warning.message}",
+            f"{warning.hint} in {ctx.where}.",
+            key=warning.key,
         )
 
 
@@ -185,14 +182,12 @@ def _command(ctx: ServerContext) -> Iterator[Finding]:
     if config.type != "stdio" or not config.command:
         return
     command = config.command
-    # The same lookup the client does at launch, so the doctor and a session agree.
-    search_path = config.env.get("PATH")
-    if shutil.which(command, path=search_path) or (
-        config.cwd and shutil.which(command, path=str(config.cwd))
-    ):
+    if find_command(config) is not None:  # the launcher's own lookup: doctor and launch agree
         return
+    search_path = config.env.get("PATH")
     if os.sep in command:
-        if os.path.isfile(command):
+        path = config.cwd / command if config.cwd and not os.path.isabs(command) else command
+        if os.path.isfile(command) or os.path.isfile(path):
             why, fix = "is not executable", f"Make it executable (chmod +x {command})"
         else:
             why, fix = "does not exist", "Fix the path"

@@ -105,7 +105,7 @@ async def test_partial_failure_is_recorded_with_stage_and_stderr() -> None:
             assert "no-such-command-xyz" in failures["missing"].message
             assert failures["broken"].stage == "config"
             assert [t.server for t in manager.tools()] == ["echo"] * len(manager.tools())
-            statuses = {s.name: s.status for s in await manager.status()}
+            statuses = {s.name: s.status for s in manager.status()}
             assert statuses == {
                 "echo": "connected",
                 "crash": "failed",
@@ -190,7 +190,7 @@ async def test_include_exclude_and_disabled() -> None:
             await manager.start_all()
             assert sorted(t.original_name for t in manager.tools()) == ["add", "echo", "env"]
             assert "off" not in manager.clients
-            statuses = {s.name: s.status for s in await manager.status()}
+            statuses = {s.name: s.status for s in manager.status()}
             assert statuses == {"inc": "connected", "off": "disabled"}
 
 
