@@ -22,7 +22,6 @@ import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
 from mcp import MCPError
-from mcp.client._transport import Transport, TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -30,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
+from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.failures import Failure, Stage, explain, read_tail
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch

@@ -44,6 +44,42 @@ def test_help_and_version_import_no_heavy_module(argv: list[str]) -> None:
     assert sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY) == []
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["mcp", "--help"], ["--cwd", ".", "--debug", "mcp", "--help"], ["mcp", "doctor", "--help"]],
+)
+def test_option_parsing_fast_path_keeps_pydantic_out(argv: list[str]) -> None:
+    """Fails the day Typer's internals change and cli/_typer.py silently stops applying."""
+    code, modules = loaded_modules(*argv)
+    assert code == 0
+    assert sorted(m for m in modules if m.split(".")[0] == "pydantic") == []
+
+
+def test_the_fast_path_adapts_every_text_and_flag_option() -> None:
+    import typer
+
+    from cli._typer import light_option_parsing
+    from cli.app import app
+
+    command = typer.main.get_command(app)
+    expected = 0
+    stack = [command]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "commands", {}).values())
+        expected += 1  # the help option
+        expected += sum(
+            1
+            for p in node.params
+            if getattr(p, "type_descriptor", None) is not None
+            and p.type_descriptor.annotation in (str, bool)  # type: ignore[attr-defined]
+            and not getattr(p, "multiple", False)
+            and getattr(p, "nargs", 1) == 1
+        )
+    assert expected > 10
+    assert light_option_parsing(command) == expected  # type: ignore[arg-type]
+
+
 def test_core_never_imports_mcp_typer_or_prompt_toolkit() -> None:
     forbidden = ("mcp", "mcp_types", "typer", "prompt_toolkit", "mcpbridge", "cli")
     for path in sorted((REPO_ROOT / "core").rglob("*.py")):
