@@ -9,7 +9,7 @@ fails if the fast path stops applying (pydantic loaded by ``codebot mcp --help``
 from __future__ import annotations
 
 import typer
-from typer._click import exceptions as click_exceptions
+from typer._click import exceptions as click_exceptions  # noqa: TID251
 
 __all__ = ["HELP_OPTIONS", "click_exceptions", "light_option_parsing"]
 
@@ -29,8 +29,8 @@ def light_option_parsing(command: typer.core.TyperGroup) -> int:
         How many options got the plain coercion (0 when the fast path does not apply).
     """
     try:
-        from typer._click.core import Command, Context
-        from typer._coercion import RuntimeParam
+        from typer._click.core import Command, Context  # noqa: TID251
+        from typer._coercion import RuntimeParam  # noqa: TID251
     except ImportError:  # pragma: no cover - a Typer without this layer
         return 0
 

@@ -11,6 +11,6 @@ from mcp.client import Transport
 
 # private: the (read stream, write stream) pair a Transport yields; the SDK exports the
 # Transport protocol but not this alias of its value (mcp 2.3).
-from mcp.client._transport import TransportStreams
+from mcp.client._transport import TransportStreams  # noqa: TID251
 
 __all__ = ["Transport", "TransportStreams"]
