@@ -82,7 +82,7 @@ def trust_command(
         answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             render.warn("not trusted; the project's servers stay off")
-            return ExitCode.TOOL_ERROR
+            return ExitCode.DECLINED
     store = trust.record(result)
     print(f"Trusted (recorded in {store}).")
     return ExitCode.OK

@@ -91,13 +91,6 @@ class ServerConfig:
     raw: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False, compare=False)
     """The entry as written, before expansion (for the trust hash and doctor)."""
 
-    @property
-    def target(self) -> str:
-        """The command line or URL, for display (secrets in URLs are not redacted here)."""
-        if self.type == "http":
-            return self.url or ""
-        return " ".join([self.command or "", *self.args]).strip()
-
 
 def require_usable(config: ServerConfig) -> None:
     """Raise when a server named explicitly (``mcp call``) cannot be started.

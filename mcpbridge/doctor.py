@@ -38,6 +38,7 @@ from mcpbridge.checks import (
     checks_in,
 )
 from mcpbridge.checks.base import Scope
+from mcpbridge.checks.entries import parse_finding
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool
 
@@ -99,7 +100,7 @@ class Report:
 
 def unreadable(exc: SettingsError) -> Report:
     """The report for settings that cannot be read at all (exit 3)."""
-    finding = Finding("settings.parse", "error", exc.message, exc.hint)
+    finding = parse_finding(exc)
     return Report(
         None, findings=[finding], checks={"settings.parse": "error"}, settings_unreadable=True
     )
