@@ -124,24 +124,14 @@ def child_environment(config: ServerConfig) -> dict[str, str]:
     return env
 
 
-def find_command(config: ServerConfig) -> str | None:
-    """Where the launcher finds the executable, or None: the one lookup (doctor uses it too).
-
-    A bare name is searched on the child's ``PATH`` (the entry's ``env`` wins); a path with a
-    directory in it is taken as it is, and a relative one also from the server's ``cwd``.
-    """
+def resolve_command(config: ServerConfig) -> str:
+    """The executable's path, or a ``LaunchError`` that says how to fix it."""
     assert config.command is not None
     env = child_environment(config)
     found = shutil.which(config.command, path=env.get("PATH"))
     if found is None and config.cwd is not None and os.sep in config.command:
         candidate = config.cwd / config.command
         found = str(candidate) if os.access(candidate, os.X_OK) else None
-    return found
-
-
-def resolve_command(config: ServerConfig) -> str:
-    """The executable's path, or a ``LaunchError`` that says how to fix it."""
-    found = find_command(config)
     if found is None:
         raise LaunchError(
             f"command '{config.command}' not found or not executable",

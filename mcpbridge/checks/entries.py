@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,6 @@ from core.redact import redact_url
 from core.servers import parse_server
 from core.settings import read_json
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
-from mcpbridge.process import find_command
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
@@ -196,12 +196,14 @@ def _command(ctx: ServerContext) -> Iterator[Finding]:
     if config.type != "stdio" or not config.command:
         return
     command = config.command
-    if find_command(config) is not None:  # the launcher's own lookup: doctor and launch agree
-        return
+    # The same lookup the client does at launch, so the doctor and a session agree.
     search_path = config.env.get("PATH")
+    if shutil.which(command, path=search_path) or (
+        config.cwd and shutil.which(command, path=str(config.cwd))
+    ):
+        return
     if os.sep in command:
-        path = config.cwd / command if config.cwd and not os.path.isabs(command) else command
-        if os.path.isfile(command) or os.path.isfile(path):
+        if os.path.isfile(command):
             why, fix = "is not executable", f"Make it executable (chmod +x {command})"
         else:
             why, fix = "does not exist", "Fix the path"
