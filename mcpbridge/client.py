@@ -74,6 +74,7 @@ class Client:
         config: ServerConfig,
         *,
         on_tools_changed: Callable[[str], None] | None = None,
+        on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
     ) -> None:
@@ -94,6 +95,8 @@ class Client:
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
+        self._on_lost = on_lost
+        """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
@@ -333,6 +336,7 @@ class Client:
     ) -> None:
         if self.state == "failed":
             return
+        was_up = self.state == "connected"
         self.state = "failed"
         self.failure = Failure(
             server=self.name,
@@ -343,3 +347,5 @@ class Client:
             log_file=self.log_file,
             timed_out=timed_out,
         )
+        if was_up and self._on_lost is not None:
+            self._on_lost(self.name)

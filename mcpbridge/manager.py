@@ -93,6 +93,7 @@ class Manager:
             client = Client(
                 config,
                 on_tools_changed=self._on_tools_changed,
+                on_lost=self._on_lost,
                 process=process,
                 spawn=self._spawn,
             )
@@ -193,6 +194,12 @@ class Manager:
             client.tools_stale = True
 
     def _on_tools_changed(self, _server: str) -> None:
+        self._dirty = True
+
+    def _on_lost(self, _server: str) -> None:
+        # A connection that was up failed: rebuild the tool list from connected() (a crashed
+        # stdio server keeps its tools while it has a restart left), and tell the session.
+        self._tools = None
         self._dirty = True
 
     def instructions(self) -> str:
