@@ -77,6 +77,7 @@ class Client:
         on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        in_process: Any = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -100,6 +101,9 @@ class Client:
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
+        self._in_process = in_process
+        """An SDK ``Server``/``MCPServer`` served in this process instead of the configured
+        command or URL (the SDK's in-memory transport; the tests' fast tier)."""
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
@@ -252,6 +256,15 @@ class Client:
 
     async def _connect(self, stack: AsyncExitStack) -> SDKClient:
         config = self.config
+        if self._in_process is not None:
+            self._stage = "handshake"
+            session = SDKClient(
+                self._in_process,
+                mode=config.protocol,
+                client_info=client_info(),
+                message_handler=self._on_message,
+            )
+            return await stack.enter_async_context(session)
         if config.type == "http":
             transport = await self._http_transport(stack)
             mode = config.protocol

@@ -42,10 +42,16 @@ class Manager:
     """All MCP servers of one codebot run."""
 
     def __init__(
-        self, servers: Mapping[str, ServerConfig], *, prelaunched: Prelaunched | None = None
+        self,
+        servers: Mapping[str, ServerConfig],
+        *,
+        prelaunched: Prelaunched | None = None,
+        in_process: Mapping[str, Any] | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
         self._prelaunched = prelaunched
+        self._in_process = dict(in_process or {})
+        """Server name → an SDK server object served in this process (see ``Client``)."""
         self.clients: dict[str, Client] = {}
         self._config_failures: dict[str, Failure] = {}
         self._dirty = False
@@ -96,6 +102,7 @@ class Manager:
                 on_lost=self._on_lost,
                 process=process,
                 spawn=self._spawn,
+                in_process=self._in_process.get(name),
             )
             self.clients[name] = client
             started.append(client)
