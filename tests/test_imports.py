@@ -155,3 +155,68 @@ def test_packages_are_ours() -> None:
 
     for package in (cli, core, mcpbridge):
         assert Path(package.__file__ or "").resolve().is_relative_to(REPO_ROOT)
+
+
+def _module_imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """Our modules that ``path`` imports anywhere (in functions too), TYPE_CHECKING aside."""
+    import ast
+
+    found: set[str] = set()
+
+    class Visitor(ast.NodeVisitor):
+        def visit_If(self, node: ast.If) -> None:
+            test = node.test
+            if getattr(test, "id", None) == "TYPE_CHECKING" or (
+                getattr(test, "attr", None) == "TYPE_CHECKING"
+            ):
+                for child in node.orelse:
+                    self.visit(child)
+                return
+            self.generic_visit(node)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            found.update(alias.name for alias in node.names)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+
+    Visitor().visit(ast.parse(path.read_text()))
+    return {m for m in found if m in known and m != name}
+
+
+def test_no_import_circle() -> None:
+    modules: dict[str, Path] = {}
+    for package in ("cli", "core", "mcpbridge"):
+        for path in (REPO_ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+            modules[name.removesuffix(".__init__")] = path
+    graph = {n: _module_imports(p, n, set(modules)) for n, p in modules.items()}
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for target in sorted(graph[name]):
+            if state.get(target) == 1:
+                circles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert circles == []
+    assert "cli.runtime" in graph["cli.repl"]  # the graph is real: the REPL uses the wiring
+
+
+def test_no_module_over_400_lines() -> None:
+    """A module that outgrows this has two jobs: split it where the jobs part."""
+    sizes = {
+        str(path.relative_to(REPO_ROOT)): len(path.read_text().splitlines())
+        for package in ("cli", "core", "mcpbridge")
+        for path in (REPO_ROOT / package).rglob("*.py")
+    }
+    assert {p: n for p, n in sizes.items() if n > 400} == {}
