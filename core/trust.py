@@ -17,6 +17,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,18 @@ from core.settings import Settings
 
 TRUST_ENV = "CODEBOT_TRUST_PROJECT"
 STORE_NAME = "trust.json"
+
+
+class TrustReason(StrEnum):
+    """Why a project is trusted or not."""
+
+    NOTHING = "nothing to trust"
+    RECORDED = "recorded"
+    FLAG = "--trust-project"
+    ENV = f"{TRUST_ENV}=1"
+    CHANGED = "changed since trusted"
+    """Trust was recorded for other server entries or gated settings than the current ones."""
+    UNTRUSTED = "not trusted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +57,22 @@ class TrustCheck:
     gated: Mapping[str, Any]
     """Trust-gated settings the project file sets (``Settings.project_gated``)."""
     trusted: bool
-    reason: str
-    """Why: "nothing to trust", "recorded", "--trust-project", "CODEBOT_TRUST_PROJECT=1",
-    "changed since trusted" or "not trusted"."""
+    reason: TrustReason
 
     @property
     def needs_trust(self) -> bool:
         """True when the project asks for something that needs trust, and is not trusted."""
         return (bool(self.servers) or bool(self.gated)) and not self.trusted
+
+    @property
+    def changed(self) -> bool:
+        """True when the project was trusted before, for entries it no longer has."""
+        return self.reason is TrustReason.CHANGED
+
+    @property
+    def state(self) -> str:
+        """How an untrusted project is described to the user."""
+        return "changed since it was trusted" if self.changed else "not trusted"
 
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -159,15 +180,15 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     key = store_key(settings)
     api = settings.untrusted_fallback.get("api_key_env") or settings.api_key_env
     if (not servers and not gated) or file is None or key is None:
-        return TrustCheck(file, value, key, api, (), {}, True, "nothing to trust")
+        return TrustCheck(file, value, key, api, (), {}, True, TrustReason.NOTHING)
     if assume_trusted:
-        return TrustCheck(file, value, key, api, servers, gated, True, "--trust-project")
+        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.FLAG)
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, key, api, servers, gated, True, f"{TRUST_ENV}=1")
+        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.ENV)
     recorded = _read_store().get(key)
     if recorded == value:
-        return TrustCheck(file, value, key, api, servers, gated, True, "recorded")
-    reason = "changed since trusted" if recorded else "not trusted"
+        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.RECORDED)
+    reason = TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED
     return TrustCheck(file, value, key, api, servers, gated, False, reason)
 
 
@@ -209,10 +230,9 @@ def untrusted_message(result: TrustCheck) -> str:
         parts.append(f"project servers ({', '.join(c.name for c in result.servers)})")
     if result.gated:
         parts.append(f"project settings ({', '.join(result.gated)})")
-    changed = result.reason == "changed since trusted"
-    state = "changed since it was trusted" if changed else "not trusted"
     return (
-        f"skipping {' and '.join(parts)} from {result.project_file}: the project is {state}; "
+        f"skipping {' and '.join(parts)} from {result.project_file}: "
+        f"the project is {result.state}; "
         f"run `codebot trust` to review and trust it, or pass --trust-project "
         f"(or set {TRUST_ENV}=1)"
     )

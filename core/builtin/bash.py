@@ -71,8 +71,10 @@ class BashTool:
         f"is empty. timeout is in seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT})."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.root = root or cwd
+        """The project root (bash is not confined to it: it asks before every command)."""
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``command`` and optional ``timeout``."""

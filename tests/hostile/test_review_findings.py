@@ -71,9 +71,9 @@ def test_bad_names_nul_and_deep_nesting_are_settings_errors(
     _, servers, err = listing(capsys, tmp_path)
     assert "Traceback" not in err
     assert servers["evil\n"]["status"] == "failed"
-    assert "letters, digits" in servers["evil\n"]["error"]["message"]
-    assert "'args[0]' contains a NUL character" in servers["nul"]["error"]["message"]
-    assert "'env.X' contains a NUL character" in servers["nulenv"]["error"]["message"]
+    assert "letters, digits" in servers["evil\n"]["failure"]["message"]
+    assert "'args[0]' contains a NUL character" in servers["nul"]["failure"]["message"]
+    assert "'env.X' contains a NUL character" in servers["nulenv"]["failure"]["message"]
 
     deep = "[" * 100_000 + "]" * 100_000
     (tmp_path / ".codebot" / "settings.json").write_text('{"mcp_servers": {}, "x": ' + deep + "}")
