@@ -231,9 +231,10 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor
+    from cli import doctor, lock
 
     app.add_typer(doctor.app)
+    app.add_typer(lock.app)
 
 
 _add_groups()

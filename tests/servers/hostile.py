@@ -14,7 +14,7 @@ Built on the SDK's ``MCPServer`` (server name "hostile"). Tools:
 
 At start it writes ``HOSTILE_SECRET`` (when set) and an OSC sequence to stderr.
 
-Run: ``python -m tests.servers.hostile [--variant TEXT] [--poison]``
+Run: ``python -m tests.servers.hostile [--variant TEXT | --variant-file PATH] [--poison]``
 """
 
 from __future__ import annotations
@@ -89,9 +89,14 @@ def build(variant: str, poison: bool) -> MCPServer:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--variant", default="Shows the notes.")
+    parser.add_argument("--variant-file", help="read the notes() description from this file")
     parser.add_argument("--poison", action="store_true")
     args = parser.parse_args()
-    build(args.variant, args.poison).run()
+    variant = args.variant
+    if args.variant_file:
+        with open(args.variant_file, encoding="utf-8") as handle:
+            variant = handle.read()
+    build(variant, args.poison).run()
 
 
 if __name__ == "__main__":
