@@ -113,8 +113,12 @@ class PermissionGate:
         self.approver = approver
         self.assume_yes = assume_yes
         self.allow_patterns = tuple(allow)
-        self.always: set[str] = set()
-        """Tools the user approved "always" in this session."""
+        self.always: dict[str, str | None] = {}
+        """Tools the user approved "always" in this session, with the tool's fingerprint then
+        (a tool that changes after its "always" is asked about again)."""
+        self.pinned: Mapping[tuple[str, str], str] = {}
+        """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
+        matches its pin is asked about, whatever the rules say (deny still wins)."""
 
     def evaluate(self, tool: Tool) -> Decision:
         """The static decision, before anybody is asked."""
@@ -122,6 +126,8 @@ class PermissionGate:
         if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
             return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
+        if changed := self._changed(tool):
+            return Decision(Verdict.ASK, changed)
         if name in self.always:
             return Decision(Verdict.ALLOW, "approved for this session")
         if pattern := _match(tool, self.allow_patterns):
@@ -137,6 +143,23 @@ class PermissionGate:
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
+
+    def _changed(self, tool: Tool) -> str | None:
+        """Why a tool must be asked about again: it changed since its pin or its "always"."""
+        fingerprint = _fingerprint(tool)
+        if fingerprint is None:
+            return None
+        key = (getattr(tool, "server", ""), getattr(tool, "original_name", tool.name))
+        pinned = self.pinned.get(key)
+        if pinned is not None and pinned != fingerprint:
+            return (
+                "WARNING: the tool's description, schema or annotations changed since "
+                ".codebot/mcp-lock.json pinned them (review it; `codebot mcp lock` accepts it)"
+            )
+        if tool.name in self.always and self.always[tool.name] != fingerprint:
+            del self.always[tool.name]
+            return "WARNING: the tool changed since you approved it for this session"
+        return None
 
     @staticmethod
     def _reach(tool: Tool, arguments: Mapping[str, Any]) -> Any:
@@ -173,11 +196,16 @@ class PermissionGate:
         )
         answer = await self.approver(request)
         if answer is Answer.ALWAYS and not outside:
-            self.always.add(tool.name)
+            self.always[tool.name] = _fingerprint(tool)
             return Decision(Verdict.ALLOW, "approved by the user for this session")
         if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
             return Decision(Verdict.ALLOW, "approved by the user")
         return Decision(Verdict.DENY, "the user denied it")
+
+
+def _fingerprint(tool: Tool) -> str | None:
+    fingerprint = getattr(tool, "fingerprint", None)
+    return fingerprint() if callable(fingerprint) else None
 
 
 def denial_text(tool_name: str, decision: Decision) -> str:

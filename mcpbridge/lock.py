@@ -78,3 +78,14 @@ def drift(recorded: dict[str, Any], version: str | None, tools: list[types.Tool]
             out.append(f"tool '{name}' changed its description, schema or annotations")
     out.extend(f"tool '{name}' is gone" for name in sorted(set(pinned) - set(now)))
     return out
+
+
+def pins(project_root: Path | None, cwd: Path) -> dict[tuple[str, str], str]:
+    """(server, tool) → pinned hash, from the project's lock (empty without one)."""
+    servers = read(lock_path(project_root, cwd)) or {}
+    out: dict[tuple[str, str], str] = {}
+    for server, entry in servers.items():
+        tools = entry.get("tools") if isinstance(entry, dict) else None
+        if isinstance(tools, dict):
+            out.update({(server, name): str(h) for name, h in tools.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return out

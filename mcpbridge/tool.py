@@ -68,6 +68,12 @@ class MCPTool:
             )
         return self._permission
 
+    def fingerprint(self) -> str:
+        """A hash of what the model is told about the tool (see ``mcpbridge.lock``)."""
+        from mcpbridge.lock import tool_hash
+
+        return tool_hash(self.tool)
+
     def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
         """The first way ``arguments`` break the input schema, or None.
 
