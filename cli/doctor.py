@@ -82,10 +82,17 @@ def doctor_command(
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
         from cli.signals import terminable
 
-        report = anyio.run(
-            terminable,
-            lambda: doctor.diagnose(settings, servers, selected=bool(server), untrusted=untrusted),
-        )
+        found: list[doctor.Report] = []
+
+        async def diagnose() -> None:
+            # Returns nothing: asyncio formats the main task's result on exit (an enum lookup
+            # of the SIGINT handler), and the repr of a 10,000-server report is not free.
+            found.append(
+                await doctor.diagnose(settings, servers, selected=bool(server), untrusted=untrusted)
+            )
+
+        anyio.run(terminable, diagnose)
+        report = found[0]
 
     stream = sys.stdout
     if output_format is Format.JSON:

@@ -21,12 +21,12 @@ def test_an_oversized_http_result_is_refused_with_bounded_memory(
     with run_http_server("--token", "t0ken-abc") as url:
         entry = {"url": url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
         write_settings(tmp_path, {"mcp_servers": {"web": entry}})
-        assert run(["--cwd", str(tmp_path), "mcp", "call", "web", "big", "size=1000"]) == 0
+        assert run(["--cwd", str(tmp_path), "mcp", "call", "web", "huge", "size=1000"]) == 0
         assert capsys.readouterr().out == "x" * 1000 + "\n"
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         began = time.monotonic()
         size = MAX_MESSAGE_BYTES + 8 * 2**20
-        code = run(["--cwd", str(tmp_path), "mcp", "call", "web", "big", f"size={size}"])
+        code = run(["--cwd", str(tmp_path), "mcp", "call", "web", "huge", f"size={size}"])
         took = time.monotonic() - began
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     err = capsys.readouterr().err

@@ -12,7 +12,7 @@ default ``sekret-token``); otherwise the answer is HTTP 401 with
 The MCP endpoint is ``/mcp`` (SDK ``MCPServer.streamable_http_app()``, which
 serves both the handshake era and 2026-07-28). Tools: ``echo(text)``,
 ``whoami()`` (returns ``http``), ``authorization()`` (echoes the bearer header back, as a
-leaky server would) and ``big(size)`` (``size`` characters of text).
+leaky server would) and ``huge(size)`` (``size`` characters of text).
 
 Alternative modes (no MCP at all, no auth):
 
@@ -135,7 +135,7 @@ def mcp_app(token: str) -> ASGIApp:
         return f"your header was: Bearer {token}"
 
     @mcp.tool(structured_output=False)
-    def big(size: int) -> str:
+    def huge(size: int) -> str:
         """A text result of ``size`` characters."""
         return "x" * size
 
