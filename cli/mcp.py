@@ -11,6 +11,7 @@ from cli import render
 from cli.runtime import (
     Globals,
     apply_trust,
+    describe_settings_files,
     load_settings,
     open_manager,
     require_trusted,
@@ -58,6 +59,10 @@ def list_command(
     globals_: Globals = ctx.obj
     settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
+    if not servers and not as_json:
+        render.warn("no MCP servers are configured")
+        render.hint(describe_settings_files(settings))
+        return ExitCode.OK
     return anyio.run(_list, servers, as_json, schemas)
 
 
@@ -225,3 +230,7 @@ def call_command(
 from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
 
 _doctor.register(mcp_app)
+
+from cli import mcp_manage as _manage  # noqa: E402 - registers add, remove, get, ... on mcp_app
+
+_manage.register(mcp_app)

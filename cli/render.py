@@ -36,6 +36,11 @@ def error(exc: CodebotError) -> None:
         print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(exc.hint)}", file=sys.stderr)
 
 
+def hint(message: str) -> None:
+    """``hint: <message>`` on stderr (secrets scrubbed)."""
+    print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
+
+
 def warn(message: str) -> None:
     """``warning: <message>`` on stderr (secrets scrubbed)."""
     print(f"{style('warning', '33;1', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)

@@ -101,10 +101,15 @@ def describe_settings_files(settings: Settings) -> str:
         from core import paths
 
         return (
-            f"No settings file found: add servers to {paths.global_settings_path()} or "
-            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE}."
+            f"No settings file found: add servers to {paths.global_settings_path()} (yours) or "
+            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE} (the project's), e.g. "
+            "with `codebot mcp add NAME -- COMMAND [ARGS]...` (--scope project for the latter)."
         )
-    return "Servers are configured in " + " and ".join(files) + "."
+    return (
+        "Servers are configured in "
+        + " and ".join(files)
+        + "; `codebot mcp add NAME -- COMMAND [ARGS]...` adds one."
+    )
 
 
 @asynccontextmanager

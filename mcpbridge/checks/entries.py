@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from core import paths
 from core.envexpand import UndefinedVariable, expand
 from core.redact import redact_url
 from core.servers import parse_server
@@ -38,8 +39,10 @@ def _servers(ctx: TotalsContext) -> Iterator[Finding]:
         "settings.servers",
         "warning",
         f"no MCP servers are configured ({where})",
-        'Add entries under "mcp_servers" in .codebot/settings.json, or run with --cwd '
-        "pointing at the project.",
+        f'Add entries under "mcp_servers" in {paths.global_settings_path()} (yours) or in '
+        f"{ctx.settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE} (the project's), e.g. "
+        "with `codebot mcp add NAME -- COMMAND [ARGS]...`; or run with --cwd pointing at the "
+        "project.",
         file=ctx.settings.project_file or ctx.settings.global_file,
         key="mcp_servers",
     )
