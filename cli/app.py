@@ -127,6 +127,7 @@ def run(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     _light_option_parsing(command)  # type: ignore[arg-type]
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    render.reset_warnings()
     try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)
     except click_exceptions.UsageError as exc:

@@ -52,7 +52,8 @@ def list_command(
 ) -> int:
     """List every configured server with its status and tools.
 
-    Exit 0 when every selected server connected, 4 when any failed (the others are listed).
+    Exit 0 when every selected server connected, 4 when any failed (the others are listed),
+    2 for an unknown or disabled --server.
     """
     import anyio
 
@@ -63,7 +64,15 @@ def list_command(
         render.warn("no MCP servers are configured")
         render.hint(describe_settings_files(settings))
         return ExitCode.OK
-    return anyio.run(_list, servers, as_json, schemas)
+    code = anyio.run(_list, servers, as_json, schemas)
+    off = [c for c in servers.values() if server and not c.enabled]
+    if off and code == ExitCode.OK:
+        render.error_line(
+            f"server '{off[0].name}' is disabled ('enabled': false in {off[0].source})"
+        )
+        render.hint(f"Enable it with `codebot mcp enable {off[0].name}`.")
+        return ExitCode.USAGE
+    return code
 
 
 async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
@@ -211,8 +220,11 @@ def call_command(
             "missing SERVER and TOOL",
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
+    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    require_trusted(server, check, settings)
+    if server in settings.shadowed and check.needs_trust:
+        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
     config = select_servers(settings, [server])[server]
-    require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]

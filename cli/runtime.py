@@ -41,6 +41,11 @@ def load_settings(globals_: Globals) -> Settings:
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+    for warning in settings.warnings:
+        render.warn_once(warning)
+    for config in settings.servers.values():
+        for warning in config.warnings:
+            render.warn_once(f"server '{config.name}' in {config.source}: {warning}")
     for name in (settings.api_key_env, "OPENAI_API_KEY"):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
@@ -59,8 +64,11 @@ def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.
     return trust.without_untrusted(settings, result), result
 
 
-def require_trusted(name: str, result: trust.TrustCheck) -> None:
-    """A server named on the command line that the project defines, untrusted, is an error."""
+def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
+    """A server named on the command line that the project defines, untrusted, is an error
+    (unless a global entry of the same name stands in for it)."""
+    if name in settings.shadowed:
+        return
     if result.needs_trust and any(c.name == name for c in result.servers):
         changed = result.reason.startswith("changed")
         state = "changed since it was trusted" if changed else "not trusted"
@@ -91,7 +99,19 @@ def with_timeout(
     """Override every server's handshake and tool timeout (``--timeout``)."""
     if timeout is None:
         return dict(servers)
+    check_timeout(timeout)
     return {n: replace(c, timeout=timeout, tool_timeout=timeout) for n, c in servers.items()}
+
+
+def check_timeout(timeout: float) -> None:
+    """``--timeout`` must be a positive, finite number of seconds (a usage error otherwise)."""
+    import math
+
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(
+            f"--timeout {timeout:g}: must be a positive number of seconds",
+            hint="Pass e.g. --timeout 30 (seconds, not milliseconds).",
+        )
 
 
 def describe_settings_files(settings: Settings) -> str:

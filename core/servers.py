@@ -21,6 +21,8 @@ from core.errors import SettingsError, UsageError
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
 """Seconds the handshake may take; a Python server with heavy imports needs several."""
+MILLISECONDS_SUSPECT = 1000
+"""A timeout over this many seconds was most likely meant in milliseconds (Gemini's unit)."""
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
@@ -210,6 +212,12 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             raise _EntryError(
                 f"'{key}' must be a positive number of seconds, found {json.dumps(value)}",
                 hint=f'Write it as "{key}": 30.',
+            )
+        if value > MILLISECONDS_SUSPECT:
+            warnings.append(
+                f"'{key}' is {value:g} seconds ({value / 3600:.1f} hours): seconds, not "
+                f"milliseconds? (other clients count milliseconds; write {value / 1000:g} "
+                "for that)"
             )
         return float(value)
 

@@ -25,6 +25,20 @@ from core.servers import ServerConfig, is_str_list, json_type, parse_server
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
 
+TOP_LEVEL_KEYS: tuple[str, ...] = (
+    "mcp_servers",
+    "mcpServers",
+    "model",
+    "base_url",
+    "api_key_env",
+    "max_turns",
+    "tool_result_max_tokens",
+    "permissions",
+    "$schema",
+)
+"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
+PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
+
 TRUST_GATED_KEYS = ("base_url", "api_key_env")
 """A hostile project could send the API key elsewhere with these: they need trust."""
 
@@ -60,6 +74,12 @@ class Settings:
     ``base_url`` and ``api_key_env`` (where the API key goes) and ``permissions.allow``."""
     untrusted_fallback: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The values of the gated settings without the project's (see ``core.trust``)."""
+    shadowed: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
+    """Global entries a project entry of the same name replaced: they apply again while the
+    project is not trusted (an untrusted entry must not hide yours)."""
+    warnings: tuple[str, ...] = ()
+    """Problems that do not stop anything, each naming its file and key: unknown top-level
+    and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
 
 
 def find_project_file(cwd: Path) -> Path | None:
@@ -93,12 +113,14 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     base_dir = project_root or cwd
 
     servers: dict[str, ServerConfig] = {}
+    shadowed: dict[str, ServerConfig] = {}
     for path, data in ((global_path, global_data), (project_path, project_data)):
         if path is None:
             continue
         for name, entry in _server_entries(path, data).items():
             config = parse_server(name, entry, path, environ, base_dir)
             if name in servers:
+                shadowed[name] = servers[name]
                 config = replace(config, overrides=servers[name].source)
             servers[name] = config
 
@@ -106,6 +128,12 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
+    warnings = [
+        w
+        for path, data in ((global_path, global_data), (project_path, project_data))
+        if path is not None
+        for w in unknown_keys(path, data)
+    ]
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
@@ -129,8 +157,30 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
                 deny=global_rules.deny + project_rules.deny,
             ),
         },
+        warnings=tuple(warnings),
+        shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
+
+
+def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[str]:
+    """A warning for each top-level or ``permissions`` key codebot does not know."""
+    import difflib
+
+    def one(key: str, known: tuple[str, ...], where: str) -> str:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
+        return f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
+
+    out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
+    section = data.get("permissions")
+    if isinstance(section, dict):
+        out += [
+            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
+            for k in section  # pyright: ignore[reportUnknownVariableType]
+            if k not in PERMISSION_KEYS
+        ]
+    return out
 
 
 def _read_json(path: Path) -> dict[str, Any]:

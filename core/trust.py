@@ -120,6 +120,8 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
         return settings
     names = {c.name for c in result.servers}
     kept = {n: c for n, c in settings.servers.items() if n not in names}
+    kept.update({n: settings.shadowed[n] for n in names if n in settings.shadowed})
+    kept = dict(sorted(kept.items()))
     fallback = dict(settings.untrusted_fallback)
     return replace(settings, servers=kept, project_gated={}, **fallback)
 

@@ -97,6 +97,9 @@ async def call_batch(
     return ok
 
 
+_REQUEST_KEYS = ("server", "tool", "arguments")
+
+
 def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     try:
         request = json.loads(line)
@@ -104,6 +107,14 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
         raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(request, dict):
         raise UsageError("a request must be a JSON object")
+    unknown = [k for k in request if k not in _REQUEST_KEYS]  # pyright: ignore[reportUnknownVariableType]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _REQUEST_KEYS, n=1)  # pyright: ignore[reportUnknownArgumentType]
+        suggestion = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UsageError(
+            f"unknown key '{unknown[0]}' in the request{suggestion}",
+            hint='A request holds "server", "tool" and "arguments" (an object), nothing else.',
+        )
     server, tool = request.get("server"), request.get("tool")
     arguments = request.get("arguments", {})
     if not isinstance(server, str) or not isinstance(tool, str):

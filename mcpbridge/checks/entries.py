@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -157,11 +158,42 @@ def _variables(ctx: ServerContext) -> Iterator[Finding]:
 def _unknown_keys(ctx: ServerContext) -> Iterator[Finding]:
     for warning in ctx.config.warnings:
         match = _UNKNOWN_KEY.match(warning)
+        if match is None:
+            continue
         yield ctx.finding(
             "settings.unknown_key",
             "warning",
             f"server '{ctx.name}': {warning}",
             f"Rename or remove the key in {ctx.where}.",
+            key=match.group(1) if match else None,
+        )
+
+
+@check("settings.milliseconds", "entry", "warning", "a timeout looks like milliseconds")
+def _milliseconds(ctx: ServerContext) -> Iterator[Finding]:
+    for warning in ctx.config.warnings:
+        if "not milliseconds?" not in warning:
+            continue
+        key = warning.split("'")[1]
+        yield ctx.finding(
+            "settings.milliseconds",
+            "warning",
+            f"server '{ctx.name}': {warning}",
+            f"codebot's timeouts are in seconds: fix '{key}' in {ctx.where}.",
+            key=key,
+        )
+
+
+@check("settings.unknown_setting", "settings", "warning", "a settings file has an unknown key")
+def _unknown_settings(ctx: TotalsContext) -> Iterator[Finding]:
+    for warning in ctx.settings.warnings:
+        match = re.match(r"unknown setting '([^']*)' in (.*) is ignored", warning)
+        yield Finding(
+            "settings.unknown_setting",
+            "warning",
+            warning,
+            f"Rename or remove the key in {match.group(2) if match else 'the settings file'}.",
+            file=Path(match.group(2)) if match else None,
             key=match.group(1) if match else None,
         )
 
