@@ -11,6 +11,7 @@ import anyio
 import mcp_types as types
 from mcp import MCPError
 
+from core.arguments import typed
 from core.errors import CodebotError, ServerError, UsageError
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
@@ -32,6 +33,7 @@ async def call_once(
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
     tool = find_tool(manager.tools(), config.name, tool_name)
+    arguments = typed(arguments, tool.schema())
     problem = tool.check_arguments(arguments)
     if problem:
         raise UsageError(
