@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.runtime import (
     Globals,
     apply_trust,
@@ -33,7 +33,14 @@ mcp_app = typer.Typer(
 
 ServerOpt = Annotated[
     list[str] | None,
-    typer.Option("--server", "-s", help="Only this server (repeatable).", show_default=False),
+    typer.Option(
+        "--server",
+        "-s",
+        metavar="NAME",
+        help="Only this server (repeatable).",
+        show_default=False,
+        autocompletion=completion.server_names,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
@@ -47,7 +54,10 @@ def list_command(
         bool, typer.Option("--schemas", help="Show each tool's input schema.")
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, per server."
+        ),
     ] = None,
 ) -> int:
     """List every configured server with its status and tools.
@@ -82,6 +92,7 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
         await manager.start_all()
         statuses = await manager.status(live=False)
         views = [server_view(s, manager, schemas=schemas) for s in statuses]
+    completion.remember_tools(views)
     failed = any(v["status"] == "failed" for v in views)
     if as_json:
         render.print_json({"servers": views})
@@ -166,15 +177,29 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
 def call_command(
     ctx: typer.Context,
     server: Annotated[
-        str | None, typer.Argument(help="The server's name in settings.", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="SERVER",
+            help="The server's name in settings.",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
     ] = None,
     tool: Annotated[
-        str | None, typer.Argument(help="The tool's name (or its mcp__ name).", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="TOOL",
+            help="The tool's name (or its mcp__ name).",
+            show_default=False,
+            autocompletion=completion.tool_names,
+        ),
     ] = None,
     args: Annotated[
         list[str] | None,
         typer.Argument(
-            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.", show_default=False
+            metavar="ARGS...",
+            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.",
+            show_default=False,
         ),
     ] = None,
     as_json: Annotated[
@@ -182,7 +207,9 @@ def call_command(
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Seconds for the handshake and for the call."),
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds for the handshake and for the call."
+        ),
     ] = None,
     batch: Annotated[
         bool,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.runtime import Globals, load_settings
 from core.errors import ExitCode, UsageError
 
@@ -34,7 +34,13 @@ class TransportChoice(StrEnum):
 
 
 NameArg = Annotated[
-    str, typer.Argument(metavar="NAME", help="The server's name in settings.", show_default=False)
+    str,
+    typer.Argument(
+        metavar="NAME",
+        help="The server's name in settings.",
+        show_default=False,
+        autocompletion=completion.server_names,
+    ),
 ]
 ScopeOpt = Annotated[
     ScopeChoice,

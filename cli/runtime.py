@@ -25,6 +25,10 @@ class Globals:
     cwd: Path
     debug: bool = False
     trust_project: bool = False
+    model: str | None = None
+    """``--model`` given as a global option (``chat --model`` beats it)."""
+    base_url: str | None = None
+    """``--base-url`` given as a global option (``chat --base-url`` beats it)."""
 
 
 def load_settings(globals_: Globals) -> Settings:
