@@ -63,16 +63,12 @@ OptionalScopeOpt = Annotated[
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an entry of the same name.")]
 
 
-def register(mcp_app: typer.Typer) -> None:
-    """Add the management commands to the ``mcp`` sub-app."""
-    mcp_app.command("add")(add_command)
-    mcp_app.command("add-json")(add_json_command)
-    mcp_app.command("remove")(remove_command)
-    mcp_app.command("get")(get_command)
-    mcp_app.command("enable")(enable_command)
-    mcp_app.command("disable")(disable_command)
+app = typer.Typer()
+"""Holds ``add``, ``add-json``, ``remove``, ``get``, ``enable``, ``disable``; :mod:`cli.mcp`
+adds them to the ``mcp`` group."""
 
 
+@app.command("add")
 def add_command(
     ctx: typer.Context,
     name: NameArg,
@@ -164,6 +160,7 @@ def add_command(
     return _write_entry(ctx.obj, name, entry, scope, force)
 
 
+@app.command("add-json")
 def add_json_command(
     ctx: typer.Context,
     name: NameArg,
@@ -225,6 +222,7 @@ def _write_entry(
     return ExitCode.OK
 
 
+@app.command("remove")
 def remove_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = None) -> int:
     """Remove a server's entry from the settings file that defines it.
 
@@ -240,11 +238,13 @@ def remove_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = 
     return ExitCode.OK
 
 
+@app.command("enable")
 def enable_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = None) -> int:
     """Enable a server (removes "enabled": false from its entry). Exit 0, or 2 unknown."""
     return _set_enabled(ctx.obj, name, scope, True)
 
 
+@app.command("disable")
 def disable_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = None) -> int:
     """Disable a server without removing it ("enabled": false). Exit 0, or 2 unknown."""
     return _set_enabled(ctx.obj, name, scope, False)
@@ -260,6 +260,7 @@ def _set_enabled(globals_: Globals, name: str, scope: ScopeChoice | None, enable
     return ExitCode.OK
 
 
+@app.command("get")
 def get_command(
     ctx: typer.Context,
     name: NameArg,
