@@ -270,10 +270,11 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor, mcp_manage
+    from cli import doctor, mcp_import, mcp_manage
 
     app.add_typer(doctor.app)
     app.add_typer(mcp_manage.app)
+    app.add_typer(mcp_import.app)
 
 
 _add_groups()

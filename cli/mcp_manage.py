@@ -211,7 +211,7 @@ def _write_entry(
     from core import settings_edit
 
     path = settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
-    with _keep_trust(globals_, path):
+    with keep_trust(globals_, path):
         edit = settings_edit.add_server(path, name, entry, force=force)
     _report(edit, f"added server '{name}'")
     if scope is ScopeChoice.PROJECT and not _trusted_after(globals_):
@@ -232,7 +232,7 @@ def remove_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = 
 
     globals_: Globals = ctx.obj
     path = _defining_file(globals_, name, scope)
-    with _keep_trust(globals_, path):
+    with keep_trust(globals_, path):
         edit = settings_edit.remove_server(path, name)
     _report(edit, f"removed server '{name}'")
     return ExitCode.OK
@@ -254,7 +254,7 @@ def _set_enabled(globals_: Globals, name: str, scope: ScopeChoice | None, enable
     from core import settings_edit
 
     path = _defining_file(globals_, name, scope)
-    with _keep_trust(globals_, path):
+    with keep_trust(globals_, path):
         edit = settings_edit.set_enabled(path, name, enabled)
     _report(edit, f"{'enabled' if enabled else 'disabled'} server '{name}'")
     return ExitCode.OK
@@ -374,7 +374,8 @@ def _defining_file(globals_: Globals, name: str, scope: ScopeChoice | None) -> P
         return settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
     settings = load_settings(globals_)
     found = []
-    for path in (settings.global_file, settings.project_file):
+    codebot_project = settings_edit.settings_file("project", globals_.cwd)
+    for path in (settings.global_file, codebot_project if codebot_project.exists() else None):
         if path is None:
             continue
         document = settings_edit.read_document(path)
@@ -382,7 +383,12 @@ def _defining_file(globals_: Globals, name: str, scope: ScopeChoice | None) -> P
         if isinstance(entries, dict) and name in entries:
             found.append(path)
     if not found:
-        _known(settings, name)  # raises: unknown server
+        config = _known(settings, name)  # raises: unknown server
+        raise UsageError(
+            f"server '{name}' is defined in {config.source}, which codebot does not edit",
+            hint=f"Edit that file, or override the entry: codebot mcp add {name} --scope "
+            "project ... (the project's .codebot/settings.json wins over .mcp.json).",
+        )
     if len(found) > 1:
         raise UsageError(
             f"server '{name}' is defined in both {found[0]} and {found[1]}",
@@ -391,7 +397,7 @@ def _defining_file(globals_: Globals, name: str, scope: ScopeChoice | None) -> P
     return found[0]
 
 
-class _keep_trust:
+class keep_trust:
     """Editing a trusted project file yourself keeps it trusted.
 
     The project's trust is a hash of its entries, so any edit would revoke it. When the

@@ -74,6 +74,8 @@ class Settings:
     ``base_url`` and ``api_key_env`` (where the API key goes) and ``permissions.allow``."""
     untrusted_fallback: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The values of the gated settings without the project's (see ``core.trust``)."""
+    project_sources: tuple[Path, ...] = ()
+    """The project files that define servers: ``.codebot/settings.json`` and ``.mcp.json``."""
     shadowed: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
     """Global entries a project entry of the same name replaced: they apply again while the
     project is not trusted (an untrusted entry must not hide yours)."""
@@ -90,6 +92,42 @@ def find_project_file(cwd: Path) -> Path | None:
         if candidate.exists() and candidate.resolve() != global_file:
             return candidate
     return None
+
+
+MCP_JSON = ".mcp.json"
+
+
+def find_mcp_json(cwd: Path, project_root: Path | None) -> Path | None:
+    """The project's ``.mcp.json``: beside ``.codebot/`` when there is one, else the nearest
+    from ``cwd`` upward."""
+    if project_root is not None:
+        candidate = project_root / MCP_JSON
+        return candidate if candidate.is_file() else None
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / MCP_JSON
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _mcp_json_servers(
+    path: Path, environ: Mapping[str, str], base_dir: Path
+) -> dict[str, ServerConfig]:
+    """``.mcp.json`` entries, translated from Claude Code's format and validated."""
+    from core.importers import Source, claude_code
+
+    source = Source(claude_code.NAME, path, "project")
+    table = _server_entries(path, _read_json(path))
+    out: dict[str, ServerConfig] = {}
+    for name, raw in table.items():
+        item = claude_code.translate(name, raw, source)
+        config = parse_server(
+            name, item.entry if not item.skipped else raw, path, environ, base_dir
+        )
+        if item.notes:
+            config = replace(config, warnings=(*config.warnings, *item.notes))
+        out[name] = config
+    return out
 
 
 def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
@@ -110,6 +148,9 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     global_data = _read_json(global_path) if global_path.exists() else {}
     project_data = _read_json(project_path) if project_path else {}
     project_root = project_path.parent.parent if project_path else None
+    mcp_json = find_mcp_json(cwd, project_root)
+    if project_root is None and mcp_json is not None:
+        project_root = mcp_json.parent
     base_dir = project_root or cwd
 
     servers: dict[str, ServerConfig] = {}
@@ -120,9 +161,21 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         for name, entry in _server_entries(path, data).items():
             config = parse_server(name, entry, path, environ, base_dir)
             if name in servers:
-                shadowed[name] = servers[name]
-                config = replace(config, overrides=servers[name].source)
+                previous = servers[name]
+                if previous.source != mcp_json:
+                    shadowed[name] = previous
+                config = replace(
+                    config, overrides=shadowed[name].source if name in shadowed else None
+                )
             servers[name] = config
+        if path == global_path and mcp_json is not None:
+            # A repository's .mcp.json (Claude Code's project file) sits below the project's
+            # .codebot/settings.json: read first among the project's, so codebot's file wins.
+            for name, config in _mcp_json_servers(mcp_json, environ, base_dir).items():
+                if name in servers:
+                    shadowed[name] = servers[name]
+                    config = replace(config, overrides=servers[name].source)
+                servers[name] = config
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
@@ -147,7 +200,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         cwd=cwd,
         project_root=project_root,
         global_file=global_path if global_path.exists() else None,
-        project_file=project_path,
+        project_file=project_path or mcp_json,
+        project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
         project_gated=gated,
         untrusted_fallback={
             **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},

@@ -51,7 +51,8 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     """The servers whose entry comes from the project file."""
     if settings.project_file is None:
         return ()
-    return tuple(c for c in settings.servers.values() if c.source == settings.project_file)
+    sources = settings.project_sources or (settings.project_file,)
+    return tuple(c for c in settings.servers.values() if c.source in sources)
 
 
 def digest(servers: tuple[ServerConfig, ...], gated: Mapping[str, Any]) -> str:
