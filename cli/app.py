@@ -145,11 +145,12 @@ def _root(
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from cli import chat, mcp, trust
+    from cli import chat, mcp, models, trust
 
     app.add_typer(mcp.app, name="mcp")
     app.add_typer(trust.app)
     app.add_typer(chat.app)
+    app.add_typer(models.app)
 
 
 _register()
@@ -287,6 +288,8 @@ def run(argv: list[str] | None = None) -> int:
     argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv), command)  # type: ignore[arg-type]
     debug = "--debug" in argv
     render.reset_warnings()
+    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
+    os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
         from cli import completion
 

@@ -60,6 +60,10 @@ def chat_command(
         from core.errors import UsageError
 
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
+    if options.base_url is None:
+        from cli.models import offer_local
+
+        offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
     import anyio  # deferred with the rest of the chat machinery: `--help` stays light
 
     try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,9 @@ from core import paths
 from core.errors import SettingsError
 from core.servers import ServerConfig, is_str_list, json_type, parse_server
 
+PYTHON_VARIABLE = "CODEBOT_PYTHON"
+"""``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
+needs codebot's own packages (``mcp``) runs wherever codebot is installed (a venv, pipx, uv)."""
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
 
@@ -143,6 +147,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     """
     cwd = (cwd or Path.cwd()).resolve()
     environ = os.environ if environ is None else environ
+    if PYTHON_VARIABLE not in environ:
+        environ = {**environ, PYTHON_VARIABLE: sys.executable}
     global_path = paths.global_settings_path()
     project_path = find_project_file(cwd)
     global_data = _read_json(global_path) if global_path.exists() else {}
