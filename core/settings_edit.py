@@ -188,9 +188,20 @@ def looks_secret(key: str, value: str) -> bool:
         return False
     if _BEARER.match(value) or _SECRET_PREFIX.match(value):
         return True
-    if _SECRET_NAME.search(key) and len(value) >= 8:
+    if _SECRET_NAME.search(key) and len(value) >= 8 and not _plain_value(value):
         return True
     return _looks_like_token(value, strong_only=False)
+
+
+def _plain_value(value: str) -> bool:
+    """A path, a URL without credentials, a number or a word list: not a credential."""
+    from core.redact import MASK, redact_url
+
+    if value.startswith(("/", "./", "../", "~")) or re.fullmatch(r"[\d.:]+", value):
+        return True
+    if "://" in value:
+        return MASK not in redact_url(value)
+    return value.lower() in ("true", "false", "yes", "no", "none", "null")
 
 
 def _looks_like_token(value: str, *, strong_only: bool) -> bool:

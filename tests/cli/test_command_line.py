@@ -38,7 +38,7 @@ def test_global_options_after_the_command(
     assert code == 0, err
     assert "✓ echo" in out
     code, out, err = codebot(
-        capsys, "mcp", "call", "echo", "echo", "text=hi", f"--cwd={project}", "--debug"
+        capsys, "mcp", "call", "echo", "echo", "text=hi", f"--cwd={project}", "--trust-project"
     )
     assert (code, out) == (0, "hi\n"), err
     code, out, err = codebot(capsys, "mcp", "--cwd", str(project), "get", "echo")

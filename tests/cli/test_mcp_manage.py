@@ -301,3 +301,12 @@ def test_editing_a_trusted_project_keeps_it_trusted_but_not_an_untrusted_one(
     assert "not trusted" in err
     code, out, _ = codebot(capsys, "--cwd", str(other), "mcp", "get", "evil", "--json")
     assert json.loads(out)["trusted"] is False
+
+
+def test_ordinary_values_under_secret_sounding_names_are_not_refused(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["-e", "SESSION_DIR=/tmp/sessions", "-e", "AUTH_URL=https://auth.example.com/cb"]
+    code, _, err = codebot(capsys, "mcp", "add", "s", *argv, "-e", "TOKEN_TTL=3600", "--", "x")
+    assert code == 0, err
+    assert global_file(home)["mcp_servers"]["s"]["env"]["SESSION_DIR"] == "/tmp/sessions"  # type: ignore[index]
