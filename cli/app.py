@@ -9,14 +9,12 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
-from typer._click import exceptions as click_exceptions
 
 from cli import render
+from cli._typer import HELP_OPTIONS, click_exceptions, light_option_parsing, plain_metavars
 from cli.runtime import Globals
 from core import __version__
 from core.errors import CodebotError, ExitCode, UsageError
-
-HELP_OPTIONS = ["-h", "--help"]
 
 app = typer.Typer(
     name="codebot",
@@ -156,72 +154,6 @@ def _register() -> None:
 _register()
 
 
-def _light_option_parsing(command: typer.core.TyperGroup) -> None:
-    """Keep pydantic out of parsing plain text and flag options.
-
-    Typer 0.29 coerces option values through a pydantic ``TypeAdapter`` built on first use:
-    about 60 ms of imports that `codebot mcp --help` would pay for ``--cwd`` or an unset
-    flag alone. Text and flag options need no more than ``str`` and ``bool``, so those get a
-    coercion of exactly that, across the command tree. Should Typer's internals change, this
-    does nothing and Typer's own coercion applies.
-    """
-    try:
-        from typer._click.core import Command, Context
-        from typer._coercion import RuntimeParam
-    except ImportError:  # pragma: no cover - a Typer without this layer
-        return
-
-    class Plain(RuntimeParam):
-        def _coerce_value(self, value: object, param: object, ctx: object) -> object:
-            return self.annotation(value)  # type: ignore[operator]
-
-    stack: list[Command] = [command]
-    while stack:
-        node = stack.pop()
-        stack.extend(getattr(node, "commands", {}).values())
-        # The help option is made per command on first use; make it now to include it.
-        help_option = node.get_help_option(Context(node, help_option_names=HELP_OPTIONS))
-        for param in [*node.params, help_option]:
-            descriptor = getattr(param, "type_descriptor", None)
-            if descriptor is None or descriptor.annotation not in (str, bool):
-                continue
-            if getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1:
-                continue
-            plain = Plain(
-                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
-            )
-            param._runtime_param = plain  # type: ignore[union-attr]
-
-
-def _plain_metavars(command: typer.core.TyperGroup) -> None:
-    """Help shows metavars (``NAME``, ``SECONDS``, ``GLOB``), never Python types.
-
-    Typer 0.29 prints an argument as ``NAME <str>`` and an option without a metavar as
-    ``--x <float>``: arguments lose the type, options get their choices or their name in
-    capitals. Should Typer's internals change, this does nothing (a test checks the help).
-    """
-    stack: list[typer.core.TyperGroup] = [command]
-    while stack:
-        node = stack.pop()
-        stack.extend(getattr(node, "commands", {}).values())
-        for param in node.params:
-            if isinstance(param, typer.core.TyperArgument):
-                label = param.metavar or (param.name or "ARG").upper()
-                many = "..." if param.nargs != 1 and not label.endswith("...") else ""
-                usage = f"{label}{many}" if param.required else f"[{label}]{many}"
-                if label.startswith("["):  # already written as usage, e.g. "[-- COMMAND ...]"
-                    usage = label
-                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
-                param._usage_display_name = lambda usage=usage: usage  # type: ignore[method-assign,misc]
-            elif getattr(param, "metavar", "") is None and not getattr(param, "is_flag", True):
-                choices = getattr(param.type_descriptor, "choices", None)  # type: ignore[attr-defined]
-                param.metavar = (
-                    "|".join(str(getattr(c, "value", c)) for c in choices)
-                    if choices
-                    else (param.name or "VALUE").upper()
-                )
-
-
 GLOBAL_VALUE_OPTIONS = ("--cwd", "--model", "--base-url")
 GLOBAL_FLAGS = ("--debug", "--trust-project")
 
@@ -283,8 +215,8 @@ def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[s
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     command = typer.main.get_command(app)
-    _light_option_parsing(command)  # type: ignore[arg-type]
-    _plain_metavars(command)  # type: ignore[arg-type]
+    light_option_parsing(command)  # type: ignore[arg-type]
+    plain_metavars(command)  # type: ignore[arg-type]
     argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv), command)  # type: ignore[arg-type]
     debug = "--debug" in argv
     render.reset_warnings()

@@ -3,9 +3,8 @@
 Server names come from the settings files and tool names from the last ``mcp list`` (a small
 cache in the state directory); completing never starts a server.
 
-Typer's completion runtime is used as it is, through the few private functions below (the
-scripts and the shell classes that answer them): written here once, pinned by the Typer
-version range, and tested end to end in ``tests/cli/test_completion.py``.
+Typer's completion runtime is used as it is, through :mod:`cli._typer` (the scripts and the
+shell classes that answer them), and tested end to end in ``tests/cli/test_command_line.py``.
 """
 
 from __future__ import annotations
@@ -24,16 +23,16 @@ TOOLS_CACHE = "tool_names.json"
 
 def prepare() -> None:
     """Register Typer's shell classes; call before the command runs a completion request."""
-    from typer._completion_classes import completion_init
+    from cli._typer import completion_init
 
     completion_init()
 
 
 def script(shell: str) -> str:
     """The completion script for ``shell`` (bash, zsh or fish)."""
-    from typer._completion_shared import get_completion_script
+    from cli._typer import completion_script
 
-    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell)
+    return completion_script(PROG, COMPLETE_VAR, shell)
 
 
 def detect_shell() -> str | None:
@@ -44,10 +43,9 @@ def detect_shell() -> str | None:
 
 def install(shell: str) -> Path:
     """Install the script where ``shell`` finds it (and source it from the rc file for bash)."""
-    from typer._completion_shared import install as typer_install
+    from cli._typer import install_completion
 
-    _, path = typer_install(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)
-    return path
+    return install_completion(PROG, COMPLETE_VAR, shell)
 
 
 def _root_cwd(ctx: Any) -> Path:

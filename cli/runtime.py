@@ -59,10 +59,10 @@ def load_settings(globals_: Globals) -> Settings:
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
     for warning in settings.warnings:
-        render.warn_once(warning)
+        render.warn_once(str(warning))
     for config in settings.servers.values():
-        for warning in config.warnings:
-            render.warn_once(f"server '{config.name}' in {config.source}: {warning}")
+        for entry_warning in config.warnings:
+            render.warn_once(f"server '{config.name}' in {config.source}: {entry_warning}")
     for name in (settings.api_key_env, "OPENAI_API_KEY"):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
@@ -87,10 +87,9 @@ def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> 
     if name in settings.shadowed:
         return
     if result.needs_trust and any(c.name == name for c in result.servers):
-        changed = result.reason.startswith("changed")
-        state = "changed since it was trusted" if changed else "not trusted"
         raise SettingsError(
-            f"server '{name}' is defined by {result.project_file}, and the project is {state}",
+            f"server '{name}' is defined by {result.project_file}, "
+            f"and the project is {result.state}",
             hint="Review it and run `codebot trust`, or pass --trust-project "
             "(or set CODEBOT_TRUST_PROJECT=1).",
         )

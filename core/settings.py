@@ -21,7 +21,7 @@ from typing import Any
 
 from core import paths
 from core.errors import SettingsError
-from core.servers import ServerConfig, is_str_list, json_type, parse_server
+from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
@@ -83,7 +83,7 @@ class Settings:
     shadowed: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
     """Global entries a project entry of the same name replaced: they apply again while the
     project is not trusted (an untrusted entry must not hide yours)."""
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[SettingWarning, ...] = ()
     """Problems that do not stop anything, each naming its file and key: unknown top-level
     and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
 
@@ -121,7 +121,7 @@ def _mcp_json_servers(
     from core.importers import Source, claude_code
 
     source = Source(claude_code.NAME, path, "project")
-    table = _server_entries(path, _read_json(path))
+    table = _server_entries(path, read_json(path))
     out: dict[str, ServerConfig] = {}
     for name, raw in table.items():
         item = claude_code.translate(name, raw, source)
@@ -129,7 +129,11 @@ def _mcp_json_servers(
             name, item.entry if not item.skipped else raw, path, environ, base_dir
         )
         if item.notes:
-            config = replace(config, warnings=(*config.warnings, *item.notes))
+            notes = tuple(
+                EntryWarning("", note, "Adjust the entry in .mcp.json", "translated")
+                for note in item.notes
+            )
+            config = replace(config, warnings=(*config.warnings, *notes))
         out[name] = config
     return out
 
@@ -151,8 +155,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         environ = {**environ, PYTHON_VARIABLE: sys.executable}
     global_path = paths.global_settings_path()
     project_path = find_project_file(cwd)
-    global_data = _read_json(global_path) if global_path.exists() else {}
-    project_data = _read_json(project_path) if project_path else {}
+    global_data = read_json(global_path) if global_path.exists() else {}
+    project_data = read_json(project_path) if project_path else {}
     project_root = project_path.parent.parent if project_path else None
     mcp_json = find_mcp_json(cwd, project_root)
     if project_root is None and mcp_json is not None:
@@ -223,14 +227,28 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     )
 
 
-def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class SettingWarning:
+    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
+
+    file: Path
+    key: str
+    """As written, with its section: ``permisions`` or ``permissions.dney``."""
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
     """A warning for each top-level or ``permissions`` key codebot does not know."""
     import difflib
 
-    def one(key: str, known: tuple[str, ...], where: str) -> str:
+    def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
-        return f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
+        message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
+        return SettingWarning(path, where + key, message)
 
     out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
     section = data.get("permissions")
@@ -243,7 +261,12 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """One settings file as a JSON object ({} when empty).
+
+    Raises:
+        SettingsError: it cannot be read, is not UTF-8, is not JSON, or not an object.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except IsADirectoryError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -12,22 +11,34 @@ from urllib.parse import urlsplit
 
 from core import paths
 from core.envexpand import UndefinedVariable, expand
+from core.errors import SettingsError
 from core.redact import redact_url
 from core.servers import parse_server
+from core.settings import read_json
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
 ``"url": "${BASE}/mcp"`` does not turn a missing variable into a bogus URL error."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-_UNKNOWN_KEY = re.compile(r"unknown key '([^']*)'")
 
 
 @check("settings.parse", "settings", "error", "a settings file cannot be read or parsed (exit 3)")
-def _parse(ctx: TotalsContext) -> list[Finding]:
-    # Settings that fail to load never reach the checks: the doctor reports this id itself
-    # (see mcpbridge.doctor.unreadable). Registered so the id is listed and counted as passed.
-    return []
+def _parse(ctx: TotalsContext) -> Iterator[Finding]:
+    # Settings that fail to load never get here (mcpbridge.doctor.unreadable reports them,
+    # exit 3); this re-reads each file with the loader's own reader, so a pass is a real one.
+    for path in (ctx.settings.global_file, ctx.settings.project_file):
+        if path is None:
+            continue
+        try:
+            read_json(path)
+        except SettingsError as exc:
+            yield parse_finding(exc, path)
+
+
+def parse_finding(exc: SettingsError, path: Path | None = None) -> Finding:
+    """The ``settings.parse`` error for a settings file that cannot be read."""
+    return Finding("settings.parse", "error", exc.message, exc.hint, file=path)
 
 
 @check("settings.servers", "settings", "warning", "no MCP server is configured")
@@ -157,44 +168,41 @@ def _variables(ctx: ServerContext) -> Iterator[Finding]:
 @check("settings.unknown_key", "entry", "warning", "an entry has a key codebot does not know")
 def _unknown_keys(ctx: ServerContext) -> Iterator[Finding]:
     for warning in ctx.config.warnings:
-        match = _UNKNOWN_KEY.match(warning)
-        if match is None:
+        if warning.kind != "unknown_key":
             continue
         yield ctx.finding(
             "settings.unknown_key",
             "warning",
-            f"server '{ctx.name}': {warning}",
-            f"Rename or remove the key in {ctx.where}.",
-            key=match.group(1) if match else None,
+            f"server '{ctx.name}': {warning.message}",
+            f"{warning.hint} in {ctx.where}.",
+            key=warning.key,
         )
 
 
 @check("settings.milliseconds", "entry", "warning", "a timeout looks like milliseconds")
 def _milliseconds(ctx: ServerContext) -> Iterator[Finding]:
     for warning in ctx.config.warnings:
-        if "not milliseconds?" not in warning:
+        if warning.kind != "milliseconds":
             continue
-        key = warning.split("'")[1]
         yield ctx.finding(
             "settings.milliseconds",
             "warning",
-            f"server '{ctx.name}': {warning}",
-            f"codebot's timeouts are in seconds: fix '{key}' in {ctx.where}.",
-            key=key,
+            f"server '{ctx.name}': {warning.message}",
+            f"{warning.hint} in {ctx.where}.",
+            key=warning.key,
         )
 
 
 @check("settings.unknown_setting", "settings", "warning", "a settings file has an unknown key")
 def _unknown_settings(ctx: TotalsContext) -> Iterator[Finding]:
     for warning in ctx.settings.warnings:
-        match = re.match(r"unknown setting '([^']*)' in (.*) is ignored", warning)
         yield Finding(
             "settings.unknown_setting",
             "warning",
-            warning,
-            f"Rename or remove the key in {match.group(2) if match else 'the settings file'}.",
-            file=Path(match.group(2)) if match else None,
-            key=match.group(1) if match else None,
+            warning.message,
+            f"Rename or remove the key in {warning.file}.",
+            file=warning.file,
+            key=warning.key,
         )
 
 
