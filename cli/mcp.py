@@ -24,11 +24,14 @@ if TYPE_CHECKING:
     from core.tools import ToolResult
 
 
-mcp_app = typer.Typer(
+app = typer.Typer(
     help="Use MCP servers directly: list their tools, call one, check the configuration.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+"""The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
+mcp_app = app
+"""The former name, kept while branches that register on it are in flight."""
 
 ServerOpt = Annotated[
     list[str] | None,
@@ -37,7 +40,7 @@ ServerOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-@mcp_app.command("list")
+@app.command("list")
 def list_command(
     ctx: typer.Context,
     server: ServerOpt = None,
@@ -63,11 +66,11 @@ def list_command(
 
 async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
     async with open_manager(servers) as manager:
-        from mcpbridge.report import server_view
+        from mcpbridge.report import status_view
 
         await manager.start_all()
-        statuses = await manager.status(live=False)
-        views = [server_view(s, manager, schemas=schemas) for s in statuses]
+        statuses = manager.status()
+        views = [status_view(s, manager, schemas=schemas) for s in statuses]
     failed = any(v["status"] == "failed" for v in views)
     if as_json:
         render.print_json({"servers": views})
@@ -105,7 +108,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
     if not views:
         render.warn("no MCP servers are configured")
         return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "listing failed": ("!", "33")}
+    marks = {"connected": ("✓", "32"), "disabled": ("-", "2")}
     for i, v in enumerate(views):
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
@@ -119,8 +122,8 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
         print(f"  from {source}")
-        if v["error"]:
-            err = v["error"]
+        if v["failure"]:
+            err = v["failure"]
             print(f"  {err['stage']} failed: {err['message']}")
             if err.get("hint"):
                 print(f"  hint: {err['hint']}")
@@ -131,7 +134,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         rows = [
             [
                 t["name"],
-                t["original_name"] if t["name_adjusted"] else "",
+                t["original_name"] if t["name_reason"] else "",
                 t["capability"],
                 render.first_line(t["description"], 70),
             ]
@@ -148,7 +151,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                     print(f"    {line}")
 
 
-@mcp_app.command("call")
+@app.command("call")
 def call_command(
     ctx: typer.Context,
     server: Annotated[
@@ -222,6 +225,10 @@ def call_command(
     return ExitCode.OK
 
 
-from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
+def _add_groups() -> None:
+    from cli import doctor
 
-_doctor.register(mcp_app)
+    app.add_typer(doctor.app)
+
+
+_add_groups()

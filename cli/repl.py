@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from cli import render
-from cli.chat import (
+from cli.chatview import Status, TurnView, report_mcp, short_args
+from cli.runtime import (
     ChatOptions,
     ChatRuntime,
+    Globals,
+    load_settings,
     open_runtime,
-    refresh_model,
-    report_mcp,
     settle_trust,
-    show_error,
     sigint_cancels,
 )
-from cli.chatview import Status, TurnView, short_args
-from cli.runtime import Globals, load_settings
 from cli.trust import describe_all
 from core import paths, trust
 from core.errors import CodebotError, ExitCode, ModelError
@@ -122,7 +120,7 @@ class Repl:
         """Ask once whether to trust the project's servers; a "no" is remembered."""
         if result.digest in self.declined:
             return False
-        state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
+        state = "changed since it was trusted" if result.changed else "new"
         lines = [f"{result.project_file} ({state}) would start or set:"]
         lines += [f"  {line}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
@@ -147,7 +145,7 @@ class Repl:
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
-                show_error(runtime.model_error)
+                render.error(runtime.model_error)
             prompt = self._input_session()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._connect, runtime)
@@ -192,7 +190,7 @@ class Repl:
         assert runtime is not None
         if runtime.agent is None:
             assert runtime.model_error is not None
-            show_error(runtime.model_error)
+            render.error(runtime.model_error)
             return
         view = TurnView(self.status)
         with anyio.CancelScope() as scope, sigint_cancels(scope):
@@ -203,7 +201,7 @@ class Repl:
                     await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     self.status.clear()
-                    show_error(exc)
+                    render.error(exc)
                 finally:
                     tg.cancel_scope.cancel()
         self.turn_scope = None
@@ -236,7 +234,7 @@ class Repl:
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp":
-            await self._show_mcp(runtime)
+            self._show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -246,27 +244,22 @@ class Repl:
         try:
             loaded = load_settings(runtime.globals)
         except CodebotError as exc:
-            show_error(exc)
+            render.error(exc)
             return
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
-        runtime.settings = settings
-        runtime.gate.rules = settings.permissions
-        if runtime.agent is not None:
-            runtime.agent.max_turns = settings.max_turns
-            runtime.agent.tool_result_max_tokens = settings.tool_result_max_tokens
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
         try:
-            await refresh_model(runtime)
+            await runtime.apply(settings)
         except ModelError as exc:
-            show_error(exc)
+            render.error(exc)
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
 
-    async def _show_mcp(self, runtime: ChatRuntime) -> None:
-        statuses = await runtime.manager.status(live=False)
+    def _show_mcp(self, runtime: ChatRuntime) -> None:
+        statuses = runtime.manager.status()
         for name in runtime.untrusted:
             print(f"{name}: not trusted (skipped)")
         if runtime.untrusted:
@@ -277,10 +270,10 @@ class Repl:
         for s in statuses:
             facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
             print(f"{s.name}: {facts}")
-            if s.error:
-                print(f"  {s.error}")
-            if s.failure is not None and s.failure.hint:
-                print(f"  hint: {s.failure.hint}")
+            if s.failure is not None:
+                print(f"  {s.failure.message}")
+                if s.failure.hint:
+                    print(f"  hint: {s.failure.hint}")
 
 
 def approval_details(request: ApprovalRequest) -> str:

@@ -75,13 +75,25 @@ class Tool(Protocol):
         ...
 
 
+def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"type": "object", "properties": {}}`` at least; the given schema otherwise."""
+    out: dict[str, Any] = dict(schema or {})
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out
+
+
 def is_mcp_tool(tool: Tool) -> bool:
     """True when the tool belongs to the replaceable MCP layer."""
     return tool.name.startswith(MCP_PREFIX)
 
 
 class ToolSource(Protocol):
-    """Where remote tools come from; ``mcpbridge.Manager`` is one."""
+    """Where remote tools come from; ``mcpbridge.Manager`` is one.
+
+    :class:`core.sources.ServerSource` extends it with resources and prompts.
+    """
 
     async def refresh_if_dirty(self) -> Sequence[Tool] | None:
         """The new full remote tool set if it changed since the last call, else None (no I/O)."""
