@@ -377,11 +377,12 @@ def oauth_settings(name: str, ctx: dict[str, Any]) -> dict[str, Any]:
         if ctx.get("client_secret"):
             oauth["client_secret"] = ctx["client_secret"]
         return oauth
-    oauth = {"client_metadata_url": CLIENT_METADATA_URL}
     if ctx.get("client_id"):  # a pre-registered client
-        oauth["client_id"] = ctx["client_id"]
+        oauth = {"client_id": ctx["client_id"]}
         if ctx.get("client_secret"):
             oauth["client_secret"] = ctx["client_secret"]
+    else:  # a Client ID Metadata Document, or dynamic registration where the server has none
+        oauth = {"client_metadata_url": CLIENT_METADATA_URL}
     if ctx.get("scopes"):
         oauth["scopes"] = ctx["scopes"]
     return oauth
