@@ -244,6 +244,15 @@ def run(argv: list[str] | None = None) -> int:
             render.debug_traceback(exc)
         render.error(exc)
         return exc.exit_code
+    except Exception as exc:  # boundary: a bug; one line, the traceback only with --debug
+        if debug:
+            render.debug_traceback(exc)
+        bug = CodebotError(
+            f"unexpected error: {type(exc).__name__}: {exc}",
+            hint="This is a bug in codebot; re-run with --debug for the traceback.",
+        )
+        render.error(bug)
+        return ExitCode.TOOL_ERROR
     return int(result) if isinstance(result, int) else ExitCode.OK
 
 

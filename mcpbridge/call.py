@@ -10,13 +10,15 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import MCPError
+from pydantic import ValidationError
 
 from core.arguments import typed
-from core.errors import CodebotError, ServerError, UsageError
+from core.errors import CodebotError, ExitCode, ServerError, UsageError
+from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
-from mcpbridge.tool import MCPTool, to_tool_result
+from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
 async def call_once(
@@ -45,6 +47,17 @@ async def call_once(
         result = await client.call_tool(tool.original_name, arguments)
     except MCPError as exc:
         raise _call_error(exc, config, tool.original_name) from None
+    except ValidationError as exc:
+        raise ServerError(
+            f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
+            hint="The server breaks the protocol; report it to its authors.",
+        ) from None
+    except RuntimeError as exc:  # the SDK's checks of structured content against outputSchema
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' returned a result that breaks "
+            f"its own output schema: {client.redact(str(exc))}",
+            hint="The server breaks its tool's outputSchema; report it to its authors.",
+        ) from None
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
@@ -94,6 +107,14 @@ async def call_batch(
                 "message": exc.message,
                 "hint": exc.hint,
                 "exit_code": int(exc.exit_code),
+            }
+        except Exception as exc:  # boundary: one bad line never ends the batch
+            ok = False
+            secrets = [v for c in servers.values() for v in (*c.headers.values(), *c.env.values())]
+            answer["error"] = {
+                "message": Redactor(secrets)(f"unexpected error: {type(exc).__name__}: {exc}"),
+                "hint": "Re-run with --debug for details.",
+                "exit_code": int(ExitCode.TOOL_ERROR),
             }
         emit(answer)
     return ok
