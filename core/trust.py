@@ -116,7 +116,8 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     """The servers whose entry comes from the project file."""
     if settings.project_file is None:
         return ()
-    return tuple(c for c in settings.servers.values() if c.source == settings.project_file)
+    sources = settings.project_sources or (settings.project_file,)
+    return tuple(c for c in settings.servers.values() if c.source in sources)
 
 
 def run_facts(config: ServerConfig) -> dict[str, Any]:
@@ -215,12 +216,11 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
     if not result.needs_trust:
         return settings
     names = {c.name for c in result.servers}
-    fallback = dict(settings.untrusted_fallback)
-    shadowed: Mapping[str, ServerConfig] = fallback.pop("shadowed", {})
     kept = {n: c for n, c in settings.servers.items() if n not in names}
-    # A project entry that reused a global server's name must not drop the global one.
-    kept.update({n: c for n, c in shadowed.items() if n in names})
-    return replace(settings, servers=dict(sorted(kept.items())), project_gated={}, **fallback)
+    kept.update({n: settings.shadowed[n] for n in names if n in settings.shadowed})
+    kept = dict(sorted(kept.items()))
+    fallback = dict(settings.untrusted_fallback)
+    return replace(settings, servers=kept, project_gated={}, **fallback)
 
 
 def untrusted_message(result: TrustCheck) -> str:
