@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from core.model import ModelConfig
     from core.permissions import Approver, PermissionGate
     from core.session import Session
+    from core.sessions import SessionLog
     from core.settings import Settings
     from mcpbridge.manager import Manager
 
@@ -47,6 +48,10 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
+    resume_latest: bool = False
+    """``--continue``: resume the latest session of this project."""
+    resume: str | None = None
+    """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
 
 
 @dataclass
@@ -65,6 +70,8 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     options: ChatOptions | None = None
     """The command line, whose --model and --base-url beat the settings on every reload."""
+    log: SessionLog | None = None
+    """Where this conversation is saved."""
 
 
 async def settle_trust(
@@ -117,13 +124,25 @@ def chat_command(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible API base URL.")
     ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="Resume the latest session of this project."),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", help="Resume session ID (a list to pick from without ID).", metavar="[ID]"
+        ),
+    ] = None,
 ) -> int:
-    """Talk to the model; it uses read, write, bash and every configured MCP tool.
+    """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
-    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 130 interrupted.
+    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 7 empty answer,
+    130 interrupted.
     """
     globals_: Globals = ctx.obj
     options = ChatOptions(prompt, as_json, yes, list(allow or []), plan, model, base_url)
+    options.resume_latest, options.resume = continue_, resume
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():
@@ -191,20 +210,18 @@ async def open_runtime(
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
+        session.set_tool_search(settings.tool_search)
         agent = None
         if config is not None:
             model = ChatModel(create_client(config), config)
-            agent = Agent(
-                session,
-                model,
-                gate,
-                max_turns=settings.max_turns,
-                tool_result_max_tokens=settings.tool_result_max_tokens,
-            )
+            agent = Agent(session, model, gate)
+            agent.configure(settings)
+        runtime = ChatRuntime(
+            globals_, settings, manager, session, gate, agent, model_error, untrusted, options
+        )
+        start_log(runtime, options)
         try:
-            yield ChatRuntime(
-                globals_, settings, manager, session, gate, agent, model_error, untrusted, options
-            )
+            yield runtime
         finally:
             if agent is not None:
                 with anyio.CancelScope(shield=True):
@@ -233,17 +250,44 @@ async def refresh_model(runtime: ChatRuntime) -> None:
         return
     model = ChatModel(create_client(config), config)
     if agent is None:
-        runtime.agent = Agent(
-            runtime.session,
-            model,
-            runtime.gate,
-            max_turns=runtime.settings.max_turns,
-            tool_result_max_tokens=runtime.settings.tool_result_max_tokens,
-        )
+        runtime.agent = Agent(runtime.session, model, runtime.gate)
+        runtime.agent.configure(runtime.settings)
     else:
         await agent.model.aclose()
         agent.model = model
+        agent.follow_model()
     runtime.model_error = None
+
+
+def start_log(runtime: ChatRuntime, options: ChatOptions, session_id: str | None = None) -> None:
+    """Save this conversation; with --continue/--resume (or ``session_id``), resume one first.
+
+    Raises:
+        UsageError: the session to resume does not exist.
+    """
+    from core import sessions
+
+    project = runtime.settings.project_root or runtime.globals.cwd
+    saved = None
+    if session_id is not None:
+        saved = sessions.find(project, session_id)
+    elif options.resume_latest:
+        saved = sessions.find(project, None)
+    elif options.resume:
+        saved = sessions.find(project, options.resume)
+    model = runtime.agent.model.config.model if runtime.agent else None
+    log = sessions.SessionLog(
+        project,
+        session_id=saved.id if saved else None,
+        scrub=render.REDACTOR,
+        meta={"cwd": str(runtime.globals.cwd), "model": model},
+    )
+    session = runtime.session
+    if saved is not None:
+        session.replace_history(sessions.replay(saved.path))
+        log.adopt(session)
+    session.recorder = log
+    runtime.log = log
 
 
 @contextmanager
@@ -285,12 +329,19 @@ def report_mcp(manager: Manager) -> None:
 
 
 async def one_shot(globals_: Globals, options: ChatOptions) -> int:
-    """Answer ``options.prompt``: the answer on stdout, activity on stderr."""
+    """Answer ``options.prompt``: the answer on stdout, activity on stderr.
+
+    With ``--json`` the transcript is printed on every exit (an error, the turn limit, an
+    interrupt), with what already ran and the error in it.
+    """
     import anyio
 
     from cli.chatview import Status, TurnView
+    from core.agent import Outcome
 
     assert options.prompt is not None
+    if options.resume == "":
+        _list_for_resume(globals_)
     async with open_runtime(globals_, options, None, need_model=True) as runtime:
         agent = runtime.agent
         assert agent is not None
@@ -311,29 +362,85 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
                     failure = exc
                 finally:
                     tg.cancel_scope.cancel()
+        partial = agent.last
+        if options.as_json:
+            render.print_json(transcript(runtime, result or partial, failure))
+        elif failure is not None and partial is not None and partial.text:
+            print(partial.text)  # a dropped stream: what arrived is kept
         if failure is not None:
             raise failure
         if result is None:
             render.error_line("interrupted")
             return ExitCode.INTERRUPTED
-        if options.as_json:
-            render.print_json(transcript(runtime, result))
-        else:
+        if result.outcome is Outcome.EMPTY:
+            render.warn(empty_answer_message(result))
+            return ExitCode.EMPTY_ANSWER
+        if not options.as_json:
             print(result.text)
         return ExitCode.OK
 
 
-def transcript(runtime: ChatRuntime, result: RunResult) -> dict[str, Any]:
-    """The ``--json`` document: messages, tool calls with results, usage."""
+def empty_answer_message(result: RunResult) -> str:
+    """What to say when the model finished without a word."""
+    why = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+    hint = (
+        "; the answer hit the output cap: raise 'max_tokens' in settings.json"
+        if result.finish_reason == "length"
+        else "; ask again, or try a larger model"
+    )
+    return f"the model ended its turn with an empty answer{why}{hint}"
+
+
+def _list_for_resume(globals_: Globals) -> None:
+    from core import sessions
+    from core.errors import UsageError
+
+    settings = load_settings(globals_)
+    saved = sessions.list_sessions(settings.project_root or globals_.cwd)
+    for item in saved[:20]:
+        print(render.REDACTOR(sessions.describe(item)), file=sys.stderr)
+    raise UsageError(
+        "--resume needs a session ID with -p (no one can pick from a list)",
+        hint="Pass one of the IDs above (--resume ID), or --continue for the latest.",
+    )
+
+
+def usage_dict(agent: Agent | None, result: RunResult | None) -> dict[str, Any]:
+    """Usage of the run, its last turn and the session, for ``--json`` (null: unknown)."""
+    from core.stream import Usage
+
+    return {
+        **(result.usage if result else Usage()).as_dict(),
+        "last_turn": result.last_usage.as_dict() if result and result.last_usage else None,
+        "session": agent.usage.as_dict() if agent else None,
+        "summary_requests": agent.budget.summary_requests if agent else 0,
+    }
+
+
+def transcript(
+    runtime: ChatRuntime, result: RunResult | None, error: CodebotError | None = None
+) -> dict[str, Any]:
+    """The ``--json`` document: outcome, messages, tool calls with results, usage, error."""
     agent = runtime.agent
+    records = result.tool_calls if result else []
     return {
         "model": agent.model.config.model if agent else None,
-        "answer": result.text,
-        "turns": result.turns,
-        "usage": {
-            "prompt_tokens": result.usage.prompt_tokens,
-            "completion_tokens": result.usage.completion_tokens,
-        },
+        "served_model": agent.model.served_model if agent else None,
+        "session_id": runtime.log.id if runtime.log else None,
+        "outcome": (result.outcome.value if result else "error") if error is None else "error",
+        "answer": result.text if result else "",
+        "finish_reason": result.finish_reason if result else None,
+        "turns": result.turns if result else 0,
+        "usage": usage_dict(agent, result),
+        "compactions": [
+            {
+                "before_tokens": c.before,
+                "after_tokens": c.after,
+                "cut_tool_results": c.cut_results,
+                "summarised_messages": c.summarised_messages,
+            }
+            for c in (result.compactions if result else [])
+        ],
         "tool_calls": [
             {
                 "id": r.call.id,
@@ -342,12 +449,18 @@ def transcript(runtime: ChatRuntime, result: RunResult) -> dict[str, Any]:
                 "result": r.result.text,
                 "is_error": r.result.is_error,
                 "denied": r.denied,
+                "rejected": r.rejected,
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
             }
-            for r in result.tool_calls
+            for r in records
         ],
         "messages": runtime.session.history,
+        "error": (
+            {"message": error.message, "hint": error.hint, "exit_code": int(error.exit_code)}
+            if error is not None
+            else None
+        ),
     }
 
 

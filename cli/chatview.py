@@ -11,6 +11,8 @@ import anyio
 
 from cli import render
 from core.agent import AgentEvents
+from core.context import Compaction
+from core.model import Retry
 from core.permissions import Decision
 from core.stream import Reply, ToolCall
 from core.tools import Tool, ToolResult
@@ -108,6 +110,42 @@ class TurnView(AgentEvents):
     def tools_changed(self) -> None:
         """Quietly note that MCP tools changed."""
 
+    def end_line(self) -> None:
+        """Finish a streamed line (before an error is printed below the partial answer)."""
+        self.status.clear()
+        if self.stream_text and self._open_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._open_line = False
+
+    def model_retrying(self, retry: Retry) -> None:
+        """``↻ retry 1/2 in 1.0s: reason``: retries are never silent."""
+        self.end_line()
+        mark = render.style("↻", "33", sys.stderr)
+        print(
+            f"{mark} retry {retry.attempt}/{retry.of} in {retry.delay:.1f}s: "
+            f"{render.REDACTOR(retry.reason)}",
+            file=sys.stderr,
+        )
+
+    def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
+        """A call that could not run still shows: ``→ name args`` and ``✗ name: why``."""
+        self.status.clear()
+        head = render.style(f"→ {call.name}", "36", sys.stderr)
+        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        mark = render.style("✗", "31", sys.stderr)
+        print(f"  {mark} {call.name}: {render.first_line(result.text, 160)}", file=sys.stderr)
+
+    def compacted(self, compaction: Compaction) -> None:
+        """``(context compacted: 90k → 20k tokens ...)``."""
+        self.end_line()
+        print(render.style(describe_compaction(compaction), "2", sys.stderr), file=sys.stderr)
+
+    def notice(self, text: str) -> None:
+        """A dim note on stderr."""
+        self.end_line()
+        print(render.style(f"note: {render.REDACTOR(text)}", "2", sys.stderr), file=sys.stderr)
+
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()
@@ -130,3 +168,14 @@ class TurnView(AgentEvents):
         self.status.clear()
         mark = render.style("⊘", "33", sys.stderr)
         print(f"  {mark} {call.name} denied: {decision.reason}", file=sys.stderr)
+
+
+def describe_compaction(c: Compaction) -> str:
+    """One line about a compaction."""
+    parts = []
+    if c.cut_results:
+        parts.append(f"{c.cut_results} old tool result(s) cut")
+    if c.summarised_messages:
+        parts.append(f"{c.summarised_messages} older message(s) summarised")
+    what = ", ".join(parts) or "nothing to compact"
+    return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"

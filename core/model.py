@@ -6,16 +6,20 @@
 Works with OpenAI and with OpenAI-compatible servers as they are. llama.cpp's server, for one,
 rejects ``content: null`` beside ``tool_calls`` (:meth:`core.stream.Reply.message` sends ``""``),
 ignores tools unless ``tool_choice`` is ``"auto"`` (always sent with tools), and cannot stream a
-turn that may call tools (the stream ends empty): such a turn is redone without streaming, and
-the session remembers to stop streaming requests that carry tools.
+turn that may call tools (the stream ends empty, without a finish reason): such a turn is redone
+without streaming, and if that answers, the session stops streaming requests that carry tools.
+An ordinary empty answer (finished, no text) is not that quirk: it is returned as it is.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
+
+import anyio
 
 from core.errors import ModelError, SettingsError
 from core.settings import Settings
@@ -35,6 +39,13 @@ READ_TIMEOUT = 600.0
 """Seconds between bytes; a local model on a CPU can think for minutes before its first token."""
 TIMEOUT_ENV = "CODEBOT_MODEL_TIMEOUT"
 """Overrides :data:`READ_TIMEOUT` (seconds without a byte from the model before giving up)."""
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens per model turn: enough for a long file in a tool call, short of a runaway."""
+REMOTE_RETRIES = 2
+"""Retries of a failed request to a remote API (timeouts, 429, 5xx, connection errors)."""
+RETRY_BASE_SECONDS = 1.0
+RETRY_MAX_SECONDS = 20.0
+"""Backoff doubles from the base up to this (a server's Retry-After wins when shorter)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +59,11 @@ class ModelConfig:
     """The variable the key was read from, or None when the placeholder key is used."""
     timeout: float = READ_TIMEOUT
     """Seconds without a byte from the server (before or during a stream) before giving up."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Output cap per model turn (setting ``max_tokens``), sent with every request."""
+    retries: int = 0
+    """Visible retries of a failed request (setting ``model_retries``); 0 for loopback
+    endpoints unless configured, since a local server handles one request at a time."""
 
     @property
     def url(self) -> str:
@@ -80,10 +96,14 @@ def resolve_config(
     url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
     names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
     key_env = next((n for n in names if env.get(n)), None)
+    retries = settings.model_retries
+    if retries is None:
+        retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
+    cap = settings.max_tokens
     if key_env is not None:
-        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout)
+        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout, cap, retries)
     if url is not None:
-        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout)
+        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries)
     wanted = settings.api_key_env or DEFAULT_KEY_ENV
     raise ModelError(
         f"no API key for the model API: {wanted} is not set and no base URL is configured",
@@ -91,6 +111,20 @@ def resolve_config(
         "'base_url' in settings.json) at an OpenAI-compatible server such as "
         "http://localhost:11434/v1 (Ollama).",
     )
+
+
+def is_loopback(url: str) -> bool:
+    """True for ``localhost``, ``127.0.0.0/8`` and ``::1`` (a model on this machine)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _timeout(value: str | None) -> float:
@@ -108,8 +142,11 @@ def _timeout(value: str | None) -> float:
     return seconds
 
 
-def create_client(config: ModelConfig, *, max_retries: int = 2, **extra: Any) -> AsyncOpenAI:
-    """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use)."""
+def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) -> AsyncOpenAI:
+    """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use).
+
+    The client's own retries are off: :class:`ChatModel` retries itself, visibly.
+    """
     import openai
 
     connect = min(CONNECT_TIMEOUT, config.timeout)
@@ -119,6 +156,20 @@ def create_client(config: ModelConfig, *, max_retries: int = 2, **extra: Any) ->
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A failed request about to be sent again (shown to the user)."""
+
+    attempt: int
+    """1 for the first retry."""
+    of: int
+    reason: str
+    delay: float
+
+
+RetryCallback = Callable[[Retry], None]
+
+
 class ChatModel:
     """Sends one turn to the model; remembers server quirks for the session."""
 
@@ -126,7 +177,12 @@ class ChatModel:
         self.client = client
         self.config = config
         self.stream_with_tools = True
-        """False once the server streamed an empty turn that had tools (llama.cpp)."""
+        """False once the server streamed an empty, unfinished turn that had tools (llama.cpp)
+        and then answered the same request without streaming."""
+        self.cap_param = "max_tokens"
+        """Becomes ``max_completion_tokens`` for servers that reject ``max_tokens``."""
+        self.served_model: str | None = None
+        """The model name the server reported in its last answer."""
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -137,28 +193,80 @@ class ChatModel:
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] = (),
         on_text: TextCallback | None = None,
+        *,
+        on_retry: RetryCallback | None = None,
+        max_tokens: int | None = None,
     ) -> Reply:
         """Request one assistant turn, streaming text to ``on_text`` as it arrives.
 
+        Failed requests are retried ``config.retries`` times (each announced to
+        ``on_retry``), except once the answer has started streaming.
+
         Raises:
-            ModelError: the API failed, or its stream ended early.
+            ContextOverflowError: the request does not fit the model's context window.
+            StreamDroppedError: the connection dropped mid-answer (carries the partial text).
+            ModelError: the API failed otherwise.
         """
         import openai
 
         request: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
+        cap = max_tokens or self.config.max_tokens
+        if cap:
+            request[self.cap_param] = cap
         if tools:
             request["tools"] = list(tools)
             request["tool_choice"] = "auto"  # llama.cpp ignores tools without it
-        try:
-            if tools and not self.stream_with_tools:
-                return await self._once(request, on_text)
-            acc = await self._stream(request, on_text)
-            if acc.reply().empty and tools:
+        attempt = 0
+        while True:
+            try:
+                reply = await self._attempt(request, tools, on_text)
+            except StreamDroppedError:
+                raise
+            except openai.OpenAIError as exc:
+                if self._switch_cap_param(exc, request):
+                    continue
+                error = map_error(exc, self.config)
+                if attempt >= self.config.retries or not _retryable(exc):
+                    raise error from None
+                attempt += 1
+                delay = _retry_delay(exc, attempt)
+                if on_retry is not None:
+                    on_retry(Retry(attempt, self.config.retries, error.message, delay))
+                await anyio.sleep(delay)
+                continue
+            if reply.model:
+                self.served_model = reply.model
+            return reply
+
+    async def _attempt(
+        self,
+        request: dict[str, Any],
+        tools: Sequence[Mapping[str, Any]],
+        on_text: TextCallback | None,
+    ) -> Reply:
+        if tools and not self.stream_with_tools:
+            return await self._once(request, on_text)
+        acc = await self._stream(request, on_text)
+        partial = acc.reply()
+        if tools and partial.empty and acc.finish_reason is None:
+            # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
+            # reason. Ask again without streaming; stop streaming only if that worked.
+            reply = await self._once(request, on_text)
+            if not reply.empty:
                 self.stream_with_tools = False
-                return await self._once(request, on_text)
-            return acc.result()
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self.config) from None
+            return reply
+        if acc.finish_reason is None:
+            raise StreamDroppedError.from_partial(self.config, acc, None)
+        return acc.result()
+
+    def _switch_cap_param(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """Newer OpenAI models reject ``max_tokens``: send ``max_completion_tokens`` instead."""
+        text = _server_message(exc)
+        if self.cap_param == "max_tokens" and "max_completion_tokens" in text:
+            request["max_completion_tokens"] = request.pop("max_tokens", None)
+            self.cap_param = "max_completion_tokens"
+            return True
+        return False
 
     async def _stream(
         self, request: dict[str, Any], on_text: TextCallback | None
@@ -167,14 +275,124 @@ class ChatModel:
         stream = await self.client.chat.completions.create(
             **request, stream=True, stream_options={"include_usage": True}
         )
-        async with stream:  # closes the response when cancelled mid-stream
-            async for chunk in stream:
-                acc.add(chunk)
+        try:
+            async with stream:  # closes the response when cancelled mid-stream
+                async for chunk in stream:
+                    acc.add(chunk)
+        except Exception as exc:  # boundary: httpx or openai errors once bytes have flowed
+            if acc.chunks == 0:
+                raise
+            raise StreamDroppedError.from_partial(self.config, acc, exc) from None
         return acc
 
     async def _once(self, request: dict[str, Any], on_text: TextCallback | None) -> Reply:
         completion = await self.client.chat.completions.create(**request, stream=False)
         return reply_from_completion(completion, on_text)
+
+
+def _retryable(exc: Exception) -> bool:
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        header = exc.response.headers.get("x-should-retry", "")
+        if header.lower() == "false":
+            return False
+        if header.lower() == "true":
+            return True
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return isinstance(exc, openai.APIConnectionError)  # includes APITimeoutError
+
+
+def _retry_delay(exc: Exception, attempt: int) -> float:
+    delay = float(min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (attempt - 1)))
+    response = getattr(exc, "response", None)
+    if response is not None:
+        try:
+            after = float(response.headers.get("retry-after", ""))
+        except ValueError:
+            after = -1.0
+        if 0 <= after <= RETRY_MAX_SECONDS:
+            delay = after
+    return delay
+
+
+class ContextOverflowError(ModelError):
+    """The request is longer than the model's context window (the agent compacts, retries)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, window: int | None = None):
+        super().__init__(message, hint=hint)
+        self.window = window
+        """The window the server named in its error, when it named one."""
+
+
+class StreamDroppedError(ModelError):
+    """The answer's stream broke off; ``partial`` holds the text that arrived."""
+
+    def __init__(self, message: str, *, hint: str | None = None, partial: str = ""):
+        super().__init__(message, hint=hint)
+        self.partial = partial
+
+    @classmethod
+    def from_partial(
+        cls, config: ModelConfig, acc: StreamAccumulator, cause: Exception | None
+    ) -> StreamDroppedError:
+        """The error for a stream that ended after ``acc.chunks`` chunks without finishing."""
+        partial = acc.reply().text
+        got = "nothing" if acc.chunks == 0 else f"{acc.chunks} chunk(s)"
+        if cause is not None and "Timeout" in type(cause).__name__:  # openai's or httpx's
+            what = (
+                f"the model API at {config.url} did not answer in time (nothing received for "
+                f"{config.timeout:g} s) in the middle of its answer, after {got}"
+            )
+        else:
+            why = f": {_redact(str(cause), config.api_key)}" if cause is not None else ""
+            what = (
+                f"the connection to the model API at {config.url} dropped mid-answer "
+                f"(got {got} and no finish reason){why}"
+            )
+        return cls(
+            what,
+            hint="The partial answer was kept; ask again to continue. If it keeps happening, "
+            "the server or a proxy cuts long responses (check its timeouts and logs).",
+            partial=partial,
+        )
+
+
+_OVERFLOW_TEXT = re.compile(
+    r"context[ _]length|context[ _]window|maximum context|too many tokens|prompt is too long|"
+    r"reduce the length|exceeds? the (?:model'?s? )?(?:maximum )?(?:context|token limit)",
+    re.IGNORECASE,
+)
+_WINDOW_NUMBER = re.compile(
+    r"(?:maximum context length is|context window of|context length of|n_ctx\D{0,5}|"
+    r"context window is|limit of)\s*(\d{3,8})",
+    re.IGNORECASE,
+)
+
+
+def _error_code(exc: Exception) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        data = cast(Mapping[str, Any], body)
+        inner = data.get("error")
+        code = inner.get("code") if isinstance(inner, Mapping) else data.get("code")
+        if isinstance(code, str):
+            return code
+    code = getattr(exc, "code", None)
+    return code if isinstance(code, str) else None
+
+
+def overflow_window(exc: Exception) -> tuple[bool, int | None]:
+    """Whether ``exc`` says the context window overflowed, and the window it names if any."""
+    message = _server_message(exc)
+    status = getattr(exc, "status_code", None)
+    overflow = _error_code(exc) == "context_length_exceeded" or (
+        status in (400, 413, 422) and bool(_OVERFLOW_TEXT.search(message))
+    )
+    if not overflow:
+        return False, None
+    found = _WINDOW_NUMBER.search(message)
+    return True, int(found.group(1)) if found else None
 
 
 def map_error(exc: Exception, config: ModelConfig) -> ModelError:
@@ -185,6 +403,17 @@ def map_error(exc: Exception, config: ModelConfig) -> ModelError:
     detail = _redact(_server_message(exc), config.api_key)
     status = getattr(exc, "status_code", None)
     where = f"--base-url, OPENAI_BASE_URL or 'base_url' in settings.json (now {url})"
+    overflow, window = overflow_window(exc)
+    if overflow:
+        named = f" ({window} tokens)" if window else ""
+        return ContextOverflowError(
+            f"the request is longer than the context window{named} of model '{model}' "
+            f"at {url}: {detail}",
+            hint="codebot compacts and retries once by itself; if this persists, run /compact, "
+            "start a new conversation (/clear), or set 'context_window' in settings.json to "
+            "the server's real window so codebot compacts earlier.",
+            window=window,
+        )
     if isinstance(exc, openai.AuthenticationError):
         hint = (
             f"Check that {config.key_env} holds a valid key for {url}."

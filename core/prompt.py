@@ -72,7 +72,7 @@ def server_of(tool: Tool) -> str:
     return rest.split("__", 1)[0]
 
 
-def _first_line(text: str, limit: int = 160) -> str:
+def first_line(text: str, limit: int = 160) -> str:
     line = text.strip().split("\n", 1)[0].strip()
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -89,7 +89,7 @@ def dynamic_block(tools: Sequence[Tool], server_instructions: str, *, plan_mode:
         for server in sorted(by_server):
             lines.append(f"\n## {server}")
             for tool in sorted(by_server[server], key=lambda t: t.name):
-                summary = _first_line(tool.description)
+                summary = first_line(tool.description)
                 lines.append(f"- {tool.name}" + (f": {summary}" if summary else ""))
         parts.append("\n".join(lines))
     if server_instructions.strip():

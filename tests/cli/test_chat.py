@@ -86,9 +86,17 @@ def test_json_transcript(
     assert code == 0
     data = json.loads(out)
     assert data["answer"] == "sorry" and data["turns"] == 2
-    assert data["usage"] == {"prompt_tokens": 20, "completion_tokens": 10}
+    usage = data["usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["turns_reported"]) == (
+        20,
+        10,
+        2,
+    )
+    assert usage["last_turn"]["prompt_tokens"] == 10 and usage["session"]["total_tokens"] == 30
+    assert data["outcome"] == "answer" and data["error"] is None
     (call,) = data["tool_calls"]
     assert call["name"] == "read" and call["is_error"] and "not valid JSON" in call["result"]
+    assert call["rejected"]
     assert [m["role"] for m in data["messages"]] == ["user", "assistant", "tool", "assistant"]
 
 

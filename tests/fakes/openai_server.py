@@ -53,6 +53,25 @@ def error(status: int, message: str = "scripted error", **headers: str) -> Turn:
     return {"error": status, "message": message, "headers": headers}
 
 
+def overflow(window: int = 8192) -> Turn:
+    """A 400 ``context_length_exceeded``, worded like OpenAI's."""
+    message = (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        "resulted in more tokens. Please reduce the length of the messages."
+    )
+    return {"error": 400, "message": message, "headers": {}, "code": "context_length_exceeded"}
+
+
+def served_as(model: str, turn: Turn) -> Turn:
+    """``turn``, but the server reports ``model`` as the one that answered."""
+    return {**turn, "served_model": model}
+
+
+def no_usage(turn: Turn) -> Turn:
+    """``turn`` without a usage chunk or field (servers that ignore ``include_usage``)."""
+    return {**turn, "no_usage": True}
+
+
 def stream_error(message: str, *, after_text: str = "") -> Turn:
     """A stream that sends some text, then an in-band ``{"error": ...}`` event."""
     return {"stream_error": message, "text": after_text}
@@ -216,7 +235,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.shared.closing.wait(float(turn["stall"]))
         if "error" in turn:
             status = int(turn["error"])
-            payload = {"error": {"message": turn["message"], "type": "scripted", "code": status}}
+            code = turn.get("code", status)
+            payload = {"error": {"message": turn["message"], "type": "scripted", "code": code}}
             self._json(status, payload, {"x-should-retry": "false", **turn["headers"]})
             return
         tools_seen = bool(body.get("tools")) and (
@@ -256,9 +276,9 @@ class _Handler(BaseHTTPRequestHandler):
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": 0,
-            "model": body.get("model", "fake-model"),
+            "model": turn.get("served_model") or body.get("model", "fake-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": _usage(),
+            "usage": None if turn.get("no_usage") else _usage(),
         }
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
@@ -277,7 +297,12 @@ class _Handler(BaseHTTPRequestHandler):
         if "raw_sse" in turn:
             self._sse_raw(turn["raw_sse"])
             return
-        self._sse(list(self._events(body, turn)), turn)
+        served = turn.get("served_model") or body.get("model") or "fake-model"
+        events = list(self._events(body, turn))
+        for event in events:
+            if event.get("object") == "chat.completion.chunk":
+                event["model"] = served
+        self._sse(events, turn)
 
     def _events(self, body: dict[str, Any], turn: Turn) -> Iterator[dict[str, Any]]:
         yield _chunk({"role": "assistant", "content": ""}, None)
@@ -305,7 +330,7 @@ class _Handler(BaseHTTPRequestHandler):
                 yield _chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
             finish = "tool_calls"
         yield _chunk({}, finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and not turn.get("no_usage"):
             yield {**_chunk({}, None), "choices": [], "usage": _usage()}
 
     def _sse(self, events: list[dict[str, Any]], turn: Turn) -> None:
