@@ -11,7 +11,6 @@ import pytest
 from cli.app import run
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers import server_entry as entry
 from tests.helpers import write_settings
 
 
