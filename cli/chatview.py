@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -16,6 +17,15 @@ from core.model import Retry
 from core.permissions import Decision
 from core.stream import Reply, ToolCall
 from core.tools import Tool, ToolResult
+
+
+def clean(text: str) -> str:
+    """Text from a model or a file, safe for the terminal: control characters other than
+    newline and tab are shown escaped (``\\x1b``), never interpreted."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1

@@ -105,6 +105,8 @@ class Repl:
             f" {short_args(dict(request.arguments), 160)}\n" + approval_details(request),
             file=sys.stderr,
         )
+        if request.preview:
+            print(color_diff(request.preview, sys.stderr), file=sys.stderr)
         try:
             # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT
             # handler on return, and a later Ctrl-C during the approved call would be lost.
@@ -281,6 +283,26 @@ class Repl:
                 print(f"  {s.error}")
             if s.failure is not None and s.failure.hint:
                 print(f"  hint: {s.failure.hint}")
+
+
+def color_diff(diff: str, stream: Any) -> str:
+    """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
+    from cli.chatview import clean
+
+    out: list[str] = []
+    for line in clean(diff).splitlines():
+        if line.startswith(("+++", "---")):
+            code = "1"
+        elif line.startswith("+"):
+            code = "32"
+        elif line.startswith("-"):
+            code = "31"
+        elif line.startswith("@@"):
+            code = "36"
+        else:
+            code = ""
+        out.append("    " + (render.style(line, code, stream) if code else line))
+    return "\n".join(out)
 
 
 def approval_details(request: ApprovalRequest) -> str:
