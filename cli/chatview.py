@@ -88,11 +88,18 @@ class Status:
 class TurnView(AgentEvents):
     """Renders agent events. ``stream_text=False`` (one-shot) keeps stdout for the answer."""
 
-    def __init__(self, status: Status | None = None, *, stream_text: bool = True) -> None:
+    def __init__(
+        self, status: Status | None = None, *, stream_text: bool = True, markdown: bool = False
+    ) -> None:
         self.status = status or Status()
         self.stream_text = stream_text
         self._open_line = False
         self._turn_text: list[str] = []
+        self._markdown: Any = None
+        if stream_text and markdown and render.use_color(sys.stdout):
+            from cli.markdown import MarkdownStream
+
+            self._markdown = MarkdownStream()
 
     def model_started(self, turn: int) -> None:
         """Waiting for the model."""
@@ -104,16 +111,16 @@ class TurnView(AgentEvents):
         self._turn_text.append(delta)
         if self.stream_text:
             self.status.clear()
-            sys.stdout.write(delta)
+            if self._markdown is not None:
+                self._markdown.feed(delta)
+                return
+            sys.stdout.write(clean(delta))
             sys.stdout.flush()
             self._open_line = not delta.endswith("\n")
 
     def model_finished(self, reply: Reply) -> None:
         """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
-        self.status.clear()
-        if self.stream_text and self._open_line:
-            sys.stdout.write("\n")
-            self._open_line = False
+        self.end_line()
         if not self.stream_text and reply.tool_calls and reply.text.strip():
             print(render.style(reply.text.strip(), "2", sys.stderr), file=sys.stderr)
 
@@ -123,6 +130,8 @@ class TurnView(AgentEvents):
     def end_line(self) -> None:
         """Finish a streamed line (before an error is printed below the partial answer)."""
         self.status.clear()
+        if self._markdown is not None:
+            self._markdown.close()
         if self.stream_text and self._open_line:
             sys.stdout.write("\n")
             sys.stdout.flush()
@@ -160,7 +169,7 @@ class TurnView(AgentEvents):
         """``→ name args``."""
         self.status.clear()
         head = render.style(f"→ {call.name}", "36", sys.stderr)
-        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        print(f"{head} {clean(short_args(call.arguments))}".rstrip(), file=sys.stderr)
         self.status.set(f"running {call.name}…")
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:

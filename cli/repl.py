@@ -25,7 +25,7 @@ from cli.chat import (
     show_error,
     sigint_cancels,
 )
-from cli.chatview import Status, TurnView, short_args
+from cli.chatview import Status, TurnView, clean, short_args
 from cli.runtime import Globals, load_settings
 from cli.trust import describe_all
 from core import paths, trust
@@ -38,8 +38,12 @@ if TYPE_CHECKING:
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
-/tools        the active tools and their capabilities
+/tools        the tools: loaded (in the request) and deferred (behind search_tools)
 /plan         toggle plan mode (read-only tools)
+/context      what fills the context window, largest first
+/compact [focus]  summarise the conversation now (optionally: what to keep)
+/usage        tokens: prompt, cached, completion; last turn and this session
+/resume [ID]  continue a saved session of this project (a list without ID)
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
@@ -150,6 +154,14 @@ class Repl:
             self.runtime = runtime
             if runtime.model_error is not None:
                 show_error(runtime.model_error)
+            if options.resume == "":
+                await self._resume(runtime, "")
+            elif runtime.session.history:
+                print(
+                    f"(resumed session {runtime.log.id if runtime.log else '?'}: "
+                    f"{len(runtime.session.history)} messages)",
+                    file=sys.stderr,
+                )
             prompt = self._input_session()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._connect, runtime)
@@ -196,21 +208,34 @@ class Repl:
             assert runtime.model_error is not None
             show_error(runtime.model_error)
             return
-        view = TurnView(self.status)
+        from cli.chat import empty_answer_message
+        from core.agent import Outcome
+
+        view = TurnView(self.status, markdown=True)
+        result = None
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             self.turn_scope = scope
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
-                    await runtime.agent.run(line, view)
+                    result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
-                    self.status.clear()
+                    view.end_line()  # the error starts on its own line, below any partial text
                     show_error(exc)
                 finally:
                     tg.cancel_scope.cancel()
+        view.end_line()
         self.turn_scope = None
         if scope.cancelled_caught:
-            print("\n(interrupted)", file=sys.stderr)
+            print("(interrupted)", file=sys.stderr)
+        if result is not None and result.outcome is Outcome.EMPTY:
+            render.warn(empty_answer_message(result))
+        if runtime.log is not None and runtime.log.error:
+            render.warn(runtime.log.error)
+            runtime.log.error = None
+        agent = runtime.agent
+        if result is not None and agent.usage.total > runtime.settings.usage_line_after:
+            print(render.style(usage_line(agent, result), "2", sys.stderr), file=sys.stderr)
 
     async def command(self, line: str) -> str | None:
         """Run a slash command; returns "exit" to leave."""
@@ -230,11 +255,15 @@ class Repl:
             state = "on: read-only tools" if session.plan_mode else "off"
             print(f"(plan mode {state}; {len(session.active_tools)} tools active)")
         elif name == "/tools":
-            rows = [
-                [t.name, t.permission().capability.value, render.first_line(t.description, 60)]
-                for t in session.active_tools
-            ]
-            print(render.table(rows))
+            print(tools_report(session))
+        elif name == "/context":
+            print(context_report(runtime))
+        elif name == "/usage":
+            print(usage_report(runtime))
+        elif name == "/compact":
+            await self._compact(runtime, rest.strip() or None)
+        elif name == "/resume":
+            await self._resume(runtime, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp":
@@ -242,6 +271,70 @@ class Repl:
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
+
+    async def _compact(self, runtime: ChatRuntime, focus: str | None) -> None:
+        from cli.chatview import describe_compaction
+
+        agent = runtime.agent
+        if agent is None:
+            assert runtime.model_error is not None
+            show_error(runtime.model_error)
+            return
+        self.status.set("compacting…")
+        with anyio.CancelScope() as scope, sigint_cancels(scope):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.status.run)
+                try:
+                    done = await agent.compact(focus)
+                except CodebotError as exc:
+                    self.status.clear()
+                    show_error(exc)
+                    return
+                finally:
+                    tg.cancel_scope.cancel()
+        if scope.cancelled_caught:
+            print("(interrupted)", file=sys.stderr)
+        elif done is None:
+            print("(nothing to compact yet)")
+        else:
+            print(describe_compaction(done))
+
+    async def _resume(self, runtime: ChatRuntime, session_id: str) -> None:
+        """``/resume [ID]`` (and ``--resume`` without ID): pick a saved session, continue it."""
+        from cli.chat import start_log
+        from core import sessions
+
+        project = runtime.settings.project_root or runtime.globals.cwd
+        if not session_id:
+            saved = [
+                s
+                for s in sessions.list_sessions(project)
+                if runtime.log is None or s.id != runtime.log.id
+            ][:20]
+            if not saved:
+                print("(no saved sessions for this project)")
+                return
+            for n, item in enumerate(saved, start=1):
+                print(f"{n:>3}. {render.REDACTOR(clean(sessions.describe(item)))}")
+            try:
+                text = await self._session().prompt_async(
+                    "resume which? [number or ID, empty to cancel]: ", handle_sigint=False
+                )
+            except (KeyboardInterrupt, EOFError):
+                text = ""
+            choice = text.strip()
+            if not choice:
+                return
+            if choice.isdigit() and 1 <= int(choice) <= len(saved):
+                choice = saved[int(choice) - 1].id
+            session_id = choice
+        try:
+            start_log(runtime, runtime.options or ChatOptions(), session_id)
+        except CodebotError as exc:
+            show_error(exc)
+            return
+        count = len(runtime.session.history)
+        print(f"(resumed session {session_id}: {count} messages; current tools)")
 
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""
@@ -253,9 +346,9 @@ class Repl:
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
         runtime.settings = settings
         runtime.gate.rules = settings.permissions
+        runtime.session.set_tool_search(settings.tool_search)
         if runtime.agent is not None:
-            runtime.agent.max_turns = settings.max_turns
-            runtime.agent.tool_result_max_tokens = settings.tool_result_max_tokens
+            runtime.agent.configure(settings)
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
@@ -319,3 +412,81 @@ def approval_details(request: ApprovalRequest) -> str:
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:
     """Entry point for ``codebot chat`` without ``-p``."""
     return await Repl(pt_input).main(globals_, options)
+
+
+def tools_report(session: Any) -> str:
+    """``/tools``: what the request carries, then (with tool search) what waits behind it."""
+
+    def row(t: Any) -> list[str]:
+        return [
+            t.name,
+            t.permission().capability.value,
+            render.first_line(clean(t.description), 60),
+        ]
+
+    offered = session.offered_tools
+    lines = [
+        f"loaded ({len(offered)}, in the request):",
+        render.table([row(t) for t in offered], indent="  "),
+    ]
+    deferred = session.search.deferred if session.search_on else []
+    if deferred:
+        from core.prompt import server_of
+
+        lines.append(f"deferred ({len(deferred)}, load with search_tools):")
+        by_server: dict[str, list[str]] = {}
+        for tool in deferred:
+            by_server.setdefault(server_of(tool), []).append(tool.name)
+        lines += [f"  {s}: {len(n)} tools" for s, n in sorted(by_server.items())]
+    else:
+        lines.append("tool search: off (every tool is in the request)")
+    return "\n".join(lines)
+
+
+def context_report(runtime: ChatRuntime) -> str:
+    """``/context``: system blocks, built-in tools, MCP tools per server, history, free."""
+    from core.context import breakdown, window_for
+    from core.prompt import server_of
+    from core.session import tool_schema
+    from core.tools import is_mcp_tool
+
+    session = runtime.session
+    agent = runtime.agent
+    window = agent.budget.window if agent else window_for("", runtime.settings.context_window)
+    offered = session.offered_tools
+    builtin = [tool_schema(t) for t in offered if not is_mcp_tool(t)]
+    mcp: dict[str, list[Any]] = {}
+    for tool in offered:
+        if is_mcp_tool(tool):
+            mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
+    rows = breakdown(session.blocks, builtin, mcp, session.history, window)
+    table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
+    head = f"context window: {window:,} tokens (compacts at ~80%; estimates)"
+    return head + "\n" + render.table(table, indent="  ")
+
+
+def _usage_cells(usage: Any) -> str:
+    if usage is None or not usage.known:
+        return "unknown (the server reported no usage)"
+    share = usage.cached_share
+    cached = f"{usage.cached_tokens:,} cached ({share:.0%})" if share is not None else "0 cached"
+    return f"{usage.prompt_tokens:,} prompt ({cached}), {usage.completion_tokens:,} completion"
+
+
+def usage_report(runtime: ChatRuntime) -> str:
+    """``/usage``: the last turn and the session."""
+    agent = runtime.agent
+    if agent is None:
+        return "(no model configured)"
+    last = agent.last.last_usage if agent.last else None
+    lines = [f"last turn: {_usage_cells(last)}", f"session:   {_usage_cells(agent.usage)}"]
+    if agent.budget.summary_requests:
+        lines.append(f"summaries: {agent.budget.summary_requests} request(s)")
+    return "\n".join(lines)
+
+
+def usage_line(agent: Any, result: Any) -> str:
+    """The line after an answer once the session passed ``usage_line_after`` tokens."""
+    return (
+        f"(tokens this answer: {_usage_cells(result.usage)}; session total {agent.usage.total:,})"
+    )

@@ -70,9 +70,7 @@ def _rg_lines(rg: str, query: Query) -> Iterator[Line]:
         argv += ["--context", str(query.context)]
     # The file filter is applied below, not with --glob: ripgrep's globs override .gitignore.
     argv += ["--regexp", query.regex, "--", str(query.target)]
-    done = subprocess.run(
-        argv, capture_output=True, timeout=RG_TIMEOUT_SECONDS, check=False
-    )
+    done = subprocess.run(argv, capture_output=True, timeout=RG_TIMEOUT_SECONDS, check=False)
     if done.returncode == 2 and not done.stdout:
         raise BadArgument(done.stderr.decode("utf-8", "replace").strip() or "ripgrep failed")
     for raw in done.stdout.splitlines():

@@ -218,7 +218,7 @@ async def test_repl_turn_approval_and_slash_commands(
     assert code == 0
     assert (project / "out.txt").read_text() == "hey"
     assert "Wrote it." in out
-    assert re.search(r"^bash +execute +Run a bash command", out, re.M)
+    assert re.search(r"^ *bash +execute +Run a bash command", out, re.M)
     assert "(plan mode on: read-only tools; " in out and "(plan mode off; " in out
     assert "echo: connected" in out
     assert "allow? " not in out  # the question goes to the terminal, not stdout

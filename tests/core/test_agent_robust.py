@@ -208,7 +208,7 @@ async def test_budget_compacts_before_the_window_is_passed(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     model = model_on(fake)
-    agent = agent_on(model, tmp_path, budget=ContextBudget(2000))
+    agent = agent_on(model, tmp_path, budget=ContextBudget(4000))
     history = agent.session.history
     for i in range(6):
         history.append({"role": "user", "content": f"q{i}"})
