@@ -6,7 +6,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
@@ -26,6 +26,10 @@ def clean(text: str) -> str:
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+
+if TYPE_CHECKING:
+    from mcpbridge.manager import Manager
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
@@ -198,3 +202,30 @@ def describe_compaction(c: Compaction) -> str:
         parts.append(f"{c.summarised_messages} older message(s) summarised")
     what = ", ".join(parts) or "nothing to compact"
     return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"
+
+
+def report_mcp(manager: Manager) -> None:
+    """One line on stderr: which servers are ready, which failed."""
+    ready = manager.connected()
+    failures = manager.failures
+    if not ready and not failures:
+        return
+    tools = len(manager.tools())
+    parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
+    parts += [f"'{name}' failed: {f.message}" for name, f in failures.items()]
+    line = "; ".join(parts)
+    if failures:
+        render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
+    else:
+        print(render.style(line, "2", sys.stderr), file=sys.stderr)
+
+
+def empty_answer_message(result: Any) -> str:
+    """What to say when the model finished without a word."""
+    why = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+    hint = (
+        "; the answer hit the output cap: raise 'max_tokens' in settings.json"
+        if result.finish_reason == "length"
+        else "; ask again, or try a larger model"
+    )
+    return f"the model ended its turn with an empty answer{why}{hint}"

@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from cli import render
-from cli.chat import (
+from cli.chatview import Status, TurnView, clean, report_mcp, short_args
+from cli.runtime import (
     ChatOptions,
     ChatRuntime,
+    Globals,
+    load_settings,
     open_runtime,
-    refresh_model,
-    report_mcp,
     settle_trust,
-    show_error,
     sigint_cancels,
 )
-from cli.chatview import Status, TurnView, clean, short_args
-from cli.runtime import Globals, load_settings
 from cli.trust import describe_all
 from core import paths, trust
 from core.errors import CodebotError, ExitCode, ModelError
@@ -153,7 +151,7 @@ class Repl:
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
-                show_error(runtime.model_error)
+                render.error(runtime.model_error)
             if options.resume == "":
                 await self._resume(runtime, "")
             elif runtime.session.history:
@@ -206,9 +204,9 @@ class Repl:
         assert runtime is not None
         if runtime.agent is None:
             assert runtime.model_error is not None
-            show_error(runtime.model_error)
+            render.error(runtime.model_error)
             return
-        from cli.chat import empty_answer_message
+        from cli.chatview import empty_answer_message
         from core.agent import Outcome
 
         view = TurnView(self.status, markdown=True)
@@ -221,7 +219,7 @@ class Repl:
                     result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text
-                    show_error(exc)
+                    render.error(exc)
                 finally:
                     tg.cancel_scope.cancel()
         view.end_line()
@@ -278,7 +276,7 @@ class Repl:
         agent = runtime.agent
         if agent is None:
             assert runtime.model_error is not None
-            show_error(runtime.model_error)
+            render.error(runtime.model_error)
             return
         self.status.set("compacting…")
         with anyio.CancelScope() as scope, sigint_cancels(scope):
@@ -288,7 +286,7 @@ class Repl:
                     done = await agent.compact(focus)
                 except CodebotError as exc:
                     self.status.clear()
-                    show_error(exc)
+                    render.error(exc)
                     return
                 finally:
                     tg.cancel_scope.cancel()
@@ -301,7 +299,6 @@ class Repl:
 
     async def _resume(self, runtime: ChatRuntime, session_id: str) -> None:
         """``/resume [ID]`` (and ``--resume`` without ID): pick a saved session, continue it."""
-        from cli.chat import start_log
         from core import sessions
 
         project = runtime.settings.project_root or runtime.globals.cwd
@@ -329,9 +326,9 @@ class Repl:
                 choice = saved[int(choice) - 1].id
             session_id = choice
         try:
-            start_log(runtime, runtime.options or ChatOptions(), session_id)
+            runtime.start_log(session_id)
         except CodebotError as exc:
-            show_error(exc)
+            render.error(exc)
             return
         count = len(runtime.session.history)
         print(f"(resumed session {session_id}: {count} messages; current tools)")
@@ -341,21 +338,16 @@ class Repl:
         try:
             loaded = load_settings(runtime.globals)
         except CodebotError as exc:
-            show_error(exc)
+            render.error(exc)
             return
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
-        runtime.settings = settings
-        runtime.gate.rules = settings.permissions
-        runtime.session.set_tool_search(settings.tool_search)
-        if runtime.agent is not None:
-            runtime.agent.configure(settings)
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
         try:
-            await refresh_model(runtime)
+            await runtime.apply(settings)
         except ModelError as exc:
-            show_error(exc)
+            render.error(exc)
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
