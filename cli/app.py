@@ -118,11 +118,30 @@ def _light_option_parsing(command: typer.core.TyperGroup) -> None:
             param._runtime_param = plain  # type: ignore[union-attr]
 
 
+OPTIONAL_VALUE_OPTIONS = ("--resume",)
+"""Options whose value may be left out (``chat --resume`` lists the sessions to pick from)."""
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """Give a bare ``--resume`` the empty value: Typer options cannot take an optional value."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUE_OPTIONS and (following is None or following.startswith("-")):
+            out.append("")
+        if arg == "--":
+            out.extend(argv[i + 1 :])
+            break
+    return out
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     command = typer.main.get_command(app)
     _light_option_parsing(command)  # type: ignore[arg-type]
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    argv = _optional_values(list(argv if argv is not None else sys.argv[1:]))
+    debug = "--debug" in argv
     try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)
     except click_exceptions.UsageError as exc:

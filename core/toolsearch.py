@@ -75,6 +75,9 @@ class ToolIndex:
         """The best ``limit`` tools for ``query`` (exact names first), best first."""
         wanted = [q for q in re.split(r"[\s,]+", query.strip()) if q]
         exact = [t for t in self.tools if t.name in wanted or short_name(t) in wanted]
+        named = {t.name for t in exact} | {short_name(t) for t in exact}
+        if exact and all(w in named for w in wanted):  # only exact names: just those
+            return exact[:limit]
         words = tokens(query)
         scored: list[tuple[float, int]] = []
         for i, doc in enumerate(self._docs):
