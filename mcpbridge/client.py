@@ -83,6 +83,9 @@ class Client:
         self.failure: Failure | None = None
         self.info: ServerInfo | None = None
         self.tools: list[types.Tool] = []
+        self.hidden_tools: tuple[str, ...] = ()
+        """Tools the server offers that include_tools/exclude_tools hide (their instructions
+        are left out of the prompt too)."""
         """The server's tools after include/exclude filters, in listing order."""
         self.tools_stale = False
         self.log_file: Path | None = None
@@ -220,6 +223,7 @@ class Client:
             cursor = page.next_cursor
             if not cursor:
                 break
+        self.hidden_tools = tuple(t.name for t in tools if not self._selected(t.name))
         return [t for t in tools if self._selected(t.name)]
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:

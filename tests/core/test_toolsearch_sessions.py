@@ -124,3 +124,13 @@ def test_budget_calibrates_with_counted_usage() -> None:
     budget.observe(messages, [], estimate * 2)  # the server counts twice as many
     more = [*messages, {"role": "assistant", "content": "y" * 400}]
     assert budget.cost(more, []) >= estimate * 2 + 100
+
+
+def test_instructions_lose_lines_naming_hidden_tools() -> None:
+    from core.prompt import without_hidden_tools
+
+    text = "Use search first.\nCall delete_all only when asked.\nThe delete_all_logs tool is gone."
+    out = without_hidden_tools(text, ["delete_all"])
+    assert out.splitlines()[:2] == ["Use search first.", "The delete_all_logs tool is gone."]
+    assert "1 line(s)" in out
+    assert without_hidden_tools(text, []) == text
