@@ -125,7 +125,10 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
                     tg.cancel_scope.cancel()
         partial = agent.last
         if options.as_json:
-            render.print_json(transcript(runtime, result or partial, failure))
+            from core.sessions import scrubbed
+
+            document = transcript(runtime, result or partial, failure)
+            render.print_json(scrubbed(document, render.REDACTOR))
         elif failure is not None and partial is not None and partial.text:
             print(partial.text)  # a dropped stream: what arrived is kept
         if failure is not None:

@@ -49,13 +49,14 @@ def new_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
-def _scrubbed(value: Any, scrub: Scrub) -> Any:
+def scrubbed(value: Any, scrub: Scrub) -> Any:
+    """``value`` (JSON-like) with ``scrub`` applied to every string in it."""
     if isinstance(value, str):
         return scrub(value)
     if isinstance(value, list):
-        return [_scrubbed(v, scrub) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [scrubbed(v, scrub) for v in value]  # pyright: ignore[reportUnknownVariableType]
     if isinstance(value, dict):
-        return {k: _scrubbed(v, scrub) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {k: scrubbed(v, scrub) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
     return value
 
 
@@ -122,7 +123,7 @@ class SessionLog:
     def _append(self, records: list[dict[str, Any]]) -> None:
         paths.private_dir(self.path.parent)
         lines = "".join(
-            json.dumps(_scrubbed(r, self.scrub), ensure_ascii=False) + "\n" for r in records
+            json.dumps(scrubbed(r, self.scrub), ensure_ascii=False) + "\n" for r in records
         )
         fd = os.open(self.path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600)
         try:

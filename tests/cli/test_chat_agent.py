@@ -103,8 +103,9 @@ def test_sessions_are_saved_private_and_scrubbed(
         },
     )
     fake.queue(fo.text(f"the token is {secret}"))
-    code, _, err = chat(capsys, tmp_path, "-p", f"remember {secret}")
+    code, out, err = chat(capsys, tmp_path, "-p", f"remember {secret}", "--json")
     assert code == 0, err
+    assert secret not in out and "remember ***" in out
     (path,) = session_files(tmp_path / "home")
     assert path.stat().st_mode & 0o777 == 0o600
     assert path.parent.stat().st_mode & 0o777 == 0o700
