@@ -453,7 +453,10 @@ def context_report(runtime: ChatRuntime) -> str:
             mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
     rows = breakdown(session.blocks, builtin, mcp, session.history, window)
     table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
-    head = f"context window: {window:,} tokens (compacts at ~80%; estimates)"
+    head = f"context window: {window:,} tokens (compacts at ~80%; rows are estimates)"
+    counted = agent.budget.last_counted if agent else None
+    if counted:
+        head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
     return head + "\n" + render.table(table, indent="  ")
 
 

@@ -120,6 +120,11 @@ class ContextBudget:
         """(estimated, counted) prompt tokens of the last answered request."""
 
     @property
+    def last_counted(self) -> int | None:
+        """Prompt tokens the API counted for the last answered request (None: not yet)."""
+        return self._anchor[1] if self._anchor else None
+
+    @property
     def limit(self) -> int:
         """Requests estimated above this are compacted first."""
         return int(self.window * COMPACT_AT) - self.reserve

@@ -339,10 +339,18 @@ class StreamDroppedError(ModelError):
         """The error for a stream that ended after ``acc.chunks`` chunks without finishing."""
         partial = acc.reply().text
         got = "nothing" if acc.chunks == 0 else f"{acc.chunks} chunk(s)"
+        hint = (
+            "The partial answer was kept; ask again to continue. If it keeps happening, "
+            "the server or a proxy cuts long responses (check its timeouts and logs)."
+        )
         if cause is not None and "Timeout" in type(cause).__name__:  # openai's or httpx's
             what = (
                 f"the model API at {config.url} did not answer in time (nothing received for "
                 f"{config.timeout:g} s) in the middle of its answer, after {got}"
+            )
+            hint = (
+                "The partial answer was kept. The server may be overloaded; allow more time "
+                f"with {TIMEOUT_ENV}=<seconds>."
             )
         else:
             why = f": {_redact(str(cause), config.api_key)}" if cause is not None else ""
@@ -352,8 +360,7 @@ class StreamDroppedError(ModelError):
             )
         return cls(
             what,
-            hint="The partial answer was kept; ask again to continue. If it keeps happening, "
-            "the server or a proxy cuts long responses (check its timeouts and logs).",
+            hint=hint,
             partial=partial,
         )
 
