@@ -16,6 +16,14 @@ import anyio
 
 from cli import render
 from cli.chatview import Status, TurnView, clean, report_mcp, short_args
+from cli.reports import (
+    approval_details,
+    color_diff,
+    context_report,
+    tools_report,
+    usage_line,
+    usage_report,
+)
 from cli.runtime import (
     ChatOptions,
     ChatRuntime,
@@ -126,7 +134,7 @@ class Repl:
         """Ask once whether to trust the project's servers; a "no" is remembered."""
         if result.digest in self.declined:
             return False
-        state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
+        state = "changed since it was trusted" if result.changed else "new"
         lines = [f"{result.project_file} ({state}) would start or set:"]
         lines += [f"  {line}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
@@ -265,7 +273,7 @@ class Repl:
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp":
-            await self._show_mcp(runtime)
+            self._show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -352,8 +360,8 @@ class Repl:
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
 
-    async def _show_mcp(self, runtime: ChatRuntime) -> None:
-        statuses = await runtime.manager.status(live=False)
+    def _show_mcp(self, runtime: ChatRuntime) -> None:
+        statuses = runtime.manager.status()
         for name in runtime.untrusted:
             print(f"{name}: not trusted (skipped)")
         if runtime.untrusted:
@@ -364,124 +372,12 @@ class Repl:
         for s in statuses:
             facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
             print(f"{s.name}: {facts}")
-            if s.error:
-                print(f"  {s.error}")
-            if s.failure is not None and s.failure.hint:
-                print(f"  hint: {s.failure.hint}")
-
-
-def color_diff(diff: str, stream: Any) -> str:
-    """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
-    from cli.chatview import clean
-
-    out: list[str] = []
-    for line in clean(diff).splitlines():
-        if line.startswith(("+++", "---")):
-            code = "1"
-        elif line.startswith("+"):
-            code = "32"
-        elif line.startswith("-"):
-            code = "31"
-        elif line.startswith("@@"):
-            code = "36"
-        else:
-            code = ""
-        out.append("    " + (render.style(line, code, stream) if code else line))
-    return "\n".join(out)
-
-
-def approval_details(request: ApprovalRequest) -> str:
-    """Why the gate asks: the capability, why the tool was classified so, and the rule."""
-    permission = request.permission
-    capability = permission.capability.value
-    if request.rule is not None:
-        because = f"the settings rule {request.rule} asks first"
-    else:
-        because = f"no permission rule matches, and {capability} tools ask by default"
-    return f"  capability: {capability} ({permission.reason})\n  asks because: {because}"
+            if s.failure is not None:
+                print(f"  {s.failure.message}")
+                if s.failure.hint:
+                    print(f"  hint: {s.failure.hint}")
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:
     """Entry point for ``codebot chat`` without ``-p``."""
     return await Repl(pt_input).main(globals_, options)
-
-
-def tools_report(session: Any) -> str:
-    """``/tools``: what the request carries, then (with tool search) what waits behind it."""
-
-    def row(t: Any) -> list[str]:
-        return [
-            t.name,
-            t.permission().capability.value,
-            render.first_line(clean(t.description), 60),
-        ]
-
-    offered = session.offered_tools
-    lines = [
-        f"loaded ({len(offered)}, in the request):",
-        render.table([row(t) for t in offered], indent="  "),
-    ]
-    deferred = session.search.deferred if session.search_on else []
-    if deferred:
-        from core.prompt import server_of
-
-        lines.append(f"deferred ({len(deferred)}, load with search_tools):")
-        by_server: dict[str, list[str]] = {}
-        for tool in deferred:
-            by_server.setdefault(server_of(tool), []).append(tool.name)
-        lines += [f"  {s}: {len(n)} tools" for s, n in sorted(by_server.items())]
-    else:
-        lines.append("tool search: off (every tool is in the request)")
-    return "\n".join(lines)
-
-
-def context_report(runtime: ChatRuntime) -> str:
-    """``/context``: system blocks, built-in tools, MCP tools per server, history, free."""
-    from core.context import breakdown, window_for
-    from core.prompt import server_of
-    from core.session import tool_schema
-    from core.tools import is_mcp_tool
-
-    session = runtime.session
-    agent = runtime.agent
-    window = agent.budget.window if agent else window_for("", runtime.settings.context_window)
-    offered = session.offered_tools
-    builtin = [tool_schema(t) for t in offered if not is_mcp_tool(t)]
-    mcp: dict[str, list[Any]] = {}
-    for tool in offered:
-        if is_mcp_tool(tool):
-            mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
-    rows = breakdown(session.blocks, builtin, mcp, session.history, window)
-    table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
-    head = f"context window: {window:,} tokens (compacts at ~80%; rows are estimates)"
-    counted = agent.budget.last_counted if agent else None
-    if counted:
-        head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
-    return head + "\n" + render.table(table, indent="  ")
-
-
-def _usage_cells(usage: Any) -> str:
-    if usage is None or not usage.known:
-        return "unknown (the server reported no usage)"
-    share = usage.cached_share
-    cached = f"{usage.cached_tokens:,} cached ({share:.0%})" if share is not None else "0 cached"
-    return f"{usage.prompt_tokens:,} prompt ({cached}), {usage.completion_tokens:,} completion"
-
-
-def usage_report(runtime: ChatRuntime) -> str:
-    """``/usage``: the last turn and the session."""
-    agent = runtime.agent
-    if agent is None:
-        return "(no model configured)"
-    last = agent.last.last_usage if agent.last else None
-    lines = [f"last turn: {_usage_cells(last)}", f"session:   {_usage_cells(agent.usage)}"]
-    if agent.budget.summary_requests:
-        lines.append(f"summaries: {agent.budget.summary_requests} request(s)")
-    return "\n".join(lines)
-
-
-def usage_line(agent: Any, result: Any) -> str:
-    """The line after an answer once the session passed ``usage_line_after`` tokens."""
-    return (
-        f"(tokens this answer: {_usage_cells(result.usage)}; session total {agent.usage.total:,})"
-    )

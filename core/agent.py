@@ -15,19 +15,35 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from core.context import CHARS_PER_TOKEN, Compaction, ContextBudget, window_for
+from core.context import Compaction, ContextBudget, window_for
 from core.errors import CodebotError, TurnLimitError
-from core.model import ChatModel, ContextOverflowError, Retry, StreamDroppedError
-from core.permissions import Decision, PermissionGate, denial_text
+from core.model import ChatModel, ContextOverflowError, StreamDroppedError
+from core.permissions import PermissionGate, denial_text
+from core.run import (
+    AgentEvents,
+    Outcome,
+    RepeatedCallError,
+    RunResult,
+    ToolRecord,
+)
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
+from core.tokens import CHARS_PER_TOKEN
 from core.tools import Tool, ToolResult
+
+__all__ = [
+    "Agent",
+    "AgentEvents",
+    "Outcome",
+    "RepeatedCallError",
+    "RunResult",
+    "ToolRecord",
+    "truncate",
+]
 
 if TYPE_CHECKING:
     from core.settings import Settings
@@ -37,86 +53,6 @@ REPEAT_WARN_AT = 3
 is told its result will not change."""
 REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
-
-
-class AgentEvents:
-    """What happens during a run, for the CLI to render. Every method here does nothing."""
-
-    def model_started(self, turn: int) -> None:
-        """A request is about to go to the model (``turn`` counts from 1)."""
-
-    def text(self, delta: str) -> None:
-        """A piece of the assistant's text, as it streams."""
-
-    def model_finished(self, reply: Reply) -> None:
-        """The model's turn is complete."""
-
-    def model_retrying(self, retry: Retry) -> None:
-        """A failed request is sent again after ``retry.delay`` seconds."""
-
-    def tools_changed(self) -> None:
-        """The MCP tool set changed before this request."""
-
-    def tool_started(self, call: ToolCall, tool: Tool) -> None:
-        """An approved call starts running."""
-
-    def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        """A call finished (the result is what the model will see)."""
-
-    def tool_denied(self, call: ToolCall, decision: Decision) -> None:
-        """The gate (or the user) denied a call."""
-
-    def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
-        """A call that could not run: unknown tool, invalid JSON arguments, a repeated call."""
-
-    def compacted(self, compaction: Compaction) -> None:
-        """The history was compacted to fit the context window."""
-
-    def notice(self, text: str) -> None:
-        """Something the user should know that is not an error (e.g. the model used)."""
-
-
-@dataclass(slots=True)
-class ToolRecord:
-    """One tool call and its outcome, for ``--json`` transcripts."""
-
-    call: ToolCall
-    result: ToolResult
-    denied: bool = False
-    reason: str = ""
-    seconds: float = 0.0
-    rejected: bool = False
-    """The call never ran: unknown tool, invalid arguments or a repeated call."""
-
-
-class Outcome(StrEnum):
-    """How a run ended (``outcome`` in ``--json``)."""
-
-    ANSWER = "answer"
-    EMPTY = "empty_answer"
-    """The model finished without a word: no text and no tool calls."""
-    ERROR = "error"
-    INTERRUPTED = "interrupted"
-
-
-@dataclass(slots=True)
-class RunResult:
-    """What one prompt produced (also when it failed: ``error`` says why)."""
-
-    text: str = ""
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    tool_calls: list[ToolRecord] = field(default_factory=list[ToolRecord])
-    outcome: Outcome = Outcome.INTERRUPTED
-    finish_reason: str | None = None
-    error: CodebotError | None = None
-    last_usage: Usage | None = None
-    """The last model turn's usage (None when it reported none)."""
-    compactions: list[Compaction] = field(default_factory=list[Compaction])
-
-
-class RepeatedCallError(TurnLimitError):
-    """The model kept making the same call after it was told the result will not change."""
 
 
 def truncate(text: str, max_tokens: int) -> str:

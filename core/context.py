@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.tokens import CHARS_PER_TOKEN
+
 if TYPE_CHECKING:
     from core.model import ChatModel
 
-CHARS_PER_TOKEN = 4
-"""A rough estimate that errs towards compacting early for code and JSON."""
 DEFAULT_WINDOW = 128_000
 COMPACT_AT = 0.8
 """Compact when a request would pass this share of the window."""

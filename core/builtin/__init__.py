@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from core.builtin.bash import BashTool
@@ -13,6 +14,7 @@ from core.builtin.write import WriteTool
 from core.tools import Tool
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "BashTool",
     "EditTool",
     "GlobTool",
@@ -22,14 +24,17 @@ __all__ = [
     "builtin_tools",
 ]
 
+BUILTIN_TOOLS: tuple[Callable[[Path], Tool], ...] = (
+    ReadTool,
+    EditTool,
+    WriteTool,
+    GlobTool,
+    GrepTool,
+    BashTool,
+)
+"""The local tool layer, in a fixed order (it is part of the cached prompt)."""
+
 
 def builtin_tools(cwd: Path) -> list[Tool]:
-    """The local tool layer, in a fixed order (it is part of the cached prompt)."""
-    return [
-        ReadTool(cwd),
-        EditTool(cwd),
-        WriteTool(cwd),
-        GlobTool(cwd),
-        GrepTool(cwd),
-        BashTool(cwd),
-    ]
+    """The built-in tools, working relative to ``cwd``."""
+    return [make(cwd) for make in BUILTIN_TOOLS]
