@@ -305,3 +305,31 @@ def test_markdown_stream_renders_code_and_plain_text_stays_plain(
     assert sink.getvalue().rstrip().endswith("open para")
     monkeypatch.setenv("NO_COLOR", "1")
     assert TurnView(markdown=True)._markdown is None  # plain text under NO_COLOR
+
+
+def test_approval_diff_is_coloured_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from cli.reports import color_diff
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\x1b[2J"
+    coloured = color_diff(diff, Tty())
+    assert "\x1b[31m    -old" not in coloured and "\x1b[31m-old\x1b[0m" in coloured
+    assert "\x1b[32m+new\\x1b[2J\x1b[0m" in coloured  # the file's own escape is shown, not run
+    plain = color_diff(diff, io.StringIO())
+    assert "\x1b[3" not in plain and "    +new\\x1b[2J" in plain
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\x1b[3" not in color_diff(diff, Tty())
+
+
+def test_bare_resume_gets_an_empty_value() -> None:
+    from cli.app import _optional_values  # pyright: ignore[reportPrivateUsage]
+
+    assert _optional_values(["chat", "--resume"]) == ["chat", "--resume", ""]
+    assert _optional_values(["chat", "--resume", "-p", "x"]) == ["chat", "--resume", "", "-p", "x"]
+    assert _optional_values(["chat", "--resume", "abc"]) == ["chat", "--resume", "abc"]
+    assert _optional_values(["chat", "-p", "--", "--resume"]) == ["chat", "-p", "--", "--resume"]
