@@ -235,3 +235,26 @@ async def test_budget_compacts_before_the_window_is_passed(
     assert len(fake.bodies) == 1
     assert all(len(m.get("content") or "") < 400 for m in fake.bodies[0]["messages"][1:])
     await model.aclose()
+
+
+async def test_servers_that_reject_max_tokens_get_max_completion_tokens(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    model = model_on(fake, max_tokens=100)
+    fake.queue(
+        fo.error(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+        ),
+        fo.text("ok"),
+        fo.text("again"),
+    )
+    agent = agent_on(model, tmp_path)
+    assert (await agent.run("hi")).text == "ok"
+    await agent.run("more")
+    first, second, third = fake.bodies
+    assert first["max_tokens"] == 100 and "max_completion_tokens" not in first
+    assert second["max_completion_tokens"] == 100 and "max_tokens" not in second
+    assert third["max_completion_tokens"] == 100  # remembered for the session
+    await model.aclose()
