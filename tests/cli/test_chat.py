@@ -207,6 +207,10 @@ async def test_repl_turn_approval_and_slash_commands(
         async def typist() -> None:
             for keys in ["/tools\r", "/plan\r", "/plan\r", "write it\r", "y\r", "/mcp\r", "\x04"]:
                 await anyio.sleep(0.4)
+                if keys == "/mcp\r":  # the server connects in the background: wait for it
+                    await until(
+                        lambda: repl.runtime is not None and bool(repl.runtime.manager.connected())
+                    )
                 inp.send_text(keys)
 
         with anyio.fail_after(30):
