@@ -63,40 +63,16 @@ class Boundary:
         return Reach(path, resolved, resolved.is_relative_to(self.root), self.root)
 
     def read_bytes(self, path: Path, limit: int = MAX_READ_BYTES) -> tuple[bytes, bool]:
-        """Up to ``limit`` bytes of a regular file, and whether there was more.
+        """Up to ``limit`` bytes of a regular file, and whether there was more (see
+        :func:`read_regular`)."""
+        return read_regular(path, limit)
 
-        Raises:
-            BoundaryError: a device, FIFO or socket.
-            OSError: the file cannot be opened or read.
-        """
-        # O_NONBLOCK: opening a FIFO must not block before fstat can refuse it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            info = os.fstat(fd)
-            if stat.S_ISDIR(info.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-            refuse_special(path, info.st_mode)
-            os.set_blocking(fd, True)
-            chunks: list[bytes] = []
-            size = 0
-            while size <= limit:
-                chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(fd)
-        data = b"".join(chunks)
-        return data[:limit], len(data) > limit
-
-    def write_text(self, reach: Reach, content: str) -> bool:
-        """Create or overwrite the file ``reach`` leads to; True when it existed.
+    def writable(self, reach: Reach) -> Path:
+        """The real path a write (or an edit) of ``reach`` changes.
 
         Raises:
             BoundaryError: the path leads out of the root through a symlink, or is a device,
                 FIFO or socket.
-            OSError: the file cannot be written.
         """
         lexical = Path(os.path.abspath(self.cwd / Path(reach.written).expanduser()))
         if lexical.is_relative_to(self.root) and not reach.inside:
@@ -107,6 +83,17 @@ class Boundary:
         target = reach.resolved
         if target.exists():
             refuse_special(target, target.stat().st_mode)
+        return target
+
+    def write_text(self, reach: Reach, content: str) -> bool:
+        """Create or overwrite the file ``reach`` leads to; True when it existed.
+
+        Raises:
+            BoundaryError: the path leads out of the root through a symlink, or is a device,
+                FIFO or socket.
+            OSError: the file cannot be written.
+        """
+        target = self.writable(reach)
         target.parent.mkdir(parents=True, exist_ok=True)
         existed = target.exists()
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -114,6 +101,35 @@ class Boundary:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(content)
         return existed
+
+
+def read_regular(path: Path, limit: int = MAX_READ_BYTES) -> tuple[bytes, bool]:
+    """Up to ``limit`` bytes of a regular file, and whether there was more.
+
+    Raises:
+        BoundaryError: a device, FIFO or socket.
+        OSError: the file cannot be opened or read.
+    """
+    # O_NONBLOCK: opening a FIFO must not block before fstat can refuse it.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        refuse_special(path, info.st_mode)
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    return data[:limit], len(data) > limit
 
 
 def refuse_special(path: Path, mode: int) -> None:

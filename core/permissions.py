@@ -65,6 +65,8 @@ class ApprovalRequest:
     detail: str | None = None
     """What the call really touches, when it differs from what it says: the resolved path of
     a file tool reaching outside the project root."""
+    preview: str | None = None
+    """What the call would change, when the tool can tell (a unified diff for edit/write)."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -192,7 +194,13 @@ class PermissionGate:
             )
         detail = reach.describe() if reach is not None else None
         request = ApprovalRequest(
-            tool.name, arguments, tool.permission(), decision.reason, decision.rule, detail
+            tool.name,
+            arguments,
+            tool.permission(),
+            decision.reason,
+            decision.rule,
+            detail,
+            preview_of(tool, arguments),
         )
         answer = await self.approver(request)
         if answer is Answer.ALWAYS and not outside:
@@ -206,6 +214,18 @@ class PermissionGate:
 def _fingerprint(tool: Tool) -> str | None:
     fingerprint = getattr(tool, "fingerprint", None)
     return fingerprint() if callable(fingerprint) else None
+
+
+def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """The tool's own preview of a call (``preview(arguments)``), if it has one."""
+    preview = getattr(tool, "preview", None)
+    if not callable(preview):
+        return None
+    try:
+        result = preview(arguments)
+    except Exception:  # boundary: a preview is a courtesy; the question is asked anyway
+        return None
+    return result if isinstance(result, str) else None
 
 
 def denial_text(tool_name: str, decision: Decision) -> str:

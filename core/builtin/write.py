@@ -10,6 +10,7 @@ import anyio.to_thread
 
 from core.boundary import Boundary, BoundaryError, Reach
 from core.builtin._common import BadArgument, string
+from core.builtin._diff import read_for_preview, unified
 from core.tools import Capability, Permission, ToolResult
 
 
@@ -45,6 +46,26 @@ class WriteTool:
         """Where the call's path leads, symlinks followed (shown when asking)."""
         path = arguments.get("path")
         return self.boundary.reach(path) if isinstance(path, str) and path else None
+
+    def preview(self, arguments: Mapping[str, Any]) -> str | None:
+        """Over an existing file: the diff. A new file: its size. The path is the resolved
+        one (what a symlink leads to), as the write itself uses."""
+        try:
+            path = self.boundary.reach(string(arguments, "path")).resolved
+            content = string(arguments, "content", allow_empty=True)
+        except BadArgument:
+            return None
+        if not path.exists():
+            lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+            return f"(new file {path}: {lines} lines, {len(content.encode('utf-8'))} bytes)"
+        before = read_for_preview(path)
+        if before is None:
+            return f"(overwrites {path}, which is large, binary or not a regular file: no diff)"
+        try:
+            shown = path.relative_to(self.cwd).as_posix()
+        except ValueError:
+            shown = str(path)
+        return unified(shown, before, content)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Write the file and say whether it was created or overwritten."""

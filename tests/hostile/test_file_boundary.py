@@ -160,3 +160,59 @@ async def test_the_write_approval_shows_the_resolved_path(
     assert target.read_text() == "hi"
     # "always" was answered, but it never covers a path outside the root.
     assert repl.runtime is not None and "write" not in repl.runtime.gate.always
+
+
+def test_edit_glob_and_grep_keep_to_the_same_boundary(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = project.parent / "outside.txt"
+    fake.queue(
+        fo.tool_calls(
+            ("grep", {"pattern": "secret", "path": "../.."}),
+            ("glob", {"pattern": "*.txt", "path": "../.."}),
+            ("edit", {"path": "../../outside.txt", "old_string": "outside", "new_string": "x"}),
+        ),
+        fo.text("done"),
+    )
+    code, err = chat(capsys, project, "--allow", "grep", "--allow", "glob")
+    assert code == 0, err
+    grep_outside, glob_outside, edit_outside = tool_results(fake)
+    assert "Permission denied" in edit_outside and "outside the project root" in edit_outside
+    assert "outside secret" in grep_outside and "outside.txt" in glob_outside  # --allow'ed
+
+    os.mkfifo(project / "src" / "fifo")
+    (project / "src" / "link.txt").symlink_to(outside)
+    fake.queue(
+        fo.tool_calls(
+            ("grep", {"pattern": "secret", "path": "../.."}),
+            ("grep", {"pattern": "x", "path": "fifo"}),
+            ("grep", {"pattern": "secret"}),
+            ("glob", {"pattern": "*.txt"}),
+            ("edit", {"path": "link.txt", "old_string": "outside", "new_string": "pwned"}),
+            ("edit", {"path": "fifo", "old_string": "a", "new_string": "b"}),
+        ),
+        fo.text("done"),
+    )
+    code, err = chat(capsys, project)  # nobody to ask: outside the root is denied
+    assert code == 0, err
+    denied, fifo, inside, listed, link, edit_fifo = tool_results(fake)
+    assert "Permission denied" in denied and "outside the project root" in denied
+    assert "FIFO" in fifo
+    assert "outside secret" not in inside  # a symlinked file leading out is not searched
+    assert listed.splitlines() == ["a.txt"]
+    assert "Permission denied" in link and "Permission denied" in edit_fifo  # edit asks
+    fake.queue(
+        fo.tool_calls(
+            ("edit", {"path": "link.txt", "old_string": "outside", "new_string": "pwned"}),
+            ("edit", {"path": "fifo", "old_string": "a", "new_string": "b"}),
+            ("grep", {"pattern": "x", "path": "/dev/zero"}),
+        ),
+        fo.text("done"),
+    )
+    code, err = chat(capsys, project, "--yes")  # a FIFO read blocking would hang here
+    assert code == 0, err
+    link, edit_fifo, dev = tool_results(fake)
+    assert "character device" in dev
+    assert "symlink" in link and "outside" in link
+    assert "FIFO" in edit_fifo
+    assert outside.read_text() == "outside secret\n"
