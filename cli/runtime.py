@@ -13,8 +13,11 @@ from core.errors import SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
     from core import trust
+    from core.model import ChatModel
+    from core.sampling import Sampler
     from core.servers import ServerConfig
     from core.settings import Settings
+    from core.useragent import Policy, UserAgent
     from mcpbridge.manager import Manager
 
 
@@ -109,7 +112,11 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(
-    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True
+    servers: Mapping[str, ServerConfig],
+    *,
+    prelaunch: bool = True,
+    agent: UserAgent | None = None,
+    sampler: Sampler | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
 
@@ -122,5 +129,53 @@ async def open_manager(
     async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched) as manager:
+        async with Manager(servers, prelaunched=launched, agent=agent, sampler=sampler) as manager:
             yield manager
+
+
+def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | None) -> Policy:
+    """The non-interactive answers to servers' requests (``--elicit``, ``--allow-sampling``).
+
+    Raises:
+        UsageError: ``--elicit`` names no known mode.
+    """
+    from core.useragent import ELICIT_MODES, Policy, root_dirs
+
+    mode = elicit or "decline"
+    if mode not in ELICIT_MODES:
+        raise UsageError(
+            f"--elicit {mode}: unknown answer", hint=f"Use one of {', '.join(ELICIT_MODES)}."
+        )
+    return Policy(
+        mode,  # type: ignore[arg-type]
+        frozenset(allow_sampling or ()),
+        root_dirs(settings.project_root, settings.cwd, settings.roots),
+    )
+
+
+class LazyModel:
+    """The model for sampling in commands without a chat: built on first use, closed after."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model: ChatModel | None = None
+        self.error: str | None = None
+
+    def __call__(self) -> ChatModel | None:
+        """The model, or None (with ``error`` set) when none is configured."""
+        if self.model is None and self.error is None:
+            from core.errors import ModelError
+            from core.model import ChatModel, create_client, resolve_config
+
+            try:
+                config = resolve_config(self.settings)
+            except ModelError as exc:
+                self.error = exc.message
+                return None
+            self.model = ChatModel(create_client(config), config)
+        return self.model
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client, if one was made."""
+        if self.model is not None:
+            await self.model.aclose()

@@ -137,6 +137,8 @@ class ChatModel:
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] = (),
         on_text: TextCallback | None = None,
+        *,
+        max_tokens: int | None = None,
     ) -> Reply:
         """Request one assistant turn, streaming text to ``on_text`` as it arrives.
 
@@ -146,6 +148,8 @@ class ChatModel:
         import openai
 
         request: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         if tools:
             request["tools"] = list(tools)
             request["tool_choice"] = "auto"  # llama.cpp ignores tools without it

@@ -49,6 +49,8 @@ class Settings:
     max_turns: int = DEFAULT_MAX_TURNS
     tool_result_max_tokens: int = DEFAULT_TOOL_RESULT_MAX_TOKENS
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    roots: tuple[Path, ...] = ()
+    """Directories offered to servers (``roots/list``) besides the project root."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -109,6 +111,10 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
+    if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
+        gated["roots"] = [str(p) for p in project_scalars["roots"]]
+    if "roots" in project_scalars:
+        project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -123,6 +129,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_gated=gated,
         untrusted_fallback={
             **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},
+            "roots": global_scalars.get("roots", ()),
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -202,6 +209,15 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                     hint=f'Write it as "{key}": 50.',
                 )
             out[key] = value
+    if "roots" in data:
+        roots = data["roots"]
+        if not is_str_list(roots):
+            raise SettingsError(
+                f"'roots' in {path} must be a list of directory paths, found {json_type(roots)}",
+                hint='Write it as "roots": ["~/src/shared", "../docs"].',
+            )
+        base = path.parent.parent if path.parent.name == paths.PROJECT_DIR else Path.home()
+        out["roots"] = tuple((base / Path(r).expanduser()).resolve() for r in roots)
     return out
 
 

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import httpx2
@@ -34,6 +34,13 @@ from mcpbridge.failures import Failure, Stage, explain, read_tail
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.stdio import stdio_transport
+
+if TYPE_CHECKING:
+    from core.sampling import Sampler
+    from core.useragent import UserAgent
+
+ProgressHook = Callable[[str, float, float | None, str | None], None]
+"""Called with (server, progress, total, message) for each progress notification of a call."""
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +83,20 @@ class Client:
         on_tools_changed: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
     ) -> None:
         self.config = config
+        self.agent = agent
+        """Answers elicitation, sampling and roots requests; None declares none of them."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        self.resources_stale = False
+        """``resources/list_changed`` arrived: the next resource listing is fresh."""
+        self.prompts_stale = False
+        self.updated: set[str] = set()
+        """URIs whose ``notifications/resources/updated`` arrived since they were last read."""
+        self.subscribed: set[str] = set()
         self.name = config.name
         self.state: State = "pending"
         self.failure: Failure | None = None
@@ -228,9 +247,31 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
+        hook = self.on_progress
+
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            if hook is not None:
+                hook(self.name, progress, total, message)
+
         return await self.session.call_tool(
-            name, arguments, read_timeout_seconds=self.config.tool_timeout
+            name,
+            arguments,
+            read_timeout_seconds=self.config.tool_timeout,
+            progress_callback=progress if hook is not None else None,
         )
+
+    def write_log(self, line: str) -> None:
+        """One line into the server's log file (stdio: beside its stderr)."""
+        if self._process is not None:
+            self._process.note(line)
+            return
+        from core import paths
+
+        path = paths.private_dir(paths.log_dir()) / f"{self.name}.log"
+        with path.open("a", encoding="utf-8") as log:
+            log.write(line + "\n")
+        path.chmod(0o600)
+        self.log_file = path
 
     def _selected(self, tool: str) -> bool:
         from fnmatch import fnmatchcase
@@ -252,13 +293,39 @@ class Client:
             mode = config.protocol
             if mode == "auto":
                 transport = guard_discover(transport)
+        callbacks: dict[str, Any] = {}
+        if self.agent is not None:
+            from mcpbridge.requests import ServerRequests
+
+            requests = ServerRequests(self.name, self.agent, self.sampler, self.write_log)
+            callbacks = requests.callbacks()
         session = SDKClient(
             self._staged(transport),
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
+            log_level=self.config.log_level,  # type: ignore[arg-type]  # validated in settings
+            **callbacks,
         )
-        return await stack.enter_async_context(session)
+        client = await stack.enter_async_context(session)
+        await self._set_log_level(client)
+        return client
+
+    async def _set_log_level(self, session: SDKClient) -> None:
+        """Handshake-era servers get ``logging/setLevel`` (2026-07-28 ones the request meta)."""
+        level = self.config.log_level
+        if level is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        if session.server_capabilities.logging is None:
+            return
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
+            try:
+                await session.session.set_logging_level(level)  # type: ignore[arg-type]
+            except MCPError as exc:
+                logger.debug("server %s: logging/setLevel failed: %s", self.name, exc)
 
     @asynccontextmanager
     async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
@@ -315,6 +382,13 @@ class Client:
         """Handshake-era notifications; only marks state, never does I/O."""
         if isinstance(message, types.ToolListChangedNotification):
             self._mark_stale()
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self.resources_stale = True
+        elif isinstance(message, types.PromptListChangedNotification):
+            self.prompts_stale = True
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            if len(self.updated) < MAX_LIST_PAGES:
+                self.updated.add(message.params.uri)
         elif isinstance(message, Exception):
             logger.debug("server %s: transport error: %s", self.name, message)
 

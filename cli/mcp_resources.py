@@ -1,0 +1,415 @@
+"""``codebot mcp resources|read|prompts|prompt``: parse, call into mcpbridge, render."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from cli import render
+from cli.runtime import (
+    Globals,
+    LazyModel,
+    apply_trust,
+    load_settings,
+    open_manager,
+    policy,
+    require_trusted,
+    select_servers,
+    with_timeout,
+)
+from core.errors import ExitCode, ServerError, UsageError
+
+if TYPE_CHECKING:
+    from core.resources import PromptInfo, ResourceContent, ResourceInfo
+    from core.servers import ServerConfig
+    from core.settings import Settings
+    from mcpbridge.manager import Manager
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", help="Seconds for the handshake and for each request."),
+]
+ElicitOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--elicit",
+        metavar="decline|defaults|cancel",
+        help="How to answer a server's request for input: decline (default), defaults (accept "
+        "with the schema's defaults; decline if a required field has none) or cancel.",
+        show_default=False,
+    ),
+]
+AllowSamplingOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-sampling",
+        metavar="SERVER",
+        help="Let SERVER use the model (sampling/createMessage) without asking (repeatable).",
+        show_default=False,
+    ),
+]
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def safe(text: str | None) -> str:
+    """Text from a server, with control characters shown as ``\\x1b`` instead of acting."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text or "")
+
+
+def _servers(
+    globals_: Globals, server: str | None, timeout: float | None
+) -> tuple[Settings, dict[str, ServerConfig]]:
+    from core import trust
+    from core.servers import require_usable
+
+    settings = load_settings(globals_)
+    if server is not None:
+        config = select_servers(settings, [server])[server]
+        require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
+        require_usable(config)
+        return settings, with_timeout({server: config}, timeout)
+    settings, _ = apply_trust(globals_, settings)
+    usable = {n: c for n, c in settings.servers.items() if c.enabled and c.error is None}
+    return settings, with_timeout(usable, timeout)
+
+
+async def _started(manager: Manager, names: list[str], server: str | None) -> list[str]:
+    """Start the servers; the named one must connect; the names of those that failed."""
+    await manager.start_all(names)
+    failures = manager.failures
+    if server is not None and server in failures:
+        failure = failures[server]
+        raise ServerError(f"server '{server}': {failure.describe()}", hint=failure.hint)
+    for name, failure in failures.items():
+        render.warn(f"server '{name}' failed: {failure.message}")
+    return list(failures)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the resource and prompt commands to the ``mcp`` app."""
+    app.command("resources")(resources_command)
+    app.command("read")(read_command)
+    app.command("prompts")(prompts_command)
+    app.command("prompt")(prompt_command)
+
+
+# -- resources ----------------------------------------------------------------------------
+
+
+def resources_command(
+    ctx: typer.Context,
+    server: Annotated[
+        str | None, typer.Argument(help="Only this server.", show_default=False)
+    ] = None,
+    as_json: JsonOpt = False,
+    timeout: TimeoutOpt = None,
+) -> int:
+    """List the resources and resource templates of every server (or of SERVER).
+
+    Exit 0 ok, 2 unknown server, 3 settings error, 4 a server failed (the others are listed).
+    """
+    import anyio
+
+    settings, servers = _servers(ctx.obj, server, timeout)
+    items, failed = anyio.run(_resources, settings, servers, server)
+    if as_json:
+        render.print_json({"resources": [_resource_view(r) for r in items], "failed": failed})
+    else:
+        _print_resources(items, bool(servers))
+    return ExitCode.SERVER if failed else ExitCode.OK
+
+
+async def _resources(
+    settings: Settings, servers: dict[str, ServerConfig], server: str | None
+) -> tuple[list[ResourceInfo], list[str]]:
+    async with open_manager(servers, agent=policy(settings, None, None)) as manager:
+        failed = await _started(manager, list(servers), server)
+        return await manager.resources(server), failed
+
+
+def _resource_view(r: ResourceInfo) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "server": r.server,
+        "uriTemplate" if r.template else "uri": r.uri,
+        "name": r.name,
+        "title": r.title,
+        "description": r.description,
+        "mimeType": r.mime_type,
+        "template": r.template,
+    }
+    if not r.template:
+        view["size"] = r.size
+    return view
+
+
+def _print_resources(items: list[ResourceInfo], any_servers: bool) -> None:
+    if not any_servers:
+        render.warn("no MCP servers are configured")
+        return
+    if not items:
+        print("no resources")
+        return
+    rows = [
+        [
+            safe(r.server),
+            safe(r.uri),
+            "template" if r.template else safe(r.mime_type or ""),
+            render.first_line(safe(r.title or r.name), 50),
+        ]
+        for r in items
+    ]
+    print(render.table([["SERVER", "URI", "TYPE", "NAME"], *rows]))
+
+
+def read_command(
+    ctx: typer.Context,
+    server: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    uri: Annotated[str, typer.Argument(help="The resource's URI.")],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the contents to FILE (needed for binary resources)."
+        ),
+    ] = None,
+    as_json: JsonOpt = False,
+    timeout: TimeoutOpt = None,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
+) -> int:
+    """Read one resource: text to stdout; binary contents need --output FILE.
+
+    Exit 0 ok, 2 usage (binary without --output, unknown server), 3 settings, 4 server failed.
+    """
+    import anyio
+
+    settings, servers = _servers(ctx.obj, server, timeout)
+    parts = anyio.run(_read, settings, servers, server, uri, elicit, allow_sampling)
+    if as_json:
+        render.print_json({"contents": [_content_view(p) for p in parts]})
+        return ExitCode.OK
+    binary = any(p.blob is not None for p in parts)
+    if output is not None:
+        data = b"".join(p.blob if p.blob is not None else (p.text or "").encode() for p in parts)
+        target = output if output.is_absolute() else ctx.obj.cwd / output
+        try:
+            target.write_bytes(data)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write {target}: {exc.strerror or exc}", hint="Pick a writable path."
+            ) from None
+        print(f"wrote {len(data)} bytes to {target}", file=sys.stderr)
+        return ExitCode.OK
+    if binary:
+        mime = next((p.mime_type for p in parts if p.blob is not None), None)
+        raise UsageError(
+            f"resource {uri} on server '{server}' is binary ({mime or 'unknown type'})",
+            hint=f"Write it to a file: codebot mcp read {server} '{uri}' --output FILE",
+        )
+    text = "\n".join(p.text or "" for p in parts)
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    return ExitCode.OK
+
+
+async def _read(
+    settings: Settings,
+    servers: dict[str, ServerConfig],
+    server: str,
+    uri: str,
+    elicit: str | None,
+    allow_sampling: list[str] | None,
+) -> list[ResourceContent]:
+    from core.sampling import Sampler
+
+    lazy = LazyModel(settings)
+    agent = policy(settings, elicit, allow_sampling)
+    try:
+        async with open_manager(servers, agent=agent, sampler=Sampler(lazy)) as manager:
+            await _started(manager, [server], server)
+            return await manager.read(server, uri)
+    finally:
+        await lazy.aclose()
+
+
+def _content_view(p: ResourceContent) -> dict[str, Any]:
+    import base64
+
+    view: dict[str, Any] = {"uri": p.uri, "mimeType": p.mime_type}
+    if p.blob is not None:
+        view["blob"] = base64.b64encode(p.blob).decode()
+    else:
+        view["text"] = p.text
+    return view
+
+
+# -- prompts ------------------------------------------------------------------------------
+
+
+def prompts_command(
+    ctx: typer.Context,
+    server: Annotated[
+        str | None, typer.Argument(help="Only this server.", show_default=False)
+    ] = None,
+    as_json: JsonOpt = False,
+    timeout: TimeoutOpt = None,
+) -> int:
+    """List the prompts of every server (or of SERVER) with their arguments.
+
+    Exit 0 ok, 2 unknown server, 3 settings error, 4 a server failed (the others are listed).
+    """
+    import anyio
+
+    settings, servers = _servers(ctx.obj, server, timeout)
+    items, failed = anyio.run(_prompts, settings, servers, server)
+    if as_json:
+        render.print_json({"prompts": [_prompt_view(p) for p in items], "failed": failed})
+    else:
+        _print_prompts(items, bool(servers))
+    return ExitCode.SERVER if failed else ExitCode.OK
+
+
+async def _prompts(
+    settings: Settings, servers: dict[str, ServerConfig], server: str | None
+) -> tuple[list[PromptInfo], list[str]]:
+    async with open_manager(servers, agent=policy(settings, None, None)) as manager:
+        failed = await _started(manager, list(servers), server)
+        return await manager.prompts(server), failed
+
+
+def _prompt_view(p: PromptInfo) -> dict[str, Any]:
+    return {
+        "server": p.server,
+        "name": p.name,
+        "title": p.title,
+        "description": p.description,
+        "command": f"/mcp__{p.server}__{p.name}",
+        "arguments": [
+            {"name": a.name, "description": a.description, "required": a.required}
+            for a in p.arguments
+        ],
+    }
+
+
+def _print_prompts(items: list[PromptInfo], any_servers: bool) -> None:
+    if not any_servers:
+        render.warn("no MCP servers are configured")
+        return
+    if not items:
+        print("no prompts")
+        return
+    rows = [
+        [
+            safe(p.server),
+            safe(p.name),
+            " ".join(f"{a.name}{'' if a.required else '?'}" for a in p.arguments),
+            render.first_line(safe(p.description or p.title or ""), 50),
+        ]
+        for p in items
+    ]
+    print(render.table([["SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"], *rows]))
+
+
+def parse_prompt_args(args: list[str]) -> dict[str, str]:
+    """``key=value`` pairs; values stay strings (prompt arguments are strings)."""
+    out: dict[str, str] = {}
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep or not key:
+            raise UsageError(
+                f"argument '{arg}' is not key=value",
+                hint="Pass prompt arguments as key=value pairs, e.g. city=Paris.",
+            )
+        out[key] = value
+    return out
+
+
+def check_prompt_args(prompt: PromptInfo, arguments: dict[str, str]) -> None:
+    """Required arguments present, unknown ones named (a usage error either way)."""
+    known = {a.name for a in prompt.arguments}
+    missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
+    unknown = [k for k in arguments if k not in known]
+    usage = " ".join(f"{a.name}=…" for a in prompt.arguments) or "(no arguments)"
+    if missing:
+        raise UsageError(
+            f"prompt '{prompt.name}' on server '{prompt.server}' needs "
+            + ", ".join(f"'{m}'" for m in missing),
+            hint=f"Its arguments: {usage}",
+        )
+    if unknown:
+        raise UsageError(
+            f"prompt '{prompt.name}' on server '{prompt.server}' has no argument '{unknown[0]}'",
+            hint=f"Its arguments: {usage}",
+        )
+
+
+def prompt_command(
+    ctx: typer.Context,
+    server: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    name: Annotated[str, typer.Argument(help="The prompt's name.")],
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(help="The prompt's arguments as key=value pairs.", show_default=False),
+    ] = None,
+    as_json: JsonOpt = False,
+    timeout: TimeoutOpt = None,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
+) -> int:
+    """Render one prompt of SERVER and print its messages.
+
+    Exit 0 ok, 2 unknown server or prompt, or bad arguments, 3 settings, 4 server failed.
+    """
+    import anyio
+
+    arguments = parse_prompt_args(args or [])
+    settings, servers = _servers(ctx.obj, server, timeout)
+    messages = anyio.run(
+        _prompt, settings, servers, server, name, arguments, elicit, allow_sampling
+    )
+    if as_json:
+        render.print_json({"messages": [{"role": m.role, "text": m.text} for m in messages]})
+        return ExitCode.OK
+    for i, message in enumerate(messages):
+        print(("\n" if i else "") + render.style(f"{message.role}:", "1"))
+        print(safe(message.text).replace("\\x0a", "\n"))
+    return ExitCode.OK
+
+
+async def _prompt(
+    settings: Settings,
+    servers: dict[str, ServerConfig],
+    server: str,
+    name: str,
+    arguments: dict[str, str],
+    elicit: str | None,
+    allow_sampling: list[str] | None,
+) -> list[Any]:
+    import difflib
+
+    from core.sampling import Sampler
+
+    lazy = LazyModel(settings)
+    agent = policy(settings, elicit, allow_sampling)
+    try:
+        async with open_manager(servers, agent=agent, sampler=Sampler(lazy)) as manager:
+            await _started(manager, [server], server)
+            prompts = {p.name: p for p in await manager.prompts(server)}
+            if name not in prompts:
+                close = difflib.get_close_matches(name, list(prompts), n=3)
+                hint = (
+                    f"Did you mean {', '.join(close)}?"
+                    if close
+                    else f"List them with: codebot mcp prompts {server}"
+                )
+                raise UsageError(
+                    f"server '{server}' has no prompt '{name}' ({len(prompts)} prompts)", hint=hint
+                )
+            check_prompt_args(prompts[name], arguments)
+            return await manager.get_prompt(server, name, arguments)
+    finally:
+        await lazy.aclose()

@@ -1,0 +1,101 @@
+"""Resources and prompts of MCP servers, as plain data, and the ``ServerSource`` protocol.
+
+``mcpbridge.Manager`` is a server source: the tools of :class:`core.tools.ToolSource` plus
+these verbs. Nothing here imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.tools import ToolSource
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    """One resource, or one resource template (``template`` True: ``uri`` is the template)."""
+
+    server: str
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    template: bool = False
+    updated: bool = False
+    """A ``notifications/resources/updated`` arrived since it was last read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceContent:
+    """One part of a read resource: text, or bytes (``blob``)."""
+
+    uri: str
+    mime_type: str | None
+    text: str | None = None
+    blob: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
+    """One argument of a prompt."""
+
+    name: str
+    description: str | None = None
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PromptInfo:
+    """One prompt a server offers."""
+
+    server: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[PromptArgument, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMessage:
+    """One message of a rendered prompt, its content as text."""
+
+    role: str
+    text: str
+
+
+def content_text(parts: Sequence[ResourceContent]) -> str:
+    """A read resource as text for the model or a prompt: text parts, and one line per blob."""
+    out: list[str] = []
+    for part in parts:
+        if part.text is not None:
+            out.append(part.text)
+        else:
+            size = len(part.blob or b"")
+            out.append(f"[binary: {part.uri}, {part.mime_type or 'unknown type'}, {size} bytes]")
+    return "\n".join(out)
+
+
+class ServerSource(ToolSource, Protocol):
+    """Tools, resources and prompts of every connected server."""
+
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Every resource and template (all pages), sorted by server then URI."""
+        ...
+
+    async def read(self, server: str, uri: str) -> list[ResourceContent]:
+        """Read one resource."""
+        ...
+
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Every prompt (all pages), sorted by server then name."""
+        ...
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str]
+    ) -> list[PromptMessage]:
+        """Render one prompt."""
+        ...
