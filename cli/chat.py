@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import render
-from cli.runtime import Globals, apply_trust, load_settings, open_manager
+from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from cli.runtime import Globals, apply_trust, load_settings, open_manager, policy
 from core.errors import CodebotError, ExitCode, ModelError
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from core.permissions import Approver, PermissionGate
     from core.session import Session
     from core.settings import Settings
+    from core.useragent import UserAgent
     from mcpbridge.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -47,6 +49,8 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
+    elicit: str | None = None
+    allow_sampling: list[str] = field(default_factory=list[str])
 
 
 @dataclass
@@ -117,13 +121,25 @@ def chat_command(
     base_url: Annotated[
         str | None, typer.Option("--base-url", help="OpenAI-compatible API base URL.")
     ] = None,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
 ) -> int:
     """Talk to the model; it uses read, write, bash and every configured MCP tool.
 
     Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 130 interrupted.
     """
     globals_: Globals = ctx.obj
-    options = ChatOptions(prompt, as_json, yes, list(allow or []), plan, model, base_url)
+    options = ChatOptions(
+        prompt,
+        as_json,
+        yes,
+        list(allow or []),
+        plan,
+        model,
+        base_url,
+        elicit,
+        list(allow_sampling or []),
+    )
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():
@@ -153,6 +169,7 @@ async def open_runtime(
     *,
     need_model: bool,
     ask_trust: TrustPrompt | None = None,
+    user_agent: UserAgent | None = None,
 ) -> AsyncIterator[ChatRuntime]:
     """Build the runtime; MCP servers are not started here (the caller decides when).
 
@@ -180,9 +197,19 @@ async def open_runtime(
         if need_model:
             raise
         model_error = exc
-    async with open_manager(settings.servers) as manager:
+    from core.resource_tools import resource_tools
+    from core.sampling import Sampler
+
+    agent: Agent | None = None
+    held: list[ChatRuntime] = []  # the sampler follows the runtime's model (it may change)
+    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
+    agent_for_servers = user_agent or policy(settings, options.elicit, options.allow_sampling)
+    async with open_manager(settings.servers, agent=agent_for_servers, sampler=sampler) as manager:
+        local = builtin_tools(globals_.cwd)
+        if settings.servers:
+            local += resource_tools(manager)
         session = Session(
-            builtin_tools(globals_.cwd),
+            local,
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -191,7 +218,6 @@ async def open_runtime(
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
-        agent = None
         if config is not None:
             model = ChatModel(create_client(config), config)
             agent = Agent(
@@ -201,10 +227,13 @@ async def open_runtime(
                 max_turns=settings.max_turns,
                 tool_result_max_tokens=settings.tool_result_max_tokens,
             )
+            agent.sampler = sampler
+        runtime = ChatRuntime(
+            globals_, settings, manager, session, gate, agent, model_error, untrusted, options
+        )
+        held.append(runtime)
         try:
-            yield ChatRuntime(
-                globals_, settings, manager, session, gate, agent, model_error, untrusted, options
-            )
+            yield runtime
         finally:
             if agent is not None:
                 with anyio.CancelScope(shield=True):
@@ -240,6 +269,7 @@ async def refresh_model(runtime: ChatRuntime) -> None:
             max_turns=runtime.settings.max_turns,
             tool_result_max_tokens=runtime.settings.tool_result_max_tokens,
         )
+        runtime.agent.sampler = runtime.manager.sampler
     else:
         await agent.model.aclose()
         agent.model = model

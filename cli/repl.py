@@ -39,6 +39,8 @@ HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
 /tools        the active tools and their capabilities
+/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
+@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
 /plan         toggle plan mode (read-only tools)
 /clear        forget the conversation
 /help         this list
@@ -95,7 +97,13 @@ class Repl:
             def store_string(self, string: str) -> None:
                 super().store_string(render.REDACTOR(string))
 
-        return self._session(history=PrivateHistory(str(history_file())), key_bindings=keys)
+        from cli.repl_mcp import MCPCompleter
+
+        commands = ["/mcp", "/mcp reload", "/tools", "/plan", "/clear", "/help", "/exit"]
+        completer = MCPCompleter(lambda: self.runtime.manager if self.runtime else None, commands)
+        return self._session(
+            history=PrivateHistory(str(history_file())), key_bindings=keys, completer=completer
+        )
 
     async def approve(self, request: ApprovalRequest) -> Answer:
         """Ask the user about one tool call: yes once, always (this session), or no."""
@@ -142,8 +150,15 @@ class Repl:
         """Run until /exit, Ctrl-D or a double Ctrl-C."""
         from prompt_toolkit.patch_stdout import patch_stdout
 
+        from cli.repl_mcp import ReplAgent
+
         async with open_runtime(
-            globals_, options, self.approve, need_model=False, ask_trust=self.ask_trust
+            globals_,
+            options,
+            self.approve,
+            need_model=False,
+            ask_trust=self.ask_trust,
+            user_agent=ReplAgent(self),
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
@@ -169,6 +184,9 @@ class Repl:
                     interrupted = False
                     if not line.strip():
                         continue
+                    if line.strip().startswith("/mcp__"):
+                        await self.prompt_command(line)
+                        continue
                     if line.strip().startswith("/"):
                         if await self.command(line.strip()) == "exit":
                             break
@@ -186,7 +204,7 @@ class Repl:
         with suppress(ValueError):
             report_mcp(runtime.manager)
 
-    async def turn(self, line: str) -> None:
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
         """One prompt to the agent; errors are shown and the REPL goes on."""
         runtime = self.runtime
         assert runtime is not None
@@ -195,11 +213,16 @@ class Repl:
             show_error(runtime.model_error)
             return
         view = TurnView(self.status)
+        runtime.manager.on_progress = self._progress
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             self.turn_scope = scope
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
+                    from cli.repl_mcp import expand_mentions
+
+                    if mentions:
+                        line = await expand_mentions(line, runtime.manager)
                     await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     self.status.clear()
@@ -209,6 +232,46 @@ class Repl:
         self.turn_scope = None
         if scope.cancelled_caught:
             print("\n(interrupted)", file=sys.stderr)
+
+    def _progress(
+        self, server: str, value: float, total: float | None, message: str | None
+    ) -> None:
+        """A progress notification of a running call, shown in the spinner line."""
+        from cli.mcp_resources import safe
+
+        percent = f" {min(value / total, 1.0):.0%}" if total else ""
+        note = f" {render.first_line(safe(message), 50)}" if message else ""
+        self.status.set(f"{server}:{percent}{note}")
+
+    async def prompt_command(self, line: str) -> None:
+        """``/mcp__server__prompt args``: its messages go into the conversation, and the last
+        user message is answered.
+        """
+        from cli.repl_mcp import prompt_messages, show_messages
+
+        runtime = self.runtime
+        assert runtime is not None
+        try:
+            messages = await prompt_messages(line, runtime.manager)
+        except CodebotError as exc:
+            show_error(exc)
+            return
+        show_messages(messages)
+        if not messages:
+            print("(the prompt has no messages)", file=sys.stderr)
+            return
+        last = messages[-1]
+        history = runtime.session.history
+        earlier = messages[:-1] if last.role == "user" else messages
+        history.extend({"role": m.role, "content": m.text} for m in earlier)
+        if last.role == "user" and runtime.agent is not None:
+            await self.turn(last.text, mentions=False)  # a server's text reads nothing
+        elif last.role == "user":
+            history.append({"role": "user", "content": last.text})
+            if runtime.model_error is not None:
+                show_error(runtime.model_error)
+        else:
+            print("(prompt added to the conversation)", file=sys.stderr)
 
     async def command(self, line: str) -> str | None:
         """Run a slash command; returns "exit" to leave."""

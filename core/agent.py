@@ -22,6 +22,7 @@ import anyio
 from core.errors import CodebotError, TurnLimitError
 from core.model import ChatModel
 from core.permissions import Decision, PermissionGate, denial_text
+from core.sampling import Sampler
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
 from core.tools import Tool, ToolResult
@@ -134,6 +135,8 @@ class Agent:
         self.gate = gate
         self.max_turns = max_turns
         self.tool_result_max_tokens = tool_result_max_tokens
+        self.sampler: Sampler | None = None
+        """Servers' sampling requests: capped per turn, their tokens counted in the turn's."""
 
     async def run(self, prompt: str, events: AgentEvents | None = None) -> RunResult:
         """Answer one user prompt, calling tools as the model asks.
@@ -147,6 +150,8 @@ class Agent:
         start = len(history)
         history.append({"role": "user", "content": prompt})
         result = RunResult()
+        if self.sampler is not None:
+            self.sampler.begin_turn()
         try:
             for turn in range(1, self.max_turns + 1):
                 result.turns = turn
@@ -163,6 +168,8 @@ class Agent:
                     result.text = reply.text
                     return result
                 records = await self._run_calls(reply.tool_calls, events)
+                if self.sampler is not None:
+                    result.usage.add(self.sampler.take_usage())
                 result.tool_calls.extend(records)
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
                 history.append(reply.message())
