@@ -53,6 +53,27 @@ MAX_LIST_PAGES = 1000
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
 
+
+class MalformedResultError(RuntimeError):
+    """A server's answer the SDK could not parse (or a multi-round call that never ended)."""
+
+
+def malformed(server: str, what: str, exc: Exception) -> MalformedResultError:
+    """One line naming the server and the first problem of a ``pydantic.ValidationError``."""
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        reason = f"{where + ': ' if where else ''}{first.get('msg', '')}"
+        more = len(exc.errors()) - 1
+        if more:
+            reason += f" (and {more} more problem{'s' if more > 1 else ''})"
+    else:
+        reason = str(exc) or type(exc).__name__
+    return MalformedResultError(f"server '{server}' sent a malformed result for {what}: {reason}")
+
+
 State = Literal["pending", "connected", "failed", "stopped"]
 
 
@@ -253,12 +274,17 @@ class Client:
             if hook is not None:
                 hook(self.name, progress, total, message)
 
-        return await self.session.call_tool(
-            name,
-            arguments,
-            read_timeout_seconds=self.config.tool_timeout,
-            progress_callback=progress if hook is not None else None,
-        )
+        from pydantic import ValidationError
+
+        try:
+            return await self.session.call_tool(
+                name,
+                arguments,
+                read_timeout_seconds=self.config.tool_timeout,
+                progress_callback=progress if hook is not None else None,
+            )
+        except ValidationError as exc:
+            raise malformed(self.name, f"'{name}'", exc) from None
 
     def write_log(self, line: str) -> None:
         """One line into the server's log file (stdio: beside its stderr)."""
@@ -315,8 +341,6 @@ class Client:
         """Handshake-era servers get ``logging/setLevel`` (2026-07-28 ones the request meta)."""
         level = self.config.log_level
         if level is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        if session.server_capabilities.logging is None:
             return
         import warnings
 

@@ -77,7 +77,11 @@ class MCPTool:
             self._validator = _validator_for(self.schema())
         if self._validator is False:
             return None
-        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+        # An explicit null for an optional argument means "omitted" to many servers (SEP-2243
+        # sends no header for it): the pre-call check is never stricter than the protocol.
+        required = set(self.schema().get("required") or [])
+        given = {k: v for k, v in arguments.items() if v is not None or k in required}
+        errors = sorted(self._validator.iter_errors(given), key=lambda e: list(e.path))
         if not errors:
             return None
         first = errors[0]
