@@ -48,11 +48,11 @@ async def call_once(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None
     except RuntimeError as exc:  # a malformed result, or a multi-round call that never ended
+        text = client.redact(str(exc))
+        if config.name not in text:
+            text = f"'{tool.original_name}' on server '{config.name}' failed: {text}"
         raise ServerError(
-            client.redact(str(exc))
-            if config.name in str(exc)
-            else f"'{tool.original_name}' on server '{config.name}' failed: {client.redact(str(exc))}",
-            hint="The server does not follow the MCP schema; report it to its authors.",
+            text, hint="The server does not follow the MCP schema; report it to its authors."
         ) from None
     return to_tool_result(result)
 

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Annotated
 
 import anyio
+from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
-from mcp.server.elicitation import ElicitationResult
 from mcp.types import (
     Completion,
     CreateMessageResult,
@@ -111,7 +111,7 @@ async def wait(seconds: float, marker: str) -> str:
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
-        Path(marker).write_text("cancelled")
+        Path(marker).write_text("cancelled")  # noqa: ASYNC240 - a test marker, once
         raise
     return "waited"
 
