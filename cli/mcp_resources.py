@@ -24,9 +24,9 @@ from cli.runtime import (
 from core.errors import ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
-    from core.resources import PromptInfo, ResourceContent, ResourceInfo
     from core.servers import ServerConfig
     from core.settings import Settings
+    from core.sources import PromptInfo, ResourceContent, ResourceInfo
     from mcpbridge.manager import Manager
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -91,17 +91,14 @@ async def _started(manager: Manager, names: list[str], server: str | None) -> li
     return list(failures)
 
 
-def register(app: typer.Typer) -> None:
-    """Add the resource and prompt commands to the ``mcp`` app."""
-    app.command("resources")(resources_command)
-    app.command("read")(read_command)
-    app.command("prompts")(prompts_command)
-    app.command("prompt")(prompt_command)
+app = typer.Typer()
+"""``mcp resources``, ``mcp read``, ``mcp prompts`` and ``mcp prompt`` (merged into ``mcp``)."""
 
 
 # -- resources ----------------------------------------------------------------------------
 
 
+@app.command("resources")
 def resources_command(
     ctx: typer.Context,
     server: Annotated[
@@ -167,6 +164,7 @@ def _print_resources(items: list[ResourceInfo], any_servers: bool) -> None:
     print(render.table([["SERVER", "URI", "TYPE", "NAME"], *rows]))
 
 
+@app.command("read")
 def read_command(
     ctx: typer.Context,
     server: Annotated[str, typer.Argument(help="The server's name in settings.")],
@@ -231,7 +229,7 @@ async def _read(
     try:
         async with open_manager(servers, agent=agent, sampler=Sampler(lazy)) as manager:
             await _started(manager, [server], server)
-            return await manager.read(server, uri)
+            return await manager.read_resource(server, uri)
     finally:
         await lazy.aclose()
 
@@ -250,6 +248,7 @@ def _content_view(p: ResourceContent) -> dict[str, Any]:
 # -- prompts ------------------------------------------------------------------------------
 
 
+@app.command("prompts")
 def prompts_command(
     ctx: typer.Context,
     server: Annotated[
@@ -347,6 +346,7 @@ def check_prompt_args(prompt: PromptInfo, arguments: dict[str, str]) -> None:
         )
 
 
+@app.command("prompt")
 def prompt_command(
     ctx: typer.Context,
     server: Annotated[str, typer.Argument(help="The server's name in settings.")],

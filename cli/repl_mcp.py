@@ -23,7 +23,7 @@ import anyio
 from cli import render
 from cli.mcp_resources import check_prompt_args, parse_prompt_args, safe
 from core.errors import CodebotError, UsageError
-from core.resources import PromptInfo, PromptMessage, ResourceInfo, content_text
+from core.sources import PromptInfo, PromptMessage, ResourceInfo, content_text
 from core.useragent import (
     ElicitAnswer,
     ElicitField,
@@ -208,7 +208,7 @@ async def expand_mentions(line: str, manager: Manager) -> str:
         raise UsageError(f"a prompt may name at most {MAX_MENTIONS} resources")
     blocks: list[str] = [line]
     for server, uri in dict.fromkeys(mentions):
-        parts = await manager.read(server, uri)
+        parts = await manager.read_resource(server, uri)
         text = content_text(parts)
         if len(text) > MAX_INSERT_CHARS:
             text = text[:MAX_INSERT_CHARS] + f"\n[… cut at {MAX_INSERT_CHARS} characters]"

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from core.errors import CodebotError
-from core.resources import ServerSource, content_text
+from core.sources import ServerSource, content_text
 from core.tools import Capability, Permission, Tool, ToolResult
 
 MAX_LISTED = 500
@@ -108,7 +108,7 @@ class ReadResourceTool:
             server = _text(arguments, "server", required=True)
             uri = _text(arguments, "uri", required=True)
             assert server is not None and uri is not None
-            parts = await self.source.read(server, uri)
+            parts = await self.source.read_resource(server, uri)
         except ValueError as exc:
             return ToolResult(f"read_mcp_resource: {exc}", is_error=True)
         except CodebotError as exc:

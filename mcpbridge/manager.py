@@ -24,8 +24,8 @@ from mcpbridge.process import Prelaunched
 from mcpbridge.tool import MCPTool
 
 if TYPE_CHECKING:
-    from core.resources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
     from core.sampling import Sampler
+    from core.sources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
     from core.useragent import UserAgent
 
 Status = Literal["connected", "listing failed", "failed", "disabled", "pending"]
@@ -296,7 +296,7 @@ class Manager:
                 results[name] = ServerStatus(name, "disabled", config)
         return [results[n] for n in sorted(results)]
 
-    # -- resources and prompts (the rest of core.resources.ServerSource) ------------------
+    # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
 
     def _selected_clients(self, server: str | None) -> list[Client]:
         from mcpbridge.resources import find_client
@@ -320,19 +320,19 @@ class Manager:
             out += await list_resources(client)
         return sorted(out, key=lambda r: (r.server, r.template, r.uri))
 
-    async def read(self, server: str, uri: str) -> list[ResourceContent]:
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
         """Read one resource of ``server`` (and subscribe to its updates where offered).
 
         Raises:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the read failed.
         """
-        from mcpbridge.resources import find_client, read_resource, subscribe
+        from mcpbridge import resources
 
-        client = find_client(self.clients, server)
-        parts = await read_resource(client, uri)
+        client = resources.find_client(self.clients, server)
+        parts = await resources.read_resource(client, uri)
         try:
-            await subscribe(client, uri)
+            await resources.subscribe(client, uri)
         except Exception:  # boundary: updates are a convenience; the read succeeded
             pass
         return parts

@@ -21,7 +21,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from core.errors import CodebotError, ServerError, UsageError
-from core.resources import PromptArgument, PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+from core.sources import PromptArgument, PromptInfo, PromptMessage, ResourceContent, ResourceInfo
 from mcpbridge.tool import describe_block
 
 if TYPE_CHECKING:

@@ -1,7 +1,11 @@
-"""Resources and prompts of MCP servers, as plain data, and the ``ServerSource`` protocol.
+"""What a session may ask of its servers beyond tools, and what servers may ask back.
 
-``mcpbridge.Manager`` is a server source: the tools of :class:`core.tools.ToolSource` plus
-these verbs. Nothing here imports ``mcp``.
+The bridge implements these protocols; ``core`` sees only them and the plain dataclasses
+below, never an SDK type. ``mcpbridge.Manager`` is a :class:`ServerSource`: the tools of
+:class:`core.tools.ToolSource` plus resources and prompts (``mcpbridge/resources.py``).
+Requests a server sends to us (elicitation, sampling, roots) go to a
+:class:`core.useragent.UserAgent` (re-exported here) that the REPL or the non-interactive
+policy implements; ``mcpbridge/requests.py`` registers the SDK callbacks.
 """
 
 from __future__ import annotations
@@ -11,6 +15,19 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from core.tools import ToolSource
+from core.useragent import ElicitAnswer, UserAgent
+
+__all__ = [
+    "ElicitAnswer",
+    "PromptArgument",
+    "PromptInfo",
+    "PromptMessage",
+    "ResourceContent",
+    "ResourceInfo",
+    "ServerSource",
+    "UserAgent",
+    "content_text",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +103,7 @@ class ServerSource(ToolSource, Protocol):
         """Every resource and template (all pages), sorted by server then URI."""
         ...
 
-    async def read(self, server: str, uri: str) -> list[ResourceContent]:
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
         """Read one resource."""
         ...
 
