@@ -11,10 +11,11 @@ import anyio
 import mcp_types as types
 from mcp import MCPError
 
-from core.errors import CodebotError, ServerError, UsageError
+from core.errors import CodebotError, ServerError, ToolFailed, UsageError
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
+from mcpbridge.requests import USER_REJECTED
 from mcpbridge.tool import MCPTool, to_tool_result
 
 
@@ -120,7 +121,7 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     return server, tool, arguments
 
 
-def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
+def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
     if exc.code == types.REQUEST_TIMEOUT:
         return ServerError(
             f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
@@ -130,6 +131,11 @@ def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
         return ServerError(
             f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
             hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+        )
+    if exc.code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
+        return ToolFailed(
+            f"'{tool}' on server '{config.name}' could not finish: {exc.message}",
+            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
         )
     return ServerError(
         f"server '{config.name}' rejected the call to '{tool}': {exc.message} "

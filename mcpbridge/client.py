@@ -392,13 +392,25 @@ class Client:
         """On 2026-07-28 connections, change notifications come only on a listen stream."""
         if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return
-        caps = session.server_capabilities.tools
-        if caps is None or not caps.list_changed:
+        from mcp.client.subscriptions import PromptsListChanged, ResourcesListChanged
+
+        caps = session.server_capabilities
+        wanted = {
+            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
+            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
+        }
+        if not any(wanted.values()):
             return
         try:
-            async with session.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._mark_stale()
+            async with session.listen(**wanted) as subscription:  # type: ignore[arg-type]
+                async for event in subscription:
+                    if isinstance(event, ResourcesListChanged):
+                        self.resources_stale = True
+                    elif isinstance(event, PromptsListChanged):
+                        self.prompts_stale = True
+                    else:
+                        self._mark_stale()
         except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
             logger.debug("server %s: listen stream ended: %s", self.name, exc)
 

@@ -8,6 +8,8 @@ connection (``"protocol": "legacy"``) the same tools send ``elicitation/create``
 Tools:
 - ``ask_name()``: elicits ``{name (required), color (default "blue")}``; returns
   ``hello <name> (<color>)``, or ``declined``/``cancelled``;
+- ``ask_color()``: elicits ``{color (default "blue"), count (default 3)}``; returns
+  ``<count> x <color>``, or the action;
 - ``visit()``: URL-mode elicitation of ``https://example.com/connect`` (legacy only);
   returns the action;
 - ``roots()``: the client's root URIs, one per line;
@@ -53,6 +55,15 @@ def _ask_person() -> Elicit[Person]:
     return Elicit("Who are you?", Person)
 
 
+class Colour(BaseModel):
+    color: str = Field(default="blue", description="A colour")
+    count: int = Field(default=3, description="How many")
+
+
+def _ask_colour() -> Elicit[Colour]:
+    return Elicit("Which colour?", Colour)
+
+
 def _roots() -> ListRoots:
     return ListRoots()
 
@@ -71,6 +82,16 @@ async def ask_name(
     if answer.action == "accept":
         return f"hello {answer.data.name} ({answer.data.color})"  # type: ignore[union-attr]
     return f"{answer.action}d" if answer.action == "decline" else "cancelled"
+
+
+@mcp.tool()
+async def ask_color(
+    answer: Annotated[ElicitationResult[Colour], Resolve(_ask_colour)],
+) -> str:
+    """Ask the user for a colour (every field has a default)."""
+    if answer.action == "accept":
+        return f"{answer.data.count} x {answer.data.color}"  # type: ignore[union-attr]
+    return answer.action
 
 
 @mcp.tool()
