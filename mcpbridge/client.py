@@ -323,7 +323,9 @@ class Client:
         if self.agent is not None:
             from mcpbridge.requests import ServerRequests
 
-            requests = ServerRequests(self.name, self.agent, self.sampler, self.write_log)
+            requests = ServerRequests(
+                self.name, self.agent, self.sampler, self.write_log, self.config.log_level
+            )
             callbacks = requests.callbacks()
         session = SDKClient(
             self._staged(transport),

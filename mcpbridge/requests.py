@@ -37,6 +37,9 @@ MAX_TEXT = 10_000
 """Characters of a server's message or a log line kept (a hostile server may send megabytes)."""
 
 
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
 class ServerRequests:
     """The callbacks for one server.
 
@@ -53,8 +56,11 @@ class ServerRequests:
         agent: UserAgent,
         sampler: Sampler | None = None,
         log: Callable[[str], None] | None = None,
+        log_level: str | None = None,
     ) -> None:
         self.server = server
+        self.min_level = LEVELS.index(log_level) if log_level in LEVELS else 0
+        """Messages below the server's ``log_level`` are dropped (not every server filters)."""
         self.agent = agent
         self.sampler = sampler
         self.log = log
@@ -142,6 +148,8 @@ class ServerRequests:
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """``notifications/message`` goes to the server's log file, one line each."""
         if self.log is None:
+            return
+        if params.level in LEVELS and LEVELS.index(params.level) < self.min_level:
             return
         data = params.data if isinstance(params.data, str) else json.dumps(params.data)
         source = f" {params.logger}" if params.logger else ""

@@ -260,9 +260,11 @@ def test_expired_tool_timeout_tells_the_server(
     server: str, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     marker = project / f"{server}.cancelled"
-    code, _, err = call(
-        capsys, project, server, "wait", "seconds=30", f"marker={marker}", "--timeout", "3"
+    protocol = "legacy" if server == "askl" else "auto"
+    write_settings(
+        project, {"mcp_servers": {server: server_entry("asker", protocol=protocol, tool_timeout=3)}}
     )
+    code, _, err = call(capsys, project, server, "wait", "seconds=30", f"marker={marker}")
     assert code == 4 and "gave no answer within 3 s" in err
     deadline = time.monotonic() + 5
     while not marker.exists() and time.monotonic() < deadline:
