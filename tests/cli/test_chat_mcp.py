@@ -72,7 +72,8 @@ def test_one_shot_sampling_needs_the_flag_and_counts_in_usage(
     code, _, err = chat(capsys, project, "-p", "summarize", "--yes", "--json")
     assert code == 0, err
     assert len(fake.bodies) == 2  # no sampling request reached the model
-    assert "Error executing tool summarize" in tool_results(fake.bodies[1])[-1]
+    refusal = tool_results(fake.bodies[1])[-1]
+    assert "sampling refused: the user declined the sampling request" in refusal
     fake.queue(call, fo.text("sampled answer"), fo.text("ok"))
     code, out, err = chat(
         capsys, project, "-p", "summarize", "--yes", "--json", "--allow-sampling", "ask"
@@ -93,7 +94,7 @@ def test_sampling_is_capped_per_server_per_turn(
     assert code == 0, err
     results = [c["result"] for c in json.loads(out)["tool_calls"]]
     assert sum(r.startswith("model said: s") for r in results) == 5
-    assert sum("Error executing tool" in r for r in results) == 1
+    assert sum("limit of 5 sampling requests for this turn" in r for r in results) == 1
 
 
 async def drive(project: Path, keys: list[tuple[float, str]]) -> tuple[int, Repl]:
