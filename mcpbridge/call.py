@@ -55,6 +55,14 @@ async def call_once(
         raise ServerError(
             text, hint="The server does not follow the MCP schema; report it to its authors."
         ) from None
+    except CodebotError:
+        raise
+    except Exception as exc:  # boundary: whatever the SDK raises is this call's error, named
+        detail = client.redact(str(exc) or type(exc).__name__)
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' failed: {detail}",
+            hint="Re-run with --debug for the SDK's log.",
+        ) from None
     return to_tool_result(result)
 
 
