@@ -77,11 +77,11 @@ async def _list(
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
     async with open_manager(servers, agent=agent) as manager:
-        from mcpbridge.report import server_view
+        from mcpbridge.report import status_view
 
         await manager.start_all()
-        statuses = await manager.status(live=False)
-        views = [server_view(s, manager, schemas=schemas) for s in statuses]
+        statuses = manager.status()
+        views = [status_view(s, manager, schemas=schemas) for s in statuses]
     failed = any(v["status"] == "failed" for v in views)
     if as_json:
         render.print_json({"servers": views})
@@ -157,7 +157,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
     if not views:
         render.warn("no MCP servers are configured")
         return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "listing failed": ("!", "33")}
+    marks = {"connected": ("✓", "32"), "disabled": ("-", "2")}
     for i, v in enumerate(views):
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
@@ -171,8 +171,8 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
         print(f"  from {source}")
-        if v["error"]:
-            err = v["error"]
+        if v["failure"]:
+            err = v["failure"]
             print(f"  {err['stage']} failed: {err['message']}")
             if err.get("hint"):
                 print(f"  hint: {err['hint']}")
@@ -183,7 +183,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         rows = [
             [
                 t["name"],
-                t["original_name"] if t["name_adjusted"] else "",
+                t["original_name"] if t["name_reason"] else "",
                 t["capability"],
                 render.first_line(t["description"], 70),
             ]
@@ -279,10 +279,11 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor, mcp_resources
+    from cli import doctor, mcp_prompts, mcp_resources
 
     app.add_typer(doctor.app)
     app.add_typer(mcp_resources.app)
+    app.add_typer(mcp_prompts.app)
 
 
 _add_groups()

@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 import anyio
 
 from cli import render
-from cli.mcp_resources import check_prompt_args, parse_prompt_args, safe
+from cli.mcp_prompts import check_prompt_args, parse_prompt_args
+from cli.mcp_resources import safe
 from core.errors import CodebotError, UsageError
 from core.sources import PromptInfo, PromptMessage, ResourceInfo, content_text
 from core.useragent import (

@@ -11,7 +11,7 @@ import anyio
 import mcp_types as types
 from mcp import MCPError
 
-from core.errors import CodebotError, ServerError, ToolFailed, UsageError
+from core.errors import CodebotError, ServerError, UsageError
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
@@ -141,7 +141,7 @@ def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
             hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
         )
     if exc.code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
-        return ToolFailed(
+        return CodebotError(  # exit 1, as when the tool reports an error
             f"'{tool}' on server '{config.name}' could not finish: {exc.message}",
             hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
         )

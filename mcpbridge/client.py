@@ -21,16 +21,15 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
-from mcp import MCPError
-from mcp.client._transport import Transport, TransportStreams
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ListenNotSupportedError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
+from mcpbridge import features
+from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.failures import Failure, Stage, explain, read_tail
+from mcpbridge.features import ProgressHook
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.stdio import stdio_transport
@@ -38,9 +37,6 @@ from mcpbridge.stdio import stdio_transport
 if TYPE_CHECKING:
     from core.sampling import Sampler
     from core.useragent import UserAgent
-
-ProgressHook = Callable[[str, float, float | None, str | None], None]
-"""Called with (server, progress, total, message) for each progress notification of a call."""
 
 logger = logging.getLogger(__name__)
 
@@ -52,26 +48,6 @@ MAX_LIST_PAGES = 1000
 """A server whose cursor never ends must not hang us."""
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
-
-
-class MalformedResultError(RuntimeError):
-    """A server's answer the SDK could not parse (or a multi-round call that never ended)."""
-
-
-def malformed(server: str, what: str, exc: Exception) -> MalformedResultError:
-    """One line naming the server and the first problem of a ``pydantic.ValidationError``."""
-    from pydantic import ValidationError
-
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        reason = f"{where + ': ' if where else ''}{first.get('msg', '')}"
-        more = len(exc.errors()) - 1
-        if more:
-            reason += f" (and {more} more problem{'s' if more > 1 else ''})"
-    else:
-        reason = str(exc) or type(exc).__name__
-    return MalformedResultError(f"server '{server}' sent a malformed result for {what}: {reason}")
 
 
 State = Literal["pending", "connected", "failed", "stopped"]
@@ -102,10 +78,12 @@ class Client:
         config: ServerConfig,
         *,
         on_tools_changed: Callable[[str], None] | None = None,
+        on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
         sampler: Sampler | None = None,
+        in_process: Any = None,
     ) -> None:
         self.config = config
         self.agent = agent
@@ -134,9 +112,14 @@ class Client:
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
+        self._on_lost = on_lost
+        """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
+        self._in_process = in_process
+        """An SDK ``Server``/``MCPServer`` served in this process instead of the configured
+        command or URL (the SDK's in-memory transport; the tests' fast tier)."""
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
@@ -175,6 +158,7 @@ class Client:
                     f"no answer within {self.config.timeout:g} s",
                     hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
                     "or check that the server starts on its own.",
+                    timed_out=True,
                 )
         except anyio.get_cancelled_exc_class():
             self._fail(self._stage, "cancelled")
@@ -251,6 +235,10 @@ class Client:
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list``, filtered by include/exclude."""
+        return [t for t in await self.list_all_tools(session) if self._selected(t.name)]
+
+    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
         session = session or self.session
         tools: list[types.Tool] = []
         cursor: str | None = None
@@ -260,7 +248,7 @@ class Client:
             cursor = page.next_cursor
             if not cursor:
                 break
-        return [t for t in tools if self._selected(t.name)]
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         """Call one tool within ``tool_timeout``; a crashed server is restarted once first.
@@ -268,12 +256,6 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
-        hook = self.on_progress
-
-        async def progress(progress: float, total: float | None, message: str | None) -> None:
-            if hook is not None:
-                hook(self.name, progress, total, message)
-
         from pydantic import ValidationError
 
         try:
@@ -281,23 +263,15 @@ class Client:
                 name,
                 arguments,
                 read_timeout_seconds=self.config.tool_timeout,
-                progress_callback=progress if hook is not None else None,
+                progress_callback=features.progress_callback(self),
             )
         except ValidationError as exc:
-            raise malformed(self.name, f"'{name}'", exc) from None
+            raise features.malformed(self.name, f"'{name}'", exc) from None
 
-    def write_log(self, line: str) -> None:
-        """One line into the server's log file (stdio: beside its stderr)."""
-        if self._process is not None:
-            self._process.note(line)
-            return
-        from core import paths
-
-        path = paths.private_dir(paths.log_dir()) / f"{self.name}.log"
-        with path.open("a", encoding="utf-8") as log:
-            log.write(line + "\n")
-        path.chmod(0o600)
-        self.log_file = path
+    @property
+    def process(self) -> ServerProcess | None:
+        """The stdio server's process (None for HTTP and in-process servers)."""
+        return self._process
 
     def _selected(self, tool: str) -> bool:
         from fnmatch import fnmatchcase
@@ -311,6 +285,15 @@ class Client:
 
     async def _connect(self, stack: AsyncExitStack) -> SDKClient:
         config = self.config
+        if self._in_process is not None:
+            self._stage = "handshake"
+            session = SDKClient(
+                self._in_process,
+                mode=config.protocol,
+                client_info=client_info(),
+                message_handler=self._on_message,
+            )
+            return await stack.enter_async_context(session)
         if config.type == "http":
             transport = await self._http_transport(stack)
             mode = config.protocol
@@ -319,39 +302,16 @@ class Client:
             mode = config.protocol
             if mode == "auto":
                 transport = guard_discover(transport)
-        callbacks: dict[str, Any] = {}
-        if self.agent is not None:
-            from mcpbridge.requests import ServerRequests
-
-            requests = ServerRequests(
-                self.name, self.agent, self.sampler, self.write_log, self.config.log_level
-            )
-            callbacks = requests.callbacks()
         session = SDKClient(
             self._staged(transport),
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
-            log_level=self.config.log_level,  # type: ignore[arg-type]  # validated in settings
-            **callbacks,
+            **features.sdk_callbacks(self),
         )
         client = await stack.enter_async_context(session)
-        await self._set_log_level(client)
+        await features.set_log_level(self, client)
         return client
-
-    async def _set_log_level(self, session: SDKClient) -> None:
-        """Handshake-era servers get ``logging/setLevel`` (2026-07-28 ones the request meta)."""
-        level = self.config.log_level
-        if level is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
-            try:
-                await session.session.set_logging_level(level)  # type: ignore[arg-type]
-            except MCPError as exc:
-                logger.debug("server %s: logging/setLevel failed: %s", self.name, exc)
 
     @asynccontextmanager
     async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
@@ -391,42 +351,14 @@ class Client:
         )
 
     async def _listen(self, session: SDKClient) -> None:
-        """On 2026-07-28 connections, change notifications come only on a listen stream."""
-        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return
-        from mcp.client.subscriptions import PromptsListChanged, ResourcesListChanged
-
-        caps = session.server_capabilities
-        wanted = {
-            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
-            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
-            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
-        }
-        if not any(wanted.values()):
-            return
-        try:
-            async with session.listen(**wanted) as subscription:  # type: ignore[arg-type]
-                async for event in subscription:
-                    if isinstance(event, ResourcesListChanged):
-                        self.resources_stale = True
-                    elif isinstance(event, PromptsListChanged):
-                        self.prompts_stale = True
-                    else:
-                        self._mark_stale()
-        except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
-            logger.debug("server %s: listen stream ended: %s", self.name, exc)
+        await features.listen(self, session, self._mark_stale)
 
     async def _on_message(self, message: Any) -> None:
         """Handshake-era notifications; only marks state, never does I/O."""
         if isinstance(message, types.ToolListChangedNotification):
             self._mark_stale()
-        elif isinstance(message, types.ResourceListChangedNotification):
-            self.resources_stale = True
-        elif isinstance(message, types.PromptListChangedNotification):
-            self.prompts_stale = True
-        elif isinstance(message, types.ResourceUpdatedNotification):
-            if len(self.updated) < MAX_LIST_PAGES:
-                self.updated.add(message.params.uri)
+        elif features.note(self, message):
+            pass
         elif isinstance(message, Exception):
             logger.debug("server %s: transport error: %s", self.name, message)
 
@@ -435,9 +367,12 @@ class Client:
         if self._on_tools_changed is not None:
             self._on_tools_changed(self.name)
 
-    def _fail(self, stage: Stage, message: str, hint: str | None = None) -> None:
+    def _fail(
+        self, stage: Stage, message: str, hint: str | None = None, *, timed_out: bool = False
+    ) -> None:
         if self.state == "failed":
             return
+        was_up = self.state == "connected"
         self.state = "failed"
         self.failure = Failure(
             server=self.name,
@@ -446,4 +381,7 @@ class Client:
             hint=hint,
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
+            timed_out=timed_out,
         )
+        if was_up and self._on_lost is not None:
+            self._on_lost(self.name)
