@@ -246,7 +246,7 @@ def test_settings_reject_bad_log_level_and_roots(
     write_settings(tmp_path, {"mcp_servers": {"a": server_entry("asker", log_level="loud")}})
     code, out, _ = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list", "--json")
     [view] = json.loads(out)["servers"]
-    assert code == 4 and 'unknown log_level "loud"' in view["error"]["message"]
+    assert code == 4 and 'unknown log_level "loud"' in view["failure"]["message"]
     write_settings(tmp_path, {"roots": "/tmp"})
     code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list")
     assert code == 3 and "'roots'" in err and "list of directory paths" in err
