@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import render
+from cli.answers import LazyModel, policy
 from cli.mcp_resources import (
     AllowSamplingOpt,
     ElicitOpt,
@@ -16,7 +17,7 @@ from cli.mcp_resources import (
     servers_for,
     started,
 )
-from cli.runtime import LazyModel, open_manager, policy
+from cli.runtime import open_manager
 from core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:

@@ -11,13 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import render
+from cli.answers import LazyModel, policy
 from cli.runtime import (
     Globals,
-    LazyModel,
     apply_trust,
     load_settings,
     open_manager,
-    policy,
     require_trusted,
     select_servers,
     with_timeout,
@@ -71,8 +70,11 @@ def servers_for(
 
     settings = load_settings(globals_)
     if server is not None:
+        check = trust.check(settings, assume_trusted=globals_.trust_project)
+        require_trusted(server, check, settings)
+        if server in settings.shadowed and check.needs_trust:
+            settings, _ = apply_trust(globals_, settings)  # the global entry stands in
         config = select_servers(settings, [server])[server]
-        require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
         require_usable(config)
         return settings, with_timeout({server: config}, timeout)
     settings, _ = apply_trust(globals_, settings)

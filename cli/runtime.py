@@ -21,13 +21,12 @@ if TYPE_CHECKING:
 
     from core import trust
     from core.agent import Agent
-    from core.model import ChatModel
     from core.permissions import Approver, PermissionGate
     from core.sampling import Sampler
     from core.servers import ServerConfig
     from core.session import Session
     from core.settings import Settings
-    from core.useragent import Policy, UserAgent
+    from core.useragent import UserAgent
     from mcpbridge.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -41,6 +40,10 @@ class Globals:
     cwd: Path
     debug: bool = False
     trust_project: bool = False
+    model: str | None = None
+    """``--model`` given as a global option (``chat --model`` beats it)."""
+    base_url: str | None = None
+    """``--base-url`` given as a global option (``chat --base-url`` beats it)."""
 
 
 def load_settings(globals_: Globals) -> Settings:
@@ -57,6 +60,11 @@ def load_settings(globals_: Globals) -> Settings:
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+    for warning in settings.warnings:
+        render.warn_once(str(warning))
+    for config in settings.servers.values():
+        for entry_warning in config.warnings:
+            render.warn_once(f"server '{config.name}' in {config.source}: {entry_warning}")
     for name in (settings.api_key_env, "OPENAI_API_KEY"):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
@@ -75,8 +83,11 @@ def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.
     return trust.without_untrusted(settings, result), result
 
 
-def require_trusted(name: str, result: trust.TrustCheck) -> None:
-    """A server named on the command line that the project defines, untrusted, is an error."""
+def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
+    """A server named on the command line that the project defines, untrusted, is an error
+    (unless a global entry of the same name stands in for it)."""
+    if name in settings.shadowed:
+        return
     if result.needs_trust and any(c.name == name for c in result.servers):
         raise SettingsError(
             f"server '{name}' is defined by {result.project_file}, "
@@ -106,7 +117,19 @@ def with_timeout(
     """Override every server's handshake and tool timeout (``--timeout``)."""
     if timeout is None:
         return dict(servers)
+    check_timeout(timeout)
     return {n: replace(c, timeout=timeout, tool_timeout=timeout) for n, c in servers.items()}
+
+
+def check_timeout(timeout: float) -> None:
+    """``--timeout`` must be a positive, finite number of seconds (a usage error otherwise)."""
+    import math
+
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(
+            f"--timeout {timeout:g}: must be a positive number of seconds",
+            hint="Pass e.g. --timeout 30 (seconds, not milliseconds).",
+        )
 
 
 def describe_settings_files(settings: Settings) -> str:
@@ -116,10 +139,15 @@ def describe_settings_files(settings: Settings) -> str:
         from core import paths
 
         return (
-            f"No settings file found: add servers to {paths.global_settings_path()} or "
-            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE}."
+            f"No settings file found: add servers to {paths.global_settings_path()} (yours) or "
+            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE} (the project's), e.g. "
+            "with `codebot mcp add NAME -- COMMAND [ARGS]...` (--scope project for the latter)."
         )
-    return "Servers are configured in " + " and ".join(files) + "."
+    return (
+        "Servers are configured in "
+        + " and ".join(files)
+        + "; `codebot mcp add NAME -- COMMAND [ARGS]...` adds one."
+    )
 
 
 @asynccontextmanager
@@ -143,53 +171,6 @@ async def open_manager(
 
         async with Manager(servers, prelaunched=launched, agent=agent, sampler=sampler) as manager:
             yield manager
-
-
-def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | None) -> Policy:
-    """The non-interactive answers to servers' requests (``--elicit``, ``--allow-sampling``).
-
-    Raises:
-        UsageError: ``--elicit`` names no known mode.
-    """
-    from core.useragent import ELICIT_MODES, Policy, root_dirs
-
-    mode = elicit or "decline"
-    if mode not in ELICIT_MODES:
-        raise UsageError(
-            f"--elicit {mode}: unknown answer", hint=f"Use one of {', '.join(ELICIT_MODES)}."
-        )
-    return Policy(
-        mode,  # type: ignore[arg-type]
-        frozenset(allow_sampling or ()),
-        root_dirs(settings.project_root, settings.cwd, settings.roots),
-    )
-
-
-class LazyModel:
-    """The model for sampling in commands without a chat: built on first use, closed after."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.model: ChatModel | None = None
-        self.error: str | None = None
-
-    def __call__(self) -> ChatModel | None:
-        """The model, or None (with ``error`` set) when none is configured."""
-        if self.model is None and self.error is None:
-            from core.model import ChatModel, create_client, resolve_config
-
-            try:
-                config = resolve_config(self.settings)
-            except ModelError as exc:
-                self.error = exc.message
-                return None
-            self.model = ChatModel(create_client(config), config)
-        return self.model
-
-    async def aclose(self) -> None:
-        """Close the model's HTTP client, if one was made."""
-        if self.model is not None:
-            await self.model.aclose()
 
 
 # -- chat: settings → manager → session → gate → agent --------------------------------------
@@ -344,6 +325,8 @@ async def open_runtime(
 
     held: list[ChatRuntime] = []  # the sampler follows the runtime's model (it may change)
     sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
+    from cli.answers import policy
+
     answers = user_agent or policy(settings, options.elicit, options.allow_sampling)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         local = builtin_tools(globals_.cwd)

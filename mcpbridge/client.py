@@ -256,17 +256,12 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
-        from pydantic import ValidationError
-
-        try:
-            return await self.session.call_tool(
-                name,
-                arguments,
-                read_timeout_seconds=self.config.tool_timeout,
-                progress_callback=features.progress_callback(self),
-            )
-        except ValidationError as exc:
-            raise features.malformed(self.name, f"'{name}'", exc) from None
+        return await self.session.call_tool(
+            name,
+            arguments,
+            read_timeout_seconds=self.config.tool_timeout,
+            progress_callback=features.progress_callback(self),
+        )
 
     @property
     def process(self) -> ServerProcess | None:

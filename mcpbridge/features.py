@@ -1,5 +1,5 @@
 """What one connection does beyond tools: the requests it declares and answers, its server
-log, progress, change flags for resources and prompts, and results the SDK cannot parse.
+log, progress, and change flags for resources and prompts.
 
 Kept apart from :mod:`mcpbridge.client` (the connection's lifecycle) so each stays small.
 """
@@ -31,26 +31,6 @@ ProgressHook = Callable[[str, float, float | None, str | None], None]
 """Called with (server, progress, total, message) for each progress notification of a call."""
 MAX_UPDATED = 1000
 """URIs remembered as updated; a server flooding updates must not grow memory."""
-
-
-class MalformedResultError(RuntimeError):
-    """A server's answer the SDK could not parse (or a multi-round call that never ended)."""
-
-
-def malformed(server: str, what: str, exc: Exception) -> MalformedResultError:
-    """One line naming the server and the first problem of a ``pydantic.ValidationError``."""
-    from pydantic import ValidationError
-
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        reason = f"{where + ': ' if where else ''}{first.get('msg', '')}"
-        more = len(exc.errors()) - 1
-        if more:
-            reason += f" (and {more} more problem{'s' if more > 1 else ''})"
-    else:
-        reason = str(exc) or type(exc).__name__
-    return MalformedResultError(f"server '{server}' sent a malformed result for {what}: {reason}")
 
 
 def progress_callback(client: Client) -> Any:

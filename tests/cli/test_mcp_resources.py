@@ -132,7 +132,7 @@ def test_malformed_results_are_the_calls_error(
 ) -> None:
     code, out, err = call(capsys, project, "bad", "bad_content")
     assert code == 4 and out == ""
-    assert "server 'bad' sent a malformed result for 'bad_content'" in err
+    assert "'bad_content' failed: server 'bad' sent a result that does not follow the MCP" in err
     assert "Traceback" not in err
     code, _, err = call(capsys, project, "bad", "no_content")
     assert code == 4 and "content: Field required" in err
@@ -159,7 +159,8 @@ def test_malformed_result_in_batch_is_that_lines_error(project: Path) -> None:
     )
     assert proc.returncode == 1, proc.stderr
     first, second = (json.loads(line) for line in proc.stdout.splitlines())
-    assert "malformed result" in first["error"]["message"] and first["error"]["exit_code"] == 4
+    assert "server 'bad' sent a result that does not follow" in first["error"]["message"]
+    assert first["error"]["exit_code"] == 4
     assert second["content"][0]["text"] == "fine"
     assert "Traceback" not in proc.stderr
 
