@@ -8,9 +8,15 @@ from typing import TYPE_CHECKING
 from core.errors import ModelError, UsageError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cli.runtime import ChatOptions, ChatRuntime
     from core.model import ChatModel
+    from core.sampling import Sampler
     from core.settings import Settings
-    from core.useragent import Policy
+    from core.tools import Tool
+    from core.useragent import Policy, UserAgent
+    from mcpbridge.manager import Manager
 
 
 def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | None) -> Policy:
@@ -58,3 +64,27 @@ class LazyModel:
         """Close the model's HTTP client, if one was made."""
         if self.model is not None:
             await self.model.aclose()
+
+
+def chat_answers(
+    settings: Settings,
+    options: ChatOptions,
+    user_agent: UserAgent | None,
+    held: list[ChatRuntime],
+) -> tuple[UserAgent, Sampler]:
+    """Who answers the servers in a chat (the REPL, else the policy of the command line), and
+    the sampler that uses the runtime's model (``held[0]``, once it exists)."""
+    from core.sampling import Sampler
+
+    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
+    return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
+    """The local layer: the built-ins, and the servers' resources for the model (read
+    capability) when any server is configured."""
+    from core.builtin import builtin_tools
+    from core.resource_tools import resource_tools
+
+    local = builtin_tools(cwd)
+    return local + resource_tools(manager) if settings.servers else local

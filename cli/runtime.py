@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ModelError, SettingsError, UsageError
 
@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from core import trust
     from core.agent import Agent
     from core.permissions import Approver, PermissionGate
-    from core.sampling import Sampler
     from core.servers import ServerConfig
     from core.session import Session
+    from core.sessions import SessionLog
     from core.settings import Settings
     from core.useragent import UserAgent
     from mcpbridge.manager import Manager
@@ -152,13 +152,10 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(
-    servers: Mapping[str, ServerConfig],
-    *,
-    prelaunch: bool = True,
-    agent: UserAgent | None = None,
-    sampler: Sampler | None = None,
+    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True, **answers: Any
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
+    ``answers`` (``agent``, ``sampler``) answer the servers' requests (``Manager``'s own).
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
@@ -169,7 +166,7 @@ async def open_manager(
     async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched, agent=agent, sampler=sampler) as manager:
+        async with Manager(servers, prelaunched=launched, **answers) as manager:
             yield manager
 
 
@@ -187,10 +184,12 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
-    elicit: str | None = None
-    """How servers' requests for input are answered without a terminal (``--elicit``)."""
-    allow_sampling: list[str] = field(default_factory=list[str])
-    """Servers that may use the model without asking (``--allow-sampling``)."""
+    elicit: str | None = None  # --elicit: servers' requests for input, without a terminal
+    allow_sampling: list[str] = field(default_factory=list[str])  # --allow-sampling
+    resume_latest: bool = False
+    """``--continue``: resume the latest session of this project."""
+    resume: str | None = None
+    """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
 
 
 @dataclass
@@ -212,6 +211,8 @@ class ChatRuntime:
     """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
     untrusted: tuple[str, ...] = ()
     """Project servers skipped for this session because the project is not trusted."""
+    log: SessionLog | None = None
+    """Where this conversation is saved (``core.sessions``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -229,9 +230,9 @@ class ChatRuntime:
 
         self.settings = settings
         self.gate.rules = settings.permissions
+        self.session.set_tool_search(settings.tool_search)
         if self.agent is not None:
-            self.agent.max_turns = settings.max_turns
-            self.agent.tool_result_max_tokens = settings.tool_result_max_tokens
+            self.agent.configure(settings)
         options = self.options
         try:
             config = resolve_config(settings, model=options.model, base_url=options.base_url)
@@ -245,16 +246,44 @@ class ChatRuntime:
         model = ChatModel(create_client(config), config)
         if self.agent is not None:
             previous, self.agent.model = self.agent.model, model
+            self.agent.follow_model()
             await previous.aclose()
             return
-        self.agent = Agent(
-            self.session,
-            model,
-            self.gate,
-            max_turns=settings.max_turns,
-            tool_result_max_tokens=settings.tool_result_max_tokens,
-        )
+        self.agent = Agent(self.session, model, self.gate)
+        self.agent.configure(settings)
         self.agent.sampler = self.manager.sampler
+
+    def start_log(self, session_id: str | None = None) -> None:
+        """Save this conversation; with --continue/--resume (or ``session_id``) resume one
+        first. The resumed history meets the current tool set.
+
+        Raises:
+            UsageError: the session to resume does not exist.
+        """
+        from cli import render
+        from core import sessions
+
+        project = self.settings.project_root or self.globals.cwd
+        options = self.options
+        saved = None
+        if session_id is not None:
+            saved = sessions.find(project, session_id)
+        elif options.resume_latest:
+            saved = sessions.find(project, None)
+        elif options.resume:
+            saved = sessions.find(project, options.resume)
+        model = self.agent.model.config.model if self.agent else None
+        log = sessions.SessionLog(
+            project,
+            session_id=saved.id if saved else None,
+            scrub=render.REDACTOR,
+            meta={"cwd": str(self.globals.cwd), "model": model},
+        )
+        if saved is not None:
+            self.session.replace_history(sessions.replay(saved.path))
+            log.adopt(self.session)
+        self.session.recorder = log
+        self.log = log
 
     async def aclose(self) -> None:
         """Close the model's HTTP client (shielded: runs during cancellation too)."""
@@ -312,7 +341,6 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
-    from core.builtin import builtin_tools
     from core.model import resolve_config
     from core.permissions import PermissionGate
     from core.session import Session
@@ -320,20 +348,13 @@ async def open_runtime(
     settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
-    from core.resource_tools import resource_tools
-    from core.sampling import Sampler
+    from cli.answers import chat_answers, chat_tools
 
-    held: list[ChatRuntime] = []  # the sampler follows the runtime's model (it may change)
-    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
-    from cli.answers import policy
-
-    answers = user_agent or policy(settings, options.elicit, options.allow_sampling)
+    held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
+    answers, sampler = chat_answers(settings, options, user_agent, held)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
-        local = builtin_tools(globals_.cwd)
-        if settings.servers:  # the servers' resources, for the model (read capability)
-            local += resource_tools(manager)
         session = Session(
-            local,
+            chat_tools(globals_.cwd, settings, manager),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -351,6 +372,7 @@ async def open_runtime(
             except ModelError:
                 if need_model:
                     raise
+            runtime.start_log()
             yield runtime
         finally:
             await runtime.aclose()

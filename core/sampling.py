@@ -45,9 +45,11 @@ class Sampler:
     """Tokens spent on sampling since the last :meth:`take_usage`."""
     _counts: dict[str, int] = field(default_factory=dict[str, int])
 
-    def begin_turn(self) -> None:
-        """A new user turn: every server's count starts again."""
+    def begin_turn(self, usage: Usage | None = None) -> None:
+        """A new user turn: every server's count starts again; tokens go to ``usage``."""
         self._counts.clear()
+        if usage is not None:
+            self.usage = usage
 
     def take_usage(self) -> Usage:
         """The usage since the last call (and reset it)."""
