@@ -199,6 +199,9 @@ async def test_repl_turn_approval_and_slash_commands(
         async def typist() -> None:
             for keys in ["/tools\r", "/plan\r", "/plan\r", "write it\r", "y\r", "/mcp\r", "\x04"]:
                 await anyio.sleep(0.4)
+                if keys == "/mcp\r":  # the servers connect in the background: wait for it
+                    while not (repl.runtime and repl.runtime.manager.connected()):  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
                 inp.send_text(keys)
 
         with anyio.fail_after(30):
