@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import completion, render
+from cli.answers import LazyModel, policy
+from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
 from cli.runtime import (
     Globals,
     apply_trust,
@@ -23,7 +25,12 @@ from core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from core.servers import ServerConfig
+    from core.settings import Settings
     from core.tools import ToolResult
+    from core.useragent import Policy
+
+    ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
+    """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
 
 
 app = typer.Typer(
@@ -32,7 +39,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 """The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
-mcp_app = app
 """The former name, kept while branches that register on it are in flight."""
 
 ServerOpt = Annotated[
@@ -78,7 +84,7 @@ def list_command(
         render.warn("no MCP servers are configured")
         render.hint(describe_settings_files(settings))
         return ExitCode.OK
-    code = anyio.run(terminable, _list, servers, as_json, schemas)
+    code = anyio.run(terminable, _list, servers, as_json, schemas, policy(settings, None, None))
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -89,8 +95,12 @@ def list_command(
     return code
 
 
-async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
-    async with open_manager(servers) as manager:
+async def _list(
+    servers: dict[str, ServerConfig], as_json: bool, schemas: bool, agent: Policy
+) -> int:
+    # The capabilities are declared, so servers show the tools they offer only to clients
+    # that can answer elicitation, sampling or roots (server-everything has three).
+    async with open_manager(servers, agent=agent) as manager:
         from mcpbridge.report import status_view
 
         await manager.start_all()
@@ -105,14 +115,42 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
     return ExitCode.SERVER if failed else ExitCode.OK
 
 
-async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> ToolResult:
-    async with open_manager({config.name: config}) as manager:
-        from mcpbridge.call import call_once
+async def _call(
+    config: ServerConfig, tool: str, arguments: dict[str, Any], requests: ServerRequestsFlags
+) -> ToolResult:
+    from core.sampling import Sampler
 
-        return await call_once(manager, config, tool, arguments)
+    settings, elicit, allow_sampling = requests
+    lazy = LazyModel(settings)
+    agent = policy(settings, elicit, allow_sampling)
+    try:
+        async with open_manager(
+            {config.name: config}, agent=agent, sampler=Sampler(lazy)
+        ) as manager:
+            from mcpbridge.call import call_once
+
+            if sys.stderr.isatty():
+                manager.on_progress = _progress_line
+            try:
+                return await call_once(manager, config, tool, arguments)
+            finally:
+                if manager.on_progress is not None:
+                    sys.stderr.write("\r\x1b[2K")
+    finally:
+        await lazy.aclose()
 
 
-async def _batch(servers: dict[str, ServerConfig]) -> bool:
+def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
+    """Progress of a call on a terminal's stderr, rewritten in place."""
+    from cli.mcp_resources import safe
+
+    percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
+    text = f"{server}:{percent} {safe(message)[:60]}".rstrip()
+    sys.stderr.write(f"\r\x1b[2K{text}")
+    sys.stderr.flush()
+
+
+async def _batch(servers: dict[str, ServerConfig], requests: ServerRequestsFlags) -> bool:
     import json
 
     from core.redact import printable_json
@@ -126,10 +164,20 @@ async def _batch(servers: dict[str, ServerConfig]) -> bool:
 
         return await anyio.to_thread.run_sync(sys.stdin.readline)
 
-    async with open_manager(servers, prelaunch=False) as manager:
-        from mcpbridge.call import call_batch
+    from core.sampling import Sampler
 
-        return await call_batch(manager, servers, read_line, emit)
+    settings, elicit, allow_sampling = requests
+    lazy = LazyModel(settings)
+    agent = policy(settings, elicit, allow_sampling)
+    try:
+        async with open_manager(
+            servers, prelaunch=False, agent=agent, sampler=Sampler(lazy)
+        ) as manager:
+            from mcpbridge.call import call_batch
+
+            return await call_batch(manager, servers, read_line, emit)
+    finally:
+        await lazy.aclose()
 
 
 def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
@@ -226,6 +274,8 @@ def call_command(
             "write one JSON result per line. Servers stay connected.",
         ),
     ] = False,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
 ) -> int:
     """Call one tool of one server and print its result.
 
@@ -247,7 +297,8 @@ def call_command(
             )
         settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
-        ok = anyio.run(terminable, _batch, servers)
+        policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
+        ok = anyio.run(terminable, _batch, servers, (settings, elicit, allow_sampling))
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -262,7 +313,9 @@ def call_command(
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]
-    outcome = anyio.run(terminable, _call, config, tool, arguments_)
+    policy(settings, elicit, allow_sampling)
+    requests = (settings, elicit, allow_sampling)
+    outcome = anyio.run(terminable, _call, config, tool, arguments_, requests)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
@@ -275,13 +328,15 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor, lock, mcp_get, mcp_import, mcp_manage
+    from cli import doctor, lock, mcp_get, mcp_import, mcp_manage, mcp_prompts, mcp_resources
 
     app.add_typer(doctor.app)
     app.add_typer(lock.app)
     app.add_typer(mcp_manage.app)
     app.add_typer(mcp_get.app)
     app.add_typer(mcp_import.app)
+    app.add_typer(mcp_resources.app)
+    app.add_typer(mcp_prompts.app)
 
 
 _add_groups()

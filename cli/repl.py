@@ -17,6 +17,8 @@ import anyio
 
 from cli import render
 from cli.chatview import Status, TurnView, clean, full_args, report_mcp
+from cli.repl_completion import completer_for
+from cli.repl_mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
 from cli.reports import (
     approval_details,
     color_diff,
@@ -46,6 +48,8 @@ HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
 /tools        the tools: loaded (in the request) and deferred (behind search_tools)
+/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
+@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
 /plan         toggle plan mode (read-only tools)
 /context      what fills the context window, largest first
 /compact [focus]  summarise the conversation now (optionally: what to keep)
@@ -106,7 +110,8 @@ class Repl:
             def store_string(self, string: str) -> None:
                 super().store_string(render.REDACTOR(string))
 
-        return self._session(history=PrivateHistory(str(history_file())), key_bindings=keys)
+        history = PrivateHistory(str(history_file()))
+        return self._session(history=history, key_bindings=keys, completer=completer_for(self))
 
     async def approve(self, request: ApprovalRequest) -> Answer:
         """Ask the user about one tool call: yes once, always (this session), or no."""
@@ -158,7 +163,12 @@ class Repl:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         async with open_runtime(
-            globals_, options, self.approve, need_model=False, ask_trust=self.ask_trust
+            globals_,
+            options,
+            self.approve,
+            need_model=False,
+            ask_trust=self.ask_trust,
+            user_agent=ReplAgent(self),
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
@@ -192,6 +202,9 @@ class Repl:
                     interrupted = False
                     if not line.strip():
                         continue
+                    if line.strip().startswith("/mcp__"):
+                        await run_prompt_command(self, line)
+                        continue
                     if line.strip().startswith("/"):
                         if await self.command(line.strip()) == "exit":
                             break
@@ -209,7 +222,7 @@ class Repl:
         with suppress(ValueError):
             report_mcp(runtime.manager)
 
-    async def turn(self, line: str) -> None:
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
         """One prompt to the agent; errors are shown and the REPL goes on."""
         runtime = self.runtime
         assert runtime is not None
@@ -222,11 +235,14 @@ class Repl:
 
         view = TurnView(self.status, markdown=True)
         result = None
+        runtime.manager.on_progress = progress_hook(self.status)
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             self.turn_scope = scope
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
+                    if mentions:
+                        line = await expand_mentions(line, runtime.manager)
                     result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text

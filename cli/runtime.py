@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ModelError, SettingsError, UsageError
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from core.session import Session
     from core.sessions import SessionLog
     from core.settings import Settings
+    from core.useragent import UserAgent
     from mcpbridge.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -156,9 +157,10 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(
-    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True
+    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True, **answers: Any
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
+    ``answers`` (``agent``, ``sampler``) answer the servers' requests (``Manager``'s own).
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
@@ -169,7 +171,7 @@ async def open_manager(
     async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched) as manager:
+        async with Manager(servers, prelaunched=launched, **answers) as manager:
             yield manager
 
 
@@ -187,6 +189,8 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
+    elicit: str | None = None  # --elicit: servers' requests for input, without a terminal
+    allow_sampling: list[str] = field(default_factory=list[str])  # --allow-sampling
     resume_latest: bool = False
     """``--continue``: resume the latest session of this project."""
     resume: str | None = None
@@ -252,6 +256,7 @@ class ChatRuntime:
             return
         self.agent = Agent(self.session, model, self.gate)
         self.agent.configure(settings)
+        self.agent.sampler = self.manager.sampler
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -330,6 +335,7 @@ async def open_runtime(
     *,
     need_model: bool,
     ask_trust: TrustPrompt | None = None,
+    user_agent: UserAgent | None = None,
 ) -> AsyncIterator[ChatRuntime]:
     """Build the runtime; MCP servers are not started here (the caller decides when).
 
@@ -340,7 +346,6 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
-    from core.builtin import builtin_tools
     from core.model import resolve_config
     from core.permissions import PermissionGate
     from core.session import Session
@@ -348,9 +353,13 @@ async def open_runtime(
     settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
-    async with open_manager(settings.servers) as manager:
+    from cli.answers import chat_answers, chat_tools
+
+    held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
+    answers, sampler = chat_answers(settings, options, user_agent, held)
+    async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         session = Session(
-            builtin_tools(globals_.cwd, settings.project_root),
+            chat_tools(globals_.cwd, settings, manager),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -364,6 +373,7 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        held.append(runtime)
         try:
             try:
                 await runtime.apply(settings)

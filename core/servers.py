@@ -42,7 +42,19 @@ _SERVER_KEYS = (
     "exclude_tools",
     "protocol",
     "description",
+    "log_level",
 )
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+"""MCP's (syslog's) levels, for ``log_level``."""
 
 
 WarningKind = Literal["unknown_key", "milliseconds", "translated"]
@@ -93,6 +105,8 @@ class ServerConfig:
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
     protocol: Protocol = "auto"
+    log_level: str | None = None
+    """Sent as ``logging/setLevel`` (or the 2026-07-28 request meta); None sends nothing."""
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
@@ -250,6 +264,12 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             f"unknown protocol {json.dumps(protocol)} (key 'protocol')",
             hint='Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".',
         )
+    log_level = data.get("log_level")
+    if log_level is not None and log_level not in LOG_LEVELS:
+        raise _EntryError(
+            f"unknown log_level {json.dumps(log_level)} (key 'log_level')",
+            hint=f"Use one of {', '.join(LOG_LEVELS)}.",
+        )
     cwd_text = text("cwd")
     cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
     url = text("url")
@@ -275,6 +295,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         include_tools=str_list("include_tools"),
         exclude_tools=str_list("exclude_tools") or (),
         protocol=protocol,
+        log_level=log_level,
         warnings=tuple(warnings),
         raw=data,
     )

@@ -22,6 +22,7 @@ from typing import Any
 from core import paths
 from core.errors import SettingsError
 from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
+from core.useragent import parse_roots
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
@@ -92,6 +93,8 @@ class Settings:
     usage_line_after: int = DEFAULT_USAGE_LINE_AFTER
     """Print a usage line after each REPL answer once the session passed this many tokens."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    roots: tuple[Path, ...] = ()
+    """Directories offered to servers (``roots/list``) besides the project root."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -225,6 +228,10 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
+    if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
+        gated["roots"] = [str(p) for p in project_scalars["roots"]]
+    if "roots" in project_scalars:
+        project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -240,6 +247,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_gated=gated,
         untrusted_fallback={
             **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
+            "roots": global_scalars.get("roots", ()),
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -371,6 +379,8 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                 hint='Write it as "tool_search": "auto" (the default), true or false.',
             )
         out["tool_search"] = value
+    if "roots" in data:
+        out["roots"] = parse_roots(path, data["roots"])
     return out
 
 

@@ -19,6 +19,7 @@ from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.client import default_tool_timeout
 from mcpbridge.manager import Manager
+from mcpbridge.requests import USER_REJECTED
 from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
@@ -68,6 +69,14 @@ async def call_once(
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
+        ) from None
+    except CodebotError:
+        raise
+    except Exception as exc:  # boundary: whatever the SDK raises is this call's error, named
+        detail = client.redact(str(exc) or type(exc).__name__)
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' failed: {detail}",
+            hint="Re-run with --debug for the SDK's log.",
         ) from None
     return to_tool_result(result)
 
@@ -154,7 +163,7 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     return server, tool, arguments
 
 
-def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
+def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
     if exc.code == types.REQUEST_TIMEOUT:
         limit = config.tool_timeout or default_tool_timeout()
         return ServerError(
@@ -165,6 +174,11 @@ def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
         return ServerError(
             f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
             hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+        )
+    if exc.code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
+        return CodebotError(  # exit 1, as when the tool reports an error
+            f"'{tool}' on server '{config.name}' could not finish: {exc.message}",
+            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
         )
     return ServerError(
         f"server '{config.name}' rejected the call to '{tool}': {exc.message} "

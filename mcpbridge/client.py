@@ -15,25 +15,28 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
-from mcp import MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ListenNotSupportedError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from core import __version__
 from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
+from mcpbridge import features
 from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.failures import Failure, Stage, explain, read_tail
+from mcpbridge.features import ProgressHook
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.stdio import stdio_transport
+
+if TYPE_CHECKING:
+    from core.sampling import Sampler
+    from core.useragent import UserAgent
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,7 @@ DEFAULT_TOOL_TIMEOUT = 300.0
 answers (or keeps an SSE stream alive forever) must not hang a run."""
 TOOL_TIMEOUT_ENV = "CODEBOT_TOOL_TIMEOUT"
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
 
 
 def default_tool_timeout() -> float:
@@ -60,8 +64,6 @@ def default_tool_timeout() -> float:
         return DEFAULT_TOOL_TIMEOUT
     return value if value > 0 else DEFAULT_TOOL_TIMEOUT
 
-
-"""Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
 
 State = Literal["pending", "connected", "failed", "stopped"]
 
@@ -94,9 +96,21 @@ class Client:
         on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
         in_process: Any = None,
     ) -> None:
         self.config = config
+        self.agent = agent
+        """Answers elicitation, sampling and roots requests; None declares none of them."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        self.resources_stale = False
+        """``resources/list_changed`` arrived: the next resource listing is fresh."""
+        self.prompts_stale = False
+        self.updated: set[str] = set()
+        """URIs whose ``notifications/resources/updated`` arrived since they were last read."""
+        self.subscribed: set[str] = set()
         self.name = config.name
         self.state: State = "pending"
         self.failure: Failure | None = None
@@ -270,12 +284,22 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
-        return await self.session.call_tool(name, arguments, read_timeout_seconds=self.tool_timeout)
+        return await self.session.call_tool(
+            name,
+            arguments,
+            read_timeout_seconds=self.tool_timeout,
+            progress_callback=features.progress_callback(self),
+        )
 
     @property
     def tool_timeout(self) -> float:
         """Seconds one call may take: ``tool_timeout`` of the entry, else the default."""
         return self.config.tool_timeout or default_tool_timeout()
+
+    @property
+    def process(self) -> ServerProcess | None:
+        """The stdio server's process (None for HTTP and in-process servers)."""
+        return self._process
 
     def _selected(self, tool: str) -> bool:
         from fnmatch import fnmatchcase
@@ -311,8 +335,11 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
+            **features.sdk_callbacks(self),
         )
-        return await stack.enter_async_context(session)
+        client = await stack.enter_async_context(session)
+        await features.set_log_level(self, client)
+        return client
 
     @asynccontextmanager
     async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
@@ -358,23 +385,14 @@ class Client:
         )
 
     async def _listen(self, session: SDKClient) -> None:
-        """On 2026-07-28 connections, change notifications come only on a listen stream."""
-        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return
-        caps = session.server_capabilities.tools
-        if caps is None or not caps.list_changed:
-            return
-        try:
-            async with session.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._mark_stale()
-        except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
-            logger.debug("server %s: listen stream ended: %s", self.name, exc)
+        await features.listen(self, session, self._mark_stale)
 
     async def _on_message(self, message: Any) -> None:
         """Handshake-era notifications; only marks state, never does I/O."""
         if isinstance(message, types.ToolListChangedNotification):
             self._mark_stale()
+        elif features.note(self, message):
+            pass
         elif isinstance(message, Exception):
             logger.debug("server %s: transport error: %s", self.name, message)
 

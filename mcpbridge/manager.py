@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -19,9 +19,15 @@ from anyio.abc import TaskGroup
 from core.servers import ServerConfig
 from mcpbridge.client import Client
 from mcpbridge.failures import Failure
+from mcpbridge.features import ProgressHook
 from mcpbridge.naming import allocate
 from mcpbridge.process import Prelaunched
 from mcpbridge.tool import MCPTool
+
+if TYPE_CHECKING:
+    from core.sampling import Sampler
+    from core.sources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+    from core.useragent import UserAgent
 
 Status = Literal["connected", "failed", "disabled", "pending"]
 
@@ -46,9 +52,16 @@ class Manager:
         servers: Mapping[str, ServerConfig],
         *,
         prelaunched: Prelaunched | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
         in_process: Mapping[str, Any] | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
+        self.agent = agent
+        """Answers the servers' elicitation, sampling and roots requests (None: declare none)."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        """Where progress notifications of running calls go (the REPL spinner, stderr)."""
         self._prelaunched = prelaunched
         self._in_process = dict(in_process or {})
         """Server name → an SDK server object served in this process (see ``Client``)."""
@@ -103,14 +116,23 @@ class Manager:
                 on_lost=self._on_lost,
                 process=process,
                 spawn=self._spawn,
+                agent=self.agent,
+                sampler=self.sampler,
                 in_process=self._in_process.get(name),
             )
+            client.on_progress = self._progress
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
         async with anyio.create_task_group() as tg:
             for client in started:
                 tg.start_soon(self._await_ready, client)
+
+    def _progress(
+        self, server: str, value: float, total: float | None, message: str | None
+    ) -> None:
+        if self.on_progress is not None:
+            self.on_progress(server, value, total, message)
 
     def _spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
         assert self._tg is not None
@@ -261,3 +283,87 @@ class Manager:
             elif not config.enabled:
                 results[name] = ServerStatus(name, "disabled", config)
         return [results[n] for n in sorted(results)]
+
+    # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
+
+    def _selected_clients(self, server: str | None) -> list[Client]:
+        from mcpbridge.resources import find_client
+
+        if server is not None:
+            return [find_client(self.clients, server)]
+        return [c for c in self.connected() if c.connected]
+
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Every resource and template of one or all connected servers, sorted by server then
+        URI (resources before templates).
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the listing failed.
+        """
+        from mcpbridge.resources import list_resources
+
+        out: list[ResourceInfo] = []
+        for client in self._selected_clients(server):
+            out += await list_resources(client)
+        return sorted(out, key=lambda r: (r.server, r.template, r.uri))
+
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
+        """Read one resource of ``server`` (and subscribe to its updates where offered).
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the read failed.
+        """
+        from mcpbridge import resources
+
+        client = resources.find_client(self.clients, server)
+        parts = await resources.read_resource(client, uri)
+        try:
+            await resources.subscribe(client, uri)
+        except Exception:  # boundary: updates are a convenience; the read succeeded
+            pass
+        return parts
+
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Every prompt of one or all connected servers, sorted by server then name.
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the listing failed.
+        """
+        from mcpbridge.resources import list_prompts
+
+        out: list[PromptInfo] = []
+        for client in self._selected_clients(server):
+            out += await list_prompts(client)
+        return sorted(out, key=lambda p: (p.server, p.name))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str]
+    ) -> list[PromptMessage]:
+        """Render one prompt of ``server``.
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the server refused.
+        """
+        from mcpbridge.resources import find_client, get_prompt
+
+        return await get_prompt(find_client(self.clients, server), name, arguments)
+
+    async def complete(
+        self,
+        server: str,
+        ref: str,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Completions for a prompt's or a template's argument; [] when none or on failure."""
+        from mcpbridge.resources import complete
+
+        client = self.clients.get(server)
+        if client is None:
+            return []
+        return await complete(client, ref, argument, value, context)

@@ -93,6 +93,12 @@ class ServerProcess:
         if pending:
             keep(pending)
 
+    def note(self, line: str) -> None:
+        """Append one line of codebot's own (a server log message) to the log file."""
+        if not self._log.closed:
+            self._log.write(line.encode("utf-8", "replace") + b"\n")
+            self._log.flush()
+
     async def stop(self) -> None:
         """Close stdin, wait; SIGTERM the group, wait; SIGKILL. Shielded from cancellation."""
         with anyio.CancelScope(shield=True):

@@ -77,7 +77,8 @@ def test_the_fast_path_adapts_every_text_and_flag_option() -> None:
             and getattr(p, "nargs", 1) == 1
         )
     assert expected > 10
-    assert light_option_parsing(command) == expected  # type: ignore[arg-type]
+    # At least every plain text and flag option (more kinds may get a fast path too).
+    assert light_option_parsing(command) >= expected  # type: ignore[arg-type]
 
 
 LAYER_PROBE = """\
