@@ -95,6 +95,8 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
             count = len(ctx.tools)
             facts.append(f"{count} tool{'s' if count != 1 else ''}")
             facts.append(f"~{server.tokens:,} tokens")
+        elif server.status == "needs login":
+            facts.append("needs login")
         elif failure is not None:
             facts.append(f"failed at {failure.stage}")
         else:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import render
+from cli.mcp_auth import LoginOpt, login_options
 from cli.runtime import (
     Globals,
     apply_trust,
@@ -48,27 +49,32 @@ def list_command(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
     ] = None,
+    login: LoginOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
-    Exit 0 when every selected server connected, 4 when any failed (the others are listed).
+    Exit 0 when every selected server connected, 4 when any failed or needs a login (the
+    others are listed).
     """
     import anyio
 
     globals_: Globals = ctx.obj
     settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
-    return anyio.run(_list, servers, as_json, schemas)
+    return anyio.run(_list, servers, as_json, schemas, login)
 
 
-async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
-    async with open_manager(servers) as manager:
+async def _list(
+    servers: dict[str, ServerConfig], as_json: bool, schemas: bool, login: bool = False
+) -> int:
+    options = login_options() if login else None
+    async with open_manager(servers, login=options) as manager:
         from mcpbridge.report import server_view
 
         await manager.start_all()
         statuses = await manager.status(live=False)
         views = [server_view(s, manager, schemas=schemas) for s in statuses]
-    failed = any(v["status"] == "failed" for v in views)
+    failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})
     else:
@@ -76,14 +82,17 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
     return ExitCode.SERVER if failed else ExitCode.OK
 
 
-async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> ToolResult:
-    async with open_manager({config.name: config}) as manager:
+async def _call(
+    config: ServerConfig, tool: str, arguments: dict[str, Any], login: bool = False
+) -> ToolResult:
+    options = login_options() if login else None
+    async with open_manager({config.name: config}, login=options) as manager:
         from mcpbridge.call import call_once
 
         return await call_once(manager, config, tool, arguments)
 
 
-async def _batch(servers: dict[str, ServerConfig]) -> bool:
+async def _batch(servers: dict[str, ServerConfig], login: bool = False) -> bool:
     import json
 
     def emit(answer: dict[str, Any]) -> None:
@@ -95,7 +104,8 @@ async def _batch(servers: dict[str, ServerConfig]) -> bool:
 
         return await anyio.to_thread.run_sync(sys.stdin.readline)
 
-    async with open_manager(servers, prelaunch=False) as manager:
+    options = login_options() if login else None
+    async with open_manager(servers, prelaunch=False, login=options) as manager:
         from mcpbridge.call import call_batch
 
         return await call_batch(manager, servers, read_line, emit)
@@ -105,7 +115,12 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
     if not views:
         render.warn("no MCP servers are configured")
         return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "listing failed": ("!", "33")}
+    marks = {
+        "connected": ("✓", "32"),
+        "disabled": ("-", "2"),
+        "listing failed": ("!", "33"),
+        "needs login": ("!", "33"),
+    }
     for i, v in enumerate(views):
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
@@ -178,6 +193,7 @@ def call_command(
             "write one JSON result per line. Servers stay connected.",
         ),
     ] = False,
+    login: LoginOpt = False,
 ) -> int:
     """Call one tool of one server and print its result.
 
@@ -199,7 +215,7 @@ def call_command(
             )
         settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
-        ok = anyio.run(_batch, servers)
+        ok = anyio.run(_batch, servers, login)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -211,7 +227,7 @@ def call_command(
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]
-    outcome = anyio.run(_call, config, tool, arguments_)
+    outcome = anyio.run(_call, config, tool, arguments_, login)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
@@ -223,5 +239,7 @@ def call_command(
 
 
 from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
+from cli import mcp_auth as _mcp_auth  # noqa: E402 - registers `mcp login|logout`
 
 _doctor.register(mcp_app)
+_mcp_auth.register(mcp_app)

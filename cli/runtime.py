@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from core import trust
     from core.servers import ServerConfig
     from core.settings import Settings
+    from mcpbridge.auth import LoginOptions
     from mcpbridge.manager import Manager
 
 
@@ -41,6 +42,7 @@ def load_settings(globals_: Globals) -> Settings:
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+        render.REDACTOR.add(config.oauth.secrets)
     for name in (settings.api_key_env, "OPENAI_API_KEY"):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
@@ -109,18 +111,22 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(
-    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True
+    servers: Mapping[str, ServerConfig],
+    *,
+    prelaunch: bool = True,
+    login: LoginOptions | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
-    it, servers launch when ``start_all`` names them.
+    it, servers launch when ``start_all`` names them. With ``login`` a server that needs
+    authorization runs the browser flow (``--login``); without, it fails as "needs login".
     """
     from mcpbridge import process  # no SDK import
 
     async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched) as manager:
+        async with Manager(servers, prelaunched=launched, login=login) as manager:
             yield manager

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from core.envexpand import UndefinedVariable, expand
 from core.errors import SettingsError, UsageError
+from core.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -40,6 +41,7 @@ _SERVER_KEYS = (
     "exclude_tools",
     "protocol",
     "description",
+    "oauth",
 )
 
 
@@ -70,6 +72,8 @@ class ServerConfig:
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
     protocol: Protocol = "auto"
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
+    """How to authorize to an http server (``"oauth": false`` disables it)."""
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
@@ -231,6 +235,18 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             hint='Write it as "url": "https://host/mcp".',
         )
     args = str_list("args") or ()
+    oauth = OAuthSettings(enabled=False) if transport == "stdio" else OAuthSettings()
+    if "oauth" in data:
+        if transport != "http":
+            raise _EntryError(
+                "'oauth' is only for http servers",
+                hint="Remove 'oauth' from this stdio entry (pass credentials in 'env').",
+            )
+        try:
+            oauth, oauth_warnings = parse_oauth(data["oauth"], lambda v, k: _expand(v, k, environ))
+        except OAuthSettingsError as exc:
+            raise _EntryError(exc.message, hint=exc.hint) from None
+        warnings.extend(oauth_warnings)
     return ServerConfig(
         name=name,
         source=source,
@@ -247,6 +263,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         include_tools=str_list("include_tools"),
         exclude_tools=str_list("exclude_tools") or (),
         protocol=protocol,
+        oauth=oauth,
         warnings=tuple(warnings),
         raw=data,
     )

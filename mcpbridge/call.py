@@ -14,6 +14,7 @@ from mcp import MCPError
 from core.errors import CodebotError, ServerError, UsageError
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
+from mcpbridge.failures import explain_auth
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool, to_tool_result
 
@@ -41,9 +42,15 @@ async def call_once(
     client = manager.clients[config.name]
     try:
         result = await client.call_tool(tool.original_name, arguments)
-    except MCPError as exc:
-        raise _call_error(exc, config, tool.original_name) from None
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+        auth = explain_auth(exc, config, client.auth.trace)
+        if auth is not None:
+            raise ServerError(
+                f"server '{config.name}' refused '{tool.original_name}': {auth.message}",
+                hint=auth.hint,
+            ) from None
+        if isinstance(exc, MCPError):
+            raise _call_error(exc, config, tool.original_name) from None
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None

@@ -30,7 +30,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
-from mcpbridge.failures import Failure, Stage, explain, read_tail
+from mcpbridge.auth import LoginOptions, ServerAuth
+from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.stdio import stdio_transport
@@ -76,6 +77,7 @@ class Client:
         on_tools_changed: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        login: LoginOptions | None = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -100,7 +102,13 @@ class Client:
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
-        self.redact = Redactor([*config.headers.values(), *config.env.values()])
+        self.redact = Redactor(
+            [*config.headers.values(), *config.env.values(), *config.oauth.secrets]
+        )
+        self.login = login
+        """Set when this run may open the browser (``--login``, ``mcp login``)."""
+        self.auth = ServerAuth(config, login)
+        self.auth.on_wait = self._waiting_on_user
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -114,6 +122,8 @@ class Client:
                     scope.cancel()
                 async with AsyncExitStack() as stack:
                     session = await self._connect(stack)
+                    self.auth.after_connect()
+                    self.redact.add(self.auth.store.secrets())
                     self.info = self._server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
@@ -129,6 +139,8 @@ class Client:
                         tg.cancel_scope.cancel()
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
+            elif scope.cancelled_caught and self.state == "pending" and self._auth_problem():
+                pass
             elif scope.cancelled_caught and self.state == "pending":
                 self._fail(
                     "handshake" if self._stage == "launch" else self._stage,
@@ -140,7 +152,9 @@ class Client:
             self._fail(self._stage, "cancelled")
             raise
         except Exception as exc:  # boundary: any failure of one server is recorded, not raised
-            self._fail(self._stage, *explain(exc, self.config))
+            self.redact.add(self.auth.store.secrets())
+            if not self._auth_problem(exc):
+                self._fail(self._stage, *explain(exc, self.config))
         finally:
             self._session = None
             self._handshake = None
@@ -278,12 +292,33 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
+        auth = await self.auth.open(stack)
         http = httpx2.AsyncClient(
-            headers=dict(self.config.headers), timeout=HTTP_TIMEOUT, follow_redirects=True
+            headers=dict(self.config.headers),
+            timeout=HTTP_TIMEOUT,
+            follow_redirects=True,
+            auth=auth,
+            event_hooks=self.auth.event_hooks(),
         )
         await stack.enter_async_context(http)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
+
+    def _auth_problem(self, exc: BaseException | None = None) -> bool:
+        """Record an authorization failure, if the trace shows one; True when it did."""
+        problem = explain_auth(exc, self.config, self.auth.trace)
+        if problem is None:
+            return False
+        self._fail("auth", problem.message, problem.hint, needs_login=problem.needs_login)
+        return True
+
+    def _waiting_on_user(self, waiting: bool) -> None:
+        """The handshake deadline stops while the user is in the browser (the login has its
+        own bound), and starts afresh when they are back."""
+        scope = self._handshake
+        if scope is None or self.state != "pending":
+            return
+        scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
 
     def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
         impl = session.server_info
@@ -323,7 +358,9 @@ class Client:
         if self._on_tools_changed is not None:
             self._on_tools_changed(self.name)
 
-    def _fail(self, stage: Stage, message: str, hint: str | None = None) -> None:
+    def _fail(
+        self, stage: Stage, message: str, hint: str | None = None, *, needs_login: bool = False
+    ) -> None:
         if self.state == "failed":
             return
         self.state = "failed"
@@ -334,4 +371,5 @@ class Client:
             hint=hint,
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
+            needs_login=needs_login,
         )

@@ -17,13 +17,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from core.servers import ServerConfig
+from mcpbridge.auth import LoginOptions
 from mcpbridge.client import Client
 from mcpbridge.failures import Failure
 from mcpbridge.naming import allocate
 from mcpbridge.process import Prelaunched
 from mcpbridge.tool import MCPTool
 
-Status = Literal["connected", "listing failed", "failed", "disabled", "pending"]
+Status = Literal["connected", "listing failed", "failed", "needs login", "disabled", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +44,16 @@ class Manager:
     """All MCP servers of one codebot run."""
 
     def __init__(
-        self, servers: Mapping[str, ServerConfig], *, prelaunched: Prelaunched | None = None
+        self,
+        servers: Mapping[str, ServerConfig],
+        *,
+        prelaunched: Prelaunched | None = None,
+        login: LoginOptions | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
         self._prelaunched = prelaunched
+        self.login = login
+        """When set, servers that need authorization run the browser flow inline."""
         self.clients: dict[str, Client] = {}
         self._config_failures: dict[str, Failure] = {}
         self._dirty = False
@@ -103,6 +110,7 @@ class Manager:
                 on_tools_changed=self._on_tools_changed,
                 process=process,
                 spawn=self._spawn,
+                login=self.login,
             )
             self.clients[name] = client
             started.append(client)
@@ -232,9 +240,12 @@ class Manager:
                 return
             if client.state != "connected":
                 failure = client.failure
+                status: Status = "pending"
+                if failure is not None:
+                    status = "needs login" if failure.needs_login else "failed"
                 results[client.name] = ServerStatus(
                     client.name,
-                    "failed" if failure else "pending",
+                    status,
                     config,
                     error=failure.message if failure else None,
                     failure=failure,
