@@ -25,11 +25,14 @@ if TYPE_CHECKING:
     from core.tools import ToolResult
 
 
-mcp_app = typer.Typer(
+app = typer.Typer(
     help="Use MCP servers directly: list their tools, call one, check the configuration.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+"""The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
+mcp_app = app
+"""The former name, kept while branches that register on it are in flight."""
 
 ServerOpt = Annotated[
     list[str] | None,
@@ -38,7 +41,7 @@ ServerOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-@mcp_app.command("list")
+@app.command("list")
 def list_command(
     ctx: typer.Context,
     server: ServerOpt = None,
@@ -163,7 +166,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                     print(f"    {line}")
 
 
-@mcp_app.command("call")
+@app.command("call")
 def call_command(
     ctx: typer.Context,
     server: Annotated[
@@ -238,8 +241,11 @@ def call_command(
     return ExitCode.OK
 
 
-from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
-from cli import mcp_auth as _mcp_auth  # noqa: E402 - registers `mcp login|logout`
+def _add_groups() -> None:
+    from cli import doctor, mcp_auth
 
-_doctor.register(mcp_app)
-_mcp_auth.register(mcp_app)
+    app.add_typer(doctor.app)
+    app.add_typer(mcp_auth.app)
+
+
+_add_groups()

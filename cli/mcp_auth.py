@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from core.servers import ServerConfig
     from mcpbridge.auth import LoginOptions
 
+app = typer.Typer()
+"""Holds ``login`` and ``logout``; :mod:`cli.mcp` adds them to the ``mcp`` group."""
+
 LoginOpt = Annotated[
     bool,
     typer.Option(
@@ -81,6 +84,7 @@ def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
     return config
 
 
+@app.command("login")
 def login_command(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The server's name in settings.")],
@@ -130,6 +134,7 @@ async def _login(config: ServerConfig, options: LoginOptions) -> str:
         return f"logged in to '{config.name}' (tokens stored in {store.directory})"
 
 
+@app.command("logout")
 def logout_command(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The server's name in settings.")],
@@ -149,9 +154,3 @@ def logout_command(
     else:
         print(f"logged out of '{name}': tokens deleted; {result.detail}")
     return ExitCode.OK
-
-
-def register(mcp_app: typer.Typer) -> None:
-    """Add ``login`` and ``logout`` to the ``mcp`` sub-app."""
-    mcp_app.command("login")(login_command)
-    mcp_app.command("logout")(logout_command)
