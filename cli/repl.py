@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
+/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
 /tools        the active tools and their capabilities
 /plan         toggle plan mode (read-only tools)
 /clear        forget the conversation
@@ -233,6 +234,8 @@ class Repl:
             print(render.table(rows))
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
+        elif name == "/mcp" and rest.strip().startswith("login"):
+            await self._login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
             await self._show_mcp(runtime)
         else:
@@ -257,6 +260,28 @@ class Repl:
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
+
+    async def _login(self, runtime: ChatRuntime, name: str) -> None:
+        """``/mcp login NAME``: the browser flow for one server, then its tools are in."""
+        from cli.mcp_auth import login_options
+
+        config = runtime.manager.servers.get(name)
+        if not name or config is None:
+            known = ", ".join(runtime.manager.servers) or "none"
+            render.error_line(f"usage: /mcp login NAME (servers: {known})")
+            return
+        if config.type != "http" or not config.oauth.enabled:
+            render.error_line(f"server '{name}' does not use OAuth (stdio, or \"oauth\": false)")
+            return
+        client = await runtime.manager.restart(name, login=login_options(force=True))
+        await runtime.session.before_prompt()  # the next turn sees its tools
+        if client.failure is not None:
+            render.error_line(f"login to '{name}' failed: {client.failure.message}")
+            if client.failure.hint:
+                print(f"  hint: {client.failure.hint}", file=sys.stderr)
+            return
+        render.REDACTOR.add(client.auth.store.secrets())
+        print(f"(logged in to '{name}'; {len(client.tools)} tools)")
 
     async def _show_mcp(self, runtime: ChatRuntime) -> None:
         statuses = await runtime.manager.status(live=False)

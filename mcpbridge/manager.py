@@ -153,6 +153,23 @@ class Manager:
         self._dirty = True
         await self.start_all()
 
+    async def restart(self, name: str, *, login: LoginOptions | None = None) -> Client:
+        """Stop server ``name`` and start it again, with the browser flow allowed when
+        ``login`` is given (REPL ``/mcp login``). Never raises for the server's failure.
+        """
+        old = self.clients.pop(name, None)
+        if old is not None:
+            await self._stop_clients([old])
+        self._config_failures.pop(name, None)
+        previous, self.login = self.login, login
+        try:
+            await self.start_all([name])
+        finally:
+            self.login = previous
+        self._tools = None
+        self._dirty = True
+        return self.clients[name]
+
     # -- the tool source -----------------------------------------------------------------
 
     @property

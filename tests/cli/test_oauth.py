@@ -327,3 +327,37 @@ def test_oauth_false_never_tries(
     assert browser_log(tmp_path) == []
     code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "login", "prot")
     assert code == 2 and '"oauth": false' in err
+
+
+@pytest.mark.anyio
+async def test_repl_says_who_needs_login_and_logs_in(
+    tmp_path: Path, server: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import anyio
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from cli.repl import Repl
+    from cli.runtime import ChatOptions, Globals
+
+    global_settings(tmp_path, {"prot": {"type": "http", "url": server}})
+    with create_pipe_input() as inp:
+        repl = Repl(inp, DummyOutput())
+
+        async def typist() -> None:
+            await anyio.sleep(3)  # the start-up line comes once the server answered
+            for keys in ["/mcp\r", "/mcp login prot\r", "/mcp\r", "\x04"]:
+                await anyio.sleep(1.5)
+                inp.send_text(keys)
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(typist)
+                code = await repl.main(Globals(cwd=tmp_path), ChatOptions())
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "'prot' needs login (/mcp login prot)" in out + err
+    assert "prot: needs login" in out
+    assert "(logged in to 'prot'; 2 tools)" in out
+    assert "prot: connected, 2 tools" in out
+    assert len(browser_log(tmp_path)) == 1
