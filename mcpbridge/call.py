@@ -54,6 +54,12 @@ async def call_once(
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None
+    except Exception as exc:  # boundary: a malformed answer (the SDK validates it) is an error
+        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+        raise ServerError(
+            f"server '{config.name}' sent an invalid answer to '{tool.original_name}': {reason}",
+            hint="The server broke the protocol; report it to its author.",
+        ) from None
     return to_tool_result(result)
 
 
