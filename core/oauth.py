@@ -95,7 +95,7 @@ def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSet
     """Validate the ``oauth`` value of an entry; ``expand(text, key)`` expands ``${VAR}``.
 
     Returns:
-        The settings and warnings (unknown keys).
+        The settings and the unknown keys (ignored).
 
     Raises:
         OAuthSettingsError: a key has the wrong type or an impossible value.
@@ -110,7 +110,7 @@ def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSet
             hint='Write "oauth": {"scopes": ["read"]}, or "oauth": false to never try OAuth.',
         )
     data: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-    warnings = [f"unknown key 'oauth.{k}' is ignored" for k in data if k not in OAUTH_KEYS]
+    warnings = [str(k) for k in data if k not in OAUTH_KEYS]
 
     def text(key: str) -> str | None:
         raw = data.get(key)

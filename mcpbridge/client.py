@@ -22,7 +22,6 @@ import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
 from mcp import MCPError
-from mcp.client._transport import Transport, TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -30,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
+from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.auth import LoginOptions, ServerAuth
 from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.probe import guard_discover
@@ -75,9 +75,11 @@ class Client:
         config: ServerConfig,
         *,
         on_tools_changed: Callable[[str], None] | None = None,
+        on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         login: LoginOptions | None = None,
+        in_process: Any = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -96,9 +98,14 @@ class Client:
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
+        self._on_lost = on_lost
+        """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
+        self._in_process = in_process
+        """An SDK ``Server``/``MCPServer`` served in this process instead of the configured
+        command or URL (the SDK's in-memory transport; the tests' fast tier)."""
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
@@ -147,6 +154,7 @@ class Client:
                     f"no answer within {self.config.timeout:g} s",
                     hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
                     "or check that the server starts on its own.",
+                    timed_out=True,
                 )
         except anyio.get_cancelled_exc_class():
             self._fail(self._stage, "cancelled")
@@ -225,6 +233,10 @@ class Client:
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list``, filtered by include/exclude."""
+        return [t for t in await self.list_all_tools(session) if self._selected(t.name)]
+
+    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
         session = session or self.session
         tools: list[types.Tool] = []
         cursor: str | None = None
@@ -234,7 +246,7 @@ class Client:
             cursor = page.next_cursor
             if not cursor:
                 break
-        return [t for t in tools if self._selected(t.name)]
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         """Call one tool within ``tool_timeout``; a crashed server is restarted once first.
@@ -258,6 +270,15 @@ class Client:
 
     async def _connect(self, stack: AsyncExitStack) -> SDKClient:
         config = self.config
+        if self._in_process is not None:
+            self._stage = "handshake"
+            session = SDKClient(
+                self._in_process,
+                mode=config.protocol,
+                client_info=client_info(),
+                message_handler=self._on_message,
+            )
+            return await stack.enter_async_context(session)
         if config.type == "http":
             transport = await self._http_transport(stack)
             mode = config.protocol
@@ -292,15 +313,7 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
-        auth = await self.auth.open(stack)
-        http = httpx2.AsyncClient(
-            headers=dict(self.config.headers),
-            timeout=HTTP_TIMEOUT,
-            follow_redirects=True,
-            auth=auth,
-            event_hooks=self.auth.event_hooks(),
-        )
-        await stack.enter_async_context(http)
+        http = await self.auth.http_client(stack, dict(self.config.headers), HTTP_TIMEOUT)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
 
@@ -313,8 +326,7 @@ class Client:
         return True
 
     def _waiting_on_user(self, waiting: bool) -> None:
-        """The handshake deadline stops while the user is in the browser (the login has its
-        own bound), and starts afresh when they are back."""
+        """No handshake deadline while the user is in the browser (the login has its own)."""
         scope = self._handshake
         if scope is None or self.state != "pending":
             return
@@ -359,10 +371,17 @@ class Client:
             self._on_tools_changed(self.name)
 
     def _fail(
-        self, stage: Stage, message: str, hint: str | None = None, *, needs_login: bool = False
+        self,
+        stage: Stage,
+        message: str,
+        hint: str | None = None,
+        *,
+        timed_out: bool = False,
+        needs_login: bool = False,
     ) -> None:
         if self.state == "failed":
             return
+        was_up = self.state == "connected"
         self.state = "failed"
         self.failure = Failure(
             server=self.name,
@@ -372,4 +391,7 @@ class Client:
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
             needs_login=needs_login,
+            timed_out=timed_out,
         )
+        if was_up and self._on_lost is not None:
+            self._on_lost(self.name)

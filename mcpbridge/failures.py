@@ -39,6 +39,8 @@ class Failure:
     log_file: Path | None = None
     needs_login: bool = False
     """Stage "auth": the server wants a login that this run did not do (status "needs login")."""
+    timed_out: bool = False
+    """The client gave up waiting for the handshake or the first listing (``timeout``)."""
 
     def describe(self) -> str:
         """One paragraph: message, then the stderr tail indented."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp import MCPError
 
-from core.tools import Permission, ToolResult
+from core.tools import Permission, ToolResult, normalize_schema
 from mcpbridge.capability import classify
 
 if TYPE_CHECKING:
@@ -115,15 +115,6 @@ def _validator_for(schema: dict[str, Any]) -> Any:
     except jsonschema.SchemaError:
         return False
     return cls(schema)
-
-
-def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{"type": "object", "properties": {}}`` at least; the server's schema otherwise."""
-    out: dict[str, Any] = dict(schema or {})
-    out.setdefault("type", "object")
-    if out.get("type") == "object":
-        out.setdefault("properties", {})
-    return out
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:

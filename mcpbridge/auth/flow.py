@@ -116,6 +116,21 @@ class ServerAuth:
         self.trace.uses_oauth = True
         return self.provider
 
+    async def http_client(
+        self, stack: AsyncExitStack, headers: dict[str, str], limits: httpx2.Timeout
+    ) -> httpx2.AsyncClient:
+        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded."""
+        auth = await self.open(stack)
+        http = httpx2.AsyncClient(
+            headers=headers,
+            timeout=limits,
+            follow_redirects=True,
+            auth=auth,
+            event_hooks=self.event_hooks(),
+        )
+        await stack.enter_async_context(http)
+        return http
+
     def event_hooks(self) -> dict[str, list[Callable[..., Any]]]:
         """Hooks for the ``httpx2.AsyncClient``: record the MCP endpoint's statuses."""
         target = self._url.rstrip("/")

@@ -78,8 +78,8 @@ def test_login_list_call_logout(
     assert code == 4, err
     [view] = json.loads(out)["servers"]
     assert view["status"] == "needs login"
-    assert view["error"]["stage"] == "auth"
-    assert "codebot mcp login prot" in view["error"]["hint"]
+    assert view["failure"]["stage"] == "auth"
+    assert "codebot mcp login prot" in view["failure"]["hint"]
     assert stats(server)["stats"].get("registrations", 0) == 0  # nothing registered silently
 
     code, out, err = codebot(capsys, *cwd, "mcp", "login", "prot")
@@ -322,8 +322,8 @@ def test_oauth_false_never_tries(
     code, out, _ = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list", "--json", "--login")
     [view] = json.loads(out)["servers"]
     assert code == 4
-    assert view["status"] == "failed" and view["error"]["stage"] == "auth"
-    assert "401" in view["error"]["message"]
+    assert view["status"] == "failed" and view["failure"]["stage"] == "auth"
+    assert "401" in view["failure"]["message"]
     assert browser_log(tmp_path) == []
     code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "login", "prot")
     assert code == 2 and '"oauth": false' in err
