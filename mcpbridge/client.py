@@ -130,7 +130,7 @@ class Client:
                 async with AsyncExitStack() as stack:
                     session = await self._connect(stack)
                     self.auth.after_connect()
-                    self.redact.add(self.auth.store.secrets())
+                    self.redact.add(self.auth.secrets())
                     self.info = self._server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
@@ -160,7 +160,7 @@ class Client:
             self._fail(self._stage, "cancelled")
             raise
         except Exception as exc:  # boundary: any failure of one server is recorded, not raised
-            self.redact.add(self.auth.store.secrets())
+            self.redact.add(self.auth.secrets())
             if not self._auth_problem(exc):
                 self._fail(self._stage, *explain(exc, self.config))
         finally:

@@ -82,6 +82,10 @@ class ServerAuth:
         """False for stdio servers and ``"oauth": false``."""
         return self.config.type == "http" and self.config.oauth.enabled
 
+    def secrets(self) -> list[str]:
+        """The stored tokens and client secret, for the redactor (none for stdio servers)."""
+        return self.store.secrets() if self.enabled else []
+
     async def open(self, stack: AsyncExitStack) -> httpx2.Auth | None:
         """The auth to attach to the HTTP client, or None (plain requests).
 
