@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.mcp_auth import LoginOpt, login_options
 from cli.runtime import (
     Globals,
     apply_trust,
+    describe_settings_files,
     load_settings,
     open_manager,
     require_trusted,
@@ -36,7 +37,14 @@ mcp_app = app
 
 ServerOpt = Annotated[
     list[str] | None,
-    typer.Option("--server", "-s", help="Only this server (repeatable).", show_default=False),
+    typer.Option(
+        "--server",
+        "-s",
+        metavar="NAME",
+        help="Only this server (repeatable).",
+        show_default=False,
+        autocompletion=completion.server_names,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
@@ -50,21 +58,36 @@ def list_command(
         bool, typer.Option("--schemas", help="Show each tool's input schema.")
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, per server."
+        ),
     ] = None,
     login: LoginOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
     Exit 0 when every selected server connected, 4 when any failed or needs a login (the
-    others are listed).
+    others are listed), 2 for an unknown or disabled --server.
     """
     import anyio
 
     globals_: Globals = ctx.obj
     settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
-    return anyio.run(_list, servers, as_json, schemas, login)
+    if not servers and not as_json:
+        render.warn("no MCP servers are configured")
+        render.hint(describe_settings_files(settings))
+        return ExitCode.OK
+    code = anyio.run(_list, servers, as_json, schemas, login)
+    off = [c for c in servers.values() if server and not c.enabled]
+    if off and code == ExitCode.OK:
+        render.error_line(
+            f"server '{off[0].name}' is disabled ('enabled': false in {off[0].source})"
+        )
+        render.hint(f"Enable it with `codebot mcp enable {off[0].name}`.")
+        return ExitCode.USAGE
+    return code
 
 
 async def _list(
@@ -77,6 +100,7 @@ async def _list(
         await manager.start_all()
         statuses = manager.status()
         views = [status_view(s, manager, schemas=schemas) for s in statuses]
+    completion.remember_tools(views)
     failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})
@@ -165,15 +189,29 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
 def call_command(
     ctx: typer.Context,
     server: Annotated[
-        str | None, typer.Argument(help="The server's name in settings.", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="SERVER",
+            help="The server's name in settings.",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
     ] = None,
     tool: Annotated[
-        str | None, typer.Argument(help="The tool's name (or its mcp__ name).", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="TOOL",
+            help="The tool's name (or its mcp__ name).",
+            show_default=False,
+            autocompletion=completion.tool_names,
+        ),
     ] = None,
     args: Annotated[
         list[str] | None,
         typer.Argument(
-            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.", show_default=False
+            metavar="ARGS...",
+            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.",
+            show_default=False,
         ),
     ] = None,
     as_json: Annotated[
@@ -181,7 +219,9 @@ def call_command(
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Seconds for the handshake and for the call."),
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds for the handshake and for the call."
+        ),
     ] = None,
     batch: Annotated[
         bool,
@@ -220,8 +260,11 @@ def call_command(
             "missing SERVER and TOOL",
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
+    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    require_trusted(server, check, settings)
+    if server in settings.shadowed and check.needs_trust:
+        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
     config = select_servers(settings, [server])[server]
-    require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     config = with_timeout({server: config}, timeout)[server]
@@ -237,9 +280,12 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor, mcp_auth
+    from cli import doctor, mcp_auth, mcp_get, mcp_import, mcp_manage
 
     app.add_typer(doctor.app)
+    app.add_typer(mcp_manage.app)
+    app.add_typer(mcp_get.app)
+    app.add_typer(mcp_import.app)
     app.add_typer(mcp_auth.app)
 
 

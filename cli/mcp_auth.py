@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli import render
-from cli.runtime import Globals, load_settings, require_trusted, select_servers
+from cli.runtime import Globals, apply_trust, load_settings, require_trusted, select_servers
 from core.errors import ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
+    from cli.runtime import ChatRuntime
     from core.servers import ServerConfig
     from mcpbridge.auth import LoginOptions
 
@@ -67,8 +68,11 @@ def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
     from core.servers import require_usable
 
     settings = load_settings(globals_)
+    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    require_trusted(name, check, settings)
+    if name in settings.shadowed and check.needs_trust:
+        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
     config = select_servers(settings, [name])[name]
-    require_trusted(name, trust.check(settings, assume_trusted=globals_.trust_project))
     require_usable(config)
     if config.type != "http":
         raise UsageError(
@@ -154,3 +158,24 @@ def logout_command(
     else:
         print(f"logged out of '{name}': tokens deleted; {result.detail}")
     return ExitCode.OK
+
+
+async def repl_login(runtime: ChatRuntime, name: str) -> None:
+    """``/mcp login NAME``: the browser flow for one server, then its tools are in."""
+    config = runtime.manager.servers.get(name)
+    if not name or config is None:
+        known = ", ".join(runtime.manager.servers) or "none"
+        render.error_line(f"usage: /mcp login NAME (servers: {known})")
+        return
+    if config.type != "http" or not config.oauth.enabled:
+        render.error_line(f"server '{name}' does not use OAuth (stdio, or \"oauth\": false)")
+        return
+    client = await runtime.manager.restart(name, login=login_options(force=True))
+    await runtime.session.before_prompt()  # the next turn sees its tools
+    if client.failure is not None:
+        render.error_line(f"login to '{name}' failed: {client.failure.message}")
+        if client.failure.hint:
+            print(f"  hint: {client.failure.hint}", file=sys.stderr)
+        return
+    render.REDACTOR.add(client.auth.store.secrets())
+    print(f"(logged in to '{name}'; {len(client.tools)} tools)")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from core.permissions import Approver, PermissionGate
     from core.servers import ServerConfig
     from core.session import Session
+    from core.sessions import SessionLog
     from core.settings import Settings
     from mcpbridge.auth import LoginOptions
     from mcpbridge.manager import Manager
@@ -39,6 +40,10 @@ class Globals:
     cwd: Path
     debug: bool = False
     trust_project: bool = False
+    model: str | None = None
+    """``--model`` given as a global option (``chat --model`` beats it)."""
+    base_url: str | None = None
+    """``--base-url`` given as a global option (``chat --base-url`` beats it)."""
 
 
 def load_settings(globals_: Globals) -> Settings:
@@ -56,6 +61,11 @@ def load_settings(globals_: Globals) -> Settings:
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
         render.REDACTOR.add(config.oauth.secrets)
+    for warning in settings.warnings:
+        render.warn_once(str(warning))
+    for config in settings.servers.values():
+        for entry_warning in config.warnings:
+            render.warn_once(f"server '{config.name}' in {config.source}: {entry_warning}")
     for name in (settings.api_key_env, "OPENAI_API_KEY"):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
@@ -74,8 +84,11 @@ def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.
     return trust.without_untrusted(settings, result), result
 
 
-def require_trusted(name: str, result: trust.TrustCheck) -> None:
-    """A server named on the command line that the project defines, untrusted, is an error."""
+def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
+    """A server named on the command line that the project defines, untrusted, is an error
+    (unless a global entry of the same name stands in for it)."""
+    if name in settings.shadowed:
+        return
     if result.needs_trust and any(c.name == name for c in result.servers):
         raise SettingsError(
             f"server '{name}' is defined by {result.project_file}, "
@@ -105,7 +118,19 @@ def with_timeout(
     """Override every server's handshake and tool timeout (``--timeout``)."""
     if timeout is None:
         return dict(servers)
+    check_timeout(timeout)
     return {n: replace(c, timeout=timeout, tool_timeout=timeout) for n, c in servers.items()}
+
+
+def check_timeout(timeout: float) -> None:
+    """``--timeout`` must be a positive, finite number of seconds (a usage error otherwise)."""
+    import math
+
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(
+            f"--timeout {timeout:g}: must be a positive number of seconds",
+            hint="Pass e.g. --timeout 30 (seconds, not milliseconds).",
+        )
 
 
 def describe_settings_files(settings: Settings) -> str:
@@ -115,10 +140,15 @@ def describe_settings_files(settings: Settings) -> str:
         from core import paths
 
         return (
-            f"No settings file found: add servers to {paths.global_settings_path()} or "
-            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE}."
+            f"No settings file found: add servers to {paths.global_settings_path()} (yours) or "
+            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE} (the project's), e.g. "
+            "with `codebot mcp add NAME -- COMMAND [ARGS]...` (--scope project for the latter)."
         )
-    return "Servers are configured in " + " and ".join(files) + "."
+    return (
+        "Servers are configured in "
+        + " and ".join(files)
+        + "; `codebot mcp add NAME -- COMMAND [ARGS]...` adds one."
+    )
 
 
 @asynccontextmanager
@@ -158,6 +188,10 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
+    resume_latest: bool = False
+    """``--continue``: resume the latest session of this project."""
+    resume: str | None = None
+    """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
 
 
 @dataclass
@@ -179,6 +213,8 @@ class ChatRuntime:
     """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
     untrusted: tuple[str, ...] = ()
     """Project servers skipped for this session because the project is not trusted."""
+    log: SessionLog | None = None
+    """Where this conversation is saved (``core.sessions``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -196,9 +232,9 @@ class ChatRuntime:
 
         self.settings = settings
         self.gate.rules = settings.permissions
+        self.session.set_tool_search(settings.tool_search)
         if self.agent is not None:
-            self.agent.max_turns = settings.max_turns
-            self.agent.tool_result_max_tokens = settings.tool_result_max_tokens
+            self.agent.configure(settings)
         options = self.options
         try:
             config = resolve_config(settings, model=options.model, base_url=options.base_url)
@@ -212,15 +248,43 @@ class ChatRuntime:
         model = ChatModel(create_client(config), config)
         if self.agent is not None:
             previous, self.agent.model = self.agent.model, model
+            self.agent.follow_model()
             await previous.aclose()
             return
-        self.agent = Agent(
-            self.session,
-            model,
-            self.gate,
-            max_turns=settings.max_turns,
-            tool_result_max_tokens=settings.tool_result_max_tokens,
+        self.agent = Agent(self.session, model, self.gate)
+        self.agent.configure(settings)
+
+    def start_log(self, session_id: str | None = None) -> None:
+        """Save this conversation; with --continue/--resume (or ``session_id``) resume one
+        first. The resumed history meets the current tool set.
+
+        Raises:
+            UsageError: the session to resume does not exist.
+        """
+        from cli import render
+        from core import sessions
+
+        project = self.settings.project_root or self.globals.cwd
+        options = self.options
+        saved = None
+        if session_id is not None:
+            saved = sessions.find(project, session_id)
+        elif options.resume_latest:
+            saved = sessions.find(project, None)
+        elif options.resume:
+            saved = sessions.find(project, options.resume)
+        model = self.agent.model.config.model if self.agent else None
+        log = sessions.SessionLog(
+            project,
+            session_id=saved.id if saved else None,
+            scrub=render.REDACTOR,
+            meta={"cwd": str(self.globals.cwd), "model": model},
         )
+        if saved is not None:
+            self.session.replace_history(sessions.replay(saved.path))
+            log.adopt(self.session)
+        self.session.recorder = log
+        self.log = log
 
     async def aclose(self) -> None:
         """Close the model's HTTP client (shielded: runs during cancellation too)."""
@@ -304,6 +368,7 @@ async def open_runtime(
             except ModelError:
                 if need_model:
                     raise
+            runtime.start_log()
             yield runtime
         finally:
             await runtime.aclose()

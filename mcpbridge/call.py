@@ -10,13 +10,16 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp import MCPError
+from pydantic import ValidationError
 
-from core.errors import CodebotError, ServerError, UsageError
+from core.arguments import typed
+from core.errors import CodebotError, ExitCode, ServerError, UsageError
+from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.failures import explain_auth
 from mcpbridge.manager import Manager
-from mcpbridge.tool import MCPTool, to_tool_result
+from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
 async def call_once(
@@ -33,6 +36,7 @@ async def call_once(
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
     tool = find_tool(manager.tools(), config.name, tool_name)
+    arguments = typed(arguments, tool.schema())
     problem = tool.check_arguments(arguments)
     if problem:
         raise UsageError(
@@ -54,11 +58,16 @@ async def call_once(
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None
-    except Exception as exc:  # boundary: a malformed answer (the SDK validates it) is an error
-        reason = " ".join(str(exc).split())[:300] or type(exc).__name__
+    except ValidationError as exc:
         raise ServerError(
-            f"server '{config.name}' sent an invalid answer to '{tool.original_name}': {reason}",
-            hint="The server broke the protocol; report it to its author.",
+            f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
+            hint="The server breaks the protocol; report it to its authors.",
+        ) from None
+    except RuntimeError as exc:  # the SDK's checks of structured content against outputSchema
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' returned a result that breaks "
+            f"its own output schema: {client.redact(str(exc))}",
+            hint="The server breaks its tool's outputSchema; report it to its authors.",
         ) from None
     return to_tool_result(result)
 
@@ -106,8 +115,19 @@ async def call_batch(
                 "hint": exc.hint,
                 "exit_code": int(exc.exit_code),
             }
+        except Exception as exc:  # boundary: one bad line never ends the batch
+            ok = False
+            secrets = [v for c in servers.values() for v in (*c.headers.values(), *c.env.values())]
+            answer["error"] = {
+                "message": Redactor(secrets)(f"unexpected error: {type(exc).__name__}: {exc}"),
+                "hint": "Re-run with --debug for details.",
+                "exit_code": int(ExitCode.TOOL_ERROR),
+            }
         emit(answer)
     return ok
+
+
+_REQUEST_KEYS = ("server", "tool", "arguments")
 
 
 def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
@@ -117,6 +137,14 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
         raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(request, dict):
         raise UsageError("a request must be a JSON object")
+    unknown = [k for k in request if k not in _REQUEST_KEYS]  # pyright: ignore[reportUnknownVariableType]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _REQUEST_KEYS, n=1)  # pyright: ignore[reportUnknownArgumentType]
+        suggestion = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UsageError(
+            f"unknown key '{unknown[0]}' in the request{suggestion}",
+            hint='A request holds "server", "tool" and "arguments" (an object), nothing else.',
+        )
     server, tool = request.get("server"), request.get("tool")
     arguments = request.get("arguments", {})
     if not isinstance(server, str) or not isinstance(tool, str):

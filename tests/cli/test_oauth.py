@@ -265,18 +265,21 @@ def test_tokens_stay_with_their_entry_and_project(
 ) -> None:
     global_settings(tmp_path, {"prot": {"type": "http", "url": server}})
     assert codebot(capsys, "--cwd", str(tmp_path), "mcp", "login", "prot")[0] == 0
-    before = stats(server)["stats"].get("mcp:ok", 0)
 
-    # A project with an entry of the same name and URL gets no token from the global login.
+    # A project's entries, of the same name or another, get no token from the global login.
     project = tmp_path / "proj"
-    write_settings(project, {"mcp_servers": {"prot": {"type": "http", "url": server}}})
-    code, out, _ = codebot(capsys, "--cwd", str(project), "mcp", "list")
-    assert code == 4 and "needs login" in out
+    entry = {"type": "http", "url": server}
+    write_settings(project, {"mcp_servers": {"prot": entry, "other": entry}})
+    code, out, _ = codebot(capsys, "--cwd", str(project), "mcp", "list", "--json")
+    assert code == 4
+    views = {v["name"]: v["status"] for v in json.loads(out)["servers"]}
+    assert views == {"prot": "needs login", "other": "needs login"}
     # Untrusted, the project's server is not even started: no request carries a token.
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
-    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "call", "prot", "echo", "text=x")
+    before = stats(server)["stats"].get("mcp:ok", 0)
+    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "call", "other", "echo", "text=x")
     assert code == 3 and "not trusted" in err
-    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "login", "prot")
+    code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "login", "other")
     assert code == 3 and "not trusted" in err
     assert stats(server)["stats"].get("mcp:ok", 0) == before
     # The global entry still has its own.
