@@ -115,8 +115,7 @@ class Client:
         self.redact = Redactor(
             [*config.headers.values(), *config.env.values(), *config.oauth.secrets]
         )
-        self.login = login
-        """Set when this run may open the browser (``--login``, ``mcp login``)."""
+        self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
         self.auth.on_wait = self._waiting_on_user
 
@@ -149,9 +148,7 @@ class Client:
                         tg.cancel_scope.cancel()
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
-            elif scope.cancelled_caught and self.state == "pending" and self._auth_problem():
-                pass
-            elif scope.cancelled_caught and self.state == "pending":
+            elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
                 self._fail(
                     "handshake" if self._stage == "launch" else self._stage,
                     f"no answer within {self.config.timeout:g} s",
