@@ -67,6 +67,12 @@ def doctor_command(
     list_checks: Annotated[
         bool, typer.Option("--list-checks", help="List every check (id, severity) and exit.")
     ] = False,
+    login: Annotated[
+        bool,
+        typer.Option(
+            "--login", help="Run the OAuth browser flow inline when a server needs authorization."
+        ),
+    ] = False,
 ) -> int:
     """Check the MCP configuration: settings, connections, tools, totals.
 
@@ -94,8 +100,13 @@ def doctor_command(
         servers = with_timeout(select_servers(settings, server), timeout)
         result = trust.check(settings, assume_trusted=globals_.trust_project)
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
+        from cli.mcp_auth import login_options
+
+        options = login_options() if login else None
         report = anyio.run(
-            lambda: doctor.diagnose(settings, servers, selected=bool(server), untrusted=untrusted)
+            lambda: doctor.diagnose(
+                settings, servers, selected=bool(server), untrusted=untrusted, login=options
+            )
         )
 
     stream = sys.stdout
