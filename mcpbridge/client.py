@@ -13,7 +13,6 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,7 +22,6 @@ import mcp_types as types
 from mcp import Client as SDKClient
 from mcp.client.streamable_http import streamable_http_client
 
-from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
 from mcpbridge import features
@@ -33,6 +31,7 @@ from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.features import ProgressHook
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
+from mcpbridge.serverinfo import ServerInfo, client_info
 from mcpbridge.stdio import stdio_transport
 
 if TYPE_CHECKING:
@@ -52,23 +51,6 @@ HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
 
 State = Literal["pending", "connected", "failed", "stopped"]
-
-
-def client_info() -> types.Implementation:
-    """What codebot tells servers about itself."""
-    return types.Implementation(name="codebot", version=__version__)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerInfo:
-    """What the handshake told us."""
-
-    protocol_version: str
-    name: str | None
-    version: str | None
-    capabilities: dict[str, Any]
-    instructions: str | None
-    handshake_ms: float
 
 
 class Client:
