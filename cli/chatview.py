@@ -238,7 +238,12 @@ def report_mcp(manager: Manager) -> None:
         return
     tools = len(manager.tools())
     parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
-    parts += [f"'{name}' failed: {render.safe(f.message)}" for name, f in failures.items()]
+    parts += [
+        f"'{render.safe(name)}' needs login (/mcp login {render.safe(name)})"
+        if f.needs_login
+        else f"'{render.safe(name)}' failed: {render.safe(f.message)}"
+        for name, f in failures.items()
+    ]
     line = "; ".join(parts)
     if failures:
         render.warn(line + " (/mcp or `codebot mcp doctor` for details)")

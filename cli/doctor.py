@@ -67,6 +67,12 @@ def doctor_command(
     list_checks: Annotated[
         bool, typer.Option("--list-checks", help="List every check (id, severity) and exit.")
     ] = False,
+    login: Annotated[
+        bool,
+        typer.Option(
+            "--login", help="Run the OAuth browser flow inline when a server needs authorization."
+        ),
+    ] = False,
 ) -> int:
     """Check the MCP configuration: settings, connections, tools, totals.
 
@@ -94,15 +100,19 @@ def doctor_command(
         servers = with_timeout(select_servers(settings, server), timeout)
         result = trust.check(settings, assume_trusted=globals_.trust_project)
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
+        from cli.mcp_auth import login_options
         from cli.signals import terminable
 
+        options = login_options() if login else None
         found: list[doctor.Report] = []
 
         async def diagnose() -> None:
             # Returns nothing: asyncio formats the main task's result on exit (an enum lookup
             # of the SIGINT handler), and the repr of a 10,000-server report is not free.
             found.append(
-                await doctor.diagnose(settings, servers, selected=bool(server), untrusted=untrusted)
+                await doctor.diagnose(
+                    settings, servers, selected=bool(server), untrusted=untrusted, login=options
+                )
             )
 
         anyio.run(terminable, diagnose)

@@ -9,6 +9,7 @@ import typer
 
 from cli import completion, render
 from cli.answers import LazyModel, policy
+from cli.mcp_auth import LoginOpt, login_options
 from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
 from cli.runtime import (
     Globals,
@@ -69,11 +70,12 @@ def list_command(
             "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, per server."
         ),
     ] = None,
+    login: LoginOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
-    Exit 0 when every selected server connected, 4 when any failed (the others are listed),
-    2 for an unknown or disabled --server.
+    Exit 0 when every selected server connected, 4 when any failed or needs a login (the
+    others are listed), 2 for an unknown or disabled --server.
     """
     import anyio
 
@@ -84,7 +86,8 @@ def list_command(
         render.warn("no MCP servers are configured")
         render.hint(describe_settings_files(settings))
         return ExitCode.OK
-    code = anyio.run(terminable, _list, servers, as_json, schemas, policy(settings, None, None))
+    requests = policy(settings, None, None)
+    code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -96,18 +99,23 @@ def list_command(
 
 
 async def _list(
-    servers: dict[str, ServerConfig], as_json: bool, schemas: bool, agent: Policy
+    servers: dict[str, ServerConfig],
+    as_json: bool,
+    schemas: bool,
+    agent: Policy,
+    login: bool = False,
 ) -> int:
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
-    async with open_manager(servers, agent=agent) as manager:
+    options = login_options() if login else None
+    async with open_manager(servers, agent=agent, login=options) as manager:
         from mcpbridge.report import status_view
 
         await manager.start_all()
         statuses = manager.status()
         views = [status_view(s, manager, schemas=schemas) for s in statuses]
     completion.remember_tools(views)
-    failed = any(v["status"] == "failed" for v in views)
+    failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})
     else:
@@ -116,7 +124,11 @@ async def _list(
 
 
 async def _call(
-    config: ServerConfig, tool: str, arguments: dict[str, Any], requests: ServerRequestsFlags
+    config: ServerConfig,
+    tool: str,
+    arguments: dict[str, Any],
+    requests: ServerRequestsFlags,
+    login: bool = False,
 ) -> ToolResult:
     from core.sampling import Sampler
 
@@ -125,7 +137,10 @@ async def _call(
     agent = policy(settings, elicit, allow_sampling)
     try:
         async with open_manager(
-            {config.name: config}, agent=agent, sampler=Sampler(lazy)
+            {config.name: config},
+            agent=agent,
+            sampler=Sampler(lazy),
+            login=login_options() if login else None,
         ) as manager:
             from mcpbridge.call import call_once
 
@@ -150,7 +165,9 @@ def _progress_line(server: str, value: float, total: float | None, message: str 
     sys.stderr.flush()
 
 
-async def _batch(servers: dict[str, ServerConfig], requests: ServerRequestsFlags) -> bool:
+async def _batch(
+    servers: dict[str, ServerConfig], requests: ServerRequestsFlags, login: bool = False
+) -> bool:
     import json
 
     from core.redact import printable_json
@@ -171,7 +188,11 @@ async def _batch(servers: dict[str, ServerConfig], requests: ServerRequestsFlags
     agent = policy(settings, elicit, allow_sampling)
     try:
         async with open_manager(
-            servers, prelaunch=False, agent=agent, sampler=Sampler(lazy)
+            servers,
+            prelaunch=False,
+            agent=agent,
+            sampler=Sampler(lazy),
+            login=login_options() if login else None,
         ) as manager:
             from mcpbridge.call import call_batch
 
@@ -184,7 +205,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
     if not views:
         render.warn("no MCP servers are configured")
         return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2")}
+    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "needs login": ("!", "33")}
     for i, v in enumerate(views):
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
@@ -276,6 +297,7 @@ def call_command(
     ] = False,
     elicit: ElicitOpt = None,
     allow_sampling: AllowSamplingOpt = None,
+    login: LoginOpt = False,
 ) -> int:
     """Call one tool of one server and print its result.
 
@@ -298,7 +320,8 @@ def call_command(
         settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
-        ok = anyio.run(terminable, _batch, servers, (settings, elicit, allow_sampling))
+        requests = (settings, elicit, allow_sampling)
+        ok = anyio.run(terminable, _batch, servers, requests, login)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -315,7 +338,7 @@ def call_command(
     config = with_timeout({server: config}, timeout)[server]
     policy(settings, elicit, allow_sampling)
     requests = (settings, elicit, allow_sampling)
-    outcome = anyio.run(terminable, _call, config, tool, arguments_, requests)
+    outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
@@ -328,7 +351,16 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor, lock, mcp_get, mcp_import, mcp_manage, mcp_prompts, mcp_resources
+    from cli import (
+        doctor,
+        lock,
+        mcp_auth,
+        mcp_get,
+        mcp_import,
+        mcp_manage,
+        mcp_prompts,
+        mcp_resources,
+    )
 
     app.add_typer(doctor.app)
     app.add_typer(lock.app)
@@ -337,6 +369,7 @@ def _add_groups() -> None:
     app.add_typer(mcp_import.app)
     app.add_typer(mcp_resources.app)
     app.add_typer(mcp_prompts.app)
+    app.add_typer(mcp_auth.app)
 
 
 _add_groups()

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
+/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
 /tools        the tools: loaded (in the request) and deferred (behind search_tools)
 /mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
 @SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
@@ -291,6 +292,10 @@ class Repl:
             await self._resume(runtime, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
+        elif name == "/mcp" and rest.strip().startswith("login"):
+            from cli.mcp_auth import repl_login
+
+            await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
             self._show_mcp(runtime)
         else:

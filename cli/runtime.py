@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from core.sessions import SessionLog
     from core.settings import Settings
     from core.useragent import UserAgent
+    from mcpbridge.auth import LoginOptions
     from mcpbridge.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -61,6 +62,7 @@ def load_settings(globals_: Globals) -> Settings:
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add(entry_secrets(config))
+        render.REDACTOR.add(config.oauth.secrets)
     for warning in settings.warnings:
         render.warn_once(str(warning))
     for config in settings.servers.values():
@@ -157,21 +159,26 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(
-    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True, **answers: Any
+    servers: Mapping[str, ServerConfig],
+    *,
+    prelaunch: bool = True,
+    login: LoginOptions | None = None,
+    **answers: Any,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
     ``answers`` (``agent``, ``sampler``) answer the servers' requests (``Manager``'s own).
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
-    it, servers launch when ``start_all`` names them.
+    it, servers launch when ``start_all`` names them. With ``login`` a server that needs
+    authorization runs the browser flow (``--login``); without, it fails as "needs login".
     """
     from mcpbridge import process  # no SDK import
 
     async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched, **answers) as manager:
+        async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
             yield manager
 
 

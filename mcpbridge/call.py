@@ -18,6 +18,7 @@ from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.client import default_tool_timeout
+from mcpbridge.failures import explain_auth
 from mcpbridge.manager import Manager
 from mcpbridge.requests import USER_REJECTED
 from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
@@ -47,14 +48,24 @@ async def call_once(
     client = manager.clients[config.name]
     try:
         result = await client.call_tool(tool.original_name, arguments)
-    except MCPError as exc:
-        if exc.code == types.CONNECTION_CLOSED and client.oversized():
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+        if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and client.oversized():
             raise ServerError(
                 f"server '{config.name}' sent an answer to '{tool.original_name}' larger than "
                 "32 MB; it was dropped",
                 hint="Ask for less (a smaller page or range), or ask its author to cap it.",
             ) from None
-        raise _call_error(exc, config, tool.original_name) from None
+        auth = explain_auth(exc, config, client.auth.trace)
+        if auth is not None:
+            raise ServerError(
+                f"server '{config.name}' refused '{tool.original_name}': {auth.message}",
+                hint=auth.hint,
+            ) from None
+        if isinstance(exc, MCPError):
+            raise _call_error(exc, config, tool.original_name) from None
+        raise ServerError(
+            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
+        ) from None
     except ValidationError as exc:
         raise ServerError(
             f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
@@ -65,10 +76,6 @@ async def call_once(
             f"'{tool.original_name}' on server '{config.name}' returned a result that breaks "
             f"its own output schema: {client.redact(str(exc))}",
             hint="The server breaks its tool's outputSchema; report it to its authors.",
-        ) from None
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
-        raise ServerError(
-            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None
     except CodebotError:
         raise

@@ -13,7 +13,6 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,15 +22,16 @@ import mcp_types as types
 from mcp import Client as SDKClient
 from mcp.client.streamable_http import streamable_http_client
 
-from core import __version__
 from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from mcpbridge import features
 from mcpbridge._sdk import Transport, TransportStreams
-from mcpbridge.failures import Failure, Stage, explain, read_tail
+from mcpbridge.auth import LoginOptions, ServerAuth
+from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.features import ProgressHook
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
+from mcpbridge.serverinfo import ServerInfo, client_info
 from mcpbridge.stdio import stdio_transport
 
 if TYPE_CHECKING:
@@ -68,23 +68,6 @@ def default_tool_timeout() -> float:
 State = Literal["pending", "connected", "failed", "stopped"]
 
 
-def client_info() -> types.Implementation:
-    """What codebot tells servers about itself."""
-    return types.Implementation(name="codebot", version=__version__)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerInfo:
-    """What the handshake told us."""
-
-    protocol_version: str
-    name: str | None
-    version: str | None
-    capabilities: dict[str, Any]
-    instructions: str | None
-    handshake_ms: float
-
-
 class Client:
     """A connection to one configured MCP server."""
 
@@ -98,6 +81,7 @@ class Client:
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
         sampler: Sampler | None = None,
+        login: LoginOptions | None = None,
         in_process: Any = None,
     ) -> None:
         self.config = config
@@ -141,8 +125,11 @@ class Client:
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
-        self.redact = Redactor(entry_secrets(config))
+        self.redact = Redactor([*entry_secrets(config), *config.oauth.secrets])
         self._cap: Any = None
+        self.login = login  # this run may open the browser (--login, mcp login)
+        self.auth = ServerAuth(config, login)
+        self.auth.on_wait = self._waiting_on_user
 
     def oversized(self) -> bool:
         """True once an HTTP answer of this server went over the size cap (and was dropped)."""
@@ -160,6 +147,8 @@ class Client:
                     scope.cancel()
                 async with AsyncExitStack() as stack:
                     session = await self._connect(stack)
+                    self.auth.after_connect()
+                    self.redact.add(self.auth.secrets())
                     self.info = self._server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
@@ -175,7 +164,7 @@ class Client:
                         tg.cancel_scope.cancel()
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
-            elif scope.cancelled_caught and self.state == "pending":
+            elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
                 self._fail(
                     "handshake" if self._stage == "launch" else self._stage,
                     f"no answer within {self.config.timeout:g} s",
@@ -187,7 +176,9 @@ class Client:
             self._fail(self._stage, "cancelled")
             raise
         except Exception as exc:  # boundary: any failure of one server is recorded, not raised
-            self._fail(self._stage, *explain(exc, self.config))
+            self.redact.add(self.auth.secrets())
+            if not self._auth_problem(exc):
+                self._fail(self._stage, *explain(exc, self.config))
         finally:
             self._session = None
             self._handshake = None
@@ -361,16 +352,26 @@ class Client:
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
         from mcpbridge.httpcap import CappedTransport
 
-        self._cap = CappedTransport()
-        http = httpx2.AsyncClient(
-            headers=dict(self.config.headers),
-            timeout=HTTP_TIMEOUT,
-            follow_redirects=True,
-            transport=self._cap,  # the stdio cap on one message holds over HTTP too
-        )
-        await stack.enter_async_context(http)
+        self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
+        headers = dict(self.config.headers)
+        http = await self.auth.http_client(stack, headers, HTTP_TIMEOUT, transport=self._cap)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
+
+    def _auth_problem(self, exc: BaseException | None = None) -> bool:
+        """Record an authorization failure, if the trace shows one; True when it did."""
+        problem = explain_auth(exc, self.config, self.auth.trace)
+        if problem is None:
+            return False
+        self._fail("auth", problem.message, problem.hint, needs_login=problem.needs_login)
+        return True
+
+    def _waiting_on_user(self, waiting: bool) -> None:
+        """No handshake deadline while the user is in the browser (the login has its own)."""
+        scope = self._handshake
+        if scope is None or self.state != "pending":
+            return
+        scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
 
     def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
         impl = session.server_info
@@ -402,7 +403,13 @@ class Client:
             self._on_tools_changed(self.name)
 
     def _fail(
-        self, stage: Stage, message: str, hint: str | None = None, *, timed_out: bool = False
+        self,
+        stage: Stage,
+        message: str,
+        hint: str | None = None,
+        *,
+        timed_out: bool = False,
+        needs_login: bool = False,
     ) -> None:
         if self.state == "failed":
             return
@@ -415,6 +422,7 @@ class Client:
             hint=hint,
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
+            needs_login=needs_login,
             timed_out=timed_out,
         )
         if was_up and self._on_lost is not None:

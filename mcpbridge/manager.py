@@ -17,6 +17,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from core.servers import ServerConfig
+from mcpbridge.auth import LoginOptions
 from mcpbridge.client import Client
 from mcpbridge.failures import Failure
 from mcpbridge.features import ProgressHook
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from core.sources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
     from core.useragent import UserAgent
 
-Status = Literal["connected", "failed", "disabled", "pending"]
+Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,7 @@ class Manager:
         prelaunched: Prelaunched | None = None,
         agent: UserAgent | None = None,
         sampler: Sampler | None = None,
+        login: LoginOptions | None = None,
         in_process: Mapping[str, Any] | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
@@ -63,6 +65,8 @@ class Manager:
         self.on_progress: ProgressHook | None = None
         """Where progress notifications of running calls go (the REPL spinner, stderr)."""
         self._prelaunched = prelaunched
+        self.login = login
+        """When set, servers that need authorization run the browser flow inline."""
         self._in_process = dict(in_process or {})
         """Server name → an SDK server object served in this process (see ``Client``)."""
         self.clients: dict[str, Client] = {}
@@ -118,6 +122,7 @@ class Manager:
                 spawn=self._spawn,
                 agent=self.agent,
                 sampler=self.sampler,
+                login=self.login,
                 in_process=self._in_process.get(name),
             )
             client.on_progress = self._progress
@@ -167,6 +172,23 @@ class Manager:
         self._tools = None
         self._dirty = True
         await self.start_all()
+
+    async def restart(self, name: str, *, login: LoginOptions | None = None) -> Client:
+        """Stop server ``name`` and start it again, with the browser flow allowed when
+        ``login`` is given (REPL ``/mcp login``). Never raises for the server's failure.
+        """
+        old = self.clients.pop(name, None)
+        if old is not None:
+            await self._stop_clients([old])
+        self._config_failures.pop(name, None)
+        previous, self.login = self.login, login
+        try:
+            await self.start_all([name])
+        finally:
+            self.login = previous
+        self._tools = None
+        self._dirty = True
+        return self.clients[name]
 
     # -- the tool source -----------------------------------------------------------------
 
@@ -272,7 +294,9 @@ class Manager:
                 )
             else:
                 failure = client.failure
-                state: Status = "failed" if failure else "pending"
+                state: Status = "pending"
+                if failure is not None:
+                    state = "needs login" if failure.needs_login else "failed"
                 results[name] = ServerStatus(name, state, client.config, failure=failure)
         for name, config in self.servers.items():
             if name in results:
