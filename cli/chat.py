@@ -19,8 +19,8 @@ from cli.runtime import (
     Globals,
     load_settings,
     open_runtime,
-    sigint_cancels,
 )
+from cli.signals import sigint_cancels
 from core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from cli.chatview import Status, TurnView, clean, full_args, report_mcp
 from cli.repl_completion import completer_for
 from cli.repl_mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
 from cli.reports import (
+    HELP,
     approval_details,
     color_diff,
     context_report,
@@ -34,8 +35,8 @@ from cli.runtime import (
     load_settings,
     open_runtime,
     settle_trust,
-    sigint_cancels,
 )
+from cli.signals import sigint_cancels
 from cli.trust import describe_all
 from core import paths, trust
 from core.errors import CodebotError, ExitCode, ModelError
@@ -43,23 +44,6 @@ from core.permissions import Answer, ApprovalRequest
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
-
-HELP = """\
-/mcp          servers: connected, failed (with the reason), tool counts
-/mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
-/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
-/tools        the tools: loaded (in the request) and deferred (behind search_tools)
-/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
-@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
-/plan         toggle plan mode (read-only tools)
-/context      what fills the context window, largest first
-/compact [focus]  summarise the conversation now (optionally: what to keep)
-/usage        tokens: prompt, cached, completion; last turn and this session
-/resume [ID]  continue a saved session of this project (a list without ID)
-/clear        forget the conversation
-/help         this list
-/exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
-Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""
 
 
 def history_file() -> Path:

@@ -131,3 +131,21 @@ def usage_line(agent: Any, result: Any) -> str:
     return (
         f"(tokens this answer: {_usage_cells(result.usage)}; session total {agent.usage.total:,})"
     )
+
+
+HELP = """\
+/mcp          servers: connected, failed (with the reason), tool counts
+/mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
+/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
+/tools        the tools: loaded (in the request) and deferred (behind search_tools)
+/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
+@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
+/plan         toggle plan mode (read-only tools)
+/context      what fills the context window, largest first
+/compact [focus]  summarise the conversation now (optionally: what to keep)
+/usage        tokens: prompt, cached, completion; last turn and this session
+/resume [ID]  continue a saved session of this project (a list without ID)
+/clear        forget the conversation
+/help         this list
+/exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""

@@ -6,9 +6,8 @@ call into this module; it calls into none of them.
 
 from __future__ import annotations
 
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +16,6 @@ from core.errors import ModelError, SettingsError, UsageError
 
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
-    import anyio
 
     from core import trust
     from core.agent import Agent
@@ -391,25 +389,3 @@ async def open_runtime(
             yield runtime
         finally:
             await runtime.aclose()
-
-
-@contextmanager
-def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
-    """While inside, Ctrl-C (SIGINT) cancels ``scope`` instead of killing the process."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        loop.add_signal_handler(signal.SIGINT, scope.cancel)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        # remove_signal_handler installs Python's default handler; put back asyncio.Runner's,
-        # which cancels the main task (an orderly unwind) instead of raising anywhere.
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)

@@ -4,8 +4,12 @@ server and every ``bash`` child, then exit 130 (a closed terminal sends SIGHUP).
 from __future__ import annotations
 
 import signal
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import anyio
 
 T = TypeVar("T")
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -39,3 +43,25 @@ async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:
             for sig in installed:
                 loop.remove_signal_handler(sig)
     raise KeyboardInterrupt  # only reached when a signal cancelled the scope
+
+
+@contextmanager
+def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
+    """While inside, Ctrl-C (SIGINT) cancels ``scope`` instead of killing the process."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, scope.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        # remove_signal_handler installs Python's default handler; put back asyncio.Runner's,
+        # which cancels the main task (an orderly unwind) instead of raising anywhere.
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)

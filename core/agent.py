@@ -34,7 +34,7 @@ from core.run import (
 from core.sampling import Sampler
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
-from core.tokens import CHARS_PER_TOKEN
+from core.toolcalls import parse_arguments, tool_message, truncate
 from core.tools import Tool, ToolResult
 
 __all__ = [
@@ -55,39 +55,6 @@ REPEAT_WARN_AT = 3
 is told its result will not change."""
 REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
-
-
-def truncate(text: str, max_tokens: int) -> str:
-    """Cut ``text`` to about ``max_tokens`` tokens, telling the model how much was cut."""
-    limit = max_tokens * CHARS_PER_TOKEN
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    return (
-        f"{text[:limit]}\n\n[codebot: this result was cut to the first {limit} of {len(text)} "
-        f"characters; {cut} characters (about {cut // CHARS_PER_TOKEN} tokens) were cut. "
-        "Ask for less at once (offset/limit, head, grep) to see the rest.]"
-    )
-
-
-def _tool_message(call: ToolCall, result: ToolResult) -> Message:
-    text = result.text or "(no output)"
-    return {
-        "role": "tool",
-        "tool_call_id": call.id,
-        "content": f"Error: {text}" if result.is_error else text,
-    }
-
-
-def _parse_arguments(call: ToolCall) -> dict[str, Any] | str:
-    """The arguments as a dict, or the reason they are unusable."""
-    try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        return f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})"
-    if not isinstance(value, dict):
-        return f"the arguments must be a JSON object, got {type(value).__name__}"
-    return value  # pyright: ignore[reportUnknownVariableType]
 
 
 class Agent:
@@ -182,7 +149,7 @@ class Agent:
                 result.tool_calls.extend(records)
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
                 history.append(reply.message())
-                history.extend(_tool_message(r.call, r.result) for r in records)
+                history.extend(tool_message(r.call, r.result) for r in records)
                 self.session.checkpoint()
                 self._stop_if_looping(seen)
         except StreamDroppedError as exc:
@@ -372,7 +339,7 @@ class Agent:
         tool = self.session.find_tool(call.name)
         if tool is None:
             return self._unknown(call)
-        arguments = _parse_arguments(call)
+        arguments = parse_arguments(call)
         if isinstance(arguments, str):
             return f"{arguments}. Call '{call.name}' again with a JSON object of arguments."
         key = (call.name, json.dumps(arguments, sort_keys=True))

@@ -22,6 +22,7 @@ from typing import Any
 from core import paths
 from core.errors import SettingsError
 from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
+from core.setting_keys import SettingWarning, unknown_keys
 from core.useragent import parse_roots
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
@@ -33,20 +34,6 @@ DEFAULT_MAX_TOKENS = 8192
 """Output tokens per model turn (``max_tokens``): a long file fits, a runaway does not."""
 DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
-
-TOP_LEVEL_KEYS: tuple[str, ...] = (
-    "mcp_servers",
-    "mcpServers",
-    "model",
-    "base_url",
-    "api_key_env",
-    "max_turns",
-    "tool_result_max_tokens",
-    "permissions",
-    "$schema",
-)
-"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
-PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
 
 TRUST_GATED_KEYS = (
     "base_url",
@@ -258,40 +245,6 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
-
-
-@dataclass(frozen=True, slots=True)
-class SettingWarning:
-    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
-
-    file: Path
-    key: str
-    """As written, with its section: ``permisions`` or ``permissions.dney``."""
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
-    """A warning for each top-level or ``permissions`` key codebot does not know."""
-    import difflib
-
-    def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-        suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
-        message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
-        return SettingWarning(path, where + key, message)
-
-    out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
-    section = data.get("permissions")
-    if isinstance(section, dict):
-        out += [
-            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
-            for k in section  # pyright: ignore[reportUnknownVariableType]
-            if k not in PERMISSION_KEYS
-        ]
-    return out
 
 
 def read_json(path: Path) -> dict[str, Any]:

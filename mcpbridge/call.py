@@ -17,8 +17,8 @@ from core.errors import CodebotError, ExitCode, ServerError, UsageError
 from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
-from mcpbridge.client import default_tool_timeout
 from mcpbridge.failures import explain_auth
+from mcpbridge.limits import default_tool_timeout
 from mcpbridge.manager import Manager
 from mcpbridge.requests import USER_REJECTED
 from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
 from mcp.client.streamable_http import streamable_http_client
@@ -29,9 +28,10 @@ from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.auth import LoginOptions, ServerAuth
 from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.features import ProgressHook
+from mcpbridge.limits import HTTP_TIMEOUT, default_tool_timeout
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
-from mcpbridge.serverinfo import ServerInfo, client_info
+from mcpbridge.serverinfo import ServerInfo, client_info, server_info
 from mcpbridge.stdio import stdio_transport
 
 if TYPE_CHECKING:
@@ -46,25 +46,6 @@ EXIT_CODE_WAIT = 0.5
 """After a server's stdout ends, how long to wait for its exit code (for the message)."""
 MAX_LIST_PAGES = 1000
 """A server whose cursor never ends must not hang us."""
-DEFAULT_TOOL_TIMEOUT = 300.0
-"""Seconds one tool call may take when the entry sets no ``tool_timeout``: a server that never
-answers (or keeps an SSE stream alive forever) must not hang a run."""
-TOOL_TIMEOUT_ENV = "CODEBOT_TOOL_TIMEOUT"
-HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
-
-
-def default_tool_timeout() -> float:
-    """``CODEBOT_TOOL_TIMEOUT`` when it is a positive number, else :data:`DEFAULT_TOOL_TIMEOUT`."""
-    import os
-
-    try:
-        value = float(os.environ.get(TOOL_TIMEOUT_ENV, ""))
-    except ValueError:
-        return DEFAULT_TOOL_TIMEOUT
-    return value if value > 0 else DEFAULT_TOOL_TIMEOUT
-
-
 State = Literal["pending", "connected", "failed", "stopped"]
 
 
@@ -149,7 +130,7 @@ class Client:
                     session = await self._connect(stack)
                     self.auth.after_connect()
                     self.redact.add(self.auth.secrets())
-                    self.info = self._server_info(session, started)
+                    self.info = server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
                     self._session = session
@@ -372,18 +353,6 @@ class Client:
         if scope is None or self.state != "pending":
             return
         scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
-
-    def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
-        impl = session.server_info
-        caps = session.server_capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return ServerInfo(
-            protocol_version=session.protocol_version,
-            name=impl.name if impl else None,
-            version=impl.version if impl else None,
-            capabilities=caps,
-            instructions=session.instructions,
-            handshake_ms=(time.perf_counter() - started) * 1000,
-        )
 
     async def _listen(self, session: SDKClient) -> None:
         await features.listen(self, session, self._mark_stale)
