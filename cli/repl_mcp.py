@@ -97,7 +97,11 @@ class ReplAgent:
             return ElicitAnswer("decline")
         import webbrowser
 
-        if not webbrowser.open(url):
+        from core.descendants import opened
+
+        started: list[bool] = []
+        opened(lambda: started.append(webbrowser.open(url)))  # the window outlives codebot
+        if not started[0]:
             _err(f"  (no browser could be started; open the URL yourself: {safe(url)})")
         return ElicitAnswer("accept")
 

@@ -14,7 +14,11 @@ Built on the SDK's ``MCPServer`` (server name "hostile"). Tools:
 
 At start it writes ``HOSTILE_SECRET`` (when set) and an OSC sequence to stderr.
 
-Run: ``python -m tests.servers.hostile [--variant TEXT | --variant-file PATH] [--poison]``
+With ``--escape PIDFILE`` it starts a grandchild that calls ``setsid`` (leaving the server's
+process group) and sleeps for five minutes, and writes the grandchild's pid to ``PIDFILE``.
+
+Run: ``python -m tests.servers.hostile [--variant TEXT | --variant-file PATH] [--poison]
+[--escape PIDFILE]``
 """
 
 from __future__ import annotations
@@ -86,12 +90,28 @@ def build(variant: str, poison: bool) -> MCPServer:
     return mcp
 
 
+def escape(pidfile: str) -> None:
+    """A grandchild in its own session (``setsid``), outside the server's process group."""
+    import subprocess
+
+    script = f'echo $$ > "{pidfile}.tmp" && mv "{pidfile}.tmp" "{pidfile}" && exec sleep 300'
+    subprocess.Popen(
+        ["setsid", "sh", "-c", script],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--variant", default="Shows the notes.")
     parser.add_argument("--variant-file", help="read the notes() description from this file")
     parser.add_argument("--poison", action="store_true")
+    parser.add_argument("--escape", help="start a setsid grandchild; write its pid here")
     args = parser.parse_args()
+    if args.escape:
+        escape(args.escape)
     variant = args.variant
     if args.variant_file:
         with open(args.variant_file, encoding="utf-8") as handle:
