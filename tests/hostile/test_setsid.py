@@ -37,8 +37,11 @@ def escaped() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
-def read_pid(path: Path) -> int:
-    wait_until(path.exists, 30, f"{path.name} to be written")
+def read_pid(path: Path, run: Running) -> int:
+    try:
+        wait_until(path.exists, 30, f"{path.name} to be written")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; codebot's stderr:\n{run.stderr}") from None
     return int(path.read_text())
 
 
@@ -53,7 +56,8 @@ def start(tmp_path: Path, fake: FakeOpenAI, *, busy: bool) -> tuple[Running, Pat
     entry = server_entry("hostile", "--escape", str(server_pid))
     write_settings(root, {"base_url": fake.base_url, "mcp_servers": {"h": entry}})
     script = f"echo $$ > {bash_pid}.tmp && mv {bash_pid}.tmp {bash_pid} && exec sleep 300"
-    command = f"setsid sh -c '{script}' >/dev/null 2>&1 & echo started"
+    wait = f"while [ ! -e {bash_pid} ]; do sleep 0.05; done"  # it has left the group by then
+    command = f"setsid sh -c '{script}' >/dev/null 2>&1 & {wait}; echo started"
     calls: list[tuple[str, dict[str, object]]] = [("bash", {"command": command})]
     if busy:
         calls.append(("bash", {"command": "exec sleep 300", "timeout": 600}))
@@ -67,7 +71,7 @@ def test_setsid_grandchildren_are_stopped_when_codebot_exits(
 ) -> None:
     run, server_pid, bash_pid = start(tmp_path, fake, busy=False)
     runs.append(run)
-    escaped += [read_pid(server_pid), read_pid(bash_pid)]
+    escaped += [read_pid(server_pid, run), read_pid(bash_pid, run)]
     assert all(session_of(pid) == pid for pid in escaped)  # each left its group and session
     assert run.wait(60) == 0, run.stderr
     wait_until(lambda: not any(alive(p) for p in escaped), 10, f"{escaped} to be stopped")
@@ -83,7 +87,7 @@ def test_setsid_grandchildren_are_stopped_on_a_signal(
 ) -> None:
     run, server_pid, bash_pid = start(tmp_path, fake, busy=True)
     runs.append(run)
-    escaped += [read_pid(server_pid), read_pid(bash_pid)]
+    escaped += [read_pid(server_pid, run), read_pid(bash_pid, run)]
     wait_until(lambda: run.stderr.count("→ bash") >= 2, 30, "the busy bash call")
     run.proc.send_signal(sig)
     assert run.wait(30) == 130, run.stderr
