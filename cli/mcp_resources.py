@@ -3,7 +3,6 @@ helpers ``mcp call``, ``mcp prompt`` and chat share: ``--elicit``, ``--allow-sam
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -54,12 +53,10 @@ AllowSamplingOpt = Annotated[
     ),
 ]
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def safe(text: str | None) -> str:
-    """Text from a server, with control characters shown as ``\\x1b`` instead of acting."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text or "")
+    """Text from a server, safe for the terminal (:func:`cli.render.safe`): control, invisible
+    and bidi characters shown escaped (``\\x1b``, ``\\u202e``), known secrets scrubbed."""
+    return render.safe(text or "")
 
 
 def servers_for(
@@ -212,7 +209,7 @@ def read_command(
             f"resource {uri} on server '{server}' is binary ({mime or 'unknown type'})",
             hint=f"Write it to a file: codebot mcp read {server} '{uri}' --output FILE",
         )
-    text = "\n".join(p.text or "" for p in parts)
+    text = safe("\n".join(p.text or "" for p in parts))  # the raw bytes: --output FILE
     sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
     return ExitCode.OK
 

@@ -143,3 +143,16 @@ async def test_the_approval_prompt_shows_hidden_text_escaped(
     assert clean(err) and clean(out)
     assert 'command="touch PWNED\\r\\u001b[2Kls -la"' in err
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_mcp_read_shows_a_resource_escaped_and_scrubbed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    entry = server_entry("hostile", env={"HOSTILE_SECRET": "resource-secret-4242"})
+    write_settings(tmp_path, {"mcp_servers": {"h": entry}})
+    assert run(["--cwd", str(tmp_path), "mcp", "read", "h", "note://osc"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out
+    assert "\\x1b]52;c;" in out and "\\r" in out
+    assert "resource-secret-4242" not in out and "***" in out
