@@ -1,0 +1,123 @@
+"""Raw JSON-RPC stdio server (no SDK) that asks the client things before it lists its tools.
+
+A 2025-11-25 server ("inquirer"). When the client sends ``notifications/initialized`` it sends
+four requests of its own: ``roots/list``, a form-mode ``elicitation/create``, a URL-mode one
+and ``sampling/createMessage``. It holds back its answer to ``tools/list`` until the client
+has answered all four, so a client that hangs on them (or ignores them) never gets its tools.
+
+Every line it records goes to ``--record PATH`` as JSON: ``{"capabilities": ...}`` (what the
+client declared in ``initialize``), then one ``{"method": ..., "result"|"error": ...}`` per
+answer, then ``{"listed": true}``. Tools: ``ping`` (returns ``pong``).
+
+Run: ``python -m tests.servers.inquirer --record PATH``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tests.servers._raw import initialize_result, send, text_result
+
+ASKS: dict[str, tuple[str, dict[str, Any]]] = {
+    "q-roots": ("roots/list", {}),
+    "q-form": (
+        "elicitation/create",
+        {
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
+        },
+    ),
+    "q-url": (
+        "elicitation/create",
+        {
+            "mode": "url",
+            "message": "Sign in",
+            "url": "https://example.com/sign-in",
+            "elicitationId": "e-1",
+        },
+    ),
+    "q-sample": (
+        "sampling/createMessage",
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            "maxTokens": 10,
+        },
+    ),
+}
+
+
+class Inquirer:
+    """The server's state: which of its requests the client answered, which listings wait."""
+
+    def __init__(self, record_path: str) -> None:
+        self.record_path = record_path
+        self.answered: set[str] = set()
+        self.held: list[Any] = []  # ids of tools/list requests waiting for the answers
+
+    def record(self, entry: dict[str, Any]) -> None:
+        with open(self.record_path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(entry) + "\n")
+
+    def list_tools(self, request_id: Any) -> None:
+        tool = {"name": "ping", "inputSchema": {"type": "object", "properties": {}}}
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [tool]}})
+        self.record({"listed": True})
+
+    def answer(self, message: dict[str, Any]) -> None:
+        """The client answered one of our requests."""
+        request_id = message["id"]
+        self.answered.add(request_id)
+        outcome = {k: message[k] for k in ("result", "error") if k in message}
+        self.record({"method": ASKS[request_id][0], "id": request_id, **outcome})
+        if self.answered == set(ASKS):
+            for held_id in self.held:
+                self.list_tools(held_id)
+            self.held.clear()
+
+    def handle(self, message: dict[str, Any]) -> None:
+        method, request_id = message.get("method"), message.get("id")
+        if method is None and request_id in ASKS:
+            self.answer(message)
+        elif method == "initialize":
+            params = message.get("params") or {}
+            self.record({"capabilities": params.get("capabilities")})
+            result = initialize_result(params, name="inquirer")
+            send({"jsonrpc": "2.0", "id": request_id, "result": result})
+        elif method == "notifications/initialized":
+            for ask_id, (ask, params) in ASKS.items():
+                send({"jsonrpc": "2.0", "id": ask_id, "method": ask, "params": params})
+        elif method == "tools/list":
+            if self.answered == set(ASKS):
+                self.list_tools(request_id)
+            else:
+                self.held.append(request_id)
+        elif method == "tools/call":
+            send({"jsonrpc": "2.0", "id": request_id, "result": text_result("pong")})
+        elif request_id is not None:
+            error = {"code": -32601, "message": "Method not found"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--record", required=True)
+    server = Inquirer(parser.parse_args().record)
+    for raw in sys.stdin.buffer:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(message, dict):
+            server.handle(message)  # pyright: ignore[reportUnknownArgumentType]
+
+
+if __name__ == "__main__":
+    main()
