@@ -281,7 +281,9 @@ class Repl:
 
             await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
-            self._show_mcp(runtime)
+            from cli.repl_status import show_mcp
+
+            await show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -367,23 +369,6 @@ class Repl:
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
-
-    def _show_mcp(self, runtime: ChatRuntime) -> None:
-        statuses = runtime.manager.status()
-        for name in runtime.untrusted:
-            print(f"{render.safe(name)}: not trusted (skipped)")
-        if runtime.untrusted:
-            print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
-        if not statuses and not runtime.untrusted:
-            print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
-            return
-        for s in statuses:
-            facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
-            print(f"{render.safe(s.name)}: {facts}")
-            if s.failure is not None:
-                print(f"  {render.safe(s.failure.message)}")
-                if s.failure.hint:
-                    print(f"  hint: {render.safe(s.failure.hint)}")
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

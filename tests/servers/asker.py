@@ -10,7 +10,8 @@ Tools:
   ``hello <name> (<color>)``, or ``declined``/``cancelled``;
 - ``ask_color()``: elicits ``{color (default "blue"), count (default 3)}``; returns
   ``<count> x <color>``, or the action;
-- ``visit()``: URL-mode elicitation of ``https://example.com/connect`` (legacy only);
+- ``visit(url?)``: URL-mode elicitation of ``url`` (default ``https://example.com/connect``;
+  legacy only);
   returns the action;
 - ``roots()``: the client's root URIs, one per line;
 - ``summarize(text)``: samples the client's model; returns ``model said: <text>``;
@@ -95,9 +96,9 @@ async def ask_color(
 
 
 @mcp.tool()
-async def visit(ctx: Context) -> str:
+async def visit(ctx: Context, url: str = "https://example.com/connect") -> str:
     """Ask the user to open a URL."""
-    result = await ctx.elicit_url("Connect your account", "https://example.com/connect", "e-1")
+    result = await ctx.elicit_url("Connect your account", url, "e-1")
     return result.action
 
 

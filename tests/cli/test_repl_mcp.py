@@ -1,0 +1,218 @@
+"""The REPL against real servers: ``/mcp`` with resource and prompt counts, URL-mode
+elicitation with a ``$BROWSER`` stand-in that records what it was asked to open, and
+completion of prompt names, arguments and resource URIs."""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from cli.repl import Repl
+from cli.runtime import ChatOptions, Globals
+from tests.fakes import openai_server as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import everything_entry, server_entry, write_settings
+
+Step = tuple[Callable[[], bool] | float, str]
+"""Wait for the condition (or that many seconds), then type the text."""
+
+
+async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    with anyio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110 - polling state another task changes
+            await anyio.sleep(0.05)
+
+
+async def drive(
+    project: Path,
+    steps: list[Step],
+    *,
+    servers: int = 1,
+    options: ChatOptions | None = None,
+    during: Callable[[Repl], Awaitable[None]] | None = None,
+) -> tuple[int, Repl]:
+    """Run the REPL on a pipe; wait for ``servers`` connections, then play ``steps``."""
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as inp:
+        repl = Repl(inp, DummyOutput())
+        code = -1
+
+        async def main() -> None:
+            nonlocal code
+            code = await repl.main(Globals(cwd=project), options or ChatOptions())
+
+        with anyio.fail_after(90):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(main)
+                await until(
+                    lambda: (
+                        repl.runtime is not None
+                        and len([c for c in repl.runtime.manager.connected() if c.connected])
+                        >= servers
+                    )
+                )
+                if during is not None:
+                    await during(repl)
+                for wait, text in steps:
+                    if callable(wait):
+                        await until(wait)
+                        await anyio.sleep(0.3)  # the question is on screen
+                    else:
+                        await anyio.sleep(wait)
+                    inp.send_text(text)
+    return code, repl
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.npm
+@pytest.mark.anyio
+async def test_mcp_view_counts_resources_and_prompts(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {
+                "ask": server_entry("asker", protocol="legacy"),
+                "ev": everything_entry(),
+                "echo": server_entry("echo"),
+            },
+        },
+    )
+    code, _ = await drive(tmp_path, [(0.2, "/mcp\r"), (2.0, "\x04")], servers=3)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "ask: connected, 7 tools, 2 resources + 1 template, 1 prompt" in out
+    assert "ev: connected, 17 tools, 7 resources + 2 templates, 4 prompts" in out
+    assert "echo: connected, 15 tools, 0 resources, 0 prompts" in out
+
+
+@pytest.fixture
+def browser(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``$BROWSER`` that records the URL it was given, one per line, and opens nothing."""
+    log = tmp_path / "opened.txt"
+    script = tmp_path / "browser.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {log}\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("BROWSER", str(script))
+    return log
+
+
+@pytest.mark.anyio
+async def test_url_elicitation_opens_only_after_a_yes(
+    tmp_path: Path, fake: FakeOpenAI, browser: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {"ask": server_entry("asker", protocol="legacy")},
+        },
+    )
+    visit = "mcp__ask__visit"
+    lookalike = "https://pаypal.com/login"  # a Cyrillic "а"
+    fake.queue(
+        fo.tool_calls((visit, {})),
+        fo.text("one"),
+        fo.tool_calls((visit, {"url": "https://user@example.com/connect?x=1"})),
+        fo.text("two"),
+        fo.tool_calls((visit, {"url": "file:///etc/passwd"})),
+        fo.text("three"),
+        fo.tool_calls((visit, {"url": lookalike})),
+        fo.text("four"),
+    )
+
+    def bodies(n: int) -> Callable[[], bool]:
+        return lambda: len(fake.bodies) >= n
+
+    code, _ = await drive(
+        tmp_path,
+        [
+            (0.2, "visit it\r"),
+            (bodies(1), "n\r"),  # decline: nothing is opened
+            (bodies(2), "visit again\r"),
+            (bodies(3), "y\r"),  # accept: opened
+            (bodies(4), "a file\r"),  # file: is never opened, not even asked
+            (bodies(6), "a look-alike\r"),
+            (bodies(7), "c\r"),  # cancel
+            (bodies(8), "\x04"),
+        ],
+        options=ChatOptions(yes=True),
+    )
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    results = [tool_results(fake.bodies[i])[-1] for i in (1, 3, 5, 7)]
+    assert results == ["decline", "accept", "decline", "cancel"]
+    assert "it wants you to open: https://example.com/connect" in err
+    assert "host: example.com" in err
+    assert "'user' before the '@' is not the host" in err
+    assert "(declined: codebot opens only http(s) URLs, not 'file:')" in err
+    assert "host: xn--pypal-4ve.com" in err
+    assert "the host has non-ASCII letters: it is xn--pypal-4ve.com" in err
+    await until(browser.exists, 10)  # the browser runs in a thread
+    opened = browser.read_text()  # noqa: ASYNC240 - a test reading its record, once
+    assert opened.splitlines() == ["https://user@example.com/connect?x=1"]
+
+
+@pytest.mark.npm
+@pytest.mark.anyio
+async def test_completion_of_prompts_arguments_and_uris(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {
+                "ask": server_entry("asker", protocol="legacy"),
+                "ev": everything_entry(),
+            },
+        },
+    )
+    found: dict[str, list[str]] = {}
+
+    async def complete(repl: Repl) -> None:
+        from prompt_toolkit.completion import CompleteEvent
+        from prompt_toolkit.document import Document
+
+        from cli.repl_completion import completer_for
+
+        completer = completer_for(repl)
+        for text in (
+            "/mcp__a",
+            "/mcp__ask__greet ",
+            "/mcp__ask__greet name=Bo style=p",
+            "/mcp__ev__completable-prompt department=",
+            "look at @e",
+            "look at @ask:note",
+            "look at @ev:demo://resource/static/document/a",
+        ):
+            document = Document(text)
+            found[text] = [
+                c.text async for c in completer.get_completions_async(document, CompleteEvent())
+            ]
+
+    code, _ = await drive(tmp_path, [(0.2, "\x04")], servers=2, during=complete)
+    assert code == 0
+    assert found["/mcp__a"] == ["/mcp__ask__greet"]
+    assert found["/mcp__ask__greet "] == ["name=", "style="]
+    assert found["/mcp__ask__greet name=Bo style=p"] == ["plain", "pirate", "poem"]
+    assert "Engineering" in found["/mcp__ev__completable-prompt department="]
+    assert found["look at @e"] == ["ev:"]
+    assert found["look at @ask:note"] == ["note://hello", "note://{name}"]
+    assert found["look at @ev:demo://resource/static/document/a"] == [
+        "demo://resource/static/document/architecture.md"
+    ]
+    json.dumps(found)  # plain strings only
