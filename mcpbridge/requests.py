@@ -37,6 +37,23 @@ MAX_TEXT = 10_000
 """Characters of a server's message or a log line kept (a hostile server may send megabytes)."""
 
 
+MAX_INPUT_ROUNDS = 10
+"""Rounds of answers one multi-round call (SEP-2322) gets before codebot gives up on it: a
+server that asks forever must not hold the call (nor the user) forever."""
+
+
+def too_many_rounds(server: str, what: str) -> str:
+    """The message for a call that still asked for input after ``MAX_INPUT_ROUNDS`` rounds."""
+    return (
+        f"{what} on server '{server}' still asked for input after {MAX_INPUT_ROUNDS} rounds "
+        "of answers; codebot gave up"
+    )
+
+
+TOO_MANY_ROUNDS_HINT = (
+    "The server loops on its input requests (SEP-2322); report it to its authors."
+)
+
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -72,6 +89,7 @@ class ServerRequests:
             "sampling_callback": self.sample,
             "list_roots_callback": self.list_roots,
             "logging_callback": self.on_log,
+            "input_required_max_rounds": MAX_INPUT_ROUNDS,
         }
 
     async def elicit(

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
-from mcp import MCPError
+from mcp import InputRequiredRoundsExceededError, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from core.errors import CodebotError, ServerError, UsageError
 from core.sources import PromptArgument, PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from mcpbridge.tool import describe_block
 
 if TYPE_CHECKING:
@@ -67,7 +68,9 @@ async def guarded(client: Client, what: str) -> AsyncIterator[None]:
         raise ServerError(
             f"server '{name}' is not available: {exc or type(exc).__name__}"
         ) from None
-    except RuntimeError as exc:  # e.g. the SDK's InputRequiredRoundsExceededError
+    except InputRequiredRoundsExceededError:
+        raise ServerError(too_many_rounds(name, what), hint=TOO_MANY_ROUNDS_HINT) from None
+    except RuntimeError as exc:
         raise ServerError(f"{what} on server '{name}' failed: {client.redact(str(exc))}") from None
 
 
