@@ -15,7 +15,8 @@ Tools:
   returns the action;
 - ``roots()``: the client's root URIs, one per line;
 - ``summarize(text)``: samples the client's model; returns ``model said: <text>``;
-- ``progress(steps)``: reports ``steps`` progress notifications with messages, logs at
+- ``progress(steps, delay?)``: reports ``steps`` progress notifications (``delay`` seconds
+  apart) with messages, logs at
   info and debug, returns ``done``;
 - ``wait(seconds, marker)``: sleeps; if cancelled, writes ``cancelled`` to ``marker``.
 
@@ -117,11 +118,11 @@ async def summarize(text: str, reply: Annotated[CreateMessageResult, Resolve(_sa
 
 
 @mcp.tool()
-async def progress(steps: int, ctx: Context) -> str:
+async def progress(steps: int, ctx: Context, delay: float = 0.05) -> str:
     """Report progress."""
     for i in range(1, steps + 1):
         await ctx.report_progress(i, steps, f"step {i}")
-        await anyio.sleep(0.05)
+        await anyio.sleep(delay)
     await ctx.info("progress finished")
     await ctx.debug("a debug line")
     return "done"
