@@ -65,6 +65,9 @@ class Repl:
         self.runtime: ChatRuntime | None = None
         self.declined: set[str] = set()
         """Digests of project server sections the user declined to trust: not asked again."""
+        from cli.repl_status import UpdateNotices
+
+        self.updates = UpdateNotices()
 
     def _session(self, **kwargs: Any) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -172,6 +175,7 @@ class Repl:
                 interrupted = False
                 while True:
                     await runtime.session.before_prompt()
+                    self.updates.show(runtime.manager)
                     marker = "plan› " if runtime.session.plan_mode else "› "
                     try:
                         with patch_stdout(raw=True):

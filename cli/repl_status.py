@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import anyio
@@ -62,6 +63,30 @@ async def counts(manager: Manager) -> dict[str, list[str]]:
         if len(facts.get(client.name, [])) < wanted:
             facts[client.name] = ["resources and prompts: ? (no answer yet)"]
     return facts
+
+
+MAX_NOTICES = 5
+"""Updated resources named before one prompt; more are counted."""
+
+
+class UpdateNotices:
+    """Before the prompt, says once which resources the servers reported as updated
+    (``notifications/resources/updated``, or a 2026-07-28 listen event) since they were read."""
+
+    def __init__(self) -> None:
+        self.told: set[tuple[str, str]] = set()
+
+    def show(self, manager: Manager) -> None:
+        """Print the updates not yet told (a resource read again and updated again is new)."""
+        current = {(c.name, uri) for c in manager.connected() for uri in c.updated}
+        new = sorted(current - self.told)
+        self.told = current
+        for server, uri in new[:MAX_NOTICES]:
+            mention = render.safe(f"@{server}:{uri}", one_line=True)
+            line = f"(server '{render.safe(server)}' updated {render.safe(uri, one_line=True)}"
+            print(f"{line}; mention {mention} again for its new contents)", file=sys.stderr)
+        if len(new) > MAX_NOTICES:
+            print(f"(and {len(new) - MAX_NOTICES} more updated resources)", file=sys.stderr)
 
 
 async def show_mcp(runtime: ChatRuntime) -> None:

@@ -12,7 +12,7 @@ import binascii
 import warnings
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import mcp_types as types
@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from core.errors import CodebotError, ServerError, UsageError
 from core.sources import PromptArgument, PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+from mcpbridge import features
 from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from mcpbridge.tool import describe_block
 
@@ -155,13 +156,21 @@ async def read_resource(client: Client, uri: str) -> list[ResourceContent]:
 
 
 async def subscribe(client: Client, uri: str) -> bool:
-    """Ask for ``notifications/resources/updated`` about ``uri``; False when not offered."""
-    caps: dict[str, Any] = (client.info.capabilities if client.info else {}).get("resources") or {}
-    if not caps.get("subscribe") or client.info is None:
+    """Ask for updates about ``uri``; False when the server does not offer them.
+
+    Handshake-era servers get ``resources/subscribe`` and send
+    ``notifications/resources/updated``; on 2026-07-28 the listen stream is reopened with
+    ``uri`` in its filter and the updates come on it.
+    """
+    if not features.can_subscribe(client) or client.info is None:
         return False
-    if client.info.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return False  # 2026-07-28 has no resources/subscribe; updates come on listen streams
     if uri in client.subscribed:
+        return True
+    if client.info.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if len(client.subscribed) >= features.MAX_UPDATED:
+            return False
+        client.subscribed.add(uri)
+        features.resubscribe(client)
         return True
     async with guarded(client, f"subscribing to {uri}"):
         with warnings.catch_warnings():

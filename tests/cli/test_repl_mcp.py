@@ -94,7 +94,7 @@ async def test_mcp_view_counts_resources_and_prompts(
     code, _ = await drive(tmp_path, [(0.2, "/mcp\r"), (2.0, "\x04")], servers=3)
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "ask: connected, 7 tools, 2 resources + 1 template, 1 prompt" in out
+    assert "ask: connected, 8 tools, 2 resources + 1 template, 1 prompt" in out
     assert "ev: connected, 17 tools, 7 resources + 2 templates, 4 prompts" in out
     assert "echo: connected, 15 tools, 0 resources, 0 prompts" in out
 
@@ -216,3 +216,57 @@ async def test_completion_of_prompts_arguments_and_uris(
         "demo://resource/static/document/architecture.md"
     ]
     json.dumps(found)  # plain strings only
+
+
+@pytest.mark.npm
+@pytest.mark.anyio
+async def test_subscriptions_mark_updated_resources(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ask: 2026-07-28 (updates on the listen stream); ev: 2025-11-25 (resources/subscribe)
+    write_settings(
+        tmp_path,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {"ask": server_entry("asker"), "ev": everything_entry()},
+        },
+    )
+    doc = "demo://resource/static/document/architecture.md"
+    fake.queue(
+        fo.text("read both"),
+        fo.tool_calls(
+            ("mcp__ask__touch", {"uri": "note://hello"}),
+            ("mcp__ev__toggle-subscriber-updates", {}),
+        ),
+        fo.text("touched"),
+        fo.tool_calls(("list_mcp_resources", {})),
+        fo.text("listed"),
+    )
+
+    def bodies(n: int) -> Callable[[], bool]:
+        return lambda: len(fake.bodies) >= n
+
+    code, _ = await drive(
+        tmp_path,
+        [
+            (0.2, f"read @ask:note://hello and @ev:{doc}\r"),
+            (bodies(1), "change them\r"),
+            (bodies(3), "/mcp\r"),
+            (1.0, "list them\r"),
+            (bodies(5), "\x04"),
+        ],
+        servers=2,
+        options=ChatOptions(yes=True),
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "ask: connected, 8 tools, 2 resources + 1 template (1 updated), 1 prompt" in out
+    assert "ev: connected, 17 tools, 7 resources + 2 templates (1 updated), 4 prompts" in out
+    assert (
+        "(server 'ask' updated note://hello; mention @ask:note://hello again for its new "
+        "contents)" in err
+    )
+    assert f"(server 'ev' updated {doc}; mention @ev:{doc} again" in err
+    listing = [json.loads(line) for line in tool_results(fake.bodies[4])[-1].splitlines()]
+    updated = {(e["server"], e.get("uri")) for e in listing if e.get("updated")}
+    assert updated == {("ask", "note://hello"), ("ev", doc)}

@@ -18,7 +18,9 @@ Tools:
 - ``progress(steps, delay?)``: reports ``steps`` progress notifications (``delay`` seconds
   apart) with messages, logs at
   info and debug, returns ``done``;
-- ``wait(seconds, marker)``: sleeps; if cancelled, writes ``cancelled`` to ``marker``.
+- ``wait(seconds, marker)``: sleeps; if cancelled, writes ``cancelled`` to ``marker``;
+- ``touch(uri)``: says ``uri`` was updated (a listen-stream event at 2026-07-28,
+  ``notifications/resources/updated`` before).
 
 Resources: ``note://hello`` (text), ``bin://blob`` (bytes 0..255), template
 ``note://{name}``. Prompts: ``greet(name, style?)`` with completion of ``style``.
@@ -28,6 +30,7 @@ Run: ``python -m tests.servers.asker``
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -137,6 +140,15 @@ async def wait(seconds: float, marker: str) -> str:
         Path(marker).write_text("cancelled")  # noqa: ASYNC240 - a test marker, once
         raise
     return "waited"
+
+
+@mcp.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Tell the client that ``uri`` changed."""
+    await ctx.notify_resource_updated(uri)  # 2026-07-28: the listen streams that filter on it
+    with contextlib.suppress(Exception):  # 2025-11-25: a notification on the session
+        await ctx.session.send_resource_updated(uri)
+    return "touched"
 
 
 @mcp.resource("note://hello", mime_type="text/plain")
