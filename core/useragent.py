@@ -170,6 +170,13 @@ class Policy:
         return list(self.root_dirs)
 
 
+def refusal_reason(agent: UserAgent, server: str) -> str:
+    """Why a sampling request of ``server`` was refused, as the server (and its tool) hears it."""
+    if isinstance(agent, Policy):
+        return f"no one is asked in a non-interactive run; --allow-sampling {server} allows it"
+    return "the user declined the sampling request"
+
+
 def root_dirs(project_root: Path | None, cwd: Path, extra: Iterable[Path] = ()) -> list[Path]:
     """The project root (or the working directory), then the ``roots`` setting, deduplicated."""
     out: list[Path] = []

@@ -25,6 +25,7 @@ from core.useragent import (
     ElicitRequest,
     SamplingRequest,
     UserAgent,
+    refusal_reason,
 )
 
 logger = logging.getLogger(__name__)
@@ -137,7 +138,7 @@ class ServerRequests:
         try:
             self.sampler.check(self.server)
             if not await self.agent.approve_sampling(request):
-                return _refuse("the user declined the sampling request")
+                return _refuse(refusal_reason(self.agent, self.server))
             sample = await self.sampler.sample(
                 self.server,
                 [{"role": role, "content": text} for role, text in messages],
