@@ -198,6 +198,8 @@ async def test_completion_of_prompts_arguments_and_uris(
             "look at @e",
             "look at @ask:note",
             "look at @ev:demo://resource/static/document/a",
+            "look at @ask:note://a",
+            "look at @ev:demo://resource/dynamic/text/3",
         ):
             document = Document(text)
             found[text] = [
@@ -215,6 +217,8 @@ async def test_completion_of_prompts_arguments_and_uris(
     assert found["look at @ev:demo://resource/static/document/a"] == [
         "demo://resource/static/document/architecture.md"
     ]
+    assert found["look at @ask:note://a"] == ["note://alpha"]  # completion/complete
+    assert found["look at @ev:demo://resource/dynamic/text/3"] == ["demo://resource/dynamic/text/3"]
     json.dumps(found)  # plain strings only
 
 

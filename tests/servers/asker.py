@@ -23,7 +23,8 @@ Tools:
   ``notifications/resources/updated`` before).
 
 Resources: ``note://hello`` (text), ``bin://blob`` (bytes 0..255), template
-``note://{name}``. Prompts: ``greet(name, style?)`` with completion of ``style``.
+``note://{name}`` (``name`` completes to alpha, beta). Prompts: ``greet(name, style?)`` with
+completion of ``style``.
 
 Run: ``python -m tests.servers.asker``
 """
@@ -43,6 +44,7 @@ from mcp.types import (
     CreateMessageResult,
     ListRootsResult,
     PromptReference,
+    ResourceTemplateReference,
     SamplingMessage,
     TextContent,
 )
@@ -177,9 +179,11 @@ def greet(name: str, style: str = "plain") -> str:
 
 @mcp.completion()
 async def complete(ref: object, argument: object, context: object) -> Completion | None:
+    value = getattr(argument, "value", "")
     if isinstance(ref, PromptReference) and getattr(argument, "name", "") == "style":
-        value = getattr(argument, "value", "")
         return Completion(values=[s for s in ("plain", "pirate", "poem") if s.startswith(value)])
+    if isinstance(ref, ResourceTemplateReference) and getattr(argument, "name", "") == "name":
+        return Completion(values=[n for n in ("alpha", "beta") if n.startswith(value)])
     return None
 
 
