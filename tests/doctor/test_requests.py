@@ -46,3 +46,14 @@ def test_doctor_answers_roots_and_declines_the_rest(doctor: Doctor, tmp_path: Pa
     assert answers["q-url"]["result"] == {"action": "decline"}
     assert answers["q-sample"]["error"]["code"] == -1  # the spec's "user rejected"
     assert lines[-1] == {"listed": True}
+
+
+def test_log_level_sends_set_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cli.app import run
+
+    record = tmp_path / "record.jsonl"
+    entry = server_entry("inquirer", "--record", str(record), log_level="warning")
+    write_settings(tmp_path, {"mcp_servers": {"inq": entry}})
+    assert run(["--cwd", str(tmp_path), "mcp", "list"]) == 0, capsys.readouterr().err
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert {"request": "logging/setLevel", "params": {"level": "warning"}} in lines

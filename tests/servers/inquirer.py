@@ -7,7 +7,8 @@ has answered all four, so a client that hangs on them (or ignores them) never ge
 
 Every line it records goes to ``--record PATH`` as JSON: ``{"capabilities": ...}`` (what the
 client declared in ``initialize``), then one ``{"method": ..., "result"|"error": ...}`` per
-answer, then ``{"listed": true}``. Tools: ``ping`` (returns ``pong``).
+answer, then ``{"listed": true}``; a ``logging/setLevel`` request is recorded as
+``{"request": "logging/setLevel", "params": ...}``. Tools: ``ping`` (returns ``pong``).
 
 Run: ``python -m tests.servers.inquirer --record PATH``
 """
@@ -99,6 +100,9 @@ class Inquirer:
                 self.list_tools(request_id)
             else:
                 self.held.append(request_id)
+        elif method == "logging/setLevel":
+            self.record({"request": method, "params": message.get("params")})
+            send({"jsonrpc": "2.0", "id": request_id, "result": {}})
         elif method == "tools/call":
             send({"jsonrpc": "2.0", "id": request_id, "result": text_result("pong")})
         elif request_id is not None:
