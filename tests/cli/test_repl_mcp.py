@@ -274,3 +274,51 @@ async def test_subscriptions_mark_updated_resources(
     listing = [json.loads(line) for line in tool_results(fake.bodies[4])[-1].splitlines()]
     updated = {(e["server"], e.get("uri")) for e in listing if e.get("updated")}
     assert updated == {("ask", "note://hello"), ("ev", doc)}
+
+
+@pytest.mark.anyio
+async def test_repl_always_sampling_decline_and_cancel(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {"ask": server_entry("asker", protocol="legacy")},
+        },
+    )
+    fake.queue(
+        fo.tool_calls(("mcp__ask__summarize", {"text": "one"})),
+        fo.text("first sample"),
+        fo.tool_calls(("mcp__ask__summarize", {"text": "two"})),
+        fo.text("second sample"),
+        fo.text("both sampled"),
+        fo.tool_calls(("mcp__ask__ask_name", {})),
+        fo.text("declined it"),
+        fo.tool_calls(("mcp__ask__ask_name", {})),
+        fo.text("cancelled it"),
+    )
+
+    def bodies(n: int) -> Callable[[], bool]:
+        return lambda: len(fake.bodies) >= n
+
+    code, _ = await drive(
+        tmp_path,
+        [
+            (0.2, "sample twice\r"),
+            (bodies(1), "a\r"),  # always for 'ask': the second request is not asked
+            (bodies(5), "ask me\r"),
+            (bodies(6), "d\r"),
+            (bodies(7), "ask me again\r"),
+            (bodies(8), "c\r"),
+            (bodies(9), "\x04"),
+        ],
+        options=ChatOptions(yes=True),
+    )
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    assert err.count("server 'ask' wants to use the model") == 1
+    assert tool_results(fake.bodies[2])[-1] == "model said: first sample"
+    assert tool_results(fake.bodies[4])[-1] == "model said: second sample"
+    assert tool_results(fake.bodies[6])[-1] == "declined"
+    assert tool_results(fake.bodies[8])[-1] == "cancelled"
