@@ -127,6 +127,7 @@ class ReplAgent:
         facts = [kind, "required" if field_.required else "optional"]
         if field_.format:
             facts.append(safe(field_.format))
+        facts += _limits(field_)
         _err(f"  {render.style(label, '1', sys.stderr)} ({', '.join(facts)})")
         if field_.description:
             _err(f"    {safe(field_.description)}")
@@ -190,6 +191,23 @@ class ReplAgent:
             if choice == "a":
                 self.always_sample.add(request.server)
             return choice in ("y", "a")
+
+
+def _limits(field_: ElicitField) -> list[str]:
+    """The bounds a field's answer must keep, said before it is asked."""
+    out: list[str] = []
+    for low, high, unit in (
+        (field_.minimum, field_.maximum, ""),
+        (field_.min_length, field_.max_length, " characters"),
+        (field_.min_items, field_.max_items, " choices"),
+    ):
+        if low is not None and high is not None:
+            out.append(f"{low:g} to {high:g}{unit}")
+        elif low is not None:
+            out.append(f"at least {low:g}{unit}")
+        elif high is not None:
+            out.append(f"at most {high:g}{unit}")
+    return out
 
 
 # -- @server:uri --------------------------------------------------------------------------

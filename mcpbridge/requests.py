@@ -263,4 +263,13 @@ def _field(name: str, prop: Mapping[str, Any], required: bool) -> ElicitField | 
         format=str(prop["format"]) if "format" in prop else None,
         minimum=number("minimum"),
         maximum=number("maximum"),
+        min_length=_count(prop, "minLength"),
+        max_length=_count(prop, "maxLength"),
+        min_items=_count(prop, "minItems"),
+        max_items=_count(prop, "maxItems"),
     )
+
+
+def _count(prop: Mapping[str, Any], key: str) -> int | None:
+    value = prop.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

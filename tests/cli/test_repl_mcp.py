@@ -322,3 +322,63 @@ async def test_repl_always_sampling_decline_and_cancel(
     assert tool_results(fake.bodies[4])[-1] == "model said: second sample"
     assert tool_results(fake.bodies[6])[-1] == "declined"
     assert tool_results(fake.bodies[8])[-1] == "cancelled"
+
+
+@pytest.mark.npm
+@pytest.mark.anyio
+async def test_repl_fills_server_everythings_form(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every field kind of trigger-elicitation-request, with wrong answers asked again."""
+    write_settings(tmp_path, {"base_url": fake.base_url, "mcp_servers": {"ev": everything_entry()}})
+    fake.queue(fo.tool_calls(("mcp__ev__trigger-elicitation-request", {})), fo.text("filled"))
+    answers = [
+        "y",  # answer the form
+        "",  # name: required, asked again
+        "Ada",
+        "y",  # check
+        "",  # firstLine: its default
+        "ada.example.com",  # email: not one, asked again
+        "ada@example.com",
+        "https://ada.dev",  # homepage
+        "1815-12-10",  # birthdate
+        "",  # integer: 42
+        "2000",  # number: over 1000, asked again
+        "7.5",
+        "2",  # untitled single select: Rachel
+        "1,2,3,4",  # untitled multiple: at most 3, asked again
+        "1,3",  # Guitar, Violin
+        "3",  # titled single: hero-3
+        "",  # titled multiple: the default
+        "pet-2",  # legacy titled: by value
+    ]
+    steps: list[Step] = [(0.2, "fill the form\r"), (lambda: len(fake.bodies) >= 1, "")]
+    steps += [(0.4, a + "\r") for a in answers]
+    steps.append((lambda: len(fake.bodies) >= 2, "\x04"))
+    code, _ = await drive(tmp_path, steps, options=ChatOptions(yes=True))
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    result = tool_results(fake.bodies[1])[-1]
+    raw = json.loads(result.split("Raw result: ", 1)[1])
+    assert raw == {
+        "action": "accept",
+        "content": {
+            "name": "Ada",
+            "check": True,
+            "firstLine": "It was a dark and stormy night.",
+            "email": "ada@example.com",
+            "homepage": "https://ada.dev",
+            "birthdate": "1815-12-10",
+            "integer": 42,
+            "number": 7.5,
+            "untitledSingleSelectEnum": "Rachel",
+            "untitledMultipleSelectEnum": ["Guitar", "Violin"],
+            "titledSingleSelectEnum": "hero-3",
+            "titledMultipleSelectEnum": ["fish-1"],
+            "legacyTitledEnum": "pet-2",
+        },
+    }
+    assert "(required)" in err and "(not an email address (name@example.com))" in err
+    assert "(the maximum is 1000)" in err and "(pick at most 3)" in err
+    assert "Number in range 1-1000 (number, optional, 0 to 1000)" in err
+    assert "1. hero-1 (Superman)" in err
