@@ -68,6 +68,8 @@ class Repl:
         from cli.repl_status import UpdateNotices
 
         self.updates = UpdateNotices()
+        self.answers = ReplAgent(self)
+        """Answers the servers' requests: elicitation, sampling, roots."""
 
     def _session(self, **kwargs: Any) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -156,7 +158,7 @@ class Repl:
             self.approve,
             need_model=False,
             ask_trust=self.ask_trust,
-            user_agent=ReplAgent(self),
+            user_agent=self.answers,
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
@@ -363,6 +365,7 @@ class Repl:
             render.error(exc)
             return
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
+        roots_before = self.answers.roots()
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
@@ -370,6 +373,10 @@ class Repl:
             await runtime.apply(settings)
         except ModelError as exc:
             render.error(exc)
+        if self.answers.roots() != roots_before:
+            from mcpbridge.features import roots_changed
+
+            await roots_changed(runtime.manager.connected())
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")

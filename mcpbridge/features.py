@@ -95,6 +95,21 @@ async def set_log_level(client: Client, session: SDKClient) -> None:
             logger.debug("server %s: logging/setLevel failed: %s", client.name, exc)
 
 
+async def roots_changed(clients: list[Client]) -> None:
+    """Send ``notifications/roots/list_changed`` to the handshake-era servers among
+    ``clients`` (2026-07-28 servers ask for the roots with each request that needs them)."""
+    for client in clients:
+        session = client._session if client.connected else None  # pyright: ignore[reportPrivateUsage]
+        if session is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
+            try:
+                await session.session.send_roots_list_changed()
+            except Exception as exc:  # boundary: a notification is best-effort
+                logger.debug("server %s: roots/list_changed not sent: %s", client.name, exc)
+
+
 def note(client: Client, message: Any) -> bool:
     """Mark resource and prompt changes (no I/O); True when ``message`` was one of them."""
     if isinstance(message, types.ResourceListChangedNotification):

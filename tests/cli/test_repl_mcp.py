@@ -382,3 +382,38 @@ async def test_repl_fills_server_everythings_form(
     assert "(the maximum is 1000)" in err and "(pick at most 3)" in err
     assert "Number in range 1-1000 (number, optional, 0 to 1000)" in err
     assert "1. hero-1 (Superman)" in err
+
+
+@pytest.mark.anyio
+async def test_reload_with_new_roots_tells_the_servers(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tmp_path / "record.jsonl"
+    entry = server_entry("inquirer", "--record", str(record), "--asks", "q-roots")
+    settings: dict[str, Any] = {"base_url": fake.base_url, "mcp_servers": {"inq": entry}}
+    write_settings(tmp_path, settings)
+    extra = tmp_path / "docs"
+
+    def answers() -> list[dict[str, Any]]:
+        lines = [json.loads(line) for line in record.read_text().splitlines()]
+        return [line for line in lines if line.get("method") == "roots/list"]
+
+    def add_root() -> bool:
+        write_settings(tmp_path, {**settings, "roots": [str(extra)]})
+        return True
+
+    code, _ = await drive(
+        tmp_path,
+        [
+            (add_root, "/mcp reload\r"),
+            (lambda: len(answers()) >= 2, "/mcp reload\r"),  # unchanged roots: no notification
+            (1.5, "\x04"),
+        ],
+    )
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    first, second = ([r["uri"] for r in a["result"]["roots"]] for a in answers())
+    project, docs = (p.resolve().as_uri() for p in (tmp_path, extra))
+    assert (first, second) == ([project], [project, docs])
+    notices = [line for line in record.read_text().splitlines() if "list_changed" in line]
+    assert len(notices) == 1

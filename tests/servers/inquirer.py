@@ -8,9 +8,11 @@ has answered all four, so a client that hangs on them (or ignores them) never ge
 Every line it records goes to ``--record PATH`` as JSON: ``{"capabilities": ...}`` (what the
 client declared in ``initialize``), then one ``{"method": ..., "result"|"error": ...}`` per
 answer, then ``{"listed": true}``; a ``logging/setLevel`` request is recorded as
-``{"request": "logging/setLevel", "params": ...}``. Tools: ``ping`` (returns ``pong``).
+``{"request": "logging/setLevel", "params": ...}``. ``--asks q-roots,q-form`` sends only those
+requests. On ``notifications/roots/list_changed`` it records ``{"notification": ...}`` and asks
+``roots/list`` again. Tools: ``ping`` (returns ``pong``).
 
-Run: ``python -m tests.servers.inquirer --record PATH``
+Run: ``python -m tests.servers.inquirer --record PATH [--asks IDS]``
 """
 
 from __future__ import annotations
@@ -58,8 +60,9 @@ ASKS: dict[str, tuple[str, dict[str, Any]]] = {
 class Inquirer:
     """The server's state: which of its requests the client answered, which listings wait."""
 
-    def __init__(self, record_path: str) -> None:
+    def __init__(self, record_path: str, asks: list[str]) -> None:
         self.record_path = record_path
+        self.asks = {k: v for k, v in ASKS.items() if k in asks}
         self.answered: set[str] = set()
         self.held: list[Any] = []  # ids of tools/list requests waiting for the answers
 
@@ -78,7 +81,7 @@ class Inquirer:
         self.answered.add(request_id)
         outcome = {k: message[k] for k in ("result", "error") if k in message}
         self.record({"method": ASKS[request_id][0], "id": request_id, **outcome})
-        if self.answered == set(ASKS):
+        if self.answered >= set(self.asks):
             for held_id in self.held:
                 self.list_tools(held_id)
             self.held.clear()
@@ -93,10 +96,14 @@ class Inquirer:
             result = initialize_result(params, name="inquirer")
             send({"jsonrpc": "2.0", "id": request_id, "result": result})
         elif method == "notifications/initialized":
-            for ask_id, (ask, params) in ASKS.items():
+            for ask_id, (ask, params) in self.asks.items():
                 send({"jsonrpc": "2.0", "id": ask_id, "method": ask, "params": params})
+        elif method == "notifications/roots/list_changed":
+            self.record({"notification": method})
+            self.answered.discard("q-roots")  # ask again, as a server that follows roots does
+            send({"jsonrpc": "2.0", "id": "q-roots", "method": "roots/list", "params": {}})
         elif method == "tools/list":
-            if self.answered == set(ASKS):
+            if self.answered >= set(self.asks):
                 self.list_tools(request_id)
             else:
                 self.held.append(request_id)
@@ -113,7 +120,9 @@ class Inquirer:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--record", required=True)
-    server = Inquirer(parser.parse_args().record)
+    parser.add_argument("--asks", default=",".join(ASKS), help="which requests to send")
+    args = parser.parse_args()
+    server = Inquirer(args.record, args.asks.split(","))
     for raw in sys.stdin.buffer:
         try:
             message = json.loads(raw)
