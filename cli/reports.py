@@ -67,18 +67,35 @@ def tools_report(session: Any) -> str:
     deferred = session.search.deferred if session.search_on else []
     if deferred:
         from core.prompt import server_of
+        from core.toolsearch import short_name
 
         lines.append(f"deferred ({len(deferred)}, load with search_tools):")
         by_server: dict[str, list[str]] = {}
         for tool in deferred:
-            by_server.setdefault(server_of(tool), []).append(tool.name)
-        lines += [
-            f"  {render.safe(s, one_line=True)}: {len(n)} tools"
-            for s, n in sorted(by_server.items())
-        ]
+            by_server.setdefault(server_of(tool), []).append(short_name(tool))
+        for server, names in sorted(by_server.items()):
+            lines.append(_deferred_line(server, sorted(names)))
     else:
         lines.append("tool search: off (every tool is in the request)")
     return "\n".join(lines)
+
+
+DEFERRED_SHOWN = 40
+"""Names listed per server by ``/tools``; the rest are counted."""
+
+
+def _deferred_line(server: str, names: list[str]) -> str:
+    import shutil
+    import textwrap
+
+    shown = ", ".join(render.safe(n, one_line=True) for n in names[:DEFERRED_SHOWN])
+    if len(names) > DEFERRED_SHOWN:
+        shown += f", … and {len(names) - DEFERRED_SHOWN} more"
+    head = f"{render.safe(server, one_line=True)} ({len(names)}): "
+    width = max(40, shutil.get_terminal_size().columns - 2)
+    return textwrap.fill(
+        head + shown, width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+    )
 
 
 def context_report(runtime: ChatRuntime) -> str:

@@ -233,6 +233,13 @@ class Session:
         self.history[:] = list(messages)
         self.history_version += 1
 
+    def restore_loaded(self, names: Iterable[str]) -> None:
+        """Tools ``search_tools`` had loaded in a resumed session: loaded again, in order."""
+        new = [n for n in names if n not in self.search.loaded]
+        if new:
+            self.search.loaded.extend(new)
+            self._rebuild()
+
     def clear(self) -> None:
         """Forget the conversation (tools and plan mode stay)."""
         self.history.clear()
