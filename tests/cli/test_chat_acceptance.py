@@ -122,6 +122,44 @@ def test_overflow_of_a_continued_session_is_compacted_and_retried(
     assert "word word" not in json.dumps(retry)
 
 
+def test_a_request_near_the_window_is_compacted_before_it_is_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha alpha alpha\n" * 300)
+    (tmp_path / "b.txt").write_text("bravo bravo bravo\n" * 300)
+    with FakeOpenAI(window=8000) as fake:  # rejects what is longer, as a real server does
+        write_settings(tmp_path, {"base_url": fake.base_url, "context_window": 8000})
+        fake.queue(fo.tool_calls(("read", {"path": "a.txt"})), fo.text("read a"))
+        assert chat(capsys, tmp_path, "-p", "read a.txt")[0] == 0
+        fake.queue(fo.tool_calls(("read", {"path": "b.txt"})), fo.text("read b"))
+        code, out, err = chat(capsys, tmp_path, "-p", "now b.txt", "--continue", "--json")
+        assert code == 0, err
+        assert fake.rejected == 0
+    data = json.loads(out)
+    [compaction] = data["compactions"]
+    assert compaction["cut_tool_results"] == 1 and compaction["summarised_messages"] == 0
+    assert data["usage"]["summary_requests"] == 0  # cutting old results was enough
+    last = json.dumps(fake.bodies[-1]["messages"])
+    assert last.count("alpha") < 40 and last.count("bravo") == 900  # the current turn is whole
+
+
+def test_overflow_hints_say_what_was_tried(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.queue(fo.overflow(8192))
+    code, out, err = chat(capsys, project, "-p", "hi", "--json")
+    assert code == 5 and len(fake.bodies) == 1  # the first prompt: nothing to compact
+    error = json.loads(out)["error"]
+    assert "context window (8192 tokens)" in error["message"]
+    assert "nothing older to compact" in error["hint"] and "supports chat" not in err
+    fake.queue(fo.text("first answer " * 40))
+    assert chat(capsys, project, "-p", "hi", "--continue")[0] == 0
+    fake.queue(fo.overflow(8192), fo.text("the summary"), fo.overflow(8192))
+    code, out, err = chat(capsys, project, "-p", "more", "--continue", "--json")
+    assert code == 5 and len(fake.bodies) == 5
+    assert "compacted the conversation and retried once" in json.loads(out)["error"]["hint"]
+
+
 def test_retries_are_visible_off_for_loopback_and_max_tokens_is_sent(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
