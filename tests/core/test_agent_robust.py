@@ -257,3 +257,19 @@ async def test_servers_that_reject_max_tokens_get_max_completion_tokens(
     assert second["max_completion_tokens"] == 100 and "max_tokens" not in second
     assert third["max_completion_tokens"] == 100  # remembered for the session
     await model.aclose()
+
+
+async def test_a_small_older_part_is_not_summarised_unasked(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    model = model_on(fake)
+    agent = agent_on(model, tmp_path, budget=ContextBudget(4000))
+    agent.session.history.extend(
+        [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "short"}]
+    )
+    fake.queue(fo.text("answered"))  # a summary request would take this turn
+    events = Events()
+    result = await agent.run("x" * 12_000, events)  # the current prompt alone passes the limit
+    assert result.text == "answered" and events.compactions == []
+    assert agent.budget.summary_requests == 0 and len(fake.bodies) == 1
+    await model.aclose()
