@@ -103,12 +103,14 @@ def test_streaming_shows_text_before_the_answer_ends(term: Terminal, tmp_path: P
         leave(term, pid, children_of(pid))
 
 
-def test_edit_approval_shows_a_coloured_diff_and_a_dropped_stream_errors_on_a_new_line(
+def test_edit_and_write_approvals_show_coloured_diffs_and_a_drop_errors_on_a_new_line(
     term: Terminal, tmp_path: Path
 ) -> None:
     turns = [
         fo.tool_calls(("edit", {"path": "app.py", "old_string": "x = 1", "new_string": "x = 2"})),
         fo.text("Edited."),
+        fo.tool_calls(("write", {"path": "app.py", "content": "import sys\nx = 2\n"})),
+        fo.text("Rewritten."),
         fo.drop(after_text="half an answ"),
     ]
     with model_server(tmp_path, turns) as (base_url, _):
@@ -124,6 +126,15 @@ def test_edit_approval_shows_a_coloured_diff_and_a_dropped_stream_errors_on_a_ne
         term.type_line("y")
         term.expect("Edited.")
         assert (root / "app.py").read_text() == "import os\nx = 2\nprint(x)\n"
+        term.type_line("rewrite it")  # write over an existing file: a diff too
+        term.expect("allow? [y]es once", count=2)
+        colours = coloured_screen(term).split("rewrite it", 1)[1]
+        assert any("-import os" in line and "\x1b[31m" in line for line in colours.splitlines())
+        assert any("+import sys" in line and "\x1b[32m" in line for line in colours.splitlines())
+        assert any("-print(x)" in line for line in colours.splitlines())
+        term.type_line("y")
+        term.expect("Rewritten.")
+        assert (root / "app.py").read_text() == "import sys\nx = 2\n"
         term.type_line("go on")
         screen = term.expect("dropped mid-answer")
         lines = screen.splitlines()
