@@ -120,7 +120,17 @@ def context_report(runtime: ChatRuntime) -> str:
     counted = agent.budget.last_counted if agent else None
     if counted:
         head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
-    return head + "\n" + render.table(table, indent="  ")
+    text = head + "\n" + render.table(table, indent="  ")
+    deferred = session.search.deferred if session.search_on else []
+    if deferred:
+        from core.context import estimate
+
+        saved = estimate([tool_schema(t) for t in deferred])
+        text += (
+            f"\ntool search: on; {len(deferred)} MCP tools deferred, ~{saved:,} tokens of "
+            "schemas not sent (their names are in system: dynamic; /tools lists them)"
+        )
+    return text
 
 
 def _usage_cells(usage: Any) -> str:

@@ -218,7 +218,7 @@ async def test_repl_empty_answer_unknown_usage_tools_and_resume(
         fo.tool_calls(("search_tools", {"query": "tool_0003"})),
         fo.text("loaded"),
     )
-    keys = ["first\r", "second\r", "/usage\r", "load three\r", "/tools\r"]
+    keys = ["first\r", "second\r", "/usage\r", "load three\r", "/tools\r", "/context\r"]
     assert await type_keys(tmp_path, fake, keys) == 0
     out, err = capsys.readouterr()
     assert "empty answer" in err
@@ -228,6 +228,8 @@ async def test_repl_empty_answer_unknown_usage_tools_and_resume(
     assert "loaded (10, in the request):" in out and "mcp__many__tool_0003" in out
     assert "deferred (11, load with search_tools):" in out
     assert "many (11): tool_0000, tool_0001, tool_0002, tool_0004," in out
+    assert "  MCP tools: many " in out  # the loaded one is in the request
+    assert "tool search: on; 11 MCP tools deferred, ~" in out
     # /resume in a new REPL: the same messages, the tool search loaded still in the request.
     fake.queue(fo.text("again"))
     assert await type_keys(tmp_path, fake, ["/resume\r", "1\r", "more\r"]) == 0
