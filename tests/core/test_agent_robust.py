@@ -273,3 +273,18 @@ async def test_a_small_older_part_is_not_summarised_unasked(
     assert result.text == "answered" and events.compactions == []
     assert agent.budget.summary_requests == 0 and len(fake.bodies) == 1
     await model.aclose()
+
+
+async def test_llama_server_overflow_is_recognised_with_its_n_ctx(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    model = model_on(fake)
+    agent = agent_on(model, tmp_path)
+    agent.session.history.extend(
+        [{"role": "user", "content": "before"}, {"role": "assistant", "content": "old " * 2000}]
+    )
+    fake.queue(fo.llama_cpp_overflow(n_ctx=4096), fo.text("summary"), fo.text("fits"))
+    result = await agent.run("now", Events())
+    assert result.text == "fits" and agent.budget.window == 4096
+    assert len(fake.bodies) == 3  # overflow, summary, retry
+    await model.aclose()
