@@ -152,5 +152,8 @@ class MCPCompleter(_completer_base()):  # type: ignore[misc]
 
 def completer_for(repl: Repl) -> MCPCompleter:
     """The REPL's completer: its slash commands, and its runtime's servers once they exist."""
-    commands = ["/mcp", "/mcp reload", "/tools", "/plan", "/clear", "/help", "/exit"]
+    commands = [
+        *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
+        *("/resume", "/clear", "/help", "/exit"),
+    ]
     return MCPCompleter(lambda: repl.runtime.manager if repl.runtime else None, commands)

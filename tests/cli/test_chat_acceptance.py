@@ -238,3 +238,24 @@ async def test_repl_empty_answer_unknown_usage_tools_and_resume(
     last = fake.bodies[-1]
     assert names_of(last)[-2:] == ["search_tools", "mcp__many__tool_0003"]
     assert [m.get("content") for m in last["messages"]][-2:] == ["loaded", "more"]
+
+
+@pytest.mark.anyio
+async def test_the_agent_commands_tab_complete() -> None:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from cli.repl_completion import completer_for
+
+    class NoRuntime:
+        runtime = None
+
+    completer = completer_for(NoRuntime())  # type: ignore[arg-type]
+
+    async def complete(text: str) -> list[str]:
+        found = completer.get_completions_async(Document(text), CompleteEvent())
+        return [c.text async for c in found]
+
+    assert await complete("/co") == ["/context", "/compact"]
+    assert await complete("/u") == ["/usage"]
+    assert await complete("/re") == ["/resume"]
