@@ -58,6 +58,7 @@ def test_edit_read_glob_grep_through_one_shot(
     code, out, err = chat(capsys, project, "-p", "bump x", "--yes", "--json")
     assert code == 0, err
     assert json.loads(out)["exit_code"] == 0
+    assert "✗ edit: " in err and "edit: edit:" not in err  # the reason, named once
     (e1, e2, read, glob, grep) = calls(out)
     assert e1[2] and "occurs 2 times (lines 1, 3)" in e1[1] and "replace_all" in e1[1]
     assert not e2[2] and "replaced 2 occurrences" in e2[1]
