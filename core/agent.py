@@ -217,6 +217,7 @@ class Agent:
                     exc.hint = OVERFLOW_AFTER_COMPACTING
                     raise
                 self.budget.learn_window(exc.window)
+                session.set_context_window(self.budget.window)  # "auto" tool search follows
                 if not await self._fit(start, events, result, force=True):
                     exc.hint = OVERFLOW_NOTHING_TO_COMPACT
                     raise

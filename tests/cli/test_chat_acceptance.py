@@ -260,3 +260,21 @@ async def test_the_agent_commands_tab_complete() -> None:
     assert await complete("/co") == ["/context", "/compact"]
     assert await complete("/u") == ["/usage"]
     assert await complete("/re") == ["/resume"]
+
+
+def test_a_learned_window_turns_auto_tool_search_on(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    servers = {"many": entry("many_tools", "--count", "30")}  # ~1,600 tokens of schemas
+    write_settings(tmp_path, {"base_url": fake.base_url, "mcp_servers": servers})
+    fake.queue(fo.text("first"))
+    assert chat(capsys, tmp_path, "-p", "hi")[0] == 0
+    assert "mcp__many__tool_0000" in names_of(fake.bodies[0])  # 128k window: all sent
+    fake.queue(fo.overflow(8192), fo.text("the summary"), fo.text("fits"))
+    code, out, err = chat(capsys, tmp_path, "-p", "more", "--continue")
+    assert code == 0 and out == "fits\n", err
+    retry = fake.bodies[-1]
+    # 1,600 tokens pass 10% of the 8,192 the server named: the schemas are deferred now.
+    assert "search_tools" in names_of(retry)
+    assert not [n for n in names_of(retry) if n.startswith("mcp__many__")]
+    assert "- many: tool_0000, tool_0001" in retry["messages"][0]["content"]
