@@ -116,7 +116,8 @@ def context_report(runtime: ChatRuntime) -> str:
             mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
     rows = breakdown(session.blocks, builtin, mcp, session.history, window)
     table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
-    head = f"context window: {window:,} tokens (compacts at ~80%; rows are estimates)"
+    head = f"context window: {window:,} tokens, {_window_source(runtime, window)}"
+    head += "\n(compacts at ~80%; rows are estimates)"
     counted = agent.budget.last_counted if agent else None
     if counted:
         head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
@@ -131,6 +132,21 @@ def context_report(runtime: ChatRuntime) -> str:
             "schemas not sent (their names are in system: dynamic; /tools lists them)"
         )
     return text
+
+
+def _window_source(runtime: ChatRuntime, window: int) -> str:
+    """Where the window comes from: a server's error, the setting, the table, the default."""
+    from core.context import known_window, window_for
+
+    configured = runtime.settings.context_window
+    model = runtime.agent.model.config.model if runtime.agent else ""
+    if window != window_for(model, configured):
+        return "learned from the server's error"
+    if configured:
+        return "from 'context_window' in settings"
+    if known_window(model):
+        return f"the known window of {render.safe(model, one_line=True)}"
+    return "the default (set 'context_window' in settings.json for your model)"
 
 
 def _usage_cells(usage: Any) -> str:

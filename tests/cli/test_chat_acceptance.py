@@ -188,13 +188,15 @@ def test_include_tools_hides_the_instructions_about_hidden_tools(
     assert [n for n in names_of(fake.bodies[0]) if n.startswith("mcp__")] == ["mcp__echo__add"]
 
 
-async def type_keys(project: Path, fake: FakeOpenAI, keys: list[str]) -> int:
+async def type_keys(
+    project: Path, fake: FakeOpenAI, keys: list[str], *, servers: bool = True
+) -> int:
     """The REPL on pipe input: once the MCP server is up, type ``keys`` one by one, then wait
     for the script to be used up and leave with Ctrl-D."""
     import anyio
 
     async def steps(repl: Any, inp: Any) -> None:
-        await until(lambda: bool(connected(repl)))
+        await until(lambda: repl.runtime is not None and (bool(connected(repl)) or not servers))
         for key in keys:
             inp.send_text(key)
             await anyio.sleep(0.4)
@@ -278,3 +280,17 @@ def test_a_learned_window_turns_auto_tool_search_on(
     assert "search_tools" in names_of(retry)
     assert not [n for n in names_of(retry) if n.startswith("mcp__many__")]
     assert "- many: tool_0000, tool_0001" in retry["messages"][0]["content"]
+
+
+@pytest.mark.anyio
+async def test_repl_context_names_where_the_window_comes_from(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.queue(fo.overflow(8192), fo.text("ok"))
+    keys = ["/context\r", "hi\r", "/context\r", "again\r"]
+    assert await type_keys(project, fake, keys, servers=False) == 0
+    out, err = capsys.readouterr()
+    assert "context window: 128,000 tokens, the known window of gpt-4o-mini" in out
+    assert "nothing older to compact" in err
+    assert "context window: 8,192 tokens, learned from the server's error" in out
+    assert "ok" in out and len(fake.bodies) == 2
