@@ -216,7 +216,8 @@ class TurnView(AgentEvents):
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
             name = render.safe(call.name, one_line=True)
-            print(f"  {mark} {name}: {render.first_line(result.text)}", file=sys.stderr)
+            why = result.text.removeprefix(f"{call.name}: ")  # built-ins start with their name
+            print(f"  {mark} {name}: {render.first_line(why)}", file=sys.stderr)
         else:
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.runtime import Globals, apply_trust, load_settings, require_trusted, select_servers
 from core.errors import ExitCode, ServerError, UsageError
 
@@ -94,7 +94,14 @@ def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
 @app.command("login")
 def login_command(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="The server's name in settings.",
+            autocompletion=completion.server_names,
+        ),
+    ],
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", help="Seconds to finish in the browser (default 300)."),
@@ -144,7 +151,14 @@ async def _login(config: ServerConfig, options: LoginOptions) -> str:
 @app.command("logout")
 def logout_command(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="The server's name in settings.",
+            autocompletion=completion.server_names,
+        ),
+    ],
 ) -> int:
     """Forget the OAuth tokens of a server: revoke them where it supports it (RFC 7009), and
     delete them. Exit 0.
