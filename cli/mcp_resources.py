@@ -54,6 +54,7 @@ AllowSamplingOpt = Annotated[
     ),
 ]
 
+
 def safe(text: str | None) -> str:
     """Text from a server, safe for the terminal (:func:`cli.render.safe`): control, invisible
     and bidi characters shown escaped (``\\x1b``, ``\\u202e``), known secrets scrubbed."""
