@@ -183,6 +183,31 @@ def _reap() -> None:
             return
 
 
+def reap_adopted() -> int:
+    """Collect adopted orphans that have exited (zombies: a subreaper must wait for them);
+    children started through :mod:`core.spawn` are left to their own waiters. The count."""
+    if not _subreaper:
+        return 0
+    reaped = 0
+    for pid in _children(os.getpid()):
+        if pid in _roots or pid in _spared or not _zombie(pid):
+            continue
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                reaped += 1
+        except ChildProcessError:
+            pass
+    return reaped
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
 def sweep(grace: float = SWEEP_GRACE_SECONDS) -> list[int]:
     """Stop every leftover descendant (see the module docstring); the pids that were stopped.
 

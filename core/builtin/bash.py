@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from core import descendants
 from core.builtin._common import BadArgument, integer, string
 from core.spawn import open_process
 from core.tools import Capability, Permission, ToolResult
@@ -118,6 +119,7 @@ class BashTool:
             _kill_group(process.pid)
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await process.aclose()
+            descendants.reap_adopted()  # `cmd &` that exited since: no zombie left behind
         return self._result(output, process.returncode, timed_out, timeout)
 
     @staticmethod

@@ -93,3 +93,39 @@ def test_setsid_grandchildren_are_stopped_on_a_signal(
     assert run.wait(30) == 130, run.stderr
     assert "Traceback" not in run.stderr
     wait_until(lambda: not any(alive(p) for p in escaped), 10, f"{escaped} to be stopped")
+
+
+def zombies_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "Z" and int(fields[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def test_adopted_orphans_that_exit_leave_no_zombie(
+    tmp_path: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    """codebot adopts them (a subreaper), so it must also collect them once they exit."""
+    root = tmp_path / "repo"
+    write_settings(root, {"base_url": fake.base_url})
+    mark = tmp_path / "left"
+    quick = f"setsid sh -c 'touch {mark}; sleep 0.3' >/dev/null 2>&1 & "
+    quick += f"while [ ! -e {mark} ]; do sleep 0.05; done"
+    fake.queue(
+        fo.tool_calls(("bash", {"command": quick})),
+        fo.tool_calls(("bash", {"command": "sleep 1"})),  # the orphan has exited by its end
+        fo.tool_calls(("bash", {"command": "exec sleep 300", "timeout": 600})),
+        fo.text("done"),
+    )
+    env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
+    runs.append(run := Running(["chat", "-p", "go", "--yes"], root, env))
+    wait_until(lambda: run.stderr.count("→ bash") >= 3, 60, "the third bash call")
+    assert zombies_of(run.pid) == []
+    run.proc.send_signal(signal.SIGTERM)
+    assert run.wait(30) == 130, run.stderr
