@@ -70,6 +70,22 @@ class _Entry(Protocol):
     def raw(self) -> Mapping[str, Any]: ...
 
 
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+_TOKEN_PREFIX = re.compile(r"^(sk-|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abprs]-|AKIA|AIza|hf_)")
+
+
+def looks_random(value: str) -> bool:
+    """A value no credential name vouches for that still looks like one: a known token prefix,
+    or eight or more characters mixing letters and digits with no space. A plain word such as
+    ``server`` or ``application/json`` is left alone, so it is not masked in every message."""
+    value = value.strip()
+    if _TOKEN_PREFIX.match(value):
+        return True
+    if len(value) < 8 or " " in value:
+        return False
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
 def _paths_only(value: str) -> bool:
     parts = [p for p in value.split(os.pathsep) if p]
     return bool(parts) and all(p.startswith(("/", "~", "./", "../")) for p in parts)
@@ -78,8 +94,10 @@ def _paths_only(value: str) -> bool:
 def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> list[str]:
     """The secret values one server entry carries, to be redacted wherever they appear.
 
-    Header values; env values, except configuration (``PATH``, ``HOME``, ... or plain paths)
-    that came from no credential; and the value of every credential-looking variable the
+    Header and env values named like a credential (``Authorization``, ``*_TOKEN``) or
+    expanded from a credential-looking variable; other header and env values only when they
+    look like a credential themselves (:func:`looks_random`; configuration such as ``PATH``,
+    ``HOME`` and plain paths never); and the value of every credential-looking variable the
     entry expands anywhere (``args``, ``url``), so ``--key=${API_KEY}`` is masked too.
     """
     from core.envexpand import referenced
@@ -87,13 +105,27 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
     environ = os.environ if environ is None else environ
     raw_env: Any = config.raw.get("env")
     written: Mapping[str, Any] = raw_env if isinstance(raw_env, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-    secrets = list(config.headers.values())
-    for key, value in config.env.items():
-        source = written.get(key)
-        refs = referenced(source) if isinstance(source, str) else []
-        credential = is_credential_name(key) or any(is_credential_name(r) for r in refs)
-        if credential or (key.upper() not in _PLAIN_ENV and not _paths_only(value)):
-            secrets.append(value)
+    raw_headers: Any = config.raw.get("headers")
+    written_headers: Mapping[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    secrets: list[str] = []
+    for section, values, raw in (
+        ("headers", config.headers, written_headers),
+        ("env", config.env, written),
+    ):
+        for key, value in values.items():
+            source = raw.get(key)
+            refs = referenced(source) if isinstance(source, str) else []
+            credential = (
+                is_credential_name(key)
+                or key.lower() in _CREDENTIAL_HEADERS
+                or any(is_credential_name(r) for r in refs)
+            )
+            if credential:
+                secrets.append(value)
+            elif section == "env" and (key.upper() in _PLAIN_ENV or _paths_only(value)):
+                continue
+            elif looks_random(value):  # not named a credential: masked only if it looks like one
+                secrets.append(value)
     for _, text in expandable_values(config.raw):
         for name in referenced(text):
             if is_credential_name(name) and environ.get(name):

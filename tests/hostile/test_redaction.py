@@ -70,3 +70,33 @@ def test_redaction_leaves_unrelated_text_alone(
     text = captured.out + captured.err
     assert f"{project}/.codebot/settings.json" in text
     assert "***" not in text
+
+
+def test_plain_env_and_header_values_do_not_mask_ordinary_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``MODE=server`` once turned every "server" of every message into ``***``; a value that
+    looks like a credential is still masked though no name says so."""
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    env = {"MODE": "server", "SESSION": "a81f0c3e9d2b7", "GREETING": "hello world"}
+    servers = {
+        "s": {"command": "true", "env": env},
+        "w": {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Client": "command"}},
+    }
+    write_settings(tmp_path, {"mcp_servers": servers})
+    run(["--cwd", str(tmp_path), "mcp", "list"])
+    text = "".join(capsys.readouterr())
+    assert "the server closed the connection" in text
+    assert "Run the command of server 's'" in text
+    run(["--cwd", str(tmp_path), "mcp", "list", "--json"])
+    view = json.loads(capsys.readouterr().out)["servers"]
+    shown = next(v for v in view if v["name"] == "s")["env"]
+    assert shown == dict.fromkeys(env, "***")  # env values are never shown
+
+    from core.redact import Redactor, entry_secrets
+    from tests.helpers import server_config
+
+    redactor = Redactor(entry_secrets(server_config("s", servers["s"])))
+    assert (
+        redactor("id a81f0c3e9d2b7, mode server, hello world") == "id ***, mode server, hello world"
+    )
