@@ -4,9 +4,9 @@ The model's answer streams to the terminal delta by delta, a server's stderr rea
 read by read, progress and log notifications come one message at a time. Scrubbing each piece
 alone would let a secret through whenever a boundary falls inside it. :class:`StreamScrubber`
 holds back the end of what it has seen while that end could still become a secret (at most
-the longest secret's length minus one character), and, for URL credentials, the last word
-until it ends (a URL is only known to be one once it is whole); everything before is scrubbed
-and given out at once.
+the longest secret's length minus one character), and, for URL credentials, a last word that
+holds ``://``, ``=`` or ``@`` until it ends (the secret parts of a URL come after those);
+everything before is scrubbed and given out at once.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from core.redact import SECRETS, Redactor
 URL_HOLD_LIMIT = 4096
 """A trailing word longer than this is given out even when it looks like a URL."""
 _TRAILING_WORD = re.compile(r"\S*\Z")
+_URL_MARKERS = ("://", "=", "@")
+"""What is secret in a URL comes after these: a word holding one waits until it ends."""
+_CONTEXT_LIMIT = 512
 
 
 class StreamScrubber:
@@ -26,8 +29,9 @@ class StreamScrubber:
 
     Args:
         redactor: Knows the secrets (read at every piece, so secrets added later count).
-        urls: Also hold the last word until whitespace ends it, so a URL's ``user:pass@`` or
-            ``?token=...`` split in two is masked (a word longer than 4096 is given out).
+        urls: Also hold a last word with ``://``, ``=`` or ``@`` until whitespace ends it, so a
+            URL's ``user:pass@`` or ``?token=...`` split in two is masked (a word longer than
+            4096 characters is given out).
         extra: Further scrubbing applied to every piece given out.
     """
 
@@ -42,6 +46,8 @@ class StreamScrubber:
         self.urls = urls
         self.extra = extra
         self.pending = ""
+        self.context = ""
+        """The end of the word given out last (a URL is judged whole across pieces)."""
 
     def feed(self, text: str) -> str:
         """Scrubbed text that can be shown now (possibly empty)."""
@@ -51,9 +57,11 @@ class StreamScrubber:
         secrets = self.redactor.values()
         cut = len(buffer) - _held(buffer, secrets)
         if self.urls:
-            word = _TRAILING_WORD.search(buffer, max(0, len(buffer) - URL_HOLD_LIMIT))
-            if word and word.start() > len(buffer) - URL_HOLD_LIMIT:
-                cut = min(cut, word.start())
+            full = self.context + buffer
+            word = _TRAILING_WORD.search(full, max(0, len(full) - URL_HOLD_LIMIT))
+            if word and word.start() > len(full) - URL_HOLD_LIMIT:
+                if any(marker in word.group() for marker in _URL_MARKERS):
+                    cut = min(cut, max(0, word.start() - len(self.context)))
         cut = _safe_cut(buffer, cut, secrets)
         self.pending = buffer[cut:]
         return self._scrub(buffer[:cut])
@@ -61,13 +69,23 @@ class StreamScrubber:
     def flush(self) -> str:
         """Everything still held, scrubbed (the stream ended)."""
         rest, self.pending = self.pending, ""
-        return self._scrub(rest)
+        out = self._scrub(rest)
+        self.context = ""
+        return out
 
     def _scrub(self, text: str) -> str:
         if not text:
             return ""
-        text = self.redactor(text)
-        return self.extra(text) if self.extra is not None else text
+        out = self.redactor(text)
+        if self.urls and self.context:
+            # The start of this word is out already: judge the URL whole, show only the rest.
+            joined = self.redactor(self.context + text)
+            if joined.startswith(self.context):
+                out = joined[len(self.context) :]
+        if self.urls:
+            tail = _TRAILING_WORD.search(self.context + out)
+            self.context = tail.group()[-_CONTEXT_LIMIT:] if tail else ""
+        return self.extra(out) if self.extra is not None else out
 
 
 def _held(buffer: str, secrets: frozenset[str]) -> int:
