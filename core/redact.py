@@ -135,8 +135,11 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
 
 def redact_url(text: str) -> str:
     """Remove ``user:pass@`` and secret-looking query values from URLs in ``text``."""
-    text = _URL_CREDENTIALS.sub(rf"\g<scheme>{MASK}@", text)
-    return _SECRET_QUERY.sub(rf"\g<key>{MASK}", text)
+    if "://" in text:  # fast paths: a log flood has neither
+        text = _URL_CREDENTIALS.sub(rf"\g<scheme>{MASK}@", text)
+    if "?" in text or "&" in text:
+        text = _SECRET_QUERY.sub(rf"\g<key>{MASK}", text)
+    return text
 
 
 def redact_values(mapping: Mapping[str, str]) -> dict[str, str]:

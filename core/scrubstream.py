@@ -11,14 +11,12 @@ everything before is scrubbed and given out at once.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from core.redact import SECRETS, Redactor
 
 URL_HOLD_LIMIT = 4096
 """A trailing word longer than this is given out even when it looks like a URL."""
-_TRAILING_WORD = re.compile(r"\S*\Z")
 _URL_MARKERS = ("://", "=", "@")
 """What is secret in a URL comes after these: a word holding one waits until it ends."""
 _CONTEXT_LIMIT = 512
@@ -58,10 +56,9 @@ class StreamScrubber:
         cut = len(buffer) - _held(buffer, secrets)
         if self.urls:
             full = self.context + buffer
-            word = _TRAILING_WORD.search(full, max(0, len(full) - URL_HOLD_LIMIT))
-            if word and word.start() > len(full) - URL_HOLD_LIMIT:
-                if any(marker in word.group() for marker in _URL_MARKERS):
-                    cut = min(cut, max(0, word.start() - len(self.context)))
+            start = _last_word(full, URL_HOLD_LIMIT)
+            if start is not None and any(m in full[start:] for m in _URL_MARKERS):
+                cut = min(cut, max(0, start - len(self.context)))
         cut = _safe_cut(buffer, cut, secrets)
         self.pending = buffer[cut:]
         return self._scrub(buffer[:cut])
@@ -83,9 +80,19 @@ class StreamScrubber:
             if joined.startswith(self.context):
                 out = joined[len(self.context) :]
         if self.urls:
-            tail = _TRAILING_WORD.search(self.context + out)
-            self.context = tail.group()[-_CONTEXT_LIMIT:] if tail else ""
+            joined_out = self.context + out
+            start = _last_word(joined_out, _CONTEXT_LIMIT)
+            self.context = joined_out[start:] if start is not None else joined_out[-_CONTEXT_LIMIT:]
         return self.extra(out) if self.extra is not None else out
+
+
+def _last_word(text: str, limit: int) -> int | None:
+    """Where the last word of ``text`` starts, or None when it is longer than ``limit``."""
+    end = len(text)
+    at = end
+    while at > 0 and end - at <= limit and not text[at - 1].isspace():
+        at -= 1
+    return at if end - at <= limit else None
 
 
 def _held(buffer: str, secrets: frozenset[str]) -> int:
