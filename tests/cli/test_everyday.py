@@ -128,6 +128,19 @@ def test_get_shows_the_global_entry_an_untrusted_project_entry_waits_behind(
     assert json.loads(out)["warnings"] == ["unknown key 'agrs' is ignored (did you mean 'args'?)"]
 
 
+def test_an_untrusted_project_server_named_on_the_command_line_is_not_trusted_everywhere(
+    user: Path, project: Path
+) -> None:
+    write_settings(project, {"mcp_servers": {"x": {"command": "evil"}}})
+    for argv in (("mcp", "list", "-s", "x"), ("mcp", "call", "x", "t"), ("mcp", "lock", "-s", "x")):
+        code, _, err = codebot(*argv, cwd=project)
+        assert code == 3, (argv, err)
+        assert "server 'x' is defined by" in err and "not trusted" in err
+        assert "unknown server" not in err
+    code, out, _ = codebot("mcp", "get", "x", cwd=project)
+    assert code == 0 and "x  (enabled, project not trusted: will not start)" in out
+
+
 # -- importing other clients' configs --------------------------------------------------------
 
 
