@@ -14,10 +14,14 @@ from typing import Any, Protocol
 
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+# A ``${VAR}`` reference in place of the secret is not one: it stays readable.
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?![^/@\s]*:\$\{[A-Za-z_][A-Za-z0-9_]*\}@)[^/@\s]+@",
+    re.IGNORECASE,
+)
 _SECRET_QUERY = re.compile(
     r"(?P<key>[?&](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|auth|sig|signature|"
-    r"credential)[a-z0-9_-]*)=)[^&#\s]+",
+    r"credential)[a-z0-9_-]*)=)(?!\$\{[A-Za-z_][A-Za-z0-9_]*\}(?:[&#\s]|$))[^&#\s]+",
     re.IGNORECASE,
 )
 

@@ -128,6 +128,51 @@ def test_get_shows_the_global_entry_an_untrusted_project_entry_waits_behind(
     assert json.loads(out)["warnings"] == ["unknown key 'agrs' is ignored (did you mean 'args'?)"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (
+            ["--url", "https://x.example/mcp?token=abcdef0123456789abcdef&x=1"],
+            "Export it as TOKEN and write --url 'https://x.example/mcp?token=${TOKEN}&x=1'",
+        ),
+        (
+            ["--url", "https://bob:hunter2pass@x.example/mcp"],
+            "Export it as PASSWORD and write --url 'https://bob:${PASSWORD}@x.example/mcp'",
+        ),
+        (
+            ["--", "server", "--api-key", "sk-proj-abcdefghijklmnop1234567890"],
+            "Export it as API_KEY and write '${API_KEY}' as that argument",
+        ),
+        (
+            ["--", "server", "--api-key=sk-proj-abcdefghijklmnop1234567890"],
+            "Export it as API_KEY and write '--api-key=${API_KEY}' as that argument",
+        ),
+        (
+            ["-e", "GITHUB_TOKEN=ghp_abcdefabcdefabcdefabcdefabcdefabcdef12", "--", "server"],
+            "Export it as GITHUB_TOKEN and write -e GITHUB_TOKEN='${GITHUB_TOKEN}'",
+        ),
+    ],
+)
+def test_a_secret_in_clear_is_refused_with_the_exact_command_to_write(
+    user: Path, project: Path, tmp_path: Path, argv: list[str], suggestion: str
+) -> None:
+    code, out, err = codebot("mcp", "add", "s", *argv, cwd=project)
+    assert code == 2, out
+    assert "looks like a secret; codebot does not write secrets to settings in clear" in err
+    assert suggestion in err
+    for secret in ("abcdef0123456789abcdef", "hunter2pass", "sk-proj-", "ghp_"):
+        assert secret not in err  # the refusal never echoes the secret
+    assert not (tmp_path / "home" / "settings.json").exists()
+
+
+def test_an_sse_entry_says_what_to_write_instead(user: Path, project: Path) -> None:
+    entry = '{"type": "sse", "url": "https://x.example/sse"}'
+    code, _, err = codebot("mcp", "add-json", "s", entry, cwd=project)
+    assert code == 2
+    assert "codebot speaks Streamable HTTP, not the older SSE transport" in err
+    assert 'hint: Write "type": "http"' in err
+
+
 def test_an_untrusted_project_server_named_on_the_command_line_is_not_trusted_everywhere(
     user: Path, project: Path
 ) -> None:
