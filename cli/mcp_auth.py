@@ -53,7 +53,10 @@ def open_url(server: str, url: str) -> None:
     except webbrowser.Error:
         print("(no browser found: open the URL above yourself)", file=sys.stderr, flush=True)
         return
-    threading.Thread(target=browser.open, args=(url,), daemon=True).start()
+    from core.descendants import opened
+
+    # A browser started here is the user's window: it is spared when codebot exits.
+    threading.Thread(target=opened, args=(lambda: browser.open(url),), daemon=True).start()
 
 
 def login_options(*, force: bool = False) -> LoginOptions:

@@ -189,7 +189,10 @@ def read_command(
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the contents to FILE (needed for binary resources)."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the contents to FILE (needed for binary resources).",
         ),
     ] = None,
     as_json: JsonOpt = False,

@@ -14,14 +14,18 @@ from typing import Any, Protocol
 
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
-# A ``${VAR}`` reference in place of the secret is not one: it stays readable.
+# Bounded repeats: unbounded ones make a long run of letters (a hostile tool result) take
+# quadratic time, 40 kB in half a minute. A ``${VAR}`` reference in place of the secret is not
+# one: it stays readable.
 _URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?![^/@\s]*:\$\{[A-Za-z_][A-Za-z0-9_]*\}@)[^/@\s]+@",
+    r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)"
+    r"(?![^/@\s]{0,1024}:\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}@)[^/@\s]{1,1024}@",
     re.IGNORECASE,
 )
 _SECRET_QUERY = re.compile(
-    r"(?P<key>[?&](?:[a-z0-9_-]*(?:token|key|secret|password|passwd|auth|sig|signature|"
-    r"credential)[a-z0-9_-]*)=)(?!\$\{[A-Za-z_][A-Za-z0-9_]*\}(?:[&#\s]|$))[^&#\s]+",
+    r"(?P<key>[?&](?=[a-z0-9_-]{0,128}=)(?:[a-z0-9_-]{0,64}(?:token|key|secret|password|"
+    r"passwd|auth|sig|signature|credential)[a-z0-9_-]{0,64})=)"
+    r"(?!\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}(?:[&#\s]|$))[^&#\s]+",
     re.IGNORECASE,
 )
 
@@ -128,6 +132,10 @@ class Redactor:
                 for part in secret.split():
                     if len(part) >= 8:
                         self._secrets.add(part)
+
+    def values(self) -> frozenset[str]:
+        """Every secret value known now (for :class:`core.scrubstream.StreamScrubber`)."""
+        return frozenset(self._secrets)
 
     def __call__(self, text: str) -> str:
         """``text`` with every secret replaced by ``***``."""
