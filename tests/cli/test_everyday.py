@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
+import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -403,6 +407,60 @@ def test_zsh_and_fish_complete_servers_and_tools(completing: Path) -> None:
     assert in_fish(completing, "codebot mcp call echo de") == ["delete_note"]
     assert in_fish(completing, "codebot mcp get ") == ["alpha", "echo"]
     assert in_fish(completing.parent, f"codebot mcp get --cwd {completing} a") == ["alpha"]
+
+
+_ANSI = re.compile(rb"\x1b(\[[0-9;?]*[A-Za-z]|\(B|=|>)")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_installed_completion_completes_on_the_first_tab(
+    completing: Path, tmp_path: Path, shell: str
+) -> None:
+    """`codebot --install-completion` in a fresh home, then an interactive shell on a pty:
+    one <TAB> completes a server name, one more a tool name (zsh once needed two)."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    home = tmp_path / f"home-{shell}"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "SHELL": f"/usr/bin/{shell}",
+        "TERM": "xterm",
+        "PATH": f"{Path(CODEBOT).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        [CODEBOT, "--install-completion"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    pid, master = pty.fork()
+    if pid == 0:  # the child: an interactive shell whose controlling terminal is the pty
+        os.chdir(completing)
+        os.execvpe(shell, [shell, "-i"], env)
+    try:
+        seen = _type(master, b"codebot mcp get al\t", b"get alpha")
+        assert b"get alpha" in seen, seen[-400:]
+        seen = _type(master, b"\x15codebot mcp call echo del\t", b"echo delete_note")
+        assert b"echo delete_note" in seen, seen[-400:]
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(master)
+
+
+def _type(master: int, keys: bytes, expected: bytes, wait: float = 30.0) -> bytes:
+    """Type ``keys`` and read the terminal (escapes removed) until ``expected`` shows."""
+    os.write(master, keys)
+    seen = b""
+    deadline = time.monotonic() + wait
+    while expected not in _ANSI.sub(b"", seen) and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+    return _ANSI.sub(b"", seen)
 
 
 # -- model discovery on the four well-known ports --------------------------------------------
