@@ -132,6 +132,31 @@ def test_get_shows_the_global_entry_an_untrusted_project_entry_waits_behind(
     assert json.loads(out)["warnings"] == ["unknown key 'agrs' is ignored (did you mean 'args'?)"]
 
 
+def test_commands_that_write_settings_warn_about_typos_too(
+    user: Path, project: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        json.dumps({"permisions": {"deny": ["bash"]}, "mcp_servers": {"t": {"command": "x"}}})
+    )
+    for argv in (
+        ("mcp", "add", "z", "--", "true"),
+        ("mcp", "add-json", "y", '{"command": "true"}'),
+        ("mcp", "import", "--dry-run"),
+    ):
+        _, _, err = codebot(*argv, cwd=project)
+        assert err.count("unknown setting 'permisions'") == 1, (argv, err)
+        assert "(did you mean 'permissions'?)" in err
+    # A broken project file does not block adding a global server; it blocks its own edit.
+    write_settings(project, {})
+    (project / ".codebot" / "settings.json").write_text("{bad")
+    assert codebot("mcp", "add", "w", "--", "true", cwd=project)[0] == 0
+    code, _, err = codebot("mcp", "add", "v", "--scope", "project", "--", "true", cwd=project)
+    assert code == 3 and f"invalid JSON in {project / '.codebot' / 'settings.json'}" in err
+    assert (project / ".codebot" / "settings.json").read_text() == "{bad"
+
+
 @pytest.mark.parametrize(
     ("argv", "suggestion"),
     [
