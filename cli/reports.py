@@ -35,7 +35,9 @@ def approval_details(request: ApprovalRequest) -> str:
     file tool, the resolved path (what a symlink or ``..`` really leads to)."""
     permission = request.permission
     capability = permission.capability.value
-    if request.rule is not None:
+    if request.reason.startswith("WARNING:"):  # changed since its pin or its "always"
+        because = request.reason
+    elif request.rule is not None:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
