@@ -294,3 +294,10 @@ async def test_repl_context_names_where_the_window_comes_from(
     assert "nothing older to compact" in err
     assert "context window: 8,192 tokens, learned from the server's error" in out
     assert "ok" in out and len(fake.bodies) == 2
+
+
+def test_continue_and_resume_together_is_a_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = chat(capsys, project, "-p", "x", "--continue", "--resume", "abc")
+    assert code == 2 and "--continue and --resume both pick a session" in err
