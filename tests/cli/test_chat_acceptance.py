@@ -301,3 +301,17 @@ def test_continue_and_resume_together_is_a_usage_error(
 ) -> None:
     code, _, err = chat(capsys, project, "-p", "x", "--continue", "--resume", "abc")
     assert code == 2 and "--continue and --resume both pick a session" in err
+
+
+def test_edit_keeps_line_endings_encoding_and_mode(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = project / "run.sh"
+    script.write_bytes("#!/bin/sh\r\necho caf\xe9\r\nexit 0\r\n".encode("latin-1"))
+    script.chmod(0o755)
+    edit = {"path": "run.sh", "old_string": "exit 0", "new_string": "exit 3"}
+    fake.queue(fo.tool_calls(("edit", edit)), fo.text("done"))
+    code, _, err = chat(capsys, project, "-p", "exit 3", "--yes")
+    assert code == 0, err
+    assert script.read_bytes() == "#!/bin/sh\r\necho caf\xe9\r\nexit 3\r\n".encode("latin-1")
+    assert script.stat().st_mode & 0o777 == 0o755
