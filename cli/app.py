@@ -277,7 +277,11 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    from core import descendants  # standard library only
+
+    descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
     code = run()
+    descendants.sweep()  # whatever left its process group (setsid) and is still running
     # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
     # at exit. Frozen objects are skipped: the process is ending anyway.
     gc.freeze()

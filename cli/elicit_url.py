@@ -12,10 +12,12 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 from cli import render
+from core.descendants import opened
 
 OPENABLE_SCHEMES = ("https", "http")
 _HOST = re.compile(r"[A-Za-z0-9._:-]+")
@@ -89,7 +91,8 @@ def open_in_browser(url: str) -> bool:
     for choice in [*named, None]:
         browser = _browser(choice)
         if browser is not None:
-            threading.Thread(target=browser.open, args=(url,), daemon=True).start()
+            # the window outlives codebot: spare what the browser starts (core.descendants)
+            threading.Thread(target=opened, args=(partial(browser.open, url),), daemon=True).start()
             return True
     return False
 

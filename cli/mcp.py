@@ -114,7 +114,7 @@ async def _list(
         await manager.start_all()
         statuses = manager.status()
         views = [status_view(s, manager, schemas=schemas) for s in statuses]
-    completion.remember_tools(views)
+    completion.remember_tools(views, servers)
     failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})

@@ -170,5 +170,8 @@ async def _fill_template(catalog: Catalog, server: str, template: str, prefix: s
 
 def completer_for(repl: Repl) -> MCPCompleter:
     """The REPL's completer: its slash commands, and its runtime's servers once they exist."""
-    commands = ["/mcp", "/mcp reload", "/tools", "/plan", "/clear", "/help", "/exit"]
+    commands = [
+        *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
+        *("/resume", "/clear", "/help", "/exit"),
+    ]
     return MCPCompleter(lambda: repl.runtime.manager if repl.runtime else None, commands)

@@ -125,6 +125,10 @@ class Redactor:
                     if len(part) >= 8:
                         self._secrets.add(part)
 
+    def values(self) -> frozenset[str]:
+        """Every secret value known now (for :class:`core.scrubstream.StreamScrubber`)."""
+        return frozenset(self._secrets)
+
     def __call__(self, text: str) -> str:
         """``text`` with every secret replaced by ``***``."""
         for secret in sorted(self._secrets, key=len, reverse=True):

@@ -17,6 +17,8 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from core import descendants
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -41,7 +43,15 @@ def _parent_death_signal() -> Callable[[], None] | None:
 
 
 async def open_process(command: Sequence[str], **kwargs: Any) -> Process:
-    """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux)."""
+    """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux), and whose
+    descendants are found and stopped at exit even after ``setsid`` (:mod:`core.descendants`)."""
+    descendants.become_subreaper()
+    process = await _open(command, **kwargs)
+    descendants.track(process.pid)
+    return process
+
+
+async def _open(command: Sequence[str], **kwargs: Any) -> Process:
     preexec = _parent_death_signal()
     if preexec is None:
         return await anyio.open_process(command, **kwargs)

@@ -23,6 +23,9 @@ from mcp.client.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from core.redact import SECRETS, Redactor
+from core.scrubstream import StreamScrubber
+
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
 
@@ -42,10 +45,25 @@ def progress_callback(client: Client) -> Any:
     if hook is None:
         return None
 
+    scrub = scrubber(client, "progress")
+
     async def progress(progress: float, total: float | None, message: str | None) -> None:
-        hook(client.name, progress, total, message)
+        hook(client.name, progress, total, scrub.feed(message) if message else message)
 
     return progress
+
+
+_SCRUBBERS: WeakKeyDictionary[Client, dict[str, StreamScrubber]] = WeakKeyDictionary()
+
+
+def scrubber(client: Client, stream: str) -> StreamScrubber:
+    """One scrubber per server and stream of messages (progress, log): a secret split across
+    two messages is masked too. Its secrets: the server's own and every secret of the run."""
+    streams = _SCRUBBERS.setdefault(client, {})
+    if stream not in streams:
+        redactor = Redactor([*client.redact.values(), *SECRETS.values()])
+        streams[stream] = StreamScrubber(redactor, urls=False, extra=client.redact)
+    return streams[stream]
 
 
 def write_log(client: Client, line: str) -> None:
@@ -76,6 +94,7 @@ def sdk_callbacks(client: Client) -> dict[str, Any]:
         lambda line: write_log(client, line),
         client.config.log_level,
     )
+    requests.scrub_log = scrubber(client, "log").feed
     return {
         **requests.callbacks(),
         "log_level": client.config.log_level,  # 2026-07-28: the request meta asks for logs

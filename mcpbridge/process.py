@@ -10,6 +10,7 @@ and its stderr goes to a per-server log file, capped in size.
 
 from __future__ import annotations
 
+import codecs
 import os
 import signal
 import subprocess
@@ -25,7 +26,8 @@ from anyio.abc import Process
 from core import paths
 from core.lookup import child_environment as _child_environment
 from core.lookup import find_command
-from core.redact import Redactor, entry_secrets
+from core.redact import SECRETS, Redactor, entry_secrets
+from core.scrubstream import StreamScrubber
 from core.servers import ServerConfig
 from core.spawn import open_process
 
@@ -61,18 +63,23 @@ class ServerProcess:
     """Set when the server's stdout ends: it exited, or we stopped it."""
 
     async def pump_stderr(self) -> None:
-        """Copy stderr into the log file up to the cap; keep draining so the server never blocks."""
+        """Copy stderr into the log file up to the cap; keep draining so the server never blocks.
+
+        Scrubbed as a stream (:class:`core.scrubstream.StreamScrubber`): a secret split across
+        two reads, or across the middle of a long line, is masked all the same.
+        """
         stream = self.process.stderr
         if stream is None:
             return
         written = 0
-        # A partial line waits for its end, so a secret split across reads is scrubbed whole.
-        pending = b""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        scrub = StreamScrubber(self.redact) if isinstance(self.redact, Redactor) else None
 
-        def keep(chunk: bytes) -> None:
+        def keep(text: str) -> None:
             nonlocal written
-            if self.redact is not None:
-                chunk = self.redact(chunk.decode("utf-8", errors="replace")).encode("utf-8")
+            if scrub is None and self.redact is not None:
+                text = self.redact(text)
+            chunk = text.encode("utf-8")
             room = STDERR_LOG_LIMIT - written
             if room > 0:
                 self._log.write(chunk[:room])
@@ -83,15 +90,10 @@ class ServerProcess:
 
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             while True:
-                chunk = pending + await stream.receive()
-                cut = chunk.rfind(b"\n") + 1
-                if cut == 0 and len(chunk) < 65536:
-                    pending = chunk
-                    continue
-                chunk, pending = (chunk[:cut], chunk[cut:]) if cut else (chunk, b"")
-                keep(chunk)
-        if pending:
-            keep(pending)
+                text = decoder.decode(await stream.receive())
+                keep(scrub.feed(text) if scrub is not None else text)
+        rest = decoder.decode(b"", final=True)
+        keep(scrub.feed(rest) + scrub.flush() if scrub is not None else rest)
 
     def note(self, line: str) -> None:
         """Append one line of codebot's own (a server log message) to the log file."""
@@ -188,7 +190,7 @@ async def launch(config: ServerConfig) -> ServerProcess:
             f"cannot start '{config.command}': {exc.strerror or exc}",
             f"Check 'command' and 'cwd' of server '{config.name}' in {config.source}.",
         ) from None
-    redact = Redactor(entry_secrets(config))
+    redact = Redactor([*entry_secrets(config), *SECRETS.values()])
     return ServerProcess(config.name, process, log_file, log, redact=redact)
 
 

@@ -82,6 +82,8 @@ class ServerRequests:
         self.agent = agent
         self.sampler = sampler
         self.log = log
+        self.scrub_log: Callable[[str], str] | None = None
+        """Scrubs the text of each log message (a stream: a secret split in two is masked)."""
 
     def callbacks(self) -> dict[str, Any]:
         """Keyword arguments for the SDK ``Client``."""
@@ -171,6 +173,8 @@ class ServerRequests:
         if params.level in LEVELS and LEVELS.index(params.level) < self.min_level:
             return
         data = params.data if isinstance(params.data, str) else json.dumps(params.data)
+        if self.scrub_log is not None:
+            data = self.scrub_log(data)
         source = f" {params.logger}" if params.logger else ""
         line = f"[{params.level}{source}] {data}"[:MAX_TEXT]
         try:
