@@ -134,7 +134,7 @@ class Repl:
             return False
         state = "changed since it was trusted" if result.changed else "new"
         lines = [f"{render.safe(result.project_file)} ({state}) would start or set:"]
-        lines += [f"  {render.safe(line)}" for line in describe_all(result)]
+        lines += [f"  {render.safe(line, one_line=True)}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
             text = await self._session().prompt_async(

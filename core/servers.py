@@ -18,6 +18,7 @@ from typing import Any, Literal
 from core.envexpand import UndefinedVariable, expand
 from core.errors import SettingsError, UsageError
 from core.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
+from core.redact import printable
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -153,7 +154,7 @@ def parse_server(
         return ServerConfig(
             name=name,
             source=source,
-            error=f"server '{name}' in {source}: {exc.message}",
+            error=f"server '{printable(name, one_line=True)}' in {source}: {exc.message}",
             hint=exc.hint,
             raw=raw,
             enabled=raw.get("enabled", True) is not False,

@@ -26,7 +26,7 @@ from anyio.abc import Process
 from core import paths
 from core.lookup import child_environment as _child_environment
 from core.lookup import find_command
-from core.redact import SECRETS, Redactor, entry_secrets
+from core.redact import SECRETS, Redactor, entry_secrets, printable
 from core.scrubstream import StreamScrubber
 from core.servers import ServerConfig
 from core.spawn import open_process
@@ -151,7 +151,7 @@ def resolve_command(config: ServerConfig) -> str:
     found = find_command(config.command, config.cwd, config.env)
     if found is None:
         raise LaunchError(
-            f"command '{config.command}' not found or not executable",
+            f"command '{printable(config.command, one_line=True)}' not found or not executable",
             f"Install it, or give its full path in 'command' of server '{config.name}' "
             f"in {config.source}.",
         )
@@ -167,7 +167,7 @@ async def launch(config: ServerConfig) -> ServerProcess:
     command = resolve_command(config)
     if config.cwd is not None and not config.cwd.is_dir():
         raise LaunchError(
-            f"working directory {config.cwd} does not exist",
+            f"working directory {printable(str(config.cwd), one_line=True)} does not exist",
             f"Fix 'cwd' of server '{config.name}' in {config.source}.",
         )
     log_dir = paths.private_dir(paths.log_dir())
@@ -187,7 +187,8 @@ async def launch(config: ServerConfig) -> ServerProcess:
     except OSError as exc:
         log.close()
         raise LaunchError(
-            f"cannot start '{config.command}': {exc.strerror or exc}",
+            f"cannot start '{printable(config.command or '', one_line=True)}': "
+            f"{exc.strerror or exc}",
             f"Check 'command' and 'cwd' of server '{config.name}' in {config.source}.",
         ) from None
     redact = Redactor([*entry_secrets(config), *SECRETS.values()])
