@@ -86,6 +86,13 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
+    if continue_ and resume is not None:
+        from core.errors import UsageError
+
+        raise UsageError(
+            "--continue and --resume both pick a session to resume",
+            hint="Use --continue for the latest session, or --resume [ID] for a given one.",
+        )
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():

@@ -33,11 +33,25 @@ def prepare() -> None:
     completion_init()
 
 
+_ZSH_REGISTER = f"compdef _codebot_completion {PROG}"
+_ZSH_AUTOLOADED = f"""{_ZSH_REGISTER}
+if (( ${{+compstate}} )); then
+  # run as the completion function itself (autoloaded from $fpath by a <TAB>): complete now
+  _codebot_completion "$@"
+fi"""
+
+
 def script(shell: str) -> str:
     """The completion script for ``shell`` (bash, zsh or fish)."""
     from cli._typer import completion_script
 
-    return completion_script(PROG, COMPLETE_VAR, shell)
+    text = completion_script(PROG, COMPLETE_VAR, shell)
+    if shell == "zsh":
+        # Typer's script, installed as ~/.zfunc/_codebot, only registers itself when zsh
+        # autoloads it on a <TAB>, so that <TAB> completed nothing (found in an interactive
+        # zsh); it completes too when it runs inside a completion.
+        text = text.replace(_ZSH_REGISTER, _ZSH_AUTOLOADED)
+    return text
 
 
 def detect_shell() -> str | None:
@@ -50,7 +64,10 @@ def install(shell: str) -> Path:
     """Install the script where ``shell`` finds it (and source it from the rc file for bash)."""
     from cli._typer import install_completion
 
-    return install_completion(PROG, COMPLETE_VAR, shell)
+    path = install_completion(PROG, COMPLETE_VAR, shell)
+    if shell == "zsh":
+        path.write_text(script(shell), encoding="utf-8")  # with the first-<TAB> fix
+    return path
 
 
 def _root_cwd(ctx: Any) -> Path:

@@ -9,6 +9,7 @@ domain shows as ``xn--…``), and the user names, not the host, are called out. 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -19,6 +20,10 @@ from cli import render
 from core.descendants import opened
 
 OPENABLE_SCHEMES = ("https", "http")
+_HOST = re.compile(r"[A-Za-z0-9._:-]+")
+"""A host name in ASCII form (an IPv6 literal without its brackets included)."""
+MAX_URL_CHARS = 2048
+"""A longer URL cannot be shown plainly (nor read before saying yes): it is declined."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +42,18 @@ class ShownURL:
 
 def _ascii_host(host: str) -> str:
     try:
-        return host.encode("idna").decode("ascii")
+        ascii_host = host.encode("idna").decode("ascii")
     except UnicodeError:
-        return host.encode("ascii", "backslashreplace").decode("ascii")
+        ascii_host = host.encode("ascii", "backslashreplace").decode("ascii")
+    return render.safe(ascii_host, one_line=True)  # control characters stay visible
 
 
 def describe(url: str) -> ShownURL:
     """Take ``url`` apart for the question."""
+    if len(url) > MAX_URL_CHARS:
+        shown = render.safe(url[:200], one_line=True) + "…"
+        problem = f"the URL is {len(url):,} characters long, over {MAX_URL_CHARS:,}"
+        return ShownURL(shown, "(not shown)", problem=problem)
     shown = render.safe(url, one_line=True)
     try:
         parts = urlsplit(url)
@@ -60,10 +70,16 @@ def describe(url: str) -> ShownURL:
         )
     scheme = parts.scheme.lower()
     if scheme not in OPENABLE_SCHEMES:
-        what = f"'{render.safe(scheme, one_line=True)}:'" if scheme else "no scheme"
-        return ShownURL(shown, host, tuple(notes), f"codebot opens only http(s) URLs, not {what}")
+        problem = (
+            f"codebot opens only http(s) URLs, not '{render.safe(scheme, one_line=True)}:'"
+            if scheme
+            else "it has no scheme; codebot opens only http(s) URLs"
+        )
+        return ShownURL(shown, host, tuple(notes), problem)
     if not hostname:
         return ShownURL(shown, host, tuple(notes), "it has no host")
+    if not _HOST.fullmatch(host):
+        return ShownURL(shown, host, tuple(notes), "its host has characters no host name has")
     return ShownURL(shown, host, tuple(notes))
 
 

@@ -7,7 +7,14 @@ from typing import Annotated, Any
 import typer
 
 from cli import completion, render
-from cli.runtime import Globals, apply_trust, load_settings, open_manager, select_servers
+from cli.runtime import (
+    Globals,
+    apply_trust,
+    load_settings,
+    open_manager,
+    require_trusted,
+    select_servers,
+)
 from core.errors import ExitCode
 
 app = typer.Typer()
@@ -40,7 +47,9 @@ def lock_command(
     from mcpbridge import lock
 
     globals_: Globals = ctx.obj
-    settings, _ = apply_trust(globals_, load_settings(globals_))
+    settings, check = apply_trust(globals_, load_settings(globals_))
+    for name in server or []:
+        require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
     servers = {n: c for n, c in select_servers(settings, server).items() if c.enabled}
     path = lock.lock_path(settings.project_root, settings.cwd)
 

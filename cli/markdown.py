@@ -37,6 +37,56 @@ def split_complete(text: str) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
+class _Blocks:
+    """:func:`split_complete`, incrementally: each line is scanned once as text arrives, so
+    a long open block (a big code fence) costs linear time, not quadratic."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._scanned = 0
+        """Complete lines before this index are scanned."""
+        self._fence: str | None = None
+        self._cut = 0
+
+    def add(self, delta: str) -> str:
+        """Append ``delta``; returns the blocks it completed (and drops them from ``text``)."""
+        self.text += delta
+        text = self.text
+        while (end := text.find("\n", self._scanned)) != -1:
+            line = text[self._scanned : end + 1]
+            self._scanned = end + 1
+            match = FENCE.match(line)
+            if self._fence is None and match:
+                self._fence = match.group(1)[0] * 3
+            elif self._fence is not None and match and match.group(1).startswith(self._fence):
+                self._fence = None
+                self._cut = self._scanned
+            elif self._fence is None and not line.strip():
+                self._cut = self._scanned
+        done = text[: self._cut]
+        if self._cut:
+            self.text = text[self._cut :]
+            self._scanned -= self._cut
+            self._cut = 0
+        return done
+
+    def take(self) -> str:
+        """Everything left (the answer ended)."""
+        rest, self.text, self._scanned, self._fence, self._cut = self.text, "", 0, None, 0
+        return rest
+
+
+def last_lines(text: str, count: int) -> str:
+    """The last ``count`` lines of ``text`` (without scanning the rest of it)."""
+    end = len(text.rstrip("\n")) if text.endswith("\n") else len(text)
+    start = end
+    for _ in range(count):
+        start = text.rfind("\n", 0, start)
+        if start == -1:
+            return text[:end]
+    return text[start + 1 : end]
+
+
 class MarkdownStream:
     """Feeds streamed text to a rich console as Markdown."""
 
@@ -44,27 +94,27 @@ class MarkdownStream:
         from rich.console import Console
 
         self.console = console or Console(highlight=False, soft_wrap=False)
-        self._pending = ""
+        self._blocks = _Blocks()
         self._live: Any = None
+
+    @property
+    def _pending(self) -> str:
+        return self._blocks.text
 
     def feed(self, delta: str) -> None:
         """Add text; render what became complete, show the rest live."""
-        self._pending += delta
-        done, rest = split_complete(self._pending)
+        done = self._blocks.add(delta)
         if done.strip():
             self._stop_live()
             self._print(done)
-            self._pending = rest
-        elif done:
-            self._pending = rest
         self._show(self._pending)
 
     def close(self) -> None:
         """Render whatever is left (the answer ended)."""
         self._stop_live()
-        if self._pending.strip():
-            self._print(self._pending)
-        self._pending = ""
+        rest = self._blocks.take()
+        if rest.strip():
+            self._print(rest)
 
     def _print(self, text: str) -> None:
         from rich.markdown import Markdown
@@ -77,7 +127,7 @@ class MarkdownStream:
         if not text:
             return
         height = max(3, self.console.size.height - 4)
-        tail = "\n".join(text.splitlines()[-height:])
+        tail = last_lines(text, height)
         if self._live is None:
             from rich.live import Live
 

@@ -80,7 +80,9 @@ def list_command(
     import anyio
 
     globals_: Globals = ctx.obj
-    settings, _ = apply_trust(globals_, load_settings(globals_))
+    settings, check = apply_trust(globals_, load_settings(globals_))
+    for name in server or []:
+        require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
     servers = with_timeout(select_servers(settings, server), timeout)
     if not servers and not as_json:
         render.warn("no MCP servers are configured")

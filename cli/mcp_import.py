@@ -65,10 +65,11 @@ def import_command(
     that exists already is reported as a clash and left as it is.
     Exit 0 done, 1 no config found, 3 a config file cannot be read.
     """
-    from cli.mcp_manage import keep_trust
+    from cli.mcp_manage import keep_trust, warn_settings
     from core.importers import plan as importer
 
     globals_: Globals = ctx.obj
+    warn_settings(globals_)
     names = [c.value for c in clients] if clients else list(importer.FORMATS)
     result = importer.discover(names, globals_.cwd, Path.home())
     importer.decide(result, scope.value if scope else None, globals_.cwd)  # type: ignore[arg-type]

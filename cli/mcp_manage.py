@@ -210,6 +210,7 @@ def _write_entry(
 ) -> int:
     from core import settings_edit
 
+    warn_settings(globals_)
     path = settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
     with keep_trust(globals_, path):
         edit = settings_edit.add_server(path, name, entry, force=force)
@@ -258,6 +259,18 @@ def _set_enabled(globals_: Globals, name: str, scope: ScopeChoice | None, enable
         edit = settings_edit.set_enabled(path, name, enabled)
     _report(edit, f"{'enabled' if enabled else 'disabled'} server '{name}'")
     return ExitCode.OK
+
+
+def warn_settings(globals_: Globals) -> None:
+    """The unknown-key and milliseconds warnings every command gives, for the commands that
+    write settings without reading them first; an unreadable file is left to the write,
+    which names it (a broken project file must not block adding a global server)."""
+    from core.errors import SettingsError
+
+    try:
+        load_settings(globals_)
+    except SettingsError:
+        pass
 
 
 def known_server(settings: Settings, name: str) -> ServerConfig:

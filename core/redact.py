@@ -15,13 +15,17 @@ from typing import Any, Protocol
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
 # Bounded repeats: unbounded ones make a long run of letters (a hostile tool result) take
-# quadratic time, 40 kB in half a minute.
+# quadratic time, 40 kB in half a minute. A ``${VAR}`` reference in place of the secret is not
+# one: it stays readable.
 _URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)[^/@\s]{1,1024}@", re.IGNORECASE
+    r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)"
+    r"(?![^/@\s]{0,1024}:\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}@)[^/@\s]{1,1024}@",
+    re.IGNORECASE,
 )
 _SECRET_QUERY = re.compile(
     r"(?P<key>[?&](?=[a-z0-9_-]{0,128}=)(?:[a-z0-9_-]{0,64}(?:token|key|secret|password|"
-    r"passwd|auth|sig|signature|credential)[a-z0-9_-]{0,64})=)[^&#\s]+",
+    r"passwd|auth|sig|signature|credential)[a-z0-9_-]{0,64})=)"
+    r"(?!\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}(?:[&#\s]|$))[^&#\s]+",
     re.IGNORECASE,
 )
 

@@ -79,25 +79,56 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
             if isinstance(value, str) and looks_secret(str(key), value):  # pyright: ignore[reportUnknownArgumentType]
                 _refuse(name, f"{section}.{key}", str(key), value)  # pyright: ignore[reportUnknownArgumentType]
     args = entry.get("args") or []
-    for i, arg in enumerate(args if isinstance(args, list) else []):  # pyright: ignore[reportUnknownArgumentType]
+    args = args if isinstance(args, list) else []  # pyright: ignore[reportUnknownVariableType]
+    for i, arg in enumerate(args):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
         if isinstance(arg, str):
-            _, sep, value = arg.partition("=")
+            flag, sep, value = arg.partition("=")
             candidate = value if sep and arg.startswith("-") else arg
             if _BEARER.match(candidate) or _looks_like_token(candidate, strong_only=False):
-                _refuse(name, f"args[{i}]", "TOKEN", candidate)
+                # Name the variable after the option it belongs to (--api-key → API_KEY).
+                before = args[i - 1] if i else ""  # pyright: ignore[reportUnknownVariableType]
+                option = flag if sep and arg.startswith("-") else before
+                key = (
+                    option.lstrip("-") if isinstance(option, str) and option.startswith("-") else ""
+                )
+                variable = _variable(key or "TOKEN")
+                shown = (
+                    f"{flag}=${{{variable}}}" if sep and arg.startswith("-") else f"${{{variable}}}"
+                )
+                _refuse(name, f"args[{i}]", variable, candidate, f"'{shown}' as that argument")
     url = entry.get("url")
     if isinstance(url, str):
         from core.redact import MASK, redact_url
 
         if MASK in redact_url(url) and MASK not in url and not _VARIABLE.search(url):
-            _refuse(name, "url", "TOKEN", url)
+            variable, fixed = _url_with_variable(url)
+            _refuse(name, "url", variable, url, f"--url '{fixed}'")
 
 
-def _refuse(server: str, where: str, key: str, value: str) -> None:
+def _url_with_variable(url: str) -> tuple[str, str]:
+    """The variable to hold a URL's credential, and the URL with it in its place."""
+    from core.redact import MASK, redact_url
+
+    masked = redact_url(url)
+    query = re.search(r"[?&]([^=&#\s]+)=" + re.escape(MASK), masked)
+    if query:
+        variable = _variable(query.group(1))
+        return variable, masked.replace(MASK, f"${{{variable}}}", 1).replace(MASK, "")
+    user = re.match(r"[a-z][a-z0-9+.-]*://([^:/@\s]+)(?::[^/@\s]*)?@", url, re.IGNORECASE)
+    userinfo = f"{user.group(1)}:${{PASSWORD}}" if user else "${PASSWORD}"
+    return "PASSWORD", masked.replace(MASK, userinfo, 1).replace(MASK, "")
+
+
+def _variable(key: str) -> str:
     variable = re.sub(r"[^A-Za-z0-9_]", "_", key).upper().strip("_") or "TOKEN"
-    if variable[0].isdigit():
-        variable = "_" + variable
-    if where.startswith("headers.") and _BEARER.match(value):
+    return "_" + variable if variable[0].isdigit() else variable
+
+
+def _refuse(server: str, where: str, key: str, value: str, suggestion: str | None = None) -> None:
+    variable = _variable(key)
+    if suggestion is not None:
+        pass
+    elif where.startswith("headers.") and _BEARER.match(value):
         scheme = value.split()[0]
         suggestion = f"'{key}: {scheme} ${{{variable}}}'"
     elif where.startswith("env."):

@@ -193,9 +193,13 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
     if kind in ("streamable-http", "streamableHttp", "streamable_http"):
         kind = "http"
     if kind not in ("stdio", "http"):
+        sse = isinstance(kind, str) and kind.lower() == "sse"
         raise _EntryError(
-            f"unknown type {json.dumps(kind)} (key 'type')",
-            hint='Use "stdio" (a local command) or "http" (a Streamable HTTP URL).',
+            f"unknown type {json.dumps(kind)} (key 'type')"
+            + (": codebot speaks Streamable HTTP, not the older SSE transport" if sse else ""),
+            hint='Write "type": "http"; most servers serve Streamable HTTP at /mcp beside /sse.'
+            if sse
+            else 'Use "stdio" (a local command) or "http" (a Streamable HTTP URL).',
         )
     transport: Transport = "http" if kind == "http" else "stdio"
     has_command, has_url = "command" in data, "url" in data

@@ -245,6 +245,27 @@ async def _own_time(root: Path, prompts: int) -> list[float]:
     return per_turn
 
 
+def _markdown_stream() -> tuple[float, int]:
+    """Feed an 84 kB answer (a 2,000-line code block) in 6-character deltas, as the REPL does
+    on a terminal; returns (milliseconds per delta, deltas)."""
+    import io
+
+    from rich.console import Console
+
+    from cli.markdown import MarkdownStream
+
+    code = "".join(f"x_{i} = compute({i}, 'value')  # comment\n" for i in range(2000))
+    text = f"Intro.\n\n```python\n{code}```\n\nDone.\n"
+    console = Console(file=io.StringIO(), force_terminal=True, width=100, color_system="256")
+    stream = MarkdownStream(console)
+    deltas = [text[i : i + 6] for i in range(0, len(text), 6)]
+    began = time.perf_counter()
+    for delta in deltas:
+        stream.feed(delta)
+    stream.close()
+    return (time.perf_counter() - began) * 1000 / len(deltas), len(deltas)
+
+
 def target_10(ws: Any, n: int, log: Log) -> list[Row]:
     root = _directory(ws, "own-time")
     home = os.environ.get("CODEBOT_HOME")
@@ -257,6 +278,7 @@ def target_10(ws: Any, n: int, log: Log) -> list[Row]:
         else:
             os.environ["CODEBOT_HOME"] = home
     value = statistics.median(samples)
+    per_delta, deltas = _markdown_stream()
     return [
         Row(
             "10",
@@ -269,5 +291,15 @@ def target_10(ws: Any, n: int, log: Log) -> list[Row]:
             note="prompt → tool call → answer against an instant model; includes the gate, "
             "the tool, the context estimate and saving the session (p90 "
             f"{sorted(samples)[int(len(samples) * 0.9)]:.2f} ms)",
-        )
+        ),
+        Row(
+            "10",
+            "REPL Markdown: an 84 kB answer with a 2,000-line code block, per 6-character delta",
+            "ms",
+            per_delta,
+            limit=1.0,
+            absolute=True,
+            note=f"{deltas} deltas through MarkdownStream to a 256-colour console, the final "
+            "highlighting of the code block included (streaming stays smooth: linear in the text)",
+        ),
     ]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -294,3 +295,55 @@ async def test_repl_context_names_where_the_window_comes_from(
     assert "nothing older to compact" in err
     assert "context window: 8,192 tokens, learned from the server's error" in out
     assert "ok" in out and len(fake.bodies) == 2
+
+
+def test_continue_and_resume_together_is_a_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = chat(capsys, project, "-p", "x", "--continue", "--resume", "abc")
+    assert code == 2 and "--continue and --resume both pick a session" in err
+
+
+def test_edit_keeps_line_endings_encoding_and_mode(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = project / "run.sh"
+    script.write_bytes("#!/bin/sh\r\necho caf\xe9\r\nexit 0\r\n".encode("latin-1"))
+    script.chmod(0o755)
+    edit = {"path": "run.sh", "old_string": "exit 0", "new_string": "exit 3"}
+    fake.queue(fo.tool_calls(("edit", edit)), fo.text("done"))
+    code, _, err = chat(capsys, project, "-p", "exit 3", "--yes")
+    assert code == 0, err
+    assert script.read_bytes() == "#!/bin/sh\r\necho caf\xe9\r\nexit 3\r\n".encode("latin-1")
+    assert script.stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+def test_grep_gives_the_same_answer_with_and_without_ripgrep(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (project / ".gitignore").write_text("skip/\n")
+    (project / "skip").mkdir()
+    (project / "skip" / "x.py").write_text("TODO hidden\n")
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_text("one\nTODO: first\ntwo\n\nthree\ntodo: second\n")
+    (project / "b.txt").write_text("TODO in text\n")
+    args = {"pattern": "todo", "ignore_case": True, "context": 1, "glob": "*.py"}
+    results = []
+    for path in (None, str(project / "empty-bin")):  # ripgrep on PATH, then not
+        if path is not None:
+            monkeypatch.setenv("PATH", path)
+        fake.queue(fo.tool_calls(("grep", args)), fo.text("ok"))
+        code, out, err = chat(capsys, project, "-p", "find todos", "--json")
+        assert code == 0, err
+        [(_, result, is_error)] = calls(out)
+        assert not is_error
+        results.append(result)
+    assert results[0] == results[1]
+    assert (
+        results[0] == "src/a.py-1-one\nsrc/a.py:2:TODO: first\nsrc/a.py-3-two\n--\n"
+        "src/a.py-5-three\nsrc/a.py:6:todo: second"
+    )

@@ -1,15 +1,11 @@
 """Everyday use through the installed entry point (``.venv/bin/codebot``, a real process), as a
-new user meets it: managing servers, importing other clients' configs, completion in real
-bash, zsh and fish, and model discovery on the four well-known ports."""
+new user meets it: managing servers, importing other clients' configs, and model discovery on
+the four well-known ports (completion: ``test_completion_shells.py``)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,43 +15,11 @@ from typing import Any
 
 import pytest
 
+from tests.cli.entry_point import codebot, project, user
 from tests.helpers import server_entry, write_settings
 
-CODEBOT = str(Path(sys.executable).with_name("codebot"))
+__all__ = ["project", "user"]  # fixtures
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
-
-
-def codebot(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Run the installed ``codebot`` in ``cwd`` and return (exit code, stdout, stderr)."""
-    done = subprocess.run(
-        [CODEBOT, *argv],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    return done.returncode, done.stdout, done.stderr
-
-
-@pytest.fixture
-def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh $HOME (other clients' configs live there) and an untrusted-by-default run."""
-    home = tmp_path / "user"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.delenv("CODEX_HOME", raising=False)
-    monkeypatch.delenv("CODEBOT_TRUST_PROJECT", raising=False)
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
 
 
 # -- managing servers -------------------------------------------------------------------------
@@ -126,6 +90,89 @@ def test_get_shows_the_global_entry_an_untrusted_project_entry_waits_behind(
     code, out, err = codebot("mcp", "get", "echo", "--json", cwd=project, env=trusted)
     assert code == 0, err
     assert json.loads(out)["warnings"] == ["unknown key 'agrs' is ignored (did you mean 'args'?)"]
+
+
+def test_commands_that_write_settings_warn_about_typos_too(
+    user: Path, project: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        json.dumps({"permisions": {"deny": ["bash"]}, "mcp_servers": {"t": {"command": "x"}}})
+    )
+    for argv in (
+        ("mcp", "add", "z", "--", "true"),
+        ("mcp", "add-json", "y", '{"command": "true"}'),
+        ("mcp", "import", "--dry-run"),
+    ):
+        _, _, err = codebot(*argv, cwd=project)
+        assert err.count("unknown setting 'permisions'") == 1, (argv, err)
+        assert "(did you mean 'permissions'?)" in err
+    # A broken project file does not block adding a global server; it blocks its own edit.
+    write_settings(project, {})
+    (project / ".codebot" / "settings.json").write_text("{bad")
+    assert codebot("mcp", "add", "w", "--", "true", cwd=project)[0] == 0
+    code, _, err = codebot("mcp", "add", "v", "--scope", "project", "--", "true", cwd=project)
+    assert code == 3 and f"invalid JSON in {project / '.codebot' / 'settings.json'}" in err
+    assert (project / ".codebot" / "settings.json").read_text() == "{bad"
+
+
+@pytest.mark.parametrize(
+    ("argv", "suggestion"),
+    [
+        (
+            ["--url", "https://x.example/mcp?token=abcdef0123456789abcdef&x=1"],
+            "Export it as TOKEN and write --url 'https://x.example/mcp?token=${TOKEN}&x=1'",
+        ),
+        (
+            ["--url", "https://bob:hunter2pass@x.example/mcp"],
+            "Export it as PASSWORD and write --url 'https://bob:${PASSWORD}@x.example/mcp'",
+        ),
+        (
+            ["--", "server", "--api-key", "sk-proj-abcdefghijklmnop1234567890"],
+            "Export it as API_KEY and write '${API_KEY}' as that argument",
+        ),
+        (
+            ["--", "server", "--api-key=sk-proj-abcdefghijklmnop1234567890"],
+            "Export it as API_KEY and write '--api-key=${API_KEY}' as that argument",
+        ),
+        (
+            ["-e", "GITHUB_TOKEN=ghp_abcdefabcdefabcdefabcdefabcdefabcdef12", "--", "server"],
+            "Export it as GITHUB_TOKEN and write -e GITHUB_TOKEN='${GITHUB_TOKEN}'",
+        ),
+    ],
+)
+def test_a_secret_in_clear_is_refused_with_the_exact_command_to_write(
+    user: Path, project: Path, tmp_path: Path, argv: list[str], suggestion: str
+) -> None:
+    code, out, err = codebot("mcp", "add", "s", *argv, cwd=project)
+    assert code == 2, out
+    assert "looks like a secret; codebot does not write secrets to settings in clear" in err
+    assert suggestion in err
+    for secret in ("abcdef0123456789abcdef", "hunter2pass", "sk-proj-", "ghp_"):
+        assert secret not in err  # the refusal never echoes the secret
+    assert not (tmp_path / "home" / "settings.json").exists()
+
+
+def test_an_sse_entry_says_what_to_write_instead(user: Path, project: Path) -> None:
+    entry = '{"type": "sse", "url": "https://x.example/sse"}'
+    code, _, err = codebot("mcp", "add-json", "s", entry, cwd=project)
+    assert code == 2
+    assert "codebot speaks Streamable HTTP, not the older SSE transport" in err
+    assert 'hint: Write "type": "http"' in err
+
+
+def test_an_untrusted_project_server_named_on_the_command_line_is_not_trusted_everywhere(
+    user: Path, project: Path
+) -> None:
+    write_settings(project, {"mcp_servers": {"x": {"command": "evil"}}})
+    for argv in (("mcp", "list", "-s", "x"), ("mcp", "call", "x", "t"), ("mcp", "lock", "-s", "x")):
+        code, _, err = codebot(*argv, cwd=project)
+        assert code == 3, (argv, err)
+        assert "server 'x' is defined by" in err and "not trusted" in err
+        assert "unknown server" not in err
+    code, out, _ = codebot("mcp", "get", "x", cwd=project)
+    assert code == 0 and "x  (enabled, project not trusted: will not start)" in out
 
 
 # -- importing other clients' configs --------------------------------------------------------
@@ -212,139 +259,6 @@ def test_vscode_user_home_and_hostile_names_in_the_report(user: Path, project: P
     assert code == 0, err
     assert f"notes {user}/notes.db" in out.replace("  ", " ")
     assert "- bad\\x1b[2Jname" in out and "\x1b" not in out
-
-
-# -- shell completion in the real shells -------------------------------------------------------
-
-
-@pytest.fixture
-def completing(user: Path, project: Path) -> Path:
-    """A global echo server whose tools `mcp list` has seen, and a project 'alpha'."""
-    echo = server_entry("echo")
-    assert codebot("mcp", "add", "echo", "--", echo["command"], *echo["args"], cwd=project)[0] == 0
-    write_settings(
-        project,
-        {"mcp_servers": {"alpha": {"command": "x", "include_tools": ["get_time", "x_*"]}}},
-    )
-    code, _, err = codebot("mcp", "list", "-s", "echo", cwd=project)
-    assert code == 0, err
-    return project
-
-
-def in_bash(project: Path, *words: str) -> list[str]:
-    script = (
-        'source <(codebot --show-completion bash); COMP_WORDS=("$@"); '
-        'COMP_CWORD=$(($# - 1)); _codebot_completion codebot; printf "%s\\n" "${COMPREPLY[@]}"'
-    )
-    return _shell(["bash", "-c", script, "bash", *words], project)
-
-
-def in_zsh(project: Path, *words: str) -> list[str]:
-    # _arguments prints what the completion would offer: "*: :(("a" "b"))".
-    script = (
-        'compdef(){ :; }; _arguments(){ print -r -- "$@"; }; _files(){ print FILES; }; '
-        'eval "$(codebot --show-completion zsh)"; words=("$@"); CURRENT=$#; _codebot_completion'
-    )
-    out = _shell(["zsh", "-fc", script, "zsh", *words], project)
-    return [w.strip('"') for line in out for w in line.split("((", 1)[-1].rstrip(")").split()]
-
-
-def in_fish(project: Path, line: str) -> list[str]:
-    script = f"source (codebot --show-completion fish | psub); complete -C {json.dumps(line)}"
-    return _shell(["fish", "-c", script], project)
-
-
-def _shell(argv: list[str], cwd: Path) -> list[str]:
-    if shutil.which(argv[0]) is None:
-        pytest.skip(f"{argv[0]} is not installed")
-    path = f"{Path(CODEBOT).parent}{os.pathsep}{os.environ['PATH']}"
-    done = subprocess.run(
-        argv,
-        cwd=cwd,
-        env={**os.environ, "PATH": path},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    return [line.split("\t")[0] for line in done.stdout.splitlines() if line]
-
-
-def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> None:
-    assert in_bash(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
-    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
-    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["get_time"]
-    for command in ("get", "remove", "enable", "disable", "login", "resources", "prompts"):
-        assert in_bash(completing, "codebot", "mcp", command, "a") == ["alpha"], command
-    assert in_bash(completing, "codebot", "mcp", "lock", "--server", "e") == ["echo"]
-    assert in_bash(completing, "codebot", "chat", "--allow-sampling", "e") == ["echo"]
-    assert in_bash(completing, "codebot", "mcp", "import", "--from", "c") == [
-        "claude-code",
-        "claude-desktop",
-        "cursor",
-        "codex",
-    ]
-    # Global options after the command count, as on a command line.
-    elsewhere = completing.parent / "elsewhere"
-    elsewhere.mkdir()
-    assert in_bash(elsewhere, "codebot", "mcp", "call", "") == ["echo"]
-    assert in_bash(elsewhere, "codebot", "mcp", "call", "--cwd", str(completing), "") == [
-        "alpha",
-        "echo",
-    ]
-
-
-def test_tool_names_are_not_offered_for_an_entry_mcp_list_did_not_see(
-    completing: Path, tmp_path: Path
-) -> None:
-    # Another project's server of the same name is another server: its tools are not these.
-    other = tmp_path / "other"
-    echo = server_entry("echo")
-    write_settings(other, {"mcp_servers": {"echo": {**echo, "env": {"GREETING": "x"}}}})
-    assert in_bash(other, "codebot", "mcp", "call", "echo", "de") == []
-    # The entry itself changed since: not offered either, until the next `mcp list`.
-    code, _, err = codebot(
-        "mcp",
-        "add",
-        "echo",
-        "--force",
-        "-e",
-        "A=1",
-        "--",
-        echo["command"],
-        *echo["args"],
-        cwd=completing,
-    )
-    assert code == 0, err
-    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == []
-    assert codebot("mcp", "list", "-s", "echo", cwd=completing)[0] == 0
-    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
-
-
-def test_nothing_unsafe_is_handed_to_the_shell(completing: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "pwned"
-    hostile = f"$(touch {marker})"
-    write_settings(
-        completing,
-        {
-            "mcp_servers": {
-                "alpha": {"command": "x", "include_tools": [hostile, "ok_tool", "a b"]},
-                f"`touch {marker}`": {"command": "x"},
-            }
-        },
-    )
-    assert in_zsh(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
-    assert in_zsh(completing, "codebot", "mcp", "call", "alpha", "") == ["ok_tool"]
-    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["ok_tool"]
-    assert not marker.exists()
-
-
-def test_zsh_and_fish_complete_servers_and_tools(completing: Path) -> None:
-    assert in_zsh(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
-    assert in_zsh(completing, "codebot", "mcp", "get", "") == ["alpha", "echo"]
-    assert in_fish(completing, "codebot mcp call echo de") == ["delete_note"]
-    assert in_fish(completing, "codebot mcp get ") == ["alpha", "echo"]
-    assert in_fish(completing.parent, f"codebot mcp get --cwd {completing} a") == ["alpha"]
 
 
 # -- model discovery on the four well-known ports --------------------------------------------

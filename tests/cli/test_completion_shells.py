@@ -1,0 +1,206 @@
+"""Shell completion in the real shells through the installed entry point: bash, zsh and fish
+completing server and tool names without starting a server, installed or sourced."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.entry_point import CODEBOT, codebot, project, user
+from tests.helpers import server_entry, write_settings
+
+__all__ = ["project", "user"]  # fixtures
+
+
+@pytest.fixture
+def completing(user: Path, project: Path) -> Path:
+    """A global echo server whose tools `mcp list` has seen, and a project 'alpha'."""
+    echo = server_entry("echo")
+    assert codebot("mcp", "add", "echo", "--", echo["command"], *echo["args"], cwd=project)[0] == 0
+    write_settings(
+        project,
+        {"mcp_servers": {"alpha": {"command": "x", "include_tools": ["get_time", "x_*"]}}},
+    )
+    code, _, err = codebot("mcp", "list", "-s", "echo", cwd=project)
+    assert code == 0, err
+    return project
+
+
+def in_bash(project: Path, *words: str) -> list[str]:
+    script = (
+        'source <(codebot --show-completion bash); COMP_WORDS=("$@"); '
+        'COMP_CWORD=$(($# - 1)); _codebot_completion codebot; printf "%s\\n" "${COMPREPLY[@]}"'
+    )
+    return _shell(["bash", "-c", script, "bash", *words], project)
+
+
+def in_zsh(project: Path, *words: str) -> list[str]:
+    # _arguments prints what the completion would offer: "*: :(("a" "b"))".
+    script = (
+        'compdef(){ :; }; _arguments(){ print -r -- "$@"; }; _files(){ print FILES; }; '
+        'eval "$(codebot --show-completion zsh)"; words=("$@"); CURRENT=$#; _codebot_completion'
+    )
+    out = _shell(["zsh", "-fc", script, "zsh", *words], project)
+    return [w.strip('"') for line in out for w in line.split("((", 1)[-1].rstrip(")").split()]
+
+
+def in_fish(project: Path, line: str) -> list[str]:
+    script = f"source (codebot --show-completion fish | psub); complete -C {json.dumps(line)}"
+    return _shell(["fish", "-c", script], project)
+
+
+def _shell(argv: list[str], cwd: Path) -> list[str]:
+    if shutil.which(argv[0]) is None:
+        pytest.skip(f"{argv[0]} is not installed")
+    path = f"{Path(CODEBOT).parent}{os.pathsep}{os.environ['PATH']}"
+    done = subprocess.run(
+        argv,
+        cwd=cwd,
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line.split("\t")[0] for line in done.stdout.splitlines() if line]
+
+
+def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> None:
+    assert in_bash(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
+    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
+    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["get_time"]
+    for command in ("get", "remove", "enable", "disable", "login", "resources", "prompts"):
+        assert in_bash(completing, "codebot", "mcp", command, "a") == ["alpha"], command
+    assert in_bash(completing, "codebot", "mcp", "lock", "--server", "e") == ["echo"]
+    assert in_bash(completing, "codebot", "chat", "--allow-sampling", "e") == ["echo"]
+    assert in_bash(completing, "codebot", "mcp", "import", "--from", "c") == [
+        "claude-code",
+        "claude-desktop",
+        "cursor",
+        "codex",
+    ]
+    # Global options after the command count, as on a command line.
+    elsewhere = completing.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert in_bash(elsewhere, "codebot", "mcp", "call", "") == ["echo"]
+    assert in_bash(elsewhere, "codebot", "mcp", "call", "--cwd", str(completing), "") == [
+        "alpha",
+        "echo",
+    ]
+
+
+def test_tool_names_are_not_offered_for_an_entry_mcp_list_did_not_see(
+    completing: Path, tmp_path: Path
+) -> None:
+    # Another project's server of the same name is another server: its tools are not these.
+    other = tmp_path / "other"
+    echo = server_entry("echo")
+    write_settings(other, {"mcp_servers": {"echo": {**echo, "env": {"GREETING": "x"}}}})
+    assert in_bash(other, "codebot", "mcp", "call", "echo", "de") == []
+    # The entry itself changed since: not offered either, until the next `mcp list`.
+    code, _, err = codebot(
+        "mcp",
+        "add",
+        "echo",
+        "--force",
+        "-e",
+        "A=1",
+        "--",
+        echo["command"],
+        *echo["args"],
+        cwd=completing,
+    )
+    assert code == 0, err
+    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == []
+    assert codebot("mcp", "list", "-s", "echo", cwd=completing)[0] == 0
+    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
+
+
+def test_nothing_unsafe_is_handed_to_the_shell(completing: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    hostile = f"$(touch {marker})"
+    write_settings(
+        completing,
+        {
+            "mcp_servers": {
+                "alpha": {"command": "x", "include_tools": [hostile, "ok_tool", "a b"]},
+                f"`touch {marker}`": {"command": "x"},
+            }
+        },
+    )
+    assert in_zsh(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
+    assert in_zsh(completing, "codebot", "mcp", "call", "alpha", "") == ["ok_tool"]
+    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["ok_tool"]
+    assert not marker.exists()
+
+
+def test_zsh_and_fish_complete_servers_and_tools(completing: Path) -> None:
+    assert in_zsh(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
+    assert in_zsh(completing, "codebot", "mcp", "get", "") == ["alpha", "echo"]
+    assert in_fish(completing, "codebot mcp call echo de") == ["delete_note"]
+    assert in_fish(completing, "codebot mcp get ") == ["alpha", "echo"]
+    assert in_fish(completing.parent, f"codebot mcp get --cwd {completing} a") == ["alpha"]
+
+
+_ANSI = re.compile(rb"\x1b(\[[0-9;?]*[A-Za-z]|\(B|=|>)")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_installed_completion_completes_on_the_first_tab(
+    completing: Path, tmp_path: Path, shell: str
+) -> None:
+    """`codebot --install-completion` in a fresh home, then an interactive shell on a pty:
+    one <TAB> completes a server name, one more a tool name (zsh once needed two)."""
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} is not installed")
+    home = tmp_path / f"home-{shell}"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "SHELL": f"/usr/bin/{shell}",
+        "TERM": "xterm",
+        "PATH": f"{Path(CODEBOT).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        [CODEBOT, "--install-completion"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    pid, master = pty.fork()
+    if pid == 0:  # the child: an interactive shell whose controlling terminal is the pty
+        os.chdir(completing)
+        os.execvpe(shell, [shell, "-i"], env)
+    try:
+        seen = _type(master, b"codebot mcp get al\t", b"get alpha")
+        assert b"get alpha" in seen, seen[-400:]
+        seen = _type(master, b"\x15codebot mcp call echo del\t", b"echo delete_note")
+        assert b"echo delete_note" in seen, seen[-400:]
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(master)
+
+
+def _type(master: int, keys: bytes, expected: bytes, wait: float = 30.0) -> bytes:
+    """Type ``keys`` and read the terminal (escapes removed) until ``expected`` shows."""
+    os.write(master, keys)
+    seen = b""
+    deadline = time.monotonic() + wait
+    while expected not in _ANSI.sub(b"", seen) and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+    return _ANSI.sub(b"", seen)
