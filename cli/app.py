@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -150,7 +152,18 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    from mcpbridge import reaper  # standard library only
+
+    reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
     code = run()
+    if reaper.pending():
+        # Results first: the output is complete; the reaper stops the servers after we exit.
+        # os._exit: finalizers of the handed-off processes would otherwise kill them at once.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        reaper.spawn()
+        os._exit(code)
     # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
     # at exit. Frozen objects are skipped: the process is ending anyway.
     gc.freeze()

@@ -55,6 +55,9 @@ def list_command(
     """
     import anyio
 
+    from mcpbridge import reaper
+
+    reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
     settings, _ = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
@@ -188,7 +191,9 @@ def call_command(
 
     from core import arguments, trust
     from core.servers import require_usable
+    from mcpbridge import reaper
 
+    reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
     if batch:

@@ -25,6 +25,7 @@ from anyio.abc import Process
 
 from core import paths
 from core.servers import ServerConfig
+from mcpbridge import reaper
 
 INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """The SDK's allow-list: everything else of codebot's environment stays out of servers."""
@@ -81,6 +82,9 @@ class ServerProcess:
             if process.stdin is not None:
                 with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await process.stdin.aclose()
+            if reaper.active() and process.returncode is None:
+                self._detach()  # a one-shot command: the reaper finishes after we exit
+                return
             if not await exited(process, STDIN_CLOSE_GRACE):
                 _signal_group(process, signal.SIGTERM)
                 if not await exited(process, TERM_GRACE):
@@ -97,6 +101,11 @@ class ServerProcess:
                     f"\n[codebot: {self.dropped_stderr} more bytes of stderr dropped]\n".encode()
                 )
             self._log.close()
+
+    def _detach(self) -> None:
+        """Hand the rest of the stop (grace, SIGTERM, SIGKILL) to the reaper, and let go."""
+        reaper.handoff(self.process.pid, self.process, STDIN_CLOSE_GRACE, TERM_GRACE)
+        self._log.close()
 
 
 async def exited(process: Process, seconds: float) -> bool:
