@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
+from cli import render, warm
 from cli.runtime import (
     Globals,
     apply_trust,
@@ -48,6 +48,7 @@ def list_command(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
     ] = None,
+    no_warm: warm.NoWarmOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
@@ -59,8 +60,13 @@ def list_command(
 
     reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
-    settings, _ = apply_trust(globals_, load_settings(globals_))
+    settings, check = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
+    if not no_warm and timeout is None:
+        payload = {"op": "list", "servers": list(servers), "schemas": schemas}
+        answer = warm.ask_holder(settings, check, payload)
+        if answer is not None and isinstance(answer.get("views"), list):
+            return _render_list(answer["views"], as_json, schemas)
     return anyio.run(_list, servers, as_json, schemas)
 
 
@@ -71,6 +77,10 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
         await manager.start_all()
         statuses = await manager.status(live=False)
         views = [server_view(s, manager, schemas=schemas) for s in statuses]
+    return _render_list(views, as_json, schemas)
+
+
+def _render_list(views: list[dict[str, Any]], as_json: bool, schemas: bool) -> int:
     failed = any(v["status"] == "failed" for v in views)
     if as_json:
         render.print_json({"servers": views})
@@ -181,6 +191,7 @@ def call_command(
             "write one JSON result per line. Servers stay connected.",
         ),
     ] = False,
+    no_warm: warm.NoWarmOpt = False,
 ) -> int:
     """Call one tool of one server and print its result.
 
@@ -212,11 +223,22 @@ def call_command(
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
     config = select_servers(settings, [server])[server]
-    require_trusted(server, trust.check(settings, assume_trusted=globals_.trust_project))
+    checked = trust.check(settings, assume_trusted=globals_.trust_project)
+    require_trusted(server, checked)
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
-    config = with_timeout({server: config}, timeout)[server]
-    outcome = anyio.run(_call, config, tool, arguments_)
+    answer = None
+    if not no_warm and timeout is None:
+        payload = {"op": "call", "server": server, "tool": tool, "arguments": arguments_}
+        answer = warm.ask_holder(settings, checked, payload)
+    if answer is not None:
+        from core.tools import ToolResult
+
+        warm.raise_answer_error(answer)
+        outcome = ToolResult(**answer["result"])
+    else:
+        config = with_timeout({server: config}, timeout)[server]
+        outcome = anyio.run(_call, config, tool, arguments_)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
@@ -230,3 +252,4 @@ def call_command(
 from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
 
 _doctor.register(mcp_app)
+warm.register(mcp_app)

@@ -24,6 +24,8 @@ from core.servers import ServerConfig, is_str_list, json_type, parse_server
 
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
+DEFAULT_WARM_IDLE_TIMEOUT = 600.0
+"""Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
 
 TRUST_GATED_KEYS = ("base_url", "api_key_env")
 """A hostile project could send the API key elsewhere with these: they need trust."""
@@ -48,6 +50,8 @@ class Settings:
     api_key_env: str | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     tool_result_max_tokens: int = DEFAULT_TOOL_RESULT_MAX_TOKENS
+    warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
+    """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
@@ -202,6 +206,15 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                     hint=f'Write it as "{key}": 50.',
                 )
             out[key] = value
+    if "warm_idle_timeout" in data:
+        value = data["warm_idle_timeout"]
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise SettingsError(
+                f"'warm_idle_timeout' in {path} must be a positive number of seconds, "
+                f"found {json.dumps(value)}",
+                hint='Write it as "warm_idle_timeout": 600.',
+            )
+        out["warm_idle_timeout"] = float(value)
     return out
 
 
