@@ -66,10 +66,12 @@ class Holder:
         await stream.send(json.dumps({"digest": self.digest, **message}).encode() + b"\n")
 
     async def _retry_failed(self) -> None:
-        """Failed servers start afresh on the next request, as a cold run would start them."""
+        """Failed and crashed servers start afresh on the next request, as in a cold run (the
+        restart policy's "the next call restarts it"); connected ones keep their connection.
+        """
         manager = self.manager
         async with self._lock:
-            if any(not c.connected and not c.crashed for c in manager.clients.values()):
+            if any(not c.connected for c in manager.clients.values()):
                 await manager.reconfigure(manager.servers)
             await manager.refresh_if_dirty()
 
