@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+<<<<<<< HEAD
 import importlib
 import os
+=======
+>>>>>>> main
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -73,15 +76,12 @@ def _root(
 
 
 def _register() -> None:
-    from cli import mcp, trust
+    """Every command module has an ``app``; groups get a name, single commands merge in."""
+    from cli import chat, mcp, trust
 
-    app.add_typer(mcp.mcp_app, name="mcp")
-    trust.register(app)
-    try:
-        chat = importlib.import_module("cli.chat")
-    except ModuleNotFoundError:  # chat is being built; mcp commands work without it
-        return
-    chat.register(app)
+    app.add_typer(mcp.app, name="mcp")
+    app.add_typer(trust.app)
+    app.add_typer(chat.app)
 
 
 _register()

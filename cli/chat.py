@@ -6,99 +6,24 @@ imported when the command runs, so ``codebot --help`` stays fast.
 
 from __future__ import annotations
 
-import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli import render
-from cli.runtime import Globals, apply_trust, load_settings, open_manager
-from core.errors import CodebotError, ExitCode, ModelError
+from cli.runtime import ChatOptions, ChatRuntime, Globals, open_runtime, sigint_cancels
+from core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    import anyio
-
-    from core import trust
-    from core.agent import Agent, RunResult
-    from core.model import ModelConfig
-    from core.permissions import Approver, PermissionGate
-    from core.session import Session
-    from core.settings import Settings
-    from mcpbridge.manager import Manager
-
-    TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
-    """Asks the user whether to trust the project's servers (the REPL supplies one)."""
+    from core.agent import RunResult
 
 
-@dataclass
-class ChatOptions:
-    """The command line of ``chat``."""
-
-    prompt: str | None = None
-    as_json: bool = False
-    yes: bool = False
-    allow: list[str] = field(default_factory=list[str])
-    plan: bool = False
-    model: str | None = None
-    base_url: str | None = None
+app = typer.Typer()
+"""Holds ``chat``; :mod:`cli.app` adds it to the root."""
 
 
-@dataclass
-class ChatRuntime:
-    """Everything a chat needs, wired: settings → manager → session → agent."""
-
-    globals: Globals
-    settings: Settings
-    manager: Manager
-    session: Session
-    gate: PermissionGate
-    agent: Agent | None
-    model_error: ModelError | None
-    """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
-    untrusted: tuple[str, ...] = ()
-    """Project servers skipped for this session because the project is not trusted."""
-    options: ChatOptions | None = None
-    """The command line, whose --model and --base-url beat the settings on every reload."""
-
-
-async def settle_trust(
-    globals_: Globals, settings: Settings, ask: TrustPrompt | None
-) -> tuple[Settings, tuple[str, ...]]:
-    """Decide about the project's own servers before any of them starts.
-
-    Without ``ask`` (one-shot, stdin not a terminal) untrusted project servers are skipped
-    with a warning naming the fixes. With it the user is asked once: yes records trust (for
-    this project file and its current server entries), no skips them for this session.
-
-    Returns:
-        The settings to run with, and the names of the skipped servers.
-    """
-    from core import trust  # deferred: `codebot --help` does not load settings or trust
-
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
-    if not result.needs_trust:
-        return settings, ()
-    skipped = tuple(c.name for c in result.servers)
-    if ask is None:
-        return apply_trust(globals_, settings)[0], skipped
-    if await ask(result):
-        trust.record(result)
-        return settings, ()
-    render.warn(trust.untrusted_message(result))
-    return trust.without_untrusted(settings, result), skipped
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``chat`` command to the root app."""
-    app.command("chat")(chat_command)
-
-
+@app.command("chat")
 def chat_command(
     ctx: typer.Context,
     prompt: Annotated[
@@ -145,150 +70,11 @@ def chat_command(
         return ExitCode.INTERRUPTED
 
 
-@asynccontextmanager
-async def open_runtime(
-    globals_: Globals,
-    options: ChatOptions,
-    approver: Approver | None,
-    *,
-    need_model: bool,
-    ask_trust: TrustPrompt | None = None,
-) -> AsyncIterator[ChatRuntime]:
-    """Build the runtime; MCP servers are not started here (the caller decides when).
-
-    Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
-    launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
-
-    Raises:
-        SettingsError: the settings cannot be read.
-        ModelError: ``need_model`` and no model endpoint is configured.
-    """
-    import anyio
-
-    from core.agent import Agent
-    from core.builtin import builtin_tools
-    from core.model import ChatModel, create_client, resolve_config
-    from core.permissions import PermissionGate
-    from core.session import Session
-
-    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
-    config: ModelConfig | None = None
-    model_error: ModelError | None = None
-    try:
-        config = resolve_config(settings, model=options.model, base_url=options.base_url)
-    except ModelError as exc:
-        if need_model:
-            raise
-        model_error = exc
-    async with open_manager(settings.servers) as manager:
-        session = Session(
-            builtin_tools(globals_.cwd),
-            manager,
-            cwd=globals_.cwd,
-            project_root=settings.project_root,
-            plan_mode=options.plan,
-        )
-        gate = PermissionGate(
-            settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
-        )
-        agent = None
-        if config is not None:
-            model = ChatModel(create_client(config), config)
-            agent = Agent(
-                session,
-                model,
-                gate,
-                max_turns=settings.max_turns,
-                tool_result_max_tokens=settings.tool_result_max_tokens,
-            )
-        try:
-            yield ChatRuntime(
-                globals_, settings, manager, session, gate, agent, model_error, untrusted, options
-            )
-        finally:
-            if agent is not None:
-                with anyio.CancelScope(shield=True):
-                    await agent.model.aclose()
-
-
-async def refresh_model(runtime: ChatRuntime) -> None:
-    """Follow the model settings after a reload: a changed model, endpoint or key gets a new
-    client (the conversation is kept); settings that no longer resolve keep the current one.
-
-    Raises:
-        ModelError: nothing resolves and there was no model before either.
-    """
-    from core.agent import Agent
-    from core.model import ChatModel, create_client, resolve_config
-
-    options = runtime.options or ChatOptions()
-    try:
-        config = resolve_config(runtime.settings, model=options.model, base_url=options.base_url)
-    except ModelError as exc:
-        if runtime.agent is None:
-            runtime.model_error = exc
-        raise
-    agent = runtime.agent
-    if agent is not None and agent.model.config == config:
-        return
-    model = ChatModel(create_client(config), config)
-    if agent is None:
-        runtime.agent = Agent(
-            runtime.session,
-            model,
-            runtime.gate,
-            max_turns=runtime.settings.max_turns,
-            tool_result_max_tokens=runtime.settings.tool_result_max_tokens,
-        )
-    else:
-        await agent.model.aclose()
-        agent.model = model
-    runtime.model_error = None
-
-
-@contextmanager
-def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
-    """While inside, Ctrl-C (SIGINT) cancels ``scope`` instead of killing the process."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        loop.add_signal_handler(signal.SIGINT, scope.cancel)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        # remove_signal_handler installs Python's default handler; put back asyncio.Runner's,
-        # which cancels the main task (an orderly unwind) instead of raising anywhere.
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-
-
-def report_mcp(manager: Manager) -> None:
-    """One line on stderr: which servers are ready, which failed."""
-    ready = manager.connected()
-    failures = manager.failures
-    if not ready and not failures:
-        return
-    tools = len(manager.tools())
-    parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
-    parts += [f"'{name}' failed: {f.message}" for name, f in failures.items()]
-    line = "; ".join(parts)
-    if failures:
-        render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
-    else:
-        print(render.style(line, "2", sys.stderr), file=sys.stderr)
-
-
 async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     """Answer ``options.prompt``: the answer on stdout, activity on stderr."""
     import anyio
 
-    from cli.chatview import Status, TurnView
+    from cli.chatview import Status, TurnView, report_mcp
 
     assert options.prompt is not None
     async with open_runtime(globals_, options, None, need_model=True) as runtime:
@@ -349,8 +135,3 @@ def transcript(runtime: ChatRuntime, result: RunResult) -> dict[str, Any]:
         ],
         "messages": runtime.session.history,
     }
-
-
-def show_error(exc: CodebotError) -> None:
-    """Print an error and its hint (the REPL stays alive)."""
-    render.error(exc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
@@ -14,6 +14,9 @@ from core.agent import AgentEvents
 from core.permissions import Decision
 from core.stream import Reply, ToolCall
 from core.tools import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from mcpbridge.manager import Manager
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
@@ -130,3 +133,19 @@ class TurnView(AgentEvents):
         self.status.clear()
         mark = render.style("⊘", "33", sys.stderr)
         print(f"  {mark} {call.name} denied: {decision.reason}", file=sys.stderr)
+
+
+def report_mcp(manager: Manager) -> None:
+    """One line on stderr: which servers are ready, which failed."""
+    ready = manager.connected()
+    failures = manager.failures
+    if not ready and not failures:
+        return
+    tools = len(manager.tools())
+    parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
+    parts += [f"'{name}' failed: {f.message}" for name, f in failures.items()]
+    line = "; ".join(parts)
+    if failures:
+        render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
+    else:
+        print(render.style(line, "2", sys.stderr), file=sys.stderr)

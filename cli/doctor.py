@@ -22,11 +22,11 @@ class Format(StrEnum):
     JUNIT = "junit"
 
 
-def register(mcp_app: typer.Typer) -> None:
-    """Add the ``doctor`` command to the ``mcp`` sub-app."""
-    mcp_app.command("doctor")(doctor_command)
+app = typer.Typer()
+"""Holds ``doctor``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
 
 
+@app.command("doctor")
 def doctor_command(
     ctx: typer.Context,
     server: Annotated[

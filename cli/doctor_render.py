@@ -1,13 +1,20 @@
-"""Render a doctor report as compact text, JSON or JUnit XML. Pure functions: report → str."""
+"""Render a doctor report as compact text, JSON or JUnit XML. Pure functions: report → str.
+
+:func:`mcpbridge.doctor.diagnose` runs the checks and returns the report; this module only
+formats it. Secrets are already out of the report (findings redacted, configs masked).
+"""
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from mcpbridge.checks import CHECKS, Finding
+from core.errors import ExitCode
+from mcpbridge.checks import CHECKS, Finding, ToolEntry
 from mcpbridge.doctor import Report, ServerReport
+from mcpbridge.report import config_view
 
 _MARKS = {"error": ("✗", "31"), "warning": ("!", "33"), "info": ("i", "36"), "pass": ("✓", "32")}
 _SCOPE = {c.id: c.scope for c in CHECKS}
@@ -138,9 +145,103 @@ def _summary(report: Report, strict: bool, verbose: bool, color: bool) -> str:
 # -- json -----------------------------------------------------------------------------------
 
 
+SCHEMA_VERSION = 1
+"""Bumped only when a field of the JSON output changes meaning or disappears."""
+
+
 def as_json(report: Report, *, strict: bool = False) -> str:
-    """The documented JSON document."""
-    return json.dumps(report.to_json(strict=strict), indent=2, ensure_ascii=False) + "\n"
+    """The documented ``--format json`` document (README, "mcp doctor")."""
+    return json.dumps(json_document(report, strict=strict), indent=2, ensure_ascii=False) + "\n"
+
+
+def json_document(report: Report, *, strict: bool = False) -> dict[str, Any]:
+    """The JSON document as data."""
+    settings = report.settings
+    statuses = [s.status for s in report.servers]
+    code = report.exit_code(strict=strict)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "ok": code == ExitCode.OK,
+        "exit_code": code,
+        "strict": strict,
+        "settings": {
+            "readable": not report.settings_unreadable,
+            "global_file": _path(settings.global_file if settings else None),
+            "project_file": _path(settings.project_file if settings else None),
+        },
+        "summary": {
+            "servers": len(report.servers),
+            **{k: statuses.count(k) for k in ("connected", "failed", "invalid", "disabled")},
+            "tools": sum(len(s.context.tools) for s in report.servers),
+            "tokens": sum(s.tokens for s in report.servers),
+            "errors": report.count("error"),
+            "warnings": report.count("warning"),
+            "infos": report.count("info"),
+        },
+        "checks": dict(report.checks),
+        "servers": [_server_json(s) for s in report.servers],
+        "findings": [_finding_json(f) for f in report.findings],
+        "elapsed_ms": round(report.elapsed_ms, 1),
+    }
+
+
+def _path(path: object) -> str | None:
+    return None if path is None else str(path)
+
+
+def _finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "check": f.check,
+        "severity": f.severity,
+        "server": f.server,
+        "tool": f.tool,
+        "file": _path(f.file),
+        "key": f.key,
+        "message": f.message,
+        "hint": f.hint,
+    }
+
+
+def _server_json(report: ServerReport) -> dict[str, Any]:
+    ctx = report.context
+    client = ctx.client
+    info = client.info if client is not None else None
+    failure = client.failure if client is not None else None
+    view: dict[str, Any] = {"name": report.name, "status": report.status, **config_view(ctx.config)}
+    view.update(
+        handshake_ms=round(info.handshake_ms, 1) if info else None,
+        protocol_version=info.protocol_version if info else None,
+        server_info={"name": info.name, "version": info.version} if info else None,
+        capabilities=info.capabilities if info else None,
+        tool_count=len(ctx.tools),
+        tokens=report.tokens,
+        failure=None,
+        checks=dict(report.checks),
+        tools=[_tool_json(t) for t in ctx.tools],
+    )
+    if failure is not None:
+        view["failure"] = {
+            "stage": failure.stage,
+            "message": failure.message,
+            "hint": failure.hint,
+            "stderr_tail": failure.stderr_tail,
+            "log_file": _path(failure.log_file),
+        }
+    return view
+
+
+def _tool_json(entry: ToolEntry) -> dict[str, Any]:
+    tool = entry.tool
+    permission = tool.permission()
+    return {
+        "name": tool.name,
+        "original_name": tool.original_name,
+        "name_reason": tool.name_reason,
+        "capability": permission.capability.value,
+        "capability_reason": permission.reason,
+        "description_length": len(tool.description),
+        "tokens": entry.tokens,
+    }
 
 
 # -- junit ----------------------------------------------------------------------------------

@@ -24,11 +24,14 @@ if TYPE_CHECKING:
     from core.tools import ToolResult
 
 
-mcp_app = typer.Typer(
+app = typer.Typer(
     help="Use MCP servers directly: list their tools, call one, check the configuration.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+"""The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
+mcp_app = app
+"""The former name, kept while branches that register on it are in flight."""
 
 ServerOpt = Annotated[
     list[str] | None,
@@ -37,7 +40,7 @@ ServerOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-@mcp_app.command("list")
+@app.command("list")
 def list_command(
     ctx: typer.Context,
     server: ServerOpt = None,
@@ -161,7 +164,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                     print(f"    {line}")
 
 
-@mcp_app.command("call")
+@app.command("call")
 def call_command(
     ctx: typer.Context,
     server: Annotated[
@@ -249,7 +252,11 @@ def call_command(
     return ExitCode.OK
 
 
-from cli import doctor as _doctor  # noqa: E402 - registers `mcp doctor` on mcp_app
+def _add_groups() -> None:
+    from cli import doctor
 
-_doctor.register(mcp_app)
-warm.register(mcp_app)
+    app.add_typer(doctor.app)
+    app.add_typer(warm.app)
+
+
+_add_groups()

@@ -15,18 +15,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from cli import render
-from cli.chat import (
+from cli.chatview import Status, TurnView, report_mcp, short_args
+from cli.runtime import (
     ChatOptions,
     ChatRuntime,
+    Globals,
+    load_settings,
     open_runtime,
-    refresh_model,
-    report_mcp,
     settle_trust,
-    show_error,
     sigint_cancels,
 )
-from cli.chatview import Status, TurnView, short_args
-from cli.runtime import Globals, load_settings
 from cli.trust import describe_all
 from core import paths, trust
 from core.errors import CodebotError, ExitCode, ModelError
@@ -147,7 +145,7 @@ class Repl:
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
-                show_error(runtime.model_error)
+                render.error(runtime.model_error)
             prompt = self._input_session()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._connect, runtime)
@@ -192,7 +190,7 @@ class Repl:
         assert runtime is not None
         if runtime.agent is None:
             assert runtime.model_error is not None
-            show_error(runtime.model_error)
+            render.error(runtime.model_error)
             return
         view = TurnView(self.status)
         with anyio.CancelScope() as scope, sigint_cancels(scope):
@@ -203,7 +201,7 @@ class Repl:
                     await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     self.status.clear()
-                    show_error(exc)
+                    render.error(exc)
                 finally:
                     tg.cancel_scope.cancel()
         self.turn_scope = None
@@ -246,21 +244,16 @@ class Repl:
         try:
             loaded = load_settings(runtime.globals)
         except CodebotError as exc:
-            show_error(exc)
+            render.error(exc)
             return
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
-        runtime.settings = settings
-        runtime.gate.rules = settings.permissions
-        if runtime.agent is not None:
-            runtime.agent.max_turns = settings.max_turns
-            runtime.agent.tool_result_max_tokens = settings.tool_result_max_tokens
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
         try:
-            await refresh_model(runtime)
+            await runtime.apply(settings)
         except ModelError as exc:
-            show_error(exc)
+            render.error(exc)
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")

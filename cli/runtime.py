@@ -1,21 +1,34 @@
-"""The composition root: settings → manager (→ session, for chat)."""
+"""The composition root: settings → manager, and for chat → session → gate → agent.
+
+Commands (``cli/mcp.py``, ``cli/doctor.py``, ``cli/chat.py``) and the REPL (``cli/repl.py``)
+call into this module; it calls into none of them.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.errors import SettingsError, UsageError
+from core.errors import ModelError, SettingsError, UsageError
 
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
+    import anyio
+
     from core import trust
+    from core.agent import Agent
+    from core.permissions import Approver, PermissionGate
     from core.servers import ServerConfig
+    from core.session import Session
     from core.settings import Settings
     from mcpbridge.manager import Manager
+
+    TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
+    """Asks the user whether to trust the project's servers (the REPL supplies one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +137,190 @@ async def open_manager(
 
         async with Manager(servers, prelaunched=launched) as manager:
             yield manager
+
+
+# -- chat: settings → manager → session → gate → agent --------------------------------------
+
+
+@dataclass
+class ChatOptions:
+    """The command line of ``chat``."""
+
+    prompt: str | None = None
+    as_json: bool = False
+    yes: bool = False
+    allow: list[str] = field(default_factory=list[str])
+    plan: bool = False
+    model: str | None = None
+    base_url: str | None = None
+
+
+@dataclass
+class ChatRuntime:
+    """Everything a chat needs, wired: settings → manager → session → agent.
+
+    :meth:`apply` is the one place that turns settings into the gate's rules, the agent's
+    limits and its model; it runs at start-up and after every ``/mcp reload``.
+    """
+
+    globals: Globals
+    options: ChatOptions
+    settings: Settings
+    manager: Manager
+    session: Session
+    gate: PermissionGate
+    agent: Agent | None = None
+    model_error: ModelError | None = None
+    """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
+    untrusted: tuple[str, ...] = ()
+    """Project servers skipped for this session because the project is not trusted."""
+
+    async def apply(self, settings: Settings) -> None:
+        """Follow ``settings``: permission rules, limits, and the model.
+
+        A changed model, endpoint or key gets a new client (the conversation is kept);
+        settings whose model no longer resolves keep the current agent. Servers are not
+        touched here (``Manager.start_all`` / ``reconfigure`` do that).
+
+        Raises:
+            ModelError: the model does not resolve; ``model_error`` keeps it when there is
+                no agent yet.
+        """
+        from core.agent import Agent
+        from core.model import ChatModel, create_client, resolve_config
+
+        self.settings = settings
+        self.gate.rules = settings.permissions
+        if self.agent is not None:
+            self.agent.max_turns = settings.max_turns
+            self.agent.tool_result_max_tokens = settings.tool_result_max_tokens
+        options = self.options
+        try:
+            config = resolve_config(settings, model=options.model, base_url=options.base_url)
+        except ModelError as exc:
+            if self.agent is None:
+                self.model_error = exc
+            raise
+        self.model_error = None
+        if self.agent is not None and self.agent.model.config == config:
+            return
+        model = ChatModel(create_client(config), config)
+        if self.agent is not None:
+            previous, self.agent.model = self.agent.model, model
+            await previous.aclose()
+            return
+        self.agent = Agent(
+            self.session,
+            model,
+            self.gate,
+            max_turns=settings.max_turns,
+            tool_result_max_tokens=settings.tool_result_max_tokens,
+        )
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client (shielded: runs during cancellation too)."""
+        import anyio
+
+        if self.agent is not None:
+            with anyio.CancelScope(shield=True):
+                await self.agent.model.aclose()
+
+
+async def settle_trust(
+    globals_: Globals, settings: Settings, ask: TrustPrompt | None
+) -> tuple[Settings, tuple[str, ...]]:
+    """Decide about the project's own servers before any of them starts.
+
+    Without ``ask`` (one-shot, stdin not a terminal) untrusted project servers are skipped
+    with a warning naming the fixes. With it the user is asked once: yes records trust (for
+    this project file and its current server entries), no skips them for this session.
+
+    Returns:
+        The settings to run with, and the names of the skipped servers.
+    """
+    from cli import render
+    from core import trust  # deferred: `codebot --help` does not load settings or trust
+
+    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    if not result.needs_trust:
+        return settings, ()
+    skipped = tuple(c.name for c in result.servers)
+    if ask is None:
+        return apply_trust(globals_, settings)[0], skipped
+    if await ask(result):
+        trust.record(result)
+        return settings, ()
+    render.warn(trust.untrusted_message(result))
+    return trust.without_untrusted(settings, result), skipped
+
+
+@asynccontextmanager
+async def open_runtime(
+    globals_: Globals,
+    options: ChatOptions,
+    approver: Approver | None,
+    *,
+    need_model: bool,
+    ask_trust: TrustPrompt | None = None,
+) -> AsyncIterator[ChatRuntime]:
+    """Build the runtime; MCP servers are not started here (the caller decides when).
+
+    Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
+    launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
+
+    Raises:
+        SettingsError: the settings cannot be read.
+        ModelError: ``need_model`` and no model endpoint is configured.
+    """
+    from core.builtin import builtin_tools
+    from core.model import resolve_config
+    from core.permissions import PermissionGate
+    from core.session import Session
+
+    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
+    if need_model:  # fail before any server is launched
+        resolve_config(settings, model=options.model, base_url=options.base_url)
+    async with open_manager(settings.servers) as manager:
+        session = Session(
+            builtin_tools(globals_.cwd),
+            manager,
+            cwd=globals_.cwd,
+            project_root=settings.project_root,
+            plan_mode=options.plan,
+        )
+        gate = PermissionGate(
+            settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
+        )
+        runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
+        runtime.untrusted = untrusted
+        try:
+            try:
+                await runtime.apply(settings)
+            except ModelError:
+                if need_model:
+                    raise
+            yield runtime
+        finally:
+            await runtime.aclose()
+
+
+@contextmanager
+def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
+    """While inside, Ctrl-C (SIGINT) cancels ``scope`` instead of killing the process."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, scope.cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        # remove_signal_handler installs Python's default handler; put back asyncio.Runner's,
+        # which cancels the main task (an orderly unwind) instead of raising anywhere.
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)

@@ -42,45 +42,46 @@ def describe_all(result: TrustCheck) -> list[str]:
     return lines
 
 
-def register(app: typer.Typer) -> None:
-    """Add the ``trust`` command."""
+app = typer.Typer()
+"""Holds ``trust``; :mod:`cli.app` adds it to the root."""
 
-    @app.command("trust")
-    def trust_command(
-        ctx: typer.Context,
-        yes: Annotated[
-            bool, typer.Option("--yes", "-y", help="Trust without asking (for scripts).")
-        ] = False,
-    ) -> int:
-        """Show what the project's settings would start, and trust it.
 
-        Trust is recorded for this project file and its current server entries; a change
-        to them needs trust again.
-        """
-        from core import trust
+@app.command("trust")
+def trust_command(
+    ctx: typer.Context,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Trust without asking (for scripts).")
+    ] = False,
+) -> int:
+    """Show what the project's settings would start, and trust it.
 
-        globals_: Globals = ctx.obj
-        settings = load_settings(globals_)
-        result = trust.check(settings)
-        if not result.servers and not result.gated:
-            print("This project's settings need no trust (no MCP servers, no gated settings).")
-            return ExitCode.OK
-        print(f"{result.project_file} would start or set:")
-        for line in describe_all(result):
-            print(f"  {line}")
-        if result.trusted and result.reason == "recorded":
-            print("Already trusted.")
-            return ExitCode.OK
-        if not yes:
-            if not sys.stdin.isatty():
-                raise UsageError(
-                    "not trusting without confirmation: stdin is not a terminal",
-                    hint="Run `codebot trust` in a terminal, or pass --yes.",
-                )
-            answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                render.warn("not trusted; the project's servers stay off")
-                return ExitCode.TOOL_ERROR
-        store = trust.record(result)
-        print(f"Trusted (recorded in {store}).")
+    Trust is recorded for this project file and its current server entries; a change
+    to them needs trust again.
+    """
+    from core import trust
+
+    globals_: Globals = ctx.obj
+    settings = load_settings(globals_)
+    result = trust.check(settings)
+    if not result.servers and not result.gated:
+        print("This project's settings need no trust (no MCP servers, no gated settings).")
         return ExitCode.OK
+    print(f"{result.project_file} would start or set:")
+    for line in describe_all(result):
+        print(f"  {line}")
+    if result.trusted and result.reason == "recorded":
+        print("Already trusted.")
+        return ExitCode.OK
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError(
+                "not trusting without confirmation: stdin is not a terminal",
+                hint="Run `codebot trust` in a terminal, or pass --yes.",
+            )
+        answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            render.warn("not trusted; the project's servers stay off")
+            return ExitCode.TOOL_ERROR
+    store = trust.record(result)
+    print(f"Trusted (recorded in {store}).")
+    return ExitCode.OK

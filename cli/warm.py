@@ -71,11 +71,11 @@ def raise_answer_error(answer: dict[str, Any]) -> None:
     raise cls(str(error.get("message", "")), hint=error.get("hint"))
 
 
-def register(mcp_app: typer.Typer) -> None:
-    """Add ``mcp warm`` to the ``mcp`` command group."""
-    mcp_app.command("warm")(warm_command)
+app = typer.Typer()
+"""Holds ``warm``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
 
 
+@app.command("warm")
 def warm_command(
     ctx: typer.Context,
     stop: Annotated[

@@ -81,7 +81,10 @@ def is_mcp_tool(tool: Tool) -> bool:
 
 
 class ToolSource(Protocol):
-    """Where remote tools come from; ``mcpbridge.Manager`` is one."""
+    """Where remote tools come from; ``mcpbridge.Manager`` is one.
+
+    :class:`core.sources.ServerSource` extends it with resources and prompts.
+    """
 
     async def refresh_if_dirty(self) -> Sequence[Tool] | None:
         """The new full remote tool set if it changed since the last call, else None (no I/O)."""

@@ -3,8 +3,8 @@
 The checks themselves live in :mod:`mcpbridge.checks` (one module per family, each check a
 function with a stable id). This module runs them in order, connecting to every server whose
 settings pass, and builds a :class:`Report`: per server its status, handshake facts, tools
-and check outcomes, plus one flat list of findings. :meth:`Report.to_json` is the documented
-``--format json`` schema; the text and JUnit renderers read the same report.
+and check outcomes, plus one flat list of findings. The report formats (text, JSON, JUnit)
+live in :mod:`cli.doctor_render`; they all read the same report.
 
 Nothing here prints. Secrets never enter a report: messages from servers are redacted by the
 client, every finding is passed through the server's redactor, and configs are shown masked.
@@ -39,13 +39,10 @@ from mcpbridge.checks import (
 from mcpbridge.checks.base import Scope
 from mcpbridge.client import MAX_LIST_PAGES
 from mcpbridge.manager import Manager
-from mcpbridge.report import config_view
 from mcpbridge.tool import MCPTool
 
 __all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
 
-SCHEMA_VERSION = 1
-"""Bumped only when a field of the JSON output changes meaning or disappears."""
 CHARS_PER_TOKEN = 4
 """The usual rough ratio for English and JSON; good enough to compare servers."""
 
@@ -100,35 +97,6 @@ class Report:
         if self.count("error") or (strict and self.count("warning")):
             return ExitCode.TOOL_ERROR
         return ExitCode.OK
-
-    def to_json(self, *, strict: bool = False) -> dict[str, Any]:
-        """The ``--format json`` document (schema in docs/doctor.md)."""
-        settings = self.settings
-        statuses = [s.status for s in self.servers]
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "ok": self.exit_code(strict=strict) == ExitCode.OK,
-            "exit_code": self.exit_code(strict=strict),
-            "strict": strict,
-            "settings": {
-                "readable": not self.settings_unreadable,
-                "global_file": _path(settings.global_file if settings else None),
-                "project_file": _path(settings.project_file if settings else None),
-            },
-            "summary": {
-                "servers": len(self.servers),
-                **{k: statuses.count(k) for k in ("connected", "failed", "invalid", "disabled")},
-                "tools": sum(len(s.context.tools) for s in self.servers),
-                "tokens": sum(s.tokens for s in self.servers),
-                "errors": self.count("error"),
-                "warnings": self.count("warning"),
-                "infos": self.count("info"),
-            },
-            "checks": dict(self.checks),
-            "servers": [_server_json(s) for s in self.servers],
-            "findings": [finding_json(f) for f in self.findings],
-            "elapsed_ms": round(self.elapsed_ms, 1),
-        }
 
 
 def unreadable(exc: SettingsError) -> Report:
@@ -303,63 +271,3 @@ def _redactor(ctx: ServerContext) -> Redactor:
 
 def _opt(redact: Redactor, text: str | None) -> str | None:
     return None if text is None else redact(text)
-
-
-def _path(path: object) -> str | None:
-    return None if path is None else str(path)
-
-
-def finding_json(f: Finding) -> dict[str, Any]:
-    """One finding in the JSON output."""
-    return {
-        "check": f.check,
-        "severity": f.severity,
-        "server": f.server,
-        "tool": f.tool,
-        "file": _path(f.file),
-        "key": f.key,
-        "message": f.message,
-        "hint": f.hint,
-    }
-
-
-def _server_json(report: ServerReport) -> dict[str, Any]:
-    ctx = report.context
-    client = ctx.client
-    info = client.info if client is not None else None
-    failure = client.failure if client is not None else None
-    view: dict[str, Any] = {"name": report.name, "status": report.status, **config_view(ctx.config)}
-    view.update(
-        handshake_ms=round(info.handshake_ms, 1) if info else None,
-        protocol_version=info.protocol_version if info else None,
-        server_info={"name": info.name, "version": info.version} if info else None,
-        capabilities=info.capabilities if info else None,
-        tool_count=len(ctx.tools),
-        tokens=report.tokens,
-        failure=None,
-        checks=dict(report.checks),
-        tools=[_tool_json(t) for t in ctx.tools],
-    )
-    if failure is not None:
-        view["failure"] = {
-            "stage": failure.stage,
-            "message": failure.message,
-            "hint": failure.hint,
-            "stderr_tail": failure.stderr_tail,
-            "log_file": _path(failure.log_file),
-        }
-    return view
-
-
-def _tool_json(entry: ToolEntry) -> dict[str, Any]:
-    tool = entry.tool
-    permission = tool.permission()
-    return {
-        "name": tool.name,
-        "original_name": tool.original_name,
-        "name_reason": tool.name_reason,
-        "capability": permission.capability.value,
-        "capability_reason": permission.reason,
-        "description_length": len(tool.description),
-        "tokens": entry.tokens,
-    }

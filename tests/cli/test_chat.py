@@ -15,9 +15,8 @@ import anyio
 import pytest
 
 from cli.app import run
-from cli.chat import ChatOptions
 from cli.repl import Repl
-from cli.runtime import Globals
+from cli.runtime import ChatOptions, Globals
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
