@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-<<<<<<< HEAD
-import importlib
 import os
-=======
->>>>>>> main
 import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
