@@ -74,6 +74,15 @@ def list_command(
 
 
 async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
+    from mcpbridge import lite  # the hot path: no SDK import while every server is plain
+
+    if lite.usable(servers):
+        try:
+            views = await lite.list_servers(servers, schemas=schemas)
+        except lite.Fallback:
+            pass
+        else:
+            return _render_list(views, as_json, schemas)
     async with open_manager(servers) as manager:
         from mcpbridge.report import server_view
 
@@ -93,6 +102,13 @@ def _render_list(views: list[dict[str, Any]], as_json: bool, schemas: bool) -> i
 
 
 async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    from mcpbridge import lite  # the hot path: no SDK import while the server is plain
+
+    if lite.usable({config.name: config}):
+        try:
+            return await lite.call_tool(config, tool, arguments)
+        except lite.Fallback:
+            pass
     async with open_manager({config.name: config}) as manager:
         from mcpbridge.call import call_once
 

@@ -8,13 +8,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-import mcp_types as types
 from mcp import MCPError
 
 from core.errors import CodebotError, ServerError, UsageError
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
+from mcpbridge.schemas import call_error
 from mcpbridge.tool import MCPTool, to_tool_result
 
 
@@ -114,20 +114,7 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
-    if exc.code == types.REQUEST_TIMEOUT:
-        return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
-            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
-        )
-    if exc.code == types.CONNECTION_CLOSED:
-        return ServerError(
-            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
-        )
-    return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {exc.message} "
-        f"(MCP error {exc.code})"
-    )
+    return call_error(exc.code, exc.message, config, tool)
 
 
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:

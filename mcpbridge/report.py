@@ -5,12 +5,14 @@ Secrets never enter these views: env and header values are masked, URLs lose cre
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.redact import redact_url, redact_values
 from core.servers import ServerConfig
-from mcpbridge.manager import Manager, ServerStatus
-from mcpbridge.tool import MCPTool
+
+if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
+    from mcpbridge.manager import Manager, ServerStatus
+    from mcpbridge.tool import MCPTool
 
 
 def config_view(config: ServerConfig) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from mcp import MCPError
 
 from core.tools import Permission, ToolResult
 from mcpbridge.capability import classify
+from mcpbridge.schemas import first_problem, normalize_schema, validator_for
 
 if TYPE_CHECKING:
     from mcpbridge.client import Client
@@ -74,15 +75,8 @@ class MCPTool:
         A schema that is itself invalid is not enforced (the server is the judge then).
         """
         if self._validator is None:
-            self._validator = _validator_for(self.schema())
-        if self._validator is False:
-            return None
-        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
-        if not errors:
-            return None
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path)
-        return f"{where + ': ' if where else ''}{first.message}"
+            self._validator = validator_for(self.schema())
+        return first_problem(self._validator, arguments)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Call the tool; every failure becomes an error result, never an exception."""
@@ -104,26 +98,6 @@ class MCPTool:
             limit = self._client.config.tool_timeout
             return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
         return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
-
-
-def _validator_for(schema: dict[str, Any]) -> Any:
-    import jsonschema  # deferred: only calls from the shell validate up front
-
-    cls = jsonschema.validators.validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return False
-    return cls(schema)
-
-
-def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{"type": "object", "properties": {}}`` at least; the server's schema otherwise."""
-    out: dict[str, Any] = dict(schema or {})
-    out.setdefault("type", "object")
-    if out.get("type") == "object":
-        out.setdefault("properties", {})
-    return out
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:

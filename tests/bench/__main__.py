@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.bench import cases
+from tests.bench import cases, speed
 from tests.bench.harness import Row, machine, table, write_json
 
 
@@ -21,13 +21,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", help="comma-separated target numbers, e.g. 2,7")
     args = parser.parse_args(argv)
-    wanted = args.only.split(",") if args.only else list(cases.TARGETS)
+    targets = {**cases.TARGETS, **speed.TARGETS}
+    wanted = args.only.split(",") if args.only else list(targets)
     meta = machine()
     rows: list[Row] = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="codebot-bench-") as tmp:
         for target in wanted:
-            fn = cases.TARGETS[target]
+            fn = targets[target]
             reason = cases.skip_reason(target)
             if reason:
                 rows.append(

@@ -609,13 +609,13 @@ def runs_for(target: str, base: int) -> int:
         return 2 * base + 1
     if target == "2":  # the closest race, and the noisiest on a shared machine
         return base + 2
-    if target in ("4", "5", "7"):
+    if target in ("4", "5", "7", "8", "10", "11"):
         return max(min(base, 5), base - 2)
     return base
 
 
 def skip_reason(target: str) -> str:
-    if target in ("2", "4", "7") and not EVERYTHING_BIN.exists():
+    if target in ("2", "4", "7", "8", "9", "10", "11") and not EVERYTHING_BIN.exists():
         return f"{EVERYTHING_BIN} is missing (run `make install`)"
     return ""
 

@@ -1,0 +1,97 @@
+"""Input schemas, argument checks and call errors, shared by the SDK path and the hot path.
+
+Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without loading the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from core.errors import ServerError
+from core.servers import ServerConfig
+from core.tools import ToolResult
+
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+"""``mcp_types.CONNECTION_CLOSED`` and ``REQUEST_TIMEOUT`` (a test checks they agree)."""
+
+
+def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"type": "object", "properties": {}}`` at least; the server's schema otherwise."""
+    out: dict[str, Any] = dict(schema or {})
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out
+
+
+def validator_for(schema: dict[str, Any]) -> Any:
+    """A jsonschema validator, or False when the schema itself is invalid (not enforced)."""
+    import jsonschema  # deferred: only calls from the shell validate up front
+
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return cls(schema)
+
+
+def first_problem(validator: Any, arguments: Mapping[str, Any]) -> str | None:
+    """The first way ``arguments`` break the schema (``validator_for``), or None."""
+    if validator is False:
+        return None
+    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    first = errors[0]
+    where = "/".join(str(p) for p in first.absolute_path)
+    return f"{where + ': ' if where else ''}{first.message}"
+
+
+def call_error(code: int, message: str, config: ServerConfig, tool: str) -> ServerError:
+    """The error of a protocol-level call failure, as ``mcp call`` words it."""
+    if code == REQUEST_TIMEOUT:
+        return ServerError(
+            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
+            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
+        )
+    if code == CONNECTION_CLOSED:
+        return ServerError(
+            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
+            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+        )
+    return ServerError(
+        f"server '{config.name}' rejected the call to '{tool}': {message} (MCP error {code})"
+    )
+
+
+def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
+    """A ``tools/call`` result of text blocks only, as ``to_tool_result`` renders it; None for
+    anything else (the caller then reads it through the SDK's model).
+    """
+    if not set(result) <= {"content", "structuredContent", "isError", "_meta", "resultType"}:
+        return None
+    content = result.get("content")
+    is_error = result.get("isError", False)
+    structured = result.get("structuredContent")
+    if not isinstance(content, list) or not isinstance(is_error, bool):
+        return None
+    if structured is not None and not isinstance(structured, dict):
+        return None
+    texts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict) or set(block) != {"type", "text"}:
+            return None
+        if block["type"] != "text" or not isinstance(block["text"], str):
+            return None
+        texts.append(block["text"])
+    data: dict[str, Any] = {"content": [{"type": "text", "text": t} for t in texts]}
+    if structured is not None:
+        data["structuredContent"] = structured
+    data["isError"] = is_error
+    if not texts and structured is not None:
+        texts.append(json.dumps(structured, ensure_ascii=False))
+    return ToolResult("\n".join(texts), is_error=is_error, data=data)

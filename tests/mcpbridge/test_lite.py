@@ -1,0 +1,169 @@
+"""The SDK-free hot path (:mod:`mcpbridge.lite`) against the SDK path, with real servers.
+
+Every case runs ``mcp list``/``mcp call`` twice in process, once on the hot path and once with
+``CODEBOT_SDK_PATH=1`` (the SDK's ``Client`` and models), and compares exit code, stdout and
+stderr byte for byte (``handshake_ms`` aside). The constants the hot path copies are checked
+against the SDK's own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.app import run
+from mcpbridge import lite, probe, schemas, stdio
+from tests.helpers import everything_entry, server_entry, write_settings
+from tests.servers.util import REPO_ROOT
+
+SERVERS: dict[str, dict[str, Any]] = {
+    "echo": server_entry("echo"),  # SDK-built: speaks 2026-07-28 (server/discover)
+    "faulty": server_entry("faulty"),  # raw, handshake era only
+    "many": server_entry("many_raw", "--count", "120", "--page-size", "50"),  # pagination
+    "garbage": server_entry("garbage_stdout"),  # junk lines: falls back to the SDK path
+    "legacy": server_entry("echo", protocol="legacy"),
+}
+
+
+def both(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str
+) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    results = []
+    for sdk in ("", "1"):
+        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
+        code = run(list(argv))
+        out = capsys.readouterr()
+        results.append((code, out.out, out.err))
+    return results[0], results[1]
+
+
+def without_timing(text: str) -> Any:
+    data = json.loads(text)
+    for server in data["servers"]:
+        server.pop("handshake_ms", None)
+    return data
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_settings(tmp_path, {"mcp_servers": {**SERVERS, "everything": everything_entry()}})
+    return tmp_path
+
+
+def test_constants_match_the_sdk() -> None:
+    import mcp_types as types
+    from mcp_types import version
+
+    assert lite.MODERN_VERSION == version.LATEST_MODERN_VERSION
+    assert lite.LEGACY_VERSION == version.LATEST_HANDSHAKE_VERSION
+    assert lite.LEGACY_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert lite.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
+    assert schemas.CONNECTION_CLOSED == types.CONNECTION_CLOSED
+    assert schemas.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
+    assert lite.SENTINEL_ID == probe.SENTINEL_ID
+    assert lite.PROBE_GRACE_SECONDS == probe.GRACE_SECONDS
+    assert lite.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
+    assert lite.INTERNAL_ERROR == types.INTERNAL_ERROR
+    assert lite._ID_PATTERN.pattern == stdio._ID_PATTERN.pattern  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.parametrize("server", [*SERVERS, "everything"])
+def test_list_text_is_identical(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    server: str,
+) -> None:
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(project), "mcp", "list", "-s", server)
+    assert hot == sdk
+    assert hot[0] == 0
+
+
+def test_list_json_with_schemas_is_identical_for_all_servers(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hot, sdk = both(
+        capsys, monkeypatch, "--cwd", str(project), "mcp", "list", "--json", "--schemas"
+    )
+    assert (hot[0], hot[2]) == (sdk[0], sdk[2])
+    assert without_timing(hot[1]) == without_timing(sdk[1])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ["echo", "echo", "text=hi"],
+        ["echo", "add", "a=1", "b=2", "--json"],  # structured content, output schema
+        ["legacy", "add", "a=1", "b=2", "--json"],
+        ["faulty", "echo", "text=x", "--json"],
+        ["faulty", "bad_bytes"],  # not UTF-8: exit 4, same words
+        ["faulty", "huge", "mb=40"],  # over the message size limit
+        ["faulty", "storm", "count=50"],  # list_changed notifications during the call
+        ["faulty", "nope"],  # unknown tool: close matches, exit 2
+        ["faulty", "echo", "text=1", "extra"],  # bad arguments: exit 2
+        ["faulty", "die"],  # the server exits during the call
+        ["everything", "echo", "message=hi"],
+        ["everything", "get-tiny-image", "--json"],  # an image block: through the SDK model
+        ["everything", "get-resource-links", "--json"],
+        ["everything", "get-structured-content", "location=Chicago", "--json"],
+        ["everything", "get-annotated-message", "messageType=error", "--json"],
+        ["garbage", "echo", "text=x"],
+    ],
+    ids=lambda c: "-".join(c[:2]),
+)
+def test_call_is_identical(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    call: list[str],
+) -> None:
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(project), "mcp", "call", "--no-warm", *call)
+    assert hot == sdk
+
+
+def test_timeouts_and_launch_failures_fall_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "hang": server_entry("hang", timeout=1),
+                "missing": {"command": "no-such-command-xyz"},
+                "crash": server_entry("crash_on_start"),
+            }
+        },
+    )
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list")
+    assert hot == sdk and hot[0] == 4
+
+
+def test_the_hot_path_imports_no_sdk(project: Path) -> None:
+    code = (
+        "import sys; from cli.app import run; "
+        f"rc = run(['--cwd', {str(project)!r}, 'mcp', 'call', '--no-warm', 'faulty', 'echo', "
+        "'text=x']); "
+        "print(rc, sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', "
+        "'mcp_types', 'pydantic'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
+
+
+def test_http_and_pinned_servers_are_not_for_the_hot_path() -> None:
+    from core.servers import parse_server
+
+    def config(entry: dict[str, Any]) -> Any:
+        return parse_server("s", entry, Path("/x/settings.json"), {}, Path("/x"))
+
+    assert not lite.usable({"s": config({"url": "http://127.0.0.1:1/mcp"})})
+    assert not lite.usable({"s": config({"command": "x", "enabled": False})})
+    assert lite.usable({"s": config({"command": "x"})})
+    assert not lite.usable({})
