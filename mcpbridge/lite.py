@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -468,19 +469,70 @@ def usable(servers: Mapping[str, ServerConfig]) -> bool:
     )
 
 
+class TimedOut(Exception):
+    """No answer within the server's ``timeout``: the failure the SDK path would record."""
+
+    def __init__(self, config: ServerConfig, stage: str, log_file: Path) -> None:
+        super().__init__(stage)
+        self.config = config
+        self.stage = stage
+        self.log_file = log_file
+
+    def failure(self) -> Any:
+        """The :class:`~mcpbridge.failures.Failure` of ``Client.run`` for a timeout."""
+        from mcpbridge.failures import Failure, read_tail  # the slow case: the SDK may load
+
+        config = self.config
+        redact = Redactor([*config.headers.values(), *config.env.values()])
+        return Failure(
+            server=config.name,
+            stage=self.stage,  # type: ignore[arg-type]
+            message=f"no answer within {config.timeout:g} s",
+            hint=f"Raise 'timeout' for server '{config.name}' in {config.source}, "
+            "or check that the server starts on its own.",
+            stderr_tail=redact(read_tail(self.log_file)),
+            log_file=self.log_file,
+        )
+
+    def view(self) -> dict[str, Any]:
+        """What :func:`mcpbridge.report.server_view` gives for this failed server."""
+        from mcpbridge.report import config_view
+
+        f = self.failure()
+        return {
+            "name": self.config.name,
+            "status": "failed",
+            **config_view(self.config),
+            "protocol_version": None,
+            "server_info": None,
+            "handshake_ms": None,
+            "tool_count": 0,
+            "error": {
+                "stage": f.stage,
+                "message": f.message,
+                "hint": f.hint,
+                "stderr_tail": f.stderr_tail,
+                "log_file": str(f.log_file) if f.log_file else None,
+            },
+            "tools": [],
+        }
+
+
 async def _connect(config: ServerConfig, server: ServerProcess, tg: Any) -> Listed:
     started = time.perf_counter()
     connection = Connection(server)
     tg.start_soon(connection.pump)
     tg.start_soon(server.pump_stderr)
+    stage = "handshake"
     with anyio.move_on_after(config.timeout) as scope:
         try:
             await connection.handshake(config.protocol)
+            stage = "list"
             tools = await connection.list_tools()
         except _Closed:
             raise Fallback from None
     if scope.cancelled_caught:
-        raise Fallback  # the SDK path reports the timeout in its words
+        raise TimedOut(config, stage, server.log_file)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
 
 
@@ -527,16 +579,21 @@ async def _list_servers(
         await _stop_all(launched)
         raise Fallback from None
     listed: list[Listed] = []
+    timed_out: list[TimedOut] = []
     try:
         async with anyio.create_task_group() as tg:
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
-                listed.append(await _connect(config, server, tg))
+                try:
+                    listed.append(await _connect(config, server, tg))
+                except TimedOut as exc:
+                    timed_out.append(exc)
 
             async with anyio.create_task_group() as connecting:
                 for config, server in zip(servers.values(), launched, strict=True):
                     connecting.start_soon(one, config, server)
-            result = views(listed, schemas=schemas)
+            result = views(listed, schemas=schemas) + [t.view() for t in timed_out]
+            result.sort(key=lambda v: str(v["name"]))
             tg.cancel_scope.cancel()
     finally:
         await _stop_all(launched)
@@ -557,7 +614,13 @@ async def _call_tool(config: ServerConfig, tool_name: str, arguments: dict[str, 
         raise Fallback from None
     try:
         async with anyio.create_task_group() as tg:
-            listed = await _connect(config, server, tg)
+            try:
+                listed = await _connect(config, server, tg)
+            except TimedOut as exc:
+                failure = exc.failure()
+                raise ServerError(
+                    f"server '{config.name}': {failure.describe()}", hint=failure.hint
+                ) from None
             tools = name_tools([listed])
             tool = _find(tools, config.name, tool_name)
             problem = tool.check_arguments(arguments)

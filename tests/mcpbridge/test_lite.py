@@ -143,6 +143,22 @@ def test_timeouts_and_launch_failures_fall_back(
     assert hot == sdk and hot[0] == 4
 
 
+def test_a_handshake_timeout_is_reported_as_the_sdk_path_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hot path records the timeout itself (no second wait on the SDK path)."""
+    write_settings(
+        tmp_path,
+        {"mcp_servers": {"hang": server_entry("hang", timeout=1), "faulty": SERVERS["faulty"]}},
+    )
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list")
+    assert hot == sdk and hot[0] == 4 and "no answer within 1 s" in hot[1]
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list", "--json")
+    assert without_timing(hot[1]) == without_timing(sdk[1])
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "call", "hang", "x")
+    assert hot == sdk and hot[0] == 4
+
+
 def test_the_hot_path_imports_no_sdk(project: Path) -> None:
     code = (
         "import sys; from cli.app import run; "
