@@ -3,23 +3,29 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 NODE_DIR := tests/node
+CONFORMANCE_DIR := tests/conformance
 
 .DEFAULT_GOAL := help
-.PHONY: help install test lint format typecheck demo bench clean
+.PHONY: help install test conformance lint format typecheck demo bench clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: ## Create .venv with codebot and the dev tools, and the npm MCP servers the tests use
+install: ## Create .venv with codebot and the dev tools, the npm MCP servers the tests use, the conformance suite
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# compat mode: a plain .pth path entry, no import hook (cheaper start-up for every command)
 	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	# the MCP conformance suite and the Node 22 it needs, both pinned, inside the project
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@echo "installed: run $(BIN)/codebot --help (or activate $(VENV))"
 
 test: ## Run the test suite
 	$(BIN)/python -m pytest -n 2 -q
+
+conformance: ## The official MCP conformance suite's client scenarios, run against codebot's CLI
+	$(BIN)/python -m tests.conformance.run $(ARGS)
 
 lint: ## ruff (format and lint) and mypy
 	$(BIN)/ruff format --check cli core mcpbridge tests examples
@@ -40,4 +46,4 @@ bench: ## Benchmarks: codebot against the raw SDK doing the same work
 	$(BIN)/python -m tests.bench
 
 clean: ## Remove the virtualenv and caches
-	rm -rf $(VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(NODE_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules $(CONFORMANCE_DIR)/results .pytest_cache .mypy_cache .ruff_cache

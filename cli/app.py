@@ -7,17 +7,15 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
-from typer._click import exceptions as click_exceptions
 
 from cli import render
+from cli._typer import HELP_OPTIONS, click_exceptions, light_option_parsing
 from cli.runtime import Globals
 from core import __version__
 from core.errors import CodebotError, ExitCode, UsageError
-
-HELP_OPTIONS = ["-h", "--help"]
 
 app = typer.Typer(
     name="codebot",
@@ -83,74 +81,10 @@ def _register() -> None:
 _register()
 
 
-def _light_option_parsing(command: typer.core.TyperGroup) -> None:
-    """Keep pydantic out of parsing text, flag, number and list-of-text options.
-
-    Typer 0.29 coerces option values through a pydantic ``TypeAdapter`` built on first use:
-    60-250 ms of imports that `codebot mcp --help` would pay for ``--cwd`` or an unset flag,
-    and a warm `mcp call` for its ARGS. ``str``, ``bool``, ``float`` and ``list[str]`` need no
-    more than the builtins, so those get a coercion of exactly that, across the command tree
-    (a bad number gets pydantic's own message). Should Typer's internals change, this
-    does nothing and Typer's own coercion applies.
-    """
-    try:
-        from typer._click.core import Command, Context
-        from typer._click.exceptions import BadParameter
-        from typer._coercion import RuntimeParam
-    except ImportError:  # pragma: no cover - a Typer without this layer
-        return
-
-    class Plain(RuntimeParam):
-        def _coerce_value(self, value: object, param: object, ctx: object) -> object:
-            return self.annotation(value)  # type: ignore[operator]
-
-    class Number(RuntimeParam):
-        """``float`` options (``--timeout``), with pydantic's message for a bad value."""
-
-        def _coerce_value(self, value: object, param: Any, ctx: Any) -> object:
-            try:
-                return float(value)  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                raise BadParameter(
-                    "Input should be a valid number, unable to parse string as a number",
-                    ctx=ctx,
-                    param=param,
-                ) from None
-
-    class Strings(RuntimeParam):
-        """``list[str]`` options and arguments (``--server``, ``mcp call``'s ARGS)."""
-
-        def _coerce_value(self, value: object, param: object, ctx: object) -> object:
-            return [str(item) for item in value]  # type: ignore[attr-defined]
-
-    kinds: dict[object, type[RuntimeParam]] = {str: Plain, bool: Plain, float: Number}
-
-    stack: list[Command] = [command]
-    while stack:
-        node = stack.pop()
-        stack.extend(getattr(node, "commands", {}).values())
-        # The help option is made per command on first use; make it now to include it.
-        help_option = node.get_help_option(Context(node, help_option_names=HELP_OPTIONS))
-        for param in [*node.params, help_option]:
-            descriptor = getattr(param, "type_descriptor", None)
-            if descriptor is None:
-                continue
-            many = getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1
-            kind = (
-                (Strings if descriptor.annotation == list[str] else None)
-                if many
-                else kinds.get(descriptor.annotation)
-            )
-            if kind is None:
-                continue
-            light = kind(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
-            param._runtime_param = light  # type: ignore[union-attr]
-
-
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     command = typer.main.get_command(app)
-    _light_option_parsing(command)  # type: ignore[arg-type]
+    light_option_parsing(command)  # type: ignore[arg-type]
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)

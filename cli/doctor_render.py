@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.errors import ExitCode
-from mcpbridge.checks import CHECKS, Finding, ToolEntry
+from mcpbridge.checks import CHECKS, Finding
 from mcpbridge.doctor import Report, ServerReport
-from mcpbridge.report import config_view
+from mcpbridge.report import server_view
 
 _MARKS = {"error": ("✗", "31"), "warning": ("!", "33"), "info": ("i", "36"), "pass": ("✓", "32")}
 _SCOPE = {c.id: c.scope for c in CHECKS}
@@ -205,43 +205,20 @@ def _finding_json(f: Finding) -> dict[str, Any]:
 def _server_json(report: ServerReport) -> dict[str, Any]:
     ctx = report.context
     client = ctx.client
-    info = client.info if client is not None else None
-    failure = client.failure if client is not None else None
-    view: dict[str, Any] = {"name": report.name, "status": report.status, **config_view(ctx.config)}
-    view.update(
-        handshake_ms=round(info.handshake_ms, 1) if info else None,
-        protocol_version=info.protocol_version if info else None,
-        server_info={"name": info.name, "version": info.version} if info else None,
-        capabilities=info.capabilities if info else None,
-        tool_count=len(ctx.tools),
-        tokens=report.tokens,
-        failure=None,
-        checks=dict(report.checks),
-        tools=[_tool_json(t) for t in ctx.tools],
+    view = server_view(
+        report.name,
+        report.status,
+        ctx.config,
+        client,
+        [e.tool for e in ctx.tools],
+        failure=client.failure if client is not None else None,
     )
-    if failure is not None:
-        view["failure"] = {
-            "stage": failure.stage,
-            "message": failure.message,
-            "hint": failure.hint,
-            "stderr_tail": failure.stderr_tail,
-            "log_file": _path(failure.log_file),
-        }
+    view["tokens"] = report.tokens
+    view["checks"] = dict(report.checks)
+    for tool, entry in zip(view["tools"], ctx.tools, strict=True):
+        tool["description_length"] = len(entry.tool.description)
+        tool["tokens"] = entry.tokens
     return view
-
-
-def _tool_json(entry: ToolEntry) -> dict[str, Any]:
-    tool = entry.tool
-    permission = tool.permission()
-    return {
-        "name": tool.name,
-        "original_name": tool.original_name,
-        "name_reason": tool.name_reason,
-        "capability": permission.capability.value,
-        "capability_reason": permission.reason,
-        "description_length": len(tool.description),
-        "tokens": entry.tokens,
-    }
 
 
 # -- junit ----------------------------------------------------------------------------------

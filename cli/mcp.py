@@ -84,11 +84,11 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
         else:
             return _render_list(views, as_json, schemas)
     async with open_manager(servers) as manager:
-        from mcpbridge.report import server_view
+        from mcpbridge.report import status_view
 
         await manager.start_all()
-        statuses = await manager.status(live=False)
-        views = [server_view(s, manager, schemas=schemas) for s in statuses]
+        statuses = manager.status()
+        views = [status_view(s, manager, schemas=schemas) for s in statuses]
     return _render_list(views, as_json, schemas)
 
 
@@ -137,7 +137,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
     if not views:
         render.warn("no MCP servers are configured")
         return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "listing failed": ("!", "33")}
+    marks = {"connected": ("✓", "32"), "disabled": ("-", "2")}
     for i, v in enumerate(views):
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
@@ -151,8 +151,8 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
         print(f"  from {source}")
-        if v["error"]:
-            err = v["error"]
+        if v["failure"]:
+            err = v["failure"]
             print(f"  {err['stage']} failed: {err['message']}")
             if err.get("hint"):
                 print(f"  hint: {err['hint']}")
@@ -163,7 +163,7 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         rows = [
             [
                 t["name"],
-                t["original_name"] if t["name_adjusted"] else "",
+                t["original_name"] if t["name_reason"] else "",
                 t["capability"],
                 render.first_line(t["description"], 70),
             ]

@@ -120,7 +120,7 @@ class Repl:
         """Ask once whether to trust the project's servers; a "no" is remembered."""
         if result.digest in self.declined:
             return False
-        state = "changed since it was trusted" if result.reason.startswith("changed") else "new"
+        state = "changed since it was trusted" if result.changed else "new"
         lines = [f"{result.project_file} ({state}) would start or set:"]
         lines += [f"  {line}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
@@ -234,7 +234,7 @@ class Repl:
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp":
-            await self._show_mcp(runtime)
+            self._show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -258,8 +258,8 @@ class Repl:
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
 
-    async def _show_mcp(self, runtime: ChatRuntime) -> None:
-        statuses = await runtime.manager.status(live=False)
+    def _show_mcp(self, runtime: ChatRuntime) -> None:
+        statuses = runtime.manager.status()
         for name in runtime.untrusted:
             print(f"{name}: not trusted (skipped)")
         if runtime.untrusted:
@@ -270,10 +270,10 @@ class Repl:
         for s in statuses:
             facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
             print(f"{s.name}: {facts}")
-            if s.error:
-                print(f"  {s.error}")
-            if s.failure is not None and s.failure.hint:
-                print(f"  hint: {s.failure.hint}")
+            if s.failure is not None:
+                print(f"  {s.failure.message}")
+                if s.failure.hint:
+                    print(f"  hint: {s.failure.hint}")
 
 
 def approval_details(request: ApprovalRequest) -> str:

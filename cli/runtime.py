@@ -75,10 +75,9 @@ def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.
 def require_trusted(name: str, result: trust.TrustCheck) -> None:
     """A server named on the command line that the project defines, untrusted, is an error."""
     if result.needs_trust and any(c.name == name for c in result.servers):
-        changed = result.reason.startswith("changed")
-        state = "changed since it was trusted" if changed else "not trusted"
         raise SettingsError(
-            f"server '{name}' is defined by {result.project_file}, and the project is {state}",
+            f"server '{name}' is defined by {result.project_file}, "
+            f"and the project is {result.state}",
             hint="Review it and run `codebot trust`, or pass --trust-project "
             "(or set CODEBOT_TRUST_PROJECT=1).",
         )

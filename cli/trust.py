@@ -59,6 +59,7 @@ def trust_command(
     to them needs trust again.
     """
     from core import trust
+    from core.trust import TrustReason
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
@@ -69,7 +70,7 @@ def trust_command(
     print(f"{result.project_file} would start or set:")
     for line in describe_all(result):
         print(f"  {line}")
-    if result.trusted and result.reason == "recorded":
+    if result.trusted and result.reason is TrustReason.RECORDED:
         print("Already trusted.")
         return ExitCode.OK
     if not yes:
@@ -81,7 +82,7 @@ def trust_command(
         answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             render.warn("not trusted; the project's servers stay off")
-            return ExitCode.TOOL_ERROR
+            return ExitCode.DECLINED
     store = trust.record(result)
     print(f"Trusted (recorded in {store}).")
     return ExitCode.OK

@@ -3,5 +3,4 @@
 ``core`` never imports ``mcp``, ``typer`` or ``prompt_toolkit``.
 """
 
-CODEBOT_PACKAGE = "codebot"
 __version__ = "0.1.0"

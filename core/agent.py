@@ -24,10 +24,8 @@ from core.model import ChatModel
 from core.permissions import Decision, PermissionGate, denial_text
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
+from core.tokens import CHARS_PER_TOKEN
 from core.tools import Tool, ToolResult
-
-CHARS_PER_TOKEN = 4
-"""A rough estimate that errs towards cutting early for code and JSON."""
 
 
 class AgentEvents:

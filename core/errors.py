@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
 
     OK = 0
     TOOL_ERROR = 1  # a tool reported an error, or a check failed
+    DECLINED = 1  # the user answered no to a question the command needs a yes to
     USAGE = 2
     SETTINGS = 3
     SERVER = 4  # an MCP server failed: connect, handshake, transport
@@ -53,12 +54,6 @@ class ServerError(CodebotError):
     """An MCP server could not be reached: launch, handshake or transport failed."""
 
     exit_code = ExitCode.SERVER
-
-
-class ToolFailed(CodebotError):
-    """A tool ran and reported an error (``isError`` from an MCP server)."""
-
-    exit_code = ExitCode.TOOL_ERROR
 
 
 class ModelError(CodebotError):

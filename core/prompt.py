@@ -1,4 +1,5 @@
-"""The system prompt, in three blocks ordered from most to least stable (DESIGN decision 7).
+"""The system prompt, in three blocks ordered from most to least stable, so that
+prompt caching keeps the stable prefix.
 
 1. identity: who codebot is; a constant.
 2. instructions: how to work, the working directory and the project's ``CODEBOT.md`` or

@@ -44,6 +44,20 @@ _SERVER_KEYS = (
 
 
 @dataclass(frozen=True, slots=True)
+class EntryWarning:
+    """Something in a server entry that is ignored or doubtful, kept as data for its readers."""
+
+    key: str
+    """The entry's key it is about."""
+    message: str
+    hint: str
+    """How to fix it, without the place (the reader names the file and server)."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
 class ServerConfig:
     """One MCP server entry, validated and with variables expanded.
 
@@ -73,16 +87,9 @@ class ServerConfig:
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[EntryWarning, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False, compare=False)
     """The entry as written, before expansion (for the trust hash and doctor)."""
-
-    @property
-    def target(self) -> str:
-        """The command line or URL, for display (secrets in URLs are not redacted here)."""
-        if self.type == "http":
-            return self.url or ""
-        return " ".join([self.command or "", *self.args]).strip()
 
 
 def require_usable(config: ServerConfig) -> None:
@@ -263,10 +270,12 @@ def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:
         ) from None
 
 
-def _unknown_key_warning(key: str) -> str:
+def _unknown_key_warning(key: str) -> EntryWarning:
     close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
     suggestion = f" (did you mean '{close[0]}'?)" if close else ""
-    return f"unknown key '{key}' is ignored{suggestion}"
+    return EntryWarning(
+        key, f"unknown key '{key}' is ignored{suggestion}", "Rename or remove the key"
+    )
 
 
 def _strip_query(url: str) -> str:

@@ -1,7 +1,7 @@
 """The session: tool sets, history, plan mode and the before-prompt hook.
 
 ``all_tools`` is the local layer (built-ins, fixed) followed by the MCP layer (replaceable).
-Only :meth:`Session.before_prompt` replaces the MCP layer, following DESIGN decision 5: an
+Only :meth:`Session.before_prompt` replaces the MCP layer (remote tools are a replaceable layer): an
 active set that mirrors ``all_tools`` keeps mirroring; a filtered one that held MCP tools gets
 the new MCP set in their place; a filtered one without MCP tools stays without. Plan mode is a
 view over the active set (read-capability tools only), so a refresh in plan mode stays filtered.
@@ -16,17 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from core import prompt
-from core.tools import Capability, Tool, ToolSource, is_mcp_tool
+from core.tools import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
 
 Message = dict[str, Any]
 
 
 def tool_schema(tool: Tool) -> dict[str, Any]:
     """The Chat Completions ``tools`` entry for a tool."""
-    parameters = dict(tool.schema() or {})
-    parameters.setdefault("type", "object")
-    if parameters["type"] == "object":
-        parameters.setdefault("properties", {})
+    parameters = normalize_schema(tool.schema())
     return {
         "type": "function",
         "function": {"name": tool.name, "description": tool.description, "parameters": parameters},
@@ -80,13 +77,11 @@ class Session:
             return [t for t in base if t.permission().capability is Capability.READ]
         return list(base)
 
-    @property
-    def mirrors_all(self) -> bool:
-        """True when the active set follows ``all_tools``."""
-        return self._active is None
-
     def set_active(self, names: Iterable[str] | None) -> None:
-        """Restrict the active set to ``names`` (in ``all_tools`` order); None mirrors all."""
+        """Restrict the active set to ``names`` (in ``all_tools`` order); None mirrors all.
+
+        The filtered half of the replaceable-layer rule above; tool search builds on it.
+        """
         if names is None:
             self._active = None
         else:

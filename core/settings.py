@@ -91,8 +91,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     environ = os.environ if environ is None else environ
     global_path = paths.global_settings_path()
     project_path = find_project_file(cwd)
-    global_data = _read_json(global_path) if global_path.exists() else {}
-    project_data = _read_json(project_path) if project_path else {}
+    global_data = read_json(global_path) if global_path.exists() else {}
+    project_data = read_json(project_path) if project_path else {}
     project_root = project_path.parent.parent if project_path else None
     base_dir = project_root or cwd
 
@@ -137,7 +137,12 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     )
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> dict[str, Any]:
+    """One settings file as a JSON object ({} when empty).
+
+    Raises:
+        SettingsError: it cannot be read, is not UTF-8, is not JSON, or not an object.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except IsADirectoryError:

@@ -75,6 +75,15 @@ class Tool(Protocol):
         ...
 
 
+def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``{"type": "object", "properties": {}}`` at least; the given schema otherwise."""
+    out: dict[str, Any] = dict(schema or {})
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out
+
+
 def is_mcp_tool(tool: Tool) -> bool:
     """True when the tool belongs to the replaceable MCP layer."""
     return tool.name.startswith(MCP_PREFIX)

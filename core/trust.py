@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,18 @@ from core.settings import Settings
 
 TRUST_ENV = "CODEBOT_TRUST_PROJECT"
 STORE_NAME = "trust.json"
+
+
+class TrustReason(StrEnum):
+    """Why a project is trusted or not."""
+
+    NOTHING = "nothing to trust"
+    RECORDED = "recorded"
+    FLAG = "--trust-project"
+    ENV = f"{TRUST_ENV}=1"
+    CHANGED = "changed since trusted"
+    """Trust was recorded for other server entries or gated settings than the current ones."""
+    UNTRUSTED = "not trusted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +50,22 @@ class TrustCheck:
     gated: Mapping[str, Any]
     """Trust-gated settings the project file sets (``Settings.project_gated``)."""
     trusted: bool
-    reason: str
-    """Why: "nothing to trust", "recorded", "--trust-project", "CODEBOT_TRUST_PROJECT=1",
-    "changed since trusted" or "not trusted"."""
+    reason: TrustReason
 
     @property
     def needs_trust(self) -> bool:
         """True when the project asks for something that needs trust, and is not trusted."""
         return (bool(self.servers) or bool(self.gated)) and not self.trusted
+
+    @property
+    def changed(self) -> bool:
+        """True when the project was trusted before, for entries it no longer has."""
+        return self.reason is TrustReason.CHANGED
+
+    @property
+    def state(self) -> str:
+        """How an untrusted project is described to the user."""
+        return "changed since it was trusted" if self.changed else "not trusted"
 
 
 def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
@@ -84,15 +105,15 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     file = settings.project_file
     value = digest(servers, gated)
     if (not servers and not gated) or file is None:
-        return TrustCheck(file, value, (), {}, True, "nothing to trust")
+        return TrustCheck(file, value, (), {}, True, TrustReason.NOTHING)
     if assume_trusted:
-        return TrustCheck(file, value, servers, gated, True, "--trust-project")
+        return TrustCheck(file, value, servers, gated, True, TrustReason.FLAG)
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, servers, gated, True, f"{TRUST_ENV}=1")
+        return TrustCheck(file, value, servers, gated, True, TrustReason.ENV)
     recorded = _read_store().get(str(file.resolve()))
     if recorded == value:
-        return TrustCheck(file, value, servers, gated, True, "recorded")
-    reason = "changed since trusted" if recorded else "not trusted"
+        return TrustCheck(file, value, servers, gated, True, TrustReason.RECORDED)
+    reason = TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED
     return TrustCheck(file, value, servers, gated, False, reason)
 
 
@@ -131,10 +152,9 @@ def untrusted_message(result: TrustCheck) -> str:
         parts.append(f"project servers ({', '.join(c.name for c in result.servers)})")
     if result.gated:
         parts.append(f"project settings ({', '.join(result.gated)})")
-    changed = result.reason == "changed since trusted"
-    state = "changed since it was trusted" if changed else "not trusted"
     return (
-        f"skipping {' and '.join(parts)} from {result.project_file}: the project is {state}; "
+        f"skipping {' and '.join(parts)} from {result.project_file}: "
+        f"the project is {result.state}; "
         f"run `codebot trust` to review and trust it, or pass --trust-project "
         f"(or set {TRUST_ENV}=1)"
     )

@@ -22,7 +22,6 @@ import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
 from mcp import MCPError
-from mcp.client._transport import Transport, TransportStreams
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -30,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
+from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.failures import Failure, Stage, explain, read_tail
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
@@ -74,8 +74,10 @@ class Client:
         config: ServerConfig,
         *,
         on_tools_changed: Callable[[str], None] | None = None,
+        on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        in_process: Any = None,
     ) -> None:
         self.config = config
         self.name = config.name
@@ -94,9 +96,14 @@ class Client:
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._on_tools_changed = on_tools_changed
+        self._on_lost = on_lost
+        """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
+        self._in_process = in_process
+        """An SDK ``Server``/``MCPServer`` served in this process instead of the configured
+        command or URL (the SDK's in-memory transport; the tests' fast tier)."""
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
@@ -135,6 +142,7 @@ class Client:
                     f"no answer within {self.config.timeout:g} s",
                     hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
                     "or check that the server starts on its own.",
+                    timed_out=True,
                 )
         except anyio.get_cancelled_exc_class():
             self._fail(self._stage, "cancelled")
@@ -211,6 +219,10 @@ class Client:
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list``, filtered by include/exclude."""
+        return [t for t in await self.list_all_tools(session) if self._selected(t.name)]
+
+    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
         session = session or self.session
         tools: list[types.Tool] = []
         cursor: str | None = None
@@ -220,7 +232,7 @@ class Client:
             cursor = page.next_cursor
             if not cursor:
                 break
-        return [t for t in tools if self._selected(t.name)]
+        return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         """Call one tool within ``tool_timeout``; a crashed server is restarted once first.
@@ -244,6 +256,15 @@ class Client:
 
     async def _connect(self, stack: AsyncExitStack) -> SDKClient:
         config = self.config
+        if self._in_process is not None:
+            self._stage = "handshake"
+            session = SDKClient(
+                self._in_process,
+                mode=config.protocol,
+                client_info=client_info(),
+                message_handler=self._on_message,
+            )
+            return await stack.enter_async_context(session)
         if config.type == "http":
             transport = await self._http_transport(stack)
             mode = config.protocol
@@ -323,9 +344,12 @@ class Client:
         if self._on_tools_changed is not None:
             self._on_tools_changed(self.name)
 
-    def _fail(self, stage: Stage, message: str, hint: str | None = None) -> None:
+    def _fail(
+        self, stage: Stage, message: str, hint: str | None = None, *, timed_out: bool = False
+    ) -> None:
         if self.state == "failed":
             return
+        was_up = self.state == "connected"
         self.state = "failed"
         self.failure = Failure(
             server=self.name,
@@ -334,4 +358,7 @@ class Client:
             hint=hint,
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
+            timed_out=timed_out,
         )
+        if was_up and self._on_lost is not None:
+            self._on_lost(self.name)

@@ -13,7 +13,6 @@ client, every finding is passed through the server's redactor, and configs are s
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections.abc import Collection, Iterable, Mapping
@@ -22,9 +21,11 @@ from typing import Any, Literal
 
 import anyio
 
+from core import tokens
 from core.errors import ExitCode, SettingsError
 from core.redact import Redactor
 from core.servers import ServerConfig
+from core.session import tool_schema
 from core.settings import Settings
 from mcpbridge.checks import (
     CHECKS,
@@ -37,14 +38,12 @@ from mcpbridge.checks import (
     checks_in,
 )
 from mcpbridge.checks.base import Scope
-from mcpbridge.client import MAX_LIST_PAGES
+from mcpbridge.checks.entries import parse_finding
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool
 
 __all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
 
-CHARS_PER_TOKEN = 4
-"""The usual rough ratio for English and JSON; good enough to compare servers."""
 
 ServerStatus = Literal["connected", "failed", "invalid", "disabled"]
 CheckStatus = Literal["pass", "info", "warning", "error", "skipped"]
@@ -101,7 +100,7 @@ class Report:
 
 def unreadable(exc: SettingsError) -> Report:
     """The report for settings that cannot be read at all (exit 3)."""
-    finding = Finding("settings.parse", "error", exc.message, exc.hint)
+    finding = parse_finding(exc)
     return Report(
         None, findings=[finding], checks={"settings.parse": "error"}, settings_unreadable=True
     )
@@ -198,33 +197,18 @@ async def _listed(ctx: ServerContext) -> list[Any] | None:
     if config.include_tools is None and not config.exclude_tools:
         return list(client.tools)
     # The client filters its listing; the filter check needs the names it filtered out.
-    found: list[Any] = []
-    cursor: str | None = None
     with anyio.move_on_after(config.timeout):
         try:
-            for _ in range(MAX_LIST_PAGES):
-                page = await client.session.list_tools(cursor=cursor, cache_mode="refresh")
-                found.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return found
+            return await client.list_all_tools()
         except Exception:  # boundary: without the full list, the filter check just skips
             return None
     return None
 
 
 def estimate_tokens(tool: MCPTool) -> int:
-    """Tokens of the tool's entry in a request (~4 characters per token of its JSON)."""
-    entry = {
-        "type": "function",
-        "function": {
-            "name": tool.name,
-            "description": tool.description,
-            "parameters": tool.schema(),
-        },
-    }
-    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    """Tokens of the tool's entry in a request (its JSON, as the session sends it)."""
+    text = json.dumps(tool_schema(tool), ensure_ascii=False, separators=(",", ":"))
+    return tokens.estimate_tokens(text)
 
 
 def _run(report: ServerReport | Report, scope: Scope, ctx: Any) -> None:

@@ -36,6 +36,8 @@ class Failure:
     hint: str | None = None
     stderr_tail: str = ""
     log_file: Path | None = None
+    timed_out: bool = False
+    """The client gave up waiting for the handshake or the first listing (``timeout``)."""
 
     def describe(self) -> str:
         """One paragraph: message, then the stderr tail indented."""

@@ -34,7 +34,7 @@ from core import __version__
 from core.errors import ServerError, UsageError
 from core.redact import Redactor
 from core.servers import ServerConfig
-from core.tools import Permission, ToolResult
+from core.tools import Permission, ToolResult, normalize_schema
 from mcpbridge.capability import classify
 from mcpbridge.naming import allocate
 from mcpbridge.process import LaunchError, ServerProcess, launch
@@ -43,7 +43,6 @@ from mcpbridge.schemas import (
     REQUEST_TIMEOUT,
     call_error,
     first_problem,
-    normalize_schema,
     plain_result,
     validator_for,
 )
@@ -428,31 +427,49 @@ def _selected(config: ServerConfig, tool: str) -> bool:
     return not any(fnmatchcase(tool, p) for p in config.exclude_tools)
 
 
+@dataclass(frozen=True)
+class _Info:
+    """What :class:`mcpbridge.client.ServerInfo` holds, for ``report.server_view``."""
+
+    protocol_version: str
+    name: str | None
+    version: str | None
+    capabilities: dict[str, Any]
+    instructions: str | None
+    handshake_ms: float
+
+
+@dataclass(frozen=True)
+class _Reached:
+    info: _Info
+
+
 def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
-    """What :func:`mcpbridge.report.server_view` gives for each connected server."""
-    from mcpbridge.report import config_view, tool_view
+    """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
+    from mcpbridge.report import server_view
 
     tools = name_tools(listed)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
         conn = item.connection
-        mine = [t for t in tools if t.server == item.config.name]
-        out.append(
-            {
-                "name": item.config.name,
-                "status": "connected",
-                **config_view(item.config),
-                "protocol_version": conn.protocol_version,
-                "server_info": {
-                    "name": conn.server_info.get("name"),
-                    "version": conn.server_info.get("version"),
-                },
-                "handshake_ms": round(item.handshake_ms, 1),
-                "tool_count": len(mine),
-                "error": None,
-                "tools": [tool_view(t, schema=schemas) for t in mine],  # type: ignore[arg-type]
-            }
+        info = _Info(
+            conn.protocol_version,
+            conn.server_info.get("name"),
+            conn.server_info.get("version"),
+            conn.capabilities,
+            conn.instructions,
+            item.handshake_ms,
         )
+        mine = [t for t in tools if t.server == item.config.name]
+        view = server_view(
+            item.config.name,
+            "connected",
+            item.config,
+            _Reached(info),  # type: ignore[arg-type]
+            mine,  # type: ignore[arg-type]
+            schemas=schemas,
+        )
+        out.append(view)
     return out
 
 
@@ -495,27 +512,12 @@ class TimedOut(Exception):
         )
 
     def view(self) -> dict[str, Any]:
-        """What :func:`mcpbridge.report.server_view` gives for this failed server."""
-        from mcpbridge.report import config_view
+        """What ``mcp list`` shows for this failed server."""
+        from mcpbridge.report import server_view
 
-        f = self.failure()
-        return {
-            "name": self.config.name,
-            "status": "failed",
-            **config_view(self.config),
-            "protocol_version": None,
-            "server_info": None,
-            "handshake_ms": None,
-            "tool_count": 0,
-            "error": {
-                "stage": f.stage,
-                "message": f.message,
-                "hint": f.hint,
-                "stderr_tail": f.stderr_tail,
-                "log_file": str(f.log_file) if f.log_file else None,
-            },
-            "tools": [],
-        }
+        return server_view(
+            self.config.name, "failed", self.config, None, [], failure=self.failure()
+        )
 
 
 async def _connect(config: ServerConfig, server: ServerProcess, tg: Any) -> Listed:

@@ -23,7 +23,7 @@ from mcpbridge.naming import allocate
 from mcpbridge.process import Prelaunched
 from mcpbridge.tool import MCPTool
 
-Status = Literal["connected", "listing failed", "failed", "disabled", "pending"]
+Status = Literal["connected", "failed", "disabled", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,6 @@ class ServerStatus:
     config: ServerConfig
     tool_count: int = 0
     protocol_version: str | None = None
-    error: str | None = None
     failure: Failure | None = None
 
 
@@ -43,10 +42,16 @@ class Manager:
     """All MCP servers of one codebot run."""
 
     def __init__(
-        self, servers: Mapping[str, ServerConfig], *, prelaunched: Prelaunched | None = None
+        self,
+        servers: Mapping[str, ServerConfig],
+        *,
+        prelaunched: Prelaunched | None = None,
+        in_process: Mapping[str, Any] | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
         self._prelaunched = prelaunched
+        self._in_process = dict(in_process or {})
+        """Server name → an SDK server object served in this process (see ``Client``)."""
         self.clients: dict[str, Client] = {}
         self._config_failures: dict[str, Failure] = {}
         self._dirty = False
@@ -73,13 +78,6 @@ class Manager:
         await tg.__aexit__(None, None, None)
         return None
 
-    async def aclose(self) -> None:
-        """Stop every server (their processes end); the manager stays usable for a restart."""
-        with anyio.CancelScope(shield=True):
-            await self._stop_clients(list(self.clients.values()))
-        self.clients.clear()
-        self._tools = None
-
     # -- starting and stopping -------------------------------------------------------------
 
     async def start_all(self, names: Iterable[str] | None = None) -> None:
@@ -101,8 +99,10 @@ class Manager:
             client = Client(
                 config,
                 on_tools_changed=self._on_tools_changed,
+                on_lost=self._on_lost,
                 process=process,
                 spawn=self._spawn,
+                in_process=self._in_process.get(name),
             )
             self.clients[name] = client
             started.append(client)
@@ -203,6 +203,12 @@ class Manager:
     def _on_tools_changed(self, _server: str) -> None:
         self._dirty = True
 
+    def _on_lost(self, _server: str) -> None:
+        # A connection that was up failed: rebuild the tool list from connected() (a crashed
+        # stdio server keeps its tools while it has a restart left), and tell the session.
+        self._tools = None
+        self._dirty = True
+
     def instructions(self) -> str:
         """Each connected server's instructions as a ``## <server>`` section, in server order."""
         sections = [
@@ -216,58 +222,25 @@ class Manager:
         """Route a model-visible name to its tool through the name map."""
         return next((t for t in self.tools() if t.name == name), None)
 
-    async def status(self, *, live: bool = True) -> list[ServerStatus]:
-        """Every configured server. ``live`` re-lists each connected server (in parallel, no lock
-        held) to tell "connected" from "listing failed"; otherwise the last listing counts.
-        """
+    def status(self) -> list[ServerStatus]:
+        """Every configured server, sorted by name, from the last handshake and listing."""
         results: dict[str, ServerStatus] = {}
-
-        async def check(client: Client) -> None:
-            config = client.config
-            if client.state == "connected" and not live:
+        for name, client in self.clients.items():
+            if client.connected:
                 protocol = client.info.protocol_version if client.info else None
-                results[client.name] = ServerStatus(
-                    client.name, "connected", config, len(client.tools), protocol
+                results[name] = ServerStatus(
+                    name, "connected", client.config, len(client.tools), protocol
                 )
-                return
-            if client.state != "connected":
+            else:
                 failure = client.failure
-                results[client.name] = ServerStatus(
-                    client.name,
-                    "failed" if failure else "pending",
-                    config,
-                    error=failure.message if failure else None,
-                    failure=failure,
-                )
-                return
-            protocol = client.info.protocol_version if client.info else None
-            try:
-                tools = await client.list_tools()
-            except Exception as exc:  # boundary: a listing failure is a status, not a crash
-                results[client.name] = ServerStatus(
-                    client.name,
-                    "listing failed",
-                    config,
-                    len(client.tools),
-                    protocol,
-                    error=client.redact(str(exc) or type(exc).__name__),
-                )
-                return
-            results[client.name] = ServerStatus(
-                client.name, "connected", config, len(tools), protocol
-            )
-
-        async with anyio.create_task_group() as tg:
-            for client in self.clients.values():
-                tg.start_soon(check, client)
+                state: Status = "failed" if failure else "pending"
+                results[name] = ServerStatus(name, state, client.config, failure=failure)
         for name, config in self.servers.items():
             if name in results:
                 continue
             failure = self._config_failures.get(name)
             if failure is not None:
-                results[name] = ServerStatus(
-                    name, "failed", config, error=failure.message, failure=failure
-                )
+                results[name] = ServerStatus(name, "failed", config, failure=failure)
             elif not config.enabled:
                 results[name] = ServerStatus(name, "disabled", config)
         return [results[n] for n in sorted(results)]

@@ -21,8 +21,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.client._transport import Transport, TransportStreams
 from mcp.shared.message import SessionMessage
+
+from mcpbridge._sdk import Transport, TransportStreams
 
 DISCOVER_METHOD = "server/discover"
 SENTINEL_ID = "codebot-discover-sentinel"

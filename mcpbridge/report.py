@@ -1,16 +1,20 @@
-"""Plain-data views of servers and tools, for ``mcp list`` (text and JSON) and ``/mcp``.
+"""Plain-data views of servers and tools: one shape for ``mcp list`` (text and JSON) and
+``mcp doctor --format json``.
 
 Secrets never enter these views: env and header values are masked, URLs lose credentials.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.redact import redact_url, redact_values
 from core.servers import ServerConfig
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
+    from mcpbridge.client import Client
+    from mcpbridge.failures import Failure
     from mcpbridge.manager import Manager, ServerStatus
     from mcpbridge.tool import MCPTool
 
@@ -40,7 +44,7 @@ def tool_view(tool: MCPTool, *, schema: bool = False) -> dict[str, Any]:
     view: dict[str, Any] = {
         "name": tool.name,
         "original_name": tool.original_name,
-        "name_adjusted": tool.name_reason,
+        "name_reason": tool.name_reason,
         "capability": permission.capability.value,
         "capability_reason": permission.reason,
         "description": tool.description,
@@ -50,30 +54,56 @@ def tool_view(tool: MCPTool, *, schema: bool = False) -> dict[str, Any]:
     return view
 
 
-def server_view(status: ServerStatus, manager: Manager, *, schemas: bool = False) -> dict[str, Any]:
-    """One server with its status, handshake facts, failure and tools."""
-    client = manager.clients.get(status.name)
-    info = client.info if client else None
-    view: dict[str, Any] = {
-        "name": status.name,
-        "status": status.status,
-        **config_view(status.config),
-        "protocol_version": status.protocol_version,
-        "server_info": {"name": info.name, "version": info.version} if info else None,
-        "handshake_ms": round(info.handshake_ms, 1) if info else None,
-        "tool_count": status.tool_count,
-        "error": None,
-        "tools": [tool_view(t, schema=schemas) for t in manager.tools() if t.server == status.name],
+def failure_view(failure: Failure | None) -> dict[str, Any] | None:
+    """Why a server is not usable: stage, message, hint, the end of its stderr, its log."""
+    if failure is None:
+        return None
+    return {
+        "stage": failure.stage,
+        "message": failure.message,
+        "hint": failure.hint,
+        "stderr_tail": failure.stderr_tail,
+        "log_file": str(failure.log_file) if failure.log_file else None,
     }
-    if status.failure is not None:
-        f = status.failure
-        view["error"] = {
-            "stage": f.stage,
-            "message": f.message,
-            "hint": f.hint,
-            "stderr_tail": f.stderr_tail,
-            "log_file": str(f.log_file) if f.log_file else None,
-        }
-    elif status.error:
-        view["error"] = {"stage": "list", "message": status.error, "hint": None}
-    return view
+
+
+def server_view(
+    name: str,
+    status: str,
+    config: ServerConfig,
+    client: Client | None,
+    tools: Sequence[MCPTool],
+    *,
+    failure: Failure | None = None,
+    schemas: bool = False,
+) -> dict[str, Any]:
+    """One server, the same keys for ``mcp list --json`` and doctor's ``--format json``:
+    status, the entry (masked), handshake facts, failure and tools.
+    """
+    info = client.info if client else None
+    return {
+        "name": name,
+        "status": status,
+        **config_view(config),
+        "protocol_version": info.protocol_version if info else None,
+        "server_info": {"name": info.name, "version": info.version} if info else None,
+        "capabilities": info.capabilities if info else None,
+        "handshake_ms": round(info.handshake_ms, 1) if info else None,
+        "tool_count": len(tools),
+        "failure": failure_view(failure),
+        "tools": [tool_view(t, schema=schemas) for t in tools],
+    }
+
+
+def status_view(status: ServerStatus, manager: Manager, *, schemas: bool = False) -> dict[str, Any]:
+    """:func:`server_view` of one line of :meth:`Manager.status` (``mcp list``)."""
+    tools = [t for t in manager.tools() if t.server == status.name]
+    return server_view(
+        status.name,
+        status.status,
+        status.config,
+        manager.clients.get(status.name),
+        tools if status.status == "connected" else [],
+        failure=status.failure,
+        schemas=schemas,
+    )

@@ -18,15 +18,6 @@ REQUEST_TIMEOUT = -32001
 """``mcp_types.CONNECTION_CLOSED`` and ``REQUEST_TIMEOUT`` (a test checks they agree)."""
 
 
-def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``{"type": "object", "properties": {}}`` at least; the server's schema otherwise."""
-    out: dict[str, Any] = dict(schema or {})
-    out.setdefault("type", "object")
-    if out.get("type") == "object":
-        out.setdefault("properties", {})
-    return out
-
-
 def validator_for(schema: dict[str, Any]) -> Any:
     """A jsonschema validator, or False when the schema itself is invalid (not enforced)."""
     import jsonschema  # deferred: only calls from the shell validate up front

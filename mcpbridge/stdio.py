@@ -17,10 +17,10 @@ from contextlib import asynccontextmanager, suppress
 
 import anyio
 import mcp_types as types
-from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from mcpbridge._sdk import TransportStreams
 from mcpbridge.process import ServerProcess
 
 logger = logging.getLogger(__name__)

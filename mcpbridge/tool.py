@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 from mcp import MCPError
 
-from core.tools import Permission, ToolResult
+from core.tools import Permission, ToolResult, normalize_schema
 from mcpbridge.capability import classify
-from mcpbridge.schemas import first_problem, normalize_schema, validator_for
+from mcpbridge.schemas import first_problem, validator_for
 
 if TYPE_CHECKING:
     from mcpbridge.client import Client

@@ -24,7 +24,7 @@ from core import settings as settings_mod
 from core.errors import CodebotError
 from mcpbridge.call import call_once
 from mcpbridge.manager import Manager
-from mcpbridge.report import server_view
+from mcpbridge.report import status_view
 from mcpbridge.warm import (
     ACCEPT_TIMEOUT,
     MAX_LINE_BYTES,
@@ -79,8 +79,8 @@ class Holder:
         await self._retry_failed()
         names = request.get("servers") or list(self.manager.servers)
         schemas = bool(request.get("schemas"))
-        statuses = [s for s in await self.manager.status(live=False) if s.name in names]
-        return {"views": [server_view(s, self.manager, schemas=schemas) for s in statuses]}
+        statuses = [s for s in self.manager.status() if s.name in names]
+        return {"views": [status_view(s, self.manager, schemas=schemas) for s in statuses]}
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         await self._retry_failed()

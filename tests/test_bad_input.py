@@ -22,7 +22,7 @@ def failures(capsys: pytest.CaptureFixture[str], project: Path) -> tuple[int, di
     out = capsys.readouterr()
     assert "Traceback" not in out.err
     servers = {s["name"]: s for s in json.loads(out.out)["servers"]}
-    return code, {n: s["error"] for n, s in servers.items()}, out.err
+    return code, {n: s["failure"] for n, s in servers.items()}, out.err
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import base64
 import json
 import os
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
@@ -308,13 +307,21 @@ async def test_hang_never_answers(errlog: TextIO) -> None:
 
 async def test_silent_discover_legacy(errlog: TextIO) -> None:
     with anyio.fail_after(20):
-        start = time.monotonic()
         async with stdio_session(stdio_params("silent_discover"), errlog, mode="legacy") as client:
-            assert time.monotonic() - start < 8  # far below the 10 s discover timeout
             assert client.server_info is not None and client.server_info.name == "silent"
             assert client.protocol_version == "2025-11-25"
             assert [tool.name for tool in (await client.list_tools()).tools] == ["hello"]
             assert _text(await client.call_tool("hello")) == "hello from silent"
+    # Legacy mode never sends the server/discover probe this server would ignore.
+    assert "ignored request" not in _read_log(errlog)
+
+
+async def test_silent_discover_ignores_the_probe_and_says_so(errlog: TextIO) -> None:
+    with anyio.fail_after(20):
+        with anyio.move_on_after(1.0):  # auto mode waits 10 s for the probe's answer
+            async with stdio_session(stdio_params("silent_discover"), errlog, mode="auto"):
+                pytest.fail("the SDK gave up on the probe within a second")
+    assert "ignored request server/discover" in _read_log(errlog)
 
 
 async def test_garbage_stdout_still_serves(errlog: TextIO) -> None:
@@ -344,12 +351,24 @@ async def test_stderr_flood_keeps_serving(errlog: TextIO) -> None:
             assert _text(await client.call_tool("echo", {"text": "after"})) == "after"
 
 
-async def test_slow_start_delays(errlog: TextIO) -> None:
+async def test_slow_start_barrier_holds_each_until_all_have_started(
+    errlog: TextIO, tmp_path: Path
+) -> None:
+    barrier = ["--delay", "0", "--barrier", str(tmp_path / "b"), "--count", "2"]
+    answers: list[str] = []
+
+    async def one() -> None:
+        async with stdio_session(stdio_params("slow_start", *barrier), errlog) as client:
+            answers.append(_text(await client.call_tool("hello")))
+
     with anyio.fail_after(30):
-        start = time.monotonic()
-        async with stdio_session(stdio_params("slow_start", "--delay", "0.5"), errlog) as client:
-            assert time.monotonic() - start >= 0.5
-            assert _text(await client.call_tool("hello")) == "hello from slow_start"
+        with anyio.move_on_after(1.0) as alone:  # one alone never gets past the barrier
+            await one()
+        assert alone.cancelled_caught and answers == []
+        async with anyio.create_task_group() as tg:  # the second one releases both
+            tg.start_soon(one)
+            tg.start_soon(one)
+    assert answers == ["hello from slow_start"] * 2
 
 
 async def test_demo_notes_server(errlog: TextIO) -> None:

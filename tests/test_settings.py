@@ -140,7 +140,8 @@ def test_invalid_server_names(tmp_path: Path, name: str) -> None:
 def test_unknown_keys_warn_with_a_suggestion(tmp_path: Path) -> None:
     write_settings(tmp_path, {"mcp_servers": {"s": {"command": "x", "agrs": []}}})
     [warning] = settings.load(tmp_path).servers["s"].warnings
-    assert "did you mean 'args'" in warning
+    assert warning.key == "agrs"
+    assert "did you mean 'args'" in warning.message
 
 
 def test_invalid_json_is_a_settings_error_with_line_and_column(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from core.builtin.bash import BashTool
@@ -9,9 +10,12 @@ from core.builtin.read import ReadTool
 from core.builtin.write import WriteTool
 from core.tools import Tool
 
-__all__ = ["BashTool", "ReadTool", "WriteTool", "builtin_tools"]
+__all__ = ["BUILTIN_TOOLS", "BashTool", "ReadTool", "WriteTool", "builtin_tools"]
+
+BUILTIN_TOOLS: tuple[Callable[[Path], Tool], ...] = (ReadTool, WriteTool, BashTool)
+"""The local tool layer, in a fixed order (it is part of the cached prompt)."""
 
 
 def builtin_tools(cwd: Path) -> list[Tool]:
-    """The local tool layer, in a fixed order (it is part of the cached prompt)."""
-    return [ReadTool(cwd), WriteTool(cwd), BashTool(cwd)]
+    """The built-in tools, working relative to ``cwd``."""
+    return [make(cwd) for make in BUILTIN_TOOLS]

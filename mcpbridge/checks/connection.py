@@ -16,11 +16,6 @@ def _failure(ctx: ServerContext) -> Failure | None:
     return ctx.client.failure if ctx.client is not None else None
 
 
-def timed_out(failure: Failure) -> bool:
-    """True when the client gave up waiting (its message for that is "no answer within N s")."""
-    return failure.message.startswith("no answer within")
-
-
 def one_line(message: str) -> str:
     """A multi-line error (pydantic's, say) as one line, without its documentation links."""
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
@@ -39,7 +34,7 @@ def _log_hint(failure: Failure) -> str:
 )
 def _handshake(ctx: ServerContext) -> Iterator[Finding]:
     failure = _failure(ctx)
-    if failure is None or failure.stage == "list" or timed_out(failure):
+    if failure is None or failure.stage == "list" or failure.timed_out:
         return
     hint = failure.hint or f"Run the command of {ctx.where} by hand to see why it fails"
     yield ctx.finding(
@@ -53,7 +48,7 @@ def _handshake(ctx: ServerContext) -> Iterator[Finding]:
 @check("connect.timeout", "connect", "error", "the handshake does not finish within the timeout")
 def _timeout(ctx: ServerContext) -> Iterator[Finding]:
     failure = _failure(ctx)
-    if failure is None or not timed_out(failure):
+    if failure is None or not failure.timed_out:
         return
     hint = failure.hint or f"Raise 'timeout' of {ctx.where}."
     yield ctx.finding(
@@ -85,7 +80,7 @@ def _slow(ctx: ServerContext) -> Iterator[Finding]:
 @check("tools.list", "connect", "error", "tools/list fails after a good handshake")
 def _list(ctx: ServerContext) -> Iterator[Finding]:
     failure = _failure(ctx)
-    if failure is None or failure.stage != "list" or timed_out(failure):
+    if failure is None or failure.stage != "list" or failure.timed_out:
         return
     if "validation error" in failure.message:
         # The SDK validates the whole result: one malformed tool hides every tool.

@@ -3,29 +3,41 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from core.envexpand import UndefinedVariable, expand
+from core.errors import SettingsError
 from core.redact import redact_url
 from core.servers import parse_server
+from core.settings import read_json
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
 ``"url": "${BASE}/mcp"`` does not turn a missing variable into a bogus URL error."""
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-_UNKNOWN_KEY = re.compile(r"unknown key '([^']*)'")
 
 
 @check("settings.parse", "settings", "error", "a settings file cannot be read or parsed (exit 3)")
-def _parse(ctx: TotalsContext) -> list[Finding]:
-    # Settings that fail to load never reach the checks: the doctor reports this id itself
-    # (see mcpbridge.doctor.unreadable). Registered so the id is listed and counted as passed.
-    return []
+def _parse(ctx: TotalsContext) -> Iterator[Finding]:
+    # Settings that fail to load never get here (mcpbridge.doctor.unreadable reports them,
+    # exit 3); this re-reads each file with the loader's own reader, so a pass is a real one.
+    for path in (ctx.settings.global_file, ctx.settings.project_file):
+        if path is None:
+            continue
+        try:
+            read_json(path)
+        except SettingsError as exc:
+            yield parse_finding(exc, path)
+
+
+def parse_finding(exc: SettingsError, path: Path | None = None) -> Finding:
+    """The ``settings.parse`` error for a settings file that cannot be read."""
+    return Finding("settings.parse", "error", exc.message, exc.hint, file=path)
 
 
 @check("settings.servers", "settings", "warning", "no MCP server is configured")
@@ -153,13 +165,12 @@ def _variables(ctx: ServerContext) -> Iterator[Finding]:
 @check("settings.unknown_key", "entry", "warning", "an entry has a key codebot does not know")
 def _unknown_keys(ctx: ServerContext) -> Iterator[Finding]:
     for warning in ctx.config.warnings:
-        match = _UNKNOWN_KEY.match(warning)
         yield ctx.finding(
             "settings.unknown_key",
             "warning",
-            f"server '{ctx.name}': {warning}",
-            f"Rename or remove the key in {ctx.where}.",
-            key=match.group(1) if match else None,
+            f"server '{ctx.name}': {warning.message}",
+            f"{warning.hint} in {ctx.where}.",
+            key=warning.key,
         )
 
 

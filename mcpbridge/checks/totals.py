@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
+from core import builtin
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 MAX_TOOLS = 128
 """Chat Completions accepts at most this many tools in one request."""
-BUILTIN_TOOLS = 3
-"""codebot's own read, write and bash share the same request."""
+BUILTIN_TOOLS = len(builtin.BUILTIN_TOOLS)
+"""codebot's own tools (read, write, bash, ...) share the same request."""
 MAX_CATALOG_TOKENS = 20_000
 """Past this the catalog eats a real share of a 128k context on every request."""
 _LISTED = 3

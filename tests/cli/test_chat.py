@@ -311,7 +311,7 @@ async def test_repl_trust_yes_records_it(
         inp.send_text("\x04")
 
     assert await drive(project, steps) == 0
-    assert trust.check(load(project)).reason == "recorded"
+    assert trust.check(load(project)).reason is trust.TrustReason.RECORDED
     assert "skipping" not in capsys.readouterr().err
 
 

@@ -17,7 +17,13 @@ REAPED_SECONDS = 8.0
 """The reaper's stdin grace (2 s) and SIGTERM grace (2 s), with a loaded machine's slack."""
 
 
-def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, float, list[int]]:
+def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, list[int]]:
+    """Run codebot, send SIGINT once its servers run; the exit code and the server pids.
+
+    What is interrupted would last far longer than the 30 s the exit is waited for (a server
+    that never answers, with a 600 s handshake timeout; a 60 s call), so only the interrupt
+    can end it in time.
+    """
     process = subprocess.Popen(
         [str(CODEBOT), "--cwd", str(cwd), *argv],
         stdout=subprocess.PIPE,
@@ -33,11 +39,9 @@ def interrupt(argv: list[str], *, when_children: int, cwd: Path) -> tuple[int, f
     kids = children_of(process.pid)
     assert len(kids) >= when_children
     process.send_signal(signal.SIGINT)
-    started = time.monotonic()
     _, err = process.communicate(timeout=30)
-    elapsed = time.monotonic() - started
     assert "Traceback" not in err
-    return process.returncode, elapsed, kids
+    return process.returncode, kids
 
 
 @pytest.fixture
@@ -47,7 +51,7 @@ def project(tmp_path: Path) -> Path:
         {
             "mcp_servers": {
                 "echo": server_entry("echo"),
-                "hang": server_entry("hang"),
+                "hang": server_entry("hang", timeout=600),
             }
         },
     )
@@ -55,21 +59,17 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_ctrl_c_during_a_handshake(project: Path) -> None:
-    code, elapsed, kids = interrupt(
-        ["mcp", "list", "--server", "hang"], when_children=1, cwd=project
-    )
+    code, kids = interrupt(["mcp", "list", "--server", "hang"], when_children=1, cwd=project)
     assert code == 130
-    assert elapsed < 8
     # Results first: the reaper finishes the servers' shutdown within its grace periods.
     wait_until(lambda: not any(alive(k) for k in kids), REAPED_SECONDS, f"{kids} to exit")
 
 
 def test_ctrl_c_during_a_tool_call(project: Path) -> None:
-    code, elapsed, kids = interrupt(
+    code, kids = interrupt(
         ["mcp", "call", "echo", "sleep", "seconds=60"], when_children=1, cwd=project
     )
     assert code == 130
-    assert elapsed < 8
     # Results first: the reaper finishes the servers' shutdown within its grace periods.
     wait_until(lambda: not any(alive(k) for k in kids), REAPED_SECONDS, f"{kids} to exit")
     assert children_of(os.getpid()) == []

@@ -24,6 +24,8 @@ class ScriptedTool:
     server: str | None = None
     calls: list[Mapping[str, Any]] = field(default_factory=list[Mapping[str, Any]])
     started: anyio.Event = field(default_factory=anyio.Event)
+    finished: int = 0
+    """How many calls ran to the end (a cancelled one does not)."""
 
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {"q": {"type": "string"}}}
@@ -35,6 +37,7 @@ class ScriptedTool:
         self.calls.append(arguments)
         self.started.set()
         await anyio.sleep(self.delay)
+        self.finished += 1
         return ToolResult(self.reply, is_error=self.is_error)
 
 
@@ -65,3 +68,37 @@ class ListSource:
 
     def instructions(self) -> str:
         return self._instructions
+
+
+class Meeting:
+    """Tools that meet: none returns before ``count`` calls have started (serial execution
+    never gets past the first), and the ``first`` tool's calls finish before the others."""
+
+    def __init__(self, count: int, first: str) -> None:
+        self.count = count
+        self.first = first
+        self.arrived = 0
+        self.all_in = anyio.Event()
+        self.first_done = anyio.Event()
+
+
+@dataclass
+class MeetingTool(ScriptedTool):
+    """A :class:`ScriptedTool` that waits at a :class:`Meeting` instead of sleeping."""
+
+    meeting: Meeting | None = None
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        meeting = self.meeting
+        assert meeting is not None
+        self.calls.append(arguments)
+        self.started.set()
+        meeting.arrived += 1
+        if meeting.arrived == meeting.count:
+            meeting.all_in.set()
+        await meeting.all_in.wait()
+        if self.name == meeting.first:
+            meeting.first_done.set()
+        else:
+            await meeting.first_done.wait()
+        return ToolResult(self.reply, is_error=self.is_error)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -124,7 +123,6 @@ def test_server_slower_than_its_timeout(doctor: Doctor) -> None:
             }
         },
     )
-    started = time.perf_counter()
     code, report = doctor.json("--timeout", "1.5", "--server", "hang")
     assert code == 1
     assert ids(report) == [("connect.timeout", "error")]
@@ -136,7 +134,6 @@ def test_server_slower_than_its_timeout(doctor: Doctor) -> None:
     [f] = report["findings"]
     assert (f["check"], f["key"]) == ("connect.timeout", "timeout")
     assert "Raise 'timeout' for server 'slow' in" in f["hint"]
-    assert time.perf_counter() - started < 15
 
 
 def test_same_server_configured_twice(doctor: Doctor) -> None:

@@ -110,3 +110,15 @@ def test_docs_list_every_check() -> None:
     text = DOCS.read_text()
     documented = re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \| (\w+) \|", text, re.MULTILINE)
     assert documented == [(c.id, c.severity) for c in CHECKS]
+
+
+def test_settings_parse_rereads_each_file_and_passes_only_when_it_parses(tmp_path: Path) -> None:
+    from mcpbridge.checks import entries
+
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text('{"mcp_servers": {}}')
+    bad.write_text('{"mcp_servers": {,}}')
+    assert list(entries._parse(TotalsContext(Settings(global_file=good), []))) == []
+    [finding] = entries._parse(TotalsContext(Settings(global_file=good, project_file=bad), []))
+    assert (finding.check, finding.severity, finding.file) == ("settings.parse", "error", bad)
+    assert "invalid JSON" in finding.message and "line 1" in finding.message

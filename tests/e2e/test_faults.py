@@ -21,8 +21,9 @@ from tests.fakes.procs import Running, alive, codebot_env, wait_until
 from tests.helpers import children_of, write_settings
 from tests.helpers import server_entry as entry
 
-EXIT_SECONDS = 8.0
-"""How fast an interrupted or failed run must be gone (shutdown grace included)."""
+EXIT_SECONDS = 15.0
+"""How long an interrupted run may take to be gone (shutdown grace included): a bound on the
+wait, far below the 60 s the interrupted model stream, tool call or handshake would last."""
 
 
 @pytest.fixture
@@ -78,14 +79,12 @@ def test_server_error_exits_5(
 def test_model_silent_mid_stream_times_out(
     project: Path, fake: FakeOpenAI, runs: list[Running]
 ) -> None:
-    fake.queue(fo.hang(60))
-    began = time.monotonic()
+    fake.queue(fo.hang(60))  # longer than the wait below: only the 1 s model timeout ends it
     runs.append(run := start(project, CODEBOT_MODEL_TIMEOUT="1"))
-    code, _, err = finish(run)
+    code, _, err = finish(run, 20)
     assert code == 5
     assert "did not answer in time (nothing received for 1 s)" in err
     assert "CODEBOT_MODEL_TIMEOUT" in err
-    assert time.monotonic() - began < 20
 
 
 def test_invalid_timeout_setting_is_a_settings_error(project: Path, runs: list[Running]) -> None:
@@ -97,16 +96,17 @@ def test_invalid_timeout_setting_is_a_settings_error(project: Path, runs: list[R
 # --- Ctrl-C ----------------------------------------------------------------------------------
 
 
-def interrupt(run: Running) -> tuple[int, str, float]:
-    """Send SIGINT once the MCP server runs; returns the exit code, stderr and seconds taken."""
+def interrupt(run: Running) -> tuple[int, str]:
+    """Send SIGINT once the MCP server runs; returns the exit code and stderr.
+
+    The run must end within EXIT_SECONDS of the signal: what it was doing would last 60 s.
+    """
     wait_until(lambda: bool(children_of(run.pid)), 15, "the MCP server process")
     kids = children_of(run.pid)
-    sent = time.monotonic()
     run.proc.send_signal(signal.SIGINT)
-    code, _, err = finish(run, 15)
-    took = time.monotonic() - sent
+    code, _, err = finish(run, EXIT_SECONDS)
     wait_until(lambda: not any(alive(k) for k in kids), 5, f"children {kids} to exit")
-    return code, err, took
+    return code, err
 
 
 def test_ctrl_c_during_model_stream_exits_130(
@@ -116,9 +116,8 @@ def test_ctrl_c_during_model_stream_exits_130(
     runs.append(run := start(project))
     wait_until(lambda: len(fake.requests) == 1, 20, "the model request")
     time.sleep(0.2)  # the stream has begun: its first chunk is on the wire
-    code, err, took = interrupt(run)
+    code, err = interrupt(run)
     assert code == 130 and "interrupted" in err, err
-    assert took < EXIT_SECONDS, f"took {took:.1f}s"
 
 
 def test_ctrl_c_during_long_tool_call_exits_130(
@@ -128,9 +127,8 @@ def test_ctrl_c_during_long_tool_call_exits_130(
     runs.append(run := start(project, "--yes"))
     wait_until(lambda: "→ mcp__echo__sleep" in run.stderr, 20, "the tool call to start")
     time.sleep(0.2)
-    code, err, took = interrupt(run)
+    code, err = interrupt(run)
     assert code == 130 and "interrupted" in err, err
-    assert took < EXIT_SECONDS, f"took {took:.1f}s"
     assert len(fake.requests) == 1  # the interrupted turn never went back to the model
 
 
@@ -143,9 +141,8 @@ def test_ctrl_c_during_handshake_exits_130(
     runs.append(run := start(root))
     wait_until(lambda: len(children_of(run.pid)) >= 2, 15, "both server processes")
     time.sleep(0.5)  # codebot is now waiting in start_all for the slow handshake
-    code, err, took = interrupt(run)
+    code, err = interrupt(run)
     assert code == 130 and "interrupted" in err, err
-    assert took < EXIT_SECONDS, f"took {took:.1f}s"
     assert fake.requests == []
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import time
+from pathlib import Path
 
 import anyio
 import pytest
@@ -72,19 +72,18 @@ async def test_child_environment_is_minimal_plus_configured_env(
             assert (await env.execute({"name": "CODEBOT_PARENT_ONLY"})).text == "<unset>"
 
 
-async def test_parallel_start_overlaps() -> None:
-    servers = {f"slow{i}": make_server(f"slow{i}", "slow_start", "--delay", "1") for i in range(5)}
+async def test_parallel_start_overlaps(tmp_path: Path) -> None:
+    # Each server waits, before it answers anything, until all five have been launched: the
+    # handshakes can only complete if the manager starts them all without waiting for any.
+    barrier = ["--delay", "0", "--barrier", str(tmp_path / "barrier"), "--count", "5"]
+    servers = {
+        f"slow{i}": make_server(f"slow{i}", "slow_start", *barrier, timeout=50) for i in range(5)
+    }
     with anyio.fail_after(60):
         async with Manager(servers) as manager:
-            started = time.perf_counter()
             await manager.start_all()
-            elapsed = time.perf_counter() - started
             assert manager.failures == {}
             assert len(manager.tools()) == 5
-            # Each server alone needs its 1 s delay plus its own boot; sequential start
-            # would take the sum. Overlap means the total is well below that sum.
-            total = sum(c.info.handshake_ms for c in manager.clients.values() if c.info) / 1000
-            assert elapsed < total * 0.7
 
 
 async def test_partial_failure_is_recorded_with_stage_and_stderr() -> None:
@@ -105,7 +104,7 @@ async def test_partial_failure_is_recorded_with_stage_and_stderr() -> None:
             assert "no-such-command-xyz" in failures["missing"].message
             assert failures["broken"].stage == "config"
             assert [t.server for t in manager.tools()] == ["echo"] * len(manager.tools())
-            statuses = {s.name: s.status for s in await manager.status()}
+            statuses = {s.name: s.status for s in manager.status()}
             assert statuses == {
                 "echo": "connected",
                 "crash": "failed",
@@ -118,27 +117,24 @@ async def test_handshake_timeout_is_bounded() -> None:
     servers = {"hang": make_server("hang", "hang", timeout=1)}
     with anyio.fail_after(15):
         async with Manager(servers) as manager:
-            started = time.perf_counter()
             await manager.start_all()
-            assert time.perf_counter() - started < 10
             failure = manager.failures["hang"]
-            assert failure.stage == "handshake"
+            # The client's own 1 s deadline ended it (not the test's bound, not a crash).
+            assert failure.timed_out and failure.stage == "handshake"
             assert "no answer within 1 s" in failure.message
 
 
 async def test_a_server_that_ignores_discover_does_not_cost_the_probe_timeout() -> None:
     # The SDK waits 10 s for an unanswered server/discover; our guard answers it as soon
     # as the server shows it is alive, so auto mode connects about as fast as legacy.
-    servers = {"silent": make_server("silent", "silent_discover")}
+    # A handshake deadline below the SDK's 10 s probe wait: unguarded, this start times out.
+    servers = {"silent": make_server("silent", "silent_discover", timeout=8)}
     with anyio.fail_after(30):
         async with Manager(servers) as manager:
-            started = time.perf_counter()
             await manager.start_all()
-            elapsed = time.perf_counter() - started
             assert manager.failures == {}
             client = manager.clients["silent"]
             assert client.info is not None and client.info.protocol_version == "2025-11-25"
-            assert elapsed < 8  # the unguarded probe alone takes 10 s
             [tool] = manager.tools()
             assert (await tool.execute({})).text == "hello from silent"
 
@@ -190,7 +186,7 @@ async def test_include_exclude_and_disabled() -> None:
             await manager.start_all()
             assert sorted(t.original_name for t in manager.tools()) == ["add", "echo", "env"]
             assert "off" not in manager.clients
-            statuses = {s.name: s.status for s in await manager.status()}
+            statuses = {s.name: s.status for s in manager.status()}
             assert statuses == {"inc": "connected", "off": "disabled"}
 
 

@@ -8,7 +8,8 @@ requests to ``handlers`` (``method -> fn(params) -> result dict``). A handler
 may raise ``RpcError`` to answer with a JSON-RPC error. Notifications and
 responses from the client are ignored. For a request whose method has no
 handler, ``unknown="ignore"`` sends nothing at all (an old server that drops
-unknown methods) and ``unknown="error"`` answers ``-32601 Method not found``.
+unknown methods; it says ``ignored request <method>`` on stderr) and
+``unknown="error"`` answers ``-32601 Method not found``.
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ def serve(
         request_id = message["id"]
         handler = handlers.get(message["method"])
         if handler is None and unknown == "ignore":
+            # Said on stderr, so a test can tell "never asked" from "asked and ignored".
+            print(f"ignored request {message['method']}", file=sys.stderr, flush=True)
             continue
         if before_response is not None:
             before_response()

@@ -5,18 +5,42 @@ SDK ``MCPServer`` named "slow_start" with one tool ``hello()`` that returns
 ``hello from slow_start``. Total start time is the delay plus the normal SDK
 boot time.
 
-Run: ``python -m tests.servers.slow_start [--delay SECONDS]``
+With ``--barrier DIR --count N`` it also waits, before serving, until N processes have
+checked in under DIR (each writes a file named after its pid): N of them can then only
+finish their handshakes if all N were started without waiting for each other. After 60 s
+without the others it exits with code 3.
+
+Run: ``python -m tests.servers.slow_start [--delay SECONDS] [--barrier DIR --count N]``
 """
 
 import argparse
+import os
+import sys
 import time
+from pathlib import Path
+
+BARRIER_SECONDS = 60.0
+
+
+def _barrier(directory: Path, count: int) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / str(os.getpid())).touch()
+    deadline = time.monotonic() + BARRIER_SECONDS
+    while len(list(directory.iterdir())) < count:
+        if time.monotonic() > deadline:
+            sys.exit(3)
+        time.sleep(0.02)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--delay", type=float, default=1.0, help="seconds to sleep first")
+    parser.add_argument("--barrier", type=Path, help="wait for --count peers under this dir")
+    parser.add_argument("--count", type=int, default=1, help="how many peers the barrier needs")
     args = parser.parse_args()
     time.sleep(max(0.0, args.delay))
+    if args.barrier is not None:
+        _barrier(args.barrier, args.count)
 
     from mcp.server.mcpserver import MCPServer
 
