@@ -145,7 +145,7 @@ def _start(
     from core import paths
 
     log_file = paths.private_dir(paths.log_dir()) / "warm.log"
-    argv = [sys.executable, "-m", "mcpbridge.warm", "--cwd", str(globals_.cwd)]
+    argv = [sys.executable, "-m", "mcpbridge.warm_holder", "--cwd", str(globals_.cwd)]
     if globals_.trust_project:
         argv.append("--trust-project")
     if idle_timeout is not None:

@@ -1,6 +1,6 @@
 """The warm path: a background holder keeps the configured servers connected for scripts.
 
-``codebot mcp warm`` starts the holder (``python -m mcpbridge.warm``), detached. It loads the
+``codebot mcp warm`` starts the holder (``python -m mcpbridge.warm_holder``), detached. It loads the
 settings exactly as the command did, applies trust, starts every server through the ordinary
 :class:`~mcpbridge.manager.Manager` (so env, redaction, restart policy and process cleanup are the
 cold path's own), and listens on a Unix socket:
@@ -169,46 +169,3 @@ def ask(path: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
 
 
 # -- the holder -------------------------------------------------------------------------------
-
-
-def _main(argv: list[str]) -> int:
-    """``python -m mcpbridge.warm --cwd DIR [--trust-project] [--idle SECONDS]``."""
-    import argparse
-
-    import anyio
-
-    parser = argparse.ArgumentParser(prog="python -m mcpbridge.warm")
-    parser.add_argument("--cwd", type=Path, required=True)
-    parser.add_argument("--trust-project", action="store_true")
-    parser.add_argument("--idle", type=float, default=None)
-    args = parser.parse_args(argv)
-
-    def ready(digest: str, manager: Any) -> None:
-        failed = sorted(manager.failures)
-        line = {
-            "digest": digest,
-            "pid": os.getpid(),
-            "servers": sorted(manager.servers),
-            "failed": failed,
-        }
-        sys.stdout.write(json.dumps(line) + "\n")
-        sys.stdout.flush()
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the starter reads to EOF: let it go
-        os.close(devnull)
-
-    from mcpbridge.warm_holder import serve
-
-    try:
-        return anyio.run(
-            lambda: serve(
-                args.cwd, trust_project=args.trust_project, idle_timeout=args.idle, ready=ready
-            )
-        )
-    except Exception as exc:  # boundary: the holder's last word goes to its log
-        print(f"error: the warm holder failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

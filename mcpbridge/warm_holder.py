@@ -213,3 +213,42 @@ async def serve(
                 if os.stat(path).st_ino == identity:  # still ours, not a successor's
                     path.unlink()
     return 0
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m mcpbridge.warm_holder --cwd DIR [--trust-project] [--idle SECONDS]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m mcpbridge.warm_holder")
+    parser.add_argument("--cwd", type=Path, required=True)
+    parser.add_argument("--trust-project", action="store_true")
+    parser.add_argument("--idle", type=float, default=None)
+    args = parser.parse_args(argv)
+
+    def ready(digest: str, manager: Any) -> None:
+        failed = sorted(manager.failures)
+        line = {
+            "digest": digest,
+            "pid": os.getpid(),
+            "servers": sorted(manager.servers),
+            "failed": failed,
+        }
+        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the starter reads to EOF: let it go
+        os.close(devnull)
+
+    try:
+        return anyio.run(
+            lambda: serve(
+                args.cwd, trust_project=args.trust_project, idle_timeout=args.idle, ready=ready
+            )
+        )
+    except Exception as exc:  # boundary: the holder's last word goes to its log
+        print(f"error: the warm holder failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,11 +56,17 @@ def test_option_parsing_fast_path_keeps_pydantic_out(argv: list[str]) -> None:
     assert sorted(m for m in modules if m.split(".")[0] == "pydantic") == []
 
 
-def test_the_fast_path_adapts_every_text_and_flag_option() -> None:
+def test_the_fast_path_adapts_every_text_flag_number_and_text_list_option() -> None:
     import typer
 
     from cli._typer import light_option_parsing
     from cli.app import app
+
+    def plain(p: Any) -> bool:
+        annotation = p.type_descriptor.annotation
+        if getattr(p, "multiple", False) or getattr(p, "nargs", 1) != 1:
+            return bool(annotation == list[str])
+        return annotation in (str, bool, float)
 
     command = typer.main.get_command(app)
     expected = 0
@@ -69,12 +76,7 @@ def test_the_fast_path_adapts_every_text_and_flag_option() -> None:
         stack.extend(getattr(node, "commands", {}).values())
         expected += 1  # the help option
         expected += sum(
-            1
-            for p in node.params
-            if getattr(p, "type_descriptor", None) is not None
-            and p.type_descriptor.annotation in (str, bool)  # type: ignore[attr-defined]
-            and not getattr(p, "multiple", False)
-            and getattr(p, "nargs", 1) == 1
+            1 for p in node.params if getattr(p, "type_descriptor", None) is not None and plain(p)
         )
     assert expected > 10
     assert light_option_parsing(command) == expected  # type: ignore[arg-type]

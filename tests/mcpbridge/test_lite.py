@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cli.app import run
-from mcpbridge import lite, probe, schemas, stdio
+from mcpbridge import lite, lite_wire, probe, schemas, stdio
 from tests.helpers import everything_entry, server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
@@ -59,17 +59,17 @@ def test_constants_match_the_sdk() -> None:
     import mcp_types as types
     from mcp_types import version
 
-    assert lite.MODERN_VERSION == version.LATEST_MODERN_VERSION
-    assert lite.LEGACY_VERSION == version.LATEST_HANDSHAKE_VERSION
-    assert lite.LEGACY_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
-    assert lite.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
+    assert lite_wire.MODERN_VERSION == version.LATEST_MODERN_VERSION
+    assert lite_wire.LEGACY_VERSION == version.LATEST_HANDSHAKE_VERSION
+    assert lite_wire.LEGACY_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert lite_wire.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
     assert schemas.CONNECTION_CLOSED == types.CONNECTION_CLOSED
     assert schemas.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
-    assert lite.SENTINEL_ID == probe.SENTINEL_ID
-    assert lite.PROBE_GRACE_SECONDS == probe.GRACE_SECONDS
-    assert lite.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
-    assert lite.INTERNAL_ERROR == types.INTERNAL_ERROR
-    assert lite._ID_PATTERN.pattern == stdio._ID_PATTERN.pattern  # pyright: ignore[reportPrivateUsage]
+    assert lite_wire.SENTINEL_ID == probe.SENTINEL_ID
+    assert lite_wire.PROBE_GRACE_SECONDS == probe.GRACE_SECONDS
+    assert lite_wire.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
+    assert lite_wire.INTERNAL_ERROR == types.INTERNAL_ERROR
+    assert lite_wire._ID_PATTERN.pattern == stdio._ID_PATTERN.pattern  # pyright: ignore[reportPrivateUsage]
 
 
 @pytest.mark.parametrize("server", [*SERVERS, "everything"])
