@@ -36,11 +36,15 @@ format: ## Format the code and apply safe lint fixes
 	$(BIN)/ruff format cli core mcpbridge tests examples
 	$(BIN)/ruff check --fix cli core mcpbridge tests examples
 
+# `make demo CODEBOT=/path/to/codebot` runs the demo through another install (pipx, uv tool, CI);
+# the demo server runs on that codebot's own interpreter (${CODEBOT_PYTHON} in its settings).
+CODEBOT ?= $(BIN)/codebot
+
 demo: ## Offline demo: list and call the tools of examples/demo's MCP server
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp list
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp call notes add_note text="hello from make demo"
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp call notes roll_dice sides=20
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/codebot --cwd examples/demo --trust-project mcp doctor
+	$(CODEBOT) --cwd examples/demo --trust-project mcp list
+	$(CODEBOT) --cwd examples/demo --trust-project mcp call notes add_note text="hello from make demo"
+	$(CODEBOT) --cwd examples/demo --trust-project mcp call notes roll_dice sides=20
+	$(CODEBOT) --cwd examples/demo --trust-project mcp doctor
 
 bench: ## Benchmarks: codebot against the raw SDK doing the same work
 	$(BIN)/python -m tests.bench

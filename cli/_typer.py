@@ -8,12 +8,21 @@ fails if the fast path stops applying (pydantic loaded by ``codebot mcp --help``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
 from typer._click import exceptions as click_exceptions  # noqa: TID251
 
-__all__ = ["HELP_OPTIONS", "click_exceptions", "light_option_parsing"]
+__all__ = [
+    "HELP_OPTIONS",
+    "click_exceptions",
+    "completion_init",
+    "completion_script",
+    "install_completion",
+    "light_option_parsing",
+    "plain_metavars",
+]
 
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -85,3 +94,54 @@ def light_option_parsing(command: typer.core.TyperGroup) -> int:
             param._runtime_param = light  # type: ignore[union-attr]
             adapted += 1
     return adapted
+
+
+def plain_metavars(command: typer.core.TyperGroup) -> None:
+    """Help shows metavars (``NAME``, ``SECONDS``, ``GLOB``), never Python types.
+
+    Typer 0.29 prints an argument as ``NAME <str>`` and an option without a metavar as
+    ``--x <float>``: arguments lose the type, options get their choices or their name in
+    capitals. Should Typer's internals change, this does nothing (a test checks the help).
+    """
+    stack: list[typer.core.TyperGroup] = [command]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "commands", {}).values())
+        for param in node.params:
+            if isinstance(param, typer.core.TyperArgument):
+                label = param.metavar or (param.name or "ARG").upper()
+                many = "..." if param.nargs != 1 and not label.endswith("...") else ""
+                usage = f"{label}{many}" if param.required else f"[{label}]{many}"
+                if label.startswith("["):  # already written as usage, e.g. "[-- COMMAND ...]"
+                    usage = label
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+                param._usage_display_name = lambda usage=usage: usage  # type: ignore[method-assign,misc]
+            elif getattr(param, "metavar", "") is None and not getattr(param, "is_flag", True):
+                choices = getattr(param.type_descriptor, "choices", None)  # type: ignore[attr-defined]
+                param.metavar = (
+                    "|".join(str(getattr(c, "value", c)) for c in choices)
+                    if choices
+                    else (param.name or "VALUE").upper()
+                )
+
+
+def completion_init() -> None:
+    """Register Typer's shell classes (the answers its completion scripts expect)."""
+    from typer._completion_classes import completion_init as init
+
+    init()
+
+
+def completion_script(prog_name: str, complete_var: str, shell: str) -> str:
+    """Typer's completion script for ``shell``."""
+    from typer._completion_shared import get_completion_script
+
+    return get_completion_script(prog_name=prog_name, complete_var=complete_var, shell=shell)
+
+
+def install_completion(prog_name: str, complete_var: str, shell: str) -> Path:
+    """Install Typer's completion script where ``shell`` finds it; the path written."""
+    from typer._completion_shared import install
+
+    _, path = install(shell=shell, prog_name=prog_name, complete_var=complete_var)
+    return path

@@ -7,12 +7,12 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from cli import render
-from cli._typer import HELP_OPTIONS, click_exceptions, light_option_parsing
+from cli._typer import HELP_OPTIONS, click_exceptions, light_option_parsing, plain_metavars
 from cli.runtime import Globals
 from core import __version__
 from core.errors import CodebotError, ExitCode, UsageError
@@ -32,6 +32,37 @@ def _version(value: bool) -> None:
     if value:
         typer.echo(f"codebot {__version__}")
         raise typer.Exit()
+
+
+def _show_completion(value: str | None) -> None:
+    if value is None:
+        return
+    from cli import completion
+
+    if value not in completion.SHELLS:
+        raise typer.BadParameter(
+            f"no completion for shell '{value}'; choose one of {', '.join(completion.SHELLS)}",
+            param_hint="--show-completion",
+        )
+    typer.echo(completion.script(value))
+    raise typer.Exit()
+
+
+def _install_completion(value: bool) -> None:
+    if not value:
+        return
+    from cli import completion
+
+    shell = completion.detect_shell()
+    if shell is None:
+        raise UsageError(
+            "cannot tell your shell from $SHELL (bash, zsh and fish are supported)",
+            hint="Print the script and source it yourself: "
+            "codebot --show-completion bash > ~/.codebot-completion.sh",
+        )
+    path = completion.install(shell)
+    typer.echo(f"{shell} completion installed in {path}; it takes effect in a new shell")
+    raise typer.Exit()
 
 
 @app.callback()
@@ -55,6 +86,42 @@ def _root(
             help="Start the project's own MCP servers without recorded trust (this run only).",
         ),
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", metavar="NAME", help="The model (chat, models).", show_default=False
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            metavar="URL",
+            help="The OpenAI-compatible endpoint (chat, models).",
+            show_default=False,
+        ),
+    ] = None,
+    _show_completion: Annotated[
+        str | None,
+        typer.Option(
+            "--show-completion",
+            metavar="SHELL",
+            callback=_show_completion,
+            is_eager=True,
+            expose_value=True,
+            help="Print the completion script for SHELL (bash, zsh or fish).",
+            show_default=False,
+        ),
+    ] = None,
+    _install_completion: Annotated[
+        bool,
+        typer.Option(
+            "--install-completion",
+            callback=_install_completion,
+            is_eager=True,
+            help="Install completion for your shell ($SHELL: bash, zsh or fish).",
+        ),
+    ] = False,
     _show_version: Annotated[
         bool,
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
@@ -65,27 +132,101 @@ def _root(
         raise UsageError(
             f"--cwd {directory}: no such directory", hint="Pass an existing directory to --cwd."
         )
-    ctx.obj = Globals(cwd=directory.resolve(), debug=debug, trust_project=trust_project)
+    ctx.obj = Globals(
+        cwd=directory.resolve(),
+        debug=debug,
+        trust_project=trust_project,
+        model=model,
+        base_url=base_url,
+    )
     render.setup_logging(debug=debug)
 
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from cli import chat, mcp, trust
+    from cli import chat, mcp, models, trust
 
     app.add_typer(mcp.app, name="mcp")
     app.add_typer(trust.app)
     app.add_typer(chat.app)
+    app.add_typer(models.app)
 
 
 _register()
+
+
+GLOBAL_VALUE_OPTIONS = ("--cwd", "--model", "--base-url")
+GLOBAL_FLAGS = ("--debug", "--trust-project")
+
+
+def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[str]:
+    """Move global options written after the command to before it.
+
+    ``codebot mcp list --cwd X`` becomes ``codebot --cwd X mcp list``. An option the command
+    defines itself (``chat --model``) stays its own; the values of the command's options and
+    everything after ``--`` are never touched.
+    """
+    root_part: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        root_part.append(argv[i])
+        if argv[i] in (*GLOBAL_VALUE_OPTIONS, "--show-completion") and i + 1 < len(argv):
+            root_part.append(argv[i + 1])
+            i += 1
+        i += 1
+    node: Any = root
+    hoisted: list[str] = []
+    rest: list[str] = []
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            rest.extend(argv[i:])
+            break
+        sub = getattr(node, "commands", {}).get(token) if not token.startswith("-") else None
+        if sub is not None:
+            node = sub
+            rest.append(token)
+            i += 1
+            continue
+        own = {
+            o: not p.is_flag
+            for p in node.params
+            for o in (*p.opts, *p.secondary_opts)
+            if isinstance(p, typer.core.TyperOption)
+        }
+        name = token.split("=", 1)[0]
+        if name in own:
+            rest.append(token)
+            if own[name] and "=" not in token and i + 1 < len(argv):
+                rest.append(argv[i + 1])
+                i += 1
+        elif name in GLOBAL_FLAGS and "=" not in token:
+            hoisted.append(token)
+        elif name in GLOBAL_VALUE_OPTIONS:
+            hoisted.append(token)
+            if "=" not in token and i + 1 < len(argv):
+                hoisted.append(argv[i + 1])
+                i += 1
+        else:
+            rest.append(token)
+        i += 1
+    return root_part + hoisted + rest
 
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     command = typer.main.get_command(app)
     light_option_parsing(command)  # type: ignore[arg-type]
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    plain_metavars(command)  # type: ignore[arg-type]
+    argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv), command)  # type: ignore[arg-type]
+    debug = "--debug" in argv
+    render.reset_warnings()
+    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
+    os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
+    if "_CODEBOT_COMPLETE" in os.environ:
+        from cli import completion
+
+        completion.prepare()
     try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)
     except click_exceptions.UsageError as exc:
@@ -104,6 +245,15 @@ def run(argv: list[str] | None = None) -> int:
             render.debug_traceback(exc)
         render.error(exc)
         return exc.exit_code
+    except Exception as exc:  # boundary: a bug; one line, the traceback only with --debug
+        if debug:
+            render.debug_traceback(exc)
+        bug = CodebotError(
+            f"unexpected error: {type(exc).__name__}: {exc}",
+            hint="This is a bug in codebot; re-run with --debug for the traceback.",
+        )
+        render.error(bug)
+        return ExitCode.TOOL_ERROR
     return int(result) if isinstance(result, int) else ExitCode.OK
 
 

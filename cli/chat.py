@@ -27,7 +27,8 @@ app = typer.Typer()
 def chat_command(
     ctx: typer.Context,
     prompt: Annotated[
-        str | None, typer.Option("--prompt", "-p", help="Answer one prompt and exit.")
+        str | None,
+        typer.Option("--prompt", "-p", metavar="PROMPT", help="Answer one prompt and exit."),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="One-shot: print a JSON transcript on stdout.")
@@ -38,9 +39,12 @@ def chat_command(
         typer.Option("--allow", help="Allow tools matching GLOB (repeatable).", metavar="GLOB"),
     ] = None,
     plan: Annotated[bool, typer.Option("--plan", help="Start in plan mode (read-only).")] = False,
-    model: Annotated[str | None, typer.Option("--model", help="Model name.")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="NAME", help="Model name.")
+    ] = None,
     base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible API base URL.")
+        str | None,
+        typer.Option("--base-url", metavar="URL", help="OpenAI-compatible API base URL."),
     ] = None,
 ) -> int:
     """Talk to the model; it uses read, write, bash and every configured MCP tool.
@@ -48,6 +52,7 @@ def chat_command(
     Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 130 interrupted.
     """
     globals_: Globals = ctx.obj
+    model, base_url = model or globals_.model, base_url or globals_.base_url
     options = ChatOptions(prompt, as_json, yes, list(allow or []), plan, model, base_url)
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
@@ -55,6 +60,10 @@ def chat_command(
         from core.errors import UsageError
 
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
+    if options.base_url is None:
+        from cli.models import offer_local
+
+        offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
     import anyio  # deferred with the rest of the chat machinery: `--help` stays light
 
     try:

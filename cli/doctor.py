@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from cli import render
-from cli.runtime import Globals, load_settings, select_servers, with_timeout
+from cli import completion, render
+from cli.runtime import Globals, check_timeout, load_settings, select_servers, with_timeout
 from core.errors import ExitCode, SettingsError, UsageError
 
 
@@ -31,21 +31,35 @@ def doctor_command(
     ctx: typer.Context,
     server: Annotated[
         list[str] | None,
-        typer.Option("--server", "-s", help="Only this server (repeatable).", show_default=False),
+        typer.Option(
+            "--server",
+            "-s",
+            metavar="NAME",
+            help="Only this server (repeatable).",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
     ] = None,
     output_format: Annotated[
-        Format, typer.Option("--format", "-f", help="text, json or junit (XML for CI).")
+        Format,
+        typer.Option(
+            "--format", "-f", metavar="text|json|junit", help="text, json or junit (XML for CI)."
+        ),
     ] = Format.TEXT,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail (exit 1) on warnings too, not only errors.")
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Handshake timeout in seconds, for every server."),
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, for every server."
+        ),
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the report to FILE instead of stdout."),
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write the report to FILE instead of stdout."
+        ),
     ] = None,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Text: show notes, sources and every tool.")
@@ -69,8 +83,8 @@ def doctor_command(
         rows = [[c.id, c.severity, c.summary] for c in doctor.CHECKS]
         print(render.table(rows))
         return ExitCode.OK
-    if timeout is not None and timeout <= 0:
-        raise UsageError(f"--timeout {timeout:g}: must be a positive number of seconds")
+    if timeout is not None:
+        check_timeout(timeout)
     globals_: Globals = ctx.obj
     try:
         settings = load_settings(globals_)

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render, warm
+from cli import completion, render, warm
 from cli.runtime import (
     Globals,
     apply_trust,
+    describe_settings_files,
     load_settings,
     open_manager,
     require_trusted,
@@ -35,7 +36,14 @@ mcp_app = app
 
 ServerOpt = Annotated[
     list[str] | None,
-    typer.Option("--server", "-s", help="Only this server (repeatable).", show_default=False),
+    typer.Option(
+        "--server",
+        "-s",
+        metavar="NAME",
+        help="Only this server (repeatable).",
+        show_default=False,
+        autocompletion=completion.server_names,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
@@ -49,13 +57,17 @@ def list_command(
         bool, typer.Option("--schemas", help="Show each tool's input schema.")
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", help="Handshake timeout in seconds, per server.")
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, per server."
+        ),
     ] = None,
     no_warm: warm.NoWarmOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
-    Exit 0 when every selected server connected, 4 when any failed (the others are listed).
+    Exit 0 when every selected server connected, 4 when any failed (the others are listed),
+    2 for an unknown or disabled --server.
     """
     import anyio
 
@@ -65,12 +77,26 @@ def list_command(
     globals_: Globals = ctx.obj
     settings, check = apply_trust(globals_, load_settings(globals_))
     servers = with_timeout(select_servers(settings, server), timeout)
+    if not servers and not as_json:
+        render.warn("no MCP servers are configured")
+        render.hint(describe_settings_files(settings))
+        return ExitCode.OK
+    answer = None
     if not no_warm and timeout is None:
         payload = {"op": "list", "servers": list(servers), "schemas": schemas}
         answer = warm.ask_holder(settings, check, payload)
-        if answer is not None and isinstance(answer.get("views"), list):
-            return _render_list(answer["views"], as_json, schemas)
-    return anyio.run(_list, servers, as_json, schemas)
+    if answer is not None and isinstance(answer.get("views"), list):
+        code = _render_list(answer["views"], as_json, schemas)
+    else:
+        code = anyio.run(_list, servers, as_json, schemas)
+    off = [c for c in servers.values() if server and not c.enabled]
+    if off and code == ExitCode.OK:
+        render.error_line(
+            f"server '{off[0].name}' is disabled ('enabled': false in {off[0].source})"
+        )
+        render.hint(f"Enable it with `codebot mcp enable {off[0].name}`.")
+        return ExitCode.USAGE
+    return code
 
 
 async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
@@ -93,6 +119,7 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
 
 
 def _render_list(views: list[dict[str, Any]], as_json: bool, schemas: bool) -> int:
+    completion.remember_tools(views)
     failed = any(v["status"] == "failed" for v in views)
     if as_json:
         render.print_json({"servers": views})
@@ -184,15 +211,29 @@ def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
 def call_command(
     ctx: typer.Context,
     server: Annotated[
-        str | None, typer.Argument(help="The server's name in settings.", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="SERVER",
+            help="The server's name in settings.",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
     ] = None,
     tool: Annotated[
-        str | None, typer.Argument(help="The tool's name (or its mcp__ name).", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="TOOL",
+            help="The tool's name (or its mcp__ name).",
+            show_default=False,
+            autocompletion=completion.tool_names,
+        ),
     ] = None,
     args: Annotated[
         list[str] | None,
         typer.Argument(
-            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.", show_default=False
+            metavar="ARGS...",
+            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.",
+            show_default=False,
         ),
     ] = None,
     as_json: Annotated[
@@ -200,7 +241,9 @@ def call_command(
     ] = False,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Seconds for the handshake and for the call."),
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds for the handshake and for the call."
+        ),
     ] = None,
     batch: Annotated[
         bool,
@@ -224,6 +267,7 @@ def call_command(
     from mcpbridge import reaper
 
     reaper.allow()  # one-shot: results first, the servers' shutdown after
+
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
     if batch:
@@ -241,15 +285,17 @@ def call_command(
             "missing SERVER and TOOL",
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
+    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    require_trusted(server, check, settings)
+    if server in settings.shadowed and check.needs_trust:
+        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
     config = select_servers(settings, [server])[server]
-    checked = trust.check(settings, assume_trusted=globals_.trust_project)
-    require_trusted(server, checked)
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     answer = None
     if not no_warm and timeout is None:
         payload = {"op": "call", "server": server, "tool": tool, "arguments": arguments_}
-        answer = warm.ask_holder(settings, checked, payload)
+        answer = warm.ask_holder(settings, check, payload)
     if answer is not None:
         from core.tools import ToolResult
 
@@ -269,10 +315,13 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor
+    from cli import doctor, mcp_get, mcp_import, mcp_manage
 
     app.add_typer(doctor.app)
     app.add_typer(warm.app)
+    app.add_typer(mcp_manage.app)
+    app.add_typer(mcp_get.app)
+    app.add_typer(mcp_import.app)
 
 
 _add_groups()

@@ -36,6 +36,26 @@ def error(exc: CodebotError) -> None:
         print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(exc.hint)}", file=sys.stderr)
 
 
+_WARNED: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """``warn``, but a message already shown in this process is not shown again."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warn(message)
+
+
+def reset_warnings() -> None:
+    """Forget which warnings were shown (each command run starts afresh)."""
+    _WARNED.clear()
+
+
+def hint(message: str) -> None:
+    """``hint: <message>`` on stderr (secrets scrubbed)."""
+    print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
+
+
 def warn(message: str) -> None:
     """``warning: <message>`` on stderr (secrets scrubbed)."""
     print(f"{style('warning', '33;1', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)

@@ -265,7 +265,7 @@ class Repl:
         if runtime.untrusted:
             print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
         if not statuses and not runtime.untrusted:
-            print("no MCP servers are configured (add them to settings.json)")
+            print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
             return
         for s in statuses:
             facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")

@@ -38,6 +38,10 @@ class Globals:
     cwd: Path
     debug: bool = False
     trust_project: bool = False
+    model: str | None = None
+    """``--model`` given as a global option (``chat --model`` beats it)."""
+    base_url: str | None = None
+    """``--base-url`` given as a global option (``chat --base-url`` beats it)."""
 
 
 def load_settings(globals_: Globals) -> Settings:
@@ -54,6 +58,11 @@ def load_settings(globals_: Globals) -> Settings:
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+    for warning in settings.warnings:
+        render.warn_once(str(warning))
+    for config in settings.servers.values():
+        for entry_warning in config.warnings:
+            render.warn_once(f"server '{config.name}' in {config.source}: {entry_warning}")
     for name in (settings.api_key_env, "OPENAI_API_KEY"):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
@@ -72,8 +81,11 @@ def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.
     return trust.without_untrusted(settings, result), result
 
 
-def require_trusted(name: str, result: trust.TrustCheck) -> None:
-    """A server named on the command line that the project defines, untrusted, is an error."""
+def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
+    """A server named on the command line that the project defines, untrusted, is an error
+    (unless a global entry of the same name stands in for it)."""
+    if name in settings.shadowed:
+        return
     if result.needs_trust and any(c.name == name for c in result.servers):
         raise SettingsError(
             f"server '{name}' is defined by {result.project_file}, "
@@ -103,7 +115,19 @@ def with_timeout(
     """Override every server's handshake and tool timeout (``--timeout``)."""
     if timeout is None:
         return dict(servers)
+    check_timeout(timeout)
     return {n: replace(c, timeout=timeout, tool_timeout=timeout) for n, c in servers.items()}
+
+
+def check_timeout(timeout: float) -> None:
+    """``--timeout`` must be a positive, finite number of seconds (a usage error otherwise)."""
+    import math
+
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise UsageError(
+            f"--timeout {timeout:g}: must be a positive number of seconds",
+            hint="Pass e.g. --timeout 30 (seconds, not milliseconds).",
+        )
 
 
 def describe_settings_files(settings: Settings) -> str:
@@ -113,10 +137,15 @@ def describe_settings_files(settings: Settings) -> str:
         from core import paths
 
         return (
-            f"No settings file found: add servers to {paths.global_settings_path()} or "
-            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE}."
+            f"No settings file found: add servers to {paths.global_settings_path()} (yours) or "
+            f"{settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE} (the project's), e.g. "
+            "with `codebot mcp add NAME -- COMMAND [ARGS]...` (--scope project for the latter)."
         )
-    return "Servers are configured in " + " and ".join(files) + "."
+    return (
+        "Servers are configured in "
+        + " and ".join(files)
+        + "; `codebot mcp add NAME -- COMMAND [ARGS]...` adds one."
+    )
 
 
 @asynccontextmanager

@@ -1,4 +1,10 @@
-"""Tool arguments from the command line: a JSON object, ``@file``, ``-`` or ``key=value`` pairs."""
+"""Tool arguments from the command line: a JSON object, ``@file``, ``-`` or ``key=value`` pairs.
+
+``key=value`` values follow the tool's input schema (:func:`typed`), once it is known: a string
+property gets the text exactly as typed (``message=123`` is the string ``"123"``); only number,
+integer, boolean, array, object and null properties parse the value as JSON. A key the schema
+does not describe gets JSON when the value parses as JSON, else the text.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +18,14 @@ from core.errors import UsageError
 
 _HINT = (
     "Pass one JSON object ('{\"text\": \"hi\"}'), @FILE with a JSON object, '-' to read one "
-    "from stdin, or key=value pairs (values that parse as JSON are taken as JSON)."
+    "from stdin, or key=value pairs (values follow the tool's schema: text for strings, JSON "
+    "for numbers, booleans, arrays and objects)."
 )
+_JSON_TYPES = frozenset({"number", "integer", "boolean", "array", "object", "null"})
+
+
+class Pairs(dict[str, str]):
+    """``key=value`` arguments as typed: text until :func:`typed` applies the tool's schema."""
 
 
 def parse(args: Sequence[str], *, cwd: Path, stdin_text: str | None = None) -> dict[str, Any]:
@@ -37,16 +49,59 @@ def parse(args: Sequence[str], *, cwd: Path, stdin_text: str | None = None) -> d
         return _object(text, str(path))
     if len(args) == 1 and args[0].lstrip().startswith(("{", "[")):
         return _object(args[0], "the command line")
-    out: dict[str, Any] = {}
+    out = Pairs()
     for arg in args:
         key, sep, value = arg.partition("=")
         if not sep or not key:
             raise UsageError(f"argument '{arg}' is not key=value", hint=_HINT)
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
+        out[key] = value
     return out
+
+
+def typed(arguments: dict[str, Any], schema: Any) -> dict[str, Any]:
+    """``key=value`` pairs typed by the tool's input schema; any other arguments as they are."""
+    if not isinstance(arguments, Pairs):
+        return arguments
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        properties = {}
+    return {
+        key: _value(text, _types(properties.get(key)))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        for key, text in arguments.items()
+    }
+
+
+def _types(schema: Any) -> set[str] | None:
+    """The JSON types a property allows, or None when the schema does not say."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {k for k in kind if isinstance(k, str)}  # pyright: ignore[reportUnknownVariableType]
+    if "enum" in schema or "const" in schema:
+        values = schema.get("enum", [schema.get("const")])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if isinstance(values, list) and values and all(isinstance(v, str) for v in values):  # pyright: ignore[reportUnknownVariableType]
+            return {"string"}
+        return None
+    found: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for branch in schema.get(key) or []:  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            branch_types = _types(branch)
+            if branch_types is None:
+                return None
+            found |= branch_types
+    return found or None
+
+
+def _value(text: str, types: set[str] | None) -> Any:
+    if types is not None and ("string" in types or not types & _JSON_TYPES):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # the schema check then names the argument and the type it wants
 
 
 def _object(text: str, where: str) -> dict[str, Any]:

@@ -21,6 +21,8 @@ from core.errors import SettingsError, UsageError
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
 """Seconds the handshake may take; a Python server with heavy imports needs several."""
+MILLISECONDS_SUSPECT = 1000
+"""A timeout over this many seconds was most likely meant in milliseconds (Gemini's unit)."""
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "legacy", "2026-07-28"]
 PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
@@ -43,6 +45,11 @@ _SERVER_KEYS = (
 )
 
 
+WarningKind = Literal["unknown_key", "milliseconds", "translated"]
+"""``unknown_key``: a key codebot ignores; ``milliseconds``: a timeout over 1000 s;
+``translated``: another client's field read in codebot's terms (``.mcp.json``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class EntryWarning:
     """Something in a server entry that is ignored or doubtful, kept as data for its readers."""
@@ -52,6 +59,8 @@ class EntryWarning:
     message: str
     hint: str
     """How to fix it, without the place (the reader names the file and server)."""
+    kind: WarningKind = "unknown_key"
+    """What it is about, for the doctor check that reports it."""
 
     def __str__(self) -> str:
         return self.message
@@ -217,6 +226,17 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             raise _EntryError(
                 f"'{key}' must be a positive number of seconds, found {json.dumps(value)}",
                 hint=f'Write it as "{key}": 30.',
+            )
+        if value > MILLISECONDS_SUSPECT:
+            warnings.append(
+                EntryWarning(
+                    key,
+                    f"'{key}' is {value:g} seconds ({value / 3600:.1f} hours): seconds, not "
+                    f"milliseconds? (other clients count milliseconds; write {value / 1000:g} "
+                    "for that)",
+                    f"codebot's timeouts are in seconds: fix '{key}'",
+                    "milliseconds",
+                )
             )
         return float(value)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,12 +21,29 @@ from typing import Any
 
 from core import paths
 from core.errors import SettingsError
-from core.servers import ServerConfig, is_str_list, json_type, parse_server
+from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
 
+PYTHON_VARIABLE = "CODEBOT_PYTHON"
+"""``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
+needs codebot's own packages (``mcp``) runs wherever codebot is installed (a venv, pipx, uv)."""
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+
+TOP_LEVEL_KEYS: tuple[str, ...] = (
+    "mcp_servers",
+    "mcpServers",
+    "model",
+    "base_url",
+    "api_key_env",
+    "max_turns",
+    "tool_result_max_tokens",
+    "permissions",
+    "$schema",
+)
+"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
+PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
 
 TRUST_GATED_KEYS = ("base_url", "api_key_env")
 """A hostile project could send the API key elsewhere with these: they need trust."""
@@ -64,6 +82,14 @@ class Settings:
     ``base_url`` and ``api_key_env`` (where the API key goes) and ``permissions.allow``."""
     untrusted_fallback: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The values of the gated settings without the project's (see ``core.trust``)."""
+    project_sources: tuple[Path, ...] = ()
+    """The project files that define servers: ``.codebot/settings.json`` and ``.mcp.json``."""
+    shadowed: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
+    """Global entries a project entry of the same name replaced: they apply again while the
+    project is not trusted (an untrusted entry must not hide yours)."""
+    warnings: tuple[SettingWarning, ...] = ()
+    """Problems that do not stop anything, each naming its file and key: unknown top-level
+    and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
 
 
 def find_project_file(cwd: Path) -> Path | None:
@@ -74,6 +100,46 @@ def find_project_file(cwd: Path) -> Path | None:
         if candidate.exists() and candidate.resolve() != global_file:
             return candidate
     return None
+
+
+MCP_JSON = ".mcp.json"
+
+
+def find_mcp_json(cwd: Path, project_root: Path | None) -> Path | None:
+    """The project's ``.mcp.json``: beside ``.codebot/`` when there is one, else the nearest
+    from ``cwd`` upward."""
+    if project_root is not None:
+        candidate = project_root / MCP_JSON
+        return candidate if candidate.is_file() else None
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / MCP_JSON
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _mcp_json_servers(
+    path: Path, environ: Mapping[str, str], base_dir: Path
+) -> dict[str, ServerConfig]:
+    """``.mcp.json`` entries, translated from Claude Code's format and validated."""
+    from core.importers import Source, claude_code
+
+    source = Source(claude_code.NAME, path, "project")
+    table = _server_entries(path, read_json(path))
+    out: dict[str, ServerConfig] = {}
+    for name, raw in table.items():
+        item = claude_code.translate(name, raw, source)
+        config = parse_server(
+            name, item.entry if not item.skipped else raw, path, environ, base_dir
+        )
+        if item.notes:
+            notes = tuple(
+                EntryWarning("", note, "Adjust the entry in .mcp.json", "translated")
+                for note in item.notes
+            )
+            config = replace(config, warnings=(*config.warnings, *notes))
+        out[name] = config
+    return out
 
 
 def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
@@ -89,27 +155,52 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     """
     cwd = (cwd or Path.cwd()).resolve()
     environ = os.environ if environ is None else environ
+    if PYTHON_VARIABLE not in environ:
+        environ = {**environ, PYTHON_VARIABLE: sys.executable}
     global_path = paths.global_settings_path()
     project_path = find_project_file(cwd)
     global_data = read_json(global_path) if global_path.exists() else {}
     project_data = read_json(project_path) if project_path else {}
     project_root = project_path.parent.parent if project_path else None
+    mcp_json = find_mcp_json(cwd, project_root)
+    if project_root is None and mcp_json is not None:
+        project_root = mcp_json.parent
     base_dir = project_root or cwd
 
     servers: dict[str, ServerConfig] = {}
+    shadowed: dict[str, ServerConfig] = {}
     for path, data in ((global_path, global_data), (project_path, project_data)):
         if path is None:
             continue
         for name, entry in _server_entries(path, data).items():
             config = parse_server(name, entry, path, environ, base_dir)
             if name in servers:
-                config = replace(config, overrides=servers[name].source)
+                previous = servers[name]
+                if previous.source != mcp_json:
+                    shadowed[name] = previous
+                config = replace(
+                    config, overrides=shadowed[name].source if name in shadowed else None
+                )
             servers[name] = config
+        if path == global_path and mcp_json is not None:
+            # A repository's .mcp.json (Claude Code's project file) sits below the project's
+            # .codebot/settings.json: read first among the project's, so codebot's file wins.
+            for name, config in _mcp_json_servers(mcp_json, environ, base_dir).items():
+                if name in servers:
+                    shadowed[name] = servers[name]
+                    config = replace(config, overrides=servers[name].source)
+                servers[name] = config
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
+    warnings = [
+        w
+        for path, data in ((global_path, global_data), (project_path, project_data))
+        if path is not None
+        for w in unknown_keys(path, data)
+    ]
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
@@ -123,7 +214,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         cwd=cwd,
         project_root=project_root,
         global_file=global_path if global_path.exists() else None,
-        project_file=project_path,
+        project_file=project_path or mcp_json,
+        project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
         project_gated=gated,
         untrusted_fallback={
             **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},
@@ -133,8 +225,44 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
                 deny=global_rules.deny + project_rules.deny,
             ),
         },
+        warnings=tuple(warnings),
+        shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SettingWarning:
+    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
+
+    file: Path
+    key: str
+    """As written, with its section: ``permisions`` or ``permissions.dney``."""
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
+    """A warning for each top-level or ``permissions`` key codebot does not know."""
+    import difflib
+
+    def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
+        message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
+        return SettingWarning(path, where + key, message)
+
+    out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
+    section = data.get("permissions")
+    if isinstance(section, dict):
+        out += [
+            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
+            for k in section  # pyright: ignore[reportUnknownVariableType]
+            if k not in PERMISSION_KEYS
+        ]
+    return out
 
 
 def read_json(path: Path) -> dict[str, Any]:

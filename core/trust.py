@@ -72,7 +72,8 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     """The servers whose entry comes from the project file."""
     if settings.project_file is None:
         return ()
-    return tuple(c for c in settings.servers.values() if c.source == settings.project_file)
+    sources = settings.project_sources or (settings.project_file,)
+    return tuple(c for c in settings.servers.values() if c.source in sources)
 
 
 def digest(servers: tuple[ServerConfig, ...], gated: Mapping[str, Any]) -> str:
@@ -141,6 +142,8 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
         return settings
     names = {c.name for c in result.servers}
     kept = {n: c for n, c in settings.servers.items() if n not in names}
+    kept.update({n: settings.shadowed[n] for n in names if n in settings.shadowed})
+    kept = dict(sorted(kept.items()))
     fallback = dict(settings.untrusted_fallback)
     return replace(settings, servers=kept, project_gated={}, **fallback)
 

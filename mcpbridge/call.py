@@ -8,14 +8,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import MCPError
+from pydantic import ValidationError
 
-from core.errors import CodebotError, ServerError, UsageError
+from core.arguments import typed
+from core.errors import CodebotError, ExitCode, ServerError, UsageError
+from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.manager import Manager
-from mcpbridge.schemas import call_error
-from mcpbridge.tool import MCPTool, to_tool_result
+from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
 async def call_once(
@@ -32,6 +35,7 @@ async def call_once(
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
     tool = find_tool(manager.tools(), config.name, tool_name)
+    arguments = typed(arguments, tool.schema())
     problem = tool.check_arguments(arguments)
     if problem:
         raise UsageError(
@@ -43,6 +47,17 @@ async def call_once(
         result = await client.call_tool(tool.original_name, arguments)
     except MCPError as exc:
         raise _call_error(exc, config, tool.original_name) from None
+    except ValidationError as exc:
+        raise ServerError(
+            f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
+            hint="The server breaks the protocol; report it to its authors.",
+        ) from None
+    except RuntimeError as exc:  # the SDK's checks of structured content against outputSchema
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' returned a result that breaks "
+            f"its own output schema: {client.redact(str(exc))}",
+            hint="The server breaks its tool's outputSchema; report it to its authors.",
+        ) from None
     except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
@@ -93,8 +108,19 @@ async def call_batch(
                 "hint": exc.hint,
                 "exit_code": int(exc.exit_code),
             }
+        except Exception as exc:  # boundary: one bad line never ends the batch
+            ok = False
+            secrets = [v for c in servers.values() for v in (*c.headers.values(), *c.env.values())]
+            answer["error"] = {
+                "message": Redactor(secrets)(f"unexpected error: {type(exc).__name__}: {exc}"),
+                "hint": "Re-run with --debug for details.",
+                "exit_code": int(ExitCode.TOOL_ERROR),
+            }
         emit(answer)
     return ok
+
+
+_REQUEST_KEYS = ("server", "tool", "arguments")
 
 
 def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
@@ -104,6 +130,14 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
         raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(request, dict):
         raise UsageError("a request must be a JSON object")
+    unknown = [k for k in request if k not in _REQUEST_KEYS]  # pyright: ignore[reportUnknownVariableType]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _REQUEST_KEYS, n=1)  # pyright: ignore[reportUnknownArgumentType]
+        suggestion = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UsageError(
+            f"unknown key '{unknown[0]}' in the request{suggestion}",
+            hint='A request holds "server", "tool" and "arguments" (an object), nothing else.',
+        )
     server, tool = request.get("server"), request.get("tool")
     arguments = request.get("arguments", {})
     if not isinstance(server, str) or not isinstance(tool, str):
@@ -114,7 +148,20 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
-    return call_error(exc.code, exc.message, config, tool)
+    if exc.code == types.REQUEST_TIMEOUT:
+        return ServerError(
+            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
+            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
+        )
+    if exc.code == types.CONNECTION_CLOSED:
+        return ServerError(
+            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
+            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+        )
+    return ServerError(
+        f"server '{config.name}' rejected the call to '{tool}': {exc.message} "
+        f"(MCP error {exc.code})"
+    )
 
 
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from core.arguments import typed
 from core.errors import ServerError, UsageError
 from core.redact import Redactor
 from core.servers import ServerConfig
@@ -40,6 +41,7 @@ from mcpbridge.schemas import (
     call_error,
     first_problem,
     plain_result,
+    validate_output,
     validator_for,
 )
 
@@ -80,7 +82,7 @@ class LiteTool:
     def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
         if self._validator is None:
             self._validator = validator_for(self.schema())
-        return first_problem(self._validator, arguments)
+        return first_problem(self._validator, arguments, self.schema())
 
 
 @dataclass
@@ -315,6 +317,7 @@ async def _call_tool(config: ServerConfig, tool_name: str, arguments: dict[str, 
                 ) from None
             tools = name_tools([listed])
             tool = _find(tools, config.name, tool_name)
+            arguments = typed(arguments, tool.schema())
             problem = tool.check_arguments(arguments)
             if problem:
                 raise UsageError(
@@ -356,7 +359,14 @@ async def _call(
                 "give",
                 hint="Use the tool from `codebot chat`.",
             )
-        _validate_output(name, tool.raw.get("outputSchema"), result)
+        try:
+            validate_output(name, tool.raw.get("outputSchema"), result)
+        except RuntimeError as exc:  # as call_once words the SDK's own check
+            raise ServerError(
+                f"'{name}' on server '{config.name}' returned a result that breaks "
+                f"its own output schema: {redact(str(exc))}",
+                hint="The server breaks its tool's outputSchema; report it to its authors.",
+            ) from None
         return plain_result(result) or _through_sdk(result, config, name)
     raise call_error(code, redact(message), config, name)
 
@@ -366,30 +376,13 @@ def _through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> Too
     import mcp_types as types
     from pydantic import ValidationError
 
-    from mcpbridge.tool import to_tool_result
+    from mcpbridge.tool import describe_invalid_result, to_tool_result
 
     try:
         model = types.CallToolResult.model_validate({**result, "resultType": "complete"})
     except ValidationError as exc:
         raise ServerError(
-            f"server '{config.name}' answered '{tool}' with a result that is not valid MCP: "
-            f"{exc.errors()[0].get('msg', exc)}"
+            f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
+            hint="The server breaks the protocol; report it to its authors.",
         ) from None
     return to_tool_result(model)
-
-
-def _validate_output(name: str, schema: Any, result: dict[str, Any]) -> None:
-    """The SDK's check of structured content against the tool's output schema, same words."""
-    if not isinstance(schema, dict) or result.get("isError"):
-        return
-    from jsonschema import exceptions as jsonschema_exceptions
-    from jsonschema import validators
-
-    if result.get("structuredContent") is None and "structuredContent" not in result:
-        raise RuntimeError(
-            f"Tool {name} has an output schema but did not return structured content"
-        )
-    validator = validators.validator_for(schema)(schema)
-    error = jsonschema_exceptions.best_match(validator.iter_errors(result.get("structuredContent")))
-    if error is not None:
-        raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}")

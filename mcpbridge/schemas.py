@@ -30,11 +30,23 @@ def validator_for(schema: dict[str, Any]) -> Any:
     return cls(schema)
 
 
-def first_problem(validator: Any, arguments: Mapping[str, Any]) -> str | None:
-    """The first way ``arguments`` break the schema (``validator_for``), or None."""
+def first_problem(
+    validator: Any, arguments: Mapping[str, Any], schema: Mapping[str, Any]
+) -> str | None:
+    """The first way ``arguments`` break the schema (``validator_for``), or None.
+
+    As ``MCPTool.check_arguments``: ``null`` for a property the schema does not require counts
+    as leaving it out, and a schema that cannot be evaluated here is not enforced.
+    """
     if validator is False:
         return None
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+    required = schema.get("required")
+    keep = set(required) if isinstance(required, list) else set()
+    checked = {k: v for k, v in arguments.items() if v is not None or k in keep}
+    try:
+        errors = sorted(validator.iter_errors(checked), key=lambda e: list(e.path))
+    except Exception:  # boundary: jsonschema cannot evaluate this schema (unresolvable $ref)
+        return None
     if not errors:
         return None
     first = errors[0]
@@ -86,3 +98,20 @@ def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
     if not texts and structured is not None:
         texts.append(json.dumps(structured, ensure_ascii=False))
     return ToolResult("\n".join(texts), is_error=is_error, data=data)
+
+
+def validate_output(name: str, schema: Any, result: dict[str, Any]) -> None:
+    """The SDK's check of structured content against the tool's output schema, same words."""
+    if not isinstance(schema, dict) or result.get("isError"):
+        return
+    from jsonschema import exceptions as jsonschema_exceptions
+    from jsonschema import validators
+
+    if result.get("structuredContent") is None and "structuredContent" not in result:
+        raise RuntimeError(
+            f"Tool {name} has an output schema but did not return structured content"
+        )
+    validator = validators.validator_for(schema)(schema)
+    error = jsonschema_exceptions.best_match(validator.iter_errors(result.get("structuredContent")))
+    if error is not None:
+        raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}")

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp import MCPError
+from pydantic import ValidationError
 
 from core.tools import Permission, ToolResult, normalize_schema
 from mcpbridge.capability import classify
-from mcpbridge.schemas import first_problem, validator_for
 
 if TYPE_CHECKING:
     from mcpbridge.client import Client
@@ -72,11 +72,27 @@ class MCPTool:
     def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
         """The first way ``arguments`` break the input schema, or None.
 
-        A schema that is itself invalid is not enforced (the server is the judge then).
+        Never stricter than the protocol: ``null`` for a property the schema does not require
+        counts as leaving it out (SEP-2243: a null parameter is sent, its header omitted), and
+        a schema that is itself invalid, or that cannot be evaluated here (a ``$ref`` to a
+        network location, which is never fetched), is not enforced: the server judges then.
         """
         if self._validator is None:
-            self._validator = validator_for(self.schema())
-        return first_problem(self._validator, arguments)
+            self._validator = _validator_for(self.schema())
+        if self._validator is False:
+            return None
+        required = self.schema().get("required")
+        keep = set(required) if isinstance(required, list) else set()
+        checked = {k: v for k, v in arguments.items() if v is not None or k in keep}
+        try:
+            errors = sorted(self._validator.iter_errors(checked), key=lambda e: list(e.path))
+        except Exception:  # boundary: jsonschema cannot evaluate this schema (unresolvable $ref)
+            return None
+        if not errors:
+            return None
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path)
+        return f"{where + ': ' if where else ''}{first.message}"
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Call the tool; every failure becomes an error result, never an exception."""
@@ -84,6 +100,9 @@ class MCPTool:
             result = await self._client.call_tool(self.tool.name, dict(arguments))
         except MCPError as exc:
             return ToolResult(self._describe_error(exc), is_error=True)
+        except ValidationError as exc:
+            text = f"{self.name} failed: {describe_invalid_result(exc, self.server)}"
+            return ToolResult(text, is_error=True)
         except (ConnectionError, OSError, RuntimeError) as exc:
             text = f"calling {self.name} failed: {self._client.redact(str(exc))}"
             return ToolResult(text, is_error=True)
@@ -98,6 +117,26 @@ class MCPTool:
             limit = self._client.config.tool_timeout
             return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
         return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
+
+
+def describe_invalid_result(exc: ValidationError, server: str) -> str:
+    """One line for a result the SDK rejected as not matching the MCP schema."""
+    errors = exc.errors(include_url=False, include_input=False)
+    where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+    first = f"{where}: {errors[0]['msg']}" if errors else str(exc).splitlines()[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"server '{server}' sent a result that does not follow the MCP schema: {first}{more}"
+
+
+def _validator_for(schema: dict[str, Any]) -> Any:
+    import jsonschema  # deferred: only calls from the shell validate up front
+
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return False
+    return cls(schema)
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:

@@ -7,7 +7,7 @@ Tools:
 - ``roll_dice(sides=6)`` (read-only): roll one die with ``sides`` sides.
 
 Notes live in memory only, so they vanish when codebot exits.
-Needs the ``mcp`` package (SDK 2.x): run codebot from its virtualenv.
+Needs the ``mcp`` package (SDK 2.x): the demo settings run it on codebot's own interpreter.
 
 Run by hand: ``python3 notes_server.py`` (speaks MCP on stdin/stdout).
 """

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core import paths
 from core.envexpand import UndefinedVariable, expand
 from core.errors import SettingsError
 from core.redact import redact_url
@@ -50,8 +51,10 @@ def _servers(ctx: TotalsContext) -> Iterator[Finding]:
         "settings.servers",
         "warning",
         f"no MCP servers are configured ({where})",
-        'Add entries under "mcp_servers" in .codebot/settings.json, or run with --cwd '
-        "pointing at the project.",
+        f'Add entries under "mcp_servers" in {paths.global_settings_path()} (yours) or in '
+        f"{ctx.settings.cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE} (the project's), e.g. "
+        "with `codebot mcp add NAME -- COMMAND [ARGS]...`; or run with --cwd pointing at the "
+        "project.",
         file=ctx.settings.project_file or ctx.settings.global_file,
         key="mcp_servers",
     )
@@ -165,11 +168,40 @@ def _variables(ctx: ServerContext) -> Iterator[Finding]:
 @check("settings.unknown_key", "entry", "warning", "an entry has a key codebot does not know")
 def _unknown_keys(ctx: ServerContext) -> Iterator[Finding]:
     for warning in ctx.config.warnings:
+        if warning.kind != "unknown_key":
+            continue
         yield ctx.finding(
             "settings.unknown_key",
             "warning",
             f"server '{ctx.name}': {warning.message}",
             f"{warning.hint} in {ctx.where}.",
+            key=warning.key,
+        )
+
+
+@check("settings.milliseconds", "entry", "warning", "a timeout looks like milliseconds")
+def _milliseconds(ctx: ServerContext) -> Iterator[Finding]:
+    for warning in ctx.config.warnings:
+        if warning.kind != "milliseconds":
+            continue
+        yield ctx.finding(
+            "settings.milliseconds",
+            "warning",
+            f"server '{ctx.name}': {warning.message}",
+            f"{warning.hint} in {ctx.where}.",
+            key=warning.key,
+        )
+
+
+@check("settings.unknown_setting", "settings", "warning", "a settings file has an unknown key")
+def _unknown_settings(ctx: TotalsContext) -> Iterator[Finding]:
+    for warning in ctx.settings.warnings:
+        yield Finding(
+            "settings.unknown_setting",
+            "warning",
+            warning.message,
+            f"Rename or remove the key in {warning.file}.",
+            file=warning.file,
             key=warning.key,
         )
 

@@ -353,3 +353,28 @@ def test_batch_all_ok_exits_0_and_rejects_positional_arguments(
     assert code == 0 and json.loads(out)["content"][0]["text"] == "x"
     code, _, err = codebot(capsys, "--cwd", str(project), "mcp", "call", "echo", "echo", "--batch")
     assert code == 2 and "--batch takes the requests on stdin" in err
+
+
+def test_key_value_follows_the_tool_schema(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cwd = ["--cwd", str(project)]
+    for value in ("123", "true", '{"a": 1}', "null"):
+        code, out, err = codebot(capsys, *cwd, "mcp", "call", "echo", "echo", f"text={value}")
+        assert (code, out) == (0, value + "\n"), err
+    code, out, _ = codebot(capsys, *cwd, "mcp", "call", "echo", "add", "a=2", "b=40", "--json")
+    assert json.loads(out)["structuredContent"] == {"sum": 42}
+
+
+@pytest.mark.npm
+def test_key_value_number_for_a_string_property_of_server_everything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers import everything_entry
+
+    write_settings(tmp_path, {"mcp_servers": {"everything": everything_entry()}})
+    code, out, err = codebot(
+        capsys, "--cwd", str(tmp_path), "mcp", "call", "everything", "echo", "message=123"
+    )
+    assert code == 0, err
+    assert "123" in out

@@ -35,7 +35,7 @@ HANDSHAKE_VERSIONS = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}
 # The SDK's conformance client uses this Client ID Metadata Document URL; the harness accepts it.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 # Each codebot command is bounded well inside the harness's per-scenario timeout.
-STEP_TIMEOUT_SECONDS = 50.0
+STEP_TIMEOUT_SECONDS = 75.0
 # Arguments that satisfy a required property of each JSON type (as the SDK's client does).
 STUB_BY_TYPE: dict[str, Any] = {
     "string": "x",
@@ -377,11 +377,12 @@ def oauth_settings(name: str, ctx: dict[str, Any]) -> dict[str, Any]:
         if ctx.get("client_secret"):
             oauth["client_secret"] = ctx["client_secret"]
         return oauth
-    oauth = {"client_metadata_url": CLIENT_METADATA_URL}
     if ctx.get("client_id"):  # a pre-registered client
-        oauth["client_id"] = ctx["client_id"]
+        oauth = {"client_id": ctx["client_id"]}
         if ctx.get("client_secret"):
             oauth["client_secret"] = ctx["client_secret"]
+    else:  # a Client ID Metadata Document, or dynamic registration where the server has none
+        oauth = {"client_metadata_url": CLIENT_METADATA_URL}
     if ctx.get("scopes"):
         oauth["scopes"] = ctx["scopes"]
     return oauth

@@ -1,0 +1,110 @@
+"""``codebot mcp get NAME``: the entry codebot uses, where it comes from, secrets masked."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from cli import render
+from cli.mcp_manage import NameArg, known_server
+from cli.runtime import Globals, load_settings
+from core.errors import ExitCode
+from core.servers import ServerConfig
+
+app = typer.Typer()
+"""Holds ``get``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+
+
+@app.command("get")
+def get_command(
+    ctx: typer.Context,
+    name: NameArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> int:
+    """Show a server's entry as codebot uses it, where it comes from and what it overrides.
+
+    Env and header values are masked unless they are ${VAR} references.
+    Exit 0, 2 unknown server, 3 settings unreadable.
+    """
+    from core import trust
+
+    globals_: Globals = ctx.obj
+    settings = load_settings(globals_)
+    config = known_server(settings, name)
+    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    untrusted = check.needs_trust and any(c.name == name for c in check.servers)
+    view = entry_view(config, untrusted=untrusted)
+    if as_json:
+        render.print_json(view)
+        return ExitCode.OK
+    state = "disabled" if not config.enabled else ("invalid" if config.error else "enabled")
+    if untrusted:
+        state += ", project not trusted: will not start"
+    print(f"{render.style(name, '1')}  ({state})")
+    print(f"  from {view['source']}")
+    if view["overrides"]:
+        print(f"  overrides the entry in {view['overrides']}")
+    if config.error:
+        print(f"  error: {render.REDACTOR(config.error)}")
+    for key, value in view["entry"].items():
+        print(f"  {key}: {_show(value)}")
+    return ExitCode.OK
+
+
+def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
+    """The entry as written, with secrets masked, plus its source and what it overrides."""
+    from core.redact import MASK, redact_url
+
+    entry: dict[str, Any] = {}
+    for key, value in config.raw.items():
+        if key in ("env", "headers") and isinstance(value, dict):
+            entry[key] = {
+                k: (v if isinstance(v, str) and _only_references(v) else MASK)
+                for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+            }
+        elif key == "url" and isinstance(value, str):
+            entry[key] = redact_url(value)
+        elif key == "args" and isinstance(value, list):
+            entry[key] = [
+                render.REDACTOR(redact_url(a)) if isinstance(a, str) else a
+                for a in value  # pyright: ignore[reportUnknownVariableType]
+            ]
+        else:
+            entry[key] = value
+    return {
+        "name": config.name,
+        "source": str(config.source),
+        "overrides": str(config.overrides) if config.overrides else None,
+        "enabled": config.enabled,
+        "trusted": not untrusted,
+        "transport": config.type if config.error is None else _raw_transport(config.raw),
+        "error": render.REDACTOR(config.error) if config.error else None,
+        "warnings": list(config.warnings),
+        "entry": entry,
+    }
+
+
+def _raw_transport(raw: Any) -> str:
+    kind = raw.get("type")
+    if isinstance(kind, str):
+        return "http" if "http" in kind.lower() else kind
+    return "http" if "url" in raw and "command" not in raw else "stdio"
+
+
+def _only_references(value: str) -> bool:
+    """A value whose secret parts are all ``${VAR}`` references (``Bearer ${TOKEN}``)."""
+    import re
+
+    from core.secretscan import looks_secret
+
+    rest = re.sub(r"\$\{[^}]*\}", "", value)
+    return "${" in value and not looks_secret("", rest) and len(rest.strip()) <= 16
+
+
+def _show(value: Any) -> str:
+    import json
+
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,129 @@
+"""Find local OpenAI-compatible model servers, and list an endpoint's models.
+
+With no API key and no base URL configured, ``chat`` looks for a server on this machine:
+Ollama (11434), llama.cpp (8080), LM Studio (1234) and vLLM (8000), each at
+``http://127.0.0.1:<port>/v1/models``, all at once, within :data:`BUDGET_SECONDS` in total.
+A closed port answers at once on loopback, so the budget is spent only on a port that is open
+but slow. Only the standard library is used (``openai`` costs a second to import).
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from core.errors import ModelError
+
+BUDGET_SECONDS = 0.3
+"""The whole probe, every candidate in parallel: chat's start-up must not wait for it."""
+LIST_TIMEOUT_SECONDS = 10.0
+"""``codebot models`` against a configured endpoint (remote APIs can be slow to answer)."""
+MAX_BODY = 4 * 1024 * 1024
+"""A model list larger than this is not a model list."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A well-known local server."""
+
+    name: str
+    port: int
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+CANDIDATES: tuple[Candidate, ...] = (
+    Candidate("Ollama", 11434),
+    Candidate("llama.cpp", 8080),
+    Candidate("LM Studio", 1234),
+    Candidate("vLLM", 8000),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A server that answered ``/v1/models``, with the model ids it lists."""
+
+    name: str
+    base_url: str
+    models: tuple[str, ...]
+
+
+def probe(
+    candidates: tuple[Candidate, ...] | None = None, budget: float = BUDGET_SECONDS
+) -> list[Found]:
+    """The candidates (default :data:`CANDIDATES`) that answer like an OpenAI-compatible
+    server, in candidate order."""
+    candidates = CANDIDATES if candidates is None else candidates
+    pool = ThreadPoolExecutor(max_workers=max(1, len(candidates)), thread_name_prefix="probe")
+    futures = [pool.submit(_try, c, budget) for c in candidates]
+    wait(futures, timeout=budget)
+    pool.shutdown(wait=False, cancel_futures=True)
+    found: list[Found] = []
+    for future in futures:
+        if future.done() and not future.cancelled() and future.exception() is None:
+            result = future.result()
+            if result is not None:
+                found.append(result)
+    return found
+
+
+def _try(candidate: Candidate, timeout: float) -> Found | None:
+    try:
+        models = list_models(candidate.base_url, None, timeout=timeout, proxies=False)
+    except ModelError:
+        return None
+    return Found(candidate.name, candidate.base_url, tuple(models))
+
+
+def list_models(
+    base_url: str,
+    api_key: str | None,
+    *,
+    timeout: float = LIST_TIMEOUT_SECONDS,
+    proxies: bool = True,
+) -> list[str]:
+    """The model ids ``GET <base_url>/models`` lists.
+
+    Raises:
+        ModelError: the endpoint cannot be reached, rejects the key, or does not answer with
+            an OpenAI-style model list.
+    """
+    import urllib.error
+    import urllib.request
+
+    url = base_url.rstrip("/") + "/models"
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    handlers = [] if proxies else [urllib.request.ProxyHandler({})]
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            body = response.read(MAX_BODY + 1)
+    except urllib.error.HTTPError as exc:
+        hint = "Check the API key." if exc.code in (401, 403) else "Check the base URL."
+        raise ModelError(
+            f"the model server at {base_url} answered {exc.code} {exc.reason} to GET /models",
+            hint=hint,
+        ) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise ModelError(
+            f"cannot reach the model server at {base_url}: {reason}",
+            hint="Check that it is running and that the base URL ends in /v1.",
+        ) from None
+    try:
+        data = json.loads(body) if len(body) <= MAX_BODY else None
+    except ValueError:
+        data = None
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ModelError(
+            f"{url} did not answer with a model list (no 'data' array)",
+            hint="Is this an OpenAI-compatible endpoint? Its base URL usually ends in /v1.",
+        )
+    return [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]

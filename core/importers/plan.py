@@ -1,0 +1,127 @@
+"""Which imported servers go where: clashes, duplicates, secrets, validation; then the write."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from core.errors import UsageError
+from core.importers import FORMATS, Imported, ImportFormatError, Scope, Source, no_clear_secrets
+
+
+def module(client: str) -> ModuleType:
+    """The importer module of a client format name (``claude-code`` → ``claude_code``)."""
+    return importlib.import_module(f"core.importers.{client.replace('-', '_')}")
+
+
+@dataclass(slots=True)
+class Planned:
+    """One server and what the import does with it."""
+
+    item: Imported
+    target: Path | None
+    action: str
+    """"add", "same" (already there, identical), "clash", "duplicate" or "skip"."""
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class ImportPlan:
+    """Everything an import would do, before it does it."""
+
+    looked: list[Source] = field(default_factory=list[Source])
+    read: list[Source] = field(default_factory=list[Source])
+    errors: list[str] = field(default_factory=list[str])
+    """Config files that exist but could not be read (each names the file)."""
+    servers: list[Planned] = field(default_factory=list[Planned])
+
+    def count(self, action: str) -> int:
+        return sum(1 for p in self.servers if p.action == action)
+
+
+def discover(clients: list[str], cwd: Path, home: Path) -> ImportPlan:
+    """Read every config file of ``clients`` that exists."""
+    plan = ImportPlan()
+    for client in clients:
+        mod = module(client)
+        for source in mod.sources(cwd, home):
+            plan.looked.append(source)
+            if not source.path.is_file():
+                continue
+            try:
+                items: list[Imported] = mod.read(source)
+            except ImportFormatError as exc:
+                plan.errors.append(str(exc))
+                continue
+            if items or source.section is None:
+                plan.read.append(source)
+            plan.servers.extend(
+                Planned(i, None, "skip" if i.skipped else "add", i.skipped) for i in items
+            )
+    return plan
+
+
+def decide(plan: ImportPlan, scope: Scope | None, cwd: Path) -> None:
+    """Set each server's target file and action: validation, secrets, clashes."""
+    from core import settings_edit
+
+    documents: dict[Path, dict[str, Any]] = {}
+    chosen: dict[tuple[Path, str], Planned] = {}
+    for planned in plan.servers:
+        if planned.action == "skip":
+            continue
+        item = planned.item
+        target = settings_edit.settings_file(scope or item.source.scope, cwd)
+        planned.target = target
+        no_clear_secrets(item)
+        try:
+            settings_edit.validate_entry(item.name, item.entry, target)
+        except UsageError as exc:
+            planned.action, planned.reason = "skip", exc.message
+            continue
+        if target not in documents:
+            document = settings_edit.read_document(target)
+            documents[target] = document.get(settings_edit.servers_key(document)) or {}
+        existing = documents[target].get(item.name)
+        first = chosen.get((target, item.name))
+        if existing is not None:
+            if existing == item.entry:
+                planned.action, planned.reason = "same", f"already in {target}"
+            else:
+                planned.action = "clash"
+                planned.reason = f"{target} already has a different '{item.name}' (kept)"
+        elif first is not None:
+            if first.item.entry == item.entry:
+                planned.action, planned.reason = "same", f"same as in {first.item.source.path}"
+            else:
+                planned.action = "duplicate"
+                planned.reason = (
+                    f"{first.item.source.path} defines '{item.name}' differently; that one is "
+                    "imported"
+                )
+        else:
+            chosen[(target, item.name)] = planned
+
+
+def apply(plan: ImportPlan) -> list[Path]:
+    """Write every "add" into its target file (one atomic write per file); the files written."""
+    from core import paths, settings_edit
+
+    by_target: dict[Path, list[Planned]] = {}
+    for planned in plan.servers:
+        if planned.action == "add" and planned.target is not None:
+            by_target.setdefault(planned.target, []).append(planned)
+    for target, items in by_target.items():
+        document = settings_edit.read_document(target)
+        entries = settings_edit.server_entries(document, target)
+        for planned in items:
+            entries[planned.item.name] = planned.item.entry
+        private = target.resolve() == paths.global_settings_path().resolve()
+        settings_edit.write_document(target, document, private=private)
+    return list(by_target)
+
+
+__all__ = ["FORMATS", "ImportPlan", "Planned", "apply", "decide", "discover", "module"]
