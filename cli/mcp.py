@@ -294,7 +294,13 @@ def call_command(
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     answer = None
     if not no_warm and timeout is None:
-        payload = {"op": "call", "server": server, "tool": tool, "arguments": arguments_}
+        payload = {
+            "op": "call",
+            "server": server,
+            "tool": tool,
+            "arguments": arguments_,
+            "pairs": isinstance(arguments_, arguments.Pairs),  # typed by the schema over there
+        }
         answer = warm.ask_holder(settings, check, payload)
     if answer is not None:
         from core.tools import ToolResult

@@ -21,6 +21,7 @@ from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
 from core import paths, trust
 from core import settings as settings_mod
+from core.arguments import Pairs
 from core.errors import CodebotError
 from mcpbridge.call import call_once
 from mcpbridge.manager import Manager
@@ -85,11 +86,11 @@ class Holder:
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         await self._retry_failed()
         config = self.manager.servers[request["server"]]
-        arguments = request.get("arguments")
+        arguments = request.get("arguments") or {}
+        if request.get("pairs") and isinstance(arguments, dict):
+            arguments = Pairs(arguments)  # key=value text, typed by the tool's schema as cold
         try:
-            outcome = await call_once(
-                self.manager, config, str(request.get("tool")), arguments or {}
-            )
+            outcome = await call_once(self.manager, config, str(request.get("tool")), arguments)
         except CodebotError as exc:
             return _error(int(exc.exit_code), exc.message, exc.hint)
         return {
