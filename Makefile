@@ -46,7 +46,7 @@ demo: ## Offline demo: list and call the tools of examples/demo's MCP server
 	$(CODEBOT) --cwd examples/demo --trust-project mcp call notes roll_dice sides=20
 	$(CODEBOT) --cwd examples/demo --trust-project mcp doctor
 
-bench: ## Benchmarks: codebot against the raw SDK doing the same work
+bench: ## Benchmarks: codebot against the raw SDK; tool search, compaction and own time per turn (8-10)
 	$(BIN)/python -m tests.bench
 
 clean: ## Remove the virtualenv and caches

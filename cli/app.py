@@ -155,6 +155,24 @@ def _register() -> None:
 _register()
 
 
+OPTIONAL_VALUE_OPTIONS = ("--resume",)
+"""Options whose value may be left out (``chat --resume`` lists the sessions to pick from)."""
+
+
+def _optional_values(argv: list[str]) -> list[str]:
+    """Give a bare ``--resume`` the empty value: Typer options cannot take an optional value."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUE_OPTIONS and (following is None or following.startswith("-")):
+            out.append("")
+        if arg == "--":
+            out.extend(argv[i + 1 :])
+            break
+    return out
+
+
 GLOBAL_VALUE_OPTIONS = ("--cwd", "--model", "--base-url")
 GLOBAL_FLAGS = ("--debug", "--trust-project")
 
@@ -218,7 +236,8 @@ def run(argv: list[str] | None = None) -> int:
     command = typer.main.get_command(app)
     light_option_parsing(command)  # type: ignore[arg-type]
     plain_metavars(command)  # type: ignore[arg-type]
-    argv = hoist_global_options(list(sys.argv[1:] if argv is None else argv), command)  # type: ignore[arg-type]
+    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    argv = hoist_global_options(argv, command)  # type: ignore[arg-type]
     debug = "--debug" in argv
     render.reset_warnings()
     # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).

@@ -12,11 +12,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import render
-from cli.runtime import ChatOptions, ChatRuntime, Globals, open_runtime, sigint_cancels
+from cli.runtime import (
+    ChatOptions,
+    ChatRuntime,
+    Globals,
+    load_settings,
+    open_runtime,
+    sigint_cancels,
+)
 from core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:
-    from core.agent import RunResult
+    from core.agent import Agent, RunResult
 
 
 app = typer.Typer()
@@ -46,14 +53,26 @@ def chat_command(
         str | None,
         typer.Option("--base-url", metavar="URL", help="OpenAI-compatible API base URL."),
     ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="Resume the latest session of this project."),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", help="Resume session ID (a list to pick from without ID).", metavar="[ID]"
+        ),
+    ] = None,
 ) -> int:
-    """Talk to the model; it uses read, write, bash and every configured MCP tool.
+    """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
-    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 130 interrupted.
+    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 7 empty answer,
+    130 interrupted.
     """
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url
     options = ChatOptions(prompt, as_json, yes, list(allow or []), plan, model, base_url)
+    options.resume_latest, options.resume = continue_, resume
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():
@@ -80,12 +99,19 @@ def chat_command(
 
 
 async def one_shot(globals_: Globals, options: ChatOptions) -> int:
-    """Answer ``options.prompt``: the answer on stdout, activity on stderr."""
+    """Answer ``options.prompt``: the answer on stdout, activity on stderr.
+
+    With ``--json`` the transcript is printed on every exit (an error, the turn limit, an
+    interrupt), with what already ran and the error in it.
+    """
     import anyio
 
-    from cli.chatview import Status, TurnView, report_mcp
+    from cli.chatview import Status, TurnView, empty_answer_message, report_mcp
+    from core.agent import Outcome
 
     assert options.prompt is not None
+    if options.resume == "":
+        _list_for_resume(globals_)
     async with open_runtime(globals_, options, None, need_model=True) as runtime:
         agent = runtime.agent
         assert agent is not None
@@ -106,29 +132,77 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
                     failure = exc
                 finally:
                     tg.cancel_scope.cancel()
+        partial = agent.last
+        if options.as_json:
+            from core.sessions import scrubbed
+
+            document = transcript(runtime, result or partial, failure)
+            render.print_json(scrubbed(document, render.REDACTOR))
+        elif failure is not None and partial is not None and partial.text:
+            print(partial.text)  # a dropped stream: what arrived is kept
         if failure is not None:
             raise failure
         if result is None:
             render.error_line("interrupted")
             return ExitCode.INTERRUPTED
-        if options.as_json:
-            render.print_json(transcript(runtime, result))
-        else:
+        if result.outcome is Outcome.EMPTY:
+            render.warn(empty_answer_message(result))
+            return ExitCode.EMPTY_ANSWER
+        if not options.as_json:
             print(result.text)
         return ExitCode.OK
 
 
-def transcript(runtime: ChatRuntime, result: RunResult) -> dict[str, Any]:
-    """The ``--json`` document: messages, tool calls with results, usage."""
+def _list_for_resume(globals_: Globals) -> None:
+    from core import sessions
+    from core.errors import UsageError
+
+    settings = load_settings(globals_)
+    saved = sessions.list_sessions(settings.project_root or globals_.cwd)
+    for item in saved[:20]:
+        print(render.REDACTOR(sessions.describe(item)), file=sys.stderr)
+    raise UsageError(
+        "--resume needs a session ID with -p (no one can pick from a list)",
+        hint="Pass one of the IDs above (--resume ID), or --continue for the latest.",
+    )
+
+
+def usage_dict(agent: Agent | None, result: RunResult | None) -> dict[str, Any]:
+    """Usage of the run, its last turn and the session, for ``--json`` (null: unknown)."""
+    from core.stream import Usage
+
+    return {
+        **(result.usage if result else Usage()).as_dict(),
+        "last_turn": result.last_usage.as_dict() if result and result.last_usage else None,
+        "session": agent.usage.as_dict() if agent else None,
+        "summary_requests": agent.budget.summary_requests if agent else 0,
+    }
+
+
+def transcript(
+    runtime: ChatRuntime, result: RunResult | None, error: CodebotError | None = None
+) -> dict[str, Any]:
+    """The ``--json`` document: outcome, messages, tool calls with results, usage, error."""
     agent = runtime.agent
+    records = result.tool_calls if result else []
     return {
         "model": agent.model.config.model if agent else None,
-        "answer": result.text,
-        "turns": result.turns,
-        "usage": {
-            "prompt_tokens": result.usage.prompt_tokens,
-            "completion_tokens": result.usage.completion_tokens,
-        },
+        "served_model": agent.model.served_model if agent else None,
+        "session_id": runtime.log.id if runtime.log else None,
+        "outcome": (result.outcome.value if result else "error") if error is None else "error",
+        "answer": result.text if result else "",
+        "finish_reason": result.finish_reason if result else None,
+        "turns": result.turns if result else 0,
+        "usage": usage_dict(agent, result),
+        "compactions": [
+            {
+                "before_tokens": c.before,
+                "after_tokens": c.after,
+                "cut_tool_results": c.cut_results,
+                "summarised_messages": c.summarised_messages,
+            }
+            for c in (result.compactions if result else [])
+        ],
         "tool_calls": [
             {
                 "id": r.call.id,
@@ -137,10 +211,16 @@ def transcript(runtime: ChatRuntime, result: RunResult) -> dict[str, Any]:
                 "result": r.result.text,
                 "is_error": r.result.is_error,
                 "denied": r.denied,
+                "rejected": r.rejected,
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
             }
-            for r in result.tool_calls
+            for r in records
         ],
         "messages": runtime.session.history,
+        "error": (
+            {"message": error.message, "hint": error.hint, "exit_code": int(error.exit_code)}
+            if error is not None
+            else None
+        ),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
@@ -11,9 +12,21 @@ import anyio
 
 from cli import render
 from core.agent import AgentEvents
+from core.context import Compaction
+from core.model import Retry
 from core.permissions import Decision
 from core.stream import Reply, ToolCall
 from core.tools import Tool, ToolResult
+
+
+def clean(text: str) -> str:
+    """Text from a model or a file, safe for the terminal: control characters other than
+    newline and tab are shown escaped (``\\x1b``), never interpreted."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
 
 if TYPE_CHECKING:
     from mcpbridge.manager import Manager
@@ -79,11 +92,18 @@ class Status:
 class TurnView(AgentEvents):
     """Renders agent events. ``stream_text=False`` (one-shot) keeps stdout for the answer."""
 
-    def __init__(self, status: Status | None = None, *, stream_text: bool = True) -> None:
+    def __init__(
+        self, status: Status | None = None, *, stream_text: bool = True, markdown: bool = False
+    ) -> None:
         self.status = status or Status()
         self.stream_text = stream_text
         self._open_line = False
         self._turn_text: list[str] = []
+        self._markdown: Any = None
+        if stream_text and markdown and render.use_color(sys.stdout):
+            from cli.markdown import MarkdownStream
+
+            self._markdown = MarkdownStream()
 
     def model_started(self, turn: int) -> None:
         """Waiting for the model."""
@@ -95,27 +115,65 @@ class TurnView(AgentEvents):
         self._turn_text.append(delta)
         if self.stream_text:
             self.status.clear()
-            sys.stdout.write(delta)
+            if self._markdown is not None:
+                self._markdown.feed(delta)
+                return
+            sys.stdout.write(clean(delta))
             sys.stdout.flush()
             self._open_line = not delta.endswith("\n")
 
     def model_finished(self, reply: Reply) -> None:
         """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
-        self.status.clear()
-        if self.stream_text and self._open_line:
-            sys.stdout.write("\n")
-            self._open_line = False
+        self.end_line()
         if not self.stream_text and reply.tool_calls and reply.text.strip():
             print(render.style(reply.text.strip(), "2", sys.stderr), file=sys.stderr)
 
     def tools_changed(self) -> None:
         """Quietly note that MCP tools changed."""
 
+    def end_line(self) -> None:
+        """Finish a streamed line (before an error is printed below the partial answer)."""
+        self.status.clear()
+        if self._markdown is not None:
+            self._markdown.close()
+        if self.stream_text and self._open_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._open_line = False
+
+    def model_retrying(self, retry: Retry) -> None:
+        """``↻ retry 1/2 in 1.0s: reason``: retries are never silent."""
+        self.end_line()
+        mark = render.style("↻", "33", sys.stderr)
+        print(
+            f"{mark} retry {retry.attempt}/{retry.of} in {retry.delay:.1f}s: "
+            f"{render.REDACTOR(retry.reason)}",
+            file=sys.stderr,
+        )
+
+    def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
+        """A call that could not run still shows: ``→ name args`` and ``✗ name: why``."""
+        self.status.clear()
+        head = render.style(f"→ {call.name}", "36", sys.stderr)
+        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        mark = render.style("✗", "31", sys.stderr)
+        print(f"  {mark} {call.name}: {render.first_line(result.text, 160)}", file=sys.stderr)
+
+    def compacted(self, compaction: Compaction) -> None:
+        """``(context compacted: 90k → 20k tokens ...)``."""
+        self.end_line()
+        print(render.style(describe_compaction(compaction), "2", sys.stderr), file=sys.stderr)
+
+    def notice(self, text: str) -> None:
+        """A dim note on stderr."""
+        self.end_line()
+        print(render.style(f"note: {render.REDACTOR(text)}", "2", sys.stderr), file=sys.stderr)
+
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()
         head = render.style(f"→ {call.name}", "36", sys.stderr)
-        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        print(f"{head} {clean(short_args(call.arguments))}".rstrip(), file=sys.stderr)
         self.status.set(f"running {call.name}…")
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
@@ -135,6 +193,17 @@ class TurnView(AgentEvents):
         print(f"  {mark} {call.name} denied: {decision.reason}", file=sys.stderr)
 
 
+def describe_compaction(c: Compaction) -> str:
+    """One line about a compaction."""
+    parts = []
+    if c.cut_results:
+        parts.append(f"{c.cut_results} old tool result(s) cut")
+    if c.summarised_messages:
+        parts.append(f"{c.summarised_messages} older message(s) summarised")
+    what = ", ".join(parts) or "nothing to compact"
+    return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"
+
+
 def report_mcp(manager: Manager) -> None:
     """One line on stderr: which servers are ready, which failed."""
     ready = manager.connected()
@@ -149,3 +218,14 @@ def report_mcp(manager: Manager) -> None:
         render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
     else:
         print(render.style(line, "2", sys.stderr), file=sys.stderr)
+
+
+def empty_answer_message(result: Any) -> str:
+    """What to say when the model finished without a word."""
+    why = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+    hint = (
+        "; the answer hit the output cap: raise 'max_tokens' in settings.json"
+        if result.finish_reason == "length"
+        else "; ask again, or try a larger model"
+    )
+    return f"the model ended its turn with an empty answer{why}{hint}"

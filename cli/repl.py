@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from cli import render
-from cli.chatview import Status, TurnView, report_mcp, short_args
+from cli.chatview import Status, TurnView, clean, report_mcp, short_args
+from cli.reports import (
+    approval_details,
+    color_diff,
+    context_report,
+    tools_report,
+    usage_line,
+    usage_report,
+)
 from cli.runtime import (
     ChatOptions,
     ChatRuntime,
@@ -36,8 +44,12 @@ if TYPE_CHECKING:
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
-/tools        the active tools and their capabilities
+/tools        the tools: loaded (in the request) and deferred (behind search_tools)
 /plan         toggle plan mode (read-only tools)
+/context      what fills the context window, largest first
+/compact [focus]  summarise the conversation now (optionally: what to keep)
+/usage        tokens: prompt, cached, completion; last turn and this session
+/resume [ID]  continue a saved session of this project (a list without ID)
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
@@ -103,6 +115,8 @@ class Repl:
             f" {short_args(dict(request.arguments), 160)}\n" + approval_details(request),
             file=sys.stderr,
         )
+        if request.preview:
+            print(color_diff(request.preview, sys.stderr), file=sys.stderr)
         try:
             # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT
             # handler on return, and a later Ctrl-C during the approved call would be lost.
@@ -146,6 +160,14 @@ class Repl:
             self.runtime = runtime
             if runtime.model_error is not None:
                 render.error(runtime.model_error)
+            if options.resume == "":
+                await self._resume(runtime, "")
+            elif runtime.session.history:
+                print(
+                    f"(resumed session {runtime.log.id if runtime.log else '?'}: "
+                    f"{len(runtime.session.history)} messages)",
+                    file=sys.stderr,
+                )
             prompt = self._input_session()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._connect, runtime)
@@ -192,21 +214,34 @@ class Repl:
             assert runtime.model_error is not None
             render.error(runtime.model_error)
             return
-        view = TurnView(self.status)
+        from cli.chatview import empty_answer_message
+        from core.agent import Outcome
+
+        view = TurnView(self.status, markdown=True)
+        result = None
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             self.turn_scope = scope
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
-                    await runtime.agent.run(line, view)
+                    result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
-                    self.status.clear()
+                    view.end_line()  # the error starts on its own line, below any partial text
                     render.error(exc)
                 finally:
                     tg.cancel_scope.cancel()
+        view.end_line()
         self.turn_scope = None
         if scope.cancelled_caught:
-            print("\n(interrupted)", file=sys.stderr)
+            print("(interrupted)", file=sys.stderr)
+        if result is not None and result.outcome is Outcome.EMPTY:
+            render.warn(empty_answer_message(result))
+        if runtime.log is not None and runtime.log.error:
+            render.warn(runtime.log.error)
+            runtime.log.error = None
+        agent = runtime.agent
+        if result is not None and agent.usage.total > runtime.settings.usage_line_after:
+            print(render.style(usage_line(agent, result), "2", sys.stderr), file=sys.stderr)
 
     async def command(self, line: str) -> str | None:
         """Run a slash command; returns "exit" to leave."""
@@ -226,11 +261,15 @@ class Repl:
             state = "on: read-only tools" if session.plan_mode else "off"
             print(f"(plan mode {state}; {len(session.active_tools)} tools active)")
         elif name == "/tools":
-            rows = [
-                [t.name, t.permission().capability.value, render.first_line(t.description, 60)]
-                for t in session.active_tools
-            ]
-            print(render.table(rows))
+            print(tools_report(session))
+        elif name == "/context":
+            print(context_report(runtime))
+        elif name == "/usage":
+            print(usage_report(runtime))
+        elif name == "/compact":
+            await self._compact(runtime, rest.strip() or None)
+        elif name == "/resume":
+            await self._resume(runtime, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp":
@@ -238,6 +277,69 @@ class Repl:
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
+
+    async def _compact(self, runtime: ChatRuntime, focus: str | None) -> None:
+        from cli.chatview import describe_compaction
+
+        agent = runtime.agent
+        if agent is None:
+            assert runtime.model_error is not None
+            render.error(runtime.model_error)
+            return
+        self.status.set("compacting…")
+        with anyio.CancelScope() as scope, sigint_cancels(scope):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.status.run)
+                try:
+                    done = await agent.compact(focus)
+                except CodebotError as exc:
+                    self.status.clear()
+                    render.error(exc)
+                    return
+                finally:
+                    tg.cancel_scope.cancel()
+        if scope.cancelled_caught:
+            print("(interrupted)", file=sys.stderr)
+        elif done is None:
+            print("(nothing to compact yet)")
+        else:
+            print(describe_compaction(done))
+
+    async def _resume(self, runtime: ChatRuntime, session_id: str) -> None:
+        """``/resume [ID]`` (and ``--resume`` without ID): pick a saved session, continue it."""
+        from core import sessions
+
+        project = runtime.settings.project_root or runtime.globals.cwd
+        if not session_id:
+            saved = [
+                s
+                for s in sessions.list_sessions(project)
+                if runtime.log is None or s.id != runtime.log.id
+            ][:20]
+            if not saved:
+                print("(no saved sessions for this project)")
+                return
+            for n, item in enumerate(saved, start=1):
+                print(f"{n:>3}. {render.REDACTOR(clean(sessions.describe(item)))}")
+            try:
+                text = await self._session().prompt_async(
+                    "resume which? [number or ID, empty to cancel]: ", handle_sigint=False
+                )
+            except (KeyboardInterrupt, EOFError):
+                text = ""
+            choice = text.strip()
+            if not choice:
+                return
+            if choice.isdigit() and 1 <= int(choice) <= len(saved):
+                choice = saved[int(choice) - 1].id
+            session_id = choice
+        try:
+            runtime.start_log(session_id)
+        except CodebotError as exc:
+            render.error(exc)
+            return
+        count = len(runtime.session.history)
+        print(f"(resumed session {session_id}: {count} messages; current tools)")
 
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""
@@ -274,17 +376,6 @@ class Repl:
                 print(f"  {s.failure.message}")
                 if s.failure.hint:
                     print(f"  hint: {s.failure.hint}")
-
-
-def approval_details(request: ApprovalRequest) -> str:
-    """Why the gate asks: the capability, why the tool was classified so, and the rule."""
-    permission = request.permission
-    capability = permission.capability.value
-    if request.rule is not None:
-        because = f"the settings rule {request.rule} asks first"
-    else:
-        because = f"no permission rule matches, and {capability} tools ask by default"
-    return f"  capability: {capability} ({permission.reason})\n  asks because: {because}"
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

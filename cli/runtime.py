@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from core.permissions import Approver, PermissionGate
     from core.servers import ServerConfig
     from core.session import Session
+    from core.sessions import SessionLog
     from core.settings import Settings
     from mcpbridge.manager import Manager
 
@@ -181,6 +182,10 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
+    resume_latest: bool = False
+    """``--continue``: resume the latest session of this project."""
+    resume: str | None = None
+    """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
 
 
 @dataclass
@@ -202,6 +207,8 @@ class ChatRuntime:
     """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
     untrusted: tuple[str, ...] = ()
     """Project servers skipped for this session because the project is not trusted."""
+    log: SessionLog | None = None
+    """Where this conversation is saved (``core.sessions``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -219,9 +226,9 @@ class ChatRuntime:
 
         self.settings = settings
         self.gate.rules = settings.permissions
+        self.session.set_tool_search(settings.tool_search)
         if self.agent is not None:
-            self.agent.max_turns = settings.max_turns
-            self.agent.tool_result_max_tokens = settings.tool_result_max_tokens
+            self.agent.configure(settings)
         options = self.options
         try:
             config = resolve_config(settings, model=options.model, base_url=options.base_url)
@@ -235,15 +242,43 @@ class ChatRuntime:
         model = ChatModel(create_client(config), config)
         if self.agent is not None:
             previous, self.agent.model = self.agent.model, model
+            self.agent.follow_model()
             await previous.aclose()
             return
-        self.agent = Agent(
-            self.session,
-            model,
-            self.gate,
-            max_turns=settings.max_turns,
-            tool_result_max_tokens=settings.tool_result_max_tokens,
+        self.agent = Agent(self.session, model, self.gate)
+        self.agent.configure(settings)
+
+    def start_log(self, session_id: str | None = None) -> None:
+        """Save this conversation; with --continue/--resume (or ``session_id``) resume one
+        first. The resumed history meets the current tool set.
+
+        Raises:
+            UsageError: the session to resume does not exist.
+        """
+        from cli import render
+        from core import sessions
+
+        project = self.settings.project_root or self.globals.cwd
+        options = self.options
+        saved = None
+        if session_id is not None:
+            saved = sessions.find(project, session_id)
+        elif options.resume_latest:
+            saved = sessions.find(project, None)
+        elif options.resume:
+            saved = sessions.find(project, options.resume)
+        model = self.agent.model.config.model if self.agent else None
+        log = sessions.SessionLog(
+            project,
+            session_id=saved.id if saved else None,
+            scrub=render.REDACTOR,
+            meta={"cwd": str(self.globals.cwd), "model": model},
         )
+        if saved is not None:
+            self.session.replace_history(sessions.replay(saved.path))
+            log.adopt(self.session)
+        self.session.recorder = log
+        self.log = log
 
     async def aclose(self) -> None:
         """Close the model's HTTP client (shielded: runs during cancellation too)."""
@@ -327,6 +362,7 @@ async def open_runtime(
             except ModelError:
                 if need_model:
                     raise
+            runtime.start_log()
             yield runtime
         finally:
             await runtime.aclose()

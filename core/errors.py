@@ -21,6 +21,7 @@ class ExitCode(IntEnum):
     SERVER = 4  # an MCP server failed: connect, handshake, transport
     MODEL = 5
     TURN_LIMIT = 6
+    EMPTY_ANSWER = 7  # the model finished its turn without a word
     INTERRUPTED = 130
 
 

@@ -6,18 +6,32 @@
 Works with OpenAI and with OpenAI-compatible servers as they are. llama.cpp's server, for one,
 rejects ``content: null`` beside ``tool_calls`` (:meth:`core.stream.Reply.message` sends ``""``),
 ignores tools unless ``tool_choice`` is ``"auto"`` (always sent with tools), and cannot stream a
-turn that may call tools (the stream ends empty): such a turn is redone without streaming, and
-the session remembers to stop streaming requests that carry tools.
+turn that may call tools (the stream ends empty, without a finish reason): such a turn is redone
+without streaming, and if that answers, the session stops streaming requests that carry tools.
+An ordinary empty answer (finished, no text) is not that quirk: it is returned as it is.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
+
+import anyio
 
 from core.errors import ModelError, SettingsError
+from core.model_errors import (
+    DEFAULT_KEY_ENV,
+    PLACEHOLDER_KEY,
+    TIMEOUT_ENV,
+    ContextOverflowError,
+    StreamDroppedError,
+    map_error,
+    retry_delay,
+    retryable,
+    server_message,
+)
 from core.settings import Settings
 from core.stream import Reply, StreamAccumulator, TextCallback, reply_from_completion
 
@@ -25,16 +39,15 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 DEFAULT_MODEL = "gpt-4o-mini"
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 OPENAI_URL = "https://api.openai.com/v1"
-PLACEHOLDER_KEY = "sk-no-key-required"
-"""Sent to a custom base URL when no key is set: local servers accept any non-empty key."""
 CONNECT_TIMEOUT = 10.0
 """Seconds to establish the connection; a refused or unroutable host fails fast."""
 READ_TIMEOUT = 600.0
 """Seconds between bytes; a local model on a CPU can think for minutes before its first token."""
-TIMEOUT_ENV = "CODEBOT_MODEL_TIMEOUT"
-"""Overrides :data:`READ_TIMEOUT` (seconds without a byte from the model before giving up)."""
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens per model turn: enough for a long file in a tool call, short of a runaway."""
+REMOTE_RETRIES = 2
+"""Retries of a failed request to a remote API (timeouts, 429, 5xx, connection errors)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +61,11 @@ class ModelConfig:
     """The variable the key was read from, or None when the placeholder key is used."""
     timeout: float = READ_TIMEOUT
     """Seconds without a byte from the server (before or during a stream) before giving up."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Output cap per model turn (setting ``max_tokens``), sent with every request."""
+    retries: int = 0
+    """Visible retries of a failed request (setting ``model_retries``); 0 for loopback
+    endpoints unless configured, since a local server handles one request at a time."""
 
     @property
     def url(self) -> str:
@@ -80,10 +98,14 @@ def resolve_config(
     url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
     names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
     key_env = next((n for n in names if env.get(n)), None)
+    retries = settings.model_retries
+    if retries is None:
+        retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
+    cap = settings.max_tokens
     if key_env is not None:
-        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout)
+        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout, cap, retries)
     if url is not None:
-        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout)
+        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries)
     wanted = settings.api_key_env or DEFAULT_KEY_ENV
     raise ModelError(
         f"no API key for the model API: {wanted} is not set and no base URL is configured",
@@ -91,6 +113,20 @@ def resolve_config(
         "'base_url' in settings.json) at an OpenAI-compatible server such as "
         "http://localhost:11434/v1 (Ollama).",
     )
+
+
+def is_loopback(url: str) -> bool:
+    """True for ``localhost``, ``127.0.0.0/8`` and ``::1`` (a model on this machine)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _timeout(value: str | None) -> float:
@@ -108,8 +144,11 @@ def _timeout(value: str | None) -> float:
     return seconds
 
 
-def create_client(config: ModelConfig, *, max_retries: int = 2, **extra: Any) -> AsyncOpenAI:
-    """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use)."""
+def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) -> AsyncOpenAI:
+    """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use).
+
+    The client's own retries are off: :class:`ChatModel` retries itself, visibly.
+    """
     import openai
 
     connect = min(CONNECT_TIMEOUT, config.timeout)
@@ -119,6 +158,20 @@ def create_client(config: ModelConfig, *, max_retries: int = 2, **extra: Any) ->
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A failed request about to be sent again (shown to the user)."""
+
+    attempt: int
+    """1 for the first retry."""
+    of: int
+    reason: str
+    delay: float
+
+
+RetryCallback = Callable[[Retry], None]
+
+
 class ChatModel:
     """Sends one turn to the model; remembers server quirks for the session."""
 
@@ -126,7 +179,12 @@ class ChatModel:
         self.client = client
         self.config = config
         self.stream_with_tools = True
-        """False once the server streamed an empty turn that had tools (llama.cpp)."""
+        """False once the server streamed an empty, unfinished turn that had tools (llama.cpp)
+        and then answered the same request without streaming."""
+        self.cap_param = "max_tokens"
+        """Becomes ``max_completion_tokens`` for servers that reject ``max_tokens``."""
+        self.served_model: str | None = None
+        """The model name the server reported in its last answer."""
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -137,28 +195,80 @@ class ChatModel:
         messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]] = (),
         on_text: TextCallback | None = None,
+        *,
+        on_retry: RetryCallback | None = None,
+        max_tokens: int | None = None,
     ) -> Reply:
         """Request one assistant turn, streaming text to ``on_text`` as it arrives.
 
+        Failed requests are retried ``config.retries`` times (each announced to
+        ``on_retry``), except once the answer has started streaming.
+
         Raises:
-            ModelError: the API failed, or its stream ended early.
+            ContextOverflowError: the request does not fit the model's context window.
+            StreamDroppedError: the connection dropped mid-answer (carries the partial text).
+            ModelError: the API failed otherwise.
         """
         import openai
 
         request: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
+        cap = max_tokens or self.config.max_tokens
+        if cap:
+            request[self.cap_param] = cap
         if tools:
             request["tools"] = list(tools)
             request["tool_choice"] = "auto"  # llama.cpp ignores tools without it
-        try:
-            if tools and not self.stream_with_tools:
-                return await self._once(request, on_text)
-            acc = await self._stream(request, on_text)
-            if acc.reply().empty and tools:
+        attempt = 0
+        while True:
+            try:
+                reply = await self._attempt(request, tools, on_text)
+            except StreamDroppedError:
+                raise
+            except openai.OpenAIError as exc:
+                if self._switch_cap_param(exc, request):
+                    continue
+                error = map_error(exc, self.config)
+                if attempt >= self.config.retries or not retryable(exc):
+                    raise error from None
+                attempt += 1
+                delay = retry_delay(exc, attempt)
+                if on_retry is not None:
+                    on_retry(Retry(attempt, self.config.retries, error.message, delay))
+                await anyio.sleep(delay)
+                continue
+            if reply.model:
+                self.served_model = reply.model
+            return reply
+
+    async def _attempt(
+        self,
+        request: dict[str, Any],
+        tools: Sequence[Mapping[str, Any]],
+        on_text: TextCallback | None,
+    ) -> Reply:
+        if tools and not self.stream_with_tools:
+            return await self._once(request, on_text)
+        acc = await self._stream(request, on_text)
+        partial = acc.reply()
+        if tools and partial.empty and acc.finish_reason is None:
+            # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
+            # reason. Ask again without streaming; stop streaming only if that worked.
+            reply = await self._once(request, on_text)
+            if not reply.empty:
                 self.stream_with_tools = False
-                return await self._once(request, on_text)
-            return acc.result()
-        except openai.OpenAIError as exc:
-            raise map_error(exc, self.config) from None
+            return reply
+        if acc.finish_reason is None:
+            raise StreamDroppedError.from_partial(self.config, acc, None)
+        return acc.result()
+
+    def _switch_cap_param(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """Newer OpenAI models reject ``max_tokens``: send ``max_completion_tokens`` instead."""
+        text = server_message(exc)
+        if self.cap_param == "max_tokens" and "max_completion_tokens" in text:
+            request["max_completion_tokens"] = request.pop("max_tokens", None)
+            self.cap_param = "max_completion_tokens"
+            return True
+        return False
 
     async def _stream(
         self, request: dict[str, Any], on_text: TextCallback | None
@@ -167,9 +277,14 @@ class ChatModel:
         stream = await self.client.chat.completions.create(
             **request, stream=True, stream_options={"include_usage": True}
         )
-        async with stream:  # closes the response when cancelled mid-stream
-            async for chunk in stream:
-                acc.add(chunk)
+        try:
+            async with stream:  # closes the response when cancelled mid-stream
+                async for chunk in stream:
+                    acc.add(chunk)
+        except Exception as exc:  # boundary: httpx or openai errors once bytes have flowed
+            if acc.chunks == 0:
+                raise
+            raise StreamDroppedError.from_partial(self.config, acc, exc) from None
         return acc
 
     async def _once(self, request: dict[str, Any], on_text: TextCallback | None) -> Reply:
@@ -177,75 +292,16 @@ class ChatModel:
         return reply_from_completion(completion, on_text)
 
 
-def map_error(exc: Exception, config: ModelConfig) -> ModelError:
-    """Turn an ``openai`` exception into a :class:`ModelError` that says what to do."""
-    import openai
-
-    url, model = config.url, config.model
-    detail = _redact(_server_message(exc), config.api_key)
-    status = getattr(exc, "status_code", None)
-    where = f"--base-url, OPENAI_BASE_URL or 'base_url' in settings.json (now {url})"
-    if isinstance(exc, openai.AuthenticationError):
-        hint = (
-            f"Check that {config.key_env} holds a valid key for {url}."
-            if config.key_env
-            else f"The server wants a key: export {DEFAULT_KEY_ENV} (or set 'api_key_env')."
-        )
-        return ModelError(f"the model API at {url} rejected the API key (401): {detail}", hint=hint)
-    if isinstance(exc, openai.PermissionDeniedError):
-        return ModelError(
-            f"the API key may not use model '{model}' at {url} (403): {detail}",
-            hint="Use a model your key has access to (--model or CODEBOT_MODEL).",
-        )
-    if isinstance(exc, openai.NotFoundError):
-        return ModelError(
-            f"model '{model}' not found at {url} (404): {detail}",
-            hint=f"Check the model name (--model, CODEBOT_MODEL or 'model' in settings.json) "
-            f"and the base URL ({where}); it usually ends in /v1.",
-        )
-    if isinstance(exc, openai.RateLimitError):
-        return ModelError(
-            f"rate limited by the model API at {url} (429): {detail}",
-            hint="Wait a moment and retry; if it persists, check your quota and billing.",
-        )
-    if isinstance(exc, openai.APIStatusError) and status is not None and status >= 500:
-        return ModelError(
-            f"the model server at {url} failed ({status}): {detail}",
-            hint="The problem is on the server's side; retry later or check its logs.",
-        )
-    if isinstance(exc, openai.APIStatusError):
-        return ModelError(
-            f"the model API at {url} rejected the request ({status}): {detail}",
-            hint=f"Check that model '{model}' supports chat completions and tool calls.",
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        return ModelError(
-            f"the model API at {url} did not answer in time "
-            f"(nothing received for {config.timeout:g} s)",
-            hint="The server may be overloaded or the model still loading; retry, or allow "
-            f"more time with {TIMEOUT_ENV}=<seconds>.",
-        )
-    if isinstance(exc, openai.APIConnectionError):
-        cause = _redact(str(exc.__cause__ or exc), config.api_key)
-        return ModelError(
-            f"cannot connect to the model API at {url}: {cause}",
-            hint=f"Is the server running and reachable? Set the URL with {where}.",
-        )
-    return ModelError(f"the model API at {url} failed: {detail}", hint="Retry the request.")
-
-
-def _server_message(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        data = cast(Mapping[str, Any], body)
-        inner = data.get("error")
-        message = inner.get("message") if isinstance(inner, Mapping) else data.get("message")
-        if isinstance(message, str) and message:
-            return message
-    return getattr(exc, "message", None) or str(exc) or type(exc).__name__
-
-
-def _redact(text: str, secret: str) -> str:
-    if len(secret) >= 8 and secret != PLACEHOLDER_KEY:
-        text = text.replace(secret, "***")
-    return text
+__all__ = [
+    "DEFAULT_KEY_ENV",
+    "PLACEHOLDER_KEY",
+    "TIMEOUT_ENV",
+    "ChatModel",
+    "ContextOverflowError",
+    "ModelConfig",
+    "Retry",
+    "StreamDroppedError",
+    "create_client",
+    "map_error",
+    "resolve_config",
+]

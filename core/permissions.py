@@ -62,6 +62,8 @@ class ApprovalRequest:
     rule: str | None = None
     """The rule that asks (``"permissions.ask '<pattern>'"``), or None: no rule matched and
     the capability is not read."""
+    preview: str | None = None
+    """What the call would change, when the tool can tell (a unified diff for edit/write)."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -132,7 +134,12 @@ class PermissionGate:
                 f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
             )
         request = ApprovalRequest(
-            tool.name, arguments, tool.permission(), decision.reason, decision.rule
+            tool.name,
+            arguments,
+            tool.permission(),
+            decision.reason,
+            decision.rule,
+            preview_of(tool, arguments),
         )
         answer = await self.approver(request)
         if answer is Answer.ALWAYS:
@@ -141,6 +148,18 @@ class PermissionGate:
         if answer is Answer.ONCE:
             return Decision(Verdict.ALLOW, "approved by the user")
         return Decision(Verdict.DENY, "the user denied it")
+
+
+def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """The tool's own preview of a call (``preview(arguments)``), if it has one."""
+    preview = getattr(tool, "preview", None)
+    if not callable(preview):
+        return None
+    try:
+        result = preview(arguments)
+    except Exception:  # boundary: a preview is a courtesy; the question is asked anyway
+        return None
+    return result if isinstance(result, str) else None
 
 
 def denial_text(tool_name: str, decision: Decision) -> str:

@@ -10,6 +10,7 @@ prompt caching keeps the stable prefix.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def server_of(tool: Tool) -> str:
     return rest.split("__", 1)[0]
 
 
-def _first_line(text: str, limit: int = 160) -> str:
+def first_line(text: str, limit: int = 160) -> str:
     line = text.strip().split("\n", 1)[0].strip()
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -90,12 +91,30 @@ def dynamic_block(tools: Sequence[Tool], server_instructions: str, *, plan_mode:
         for server in sorted(by_server):
             lines.append(f"\n## {server}")
             for tool in sorted(by_server[server], key=lambda t: t.name):
-                summary = _first_line(tool.description)
+                summary = first_line(tool.description)
                 lines.append(f"- {tool.name}" + (f": {summary}" if summary else ""))
         parts.append("\n".join(lines))
     if server_instructions.strip():
         parts.append("# MCP server instructions\n\n" + server_instructions.strip())
     return "\n\n".join(parts)
+
+
+def without_hidden_tools(text: str, hidden: Sequence[str]) -> str:
+    """Server instructions without the lines that name a hidden tool.
+
+    Instructions are free text, so this works by line: a line naming a hidden tool (as a
+    whole word) goes, even when it also names a visible one. The model is told lines went.
+    """
+    if not hidden:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(hidden, key=len, reverse=True))
+    mention = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?![A-Za-z0-9_-])")
+    kept = [line for line in text.splitlines() if not mention.search(line)]
+    dropped = len(text.splitlines()) - len(kept)
+    if not dropped:
+        return text
+    note = f"[codebot: {dropped} line(s) about tools not enabled here were left out]"
+    return "\n".join([*kept, note])
 
 
 def assemble(identity: str, instructions: str, dynamic: str) -> str:

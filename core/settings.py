@@ -28,6 +28,10 @@ PYTHON_VARIABLE = "CODEBOT_PYTHON"
 needs codebot's own packages (``mcp``) runs wherever codebot is installed (a venv, pipx, uv)."""
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens per model turn (``max_tokens``): a long file fits, a runaway does not."""
+DEFAULT_USAGE_LINE_AFTER = 100_000
+"""Session tokens after which the REPL prints a usage line after each answer."""
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
 
@@ -68,6 +72,16 @@ class Settings:
     api_key_env: str | None = None
     max_turns: int = DEFAULT_MAX_TURNS
     tool_result_max_tokens: int = DEFAULT_TOOL_RESULT_MAX_TOKENS
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Output cap per model turn, sent as ``max_tokens``."""
+    model_retries: int | None = None
+    """Retries of a failed model request; None: 2 for remote APIs, 0 for loopback ones."""
+    context_window: int | None = None
+    """The model's context window in tokens; None: from the table of known models, or 128k."""
+    tool_search: str | bool = "auto"
+    """Defer MCP tool schemas behind ``search_tools``: "auto" (past 10% of the window)."""
+    usage_line_after: int = DEFAULT_USAGE_LINE_AFTER
+    """Print a usage line after each REPL answer once the session passed this many tokens."""
     warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
     """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
@@ -330,15 +344,21 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                     hint=f'Write it as "{key}": "...".',
                 )
             out[key] = value or None
-    for key in ("max_turns", "tool_result_max_tokens"):
+    for key in ("max_turns", "tool_result_max_tokens", "max_tokens", "context_window"):
         if key in data:
-            value = data[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise SettingsError(
-                    f"'{key}' in {path} must be a positive integer, found {json.dumps(value)}",
-                    hint=f'Write it as "{key}": 50.',
-                )
-            out[key] = value
+            out[key] = _integer(path, key, data[key], minimum=1)
+    for key in ("model_retries", "usage_line_after"):
+        if key in data:
+            out[key] = _integer(path, key, data[key], minimum=0)
+    if "tool_search" in data:
+        value = data["tool_search"]
+        if value != "auto" and not isinstance(value, bool):
+            raise SettingsError(
+                f"'tool_search' in {path} must be \"auto\", true or false, "
+                f"found {json.dumps(value)}",
+                hint='Write it as "tool_search": "auto" (the default), true or false.',
+            )
+        out["tool_search"] = value
     if "warm_idle_timeout" in data:
         value = data["warm_idle_timeout"]
         if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
@@ -349,6 +369,16 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
             )
         out["warm_idle_timeout"] = float(value)
     return out
+
+
+def _integer(path: Path, key: str, value: Any, *, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
+        raise SettingsError(
+            f"'{key}' in {path} must be {kind}, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": {max(minimum, 50)}.',
+        )
+    return value
 
 
 def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:

@@ -30,16 +30,57 @@ class ToolCall:
 
 @dataclass(slots=True)
 class Usage:
-    """Token counts reported by the server (zero when it reports none)."""
+    """Token counts reported by the server, summed over the turns that reported them.
+
+    ``reported`` and ``unreported`` count model turns with and without a ``usage`` from the
+    server, so a total over turns that reported nothing is *unknown*, never 0/0.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the server served from its prompt cache."""
+    reported: int = 0
+    unreported: int = 0
+
+    @property
+    def known(self) -> bool:
+        """True when at least one turn reported usage."""
+        return self.reported > 0
+
+    @property
+    def total(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cached_share(self) -> float | None:
+        """Cached prompt tokens as a fraction of prompt tokens (None when unknown)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else None
 
     def add(self, other: Usage | None) -> None:
-        """Accumulate another turn's usage into this one."""
-        if other is not None:
-            self.prompt_tokens += other.prompt_tokens
-            self.completion_tokens += other.completion_tokens
+        """Accumulate another turn's usage (None: that turn reported nothing)."""
+        if other is None:
+            self.unreported += 1
+            return
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cached_tokens += other.cached_tokens
+        self.reported += other.reported
+        self.unreported += other.unreported
+
+    def as_dict(self) -> dict[str, Any]:
+        """For ``--json``: counts are null when no turn reported usage."""
+        known = self.known
+        return {
+            "prompt_tokens": self.prompt_tokens if known else None,
+            "completion_tokens": self.completion_tokens if known else None,
+            "cached_tokens": self.cached_tokens if known else None,
+            "total_tokens": self.total if known else None,
+            "cached_share": round(self.cached_share, 4) if self.cached_share is not None else None,
+            "turns_reported": self.reported,
+            "turns_unreported": self.unreported,
+        }
 
 
 @dataclass(slots=True)
@@ -50,6 +91,8 @@ class Reply:
     tool_calls: list[ToolCall] = field(default_factory=list[ToolCall])
     finish_reason: str | None = None
     usage: Usage | None = None
+    model: str | None = None
+    """The model the server says answered."""
 
     @property
     def empty(self) -> bool:
@@ -77,7 +120,11 @@ class Reply:
 def _usage(raw: Any) -> Usage | None:
     if raw is None:
         return None
-    return Usage(int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0))
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return Usage(
+        int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0), int(cached or 0), reported=1
+    )
 
 
 class StreamAccumulator:
@@ -90,11 +137,14 @@ class StreamAccumulator:
         self._last_index = -1
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
+        self.model: str | None = None
         self.chunks = 0
 
     def add(self, chunk: ChatCompletionChunk) -> None:
         """Fold one chunk in; only choice 0 counts (we never ask for ``n > 1``)."""
         self.chunks += 1
+        if chunk.model:
+            self.model = chunk.model
         if chunk.usage is not None:
             self.usage = _usage(chunk.usage)
         for choice in chunk.choices:
@@ -131,7 +181,7 @@ class StreamAccumulator:
         calls = [self._calls[i] for i in sorted(self._calls)]
         for n, call in enumerate(calls):
             call.id = call.id or f"call_{n}"  # some servers send no id; the result needs one
-        return Reply("".join(self._text), calls, self.finish_reason, self.usage)
+        return Reply("".join(self._text), calls, self.finish_reason, self.usage, self.model)
 
     def result(self) -> Reply:
         """The finished turn.
@@ -171,4 +221,6 @@ def reply_from_completion(completion: ChatCompletion, on_text: TextCallback | No
     text = message.content or ""
     if text and on_text is not None:
         on_text(text)
-    return Reply(text, calls, choice.finish_reason or "stop", _usage(completion.usage))
+    return Reply(
+        text, calls, choice.finish_reason or "stop", _usage(completion.usage), completion.model
+    )

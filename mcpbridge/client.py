@@ -85,6 +85,9 @@ class Client:
         self.failure: Failure | None = None
         self.info: ServerInfo | None = None
         self.tools: list[types.Tool] = []
+        self.hidden_tools: tuple[str, ...] = ()
+        """Tools the server offers that include_tools/exclude_tools hide (their instructions
+        are left out of the prompt too)."""
         """The server's tools after include/exclude filters, in listing order."""
         self.tools_stale = False
         self.log_file: Path | None = None
@@ -218,8 +221,10 @@ class Client:
     # -- operations ----------------------------------------------------------------------
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
-        """All pages of ``tools/list``, filtered by include/exclude."""
-        return [t for t in await self.list_all_tools(session) if self._selected(t.name)]
+        """All pages of ``tools/list``, filtered by include/exclude (the hidden ones noted)."""
+        tools = await self.list_all_tools(session)
+        self.hidden_tools = tuple(t.name for t in tools if not self._selected(t.name))
+        return [t for t in tools if self._selected(t.name)]
 
     async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""

@@ -210,9 +210,14 @@ class Manager:
         self._dirty = True
 
     def instructions(self) -> str:
-        """Each connected server's instructions as a ``## <server>`` section, in server order."""
+        """Each connected server's instructions as a ``## <server>`` section, in server order.
+
+        Lines that name a tool hidden by ``include_tools``/``exclude_tools`` are left out.
+        """
+        from core.prompt import without_hidden_tools
+
         sections = [
-            f"## {c.name}\n{c.info.instructions.strip()}"
+            f"## {c.name}\n{without_hidden_tools(c.info.instructions, c.hidden_tools).strip()}"
             for c in self.connected()
             if c.info is not None and c.info.instructions and c.info.instructions.strip()
         ]

@@ -1,4 +1,4 @@
-"""The built-in tools: ``read``, ``write`` and ``bash``, all relative to the working directory."""
+"""The built-in tools, all relative to the working directory."""
 
 from __future__ import annotations
 
@@ -6,13 +6,32 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.builtin.bash import BashTool
+from core.builtin.edit import EditTool
+from core.builtin.glob import GlobTool
+from core.builtin.grep import GrepTool
 from core.builtin.read import ReadTool
 from core.builtin.write import WriteTool
 from core.tools import Tool
 
-__all__ = ["BUILTIN_TOOLS", "BashTool", "ReadTool", "WriteTool", "builtin_tools"]
+__all__ = [
+    "BUILTIN_TOOLS",
+    "BashTool",
+    "EditTool",
+    "GlobTool",
+    "GrepTool",
+    "ReadTool",
+    "WriteTool",
+    "builtin_tools",
+]
 
-BUILTIN_TOOLS: tuple[Callable[[Path], Tool], ...] = (ReadTool, WriteTool, BashTool)
+BUILTIN_TOOLS: tuple[Callable[[Path], Tool], ...] = (
+    ReadTool,
+    EditTool,
+    WriteTool,
+    GlobTool,
+    GrepTool,
+    BashTool,
+)
 """The local tool layer, in a fixed order (it is part of the cached prompt)."""
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import anyio
 
 from core.builtin._common import BadArgument, resolve, string
+from core.builtin._diff import read_for_preview, unified
 from core.tools import Capability, Permission, ToolResult
 
 
@@ -38,6 +39,25 @@ class WriteTool:
     def permission(self) -> Permission:
         """Writing changes files."""
         return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
+
+    def preview(self, arguments: Mapping[str, Any]) -> str | None:
+        """Over an existing file: the diff. A new file: its size."""
+        try:
+            path = resolve(self.cwd, string(arguments, "path"))
+            content = string(arguments, "content", allow_empty=True)
+        except BadArgument:
+            return None
+        if not path.exists():
+            lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+            return f"(new file {path}: {lines} lines, {len(content.encode('utf-8'))} bytes)"
+        before = read_for_preview(path)
+        if before is None:
+            return f"(overwrites {path}, which is large or binary: no diff shown)"
+        try:
+            shown = path.relative_to(self.cwd).as_posix()
+        except ValueError:
+            shown = str(path)
+        return unified(shown, before, content)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Write the file and say whether it was created or overwritten."""

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.bench import agent_cases
 from tests.bench.harness import (
     EVERYTHING_BIN,
     PYTHON,
@@ -604,6 +605,9 @@ TARGETS: dict[str, Callable[[Workspace, int, Log], list[Row]]] = {
     "5": target_5,
     "6": target_6,
     "7": target_7,
+    "8": agent_cases.target_8,
+    "9": agent_cases.target_9,
+    "10": agent_cases.target_10,
 }
 
 

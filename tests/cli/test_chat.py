@@ -85,9 +85,17 @@ def test_json_transcript(
     assert code == 0
     data = json.loads(out)
     assert data["answer"] == "sorry" and data["turns"] == 2
-    assert data["usage"] == {"prompt_tokens": 20, "completion_tokens": 10}
+    usage = data["usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"], usage["turns_reported"]) == (
+        20,
+        10,
+        2,
+    )
+    assert usage["last_turn"]["prompt_tokens"] == 10 and usage["session"]["total_tokens"] == 30
+    assert data["outcome"] == "answer" and data["error"] is None
     (call,) = data["tool_calls"]
     assert call["name"] == "read" and call["is_error"] and "not valid JSON" in call["result"]
+    assert call["rejected"]
     assert [m["role"] for m in data["messages"]] == ["user", "assistant", "tool", "assistant"]
 
 
@@ -199,6 +207,10 @@ async def test_repl_turn_approval_and_slash_commands(
         async def typist() -> None:
             for keys in ["/tools\r", "/plan\r", "/plan\r", "write it\r", "y\r", "/mcp\r", "\x04"]:
                 await anyio.sleep(0.4)
+                if keys == "/mcp\r":  # the server connects in the background: wait for it
+                    await until(
+                        lambda: repl.runtime is not None and bool(repl.runtime.manager.connected())
+                    )
                 inp.send_text(keys)
 
         with anyio.fail_after(30):
@@ -209,7 +221,7 @@ async def test_repl_turn_approval_and_slash_commands(
     assert code == 0
     assert (project / "out.txt").read_text() == "hey"
     assert "Wrote it." in out
-    assert re.search(r"^bash +execute +Run a bash command", out, re.M)
+    assert re.search(r"^ *bash +execute +Run a bash command", out, re.M)
     assert "(plan mode on: read-only tools; " in out and "(plan mode off; " in out
     assert "echo: connected" in out
     assert "allow? " not in out  # the question goes to the terminal, not stdout

@@ -81,7 +81,14 @@ async def test_plain_answer_streams_and_lands_in_history(
     ]
     body = fake.bodies[0]
     assert body["messages"][0]["role"] == "system"
-    assert [t["function"]["name"] for t in body["tools"]] == ["read", "write", "bash"]
+    assert [t["function"]["name"] for t in body["tools"]] == [
+        "read",
+        "edit",
+        "write",
+        "glob",
+        "grep",
+        "bash",
+    ]
 
 
 async def test_read_call_result_goes_back_with_matching_id(
@@ -143,7 +150,8 @@ async def test_invalid_json_and_unknown_tool_become_error_results(
     contents = [m["content"] for m in tool_messages(fake.bodies[1])]
     assert contents[0].startswith("Error: the arguments are not valid JSON")
     assert contents[1] == (
-        "Error: there is no tool named 'nope'. Available tools: read, write, bash."
+        "Error: there is no tool named 'nope'. "
+        "Available tools: read, edit, write, glob, grep, bash."
     )
     assert contents[2].startswith("Error: the arguments must be a JSON object, got list")
     assert [r.result.is_error for r in result.tool_calls] == [True, True, True]
@@ -241,8 +249,8 @@ async def test_new_tools_reach_the_next_request(
     events = Recorder()
     await make_agent(model, tmp_path, source=source).run("go", events)
     tools = [[t["function"]["name"] for t in b["tools"]] for b in fake.bodies]
-    assert tools[0][3:] == ["mcp__m__a"]
-    assert tools[1][3:] == tools[2][3:] == ["mcp__m__a", "mcp__m__b"]
+    assert tools[0][6:] == ["mcp__m__a"]
+    assert tools[1][6:] == tools[2][6:] == ["mcp__m__a", "mcp__m__b"]
     assert events.log.count(("tools_changed", None)) == 2  # the first pick-up, then the change
     assert tool_messages(fake.bodies[2])[-1]["content"] == "b ran"
     assert "## m\n- mcp__m__a" in fake.bodies[0]["messages"][0]["content"]
@@ -256,7 +264,7 @@ async def test_plan_mode_sends_only_read_tools(
     agent = make_agent(model, tmp_path, [ScriptedTool("mcp__x__rm", Capability.WRITE)])
     agent.session.set_plan_mode(True)
     await agent.run("plan it")
-    assert [t["function"]["name"] for t in fake.bodies[0]["tools"]] == ["read"]
+    assert [t["function"]["name"] for t in fake.bodies[0]["tools"]] == ["read", "glob", "grep"]
 
 
 async def test_full_tool_turn_against_llama_cpp_quirks(

@@ -15,11 +15,14 @@ pytestmark = pytest.mark.anyio
 
 def test_builtins_implement_the_protocol(tmp_path: Path) -> None:
     tools = builtin_tools(tmp_path)
-    assert [t.name for t in tools] == ["read", "write", "bash"]
+    assert [t.name for t in tools] == ["read", "edit", "write", "glob", "grep", "bash"]
     assert all(isinstance(t, Tool) for t in tools)
     assert [t.permission().capability for t in tools] == [
         Capability.READ,
         Capability.WRITE,
+        Capability.WRITE,
+        Capability.READ,
+        Capability.READ,
         Capability.EXECUTE,
     ]
     assert all(t.schema()["type"] == "object" for t in tools)

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from core.errors import ExitCode, ModelError
-from core.model import PLACEHOLDER_KEY, ChatModel, ModelConfig, create_client, resolve_config
+from core.model import (
+    PLACEHOLDER_KEY,
+    ChatModel,
+    ModelConfig,
+    StreamDroppedError,
+    create_client,
+    resolve_config,
+)
 from core.settings import Settings
 from tests.core.conftest import make_model
 from tests.fakes import openai_server as fo
@@ -110,12 +117,13 @@ async def test_repeated_ids_and_names_are_not_concatenated(
     assert json.loads(reply.tool_calls[0].arguments) == {"path": 1}
 
 
-async def test_dropped_stream_is_an_error(fake: FakeOpenAI, model: ChatModel) -> None:
+async def test_dropped_stream_keeps_the_partial_answer(fake: FakeOpenAI, model: ChatModel) -> None:
     fake.queue(fo.drop(after_text="half an ans"))
     seen: list[str] = []
-    with pytest.raises(ModelError, match="ended early"):
+    with pytest.raises(StreamDroppedError, match="dropped mid-answer") as caught:
         await model.complete(USER, on_text=seen.append)
-    assert "".join(seen) == "half an ans"
+    assert "".join(seen) == "half an ans" == caught.value.partial
+    assert "cannot connect" not in caught.value.message
 
 
 async def test_stream_without_finish_reason_is_an_error(fake: FakeOpenAI, model: ChatModel) -> None:

@@ -13,6 +13,8 @@ from tests.core.fakes import ListSource, ScriptedTool
 
 pytestmark = pytest.mark.anyio
 
+BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
+
 
 def mcp(server: str, tool: str, capability: Capability = Capability.READ) -> ScriptedTool:
     return ScriptedTool(f"mcp__{server}__{tool}", capability, description=f"{tool} of {server}")
@@ -54,17 +56,17 @@ def test_server_attribute_beats_the_name() -> None:
 async def test_before_prompt_replaces_mcp_layer_and_rebuilds_prompt(tmp_path: Path) -> None:
     source = ListSource([mcp("docs", "search")], instructions="## docs\nSearch first.")
     session = Session(builtin_tools(tmp_path), source, cwd=tmp_path)
-    assert names(session.active_tools) == ["read", "write", "bash"]
+    assert names(session.active_tools) == BUILTINS
     assert "# MCP tools" not in session.system_prompt
     assert await session.before_prompt() is True
-    assert names(session.all_tools) == ["read", "write", "bash", "mcp__docs__search"]
+    assert names(session.all_tools) == [*BUILTINS, "mcp__docs__search"]
     assert session.find_tool("mcp__docs__search") is not None
     assert "## docs\n- mcp__docs__search" in session.system_prompt
     assert "Search first." in session.system_prompt
     assert await session.before_prompt() is False  # clean: nothing changes
     source.publish([mcp("docs", "fetch")])
     assert await session.before_prompt() is True
-    assert names(session.all_tools) == ["read", "write", "bash", "mcp__docs__fetch"]
+    assert names(session.all_tools) == [*BUILTINS, "mcp__docs__fetch"]
     assert session.find_tool("mcp__docs__search") is None
 
 
@@ -96,22 +98,23 @@ async def test_filtered_active_set_swaps_mcp_in_place(tmp_path: Path) -> None:
     await session.before_prompt()
     assert names(session.active_tools) == ["read"]
     session.set_active(None)  # mirrors again
-    assert names(session.active_tools) == ["read", "write", "bash", "mcp__a__w"]
+    assert names(session.active_tools) == [*BUILTINS, "mcp__a__w"]
 
 
 async def test_plan_mode_keeps_read_tools_and_survives_refresh(tmp_path: Path) -> None:
     source = ListSource([mcp("a", "get"), mcp("a", "put", Capability.WRITE)])
     session = Session(builtin_tools(tmp_path), source, cwd=tmp_path, plan_mode=True)
     await session.before_prompt()
-    assert names(session.active_tools) == ["read", "mcp__a__get"]
+    read_only = ["read", "glob", "grep"]
+    assert names(session.active_tools) == [*read_only, "mcp__a__get"]
     assert "Plan mode is on" in session.system_prompt
-    assert [s["function"]["name"] for s in session.tool_schemas()] == ["read", "mcp__a__get"]
+    assert [s["function"]["name"] for s in session.tool_schemas()] == [*read_only, "mcp__a__get"]
     source.publish([mcp("a", "get"), mcp("a", "list"), mcp("a", "rm", Capability.EXECUTE)])
     await session.before_prompt()
-    assert names(session.active_tools) == ["read", "mcp__a__get", "mcp__a__list"]
+    assert names(session.active_tools) == [*read_only, "mcp__a__get", "mcp__a__list"]
     session.set_plan_mode(False)
     assert "Plan mode" not in session.system_prompt
-    assert len(session.active_tools) == 6
+    assert len(session.active_tools) == 9
 
 
 def test_messages_and_clear(tmp_path: Path) -> None:

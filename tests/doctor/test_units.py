@@ -80,7 +80,7 @@ def test_tool_count_and_token_totals() -> None:
     many = _server(**{f"t{i}": 10 for i in range(126)})
     ctx = TotalsContext(Settings(), [many])
     [f] = totals._tool_count(ctx)
-    assert f.message.startswith("126 MCP tools plus codebot's 3 built-in tools exceed the 128")
+    assert f.message.startswith("126 MCP tools plus codebot's 6 built-in tools exceed the 128")
     assert list(totals._catalog_tokens(ctx)) == []
     big = _server(a=15_000, b=6_000)
     [f] = totals._catalog_tokens(TotalsContext(Settings(), [big]))

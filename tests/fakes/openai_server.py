@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -51,6 +51,25 @@ def tool_calls(*calls: tuple[str, Any], content: str = "", delay: float = 0.0) -
 def error(status: int, message: str = "scripted error", **headers: str) -> Turn:
     """An HTTP error status with an OpenAI-shaped error body."""
     return {"error": status, "message": message, "headers": headers}
+
+
+def overflow(window: int = 8192) -> Turn:
+    """A 400 ``context_length_exceeded``, worded like OpenAI's."""
+    message = (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        "resulted in more tokens. Please reduce the length of the messages."
+    )
+    return {"error": 400, "message": message, "headers": {}, "code": "context_length_exceeded"}
+
+
+def served_as(model: str, turn: Turn) -> Turn:
+    """``turn``, but the server reports ``model`` as the one that answered."""
+    return {**turn, "served_model": model}
+
+
+def no_usage(turn: Turn) -> Turn:
+    """``turn`` without a usage chunk or field (servers that ignore ``include_usage``)."""
+    return {**turn, "no_usage": True}
 
 
 def stream_error(message: str, *, after_text: str = "") -> Turn:
@@ -97,13 +116,33 @@ class _State:
     call_counter: int = 0
     closing: threading.Event = field(default_factory=threading.Event)
     """Set by close(): a hanging stream stops waiting, so close() does not wait for it."""
+    respond: Callable[[dict[str, Any]], Turn] | None = None
+    """Answers a request when no scripted turn is queued (long scripted sessions)."""
+    window: int | None = None
+    """Context window in tokens: longer requests get 400 ``context_length_exceeded``."""
+    rejected: int = 0
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """The fake's token count of a request: 1 per 3.5 characters of messages and tools
+    (harsher than codebot's estimate of 4, as real tokenizers are for code and JSON)."""
+    text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
+    return int(len(text) / 3.5) + 1
 
 
 class FakeOpenAI:
     """The server; a context manager. ``base_url`` ends in ``/v1``."""
 
-    def __init__(self, turns: list[Turn] | None = None, *, llama: bool = False, port: int = 0):
-        self._state = _State(turns=deque(turns or []), llama=llama)
+    def __init__(
+        self,
+        turns: list[Turn] | None = None,
+        *,
+        llama: bool = False,
+        port: int = 0,
+        respond: Callable[[dict[str, Any]], Turn] | None = None,
+        window: int | None = None,
+    ):
+        self._state = _State(turns=deque(turns or []), llama=llama, respond=respond, window=window)
         state = self._state
 
         class Handler(_Handler):
@@ -131,6 +170,12 @@ class FakeOpenAI:
     def bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of the completion requests so far."""
         return [r.body for r in self.requests]
+
+    @property
+    def rejected(self) -> int:
+        """Requests refused for passing ``window``."""
+        with self._state.lock:
+            return self._state.rejected
 
     @property
     def remaining(self) -> int:
@@ -199,6 +244,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with state.lock:
             turn = state.turns.popleft() if state.turns else None
+        if state.window is not None and count_tokens(body) > state.window:
+            with state.lock:
+                state.rejected += 1
+                if turn is not None:  # not consumed: the retry after compaction gets it
+                    state.turns.appendleft(turn)
+            turn = overflow(state.window)
+        elif turn is None and state.respond is not None:
+            turn = state.respond(body)
+        if turn is not None and state.window is not None:
+            turn = {**turn, "prompt_tokens": count_tokens(body)}
         try:
             self._serve(body, turn)
         except (BrokenPipeError, ConnectionResetError):  # the client aborted the stream
@@ -216,7 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.shared.closing.wait(float(turn["stall"]))
         if "error" in turn:
             status = int(turn["error"])
-            payload = {"error": {"message": turn["message"], "type": "scripted", "code": status}}
+            code = turn.get("code", status)
+            payload = {"error": {"message": turn["message"], "type": "scripted", "code": code}}
             self._json(status, payload, {"x-should-retry": "false", **turn["headers"]})
             return
         tools_seen = bool(body.get("tools")) and (
@@ -256,9 +312,9 @@ class _Handler(BaseHTTPRequestHandler):
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": 0,
-            "model": body.get("model", "fake-model"),
+            "model": turn.get("served_model") or body.get("model", "fake-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": _usage(),
+            "usage": None if turn.get("no_usage") else _usage(turn),
         }
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
@@ -277,7 +333,12 @@ class _Handler(BaseHTTPRequestHandler):
         if "raw_sse" in turn:
             self._sse_raw(turn["raw_sse"])
             return
-        self._sse(list(self._events(body, turn)), turn)
+        served = turn.get("served_model") or body.get("model") or "fake-model"
+        events = list(self._events(body, turn))
+        for event in events:
+            if event.get("object") == "chat.completion.chunk":
+                event["model"] = served
+        self._sse(events, turn)
 
     def _events(self, body: dict[str, Any], turn: Turn) -> Iterator[dict[str, Any]]:
         yield _chunk({"role": "assistant", "content": ""}, None)
@@ -305,8 +366,8 @@ class _Handler(BaseHTTPRequestHandler):
                 yield _chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
             finish = "tool_calls"
         yield _chunk({}, finish)
-        if (body.get("stream_options") or {}).get("include_usage"):
-            yield {**_chunk({}, None), "choices": [], "usage": _usage()}
+        if (body.get("stream_options") or {}).get("include_usage") and not turn.get("no_usage"):
+            yield {**_chunk({}, None), "choices": [], "usage": _usage(turn)}
 
     def _sse(self, events: list[dict[str, Any]], turn: Turn) -> None:
         self.send_response(200)
@@ -365,8 +426,9 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     }
 
 
-def _usage() -> dict[str, int]:
-    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+def _usage(turn: Turn | None = None) -> dict[str, int]:
+    prompt = int((turn or {}).get("prompt_tokens") or 10)
+    return {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5}
 
 
 def _args(arguments: Any) -> str:

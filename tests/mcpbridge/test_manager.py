@@ -247,3 +247,17 @@ async def test_two_tasks_share_one_manager() -> None:
                 for i in range(10):
                     tg.start_soon(worker, i)
             assert sorted(results) == sorted(f"t{i}" for i in range(10))
+
+
+async def test_instructions_about_hidden_tools_are_left_out() -> None:
+    servers = {
+        "shown": make_server("shown", "echo"),
+        "hidden": make_server("hidden", "echo", include_tools=["add"]),
+    }
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            text = manager.instructions()
+    shown, hidden = text.split("## shown")[1], text.split("## hidden")[1].split("## shown")[0]
+    assert "Use echo to repeat text." in shown
+    assert "Use echo" not in hidden and "1 line(s) about tools not enabled here" in hidden

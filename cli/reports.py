@@ -1,0 +1,122 @@
+"""What the REPL prints for its commands and approvals: /tools, /context, /usage, diffs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cli import render
+from cli.chatview import clean
+from core.permissions import ApprovalRequest
+
+if TYPE_CHECKING:
+    from cli.runtime import ChatRuntime
+
+
+def color_diff(diff: str, stream: Any) -> str:
+    """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
+    out: list[str] = []
+    for line in clean(diff).splitlines():
+        if line.startswith(("+++", "---")):
+            code = "1"
+        elif line.startswith("+"):
+            code = "32"
+        elif line.startswith("-"):
+            code = "31"
+        elif line.startswith("@@"):
+            code = "36"
+        else:
+            code = ""
+        out.append("    " + (render.style(line, code, stream) if code else line))
+    return "\n".join(out)
+
+
+def approval_details(request: ApprovalRequest) -> str:
+    """Why the gate asks: the capability, why the tool was classified so, and the rule."""
+    permission = request.permission
+    capability = permission.capability.value
+    if request.rule is not None:
+        because = f"the settings rule {request.rule} asks first"
+    else:
+        because = f"no permission rule matches, and {capability} tools ask by default"
+    return f"  capability: {capability} ({permission.reason})\n  asks because: {because}"
+
+
+def tools_report(session: Any) -> str:
+    """``/tools``: what the request carries, then (with tool search) what waits behind it."""
+
+    def row(t: Any) -> list[str]:
+        return [
+            t.name,
+            t.permission().capability.value,
+            render.first_line(clean(t.description), 60),
+        ]
+
+    offered = session.offered_tools
+    lines = [
+        f"loaded ({len(offered)}, in the request):",
+        render.table([row(t) for t in offered], indent="  "),
+    ]
+    deferred = session.search.deferred if session.search_on else []
+    if deferred:
+        from core.prompt import server_of
+
+        lines.append(f"deferred ({len(deferred)}, load with search_tools):")
+        by_server: dict[str, list[str]] = {}
+        for tool in deferred:
+            by_server.setdefault(server_of(tool), []).append(tool.name)
+        lines += [f"  {s}: {len(n)} tools" for s, n in sorted(by_server.items())]
+    else:
+        lines.append("tool search: off (every tool is in the request)")
+    return "\n".join(lines)
+
+
+def context_report(runtime: ChatRuntime) -> str:
+    """``/context``: system blocks, built-in tools, MCP tools per server, history, free."""
+    from core.context import breakdown, window_for
+    from core.prompt import server_of
+    from core.session import tool_schema
+    from core.tools import is_mcp_tool
+
+    session = runtime.session
+    agent = runtime.agent
+    window = agent.budget.window if agent else window_for("", runtime.settings.context_window)
+    offered = session.offered_tools
+    builtin = [tool_schema(t) for t in offered if not is_mcp_tool(t)]
+    mcp: dict[str, list[Any]] = {}
+    for tool in offered:
+        if is_mcp_tool(tool):
+            mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
+    rows = breakdown(session.blocks, builtin, mcp, session.history, window)
+    table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
+    head = f"context window: {window:,} tokens (compacts at ~80%; rows are estimates)"
+    counted = agent.budget.last_counted if agent else None
+    if counted:
+        head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
+    return head + "\n" + render.table(table, indent="  ")
+
+
+def _usage_cells(usage: Any) -> str:
+    if usage is None or not usage.known:
+        return "unknown (the server reported no usage)"
+    share = usage.cached_share
+    cached = f"{usage.cached_tokens:,} cached ({share:.0%})" if share is not None else "0 cached"
+    return f"{usage.prompt_tokens:,} prompt ({cached}), {usage.completion_tokens:,} completion"
+
+
+def usage_report(runtime: ChatRuntime) -> str:
+    """``/usage``: the last turn and the session."""
+    agent = runtime.agent
+    if agent is None:
+        return "(no model configured)"
+    last = agent.last.last_usage if agent.last else None
+    lines = [f"last turn: {_usage_cells(last)}", f"session:   {_usage_cells(agent.usage)}"]
+    if agent.budget.summary_requests:
+        lines.append(f"summaries: {agent.budget.summary_requests} request(s)")
+    return "\n".join(lines)
+
+
+def usage_line(agent: Any, result: Any) -> str:
+    """The line after an answer once the session passed ``usage_line_after`` tokens."""
+    return (
+        f"(tokens this answer: {_usage_cells(result.usage)}; session total {agent.usage.total:,})"
+    )

@@ -1,0 +1,83 @@
+"""``glob``: files whose path matches a pattern, with ``.gitignore`` respected."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from core.builtin._common import BadArgument, resolve, string
+from core.builtin._files import glob_regex, walk
+from core.tools import Capability, Permission, ToolResult
+
+MAX_RESULTS = 500
+
+
+def shown(path: Path, cwd: Path) -> str:
+    """A path as the model should write it back: relative to the cwd when inside it."""
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def find_files(base: Path, pattern: str) -> list[Path]:
+    """Files under ``base`` whose path relative to ``base`` matches ``pattern``, sorted."""
+    regex = glob_regex(pattern)
+    return [p for p in walk(base) if regex.match(p.relative_to(base).as_posix())]
+
+
+class GlobTool:
+    """Find files by name pattern."""
+
+    name = "glob"
+    description = (
+        "Find files by glob pattern, relative to path (default: the working directory): "
+        "'*.py' matches in that directory only, '**/*.py' at any depth, 'src/**/test_*.py', "
+        "'*.{js,ts}'. Files ignored by .gitignore and the .git directory are left out. "
+        f"Returns at most {MAX_RESULTS} paths, sorted."
+    )
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    def schema(self) -> dict[str, Any]:
+        """Arguments: ``pattern`` and optional ``path``."""
+        return {
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob pattern, e.g. '**/*.py'."},
+                "path": {"type": "string", "description": "Directory to search (default cwd)."},
+            },
+            "required": ["pattern"],
+        }
+
+    def permission(self) -> Permission:
+        """Listing changes nothing."""
+        return Permission(Capability.READ, "built-in glob: only lists files")
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """List the matching files."""
+        try:
+            pattern = string(arguments, "pattern").strip().removeprefix("./")
+            where = arguments.get("path")
+            if where is not None and not isinstance(where, str):
+                raise BadArgument("'path' must be a string")
+            base = resolve(self.cwd, where) if where else self.cwd
+        except BadArgument as exc:
+            return ToolResult(f"glob: {exc}", is_error=True)
+        if pattern.startswith("/"):
+            return ToolResult(
+                "glob: the pattern must be relative; put the directory in 'path'", is_error=True
+            )
+        if not base.is_dir():
+            return ToolResult(f"glob: {base} is not a directory", is_error=True)
+        found = await anyio.to_thread.run_sync(find_files, base, pattern)
+        if not found:
+            return ToolResult(f"No files match {pattern!r} under {shown(base, self.cwd) or '.'}")
+        lines = [shown(p, self.cwd) for p in found[:MAX_RESULTS]]
+        if len(found) > MAX_RESULTS:
+            lines.append(f"[{len(found) - MAX_RESULTS} more files; use a narrower pattern]")
+        return ToolResult("\n".join(lines), data={"count": len(found)})
