@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import render
+from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
 from cli.runtime import (
     ChatOptions,
     ChatRuntime,
@@ -53,6 +54,8 @@ def chat_command(
         str | None,
         typer.Option("--base-url", metavar="URL", help="OpenAI-compatible API base URL."),
     ] = None,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
     continue_: Annotated[
         bool,
         typer.Option("--continue", "-c", help="Resume the latest session of this project."),
@@ -71,7 +74,17 @@ def chat_command(
     """
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url
-    options = ChatOptions(prompt, as_json, yes, list(allow or []), plan, model, base_url)
+    options = ChatOptions(
+        prompt,
+        as_json,
+        yes,
+        list(allow or []),
+        plan,
+        model,
+        base_url,
+        elicit,
+        list(allow_sampling or []),
+    )
     options.resume_latest, options.resume = continue_, resume
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()

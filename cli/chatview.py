@@ -212,7 +212,12 @@ def report_mcp(manager: Manager) -> None:
         return
     tools = len(manager.tools())
     parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
-    parts += [f"'{name}' failed: {f.message}" for name, f in failures.items()]
+    parts += [
+        f"'{name}' needs login (/mcp login {name})"
+        if f.needs_login
+        else f"'{name}' failed: {f.message}"
+        for name, f in failures.items()
+    ]
     line = "; ".join(parts)
     if failures:
         render.warn(line + " (/mcp or `codebot mcp doctor` for details)")

@@ -67,6 +67,12 @@ def doctor_command(
     list_checks: Annotated[
         bool, typer.Option("--list-checks", help="List every check (id, severity) and exit.")
     ] = False,
+    login: Annotated[
+        bool,
+        typer.Option(
+            "--login", help="Run the OAuth browser flow inline when a server needs authorization."
+        ),
+    ] = False,
 ) -> int:
     """Check the MCP configuration: settings, connections, tools, totals.
 
@@ -97,8 +103,13 @@ def doctor_command(
         from mcpbridge import reaper
 
         reaper.allow()  # one-shot: the report first, the servers' shutdown after
+        from cli.mcp_auth import login_options
+
+        options = login_options() if login else None
         report = anyio.run(
-            lambda: doctor.diagnose(settings, servers, selected=bool(server), untrusted=untrusted)
+            lambda: doctor.diagnose(
+                settings, servers, selected=bool(server), untrusted=untrusted, login=options
+            )
         )
 
     stream = sys.stdout

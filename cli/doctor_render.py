@@ -102,6 +102,8 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
             count = len(ctx.tools)
             facts.append(f"{count} tool{'s' if count != 1 else ''}")
             facts.append(f"~{server.tokens:,} tokens")
+        elif server.status == "needs login":
+            facts.append("needs login")
         elif failure is not None:
             facts.append(f"failed at {failure.stage}")
         else:
@@ -172,6 +174,7 @@ def json_document(report: Report, *, strict: bool = False) -> dict[str, Any]:
         "summary": {
             "servers": len(report.servers),
             **{k: statuses.count(k) for k in ("connected", "failed", "invalid", "disabled")},
+            "needs_login": statuses.count("needs login"),
             "tools": sum(len(s.context.tools) for s in report.servers),
             "tokens": sum(s.tokens for s in report.servers),
             "errors": report.count("error"),

@@ -8,6 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli import completion, render, warm
+from cli.answers import LazyModel, policy
+from cli.mcp_auth import LoginOpt, login_options
+from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from cli.mcp_views import print_servers
 from cli.runtime import (
     Globals,
     apply_trust,
@@ -22,7 +26,12 @@ from core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from core.servers import ServerConfig
+    from core.settings import Settings
     from core.tools import ToolResult
+    from core.useragent import Policy
+
+    ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
+    """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
 
 
 app = typer.Typer(
@@ -31,7 +40,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 """The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
-mcp_app = app
 """The former name, kept while branches that register on it are in flight."""
 
 ServerOpt = Annotated[
@@ -63,11 +71,12 @@ def list_command(
         ),
     ] = None,
     no_warm: warm.NoWarmOpt = False,
+    login: LoginOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
-    Exit 0 when every selected server connected, 4 when any failed (the others are listed),
-    2 for an unknown or disabled --server.
+    Exit 0 when every selected server connected, 4 when any failed or needs a login (the
+    others are listed), 2 for an unknown or disabled --server.
     """
     import anyio
 
@@ -82,13 +91,13 @@ def list_command(
         render.hint(describe_settings_files(settings))
         return ExitCode.OK
     answer = None
-    if not no_warm and timeout is None:
+    if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
         payload = {"op": "list", "servers": list(servers), "schemas": schemas}
         answer = warm.ask_holder(settings, check, payload)
     if answer is not None and isinstance(answer.get("views"), list):
         code = _render_list(answer["views"], as_json, schemas)
     else:
-        code = anyio.run(_list, servers, as_json, schemas)
+        code = anyio.run(_list, servers, as_json, schemas, policy(settings, None, None), login)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -99,17 +108,26 @@ def list_command(
     return code
 
 
-async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) -> int:
+async def _list(
+    servers: dict[str, ServerConfig],
+    as_json: bool,
+    schemas: bool,
+    agent: Policy,
+    login: bool = False,
+) -> int:
     from mcpbridge import lite  # the hot path: no SDK import while every server is plain
 
-    if lite.usable(servers):
+    if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
         try:
-            views = await lite.list_servers(servers, schemas=schemas)
+            views = await lite.list_servers(servers, schemas=schemas, roots=agent.roots())
         except lite.Fallback:
             pass
         else:
             return _render_list(views, as_json, schemas)
-    async with open_manager(servers) as manager:
+    # The capabilities are declared, so servers show the tools they offer only to clients
+    # that can answer elicitation, sampling or roots (server-everything has three).
+    options = login_options() if login else None
+    async with open_manager(servers, agent=agent, login=options) as manager:
         from mcpbridge.report import status_view
 
         await manager.start_all()
@@ -120,29 +138,66 @@ async def _list(servers: dict[str, ServerConfig], as_json: bool, schemas: bool) 
 
 def _render_list(views: list[dict[str, Any]], as_json: bool, schemas: bool) -> int:
     completion.remember_tools(views)
-    failed = any(v["status"] == "failed" for v in views)
+    failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})
     else:
-        _print_servers(views, schemas)
+        print_servers(views, schemas)
     return ExitCode.SERVER if failed else ExitCode.OK
 
 
-async def _call(config: ServerConfig, tool: str, arguments: dict[str, Any]) -> ToolResult:
+async def _call(
+    config: ServerConfig,
+    tool: str,
+    arguments: dict[str, Any],
+    requests: ServerRequestsFlags,
+    login: bool = False,
+) -> ToolResult:
     from mcpbridge import lite  # the hot path: no SDK import while the server is plain
 
-    if lite.usable({config.name: config}):
+    settings, elicit, allow_sampling = requests
+    agent = policy(settings, elicit, allow_sampling)
+    if warm.plain(requests, login) and lite.usable({config.name: config}):
         try:
-            return await lite.call_tool(config, tool, arguments)
+            return await lite.call_tool(config, tool, arguments, roots=agent.roots())
         except lite.Fallback:
             pass
-    async with open_manager({config.name: config}) as manager:
-        from mcpbridge.call import call_once
+    from core.sampling import Sampler
 
-        return await call_once(manager, config, tool, arguments)
+    lazy = LazyModel(settings)
+    try:
+        async with open_manager(
+            {config.name: config},
+            agent=agent,
+            sampler=Sampler(lazy),
+            login=login_options() if login else None,
+        ) as manager:
+            from mcpbridge.call import call_once
+
+            if sys.stderr.isatty():
+                manager.on_progress = _progress_line
+            try:
+                return await call_once(manager, config, tool, arguments)
+            finally:
+                if manager.on_progress is not None:
+                    sys.stderr.write("\r\x1b[2K")
+    finally:
+        await lazy.aclose()
 
 
-async def _batch(servers: dict[str, ServerConfig]) -> bool:
+def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
+    """Progress of a call on a terminal's stderr, rewritten in place."""
+    from cli.mcp_resources import safe
+
+    percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
+    text = f"{server}:{percent} {safe(message)[:60]}".rstrip()
+    sys.stderr.write(f"\r\x1b[2K{text}")
+    sys.stderr.flush()
+
+
+async def _batch(
+    servers: dict[str, ServerConfig], requests: ServerRequestsFlags, login: bool = False
+) -> bool:
     import json
 
     def emit(answer: dict[str, Any]) -> None:
@@ -154,57 +209,24 @@ async def _batch(servers: dict[str, ServerConfig]) -> bool:
 
         return await anyio.to_thread.run_sync(sys.stdin.readline)
 
-    async with open_manager(servers, prelaunch=False) as manager:
-        from mcpbridge.call import call_batch
+    from core.sampling import Sampler
 
-        return await call_batch(manager, servers, read_line, emit)
+    settings, elicit, allow_sampling = requests
+    lazy = LazyModel(settings)
+    agent = policy(settings, elicit, allow_sampling)
+    try:
+        async with open_manager(
+            servers,
+            prelaunch=False,
+            agent=agent,
+            sampler=Sampler(lazy),
+            login=login_options() if login else None,
+        ) as manager:
+            from mcpbridge.call import call_batch
 
-
-def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
-    if not views:
-        render.warn("no MCP servers are configured")
-        return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2")}
-    for i, v in enumerate(views):
-        mark, color = marks.get(v["status"], ("✗", "31"))
-        facts = [v["transport"], v["status"]]
-        if v["protocol_version"]:
-            facts.append(f"protocol {v['protocol_version']}")
-        if v["status"] == "connected":
-            facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
-        print(
-            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(v['name'], '1')}"
-            f"  {' · '.join(facts)}"
-        )
-        source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
-        print(f"  from {source}")
-        if v["failure"]:
-            err = v["failure"]
-            print(f"  {err['stage']} failed: {err['message']}")
-            if err.get("hint"):
-                print(f"  hint: {err['hint']}")
-            if err.get("stderr_tail"):
-                print("  server stderr (last lines):")
-                for line in err["stderr_tail"].splitlines():
-                    print(f"    {line}")
-        rows = [
-            [
-                t["name"],
-                t["original_name"] if t["name_reason"] else "",
-                t["capability"],
-                render.first_line(t["description"], 70),
-            ]
-            for t in v["tools"]
-        ]
-        if rows:
-            print(render.table(rows, indent="  "))
-        if schemas:
-            import json
-
-            for t in v["tools"]:
-                print(f"\n  {t['name']} input schema:")
-                for line in json.dumps(t["input_schema"], indent=2).splitlines():
-                    print(f"    {line}")
+            return await call_batch(manager, servers, read_line, emit)
+    finally:
+        await lazy.aclose()
 
 
 @app.command("call")
@@ -254,6 +276,9 @@ def call_command(
         ),
     ] = False,
     no_warm: warm.NoWarmOpt = False,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
+    login: LoginOpt = False,
 ) -> int:
     """Call one tool of one server and print its result.
 
@@ -278,7 +303,8 @@ def call_command(
             )
         settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
-        ok = anyio.run(_batch, servers)
+        policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
+        ok = anyio.run(_batch, servers, (settings, elicit, allow_sampling), login)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -292,8 +318,9 @@ def call_command(
     config = select_servers(settings, [server])[server]
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
+    policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
     answer = None
-    if not no_warm and timeout is None:
+    if not no_warm and timeout is None and warm.plain((settings, elicit, allow_sampling), login):
         payload = {
             "op": "call",
             "server": server,
@@ -309,7 +336,8 @@ def call_command(
         outcome = ToolResult(**answer["result"])
     else:
         config = with_timeout({server: config}, timeout)[server]
-        outcome = anyio.run(_call, config, tool, arguments_)
+        requests = (settings, elicit, allow_sampling)
+        outcome = anyio.run(_call, config, tool, arguments_, requests, login)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
@@ -321,13 +349,24 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import doctor, mcp_get, mcp_import, mcp_manage
+    from cli import (
+        doctor,
+        mcp_auth,
+        mcp_get,
+        mcp_import,
+        mcp_manage,
+        mcp_prompts,
+        mcp_resources,
+    )
 
     app.add_typer(doctor.app)
     app.add_typer(warm.app)
     app.add_typer(mcp_manage.app)
     app.add_typer(mcp_get.app)
     app.add_typer(mcp_import.app)
+    app.add_typer(mcp_resources.app)
+    app.add_typer(mcp_prompts.app)
+    app.add_typer(mcp_auth.app)
 
 
 _add_groups()

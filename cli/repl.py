@@ -16,6 +16,14 @@ import anyio
 
 from cli import render
 from cli.chatview import Status, TurnView, clean, report_mcp, short_args
+from cli.repl_completion import completer_for
+from cli.repl_mcp import (
+    ReplAgent,
+    expand_mentions,
+    progress_hook,
+    run_prompt_command,
+    show_mcp,
+)
 from cli.reports import (
     approval_details,
     color_diff,
@@ -44,7 +52,10 @@ if TYPE_CHECKING:
 HELP = """\
 /mcp          servers: connected, failed (with the reason), tool counts
 /mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
+/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
 /tools        the tools: loaded (in the request) and deferred (behind search_tools)
+/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
+@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
 /plan         toggle plan mode (read-only tools)
 /context      what fills the context window, largest first
 /compact [focus]  summarise the conversation now (optionally: what to keep)
@@ -105,7 +116,8 @@ class Repl:
             def store_string(self, string: str) -> None:
                 super().store_string(render.REDACTOR(string))
 
-        return self._session(history=PrivateHistory(str(history_file())), key_bindings=keys)
+        history = PrivateHistory(str(history_file()))
+        return self._session(history=history, key_bindings=keys, completer=completer_for(self))
 
     async def approve(self, request: ApprovalRequest) -> Answer:
         """Ask the user about one tool call: yes once, always (this session), or no."""
@@ -155,7 +167,12 @@ class Repl:
         from prompt_toolkit.patch_stdout import patch_stdout
 
         async with open_runtime(
-            globals_, options, self.approve, need_model=False, ask_trust=self.ask_trust
+            globals_,
+            options,
+            self.approve,
+            need_model=False,
+            ask_trust=self.ask_trust,
+            user_agent=ReplAgent(self),
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
@@ -189,6 +206,9 @@ class Repl:
                     interrupted = False
                     if not line.strip():
                         continue
+                    if line.strip().startswith("/mcp__"):
+                        await run_prompt_command(self, line)
+                        continue
                     if line.strip().startswith("/"):
                         if await self.command(line.strip()) == "exit":
                             break
@@ -206,7 +226,7 @@ class Repl:
         with suppress(ValueError):
             report_mcp(runtime.manager)
 
-    async def turn(self, line: str) -> None:
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
         """One prompt to the agent; errors are shown and the REPL goes on."""
         runtime = self.runtime
         assert runtime is not None
@@ -219,11 +239,14 @@ class Repl:
 
         view = TurnView(self.status, markdown=True)
         result = None
+        runtime.manager.on_progress = progress_hook(self.status)
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             self.turn_scope = scope
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
+                    if mentions:
+                        line = await expand_mentions(line, runtime.manager)
                     result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text
@@ -272,8 +295,12 @@ class Repl:
             await self._resume(runtime, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
+        elif name == "/mcp" and rest.strip().startswith("login"):
+            from cli.mcp_auth import repl_login
+
+            await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
-            self._show_mcp(runtime)
+            show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -359,23 +386,6 @@ class Repl:
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
-
-    def _show_mcp(self, runtime: ChatRuntime) -> None:
-        statuses = runtime.manager.status()
-        for name in runtime.untrusted:
-            print(f"{name}: not trusted (skipped)")
-        if runtime.untrusted:
-            print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
-        if not statuses and not runtime.untrusted:
-            print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
-            return
-        for s in statuses:
-            facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
-            print(f"{s.name}: {facts}")
-            if s.failure is not None:
-                print(f"  {s.failure.message}")
-                if s.failure.hint:
-                    print(f"  hint: {s.failure.hint}")
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

@@ -6,18 +6,17 @@ call into this module; it calls into none of them.
 
 from __future__ import annotations
 
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from cli.signals import sigint_cancels as sigint_cancels  # re-exported: chat and the REPL
 from core.errors import ModelError, SettingsError, UsageError
 
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
-    import anyio
 
     from core import trust
     from core.agent import Agent
@@ -26,6 +25,8 @@ if TYPE_CHECKING:
     from core.session import Session
     from core.sessions import SessionLog
     from core.settings import Settings
+    from core.useragent import UserAgent
+    from mcpbridge.auth import LoginOptions
     from mcpbridge.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -59,6 +60,7 @@ def load_settings(globals_: Globals) -> Settings:
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+        render.REDACTOR.add(config.oauth.secrets)
     for warning in settings.warnings:
         render.warn_once(str(warning))
     for config in settings.servers.values():
@@ -151,20 +153,26 @@ def describe_settings_files(settings: Settings) -> str:
 
 @asynccontextmanager
 async def open_manager(
-    servers: Mapping[str, ServerConfig], *, prelaunch: bool = True
+    servers: Mapping[str, ServerConfig],
+    *,
+    prelaunch: bool = True,
+    login: LoginOptions | None = None,
+    **answers: Any,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
+    ``answers`` (``agent``, ``sampler``) answer the servers' requests (``Manager``'s own).
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
-    it, servers launch when ``start_all`` names them.
+    it, servers launch when ``start_all`` names them. With ``login`` a server that needs
+    authorization runs the browser flow (``--login``); without, it fails as "needs login".
     """
     from mcpbridge import process  # no SDK import
 
     async with process.prelaunch(servers if prelaunch else {}) as launched:
         from mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched) as manager:
+        async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
             yield manager
 
 
@@ -182,6 +190,8 @@ class ChatOptions:
     plan: bool = False
     model: str | None = None
     base_url: str | None = None
+    elicit: str | None = None  # --elicit: servers' requests for input, without a terminal
+    allow_sampling: list[str] = field(default_factory=list[str])  # --allow-sampling
     resume_latest: bool = False
     """``--continue``: resume the latest session of this project."""
     resume: str | None = None
@@ -247,6 +257,7 @@ class ChatRuntime:
             return
         self.agent = Agent(self.session, model, self.gate)
         self.agent.configure(settings)
+        self.agent.sampler = self.manager.sampler
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -325,6 +336,7 @@ async def open_runtime(
     *,
     need_model: bool,
     ask_trust: TrustPrompt | None = None,
+    user_agent: UserAgent | None = None,
 ) -> AsyncIterator[ChatRuntime]:
     """Build the runtime; MCP servers are not started here (the caller decides when).
 
@@ -335,7 +347,6 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
-    from core.builtin import builtin_tools
     from core.model import resolve_config
     from core.permissions import PermissionGate
     from core.session import Session
@@ -343,9 +354,13 @@ async def open_runtime(
     settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
-    async with open_manager(settings.servers) as manager:
+    from cli.answers import chat_answers, chat_tools
+
+    held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
+    answers, sampler = chat_answers(settings, options, user_agent, held)
+    async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         session = Session(
-            builtin_tools(globals_.cwd),
+            chat_tools(globals_.cwd, settings, manager),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -356,6 +371,7 @@ async def open_runtime(
         )
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        held.append(runtime)
         try:
             try:
                 await runtime.apply(settings)
@@ -366,25 +382,3 @@ async def open_runtime(
             yield runtime
         finally:
             await runtime.aclose()
-
-
-@contextmanager
-def sigint_cancels(scope: anyio.CancelScope) -> Iterator[None]:
-    """While inside, Ctrl-C (SIGINT) cancels ``scope`` instead of killing the process."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        loop.add_signal_handler(signal.SIGINT, scope.cancel)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        # remove_signal_handler installs Python's default handler; put back asyncio.Runner's,
-        # which cancels the main task (an orderly unwind) instead of raising anywhere.
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)

@@ -35,6 +35,22 @@ NoWarmOpt = Annotated[
 ]
 
 
+def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) -> bool:
+    """True when a call needs nothing the holder and the SDK-free hot path cannot give: the
+    default answers (``--elicit decline``, no ``--allow-sampling``), no ``--login``, and no
+    progress line (stderr is not a terminal; the SDK path asks for progress only then)."""
+    _, elicit, allow_sampling = requests
+    return (
+        not login and elicit in (None, "decline") and not allow_sampling and not sys.stderr.isatty()
+    )
+
+
+def _roots(settings: Settings) -> list[Path]:
+    from core.useragent import root_dirs
+
+    return root_dirs(settings.project_root, settings.cwd, settings.roots)
+
+
 def _location(settings: Settings) -> Path:
     from mcpbridge import warm
 
@@ -54,7 +70,8 @@ def ask_holder(
 
     servers = dict(trust.without_untrusted(settings, check).servers)
     try:
-        return warm.request(path, warm.fingerprint(servers, check.trusted), payload)
+        digest = warm.fingerprint(servers, check.trusted, _roots(settings))
+        return warm.request(path, digest, payload)
     except warm.WarmError as exc:
         raise ServerError(
             str(exc), hint="Run the command again with --no-warm, or restart `codebot mcp warm`."
@@ -117,7 +134,7 @@ def warm_command(
     if idle_timeout is not None and idle_timeout <= 0:
         raise UsageError("--idle-timeout must be a positive number of seconds")
     settings, check = apply_trust(globals_, settings)
-    digest = warm.fingerprint(dict(settings.servers), check.trusted)
+    digest = warm.fingerprint(dict(settings.servers), check.trusted, _roots(settings))
     current = warm.ask(path, {"op": "status"})
     if current is not None and current.get("digest") == digest:
         print(f"warm holder already running (pid {current.get('pid')}) for these settings")

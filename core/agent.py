@@ -30,6 +30,7 @@ from core.run import (
     RunResult,
     ToolRecord,
 )
+from core.sampling import Sampler
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
 from core.tokens import CHARS_PER_TOKEN
@@ -115,6 +116,7 @@ class Agent:
         self.gate = gate
         self.max_turns = max_turns
         self.tool_result_max_tokens = tool_result_max_tokens
+        self.sampler: Sampler | None = None  # servers' sampling: capped per turn, counted
         self.context_window: int | None = None
         """``context_window`` from settings (None: the table, or the default)."""
         self.budget = budget or ContextBudget(
@@ -157,6 +159,8 @@ class Agent:
         history.append({"role": "user", "content": prompt})
         result = self.last = RunResult()
         seen: Counter[tuple[str, str]] = Counter()
+        if self.sampler is not None:
+            self.sampler.begin_turn(result.usage)
         try:
             for turn in range(1, self.max_turns + 1):
                 result.turns = turn

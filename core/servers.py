@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from core.envexpand import UndefinedVariable, expand
 from core.errors import SettingsError, UsageError
+from core.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -42,7 +43,20 @@ _SERVER_KEYS = (
     "exclude_tools",
     "protocol",
     "description",
+    "log_level",
+    "oauth",
 )
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+"""MCP's (syslog's) levels, for ``log_level``."""
 
 
 WarningKind = Literal["unknown_key", "milliseconds", "translated"]
@@ -93,6 +107,10 @@ class ServerConfig:
     include_tools: tuple[str, ...] | None = None
     exclude_tools: tuple[str, ...] = ()
     protocol: Protocol = "auto"
+    log_level: str | None = None
+    """Sent as ``logging/setLevel`` (or the 2026-07-28 request meta); None sends nothing."""
+    oauth: OAuthSettings = field(default_factory=OAuthSettings)
+    """How to authorize to an http server (``"oauth": false`` disables it)."""
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
@@ -249,6 +267,12 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             f"unknown protocol {json.dumps(protocol)} (key 'protocol')",
             hint='Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".',
         )
+    log_level = data.get("log_level")
+    if log_level is not None and log_level not in LOG_LEVELS:
+        raise _EntryError(
+            f"unknown log_level {json.dumps(log_level)} (key 'log_level')",
+            hint=f"Use one of {', '.join(LOG_LEVELS)}.",
+        )
     cwd_text = text("cwd")
     cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
     url = text("url")
@@ -258,6 +282,23 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             hint='Write it as "url": "https://host/mcp".',
         )
     args = str_list("args") or ()
+    oauth = OAuthSettings(enabled=False) if transport == "stdio" else OAuthSettings()
+    if "oauth" in data:
+        if transport != "http":
+            raise _EntryError(
+                "'oauth' is only for http servers",
+                hint="Remove 'oauth' from this stdio entry (pass credentials in 'env').",
+            )
+        try:
+            oauth, oauth_warnings = parse_oauth(data["oauth"], lambda v, k: _expand(v, k, environ))
+        except OAuthSettingsError as exc:
+            raise _EntryError(exc.message, hint=exc.hint) from None
+        warnings.extend(
+            EntryWarning(
+                f"oauth.{k}", f"unknown key 'oauth.{k}' is ignored", "Rename or remove the key"
+            )
+            for k in oauth_warnings
+        )
     return ServerConfig(
         name=name,
         source=source,
@@ -274,6 +315,8 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         include_tools=str_list("include_tools"),
         exclude_tools=str_list("exclude_tools") or (),
         protocol=protocol,
+        log_level=log_level,
+        oauth=oauth,
         warnings=tuple(warnings),
         raw=data,
     )

@@ -22,6 +22,8 @@ from typing import Any
 from core import paths
 from core.errors import SettingsError
 from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
+from core.settings_keys import SettingWarning, unknown_keys
+from core.useragent import parse_roots
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
@@ -34,20 +36,6 @@ DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
-
-TOP_LEVEL_KEYS: tuple[str, ...] = (
-    "mcp_servers",
-    "mcpServers",
-    "model",
-    "base_url",
-    "api_key_env",
-    "max_turns",
-    "tool_result_max_tokens",
-    "permissions",
-    "$schema",
-)
-"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
-PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
 
 TRUST_GATED_KEYS = ("base_url", "api_key_env")
 """A hostile project could send the API key elsewhere with these: they need trust."""
@@ -85,6 +73,8 @@ class Settings:
     warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
     """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    roots: tuple[Path, ...] = ()
+    """Directories offered to servers (``roots/list``) besides the project root."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -218,6 +208,10 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
+    if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
+        gated["roots"] = [str(p) for p in project_scalars["roots"]]
+    if "roots" in project_scalars:
+        project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -233,6 +227,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_gated=gated,
         untrusted_fallback={
             **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},
+            "roots": global_scalars.get("roots", ()),
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -243,40 +238,6 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
-
-
-@dataclass(frozen=True, slots=True)
-class SettingWarning:
-    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
-
-    file: Path
-    key: str
-    """As written, with its section: ``permisions`` or ``permissions.dney``."""
-    message: str
-
-    def __str__(self) -> str:
-        return self.message
-
-
-def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
-    """A warning for each top-level or ``permissions`` key codebot does not know."""
-    import difflib
-
-    def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-        suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
-        message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
-        return SettingWarning(path, where + key, message)
-
-    out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
-    section = data.get("permissions")
-    if isinstance(section, dict):
-        out += [
-            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
-            for k in section  # pyright: ignore[reportUnknownVariableType]
-            if k not in PERMISSION_KEYS
-        ]
-    return out
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -368,6 +329,8 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                 hint='Write it as "warm_idle_timeout": 600.',
             )
         out["warm_idle_timeout"] = float(value)
+    if "roots" in data:
+        out["roots"] = parse_roots(path, data["roots"])
     return out
 
 

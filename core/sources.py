@@ -1,101 +1,118 @@
 """What a session may ask of its servers beyond tools, and what servers may ask back.
 
 The bridge implements these protocols; ``core`` sees only them and the plain dataclasses
-below, never an SDK type. Today :class:`core.tools.ToolSource` (tools and instructions) is
-all the session uses; :class:`ServerSource` is the shape it grows into:
-
-- resources and prompts are verbs on the source, beside ``tools()``
-  (home in the bridge: ``mcpbridge/resources.py`` and ``mcpbridge/prompts.py``);
-- requests a server sends to us (elicitation, sampling, roots) go to a :class:`UserAgent`
-  that the REPL or a non-interactive policy implements (home in the bridge:
-  ``mcpbridge/requests.py``, which registers the SDK callbacks).
+below, never an SDK type. ``mcpbridge.Manager`` is a :class:`ServerSource`: the tools of
+:class:`core.tools.ToolSource` plus resources and prompts (``mcpbridge/resources.py``).
+Requests a server sends to us (elicitation, sampling, roots) go to a
+:class:`core.useragent.UserAgent` (re-exported here) that the REPL or the non-interactive
+policy implements; ``mcpbridge/requests.py`` registers the SDK callbacks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Protocol
 
 from core.tools import ToolSource
+from core.useragent import ElicitAnswer, UserAgent
 
 __all__ = [
     "ElicitAnswer",
+    "PromptArgument",
     "PromptInfo",
+    "PromptMessage",
+    "ResourceContent",
     "ResourceInfo",
     "ServerSource",
     "UserAgent",
+    "content_text",
 ]
 
 
 @dataclass(frozen=True, slots=True)
 class ResourceInfo:
-    """One resource (or resource template) a server offers."""
+    """One resource, or one resource template (``template`` True: ``uri`` is the template)."""
 
     server: str
     uri: str
-    """The URI, or the RFC 6570 template when ``template`` is true."""
     name: str
-    description: str = ""
+    title: str | None = None
+    description: str | None = None
     mime_type: str | None = None
+    size: int | None = None
     template: bool = False
+    updated: bool = False
+    """A ``notifications/resources/updated`` arrived since it was last read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceContent:
+    """One part of a read resource: text, or bytes (``blob``)."""
+
+    uri: str
+    mime_type: str | None
+    text: str | None = None
+    blob: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgument:
+    """One argument of a prompt."""
+
+    name: str
+    description: str | None = None
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class PromptInfo:
-    """One prompt a server offers, with the names of its arguments."""
+    """One prompt a server offers."""
 
     server: str
     name: str
-    description: str = ""
-    arguments: tuple[str, ...] = ()
-    required: tuple[str, ...] = ()
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[PromptArgument, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
-class ElicitAnswer:
-    """The user's answer to a server's question (``elicitation/create``)."""
+class PromptMessage:
+    """One message of a rendered prompt, its content as text."""
 
-    action: Literal["accept", "decline", "cancel"]
-    content: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    role: str
+    text: str
+
+
+def content_text(parts: Sequence[ResourceContent]) -> str:
+    """A read resource as text for the model or a prompt: text parts, and one line per blob."""
+    out: list[str] = []
+    for part in parts:
+        if part.text is not None:
+            out.append(part.text)
+        else:
+            size = len(part.blob or b"")
+            out.append(f"[binary: {part.uri}, {part.mime_type or 'unknown type'}, {size} bytes]")
+    return "\n".join(out)
 
 
 class ServerSource(ToolSource, Protocol):
-    """A :class:`ToolSource` that also offers the servers' resources and prompts."""
+    """Tools, resources and prompts of every connected server."""
 
-    def resources(self) -> Sequence[ResourceInfo]:
-        """Every resource and template of every connected server, sorted (server, URI)."""
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Every resource and template (all pages), sorted by server then URI."""
         ...
 
-    async def read_resource(self, server: str, uri: str) -> Sequence[Mapping[str, Any]]:
-        """The resource's contents (text or base64 blobs, with their MIME types)."""
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
+        """Read one resource."""
         ...
 
-    def prompts(self) -> Sequence[PromptInfo]:
-        """Every prompt of every connected server, sorted (server, name)."""
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Every prompt (all pages), sorted by server then name."""
         ...
 
     async def get_prompt(
         self, server: str, name: str, arguments: Mapping[str, str]
-    ) -> Sequence[Mapping[str, Any]]:
-        """The prompt's messages, as chat messages (``role`` and ``content``)."""
-        ...
-
-
-class UserAgent(Protocol):
-    """Answers the requests a server sends to the client; every answer is the user's."""
-
-    async def elicit(
-        self, server: str, message: str, schema: Mapping[str, Any] | None, url: str | None
-    ) -> ElicitAnswer:
-        """Ask the user for what the server wants (a form, or a URL to open)."""
-        ...
-
-    async def approve_sampling(self, server: str, summary: str, max_tokens: int) -> bool:
-        """Whether the server may have the session's model answer ``summary``."""
-        ...
-
-    def roots(self) -> Sequence[Path]:
-        """The directories the servers may work in (the project root first)."""
+    ) -> list[PromptMessage]:
+        """Render one prompt."""
         ...

@@ -8,7 +8,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
-import mcp_types as types
 from mcp import MCPError
 from pydantic import ValidationError
 
@@ -17,6 +16,7 @@ from core.errors import CodebotError, ExitCode, ServerError, UsageError
 from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
+from mcpbridge.failures import explain_auth
 from mcpbridge.manager import Manager
 from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
@@ -45,8 +45,18 @@ async def call_once(
     client = manager.clients[config.name]
     try:
         result = await client.call_tool(tool.original_name, arguments)
-    except MCPError as exc:
-        raise _call_error(exc, config, tool.original_name) from None
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+        auth = explain_auth(exc, config, client.auth.trace)
+        if auth is not None:
+            raise ServerError(
+                f"server '{config.name}' refused '{tool.original_name}': {auth.message}",
+                hint=auth.hint,
+            ) from None
+        if isinstance(exc, MCPError):
+            raise _call_error(exc, config, tool.original_name) from None
+        raise ServerError(
+            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
+        ) from None
     except ValidationError as exc:
         raise ServerError(
             f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
@@ -58,9 +68,13 @@ async def call_once(
             f"its own output schema: {client.redact(str(exc))}",
             hint="The server breaks its tool's outputSchema; report it to its authors.",
         ) from None
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+    except CodebotError:
+        raise
+    except Exception as exc:  # boundary: whatever the SDK raises is this call's error, named
+        detail = client.redact(str(exc) or type(exc).__name__)
         raise ServerError(
-            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
+            f"'{tool.original_name}' on server '{config.name}' failed: {detail}",
+            hint="Re-run with --debug for the SDK's log.",
         ) from None
     return to_tool_result(result)
 
@@ -147,21 +161,10 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     return server, tool, arguments
 
 
-def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> ServerError:
-    if exc.code == types.REQUEST_TIMEOUT:
-        return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
-            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
-        )
-    if exc.code == types.CONNECTION_CLOSED:
-        return ServerError(
-            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
-        )
-    return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {exc.message} "
-        f"(MCP error {exc.code})"
-    )
+def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
+    from mcpbridge.schemas import call_error  # one wording for the SDK and the hot path
+
+    return call_error(exc.code, exc.message, config, tool)
 
 
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:

@@ -13,27 +13,30 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
-from mcp import MCPError
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ListenNotSupportedError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from core import __version__
 from core.redact import Redactor
 from core.servers import ServerConfig
+from mcpbridge import features
 from mcpbridge._sdk import Transport, TransportStreams
-from mcpbridge.failures import Failure, Stage, explain, read_tail
+from mcpbridge.auth import LoginOptions, ServerAuth
+from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
+from mcpbridge.features import ProgressHook
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
+from mcpbridge.serverinfo import ServerInfo, client_info
 from mcpbridge.stdio import stdio_transport
+
+if TYPE_CHECKING:
+    from core.sampling import Sampler
+    from core.useragent import UserAgent
 
 logger = logging.getLogger(__name__)
 
@@ -46,24 +49,8 @@ MAX_LIST_PAGES = 1000
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
 
+
 State = Literal["pending", "connected", "failed", "stopped"]
-
-
-def client_info() -> types.Implementation:
-    """What codebot tells servers about itself."""
-    return types.Implementation(name="codebot", version=__version__)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerInfo:
-    """What the handshake told us."""
-
-    protocol_version: str
-    name: str | None
-    version: str | None
-    capabilities: dict[str, Any]
-    instructions: str | None
-    handshake_ms: float
 
 
 class Client:
@@ -77,9 +64,22 @@ class Client:
         on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
+        login: LoginOptions | None = None,
         in_process: Any = None,
     ) -> None:
         self.config = config
+        self.agent = agent
+        """Answers elicitation, sampling and roots requests; None declares none of them."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        self.resources_stale = False
+        """``resources/list_changed`` arrived: the next resource listing is fresh."""
+        self.prompts_stale = False
+        self.updated: set[str] = set()
+        """URIs whose ``notifications/resources/updated`` arrived since they were last read."""
+        self.subscribed: set[str] = set()
         self.name = config.name
         self.state: State = "pending"
         self.failure: Failure | None = None
@@ -110,7 +110,12 @@ class Client:
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
-        self.redact = Redactor([*config.headers.values(), *config.env.values()])
+        self.redact = Redactor(
+            [*config.headers.values(), *config.env.values(), *config.oauth.secrets]
+        )
+        self.login = login  # this run may open the browser (--login, mcp login)
+        self.auth = ServerAuth(config, login)
+        self.auth.on_wait = self._waiting_on_user
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -124,6 +129,8 @@ class Client:
                     scope.cancel()
                 async with AsyncExitStack() as stack:
                     session = await self._connect(stack)
+                    self.auth.after_connect()
+                    self.redact.add(self.auth.secrets())
                     self.info = self._server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
@@ -139,7 +146,7 @@ class Client:
                         tg.cancel_scope.cancel()
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
-            elif scope.cancelled_caught and self.state == "pending":
+            elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
                 self._fail(
                     "handshake" if self._stage == "launch" else self._stage,
                     f"no answer within {self.config.timeout:g} s",
@@ -151,7 +158,9 @@ class Client:
             self._fail(self._stage, "cancelled")
             raise
         except Exception as exc:  # boundary: any failure of one server is recorded, not raised
-            self._fail(self._stage, *explain(exc, self.config))
+            self.redact.add(self.auth.secrets())
+            if not self._auth_problem(exc):
+                self._fail(self._stage, *explain(exc, self.config))
         finally:
             self._session = None
             self._handshake = None
@@ -246,8 +255,16 @@ class Client:
         """
         await self.restart_if_crashed()
         return await self.session.call_tool(
-            name, arguments, read_timeout_seconds=self.config.tool_timeout
+            name,
+            arguments,
+            read_timeout_seconds=self.config.tool_timeout,
+            progress_callback=features.progress_callback(self),
         )
+
+    @property
+    def process(self) -> ServerProcess | None:
+        """The stdio server's process (None for HTTP and in-process servers)."""
+        return self._process
 
     def _selected(self, tool: str) -> bool:
         from fnmatch import fnmatchcase
@@ -283,8 +300,11 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
+            **features.sdk_callbacks(self),
         )
-        return await stack.enter_async_context(session)
+        client = await stack.enter_async_context(session)
+        await features.set_log_level(self, client)
+        return client
 
     @asynccontextmanager
     async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
@@ -304,12 +324,24 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
-        http = httpx2.AsyncClient(
-            headers=dict(self.config.headers), timeout=HTTP_TIMEOUT, follow_redirects=True
-        )
-        await stack.enter_async_context(http)
+        http = await self.auth.http_client(stack, dict(self.config.headers), HTTP_TIMEOUT)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
+
+    def _auth_problem(self, exc: BaseException | None = None) -> bool:
+        """Record an authorization failure, if the trace shows one; True when it did."""
+        problem = explain_auth(exc, self.config, self.auth.trace)
+        if problem is None:
+            return False
+        self._fail("auth", problem.message, problem.hint, needs_login=problem.needs_login)
+        return True
+
+    def _waiting_on_user(self, waiting: bool) -> None:
+        """No handshake deadline while the user is in the browser (the login has its own)."""
+        scope = self._handshake
+        if scope is None or self.state != "pending":
+            return
+        scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
 
     def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
         impl = session.server_info
@@ -324,23 +356,14 @@ class Client:
         )
 
     async def _listen(self, session: SDKClient) -> None:
-        """On 2026-07-28 connections, change notifications come only on a listen stream."""
-        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-            return
-        caps = session.server_capabilities.tools
-        if caps is None or not caps.list_changed:
-            return
-        try:
-            async with session.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._mark_stale()
-        except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
-            logger.debug("server %s: listen stream ended: %s", self.name, exc)
+        await features.listen(self, session, self._mark_stale)
 
     async def _on_message(self, message: Any) -> None:
         """Handshake-era notifications; only marks state, never does I/O."""
         if isinstance(message, types.ToolListChangedNotification):
             self._mark_stale()
+        elif features.note(self, message):
+            pass
         elif isinstance(message, Exception):
             logger.debug("server %s: transport error: %s", self.name, message)
 
@@ -350,7 +373,13 @@ class Client:
             self._on_tools_changed(self.name)
 
     def _fail(
-        self, stage: Stage, message: str, hint: str | None = None, *, timed_out: bool = False
+        self,
+        stage: Stage,
+        message: str,
+        hint: str | None = None,
+        *,
+        timed_out: bool = False,
+        needs_login: bool = False,
     ) -> None:
         if self.state == "failed":
             return
@@ -363,6 +392,7 @@ class Client:
             hint=hint,
             stderr_tail=self.redact(read_tail(self.log_file)),
             log_file=self.log_file,
+            needs_login=needs_login,
             timed_out=timed_out,
         )
         if was_up and self._on_lost is not None:

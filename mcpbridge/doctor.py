@@ -27,6 +27,7 @@ from core.redact import Redactor
 from core.servers import ServerConfig
 from core.session import tool_schema
 from core.settings import Settings
+from mcpbridge.auth import LoginOptions
 from mcpbridge.checks import (
     CHECKS,
     Finding,
@@ -45,7 +46,7 @@ from mcpbridge.tool import MCPTool
 __all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
 
 
-ServerStatus = Literal["connected", "failed", "invalid", "disabled"]
+ServerStatus = Literal["connected", "failed", "needs login", "invalid", "disabled"]
 CheckStatus = Literal["pass", "info", "warning", "error", "skipped"]
 _RANK: dict[str, int] = {"pass": 0, "info": 1, "warning": 2, "error": 3}
 
@@ -113,6 +114,7 @@ async def diagnose(
     selected: bool = False,
     environ: Mapping[str, str] | None = None,
     untrusted: Collection[str] = (),
+    login: LoginOptions | None = None,
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -123,6 +125,7 @@ async def diagnose(
         selected: True when ``--server`` narrowed the set (no "nothing configured" warning).
         environ: Variables for ``${VAR}`` checks; defaults to ``os.environ``.
         untrusted: Project servers of an untrusted project: reported, never started.
+        login: Run the OAuth browser flow for servers that need it (``--login``).
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
@@ -148,7 +151,7 @@ async def diagnose(
         else:
             to_connect.append(report)
     if to_connect:
-        await _connect_and_check(to_connect)
+        await _connect_and_check(to_connect, login)
 
     contexts = [r.context for r in reports]
     totals = TotalsContext(settings, contexts, selected)
@@ -165,8 +168,8 @@ async def diagnose(
     )
 
 
-async def _connect_and_check(reports: list[ServerReport]) -> None:
-    async with Manager({r.name: r.context.config for r in reports}) as manager:
+async def _connect_and_check(reports: list[ServerReport], login: LoginOptions | None) -> None:
+    async with Manager({r.name: r.context.config for r in reports}, login=login) as manager:
         await manager.start_all()
         tools = manager.tools()
         for report in reports:
@@ -185,7 +188,8 @@ async def _connect_and_check(reports: list[ServerReport]) -> None:
                 _run(report, "server", ctx)
                 _run(report, "tool", ctx)
             else:
-                report.status = "failed"
+                failure = ctx.client.failure if ctx.client is not None else None
+                report.status = "needs login" if failure and failure.needs_login else "failed"
                 _skip(report, ("server", "tool"), "the server did not connect")
 
 

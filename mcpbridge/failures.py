@@ -18,9 +18,10 @@ import mcp_types as types
 from mcp import MCPError
 
 from core.servers import ServerConfig
+from mcpbridge.auth import AuthTrace, LoginError, NeedsLoginError
 from mcpbridge.process import LaunchError
 
-Stage = Literal["config", "launch", "handshake", "list", "call"]
+Stage = Literal["config", "launch", "handshake", "auth", "list", "call"]
 
 STDERR_TAIL_LINES = 12
 STDERR_TAIL_BYTES = 4096
@@ -36,6 +37,8 @@ class Failure:
     hint: str | None = None
     stderr_tail: str = ""
     log_file: Path | None = None
+    needs_login: bool = False
+    """Stage "auth": the server wants a login that this run did not do (status "needs login")."""
     timed_out: bool = False
     """The client gave up waiting for the handshake or the first listing (``timeout``)."""
 
@@ -108,17 +111,95 @@ def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
     return f"{type(leaf).__name__}: {text}", None
 
 
+@dataclass(frozen=True, slots=True)
+class AuthProblem:
+    """Why authorization failed, and whether a login would fix it."""
+
+    message: str
+    hint: str | None
+    needs_login: bool = False
+
+
+def login_hint(config: ServerConfig) -> str:
+    """How to log in to this server."""
+    return (
+        f"Run `codebot mcp login {config.name}`, or pass --login to run the browser flow "
+        "when it is needed."
+    )
+
+
+def explain_auth(
+    exc: BaseException | None, config: ServerConfig, trace: AuthTrace
+) -> AuthProblem | None:
+    """The auth failure behind ``exc``, decided from the HTTP statuses seen, or None."""
+    from mcp.client.auth import OAuthFlowError
+
+    leaves = _leaves(exc) if exc is not None else []
+    where = f"server '{config.name}' in {config.source}"
+    oauth = config.oauth
+    if any(isinstance(e, LoginError) for e in leaves):
+        leaf = next(e for e in leaves if isinstance(e, LoginError))
+        return AuthProblem(f"login failed: {leaf}", login_hint(config), needs_login=True)
+    if trace.needs_login or any(isinstance(e, NeedsLoginError) for e in leaves):
+        return AuthProblem(
+            f"{config.url} needs authorization: the stored login expired or the server asks "
+            "for more scope",
+            login_hint(config),
+            needs_login=True,
+        )
+    flow_error = next((e for e in leaves if isinstance(e, OAuthFlowError)), None)
+    if flow_error is not None:
+        hint = (
+            f"Check 'oauth.client_id', 'oauth.client_secret' / 'oauth.private_key' of {where}."
+            if oauth.grant == "client_credentials"
+            else login_hint(config)
+        )
+        return AuthProblem(f"OAuth failed: {flow_error}", hint)
+    if trace.status == 401:
+        if not oauth.enabled:
+            return AuthProblem(
+                f"{config.url} answered 401 Unauthorized ('oauth' is false)",
+                f"Check the credentials in 'headers' of {where}, or remove \"oauth\": false "
+                "to log in with OAuth.",
+            )
+        if oauth.grant == "client_credentials":
+            return AuthProblem(
+                f"{config.url} answered 401 Unauthorized with the client-credentials token",
+                f"Check 'oauth.client_id' and the secret or key of {where}.",
+            )
+        if any(k.lower() == "authorization" for k in config.headers):
+            return AuthProblem(
+                f"{config.url} answered 401 Unauthorized to the 'Authorization' header",
+                f"Check the credentials in 'headers' of {where}.",
+            )
+        return AuthProblem(
+            f"{config.url} needs authorization (HTTP 401)",
+            f"Run `codebot mcp login {config.name}` (or pass --login) if it uses OAuth; if it "
+            f"takes a static token, put it in 'headers' of {where}.",
+            needs_login=True,
+        )
+    if trace.status == 403:
+        scope = "insufficient_scope" in (trace.www_authenticate or "")
+        if scope and oauth.enabled and oauth.grant != "client_credentials":
+            return AuthProblem(
+                f"{config.url} answered 403: the login lacks a scope it needs",
+                login_hint(config),
+                needs_login=True,
+            )
+        return AuthProblem(
+            f"{config.url} answered 403 Forbidden",
+            f"The credentials are valid but not allowed; check 'headers' and 'oauth.scopes' "
+            f"of {where}.",
+        )
+    return None
+
+
 def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | None]:
     where = f"server '{config.name}' in {config.source}"
     message = exc.message
     if config.type == "http":
         lowered = message.lower()
-        if "401" in message or "unauthorized" in lowered:
-            return f"{config.url} answered 401 Unauthorized", (
-                f"Check the credentials in 'headers' of {where}."
-            )
-        if "403" in message or "forbidden" in lowered:
-            return f"{config.url} answered 403 Forbidden", f"Check the 'headers' of {where}."
+        # 401 and 403 are decided from the response status (explain_auth), not from text.
         if "404" in message or "not found" in lowered:
             return f"{config.url} answered 404 Not Found", f"Check the 'url' path of {where}."
         if "content type" in lowered:

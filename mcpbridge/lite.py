@@ -18,7 +18,7 @@ __all__ = ["Fallback", "call_tool", "list_servers", "usable"]
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,7 +173,11 @@ def usable(servers: Mapping[str, ServerConfig]) -> bool:
     if not servers or os.environ.get("CODEBOT_SDK_PATH") == "1":
         return False
     return all(
-        c.type == "stdio" and c.enabled and c.error is None and c.protocol in ("auto", "legacy")
+        c.type == "stdio"
+        and c.enabled
+        and c.error is None
+        and c.protocol in ("auto", "legacy")
+        and c.log_level is None  # the SDK path sends logging/setLevel
         for c in servers.values()
     )
 
@@ -212,9 +216,11 @@ class TimedOut(Exception):
         )
 
 
-async def _connect(config: ServerConfig, server: ServerProcess, tg: Any) -> Listed:
+async def _connect(
+    config: ServerConfig, server: ServerProcess, tg: Any, roots: Sequence[Path]
+) -> Listed:
     started = time.perf_counter()
-    connection = Connection(server)
+    connection = Connection(server, roots)
     tg.start_soon(connection.pump)
     tg.start_soon(server.pump_stderr)
     stage = "handshake"
@@ -245,25 +251,27 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
 
 
 async def list_servers(
-    servers: Mapping[str, ServerConfig], *, schemas: bool
+    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path] = ()
 ) -> list[dict[str, Any]]:
-    """Views of every server, or ``Fallback``."""
+    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``."""
     try:
-        return await _list_servers(servers, schemas=schemas)
+        return await _list_servers(servers, schemas=schemas, roots=roots)
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
 
-async def call_tool(config: ServerConfig, tool_name: str, arguments: dict[str, Any]) -> ToolResult:
+async def call_tool(
+    config: ServerConfig, tool_name: str, arguments: dict[str, Any], *, roots: Sequence[Path] = ()
+) -> ToolResult:
     """One call, as :func:`mcpbridge.call.call_once` makes it; ``Fallback`` before the call."""
     try:
-        return await _call_tool(config, tool_name, arguments)
+        return await _call_tool(config, tool_name, arguments, roots)
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
 
 async def _list_servers(
-    servers: Mapping[str, ServerConfig], *, schemas: bool
+    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path]
 ) -> list[dict[str, Any]]:
     launched: list[ServerProcess] = []
     try:
@@ -279,7 +287,7 @@ async def _list_servers(
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
                 try:
-                    listed.append(await _connect(config, server, tg))
+                    listed.append(await _connect(config, server, tg, roots))
                 except TimedOut as exc:
                     timed_out.append(exc)
 
@@ -301,7 +309,9 @@ async def _stop_all(launched: list[ServerProcess]) -> None:
                 tg.start_soon(server.stop)
 
 
-async def _call_tool(config: ServerConfig, tool_name: str, arguments: dict[str, Any]) -> ToolResult:
+async def _call_tool(
+    config: ServerConfig, tool_name: str, arguments: dict[str, Any], roots: Sequence[Path]
+) -> ToolResult:
     try:
         server = await launch(config)
     except LaunchError:
@@ -309,7 +319,7 @@ async def _call_tool(config: ServerConfig, tool_name: str, arguments: dict[str, 
     try:
         async with anyio.create_task_group() as tg:
             try:
-                listed = await _connect(config, server, tg)
+                listed = await _connect(config, server, tg, roots)
             except TimedOut as exc:
                 failure = exc.failure()
                 raise ServerError(
@@ -345,6 +355,7 @@ async def _call(
     name = tool.original_name
     try:
         with anyio.fail_after(config.tool_timeout) if config.tool_timeout else nullcontext():
+            connection.calling = True
             result = await connection.request("tools/call", {"name": name, "arguments": arguments})
     except TimeoutError:
         code, message = REQUEST_TIMEOUT, "timed out"
@@ -354,11 +365,9 @@ async def _call(
         code, message = exc.code, exc.message
     else:
         if connection.modern and result.get("resultType", "complete") != "complete":
-            raise ServerError(
-                f"server '{config.name}' asked for input during '{name}', which mcp call cannot "
-                "give",
-                hint="Use the tool from `codebot chat`.",
-            )
+            # An InputRequiredResult: the server did not finish and expects the call again
+            # with answers (SEP-2322); the SDK path makes it and answers by the policy.
+            raise Fallback
         try:
             validate_output(name, tool.raw.get("outputSchema"), result)
         except RuntimeError as exc:  # as call_once words the SDK's own check

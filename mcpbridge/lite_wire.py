@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -33,6 +34,14 @@ INTERNAL_ERROR = -32603
 _ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 MAX_LIST_PAGES = 1000
 _META = "_meta"
+CLIENT_CAPABILITIES: dict[str, Any] = {
+    "sampling": {},
+    "elicitation": {"form": {}, "url": {}},
+    "roots": {"listChanged": True},
+}
+"""What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`); a test compares."""
+USER_REJECTED = -1
+INVALID_PARAMS = -32602
 
 
 class Fallback(Exception):
@@ -54,15 +63,19 @@ def _envelope() -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "codebot", "version": __version__},
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": CLIENT_CAPABILITIES,
     }
 
 
 class Connection:
     """One JSON-RPC conversation over a launched stdio server."""
 
-    def __init__(self, server: ServerProcess) -> None:
+    def __init__(self, server: ServerProcess, roots: Sequence[Path] = ()) -> None:
         self.server = server
+        self.roots = list(roots)
+        """Answers ``roots/list`` (the default policy's roots)."""
+        self.calling = False
+        """Set once ``tools/call`` is sent: from then on nothing may fall back."""
         self.modern = False
         self.protocol_version = ""
         self.server_info: dict[str, Any] = {}
@@ -141,17 +154,51 @@ class Connection:
             self._error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            if self.calling:  # the tool runs: never fall back (and call it twice) now
+                return
             raise Fallback
         if "method" in message:
-            if "id" in message:  # a request from the server: only ping is plain
-                if message["method"] != "ping":
-                    raise Fallback
-                await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            if "id" in message:  # a request from the server
+                answer = self._server_request(message)
+                await self._send({"jsonrpc": "2.0", "id": message["id"], **answer})
             return  # notifications change nothing for a one-shot command
         request_id = message.get("id")
         if request_id in self._waiting:
             self._answers[request_id] = message
             self._waiting.pop(request_id).set()
+
+    def _server_request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The answer of the SDK path's default policy (``--elicit decline``, no sampling).
+
+        Before ``tools/call`` anything but ``ping`` and ``roots/list`` falls back (nothing was
+        called yet); once the call runs, falling back would run the tool twice, so elicitation
+        and sampling get the default policy's answers, word for word."""
+        method = message["method"]
+        if method == "ping":
+            return {"result": {}}
+        if method == "roots/list":
+            roots = [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.roots]
+            return {"result": {"roots": roots}}
+        if not self.calling:
+            raise Fallback
+        params: dict[str, Any] = message.get("params") or {}
+        if not isinstance(params, dict):
+            params = {}
+        if method == "elicitation/create":
+            if params.get("mode") != "url":
+                from mcpbridge.requests import MAX_FIELDS, form_fields  # rare: the SDK may load
+
+                if form_fields(params.get("requestedSchema")) is None:
+                    text = (
+                        "codebot cannot ask for this form: its schema is not a flat object "
+                        f"of at most {MAX_FIELDS} primitive fields"
+                    )
+                    return {"error": {"code": INVALID_PARAMS, "message": text}}
+            return {"result": {"action": "decline"}}
+        if method == "sampling/createMessage":
+            text = "sampling refused: the user declined the sampling request"
+            return {"error": {"code": USER_REJECTED, "message": text}}
+        return {"error": {"code": METHOD_NOT_FOUND, "message": "Method not found"}}
 
     async def _send(self, message: dict[str, Any]) -> None:
         stdin = self.server.process.stdin
@@ -207,7 +254,7 @@ class Connection:
             raise Fallback  # a pinned modern version: the SDK adopts it without a probe
         params = {
             "protocolVersion": LEGACY_VERSION,
-            "capabilities": {},
+            "capabilities": CLIENT_CAPABILITIES,
             "clientInfo": {"name": "codebot", "version": __version__},
         }
         try:

@@ -11,19 +11,26 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
 
 from core.servers import ServerConfig
+from mcpbridge.auth import LoginOptions
 from mcpbridge.client import Client
 from mcpbridge.failures import Failure
+from mcpbridge.features import ProgressHook
 from mcpbridge.naming import allocate
 from mcpbridge.process import Prelaunched
 from mcpbridge.tool import MCPTool
 
-Status = Literal["connected", "failed", "disabled", "pending"]
+if TYPE_CHECKING:
+    from core.sampling import Sampler
+    from core.sources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+    from core.useragent import UserAgent
+
+Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +53,20 @@ class Manager:
         servers: Mapping[str, ServerConfig],
         *,
         prelaunched: Prelaunched | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
+        login: LoginOptions | None = None,
         in_process: Mapping[str, Any] | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
+        self.agent = agent
+        """Answers the servers' elicitation, sampling and roots requests (None: declare none)."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        """Where progress notifications of running calls go (the REPL spinner, stderr)."""
         self._prelaunched = prelaunched
+        self.login = login
+        """When set, servers that need authorization run the browser flow inline."""
         self._in_process = dict(in_process or {})
         """Server name → an SDK server object served in this process (see ``Client``)."""
         self.clients: dict[str, Client] = {}
@@ -102,14 +119,24 @@ class Manager:
                 on_lost=self._on_lost,
                 process=process,
                 spawn=self._spawn,
+                agent=self.agent,
+                sampler=self.sampler,
+                login=self.login,
                 in_process=self._in_process.get(name),
             )
+            client.on_progress = self._progress
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
         async with anyio.create_task_group() as tg:
             for client in started:
                 tg.start_soon(self._await_ready, client)
+
+    def _progress(
+        self, server: str, value: float, total: float | None, message: str | None
+    ) -> None:
+        if self.on_progress is not None:
+            self.on_progress(server, value, total, message)
 
     def _spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
         assert self._tg is not None
@@ -144,6 +171,23 @@ class Manager:
         self._tools = None
         self._dirty = True
         await self.start_all()
+
+    async def restart(self, name: str, *, login: LoginOptions | None = None) -> Client:
+        """Stop server ``name`` and start it again, with the browser flow allowed when
+        ``login`` is given (REPL ``/mcp login``). Never raises for the server's failure.
+        """
+        old = self.clients.pop(name, None)
+        if old is not None:
+            await self._stop_clients([old])
+        self._config_failures.pop(name, None)
+        previous, self.login = self.login, login
+        try:
+            await self.start_all([name])
+        finally:
+            self.login = previous
+        self._tools = None
+        self._dirty = True
+        return self.clients[name]
 
     # -- the tool source -----------------------------------------------------------------
 
@@ -238,7 +282,9 @@ class Manager:
                 )
             else:
                 failure = client.failure
-                state: Status = "failed" if failure else "pending"
+                state: Status = "pending"
+                if failure is not None:
+                    state = "needs login" if failure.needs_login else "failed"
                 results[name] = ServerStatus(name, state, client.config, failure=failure)
         for name, config in self.servers.items():
             if name in results:
@@ -249,3 +295,87 @@ class Manager:
             elif not config.enabled:
                 results[name] = ServerStatus(name, "disabled", config)
         return [results[n] for n in sorted(results)]
+
+    # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
+
+    def _selected_clients(self, server: str | None) -> list[Client]:
+        from mcpbridge.resources import find_client
+
+        if server is not None:
+            return [find_client(self.clients, server)]
+        return [c for c in self.connected() if c.connected]
+
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Every resource and template of one or all connected servers, sorted by server then
+        URI (resources before templates).
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the listing failed.
+        """
+        from mcpbridge.resources import list_resources
+
+        out: list[ResourceInfo] = []
+        for client in self._selected_clients(server):
+            out += await list_resources(client)
+        return sorted(out, key=lambda r: (r.server, r.template, r.uri))
+
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
+        """Read one resource of ``server`` (and subscribe to its updates where offered).
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the read failed.
+        """
+        from mcpbridge import resources
+
+        client = resources.find_client(self.clients, server)
+        parts = await resources.read_resource(client, uri)
+        try:
+            await resources.subscribe(client, uri)
+        except Exception:  # boundary: updates are a convenience; the read succeeded
+            pass
+        return parts
+
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Every prompt of one or all connected servers, sorted by server then name.
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the listing failed.
+        """
+        from mcpbridge.resources import list_prompts
+
+        out: list[PromptInfo] = []
+        for client in self._selected_clients(server):
+            out += await list_prompts(client)
+        return sorted(out, key=lambda p: (p.server, p.name))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str]
+    ) -> list[PromptMessage]:
+        """Render one prompt of ``server``.
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the server refused.
+        """
+        from mcpbridge.resources import find_client, get_prompt
+
+        return await get_prompt(find_client(self.clients, server), name, arguments)
+
+    async def complete(
+        self,
+        server: str,
+        ref: str,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Completions for a prompt's or a template's argument; [] when none or on failure."""
+        from mcpbridge.resources import complete
+
+        client = self.clients.get(server)
+        if client is None:
+            return []
+        return await complete(client, ref, argument, value, context)

@@ -75,6 +75,12 @@ class ServerProcess:
                 if len(chunk) > room:
                     self.dropped_stderr += len(chunk) - max(room, 0)
 
+    def note(self, line: str) -> None:
+        """Append one line of codebot's own (a server log message) to the log file."""
+        if not self._log.closed:
+            self._log.write(line.encode("utf-8", "replace") + b"\n")
+            self._log.flush()
+
     async def stop(self) -> None:
         """Close stdin, wait; SIGTERM the group, wait; SIGKILL. Shielded from cancellation."""
         with anyio.CancelScope(shield=True):

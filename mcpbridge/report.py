@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.redact import redact_url, redact_values
+from core.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
+from core.redact import MASK, redact_url, redact_values
 from core.servers import ServerConfig
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
@@ -30,11 +31,25 @@ def config_view(config: ServerConfig) -> dict[str, Any]:
     if config.type == "http":
         view["url"] = redact_url(config.url or "")
         view["headers"] = redact_values(config.headers)
+        view["oauth"] = oauth_view(config.oauth)
     else:
         view["command"] = config.command
         view["args"] = [redact_url(a) for a in config.args]
         view["env"] = redact_values(config.env)
         view["cwd"] = str(config.cwd) if config.cwd else None
+    return view
+
+
+def oauth_view(oauth: OAuthSettings) -> dict[str, Any] | bool:
+    """The ``oauth`` settings as configured (false when disabled), secrets masked."""
+    if not oauth.enabled:
+        return False
+    view: dict[str, Any] = {}
+    for key in OAUTH_KEYS:
+        value = getattr(oauth, key)
+        if value is None:
+            continue
+        view[key] = MASK if key in SECRET_KEYS else list(value) if key == "scopes" else value
     return view
 
 
@@ -64,6 +79,7 @@ def failure_view(failure: Failure | None) -> dict[str, Any] | None:
         "hint": failure.hint,
         "stderr_tail": failure.stderr_tail,
         "log_file": str(failure.log_file) if failure.log_file else None,
+        "needs_login": failure.needs_login,
     }
 
 

@@ -9,12 +9,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import ServerError
+from core.errors import CodebotError, ServerError
 from core.servers import ServerConfig
 from core.tools import ToolResult
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
+USER_REJECTED = -1
+"""As :data:`mcpbridge.requests.USER_REJECTED` (checked by a test)."""
 """``mcp_types.CONNECTION_CLOSED`` and ``REQUEST_TIMEOUT`` (a test checks they agree)."""
 
 
@@ -54,8 +56,8 @@ def first_problem(
     return f"{where + ': ' if where else ''}{first.message}"
 
 
-def call_error(code: int, message: str, config: ServerConfig, tool: str) -> ServerError:
-    """The error of a protocol-level call failure, as ``mcp call`` words it."""
+def call_error(code: int, message: str, config: ServerConfig, tool: str) -> CodebotError:
+    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths)."""
     if code == REQUEST_TIMEOUT:
         return ServerError(
             f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
@@ -65,6 +67,11 @@ def call_error(code: int, message: str, config: ServerConfig, tool: str) -> Serv
         return ServerError(
             f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
             hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+        )
+    if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
+        return CodebotError(  # exit 1, as when the tool reports an error
+            f"'{tool}' on server '{config.name}' could not finish: {message}",
+            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
         )
     return ServerError(
         f"server '{config.name}' rejected the call to '{tool}': {message} (MCP error {code})"

@@ -68,11 +68,13 @@ def _config_data(config: ServerConfig) -> dict[str, Any]:
     return data
 
 
-def fingerprint(servers: Mapping[str, ServerConfig], trusted: bool) -> str:
-    """The digest of everything that decides what the servers are and how they run."""
+def fingerprint(servers: Mapping[str, ServerConfig], trusted: bool, roots: Any = ()) -> str:
+    """The digest of everything that decides what the servers are and how they run (and the
+    roots the holder answers ``roots/list`` with)."""
     section = {
         "servers": {name: _config_data(c) for name, c in sorted(servers.items())},
         "trusted": trusted,
+        "roots": [str(p) for p in roots],
         "env": {k: os.environ.get(k) for k in INHERITED_ENV},
         "codebot": __version__,
         "python": sys.executable,

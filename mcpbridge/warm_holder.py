@@ -186,7 +186,13 @@ async def serve(
     settings = settings_mod.load(cwd)
     result = trust.check(settings, assume_trusted=trust_project)
     servers = dict(trust.without_untrusted(settings, result).servers)
-    digest = fingerprint(servers, result.trusted)
+    from core.sampling import Sampler
+    from core.useragent import Policy, root_dirs
+
+    roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
+    digest = fingerprint(servers, result.trusted, roots)
+    # The cold path's default answers: --elicit decline, no sampling (refused, same words).
+    agent, sampler = Policy(root_dirs=roots), Sampler(lambda: None)
     path = socket_path(settings.project_file, settings.cwd)
     idle = idle_timeout if idle_timeout is not None else settings.warm_idle_timeout
     if len(str(path).encode()) > SOCKET_PATH_LIMIT:
@@ -201,7 +207,7 @@ async def serve(
         listener = await anyio.create_unix_listener(temporary, mode=0o600)
     finally:
         os.umask(old_umask)
-    async with listener, Manager(servers) as manager:
+    async with listener, Manager(servers, agent=agent, sampler=sampler) as manager:
         await manager.start_all()
         os.replace(temporary, path)  # atomic: a holder for changed settings replaces the old
         identity = os.stat(path).st_ino

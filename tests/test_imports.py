@@ -79,7 +79,8 @@ def test_the_fast_path_adapts_every_text_flag_number_and_text_list_option() -> N
             1 for p in node.params if getattr(p, "type_descriptor", None) is not None and plain(p)
         )
     assert expected > 10
-    assert light_option_parsing(command) == expected  # type: ignore[arg-type]
+    # At least every plain text and flag option (more kinds may get a fast path too).
+    assert light_option_parsing(command) >= expected  # type: ignore[arg-type]
 
 
 LAYER_PROBE = """\

@@ -34,7 +34,7 @@ def _log_hint(failure: Failure) -> str:
 )
 def _handshake(ctx: ServerContext) -> Iterator[Finding]:
     failure = _failure(ctx)
-    if failure is None or failure.stage == "list" or failure.timed_out:
+    if failure is None or failure.stage in ("list", "auth") or failure.timed_out:
         return
     hint = failure.hint or f"Run the command of {ctx.where} by hand to see why it fails"
     yield ctx.finding(
@@ -42,6 +42,21 @@ def _handshake(ctx: ServerContext) -> Iterator[Finding]:
         "error",
         f"server '{ctx.name}': {failure.stage} failed: {one_line(failure.message)}",
         hint.rstrip(".") + _log_hint(failure) + ".",
+    )
+
+
+@check("connect.auth", "connect", "error", "the server needs authorization (login or credentials)")
+def _auth(ctx: ServerContext) -> Iterator[Finding]:
+    failure = _failure(ctx)
+    if failure is None or failure.stage != "auth":
+        return
+    what = "needs login" if failure.needs_login else "authorization failed"
+    yield ctx.finding(
+        "connect.auth",
+        "error",
+        f"server '{ctx.name}' {what}: {one_line(failure.message)}",
+        failure.hint or f"Check 'headers' and 'oauth' of {ctx.where}.",
+        key="oauth",
     )
 
 

@@ -159,6 +159,8 @@ def names_of(body: dict[str, Any]) -> list[str]:
 
 
 BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
+LOCAL = [*BUILTINS, "list_mcp_resources", "read_mcp_resource"]
+"""The local layer when any server is configured: the built-ins and the resource tools."""
 
 
 def test_tool_search_defers_and_loads_real_mcp_tools(
@@ -180,10 +182,10 @@ def test_tool_search_defers_and_loads_real_mcp_tools(
     code, out, err = chat(capsys, tmp_path, "-p", "use tool 7", "--json")
     assert code == 0, err
     first, second, third = fake.bodies
-    assert names_of(first) == [*BUILTINS, "search_tools"]
+    assert names_of(first) == [*LOCAL, "search_tools"]
     system = first["messages"][0]["content"]
     assert "# Deferred MCP tools" in system and "- many: tool_0000, tool_0001" in system
-    assert names_of(second) == [*BUILTINS, "search_tools", "mcp__many__tool_0007"]
+    assert names_of(second) == [*LOCAL, "search_tools", "mcp__many__tool_0007"]
     assert json.dumps(second["tools"]) == json.dumps(third["tools"])
     assert second["messages"][0] == third["messages"][0]
     assert "tool_0007" not in second["messages"][0]["content"].split("- many:")[1]
@@ -204,14 +206,14 @@ def test_tool_search_auto_follows_the_catalog_size(
     )
     fake.queue(fo.text("a"))
     assert chat(capsys, tmp_path, "-p", "x")[0] == 0
-    assert names_of(fake.bodies[0]) == [*BUILTINS, "search_tools"]
+    assert names_of(fake.bodies[0]) == [*LOCAL, "search_tools"]
     write_settings(
         tmp_path,
         {"base_url": fake.base_url, "mcp_servers": {"many": entry("many_tools", "--count", "30")}},
     )
     fake.queue(fo.text("b"))
     assert chat(capsys, tmp_path, "-p", "x")[0] == 0
-    assert len(names_of(fake.bodies[1])) == len(BUILTINS) + 30
+    assert len(names_of(fake.bodies[1])) == len(LOCAL) + 30
 
 
 # --- the REPL -----------------------------------------------------------------------------------

@@ -165,6 +165,7 @@ def test_lint_target_findings_snapshot(doctor: Doctor) -> None:
         "failed": 0,
         "invalid": 0,
         "disabled": 0,
+        "needs_login": 0,
         "tools": 8,
         "tokens": server["tokens"],
         "errors": 1,

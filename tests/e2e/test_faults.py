@@ -81,7 +81,7 @@ def test_model_silent_mid_stream_times_out(
 ) -> None:
     fake.queue(fo.hang(60))  # longer than the wait below: only the 1 s model timeout ends it
     runs.append(run := start(project, CODEBOT_MODEL_TIMEOUT="1"))
-    code, _, err = finish(run, 20)
+    code, _, err = finish(run)
     assert code == 5
     assert "did not answer in time (nothing received for 1 s)" in err
     assert "CODEBOT_MODEL_TIMEOUT" in err

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from cli.app import run
-from mcpbridge import lite, lite_wire, probe, schemas, stdio
+from mcpbridge import lite, lite_wire, probe, requests, schemas, stdio
 from tests.helpers import everything_entry, server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
@@ -65,6 +65,8 @@ def test_constants_match_the_sdk() -> None:
     assert lite_wire.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
     assert schemas.CONNECTION_CLOSED == types.CONNECTION_CLOSED
     assert schemas.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
+    assert schemas.USER_REJECTED == lite_wire.USER_REJECTED == requests.USER_REJECTED
+    assert lite_wire.INVALID_PARAMS == types.INVALID_PARAMS
     assert lite_wire.SENTINEL_ID == probe.SENTINEL_ID
     assert lite_wire.PROBE_GRACE_SECONDS == probe.GRACE_SECONDS
     assert lite_wire.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
@@ -183,3 +185,108 @@ def test_http_and_pinned_servers_are_not_for_the_hot_path() -> None:
     assert not lite.usable({"s": config({"command": "x", "enabled": False})})
     assert lite.usable({"s": config({"command": "x"})})
     assert not lite.usable({})
+
+
+RECORDER = """
+import subprocess, sys
+log = open(sys.argv[1], "ab")
+child = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE)
+for line in sys.stdin.buffer:
+    log.write(line)
+    log.flush()
+    try:
+        child.stdin.write(line)
+        child.stdin.flush()
+    except BrokenPipeError:
+        break
+child.stdin.close()
+child.wait()
+"""
+
+
+def recorded(tmp_path: Path, name: str, server: str, **extra: Any) -> dict[str, Any]:
+    """A settings entry for ``server`` behind a recorder of everything codebot writes to it."""
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    entry = server_entry(server, **extra)
+    log = tmp_path / f"{name}.log"
+    return {**entry, "args": [str(script), str(log), entry["command"], *entry["args"]]}
+
+
+def sent(log: Path, methods: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in log.read_bytes().splitlines() if line.strip()]
+    log.unlink()
+    return [m for m in lines if methods is None or m.get("method") in methods or "method" not in m]
+
+
+HANDSHAKE = ("server/discover", "ping", "initialize", "notifications/initialized", "tools/list")
+
+
+@pytest.mark.parametrize("server", ["faulty", "echo"])  # handshake era, and 2026-07-28
+def test_both_paths_declare_the_same_capabilities_byte_for_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, server: str
+) -> None:
+    write_settings(tmp_path, {"mcp_servers": {"rec": recorded(tmp_path, "rec", server)}})
+    log = tmp_path / "rec.log"
+    for sdk in ("", "1"):
+        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
+        assert run(["--cwd", str(tmp_path), "mcp", "list"]) == 0
+        capsys.readouterr()
+        if not sdk:
+            hot = log.read_bytes().splitlines()
+            log.unlink()
+    sdk_lines = log.read_bytes().splitlines()
+    wanted = [line for line in sdk_lines if json.loads(line).get("method") in HANDSHAKE]
+    assert hot == wanted
+    assert b'clientCapabilities":{"sampling":{},"elicitation":{"form":{},"url":{}}' in hot[0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [["roots"], ["ask_name"], ["ask_color"], ["visit"], ["summarize", "text=x"]],
+    ids=lambda c: c[0],
+)
+def test_server_requests_during_a_call_get_the_sdk_paths_answers(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    call: list[str],
+) -> None:
+    """roots/list, elicitation/create and sampling/createMessage mid-call (a handshake-era
+    server): the hot path answers as the default policy does, and never calls the tool twice."""
+    entry = recorded(tmp_path, "asker", "asker", protocol="legacy")
+    write_settings(tmp_path, {"mcp_servers": {"asker": entry}})
+    log = tmp_path / "asker.log"
+    answers = []
+    for sdk in ("", "1"):
+        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
+        code = run(["--cwd", str(tmp_path), "mcp", "call", "--no-warm", "asker", *call])
+        out = capsys.readouterr()
+        lines = sent(log)
+        assert [m.get("method") for m in lines].count("tools/call") == 1
+        answers.append(([m for m in lines if "method" not in m], (code, out.out, out.err)))
+    assert answers[0] == answers[1]
+    assert answers[0][0], "the server asked nothing: the test proves nothing"
+
+
+@pytest.mark.parametrize("tool", ["ask_name", "ask_color", "roots", "summarize"])
+def test_input_required_results_go_to_the_sdk_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """A 2026-07-28 server asks inside an ``InputRequiredResult``: the server did not finish,
+    so the SDK path makes the call again and answers by the policy, as it does on its own."""
+    write_settings(tmp_path, {"mcp_servers": {"asker": server_entry("asker")}})
+    args = ["text=x"] if tool == "summarize" else []
+    hot, sdk = both(
+        capsys,
+        monkeypatch,
+        "--cwd",
+        str(tmp_path),
+        "mcp",
+        "call",
+        "--no-warm",
+        "asker",
+        tool,
+        *args,
+    )
+    assert hot == sdk

@@ -131,11 +131,13 @@ def mcp_app(token: str) -> ASGIApp:
     return bearer_gate(mcp.streamable_http_app(host="127.0.0.1"), token)
 
 
-async def serve(app: ASGIApp, port: int) -> None:
+async def serve(app: ASGIApp, port: int, on_port: Any = None) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     actual_port = sock.getsockname()[1]
+    if on_port is not None:
+        on_port(actual_port)  # the app learns its own URL before the first request
 
     config = uvicorn.Config(
         app,

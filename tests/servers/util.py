@@ -73,13 +73,13 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 
 @contextmanager
-def run_http_server(*args: str) -> Iterator[str]:
-    """Run ``tests.servers.http_server`` with ``args``; yield ``http://127.0.0.1:<port>/mcp``.
+def run_http_server(*args: str, module: str = "http_server") -> Iterator[str]:
+    """Run ``tests.servers.<module>`` with ``args``; yield ``http://127.0.0.1:<port>/mcp``.
 
     Raises ``RuntimeError`` (with the server's stderr) if it exits or stays
     silent for 30 s before printing ``READY``.
     """
-    command, argv = server_command("http_server", *args)
+    command, argv = server_command(module, *args)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
         process = subprocess.Popen(
             [command, *argv],

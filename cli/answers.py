@@ -1,0 +1,90 @@
+"""How non-interactive commands answer servers' requests (``--elicit``, ``--allow-sampling``),
+and the model they sample with when there is no chat."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from core.errors import ModelError, UsageError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cli.runtime import ChatOptions, ChatRuntime
+    from core.model import ChatModel
+    from core.sampling import Sampler
+    from core.settings import Settings
+    from core.tools import Tool
+    from core.useragent import Policy, UserAgent
+    from mcpbridge.manager import Manager
+
+
+def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | None) -> Policy:
+    """The non-interactive answers to servers' requests (``--elicit``, ``--allow-sampling``).
+
+    Raises:
+        UsageError: ``--elicit`` names no known mode.
+    """
+    from core.useragent import ELICIT_MODES, Policy, root_dirs
+
+    mode = elicit or "decline"
+    if mode not in ELICIT_MODES:
+        raise UsageError(
+            f"--elicit {mode}: unknown answer", hint=f"Use one of {', '.join(ELICIT_MODES)}."
+        )
+    return Policy(
+        mode,  # type: ignore[arg-type]
+        frozenset(allow_sampling or ()),
+        root_dirs(settings.project_root, settings.cwd, settings.roots),
+    )
+
+
+class LazyModel:
+    """The model for sampling in commands without a chat: built on first use, closed after."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.model: ChatModel | None = None
+        self.error: str | None = None
+
+    def __call__(self) -> ChatModel | None:
+        """The model, or None (with ``error`` set) when none is configured."""
+        if self.model is None and self.error is None:
+            from core.model import ChatModel, create_client, resolve_config
+
+            try:
+                config = resolve_config(self.settings)
+            except ModelError as exc:
+                self.error = exc.message
+                return None
+            self.model = ChatModel(create_client(config), config)
+        return self.model
+
+    async def aclose(self) -> None:
+        """Close the model's HTTP client, if one was made."""
+        if self.model is not None:
+            await self.model.aclose()
+
+
+def chat_answers(
+    settings: Settings,
+    options: ChatOptions,
+    user_agent: UserAgent | None,
+    held: list[ChatRuntime],
+) -> tuple[UserAgent, Sampler]:
+    """Who answers the servers in a chat (the REPL, else the policy of the command line), and
+    the sampler that uses the runtime's model (``held[0]``, once it exists)."""
+    from core.sampling import Sampler
+
+    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
+    return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
+    """The local layer: the built-ins, and the servers' resources for the model (read
+    capability) when any server is configured."""
+    from core.builtin import builtin_tools
+    from core.resource_tools import resource_tools
+
+    local = builtin_tools(cwd)
+    return local + resource_tools(manager) if settings.servers else local

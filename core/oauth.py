@@ -1,0 +1,202 @@
+"""The ``oauth`` key of an ``http`` server entry: how codebot authorizes to that server.
+
+Absent, codebot tries OAuth when the server asks for it (HTTP 401), registering itself
+dynamically. ``false`` never tries. An object tunes the flow; every value is checked here,
+so a bad key fails that server alone with a message naming the key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Grant = Literal["authorization_code", "client_credentials"]
+TokenAuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
+GRANTS: tuple[str, ...] = ("authorization_code", "client_credentials")
+TOKEN_AUTH_METHODS: tuple[str, ...] = ("client_secret_basic", "client_secret_post", "none")
+SIGNING_ALGORITHMS: tuple[str, ...] = (
+    "ES256",
+    "ES384",
+    "ES512",
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+)
+DEFAULT_SIGNING_ALGORITHM = "ES256"
+
+OAUTH_KEYS = (
+    "client_id",
+    "client_secret",
+    "client_metadata_url",
+    "scopes",
+    "callback_port",
+    "grant",
+    "private_key",
+    "signing_algorithm",
+    "issuer",
+    "token_endpoint_auth_method",
+)
+SECRET_KEYS = ("client_secret", "private_key")
+"""Values never shown: in ``--json`` output and findings they are masked."""
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthSettings:
+    """The validated ``oauth`` object (``enabled`` False for ``"oauth": false``)."""
+
+    enabled: bool = True
+    client_id: str | None = None
+    client_secret: str | None = None
+    client_metadata_url: str | None = None
+    scopes: tuple[str, ...] | None = None
+    """Requested scopes; None lets discovery choose (challenge, then ``scopes_supported``)."""
+    callback_port: int | None = None
+    """The loopback redirect port; None picks a free one (and reuses it for that client)."""
+    grant: Grant = "authorization_code"
+    private_key: str | None = None
+    """PEM text: with ``client_credentials``, sign a ``private_key_jwt`` assertion with it."""
+    signing_algorithm: str = DEFAULT_SIGNING_ALGORITHM
+    issuer: str | None = None
+    """The authorization server the pre-registered credentials belong to (checked)."""
+    token_endpoint_auth_method: TokenAuthMethod | None = None
+    """For a pre-registered client; default ``client_secret_basic`` with a secret, else none."""
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values to redact wherever text is shown."""
+        return tuple(v for v in (self.client_secret, self.private_key) if v)
+
+    @property
+    def client_key(self) -> str:
+        """Which client this is, for the token store's key (never a secret)."""
+        if self.grant == "client_credentials":
+            return f"client_credentials:{self.client_id}"
+        if self.client_id:
+            return f"pre-registered:{self.client_id}"
+        if self.client_metadata_url:
+            return f"cimd:{self.client_metadata_url}"
+        return "dynamic"
+
+
+class OAuthSettingsError(Exception):
+    """One bad value in the ``oauth`` object; the entry's parser adds file and server."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSettings, list[str]]:
+    """Validate the ``oauth`` value of an entry; ``expand(text, key)`` expands ``${VAR}``.
+
+    Returns:
+        The settings and the unknown keys (ignored).
+
+    Raises:
+        OAuthSettingsError: a key has the wrong type or an impossible value.
+    """
+    if value is False:
+        return OAuthSettings(enabled=False), []
+    if value is None or value is True:
+        return OAuthSettings(), []
+    if not isinstance(value, dict):
+        raise OAuthSettingsError(
+            "'oauth' must be an object or false",
+            hint='Write "oauth": {"scopes": ["read"]}, or "oauth": false to never try OAuth.',
+        )
+    data: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    warnings = [str(k) for k in data if k not in OAUTH_KEYS]
+
+    def text(key: str) -> str | None:
+        raw = data.get(key)
+        if raw is None:
+            return None
+        if not isinstance(raw, str) or not raw:
+            raise OAuthSettingsError(f"'oauth.{key}' must be a non-empty string")
+        return expand(raw, f"oauth.{key}") or None
+
+    def choice(key: str, allowed: tuple[str, ...], default: str | None) -> str | None:
+        raw = data.get(key, default)
+        if raw is not None and raw not in allowed:
+            raise OAuthSettingsError(
+                f"'oauth.{key}' is {json.dumps(raw)}, not one of {', '.join(allowed)}",
+                hint=f'Write "{key}": "{allowed[0]}".',
+            )
+        return raw  # type: ignore[no-any-return]
+
+    scopes = data.get("scopes")
+    if scopes is not None and not (
+        isinstance(scopes, list) and all(isinstance(s, str) and s and " " not in s for s in scopes)  # pyright: ignore[reportUnknownVariableType]
+    ):
+        raise OAuthSettingsError(
+            "'oauth.scopes' must be a list of scope names (strings without spaces)",
+            hint='Write "scopes": ["read", "write"].',
+        )
+    port = data.get("callback_port")
+    if port is not None and (
+        isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535
+    ):
+        raise OAuthSettingsError(
+            f"'oauth.callback_port' must be a port number (1-65535), found {json.dumps(port)}",
+            hint='Write "callback_port": 8765, or remove it to pick a free port.',
+        )
+    grant = choice("grant", GRANTS, "authorization_code")
+    settings = OAuthSettings(
+        client_id=text("client_id"),
+        client_secret=text("client_secret"),
+        client_metadata_url=text("client_metadata_url"),
+        scopes=tuple(scopes) if scopes is not None else None,  # pyright: ignore[reportUnknownArgumentType]
+        callback_port=port,
+        grant=grant,  # type: ignore[arg-type]
+        private_key=text("private_key"),
+        signing_algorithm=choice("signing_algorithm", SIGNING_ALGORITHMS, "ES256") or "ES256",
+        issuer=text("issuer"),
+        token_endpoint_auth_method=choice("token_endpoint_auth_method", TOKEN_AUTH_METHODS, None),  # type: ignore[arg-type]
+    )
+    _check_combination(settings)
+    return settings, warnings
+
+
+def _check_combination(s: OAuthSettings) -> None:
+    url = s.client_metadata_url
+    if url is not None and not re.match(r"^https://[^/\s]+/\S+", url):
+        raise OAuthSettingsError(
+            "'oauth.client_metadata_url' must be an https:// URL with a path "
+            "(the Client ID Metadata Document)",
+            hint='Write "client_metadata_url": "https://example.com/codebot-client.json".',
+        )
+    if s.issuer is not None and not re.match(r"^https?://[^/\s]+", s.issuer):
+        raise OAuthSettingsError("'oauth.issuer' must be the authorization server's http(s) URL")
+    if s.client_secret and not s.client_id:
+        raise OAuthSettingsError(
+            "'oauth.client_secret' is set without 'oauth.client_id'",
+            hint="Add the client id the secret belongs to.",
+        )
+    if s.grant == "client_credentials":
+        if not s.client_id:
+            raise OAuthSettingsError(
+                "'oauth.grant' is client_credentials but 'oauth.client_id' is missing",
+                hint='Add "client_id" and "client_secret" (or "private_key") of the client.',
+            )
+        if not s.client_secret and not s.private_key:
+            raise OAuthSettingsError(
+                "'oauth.grant' is client_credentials but neither 'oauth.client_secret' nor "
+                "'oauth.private_key' is set",
+                hint='Add "client_secret": "${CLIENT_SECRET}", or "private_key": "${KEY_PEM}" '
+                "for private_key_jwt.",
+            )
+    elif s.private_key:
+        raise OAuthSettingsError(
+            '\'oauth.private_key\' is only used with "grant": "client_credentials"',
+            hint='Set "grant": "client_credentials", or remove "private_key".',
+        )
+    if s.private_key and "-----BEGIN" not in s.private_key:
+        raise OAuthSettingsError(
+            "'oauth.private_key' is not PEM text (no '-----BEGIN' line)",
+            hint='Put the PEM file\'s contents in a variable: "private_key": "${KEY_PEM}".',
+        )

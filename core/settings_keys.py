@@ -1,0 +1,56 @@
+"""Warnings for settings keys codebot does not know (kept as data, shown by the CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TOP_LEVEL_KEYS: tuple[str, ...] = (
+    "mcp_servers",
+    "mcpServers",
+    "model",
+    "base_url",
+    "api_key_env",
+    "max_turns",
+    "tool_result_max_tokens",
+    "permissions",
+    "$schema",
+)
+"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
+PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
+
+
+@dataclass(frozen=True, slots=True)
+class SettingWarning:
+    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
+
+    file: Path
+    key: str
+    """As written, with its section: ``permisions`` or ``permissions.dney``."""
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
+    """A warning for each top-level or ``permissions`` key codebot does not know."""
+    import difflib
+
+    def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
+        message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
+        return SettingWarning(path, where + key, message)
+
+    out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
+    section = data.get("permissions")
+    if isinstance(section, dict):
+        out += [
+            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
+            for k in section  # pyright: ignore[reportUnknownVariableType]
+            if k not in PERMISSION_KEYS
+        ]
+    return out

@@ -1,0 +1,167 @@
+"""Chat with the rest of MCP: resource tools, sampling (approval, usage, cap), elicitation in
+the REPL, ``@server:uri`` and ``/mcp__server__prompt``, against real servers and the fake model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from cli.app import run
+from cli.repl import Repl
+from cli.runtime import ChatOptions, Globals
+from tests.fakes import openai_server as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import server_entry, write_settings
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake: FakeOpenAI) -> Path:
+    write_settings(
+        tmp_path,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {"ask": server_entry("asker", protocol="legacy")},
+        },
+    )
+    return tmp_path
+
+
+def chat(capsys: pytest.CaptureFixture[str], cwd: Path, *argv: str) -> tuple[int, str, str]:
+    code = run(["--cwd", str(cwd), "chat", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def tool_results(body: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_model_lists_and_reads_resources_through_the_gate(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.queue(
+        fo.tool_calls(("list_mcp_resources", {})),
+        fo.tool_calls(("read_mcp_resource", {"server": "ask", "uri": "note://hello"})),
+        fo.tool_calls(("read_mcp_resource", {"server": "ask", "uri": "nope://x"})),
+        fo.text("done"),
+    )
+    code, out, err = chat(capsys, project, "-p", "look at the resources")
+    assert code == 0, err
+    assert out == "done\n"
+    names = [t["function"]["name"] for t in fake.bodies[0]["tools"]]
+    assert "list_mcp_resources" in names and "read_mcp_resource" in names
+    listing = tool_results(fake.bodies[1])[-1]
+    assert json.loads(listing.splitlines()[0])["uri"] == "bin://blob"
+    assert any(
+        json.loads(line).get("uriTemplate") == "note://{name}" for line in listing.splitlines()
+    )
+    assert tool_results(fake.bodies[2])[-1] == "hello resource"
+    assert "server 'ask' rejected reading nope://x" in tool_results(fake.bodies[3])[-1]
+
+
+def test_one_shot_sampling_needs_the_flag_and_counts_in_usage(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    call = fo.tool_calls(("mcp__ask__summarize", {"text": "hi"}))
+    fake.queue(call, fo.text("refused, fine"))
+    code, _, err = chat(capsys, project, "-p", "summarize", "--yes", "--json")
+    assert code == 0, err
+    assert len(fake.bodies) == 2  # no sampling request reached the model
+    refusal = tool_results(fake.bodies[1])[-1]
+    assert "sampling refused: the user declined the sampling request" in refusal
+    fake.queue(call, fo.text("sampled answer"), fo.text("ok"))
+    code, out, err = chat(
+        capsys, project, "-p", "summarize", "--yes", "--json", "--allow-sampling", "ask"
+    )
+    assert code == 0, err
+    transcript = json.loads(out)
+    assert transcript["tool_calls"][0]["result"] == "model said: sampled answer"
+    # three model requests (turn, sampling, turn), 10 + 5 tokens each
+    usage = transcript["usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (30, 15)
+
+
+def test_sampling_is_capped_per_server_per_turn(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = [("mcp__ask__summarize", {"text": f"t{i}"}) for i in range(6)]
+    fake.queue(fo.tool_calls(*calls), *[fo.text(f"s{i}") for i in range(5)], fo.text("end"))
+    code, out, err = chat(capsys, project, "-p", "go", "--yes", "--json", "--allow-sampling", "ask")
+    assert code == 0, err
+    results = [c["result"] for c in json.loads(out)["tool_calls"]]
+    assert sum(r.startswith("model said: s") for r in results) == 5
+    assert sum("limit of 5 sampling requests for this turn" in r for r in results) == 1
+
+
+async def drive(project: Path, keys: list[tuple[float, str]]) -> tuple[int, Repl]:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as inp:
+        repl = Repl(inp, DummyOutput())
+        code = -1
+
+        async def main() -> None:
+            nonlocal code
+            code = await repl.main(Globals(cwd=project), ChatOptions())
+
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(main)
+                with anyio.fail_after(30):
+                    while repl.runtime is None or not repl.runtime.manager.connected():  # noqa: ASYNC110
+                        await anyio.sleep(0.05)
+                for delay, text in keys:
+                    await anyio.sleep(delay)
+                    inp.send_text(text)
+    return code, repl
+
+
+@pytest.mark.anyio
+async def test_repl_mentions_prompts_elicitation_and_sampling(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.queue(
+        fo.text("read it"),  # the @mention turn
+        fo.text("greeted"),  # the prompt command's turn
+        fo.tool_calls(("mcp__ask__ask_name", {})),
+        fo.text("named"),
+        fo.tool_calls(("mcp__ask__summarize", {"text": "hi"})),
+        fo.text("sampled"),
+        fo.text("summarized"),
+    )
+    code, _ = await drive(
+        project,
+        [
+            (0.3, "what is @ask:note://hello about?\r"),
+            (1.5, "/mcp__ask__greet name=Bo style=pirate\r"),
+            (1.5, "who am I\r"),
+            (1.5, "y\r"),  # approve the call (unknown capability asks)
+            (1.0, "y\r"),  # answer the form
+            (0.5, "Ada\r"),  # name
+            (0.5, "\r"),  # color: the default
+            (1.5, "summarize\r"),
+            (1.5, "y\r"),  # approve the call
+            (1.0, "y\r"),  # allow sampling once
+            (2.0, "\x04"),
+        ],
+    )
+    _, err = capsys.readouterr()
+    assert code == 0, err
+    first = fake.bodies[0]["messages"][-1]["content"]
+    assert first.startswith("what is @ask:note://hello about?")
+    assert '<resource server="ask" uri="note://hello">\nhello resource\n</resource>' in first
+    assert fake.bodies[1]["messages"][-1] == {
+        "role": "user",
+        "content": "Greet Bo in a pirate style.",
+    }
+    assert "server 'ask' asks: Who are you?" in err
+    assert tool_results(fake.bodies[3])[-1] == "hello Ada (blue)"
+    assert "server 'ask' wants to use the model (up to 50 tokens, 1 messages)" in err
+    assert fake.bodies[5]["messages"][-1] == {"role": "user", "content": "hi"}
+    assert tool_results(fake.bodies[6])[-1] == "model said: sampled"

@@ -1,0 +1,90 @@
+"""The ``oauth`` key of an http entry: validated like the other keys, secrets kept out of views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.servers import parse_server
+from mcpbridge.report import config_view
+
+SOURCE = Path("/proj/.codebot/settings.json")
+ENV = {
+    "SECRET": "s3cr3t-value",
+    "PEM": "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----",
+}
+
+
+def parse(oauth: Any, **extra: Any) -> Any:
+    entry = {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": oauth, **extra}
+    return parse_server("remote", entry, SOURCE, ENV, Path("/proj"))
+
+
+def test_absent_means_try_oauth_and_false_means_never() -> None:
+    assert parse_server("r", {"url": "https://x/mcp"}, SOURCE, ENV, Path("/")).oauth.enabled
+    assert not parse(False).oauth.enabled
+    assert not parse_server("s", {"command": "x"}, SOURCE, ENV, Path("/")).oauth.enabled
+
+
+def test_every_key_is_read_and_expanded() -> None:
+    config = parse(
+        {
+            "client_id": "cid",
+            "client_secret": "${SECRET}",
+            "scopes": ["read", "write"],
+            "callback_port": 8765,
+            "issuer": "https://auth.example.com",
+            "token_endpoint_auth_method": "client_secret_post",
+        }
+    )
+    assert config.error is None, config.error
+    oauth = config.oauth
+    assert (oauth.client_id, oauth.client_secret) == ("cid", "s3cr3t-value")
+    assert oauth.scopes == ("read", "write") and oauth.callback_port == 8765
+    assert oauth.grant == "authorization_code" and oauth.signing_algorithm == "ES256"
+    view = config_view(config)["oauth"]
+    assert view["client_secret"] == "***" and "s3cr3t-value" not in str(view)
+
+
+def test_client_credentials_with_a_key() -> None:
+    config = parse({"grant": "client_credentials", "client_id": "bot", "private_key": "${PEM}"})
+    assert config.error is None, config.error
+    assert config.oauth.private_key == ENV["PEM"]
+    assert config_view(config)["oauth"]["private_key"] == "***"
+
+
+@pytest.mark.parametrize(
+    ("oauth", "key"),
+    [
+        ("yes", "'oauth' must be an object or false"),
+        ({"grant": "password"}, "'oauth.grant'"),
+        ({"callback_port": 0}, "'oauth.callback_port'"),
+        ({"callback_port": "80"}, "'oauth.callback_port'"),
+        ({"scopes": "read write"}, "'oauth.scopes'"),
+        ({"client_metadata_url": "http://x/doc.json"}, "'oauth.client_metadata_url'"),
+        ({"grant": "client_credentials"}, "'oauth.client_id' is missing"),
+        ({"grant": "client_credentials", "client_id": "c"}, "neither 'oauth.client_secret'"),
+        ({"client_secret": "x"}, "without 'oauth.client_id'"),
+        ({"private_key": "${PEM}"}, "only used with"),
+        ({"signing_algorithm": "HS256"}, "'oauth.signing_algorithm'"),
+        ({"client_id": "${NOPE}"}, "variable ${NOPE} in 'oauth.client_id' is not set"),
+    ],
+)
+def test_bad_values_fail_that_server_naming_file_server_and_key(oauth: Any, key: str) -> None:
+    config = parse(oauth)
+    assert config.error is not None
+    assert key in config.error
+    assert "server 'remote'" in config.error and str(SOURCE) in config.error
+
+
+def test_oauth_on_a_stdio_entry_is_an_error() -> None:
+    config = parse_server("s", {"command": "x", "oauth": {}}, SOURCE, ENV, Path("/"))
+    assert config.error is not None and "only for http servers" in config.error
+
+
+def test_unknown_oauth_key_is_a_warning() -> None:
+    config = parse({"scope": ["read"]})
+    assert config.error is None
+    assert [w.key for w in config.warnings] == ["oauth.scope"]
