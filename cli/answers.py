@@ -86,5 +86,5 @@ def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
     from core.builtin import builtin_tools
     from core.resource_tools import resource_tools
 
-    local = builtin_tools(cwd)
+    local = builtin_tools(cwd, settings.project_root)
     return local + resource_tools(manager) if settings.servers else local

@@ -288,8 +288,7 @@ def main() -> NoReturn:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
-        reaper.spawn()
-        os._exit(code)
+        os._exit(code)  # the reaper's pipe closes: it takes over from here
     # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
     # at exit. Frozen objects are skipped: the process is ending anyway.
     gc.freeze()

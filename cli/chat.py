@@ -19,8 +19,8 @@ from cli.runtime import (
     Globals,
     load_settings,
     open_runtime,
-    sigint_cancels,
 )
+from cli.signals import sigint_cancels
 from core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:
@@ -98,12 +98,14 @@ def chat_command(
         offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
     import anyio  # deferred with the rest of the chat machinery: `--help` stays light
 
+    from cli.signals import terminable
+
     try:
         if options.prompt is not None:
-            return anyio.run(one_shot, globals_, options)
+            return anyio.run(terminable, one_shot, globals_, options)
         from cli.repl import repl
 
-        return anyio.run(repl, globals_, options)
+        return anyio.run(terminable, repl, globals_, options)
     except KeyboardInterrupt:
         # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
         # loop has already unwound (servers stopped); say so instead of exiting silently.
@@ -152,7 +154,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             document = transcript(runtime, result or partial, failure)
             render.print_json(scrubbed(document, render.REDACTOR))
         elif failure is not None and partial is not None and partial.text:
-            print(partial.text)  # a dropped stream: what arrived is kept
+            print(render.safe(partial.text))  # a dropped stream: what arrived is kept
         if failure is not None:
             raise failure
         if result is None:
@@ -162,7 +164,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             render.warn(empty_answer_message(result))
             return ExitCode.EMPTY_ANSWER
         if not options.as_json:
-            print(result.text)
+            print(render.safe(result.text))
         return ExitCode.OK
 
 
@@ -173,7 +175,7 @@ def _list_for_resume(globals_: Globals) -> None:
     settings = load_settings(globals_)
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)
     for item in saved[:20]:
-        print(render.REDACTOR(sessions.describe(item)), file=sys.stderr)
+        print(render.safe(sessions.describe(item)), file=sys.stderr)
     raise UsageError(
         "--resume needs a session ID with -p (no one can pick from a list)",
         hint="Pass one of the IDs above (--resume ID), or --continue for the latest.",

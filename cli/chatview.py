@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
@@ -20,12 +19,9 @@ from core.tools import Tool, ToolResult
 
 
 def clean(text: str) -> str:
-    """Text from a model or a file, safe for the terminal: control characters other than
-    newline and tab are shown escaped (``\\x1b``), never interpreted."""
-    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+    """Text from a model or a file, safe for the terminal (:func:`render.safe`): secrets
+    scrubbed, control characters other than newline and tab shown escaped, never interpreted."""
+    return render.safe(text)
 
 
 if TYPE_CHECKING:
@@ -42,13 +38,38 @@ def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
         try:
             value = json.loads(arguments or "{}")
         except json.JSONDecodeError:
-            return arguments[:limit]
+            return render.safe(arguments, one_line=True)[:limit]
     if not isinstance(value, Mapping):
-        return str(value)[:limit]
+        return render.safe(value, one_line=True)[:limit]
     pairs: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
     text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items())
-    text = text.replace("\n", "\\n")
+    text = render.safe(text, one_line=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def full_args(arguments: Mapping[str, Any], width: int = 100) -> str:
+    """Every argument of a call, nothing cut: one line when it fits in 160 characters, else
+    one block per argument, wrapped at ``width`` (an approval must show all that will run)."""
+    import textwrap
+
+    line = short_args(arguments, limit=10**9)
+    if len(line) <= 160:
+        return " " + line if line else ""
+    lines: list[str] = []
+    for key, value in arguments.items():
+        text = render.safe(json.dumps(value, ensure_ascii=False), one_line=True)
+        lines.append(f"    {render.safe(key, one_line=True)} ({len(text)} characters):")
+        lines += textwrap.wrap(
+            text,
+            width=max(width - 6, 20),
+            initial_indent="      ",
+            subsequent_indent="      ",
+            break_long_words=True,
+            break_on_hyphens=False,
+            drop_whitespace=False,
+            replace_whitespace=False,
+        )
+    return "\n" + "\n".join(lines)
 
 
 class Status:
@@ -116,7 +137,7 @@ class TurnView(AgentEvents):
         if self.stream_text:
             self.status.clear()
             if self._markdown is not None:
-                self._markdown.feed(delta)
+                self._markdown.feed(clean(delta))
                 return
             sys.stdout.write(clean(delta))
             sys.stdout.flush()
@@ -126,7 +147,7 @@ class TurnView(AgentEvents):
         """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
         self.end_line()
         if not self.stream_text and reply.tool_calls and reply.text.strip():
-            print(render.style(reply.text.strip(), "2", sys.stderr), file=sys.stderr)
+            print(render.style(render.safe(reply.text.strip()), "2", sys.stderr), file=sys.stderr)
 
     def tools_changed(self) -> None:
         """Quietly note that MCP tools changed."""
@@ -147,17 +168,18 @@ class TurnView(AgentEvents):
         mark = render.style("↻", "33", sys.stderr)
         print(
             f"{mark} retry {retry.attempt}/{retry.of} in {retry.delay:.1f}s: "
-            f"{render.REDACTOR(retry.reason)}",
+            f"{render.safe(retry.reason)}",
             file=sys.stderr,
         )
 
     def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
         """A call that could not run still shows: ``→ name args`` and ``✗ name: why``."""
         self.status.clear()
-        head = render.style(f"→ {call.name}", "36", sys.stderr)
+        name = render.safe(call.name, one_line=True)
+        head = render.style(f"→ {name}", "36", sys.stderr)
         print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
         mark = render.style("✗", "31", sys.stderr)
-        print(f"  {mark} {call.name}: {render.first_line(result.text, 160)}", file=sys.stderr)
+        print(f"  {mark} {name}: {render.first_line(result.text, 160)}", file=sys.stderr)
 
     def compacted(self, compaction: Compaction) -> None:
         """``(context compacted: 90k → 20k tokens ...)``."""
@@ -167,30 +189,34 @@ class TurnView(AgentEvents):
     def notice(self, text: str) -> None:
         """A dim note on stderr."""
         self.end_line()
-        print(render.style(f"note: {render.REDACTOR(text)}", "2", sys.stderr), file=sys.stderr)
+        print(render.style(f"note: {render.safe(text)}", "2", sys.stderr), file=sys.stderr)
 
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()
-        head = render.style(f"→ {call.name}", "36", sys.stderr)
-        print(f"{head} {clean(short_args(call.arguments))}".rstrip(), file=sys.stderr)
-        self.status.set(f"running {call.name}…")
+        name = render.safe(call.name, one_line=True)
+        head = render.style(f"→ {name}", "36", sys.stderr)
+        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        self.status.set(f"running {name}…")
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """``✓ name (0.1s)`` or ``✗ name: first line``."""
         self.status.clear()
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
-            print(f"  {mark} {call.name}: {render.first_line(result.text)}", file=sys.stderr)
+            name = render.safe(call.name, one_line=True)
+            print(f"  {mark} {name}: {render.first_line(result.text)}", file=sys.stderr)
         else:
             mark = render.style("✓", "32", sys.stderr)
-            print(f"  {mark} {call.name} ({seconds:.1f}s)", file=sys.stderr)
+            name = render.safe(call.name, one_line=True)
+            print(f"  {mark} {name} ({seconds:.1f}s)", file=sys.stderr)
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """``⊘ name denied: reason``."""
         self.status.clear()
         mark = render.style("⊘", "33", sys.stderr)
-        print(f"  {mark} {call.name} denied: {decision.reason}", file=sys.stderr)
+        name = render.safe(call.name, one_line=True)
+        print(f"  {mark} {name} denied: {render.safe(decision.reason)}", file=sys.stderr)
 
 
 def describe_compaction(c: Compaction) -> str:
@@ -213,9 +239,9 @@ def report_mcp(manager: Manager) -> None:
     tools = len(manager.tools())
     parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
     parts += [
-        f"'{name}' needs login (/mcp login {name})"
+        f"'{render.safe(name)}' needs login (/mcp login {render.safe(name)})"
         if f.needs_login
-        else f"'{name}' failed: {f.message}"
+        else f"'{render.safe(name)}' failed: {render.safe(f.message)}"
         for name, f in failures.items()
     ]
     line = "; ".join(parts)

@@ -104,13 +104,22 @@ def doctor_command(
 
         reaper.allow()  # one-shot: the report first, the servers' shutdown after
         from cli.mcp_auth import login_options
+        from cli.signals import terminable
 
         options = login_options() if login else None
-        report = anyio.run(
-            lambda: doctor.diagnose(
-                settings, servers, selected=bool(server), untrusted=untrusted, login=options
+        found: list[doctor.Report] = []
+
+        async def diagnose() -> None:
+            # Returns nothing: asyncio formats the main task's result on exit (an enum lookup
+            # of the SIGINT handler), and the repr of a 10,000-server report is not free.
+            found.append(
+                await doctor.diagnose(
+                    settings, servers, selected=bool(server), untrusted=untrusted, login=options
+                )
             )
-        )
+
+        anyio.run(terminable, diagnose)
+        report = found[0]
 
     stream = sys.stdout
     if output_format is Format.JSON:

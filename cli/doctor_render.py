@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.errors import ExitCode
+from core.redact import printable, printable_json
 from mcpbridge.checks import CHECKS, Finding
 from mcpbridge.doctor import Report, ServerReport
 from mcpbridge.report import server_view
@@ -48,14 +49,15 @@ def text(
             if f.severity == "info" and not verbose:
                 continue
             lines.append(
-                f"{indent}{_mark(f.severity, color)} {_paint(f.check, '2', color)}  {f.message}"
+                f"{indent}{_mark(f.severity, color)} {_paint(f.check, '2', color)}  "
+                f"{printable(f.message)}"
             )
             if f.hint:
-                lines.append(f"{indent}  hint: {f.hint}")
+                lines.append(f"{indent}  hint: {printable(f.hint)}")
 
     settings = report.settings
     if settings is not None:
-        files = [str(p) for p in (settings.project_file, settings.global_file) if p]
+        files = [printable(str(p)) for p in (settings.project_file, settings.global_file) if p]
         count = len(report.servers)
         lines.append(
             f"codebot mcp doctor: {count} server{'s' if count != 1 else ''}"
@@ -69,7 +71,7 @@ def text(
         failure = server.context.client.failure if server.context.client else None
         if failure is not None and failure.stderr_tail:
             lines.append("    server stderr (last lines):")
-            lines.extend(f"      {line}" for line in failure.stderr_tail.splitlines())
+            lines.extend(f"      {printable(line)}" for line in failure.stderr_tail.splitlines())
     if settings is not None:
         total_tools = sum(len(s.context.tools) for s in report.servers)
         total_tokens = sum(s.tokens for s in report.servers)
@@ -96,9 +98,10 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
         failure = ctx.client.failure if ctx.client else None
         if server.status == "connected" and info is not None:
             facts.append(f"connected in {info.handshake_ms / 1000:.1f} s")
-            facts.append(f"protocol {info.protocol_version}")
+            facts.append(f"protocol {printable(info.protocol_version, one_line=True)}")
             if info.name:
-                facts.append(f"{info.name} {info.version or ''}".strip())
+                about = f"{info.name} {info.version or ''}".strip()
+                facts.append(printable(about, one_line=True))
             count = len(ctx.tools)
             facts.append(f"{count} tool{'s' if count != 1 else ''}")
             facts.append(f"~{server.tokens:,} tokens")
@@ -108,17 +111,21 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
             facts.append(f"failed at {failure.stage}")
         else:
             facts.append("not started")
-    lines.append(f"{mark} {_paint(server.name, '1', color)}  {' · '.join(facts)}")
+    name = printable(server.name, one_line=True)
+    lines.append(f"{mark} {_paint(name, '1', color)}  {' · '.join(facts)}")
     if verbose:
         source = str(ctx.config.source)
         if ctx.config.overrides:
             source += f" (overrides {ctx.config.overrides})"
-        lines.append(f"  from {source}")
+        lines.append(f"  from {printable(source)}")
         if info is not None and info.capabilities:
-            lines.append(f"  capabilities: {', '.join(sorted(info.capabilities))}")
+            caps = printable(", ".join(sorted(info.capabilities)), one_line=True)
+            lines.append(f"  capabilities: {caps}")
         for entry in ctx.tools:
             tool = entry.tool
-            renamed = f" ← {tool.original_name}" if tool.name_reason else ""
+            renamed = (
+                f" ← {printable(tool.original_name, one_line=True)}" if tool.name_reason else ""
+            )
             permission = tool.permission()
             lines.append(
                 f"    {tool.name}{renamed}  {permission.capability.value} "
@@ -153,7 +160,8 @@ SCHEMA_VERSION = 1
 
 def as_json(report: Report, *, strict: bool = False) -> str:
     """The documented ``--format json`` document (README, "mcp doctor")."""
-    return json.dumps(json_document(report, strict=strict), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(json_document(report, strict=strict), indent=2, ensure_ascii=False)
+    return printable_json(text) + "\n"
 
 
 def json_document(report: Report, *, strict: bool = False) -> dict[str, Any]:
@@ -291,6 +299,7 @@ def _suite(
     strict: bool,
     report: Report,
 ) -> dict[str, int]:
+    name = printable(name, one_line=True)
     suite = ET.SubElement(root, "testsuite", name=f"mcp.{name}")
     counts = {"tests": 0, "failures": 0, "skipped": 0}
     for check_id, status in checks.items():
@@ -299,7 +308,7 @@ def _suite(
         mine = [f for f in findings if f.check == check_id]
         if status == "skipped":
             counts["skipped"] += 1
-            ET.SubElement(case, "skipped", message=skipped.get(check_id, "not run"))
+            ET.SubElement(case, "skipped", message=printable(skipped.get(check_id, "not run")))
             continue
         failing = [f for f in mine if f.severity == "error" or (strict and f.severity == "warning")]
         body = "\n".join(_finding_text(f) for f in mine)
@@ -308,7 +317,7 @@ def _suite(
         if failing:
             counts["failures"] += 1
             failure = ET.SubElement(
-                case, "failure", message=failing[0].message, type=failing[0].severity
+                case, "failure", message=printable(failing[0].message), type=failing[0].severity
             )
             failure.text = body
         elif mine:
@@ -323,11 +332,12 @@ def _suite(
 
 def _finding_text(f: Finding) -> str:
     where = f" [{f.tool}]" if f.tool else ""
-    return f"{f.severity}{where}: {f.message}" + (f"\n  hint: {f.hint}" if f.hint else "")
+    text = f"{f.severity}{where}: {f.message}" + (f"\n  hint: {f.hint}" if f.hint else "")
+    return printable(text)
 
 
 def _stderr(report: Report, name: str) -> str:
     server = next((s for s in report.servers if s.name == name), None)
     client = server.context.client if server else None
     tail = client.failure.stderr_tail if client and client.failure else ""
-    return f"\nserver stderr (last lines):\n{tail}" if tail else ""
+    return f"\nserver stderr (last lines):\n{printable(tail)}" if tail else ""

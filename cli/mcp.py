@@ -22,6 +22,7 @@ from cli.runtime import (
     select_servers,
     with_timeout,
 )
+from cli.signals import terminable
 from core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -97,7 +98,8 @@ def list_command(
     if answer is not None and isinstance(answer.get("views"), list):
         code = _render_list(answer["views"], as_json, schemas)
     else:
-        code = anyio.run(_list, servers, as_json, schemas, policy(settings, None, None), login)
+        requests = policy(settings, None, None)
+        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -200,8 +202,10 @@ async def _batch(
 ) -> bool:
     import json
 
+    from core.redact import printable_json
+
     def emit(answer: dict[str, Any]) -> None:
-        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
     async def read_line() -> str:
@@ -304,7 +308,8 @@ def call_command(
         settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
-        ok = anyio.run(_batch, servers, (settings, elicit, allow_sampling), login)
+        requests = (settings, elicit, allow_sampling)
+        ok = anyio.run(terminable, _batch, servers, requests, login)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -337,11 +342,12 @@ def call_command(
     else:
         config = with_timeout({server: config}, timeout)[server]
         requests = (settings, elicit, allow_sampling)
-        outcome = anyio.run(_call, config, tool, arguments_, requests, login)
+        outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
-        sys.stdout.write(outcome.text if outcome.text.endswith("\n") else outcome.text + "\n")
+        text = render.safe(outcome.text)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if outcome.is_error:
         render.error_line(f"tool '{tool}' on server '{server}' reported an error")
         return ExitCode.TOOL_ERROR
@@ -351,6 +357,7 @@ def call_command(
 def _add_groups() -> None:
     from cli import (
         doctor,
+        lock,
         mcp_auth,
         mcp_get,
         mcp_import,
@@ -361,6 +368,7 @@ def _add_groups() -> None:
 
     app.add_typer(doctor.app)
     app.add_typer(warm.app)
+    app.add_typer(lock.app)
     app.add_typer(mcp_manage.app)
     app.add_typer(mcp_get.app)
     app.add_typer(mcp_import.app)

@@ -17,24 +17,25 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         mark, color = marks.get(v["status"], ("✗", "31"))
         facts = [v["transport"], v["status"]]
         if v["protocol_version"]:
-            facts.append(f"protocol {v['protocol_version']}")
+            facts.append(f"protocol {render.safe(v['protocol_version'], one_line=True)}")
         if v["status"] == "connected":
             facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
         print(
-            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(v['name'], '1')}"
+            ("\n" if i else "")
+            + f"{render.style(mark, color)} {render.style(render.safe(v['name']), '1')}"
             f"  {' · '.join(facts)}"
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
-        print(f"  from {source}")
+        print(f"  from {render.safe(source)}")
         if v["failure"]:
             err = v["failure"]
-            print(f"  {err['stage']} failed: {err['message']}")
+            print(f"  {err['stage']} failed: {render.safe(err['message'])}")
             if err.get("hint"):
-                print(f"  hint: {err['hint']}")
+                print(f"  hint: {render.safe(err['hint'])}")
             if err.get("stderr_tail"):
                 print("  server stderr (last lines):")
                 for line in err["stderr_tail"].splitlines():
-                    print(f"    {line}")
+                    print(f"    {render.safe(line)}")
         rows = [
             [
                 t["name"],

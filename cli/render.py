@@ -8,10 +8,16 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from core.errors import CodebotError
-from core.redact import Redactor
+from core.redact import SECRETS, printable, printable_json
 
-REDACTOR = Redactor()
+REDACTOR = SECRETS
 """Knows every secret of this run (filled in when settings load); scrubs logs and errors."""
+
+
+def safe(text: object, *, one_line: bool = False) -> str:
+    """Untrusted text on its way to the terminal: secrets scrubbed, control characters shown
+    escaped (see :func:`core.redact.printable`). Our own styling is added around it, after."""
+    return printable(REDACTOR(str(text)), one_line=one_line)
 
 
 def use_color(stream: TextIO) -> bool:
@@ -26,14 +32,14 @@ def style(text: str, code: str, stream: TextIO = sys.stdout) -> str:
 
 def error_line(message: str) -> None:
     """``error: <message>`` on stderr (secrets scrubbed)."""
-    print(f"{style('error', '31;1', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
+    print(f"{style('error', '31;1', sys.stderr)}: {safe(message)}", file=sys.stderr)
 
 
 def error(exc: CodebotError) -> None:
     """The error and, on the next line, its hint."""
     error_line(exc.message)
     if exc.hint:
-        print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(exc.hint)}", file=sys.stderr)
+        print(f"{style('hint', '33', sys.stderr)}: {safe(exc.hint)}", file=sys.stderr)
 
 
 _WARNED: set[str] = set()
@@ -58,13 +64,14 @@ def hint(message: str) -> None:
 
 def warn(message: str) -> None:
     """``warning: <message>`` on stderr (secrets scrubbed)."""
-    print(f"{style('warning', '33;1', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
+    print(f"{style('warning', '33;1', sys.stderr)}: {safe(message)}", file=sys.stderr)
 
 
 def table(rows: Sequence[Sequence[str]], *, indent: str = "") -> str:
     """Left-aligned columns, two spaces apart; the last column is not padded."""
     if not rows:
         return ""
+    rows = [[safe(cell, one_line=True) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     lines = []
     for row in rows:
@@ -77,12 +84,13 @@ def print_json(data: Any) -> None:
     """Pretty JSON on stdout."""
     import json
 
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
 def first_line(text: str | None, limit: int = 80) -> str:
-    """The first non-empty line, shortened to ``limit`` characters."""
+    """The first non-empty line, shortened to ``limit`` characters, made safe to print."""
     line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    line = safe(line, one_line=True)
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -99,7 +107,7 @@ def setup_logging(*, debug: bool) -> None:
 
     class RedactingFormatter(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
-            return REDACTOR(super().format(record))
+            return safe(super().format(record))
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
@@ -112,4 +120,4 @@ def debug_traceback(exc: BaseException) -> None:
     import traceback
 
     text = "".join(traceback.format_exception(exc))
-    print(REDACTOR(text), file=sys.stderr, end="")
+    print(safe(text), file=sys.stderr, end="")

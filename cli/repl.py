@@ -7,6 +7,7 @@ turn cancels it (and its tool calls); at an empty prompt, Ctrl-C twice or Ctrl-D
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from contextlib import suppress
 from pathlib import Path
@@ -15,16 +16,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from cli import render
-from cli.chatview import Status, TurnView, clean, report_mcp, short_args
+from cli.chatview import Status, TurnView, clean, full_args, report_mcp
 from cli.repl_completion import completer_for
-from cli.repl_mcp import (
-    ReplAgent,
-    expand_mentions,
-    progress_hook,
-    run_prompt_command,
-    show_mcp,
-)
+from cli.repl_mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
 from cli.reports import (
+    HELP,
     approval_details,
     color_diff,
     context_report,
@@ -39,8 +35,8 @@ from cli.runtime import (
     load_settings,
     open_runtime,
     settle_trust,
-    sigint_cancels,
 )
+from cli.signals import sigint_cancels
 from cli.trust import describe_all
 from core import paths, trust
 from core.errors import CodebotError, ExitCode, ModelError
@@ -48,23 +44,6 @@ from core.permissions import Answer, ApprovalRequest
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
-
-HELP = """\
-/mcp          servers: connected, failed (with the reason), tool counts
-/mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
-/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
-/tools        the tools: loaded (in the request) and deferred (behind search_tools)
-/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
-@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
-/plan         toggle plan mode (read-only tools)
-/context      what fills the context window, largest first
-/compact [focus]  summarise the conversation now (optionally: what to keep)
-/usage        tokens: prompt, cached, completion; last turn and this session
-/resume [ID]  continue a saved session of this project (a list without ID)
-/clear        forget the conversation
-/help         this list
-/exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
-Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""
 
 
 def history_file() -> Path:
@@ -123,8 +102,10 @@ class Repl:
         """Ask the user about one tool call: yes once, always (this session), or no."""
         self.status.clear()
         print(
-            f"{render.style('?', '33;1', sys.stderr)} {render.style(request.tool, '1', sys.stderr)}"
-            f" {short_args(dict(request.arguments), 160)}\n" + approval_details(request),
+            f"{render.style('?', '33;1', sys.stderr)} "
+            f"{render.style(render.safe(request.tool, one_line=True), '1', sys.stderr)}"
+            f"{full_args(dict(request.arguments), shutil.get_terminal_size().columns)}\n"
+            + approval_details(request),
             file=sys.stderr,
         )
         if request.preview:
@@ -147,8 +128,8 @@ class Repl:
         if result.digest in self.declined:
             return False
         state = "changed since it was trusted" if result.changed else "new"
-        lines = [f"{result.project_file} ({state}) would start or set:"]
-        lines += [f"  {line}" for line in describe_all(result)]
+        lines = [f"{render.safe(result.project_file)} ({state}) would start or set:"]
+        lines += [f"  {render.safe(line)}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
             text = await self._session().prompt_async(
@@ -300,7 +281,7 @@ class Repl:
 
             await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
-            show_mcp(runtime)
+            self._show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -347,7 +328,7 @@ class Repl:
                 print("(no saved sessions for this project)")
                 return
             for n, item in enumerate(saved, start=1):
-                print(f"{n:>3}. {render.REDACTOR(clean(sessions.describe(item)))}")
+                print(f"{n:>3}. {clean(sessions.describe(item))}")
             try:
                 text = await self._session().prompt_async(
                     "resume which? [number or ID, empty to cancel]: ", handle_sigint=False
@@ -386,6 +367,23 @@ class Repl:
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
+
+    def _show_mcp(self, runtime: ChatRuntime) -> None:
+        statuses = runtime.manager.status()
+        for name in runtime.untrusted:
+            print(f"{render.safe(name)}: not trusted (skipped)")
+        if runtime.untrusted:
+            print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
+        if not statuses and not runtime.untrusted:
+            print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
+            return
+        for s in statuses:
+            facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
+            print(f"{render.safe(s.name)}: {facts}")
+            if s.failure is not None:
+                print(f"  {render.safe(s.failure.message)}")
+                if s.failure.hint:
+                    print(f"  hint: {render.safe(s.failure.hint)}")
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

@@ -37,7 +37,6 @@ from core.useragent import (
 if TYPE_CHECKING:
     from cli.chatview import Status
     from cli.repl import Repl
-    from cli.runtime import ChatRuntime
     from mcpbridge.manager import Manager
 
 PROMPT_PREFIX = "/mcp__"
@@ -303,22 +302,3 @@ async def run_prompt_command(repl: Repl, line: str) -> None:
             render.error(runtime.model_error)
     else:
         _err("(prompt added to the conversation)")
-
-
-def show_mcp(runtime: ChatRuntime) -> None:
-    """``/mcp``: each server's status, and the untrusted ones skipped."""
-    statuses = runtime.manager.status()
-    for name in runtime.untrusted:
-        print(f"{name}: not trusted (skipped)")
-    if runtime.untrusted:
-        print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
-    if not statuses and not runtime.untrusted:
-        print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
-        return
-    for s in statuses:
-        facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
-        print(f"{s.name}: {facts}")
-        if s.failure is not None:
-            print(f"  {s.failure.message}")
-            if s.failure.hint:
-                print(f"  hint: {s.failure.hint}")

@@ -31,14 +31,22 @@ def color_diff(diff: str, stream: Any) -> str:
 
 
 def approval_details(request: ApprovalRequest) -> str:
-    """Why the gate asks: the capability, why the tool was classified so, and the rule."""
+    """Why the gate asks: the capability, why the tool was classified so, and the rule; for a
+    file tool, the resolved path (what a symlink or ``..`` really leads to)."""
     permission = request.permission
     capability = permission.capability.value
     if request.rule is not None:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
-    return f"  capability: {capability} ({permission.reason})\n  asks because: {because}"
+    if request.rule is None and request.reason.startswith("the path leads outside"):
+        because = "the path leads outside the project root"
+    reason = render.safe(permission.reason, one_line=True)
+    because = render.safe(because, one_line=True)
+    text = f"  capability: {capability} ({reason})\n  asks because: {because}"
+    if request.detail is not None:
+        text += f"\n  resolved path: {render.safe(request.detail, one_line=True)}"
+    return text
 
 
 def tools_report(session: Any) -> str:
@@ -64,7 +72,10 @@ def tools_report(session: Any) -> str:
         by_server: dict[str, list[str]] = {}
         for tool in deferred:
             by_server.setdefault(server_of(tool), []).append(tool.name)
-        lines += [f"  {s}: {len(n)} tools" for s, n in sorted(by_server.items())]
+        lines += [
+            f"  {render.safe(s, one_line=True)}: {len(n)} tools"
+            for s, n in sorted(by_server.items())
+        ]
     else:
         lines.append("tool search: off (every tool is in the request)")
     return "\n".join(lines)
@@ -120,3 +131,21 @@ def usage_line(agent: Any, result: Any) -> str:
     return (
         f"(tokens this answer: {_usage_cells(result.usage)}; session total {agent.usage.total:,})"
     )
+
+
+HELP = """\
+/mcp          servers: connected, failed (with the reason), tool counts
+/mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
+/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
+/tools        the tools: loaded (in the request) and deferred (behind search_tools)
+/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
+@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
+/plan         toggle plan mode (read-only tools)
+/context      what fills the context window, largest first
+/compact [focus]  summarise the conversation now (optionally: what to keep)
+/usage        tokens: prompt, cached, completion; last turn and this session
+/resume [ID]  continue a saved session of this project (a list without ID)
+/clear        forget the conversation
+/help         this list
+/exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""

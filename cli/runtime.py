@@ -56,17 +56,22 @@ def load_settings(globals_: Globals) -> Settings:
 
     from cli import render
     from core import settings as settings_mod
+    from core.redact import entry_secrets
 
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
-        render.REDACTOR.add([*config.headers.values(), *config.env.values()])
+        render.REDACTOR.add(entry_secrets(config))
         render.REDACTOR.add(config.oauth.secrets)
     for warning in settings.warnings:
         render.warn_once(str(warning))
     for config in settings.servers.values():
         for entry_warning in config.warnings:
             render.warn_once(f"server '{config.name}' in {config.source}: {entry_warning}")
-    for name in (settings.api_key_env, "OPENAI_API_KEY"):
+    for name in (
+        settings.api_key_env,
+        settings.untrusted_fallback.get("api_key_env"),
+        "OPENAI_API_KEY",
+    ):
         if name and os.environ.get(name):
             render.REDACTOR.add([os.environ[name]])
     return settings
@@ -369,6 +374,9 @@ async def open_runtime(
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
+        from mcpbridge.lock import pins
+
+        gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
         held.append(runtime)

@@ -23,6 +23,7 @@ from core.context import Compaction, ContextBudget, window_for
 from core.errors import CodebotError, TurnLimitError
 from core.model import ChatModel, ContextOverflowError, StreamDroppedError
 from core.permissions import PermissionGate, denial_text
+from core.redact import SECRETS, scrub
 from core.run import (
     AgentEvents,
     Outcome,
@@ -33,7 +34,7 @@ from core.run import (
 from core.sampling import Sampler
 from core.session import Message, Session
 from core.stream import Reply, ToolCall, Usage
-from core.tokens import CHARS_PER_TOKEN
+from core.toolcalls import parse_arguments, tool_message, truncate
 from core.tools import Tool, ToolResult
 
 __all__ = [
@@ -54,39 +55,6 @@ REPEAT_WARN_AT = 3
 is told its result will not change."""
 REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
-
-
-def truncate(text: str, max_tokens: int) -> str:
-    """Cut ``text`` to about ``max_tokens`` tokens, telling the model how much was cut."""
-    limit = max_tokens * CHARS_PER_TOKEN
-    if len(text) <= limit:
-        return text
-    cut = len(text) - limit
-    return (
-        f"{text[:limit]}\n\n[codebot: this result was cut to the first {limit} of {len(text)} "
-        f"characters; {cut} characters (about {cut // CHARS_PER_TOKEN} tokens) were cut. "
-        "Ask for less at once (offset/limit, head, grep) to see the rest.]"
-    )
-
-
-def _tool_message(call: ToolCall, result: ToolResult) -> Message:
-    text = result.text or "(no output)"
-    return {
-        "role": "tool",
-        "tool_call_id": call.id,
-        "content": f"Error: {text}" if result.is_error else text,
-    }
-
-
-def _parse_arguments(call: ToolCall) -> dict[str, Any] | str:
-    """The arguments as a dict, or the reason they are unusable."""
-    try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        return f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})"
-    if not isinstance(value, dict):
-        return f"the arguments must be a JSON object, got {type(value).__name__}"
-    return value  # pyright: ignore[reportUnknownVariableType]
 
 
 class Agent:
@@ -181,7 +149,7 @@ class Agent:
                 result.tool_calls.extend(records)
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
                 history.append(reply.message())
-                history.extend(_tool_message(r.call, r.result) for r in records)
+                history.extend(tool_message(r.call, r.result) for r in records)
                 self.session.checkpoint()
                 self._stop_if_looping(seen)
         except StreamDroppedError as exc:
@@ -348,8 +316,12 @@ class Agent:
                 result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
             except Exception as exc:  # boundary: a buggy tool must not end the conversation
                 result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
+            # A server may echo a secret it was given (its own Authorization header): scrub
+            # every known secret before the model, the transcript or the terminal sees it.
             result = ToolResult(
-                truncate(result.text, self.tool_result_max_tokens), result.is_error, result.data
+                truncate(SECRETS(result.text), self.tool_result_max_tokens),
+                result.is_error,
+                scrub(result.data),
             )
             seconds = time.monotonic() - began
             events.tool_finished(call, result, seconds)
@@ -367,7 +339,7 @@ class Agent:
         tool = self.session.find_tool(call.name)
         if tool is None:
             return self._unknown(call)
-        arguments = _parse_arguments(call)
+        arguments = parse_arguments(call)
         if isinstance(arguments, str):
             return f"{arguments}. Call '{call.name}' again with a JSON object of arguments."
         key = (call.name, json.dumps(arguments, sort_keys=True))

@@ -44,3 +44,8 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
         return value
 
     return _PATTERN.sub(replace, text)
+
+
+def referenced(text: str) -> list[str]:
+    """The variable names ``text`` refers to, in order (``$${`` escapes are not references)."""
+    return [m.group(1) for m in _PATTERN.finditer(text) if m.group(1) is not None]

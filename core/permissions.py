@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from core.settings import PermissionRules
-from core.tools import Capability, Permission, Tool
+from core.tools import MCP_PREFIX, Capability, Permission, Tool
 
 
 class Verdict(StrEnum):
@@ -62,6 +62,9 @@ class ApprovalRequest:
     rule: str | None = None
     """The rule that asks (``"permissions.ask '<pattern>'"``), or None: no rule matched and
     the capability is not read."""
+    detail: str | None = None
+    """What the call really touches, when it differs from what it says: the resolved path of
+    a file tool reaching outside the project root."""
     preview: str | None = None
     """What the call would change, when the tool can tell (a unified diff for edit/write)."""
 
@@ -69,8 +72,25 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 
-def _match(name: str, patterns: Iterable[str]) -> str | None:
-    return next((p for p in patterns if fnmatchcase(name, p)), None)
+def rule_matches(pattern: str, tool: Tool) -> bool:
+    """Whether a permission rule (or ``--allow`` pattern) covers ``tool``.
+
+    A rule ``mcp__<server>__<tool>`` is split at its first ``__`` after the prefix (server
+    names cannot hold ``__``) and matches on the pair: the server glob against the tool's
+    server, the tool glob against the tool's own name. So ``mcp__x__*`` covers every tool of
+    server ``x`` and none of server ``x_``. ``mcp__<server-glob>`` alone covers every tool of
+    the matching servers. Any other rule is a glob over the model-visible name.
+    """
+    server = getattr(tool, "server", None)
+    if pattern.startswith(MCP_PREFIX) and isinstance(server, str):
+        server_glob, sep, tool_glob = pattern[len(MCP_PREFIX) :].partition("__")
+        original = getattr(tool, "original_name", tool.name)
+        return fnmatchcase(server, server_glob) and fnmatchcase(original, tool_glob if sep else "*")
+    return fnmatchcase(tool.name, pattern)  # a tool that names no server: by its name
+
+
+def _match(tool: Tool, patterns: Iterable[str]) -> str | None:
+    return next((p for p in patterns if rule_matches(p, tool)), None)
 
 
 class PermissionGate:
@@ -95,24 +115,30 @@ class PermissionGate:
         self.approver = approver
         self.assume_yes = assume_yes
         self.allow_patterns = tuple(allow)
-        self.always: set[str] = set()
-        """Tools the user approved "always" in this session."""
+        self.always: dict[str, str | None] = {}
+        """Tools the user approved "always" in this session, with the tool's fingerprint then
+        (a tool that changes after its "always" is asked about again)."""
+        self.pinned: Mapping[tuple[str, str], str] = {}
+        """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
+        matches its pin is asked about, whatever the rules say (deny still wins)."""
 
     def evaluate(self, tool: Tool) -> Decision:
         """The static decision, before anybody is asked."""
         name = tool.name
-        if pattern := _match(name, self.rules.deny):
+        if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
             return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
+        if changed := self._changed(tool):
+            return Decision(Verdict.ASK, changed)
         if name in self.always:
             return Decision(Verdict.ALLOW, "approved for this session")
-        if pattern := _match(name, self.allow_patterns):
+        if pattern := _match(tool, self.allow_patterns):
             rule = f"--allow '{pattern}'"
             return Decision(Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule)
-        if pattern := _match(name, self.rules.ask):
+        if pattern := _match(tool, self.rules.ask):
             rule = f"permissions.ask '{pattern}'"
             return Decision(Verdict.ASK, f"the settings rule '{pattern}' asks first", rule)
-        if pattern := _match(name, self.rules.allow):
+        if pattern := _match(tool, self.rules.allow):
             rule = f"permissions.allow '{pattern}'"
             return Decision(Verdict.ALLOW, f"allowed by the settings rule '{pattern}'", rule)
         permission = tool.permission()
@@ -120,9 +146,42 @@ class PermissionGate:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
 
+    def _changed(self, tool: Tool) -> str | None:
+        """Why a tool must be asked about again: it changed since its pin or its "always"."""
+        fingerprint = _fingerprint(tool)
+        if fingerprint is None:
+            return None
+        key = (getattr(tool, "server", ""), getattr(tool, "original_name", tool.name))
+        pinned = self.pinned.get(key)
+        if pinned is not None and pinned != fingerprint:
+            return (
+                "WARNING: the tool's description, schema or annotations changed since "
+                ".codebot/mcp-lock.json pinned them (review it; `codebot mcp lock` accepts it)"
+            )
+        if tool.name in self.always and self.always[tool.name] != fingerprint:
+            del self.always[tool.name]
+            return "WARNING: the tool changed since you approved it for this session"
+        return None
+
+    @staticmethod
+    def _reach(tool: Tool, arguments: Mapping[str, Any]) -> Any:
+        """Where a file tool's call leads (a ``core.boundary.Reach``), or None."""
+        reach_of = getattr(tool, "reach", None)
+        return reach_of(arguments) if reach_of is not None else None
+
     async def check(self, tool: Tool, arguments: Mapping[str, Any]) -> Decision:
-        """The final decision for one call: allow or deny (asking when the rules say so)."""
+        """The final decision for one call: allow or deny (asking when the rules say so).
+
+        A file tool whose path leads outside the project root asks whatever its capability,
+        an "always" approval or an allow rule says; ``--allow`` and ``--yes`` still allow it.
+        """
         decision = self.evaluate(tool)
+        reach = self._reach(tool, arguments)
+        outside = reach is not None and not reach.inside
+        named = decision.rule is not None and decision.rule.startswith("--allow")
+        if outside and decision.verdict is not Verdict.DENY and not named:
+            where = reach.describe()
+            decision = Decision(Verdict.ASK, f"the path leads outside the project root: {where}")
         if decision.verdict is not Verdict.ASK:
             return decision
         if self.assume_yes:
@@ -133,21 +192,28 @@ class PermissionGate:
                 f"needs approval and nobody can answer in non-interactive mode "
                 f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
             )
+        detail = reach.describe() if reach is not None else None
         request = ApprovalRequest(
             tool.name,
             arguments,
             tool.permission(),
             decision.reason,
             decision.rule,
+            detail,
             preview_of(tool, arguments),
         )
         answer = await self.approver(request)
-        if answer is Answer.ALWAYS:
-            self.always.add(tool.name)
+        if answer is Answer.ALWAYS and not outside:
+            self.always[tool.name] = _fingerprint(tool)
             return Decision(Verdict.ALLOW, "approved by the user for this session")
-        if answer is Answer.ONCE:
+        if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
             return Decision(Verdict.ALLOW, "approved by the user")
         return Decision(Verdict.DENY, "the user denied it")
+
+
+def _fingerprint(tool: Tool) -> str | None:
+    fingerprint = getattr(tool, "fingerprint", None)
+    return fingerprint() if callable(fingerprint) else None
 
 
 def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:

@@ -163,7 +163,7 @@ def parse_server(
 def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one place
     name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
 ) -> ServerConfig:
-    if not SERVER_NAME_RE.match(name) or "__" in name:
+    if not SERVER_NAME_RE.fullmatch(name) or "__" in name:
         raise _EntryError(
             "the name must use only letters, digits, '-' and '_', and must not contain '__'",
             hint="Rename the entry, e.g. 'my-server' (the name becomes part of tool names).",
@@ -174,6 +174,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             hint='Write it as {"command": "...", "args": [...]} or {"type": "http", "url": "..."}.',
         )
     data: dict[str, Any] = entry  # pyright: ignore[reportUnknownVariableType]
+    _refuse_nul(data)
     warnings = [_unknown_key_warning(k) for k in data if k not in _SERVER_KEYS]
 
     kind = data.get("type")
@@ -320,6 +321,26 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         warnings=tuple(warnings),
         raw=data,
     )
+
+
+def _refuse_nul(data: Mapping[str, Any]) -> None:
+    """A NUL cannot pass to a program or a header; say where it is instead of crashing."""
+    for key in ("command", "cwd", "url"):
+        if isinstance(data.get(key), str) and "\0" in data[key]:
+            raise _EntryError(f"'{key}' contains a NUL character", hint=f"Remove it from '{key}'.")
+    args: Any = data.get("args")
+    if is_str_list(args):
+        for i, arg in enumerate(args):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            if "\0" in arg:
+                raise _EntryError(f"'args[{i}]' contains a NUL character", hint="Remove it.")
+    for section in ("env", "headers"):
+        values = data.get(section)
+        if isinstance(values, dict):
+            for k, v in values.items():  # pyright: ignore[reportUnknownVariableType]
+                if "\0" in str(k) or (isinstance(v, str) and "\0" in v):  # pyright: ignore[reportUnknownArgumentType]
+                    raise _EntryError(
+                        f"'{section}.{k}' contains a NUL character", hint="Remove it."
+                    )
 
 
 def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 from core import paths
 from core.errors import SettingsError
 from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
-from core.settings_keys import SettingWarning, unknown_keys
+from core.setting_keys import SettingWarning, unknown_keys
 from core.useragent import parse_roots
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
@@ -37,8 +37,19 @@ DEFAULT_USAGE_LINE_AFTER = 100_000
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
 
-TRUST_GATED_KEYS = ("base_url", "api_key_env")
-"""A hostile project could send the API key elsewhere with these: they need trust."""
+TRUST_GATED_KEYS = (
+    "base_url",
+    "api_key_env",
+    "model",
+    "max_turns",
+    "tool_result_max_tokens",
+)
+"""A hostile project could send the API key elsewhere, pick the model that runs, or change
+the limits that bound a run with these: they need trust."""
+_DEFAULTS: dict[str, Any] = {
+    "max_turns": DEFAULT_MAX_TURNS,
+    "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +237,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
         project_gated=gated,
         untrusted_fallback={
-            **{k: global_scalars.get(k) for k in TRUST_GATED_KEYS},
+            **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
             "roots": global_scalars.get("roots", ()),
             "permissions": replace(
                 global_rules,
@@ -263,6 +274,11 @@ def read_json(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise SettingsError(
+            f"settings file {path} is nested too deeply to read",
+            hint="Settings are a few levels deep; remove the deeply nested value.",
+        ) from None
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}",

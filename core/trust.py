@@ -3,7 +3,9 @@
 Servers defined by the project's ``.codebot/settings.json`` start only once the project is
 trusted, and so do the project settings that decide where the API key goes (``base_url``,
 ``api_key_env``) or let tools run without asking (``permissions.allow``). Trust is recorded per
-project file together with a hash of those entries, so a change needs trust again. Global
+project root as the user reached it (never through a symlinked settings file) together with
+a hash of everything that decides what runs (see :func:`digest`), so a change needs trust
+again. Global
 settings are always trusted.
 
 The store is ``<state dir>/trust.json`` (0600, in a 0700 directory).
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
+from core.lookup import find_command
+from core.redact import expandable_values, is_credential_name
 from core.servers import ServerConfig
 from core.settings import Settings
 
@@ -45,6 +49,9 @@ class TrustCheck:
 
     project_file: Path | None
     digest: str
+    key: str | None
+    api_key_env: str | None
+    """The variable holding the model's API key (``api_key_env`` of the trusted settings)."""
     servers: tuple[ServerConfig, ...]
     """Servers defined by the project file (they need trust); empty when there are none."""
     gated: Mapping[str, Any]
@@ -68,6 +75,43 @@ class TrustCheck:
         return "changed since it was trusted" if self.changed else "not trusted"
 
 
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """One ``${VAR}`` an entry expands, where, and what kind of value it is."""
+
+    variable: str
+    key: str
+    """Where in the entry: ``args[1]``, ``env.TOKEN``, ``headers.Authorization``, ``url``..."""
+    credential: bool
+    """The name looks like a credential (``*KEY*``, ``*TOKEN*``, ``*SECRET*``...)."""
+    api_key: bool
+    """It holds the model's API key (by name, or by the same value)."""
+    is_set: bool
+
+
+def expansions(
+    config: ServerConfig,
+    api_key_env: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Expansion]:
+    """Every variable the entry expands, flagged when it is a credential or the API key."""
+    from core.envexpand import referenced
+
+    environ = os.environ if environ is None else environ
+    key_names = {api_key_env or DEFAULT_API_KEY_ENV, DEFAULT_API_KEY_ENV}
+    key_values = {environ[n] for n in key_names if environ.get(n)}
+    out: list[Expansion] = []
+    for key, text in expandable_values(config.raw):
+        for name in referenced(text):
+            value = environ.get(name)
+            holds_key = name in key_names or (bool(value) and value in key_values)
+            out.append(Expansion(name, key, is_credential_name(name), holds_key, value is not None))
+    return out
+
+
 def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     """The servers whose entry comes from the project file."""
     if settings.project_file is None:
@@ -76,13 +120,42 @@ def project_servers(settings: Settings) -> tuple[ServerConfig, ...]:
     return tuple(c for c in settings.servers.values() if c.source in sources)
 
 
-def digest(servers: tuple[ServerConfig, ...], gated: Mapping[str, Any]) -> str:
-    """A hash of the project's server entries and gated settings as written."""
+def run_facts(config: ServerConfig) -> dict[str, Any]:
+    """What decides what an entry runs, beyond its text: the resolved program, ``cwd``, the
+    names of its ``env`` and any ``PATH`` it sets (a changed file on disk changes these)."""
+    facts: dict[str, Any] = {"env_keys": sorted(config.env)}
+    if config.type == "stdio":
+        found = find_command(config.command, config.cwd, config.env) if config.command else None
+        facts["executable"] = os.path.realpath(found) if found else None
+        facts["cwd"] = os.path.realpath(config.cwd) if config.cwd else None
+        facts["path"] = config.env.get("PATH")
+    else:
+        facts["url"] = config.url
+    return facts
+
+
+def digest(
+    servers: tuple[ServerConfig, ...], gated: Mapping[str, Any], root: Path | None = None
+) -> str:
+    """A hash of everything that decides what the project runs: the project root, each server
+    entry as written and its :func:`run_facts`, and the gated settings."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
 
-    section = {"mcp_servers": {c.name: c.raw for c in servers}, "settings": dict(gated)}
+    section = {
+        "root": os.path.realpath(root) if root else None,
+        "mcp_servers": {c.name: {"raw": c.raw, "facts": run_facts(c)} for c in servers},
+        "settings": dict(gated),
+    }
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def store_key(settings: Settings) -> str | None:
+    """The project as the user reached it: its root directory, not the file a symlinked
+    ``.codebot/settings.json`` points to (that would borrow another project's trust)."""
+    if settings.project_root is None:
+        return None
+    return os.path.abspath(settings.project_root)
 
 
 def _store_path() -> Path:
@@ -104,25 +177,27 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     servers = project_servers(settings)
     gated = settings.project_gated
     file = settings.project_file
-    value = digest(servers, gated)
-    if (not servers and not gated) or file is None:
-        return TrustCheck(file, value, (), {}, True, TrustReason.NOTHING)
+    value = digest(servers, gated, settings.project_root)
+    key = store_key(settings)
+    api = settings.untrusted_fallback.get("api_key_env") or settings.api_key_env
+    if (not servers and not gated) or file is None or key is None:
+        return TrustCheck(file, value, key, api, (), {}, True, TrustReason.NOTHING)
     if assume_trusted:
-        return TrustCheck(file, value, servers, gated, True, TrustReason.FLAG)
+        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.FLAG)
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, servers, gated, True, TrustReason.ENV)
-    recorded = _read_store().get(str(file.resolve()))
+        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.ENV)
+    recorded = _read_store().get(key)
     if recorded == value:
-        return TrustCheck(file, value, servers, gated, True, TrustReason.RECORDED)
+        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.RECORDED)
     reason = TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED
-    return TrustCheck(file, value, servers, gated, False, reason)
+    return TrustCheck(file, value, key, api, servers, gated, False, reason)
 
 
 def record(result: TrustCheck) -> Path:
     """Remember that the project's current server entries are trusted; returns the store path."""
-    assert result.project_file is not None
+    assert result.key is not None
     store = _read_store()
-    store[str(result.project_file.resolve())] = result.digest
+    store[result.key] = result.digest
     path = _store_path()
     paths.private_dir(path.parent)
     temporary = path.with_suffix(".tmp")

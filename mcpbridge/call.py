@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import MCPError
 from pydantic import ValidationError
 
@@ -46,6 +47,12 @@ async def call_once(
     try:
         result = await client.call_tool(tool.original_name, arguments)
     except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+        if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and client.oversized():
+            raise ServerError(
+                f"server '{config.name}' sent an answer to '{tool.original_name}' larger than "
+                "32 MB; it was dropped",
+                hint="Ask for less (a smaller page or range), or ask its author to cap it.",
+            ) from None
         auth = explain_auth(exc, config, client.auth.trace)
         if auth is not None:
             raise ServerError(

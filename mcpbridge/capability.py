@@ -1,8 +1,11 @@
 """Classify an MCP tool's capability for the permission gate, keeping the reason.
 
-Annotations come first (``destructiveHint`` → write, ``openWorldHint`` → network,
-``readOnlyHint`` → read); they are hints from the server, so only ``true`` counts. Then
-keywords in the tool's name, then in its description; else unknown (which asks).
+A server's annotations are hints, and a hostile server lies. So the signal that makes
+codebot more careful wins: ``destructiveHint``, or a write or destructive word anywhere in
+the name or the description, makes the tool a write tool, whatever ``readOnlyHint`` or a
+read word says; when such signals conflict, the reason names both. Otherwise:
+``openWorldHint`` → network, ``readOnlyHint`` → read, then keywords in the name, then in the
+description; else unknown (which asks). Only ``true`` annotations count.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ _KEYWORDS: tuple[tuple[Capability, frozenset[str]], ...] = (
             "write create update edit modify delete remove rm move rename insert upsert drop "
             "truncate set put post patch add append replace save upload commit push merge "
             "kill terminate destroy purge reset clear overwrite mkdir chmod send publish "
-            "deploy revert close archive".split()
+            "deploy revert close archive erase wipe clean cleanup nuke shred unlink rmdir "
+            "uninstall format".split()
         ),
     ),
     (
@@ -66,16 +70,35 @@ def classify(
     open_world: bool | None = None,
 ) -> Permission:
     """Capability and reason for one tool."""
-    if destructive is True:
-        return Permission(Capability.WRITE, "annotation destructiveHint=true")
+    places = (("name", name), ("description", description or ""))
+    found = {where: {stem for w in words(text) for stem in _stems(w)} for where, text in places}
+
+    def hits(capability: Capability) -> list[str]:
+        keywords = dict(_KEYWORDS)[capability]
+        return [
+            f'keyword "{sorted(found[where] & keywords)[0]}" in the tool {where}'
+            for where, _ in places
+            if found[where] & keywords
+        ]
+
+    writes = (["annotation destructiveHint=true"] if destructive is True else []) + hits(
+        Capability.WRITE
+    )
+    if writes:
+        calm = (["annotation readOnlyHint=true"] if read_only is True else []) + hits(
+            Capability.READ
+        )
+        reason = writes[0]
+        if calm:
+            reason += f", which outranks {calm[0]} (the signals conflict, so codebot asks)"
+        return Permission(Capability.WRITE, reason)
     if open_world is True:
         return Permission(Capability.NETWORK, "annotation openWorldHint=true")
     if read_only is True:
         return Permission(Capability.READ, "annotation readOnlyHint=true")
-    for where, text in (("name", name), ("description", description or "")):
-        found = {stem for word in words(text) for stem in _stems(word)}
+    for where, _ in places:
         for capability, keywords in _KEYWORDS:
-            hit = sorted(found & keywords)
+            hit = sorted(found[where] & keywords)
             if hit:
                 return Permission(capability, f'keyword "{hit[0]}" in the tool {where}')
     return Permission(Capability.UNKNOWN, "no annotations and no telling keywords")

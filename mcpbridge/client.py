@@ -17,21 +17,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-import httpx2
 import mcp_types as types
 from mcp import Client as SDKClient
 from mcp.client.streamable_http import streamable_http_client
 
-from core.redact import Redactor
+from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from mcpbridge import features
 from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.auth import LoginOptions, ServerAuth
 from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.features import ProgressHook
+from mcpbridge.limits import default_tool_timeout, http_timeout
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
-from mcpbridge.serverinfo import ServerInfo, client_info
+from mcpbridge.serverinfo import ServerInfo, client_info, server_info
 from mcpbridge.stdio import stdio_transport
 
 if TYPE_CHECKING:
@@ -46,10 +46,6 @@ EXIT_CODE_WAIT = 0.5
 """After a server's stdout ends, how long to wait for its exit code (for the message)."""
 MAX_LIST_PAGES = 1000
 """A server whose cursor never ends must not hang us."""
-HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
-
-
 State = Literal["pending", "connected", "failed", "stopped"]
 
 
@@ -110,12 +106,15 @@ class Client:
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
-        self.redact = Redactor(
-            [*config.headers.values(), *config.env.values(), *config.oauth.secrets]
-        )
+        self.redact = Redactor([*entry_secrets(config), *config.oauth.secrets])
+        self._cap: Any = None
         self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
         self.auth.on_wait = self._waiting_on_user
+
+    def oversized(self) -> bool:
+        """True once an HTTP answer of this server went over the size cap (and was dropped)."""
+        return bool(self._cap is not None and self._cap.tripped)
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -131,7 +130,7 @@ class Client:
                     session = await self._connect(stack)
                     self.auth.after_connect()
                     self.redact.add(self.auth.secrets())
-                    self.info = self._server_info(session, started)
+                    self.info = server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
                     self._session = session
@@ -240,12 +239,15 @@ class Client:
         session = session or self.session
         tools: list[types.Tool] = []
         cursor: str | None = None
-        for _ in range(MAX_LIST_PAGES):
-            page = await session.list_tools(cursor=cursor, cache_mode="refresh")
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        # A server may announce list_changed and then never answer: the listing is bounded by
+        # the handshake timeout, at start and on every re-list.
+        with anyio.fail_after(self.config.timeout):
+            for _ in range(MAX_LIST_PAGES):
+                page = await session.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
         return tools
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
@@ -257,9 +259,14 @@ class Client:
         return await self.session.call_tool(
             name,
             arguments,
-            read_timeout_seconds=self.config.tool_timeout,
+            read_timeout_seconds=self.tool_timeout,
             progress_callback=features.progress_callback(self),
         )
+
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds one call may take: ``tool_timeout`` of the entry, else the default."""
+        return self.config.tool_timeout or default_tool_timeout()
 
     @property
     def process(self) -> ServerProcess | None:
@@ -324,7 +331,11 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
-        http = await self.auth.http_client(stack, dict(self.config.headers), HTTP_TIMEOUT)
+        from mcpbridge.httpcap import CappedTransport
+
+        self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
+        headers = dict(self.config.headers)
+        http = await self.auth.http_client(stack, headers, http_timeout(), transport=self._cap)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
 
@@ -342,18 +353,6 @@ class Client:
         if scope is None or self.state != "pending":
             return
         scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
-
-    def _server_info(self, session: SDKClient, started: float) -> ServerInfo:
-        impl = session.server_info
-        caps = session.server_capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
-        return ServerInfo(
-            protocol_version=session.protocol_version,
-            name=impl.name if impl else None,
-            version=impl.version if impl else None,
-            capabilities=caps,
-            instructions=session.instructions,
-            handshake_ms=(time.perf_counter() - started) * 1000,
-        )
 
     async def _listen(self, session: SDKClient) -> None:
         await features.listen(self, session, self._mark_stale)

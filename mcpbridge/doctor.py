@@ -23,7 +23,7 @@ import anyio
 
 from core import tokens
 from core.errors import ExitCode, SettingsError
-from core.redact import Redactor
+from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from core.session import tool_schema
 from core.settings import Settings
@@ -248,12 +248,11 @@ def _worst(findings: list[Finding]) -> CheckStatus:
 def _redactor(ctx: ServerContext) -> Redactor:
     """Every env and header value of the entry, parsed or as written, is a secret."""
     config = ctx.config
-    values = [*config.env.values(), *config.headers.values()]
-    for section in ("env", "headers"):
-        raw = config.raw.get(section)
-        if isinstance(raw, dict):
-            # A value that references ${VAR} is not the secret; its expansion (above) is.
-            values.extend(v for v in raw.values() if isinstance(v, str) and "${" not in v)  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+    values = entry_secrets(config, ctx.environ)
+    raw = config.raw.get("headers")
+    if isinstance(raw, dict):
+        # A value that references ${VAR} is not the secret; its expansion (above) is.
+        values.extend(v for v in raw.values() if isinstance(v, str) and "${" not in v)  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
     return Redactor(values)
 
 

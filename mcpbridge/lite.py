@@ -19,7 +19,6 @@ __all__ = ["Fallback", "call_tool", "list_servers", "usable"]
 import os
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,19 +27,22 @@ import anyio
 
 from core.arguments import typed
 from core.errors import ServerError, UsageError
-from core.redact import Redactor
+from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from core.tools import Permission, ToolResult, normalize_schema
 from mcpbridge.capability import classify
-from mcpbridge.lite_wire import Closed, Connection, Fallback, RpcError
+from mcpbridge.limits import default_tool_timeout
+from mcpbridge.lite_wire import Closed, Connection, Fallback, Malformed, RpcError
 from mcpbridge.naming import allocate
 from mcpbridge.process import LaunchError, ServerProcess, launch
 from mcpbridge.schemas import (
+    BREAKS,
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
     call_error,
     first_problem,
     plain_result,
+    through_sdk,
     validate_output,
     validator_for,
 )
@@ -196,7 +198,7 @@ class TimedOut(Exception):
         from mcpbridge.failures import Failure, read_tail  # the slow case: the SDK may load
 
         config = self.config
-        redact = Redactor([*config.headers.values(), *config.env.values()])
+        redact = Redactor(entry_secrets(config))
         return Failure(
             server=config.name,
             stage=self.stage,  # type: ignore[arg-type]
@@ -351,10 +353,10 @@ def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
 async def _call(
     connection: Connection, config: ServerConfig, tool: LiteTool, arguments: dict[str, Any]
 ) -> ToolResult:
-    redact = Redactor([*config.headers.values(), *config.env.values()])
+    redact = Redactor(entry_secrets(config))
     name = tool.original_name
     try:
-        with anyio.fail_after(config.tool_timeout) if config.tool_timeout else nullcontext():
+        with anyio.fail_after(config.tool_timeout or default_tool_timeout()):
             connection.calling = True
             result = await connection.request("tools/call", {"name": name, "arguments": arguments})
     except TimeoutError:
@@ -363,6 +365,9 @@ async def _call(
         code, message = CONNECTION_CLOSED, "Connection closed"
     except RpcError as exc:
         code, message = exc.code, exc.message
+    except Malformed as exc:  # never a fallback: the tool ran
+        text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
+        raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
     else:
         if connection.modern and result.get("resultType", "complete") != "complete":
             # An InputRequiredResult: the server did not finish and expects the call again
@@ -376,22 +381,5 @@ async def _call(
                 f"its own output schema: {redact(str(exc))}",
                 hint="The server breaks its tool's outputSchema; report it to its authors.",
             ) from None
-        return plain_result(result) or _through_sdk(result, config, name)
+        return plain_result(result) or through_sdk(result, config, name)
     raise call_error(code, redact(message), config, name)
-
-
-def _through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> ToolResult:
-    """Anything but plain text: read by the SDK's own model, rendered by ``to_tool_result``."""
-    import mcp_types as types
-    from pydantic import ValidationError
-
-    from mcpbridge.tool import describe_invalid_result, to_tool_result
-
-    try:
-        model = types.CallToolResult.model_validate({**result, "resultType": "complete"})
-    except ValidationError as exc:
-        raise ServerError(
-            f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
-            hint="The server breaks the protocol; report it to its authors.",
-        ) from None
-    return to_tool_result(model)

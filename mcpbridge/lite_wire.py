@@ -52,6 +52,11 @@ class Closed(Exception):
     """The server's stdout ended."""
 
 
+class Malformed(Exception):
+    """The answer to ``tools/call`` breaks JSON-RPC: the call's error (never a fallback, which
+    would run the tool a second time)."""
+
+
 class RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -154,9 +159,15 @@ class Connection:
             self._error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            if self.calling:  # the tool runs: never fall back (and call it twice) now
-                return
-            raise Fallback
+            if not self.calling:
+                raise Fallback
+            # The tool runs: never fall back (and call it twice) now. An answer to our call
+            # that breaks JSON-RPC fails the call; anything else is skipped.
+            request_id = message.get("id") if isinstance(message, dict) else None
+            if isinstance(request_id, int | str) and request_id in self._waiting:
+                self._answers[request_id] = {"malformed": "it is not JSON-RPC 2.0"}
+                self._waiting.pop(request_id).set()
+            return
         if "method" in message:
             if "id" in message:  # a request from the server
                 answer = self._server_request(message)
@@ -231,14 +242,21 @@ class Connection:
         answer = self._answers.pop(request_id, None)
         if answer is None:
             raise Closed
+        # Before tools/call a strange answer falls back to the SDK path; after it, it is the
+        # call's error (falling back would run the tool twice).
+        broken: type[Exception] = Malformed if self.calling else Fallback
+        if "malformed" in answer:
+            raise broken(answer["malformed"])
         if "error" in answer:
             error = answer["error"]
-            if not isinstance(error, dict):
-                raise Fallback
-            raise RpcError(int(error.get("code", 0)), str(error.get("message", "")))
+            code = error.get("code") if isinstance(error, dict) else None
+            if not isinstance(code, int) or isinstance(code, bool):
+                raise broken("its error has no integer code")
+            message = error.get("message")
+            raise RpcError(code, message if isinstance(message, str) else "")
         result = answer.get("result")
         if not isinstance(result, dict):
-            raise Fallback
+            raise broken("it has neither a result object nor an error")
         return result
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

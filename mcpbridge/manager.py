@@ -73,6 +73,7 @@ class Manager:
         self._config_failures: dict[str, Failure] = {}
         self._dirty = False
         self._tools: list[MCPTool] | None = None
+        self._tools_key: tuple[Any, ...] = ()
         self._tg: TaskGroup | None = None
 
     async def __aenter__(self) -> Manager:
@@ -211,7 +212,18 @@ class Manager:
         ]
 
     def tools(self) -> list[MCPTool]:
-        """Every connected server's tools, sorted by server then tool; same tools, same list."""
+        """Every connected server's tools, sorted by server then tool; same tools, same list.
+
+        The list is cached, and rebuilt whenever a server's state changes: a server that
+        died for good takes its tools with it.
+        """
+        key = tuple(
+            (n, c.state, c.crashed, c.restarts_left, id(c.tools))
+            for n, c in sorted(self.clients.items())
+        )
+        if key != self._tools_key:
+            self._tools = None
+            self._tools_key = key
         if self._tools is None:
             pairs = [
                 (c, t) for c in self.connected() for t in sorted(c.tools, key=lambda t: t.name)

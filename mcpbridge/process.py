@@ -11,10 +11,9 @@ and its stderr goes to a per-server log file, capped in size.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,11 +23,13 @@ import anyio
 from anyio.abc import Process
 
 from core import paths
+from core.lookup import child_environment as _child_environment
+from core.lookup import find_command
+from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
+from core.spawn import open_process
 from mcpbridge import reaper
 
-INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-"""The SDK's allow-list: everything else of codebot's environment stays out of servers."""
 STDIN_CLOSE_GRACE = 2.0
 """After stdin closes, a well-behaved server exits on its own within this time."""
 TERM_GRACE = 2.0
@@ -54,6 +55,8 @@ class ServerProcess:
     process: Process
     log_file: Path
     _log: IO[bytes] = field(repr=False)
+    redact: Callable[[str], str] | None = None
+    """Scrubs the server's secrets out of its stderr before it reaches the log."""
     dropped_stderr: int = 0
     closed: anyio.Event = field(default_factory=anyio.Event)
     """Set when the server's stdout ends: it exited, or we stopped it."""
@@ -64,16 +67,32 @@ class ServerProcess:
         if stream is None:
             return
         written = 0
+        # A partial line waits for its end, so a secret split across reads is scrubbed whole.
+        pending = b""
+
+        def keep(chunk: bytes) -> None:
+            nonlocal written
+            if self.redact is not None:
+                chunk = self.redact(chunk.decode("utf-8", errors="replace")).encode("utf-8")
+            room = STDERR_LOG_LIMIT - written
+            if room > 0:
+                self._log.write(chunk[:room])
+                self._log.flush()
+                written += min(room, len(chunk))
+            if len(chunk) > room:
+                self.dropped_stderr += len(chunk) - max(room, 0)
+
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             while True:
-                chunk = await stream.receive()
-                room = STDERR_LOG_LIMIT - written
-                if room > 0:
-                    self._log.write(chunk[:room])
-                    self._log.flush()
-                    written += min(room, len(chunk))
-                if len(chunk) > room:
-                    self.dropped_stderr += len(chunk) - max(room, 0)
+                chunk = pending + await stream.receive()
+                cut = chunk.rfind(b"\n") + 1
+                if cut == 0 and len(chunk) < 65536:
+                    pending = chunk
+                    continue
+                chunk, pending = (chunk[:cut], chunk[cut:]) if cut else (chunk, b"")
+                keep(chunk)
+        if pending:
+            keep(pending)
 
     def note(self, line: str) -> None:
         """Append one line of codebot's own (a server log message) to the log file."""
@@ -88,7 +107,7 @@ class ServerProcess:
             if process.stdin is not None:
                 with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await process.stdin.aclose()
-            if reaper.active() and process.returncode is None:
+            if reaper.watches(process.pid) and process.returncode is None:
                 self._detach()  # a one-shot command: the reaper finishes after we exit
                 return
             if not await exited(process, STDIN_CLOSE_GRACE):
@@ -110,7 +129,7 @@ class ServerProcess:
 
     def _detach(self) -> None:
         """Hand the rest of the stop (grace, SIGTERM, SIGKILL) to the reaper, and let go."""
-        reaper.handoff(self.process.pid, self.process, STDIN_CLOSE_GRACE, TERM_GRACE)
+        reaper.handoff(self.process.pid, self.process)
         self._log.close()
 
 
@@ -130,30 +149,20 @@ def _signal_group(process: Process, sig: signal.Signals) -> None:
 
 def child_environment(config: ServerConfig) -> dict[str, str]:
     """The allow-listed variables of our environment plus the server's own ``env``."""
-    env = {
-        key: value
-        for key in INHERITED_ENV
-        if (value := os.environ.get(key)) is not None and not value.startswith("()")
-    }
-    env.update(config.env)
-    return env
+    return _child_environment(config.env)
 
 
 def resolve_command(config: ServerConfig) -> str:
-    """The executable's path, or a ``LaunchError`` that says how to fix it."""
+    """The executable's path (see :mod:`core.lookup`), or a ``LaunchError`` saying how to fix it."""
     assert config.command is not None
-    env = child_environment(config)
-    found = shutil.which(config.command, path=env.get("PATH"))
-    if found is None and config.cwd is not None and os.sep in config.command:
-        candidate = config.cwd / config.command
-        found = str(candidate) if os.access(candidate, os.X_OK) else None
+    found = find_command(config.command, config.cwd, config.env)
     if found is None:
         raise LaunchError(
             f"command '{config.command}' not found or not executable",
             f"Install it, or give its full path in 'command' of server '{config.name}' "
             f"in {config.source}.",
         )
-    return found
+    return str(found)
 
 
 async def launch(config: ServerConfig) -> ServerProcess:
@@ -172,9 +181,11 @@ async def launch(config: ServerConfig) -> ServerProcess:
     log_file = log_dir / f"{config.name}.log"
     log = log_file.open("wb")
     os.chmod(log_file, 0o600)
+    watched = reaper.active()  # a one-shot command: the reaper stops it after we exit
     try:
-        process = await anyio.open_process(
+        process = await open_process(
             [command, *config.args],
+            die_with_parent=not watched,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -188,7 +199,10 @@ async def launch(config: ServerConfig) -> ServerProcess:
             f"cannot start '{config.command}': {exc.strerror or exc}",
             f"Check 'command' and 'cwd' of server '{config.name}' in {config.source}.",
         ) from None
-    return ServerProcess(config.name, process, log_file, log)
+    if watched:
+        reaper.watch(process.pid, STDIN_CLOSE_GRACE, TERM_GRACE)
+    redact = Redactor(entry_secrets(config))
+    return ServerProcess(config.name, process, log_file, log, redact=redact)
 
 
 @dataclass

@@ -1,19 +1,26 @@
 """Results first, shutdown after: a detached reaper finishes stopping servers after we exit.
 
 A one-shot command (``mcp list``, ``mcp call``, ``mcp doctor``) has its result long before its
-servers are gone: server-everything alone waits 0.36 s after its stdin closes. When the console
-script is about to exit anyway (:func:`arm`, by ``cli.app.main``) and the command allows it
-(:func:`allow`), :meth:`~mcpbridge.process.ServerProcess.stop` closes the server's stdin and
-hands the process here instead of waiting. Just before exiting, :func:`spawn` starts one small
-reaper (this file run as a script, standard library only, ``python -I -S``) that finishes the
-usual sequence for every handed-off server: wait for it to exit on its own, then SIGTERM to its
-process group, then SIGKILL. It outlives codebot by at most ``stdin_grace + term_grace``.
+servers are gone: server-everything alone waits 0.36 s after its stdin closes, and one that
+sends a request after its stdin closed may never exit on its own. When the console script will
+exit right after the command (:func:`arm`, by ``cli.app.main``) and the command allows it
+(:func:`allow`), the first server launch starts one small reaper (this file run as a script,
+standard library only, ``python -I -S``) and tells it, down a pipe, each server it launches.
+:meth:`~mcpbridge.process.ServerProcess.stop` then closes the server's stdin and lets go
+(:func:`handoff`) instead of waiting. When codebot exits, however it exits (even by SIGKILL),
+the pipe ends and the reaper finishes the usual sequence for every server still running: wait
+for it to exit on its own, then SIGTERM to its process group, then SIGKILL. It outlives
+codebot by at most ``stdin_grace + term_grace``.
 
-The reaper runs in its own session (no terminal signal reaches it) with stdin, stdout and stderr
-on /dev/null (a caller reading codebot's output sees EOF when codebot exits), and it is started
-with a plain ``Popen``, never through :func:`mcpbridge.process.launch`: a parent-death signal
-meant for servers must not reach it. It checks each process's start time before signalling, so
-a recycled pid is never hit.
+Servers the reaper watches are launched without the parent-death signal of
+:mod:`core.spawn` (it would SIGKILL them the moment codebot exits, with no grace to flush
+anything); the reaper's pipe stands in for it. When the reaper cannot start, servers get the
+parent-death signal and ``stop`` waits as usual.
+
+The reaper runs in its own session (no terminal signal reaches it) with stdout and stderr on
+/dev/null (a caller reading codebot's output sees EOF when codebot exits), and it is started
+with a plain ``Popen``, never through :mod:`core.spawn`. It checks each process's start time
+before signalling, so a recycled pid is never hit.
 
 Kept free of any import beyond the standard library: it runs as a script.
 """
@@ -26,11 +33,15 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import IO, Any
 
 _armed = False
 _allowed = False
-_handed: list[dict[str, Any]] = []
+_reaper: subprocess.Popen[bytes] | None = None
+_pipe: IO[bytes] | None = None
+_failed = False
+_watched: set[int] = set()
+_handed: list[int] = []
 _keep: list[object] = []
 """The handed-off process objects, kept referenced until exit (their finalizers would kill)."""
 POLL_SECONDS = 0.02
@@ -49,8 +60,31 @@ def allow() -> None:
 
 
 def active() -> bool:
-    """True when a stop should hand the process off instead of waiting for it."""
-    return _armed and _allowed
+    """True when servers launched now are left to the reaper (starting it if need be)."""
+    return _armed and _allowed and _start()
+
+
+def _start() -> bool:
+    global _reaper, _pipe, _failed
+    if _reaper is not None:
+        return True
+    if _failed or not os.path.isdir("/proc"):  # the reaper reads start times from /proc
+        return False
+    try:
+        _reaper = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    except OSError:
+        _failed = True
+        return False
+    _pipe = _reaper.stdin
+    return True
 
 
 def start_ticks(pid: int) -> int | None:
@@ -65,49 +99,49 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
-def handoff(pid: int, keep: object, stdin_grace: float, term_grace: float) -> None:
+def watch(pid: int, stdin_grace: float, term_grace: float) -> bool:
+    """Tell the reaper about a just-launched server; False when it cannot take it."""
+    ticks = start_ticks(pid)
+    if _pipe is None or ticks is None:
+        return False
+    line = json.dumps({"pid": pid, "ticks": ticks, "grace": stdin_grace, "term": term_grace})
+    try:
+        _pipe.write(line.encode() + b"\n")
+        _pipe.flush()
+    except OSError:
+        return False
+    _watched.add(pid)
+    return True
+
+
+def watches(pid: int) -> bool:
+    """True when the reaper knows ``pid`` (it was launched while :func:`active`)."""
+    return pid in _watched
+
+
+def handoff(pid: int, keep: object) -> None:
     """Leave the rest of stopping ``pid`` (its stdin already closed) to the reaper."""
     _keep.append(keep)
-    ticks = start_ticks(pid)
-    if ticks is None:
-        return  # already gone
-    _handed.append({"pid": pid, "ticks": ticks, "grace": stdin_grace, "term": term_grace})
+    _handed.append(pid)
 
 
-def pending() -> list[dict[str, Any]]:
-    """What the reaper would be given."""
-    return list(_handed)
+def pending() -> bool:
+    """True when a server was handed off: exit with ``os._exit`` (no finalizer may kill it)."""
+    return bool(_handed)
 
 
-def spawn() -> int | None:
-    """Start the reaper for every handed-off server still running; its pid, or None."""
-    targets = [t for t in _handed if start_ticks(t["pid"]) == t["ticks"]]
-    _handed.clear()
-    if not targets:
-        return None
-    try:
-        reaper = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), json.dumps(targets)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-            start_new_session=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        )
-    except OSError:
-        # No reaper: finish the job here, the slow way, rather than leave a process behind.
-        reap(targets)
-        return None
-    return reaper.pid
+def reaper_pid() -> int | None:
+    """The reaper's pid once started (tests)."""
+    return None if _reaper is None else _reaper.pid
 
 
-def _group_members(pgid: int) -> bool:
-    """True while a live (not zombie) process is in process group ``pgid``."""
+def _live_groups() -> set[int]:
+    """The process groups that hold a live (not zombie) process."""
+    groups: set[int] = set()
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return False
+        return groups
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -116,36 +150,39 @@ def _group_members(pgid: int) -> bool:
                 fields = fh.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
-            return True
-    return False
+        if fields[0] not in (b"Z", b"X"):
+            groups.add(int(fields[2]))
+    return groups
 
 
-def _gone(target: dict[str, Any]) -> bool:
+def _gone(target: dict[str, Any], groups: set[int]) -> bool:
     """The server and every process of its group have exited (zombies count as exited)."""
     now = start_ticks(target["pid"])
     if now == target["ticks"]:
         return False
     if now is not None:
         return True  # the pid is another process's now: our group is long gone
-    return not _group_members(target["pid"])
+    return target["pid"] not in groups  # launched with start_new_session: pgid == pid
+
+
+def _left(targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups = _live_groups() if targets else set()
+    return [t for t in targets if not _gone(t, groups)]
 
 
 def _wait(targets: list[dict[str, Any]], seconds: float) -> list[dict[str, Any]]:
     deadline = time.monotonic() + seconds
-    left = [t for t in targets if not _gone(t)]
+    left = _left(targets)
     while left and time.monotonic() < deadline:
         time.sleep(POLL_SECONDS)
-        left = [t for t in left if not _gone(t)]
+        left = _left(left)
     return left
 
 
 def _signal(targets: list[dict[str, Any]], sig: signal.Signals) -> None:
-    for t in targets:
-        if _gone(t):
-            continue  # nothing of it is left (and a recycled pid is not ours to signal)
+    for t in _left(targets):  # nothing left of it (a recycled pid is not ours to signal)
         try:
-            os.killpg(t["pid"], sig)  # launched with start_new_session: pgid == pid
+            os.killpg(t["pid"], sig)
         except (ProcessLookupError, PermissionError):
             pass
 
@@ -163,13 +200,25 @@ def reap(targets: list[dict[str, Any]]) -> None:
     _wait(left, term)
 
 
-def main(argv: list[str]) -> int:
+def _read_targets(stream: IO[bytes]) -> list[dict[str, Any]]:
+    """Every target codebot announces, until its end of the pipe closes (it exited)."""
+    targets: list[dict[str, Any]] = []
+    for line in stream:
+        try:
+            target = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(target, dict) and isinstance(target.get("pid"), int):
+            targets.append(target)
+    return targets
+
+
+def main() -> int:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_IGN)
-    targets = json.loads(argv[1])
-    reap(targets)
+    reap(_read_targets(sys.stdin.buffer))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main())

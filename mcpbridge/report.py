@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
-from core.redact import MASK, redact_url, redact_values
+from core.redact import MASK, Redactor, entry_secrets, redact_values
 from core.servers import ServerConfig
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) us
 
 
 def config_view(config: ServerConfig) -> dict[str, Any]:
-    """The entry as configured, secrets masked."""
+    """The entry as configured, secrets masked (also where a credential was expanded into
+    ``args`` or ``url``)."""
+    redact = Redactor(entry_secrets(config))
     view: dict[str, Any] = {
         "transport": config.type,
         "source": str(config.source),
@@ -29,12 +31,12 @@ def config_view(config: ServerConfig) -> dict[str, Any]:
         "enabled": config.enabled,
     }
     if config.type == "http":
-        view["url"] = redact_url(config.url or "")
+        view["url"] = redact(config.url or "")
         view["headers"] = redact_values(config.headers)
         view["oauth"] = oauth_view(config.oauth)
     else:
         view["command"] = config.command
-        view["args"] = [redact_url(a) for a in config.args]
+        view["args"] = [redact(a) for a in config.args]
         view["env"] = redact_values(config.env)
         view["cwd"] = str(config.cwd) if config.cwd else None
     return view

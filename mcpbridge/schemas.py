@@ -12,12 +12,14 @@ from typing import Any
 from core.errors import CodebotError, ServerError
 from core.servers import ServerConfig
 from core.tools import ToolResult
+from mcpbridge.limits import default_tool_timeout
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 USER_REJECTED = -1
 """As :data:`mcpbridge.requests.USER_REJECTED` (checked by a test)."""
 """``mcp_types.CONNECTION_CLOSED`` and ``REQUEST_TIMEOUT`` (a test checks they agree)."""
+BREAKS = "The server breaks the protocol; report it to its authors."
 
 
 def validator_for(schema: dict[str, Any]) -> Any:
@@ -59,8 +61,9 @@ def first_problem(
 def call_error(code: int, message: str, config: ServerConfig, tool: str) -> CodebotError:
     """The error of a protocol-level call failure, as ``mcp call`` words it (both paths)."""
     if code == REQUEST_TIMEOUT:
+        limit = config.tool_timeout or default_tool_timeout()
         return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {config.tool_timeout:g} s",
+            f"'{tool}' on server '{config.name}' gave no answer within {limit:g} s",
             hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
         )
     if code == CONNECTION_CLOSED:
@@ -122,3 +125,20 @@ def validate_output(name: str, schema: Any, result: dict[str, Any]) -> None:
     error = jsonschema_exceptions.best_match(validator.iter_errors(result.get("structuredContent")))
     if error is not None:
         raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}")
+
+
+def through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> ToolResult:
+    """Anything but plain text: read by the SDK's own model, rendered by ``to_tool_result``."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    from mcpbridge.tool import describe_invalid_result, to_tool_result
+
+    try:
+        model = types.CallToolResult.model_validate({**result, "resultType": "complete"})
+    except ValidationError as exc:
+        raise ServerError(
+            f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
+            hint=BREAKS,
+        ) from None
+    return to_tool_result(model)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+
+if TYPE_CHECKING:
+    from mcp import Client as SDKClient
 
 from core import __version__
 
@@ -25,3 +29,17 @@ class ServerInfo:
     capabilities: dict[str, Any]
     instructions: str | None
     handshake_ms: float
+
+
+def server_info(session: SDKClient, started: float) -> ServerInfo:
+    """The handshake's facts, with how long it took since ``started`` (perf_counter)."""
+    impl = session.server_info
+    caps = session.server_capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return ServerInfo(
+        protocol_version=session.protocol_version,
+        name=impl.name if impl else None,
+        version=impl.version if impl else None,
+        capabilities=caps,
+        instructions=session.instructions,
+        handshake_ms=(time.perf_counter() - started) * 1000,
+    )

@@ -69,6 +69,12 @@ class MCPTool:
             )
         return self._permission
 
+    def fingerprint(self) -> str:
+        """A hash of what the model is told about the tool (see ``mcpbridge.lock``)."""
+        from mcpbridge.lock import tool_hash
+
+        return tool_hash(self.tool)
+
     def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
         """The first way ``arguments`` break the input schema, or None.
 
@@ -110,11 +116,13 @@ class MCPTool:
 
     def _describe_error(self, exc: MCPError) -> str:
         server = self.server
+        if exc.code == types.CONNECTION_CLOSED and self._client.oversized():
+            return f"server '{server}' sent an answer larger than 32 MB; it was dropped"
         if exc.code == types.CONNECTION_CLOSED:
             again = " The next call restarts it." if self._client.restarts_left > 0 else ""
             return f"server '{server}' closed the connection during the call (it exited).{again}"
         if exc.code == types.REQUEST_TIMEOUT:
-            limit = self._client.config.tool_timeout
+            limit = self._client.tool_timeout
             return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
         return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from core import __version__, paths
+from core.lookup import INHERITED_ENV
 from core.servers import ServerConfig
 
 DEFAULT_IDLE_TIMEOUT = 600.0
@@ -49,8 +50,6 @@ ACCEPT_TIMEOUT = 5.0
 """After connecting, the holder's acceptance line must arrive within this."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """One request or answer line may be this large (a tool result of 32 MB, JSON-escaped)."""
-INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-"""The variables servers inherit (``mcpbridge.process.INHERITED_ENV``, checked by a test)."""
 SOCKET_PATH_LIMIT = 104
 """sun_path is 108 bytes on Linux, 104 on macOS."""
 

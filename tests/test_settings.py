@@ -144,6 +144,30 @@ def test_unknown_keys_warn_with_a_suggestion(tmp_path: Path) -> None:
     assert "did you mean 'args'" in warning.message
 
 
+def test_every_documented_top_level_setting_is_known(tmp_path: Path) -> None:
+    """A setting the loader reads must never warn as unknown (each feature adds its key)."""
+    every = {
+        "model": "m",
+        "base_url": "http://127.0.0.1:1/v1",
+        "api_key_env": "K",
+        "max_turns": 5,
+        "tool_result_max_tokens": 100,
+        "max_tokens": 100,
+        "model_retries": 0,
+        "context_window": 1000,
+        "tool_search": "auto",
+        "usage_line_after": 10,
+        "roots": [],
+        "permissions": {"allow": [], "ask": [], "deny": []},
+        "mcp_servers": {},
+    }
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "settings.json").write_text(json.dumps(every))
+    loaded = settings.load(tmp_path, environ={"CODEBOT_HOME": str(tmp_path / "home")})
+    assert [w.key for w in loaded.warnings] == []
+    assert loaded.max_tokens == 100 and loaded.context_window == 1000
+
+
 def test_invalid_json_is_a_settings_error_with_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / ".codebot" / "settings.json"
     path.parent.mkdir()

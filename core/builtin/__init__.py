@@ -24,7 +24,7 @@ __all__ = [
     "builtin_tools",
 ]
 
-BUILTIN_TOOLS: tuple[Callable[[Path], Tool], ...] = (
+BUILTIN_TOOLS: tuple[Callable[[Path, Path | None], Tool], ...] = (
     ReadTool,
     EditTool,
     WriteTool,
@@ -35,6 +35,7 @@ BUILTIN_TOOLS: tuple[Callable[[Path], Tool], ...] = (
 """The local tool layer, in a fixed order (it is part of the cached prompt)."""
 
 
-def builtin_tools(cwd: Path) -> list[Tool]:
-    """The built-in tools, working relative to ``cwd``."""
-    return [make(cwd) for make in BUILTIN_TOOLS]
+def builtin_tools(cwd: Path, root: Path | None = None) -> list[Tool]:
+    """The built-in tools, working relative to ``cwd``; the file tools stay inside ``root``
+    (the project root; default ``cwd``) unless the user approves (see ``core.boundary``)."""
+    return [make(cwd, root) for make in BUILTIN_TOOLS]

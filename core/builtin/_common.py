@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 
@@ -29,8 +28,3 @@ def integer(arguments: Mapping[str, Any], key: str, default: int, *, minimum: in
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise BadArgument(f"'{key}' must be an integer >= {minimum}, got {value!r}")
     return value
-
-
-def resolve(cwd: Path, path: str) -> Path:
-    """``path`` relative to the working directory (absolute paths are taken as they are)."""
-    return (cwd / Path(path).expanduser()).resolve()

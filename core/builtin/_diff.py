@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from core.boundary import BoundaryError, read_regular
+
 MAX_DIFF_LINES = 400
 """A longer diff is cut: the approval must fit a screen or two."""
 MAX_PREVIEW_BYTES = 2 * 1024 * 1024
@@ -33,12 +35,13 @@ def unified(path: Path | str, before: str, after: str) -> str:
 
 
 def read_for_preview(path: Path) -> str | None:
-    """The file's text for a diff, or None when it is missing, huge or binary."""
+    """The file's text for a diff, or None when it is missing, huge, binary or not a regular
+    file (a preview must never block on a FIFO or read ``/dev/zero``)."""
     try:
-        if path.stat().st_size > MAX_PREVIEW_BYTES:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        data, more = read_regular(path, MAX_PREVIEW_BYTES)
+    except (OSError, BoundaryError):
+        return None
+    if more:
         return None
     if b"\0" in data[:8192]:
         return None

@@ -44,10 +44,19 @@ class _Ignores:
         return verdict
 
 
-def walk(base: Path) -> Iterator[Path]:
-    """Files under ``base`` (sorted, depth first), minus what ``.gitignore`` files exclude."""
+def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
+    """Files under ``base`` (sorted, depth first), minus what ``.gitignore`` files exclude.
+
+    Symlinked directories are not entered; a symlinked file is kept only when its target
+    stays inside ``root`` or ``base`` (the file-tool boundary, :mod:`core.boundary`).
+    """
     ignores = _Ignores()
     count = 0
+    inside = [Path(os.path.realpath(p)) for p in (base, root) if p is not None]
+
+    def within(path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return any(real.is_relative_to(p) for p in inside)
 
     def visit(directory: Path) -> Iterator[Path]:
         nonlocal count
@@ -72,7 +81,7 @@ def walk(base: Path) -> Iterator[Path]:
                     continue
                 if is_dir:
                     yield from visit(path)
-                elif is_file:
+                elif is_file and (not entry.is_symlink() or within(path)):
                     count += 1
                     if count > MAX_FILES:
                         return

@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 
 from core.builtin._common import BadArgument, integer, string
+from core.spawn import open_process
 from core.tools import Capability, Permission, ToolResult
 
 DEFAULT_TIMEOUT = 120
@@ -70,8 +71,10 @@ class BashTool:
         f"is empty. timeout is in seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT})."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.root = root or cwd
+        """The project root (bash is not confined to it: it asks before every command)."""
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``command`` and optional ``timeout``."""
@@ -97,7 +100,7 @@ class BashTool:
             return ToolResult(f"bash: {exc}", is_error=True)
         env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}
         try:
-            process = await anyio.open_process(
+            process = await open_process(
                 ["bash", "-c", command],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

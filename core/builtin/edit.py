@@ -18,7 +18,8 @@ from typing import Any
 
 import anyio
 
-from core.builtin._common import BadArgument, resolve, string
+from core.boundary import Boundary, BoundaryError, Reach
+from core.builtin._common import BadArgument, string
 from core.builtin._diff import MAX_PREVIEW_BYTES, unified
 from core.tools import Capability, Permission, ToolResult
 
@@ -105,8 +106,9 @@ class EditTool:
         "encoding and the file mode are kept. To create a file, use write."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path``, ``old_string``, ``new_string``, optional ``replace_all``."""
@@ -128,26 +130,33 @@ class EditTool:
         """Editing changes files."""
         return Permission(Capability.WRITE, "built-in edit: changes files")
 
-    def _arguments(self, arguments: Mapping[str, Any]) -> tuple[Path, str, str, bool]:
-        path = resolve(self.cwd, string(arguments, "path"))
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's path leads (the gate asks when it is outside the root)."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
+
+    def _arguments(self, arguments: Mapping[str, Any]) -> tuple[Reach, str, str, bool]:
+        reach = self.boundary.reach(string(arguments, "path"))
         old = string(arguments, "old_string")
         new = string(arguments, "new_string", allow_empty=True)
         replace_all = arguments.get("replace_all", False)
         if not isinstance(replace_all, bool):
             raise BadArgument("'replace_all' must be true or false")
-        return path, old, new, replace_all
+        return reach, old, new, replace_all
 
     def _load(self, path: Path) -> Decoded:
         try:
-            if path.stat().st_size > MAX_EDIT_BYTES:
-                raise EditError(f"{path} is larger than {MAX_EDIT_BYTES // 2**20} MiB")
-            data = path.read_bytes()
+            data, more = self.boundary.read_bytes(path, MAX_EDIT_BYTES)
+        except BoundaryError as exc:
+            raise EditError(str(exc)) from None
         except FileNotFoundError:
             raise EditError(f"{path} does not exist; use write to create it") from None
         except IsADirectoryError:
             raise EditError(f"{path} is a directory") from None
         except OSError as exc:
             raise EditError(f"cannot read {path}: {exc.strerror}") from None
+        if more:
+            raise EditError(f"{path} is larger than {MAX_EDIT_BYTES // 2**20} MiB")
         if b"\0" in data[:8192]:
             raise EditError(f"{path} looks binary; edit only changes text files")
         return Decoded.of(data)
@@ -155,23 +164,28 @@ class EditTool:
     def preview(self, arguments: Mapping[str, Any]) -> str | None:
         """The diff the approval shows (or why the edit would fail)."""
         try:
-            path, old, new, replace_all = self._arguments(arguments)
-            if path.stat().st_size > MAX_PREVIEW_BYTES:
+            reach, old, new, replace_all = self._arguments(arguments)
+            path = self.boundary.writable(reach)
+            if path.is_file() and path.stat().st_size > MAX_PREVIEW_BYTES:
                 return None
             decoded = self._load(path)
             after, _ = apply_edit(decoded.text, old, new, replace_all)
-        except (BadArgument, EditError, OSError) as exc:
+        except (BadArgument, BoundaryError, EditError, OSError) as exc:
             return f"(this edit will fail: {exc})"
         return unified(_shown(path, self.cwd), decoded.text, after)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Make the replacement; a missing or ambiguous ``old_string`` is an error result."""
         try:
-            path, old, new, replace_all = self._arguments(arguments)
+            reach, old, new, replace_all = self._arguments(arguments)
+            path = reach.resolved
+            self.boundary.writable(reach)  # no edit through a symlink that leaves the root
             decoded = self._load(path)
             after, lines = apply_edit(decoded.text, old, new, replace_all)
             await anyio.to_thread.run_sync(_replace_file, path, decoded.encode(after))
         except BadArgument as exc:
+            return ToolResult(f"edit: {exc}", is_error=True)
+        except BoundaryError as exc:
             return ToolResult(f"edit: {exc}", is_error=True)
         except EditError as exc:
             return ToolResult(f"edit: {path}: {exc}", is_error=True)

@@ -8,7 +8,8 @@ from typing import Any
 
 import anyio
 
-from core.builtin._common import BadArgument, resolve, string
+from core.boundary import Boundary, Reach
+from core.builtin._common import BadArgument, string
 from core.builtin._files import glob_regex, walk
 from core.tools import Capability, Permission, ToolResult
 
@@ -23,10 +24,11 @@ def shown(path: Path, cwd: Path) -> str:
         return str(path)
 
 
-def find_files(base: Path, pattern: str) -> list[Path]:
-    """Files under ``base`` whose path relative to ``base`` matches ``pattern``, sorted."""
+def find_files(base: Path, pattern: str, root: Path | None = None) -> list[Path]:
+    """Files under ``base`` whose path relative to ``base`` matches ``pattern``, sorted
+    (symlinked files whose target leaves ``root`` and ``base`` are left out)."""
     regex = glob_regex(pattern)
-    return [p for p in walk(base) if regex.match(p.relative_to(base).as_posix())]
+    return [p for p in walk(base, root) if regex.match(p.relative_to(base).as_posix())]
 
 
 class GlobTool:
@@ -40,8 +42,9 @@ class GlobTool:
         f"Returns at most {MAX_RESULTS} paths, sorted."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``pattern`` and optional ``path``."""
@@ -58,6 +61,11 @@ class GlobTool:
         """Listing changes nothing."""
         return Permission(Capability.READ, "built-in glob: only lists files")
 
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's ``path`` leads (the gate asks when it is outside the root)."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
+
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """List the matching files."""
         try:
@@ -65,7 +73,7 @@ class GlobTool:
             where = arguments.get("path")
             if where is not None and not isinstance(where, str):
                 raise BadArgument("'path' must be a string")
-            base = resolve(self.cwd, where) if where else self.cwd
+            base = self.boundary.reach(where).resolved if where else self.cwd
         except BadArgument as exc:
             return ToolResult(f"glob: {exc}", is_error=True)
         if pattern.startswith("/"):
@@ -74,7 +82,7 @@ class GlobTool:
             )
         if not base.is_dir():
             return ToolResult(f"glob: {base} is not a directory", is_error=True)
-        found = await anyio.to_thread.run_sync(find_files, base, pattern)
+        found = await anyio.to_thread.run_sync(find_files, base, pattern, self.boundary.root)
         if not found:
             return ToolResult(f"No files match {pattern!r} under {shown(base, self.cwd) or '.'}")
         lines = [shown(p, self.cwd) for p in found[:MAX_RESULTS]]

@@ -18,9 +18,11 @@ from typing import Any
 
 import anyio
 
-from core.builtin._common import BadArgument, integer, resolve, string
+from core.boundary import Boundary, BoundaryError, Reach, refuse_special
+from core.builtin._common import BadArgument, integer, string
 from core.builtin._files import glob_match, walk
 from core.builtin.glob import shown
+from core.lookup import child_environment
 from core.tools import Capability, Permission, ToolResult
 
 MAX_LINES = 250
@@ -51,6 +53,8 @@ class Query:
     glob: str | None
     context: int
     ignore_case: bool
+    root: Path | None = None
+    """Symlinked files whose target leaves the root (and the target) are not searched."""
 
 
 def rg_path() -> str | None:
@@ -70,7 +74,13 @@ def _rg_lines(rg: str, query: Query) -> Iterator[Line]:
         argv += ["--context", str(query.context)]
     # The file filter is applied below, not with --glob: ripgrep's globs override .gitignore.
     argv += ["--regexp", query.regex, "--", str(query.target)]
-    done = subprocess.run(argv, capture_output=True, timeout=RG_TIMEOUT_SECONDS, check=False)
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        timeout=RG_TIMEOUT_SECONDS,
+        check=False,
+        env=child_environment({}),  # no secrets of ours in ripgrep's environment
+    )
     if done.returncode == 2 and not done.stdout:
         raise BadArgument(done.stderr.decode("utf-8", "replace").strip() or "ripgrep failed")
     for raw in done.stdout.splitlines():
@@ -96,7 +106,7 @@ def _files(query: Query) -> Iterator[Path]:
     if query.target.is_file():
         yield query.target
         return
-    for path in walk(query.target):
+    for path in walk(query.target, query.root):
         relative = path.relative_to(query.target).as_posix()
         if query.glob and not _glob_ok(query.glob, relative):
             continue
@@ -185,8 +195,9 @@ class GrepTool:
         f"skipped. Output: path:line:text, at most {MAX_LINES} lines."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``pattern``; optional ``path``, ``glob``, ``context``, ``ignore_case``."""
@@ -206,6 +217,11 @@ class GrepTool:
         """Searching changes nothing."""
         return Permission(Capability.READ, "built-in grep: only reads files")
 
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's ``path`` leads (the gate asks when it is outside the root)."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
+
     def query(self, arguments: Mapping[str, Any]) -> Query:
         """Check the arguments.
 
@@ -223,8 +239,8 @@ class GrepTool:
         ignore_case = arguments.get("ignore_case", False)
         if not isinstance(ignore_case, bool):
             raise BadArgument("'ignore_case' must be true or false")
-        target = resolve(self.cwd, where) if where else self.cwd
-        return Query(regex, target, glob or None, context, ignore_case)
+        target = self.boundary.reach(where).resolved if where else self.cwd
+        return Query(regex, target, glob or None, context, ignore_case, self.boundary.root)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Run the search."""
@@ -232,8 +248,9 @@ class GrepTool:
             query = self.query(arguments)
             if not query.target.exists():
                 raise BadArgument(f"{query.target} does not exist")
+            refuse_special(query.target, query.target.stat().st_mode)  # /dev/zero, a FIFO
             lines = await anyio.to_thread.run_sync(search, query)
-        except BadArgument as exc:
+        except (BadArgument, BoundaryError) as exc:
             return ToolResult(f"grep: {exc}", is_error=True)
         except subprocess.TimeoutExpired:
             return ToolResult(

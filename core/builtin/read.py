@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
-from core.builtin._common import BadArgument, integer, resolve, string
+from core.boundary import MAX_READ_BYTES, Boundary, BoundaryError, Reach
+from core.builtin._common import BadArgument, integer, string
 from core.tools import Capability, Permission, ToolResult
 
 DEFAULT_LIMIT = 2000
@@ -17,7 +19,7 @@ MAX_LINE_CHARS = 2000
 
 
 class ReadTool:
-    """Read a file relative to the working directory."""
+    """Read a file relative to the working directory, inside the boundary (:mod:`core.boundary`)."""
 
     name = "read"
     description = (
@@ -25,8 +27,9 @@ class ReadTool:
         f"(number of lines, default {DEFAULT_LIMIT}) to page through large files."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path``, optional ``offset`` and ``limit``."""
@@ -44,16 +47,23 @@ class ReadTool:
         """Reading changes nothing."""
         return Permission(Capability.READ, "built-in read: only reads files")
 
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's path leads (the gate asks when it is outside the root)."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
+
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
-        """Read the file; missing, binary or directory paths are error results."""
+        """Read the file; missing, binary, special or directory paths are error results."""
         try:
-            path = resolve(self.cwd, string(arguments, "path"))
+            path = self.boundary.reach(string(arguments, "path")).resolved
             offset = integer(arguments, "offset", 1)
             limit = integer(arguments, "limit", DEFAULT_LIMIT)
         except BadArgument as exc:
             return ToolResult(f"read: {exc}", is_error=True)
         try:
-            data = await anyio.Path(path).read_bytes()
+            data, more = await anyio.to_thread.run_sync(self.boundary.read_bytes, path)
+        except BoundaryError as exc:
+            return ToolResult(f"read: {exc}", is_error=True)
         except FileNotFoundError:
             return ToolResult(f"read: {path} does not exist", is_error=True)
         except IsADirectoryError:
@@ -78,6 +88,8 @@ class ReadTool:
         rest = len(lines) - (offset - 1 + len(chosen))
         if rest > 0:
             out.append(f"[{rest} more lines; read again with offset={offset + len(chosen)}]")
+        if more and rest <= 0:
+            out.append(f"[the file is larger than {MAX_READ_BYTES} bytes; the rest was not read]")
         if not lines:
             out.append("[empty file]")
         return ToolResult("\n".join(out), data={"path": str(path), "lines": len(chosen)})

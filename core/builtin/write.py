@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
+import anyio.to_thread
 
-from core.builtin._common import BadArgument, resolve, string
+from core.boundary import Boundary, BoundaryError, Reach
+from core.builtin._common import BadArgument, string
 from core.builtin._diff import read_for_preview, unified
 from core.tools import Capability, Permission, ToolResult
 
@@ -22,8 +23,9 @@ class WriteTool:
         "Read a file before overwriting it."
     )
 
-    def __init__(self, cwd: Path) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path`` and ``content``."""
@@ -40,10 +42,16 @@ class WriteTool:
         """Writing changes files."""
         return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
 
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's path leads, symlinks followed (shown when asking)."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
+
     def preview(self, arguments: Mapping[str, Any]) -> str | None:
-        """Over an existing file: the diff. A new file: its size."""
+        """Over an existing file: the diff. A new file: its size. The path is the resolved
+        one (what a symlink leads to), as the write itself uses."""
         try:
-            path = resolve(self.cwd, string(arguments, "path"))
+            path = self.boundary.reach(string(arguments, "path")).resolved
             content = string(arguments, "content", allow_empty=True)
         except BadArgument:
             return None
@@ -52,7 +60,7 @@ class WriteTool:
             return f"(new file {path}: {lines} lines, {len(content.encode('utf-8'))} bytes)"
         before = read_for_preview(path)
         if before is None:
-            return f"(overwrites {path}, which is large or binary: no diff shown)"
+            return f"(overwrites {path}, which is large, binary or not a regular file: no diff)"
         try:
             shown = path.relative_to(self.cwd).as_posix()
         except ValueError:
@@ -62,15 +70,15 @@ class WriteTool:
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Write the file and say whether it was created or overwritten."""
         try:
-            path = resolve(self.cwd, string(arguments, "path"))
+            reach = self.boundary.reach(string(arguments, "path"))
             content = string(arguments, "content", allow_empty=True)
         except BadArgument as exc:
             return ToolResult(f"write: {exc}", is_error=True)
-        target = anyio.Path(path)
+        path = reach.resolved
         try:
-            existed = await target.exists()
-            await target.parent.mkdir(parents=True, exist_ok=True)
-            await target.write_text(content, encoding="utf-8")
+            existed = await anyio.to_thread.run_sync(self.boundary.write_text, reach, content)
+        except BoundaryError as exc:
+            return ToolResult(f"write: {exc}", is_error=True)
         except IsADirectoryError:
             return ToolResult(f"write: {path} is a directory", is_error=True)
         except OSError as exc:

@@ -121,9 +121,14 @@ class ServerAuth:
         return self.provider
 
     async def http_client(
-        self, stack: AsyncExitStack, headers: dict[str, str], limits: httpx2.Timeout
+        self,
+        stack: AsyncExitStack,
+        headers: dict[str, str],
+        limits: httpx2.Timeout,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> httpx2.AsyncClient:
-        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded."""
+        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded;
+        ``transport`` (the size cap) carries its requests."""
         auth = await self.open(stack)
         http = httpx2.AsyncClient(
             headers=headers,
@@ -131,6 +136,7 @@ class ServerAuth:
             follow_redirects=True,
             auth=auth,
             event_hooks=self.event_hooks(),
+            transport=transport,
         )
         await stack.enter_async_context(http)
         return http

@@ -1,6 +1,6 @@
 """The checks of ``codebot mcp doctor``, one module per family; importing registers them all."""
 
-from mcpbridge.checks import connection, entries, tools, totals
+from mcpbridge.checks import connection, entries, pinning, tools, totals
 from mcpbridge.checks.base import (
     CHECKS,
     SEVERITIES,
@@ -29,6 +29,7 @@ __all__ = [
     "checks_in",
     "connection",
     "entries",
+    "pinning",
     "tools",
     "totals",
 ]

@@ -69,8 +69,8 @@ class ServerContext:
     """Everything known about one server while its checks run."""
 
     config: ServerConfig
-    settings: Settings
-    environ: Mapping[str, str]
+    settings: Settings = field(repr=False)  # its servers: a repr per server is quadratic
+    environ: Mapping[str, str] = field(repr=False)
     trusted: bool = True
     """False for a project server whose project is not trusted (it is never started)."""
     client: Client | None = None
@@ -129,7 +129,7 @@ class ToolContext:
 class TotalsContext:
     """Every checked server at once (``settings`` and ``totals`` scopes)."""
 
-    settings: Settings
+    settings: Settings = field(repr=False)  # its servers: a repr per server is quadratic
     servers: list[ServerContext]
     selected: bool = False
     """True when ``--server`` narrowed the set."""

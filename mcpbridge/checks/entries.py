@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from urllib.parse import urlsplit
 from core import paths
 from core.envexpand import UndefinedVariable, expand
 from core.errors import SettingsError
+from core.lookup import find_command
 from core.redact import redact_url
 from core.servers import parse_server
 from core.settings import read_json
@@ -228,14 +228,14 @@ def _command(ctx: ServerContext) -> Iterator[Finding]:
     if config.type != "stdio" or not config.command:
         return
     command = config.command
-    # The same lookup the client does at launch, so the doctor and a session agree.
+    # The same lookup the launcher does (core.lookup), so the doctor and a session agree.
     search_path = config.env.get("PATH")
-    if shutil.which(command, path=search_path) or (
-        config.cwd and shutil.which(command, path=str(config.cwd))
-    ):
+    if find_command(command, config.cwd, config.env) is not None:
         return
     if os.sep in command:
-        if os.path.isfile(command):
+        path = Path(command).expanduser()
+        path = path if path.is_absolute() or config.cwd is None else config.cwd / path
+        if path.is_file():
             why, fix = "is not executable", f"Make it executable (chmod +x {command})"
         else:
             why, fix = "does not exist", "Fix the path"
@@ -309,4 +309,32 @@ def _url(ctx: ServerContext) -> Iterator[Finding]:
             "headers travel unencrypted",
             f"Use https:// in 'url' of {ctx.where}.",
             key="url",
+        )
+
+
+@check(
+    "settings.secret_in_args",
+    "entry",
+    "warning",
+    "a credential is passed in 'args', where every local user can read it in the process table",
+)
+def _secret_in_args(ctx: ServerContext) -> Iterator[Finding]:
+    from core.envexpand import referenced
+    from core.redact import expandable_values, is_credential_name
+
+    for key, text in expandable_values(ctx.config.raw):
+        if not key.startswith("args["):
+            continue
+        names = [n for n in referenced(text) if is_credential_name(n)]
+        if not names:
+            continue
+        variable = names[0]
+        yield ctx.finding(
+            "settings.secret_in_args",
+            "warning",
+            f"server '{ctx.name}': '{key}' expands ${{{variable}}}, a credential; command-line "
+            "arguments are visible to every local user in the process table (ps)",
+            f'Pass it in \'env\' instead, e.g. "env": {{"{variable}": "${{{variable}}}"}}, '
+            f"and let the server read it from there ({ctx.where}).",
+            key=key,
         )

@@ -7,13 +7,14 @@ from typing import Any
 import anyio
 import pytest
 
-from core.agent import Agent, AgentEvents, truncate
+from core.agent import Agent, AgentEvents
 from core.builtin import builtin_tools
 from core.errors import ModelError, TurnLimitError
 from core.model import ChatModel
 from core.permissions import Decision, PermissionGate
 from core.session import Session
 from core.stream import Reply, ToolCall
+from core.toolcalls import truncate
 from core.tools import Capability, Tool, ToolResult
 from tests.core.fakes import ListSource, Meeting, MeetingTool, ScriptedTool
 from tests.fakes import openai_server as fo

@@ -136,3 +136,26 @@ def test_reaper_never_signals_a_recycled_pid() -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_sigkill_of_codebot_mid_command_leaves_no_server(tmp_path: Path) -> None:
+    """One-shot servers get no parent-death signal (it would kill them with no grace): the
+    reaper's pipe ends when codebot dies, however it dies, and the reaper stops them."""
+    import signal
+
+    from tests.fakes.procs import Running
+
+    mark = uuid.uuid4().hex
+    root = tmp_path / "repo"
+    entry = server_entry("hang", "--ignore-eof", env={"CODEBOT_TEST_MARK": mark}, timeout=60)
+    write_settings(root, {"mcp_servers": {"s": entry}})
+    env = codebot_env(root.parent / "home", CODEBOT_TRUST_PROJECT="1")
+    run = Running(["mcp", "list"], root, env)
+    try:
+        wait_until(lambda: bool(marked_pids(mark)), 20, "the server to start")
+        run.proc.send_signal(signal.SIGKILL)
+        run.wait(10)
+        wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be stopped")
+        wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+    finally:
+        run.close()

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcpbridge import process, warm
+from mcpbridge import warm
 from tests.e2e.test_reaper import marked_pids
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings
@@ -91,10 +91,6 @@ def served_warm(p: Project, *extra: str) -> bool:
     done = p.run("mcp", "call", "s", "list_count", *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip() != "1"
-
-
-def test_inherited_env_matches_the_process_module() -> None:
-    assert warm.INHERITED_ENV == process.INHERITED_ENV
 
 
 def test_list_and_call_use_the_holder_with_identical_output(project: Project) -> None:

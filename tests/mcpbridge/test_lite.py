@@ -290,3 +290,20 @@ def test_input_required_results_go_to_the_sdk_path(
         *args,
     )
     assert hot == sdk
+
+
+@pytest.mark.parametrize("mode", ["string-result", "no-result", "bad-error", "not-jsonrpc"])
+def test_a_malformed_call_answer_is_the_calls_error_and_the_tool_runs_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Once ``tools/call`` is sent the hot path never falls back: the SDK path would run the
+    tool a second time (a call is not idempotent). A broken answer is that call's error."""
+    count = tmp_path / "calls"
+    entry = server_entry("malformed_call", "--answer", mode, "--count", str(count), timeout=5)
+    write_settings(tmp_path, {"mcp_servers": {"m": {**entry, "tool_timeout": 5}}})
+    monkeypatch.setenv("CODEBOT_SDK_PATH", "")
+    code = run(["--cwd", str(tmp_path), "mcp", "call", "--no-warm", "m", "act"])
+    err = capsys.readouterr().err
+    assert count.read_text() == "call\n", "the tool ran more than once (or never)"
+    assert code == 4, err
+    assert "'act' failed: server 'm' sent an answer to the call that is not valid JSON-RPC" in err

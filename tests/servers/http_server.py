@@ -10,8 +10,9 @@ default ``sekret-token``); otherwise the answer is HTTP 401 with
 ``WWW-Authenticate: Bearer`` and a JSON-RPC-shaped body
 ``{"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "Unauthorized: ..."}}``.
 The MCP endpoint is ``/mcp`` (SDK ``MCPServer.streamable_http_app()``, which
-serves both the handshake era and 2026-07-28). Tools: ``echo(text)`` and
-``whoami()`` (returns ``http``).
+serves both the handshake era and 2026-07-28). Tools: ``echo(text)``,
+``whoami()`` (returns ``http``), ``authorization()`` (echoes the bearer header back, as a
+leaky server would) and ``huge(size)`` (``size`` characters of text).
 
 Alternative modes (no MCP at all, no auth):
 
@@ -127,6 +128,16 @@ def mcp_app(token: str) -> ASGIApp:
     def whoami() -> str:
         """Name the transport this server speaks."""
         return "http"
+
+    @mcp.tool(structured_output=False)
+    def authorization() -> str:
+        """Echo the Authorization header (every request that got here carried exactly this)."""
+        return f"your header was: Bearer {token}"
+
+    @mcp.tool(structured_output=False)
+    def huge(size: int) -> str:
+        """A text result of ``size`` characters."""
+        return "x" * size
 
     return bearer_gate(mcp.streamable_http_app(host="127.0.0.1"), token)
 

@@ -1,4 +1,4 @@
-"""Warnings for settings keys codebot does not know (kept as data, shown by the CLI)."""
+"""The keys a settings file may hold, and the warning for one codebot does not know."""
 
 from __future__ import annotations
 
@@ -15,6 +15,13 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "api_key_env",
     "max_turns",
     "tool_result_max_tokens",
+    "max_tokens",
+    "model_retries",
+    "context_window",
+    "tool_search",
+    "usage_line_after",
+    "roots",
+    "warm_idle_timeout",
     "permissions",
     "$schema",
 )
