@@ -22,6 +22,7 @@ __all__ = [
     "install_completion",
     "light_option_parsing",
     "plain_metavars",
+    "pruned",
 ]
 
 HELP_OPTIONS = ["-h", "--help"]
@@ -94,6 +95,63 @@ def light_option_parsing(command: typer.core.TyperGroup) -> int:
             param._runtime_param = light  # type: ignore[union-attr]
             adapted += 1
     return adapted
+
+
+PRUNE = True
+"""Off in a test that checks the pruned tree's output against the whole tree's."""
+
+
+def pruned(app: typer.Typer, argv: list[str]) -> typer.Typer:
+    """``app`` with every command that ``argv`` cannot run replaced by a stub.
+
+    Building Typer's Click tree reads the signature and type hints of every command's callback:
+    about 50 ms for codebot's 57 commands, which ``--version`` or ``mcp list`` would pay for
+    commands they never run. A command whose name is not among the tokens of ``argv`` cannot
+    run (Click dispatches on exact names), so it gets a callback without parameters that keeps
+    its name and docstring: listings, help and "No such command" suggestions stay the same. A
+    name that appears as an argument value only costs a real build. Completion (which reads its
+    words from the environment) builds the whole tree.
+    """
+    import copy
+    import os
+
+    if not PRUNE or any(key.endswith("_COMPLETE") for key in os.environ):
+        return app
+    tokens = set(argv)
+
+    def stub(info: Any) -> Any:
+        real = info.callback
+
+        def callback() -> None:  # pragma: no cover - never dispatched to
+            raise AssertionError(f"pruned command {info.name!r} was invoked")
+
+        callback.__name__ = getattr(real, "__name__", "command")
+        callback.__doc__ = getattr(real, "__doc__", None)
+        clone = copy.copy(info)
+        clone.callback = callback
+        return clone
+
+    def name_of(info: Any) -> str:
+        name = info.name if isinstance(info.name, str) else None
+        return name or info.callback.__name__.lower().replace("_", "-")
+
+    def prune(node: typer.Typer) -> typer.Typer:
+        clone = copy.copy(node)
+        clone.registered_commands = [
+            c if name_of(c) in tokens else stub(c) for c in node.registered_commands
+        ]
+        groups = []
+        for group in node.registered_groups:
+            child = copy.copy(group)
+            child.typer_instance = prune(group.typer_instance)  # type: ignore[arg-type]
+            if isinstance(group.name, str) and group.name not in tokens:
+                child.typer_instance.registered_commands = []
+                child.typer_instance.registered_groups = []
+            groups.append(child)
+        clone.registered_groups = groups
+        return clone
+
+    return prune(app)
 
 
 def plain_metavars(command: typer.core.TyperGroup) -> None:

@@ -12,7 +12,13 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from cli import render
-from cli._typer import HELP_OPTIONS, click_exceptions, light_option_parsing, plain_metavars
+from cli._typer import (
+    HELP_OPTIONS,
+    click_exceptions,
+    light_option_parsing,
+    plain_metavars,
+    pruned,
+)
 from cli.runtime import Globals
 from core import __version__
 from core.errors import CodebotError, ExitCode, UsageError
@@ -233,10 +239,10 @@ def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[s
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
-    command = typer.main.get_command(app)
+    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    command = typer.main.get_command(pruned(app, argv))
     light_option_parsing(command)  # type: ignore[arg-type]
     plain_metavars(command)  # type: ignore[arg-type]
-    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
     argv = hoist_global_options(argv, command)  # type: ignore[arg-type]
     debug = "--debug" in argv
     render.reset_warnings()

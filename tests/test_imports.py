@@ -45,6 +45,36 @@ def test_help_and_version_import_no_heavy_module(argv: list[str]) -> None:
     assert sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY) == []
 
 
+STARTUP_EXTRA = ("__future__", "gc", "logging", "string", "_string", "atexit")
+"""Standard modules start-up may add to what ``import typer`` loads (``logging``: the root
+callback's NullHandler); anything else beyond our own light modules is a regression."""
+STARTUP_OURS = ("core", "core.errors", "core.redact")
+
+
+def typer_modules() -> set[str]:
+    probe = "import json, sys, typer; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    return set(json.loads(out.stdout))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["mcp", "--help"]])
+def test_start_up_imports_nothing_beyond_typer_and_our_light_modules(argv: list[str]) -> None:
+    """The import floor of target 1 (``make bench``): a new top-level import of settings,
+    servers, jsonschema, rich, pathspec, the SDKs ... in a command module shows up here."""
+    code, modules = loaded_modules(*argv)
+    assert code == 0
+    extra = modules - typer_modules()
+    unexpected = sorted(
+        m
+        for m in extra
+        if not (m == "cli" or m.startswith(("cli.", "typer._click")))
+        and m not in STARTUP_OURS + STARTUP_EXTRA
+    )
+    assert unexpected == []
+
+
 @pytest.mark.parametrize(
     "argv",
     [["mcp", "--help"], ["--cwd", ".", "--debug", "mcp", "--help"], ["mcp", "doctor", "--help"]],
