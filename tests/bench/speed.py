@@ -1,12 +1,12 @@
 """The targets of issue 15 (one stdio server against native clients; the warm path).
 
-- 8: ``mcp list`` of server-everything against Claude Code's ``claude mcp list`` (installed from
+- 11: ``mcp list`` of server-everything against Claude Code's ``claude mcp list`` (installed from
   npm into the bench's temp dir when it can be), and always against the recorded floor: the
   server's own time to answer ``initialize`` plus ``codebot --version``.
-- 9: ``mcp call everything echo`` against the minimal SDK script (``sdk_call.py``, legacy).
-- 10: warm ``mcp call`` (after ``mcp warm``) end to end, and 100 sequential warm calls against
+- 12: ``mcp call everything echo`` against the minimal SDK script (``sdk_call.py``, legacy).
+- 13: warm ``mcp call`` (after ``mcp warm``) end to end, and 100 sequential warm calls against
   100 × (``codebot --version`` + the server's own call time).
-- 11: peak RSS of a cold ``mcp list`` against the same command on the SDK path
+- 14: peak RSS of a cold ``mcp list`` against the same command on the SDK path
   (``CODEBOT_SDK_PATH=1``, what ``mcp list`` ran before the hot path).
 
 Every pair runs interleaved (A B A B ...) after an unrecorded warm-up round.
@@ -85,8 +85,8 @@ def _server_initialize(env: dict[str, str]) -> Run:
     return run([PYTHON, str(script), str(EVERYTHING_BIN), "stdio"], env=env)
 
 
-def target_8(ws: Workspace, n: int, log: Log) -> list[Row]:
-    project = ws.project("everything8", {"mcp_servers": {"everything": everything_entry()}})
+def target_11(ws: Workspace, n: int, log: Log) -> list[Row]:
+    project = ws.project("everything11", {"mcp_servers": {"everything": everything_entry()}})
     cb = [*codebot_argv(), "--cwd", str(project)]
     env = ws.env
     variants = {
@@ -106,13 +106,13 @@ def target_8(ws: Workspace, n: int, log: Log) -> list[Row]:
     rows = []
     if isinstance(claude, str):
         rows.append(
-            Row("8", "mcp list everything vs claude mcp list", "s", float("nan"), failed=claude)
+            Row("11", "mcp list everything vs claude mcp list", "s", float("nan"), failed=claude)
         )
     else:
         a, b = walls(runs["list"]), walls(runs["claude"])
         rows.append(
             Row(
-                "8",
+                "11",
                 "mcp list, server-everything, vs Claude Code's claude mcp list",
                 "s",
                 median(a),
@@ -127,7 +127,7 @@ def target_8(ws: Workspace, n: int, log: Log) -> list[Row]:
         )
     rows.append(
         Row(
-            "8" if isinstance(claude, str) else "",
+            "11" if isinstance(claude, str) else "",
             "mcp list vs the floor: server initialize + codebot --version",
             "s",
             median(walls(runs["list"])),
@@ -143,8 +143,8 @@ def target_8(ws: Workspace, n: int, log: Log) -> list[Row]:
     return rows
 
 
-def target_9(ws: Workspace, n: int, log: Log) -> list[Row]:
-    project = ws.project("everything9", {"mcp_servers": {"everything": everything_entry()}})
+def target_12(ws: Workspace, n: int, log: Log) -> list[Row]:
+    project = ws.project("everything12", {"mcp_servers": {"everything": everything_entry()}})
     cb = [*codebot_argv(), "--cwd", str(project), "mcp", "call", "--no-warm"]
     sdk_call = [PYTHON, str(REPO_ROOT / "tests" / "bench" / "sdk_call.py")]
     server = [str(EVERYTHING_BIN), "stdio"]
@@ -166,7 +166,7 @@ def target_9(ws: Workspace, n: int, log: Log) -> list[Row]:
     cpu_b = median([r.cpu for r in runs["sdk"]])
     return [
         Row(
-            "9",
+            "12",
             "mcp call everything echo vs the minimal SDK script",
             "s",
             median(a),
@@ -204,13 +204,13 @@ def _server_call_seconds() -> float:
     return anyio.run(measure)
 
 
-def target_10(ws: Workspace, n: int, log: Log) -> list[Row]:
-    project = ws.project("everything10", {"mcp_servers": {"everything": everything_entry()}})
+def target_13(ws: Workspace, n: int, log: Log) -> list[Row]:
+    project = ws.project("everything13", {"mcp_servers": {"everything": everything_entry()}})
     cb = [*codebot_argv(), "--cwd", str(project)]
     started = run([*cb, "mcp", "warm", "--idle-timeout", "600"], env=ws.env)
     if started.returncode != 0:
         fail = f"mcp warm exited {started.returncode}: {started.stderr.strip()[-200:]}"
-        return [Row("10", "warm mcp call", "s", float("nan"), failed=fail)]
+        return [Row("13", "warm mcp call", "s", float("nan"), failed=fail)]
     try:
         call = [*cb, "mcp", "call", "everything", "echo", "message=hi"]
         runs = interleave(
@@ -240,7 +240,7 @@ def target_10(ws: Workspace, n: int, log: Log) -> list[Row]:
     baseline = 100 * (version + server_call)
     return [
         Row(
-            "10",
+            "13",
             "warm mcp call everything echo, end to end",
             "s",
             median(walls(runs["warm"])),
@@ -252,7 +252,7 @@ def target_10(ws: Workspace, n: int, log: Log) -> list[Row]:
             failed=_check(runs["warm"]),
         ),
         Row(
-            "10",
+            "13",
             "100 sequential warm calls vs 100 x (--version + server call time)",
             "s",
             median(hundreds),
@@ -265,8 +265,8 @@ def target_10(ws: Workspace, n: int, log: Log) -> list[Row]:
     ]
 
 
-def target_11(ws: Workspace, n: int, log: Log) -> list[Row]:
-    project = ws.project("everything11", {"mcp_servers": {"everything": everything_entry()}})
+def target_14(ws: Workspace, n: int, log: Log) -> list[Row]:
+    project = ws.project("everything14", {"mcp_servers": {"everything": everything_entry()}})
     cb = [*codebot_argv(), "--cwd", str(project), "mcp", "list", "--no-warm"]
     sdk_env = {**ws.env, "CODEBOT_SDK_PATH": "1"}
     runs = interleave(
@@ -282,7 +282,7 @@ def target_11(ws: Workspace, n: int, log: Log) -> list[Row]:
     b = [(r.peak_rss_kb or 0) / 1024 for r in runs["sdk"]]
     return [
         Row(
-            "11",
+            "14",
             "peak RSS of a cold mcp list vs the same on the SDK path (today's)",
             "MB",
             median(a),
@@ -297,4 +297,4 @@ def target_11(ws: Workspace, n: int, log: Log) -> list[Row]:
     ]
 
 
-TARGETS = {"8": target_8, "9": target_9, "10": target_10, "11": target_11}
+TARGETS = {"11": target_11, "12": target_12, "13": target_13, "14": target_14}
