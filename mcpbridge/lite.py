@@ -355,9 +355,11 @@ async def _call(
 ) -> ToolResult:
     redact = Redactor(entry_secrets(config))
     name = tool.original_name
+    if connection.abandoned:  # checked and set with no await between: atomic for the reader
+        raise Fallback
+    connection.calling = True
     try:
         with anyio.fail_after(config.tool_timeout or default_tool_timeout()):
-            connection.calling = True
             result = await connection.request("tools/call", {"name": name, "arguments": arguments})
     except TimeoutError:
         code, message = REQUEST_TIMEOUT, "timed out"

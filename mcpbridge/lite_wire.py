@@ -9,6 +9,8 @@ Anything outside the plain case raises :class:`Fallback`.
 
 from __future__ import annotations
 
+__all__ = ["Closed", "Connection", "Fallback", "Malformed", "RpcError"]
+
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -19,6 +21,7 @@ import anyio
 
 from core import __version__
 from mcpbridge.process import ServerProcess
+from mcpbridge.schemas import Fallback, checked_tool
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
@@ -42,10 +45,6 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
 """What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`); a test compares."""
 USER_REJECTED = -1
 INVALID_PARAMS = -32602
-
-
-class Fallback(Exception):
-    """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
 
 
 class Closed(Exception):
@@ -81,6 +80,8 @@ class Connection:
         """Answers ``roots/list`` (the default policy's roots)."""
         self.calling = False
         """Set once ``tools/call`` is sent: from then on nothing may fall back."""
+        self.abandoned = False
+        """Something before the call is not for the hot path (see :meth:`_abandon`)."""
         self.modern = False
         self.protocol_version = ""
         self.server_info: dict[str, Any] = {}
@@ -160,7 +161,8 @@ class Connection:
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             if not self.calling:
-                raise Fallback
+                self._abandon()
+                return
             # The tool runs: never fall back (and call it twice) now. An answer to our call
             # that breaks JSON-RPC fails the call; anything else is skipped.
             request_id = message.get("id") if isinstance(message, dict) else None
@@ -170,6 +172,9 @@ class Connection:
             return
         if "method" in message:
             if "id" in message:  # a request from the server
+                if not self.calling and message["method"] not in ("ping", "roots/list"):
+                    self._abandon()  # nothing was called yet: the SDK path answers it
+                    return
                 answer = self._server_request(message)
                 await self._send({"jsonrpc": "2.0", "id": message["id"], **answer})
             return  # notifications change nothing for a one-shot command
@@ -177,6 +182,17 @@ class Connection:
         if request_id in self._waiting:
             self._answers[request_id] = message
             self._waiting.pop(request_id).set()
+
+    def _abandon(self) -> None:
+        """Give this conversation up before ``tools/call``: every wait ends in ``Fallback``.
+
+        Never raised from the reading task itself: a ``Fallback`` there could cancel the call
+        just after its request went out, and the SDK path would then run the tool again. The
+        caller checks :attr:`abandoned` right before it marks the call as started.
+        """
+        self.abandoned = True
+        for event in self._waiting.values():
+            event.set()
 
     def _server_request(self, message: dict[str, Any]) -> dict[str, Any]:
         """The answer of the SDK path's default policy (``--elicit decline``, no sampling).
@@ -190,8 +206,6 @@ class Connection:
         if method == "roots/list":
             roots = [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.roots]
             return {"result": {"roots": roots}}
-        if not self.calling:
-            raise Fallback
         params: dict[str, Any] = message.get("params") or {}
         if not isinstance(params, dict):
             params = {}
@@ -241,6 +255,8 @@ class Connection:
             await event.wait()
         answer = self._answers.pop(request_id, None)
         if answer is None:
+            if self.abandoned and not self.calling:
+                raise Fallback
             raise Closed
         # Before tools/call a strange answer falls back to the SDK path; after it, it is the
         # call's error (falling back would run the tool twice).
@@ -358,33 +374,10 @@ class Connection:
             batch = page.get("tools")
             if not isinstance(batch, list):
                 raise Fallback
-            tools.extend(_checked_tool(t) for t in batch)
+            tools.extend(checked_tool(t) for t in batch)
             cursor = page.get("nextCursor")
             if not cursor:
                 break
             if not isinstance(cursor, str):
                 raise Fallback
         return tools
-
-
-def _checked_tool(tool: Any) -> dict[str, Any]:
-    """A tool as the SDK's model would accept it, or Fallback."""
-    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-        raise Fallback
-    schema = tool.get("inputSchema")
-    if not isinstance(schema, dict):
-        raise Fallback
-    for key in ("description", "title"):
-        if tool.get(key) is not None and not isinstance(tool[key], str):
-            raise Fallback
-    annotations = tool.get("annotations")
-    if annotations is not None and not isinstance(annotations, dict):
-        raise Fallback
-    for key in ("readOnlyHint", "destructiveHint", "openWorldHint"):
-        if annotations and annotations.get(key) is not None:
-            if not isinstance(annotations[key], bool):
-                raise Fallback
-    output = tool.get("outputSchema")
-    if output is not None and not isinstance(output, dict):
-        raise Fallback
-    return tool

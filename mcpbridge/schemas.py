@@ -22,6 +22,10 @@ USER_REJECTED = -1
 BREAKS = "The server breaks the protocol; report it to its authors."
 
 
+class Fallback(Exception):
+    """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
+
+
 def validator_for(schema: dict[str, Any]) -> Any:
     """A jsonschema validator, or False when the schema itself is invalid (not enforced)."""
     import jsonschema  # deferred: only calls from the shell validate up front
@@ -142,3 +146,27 @@ def through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> Tool
             hint=BREAKS,
         ) from None
     return to_tool_result(model)
+
+
+def checked_tool(tool: Any) -> dict[str, Any]:
+    """A listed tool as the SDK's model would accept it, or ``Fallback`` (the hot path)."""
+
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+        raise Fallback
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        raise Fallback
+    for key in ("description", "title"):
+        if tool.get(key) is not None and not isinstance(tool[key], str):
+            raise Fallback
+    annotations = tool.get("annotations")
+    if annotations is not None and not isinstance(annotations, dict):
+        raise Fallback
+    for key in ("readOnlyHint", "destructiveHint", "openWorldHint"):
+        if annotations and annotations.get(key) is not None:
+            if not isinstance(annotations[key], bool):
+                raise Fallback
+    output = tool.get("outputSchema")
+    if output is not None and not isinstance(output, dict):
+        raise Fallback
+    return tool
