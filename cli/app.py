@@ -284,10 +284,13 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    from core import descendants  # standard library only
     from mcpbridge import reaper  # standard library only
 
+    descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
     reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
     code = run()
+    descendants.sweep()  # whatever left its process group (setsid) and is still running
     if reaper.pending():
         # Results first: the output is complete; the reaper stops the servers after we exit.
         # os._exit: finalizers of the handed-off processes would otherwise kill them at once.

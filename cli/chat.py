@@ -233,9 +233,25 @@ def transcript(
             for r in records
         ],
         "messages": runtime.session.history,
-        "error": (
-            {"message": error.message, "hint": error.hint, "exit_code": int(error.exit_code)}
-            if error is not None
-            else None
-        ),
+        "error": _error_dict(result, error),
+        "exit_code": int(_exit_code(result, error)),
     }
+
+
+def _exit_code(result: RunResult | None, error: CodebotError | None) -> ExitCode:
+    """The exit code the run ends with (the same as the process's)."""
+    from core.agent import Outcome
+
+    if error is not None:
+        return error.exit_code
+    if result is None or result.outcome is Outcome.INTERRUPTED:
+        return ExitCode.INTERRUPTED
+    return ExitCode.EMPTY_ANSWER if result.outcome is Outcome.EMPTY else ExitCode.OK
+
+
+def _error_dict(result: RunResult | None, error: CodebotError | None) -> dict[str, Any] | None:
+    if error is not None:
+        return {"message": error.message, "hint": error.hint, "exit_code": int(error.exit_code)}
+    if _exit_code(result, error) is ExitCode.INTERRUPTED:
+        return {"message": "interrupted", "hint": None, "exit_code": int(ExitCode.INTERRUPTED)}
+    return None

@@ -14,6 +14,8 @@ from core.agent import AgentEvents
 from core.context import Compaction
 from core.model import Retry
 from core.permissions import Decision
+from core.redact import printable
+from core.scrubstream import StreamScrubber
 from core.stream import Reply, ToolCall
 from core.tools import Tool, ToolResult
 
@@ -121,6 +123,7 @@ class TurnView(AgentEvents):
         self._open_line = False
         self._turn_text: list[str] = []
         self._markdown: Any = None
+        self._scrub = StreamScrubber(render.REDACTOR)
         if stream_text and markdown and render.use_color(sys.stdout):
             from cli.markdown import MarkdownStream
 
@@ -132,16 +135,22 @@ class TurnView(AgentEvents):
         self.status.set("thinking…" if turn == 1 else f"thinking… (turn {turn})")
 
     def text(self, delta: str) -> None:
-        """Print text as it streams (REPL)."""
+        """Print text as it streams (REPL); a secret split across deltas is still masked."""
         self._turn_text.append(delta)
         if self.stream_text:
             self.status.clear()
-            if self._markdown is not None:
-                self._markdown.feed(clean(delta))
-                return
-            sys.stdout.write(clean(delta))
-            sys.stdout.flush()
-            self._open_line = not delta.endswith("\n")
+            self._show(self._scrub.feed(delta))
+
+    def _show(self, text: str) -> None:
+        if not text:
+            return
+        text = printable(text)
+        if self._markdown is not None:
+            self._markdown.feed(text)
+            return
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self._open_line = not text.endswith("\n")
 
     def model_finished(self, reply: Reply) -> None:
         """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
@@ -155,6 +164,8 @@ class TurnView(AgentEvents):
     def end_line(self) -> None:
         """Finish a streamed line (before an error is printed below the partial answer)."""
         self.status.clear()
+        if self.stream_text:
+            self._show(self._scrub.flush())
         if self._markdown is not None:
             self._markdown.close()
         if self.stream_text and self._open_line:
@@ -205,7 +216,8 @@ class TurnView(AgentEvents):
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
             name = render.safe(call.name, one_line=True)
-            print(f"  {mark} {name}: {render.first_line(result.text)}", file=sys.stderr)
+            why = result.text.removeprefix(f"{call.name}: ")  # built-ins start with their name
+            print(f"  {mark} {name}: {render.first_line(why)}", file=sys.stderr)
         else:
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.runtime import Globals, apply_trust, load_settings, open_manager, select_servers
 from core.errors import ExitCode
 
@@ -18,7 +18,14 @@ app = typer.Typer()
 def lock_command(
     ctx: typer.Context,
     server: Annotated[
-        list[str] | None, typer.Option("--server", "-s", help="Only this server (repeatable).")
+        list[str] | None,
+        typer.Option(
+            "--server",
+            "-s",
+            metavar="NAME",
+            help="Only this server (repeatable).",
+            autocompletion=completion.server_names,
+        ),
     ] = None,
 ) -> int:
     """Connect to every server and pin its version and tool definitions (description, schema,

@@ -96,7 +96,7 @@ def list_command(
         payload = {"op": "list", "servers": list(servers), "schemas": schemas}
         answer = warm.ask_holder(settings, check, payload)
     if answer is not None and isinstance(answer.get("views"), list):
-        code = _render_list(answer["views"], as_json, schemas)
+        code = _render_list(answer["views"], as_json, schemas, servers)
     else:
         requests = policy(settings, None, None)
         code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
@@ -125,7 +125,7 @@ async def _list(
         except lite.Fallback:
             pass
         else:
-            return _render_list(views, as_json, schemas)
+            return _render_list(views, as_json, schemas, servers)
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
     options = login_options() if login else None
@@ -135,11 +135,13 @@ async def _list(
         await manager.start_all()
         statuses = manager.status()
         views = [status_view(s, manager, schemas=schemas) for s in statuses]
-    return _render_list(views, as_json, schemas)
+    return _render_list(views, as_json, schemas, servers)
 
 
-def _render_list(views: list[dict[str, Any]], as_json: bool, schemas: bool) -> int:
-    completion.remember_tools(views)
+def _render_list(
+    views: list[dict[str, Any]], as_json: bool, schemas: bool, servers: dict[str, ServerConfig]
+) -> int:
+    completion.remember_tools(views, servers)
     failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})

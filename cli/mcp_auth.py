@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.runtime import Globals, apply_trust, load_settings, require_trusted, select_servers
 from core.errors import ExitCode, ServerError, UsageError
 
@@ -53,7 +53,10 @@ def open_url(server: str, url: str) -> None:
     except webbrowser.Error:
         print("(no browser found: open the URL above yourself)", file=sys.stderr, flush=True)
         return
-    threading.Thread(target=browser.open, args=(url,), daemon=True).start()
+    from core.descendants import opened
+
+    # A browser started here is the user's window: it is spared when codebot exits.
+    threading.Thread(target=opened, args=(lambda: browser.open(url),), daemon=True).start()
 
 
 def login_options(*, force: bool = False) -> LoginOptions:
@@ -91,7 +94,14 @@ def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
 @app.command("login")
 def login_command(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="The server's name in settings.",
+            autocompletion=completion.server_names,
+        ),
+    ],
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", help="Seconds to finish in the browser (default 300)."),
@@ -141,7 +151,14 @@ async def _login(config: ServerConfig, options: LoginOptions) -> str:
 @app.command("logout")
 def logout_command(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            metavar="NAME",
+            help="The server's name in settings.",
+            autocompletion=completion.server_names,
+        ),
+    ],
 ) -> int:
     """Forget the OAuth tokens of a server: revoke them where it supports it (RFC 7009), and
     delete them. Exit 0.

@@ -36,21 +36,36 @@ def get_command(
     config = known_server(settings, name)
     check = trust.check(settings, assume_trusted=globals_.trust_project)
     untrusted = check.needs_trust and any(c.name == name for c in check.servers)
-    view = entry_view(config, untrusted=untrusted)
+    # An untrusted project entry never hides yours: the global entry is the one in use.
+    pending = config if untrusted and name in settings.shadowed else None
+    used = settings.shadowed[name] if pending is not None else config
+    view = entry_view(used, untrusted=untrusted and pending is None)
+    if pending is not None:
+        view["overridden_by_untrusted"] = {
+            "source": str(pending.source),
+            "entry": entry_view(pending, untrusted=True)["entry"],
+        }
     if as_json:
         render.print_json(view)
         return ExitCode.OK
-    state = "disabled" if not config.enabled else ("invalid" if config.error else "enabled")
-    if untrusted:
+    state = "disabled" if not used.enabled else ("not usable" if used.error else "enabled")
+    if untrusted and pending is None:
         state += ", project not trusted: will not start"
-    print(f"{render.style(name, '1')}  ({state})")
-    print(f"  from {view['source']}")
+    print(f"{render.style(render.safe(name), '1')}  ({state})")
+    print(f"  from {render.safe(view['source'])}")
     if view["overrides"]:
-        print(f"  overrides the entry in {view['overrides']}")
-    if config.error:
-        print(f"  error: {render.REDACTOR(config.error)}")
+        print(f"  overrides the entry in {render.safe(view['overrides'])}")
+    if pending is not None:
+        print(
+            f"  the entry in {render.safe(pending.source)} replaces it once the project is trusted "
+            "(`codebot trust`)"
+        )
+    if used.error and used.enabled:
+        print(f"  problem: {render.safe(used.error)}")
+        if used.hint:
+            print(f"  hint: {render.safe(used.hint)}")
     for key, value in view["entry"].items():
-        print(f"  {key}: {_show(value)}")
+        print(f"  {render.safe(key, one_line=True)}: {render.safe(_show(value), one_line=True)}")
     return ExitCode.OK
 
 
@@ -80,18 +95,11 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
         "overrides": str(config.overrides) if config.overrides else None,
         "enabled": config.enabled,
         "trusted": not untrusted,
-        "transport": config.type if config.error is None else _raw_transport(config.raw),
+        "transport": config.type,
         "error": render.REDACTOR(config.error) if config.error else None,
-        "warnings": list(config.warnings),
+        "warnings": [render.REDACTOR(str(w)) for w in config.warnings],
         "entry": entry,
     }
-
-
-def _raw_transport(raw: Any) -> str:
-    kind = raw.get("type")
-    if isinstance(kind, str):
-        return "http" if "http" in kind.lower() else kind
-    return "http" if "url" in raw and "command" not in raw else "stdio"
 
 
 def _only_references(value: str) -> bool:

@@ -74,21 +74,48 @@ def import_command(
     importer.decide(result, scope.value if scope else None, globals_.cwd)  # type: ignore[arg-type]
     for error in result.errors:
         render.error_line(error)
+    if result.errors and not result.read:
+        render.hint("Fix the file (or move it aside) and import again; --from picks clients.")
+        return ExitCode.SETTINGS
     if not result.read:
         looked = ", ".join(dict.fromkeys(str(s.path) for s in result.looked))
         render.error_line(f"no {' or '.join(names)} configuration found")
         render.hint(f"Looked in: {looked}.")
-        return ExitCode.SETTINGS if result.errors else ExitCode.TOOL_ERROR
+        return ExitCode.TOOL_ERROR
     _print(result, dry_run)
     if not dry_run and result.count("add"):
-        targets = {p.target for p in result.servers if p.action == "add" and p.target}
-        project = [t for t in targets if t.resolve() != _global_file().resolve()]
-        if project:
-            with keep_trust(globals_, project[0]):
+        added = [p for p in result.servers if p.action == "add" and p.target]
+        project = [p for p in added if p.target and p.target.resolve() != _global_file().resolve()]
+        if project and not any(_from_repository(p) for p in project):
+            with keep_trust(globals_, project[0].target):  # type: ignore[arg-type]
                 importer.apply(result)
         else:
+            # Entries from a repository's own files are a stranger's: importing them never
+            # makes the project trusted (`codebot trust` shows them first).
             importer.apply(result)
+        if project and _needs_trust(globals_):
+            render.warn(
+                f"the project file {project[0].target} is not trusted: run `codebot trust` to "
+                "review and start its servers"
+            )
     return ExitCode.SETTINGS if result.errors else ExitCode.OK
+
+
+def _from_repository(planned: object) -> bool:
+    """An entry read from a file in the repository (not one of your user-level files)."""
+    from core.importers.plan import Planned
+
+    assert isinstance(planned, Planned)
+    source = planned.item.source
+    return source.scope == "project" and source.section is None
+
+
+def _needs_trust(globals_: Globals) -> bool:
+    from core import settings as settings_mod
+    from core import trust
+
+    settings = settings_mod.load(globals_.cwd)
+    return trust.check(settings, assume_trusted=globals_.trust_project).needs_trust
 
 
 def _global_file() -> Path:
@@ -109,17 +136,18 @@ def _print(result: object, dry_run: bool) -> None:
         if key != current:
             current = key
             section = f" (project {item.source.section})" if item.source.section else ""
-            print(f"{item.source.client}: {item.source.path}{section}")
+            print(f"{item.source.client}: {render.safe(f'{item.source.path}{section}')}")
         what = redact_url(
             item.entry.get("url")
             or " ".join([item.entry.get("command", ""), *item.entry.get("args", [])])
         )
         target = f" → {planned.target}" if planned.action == "add" and planned.target else ""
-        print(f"  {_MARKS[planned.action]} {item.name}  {render.REDACTOR(what)}{target}")
+        name, shown = render.safe(item.name, one_line=True), render.safe(what, one_line=True)
+        print(f"  {_MARKS[planned.action]} {name}  {shown}{render.safe(target)}")
         if planned.reason:
-            print(f"      {planned.action}: {planned.reason}")
+            print(f"      {planned.action}: {render.safe(planned.reason, one_line=True)}")
         for note in item.notes:
-            print(f"      note: {note}")
+            print(f"      note: {render.safe(note, one_line=True)}")
     added, clashes = result.count("add"), result.count("clash") + result.count("duplicate")
     verb = "would import" if dry_run else "imported"
     print(

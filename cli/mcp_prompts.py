@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.answers import LazyModel, policy
 from cli.mcp_resources import (
     AllowSamplingOpt,
@@ -33,7 +33,13 @@ app = typer.Typer()
 def prompts_command(
     ctx: typer.Context,
     server: Annotated[
-        str | None, typer.Argument(help="Only this server.", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="[SERVER]",
+            help="Only this server.",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
     ] = None,
     as_json: JsonOpt = False,
     timeout: TimeoutOpt = None,
@@ -130,7 +136,14 @@ def check_prompt_args(prompt: PromptInfo, arguments: dict[str, str]) -> None:
 @app.command("prompt")
 def prompt_command(
     ctx: typer.Context,
-    server: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    server: Annotated[
+        str,
+        typer.Argument(
+            metavar="SERVER",
+            help="The server's name in settings.",
+            autocompletion=completion.server_names,
+        ),
+    ],
     name: Annotated[str, typer.Argument(help="The prompt's name.")],
     args: Annotated[
         list[str] | None,

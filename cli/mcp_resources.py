@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
+from cli import completion, render
 from cli.answers import LazyModel, policy
 from cli.runtime import (
     Globals,
@@ -51,6 +51,7 @@ AllowSamplingOpt = Annotated[
         metavar="SERVER",
         help="Let SERVER use the model (sampling/createMessage) without asking (repeatable).",
         show_default=False,
+        autocompletion=completion.server_names,
     ),
 ]
 
@@ -105,7 +106,13 @@ app = typer.Typer()
 def resources_command(
     ctx: typer.Context,
     server: Annotated[
-        str | None, typer.Argument(help="Only this server.", show_default=False)
+        str | None,
+        typer.Argument(
+            metavar="[SERVER]",
+            help="Only this server.",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
     ] = None,
     as_json: JsonOpt = False,
     timeout: TimeoutOpt = None,
@@ -170,12 +177,22 @@ def _print_resources(items: list[ResourceInfo], any_servers: bool) -> None:
 @app.command("read")
 def read_command(
     ctx: typer.Context,
-    server: Annotated[str, typer.Argument(help="The server's name in settings.")],
+    server: Annotated[
+        str,
+        typer.Argument(
+            metavar="SERVER",
+            help="The server's name in settings.",
+            autocompletion=completion.server_names,
+        ),
+    ],
     uri: Annotated[str, typer.Argument(help="The resource's URI.")],
     output: Annotated[
         Path | None,
         typer.Option(
-            "--output", "-o", help="Write the contents to FILE (needed for binary resources)."
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the contents to FILE (needed for binary resources).",
         ),
     ] = None,
     as_json: JsonOpt = False,

@@ -20,9 +20,9 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
             facts.append(f"protocol {render.safe(v['protocol_version'], one_line=True)}")
         if v["status"] == "connected":
             facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
+        name = render.safe(v["name"], one_line=True)
         print(
-            ("\n" if i else "")
-            + f"{render.style(mark, color)} {render.style(render.safe(v['name']), '1')}"
+            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(name, '1')}"
             f"  {' · '.join(facts)}"
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")

@@ -59,7 +59,7 @@ def reset_warnings() -> None:
 
 def hint(message: str) -> None:
     """``hint: <message>`` on stderr (secrets scrubbed)."""
-    print(f"{style('hint', '33', sys.stderr)}: {REDACTOR(message)}", file=sys.stderr)
+    print(f"{style('hint', '33', sys.stderr)}: {safe(message)}", file=sys.stderr)
 
 
 def warn(message: str) -> None:

@@ -65,6 +65,11 @@ class Repl:
         self.runtime: ChatRuntime | None = None
         self.declined: set[str] = set()
         """Digests of project server sections the user declined to trust: not asked again."""
+        from cli.repl_status import UpdateNotices
+
+        self.updates = UpdateNotices()
+        self.answers = ReplAgent(self)
+        """Answers the servers' requests: elicitation, sampling, roots."""
 
     def _session(self, **kwargs: Any) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -129,7 +134,7 @@ class Repl:
             return False
         state = "changed since it was trusted" if result.changed else "new"
         lines = [f"{render.safe(result.project_file)} ({state}) would start or set:"]
-        lines += [f"  {render.safe(line)}" for line in describe_all(result)]
+        lines += [f"  {render.safe(line, one_line=True)}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
             text = await self._session().prompt_async(
@@ -153,7 +158,7 @@ class Repl:
             self.approve,
             need_model=False,
             ask_trust=self.ask_trust,
-            user_agent=ReplAgent(self),
+            user_agent=self.answers,
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
@@ -172,6 +177,7 @@ class Repl:
                 interrupted = False
                 while True:
                     await runtime.session.before_prompt()
+                    self.updates.show(runtime.manager)
                     marker = "plan› " if runtime.session.plan_mode else "› "
                     try:
                         with patch_stdout(raw=True):
@@ -281,7 +287,9 @@ class Repl:
 
             await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
-            self._show_mcp(runtime)
+            from cli.repl_status import show_mcp
+
+            await show_mcp(runtime)
         else:
             render.error_line(f"unknown command {name}; /help lists the commands")
         return None
@@ -357,6 +365,7 @@ class Repl:
             render.error(exc)
             return
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
+        roots_before = self.answers.roots()
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools
         report_mcp(runtime.manager)
@@ -364,26 +373,13 @@ class Repl:
             await runtime.apply(settings)
         except ModelError as exc:
             render.error(exc)
+        if self.answers.roots() != roots_before:
+            from mcpbridge.features import roots_changed
+
+            await roots_changed(runtime.manager.connected())
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
-
-    def _show_mcp(self, runtime: ChatRuntime) -> None:
-        statuses = runtime.manager.status()
-        for name in runtime.untrusted:
-            print(f"{render.safe(name)}: not trusted (skipped)")
-        if runtime.untrusted:
-            print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
-        if not statuses and not runtime.untrusted:
-            print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
-            return
-        for s in statuses:
-            facts = s.status + (f", {s.tool_count} tools" if s.status == "connected" else "")
-            print(f"{render.safe(s.name)}: {facts}")
-            if s.failure is not None:
-                print(f"  {render.safe(s.failure.message)}")
-                if s.failure.hint:
-                    print(f"  hint: {render.safe(s.failure.hint)}")
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

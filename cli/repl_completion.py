@@ -147,10 +147,31 @@ class MCPCompleter(_completer_base()):  # type: ignore[misc]
             if r.uri.startswith(prefix):
                 meta = ("template: " if r.template else "") + (r.title or r.name)
                 out.append((r.uri, -len(prefix), meta))
+            elif r.template:
+                for uri in await _fill_template(catalog, server, r.uri, prefix):
+                    out.append((uri, -len(prefix), r.title or r.name))
         return out
+
+
+async def _fill_template(catalog: Catalog, server: str, template: str, prefix: str) -> list[str]:
+    """URIs for a template whose first ``{variable}`` is being typed: its values are asked of
+    the server (``completion/complete`` on the template), the rest of the template kept."""
+    head, brace, tail = template.partition("{")
+    variable, closed, after = tail.partition("}")
+    if not brace or not closed or not prefix.startswith(head):
+        return []
+    value = prefix[len(head) :]
+    if "/" in value or not variable:
+        return []
+    values = await catalog.manager.complete(server, template, variable, value)
+    suffix = after if "{" not in after else ""
+    return [f"{head}{v}{suffix}" for v in values if v and "/" not in v and " " not in v]
 
 
 def completer_for(repl: Repl) -> MCPCompleter:
     """The REPL's completer: its slash commands, and its runtime's servers once they exist."""
-    commands = ["/mcp", "/mcp reload", "/tools", "/plan", "/clear", "/help", "/exit"]
+    commands = [
+        *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
+        *("/resume", "/clear", "/help", "/exit"),
+    ]
     return MCPCompleter(lambda: repl.runtime.manager if repl.runtime else None, commands)

@@ -16,7 +16,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import anyio
 
@@ -85,20 +84,24 @@ class ReplAgent:
                 return ElicitAnswer("cancel")
 
     async def _url(self, request: ElicitRequest) -> ElicitAnswer:
-        url = request.url or ""
-        host = urlsplit(url).hostname or "(no host)"
-        _err(f"  it wants you to open: {safe(url)}")
-        _err(f"  host: {render.style(safe(host), '1', sys.stderr)}")
+        from cli.elicit_url import describe, open_in_browser
+
+        shown = describe(request.url or "")
+        _err(f"  it wants you to open: {shown.url}")
+        _err(f"  host: {render.style(shown.host, '1', sys.stderr)}")
+        for note in shown.notes:
+            _err(f"  {render.style('note:', '33', sys.stderr)} {note}")
+        if shown.problem is not None:
+            _err(f"  (declined: {shown.problem})")
+            return ElicitAnswer("decline")
         answer = await self._ask("  open it in your browser? [y]es / [n]o (decline) / [c]ancel: ")
         choice = answer.strip().lower()[:1]
         if choice == "c":
             return ElicitAnswer("cancel")
         if choice != "y":
             return ElicitAnswer("decline")
-        import webbrowser
-
-        if not webbrowser.open(url):
-            _err(f"  (no browser could be started; open the URL yourself: {safe(url)})")
+        if not open_in_browser(request.url or ""):
+            _err(f"  (no browser could be started; open the URL yourself: {shown.url})")
         return ElicitAnswer("accept")
 
     async def _form(self, request: ElicitRequest) -> ElicitAnswer:
@@ -124,6 +127,7 @@ class ReplAgent:
         facts = [kind, "required" if field_.required else "optional"]
         if field_.format:
             facts.append(safe(field_.format))
+        facts += _limits(field_)
         _err(f"  {render.style(label, '1', sys.stderr)} ({', '.join(facts)})")
         if field_.description:
             _err(f"    {safe(field_.description)}")
@@ -187,6 +191,23 @@ class ReplAgent:
             if choice == "a":
                 self.always_sample.add(request.server)
             return choice in ("y", "a")
+
+
+def _limits(field_: ElicitField) -> list[str]:
+    """The bounds a field's answer must keep, said before it is asked."""
+    out: list[str] = []
+    for low, high, unit in (
+        (field_.minimum, field_.maximum, ""),
+        (field_.min_length, field_.max_length, " characters"),
+        (field_.min_items, field_.max_items, " choices"),
+    ):
+        if low is not None and high is not None:
+            out.append(f"{low:g} to {high:g}{unit}")
+        elif low is not None:
+            out.append(f"at least {low:g}{unit}")
+        elif high is not None:
+            out.append(f"at most {high:g}{unit}")
+    return out
 
 
 # -- @server:uri --------------------------------------------------------------------------

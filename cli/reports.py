@@ -35,7 +35,9 @@ def approval_details(request: ApprovalRequest) -> str:
     file tool, the resolved path (what a symlink or ``..`` really leads to)."""
     permission = request.permission
     capability = permission.capability.value
-    if request.rule is not None:
+    if request.reason.startswith("WARNING:"):  # changed since its pin or its "always"
+        because = request.reason
+    elif request.rule is not None:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
@@ -67,18 +69,35 @@ def tools_report(session: Any) -> str:
     deferred = session.search.deferred if session.search_on else []
     if deferred:
         from core.prompt import server_of
+        from core.toolsearch import short_name
 
         lines.append(f"deferred ({len(deferred)}, load with search_tools):")
         by_server: dict[str, list[str]] = {}
         for tool in deferred:
-            by_server.setdefault(server_of(tool), []).append(tool.name)
-        lines += [
-            f"  {render.safe(s, one_line=True)}: {len(n)} tools"
-            for s, n in sorted(by_server.items())
-        ]
+            by_server.setdefault(server_of(tool), []).append(short_name(tool))
+        for server, names in sorted(by_server.items()):
+            lines.append(_deferred_line(server, sorted(names)))
     else:
         lines.append("tool search: off (every tool is in the request)")
     return "\n".join(lines)
+
+
+DEFERRED_SHOWN = 40
+"""Names listed per server by ``/tools``; the rest are counted."""
+
+
+def _deferred_line(server: str, names: list[str]) -> str:
+    import shutil
+    import textwrap
+
+    shown = ", ".join(render.safe(n, one_line=True) for n in names[:DEFERRED_SHOWN])
+    if len(names) > DEFERRED_SHOWN:
+        shown += f", … and {len(names) - DEFERRED_SHOWN} more"
+    head = f"{render.safe(server, one_line=True)} ({len(names)}): "
+    width = max(40, shutil.get_terminal_size().columns - 2)
+    return textwrap.fill(
+        head + shown, width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+    )
 
 
 def context_report(runtime: ChatRuntime) -> str:
@@ -99,11 +118,37 @@ def context_report(runtime: ChatRuntime) -> str:
             mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
     rows = breakdown(session.blocks, builtin, mcp, session.history, window)
     table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
-    head = f"context window: {window:,} tokens (compacts at ~80%; rows are estimates)"
+    head = f"context window: {window:,} tokens, {_window_source(runtime, window)}"
+    head += "\n(compacts at ~80%; rows are estimates)"
     counted = agent.budget.last_counted if agent else None
     if counted:
         head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
-    return head + "\n" + render.table(table, indent="  ")
+    text = head + "\n" + render.table(table, indent="  ")
+    deferred = session.search.deferred if session.search_on else []
+    if deferred:
+        from core.context import estimate
+
+        saved = estimate([tool_schema(t) for t in deferred])
+        text += (
+            f"\ntool search: on; {len(deferred)} MCP tools deferred, ~{saved:,} tokens of "
+            "schemas not sent (their names are in system: dynamic; /tools lists them)"
+        )
+    return text
+
+
+def _window_source(runtime: ChatRuntime, window: int) -> str:
+    """Where the window comes from: a server's error, the setting, the table, the default."""
+    from core.context import known_window, window_for
+
+    configured = runtime.settings.context_window
+    model = runtime.agent.model.config.model if runtime.agent else ""
+    if window != window_for(model, configured):
+        return "learned from the server's error"
+    if configured:
+        return "from 'context_window' in settings"
+    if known_window(model):
+        return f"the known window of {render.safe(model, one_line=True)}"
+    return "the default (set 'context_window' in settings.json for your model)"
 
 
 def _usage_cells(usage: Any) -> str:

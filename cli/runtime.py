@@ -292,6 +292,7 @@ class ChatRuntime:
         )
         if saved is not None:
             self.session.replace_history(sessions.replay(saved.path))
+            self.session.restore_loaded(sessions.loaded_tools(saved.path))
             log.adopt(self.session)
         self.session.recorder = log
         self.log = log

@@ -93,7 +93,7 @@ def trust_command(
         return ExitCode.OK
     print(f"{render.safe(result.project_file)} would start or set:")
     for line in describe_all(result):
-        print(f"  {render.safe(line)}")
+        print(f"  {render.safe(line, one_line=True)}")  # a newline in a value fakes no line
     if result.trusted and result.reason is TrustReason.RECORDED:
         print("Already trusted.")
         return ExitCode.OK

@@ -179,6 +179,9 @@ def _start(
         )
     finally:
         os.close(fd)
+    from core import descendants
+
+    descendants.spare(holder.pid)  # it and its servers outlive this command on purpose
     assert holder.stdout is not None
     bound = max((c.timeout for c in settings.servers.values()), default=0) + READY_TIMEOUT_SLACK
     line = _read_ready(holder, bound)

@@ -57,6 +57,18 @@ REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
 
 
+OVERFLOW_NOTHING_TO_COMPACT = (
+    "There was nothing older to compact: the current prompt, the system prompt and the tool "
+    "schemas alone pass the window. Shorten the prompt (or the file it pulls in), trim MCP "
+    "tools ('include_tools', or \"tool_search\": true), or use a model with a larger window."
+)
+OVERFLOW_AFTER_COMPACTING = (
+    "codebot compacted the conversation and retried once, and it was still too long. Start "
+    "a new conversation (/clear), trim MCP tools ('include_tools', or \"tool_search\": true), "
+    "or set 'context_window' in settings.json to the server's real window."
+)
+
+
 class Agent:
     """Runs prompts against a session.
 
@@ -202,9 +214,12 @@ class Agent:
                 )
             except ContextOverflowError as exc:
                 if attempt == 2:
+                    exc.hint = OVERFLOW_AFTER_COMPACTING
                     raise
                 self.budget.learn_window(exc.window)
+                session.set_context_window(self.budget.window)  # "auto" tool search follows
                 if not await self._fit(start, events, result, force=True):
+                    exc.hint = OVERFLOW_NOTHING_TO_COMPACT
                     raise
                 continue
             self._account(reply, messages, tools, result, events)

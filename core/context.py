@@ -29,6 +29,9 @@ KEEP_TOOL_RESULT_CHARS = 300
 SUMMARY_INPUT_SHARE = 0.5
 """The transcript sent for summarising is cut to this share of the window."""
 SUMMARY_MAX_TOKENS = 2048
+MIN_SUMMARISED_TOKENS = 1000
+"""Older turns smaller than this are not summarised unasked: a summary would save too little
+to be worth a request (an overflow or ``/compact`` summarises them anyway)."""
 
 KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
     # (model-name prefix, tokens); the longest matching prefix wins.
@@ -185,7 +188,8 @@ class ContextBudget:
         keep_from = max(0, min(keep_from, len(history)))
         done.cut_results = cut_tool_results(history, keep_from)
         done.after = self.cost(*request())
-        if (done.after > self.limit or force) and _has_turns(history, keep_from):
+        worth = force or estimate(history[:keep_from]) >= MIN_SUMMARISED_TOKENS
+        if (done.after > self.limit or force) and worth and _has_turns(history, keep_from):
             summary = await self._summarise(history[:keep_from], model, focus)
             done.summarised_messages = keep_from
             done.summary_requests = 1

@@ -101,7 +101,8 @@ class StreamDroppedError(ModelError):
 
 _OVERFLOW_TEXT = re.compile(
     r"context[ _]length|context[ _]window|maximum context|too many tokens|prompt is too long|"
-    r"reduce the length|exceeds? the (?:model'?s? )?(?:maximum )?(?:context|token limit)",
+    r"reduce the length|exceeds? the (?:model'?s? )?(?:maximum |available )?"
+    r"(?:context|token limit)",
     re.IGNORECASE,
 )
 _WINDOW_NUMBER = re.compile(
@@ -127,13 +128,30 @@ def overflow_window(exc: Exception) -> tuple[bool, int | None]:
     """Whether ``exc`` says the context window overflowed, and the window it names if any."""
     message = server_message(exc)
     status = getattr(exc, "status_code", None)
-    overflow = _error_code(exc) == "context_length_exceeded" or (
-        status in (400, 413, 422) and bool(_OVERFLOW_TEXT.search(message))
+    inner = _error_object(exc)
+    overflow = (
+        _error_code(exc) == "context_length_exceeded"
+        or inner.get("type") == "exceed_context_size_error"  # llama.cpp's llama-server
+        or (status in (400, 413, 422) and bool(_OVERFLOW_TEXT.search(message)))
     )
     if not overflow:
         return False, None
+    n_ctx = inner.get("n_ctx")
+    if isinstance(n_ctx, int) and not isinstance(n_ctx, bool) and n_ctx > 0:
+        return True, n_ctx
     found = _WINDOW_NUMBER.search(message)
     return True, int(found.group(1)) if found else None
+
+
+def _error_object(exc: Exception) -> Mapping[str, Any]:
+    """The ``error`` object of the response body (empty when there is none)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        data = cast(Mapping[str, Any], body)
+        inner = data.get("error", data)
+        if isinstance(inner, Mapping):
+            return cast(Mapping[str, Any], inner)
+    return {}
 
 
 def map_error(exc: Exception, config: ModelConfig) -> ModelError:

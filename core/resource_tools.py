@@ -69,6 +69,8 @@ class ListResourcesTool:
                 entry["mimeType"] = r.mime_type
             if r.description:
                 entry["description"] = r.description[:200]
+            if r.updated:
+                entry["updated"] = True  # changed since it was last read: read it again
             lines.append(json.dumps(entry, ensure_ascii=False))
         if len(items) > MAX_LISTED:
             lines.append(f"({len(items) - MAX_LISTED} more; pass 'server' to narrow the list)")

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from core.envexpand import UndefinedVariable, expand
 from core.errors import SettingsError, UsageError
 from core.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
+from core.redact import printable
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0
@@ -126,13 +127,13 @@ def require_usable(config: ServerConfig) -> None:
         SettingsError: the entry is invalid.
         UsageError: the entry is disabled.
     """
-    if config.error is not None:
-        raise SettingsError(config.error, hint=config.hint)
     if not config.enabled:
         raise UsageError(
             f"server '{config.name}' is disabled ('enabled': false in {config.source})",
-            hint="Set 'enabled' to true, or remove the key, to use it.",
+            hint=f"Run `codebot mcp enable {config.name}` (or remove 'enabled': false) to use it.",
         )
+    if config.error is not None:
+        raise SettingsError(config.error, hint=config.hint)
 
 
 class _EntryError(Exception):
@@ -153,11 +154,20 @@ def parse_server(
         return ServerConfig(
             name=name,
             source=source,
-            error=f"server '{name}' in {source}: {exc.message}",
+            error=f"server '{printable(name, one_line=True)}' in {source}: {exc.message}",
             hint=exc.hint,
             raw=raw,
             enabled=raw.get("enabled", True) is not False,
+            type=raw_transport(raw),
         )
+
+
+def raw_transport(raw: Mapping[str, Any]) -> Transport:
+    """The transport an entry means, as far as it can be told without validating it."""
+    kind = raw.get("type")
+    if isinstance(kind, str):
+        return "http" if "http" in kind.lower() or kind.lower() == "sse" else "stdio"
+    return "http" if "url" in raw and "command" not in raw else "stdio"
 
 
 def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one place

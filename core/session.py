@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from core import prompt
+from core import prompt, toolsearch
 from core.context import DEFAULT_WINDOW, estimate
 from core.tools import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
-from core.toolsearch import AUTO_SHARE, SearchToolsTool, ToolSearch, catalog
+from core.toolsearch import SearchToolsTool, ToolSearch, catalog
 
 Message = dict[str, Any]
 
@@ -167,9 +167,8 @@ class Session:
     def _wants_search(self, mcp: list[Tool]) -> bool:
         if not mcp or self.tool_search is False:
             return False
-        if self.tool_search is True:
-            return True
-        return estimate([tool_schema(t) for t in mcp]) > AUTO_SHARE * self.context_window
+        size = 0 if self.tool_search is True else estimate([tool_schema(t) for t in mcp])
+        return toolsearch.wanted(self.tool_search, size, self.context_window)
 
     def _rebuild(self) -> None:
         active = self.active_tools
@@ -233,6 +232,13 @@ class Session:
         """Start from these messages (a resumed session)."""
         self.history[:] = list(messages)
         self.history_version += 1
+
+    def restore_loaded(self, names: Iterable[str]) -> None:
+        """Tools ``search_tools`` had loaded in a resumed session: loaded again, in order."""
+        new = [n for n in names if n not in self.search.loaded]
+        if new:
+            self.search.loaded.extend(new)
+            self._rebuild()
 
     def clear(self) -> None:
         """Forget the conversation (tools and plan mode stay)."""

@@ -6,10 +6,13 @@ One file per session, ``<state>/sessions/<project key>/<id>.jsonl`` (directories
 - ``{"type": "session", ...}`` first: id, working directory, project, model, creation time;
 - ``{"type": "message", "message": {...}}`` for each message added to the history;
 - ``{"type": "reset", "messages": [...]}`` when the history was rewritten (compaction,
-  ``/clear``): a reader starts over from it.
+  ``/clear``): a reader starts over from it;
+- ``{"type": "loaded", "tools": [...]}`` for MCP tools ``search_tools`` loaded (tool search),
+  in load order: they stay loaded when the session is resumed.
 
 Every string is scrubbed (the ``scrub`` function the CLI passes knows every secret) before it
-reaches the disk. Tools are never saved: a resumed session gets the current tool set.
+reaches the disk. Tools are never saved (only the names tool search loaded): a resumed session
+gets the current tool set.
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ class SessionLog:
         self._meta = {"project": str(project), **(meta or {})}
         self._written = 0
         self._version = -1
+        self._loaded = 0
         self.error: str | None = None
         """Why saving stopped (disk full, permissions); the conversation goes on."""
 
@@ -91,6 +95,7 @@ class SessionLog:
         """The session already holds what the file holds (after a resume)."""
         self._written = len(session.history)
         self._version = session.history_version
+        self._loaded = len(session.search.loaded)
 
     def sync(self, session: Session) -> None:
         """Append the messages added since the last call, or a reset after a rewrite."""
@@ -110,6 +115,9 @@ class SessionLog:
             records.append({"type": "reset", "messages": history})
         else:
             records += [{"type": "message", "message": m} for m in history[self._written :]]
+        loaded = list(session.search.loaded)
+        if len(loaded) > self._loaded:
+            records.append({"type": "loaded", "tools": loaded[self._loaded :]})
         if not records:
             return
         try:
@@ -119,6 +127,7 @@ class SessionLog:
             return
         self._written = len(history)
         self._version = session.history_version
+        self._loaded = len(loaded)
 
     def _append(self, records: list[dict[str, Any]]) -> None:
         paths.private_dir(self.path.parent)
@@ -171,6 +180,16 @@ def replay(path: Path) -> list[Message]:
         elif kind == "reset" and isinstance(record.get("messages"), list):
             messages = [m for m in record["messages"] if isinstance(m, dict)]
     return _complete(messages)
+
+
+def loaded_tools(path: Path) -> list[str]:
+    """The MCP tools tool search had loaded in a session file, in load order."""
+    names: list[str] = []
+    for record in _records(path):
+        tools: Any = record.get("tools") if record.get("type") == "loaded" else None
+        if isinstance(tools, list):
+            names += [n for n in tools if isinstance(n, str) and n not in names]
+    return names
 
 
 def _complete(messages: list[Message]) -> list[Message]:

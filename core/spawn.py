@@ -17,6 +17,8 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
+from core import descendants
+
 PR_SET_PDEATHSIG = 1
 
 
@@ -43,11 +45,19 @@ def _parent_death_signal() -> Callable[[], None] | None:
 async def open_process(
     command: Sequence[str], *, die_with_parent: bool = True, **kwargs: Any
 ) -> Process:
-    """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux).
+    """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux), and whose
+    descendants are found and stopped at exit even after ``setsid`` (:mod:`core.descendants`).
 
     ``die_with_parent=False``: no parent-death signal, for a child that something else (the
     reaper of :mod:`mcpbridge.reaper`) stops after codebot exits.
     """
+    descendants.become_subreaper()
+    process = await _open(command, die_with_parent, **kwargs)
+    descendants.track(process.pid)
+    return process
+
+
+async def _open(command: Sequence[str], die_with_parent: bool, **kwargs: Any) -> Process:
     preexec = _parent_death_signal() if die_with_parent else None
     if preexec is None:
         return await anyio.open_process(command, **kwargs)

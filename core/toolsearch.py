@@ -52,6 +52,14 @@ def _param_names(tool: Tool) -> list[str]:
     return [str(k) for k in properties] if isinstance(properties, Mapping) else []
 
 
+def wanted(setting: str | bool, mcp_tokens: int, window: int, *, has_mcp: bool = True) -> bool:
+    """Whether tool search is on: ``setting`` is ``tool_search``, ``mcp_tokens`` the MCP tool
+    schemas' estimated size, ``window`` the model's context window."""
+    if not has_mcp or setting is False:
+        return False
+    return setting is True or mcp_tokens > AUTO_SHARE * window
+
+
 class ToolIndex:
     """BM25 over a fixed set of tools (rebuilt when the MCP tool set changes)."""
 

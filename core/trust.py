@@ -225,9 +225,12 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
 
 def untrusted_message(result: TrustCheck) -> str:
     """One line naming what is skipped and the fixes."""
+    from core.redact import printable
+
     parts = []
     if result.servers:
-        parts.append(f"project servers ({', '.join(c.name for c in result.servers)})")
+        names = ", ".join(printable(c.name, one_line=True) for c in result.servers)
+        parts.append(f"project servers ({names})")
     if result.gated:
         parts.append(f"project settings ({', '.join(result.gated)})")
     return (

@@ -42,8 +42,14 @@ class ElicitField:
     multiple: bool = False
     """An array of choices (``type: array`` with enum items)."""
     format: str | None = None
+    """``email``, ``uri``, ``date`` or ``date-time`` are checked; any other is shown only."""
     minimum: float | None = None
     maximum: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    min_items: int | None = None
+    """For a list: how many choices at least (``minItems``) and at most (``maxItems``)."""
+    max_items: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +119,7 @@ def coerce(field_: ElicitField, text: str) -> Any:
     """The typed value for what the user typed; raises ``ValueError`` with a reason."""
     text = text.strip()
     if field_.multiple:
-        values = [v.strip() for v in text.split(",") if v.strip()]
-        bad = [v for v in values if field_.choices and v not in field_.choices]
-        if bad:
-            raise ValueError(f"{bad[0]!r} is not one of {', '.join(field_.choices)}")
-        return values
+        return _choices(field_, text)
     if field_.type == "boolean":
         if text.lower() in ("y", "yes", "true", "1"):
             return True
@@ -138,7 +140,44 @@ def coerce(field_: ElicitField, text: str) -> Any:
         return value
     if field_.choices and text not in field_.choices:
         raise ValueError(f"{text!r} is not one of {', '.join(field_.choices)}")
+    if field_.min_length is not None and len(text) < field_.min_length:
+        raise ValueError(f"at least {field_.min_length} characters")
+    if field_.max_length is not None and len(text) > field_.max_length:
+        raise ValueError(f"at most {field_.max_length} characters")
+    _check_format(field_.format, text)
     return text
+
+
+def _choices(field_: ElicitField, text: str) -> list[str]:
+    """A list field: comma-separated choices, each allowed, as many as the schema says."""
+    values = list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+    bad = [v for v in values if field_.choices and v not in field_.choices]
+    if bad:
+        raise ValueError(f"{bad[0]!r} is not one of {', '.join(field_.choices)}")
+    if field_.min_items is not None and len(values) < field_.min_items:
+        raise ValueError(f"pick at least {field_.min_items}")
+    if field_.max_items is not None and len(values) > field_.max_items:
+        raise ValueError(f"pick at most {field_.max_items}")
+    return values
+
+
+def _check_format(kind: str | None, text: str) -> None:
+    """The string formats elicitation schemas may name; a loose check, for typos."""
+    import re
+    from datetime import date, datetime
+
+    if kind == "email" and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", text):
+        raise ValueError("not an email address (name@example.com)")
+    if kind == "uri" and not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:\S+", text):
+        raise ValueError("not a URI (https://example.com/…)")
+    try:
+        if kind == "date":
+            date.fromisoformat(text)
+        elif kind == "date-time":
+            datetime.fromisoformat(text)
+    except ValueError:
+        example = "2026-12-01" if kind == "date" else "2026-12-01T09:30:00Z"
+        raise ValueError(f"not a {kind} ({example})") from None
 
 
 @dataclass
@@ -168,6 +207,13 @@ class Policy:
     def roots(self) -> list[Path]:
         """The configured roots."""
         return list(self.root_dirs)
+
+
+def refusal_reason(agent: UserAgent, server: str) -> str:
+    """Why a sampling request of ``server`` was refused, as the server (and its tool) hears it."""
+    if isinstance(agent, Policy):
+        return f"no one is asked in a non-interactive run; --allow-sampling {server} allows it"
+    return "the user declined the sampling request"
 
 
 def root_dirs(project_root: Path | None, cwd: Path, extra: Iterable[Path] = ()) -> list[Path]:

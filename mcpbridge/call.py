@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp import MCPError
+from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
 from core.arguments import typed
@@ -19,6 +19,7 @@ from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.failures import explain_auth
 from mcpbridge.manager import Manager
+from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
@@ -68,6 +69,10 @@ async def call_once(
         raise ServerError(
             f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
             hint="The server breaks the protocol; report it to its authors.",
+        ) from None
+    except InputRequiredRoundsExceededError:
+        raise ServerError(
+            too_many_rounds(config.name, f"'{tool.original_name}'"), hint=TOO_MANY_ROUNDS_HINT
         ) from None
     except RuntimeError as exc:  # the SDK's checks of structured content against outputSchema
         raise ServerError(

@@ -315,10 +315,12 @@ class Client:
 
     @asynccontextmanager
     async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
-        """Marks the move from "launch" to "handshake" once the transport is open."""
+        """Marks "launch" -> "handshake" once open; defaults ``resultType`` (see resulttype)."""
+        from mcpbridge.resulttype import default_result_type
+
         async with transport as streams:
             self._stage = "handshake"
-            yield streams
+            yield default_result_type(streams)
 
     async def _stdio_transport(self) -> Transport:
         launched = self._prelaunched

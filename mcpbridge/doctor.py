@@ -27,6 +27,7 @@ from core.redact import Redactor, entry_secrets
 from core.servers import ServerConfig
 from core.session import tool_schema
 from core.settings import Settings
+from core.useragent import Policy, UserAgent, root_dirs
 from mcpbridge.auth import LoginOptions
 from mcpbridge.checks import (
     CHECKS,
@@ -115,6 +116,7 @@ async def diagnose(
     environ: Mapping[str, str] | None = None,
     untrusted: Collection[str] = (),
     login: LoginOptions | None = None,
+    agent: UserAgent | None = None,
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -126,6 +128,10 @@ async def diagnose(
         environ: Variables for ``${VAR}`` checks; defaults to ``os.environ``.
         untrusted: Project servers of an untrusted project: reported, never started.
         login: Run the OAuth browser flow for servers that need it (``--login``).
+        agent: Answers the servers' requests. By default the non-interactive policy of
+            ``mcp list``: the capabilities chat declares are declared (so the doctor sees the
+            tools chat sees), ``roots/list`` gets the roots, elicitation is declined and
+            sampling refused.
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
@@ -151,7 +157,9 @@ async def diagnose(
         else:
             to_connect.append(report)
     if to_connect:
-        await _connect_and_check(to_connect, login)
+        if agent is None:
+            agent = Policy(root_dirs=root_dirs(settings.project_root, settings.cwd, settings.roots))
+        await _connect_and_check(to_connect, login, agent)
 
     contexts = [r.context for r in reports]
     totals = TotalsContext(settings, contexts, selected)
@@ -168,8 +176,11 @@ async def diagnose(
     )
 
 
-async def _connect_and_check(reports: list[ServerReport], login: LoginOptions | None) -> None:
-    async with Manager({r.name: r.context.config for r in reports}, login=login) as manager:
+async def _connect_and_check(
+    reports: list[ServerReport], login: LoginOptions | None, agent: UserAgent
+) -> None:
+    configs = {r.name: r.context.config for r in reports}
+    async with Manager(configs, login=login, agent=agent) as manager:
         await manager.start_all()
         tools = manager.tools()
         for report in reports:

@@ -10,15 +10,21 @@ import logging
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
+import anyio
 import mcp_types as types
 from mcp import MCPError
 from mcp.client.subscriptions import (
     ListenNotSupportedError,
     PromptsListChanged,
     ResourcesListChanged,
+    ResourceUpdated,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from core.redact import SECRETS, Redactor
+from core.scrubstream import StreamScrubber
 
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
@@ -39,10 +45,25 @@ def progress_callback(client: Client) -> Any:
     if hook is None:
         return None
 
+    scrub = scrubber(client, "progress")
+
     async def progress(progress: float, total: float | None, message: str | None) -> None:
-        hook(client.name, progress, total, message)
+        hook(client.name, progress, total, scrub.feed(message) if message else message)
 
     return progress
+
+
+_SCRUBBERS: WeakKeyDictionary[Client, dict[str, StreamScrubber]] = WeakKeyDictionary()
+
+
+def scrubber(client: Client, stream: str) -> StreamScrubber:
+    """One scrubber per server and stream of messages (progress, log): a secret split across
+    two messages is masked too. Its secrets: the server's own and every secret of the run."""
+    streams = _SCRUBBERS.setdefault(client, {})
+    if stream not in streams:
+        redactor = Redactor([*client.redact.values(), *SECRETS.values()])
+        streams[stream] = StreamScrubber(redactor, urls=False, extra=client.redact)
+    return streams[stream]
 
 
 def write_log(client: Client, line: str) -> None:
@@ -73,6 +94,7 @@ def sdk_callbacks(client: Client) -> dict[str, Any]:
         lambda line: write_log(client, line),
         client.config.log_level,
     )
+    requests.scrub_log = scrubber(client, "log").feed
     return {
         **requests.callbacks(),
         "log_level": client.config.log_level,  # 2026-07-28: the request meta asks for logs
@@ -92,6 +114,21 @@ async def set_log_level(client: Client, session: SDKClient) -> None:
             logger.debug("server %s: logging/setLevel failed: %s", client.name, exc)
 
 
+async def roots_changed(clients: list[Client]) -> None:
+    """Send ``notifications/roots/list_changed`` to the handshake-era servers among
+    ``clients`` (2026-07-28 servers ask for the roots with each request that needs them)."""
+    for client in clients:
+        session = client._session if client.connected else None  # pyright: ignore[reportPrivateUsage]
+        if session is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
+            try:
+                await session.session.send_roots_list_changed()
+            except Exception as exc:  # boundary: a notification is best-effort
+                logger.debug("server %s: roots/list_changed not sent: %s", client.name, exc)
+
+
 def note(client: Client, message: Any) -> bool:
     """Mark resource and prompt changes (no I/O); True when ``message`` was one of them."""
     if isinstance(message, types.ResourceListChangedNotification):
@@ -106,8 +143,26 @@ def note(client: Client, message: Any) -> bool:
     return True
 
 
+_RESUBSCRIBE: WeakKeyDictionary[Client, anyio.Event] = WeakKeyDictionary()
+"""Per 2026-07-28 connection: set when a new resource subscription needs a new listen stream."""
+
+
+def resubscribe(client: Client) -> None:
+    """Reopen ``client``'s listen stream with its current ``subscribed`` URIs (2026-07-28)."""
+    event = _RESUBSCRIBE.get(client)
+    if event is not None:
+        event.set()
+
+
+def can_subscribe(client: Client) -> bool:
+    """The server offers resource subscriptions (``resources.subscribe``)."""
+    caps: dict[str, Any] = (client.info.capabilities if client.info else {}).get("resources") or {}
+    return bool(caps.get("subscribe"))
+
+
 async def listen(client: Client, session: SDKClient, on_tools: Callable[[], None]) -> None:
-    """On 2026-07-28 connections, change notifications come only on a listen stream."""
+    """On 2026-07-28 connections, change notifications and resource updates come only on a
+    listen stream; it is reopened whenever a resource is newly subscribed to."""
     if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return
     caps = session.server_capabilities
@@ -116,16 +171,39 @@ async def listen(client: Client, session: SDKClient, on_tools: Callable[[], None
         "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
         "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
     }
-    if not any(wanted.values()):
-        return
-    try:
-        async with session.listen(**wanted) as subscription:  # type: ignore[arg-type]
-            async for event in subscription:
-                if isinstance(event, ResourcesListChanged):
-                    client.resources_stale = True
-                elif isinstance(event, PromptsListChanged):
-                    client.prompts_stale = True
-                else:
-                    on_tools()
-    except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
-        logger.debug("server %s: listen stream ended: %s", client.name, exc)
+    while True:
+        restart = _RESUBSCRIBE[client] = anyio.Event()
+        uris = tuple(sorted(client.subscribed)) if can_subscribe(client) else ()
+        if not any(wanted.values()) and not uris:
+            await restart.wait()  # nothing to listen for until something is subscribed
+            continue
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on, restart, tg.cancel_scope)
+                async with session.listen(**wanted, resource_subscriptions=uris) as subscription:  # type: ignore[arg-type]
+                    async for event in subscription:
+                        _on_event(client, event, on_tools)
+                tg.cancel_scope.cancel()
+        except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
+            logger.debug("server %s: listen stream ended: %s", client.name, exc)
+            return
+        if not restart.is_set():
+            return  # the server closed the stream
+
+
+async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+def _on_event(client: Client, event: Any, on_tools: Callable[[], None]) -> None:
+    """Mark state for one listen event (no I/O)."""
+    if isinstance(event, ResourcesListChanged):
+        client.resources_stale = True
+    elif isinstance(event, PromptsListChanged):
+        client.prompts_stale = True
+    elif isinstance(event, ResourceUpdated):
+        if len(client.updated) < MAX_UPDATED:
+            client.updated.add(event.uri)
+    else:
+        on_tools()

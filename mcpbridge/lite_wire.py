@@ -221,7 +221,9 @@ class Connection:
                     return {"error": {"code": INVALID_PARAMS, "message": text}}
             return {"result": {"action": "decline"}}
         if method == "sampling/createMessage":
-            text = "sampling refused: the user declined the sampling request"
+            from core.useragent import Policy, refusal_reason  # the default policy's words
+
+            text = f"sampling refused: {refusal_reason(Policy(), self.server.name)}"
             return {"error": {"code": USER_REJECTED, "message": text}}
         return {"error": {"code": METHOD_NOT_FOUND, "message": "Method not found"}}
 

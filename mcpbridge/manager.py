@@ -108,10 +108,10 @@ class Manager:
         started: list[Client] = []
         for name in wanted:
             config = self.servers[name]
+            if not config.enabled or name in self.clients:
+                continue  # disabled beats invalid: a disabled entry needs none of its variables
             if config.error is not None:
                 self._config_failures[name] = Failure(name, "config", config.error, config.hint)
-                continue
-            if not config.enabled or name in self.clients:
                 continue
             process = self._prelaunched.take(name) if self._prelaunched else None
             client = Client(
@@ -302,10 +302,10 @@ class Manager:
             if name in results:
                 continue
             failure = self._config_failures.get(name)
-            if failure is not None:
-                results[name] = ServerStatus(name, "failed", config, failure=failure)
-            elif not config.enabled:
+            if not config.enabled:
                 results[name] = ServerStatus(name, "disabled", config)
+            elif failure is not None:
+                results[name] = ServerStatus(name, "failed", config, failure=failure)
         return [results[n] for n in sorted(results)]
 
     # -- resources and prompts (the rest of core.sources.ServerSource) ------------------

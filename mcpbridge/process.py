@@ -10,6 +10,7 @@ and its stderr goes to a per-server log file, capped in size.
 
 from __future__ import annotations
 
+import codecs
 import os
 import signal
 import subprocess
@@ -25,7 +26,8 @@ from anyio.abc import Process
 from core import paths
 from core.lookup import child_environment as _child_environment
 from core.lookup import find_command
-from core.redact import Redactor, entry_secrets
+from core.redact import SECRETS, Redactor, entry_secrets, printable
+from core.scrubstream import StreamScrubber
 from core.servers import ServerConfig
 from core.spawn import open_process
 from mcpbridge import reaper
@@ -62,18 +64,23 @@ class ServerProcess:
     """Set when the server's stdout ends: it exited, or we stopped it."""
 
     async def pump_stderr(self) -> None:
-        """Copy stderr into the log file up to the cap; keep draining so the server never blocks."""
+        """Copy stderr into the log file up to the cap; keep draining so the server never blocks.
+
+        Scrubbed as a stream (:class:`core.scrubstream.StreamScrubber`): a secret split across
+        two reads, or across the middle of a long line, is masked all the same.
+        """
         stream = self.process.stderr
         if stream is None:
             return
         written = 0
-        # A partial line waits for its end, so a secret split across reads is scrubbed whole.
-        pending = b""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        scrub = StreamScrubber(self.redact) if isinstance(self.redact, Redactor) else None
 
-        def keep(chunk: bytes) -> None:
+        def keep(text: str) -> None:
             nonlocal written
-            if self.redact is not None:
-                chunk = self.redact(chunk.decode("utf-8", errors="replace")).encode("utf-8")
+            if scrub is None and self.redact is not None:
+                text = self.redact(text)
+            chunk = text.encode("utf-8")
             room = STDERR_LOG_LIMIT - written
             if room > 0:
                 self._log.write(chunk[:room])
@@ -84,15 +91,10 @@ class ServerProcess:
 
         with suppress(anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             while True:
-                chunk = pending + await stream.receive()
-                cut = chunk.rfind(b"\n") + 1
-                if cut == 0 and len(chunk) < 65536:
-                    pending = chunk
-                    continue
-                chunk, pending = (chunk[:cut], chunk[cut:]) if cut else (chunk, b"")
-                keep(chunk)
-        if pending:
-            keep(pending)
+                text = decoder.decode(await stream.receive())
+                keep(scrub.feed(text) if scrub is not None else text)
+        rest = decoder.decode(b"", final=True)
+        keep(scrub.feed(rest) + scrub.flush() if scrub is not None else rest)
 
     def note(self, line: str) -> None:
         """Append one line of codebot's own (a server log message) to the log file."""
@@ -158,7 +160,7 @@ def resolve_command(config: ServerConfig) -> str:
     found = find_command(config.command, config.cwd, config.env)
     if found is None:
         raise LaunchError(
-            f"command '{config.command}' not found or not executable",
+            f"command '{printable(config.command, one_line=True)}' not found or not executable",
             f"Install it, or give its full path in 'command' of server '{config.name}' "
             f"in {config.source}.",
         )
@@ -174,7 +176,7 @@ async def launch(config: ServerConfig) -> ServerProcess:
     command = resolve_command(config)
     if config.cwd is not None and not config.cwd.is_dir():
         raise LaunchError(
-            f"working directory {config.cwd} does not exist",
+            f"working directory {printable(str(config.cwd), one_line=True)} does not exist",
             f"Fix 'cwd' of server '{config.name}' in {config.source}.",
         )
     log_dir = paths.private_dir(paths.log_dir())
@@ -196,12 +198,13 @@ async def launch(config: ServerConfig) -> ServerProcess:
     except OSError as exc:
         log.close()
         raise LaunchError(
-            f"cannot start '{config.command}': {exc.strerror or exc}",
+            f"cannot start '{printable(config.command or '', one_line=True)}': "
+            f"{exc.strerror or exc}",
             f"Check 'command' and 'cwd' of server '{config.name}' in {config.source}.",
         ) from None
     if watched:
         reaper.watch(process.pid, STDIN_CLOSE_GRACE, TERM_GRACE)
-    redact = Redactor(entry_secrets(config))
+    redact = Redactor([*entry_secrets(config), *SECRETS.values()])
     return ServerProcess(config.name, process, log_file, log, redact=redact)
 
 

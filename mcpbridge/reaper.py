@@ -84,6 +84,9 @@ def _start() -> bool:
         _failed = True
         return False
     _pipe = _reaper.stdin
+    from core import descendants  # not in the script: only codebot starts the reaper
+
+    descendants.spare(_reaper.pid)  # it outlives codebot on purpose
     return True
 
 

@@ -25,6 +25,7 @@ from core.useragent import (
     ElicitRequest,
     SamplingRequest,
     UserAgent,
+    refusal_reason,
 )
 
 logger = logging.getLogger(__name__)
@@ -36,6 +37,23 @@ MAX_FIELDS = 50
 MAX_TEXT = 10_000
 """Characters of a server's message or a log line kept (a hostile server may send megabytes)."""
 
+
+MAX_INPUT_ROUNDS = 10
+"""Rounds of answers one multi-round call (SEP-2322) gets before codebot gives up on it: a
+server that asks forever must not hold the call (nor the user) forever."""
+
+
+def too_many_rounds(server: str, what: str) -> str:
+    """The message for a call that still asked for input after ``MAX_INPUT_ROUNDS`` rounds."""
+    return (
+        f"{what} on server '{server}' still asked for input after {MAX_INPUT_ROUNDS} rounds "
+        "of answers; codebot gave up"
+    )
+
+
+TOO_MANY_ROUNDS_HINT = (
+    "The server loops on its input requests (SEP-2322); report it to its authors."
+)
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -64,6 +82,8 @@ class ServerRequests:
         self.agent = agent
         self.sampler = sampler
         self.log = log
+        self.scrub_log: Callable[[str], str] | None = None
+        """Scrubs the text of each log message (a stream: a secret split in two is masked)."""
 
     def callbacks(self) -> dict[str, Any]:
         """Keyword arguments for the SDK ``Client``."""
@@ -72,6 +92,7 @@ class ServerRequests:
             "sampling_callback": self.sample,
             "list_roots_callback": self.list_roots,
             "logging_callback": self.on_log,
+            "input_required_max_rounds": MAX_INPUT_ROUNDS,
         }
 
     async def elicit(
@@ -119,7 +140,7 @@ class ServerRequests:
         try:
             self.sampler.check(self.server)
             if not await self.agent.approve_sampling(request):
-                return _refuse("the user declined the sampling request")
+                return _refuse(refusal_reason(self.agent, self.server))
             sample = await self.sampler.sample(
                 self.server,
                 [{"role": role, "content": text} for role, text in messages],
@@ -152,6 +173,8 @@ class ServerRequests:
         if params.level in LEVELS and LEVELS.index(params.level) < self.min_level:
             return
         data = params.data if isinstance(params.data, str) else json.dumps(params.data)
+        if self.scrub_log is not None:
+            data = self.scrub_log(data)
         source = f" {params.logger}" if params.logger else ""
         line = f"[{params.level}{source}] {data}"[:MAX_TEXT]
         try:
@@ -244,4 +267,13 @@ def _field(name: str, prop: Mapping[str, Any], required: bool) -> ElicitField | 
         format=str(prop["format"]) if "format" in prop else None,
         minimum=number("minimum"),
         maximum=number("maximum"),
+        min_length=_count(prop, "minLength"),
+        max_length=_count(prop, "maxLength"),
+        min_items=_count(prop, "minItems"),
+        max_items=_count(prop, "maxItems"),
     )
+
+
+def _count(prop: Mapping[str, Any], key: str) -> int | None:
+    value = prop.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

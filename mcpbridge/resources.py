@@ -12,16 +12,18 @@ import binascii
 import warnings
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import mcp_types as types
-from mcp import MCPError
+from mcp import InputRequiredRoundsExceededError, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from core.errors import CodebotError, ServerError, UsageError
 from core.sources import PromptArgument, PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+from mcpbridge import features
+from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from mcpbridge.tool import describe_block
 
 if TYPE_CHECKING:
@@ -67,7 +69,9 @@ async def guarded(client: Client, what: str) -> AsyncIterator[None]:
         raise ServerError(
             f"server '{name}' is not available: {exc or type(exc).__name__}"
         ) from None
-    except RuntimeError as exc:  # e.g. the SDK's InputRequiredRoundsExceededError
+    except InputRequiredRoundsExceededError:
+        raise ServerError(too_many_rounds(name, what), hint=TOO_MANY_ROUNDS_HINT) from None
+    except RuntimeError as exc:
         raise ServerError(f"{what} on server '{name}' failed: {client.redact(str(exc))}") from None
 
 
@@ -152,13 +156,21 @@ async def read_resource(client: Client, uri: str) -> list[ResourceContent]:
 
 
 async def subscribe(client: Client, uri: str) -> bool:
-    """Ask for ``notifications/resources/updated`` about ``uri``; False when not offered."""
-    caps: dict[str, Any] = (client.info.capabilities if client.info else {}).get("resources") or {}
-    if not caps.get("subscribe") or client.info is None:
+    """Ask for updates about ``uri``; False when the server does not offer them.
+
+    Handshake-era servers get ``resources/subscribe`` and send
+    ``notifications/resources/updated``; on 2026-07-28 the listen stream is reopened with
+    ``uri`` in its filter and the updates come on it.
+    """
+    if not features.can_subscribe(client) or client.info is None:
         return False
-    if client.info.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return False  # 2026-07-28 has no resources/subscribe; updates come on listen streams
     if uri in client.subscribed:
+        return True
+    if client.info.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if len(client.subscribed) >= features.MAX_UPDATED:
+            return False
+        client.subscribed.add(uri)
+        features.resubscribe(client)
         return True
     async with guarded(client, f"subscribing to {uri}"):
         with warnings.catch_warnings():

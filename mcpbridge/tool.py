@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp import MCPError
+from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
 from core.tools import Permission, ToolResult, normalize_schema
 from mcpbridge.capability import classify
+from mcpbridge.requests import too_many_rounds
 
 if TYPE_CHECKING:
     from mcpbridge.client import Client
@@ -109,6 +110,10 @@ class MCPTool:
         except ValidationError as exc:
             text = f"{self.name} failed: {describe_invalid_result(exc, self.server)}"
             return ToolResult(text, is_error=True)
+        except InputRequiredRoundsExceededError:
+            return ToolResult(
+                too_many_rounds(self.server, f"'{self.original_name}'"), is_error=True
+            )
         except (ConnectionError, OSError, RuntimeError) as exc:
             text = f"calling {self.name} failed: {self._client.redact(str(exc))}"
             return ToolResult(text, is_error=True)

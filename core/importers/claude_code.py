@@ -22,8 +22,25 @@ def sources(cwd: Path, home: Path) -> list[Source]:
     out = [project] if project else []
     user = home / ".claude.json"
     out.append(Source(NAME, user, "global"))
-    out.append(Source(NAME, user, "project", section=str(cwd)))
+    out.append(Source(NAME, user, "project", section=_project_key(user, cwd)))
     return out
+
+
+def _project_key(user: Path, cwd: Path) -> str:
+    """The key of ``projects`` in ``~/.claude.json`` for ``cwd``: Claude Code keys them by the
+    directory it was started in, usually the repository root, so the nearest one upward."""
+    import json
+
+    try:
+        projects = json.loads(user.read_text(encoding="utf-8")).get("projects")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return str(cwd)  # an unreadable file is reported when it is read
+    if not isinstance(projects, dict):
+        return str(cwd)
+    for directory in (cwd, *cwd.parents, *cwd.resolve().parents, cwd.resolve()):
+        if str(directory) in projects:
+            return str(directory)
+    return str(cwd)
 
 
 def translate(name: str, raw: Any, source: Source) -> Imported:

@@ -104,6 +104,34 @@ def decide(plan: ImportPlan, scope: Scope | None, cwd: Path) -> None:
                 )
         else:
             chosen[(target, item.name)] = planned
+    _note_overrides(plan, documents, chosen, cwd)
+
+
+def _note_overrides(
+    plan: ImportPlan,
+    documents: dict[Path, dict[str, Any]],
+    chosen: dict[tuple[Path, str], Planned],
+    cwd: Path,
+) -> None:
+    """A project entry that will hide a different global entry of the same name says so."""
+    from core import settings_edit
+
+    global_file = settings_edit.settings_file("global", cwd)
+    if global_file not in documents:
+        document = settings_edit.read_document(global_file)
+        documents[global_file] = document.get(settings_edit.servers_key(document)) or {}
+    for planned in plan.servers:
+        if planned.action not in ("add", "same") or planned.target in (None, global_file):
+            continue
+        name = planned.item.name
+        ours = chosen.get((global_file, name))
+        theirs = ours.item.entry if ours is not None else documents[global_file].get(name)
+        if theirs is not None and theirs != planned.item.entry:
+            where = ours.item.source.path if ours is not None else global_file
+            planned.item.notes.append(
+                f"in this project it overrides the global '{name}' (from {where}); "
+                "rename one of them to keep both"
+            )
 
 
 def apply(plan: ImportPlan) -> list[Path]:

@@ -1,7 +1,8 @@
 """VS Code: ``<project>/.vscode/mcp.json`` with ``servers`` and ``inputs``.
 
 ``${env:VAR}`` becomes ``${VAR}``; ``${input:id}`` (a value VS Code prompts for) becomes
-``${ID}`` with a note to export it; ``${workspaceFolder}`` becomes the project's path.
+``${ID}`` with a note to export it; ``${workspaceFolder}`` becomes the project's path and
+``${userHome}`` your home.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def read(source: Source) -> list[Imported]:
                 return "${" + _variable(match.group(1)) + "}"
 
             value = value.replace("${workspaceFolder}", workspace)
+            value = value.replace("${userHome}", str(Path.home()))
             return _INPUT.sub(input_ref, env_refs(value))
 
         fixed: Any = map_strings(raw, fix)

@@ -59,7 +59,10 @@ async def _revoke(
             auth_data["client_secret"] = secret
     tokens = [(t, hint) for t, hint in ((refresh, "refresh_token"), (access, "access_token")) if t]
     try:
-        async with httpx2.AsyncClient(timeout=REVOKE_TIMEOUT_SECONDS) as http:
+        from mcpbridge.httpcap import CappedTransport  # the size cap, through any env proxy
+
+        transport = CappedTransport()
+        async with httpx2.AsyncClient(timeout=REVOKE_TIMEOUT_SECONDS, transport=transport) as http:
             for value, hint in tokens:
                 response = await http.post(
                     endpoint,

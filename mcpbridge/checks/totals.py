@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterator
 
-from core import builtin
+from core import builtin, toolsearch
+from core.context import estimate, estimate_text, window_for
 from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 MAX_TOOLS = 128
@@ -15,6 +17,35 @@ BUILTIN_TOOLS = len(builtin.BUILTIN_TOOLS)
 MAX_CATALOG_TOKENS = 20_000
 """Past this the catalog eats a real share of a 128k context on every request."""
 _LISTED = 3
+
+
+def _window(ctx: TotalsContext) -> int:
+    """The context window chat would use (``context_window``, else the model's, else 128k)."""
+    model = os.environ.get("CODEBOT_MODEL") or ctx.settings.model or ""
+    return window_for(model, ctx.settings.context_window)
+
+
+def _search_on(ctx: TotalsContext) -> bool:
+    """Whether ``codebot chat`` would defer these MCP tools behind ``search_tools``."""
+    total = sum(_tokens(s) for s in ctx.servers)
+    has_mcp = any(s.tools for s in ctx.servers)
+    return toolsearch.wanted(ctx.settings.tool_search, total, _window(ctx), has_mcp=has_mcp)
+
+
+def _deferred_cost(ctx: TotalsContext) -> int:
+    """Tokens tool search sends instead of the schemas: ``search_tools`` and the name catalog."""
+    tools = [t.tool for s in ctx.servers for t in s.tools]
+    text = toolsearch.catalog(tools, lambda t: getattr(t, "server", "") or "")
+    search = toolsearch.SearchToolsTool(toolsearch.ToolSearch(), str)
+    schema = {"name": search.name, "description": search.description, "parameters": search.schema()}
+    return estimate_text(text) + estimate({"type": "function", "function": schema})
+
+
+def _search_hint(ctx: TotalsContext) -> str:
+    share = f"{toolsearch.AUTO_SHARE:.0%} of the {_window(ctx):,}-token context window"
+    if ctx.settings.tool_search is False:
+        return f'or set "tool_search": "auto" (on past {share}) or true in settings.json'
+    return f'or set "tool_search": true in settings.json ("auto" turns it on past {share})'
 
 
 def _count(tools: list[str]) -> str:
@@ -39,14 +70,14 @@ def _biggest(servers: list[ServerContext], measure: str) -> str:
 )
 def _tool_count(ctx: TotalsContext) -> Iterator[Finding]:
     count = sum(len(s.tools) for s in ctx.servers)
-    if count + BUILTIN_TOOLS > MAX_TOOLS:
+    if count + BUILTIN_TOOLS > MAX_TOOLS and not _search_on(ctx):  # deferred: not in requests
         yield Finding(
             "totals.tool_count",
             "warning",
             f"{count} MCP tools plus codebot's {BUILTIN_TOOLS} built-in tools exceed the "
             f"{MAX_TOOLS} tools Chat Completions accepts in one request",
-            "Trim with 'include_tools'/'exclude_tools' or disable servers you do not need; "
-            f"the biggest: {_biggest(ctx.servers, 'tools')}.",
+            "Trim with 'include_tools'/'exclude_tools' or disable servers you do not need "
+            f"(the biggest: {_biggest(ctx.servers, 'tools')}), {_search_hint(ctx)}.",
         )
 
 
@@ -58,14 +89,37 @@ def _tool_count(ctx: TotalsContext) -> Iterator[Finding]:
 )
 def _catalog_tokens(ctx: TotalsContext) -> Iterator[Finding]:
     total = sum(_tokens(s) for s in ctx.servers)
-    if total > MAX_CATALOG_TOKENS:
+    trim = "Trim with 'include_tools'/'exclude_tools' or disable servers you do not need"
+    biggest = _biggest(ctx.servers, "tokens")
+    if not _search_on(ctx):
+        if total > MAX_CATALOG_TOKENS:
+            yield Finding(
+                "totals.tokens",
+                "warning",
+                f"the tool catalog adds about {total:,} tokens to every request (over "
+                f"{MAX_CATALOG_TOKENS:,})",
+                f"{trim} (the biggest: {biggest}), {_search_hint(ctx)}.",
+            )
+        return
+    count = sum(len(s.tools) for s in ctx.servers)
+    sent = _deferred_cost(ctx)
+    if sent > MAX_CATALOG_TOKENS:
         yield Finding(
             "totals.tokens",
             "warning",
-            f"the tool catalog adds about {total:,} tokens to every request (over "
-            f"{MAX_CATALOG_TOKENS:,})",
-            "Trim with 'include_tools'/'exclude_tools' or disable servers you do not need; "
-            f"the biggest: {_biggest(ctx.servers, 'tokens')}.",
+            f"tool search is on, but its catalog of {count:,} deferred tool names still adds "
+            f"about {sent:,} tokens to every request (over {MAX_CATALOG_TOKENS:,})",
+            f"{trim}; the biggest: {biggest}.",
+        )
+    elif total > MAX_CATALOG_TOKENS:
+        yield Finding(
+            "totals.tokens",
+            "info",
+            f"the {count:,} MCP tool schemas would add about {total:,} tokens to every request; "
+            f"tool search defers them, so each request carries search_tools and their names, "
+            f"about {sent:,} tokens",
+            f"Schemas join the request as the model loads tools with search_tools. {trim} "
+            f"to shrink the catalog; the biggest: {biggest}.",
         )
 
 

@@ -8,8 +8,8 @@ measured is codebot's own work.
 from __future__ import annotations
 
 import json
+import os
 import statistics
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -86,6 +86,13 @@ class CatalogSource:
         return ""
 
 
+def _directory(ws: Any, name: str) -> Path:
+    """A fresh directory in the run's workspace (removed with it)."""
+    directory = Path(ws.root) / name
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
 def catalog() -> list[Tool]:
     return [CatalogTool(f"srv{s}", i) for s in range(SERVERS) for i in range(TOOLS_PER_SERVER)]
 
@@ -103,7 +110,7 @@ def request_tokens(session: Session) -> int:
 
 
 def target_8(ws: Any, n: int, log: Log) -> list[Row]:
-    root = Path(tempfile.mkdtemp(prefix="codebot-ts-"))
+    root = _directory(ws, "tool-search")
     on = anyio.run(_session, True, root)
     off = anyio.run(_session, False, root)
     a, b = request_tokens(on), request_tokens(off)
@@ -176,7 +183,7 @@ async def _long_session(root: Path) -> dict[str, Any]:
 
 
 def target_9(ws: Any, n: int, log: Log) -> list[Row]:
-    root = Path(tempfile.mkdtemp(prefix="codebot-compact-"))
+    root = _directory(ws, "compaction")
     done = anyio.run(_long_session, root)
     log(f"target 9: {done}")
     failed = "; ".join(done["failures"])[:200]
@@ -239,8 +246,16 @@ async def _own_time(root: Path, prompts: int) -> list[float]:
 
 
 def target_10(ws: Any, n: int, log: Log) -> list[Row]:
-    root = Path(tempfile.mkdtemp(prefix="codebot-own-"))
-    samples = anyio.run(_own_time, root, 40 * max(1, n // 5))
+    root = _directory(ws, "own-time")
+    home = os.environ.get("CODEBOT_HOME")
+    os.environ["CODEBOT_HOME"] = str(ws.home)  # the saved sessions go to the workspace
+    try:
+        samples = anyio.run(_own_time, root, 40 * max(1, n // 5))
+    finally:
+        if home is None:
+            os.environ.pop("CODEBOT_HOME", None)
+        else:
+            os.environ["CODEBOT_HOME"] = home
     value = statistics.median(samples)
     return [
         Row(

@@ -72,6 +72,7 @@ def test_empty_answer_exits_7_and_says_so(
     fake.queue(fo.text(""))
     code, out, _ = chat(capsys, project, "-p", "hi", "--json")
     assert code == 7 and as_json(out)["outcome"] == "empty_answer"
+    assert as_json(out)["exit_code"] == 7 and as_json(out)["error"] is None
 
 
 def test_dropped_stream_prints_the_partial_answer(

@@ -73,7 +73,10 @@ def test_one_shot_sampling_needs_the_flag_and_counts_in_usage(
     assert code == 0, err
     assert len(fake.bodies) == 2  # no sampling request reached the model
     refusal = tool_results(fake.bodies[1])[-1]
-    assert "sampling refused: the user declined the sampling request" in refusal
+    assert (
+        "sampling refused: no one is asked in a non-interactive run; --allow-sampling ask"
+        in refusal
+    )
     fake.queue(call, fo.text("sampled answer"), fo.text("ok"))
     code, out, err = chat(
         capsys, project, "-p", "summarize", "--yes", "--json", "--allow-sampling", "ask"
@@ -165,3 +168,19 @@ async def test_repl_mentions_prompts_elicitation_and_sampling(
     assert "server 'ask' wants to use the model (up to 50 tokens, 1 messages)" in err
     assert fake.bodies[5]["messages"][-1] == {"role": "user", "content": "hi"}
     assert tool_results(fake.bodies[6])[-1] == "model said: sampled"
+
+
+@pytest.mark.parametrize(
+    ("flags", "answer"), [((), "decline"), (("--elicit", "defaults"), "3 x blue")]
+)
+def test_one_shot_chat_answers_elicitation_by_flag(
+    flags: tuple[str, ...],
+    answer: str,
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake.queue(fo.tool_calls(("mcp__ask__ask_color", {})), fo.text("ok"))
+    code, _, err = chat(capsys, project, "-p", "pick a colour", "--yes", *flags)
+    assert code == 0, err
+    assert tool_results(fake.bodies[1])[-1] == answer

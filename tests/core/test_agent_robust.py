@@ -88,9 +88,8 @@ async def test_overflow_with_nothing_to_compact_says_so(fake: FakeOpenAI, tmp_pa
     fake.queue(fo.overflow(2048))
     with pytest.raises(ContextOverflowError, match=r"context window \(2048 tokens\)") as caught:
         await agent_on(model, tmp_path).run("hello")
-    assert "compacts" in (caught.value.hint or "") and "supports chat" not in (
-        caught.value.hint or ""
-    )
+    hint = caught.value.hint or ""
+    assert "nothing older to compact" in hint and "supports chat" not in hint
     await model.aclose()
 
 
@@ -257,4 +256,35 @@ async def test_servers_that_reject_max_tokens_get_max_completion_tokens(
     assert first["max_tokens"] == 100 and "max_completion_tokens" not in first
     assert second["max_completion_tokens"] == 100 and "max_tokens" not in second
     assert third["max_completion_tokens"] == 100  # remembered for the session
+    await model.aclose()
+
+
+async def test_a_small_older_part_is_not_summarised_unasked(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    model = model_on(fake)
+    agent = agent_on(model, tmp_path, budget=ContextBudget(4000))
+    agent.session.history.extend(
+        [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "short"}]
+    )
+    fake.queue(fo.text("answered"))  # a summary request would take this turn
+    events = Events()
+    result = await agent.run("x" * 12_000, events)  # the current prompt alone passes the limit
+    assert result.text == "answered" and events.compactions == []
+    assert agent.budget.summary_requests == 0 and len(fake.bodies) == 1
+    await model.aclose()
+
+
+async def test_llama_server_overflow_is_recognised_with_its_n_ctx(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    model = model_on(fake)
+    agent = agent_on(model, tmp_path)
+    agent.session.history.extend(
+        [{"role": "user", "content": "before"}, {"role": "assistant", "content": "old " * 2000}]
+    )
+    fake.queue(fo.llama_cpp_overflow(n_ctx=4096), fo.text("summary"), fo.text("fits"))
+    result = await agent.run("now", Events())
+    assert result.text == "fits" and agent.budget.window == 4096
+    assert len(fake.bodies) == 3  # overflow, summary, retry
     await model.aclose()

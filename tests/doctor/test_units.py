@@ -83,7 +83,7 @@ def test_tool_count_and_token_totals() -> None:
     assert f.message.startswith("126 MCP tools plus codebot's 6 built-in tools exceed the 128")
     assert list(totals._catalog_tokens(ctx)) == []
     big = _server(a=15_000, b=6_000)
-    [f] = totals._catalog_tokens(TotalsContext(Settings(), [big]))
+    [f] = totals._catalog_tokens(TotalsContext(Settings(tool_search=False), [big]))
     assert f.message == "the tool catalog adds about 21,000 tokens to every request (over 20,000)"
     assert "the biggest: s (~21,000)" in (f.hint or "")
 

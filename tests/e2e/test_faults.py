@@ -156,3 +156,19 @@ def test_json_transcript_survives_an_error_result(
     assert code == 0
     call = json.loads(out)["tool_calls"][0]
     assert call["is_error"] and "boom" in call["result"]
+
+
+def test_ctrl_c_with_json_still_prints_the_transcript(
+    project: Path, fake: FakeOpenAI, runs: list[Running]
+) -> None:
+    fake.queue(fo.tool_calls(("mcp__echo__echo", {"text": "ran"})), fo.hang(60))
+    runs.append(run := start(project, "--yes", "--json"))
+    wait_until(lambda: len(fake.requests) == 2, 20, "the second model request")
+    time.sleep(0.2)  # the second stream has begun
+    code, err = interrupt(run)
+    assert code == 130 and "interrupted" in err, err
+    data = json.loads(run.stdout)
+    assert data["outcome"] == "interrupted" and data["exit_code"] == 130
+    assert data["error"] == {"message": "interrupted", "hint": None, "exit_code": 130}
+    [call] = data["tool_calls"]
+    assert (call["name"], call["result"], call["is_error"]) == ("mcp__echo__echo", "ran", False)

@@ -62,6 +62,18 @@ def overflow(window: int = 8192) -> Turn:
     return {"error": 400, "message": message, "headers": {}, "code": "context_length_exceeded"}
 
 
+def llama_cpp_overflow(n_ctx: int = 4096, n_prompt: int = 5000) -> Turn:
+    """A 400 as llama.cpp's own server (``llama-server``) words it: its type and ``n_ctx``."""
+    error = {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": n_prompt,
+        "n_ctx": n_ctx,
+    }
+    return {"error": 400, "message": error["message"], "headers": {}, "body": {"error": error}}
+
+
 def served_as(model: str, turn: Turn) -> Turn:
     """``turn``, but the server reports ``model`` as the one that answered."""
     return {**turn, "served_model": model}
@@ -272,7 +284,9 @@ class _Handler(BaseHTTPRequestHandler):
         if "error" in turn:
             status = int(turn["error"])
             code = turn.get("code", status)
-            payload = {"error": {"message": turn["message"], "type": "scripted", "code": code}}
+            payload = turn.get("body") or {
+                "error": {"message": turn["message"], "type": "scripted", "code": code}
+            }
             self._json(status, payload, {"x-should-retry": "false", **turn["headers"]})
             return
         tools_seen = bool(body.get("tools")) and (

@@ -29,7 +29,7 @@ def test_lock_then_a_changed_tool_is_drift(
     assert not [f for f in findings if f["check"] == "tools.lock"]  # no lock yet: nothing to say
 
     assert run(["--cwd", str(tmp_path), "mcp", "lock"]) == 0
-    assert "Pinned 1 servers (8 tools)" in capsys.readouterr().out
+    assert "Pinned 1 servers (9 tools)" in capsys.readouterr().out
     lock = json.loads((tmp_path / ".codebot" / "mcp-lock.json").read_text())
     assert lock["servers"]["h"]["version"] == "6.6.6"
     assert set(lock["servers"]["h"]["tools"]) >= {"notes", "osc", "query"}

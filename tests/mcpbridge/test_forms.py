@@ -16,6 +16,11 @@ SCHEMA = {
         "size": {"type": "string", "enum": ["s", "m", "l"], "default": "m"},
         "pet": {"type": "string", "oneOf": [{"const": "cat", "title": "Cat"}, {"const": "dog"}]},
         "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "default": ["a"]},
+        "two": {"type": "array", "items": {"enum": ["x", "y", "z"]}, "minItems": 1, "maxItems": 2},
+        "mail": {"type": "string", "format": "email", "minLength": 6, "maxLength": 40},
+        "site": {"type": "string", "format": "uri"},
+        "day": {"type": "string", "format": "date"},
+        "when": {"type": "string", "format": "date-time"},
     },
     "required": ["name"],
 }
@@ -43,7 +48,7 @@ def test_defaults_accept_only_when_every_required_field_has_one() -> None:
     optional = tuple(f for f in fields if f.name != "name")
     answer = defaults_answer(ElicitRequest("s", "m", fields=optional))
     assert answer.action == "accept"
-    assert answer.content == {"age": 30, "ok": True, "size": "m", "tags": ["a"]}
+    assert answer.content == {"age": 30, "ok": True, "size": "m", "tags": ["a"]}  # the rest: none
     assert defaults_answer(ElicitRequest("s", "m", mode="url", url="https://x")).action == "decline"
 
 
@@ -51,13 +56,26 @@ def test_coerce_checks_types_ranges_and_choices() -> None:
     fields = {f.name: f for f in form_fields(SCHEMA) or []}
     assert coerce(fields["age"], "42") == 42
     assert coerce(fields["ok"], "no") is False
-    assert coerce(fields["tags"], "a, b") == ["a", "b"]
+    assert coerce(fields["tags"], "a, b, a") == ["a", "b"]
+    assert coerce(fields["two"], "z") == ["z"]
+    assert coerce(fields["mail"], "ada@example.com") == "ada@example.com"
+    assert coerce(fields["site"], "https://ada.dev") == "https://ada.dev"
+    assert coerce(fields["day"], "1815-12-10") == "1815-12-10"
+    assert coerce(fields["when"], "2026-12-01T09:30:00+00:00") == "2026-12-01T09:30:00+00:00"
     for name, text, reason in [
         ("age", "x", "not an integer"),
         ("age", "200", "maximum"),
         ("size", "xl", "not one of"),
         ("ok", "maybe", "yes or no"),
         ("tags", "c", "not one of"),
+        ("two", "", "at least 1"),
+        ("two", "x,y,z", "at most 2"),
+        ("mail", "a@b.c", "at least 6 characters"),
+        ("mail", "ada.example.com", "not an email address"),
+        ("mail", "a" * 35 + "@b.com", "at most 40 characters"),
+        ("site", "example.com", "not a URI"),
+        ("day", "10/12/1815", "not a date"),
+        ("when", "yesterday", "not a date-time"),
     ]:
         with pytest.raises(ValueError, match=reason):
             coerce(fields[name], text)

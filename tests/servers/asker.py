@@ -10,22 +10,28 @@ Tools:
   ``hello <name> (<color>)``, or ``declined``/``cancelled``;
 - ``ask_color()``: elicits ``{color (default "blue"), count (default 3)}``; returns
   ``<count> x <color>``, or the action;
-- ``visit()``: URL-mode elicitation of ``https://example.com/connect`` (legacy only);
+- ``visit(url?)``: URL-mode elicitation of ``url`` (default ``https://example.com/connect``;
+  legacy only);
   returns the action;
 - ``roots()``: the client's root URIs, one per line;
 - ``summarize(text)``: samples the client's model; returns ``model said: <text>``;
-- ``progress(steps)``: reports ``steps`` progress notifications with messages, logs at
+- ``progress(steps, delay?)``: reports ``steps`` progress notifications (``delay`` seconds
+  apart) with messages, logs at
   info and debug, returns ``done``;
-- ``wait(seconds, marker)``: sleeps; if cancelled, writes ``cancelled`` to ``marker``.
+- ``wait(seconds, marker)``: sleeps; if cancelled, writes ``cancelled`` to ``marker``;
+- ``touch(uri)``: says ``uri`` was updated (a listen-stream event at 2026-07-28,
+  ``notifications/resources/updated`` before).
 
 Resources: ``note://hello`` (text), ``bin://blob`` (bytes 0..255), template
-``note://{name}``. Prompts: ``greet(name, style?)`` with completion of ``style``.
+``note://{name}`` (``name`` completes to alpha, beta). Prompts: ``greet(name, style?)`` with
+completion of ``style``.
 
 Run: ``python -m tests.servers.asker``
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -38,6 +44,7 @@ from mcp.types import (
     CreateMessageResult,
     ListRootsResult,
     PromptReference,
+    ResourceTemplateReference,
     SamplingMessage,
     TextContent,
 )
@@ -95,9 +102,9 @@ async def ask_color(
 
 
 @mcp.tool()
-async def visit(ctx: Context) -> str:
+async def visit(ctx: Context, url: str = "https://example.com/connect") -> str:
     """Ask the user to open a URL."""
-    result = await ctx.elicit_url("Connect your account", "https://example.com/connect", "e-1")
+    result = await ctx.elicit_url("Connect your account", url, "e-1")
     return result.action
 
 
@@ -116,11 +123,11 @@ async def summarize(text: str, reply: Annotated[CreateMessageResult, Resolve(_sa
 
 
 @mcp.tool()
-async def progress(steps: int, ctx: Context) -> str:
+async def progress(steps: int, ctx: Context, delay: float = 0.05) -> str:
     """Report progress."""
     for i in range(1, steps + 1):
         await ctx.report_progress(i, steps, f"step {i}")
-        await anyio.sleep(0.05)
+        await anyio.sleep(delay)
     await ctx.info("progress finished")
     await ctx.debug("a debug line")
     return "done"
@@ -135,6 +142,15 @@ async def wait(seconds: float, marker: str) -> str:
         Path(marker).write_text("cancelled")  # noqa: ASYNC240 - a test marker, once
         raise
     return "waited"
+
+
+@mcp.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Tell the client that ``uri`` changed."""
+    await ctx.notify_resource_updated(uri)  # 2026-07-28: the listen streams that filter on it
+    with contextlib.suppress(Exception):  # 2025-11-25: a notification on the session
+        await ctx.session.send_resource_updated(uri)
+    return "touched"
 
 
 @mcp.resource("note://hello", mime_type="text/plain")
@@ -163,9 +179,11 @@ def greet(name: str, style: str = "plain") -> str:
 
 @mcp.completion()
 async def complete(ref: object, argument: object, context: object) -> Completion | None:
+    value = getattr(argument, "value", "")
     if isinstance(ref, PromptReference) and getattr(argument, "name", "") == "style":
-        value = getattr(argument, "value", "")
         return Completion(values=[s for s in ("plain", "pirate", "poem") if s.startswith(value)])
+    if isinstance(ref, ResourceTemplateReference) and getattr(argument, "name", "") == "name":
+        return Completion(values=[n for n in ("alpha", "beta") if n.startswith(value)])
     return None
 
 

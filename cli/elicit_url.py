@@ -1,0 +1,103 @@
+"""URL-mode elicitation in the REPL: show the URL and its host plainly, open it after a yes.
+
+A server's URL is a stranger's text. The whole URL is shown escaped on one line, the host
+apart from it, in its ASCII (punycode) form when it has non-ASCII letters (a look-alike
+domain shows as ``xn--…``), and the user names, not the host, are called out. Only
+``https`` and ``http`` URLs are opened; anything else is shown and declined.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from cli import render
+from core.descendants import opened
+
+OPENABLE_SCHEMES = ("https", "http")
+
+
+@dataclass(frozen=True, slots=True)
+class ShownURL:
+    """What the user sees of a URL before saying yes."""
+
+    url: str
+    """The whole URL, escaped, on one line."""
+    host: str
+    """The host, in ASCII (punycode) form; ``(no host)`` when there is none."""
+    notes: tuple[str, ...] = ()
+    """Warnings worth a second look (a non-ASCII host, a user name before the host)."""
+    problem: str | None = None
+    """Why it will not be opened at all (a scheme other than http/https, no host)."""
+
+
+def _ascii_host(host: str) -> str:
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host.encode("ascii", "backslashreplace").decode("ascii")
+
+
+def describe(url: str) -> ShownURL:
+    """Take ``url`` apart for the question."""
+    shown = render.safe(url, one_line=True)
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname or ""
+    except ValueError as exc:
+        return ShownURL(shown, "(no host)", problem=f"it is not a valid URL ({exc})")
+    notes: list[str] = []
+    host = _ascii_host(hostname) if hostname else "(no host)"
+    if hostname and not hostname.isascii():
+        notes.append(f"the host has non-ASCII letters: it is {host}")
+    if parts.username is not None:
+        notes.append(
+            f"'{render.safe(parts.username, one_line=True)}' before the '@' is not the host"
+        )
+    scheme = parts.scheme.lower()
+    if scheme not in OPENABLE_SCHEMES:
+        what = f"'{render.safe(scheme, one_line=True)}:'" if scheme else "no scheme"
+        return ShownURL(shown, host, tuple(notes), f"codebot opens only http(s) URLs, not {what}")
+    if not hostname:
+        return ShownURL(shown, host, tuple(notes), "it has no host")
+    return ShownURL(shown, host, tuple(notes))
+
+
+def open_in_browser(url: str) -> bool:
+    """Open ``url`` with ``$BROWSER`` (read now, not when Python first looked) or the system's
+    browser, in a daemon thread (a ``$BROWSER`` command may wait for its window). False when
+    no browser can be found."""
+    named = [c for c in os.environ.get("BROWSER", "").split(os.pathsep) if c]
+    for choice in [*named, None]:
+        browser = _browser(choice)
+        if browser is not None:
+            # the window outlives codebot: spare what the browser starts (core.descendants)
+            threading.Thread(target=opened, args=(partial(browser.open, url),), daemon=True).start()
+            return True
+    return False
+
+
+def _browser(choice: str | None) -> Any:
+    """``webbrowser.get(choice)``; a ``$BROWSER`` command set after Python first looked (it
+    registers ``$BROWSER`` once per process) becomes a ``GenericBrowser`` of its own."""
+    import shlex
+    import shutil
+    import webbrowser
+
+    try:
+        return webbrowser.get(choice)
+    except webbrowser.Error:
+        pass
+    if choice is None:
+        return None
+    try:
+        argv = shlex.split(choice)
+    except ValueError:
+        return None
+    if not argv or shutil.which(argv[0]) is None:
+        return None
+    return webbrowser.GenericBrowser(argv if "%s" in choice else [*argv, "%s"])

@@ -1,0 +1,208 @@
+"""Descendants that leave their process group (``setsid``) are still found and stopped (Linux).
+
+A server or a ``bash`` command runs in its own process group, and stopping it signals that
+group. A grandchild that calls ``setsid`` leaves the group, and when its parent exits it would
+be re-parented to init and live on. So the console script makes codebot a *child subreaper*
+(``prctl(PR_SET_CHILD_SUBREAPER)``) before it starts its first child: an orphaned descendant
+is re-parented to codebot instead, and stays findable through ``/proc``. When the command
+ends (normally, on an error, Ctrl-C, SIGTERM or SIGHUP), :func:`sweep` stops every process
+still descending from codebot: SIGTERM, a short grace, SIGKILL.
+
+Exempt from the sweep: processes meant to outlive codebot (:func:`spare`, e.g. a background
+holder, a browser window), and the process group of a child that is still running at sweep
+time (:func:`track`; a detached reaper finishes stopping those). Only the console script arms
+this (:func:`arm`): a test calling ``cli.app.run`` in-process never sweeps its own children.
+Not covered: after a SIGKILL of codebot nothing is left to sweep (the parent-death signal
+still stops its direct children), and a process that double-forks while codebot is not a
+subreaper (other platforms).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable
+
+PR_SET_CHILD_SUBREAPER = 36
+SWEEP_GRACE_SECONDS = 1.0
+"""After SIGTERM, leftovers get this long to exit before SIGKILL."""
+SWEEP_ROUNDS = 3
+"""A leftover that forks while it is being stopped is caught by the next round."""
+_POLL_SECONDS = 0.02
+
+_armed = False
+_subreaper = False
+_roots: dict[int, int | None] = {}
+"""pid → start time of every process started through :mod:`core.spawn`."""
+_spared: set[int] = set()
+
+
+def arm() -> None:
+    """The console script runs this process: become a subreaper at the first child, sweep at
+    exit. (In-process callers, such as tests, never arm it.)"""
+    global _armed
+    _armed = True
+
+
+def armed() -> bool:
+    """True once :func:`arm` ran."""
+    return _armed
+
+
+def become_subreaper() -> bool:
+    """Orphaned descendants re-parent to this process (Linux, once armed); True when so."""
+    global _subreaper
+    if _subreaper or not _armed or not sys.platform.startswith("linux"):
+        return _subreaper
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+def track(pid: int) -> None:
+    """Remember a child started through :mod:`core.spawn` (a server, a ``bash`` command)."""
+    _roots[pid] = start_ticks(pid)
+
+
+def spare(pid: int) -> None:
+    """Exempt ``pid`` and everything below it from the sweep (it is meant to outlive us)."""
+    _spared.add(pid)
+
+
+def opened(action: Callable[[], object]) -> None:
+    """Run ``action`` (it starts something meant to outlive us, e.g. a browser window) and
+    spare the children it started."""
+    before = set(_children(os.getpid()))
+    try:
+        action()
+    finally:
+        for pid in set(_children(os.getpid())) - before:
+            spare(pid)
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot), or None when gone or a zombie."""
+    stat = _stat(pid)
+    return None if stat is None else stat[3]
+
+
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, ppid, pgid, start ticks) of ``pid``; None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    state = fields[0].decode()
+    if state in ("Z", "X"):
+        return None
+    return state, int(fields[1]), int(fields[2]), int(fields[19])
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (``/proc/PID/task/*/children``)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                found += [int(p) for p in handle.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every live process below ``pid`` (default: this process), parents before children."""
+    top = os.getpid() if pid is None else pid
+    out: list[int] = []
+    seen = {top}
+    frontier = [top]
+    while frontier:
+        below = [c for p in frontier for c in _children(p) if c not in seen]
+        seen.update(below)
+        out += below
+        frontier = below
+    return [p for p in out if _stat(p) is not None]
+
+
+def _kept() -> set[int]:
+    """Process groups left alone: those of tracked children still running (handed off)."""
+    groups: set[int] = set()
+    for pid, ticks in _roots.items():
+        stat = _stat(pid)
+        if stat is not None and stat[3] == ticks:
+            groups.add(pid)
+    return groups
+
+
+def leftovers() -> list[tuple[int, int]]:
+    """(pid, start ticks) of every descendant the sweep would stop."""
+    spared: set[int] = set()
+    for pid in _spared:
+        if _stat(pid) is not None:
+            spared |= {pid, *descendants(pid)}
+    groups = _kept()
+    out: list[tuple[int, int]] = []
+    for pid in descendants():
+        stat = _stat(pid)
+        if stat is None or pid in spared or stat[2] in groups:
+            continue
+        out.append((pid, stat[3]))
+    return out
+
+
+def _signal(targets: Iterable[tuple[int, int]], sig: signal.Signals) -> None:
+    for pid, ticks in targets:
+        if start_ticks(pid) != ticks:
+            continue  # gone, or the pid is another process's now
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _reap() -> None:
+    """Collect exited adopted children, so they do not linger as zombies."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def sweep(grace: float = SWEEP_GRACE_SECONDS) -> list[int]:
+    """Stop every leftover descendant (see the module docstring); the pids that were stopped.
+
+    Does nothing unless armed. Bounded: at most ``SWEEP_ROUNDS`` times ``grace`` seconds.
+    """
+    if not _armed or not sys.platform.startswith("linux"):
+        return []
+    stopped: list[int] = []
+    for _ in range(SWEEP_ROUNDS):
+        targets = leftovers()
+        if not targets:
+            break
+        stopped += [pid for pid, _ in targets]
+        _signal(targets, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if all(start_ticks(pid) != ticks for pid, ticks in targets):
+                break
+            time.sleep(_POLL_SECONDS)
+        _signal(targets, signal.SIGKILL)
+    if _subreaper:
+        _reap()
+    return stopped

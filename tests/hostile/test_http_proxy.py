@@ -1,0 +1,110 @@
+"""Proxies from the environment are honoured for HTTP servers, and every HTTP bound holds
+through them: the 32 MB cap (also on decoded bytes: a gzip bomb), NO_PROXY, timeouts."""
+
+from __future__ import annotations
+
+import resource
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cli.app import run
+from mcpbridge.stdio import MAX_MESSAGE_BYTES
+from tests.helpers import write_settings
+from tests.servers.util import run_http_server
+
+
+@pytest.fixture
+def proxy(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """Our forward proxy on 127.0.0.1; yields its URL and the log of what it forwarded."""
+    log = tmp_path / "proxy.log"
+    log.touch()
+    with run_http_server("--log", str(log), module="proxy") as url:
+        yield url, log
+
+
+@pytest.fixture
+def web(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project with the Streamable HTTP test server as ``web``; no NO_PROXY."""
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with run_http_server("--token", "t0ken-abc") as url:
+        entry = {"url": url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
+        write_settings(tmp_path, {"mcp_servers": {"web": entry}})
+        yield tmp_path
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_proxy_in_the_environment_carries_the_requests(
+    web: Path,
+    proxy: tuple[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
+    url, log = proxy
+    monkeypatch.setenv(variable, url)
+    assert run(["--cwd", str(web), "mcp", "call", "web", "echo", "text=via the proxy"]) == 0
+    assert capsys.readouterr().out == "via the proxy\n"
+    forwarded = log.read_text().splitlines()
+    assert any(line.startswith("POST http://127.0.0.1:") for line in forwarded), forwarded
+
+
+def test_no_proxy_is_honoured(
+    web: Path,
+    proxy: tuple[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, log = proxy
+    monkeypatch.setenv("HTTP_PROXY", url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert run(["--cwd", str(web), "mcp", "call", "web", "echo", "text=direct"]) == 0
+    assert capsys.readouterr().out == "direct\n"
+    assert log.read_text() == ""
+
+
+def test_the_size_cap_holds_through_a_proxy(
+    web: Path,
+    proxy: tuple[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, log = proxy
+    monkeypatch.setenv("HTTP_PROXY", url)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    size = MAX_MESSAGE_BYTES + 8 * 2**20
+    code = run(["--cwd", str(web), "mcp", "call", "web", "huge", f"size={size}"])
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    err = capsys.readouterr().err
+    assert code in (1, 4), err
+    assert "larger than 32 MB" in err
+    assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
+    assert "POST http://127.0.0.1:" in log.read_text()
+
+
+@pytest.mark.parametrize("through_proxy", [False, True])
+def test_a_gzip_bomb_is_dropped_at_32_mb_of_decoded_bytes(
+    tmp_path: Path,
+    proxy: tuple[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    through_proxy: bool,
+) -> None:
+    """200 MB of JSON sent as a 0.2 MB gzip body: counted as what it inflates to."""
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    if through_proxy:
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.setenv("HTTP_PROXY", proxy[0])
+    with run_http_server(module="gzip_bomb") as url:
+        write_settings(tmp_path, {"mcp_servers": {"bomb": {"url": url, "timeout": 30}}})
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        code = run(["--cwd", str(tmp_path), "mcp", "list", "--json"])
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    captured = capsys.readouterr()
+    assert code == 4, captured.err
+    assert "larger than 32 MB" in captured.out + captured.err
+    assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
+    assert ("POST http://127.0.0.1:" in proxy[1].read_text()) is through_proxy
