@@ -6,7 +6,9 @@ alone would let a secret through whenever a boundary falls inside it. :class:`St
 holds back the end of what it has seen while that end could still become a secret (at most
 the longest secret's length minus one character), and, for URL credentials, the last word
 until it ends (a URL is only known to be one once it is whole); everything before is scrubbed
-and given out at once.
+and given out at once. A last word of letters and digits alone (``Still typ``) is given out at
+once, so streaming stays live, and kept as context: if ``://user:pass@`` follows, the URL is
+still recognised and masked.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from core.redact import SECRETS, Redactor
 URL_HOLD_LIMIT = 4096
 """A trailing word longer than this is given out even when it looks like a URL."""
 _TRAILING_WORD = re.compile(r"\S*\Z")
+_PLAIN_WORD = re.compile(r"[^\W_]*")
+_CONTEXT_LIMIT = 64
+"""The most of a given-out last word kept as context for the next piece's URL patterns."""
 
 
 class StreamScrubber:
@@ -42,6 +47,9 @@ class StreamScrubber:
         self.urls = urls
         self.extra = extra
         self.pending = ""
+        self.context = ""
+        """The plain last word already given out (a URL's scheme, perhaps): scrubbed again in
+        front of the next piece so that a URL split after its scheme is still masked."""
 
     def feed(self, text: str) -> str:
         """Scrubbed text that can be shown now (possibly empty)."""
@@ -52,7 +60,8 @@ class StreamScrubber:
         cut = len(buffer) - _held(buffer, secrets)
         if self.urls:
             word = _TRAILING_WORD.search(buffer, max(0, len(buffer) - URL_HOLD_LIMIT))
-            if word and word.start() > len(buffer) - URL_HOLD_LIMIT:
+            plain = word is not None and _PLAIN_WORD.fullmatch(word.group()) is not None
+            if word and word.start() > len(buffer) - URL_HOLD_LIMIT and not plain:
                 cut = min(cut, word.start())
         cut = _safe_cut(buffer, cut, secrets)
         self.pending = buffer[cut:]
@@ -66,8 +75,17 @@ class StreamScrubber:
     def _scrub(self, text: str) -> str:
         if not text:
             return ""
-        text = self.redactor(text)
-        return self.extra(text) if self.extra is not None else text
+        context = self.context if self.urls else ""
+        scrubbed = self.redactor(context + text)
+        if context and scrubbed.startswith(context):
+            scrubbed = scrubbed[len(context) :]
+        elif context:  # the context itself was rewritten: give out only the new piece's share
+            scrubbed = self.redactor(text)
+        if self.urls:
+            word = _TRAILING_WORD.search(context + text)
+            tail = word.group() if word else ""
+            self.context = tail[-_CONTEXT_LIMIT:] if _PLAIN_WORD.fullmatch(tail) else ""
+        return self.extra(scrubbed) if self.extra is not None else scrubbed
 
 
 def _held(buffer: str, secrets: frozenset[str]) -> int:
