@@ -9,6 +9,7 @@ fails if the fast path stops applying (pydantic loaded by ``codebot mcp --help``
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from typer._click import exceptions as click_exceptions  # noqa: TID251
@@ -21,25 +22,28 @@ __all__ = [
     "install_completion",
     "light_option_parsing",
     "plain_metavars",
+    "pruned",
 ]
 
 HELP_OPTIONS = ["-h", "--help"]
 
 
 def light_option_parsing(command: typer.core.TyperGroup) -> int:
-    """Keep pydantic out of parsing plain text and flag options.
+    """Keep pydantic out of parsing text, flag, number and list-of-text options.
 
     Typer 0.29 coerces option values through a pydantic ``TypeAdapter`` built on first use:
-    about 60 ms of imports that `codebot mcp --help` would pay for ``--cwd`` or an unset
-    flag alone. Text and flag options need no more than ``str`` and ``bool``, so those get a
-    coercion of exactly that, across the command tree. Should Typer's internals change, this
-    does nothing and Typer's own coercion applies; ``tests/test_imports.py`` notices that.
+    60-250 ms of imports that `codebot mcp --help` would pay for ``--cwd`` or an unset flag,
+    and a warm `mcp call` for its ARGS. ``str``, ``bool``, ``float`` and ``list[str]`` need no
+    more than the builtins, so those get a coercion of exactly that, across the command tree
+    (a bad number gets pydantic's own message). Should Typer's internals change, this does
+    nothing and Typer's own coercion applies; ``tests/test_imports.py`` notices that.
 
     Returns:
         How many options got the plain coercion (0 when the fast path does not apply).
     """
     try:
         from typer._click.core import Command, Context  # noqa: TID251
+        from typer._click.exceptions import BadParameter  # noqa: TID251
         from typer._coercion import RuntimeParam  # noqa: TID251
     except ImportError:  # pragma: no cover - a Typer without this layer
         return 0
@@ -48,6 +52,26 @@ def light_option_parsing(command: typer.core.TyperGroup) -> int:
         def _coerce_value(self, value: object, param: object, ctx: object) -> object:
             return self.annotation(value)  # type: ignore[operator]
 
+    class Number(RuntimeParam):
+        """``float`` options (``--timeout``), with pydantic's message for a bad value."""
+
+        def _coerce_value(self, value: object, param: Any, ctx: Any) -> object:
+            try:
+                return float(value)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise BadParameter(
+                    "Input should be a valid number, unable to parse string as a number",
+                    ctx=ctx,
+                    param=param,
+                ) from None
+
+    class Strings(RuntimeParam):
+        """``list[str]`` options and arguments (``--server``, ``mcp call``'s ARGS)."""
+
+        def _coerce_value(self, value: object, param: object, ctx: object) -> object:
+            return [str(item) for item in value]  # type: ignore[attr-defined]
+
+    kinds: dict[object, type[RuntimeParam]] = {str: Plain, bool: Plain, float: Number}
     adapted = 0
     stack: list[Command] = [command]
     while stack:
@@ -57,16 +81,77 @@ def light_option_parsing(command: typer.core.TyperGroup) -> int:
         help_option = node.get_help_option(Context(node, help_option_names=HELP_OPTIONS))
         for param in [*node.params, help_option]:
             descriptor = getattr(param, "type_descriptor", None)
-            if descriptor is None or descriptor.annotation not in (str, bool):
+            if descriptor is None:
                 continue
-            if getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1:
-                continue
-            plain = Plain(
-                parameter_info=descriptor.parameter_info, annotation=descriptor.annotation
+            many = getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1
+            kind = (
+                (Strings if descriptor.annotation == list[str] else None)
+                if many
+                else kinds.get(descriptor.annotation)
             )
-            param._runtime_param = plain  # type: ignore[union-attr]
+            if kind is None:
+                continue
+            light = kind(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
+            param._runtime_param = light  # type: ignore[union-attr]
             adapted += 1
     return adapted
+
+
+PRUNE = True
+"""Off in a test that checks the pruned tree's output against the whole tree's."""
+
+
+def pruned(app: typer.Typer, argv: list[str]) -> typer.Typer:
+    """``app`` with every command that ``argv`` cannot run replaced by a stub.
+
+    Building Typer's Click tree reads the signature and type hints of every command's callback:
+    about 50 ms for codebot's 57 commands, which ``--version`` or ``mcp list`` would pay for
+    commands they never run. A command whose name is not among the tokens of ``argv`` cannot
+    run (Click dispatches on exact names), so it gets a callback without parameters that keeps
+    its name and docstring: listings, help and "No such command" suggestions stay the same. A
+    name that appears as an argument value only costs a real build. Completion (which reads its
+    words from the environment) builds the whole tree.
+    """
+    import copy
+    import os
+
+    if not PRUNE or any(key.endswith("_COMPLETE") for key in os.environ):
+        return app
+    tokens = set(argv)
+
+    def stub(info: Any) -> Any:
+        real = info.callback
+
+        def callback() -> None:  # pragma: no cover - never dispatched to
+            raise AssertionError(f"pruned command {info.name!r} was invoked")
+
+        callback.__name__ = getattr(real, "__name__", "command")
+        callback.__doc__ = getattr(real, "__doc__", None)
+        clone = copy.copy(info)
+        clone.callback = callback
+        return clone
+
+    def name_of(info: Any) -> str:
+        name = info.name if isinstance(info.name, str) else None
+        return name or info.callback.__name__.lower().replace("_", "-")
+
+    def prune(node: typer.Typer) -> typer.Typer:
+        clone = copy.copy(node)
+        clone.registered_commands = [
+            c if name_of(c) in tokens else stub(c) for c in node.registered_commands
+        ]
+        groups = []
+        for group in node.registered_groups:
+            child = copy.copy(group)
+            child.typer_instance = prune(group.typer_instance)  # type: ignore[arg-type]
+            if isinstance(group.name, str) and group.name not in tokens:
+                child.typer_instance.registered_commands = []
+                child.typer_instance.registered_groups = []
+            groups.append(child)
+        clone.registered_groups = groups
+        return clone
+
+    return prune(app)
 
 
 def plain_metavars(command: typer.core.TyperGroup) -> None:

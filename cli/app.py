@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -11,7 +12,13 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from cli import render
-from cli._typer import HELP_OPTIONS, click_exceptions, light_option_parsing, plain_metavars
+from cli._typer import (
+    HELP_OPTIONS,
+    click_exceptions,
+    light_option_parsing,
+    plain_metavars,
+    pruned,
+)
 from cli.runtime import Globals
 from core import __version__
 from core.errors import CodebotError, ExitCode, UsageError
@@ -232,10 +239,10 @@ def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[s
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
-    command = typer.main.get_command(app)
+    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    command = typer.main.get_command(pruned(app, argv))
     light_option_parsing(command)  # type: ignore[arg-type]
     plain_metavars(command)  # type: ignore[arg-type]
-    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
     argv = hoist_global_options(argv, command)  # type: ignore[arg-type]
     debug = "--debug" in argv
     render.reset_warnings()
@@ -278,10 +285,19 @@ def run(argv: list[str] | None = None) -> int:
 def main() -> NoReturn:
     """Console-script entry point."""
     from core import descendants  # standard library only
+    from mcpbridge import reaper  # standard library only
 
     descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
+    reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
     code = run()
     descendants.sweep()  # whatever left its process group (setsid) and is still running
+    if reaper.pending():
+        # Results first: the output is complete; the reaper stops the servers after we exit.
+        # os._exit: finalizers of the handed-off processes would otherwise kill them at once.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)  # the reaper's pipe closes: it takes over from here
     # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
     # at exit. Frozen objects are skipped: the process is ending anyway.
     gc.freeze()

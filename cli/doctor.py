@@ -100,6 +100,9 @@ def doctor_command(
         servers = with_timeout(select_servers(settings, server), timeout)
         result = trust.check(settings, assume_trusted=globals_.trust_project)
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
+        from mcpbridge import reaper
+
+        reaper.allow()  # one-shot: the report first, the servers' shutdown after
         from cli.mcp_auth import login_options
         from cli.signals import terminable
 

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import completion, render
+from cli import completion, render, warm
 from cli.answers import LazyModel, policy
 from cli.mcp_auth import LoginOpt, login_options
 from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from cli.mcp_views import print_servers
 from cli.runtime import (
     Globals,
     apply_trust,
@@ -70,6 +71,7 @@ def list_command(
             "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, per server."
         ),
     ] = None,
+    no_warm: warm.NoWarmOpt = False,
     login: LoginOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
@@ -79,6 +81,9 @@ def list_command(
     """
     import anyio
 
+    from mcpbridge import reaper
+
+    reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
     settings, check = apply_trust(globals_, load_settings(globals_))
     for name in server or []:
@@ -88,8 +93,15 @@ def list_command(
         render.warn("no MCP servers are configured")
         render.hint(describe_settings_files(settings))
         return ExitCode.OK
-    requests = policy(settings, None, None)
-    code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
+    answer = None
+    if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
+        payload = {"op": "list", "servers": list(servers), "schemas": schemas}
+        answer = warm.ask_holder(settings, check, payload)
+    if answer is not None and isinstance(answer.get("views"), list):
+        code = _render_list(answer["views"], as_json, schemas, servers)
+    else:
+        requests = policy(settings, None, None)
+        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -107,6 +119,15 @@ async def _list(
     agent: Policy,
     login: bool = False,
 ) -> int:
+    from mcpbridge import lite  # the hot path: no SDK import while every server is plain
+
+    if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
+        try:
+            views = await lite.list_servers(servers, schemas=schemas, roots=agent.roots())
+        except lite.Fallback:
+            pass
+        else:
+            return _render_list(views, as_json, schemas, servers)
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
     options = login_options() if login else None
@@ -116,12 +137,18 @@ async def _list(
         await manager.start_all()
         statuses = manager.status()
         views = [status_view(s, manager, schemas=schemas) for s in statuses]
+    return _render_list(views, as_json, schemas, servers)
+
+
+def _render_list(
+    views: list[dict[str, Any]], as_json: bool, schemas: bool, servers: dict[str, ServerConfig]
+) -> int:
     completion.remember_tools(views, servers)
     failed = any(v["status"] in ("failed", "needs login") for v in views)
     if as_json:
         render.print_json({"servers": views})
     else:
-        _print_servers(views, schemas)
+        print_servers(views, schemas)
     return ExitCode.SERVER if failed else ExitCode.OK
 
 
@@ -132,11 +159,18 @@ async def _call(
     requests: ServerRequestsFlags,
     login: bool = False,
 ) -> ToolResult:
-    from core.sampling import Sampler
+    from mcpbridge import lite  # the hot path: no SDK import while the server is plain
 
     settings, elicit, allow_sampling = requests
-    lazy = LazyModel(settings)
     agent = policy(settings, elicit, allow_sampling)
+    if warm.plain(requests, login) and lite.usable({config.name: config}):
+        try:
+            return await lite.call_tool(config, tool, arguments, roots=agent.roots())
+        except lite.Fallback:
+            pass
+    from core.sampling import Sampler
+
+    lazy = LazyModel(settings)
     try:
         async with open_manager(
             {config.name: config},
@@ -203,54 +237,6 @@ async def _batch(
         await lazy.aclose()
 
 
-def _print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
-    if not views:
-        render.warn("no MCP servers are configured")
-        return
-    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "needs login": ("!", "33")}
-    for i, v in enumerate(views):
-        mark, color = marks.get(v["status"], ("✗", "31"))
-        facts = [v["transport"], v["status"]]
-        if v["protocol_version"]:
-            facts.append(f"protocol {render.safe(v['protocol_version'], one_line=True)}")
-        if v["status"] == "connected":
-            facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
-        name = render.safe(v["name"], one_line=True)
-        print(
-            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(name, '1')}"
-            f"  {' · '.join(facts)}"
-        )
-        source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
-        print(f"  from {render.safe(source)}")
-        if v["failure"]:
-            err = v["failure"]
-            print(f"  {err['stage']} failed: {render.safe(err['message'])}")
-            if err.get("hint"):
-                print(f"  hint: {render.safe(err['hint'])}")
-            if err.get("stderr_tail"):
-                print("  server stderr (last lines):")
-                for line in err["stderr_tail"].splitlines():
-                    print(f"    {render.safe(line)}")
-        rows = [
-            [
-                t["name"],
-                t["original_name"] if t["name_reason"] else "",
-                t["capability"],
-                render.first_line(t["description"], 70),
-            ]
-            for t in v["tools"]
-        ]
-        if rows:
-            print(render.table(rows, indent="  "))
-        if schemas:
-            import json
-
-            for t in v["tools"]:
-                print(f"\n  {t['name']} input schema:")
-                for line in json.dumps(t["input_schema"], indent=2).splitlines():
-                    print(f"    {line}")
-
-
 @app.command("call")
 def call_command(
     ctx: typer.Context,
@@ -297,6 +283,7 @@ def call_command(
             "write one JSON result per line. Servers stay connected.",
         ),
     ] = False,
+    no_warm: warm.NoWarmOpt = False,
     elicit: ElicitOpt = None,
     allow_sampling: AllowSamplingOpt = None,
     login: LoginOpt = False,
@@ -310,6 +297,9 @@ def call_command(
 
     from core import arguments, trust
     from core.servers import require_usable
+    from mcpbridge import reaper
+
+    reaper.allow()  # one-shot: results first, the servers' shutdown after
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
@@ -337,10 +327,26 @@ def call_command(
     config = select_servers(settings, [server])[server]
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
-    config = with_timeout({server: config}, timeout)[server]
-    policy(settings, elicit, allow_sampling)
-    requests = (settings, elicit, allow_sampling)
-    outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
+    policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
+    answer = None
+    if not no_warm and timeout is None and warm.plain((settings, elicit, allow_sampling), login):
+        payload = {
+            "op": "call",
+            "server": server,
+            "tool": tool,
+            "arguments": arguments_,
+            "pairs": isinstance(arguments_, arguments.Pairs),  # typed by the schema over there
+        }
+        answer = warm.ask_holder(settings, check, payload)
+    if answer is not None:
+        from core.tools import ToolResult
+
+        warm.raise_answer_error(answer)
+        outcome = ToolResult(**answer["result"])
+    else:
+        config = with_timeout({server: config}, timeout)[server]
+        requests = (settings, elicit, allow_sampling)
+        outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
     if as_json:
         render.print_json(outcome.data)
     elif outcome.text:
@@ -365,6 +371,7 @@ def _add_groups() -> None:
     )
 
     app.add_typer(doctor.app)
+    app.add_typer(warm.app)
     app.add_typer(lock.app)
     app.add_typer(mcp_manage.app)
     app.add_typer(mcp_get.app)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -10,7 +10,9 @@ from cli import render
 from cli.mcp_manage import NameArg, known_server
 from cli.runtime import Globals, load_settings
 from core.errors import ExitCode
-from core.servers import ServerConfig
+
+if TYPE_CHECKING:
+    from core.servers import ServerConfig
 
 app = typer.Typer()
 """Holds ``get``; :mod:`cli.mcp` adds it to the ``mcp`` group."""

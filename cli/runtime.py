@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cli.signals import sigint_cancels as sigint_cancels  # re-exported: chat and the REPL
 from core.errors import ModelError, SettingsError, UsageError
 
 if TYPE_CHECKING:

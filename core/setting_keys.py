@@ -21,6 +21,7 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "tool_search",
     "usage_line_after",
     "roots",
+    "warm_idle_timeout",
     "permissions",
     "$schema",
 )

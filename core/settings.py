@@ -34,6 +34,8 @@ DEFAULT_MAX_TOKENS = 8192
 """Output tokens per model turn (``max_tokens``): a long file fits, a runaway does not."""
 DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
+DEFAULT_WARM_IDLE_TIMEOUT = 600.0
+"""Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
 
 TRUST_GATED_KEYS = (
     "base_url",
@@ -79,6 +81,8 @@ class Settings:
     """Defer MCP tool schemas behind ``search_tools``: "auto" (past 10% of the window)."""
     usage_line_after: int = DEFAULT_USAGE_LINE_AFTER
     """Print a usage line after each REPL answer once the session passed this many tokens."""
+    warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
+    """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
@@ -332,6 +336,15 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                 hint='Write it as "tool_search": "auto" (the default), true or false.',
             )
         out["tool_search"] = value
+    if "warm_idle_timeout" in data:
+        value = data["warm_idle_timeout"]
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise SettingsError(
+                f"'warm_idle_timeout' in {path} must be a positive number of seconds, "
+                f"found {json.dumps(value)}",
+                hint='Write it as "warm_idle_timeout": 600.',
+            )
+        out["warm_idle_timeout"] = float(value)
     if "roots" in data:
         out["roots"] = parse_roots(path, data["roots"])
     return out

@@ -42,17 +42,23 @@ def _parent_death_signal() -> Callable[[], None] | None:
     return preexec
 
 
-async def open_process(command: Sequence[str], **kwargs: Any) -> Process:
+async def open_process(
+    command: Sequence[str], *, die_with_parent: bool = True, **kwargs: Any
+) -> Process:
     """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux), and whose
-    descendants are found and stopped at exit even after ``setsid`` (:mod:`core.descendants`)."""
+    descendants are found and stopped at exit even after ``setsid`` (:mod:`core.descendants`).
+
+    ``die_with_parent=False``: no parent-death signal, for a child that something else (the
+    reaper of :mod:`mcpbridge.reaper`) stops after codebot exits.
+    """
     descendants.become_subreaper()
-    process = await _open(command, **kwargs)
+    process = await _open(command, die_with_parent, **kwargs)
     descendants.track(process.pid)
     return process
 
 
-async def _open(command: Sequence[str], **kwargs: Any) -> Process:
-    preexec = _parent_death_signal()
+async def _open(command: Sequence[str], die_with_parent: bool, **kwargs: Any) -> Process:
+    preexec = _parent_death_signal() if die_with_parent else None
     if preexec is None:
         return await anyio.open_process(command, **kwargs)
     try:

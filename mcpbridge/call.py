@@ -18,9 +18,8 @@ from core.redact import Redactor
 from core.servers import ServerConfig, require_usable
 from core.tools import ToolResult
 from mcpbridge.failures import explain_auth
-from mcpbridge.limits import default_tool_timeout
 from mcpbridge.manager import Manager
-from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, USER_REJECTED, too_many_rounds
+from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
@@ -175,26 +174,9 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
-    if exc.code == types.REQUEST_TIMEOUT:
-        limit = config.tool_timeout or default_tool_timeout()
-        return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {limit:g} s",
-            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
-        )
-    if exc.code == types.CONNECTION_CLOSED:
-        return ServerError(
-            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
-        )
-    if exc.code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
-        return CodebotError(  # exit 1, as when the tool reports an error
-            f"'{tool}' on server '{config.name}' could not finish: {exc.message}",
-            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
-        )
-    return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {exc.message} "
-        f"(MCP error {exc.code})"
-    )
+    from mcpbridge.schemas import call_error  # one wording for the SDK and the hot path
+
+    return call_error(exc.code, exc.message, config, tool)
 
 
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:

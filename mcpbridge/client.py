@@ -28,7 +28,7 @@ from mcpbridge._sdk import Transport, TransportStreams
 from mcpbridge.auth import LoginOptions, ServerAuth
 from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
 from mcpbridge.features import ProgressHook
-from mcpbridge.limits import HTTP_TIMEOUT, default_tool_timeout
+from mcpbridge.limits import default_tool_timeout, http_timeout
 from mcpbridge.probe import guard_discover
 from mcpbridge.process import LaunchError, ServerProcess, exited, launch
 from mcpbridge.serverinfo import ServerInfo, client_info, server_info
@@ -337,7 +337,7 @@ class Client:
 
         self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
         headers = dict(self.config.headers)
-        http = await self.auth.http_client(stack, headers, HTTP_TIMEOUT, transport=self._cap)
+        http = await self.auth.http_client(stack, headers, http_timeout(), transport=self._cap)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
 

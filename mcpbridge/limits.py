@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-import httpx2
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx2
 
 DEFAULT_TOOL_TIMEOUT = 300.0
 """Seconds one tool call may take when the entry sets no ``tool_timeout``: a server that never
 answers (or keeps an SSE stream alive forever) must not hang a run."""
 TOOL_TIMEOUT_ENV = "CODEBOT_TOOL_TIMEOUT"
-HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""Connect/write within 30 s; a streamed response may stay quiet for 5 minutes."""
+
+
+def http_timeout() -> httpx2.Timeout:
+    """Connect/write within 30 s; a streamed response may stay quiet for 5 minutes.
+
+    A function, so the stdio hot path (:mod:`mcpbridge.lite`) can read the default call bound
+    without importing the HTTP client.
+    """
+    import httpx2
+
+    return httpx2.Timeout(30.0, read=300.0)
 
 
 def default_tool_timeout() -> float:

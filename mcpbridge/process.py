@@ -30,6 +30,7 @@ from core.redact import SECRETS, Redactor, entry_secrets, printable
 from core.scrubstream import StreamScrubber
 from core.servers import ServerConfig
 from core.spawn import open_process
+from mcpbridge import reaper
 
 STDIN_CLOSE_GRACE = 2.0
 """After stdin closes, a well-behaved server exits on its own within this time."""
@@ -108,6 +109,9 @@ class ServerProcess:
             if process.stdin is not None:
                 with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     await process.stdin.aclose()
+            if reaper.watches(process.pid) and process.returncode is None:
+                self._detach()  # a one-shot command: the reaper finishes after we exit
+                return
             if not await exited(process, STDIN_CLOSE_GRACE):
                 _signal_group(process, signal.SIGTERM)
                 if not await exited(process, TERM_GRACE):
@@ -124,6 +128,11 @@ class ServerProcess:
                     f"\n[codebot: {self.dropped_stderr} more bytes of stderr dropped]\n".encode()
                 )
             self._log.close()
+
+    def _detach(self) -> None:
+        """Hand the rest of the stop (grace, SIGTERM, SIGKILL) to the reaper, and let go."""
+        reaper.handoff(self.process.pid, self.process)
+        self._log.close()
 
 
 async def exited(process: Process, seconds: float) -> bool:
@@ -174,9 +183,11 @@ async def launch(config: ServerConfig) -> ServerProcess:
     log_file = log_dir / f"{config.name}.log"
     log = log_file.open("wb")
     os.chmod(log_file, 0o600)
+    watched = reaper.active()  # a one-shot command: the reaper stops it after we exit
     try:
         process = await open_process(
             [command, *config.args],
+            die_with_parent=not watched,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -191,6 +202,8 @@ async def launch(config: ServerConfig) -> ServerProcess:
             f"{exc.strerror or exc}",
             f"Check 'command' and 'cwd' of server '{config.name}' in {config.source}.",
         ) from None
+    if watched:
+        reaper.watch(process.pid, STDIN_CLOSE_GRACE, TERM_GRACE)
     redact = Redactor([*entry_secrets(config), *SECRETS.values()])
     return ServerProcess(config.name, process, log_file, log, redact=redact)
 

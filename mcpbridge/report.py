@@ -7,15 +7,17 @@ Secrets never enter these views: env and header values are masked, URLs lose cre
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
 from core.redact import MASK, Redactor, entry_secrets, redact_values
 from core.servers import ServerConfig
-from mcpbridge.client import Client
-from mcpbridge.failures import Failure
-from mcpbridge.manager import Manager, ServerStatus
-from mcpbridge.tool import MCPTool
+
+if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
+    from mcpbridge.client import Client
+    from mcpbridge.failures import Failure
+    from mcpbridge.manager import Manager, ServerStatus
+    from mcpbridge.tool import MCPTool
 
 
 def config_view(config: ServerConfig) -> dict[str, Any]:

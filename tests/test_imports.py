@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +45,36 @@ def test_help_and_version_import_no_heavy_module(argv: list[str]) -> None:
     assert sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY) == []
 
 
+STARTUP_EXTRA = ("__future__", "gc", "logging", "string", "_string", "atexit")
+"""Standard modules start-up may add to what ``import typer`` loads (``logging``: the root
+callback's NullHandler); anything else beyond our own light modules is a regression."""
+STARTUP_OURS = ("core", "core.errors", "core.redact")
+
+
+def typer_modules() -> set[str]:
+    probe = "import json, sys, typer; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO_ROOT
+    )
+    return set(json.loads(out.stdout))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["mcp", "--help"]])
+def test_start_up_imports_nothing_beyond_typer_and_our_light_modules(argv: list[str]) -> None:
+    """The import floor of target 1 (``make bench``): a new top-level import of settings,
+    servers, jsonschema, rich, pathspec, the SDKs ... in a command module shows up here."""
+    code, modules = loaded_modules(*argv)
+    assert code == 0
+    extra = modules - typer_modules()
+    unexpected = sorted(
+        m
+        for m in extra
+        if not (m == "cli" or m.startswith(("cli.", "typer._click")))
+        and m not in STARTUP_OURS + STARTUP_EXTRA
+    )
+    assert unexpected == []
+
+
 @pytest.mark.parametrize(
     "argv",
     [["mcp", "--help"], ["--cwd", ".", "--debug", "mcp", "--help"], ["mcp", "doctor", "--help"]],
@@ -55,11 +86,17 @@ def test_option_parsing_fast_path_keeps_pydantic_out(argv: list[str]) -> None:
     assert sorted(m for m in modules if m.split(".")[0] == "pydantic") == []
 
 
-def test_the_fast_path_adapts_every_text_and_flag_option() -> None:
+def test_the_fast_path_adapts_every_text_flag_number_and_text_list_option() -> None:
     import typer
 
     from cli._typer import light_option_parsing
     from cli.app import app
+
+    def plain(p: Any) -> bool:
+        annotation = p.type_descriptor.annotation
+        if getattr(p, "multiple", False) or getattr(p, "nargs", 1) != 1:
+            return bool(annotation == list[str])
+        return annotation in (str, bool, float)
 
     command = typer.main.get_command(app)
     expected = 0
@@ -69,12 +106,7 @@ def test_the_fast_path_adapts_every_text_and_flag_option() -> None:
         stack.extend(getattr(node, "commands", {}).values())
         expected += 1  # the help option
         expected += sum(
-            1
-            for p in node.params
-            if getattr(p, "type_descriptor", None) is not None
-            and p.type_descriptor.annotation in (str, bool)  # type: ignore[attr-defined]
-            and not getattr(p, "multiple", False)
-            and getattr(p, "nargs", 1) == 1
+            1 for p in node.params if getattr(p, "type_descriptor", None) is not None and plain(p)
         )
     assert expected > 10
     # At least every plain text and flag option (more kinds may get a fast path too).
@@ -144,7 +176,8 @@ def test_mcp_commands_do_not_import_openai(tmp_path: Path, command: list[str]) -
     write_settings(tmp_path, {"mcp_servers": {"echo": server_entry("echo")}})
     code, modules = loaded_modules("--cwd", str(tmp_path), *command)
     assert code == 0
-    assert "mcp" in modules  # it did the work
+    assert "mcpbridge.lite" in modules  # it did the work, on the hot path:
+    assert "mcp" not in modules and "pydantic" not in modules  # without the SDK's models
     assert not any(m == "openai" or m.startswith("openai.") for m in modules)
     assert not any(m.startswith("prompt_toolkit") for m in modules)
 

@@ -1,0 +1,56 @@
+"""The text view of ``codebot mcp list`` (the JSON view is the views themselves)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cli import render
+
+
+def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
+    """The text of `mcp list`: each server, its failure if any, its tools (and schemas)."""
+    if not views:
+        render.warn("no MCP servers are configured")
+        return
+    marks = {"connected": ("✓", "32"), "disabled": ("-", "2"), "needs login": ("!", "33")}
+    for i, v in enumerate(views):
+        mark, color = marks.get(v["status"], ("✗", "31"))
+        facts = [v["transport"], v["status"]]
+        if v["protocol_version"]:
+            facts.append(f"protocol {render.safe(v['protocol_version'], one_line=True)}")
+        if v["status"] == "connected":
+            facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
+        name = render.safe(v["name"], one_line=True)
+        print(
+            ("\n" if i else "") + f"{render.style(mark, color)} {render.style(name, '1')}"
+            f"  {' · '.join(facts)}"
+        )
+        source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
+        print(f"  from {render.safe(source)}")
+        if v["failure"]:
+            err = v["failure"]
+            print(f"  {err['stage']} failed: {render.safe(err['message'])}")
+            if err.get("hint"):
+                print(f"  hint: {render.safe(err['hint'])}")
+            if err.get("stderr_tail"):
+                print("  server stderr (last lines):")
+                for line in err["stderr_tail"].splitlines():
+                    print(f"    {render.safe(line)}")
+        rows = [
+            [
+                t["name"],
+                t["original_name"] if t["name_reason"] else "",
+                t["capability"],
+                render.first_line(t["description"], 70),
+            ]
+            for t in v["tools"]
+        ]
+        if rows:
+            print(render.table(rows, indent="  "))
+        if schemas:
+            import json
+
+            for t in v["tools"]:
+                print(f"\n  {t['name']} input schema:")
+                for line in json.dumps(t["input_schema"], indent=2).splitlines():
+                    print(f"    {line}")

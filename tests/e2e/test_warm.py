@@ -1,0 +1,257 @@
+"""The warm holder (``codebot mcp warm``), through the real console script.
+
+Each test starts a holder for a project whose server is ``tests.servers.faulty`` (raw JSON-RPC,
+boots fast), then runs ``mcp list``/``mcp call`` as separate processes. That a call was served
+by the holder is proven by the server's own state: ``storm`` marks the tool list changed, so
+the holder re-lists before its next request, and ``list_count`` then says 2; a fresh (cold)
+server always says 1. ``CODEBOT_HOME`` is a short temporary directory (a Unix socket path has
+at most 108 bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpbridge import warm
+from tests.e2e.test_reaper import marked_pids
+from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
+from tests.helpers import server_entry, write_settings
+
+GONE_SECONDS = 15.0
+
+
+class Project:
+    """A project directory, a short CODEBOT_HOME, and codebot runs in them."""
+
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root = root
+        self.home = home
+        self.mark = uuid.uuid4().hex
+        self.env = codebot_env(home, CODEBOT_TRUST_PROJECT="1")
+
+    def settings(self, **extra_env: str) -> None:
+        env = {"CODEBOT_TEST_MARK": self.mark, **extra_env}
+        entry = server_entry("faulty", env=env)
+        write_settings(self.root, {"mcp_servers": {"s": entry}})
+
+    def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(CODEBOT), *argv],
+            cwd=self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    def socket(self) -> Path:
+        sockets = list((self.home / "state" / "warm").glob("*.sock"))
+        assert len(sockets) == 1, sockets
+        return sockets[0]
+
+    def holder_pid(self) -> int:
+        answer = warm.ask(self.socket(), {"op": "status"})
+        assert answer is not None
+        return int(answer["pid"])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Project]:
+    home = Path(tempfile.mkdtemp(prefix="cbw", dir="/tmp"))
+    p = Project(tmp_path / "repo", home)
+    p.settings()
+    yield p
+    p.run("mcp", "warm", "--stop")
+    wait_until(lambda: not marked_pids(p.mark), GONE_SECONDS, "the servers to be gone")
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def started(p: Project, *argv: str) -> None:
+    done = p.run("mcp", "warm", *argv)
+    assert done.returncode == 0, done.stderr
+    assert "warm holder started" in done.stdout
+
+
+def served_warm(p: Project, *extra: str) -> bool:
+    """True when the call goes to the holder's long-lived server, not a fresh one."""
+    assert p.run("mcp", "call", "s", "storm", "count=1", *extra).returncode == 0
+    done = p.run("mcp", "call", "s", "list_count", *extra)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip() != "1"
+
+
+def test_list_and_call_use_the_holder_with_identical_output(project: Project) -> None:
+    cold_list = project.run("mcp", "list")
+    cold_json = project.run("mcp", "list", "--json")
+    cold_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
+    started(project)
+    assert served_warm(project)
+    assert not served_warm(project, "--no-warm")  # bypassed: a fresh server
+
+    warm_list = project.run("mcp", "list")
+    assert (warm_list.returncode, warm_list.stdout, warm_list.stderr) == (
+        cold_list.returncode,
+        cold_list.stdout,
+        cold_list.stderr,
+    )
+
+    def without_timing(text: str) -> Any:
+        data = json.loads(text)
+        for server in data["servers"]:
+            server.pop("handshake_ms")
+        return data
+
+    assert without_timing(project.run("mcp", "list", "--json").stdout) == without_timing(
+        cold_json.stdout
+    )
+    warm_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
+    assert (warm_call.returncode, warm_call.stdout) == (cold_call.returncode, cold_call.stdout)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mcp", "call", "s", "nope"],  # unknown tool: exit 2 with close matches
+        ["mcp", "call", "s", "echo", "text=1", "extra"],  # bad arguments: exit 2
+        ["mcp", "call", "s", "bad_bytes"],  # a failing call: exit 4
+        ["mcp", "call", "s", "huge", "mb=40"],  # an answer over the size limit
+        ["mcp", "list", "--server", "s", "--schemas"],
+    ],
+    ids=["unknown-tool", "bad-args", "bad-bytes", "huge", "schemas"],
+)
+def test_errors_and_exit_codes_match_the_cold_path(project: Project, argv: list[str]) -> None:
+    cold = project.run(*argv)
+    started(project)
+    hot = project.run(*argv)
+    assert (hot.returncode, hot.stdout, hot.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+
+
+def test_restart_policy_holds_in_the_holder(project: Project) -> None:
+    started(project)
+    first = project.run("mcp", "call", "s", "die")
+    assert first.returncode == 4 and "closed the connection" in first.stderr, first.stderr
+    again = project.run("mcp", "call", "s", "echo", "text=back")  # restarted once
+    assert again.returncode == 0 and again.stdout == "back\n", again.stderr
+    assert len(marked_pids(project.mark)) == 1  # the dead one is gone, not orphaned
+
+
+def test_changed_settings_are_never_served_stale(project: Project) -> None:
+    started(project)
+    assert served_warm(project)
+    project.settings(EXTRA="changed")  # the effective settings change
+    assert not served_warm(project)  # silently cold: the holder's digest differs
+    # `mcp warm` again replaces the stale holder; then it is warm again
+    old = project.holder_pid()
+    done = project.run("mcp", "warm")
+    assert done.returncode == 0 and "replaced the warm holder" in done.stdout, done.stderr
+    assert project.holder_pid() != old
+    wait_until(lambda: not alive(old), GONE_SECONDS, "the old holder to exit")
+    assert served_warm(project)
+
+
+def test_an_environment_change_is_a_settings_change(project: Project) -> None:
+    """${VAR} values and the inherited PATH are part of the digest."""
+    started(project)
+    project.env = {**project.env, "PATH": "/usr/local/bin:" + project.env["PATH"]}
+    assert not served_warm(project)
+
+
+def test_a_crashed_holder_falls_back_silently_and_leaves_no_server(project: Project) -> None:
+    started(project)
+    pid = project.holder_pid()
+    servers = marked_pids(project.mark)
+    assert servers
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not alive(pid), GONE_SECONDS, "the holder to die")
+    wait_until(lambda: not any(alive(s) for s in servers), GONE_SECONDS, "its servers to exit")
+    assert project.socket().exists()  # it left its socket behind
+    done = project.run("mcp", "call", "s", "echo", "text=cold")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "cold\n", "")
+    assert project.run("mcp", "warm").returncode == 0  # a new one takes the place
+    assert served_warm(project)
+
+
+def test_concurrent_clients(project: Project) -> None:
+    started(project)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        runs = list(
+            pool.map(lambda i: project.run("mcp", "call", "s", "echo", f"text=n{i}"), range(12))
+        )
+    assert [(r.returncode, r.stdout) for r in runs] == [(0, f"n{i}\n") for i in range(12)]
+    assert len(marked_pids(project.mark)) == 1  # one server served them all
+
+
+def test_socket_and_directory_are_private_and_checked(project: Project) -> None:
+    started(project)
+    sock = project.socket()
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    assert served_warm(project)
+    sock.chmod(0o666)  # someone loosened it: the client does not trust it any more
+    assert not served_warm(project)
+    sock.chmod(0o600)
+    sock.parent.chmod(0o755)
+    assert not served_warm(project)
+    sock.parent.chmod(0o700)
+    assert served_warm(project)
+
+
+def test_idle_timeout_ends_the_holder_and_its_servers(project: Project) -> None:
+    started(project, "--idle-timeout", "1")
+    pid = project.holder_pid()
+    wait_until(lambda: not alive(pid), GONE_SECONDS, "the idle holder to exit")
+    wait_until(lambda: not marked_pids(project.mark), GONE_SECONDS, "its servers to exit")
+    assert not list((project.home / "state" / "warm").glob("*.sock"))
+
+
+def test_idle_timeout_setting(project: Project) -> None:
+    settings = project.root / ".codebot" / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "warm_idle_timeout": 1}))
+    started(project)
+    pid = project.holder_pid()
+    wait_until(lambda: not alive(pid), GONE_SECONDS, "the idle holder to exit")
+
+
+def test_bad_idle_timeout_setting_is_a_settings_error(project: Project) -> None:
+    settings = project.root / ".codebot" / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "warm_idle_timeout": "soon"}))
+    done = project.run("mcp", "warm")
+    assert done.returncode == 3 and "'warm_idle_timeout'" in done.stderr
+
+
+def test_stop_and_status(project: Project) -> None:
+    assert "no warm holder" in project.run("mcp", "warm", "--status").stdout
+    started(project)
+    assert "already running" in project.run("mcp", "warm").stdout
+    status = project.run("mcp", "warm", "--status")
+    assert status.returncode == 0 and "running" in status.stdout and ": s" in status.stdout
+    pid = project.holder_pid()
+    stopped = project.run("mcp", "warm", "--stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert not alive(pid)  # --stop waits for the holder (and so its servers) to be gone
+    assert not marked_pids(project.mark)
+    assert not served_warm(project)
+
+
+def test_untrusted_project_servers_are_not_held(project: Project) -> None:
+    project.env = {k: v for k, v in project.env.items() if k != "CODEBOT_TRUST_PROJECT"}
+    done = project.run("mcp", "warm")
+    assert done.returncode == 0 and "0 of 0 servers" in done.stdout, done.stdout + done.stderr
+    assert not marked_pids(project.mark)
+    call = project.run("mcp", "call", "s", "echo", "text=x")
+    assert call.returncode == 3 and "not trusted" in call.stderr

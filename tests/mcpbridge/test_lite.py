@@ -1,0 +1,309 @@
+"""The SDK-free hot path (:mod:`mcpbridge.lite`) against the SDK path, with real servers.
+
+Every case runs ``mcp list``/``mcp call`` twice in process, once on the hot path and once with
+``CODEBOT_SDK_PATH=1`` (the SDK's ``Client`` and models), and compares exit code, stdout and
+stderr byte for byte (``handshake_ms`` aside). The constants the hot path copies are checked
+against the SDK's own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli.app import run
+from mcpbridge import lite, lite_wire, probe, requests, schemas, stdio
+from tests.helpers import everything_entry, server_entry, write_settings
+from tests.servers.util import REPO_ROOT
+
+SERVERS: dict[str, dict[str, Any]] = {
+    "echo": server_entry("echo"),  # SDK-built: speaks 2026-07-28 (server/discover)
+    "faulty": server_entry("faulty"),  # raw, handshake era only
+    "many": server_entry("many_raw", "--count", "120", "--page-size", "50"),  # pagination
+    "garbage": server_entry("garbage_stdout"),  # junk lines: falls back to the SDK path
+    "legacy": server_entry("echo", protocol="legacy"),
+}
+
+
+def both(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *argv: str
+) -> tuple[tuple[int, str, str], tuple[int, str, str]]:
+    results = []
+    for sdk in ("", "1"):
+        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
+        code = run(list(argv))
+        out = capsys.readouterr()
+        results.append((code, out.out, out.err))
+    return results[0], results[1]
+
+
+def without_timing(text: str) -> Any:
+    data = json.loads(text)
+    for server in data["servers"]:
+        server.pop("handshake_ms", None)
+    return data
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    write_settings(tmp_path, {"mcp_servers": {**SERVERS, "everything": everything_entry()}})
+    return tmp_path
+
+
+def test_constants_match_the_sdk() -> None:
+    import mcp_types as types
+    from mcp_types import version
+
+    assert lite_wire.MODERN_VERSION == version.LATEST_MODERN_VERSION
+    assert lite_wire.LEGACY_VERSION == version.LATEST_HANDSHAKE_VERSION
+    assert lite_wire.LEGACY_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert lite_wire.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
+    assert schemas.CONNECTION_CLOSED == types.CONNECTION_CLOSED
+    assert schemas.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
+    assert schemas.USER_REJECTED == lite_wire.USER_REJECTED == requests.USER_REJECTED
+    assert lite_wire.INVALID_PARAMS == types.INVALID_PARAMS
+    assert lite_wire.SENTINEL_ID == probe.SENTINEL_ID
+    assert lite_wire.PROBE_GRACE_SECONDS == probe.GRACE_SECONDS
+    assert lite_wire.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
+    assert lite_wire.INTERNAL_ERROR == types.INTERNAL_ERROR
+    assert lite_wire._ID_PATTERN.pattern == stdio._ID_PATTERN.pattern  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.parametrize("server", [*SERVERS, "everything"])
+def test_list_text_is_identical(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    server: str,
+) -> None:
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(project), "mcp", "list", "-s", server)
+    assert hot == sdk
+    assert hot[0] == 0
+
+
+def test_list_json_with_schemas_is_identical_for_all_servers(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hot, sdk = both(
+        capsys, monkeypatch, "--cwd", str(project), "mcp", "list", "--json", "--schemas"
+    )
+    assert (hot[0], hot[2]) == (sdk[0], sdk[2])
+    assert without_timing(hot[1]) == without_timing(sdk[1])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ["echo", "echo", "text=hi"],
+        ["echo", "add", "a=1", "b=2", "--json"],  # structured content, output schema
+        ["legacy", "add", "a=1", "b=2", "--json"],
+        ["faulty", "echo", "text=x", "--json"],
+        ["faulty", "bad_bytes"],  # not UTF-8: exit 4, same words
+        ["faulty", "huge", "mb=40"],  # over the message size limit
+        ["faulty", "storm", "count=50"],  # list_changed notifications during the call
+        ["faulty", "nope"],  # unknown tool: close matches, exit 2
+        ["faulty", "echo", "text=1", "extra"],  # bad arguments: exit 2
+        ["faulty", "die"],  # the server exits during the call
+        ["everything", "echo", "message=hi"],
+        ["everything", "get-tiny-image", "--json"],  # an image block: through the SDK model
+        ["everything", "get-resource-links", "--json"],
+        ["everything", "get-structured-content", "location=Chicago", "--json"],
+        ["everything", "get-annotated-message", "messageType=error", "--json"],
+        ["garbage", "echo", "text=x"],
+    ],
+    ids=lambda c: "-".join(c[:2]),
+)
+def test_call_is_identical(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    call: list[str],
+) -> None:
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(project), "mcp", "call", "--no-warm", *call)
+    assert hot == sdk
+
+
+def test_timeouts_and_launch_failures_fall_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_settings(
+        tmp_path,
+        {
+            "mcp_servers": {
+                "hang": server_entry("hang", timeout=1),
+                "missing": {"command": "no-such-command-xyz"},
+                "crash": server_entry("crash_on_start"),
+            }
+        },
+    )
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list")
+    assert hot == sdk and hot[0] == 4
+
+
+def test_a_handshake_timeout_is_reported_as_the_sdk_path_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hot path records the timeout itself (no second wait on the SDK path)."""
+    write_settings(
+        tmp_path,
+        {"mcp_servers": {"hang": server_entry("hang", timeout=1), "faulty": SERVERS["faulty"]}},
+    )
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list")
+    assert hot == sdk and hot[0] == 4 and "no answer within 1 s" in hot[1]
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list", "--json")
+    assert without_timing(hot[1]) == without_timing(sdk[1])
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "call", "hang", "x")
+    assert hot == sdk and hot[0] == 4
+
+
+def test_the_hot_path_imports_no_sdk(project: Path) -> None:
+    code = (
+        "import sys; from cli.app import run; "
+        f"rc = run(['--cwd', {str(project)!r}, 'mcp', 'call', '--no-warm', 'faulty', 'echo', "
+        "'text=x']); "
+        "print(rc, sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', "
+        "'mcp_types', 'pydantic'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout + done.stderr
+
+
+def test_http_and_pinned_servers_are_not_for_the_hot_path() -> None:
+    from core.servers import parse_server
+
+    def config(entry: dict[str, Any]) -> Any:
+        return parse_server("s", entry, Path("/x/settings.json"), {}, Path("/x"))
+
+    assert not lite.usable({"s": config({"url": "http://127.0.0.1:1/mcp"})})
+    assert not lite.usable({"s": config({"command": "x", "enabled": False})})
+    assert lite.usable({"s": config({"command": "x"})})
+    assert not lite.usable({})
+
+
+RECORDER = """
+import subprocess, sys
+log = open(sys.argv[1], "ab")
+child = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE)
+for line in sys.stdin.buffer:
+    log.write(line)
+    log.flush()
+    try:
+        child.stdin.write(line)
+        child.stdin.flush()
+    except BrokenPipeError:
+        break
+child.stdin.close()
+child.wait()
+"""
+
+
+def recorded(tmp_path: Path, name: str, server: str, **extra: Any) -> dict[str, Any]:
+    """A settings entry for ``server`` behind a recorder of everything codebot writes to it."""
+    script = tmp_path / "recorder.py"
+    script.write_text(RECORDER)
+    entry = server_entry(server, **extra)
+    log = tmp_path / f"{name}.log"
+    return {**entry, "args": [str(script), str(log), entry["command"], *entry["args"]]}
+
+
+def sent(log: Path, methods: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in log.read_bytes().splitlines() if line.strip()]
+    log.unlink()
+    return [m for m in lines if methods is None or m.get("method") in methods or "method" not in m]
+
+
+HANDSHAKE = ("server/discover", "ping", "initialize", "notifications/initialized", "tools/list")
+
+
+@pytest.mark.parametrize("server", ["faulty", "echo"])  # handshake era, and 2026-07-28
+def test_both_paths_declare_the_same_capabilities_byte_for_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, server: str
+) -> None:
+    write_settings(tmp_path, {"mcp_servers": {"rec": recorded(tmp_path, "rec", server)}})
+    log = tmp_path / "rec.log"
+    for sdk in ("", "1"):
+        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
+        assert run(["--cwd", str(tmp_path), "mcp", "list"]) == 0
+        capsys.readouterr()
+        if not sdk:
+            hot = log.read_bytes().splitlines()
+            log.unlink()
+    sdk_lines = log.read_bytes().splitlines()
+    wanted = [line for line in sdk_lines if json.loads(line).get("method") in HANDSHAKE]
+    assert hot == wanted
+    assert b'clientCapabilities":{"sampling":{},"elicitation":{"form":{},"url":{}}' in hot[0]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [["roots"], ["ask_name"], ["ask_color"], ["visit"], ["summarize", "text=x"]],
+    ids=lambda c: c[0],
+)
+def test_server_requests_during_a_call_get_the_sdk_paths_answers(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    call: list[str],
+) -> None:
+    """roots/list, elicitation/create and sampling/createMessage mid-call (a handshake-era
+    server): the hot path answers as the default policy does, and never calls the tool twice."""
+    entry = recorded(tmp_path, "asker", "asker", protocol="legacy")
+    write_settings(tmp_path, {"mcp_servers": {"asker": entry}})
+    log = tmp_path / "asker.log"
+    answers = []
+    for sdk in ("", "1"):
+        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
+        code = run(["--cwd", str(tmp_path), "mcp", "call", "--no-warm", "asker", *call])
+        out = capsys.readouterr()
+        lines = sent(log)
+        assert [m.get("method") for m in lines].count("tools/call") == 1
+        answers.append(([m for m in lines if "method" not in m], (code, out.out, out.err)))
+    assert answers[0] == answers[1]
+    assert answers[0][0], "the server asked nothing: the test proves nothing"
+
+
+@pytest.mark.parametrize("tool", ["ask_name", "ask_color", "roots", "summarize"])
+def test_input_required_results_go_to_the_sdk_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """A 2026-07-28 server asks inside an ``InputRequiredResult``: the server did not finish,
+    so the SDK path makes the call again and answers by the policy, as it does on its own."""
+    write_settings(tmp_path, {"mcp_servers": {"asker": server_entry("asker")}})
+    args = ["text=x"] if tool == "summarize" else []
+    hot, sdk = both(
+        capsys,
+        monkeypatch,
+        "--cwd",
+        str(tmp_path),
+        "mcp",
+        "call",
+        "--no-warm",
+        "asker",
+        tool,
+        *args,
+    )
+    assert hot == sdk
+
+
+@pytest.mark.parametrize("mode", ["string-result", "no-result", "bad-error", "not-jsonrpc"])
+def test_a_malformed_call_answer_is_the_calls_error_and_the_tool_runs_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Once ``tools/call`` is sent the hot path never falls back: the SDK path would run the
+    tool a second time (a call is not idempotent). A broken answer is that call's error."""
+    count = tmp_path / "calls"
+    entry = server_entry("malformed_call", "--answer", mode, "--count", str(count), timeout=5)
+    write_settings(tmp_path, {"mcp_servers": {"m": {**entry, "tool_timeout": 5}}})
+    monkeypatch.setenv("CODEBOT_SDK_PATH", "")
+    code = run(["--cwd", str(tmp_path), "mcp", "call", "--no-warm", "m", "act"])
+    err = capsys.readouterr().err
+    assert count.read_text() == "call\n", "the tool ran more than once (or never)"
+    assert code == 4, err
+    assert "'act' failed: server 'm' sent an answer to the call that is not valid JSON-RPC" in err
