@@ -14,8 +14,8 @@ help: ## Show this help
 install: ## Create .venv with codebot and the dev tools, the npm MCP servers the tests use, the conformance suite
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# compat mode: a plain .pth path entry, no import hook (cheaper start-up for every command)
-	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
+	# editable: cli/, core/ and mcpbridge/ are mapped under codebot_mcp (pyproject's package-dir)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	# the MCP conformance suite and the Node 22 it needs, both pinned, inside the project
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
@@ -30,6 +30,8 @@ conformance: ## The official MCP conformance suite's client scenarios, run again
 lint: ## ruff (format and lint) and mypy
 	$(BIN)/ruff format --check cli core mcpbridge tests examples
 	$(BIN)/ruff check cli core mcpbridge tests examples
+	@mkdir -p build/typecheck/codebot_mcp
+	@for p in cli core mcpbridge; do ln -sfn ../../../$$p build/typecheck/codebot_mcp/$$p; done
 	$(BIN)/mypy
 
 format: ## Format the code and apply safe lint fixes

@@ -11,17 +11,17 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from cli import render
-from cli._typer import (
+from codebot_mcp.cli import render
+from codebot_mcp.cli._typer import (
     HELP_OPTIONS,
     click_exceptions,
     light_option_parsing,
     plain_metavars,
     pruned,
 )
-from cli.runtime import Globals
-from core import __version__
-from core.errors import CodebotError, ExitCode, UsageError
+from codebot_mcp.cli.runtime import Globals
+from codebot_mcp.core import __version__
+from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 app = typer.Typer(
     name="codebot",
@@ -43,7 +43,7 @@ def _version(value: bool) -> None:
 def _show_completion(value: str | None) -> None:
     if value is None:
         return
-    from cli import completion
+    from codebot_mcp.cli import completion
 
     if value not in completion.SHELLS:
         raise typer.BadParameter(
@@ -57,7 +57,7 @@ def _show_completion(value: str | None) -> None:
 def _install_completion(value: bool) -> None:
     if not value:
         return
-    from cli import completion
+    from codebot_mcp.cli import completion
 
     shell = completion.detect_shell()
     if shell is None:
@@ -150,7 +150,7 @@ def _root(
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from cli import chat, mcp, models, trust
+    from codebot_mcp.cli import chat, mcp, models, trust
 
     app.add_typer(mcp.app, name="mcp")
     app.add_typer(trust.app)
@@ -249,7 +249,7 @@ def run(argv: list[str] | None = None) -> int:
     # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
-        from cli import completion
+        from codebot_mcp.cli import completion
 
         completion.prepare()
     try:
@@ -284,8 +284,8 @@ def run(argv: list[str] | None = None) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
-    from core import descendants  # standard library only
-    from mcpbridge import reaper  # standard library only
+    from codebot_mcp.core import descendants  # standard library only
+    from codebot_mcp.mcpbridge import reaper  # standard library only
 
     descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
     reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper

@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
-from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
-from cli.runtime import (
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.runtime import (
     ChatOptions,
     ChatRuntime,
     Globals,
     load_settings,
     open_runtime,
 )
-from cli.signals import sigint_cancels
-from core.errors import CodebotError, ExitCode
+from codebot_mcp.cli.signals import sigint_cancels
+from codebot_mcp.core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:
-    from core.agent import Agent, RunResult
+    from codebot_mcp.core.agent import Agent, RunResult
 
 
 app = typer.Typer()
@@ -87,7 +87,7 @@ def chat_command(
     )
     options.resume_latest, options.resume = continue_, resume
     if continue_ and resume is not None:
-        from core.errors import UsageError
+        from codebot_mcp.core.errors import UsageError
 
         raise UsageError(
             "--continue and --resume both pick a session to resume",
@@ -96,21 +96,21 @@ def chat_command(
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():
-        from core.errors import UsageError
+        from codebot_mcp.core.errors import UsageError
 
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
     if options.base_url is None:
-        from cli.models import offer_local
+        from codebot_mcp.cli.models import offer_local
 
         offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
     import anyio  # deferred with the rest of the chat machinery: `--help` stays light
 
-    from cli.signals import terminable
+    from codebot_mcp.cli.signals import terminable
 
     try:
         if options.prompt is not None:
             return anyio.run(terminable, one_shot, globals_, options)
-        from cli.repl import repl
+        from codebot_mcp.cli.repl import repl
 
         return anyio.run(terminable, repl, globals_, options)
     except KeyboardInterrupt:
@@ -128,8 +128,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     """
     import anyio
 
-    from cli.chatview import Status, TurnView, empty_answer_message, report_mcp
-    from core.agent import Outcome
+    from codebot_mcp.cli.chatview import Status, TurnView, empty_answer_message, report_mcp
+    from codebot_mcp.core.agent import Outcome
 
     assert options.prompt is not None
     if options.resume == "":
@@ -156,7 +156,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
                     tg.cancel_scope.cancel()
         partial = agent.last
         if options.as_json:
-            from core.sessions import scrubbed
+            from codebot_mcp.core.sessions import scrubbed
 
             document = transcript(runtime, result or partial, failure)
             render.print_json(scrubbed(document, render.REDACTOR))
@@ -176,8 +176,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
 
 
 def _list_for_resume(globals_: Globals) -> None:
-    from core import sessions
-    from core.errors import UsageError
+    from codebot_mcp.core import sessions
+    from codebot_mcp.core.errors import UsageError
 
     settings = load_settings(globals_)
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)
@@ -191,7 +191,7 @@ def _list_for_resume(globals_: Globals) -> None:
 
 def usage_dict(agent: Agent | None, result: RunResult | None) -> dict[str, Any]:
     """Usage of the run, its last turn and the session, for ``--json`` (null: unknown)."""
-    from core.stream import Usage
+    from codebot_mcp.core.stream import Usage
 
     return {
         **(result.usage if result else Usage()).as_dict(),
@@ -247,7 +247,7 @@ def transcript(
 
 def _exit_code(result: RunResult | None, error: CodebotError | None) -> ExitCode:
     """The exit code the run ends with (the same as the process's)."""
-    from core.agent import Outcome
+    from codebot_mcp.core.agent import Outcome
 
     if error is not None:
         return error.exit_code

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
-from cli import render
-from core.agent import AgentEvents
-from core.context import Compaction
-from core.model import Retry
-from core.permissions import Decision
-from core.redact import printable
-from core.scrubstream import StreamScrubber
-from core.stream import Reply, ToolCall
-from core.tools import Tool, ToolResult
+from codebot_mcp.cli import render
+from codebot_mcp.core.agent import AgentEvents
+from codebot_mcp.core.context import Compaction
+from codebot_mcp.core.model import Retry
+from codebot_mcp.core.permissions import Decision
+from codebot_mcp.core.redact import printable
+from codebot_mcp.core.scrubstream import StreamScrubber
+from codebot_mcp.core.stream import Reply, ToolCall
+from codebot_mcp.core.tools import Tool, ToolResult
 
 
 def clean(text: str) -> str:
@@ -27,7 +27,7 @@ def clean(text: str) -> str:
 
 
 if TYPE_CHECKING:
-    from mcpbridge.manager import Manager
+    from codebot_mcp.mcpbridge.manager import Manager
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1
@@ -125,7 +125,7 @@ class TurnView(AgentEvents):
         self._markdown: Any = None
         self._scrub = StreamScrubber(render.REDACTOR)
         if stream_text and markdown and render.use_color(sys.stdout):
-            from cli.markdown import MarkdownStream
+            from codebot_mcp.cli.markdown import MarkdownStream
 
             self._markdown = MarkdownStream()
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
+    from codebot_mcp.core.servers import ServerConfig
 
 PROG = "codebot"
 COMPLETE_VAR = "_CODEBOT_COMPLETE"
@@ -28,7 +28,7 @@ TOOLS_CACHE = "tool_names.json"
 
 def prepare() -> None:
     """Register Typer's shell classes; call before the command runs a completion request."""
-    from cli._typer import completion_init
+    from codebot_mcp.cli._typer import completion_init
 
     completion_init()
 
@@ -43,7 +43,7 @@ fi"""
 
 def script(shell: str) -> str:
     """The completion script for ``shell`` (bash, zsh or fish)."""
-    from cli._typer import completion_script
+    from codebot_mcp.cli._typer import completion_script
 
     text = completion_script(PROG, COMPLETE_VAR, shell)
     if shell == "zsh":
@@ -62,7 +62,7 @@ def detect_shell() -> str | None:
 
 def install(shell: str) -> Path:
     """Install the script where ``shell`` finds it (and source it from the rc file for bash)."""
-    from cli._typer import install_completion
+    from codebot_mcp.cli._typer import install_completion
 
     path = install_completion(PROG, COMPLETE_VAR, shell)
     if shell == "zsh":
@@ -99,7 +99,7 @@ def _cwd_from_words() -> str | None:
 
 
 def _settings(ctx: Any) -> Any:
-    from core import settings
+    from codebot_mcp.core import settings
 
     try:
         return settings.load(_root_cwd(ctx))
@@ -114,7 +114,7 @@ control characters is left out rather than handed to the shell."""
 
 def server_names(ctx: Any, incomplete: str) -> list[str]:
     """Configured server names starting with ``incomplete``."""
-    from core.servers import SERVER_NAME_RE
+    from codebot_mcp.core.servers import SERVER_NAME_RE
 
     loaded = _settings(ctx)
     names: Iterable[str] = loaded.servers if loaded is not None else ()
@@ -151,7 +151,7 @@ def fingerprint(config: ServerConfig) -> str:
 
 
 def _cache_path() -> Path:
-    from core import paths
+    from codebot_mcp.core import paths
 
     return paths.state_dir() / TOOLS_CACHE
 
@@ -174,7 +174,7 @@ def _cached_tools() -> dict[str, tuple[str, list[str]]]:
 
 def remember_tools(views: list[dict[str, Any]], servers: Mapping[str, ServerConfig]) -> None:
     """Keep the tool names ``mcp list`` just saw, for completion (0600, best effort)."""
-    from core import paths
+    from codebot_mcp.core import paths
 
     cache: dict[str, Any] = {
         name: {"entry": entry, "tools": tools} for name, (entry, tools) in _cached_tools().items()

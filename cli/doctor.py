@@ -9,9 +9,15 @@ from typing import Annotated
 
 import typer
 
-from cli import completion, render
-from cli.runtime import Globals, check_timeout, load_settings, select_servers, with_timeout
-from core.errors import ExitCode, SettingsError, UsageError
+from codebot_mcp.cli import completion, render
+from codebot_mcp.cli.runtime import (
+    Globals,
+    check_timeout,
+    load_settings,
+    select_servers,
+    with_timeout,
+)
+from codebot_mcp.core.errors import ExitCode, SettingsError, UsageError
 
 
 class Format(StrEnum):
@@ -81,9 +87,9 @@ def doctor_command(
     """
     import anyio
 
-    from cli import doctor_render
-    from core import trust
-    from mcpbridge import doctor
+    from codebot_mcp.cli import doctor_render
+    from codebot_mcp.core import trust
+    from codebot_mcp.mcpbridge import doctor
 
     if list_checks:
         rows = [[c.id, c.severity, c.summary] for c in doctor.CHECKS]
@@ -100,11 +106,11 @@ def doctor_command(
         servers = with_timeout(select_servers(settings, server), timeout)
         result = trust.check(settings, assume_trusted=globals_.trust_project)
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
-        from mcpbridge import reaper
+        from codebot_mcp.mcpbridge import reaper
 
         reaper.allow()  # one-shot: the report first, the servers' shutdown after
-        from cli.mcp_auth import login_options
-        from cli.signals import terminable
+        from codebot_mcp.cli.mcp_auth import login_options
+        from codebot_mcp.cli.signals import terminable
 
         options = login_options() if login else None
         found: list[doctor.Report] = []

@@ -11,11 +11,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from core.errors import ExitCode
-from core.redact import printable, printable_json
-from mcpbridge.checks import CHECKS, Finding
-from mcpbridge.doctor import Report, ServerReport
-from mcpbridge.report import server_view
+from codebot_mcp.core.errors import ExitCode
+from codebot_mcp.core.redact import printable, printable_json
+from codebot_mcp.mcpbridge.checks import CHECKS, Finding
+from codebot_mcp.mcpbridge.doctor import Report, ServerReport
+from codebot_mcp.mcpbridge.report import server_view
 
 _MARKS = {"error": ("✗", "31"), "warning": ("!", "33"), "info": ("i", "36"), "pass": ("✓", "32")}
 _SCOPE = {c.id: c.scope for c in CHECKS}

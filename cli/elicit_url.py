@@ -16,8 +16,8 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from cli import render
-from core.descendants import opened
+from codebot_mcp.cli import render
+from codebot_mcp.core.descendants import opened
 
 OPENABLE_SCHEMES = ("https", "http")
 _HOST = re.compile(r"[A-Za-z0-9._:-]+")

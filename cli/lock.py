@@ -6,8 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from cli import completion, render
-from cli.runtime import (
+from codebot_mcp.cli import completion, render
+from codebot_mcp.cli.runtime import (
     Globals,
     apply_trust,
     load_settings,
@@ -15,7 +15,7 @@ from cli.runtime import (
     require_trusted,
     select_servers,
 )
-from core.errors import ExitCode
+from codebot_mcp.core.errors import ExitCode
 
 app = typer.Typer()
 """Holds ``lock``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
@@ -43,8 +43,8 @@ def lock_command(
     """
     import anyio
 
-    from cli.signals import terminable
-    from mcpbridge import lock
+    from codebot_mcp.cli.signals import terminable
+    from codebot_mcp.mcpbridge import lock
 
     globals_: Globals = ctx.obj
     settings, check = apply_trust(globals_, load_settings(globals_))

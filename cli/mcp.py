@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import completion, render, warm
-from cli.answers import LazyModel, policy
-from cli.mcp_auth import LoginOpt, login_options
-from cli.mcp_resources import AllowSamplingOpt, ElicitOpt
-from cli.mcp_views import print_servers
-from cli.runtime import (
+from codebot_mcp.cli import completion, render, warm
+from codebot_mcp.cli.answers import LazyModel, policy
+from codebot_mcp.cli.mcp_auth import LoginOpt, login_options
+from codebot_mcp.cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.mcp_views import print_servers
+from codebot_mcp.cli.runtime import (
     Globals,
     apply_trust,
     describe_settings_files,
@@ -22,14 +22,14 @@ from cli.runtime import (
     select_servers,
     with_timeout,
 )
-from cli.signals import terminable
-from core.errors import ExitCode, UsageError
+from codebot_mcp.cli.signals import terminable
+from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
-    from core.settings import Settings
-    from core.tools import ToolResult
-    from core.useragent import Policy
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.core.settings import Settings
+    from codebot_mcp.core.tools import ToolResult
+    from codebot_mcp.core.useragent import Policy
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
@@ -81,7 +81,7 @@ def list_command(
     """
     import anyio
 
-    from mcpbridge import reaper
+    from codebot_mcp.mcpbridge import reaper
 
     reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
@@ -119,7 +119,9 @@ async def _list(
     agent: Policy,
     login: bool = False,
 ) -> int:
-    from mcpbridge import lite  # the hot path: no SDK import while every server is plain
+    from codebot_mcp.mcpbridge import (
+        lite,
+    )  # the hot path: no SDK import while every server is plain
 
     if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
         try:
@@ -132,7 +134,7 @@ async def _list(
     # that can answer elicitation, sampling or roots (server-everything has three).
     options = login_options() if login else None
     async with open_manager(servers, agent=agent, login=options) as manager:
-        from mcpbridge.report import status_view
+        from codebot_mcp.mcpbridge.report import status_view
 
         await manager.start_all()
         statuses = manager.status()
@@ -159,7 +161,7 @@ async def _call(
     requests: ServerRequestsFlags,
     login: bool = False,
 ) -> ToolResult:
-    from mcpbridge import lite  # the hot path: no SDK import while the server is plain
+    from codebot_mcp.mcpbridge import lite  # the hot path: no SDK import while the server is plain
 
     settings, elicit, allow_sampling = requests
     agent = policy(settings, elicit, allow_sampling)
@@ -168,7 +170,7 @@ async def _call(
             return await lite.call_tool(config, tool, arguments, roots=agent.roots())
         except lite.Fallback:
             pass
-    from core.sampling import Sampler
+    from codebot_mcp.core.sampling import Sampler
 
     lazy = LazyModel(settings)
     try:
@@ -178,7 +180,7 @@ async def _call(
             sampler=Sampler(lazy),
             login=login_options() if login else None,
         ) as manager:
-            from mcpbridge.call import call_once
+            from codebot_mcp.mcpbridge.call import call_once
 
             if sys.stderr.isatty():
                 manager.on_progress = _progress_line
@@ -193,7 +195,7 @@ async def _call(
 
 def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
     """Progress of a call on a terminal's stderr, rewritten in place."""
-    from cli.mcp_resources import safe
+    from codebot_mcp.cli.mcp_resources import safe
 
     percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
     text = f"{server}:{percent} {safe(message)[:60]}".rstrip()
@@ -206,7 +208,7 @@ async def _batch(
 ) -> bool:
     import json
 
-    from core.redact import printable_json
+    from codebot_mcp.core.redact import printable_json
 
     def emit(answer: dict[str, Any]) -> None:
         sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
@@ -217,7 +219,7 @@ async def _batch(
 
         return await anyio.to_thread.run_sync(sys.stdin.readline)
 
-    from core.sampling import Sampler
+    from codebot_mcp.core.sampling import Sampler
 
     settings, elicit, allow_sampling = requests
     lazy = LazyModel(settings)
@@ -230,7 +232,7 @@ async def _batch(
             sampler=Sampler(lazy),
             login=login_options() if login else None,
         ) as manager:
-            from mcpbridge.call import call_batch
+            from codebot_mcp.mcpbridge.call import call_batch
 
             return await call_batch(manager, servers, read_line, emit)
     finally:
@@ -295,9 +297,9 @@ def call_command(
     """
     import anyio
 
-    from core import arguments, trust
-    from core.servers import require_usable
-    from mcpbridge import reaper
+    from codebot_mcp.core import arguments, trust
+    from codebot_mcp.core.servers import require_usable
+    from codebot_mcp.mcpbridge import reaper
 
     reaper.allow()  # one-shot: results first, the servers' shutdown after
 
@@ -339,7 +341,7 @@ def call_command(
         }
         answer = warm.ask_holder(settings, check, payload)
     if answer is not None:
-        from core.tools import ToolResult
+        from codebot_mcp.core.tools import ToolResult
 
         warm.raise_answer_error(answer)
         outcome = ToolResult(**answer["result"])
@@ -359,7 +361,7 @@ def call_command(
 
 
 def _add_groups() -> None:
-    from cli import (
+    from codebot_mcp.cli import (
         doctor,
         lock,
         mcp_auth,

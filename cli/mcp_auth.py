@@ -7,14 +7,20 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli import completion, render
-from cli.runtime import Globals, apply_trust, load_settings, require_trusted, select_servers
-from core.errors import ExitCode, ServerError, UsageError
+from codebot_mcp.cli import completion, render
+from codebot_mcp.cli.runtime import (
+    Globals,
+    apply_trust,
+    load_settings,
+    require_trusted,
+    select_servers,
+)
+from codebot_mcp.core.errors import ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
-    from cli.runtime import ChatRuntime
-    from core.servers import ServerConfig
-    from mcpbridge.auth import LoginOptions
+    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.mcpbridge.auth import LoginOptions
 
 app = typer.Typer()
 """Holds ``login`` and ``logout``; :mod:`cli.mcp` adds them to the ``mcp`` group."""
@@ -53,7 +59,7 @@ def open_url(server: str, url: str) -> None:
     except webbrowser.Error:
         print("(no browser found: open the URL above yourself)", file=sys.stderr, flush=True)
         return
-    from core.descendants import opened
+    from codebot_mcp.core.descendants import opened
 
     # A browser started here is the user's window: it is spared when codebot exits.
     threading.Thread(target=opened, args=(lambda: browser.open(url),), daemon=True).start()
@@ -61,14 +67,14 @@ def open_url(server: str, url: str) -> None:
 
 def login_options(*, force: bool = False) -> LoginOptions:
     """What ``--login`` and ``mcp login`` hand to the bridge."""
-    from mcpbridge.auth import LoginOptions
+    from codebot_mcp.mcpbridge.auth import LoginOptions
 
     return LoginOptions(open_url=open_url, force=force)
 
 
 def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
-    from core import trust
-    from core.servers import require_usable
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.servers import require_usable
 
     settings = load_settings(globals_)
     check = trust.check(settings, assume_trusted=globals_.trust_project)
@@ -128,7 +134,7 @@ def login_command(
 
 
 async def _login(config: ServerConfig, options: LoginOptions) -> str:
-    from cli.runtime import open_manager
+    from codebot_mcp.cli.runtime import open_manager
 
     async with open_manager({config.name: config}, prelaunch=False, login=options) as manager:
         await manager.start_all()
@@ -165,7 +171,7 @@ def logout_command(
     """
     import anyio
 
-    from mcpbridge.auth.revoke import logout
+    from codebot_mcp.mcpbridge.auth.revoke import logout
 
     globals_: Globals = ctx.obj
     config = _oauth_server(globals_, name)

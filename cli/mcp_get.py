@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
-from cli.mcp_manage import NameArg, known_server
-from cli.runtime import Globals, load_settings
-from core.errors import ExitCode
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_manage import NameArg, known_server
+from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
+    from codebot_mcp.core.servers import ServerConfig
 
 app = typer.Typer()
 """Holds ``get``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
@@ -29,7 +29,7 @@ def get_command(
     Env and header values are masked unless they are ${VAR} references.
     Exit 0, 2 unknown server, 3 settings unreadable.
     """
-    from core import trust
+    from codebot_mcp.core import trust
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
@@ -71,7 +71,7 @@ def get_command(
 
 def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
     """The entry as written, with secrets masked, plus its source and what it overrides."""
-    from core.redact import MASK, redact_url
+    from codebot_mcp.core.redact import MASK, redact_url
 
     entry: dict[str, Any] = {}
     for key, value in config.raw.items():
@@ -106,7 +106,7 @@ def _only_references(value: str) -> bool:
     """A value whose secret parts are all ``${VAR}`` references (``Bearer ${TOKEN}``)."""
     import re
 
-    from core.secretscan import looks_secret
+    from codebot_mcp.core.secretscan import looks_secret
 
     rest = re.sub(r"\$\{[^}]*\}", "", value)
     return "${" in value and not looks_secret("", rest) and len(rest.strip()) <= 16

@@ -8,10 +8,10 @@ from typing import Annotated
 
 import typer
 
-from cli import render
-from cli.mcp_manage import ScopeChoice
-from cli.runtime import Globals
-from core.errors import ExitCode, SettingsError
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_manage import ScopeChoice
+from codebot_mcp.cli.runtime import Globals
+from codebot_mcp.core.errors import ExitCode, SettingsError
 
 
 class Client(StrEnum):
@@ -65,8 +65,8 @@ def import_command(
     that exists already is reported as a clash and left as it is.
     Exit 0 done, 1 no config found, 3 a config file cannot be read.
     """
-    from cli.mcp_manage import keep_trust, warn_settings
-    from core.importers import plan as importer
+    from codebot_mcp.cli.mcp_manage import keep_trust, warn_settings
+    from codebot_mcp.core.importers import plan as importer
 
     globals_: Globals = ctx.obj
     warn_settings(globals_)
@@ -104,7 +104,7 @@ def import_command(
 
 def _from_repository(planned: object) -> bool:
     """An entry read from a file in the repository (not one of your user-level files)."""
-    from core.importers.plan import Planned
+    from codebot_mcp.core.importers.plan import Planned
 
     assert isinstance(planned, Planned)
     source = planned.item.source
@@ -112,22 +112,22 @@ def _from_repository(planned: object) -> bool:
 
 
 def _needs_trust(globals_: Globals) -> bool:
-    from core import settings as settings_mod
-    from core import trust
+    from codebot_mcp.core import settings as settings_mod
+    from codebot_mcp.core import trust
 
     settings = settings_mod.load(globals_.cwd)
     return trust.check(settings, assume_trusted=globals_.trust_project).needs_trust
 
 
 def _global_file() -> Path:
-    from core import paths
+    from codebot_mcp.core import paths
 
     return paths.global_settings_path()
 
 
 def _print(result: object, dry_run: bool) -> None:
-    from core.importers.plan import ImportPlan
-    from core.redact import redact_url
+    from codebot_mcp.core.importers.plan import ImportPlan
+    from codebot_mcp.core.redact import redact_url
 
     assert isinstance(result, ImportPlan)
     current: tuple[str, Path, str | None] | None = None

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import completion, render
-from cli.runtime import Globals, load_settings
-from core.errors import ExitCode, UsageError
+from codebot_mcp.cli import completion, render
+from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
-    from core.settings import Settings
-    from core.settings_edit import Edit
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.core.settings import Settings
+    from codebot_mcp.core.settings_edit import Edit
 
 
 class ScopeChoice(StrEnum):
@@ -139,7 +139,7 @@ def add_command(
     Secrets are refused in clear: write -e KEY='${KEY}' (and export KEY) instead.
     Exit 0 written, 2 bad arguments or NAME exists (use --force), 3 settings unreadable.
     """
-    from core.settings_edit import build_entry
+    from codebot_mcp.core.settings_edit import build_entry
 
     for flag, value in (("--timeout", timeout), ("--tool-timeout", tool_timeout)):
         if value is not None:
@@ -208,7 +208,7 @@ def check_seconds(flag: str, value: float) -> None:
 def _write_entry(
     globals_: Globals, name: str, entry: dict[str, Any], scope: ScopeChoice, force: bool
 ) -> int:
-    from core import settings_edit
+    from codebot_mcp.core import settings_edit
 
     warn_settings(globals_)
     path = settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
@@ -229,7 +229,7 @@ def remove_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = 
 
     Exit 0 removed, 2 no such server (or defined in both files without --scope).
     """
-    from core import settings_edit
+    from codebot_mcp.core import settings_edit
 
     globals_: Globals = ctx.obj
     path = _defining_file(globals_, name, scope)
@@ -252,7 +252,7 @@ def disable_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt =
 
 
 def _set_enabled(globals_: Globals, name: str, scope: ScopeChoice | None, enabled: bool) -> int:
-    from core import settings_edit
+    from codebot_mcp.core import settings_edit
 
     path = _defining_file(globals_, name, scope)
     with keep_trust(globals_, path):
@@ -265,7 +265,7 @@ def warn_settings(globals_: Globals) -> None:
     """The unknown-key and milliseconds warnings every command gives, for the commands that
     write settings without reading them first; an unreadable file is left to the write,
     which names it (a broken project file must not block adding a global server)."""
-    from core.errors import SettingsError
+    from codebot_mcp.core.errors import SettingsError
 
     try:
         load_settings(globals_)
@@ -275,7 +275,7 @@ def warn_settings(globals_: Globals) -> None:
 
 def known_server(settings: Settings, name: str) -> ServerConfig:
     if name not in settings.servers:
-        from cli.runtime import describe_settings_files
+        from codebot_mcp.cli.runtime import describe_settings_files
 
         known = ", ".join(settings.servers) or "none"
         raise UsageError(
@@ -287,7 +287,7 @@ def known_server(settings: Settings, name: str) -> ServerConfig:
 
 def _defining_file(globals_: Globals, name: str, scope: ScopeChoice | None) -> Path:
     """The file to edit for ``name``: ``--scope``'s, else the one file that defines it."""
-    from core import settings_edit
+    from codebot_mcp.core import settings_edit
 
     if scope is not None:
         return settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
@@ -331,8 +331,8 @@ class keep_trust:
         self.keep = False
 
     def __enter__(self) -> None:
-        from core import settings as settings_mod
-        from core import trust
+        from codebot_mcp.core import settings as settings_mod
+        from codebot_mcp.core import trust
 
         if self.path.resolve() == settings_edit_global().resolve():
             return
@@ -348,8 +348,8 @@ class keep_trust:
     def __exit__(self, *exc: object) -> None:
         if not self.keep or exc[0] is not None:
             return
-        from core import settings as settings_mod
-        from core import trust
+        from codebot_mcp.core import settings as settings_mod
+        from codebot_mcp.core import trust
 
         settings = settings_mod.load(self.globals.cwd)
         result = trust.check(settings)
@@ -358,14 +358,14 @@ class keep_trust:
 
 
 def settings_edit_global() -> Path:
-    from core import paths
+    from codebot_mcp.core import paths
 
     return paths.global_settings_path()
 
 
 def _trusted_after(globals_: Globals) -> bool:
-    from core import settings as settings_mod
-    from core import trust
+    from codebot_mcp.core import settings as settings_mod
+    from codebot_mcp.core import trust
 
     settings = settings_mod.load(globals_.cwd)
     return not trust.check(settings, assume_trusted=globals_.trust_project).needs_trust

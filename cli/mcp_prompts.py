@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import completion, render
-from cli.answers import LazyModel, policy
-from cli.mcp_resources import (
+from codebot_mcp.cli import completion, render
+from codebot_mcp.cli.answers import LazyModel, policy
+from codebot_mcp.cli.mcp_resources import (
     AllowSamplingOpt,
     ElicitOpt,
     JsonOpt,
@@ -17,13 +17,13 @@ from cli.mcp_resources import (
     servers_for,
     started,
 )
-from cli.runtime import open_manager
-from core.errors import ExitCode, UsageError
+from codebot_mcp.cli.runtime import open_manager
+from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
-    from core.settings import Settings
-    from core.sources import PromptInfo, PromptMessage
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.core.settings import Settings
+    from codebot_mcp.core.sources import PromptInfo, PromptMessage
 
 app = typer.Typer()
 """``mcp prompts`` and ``mcp prompt`` (merged into ``mcp``)."""
@@ -185,7 +185,7 @@ async def _prompt(
 ) -> list[PromptMessage]:
     import difflib
 
-    from core.sampling import Sampler
+    from codebot_mcp.core.sampling import Sampler
 
     lazy = LazyModel(settings)
     agent = policy(settings, elicit, allow_sampling)

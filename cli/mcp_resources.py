@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import completion, render
-from cli.answers import LazyModel, policy
-from cli.runtime import (
+from codebot_mcp.cli import completion, render
+from codebot_mcp.cli.answers import LazyModel, policy
+from codebot_mcp.cli.runtime import (
     Globals,
     apply_trust,
     load_settings,
@@ -20,13 +20,13 @@ from cli.runtime import (
     select_servers,
     with_timeout,
 )
-from core.errors import ExitCode, ServerError, UsageError
+from codebot_mcp.core.errors import ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
-    from core.settings import Settings
-    from core.sources import ResourceContent, ResourceInfo
-    from mcpbridge.manager import Manager
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.core.settings import Settings
+    from codebot_mcp.core.sources import ResourceContent, ResourceInfo
+    from codebot_mcp.mcpbridge.manager import Manager
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 TimeoutOpt = Annotated[
@@ -64,8 +64,8 @@ def safe(text: str | None) -> str:
 def servers_for(
     globals_: Globals, server: str | None, timeout: float | None
 ) -> tuple[Settings, dict[str, ServerConfig]]:
-    from core import trust
-    from core.servers import require_usable
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.servers import require_usable
 
     settings = load_settings(globals_)
     if server is not None:
@@ -240,7 +240,7 @@ async def _read(
     elicit: str | None,
     allow_sampling: list[str] | None,
 ) -> list[ResourceContent]:
-    from core.sampling import Sampler
+    from codebot_mcp.core.sampling import Sampler
 
     lazy = LazyModel(settings)
     agent = policy(settings, elicit, allow_sampling)

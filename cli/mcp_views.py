@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cli import render
+from codebot_mcp.cli import render
 
 
 def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli import render
-from cli.runtime import Globals, load_settings
-from core.errors import ExitCode, ModelError
+from codebot_mcp.cli import render
+from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.core.errors import ExitCode, ModelError
 
 if TYPE_CHECKING:
-    from cli.runtime import ChatOptions
-    from core.discovery import Found
+    from codebot_mcp.cli.runtime import ChatOptions
+    from codebot_mcp.core.discovery import Found
 
 app = typer.Typer()
 """Holds ``models``; :mod:`cli.app` adds it to the root."""
@@ -28,8 +28,8 @@ def models_command(
     With no API key and no base URL, list the local servers found instead (Ollama,
     llama.cpp, LM Studio, vLLM). Exit 0, 5 the endpoint failed or none was found.
     """
-    from core import discovery
-    from core.model import resolve_config
+    from codebot_mcp.core import discovery
+    from codebot_mcp.core.model import resolve_config
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
@@ -64,7 +64,7 @@ def models_command(
 
 def nothing_found() -> str:
     """The hint's tail when the probe found nothing."""
-    from core import discovery
+    from codebot_mcp.core import discovery
 
     ports = ", ".join(f"{c.name} {c.port}" for c in discovery.CANDIDATES)
     return f"(No local server answered on 127.0.0.1: {ports}.)"
@@ -90,8 +90,8 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
     """
     import sys
 
-    from core import discovery, trust
-    from core.model import resolve_config
+    from codebot_mcp.core import discovery, trust
+    from codebot_mcp.core.model import resolve_config
 
     settings = load_settings(globals_)
     settings = trust.without_untrusted(

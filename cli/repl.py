@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cli import render
-from cli.chatview import Status, TurnView, clean, full_args, report_mcp
-from cli.repl_completion import completer_for
-from cli.repl_mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
-from cli.reports import (
+from codebot_mcp.cli import render
+from codebot_mcp.cli.chatview import Status, TurnView, clean, full_args, report_mcp
+from codebot_mcp.cli.repl_completion import completer_for
+from codebot_mcp.cli.repl_mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
+from codebot_mcp.cli.reports import (
     HELP,
     approval_details,
     color_diff,
@@ -28,7 +28,7 @@ from cli.reports import (
     usage_line,
     usage_report,
 )
-from cli.runtime import (
+from codebot_mcp.cli.runtime import (
     ChatOptions,
     ChatRuntime,
     Globals,
@@ -36,11 +36,11 @@ from cli.runtime import (
     open_runtime,
     settle_trust,
 )
-from cli.signals import sigint_cancels
-from cli.trust import describe_all
-from core import paths, trust
-from core.errors import CodebotError, ExitCode, ModelError
-from core.permissions import Answer, ApprovalRequest
+from codebot_mcp.cli.signals import sigint_cancels
+from codebot_mcp.cli.trust import describe_all
+from codebot_mcp.core import paths, trust
+from codebot_mcp.core.errors import CodebotError, ExitCode, ModelError
+from codebot_mcp.core.permissions import Answer, ApprovalRequest
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -65,7 +65,7 @@ class Repl:
         self.runtime: ChatRuntime | None = None
         self.declined: set[str] = set()
         """Digests of project server sections the user declined to trust: not asked again."""
-        from cli.repl_status import UpdateNotices
+        from codebot_mcp.cli.repl_status import UpdateNotices
 
         self.updates = UpdateNotices()
         self.answers = ReplAgent(self)
@@ -221,8 +221,8 @@ class Repl:
             assert runtime.model_error is not None
             render.error(runtime.model_error)
             return
-        from cli.chatview import empty_answer_message
-        from core.agent import Outcome
+        from codebot_mcp.cli.chatview import empty_answer_message
+        from codebot_mcp.core.agent import Outcome
 
         view = TurnView(self.status, markdown=True)
         result = None
@@ -283,11 +283,11 @@ class Repl:
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):
-            from cli.mcp_auth import repl_login
+            from codebot_mcp.cli.mcp_auth import repl_login
 
             await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
-            from cli.repl_status import show_mcp
+            from codebot_mcp.cli.repl_status import show_mcp
 
             await show_mcp(runtime)
         else:
@@ -295,7 +295,7 @@ class Repl:
         return None
 
     async def _compact(self, runtime: ChatRuntime, focus: str | None) -> None:
-        from cli.chatview import describe_compaction
+        from codebot_mcp.cli.chatview import describe_compaction
 
         agent = runtime.agent
         if agent is None:
@@ -323,7 +323,7 @@ class Repl:
 
     async def _resume(self, runtime: ChatRuntime, session_id: str) -> None:
         """``/resume [ID]`` (and ``--resume`` without ID): pick a saved session, continue it."""
-        from core import sessions
+        from codebot_mcp.core import sessions
 
         project = runtime.settings.project_root or runtime.globals.cwd
         if not session_id:
@@ -374,7 +374,7 @@ class Repl:
         except ModelError as exc:
             render.error(exc)
         if self.answers.roots() != roots_before:
-            from mcpbridge.features import roots_changed
+            from codebot_mcp.mcpbridge.features import roots_changed
 
             await roots_changed(runtime.manager.connected())
         model = runtime.agent.model.config if runtime.agent else None

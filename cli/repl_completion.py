@@ -7,17 +7,17 @@ import re
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from cli.mcp_resources import safe
-from cli.repl_mcp import PROMPT_PREFIX
-from core.errors import CodebotError
-from core.sources import PromptInfo, ResourceInfo
+from codebot_mcp.cli.mcp_resources import safe
+from codebot_mcp.cli.repl_mcp import PROMPT_PREFIX
+from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.sources import PromptInfo, ResourceInfo
 
 if TYPE_CHECKING:
     from prompt_toolkit.completion import CompleteEvent, Completion
     from prompt_toolkit.document import Document
 
-    from cli.repl import Repl
-    from mcpbridge.manager import Manager
+    from codebot_mcp.cli.repl import Repl
+    from codebot_mcp.mcpbridge.manager import Manager
 
 
 class Catalog:

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from cli import render
-from cli.mcp_prompts import check_prompt_args, parse_prompt_args
-from cli.mcp_resources import safe
-from core.errors import CodebotError, UsageError
-from core.sources import PromptMessage, content_text
-from core.useragent import (
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_prompts import check_prompt_args, parse_prompt_args
+from codebot_mcp.cli.mcp_resources import safe
+from codebot_mcp.core.errors import CodebotError, UsageError
+from codebot_mcp.core.sources import PromptMessage, content_text
+from codebot_mcp.core.useragent import (
     ElicitAnswer,
     ElicitField,
     ElicitRequest,
@@ -34,9 +34,9 @@ from core.useragent import (
 )
 
 if TYPE_CHECKING:
-    from cli.chatview import Status
-    from cli.repl import Repl
-    from mcpbridge.manager import Manager
+    from codebot_mcp.cli.chatview import Status
+    from codebot_mcp.cli.repl import Repl
+    from codebot_mcp.mcpbridge.manager import Manager
 
 PROMPT_PREFIX = "/mcp__"
 MENTION = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_-]+):(\S+)")
@@ -84,7 +84,7 @@ class ReplAgent:
                 return ElicitAnswer("cancel")
 
     async def _url(self, request: ElicitRequest) -> ElicitAnswer:
-        from cli.elicit_url import describe, open_in_browser
+        from codebot_mcp.cli.elicit_url import describe, open_in_browser
 
         shown = describe(request.url or "")
         _err(f"  it wants you to open: {shown.url}")

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from cli import render
-from core.errors import CodebotError
+from codebot_mcp.cli import render
+from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
-    from cli.runtime import ChatRuntime
-    from mcpbridge.client import Client
-    from mcpbridge.manager import Manager
+    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.mcpbridge.client import Client
+    from codebot_mcp.mcpbridge.manager import Manager
 
 COUNT_SECONDS = 5.0
 """How long ``/mcp`` waits for the servers' resource and prompt listings (all in parallel);

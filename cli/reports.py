@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cli import render
-from cli.chatview import clean
-from core.permissions import ApprovalRequest
+from codebot_mcp.cli import render
+from codebot_mcp.cli.chatview import clean
+from codebot_mcp.core.permissions import ApprovalRequest
 
 if TYPE_CHECKING:
-    from cli.runtime import ChatRuntime
+    from codebot_mcp.cli.runtime import ChatRuntime
 
 
 def color_diff(diff: str, stream: Any) -> str:
@@ -68,8 +68,8 @@ def tools_report(session: Any) -> str:
     ]
     deferred = session.search.deferred if session.search_on else []
     if deferred:
-        from core.prompt import server_of
-        from core.toolsearch import short_name
+        from codebot_mcp.core.prompt import server_of
+        from codebot_mcp.core.toolsearch import short_name
 
         lines.append(f"deferred ({len(deferred)}, load with search_tools):")
         by_server: dict[str, list[str]] = {}
@@ -102,10 +102,10 @@ def _deferred_line(server: str, names: list[str]) -> str:
 
 def context_report(runtime: ChatRuntime) -> str:
     """``/context``: system blocks, built-in tools, MCP tools per server, history, free."""
-    from core.context import breakdown, window_for
-    from core.prompt import server_of
-    from core.session import tool_schema
-    from core.tools import is_mcp_tool
+    from codebot_mcp.core.context import breakdown, window_for
+    from codebot_mcp.core.prompt import server_of
+    from codebot_mcp.core.session import tool_schema
+    from codebot_mcp.core.tools import is_mcp_tool
 
     session = runtime.session
     agent = runtime.agent
@@ -126,7 +126,7 @@ def context_report(runtime: ChatRuntime) -> str:
     text = head + "\n" + render.table(table, indent="  ")
     deferred = session.search.deferred if session.search_on else []
     if deferred:
-        from core.context import estimate
+        from codebot_mcp.core.context import estimate
 
         saved = estimate([tool_schema(t) for t in deferred])
         text += (
@@ -138,7 +138,7 @@ def context_report(runtime: ChatRuntime) -> str:
 
 def _window_source(runtime: ChatRuntime, window: int) -> str:
     """Where the window comes from: a server's error, the setting, the table, the default."""
-    from core.context import known_window, window_for
+    from codebot_mcp.core.context import known_window, window_for
 
     configured = runtime.settings.context_window
     model = runtime.agent.model.config.model if runtime.agent else ""

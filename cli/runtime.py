@@ -12,22 +12,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.signals import sigint_cancels as sigint_cancels  # re-exported: chat and the REPL
-from core.errors import ModelError, SettingsError, UsageError
+from codebot_mcp.cli.signals import (
+    sigint_cancels as sigint_cancels,
+)  # re-exported: chat and the REPL
+from codebot_mcp.core.errors import ModelError, SettingsError, UsageError
 
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
-    from core import trust
-    from core.agent import Agent
-    from core.permissions import Approver, PermissionGate
-    from core.servers import ServerConfig
-    from core.session import Session
-    from core.sessions import SessionLog
-    from core.settings import Settings
-    from core.useragent import UserAgent
-    from mcpbridge.auth import LoginOptions
-    from mcpbridge.manager import Manager
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.agent import Agent
+    from codebot_mcp.core.permissions import Approver, PermissionGate
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.core.session import Session
+    from codebot_mcp.core.sessions import SessionLog
+    from codebot_mcp.core.settings import Settings
+    from codebot_mcp.core.useragent import UserAgent
+    from codebot_mcp.mcpbridge.auth import LoginOptions
+    from codebot_mcp.mcpbridge.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
     """Asks the user whether to trust the project's servers (the REPL supplies one)."""
@@ -54,9 +56,9 @@ def load_settings(globals_: Globals) -> Settings:
     """
     import os
 
-    from cli import render
-    from core import settings as settings_mod
-    from core.redact import entry_secrets
+    from codebot_mcp.cli import render
+    from codebot_mcp.core import settings as settings_mod
+    from codebot_mcp.core.redact import entry_secrets
 
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
@@ -79,11 +81,11 @@ def load_settings(globals_: Globals) -> Settings:
 
 def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:
     """Drop untrusted project servers, with a warning naming the fix (non-interactive use)."""
-    from core import trust
+    from codebot_mcp.core import trust
 
     result = trust.check(settings, assume_trusted=globals_.trust_project)
     if result.needs_trust:
-        from cli import render
+        from codebot_mcp.cli import render
 
         render.warn(trust.untrusted_message(result))
     return trust.without_untrusted(settings, result), result
@@ -142,7 +144,7 @@ def describe_settings_files(settings: Settings) -> str:
     """Where servers are configured, for hints."""
     files = [str(p) for p in (settings.global_file, settings.project_file) if p is not None]
     if not files:
-        from core import paths
+        from codebot_mcp.core import paths
 
         return (
             f"No settings file found: add servers to {paths.global_settings_path()} (yours) or "
@@ -172,10 +174,10 @@ async def open_manager(
     it, servers launch when ``start_all`` names them. With ``login`` a server that needs
     authorization runs the browser flow (``--login``); without, it fails as "needs login".
     """
-    from mcpbridge import process  # no SDK import
+    from codebot_mcp.mcpbridge import process  # no SDK import
 
     async with process.prelaunch(servers if prelaunch else {}) as launched:
-        from mcpbridge.manager import Manager  # imports the SDK while the servers boot
+        from codebot_mcp.mcpbridge.manager import Manager  # imports the SDK while the servers boot
 
         async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
             yield manager
@@ -236,8 +238,8 @@ class ChatRuntime:
             ModelError: the model does not resolve; ``model_error`` keeps it when there is
                 no agent yet.
         """
-        from core.agent import Agent
-        from core.model import ChatModel, create_client, resolve_config
+        from codebot_mcp.core.agent import Agent
+        from codebot_mcp.core.model import ChatModel, create_client, resolve_config
 
         self.settings = settings
         self.gate.rules = settings.permissions
@@ -271,8 +273,8 @@ class ChatRuntime:
         Raises:
             UsageError: the session to resume does not exist.
         """
-        from cli import render
-        from core import sessions
+        from codebot_mcp.cli import render
+        from codebot_mcp.core import sessions
 
         project = self.settings.project_root or self.globals.cwd
         options = self.options
@@ -318,8 +320,8 @@ async def settle_trust(
     Returns:
         The settings to run with, and the names of the skipped servers.
     """
-    from cli import render
-    from core import trust  # deferred: `codebot --help` does not load settings or trust
+    from codebot_mcp.cli import render
+    from codebot_mcp.core import trust  # deferred: `codebot --help` does not load settings or trust
 
     result = trust.check(settings, assume_trusted=globals_.trust_project)
     if not result.needs_trust:
@@ -353,14 +355,14 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
-    from core.model import resolve_config
-    from core.permissions import PermissionGate
-    from core.session import Session
+    from codebot_mcp.core.model import resolve_config
+    from codebot_mcp.core.permissions import PermissionGate
+    from codebot_mcp.core.session import Session
 
     settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
-    from cli.answers import chat_answers, chat_tools
+    from codebot_mcp.cli.answers import chat_answers, chat_tools
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
@@ -375,7 +377,7 @@ async def open_runtime(
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
-        from mcpbridge.lock import pins
+        from codebot_mcp.mcpbridge.lock import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)

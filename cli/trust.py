@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from cli import render
-from cli.runtime import Globals, load_settings
-from core.errors import ExitCode, UsageError
-from core.redact import redact_url
+from codebot_mcp.cli import render
+from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.core.errors import ExitCode, UsageError
+from codebot_mcp.core.redact import redact_url
 
 if TYPE_CHECKING:
-    from core.servers import ServerConfig
-    from core.trust import TrustCheck
+    from codebot_mcp.core.servers import ServerConfig
+    from codebot_mcp.core.trust import TrustCheck
 
 
 def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
@@ -23,8 +23,8 @@ def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
     expands (credentials and the model's API key flagged). Env and header values are not
     shown, only their names.
     """
-    from core import trust
-    from core.lookup import find_command
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.lookup import find_command
 
     if config.type == "http":
         text = f"{config.name}: {redact_url(config.url or '')}"
@@ -82,8 +82,8 @@ def trust_command(
     Trust is recorded for this project file and its current server entries; a change
     to them needs trust again.
     """
-    from core import trust
-    from core.trust import TrustReason
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.trust import TrustReason
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli import render
-from cli.runtime import Globals, apply_trust, load_settings
-from core.errors import CodebotError, ExitCode, ServerError, UsageError
+from codebot_mcp.cli import render
+from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings
+from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from core import trust
-    from core.settings import Settings
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.settings import Settings
 
 READY_TIMEOUT_SLACK = 10.0
 """The holder must be ready within the slowest server's handshake timeout plus this."""
@@ -46,13 +46,13 @@ def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) 
 
 
 def _roots(settings: Settings) -> list[Path]:
-    from core.useragent import root_dirs
+    from codebot_mcp.core.useragent import root_dirs
 
     return root_dirs(settings.project_root, settings.cwd, settings.roots)
 
 
 def _location(settings: Settings) -> Path:
-    from mcpbridge import warm
+    from codebot_mcp.mcpbridge import warm
 
     return warm.socket_path(settings.project_file, settings.cwd)
 
@@ -61,12 +61,12 @@ def ask_holder(
     settings: Settings, check: trust.TrustCheck, payload: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The holder's answer for these settings, or None: take the cold path (silently)."""
-    from mcpbridge import warm
+    from codebot_mcp.mcpbridge import warm
 
     path = _location(settings)
     if not path.exists():
         return None
-    from core import trust
+    from codebot_mcp.core import trust
 
     servers = dict(trust.without_untrusted(settings, check).servers)
     try:
@@ -115,7 +115,7 @@ def warm_command(
     `mcp list` and `mcp call` use it while it runs and its settings match (else they connect
     as usual). Exit 0 when the holder runs with every server connected, 4 when some failed.
     """
-    from mcpbridge import warm
+    from codebot_mcp.mcpbridge import warm
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
@@ -159,10 +159,10 @@ def _start(
     *,
     replacing: bool,
 ) -> int:
-    from core import paths
+    from codebot_mcp.core import paths
 
     log_file = paths.private_dir(paths.log_dir()) / "warm.log"
-    argv = [sys.executable, "-m", "mcpbridge.warm_holder", "--cwd", str(globals_.cwd)]
+    argv = [sys.executable, "-m", "codebot_mcp.mcpbridge.warm_holder", "--cwd", str(globals_.cwd)]
     if globals_.trust_project:
         argv.append("--trust-project")
     if idle_timeout is not None:
@@ -179,7 +179,7 @@ def _start(
         )
     finally:
         os.close(fd)
-    from core import descendants
+    from codebot_mcp.core import descendants
 
     descendants.spare(holder.pid)  # it and its servers outlive this command on purpose
     assert holder.stdout is not None

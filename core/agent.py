@@ -19,23 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from core.context import Compaction, ContextBudget, window_for
-from core.errors import CodebotError, TurnLimitError
-from core.model import ChatModel, ContextOverflowError, StreamDroppedError
-from core.permissions import PermissionGate, denial_text
-from core.redact import SECRETS, scrub
-from core.run import (
+from codebot_mcp.core.context import Compaction, ContextBudget, window_for
+from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.model import ChatModel, ContextOverflowError, StreamDroppedError
+from codebot_mcp.core.permissions import PermissionGate, denial_text
+from codebot_mcp.core.redact import SECRETS, scrub
+from codebot_mcp.core.run import (
     AgentEvents,
     Outcome,
     RepeatedCallError,
     RunResult,
     ToolRecord,
 )
-from core.sampling import Sampler
-from core.session import Message, Session
-from core.stream import Reply, ToolCall, Usage
-from core.toolcalls import parse_arguments, tool_message, truncate
-from core.tools import Tool, ToolResult
+from codebot_mcp.core.sampling import Sampler
+from codebot_mcp.core.session import Message, Session
+from codebot_mcp.core.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.toolcalls import parse_arguments, tool_message, truncate
+from codebot_mcp.core.tools import Tool, ToolResult
 
 __all__ = [
     "Agent",
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from core.settings import Settings
+    from codebot_mcp.core.settings import Settings
 
 REPEAT_WARN_AT = 3
 """The third identical call (same tool, same arguments) in one prompt is not run: the model

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from core.errors import UsageError
+from codebot_mcp.core.errors import UsageError
 
 _HINT = (
     "Pass one JSON object ('{\"text\": \"hi\"}'), @FILE with a JSON object, '-' to read one "

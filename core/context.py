@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.tokens import CHARS_PER_TOKEN
+from codebot_mcp.core.tokens import CHARS_PER_TOKEN
 
 if TYPE_CHECKING:
-    from core.model import ChatModel
+    from codebot_mcp.core.model import ChatModel
 
 DEFAULT_WINDOW = 128_000
 COMPACT_AT = 0.8

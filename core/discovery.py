@@ -13,7 +13,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from core.errors import ModelError
+from codebot_mcp.core.errors import ModelError
 
 BUDGET_SECONDS = 0.3
 """The whole probe, every candidate in parallel: chat's start-up must not wait for it."""

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from core.errors import ModelError, SettingsError
-from core.model_errors import (
+from codebot_mcp.core.errors import ModelError, SettingsError
+from codebot_mcp.core.model_errors import (
     DEFAULT_KEY_ENV,
     PLACEHOLDER_KEY,
     TIMEOUT_ENV,
@@ -32,8 +32,8 @@ from core.model_errors import (
     retryable,
     server_message,
 )
-from core.settings import Settings
-from core.stream import Reply, StreamAccumulator, TextCallback, reply_from_completion
+from codebot_mcp.core.settings import Settings
+from codebot_mcp.core.stream import Reply, StreamAccumulator, TextCallback, reply_from_completion
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI

@@ -10,11 +10,11 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from core.errors import ModelError
+from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
-    from core.model import ModelConfig
-    from core.stream import StreamAccumulator
+    from codebot_mcp.core.model import ModelConfig
+    from codebot_mcp.core.stream import StreamAccumulator
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 PLACEHOLDER_KEY = "sk-no-key-required"

@@ -14,8 +14,8 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any
 
-from core.settings import PermissionRules
-from core.tools import MCP_PREFIX, Capability, Permission, Tool
+from codebot_mcp.core.settings import PermissionRules
+from codebot_mcp.core.tools import MCP_PREFIX, Capability, Permission, Tool
 
 
 class Verdict(StrEnum):

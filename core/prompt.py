@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.tools import MCP_PREFIX, Tool, is_mcp_tool
+from codebot_mcp.core.tools import MCP_PREFIX, Tool, is_mcp_tool
 
 IDENTITY = """\
 You are codebot, a coding agent running in the user's terminal. You help with software \

@@ -10,9 +10,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import CodebotError
-from core.sources import ServerSource, content_text
-from core.tools import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.sources import ServerSource, content_text
+from codebot_mcp.core.tools import Capability, Permission, Tool, ToolResult
 
 MAX_LISTED = 500
 """Resources listed to the model at once; more would flood the context."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from core.context import Compaction
-from core.errors import CodebotError, TurnLimitError
-from core.model import Retry
-from core.permissions import Decision
-from core.stream import Reply, ToolCall, Usage
-from core.tools import Tool, ToolResult
+from codebot_mcp.core.context import Compaction
+from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.model import Retry
+from codebot_mcp.core.permissions import Decision
+from codebot_mcp.core.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.tools import Tool, ToolResult
 
 
 class AgentEvents:

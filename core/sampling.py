@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from core.stream import Usage
-from core.useragent import MAX_SAMPLING_PER_TURN, MAX_SAMPLING_TOKENS
+from codebot_mcp.core.stream import Usage
+from codebot_mcp.core.useragent import MAX_SAMPLING_PER_TURN, MAX_SAMPLING_TOKENS
 
 if TYPE_CHECKING:
-    from core.model import ChatModel
+    from codebot_mcp.core.model import ChatModel
 
 
 class SamplingRefused(Exception):

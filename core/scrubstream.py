@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.redact import SECRETS, Redactor
+from codebot_mcp.core.redact import SECRETS, Redactor
 
 URL_HOLD_LIMIT = 4096
 """A trailing word longer than this is given out even when it looks like a URL."""

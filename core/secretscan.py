@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import UsageError
+from codebot_mcp.core.errors import UsageError
 
 _SECRET_NAME = re.compile(
     r"(token|secret|passw(or)?d|api[_-]?key|apikey|auth|credential|private[_-]?key|"
@@ -46,7 +46,7 @@ def looks_secret(key: str, value: str) -> bool:
 
 def _plain_value(value: str) -> bool:
     """A path, a URL without credentials, a number or a word list: not a credential."""
-    from core.redact import MASK, redact_url
+    from codebot_mcp.core.redact import MASK, redact_url
 
     if value.startswith(("/", "./", "../", "~")) or re.fullmatch(r"[\d.:]+", value):
         return True
@@ -98,7 +98,7 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
                 _refuse(name, f"args[{i}]", variable, candidate, f"'{shown}' as that argument")
     url = entry.get("url")
     if isinstance(url, str):
-        from core.redact import MASK, redact_url
+        from codebot_mcp.core.redact import MASK, redact_url
 
         if MASK in redact_url(url) and MASK not in url and not _VARIABLE.search(url):
             variable, fixed = _url_with_variable(url)
@@ -107,7 +107,7 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
 
 def _url_with_variable(url: str) -> tuple[str, str]:
     """The variable to hold a URL's credential, and the URL with it in its place."""
-    from core.redact import MASK, redact_url
+    from codebot_mcp.core.redact import MASK, redact_url
 
     masked = redact_url(url)
     query = re.search(r"[?&]([^=&#\s]+)=" + re.escape(MASK), masked)

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from core.envexpand import UndefinedVariable, expand
-from core.errors import SettingsError, UsageError
-from core.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
-from core.redact import printable
+from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.errors import SettingsError, UsageError
+from codebot_mcp.core.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
+from codebot_mcp.core.redact import printable
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_HANDSHAKE_TIMEOUT = 30.0

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from core import prompt, toolsearch
-from core.context import DEFAULT_WINDOW, estimate
-from core.tools import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
-from core.toolsearch import SearchToolsTool, ToolSearch, catalog
+from codebot_mcp.core import prompt, toolsearch
+from codebot_mcp.core.context import DEFAULT_WINDOW, estimate
+from codebot_mcp.core.tools import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+from codebot_mcp.core.toolsearch import SearchToolsTool, ToolSearch, catalog
 
 Message = dict[str, Any]
 

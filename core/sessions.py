@@ -28,11 +28,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core import paths
-from core.errors import UsageError
+from codebot_mcp.core import paths
+from codebot_mcp.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from core.session import Message, Session
+    from codebot_mcp.core.session import Message, Session
 
 FORMAT_VERSION = 1
 MAX_SESSION_BYTES = 64 * 1024 * 1024

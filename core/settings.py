@@ -19,11 +19,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core import paths
-from core.errors import SettingsError
-from core.servers import EntryWarning, ServerConfig, is_str_list, json_type, parse_server
-from core.setting_keys import SettingWarning, unknown_keys
-from core.useragent import parse_roots
+from codebot_mcp.core import paths
+from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.servers import (
+    EntryWarning,
+    ServerConfig,
+    is_str_list,
+    json_type,
+    parse_server,
+)
+from codebot_mcp.core.setting_keys import SettingWarning, unknown_keys
+from codebot_mcp.core.useragent import parse_roots
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
@@ -137,7 +143,7 @@ def _mcp_json_servers(
     path: Path, environ: Mapping[str, str], base_dir: Path
 ) -> dict[str, ServerConfig]:
     """``.mcp.json`` entries, translated from Claude Code's format and validated."""
-    from core.importers import Source, claude_code
+    from codebot_mcp.core.importers import Source, claude_code
 
     source = Source(claude_code.NAME, path, "project")
     table = _server_entries(path, read_json(path))

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from core import paths
-from core.errors import SettingsError, UsageError
-from core.servers import SERVER_NAME_RE, parse_server
+from codebot_mcp.core import paths
+from codebot_mcp.core.errors import SettingsError, UsageError
+from codebot_mcp.core.servers import SERVER_NAME_RE, parse_server
 
 Scope = Literal["global", "project"]
 SCOPES: tuple[str, ...] = ("global", "project")
@@ -46,7 +46,7 @@ def settings_file(scope: Scope, cwd: Path) -> Path:
     """
     if scope == "global":
         return paths.global_settings_path()
-    from core.settings import find_project_file  # deferred: settings imports servers
+    from codebot_mcp.core.settings import find_project_file  # deferred: settings imports servers
 
     return find_project_file(cwd) or cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE
 
@@ -59,7 +59,7 @@ def read_document(path: Path) -> dict[str, Any]:
     """
     if not path.exists():
         return {}
-    from core.settings import read_json
+    from codebot_mcp.core.settings import read_json
 
     return read_json(path)
 
@@ -163,7 +163,7 @@ def validate_entry(name: str, entry: Any, path: Path) -> None:
             f"server '{name}': {config.warnings[0]}",
             hint="Fix the key; `codebot mcp add --help` lists the options.",
         )
-    from core.secretscan import refuse_secrets
+    from codebot_mcp.core.secretscan import refuse_secrets
 
     refuse_secrets(name, entry)
 

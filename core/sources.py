@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.tools import ToolSource
-from core.useragent import ElicitAnswer, UserAgent
+from codebot_mcp.core.tools import ToolSource
+from codebot_mcp.core.useragent import ElicitAnswer, UserAgent
 
 __all__ = [
     "ElicitAnswer",

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 
-from core import descendants
+from codebot_mcp.core import descendants
 
 PR_SET_PDEATHSIG = 1
 

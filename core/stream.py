@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.errors import ModelError
+from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:  # openai is imported lazily at run time; these are for type checkers only
     from openai.types.chat import ChatCompletion, ChatCompletionChunk

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.session import Message
-from core.stream import ToolCall
-from core.tokens import CHARS_PER_TOKEN
-from core.tools import ToolResult
+from codebot_mcp.core.session import Message
+from codebot_mcp.core.stream import ToolCall
+from codebot_mcp.core.tokens import CHARS_PER_TOKEN
+from codebot_mcp.core.tools import ToolResult
 
 
 def truncate(text: str, max_tokens: int) -> str:

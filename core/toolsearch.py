@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.tools import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools import Capability, Permission, Tool, ToolResult
 
 SEARCH_TOOL_NAME = "search_tools"
 DEFAULT_RESULTS = 5

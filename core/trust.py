@@ -21,11 +21,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from core import paths
-from core.lookup import find_command
-from core.redact import expandable_values, is_credential_name
-from core.servers import ServerConfig
-from core.settings import Settings
+from codebot_mcp.core import paths
+from codebot_mcp.core.lookup import find_command
+from codebot_mcp.core.redact import expandable_values, is_credential_name
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.settings import Settings
 
 TRUST_ENV = "CODEBOT_TRUST_PROJECT"
 STORE_NAME = "trust.json"
@@ -98,7 +98,7 @@ def expansions(
     environ: Mapping[str, str] | None = None,
 ) -> list[Expansion]:
     """Every variable the entry expands, flagged when it is a credential or the API key."""
-    from core.envexpand import referenced
+    from codebot_mcp.core.envexpand import referenced
 
     environ = os.environ if environ is None else environ
     key_names = {api_key_env or DEFAULT_API_KEY_ENV, DEFAULT_API_KEY_ENV}
@@ -225,7 +225,7 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
 
 def untrusted_message(result: TrustCheck) -> str:
     """One line naming what is skipped and the fixes."""
-    from core.redact import printable
+    from codebot_mcp.core.redact import printable
 
     parts = []
     if result.servers:

@@ -233,9 +233,9 @@ def parse_roots(path: Path, roots: Any) -> tuple[Path, ...]:
     Raises:
         SettingsError: it is not a list of strings.
     """
-    from core import paths
-    from core.errors import SettingsError
-    from core.servers import is_str_list, json_type
+    from codebot_mcp.core import paths
+    from codebot_mcp.core.errors import SettingsError
+    from codebot_mcp.core.servers import is_str_list, json_type
 
     if not is_str_list(roots):
         raise SettingsError(

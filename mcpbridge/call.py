@@ -12,15 +12,15 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
-from core.arguments import typed
-from core.errors import CodebotError, ExitCode, ServerError, UsageError
-from core.redact import Redactor
-from core.servers import ServerConfig, require_usable
-from core.tools import ToolResult
-from mcpbridge.failures import explain_auth
-from mcpbridge.manager import Manager
-from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
-from mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
+from codebot_mcp.core.arguments import typed
+from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
+from codebot_mcp.core.redact import Redactor
+from codebot_mcp.core.servers import ServerConfig, require_usable
+from codebot_mcp.core.tools import ToolResult
+from codebot_mcp.mcpbridge.failures import explain_auth
+from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
+from codebot_mcp.mcpbridge.tool import MCPTool, describe_invalid_result, to_tool_result
 
 
 async def call_once(
@@ -174,7 +174,7 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
-    from mcpbridge.schemas import call_error  # one wording for the SDK and the hot path
+    from codebot_mcp.mcpbridge.schemas import call_error  # one wording for the SDK and the hot path
 
     return call_error(exc.code, exc.message, config, tool)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from core.tools import Capability, Permission
+from codebot_mcp.core.tools import Capability, Permission
 
 # Most dangerous first: when a name says both "get" and "delete", it is a write.
 _KEYWORDS: tuple[tuple[Capability, frozenset[str]], ...] = (

@@ -21,22 +21,22 @@ import mcp_types as types
 from mcp import Client as SDKClient
 from mcp.client.streamable_http import streamable_http_client
 
-from core.redact import Redactor, entry_secrets
-from core.servers import ServerConfig
-from mcpbridge import features
-from mcpbridge._sdk import Transport, TransportStreams
-from mcpbridge.auth import LoginOptions, ServerAuth
-from mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
-from mcpbridge.features import ProgressHook
-from mcpbridge.limits import default_tool_timeout, http_timeout
-from mcpbridge.probe import guard_discover
-from mcpbridge.process import LaunchError, ServerProcess, exited, launch
-from mcpbridge.serverinfo import ServerInfo, client_info, server_info
-from mcpbridge.stdio import stdio_transport
+from codebot_mcp.core.redact import Redactor, entry_secrets
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.mcpbridge import features
+from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
+from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
+from codebot_mcp.mcpbridge.failures import Failure, Stage, explain, explain_auth, read_tail
+from codebot_mcp.mcpbridge.features import ProgressHook
+from codebot_mcp.mcpbridge.limits import default_tool_timeout, http_timeout
+from codebot_mcp.mcpbridge.probe import guard_discover
+from codebot_mcp.mcpbridge.process import LaunchError, ServerProcess, exited, launch
+from codebot_mcp.mcpbridge.serverinfo import ServerInfo, client_info, server_info
+from codebot_mcp.mcpbridge.stdio import stdio_transport
 
 if TYPE_CHECKING:
-    from core.sampling import Sampler
-    from core.useragent import UserAgent
+    from codebot_mcp.core.sampling import Sampler
+    from codebot_mcp.core.useragent import UserAgent
 
 logger = logging.getLogger(__name__)
 
@@ -316,7 +316,7 @@ class Client:
     @asynccontextmanager
     async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
         """Marks "launch" -> "handshake" once open; defaults ``resultType`` (see resulttype)."""
-        from mcpbridge.resulttype import default_result_type
+        from codebot_mcp.mcpbridge.resulttype import default_result_type
 
         async with transport as streams:
             self._stage = "handshake"
@@ -333,7 +333,7 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
-        from mcpbridge.httpcap import CappedTransport
+        from codebot_mcp.mcpbridge.httpcap import CappedTransport
 
         self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
         headers = dict(self.config.headers)

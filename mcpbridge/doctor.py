@@ -21,15 +21,15 @@ from typing import Any, Literal
 
 import anyio
 
-from core import tokens
-from core.errors import ExitCode, SettingsError
-from core.redact import Redactor, entry_secrets
-from core.servers import ServerConfig
-from core.session import tool_schema
-from core.settings import Settings
-from core.useragent import Policy, UserAgent, root_dirs
-from mcpbridge.auth import LoginOptions
-from mcpbridge.checks import (
+from codebot_mcp.core import tokens
+from codebot_mcp.core.errors import ExitCode, SettingsError
+from codebot_mcp.core.redact import Redactor, entry_secrets
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.session import tool_schema
+from codebot_mcp.core.settings import Settings
+from codebot_mcp.core.useragent import Policy, UserAgent, root_dirs
+from codebot_mcp.mcpbridge.auth import LoginOptions
+from codebot_mcp.mcpbridge.checks import (
     CHECKS,
     Finding,
     ServerContext,
@@ -39,10 +39,10 @@ from mcpbridge.checks import (
     TotalsContext,
     checks_in,
 )
-from mcpbridge.checks.base import Scope
-from mcpbridge.checks.entries import parse_finding
-from mcpbridge.manager import Manager
-from mcpbridge.tool import MCPTool
+from codebot_mcp.mcpbridge.checks.base import Scope
+from codebot_mcp.mcpbridge.checks.entries import parse_finding
+from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.mcpbridge.tool import MCPTool
 
 __all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
 

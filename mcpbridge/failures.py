@@ -17,9 +17,9 @@ import httpx2
 import mcp_types as types
 from mcp import MCPError
 
-from core.servers import ServerConfig
-from mcpbridge.auth import AuthTrace, LoginError, NeedsLoginError
-from mcpbridge.process import LaunchError
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth import AuthTrace, LoginError, NeedsLoginError
+from codebot_mcp.mcpbridge.process import LaunchError
 
 Stage = Literal["config", "launch", "handshake", "auth", "list", "call"]
 

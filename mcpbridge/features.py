@@ -23,13 +23,13 @@ from mcp.client.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from core.redact import SECRETS, Redactor
-from core.scrubstream import StreamScrubber
+from codebot_mcp.core.redact import SECRETS, Redactor
+from codebot_mcp.core.scrubstream import StreamScrubber
 
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
 
-    from mcpbridge.client import Client
+    from codebot_mcp.mcpbridge.client import Client
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ def write_log(client: Client, line: str) -> None:
     if process is not None:
         process.note(line)
         return
-    from core import paths
+    from codebot_mcp.core import paths
 
     path = paths.private_dir(paths.log_dir()) / f"{client.name}.log"
     with path.open("a", encoding="utf-8") as log:
@@ -85,7 +85,7 @@ def sdk_callbacks(client: Client) -> dict[str, Any]:
     """The SDK ``Client`` keyword arguments that declare and answer servers' requests."""
     if client.agent is None:
         return {}
-    from mcpbridge.requests import ServerRequests
+    from codebot_mcp.mcpbridge.requests import ServerRequests
 
     requests = ServerRequests(
         client.name,

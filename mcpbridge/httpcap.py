@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 
 import httpx2
 
-from mcpbridge.stdio import MAX_MESSAGE_BYTES
+from codebot_mcp.mcpbridge.stdio import MAX_MESSAGE_BYTES
 
 _PIECE = 65536
 """Decoded bytes produced at a time from a compressed body (memory stays bounded)."""

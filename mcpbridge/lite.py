@@ -25,17 +25,17 @@ from typing import Any
 
 import anyio
 
-from core.arguments import typed
-from core.errors import ServerError, UsageError
-from core.redact import Redactor, entry_secrets
-from core.servers import ServerConfig
-from core.tools import Permission, ToolResult, normalize_schema
-from mcpbridge.capability import classify
-from mcpbridge.limits import default_tool_timeout
-from mcpbridge.lite_wire import Closed, Connection, Fallback, Malformed, RpcError
-from mcpbridge.naming import allocate
-from mcpbridge.process import LaunchError, ServerProcess, launch
-from mcpbridge.schemas import (
+from codebot_mcp.core.arguments import typed
+from codebot_mcp.core.errors import ServerError, UsageError
+from codebot_mcp.core.redact import Redactor, entry_secrets
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.tools import Permission, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.capability import classify
+from codebot_mcp.mcpbridge.limits import default_tool_timeout
+from codebot_mcp.mcpbridge.lite_wire import Closed, Connection, Fallback, Malformed, RpcError
+from codebot_mcp.mcpbridge.naming import allocate
+from codebot_mcp.mcpbridge.process import LaunchError, ServerProcess, launch
+from codebot_mcp.mcpbridge.schemas import (
     BREAKS,
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
@@ -140,7 +140,7 @@ class _Reached:
 
 def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
     """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
-    from mcpbridge.report import server_view
+    from codebot_mcp.mcpbridge.report import server_view
 
     tools = name_tools(listed)
     out = []
@@ -195,7 +195,10 @@ class TimedOut(Exception):
 
     def failure(self) -> Any:
         """The :class:`~mcpbridge.failures.Failure` of ``Client.run`` for a timeout."""
-        from mcpbridge.failures import Failure, read_tail  # the slow case: the SDK may load
+        from codebot_mcp.mcpbridge.failures import (
+            Failure,
+            read_tail,
+        )  # the slow case: the SDK may load
 
         config = self.config
         redact = Redactor(entry_secrets(config))
@@ -211,7 +214,7 @@ class TimedOut(Exception):
 
     def view(self) -> dict[str, Any]:
         """What ``mcp list`` shows for this failed server."""
-        from mcpbridge.report import server_view
+        from codebot_mcp.mcpbridge.report import server_view
 
         return server_view(
             self.config.name, "failed", self.config, None, [], failure=self.failure()

@@ -19,9 +19,9 @@ from typing import Any
 
 import anyio
 
-from core import __version__
-from mcpbridge.process import ServerProcess
-from mcpbridge.schemas import Fallback, checked_tool
+from codebot_mcp.core import __version__
+from codebot_mcp.mcpbridge.process import ServerProcess
+from codebot_mcp.mcpbridge.schemas import Fallback, checked_tool
 
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
@@ -211,7 +211,10 @@ class Connection:
             params = {}
         if method == "elicitation/create":
             if params.get("mode") != "url":
-                from mcpbridge.requests import MAX_FIELDS, form_fields  # rare: the SDK may load
+                from codebot_mcp.mcpbridge.requests import (
+                    MAX_FIELDS,
+                    form_fields,
+                )  # rare: the SDK may load
 
                 if form_fields(params.get("requestedSchema")) is None:
                     text = (
@@ -221,7 +224,10 @@ class Connection:
                     return {"error": {"code": INVALID_PARAMS, "message": text}}
             return {"result": {"action": "decline"}}
         if method == "sampling/createMessage":
-            from core.useragent import Policy, refusal_reason  # the default policy's words
+            from codebot_mcp.core.useragent import (
+                Policy,
+                refusal_reason,
+            )  # the default policy's words
 
             text = f"sampling refused: {refusal_reason(Policy(), self.server.name)}"
             return {"error": {"code": USER_REJECTED, "message": text}}

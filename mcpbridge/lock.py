@@ -12,7 +12,7 @@ from typing import Any
 
 import mcp_types as types
 
-from core import paths
+from codebot_mcp.core import paths
 
 LOCK_FILE = "mcp-lock.json"
 LOCK_VERSION = 1

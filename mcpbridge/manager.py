@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from core.servers import ServerConfig
-from mcpbridge.auth import LoginOptions
-from mcpbridge.client import Client
-from mcpbridge.failures import Failure
-from mcpbridge.features import ProgressHook
-from mcpbridge.naming import allocate
-from mcpbridge.process import Prelaunched
-from mcpbridge.tool import MCPTool
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth import LoginOptions
+from codebot_mcp.mcpbridge.client import Client
+from codebot_mcp.mcpbridge.failures import Failure
+from codebot_mcp.mcpbridge.features import ProgressHook
+from codebot_mcp.mcpbridge.naming import allocate
+from codebot_mcp.mcpbridge.process import Prelaunched
+from codebot_mcp.mcpbridge.tool import MCPTool
 
 if TYPE_CHECKING:
-    from core.sampling import Sampler
-    from core.sources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
-    from core.useragent import UserAgent
+    from codebot_mcp.core.sampling import Sampler
+    from codebot_mcp.core.sources import PromptInfo, PromptMessage, ResourceContent, ResourceInfo
+    from codebot_mcp.core.useragent import UserAgent
 
 Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
 
@@ -270,7 +270,7 @@ class Manager:
 
         Lines that name a tool hidden by ``include_tools``/``exclude_tools`` are left out.
         """
-        from core.prompt import without_hidden_tools
+        from codebot_mcp.core.prompt import without_hidden_tools
 
         sections = [
             f"## {c.name}\n{without_hidden_tools(c.info.instructions, c.hidden_tools).strip()}"
@@ -311,7 +311,7 @@ class Manager:
     # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
 
     def _selected_clients(self, server: str | None) -> list[Client]:
-        from mcpbridge.resources import find_client
+        from codebot_mcp.mcpbridge.resources import find_client
 
         if server is not None:
             return [find_client(self.clients, server)]
@@ -325,7 +325,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the listing failed.
         """
-        from mcpbridge.resources import list_resources
+        from codebot_mcp.mcpbridge.resources import list_resources
 
         out: list[ResourceInfo] = []
         for client in self._selected_clients(server):
@@ -339,7 +339,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the read failed.
         """
-        from mcpbridge import resources
+        from codebot_mcp.mcpbridge import resources
 
         client = resources.find_client(self.clients, server)
         parts = await resources.read_resource(client, uri)
@@ -356,7 +356,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the listing failed.
         """
-        from mcpbridge.resources import list_prompts
+        from codebot_mcp.mcpbridge.resources import list_prompts
 
         out: list[PromptInfo] = []
         for client in self._selected_clients(server):
@@ -372,7 +372,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the server refused.
         """
-        from mcpbridge.resources import find_client, get_prompt
+        from codebot_mcp.mcpbridge.resources import find_client, get_prompt
 
         return await get_prompt(find_client(self.clients, server), name, arguments)
 
@@ -385,7 +385,7 @@ class Manager:
         context: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Completions for a prompt's or a template's argument; [] when none or on failure."""
-        from mcpbridge.resources import complete
+        from codebot_mcp.mcpbridge.resources import complete
 
         client = self.clients.get(server)
         if client is None:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from core.tools import MCP_PREFIX
+from codebot_mcp.core.tools import MCP_PREFIX
 
 MAX_NAME_LENGTH = 64
 VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -23,7 +23,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from mcpbridge._sdk import Transport, TransportStreams
+from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 
 DISCOVER_METHOD = "server/discover"
 SENTINEL_ID = "codebot-discover-sentinel"

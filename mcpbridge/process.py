@@ -23,14 +23,14 @@ from typing import IO
 import anyio
 from anyio.abc import Process
 
-from core import paths
-from core.lookup import child_environment as _child_environment
-from core.lookup import find_command
-from core.redact import SECRETS, Redactor, entry_secrets, printable
-from core.scrubstream import StreamScrubber
-from core.servers import ServerConfig
-from core.spawn import open_process
-from mcpbridge import reaper
+from codebot_mcp.core import paths
+from codebot_mcp.core.lookup import child_environment as _child_environment
+from codebot_mcp.core.lookup import find_command
+from codebot_mcp.core.redact import SECRETS, Redactor, entry_secrets, printable
+from codebot_mcp.core.scrubstream import StreamScrubber
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.spawn import open_process
+from codebot_mcp.mcpbridge import reaper
 
 STDIN_CLOSE_GRACE = 2.0
 """After stdin closes, a well-behaved server exits on its own within this time."""

@@ -84,7 +84,7 @@ def _start() -> bool:
         _failed = True
         return False
     _pipe = _reaper.stdin
-    from core import descendants  # not in the script: only codebot starts the reaper
+    from codebot_mcp.core import descendants  # not in the script: only codebot starts the reaper
 
     descendants.spare(_reaper.pid)  # it outlives codebot on purpose
     return True

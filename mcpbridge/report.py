@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from core.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
-from core.redact import MASK, Redactor, entry_secrets, redact_values
-from core.servers import ServerConfig
+from codebot_mcp.core.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
+from codebot_mcp.core.redact import MASK, Redactor, entry_secrets, redact_values
+from codebot_mcp.core.servers import ServerConfig
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
-    from mcpbridge.client import Client
-    from mcpbridge.failures import Failure
-    from mcpbridge.manager import Manager, ServerStatus
-    from mcpbridge.tool import MCPTool
+    from codebot_mcp.mcpbridge.client import Client
+    from codebot_mcp.mcpbridge.failures import Failure
+    from codebot_mcp.mcpbridge.manager import Manager, ServerStatus
+    from codebot_mcp.mcpbridge.tool import MCPTool
 
 
 def config_view(config: ServerConfig) -> dict[str, Any]:

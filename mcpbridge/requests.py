@@ -17,9 +17,9 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
 
-from core.errors import CodebotError
-from core.sampling import Sampler, SamplingRefused
-from core.useragent import (
+from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.sampling import Sampler, SamplingRefused
+from codebot_mcp.core.useragent import (
     MAX_SAMPLING_TOKENS,
     ElicitField,
     ElicitRequest,

@@ -20,14 +20,20 @@ from mcp import InputRequiredRoundsExceededError, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from core.errors import CodebotError, ServerError, UsageError
-from core.sources import PromptArgument, PromptInfo, PromptMessage, ResourceContent, ResourceInfo
-from mcpbridge import features
-from mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
-from mcpbridge.tool import describe_block
+from codebot_mcp.core.errors import CodebotError, ServerError, UsageError
+from codebot_mcp.core.sources import (
+    PromptArgument,
+    PromptInfo,
+    PromptMessage,
+    ResourceContent,
+    ResourceInfo,
+)
+from codebot_mcp.mcpbridge import features
+from codebot_mcp.mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
+from codebot_mcp.mcpbridge.tool import describe_block
 
 if TYPE_CHECKING:
-    from mcpbridge.client import Client
+    from codebot_mcp.mcpbridge.client import Client
 
 MAX_PAGES = 100
 """Pages of one listing; a server whose cursor never ends must not hang us."""

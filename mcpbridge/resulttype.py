@@ -19,7 +19,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpbridge._sdk import TransportStreams
+from codebot_mcp.mcpbridge._sdk import TransportStreams
 
 PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MAX_PENDING = 10_000

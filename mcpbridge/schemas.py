@@ -9,10 +9,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import CodebotError, ServerError
-from core.servers import ServerConfig
-from core.tools import ToolResult
-from mcpbridge.limits import default_tool_timeout
+from codebot_mcp.core.errors import CodebotError, ServerError
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.tools import ToolResult
+from codebot_mcp.mcpbridge.limits import default_tool_timeout
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -136,7 +136,7 @@ def through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> Tool
     import mcp_types as types
     from pydantic import ValidationError
 
-    from mcpbridge.tool import describe_invalid_result, to_tool_result
+    from codebot_mcp.mcpbridge.tool import describe_invalid_result, to_tool_result
 
     try:
         model = types.CallToolResult.model_validate({**result, "resultType": "complete"})

@@ -11,7 +11,7 @@ import mcp_types as types
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
 
-from core import __version__
+from codebot_mcp.core import __version__
 
 
 def client_info() -> types.Implementation:

@@ -20,8 +20,8 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from mcpbridge._sdk import TransportStreams
-from mcpbridge.process import ServerProcess
+from codebot_mcp.mcpbridge._sdk import TransportStreams
+from codebot_mcp.mcpbridge.process import ServerProcess
 
 logger = logging.getLogger(__name__)
 

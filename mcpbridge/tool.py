@@ -11,12 +11,12 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
-from core.tools import Permission, ToolResult, normalize_schema
-from mcpbridge.capability import classify
-from mcpbridge.requests import too_many_rounds
+from codebot_mcp.core.tools import Permission, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.capability import classify
+from codebot_mcp.mcpbridge.requests import too_many_rounds
 
 if TYPE_CHECKING:
-    from mcpbridge.client import Client
+    from codebot_mcp.mcpbridge.client import Client
 
 
 class MCPTool:
@@ -72,7 +72,7 @@ class MCPTool:
 
     def fingerprint(self) -> str:
         """A hash of what the model is told about the tool (see ``mcpbridge.lock``)."""
-        from mcpbridge.lock import tool_hash
+        from codebot_mcp.mcpbridge.lock import tool_hash
 
         return tool_hash(self.tool)
 

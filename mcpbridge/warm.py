@@ -38,9 +38,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from core import __version__, paths
-from core.lookup import INHERITED_ENV
-from core.servers import ServerConfig
+from codebot_mcp.core import __version__, paths
+from codebot_mcp.core.lookup import INHERITED_ENV
+from codebot_mcp.core.servers import ServerConfig
 
 DEFAULT_IDLE_TIMEOUT = 600.0
 """Seconds without a request after which the holder exits (``warm_idle_timeout``)."""

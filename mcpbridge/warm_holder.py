@@ -19,14 +19,14 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
-from core import paths, trust
-from core import settings as settings_mod
-from core.arguments import Pairs
-from core.errors import CodebotError
-from mcpbridge.call import call_once
-from mcpbridge.manager import Manager
-from mcpbridge.report import status_view
-from mcpbridge.warm import (
+from codebot_mcp.core import paths, trust
+from codebot_mcp.core import settings as settings_mod
+from codebot_mcp.core.arguments import Pairs
+from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.mcpbridge.call import call_once
+from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.mcpbridge.report import status_view
+from codebot_mcp.mcpbridge.warm import (
     ACCEPT_TIMEOUT,
     MAX_LINE_BYTES,
     SOCKET_PATH_LIMIT,
@@ -186,8 +186,8 @@ async def serve(
     settings = settings_mod.load(cwd)
     result = trust.check(settings, assume_trusted=trust_project)
     servers = dict(trust.without_untrusted(settings, result).servers)
-    from core.sampling import Sampler
-    from core.useragent import Policy, root_dirs
+    from codebot_mcp.core.sampling import Sampler
+    from codebot_mcp.core.useragent import Policy, root_dirs
 
     roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
     digest = fingerprint(servers, result.trusted, roots)

@@ -17,7 +17,7 @@ HEAVY = ("mcp", "mcp_types", "openai", "prompt_toolkit", "rich.markdown", "rich.
 
 PROBE = """
 import json, sys
-from cli.app import run
+from codebot_mcp.cli.app import run
 code = run(sys.argv[1:])
 sys.stdout.flush()
 print("\\nMODULES=" + json.dumps(sorted(sys.modules)), file=sys.stderr)
@@ -48,7 +48,12 @@ def test_help_and_version_import_no_heavy_module(argv: list[str]) -> None:
 STARTUP_EXTRA = ("__future__", "gc", "logging", "string", "_string", "atexit")
 """Standard modules start-up may add to what ``import typer`` loads (``logging``: the root
 callback's NullHandler); anything else beyond our own light modules is a regression."""
-STARTUP_OURS = ("core", "core.errors", "core.redact")
+STARTUP_OURS = (
+    "codebot_mcp",
+    "codebot_mcp.core",
+    "codebot_mcp.core.errors",
+    "codebot_mcp.core.redact",
+)
 
 
 def typer_modules() -> set[str]:
@@ -69,7 +74,7 @@ def test_start_up_imports_nothing_beyond_typer_and_our_light_modules(argv: list[
     unexpected = sorted(
         m
         for m in extra
-        if not (m == "cli" or m.startswith(("cli.", "typer._click")))
+        if not (m == "codebot_mcp.cli" or m.startswith(("codebot_mcp.cli.", "typer._click")))
         and m not in STARTUP_OURS + STARTUP_EXTRA
     )
     assert unexpected == []
@@ -89,8 +94,8 @@ def test_option_parsing_fast_path_keeps_pydantic_out(argv: list[str]) -> None:
 def test_the_fast_path_adapts_every_text_flag_number_and_text_list_option() -> None:
     import typer
 
-    from cli._typer import light_option_parsing
-    from cli.app import app
+    from codebot_mcp.cli._typer import light_option_parsing
+    from codebot_mcp.cli.app import app
 
     def plain(p: Any) -> bool:
         annotation = p.type_descriptor.annotation
@@ -119,8 +124,8 @@ def late():
     import mcp_types
     from typer import Typer
     from prompt_toolkit import PromptSession
-    from cli.render import warn
-    from mcpbridge.manager import Manager
+    from codebot_mcp.cli.render import warn
+    from codebot_mcp.mcpbridge.manager import Manager
     import openai
     from typer._click import exceptions
     from mcp.client._transport import Transport
@@ -176,19 +181,26 @@ def test_mcp_commands_do_not_import_openai(tmp_path: Path, command: list[str]) -
     write_settings(tmp_path, {"mcp_servers": {"echo": server_entry("echo")}})
     code, modules = loaded_modules("--cwd", str(tmp_path), *command)
     assert code == 0
-    assert "mcpbridge.lite" in modules  # it did the work, on the hot path:
+    assert "codebot_mcp.mcpbridge.lite" in modules  # it did the work, on the hot path:
     assert "mcp" not in modules and "pydantic" not in modules  # without the SDK's models
     assert not any(m == "openai" or m.startswith("openai.") for m in modules)
     assert not any(m.startswith("prompt_toolkit") for m in modules)
 
 
 def test_packages_are_ours() -> None:
-    import cli
-    import core
-    import mcpbridge
+    from codebot_mcp import cli, core, mcpbridge
 
     for package in (cli, core, mcpbridge):
         assert Path(package.__file__ or "").resolve().is_relative_to(REPO_ROOT)
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["mcp", "--help"]])
+def test_nothing_imports_the_bare_folder_names(argv: list[str]) -> None:
+    """Another distribution's top-level ``core`` or ``cli`` can never shadow ours (issue 14)."""
+    code, modules = loaded_modules(*argv)
+    assert code == 0
+    assert "codebot_mcp.cli.app" in modules  # the probe ran our code
+    assert sorted(m for m in modules if m.split(".")[0] in ("cli", "core", "mcpbridge")) == []
 
 
 def _module_imports(path: Path, name: str, known: set[str]) -> set[str]:
@@ -224,7 +236,7 @@ def test_no_import_circle() -> None:
     modules: dict[str, Path] = {}
     for package in ("cli", "core", "mcpbridge"):
         for path in (REPO_ROOT / package).rglob("*.py"):
-            name = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+            name = ".".join(("codebot_mcp", *path.relative_to(REPO_ROOT).with_suffix("").parts))
             modules[name.removesuffix(".__init__")] = path
     graph = {n: _module_imports(p, n, set(modules)) for n, p in modules.items()}
     state: dict[str, int] = {}
@@ -243,7 +255,9 @@ def test_no_import_circle() -> None:
         if name not in state:
             visit(name, [name])
     assert circles == []
-    assert "cli.runtime" in graph["cli.repl"]  # the graph is real: the REPL uses the wiring
+    assert (
+        "codebot_mcp.cli.runtime" in graph["codebot_mcp.cli.repl"]
+    )  # the graph is real: the REPL uses the wiring
 
 
 def test_no_module_over_400_lines() -> None:

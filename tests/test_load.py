@@ -7,7 +7,7 @@ import resource
 import subprocess
 from pathlib import Path
 
-from mcpbridge.naming import VALID_NAME
+from codebot_mcp.mcpbridge.naming import VALID_NAME
 from tests.fakes.procs import CODEBOT
 from tests.helpers import server_entry, write_settings
 

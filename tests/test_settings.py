@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import settings
-from core.envexpand import UndefinedVariable, expand
-from core.errors import SettingsError
+from codebot_mcp.core import settings
+from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.errors import SettingsError
 from tests.helpers import write_settings
 
 

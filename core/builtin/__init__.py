@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from core.builtin.bash import BashTool
-from core.builtin.edit import EditTool
-from core.builtin.glob import GlobTool
-from core.builtin.grep import GrepTool
-from core.builtin.read import ReadTool
-from core.builtin.write import WriteTool
-from core.tools import Tool
+from codebot_mcp.core.builtin.bash import BashTool
+from codebot_mcp.core.builtin.edit import EditTool
+from codebot_mcp.core.builtin.glob import GlobTool
+from codebot_mcp.core.builtin.grep import GrepTool
+from codebot_mcp.core.builtin.read import ReadTool
+from codebot_mcp.core.builtin.write import WriteTool
+from codebot_mcp.core.tools import Tool
 
 __all__ = [
     "BUILTIN_TOOLS",

@@ -16,10 +16,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from core import descendants
-from core.builtin._common import BadArgument, integer, string
-from core.spawn import open_process
-from core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core import descendants
+from codebot_mcp.core.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.spawn import open_process
+from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600

@@ -18,10 +18,10 @@ from typing import Any
 
 import anyio
 
-from core.boundary import Boundary, BoundaryError, Reach
-from core.builtin._common import BadArgument, string
-from core.builtin._diff import MAX_PREVIEW_BYTES, unified
-from core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core.boundary import Boundary, BoundaryError, Reach
+from codebot_mcp.core.builtin._common import BadArgument, string
+from codebot_mcp.core.builtin._diff import MAX_PREVIEW_BYTES, unified
+from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 """Files larger than this are not edited in memory."""

@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio
 
-from core.boundary import Boundary, Reach
-from core.builtin._common import BadArgument, string
-from core.builtin._files import glob_regex, walk
-from core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core.boundary import Boundary, Reach
+from codebot_mcp.core.builtin._common import BadArgument, string
+from codebot_mcp.core.builtin._files import glob_regex, walk
+from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 MAX_RESULTS = 500
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import anyio
 
-from core.boundary import Boundary, BoundaryError, Reach, refuse_special
-from core.builtin._common import BadArgument, integer, string
-from core.builtin._files import glob_match, walk
-from core.builtin.glob import shown
-from core.lookup import child_environment
-from core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core.boundary import Boundary, BoundaryError, Reach, refuse_special
+from codebot_mcp.core.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.builtin._files import glob_match, walk
+from codebot_mcp.core.builtin.glob import shown
+from codebot_mcp.core.lookup import child_environment
+from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 MAX_LINES = 250
 """Output lines (matches plus context) before the result is cut."""

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from core.boundary import MAX_READ_BYTES, Boundary, BoundaryError, Reach
-from core.builtin._common import BadArgument, integer, string
-from core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core.boundary import MAX_READ_BYTES, Boundary, BoundaryError, Reach
+from codebot_mcp.core.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -8,10 +8,10 @@ from typing import Any
 
 import anyio.to_thread
 
-from core.boundary import Boundary, BoundaryError, Reach
-from core.builtin._common import BadArgument, string
-from core.builtin._diff import read_for_preview, unified
-from core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core.boundary import Boundary, BoundaryError, Reach
+from codebot_mcp.core.builtin._common import BadArgument, string
+from codebot_mcp.core.builtin._diff import read_for_preview, unified
+from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 
 class WriteTool:

@@ -131,7 +131,7 @@ def common_entry(
 
 def no_clear_secrets(item: Imported) -> None:
     """Replace every secret-looking literal with a ``${VAR}`` reference, noting the variable."""
-    from core.secretscan import looks_secret
+    from codebot_mcp.core.secretscan import looks_secret
 
     entry = item.entry
     for section in ("env", "headers"):

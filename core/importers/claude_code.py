@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.importers import Imported, Source, common_entry, read_json, servers_table
+from codebot_mcp.core.importers import Imported, Source, common_entry, read_json, servers_table
 
 NAME = "claude-code"
 

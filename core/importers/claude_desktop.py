@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from core.importers import Imported, Source, claude_code, read_json, servers_table
+from codebot_mcp.core.importers import Imported, Source, claude_code, read_json, servers_table
 
 NAME = "claude-desktop"
 

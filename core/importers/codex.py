@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from core.importers import Imported, ImportFormatError, Source, common_entry
+from codebot_mcp.core.importers import Imported, ImportFormatError, Source, common_entry
 
 NAME = "codex"
 

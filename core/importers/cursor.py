@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.importers import (
+from codebot_mcp.core.importers import (
     Imported,
     Source,
     common_entry,

@@ -10,8 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.importers import Imported, Source, common_entry, env_refs, map_strings, read_json
-from core.importers import servers_table as _table
+from codebot_mcp.core.importers import (
+    Imported,
+    Source,
+    common_entry,
+    env_refs,
+    map_strings,
+    read_json,
+)
+from codebot_mcp.core.importers import servers_table as _table
 
 NAME = "gemini"
 

@@ -8,13 +8,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from core.errors import UsageError
-from core.importers import FORMATS, Imported, ImportFormatError, Scope, Source, no_clear_secrets
+from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.importers import (
+    FORMATS,
+    Imported,
+    ImportFormatError,
+    Scope,
+    Source,
+    no_clear_secrets,
+)
 
 
 def module(client: str) -> ModuleType:
     """The importer module of a client format name (``claude-code`` → ``claude_code``)."""
-    return importlib.import_module(f"core.importers.{client.replace('-', '_')}")
+    return importlib.import_module(f"codebot_mcp.core.importers.{client.replace('-', '_')}")
 
 
 @dataclass(slots=True)
@@ -66,7 +73,7 @@ def discover(clients: list[str], cwd: Path, home: Path) -> ImportPlan:
 
 def decide(plan: ImportPlan, scope: Scope | None, cwd: Path) -> None:
     """Set each server's target file and action: validation, secrets, clashes."""
-    from core import settings_edit
+    from codebot_mcp.core import settings_edit
 
     documents: dict[Path, dict[str, Any]] = {}
     chosen: dict[tuple[Path, str], Planned] = {}
@@ -114,7 +121,7 @@ def _note_overrides(
     cwd: Path,
 ) -> None:
     """A project entry that will hide a different global entry of the same name says so."""
-    from core import settings_edit
+    from codebot_mcp.core import settings_edit
 
     global_file = settings_edit.settings_file("global", cwd)
     if global_file not in documents:
@@ -136,7 +143,7 @@ def _note_overrides(
 
 def apply(plan: ImportPlan) -> list[Path]:
     """Write every "add" into its target file (one atomic write per file); the files written."""
-    from core import paths, settings_edit
+    from codebot_mcp.core import paths, settings_edit
 
     by_target: dict[Path, list[Planned]] = {}
     for planned in plan.servers:

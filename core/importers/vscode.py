@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.importers import (
+from codebot_mcp.core.importers import (
     Imported,
     Source,
     common_entry,

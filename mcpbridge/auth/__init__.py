@@ -1,8 +1,8 @@
 """OAuth for http servers: the SDK's providers, a token store, the loopback callback."""
 
-from mcpbridge.auth.flow import AuthTrace, LoginOptions, NeedsLoginError, ServerAuth
-from mcpbridge.auth.loopback import LoginError, LoopbackListener
-from mcpbridge.auth.store import TokenStore
+from codebot_mcp.mcpbridge.auth.flow import AuthTrace, LoginOptions, NeedsLoginError, ServerAuth
+from codebot_mcp.mcpbridge.auth.loopback import LoginError, LoopbackListener
+from codebot_mcp.mcpbridge.auth.store import TokenStore
 
 __all__ = [
     "AuthTrace",

@@ -28,9 +28,9 @@ import httpx2
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-from core.servers import ServerConfig
-from mcpbridge.auth.loopback import LOGIN_TIMEOUT_SECONDS, LoginError, LoopbackListener
-from mcpbridge.auth.store import TokenStore
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth.loopback import LOGIN_TIMEOUT_SECONDS, LoginError, LoopbackListener
+from codebot_mcp.mcpbridge.auth.store import TokenStore
 
 OpenURL = Callable[[str, str], None]
 """``open_url(server_name, authorization_url)``: show it and open a browser (``cli``)."""

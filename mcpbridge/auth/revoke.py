@@ -9,8 +9,8 @@ from urllib.parse import quote
 
 import httpx2
 
-from core.servers import ServerConfig
-from mcpbridge.auth.store import TokenStore
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth.store import TokenStore
 
 REVOKE_TIMEOUT_SECONDS = 10.0
 """Logout must not hang on a slow authorization server: the tokens are deleted anyway."""
@@ -59,7 +59,9 @@ async def _revoke(
             auth_data["client_secret"] = secret
     tokens = [(t, hint) for t, hint in ((refresh, "refresh_token"), (access, "access_token")) if t]
     try:
-        from mcpbridge.httpcap import CappedTransport  # the size cap, through any env proxy
+        from codebot_mcp.mcpbridge.httpcap import (
+            CappedTransport,
+        )  # the size cap, through any env proxy
 
         transport = CappedTransport()
         async with httpx2.AsyncClient(timeout=REVOKE_TIMEOUT_SECONDS, transport=transport) as http:

@@ -1,7 +1,7 @@
 """The checks of ``codebot mcp doctor``, one module per family; importing registers them all."""
 
-from mcpbridge.checks import connection, entries, pinning, tools, totals
-from mcpbridge.checks.base import (
+from codebot_mcp.mcpbridge.checks import connection, entries, pinning, tools, totals
+from codebot_mcp.mcpbridge.checks.base import (
     CHECKS,
     SEVERITIES,
     Check,

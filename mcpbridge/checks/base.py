@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core.servers import ServerConfig
-from core.settings import Settings
+from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.settings import Settings
 
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from mcpbridge.client import Client
-    from mcpbridge.tool import MCPTool
+    from codebot_mcp.mcpbridge.client import Client
+    from codebot_mcp.mcpbridge.tool import MCPTool
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 
-from mcpbridge.checks.base import Finding, ServerContext, check
-from mcpbridge.failures import Failure
+from codebot_mcp.mcpbridge.checks.base import Finding, ServerContext, check
+from codebot_mcp.mcpbridge.failures import Failure
 
 SLOW_FRACTION = 0.5
 """A handshake that uses more than this share of its timeout fails on a busier machine."""

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from core import paths
-from core.envexpand import UndefinedVariable, expand
-from core.errors import SettingsError
-from core.lookup import find_command
-from core.redact import redact_url
-from core.servers import parse_server
-from core.settings import read_json
-from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
+from codebot_mcp.core import paths
+from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.lookup import find_command
+from codebot_mcp.core.redact import redact_url
+from codebot_mcp.core.servers import parse_server
+from codebot_mcp.core.settings import read_json
+from codebot_mcp.mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
@@ -319,8 +319,8 @@ def _url(ctx: ServerContext) -> Iterator[Finding]:
     "a credential is passed in 'args', where every local user can read it in the process table",
 )
 def _secret_in_args(ctx: ServerContext) -> Iterator[Finding]:
-    from core.envexpand import referenced
-    from core.redact import expandable_values, is_credential_name
+    from codebot_mcp.core.envexpand import referenced
+    from codebot_mcp.core.redact import expandable_values, is_credential_name
 
     for key, text in expandable_values(ctx.config.raw):
         if not key.startswith("args["):

@@ -7,8 +7,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from mcpbridge.checks.base import Finding, ServerContext, ToolContext, check
-from mcpbridge.lock import drift, lock_path, read
+from codebot_mcp.mcpbridge.checks.base import Finding, ServerContext, ToolContext, check
+from codebot_mcp.mcpbridge.lock import drift, lock_path, read
 
 _ADDRESSED = re.compile(
     r"ignore (all |any )?(previous|prior|above) instructions|disregard (the |all )?(previous|"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from core.tools import Capability
-from mcpbridge.checks.base import Finding, ToolContext, check
-from mcpbridge.checks.schema import schema_errors, strict_mode_breakers, validator_class
-from mcpbridge.naming import MAX_NAME_LENGTH, plain_name
+from codebot_mcp.core.tools import Capability
+from codebot_mcp.mcpbridge.checks.base import Finding, ToolContext, check
+from codebot_mcp.mcpbridge.checks.schema import schema_errors, strict_mode_breakers, validator_class
+from codebot_mcp.mcpbridge.naming import MAX_NAME_LENGTH, plain_name
 
 MAX_DESCRIPTION_LENGTH = 1024
 """OpenAI rejects a function description longer than this."""

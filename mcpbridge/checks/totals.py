@@ -6,9 +6,9 @@ import os
 from collections import defaultdict
 from collections.abc import Iterator
 
-from core import builtin, toolsearch
-from core.context import estimate, estimate_text, window_for
-from mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
+from codebot_mcp.core import builtin, toolsearch
+from codebot_mcp.core.context import estimate, estimate_text, window_for
+from codebot_mcp.mcpbridge.checks.base import Finding, ServerContext, TotalsContext, check
 
 MAX_TOOLS = 128
 """Chat Completions accepts at most this many tools in one request."""

@@ -17,14 +17,14 @@ from typing import Any
 
 import anyio
 
-from core.agent import Agent
-from core.builtin import builtin_tools
-from core.context import ContextBudget, estimate
-from core.model import ChatModel, ModelConfig, create_client
-from core.permissions import PermissionGate
-from core.session import Session
-from core.stream import Reply, ToolCall, Usage
-from core.tools import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.agent import Agent
+from codebot_mcp.core.builtin import builtin_tools
+from codebot_mcp.core.context import ContextBudget, estimate
+from codebot_mcp.core.model import ChatModel, ModelConfig, create_client
+from codebot_mcp.core.permissions import PermissionGate
+from codebot_mcp.core.session import Session
+from codebot_mcp.core.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.tools import Capability, Permission, Tool, ToolResult
 from tests.bench.harness import Row
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -229,7 +229,7 @@ class InstantModel(ChatModel):
 
 
 async def _own_time(root: Path, prompts: int) -> list[float]:
-    from core.sessions import SessionLog
+    from codebot_mcp.core.sessions import SessionLog
 
     session = await _session(True, root)
     session.search.load([t for t in session.search.deferred if t.name == "mcp__srv0__get_item_0"])
@@ -252,7 +252,7 @@ def _markdown_stream() -> tuple[float, int]:
 
     from rich.console import Console
 
-    from cli.markdown import MarkdownStream
+    from codebot_mcp.cli.markdown import MarkdownStream
 
     code = "".join(f"x_{i} = compute({i}, 'value')  # comment\n" for i in range(2000))
     text = f"Intro.\n\n```python\n{code}```\n\nDone.\n"

@@ -489,10 +489,10 @@ def target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
 
 
 async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
-    from cli.runtime import open_manager
-    from core.builtin import builtin_tools
-    from core.servers import parse_server
-    from core.session import Session, tool_schema
+    from codebot_mcp.cli.runtime import open_manager
+    from codebot_mcp.core.builtin import builtin_tools
+    from codebot_mcp.core.servers import parse_server
+    from codebot_mcp.core.session import Session, tool_schema
 
     os.environ["CODEBOT_HOME"] = str(ws.home)  # server logs go there
     entry = {

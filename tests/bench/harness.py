@@ -24,7 +24,7 @@ EVERYTHING_BIN = REPO_ROOT / "tests" / "node" / "node_modules" / ".bin" / "mcp-s
 def codebot_argv() -> list[str]:
     """The installed console script next to this interpreter (what users run)."""
     script = Path(PYTHON).parent / "codebot"
-    return [str(script)] if script.exists() else [PYTHON, "-m", "cli"]
+    return [str(script)] if script.exists() else [PYTHON, "-m", "codebot_mcp.cli"]
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -174,7 +174,7 @@ def test_turn_limit_exits_6(
 
 def test_help_and_import_cost() -> None:
     probe = (
-        "import sys\nfrom cli.app import run\nrc = run(['chat', '--help'])\n"
+        "import sys\nfrom codebot_mcp.cli.app import run\nrc = run(['chat', '--help'])\n"
         "print(rc, 'openai' in sys.modules, 'prompt_toolkit' in sys.modules)"
     )
     out = subprocess.run(

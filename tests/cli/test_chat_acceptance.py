@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.cli.test_chat_repl import connected, drive, until
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -249,7 +249,7 @@ async def test_the_agent_commands_tab_complete() -> None:
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from cli.repl_completion import completer_for
+    from codebot_mcp.cli.repl_completion import completer_for
 
     class NoRuntime:
         runtime = None

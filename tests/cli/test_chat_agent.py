@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -225,8 +225,8 @@ async def run_repl(project: Path, keys: list[str], options: Any = None) -> tuple
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from cli.repl import Repl
-    from cli.runtime import ChatOptions, Globals
+    from codebot_mcp.cli.repl import Repl
+    from codebot_mcp.cli.runtime import ChatOptions, Globals
 
     with create_pipe_input() as inp:
         repl = Repl(inp, DummyOutput())
@@ -265,7 +265,7 @@ async def test_repl_usage_context_compact_and_resume(
     assert "loaded (6, in the request):" in out and "tool search: off" in out
     # A second REPL resumes it by picking from the list.
     fake.queue(fo.text("welcome back"))
-    from cli.runtime import ChatOptions
+    from codebot_mcp.cli.runtime import ChatOptions
 
     code, _, _ = await run_repl(project, ["1\r", "and?\r", "\x04"], ChatOptions(resume=""))
     out, _ = capsys.readouterr()
@@ -275,7 +275,7 @@ async def test_repl_usage_context_compact_and_resume(
 
 
 def test_markdown_blocks_are_split_outside_code_fences() -> None:
-    from cli.markdown import split_complete
+    from codebot_mcp.cli.markdown import split_complete
 
     assert split_complete("para one\n\npara tw") == ("para one\n\n", "para tw")
     assert split_complete("```py\nx = 1\n\ny = 2\n") == ("", "```py\nx = 1\n\ny = 2\n")
@@ -289,8 +289,8 @@ def test_markdown_stream_renders_code_and_plain_text_stays_plain(
 
     from rich.console import Console
 
-    from cli.chatview import TurnView
-    from cli.markdown import MarkdownStream
+    from codebot_mcp.cli.chatview import TurnView
+    from codebot_mcp.cli.markdown import MarkdownStream
 
     sink = io.StringIO()
     stream = MarkdownStream(
@@ -313,7 +313,7 @@ def test_markdown_stream_renders_code_and_plain_text_stays_plain(
 def test_approval_diff_is_coloured_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from cli.reports import color_diff
+    from codebot_mcp.cli.reports import color_diff
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -330,7 +330,7 @@ def test_approval_diff_is_coloured_only_on_a_terminal(monkeypatch: pytest.Monkey
 
 
 def test_bare_resume_gets_an_empty_value() -> None:
-    from cli.app import _optional_values  # pyright: ignore[reportPrivateUsage]
+    from codebot_mcp.cli.app import _optional_values  # pyright: ignore[reportPrivateUsage]
 
     assert _optional_values(["chat", "--resume"]) == ["chat", "--resume", ""]
     assert _optional_values(["chat", "--resume", "-p", "x"]) == ["chat", "--resume", "", "-p", "x"]

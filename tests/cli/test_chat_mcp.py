@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import pytest
 
-from cli.app import run
-from cli.repl import Repl
-from cli.runtime import ChatOptions, Globals
+from codebot_mcp.cli.app import run
+from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.runtime import ChatOptions, Globals
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings

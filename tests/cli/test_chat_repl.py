@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from cli.repl import Repl
-from cli.runtime import ChatOptions, Globals
+from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.runtime import ChatOptions, Globals
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -72,7 +72,7 @@ async def test_repl_turn_approval_and_slash_commands(
 
 
 def history_mode() -> int:
-    from cli.repl import history_file
+    from codebot_mcp.cli.repl import history_file
 
     return history_file().stat().st_mode & 0o777
 
@@ -115,8 +115,8 @@ def connected(repl: Repl) -> list[str]:
 async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import trust
-    from core.settings import load
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.settings import load
 
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
 
@@ -151,8 +151,8 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
 async def test_repl_trust_yes_records_it(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import trust
-    from core.settings import load
+    from codebot_mcp.core import trust
+    from codebot_mcp.core.settings import load
 
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
 
@@ -217,7 +217,7 @@ async def test_mcp_reload_applies_new_servers_and_permission_rules(
 async def test_repl_history_never_holds_a_secret(
     project: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cli.repl import history_file
+    from codebot_mcp.cli.repl import history_file
 
     canary = "sk-canary-history-5e6f7a8b"
     monkeypatch.setenv("OPENAI_API_KEY", canary)

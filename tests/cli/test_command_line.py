@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from cli.app import app, hoist_global_options, run
+from codebot_mcp.cli.app import app, hoist_global_options, run
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
@@ -128,7 +128,7 @@ def test_help_shows_metavars_never_python_types(capsys: pytest.CaptureFixture[st
 
 def _complete(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "cli"],
+        [sys.executable, "-m", "codebot_mcp.cli"],
         env={**os.environ, **env},
         cwd=cwd,
         capture_output=True,

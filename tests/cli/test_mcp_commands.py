@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.helpers import EVERYTHING_BIN, children_of, server_entry, write_settings
 from tests.servers.util import run_http_server
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import everything_entry, server_entry, write_settings
@@ -150,7 +150,7 @@ def test_malformed_result_in_batch_is_that_lines_error(project: Path) -> None:
         {"server": "bad", "tool": "good"},
     ]
     proc = subprocess.run(
-        [sys.executable, "-m", "cli", "--cwd", str(project), "mcp", "call", "--batch"],
+        [sys.executable, "-m", "codebot_mcp.cli", "--cwd", str(project), "mcp", "call", "--batch"],
         input="\n".join(json.dumps(line) for line in lines) + "\n",
         capture_output=True,
         text=True,
@@ -232,7 +232,7 @@ def test_sampling_refused_unless_allowed(
 def test_server_log_messages_go_to_its_log_at_its_level(
     server: str, expected: bool, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from core import paths
+    from codebot_mcp.core import paths
 
     code, out, err = call(capsys, project, server, "progress", "steps=2")
     assert (code, out) == (0, "done\n"), err
@@ -277,7 +277,16 @@ def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
     marker = project / "sigint.cancelled"
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "cli", "--cwd", str(project), "mcp", "call", "askl"),
+            *(
+                sys.executable,
+                "-m",
+                "codebot_mcp.cli",
+                "--cwd",
+                str(project),
+                "mcp",
+                "call",
+                "askl",
+            ),
             *("wait", "seconds=60", f"marker={marker}"),
         ],
         cwd=REPO_ROOT,
@@ -285,7 +294,7 @@ def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ},
     )
-    from core import paths
+    from codebot_mcp.core import paths
 
     log = paths.log_dir() / "askl.log"
     deadline = time.monotonic() + 30

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import run
-from cli.models import offer_local
-from cli.runtime import ChatOptions, Globals
-from core import discovery
+from codebot_mcp.cli.app import run
+from codebot_mcp.cli.models import offer_local
+from codebot_mcp.cli.runtime import ChatOptions, Globals
+from codebot_mcp.core import discovery
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.helpers import write_settings
 from tests.servers.util import REPO_ROOT, run_http_server
 
@@ -341,8 +341,8 @@ async def test_repl_says_who_needs_login_and_logs_in(
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
-    from cli.repl import Repl
-    from cli.runtime import ChatOptions, Globals
+    from codebot_mcp.cli.repl import Repl
+    from codebot_mcp.cli.runtime import ChatOptions, Globals
 
     global_settings(tmp_path, {"prot": {"type": "http", "url": server}})
     with create_pipe_input() as inp:

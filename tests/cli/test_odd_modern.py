@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
@@ -71,7 +71,7 @@ def test_results_the_sdk_rejects_are_the_calls_error(
 def test_batch_keeps_going_past_bad_results(project: Path) -> None:
     tools = ["bad_block", "plain", "endless", "no_content", "plain"]
     proc = subprocess.run(
-        [sys.executable, "-m", "cli", "--cwd", str(project), "mcp", "call", "--batch"],
+        [sys.executable, "-m", "codebot_mcp.cli", "--cwd", str(project), "mcp", "call", "--batch"],
         input="".join(json.dumps({"server": "odd", "tool": t}) + "\n" for t in tools),
         capture_output=True,
         text=True,

@@ -17,7 +17,7 @@ from tests.servers.util import REPO_ROOT
 
 
 def call_progress(project: Path, server: str, *, tty: bool) -> tuple[int, str, str]:
-    argv = [sys.executable, "-m", "cli", "--cwd", str(project), "mcp", "call", server]
+    argv = [sys.executable, "-m", "codebot_mcp.cli", "--cwd", str(project), "mcp", "call", server]
     argv += ["progress", "steps=3", "delay=0.2"]
     if not tty:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)

@@ -7,8 +7,8 @@ import inspect
 
 import pytest
 
-from cli import _typer
-from cli.app import app, run
+from codebot_mcp.cli import _typer
+from codebot_mcp.cli.app import app, run
 
 ARGVS = [
     [],

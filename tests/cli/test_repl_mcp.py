@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 import pytest
 
-from cli.repl import Repl
-from cli.runtime import ChatOptions, Globals
+from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.runtime import ChatOptions, Globals
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import everything_entry, server_entry, write_settings
@@ -187,7 +187,7 @@ async def test_completion_of_prompts_arguments_and_uris(
         from prompt_toolkit.completion import CompleteEvent
         from prompt_toolkit.document import Document
 
-        from cli.repl_completion import completer_for
+        from codebot_mcp.cli.repl_completion import completer_for
 
         completer = completer_for(repl)
         for text in (

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.helpers import server_entry, write_settings
 
 

@@ -61,7 +61,7 @@ class Codebot:
         self.scenario = scenario
         self.first_failure = 0
         exe = Path(sys.executable).with_name("codebot")
-        self.argv0 = [str(exe)] if exe.exists() else [sys.executable, "-m", "cli"]
+        self.argv0 = [str(exe)] if exe.exists() else [sys.executable, "-m", "codebot_mcp.cli"]
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("CODEBOT_")}
         self.env["CODEBOT_HOME"] = str(home)
         # The headless browser stand-in: fetches the authorization URL, follows the redirects

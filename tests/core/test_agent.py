@@ -7,15 +7,15 @@ from typing import Any
 import anyio
 import pytest
 
-from core.agent import Agent, AgentEvents
-from core.builtin import builtin_tools
-from core.errors import ModelError, TurnLimitError
-from core.model import ChatModel
-from core.permissions import Decision, PermissionGate
-from core.session import Session
-from core.stream import Reply, ToolCall
-from core.toolcalls import truncate
-from core.tools import Capability, Tool, ToolResult
+from codebot_mcp.core.agent import Agent, AgentEvents
+from codebot_mcp.core.builtin import builtin_tools
+from codebot_mcp.core.errors import ModelError, TurnLimitError
+from codebot_mcp.core.model import ChatModel
+from codebot_mcp.core.permissions import Decision, PermissionGate
+from codebot_mcp.core.session import Session
+from codebot_mcp.core.stream import Reply, ToolCall
+from codebot_mcp.core.toolcalls import truncate
+from codebot_mcp.core.tools import Capability, Tool, ToolResult
 from tests.core.fakes import ListSource, Meeting, MeetingTool, ScriptedTool
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI

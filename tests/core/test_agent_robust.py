@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from core.agent import Agent, AgentEvents, Outcome, RepeatedCallError
-from core.builtin import builtin_tools
-from core.context import Compaction, ContextBudget
-from core.model import (
+from codebot_mcp.core.agent import Agent, AgentEvents, Outcome, RepeatedCallError
+from codebot_mcp.core.builtin import builtin_tools
+from codebot_mcp.core.context import Compaction, ContextBudget
+from codebot_mcp.core.model import (
     ChatModel,
     ContextOverflowError,
     ModelConfig,
@@ -19,11 +19,11 @@ from core.model import (
     create_client,
     resolve_config,
 )
-from core.permissions import PermissionGate
-from core.session import Session
-from core.settings import Settings
-from core.stream import ToolCall
-from core.tools import ToolResult
+from codebot_mcp.core.permissions import PermissionGate
+from codebot_mcp.core.session import Session
+from codebot_mcp.core.settings import Settings
+from codebot_mcp.core.stream import ToolCall
+from codebot_mcp.core.tools import ToolResult
 from tests.core.fakes import ScriptedTool
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI

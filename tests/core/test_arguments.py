@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.arguments import Pairs, parse, typed
-from core.errors import UsageError
+from codebot_mcp.core.arguments import Pairs, parse, typed
+from codebot_mcp.core.errors import UsageError
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

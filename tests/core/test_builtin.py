@@ -6,9 +6,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from core.builtin import BashTool, ReadTool, WriteTool, builtin_tools
-from core.builtin.bash import MAX_OUTPUT_BYTES
-from core.tools import Capability, Tool
+from codebot_mcp.core.builtin import BashTool, ReadTool, WriteTool, builtin_tools
+from codebot_mcp.core.builtin.bash import MAX_OUTPUT_BYTES
+from codebot_mcp.core.tools import Capability, Tool
 
 pytestmark = pytest.mark.anyio
 

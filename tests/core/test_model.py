@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ExitCode, ModelError
-from core.model import (
+from codebot_mcp.core.errors import ExitCode, ModelError
+from codebot_mcp.core.model import (
     PLACEHOLDER_KEY,
     ChatModel,
     ModelConfig,
@@ -15,7 +15,7 @@ from core.model import (
     create_client,
     resolve_config,
 )
-from core.settings import Settings
+from codebot_mcp.core.settings import Settings
 from tests.core.conftest import make_model
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -256,7 +256,7 @@ def test_fake_server_cli_prints_ready(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("value", ["0", "-3", "soon", "inf", "nan"])
 def test_timeout_must_be_a_positive_number(value: str) -> None:
-    from core.errors import SettingsError
+    from codebot_mcp.core.errors import SettingsError
 
     env = {"OPENAI_BASE_URL": "http://x/v1", "CODEBOT_MODEL_TIMEOUT": value}
     with pytest.raises(SettingsError, match="CODEBOT_MODEL_TIMEOUT"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.redact import Redactor
-from core.scrubstream import StreamScrubber
+from codebot_mcp.core.redact import Redactor
+from codebot_mcp.core.scrubstream import StreamScrubber
 
 URL = "see https://bob:hunter2@example.com/x now"
 

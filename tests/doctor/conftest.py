@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 
 
 class Doctor:

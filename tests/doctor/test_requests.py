@@ -49,7 +49,7 @@ def test_doctor_answers_roots_and_declines_the_rest(doctor: Doctor, tmp_path: Pa
 
 
 def test_log_level_sends_set_level(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from cli.app import run
+    from codebot_mcp.cli.app import run
 
     record = tmp_path / "record.jsonl"
     entry = server_entry("inquirer", "--record", str(record), log_level="warning")

@@ -7,13 +7,20 @@ from pathlib import Path
 
 import mcp_types as types
 
-from core.settings import Settings
-from mcpbridge.checks import CHECKS, ServerContext, ToolEntry, TotalsContext, connection, totals
-from mcpbridge.checks.schema import schema_errors, strict_mode_breakers, validator_class
-from mcpbridge.client import Client, ServerInfo
-from mcpbridge.doctor import estimate_tokens
-from mcpbridge.naming import allocate
-from mcpbridge.tool import MCPTool
+from codebot_mcp.core.settings import Settings
+from codebot_mcp.mcpbridge.checks import (
+    CHECKS,
+    ServerContext,
+    ToolEntry,
+    TotalsContext,
+    connection,
+    totals,
+)
+from codebot_mcp.mcpbridge.checks.schema import schema_errors, strict_mode_breakers, validator_class
+from codebot_mcp.mcpbridge.client import Client, ServerInfo
+from codebot_mcp.mcpbridge.doctor import estimate_tokens
+from codebot_mcp.mcpbridge.naming import allocate
+from codebot_mcp.mcpbridge.tool import MCPTool
 from tests.helpers import server_config
 
 DOCS = Path(__file__).resolve().parents[2] / "README.md"
@@ -113,7 +120,7 @@ def test_docs_list_every_check() -> None:
 
 
 def test_settings_parse_rereads_each_file_and_passes_only_when_it_parses(tmp_path: Path) -> None:
-    from mcpbridge.checks import entries
+    from codebot_mcp.mcpbridge.checks import entries
 
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"mcp_servers": {}}')

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpbridge import reaper
+from codebot_mcp.mcpbridge import reaper
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings
 
@@ -113,7 +113,7 @@ def test_server_that_ignores_eof_gets_sigterm(tmp_path: Path) -> None:
 
 def test_in_process_run_waits_for_its_servers(tmp_path: Path) -> None:
     """``cli.app.run`` (tests, embedding) is not armed: it stops servers before returning."""
-    from cli.app import run
+    from codebot_mcp.cli.app import run
 
     root, mark = project_with(tmp_path, "faulty")
     assert run(["--cwd", str(root), "mcp", "call", "s", "echo", "text=hi"]) == 0

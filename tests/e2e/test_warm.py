@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from mcpbridge import warm
+from codebot_mcp.mcpbridge import warm
 from tests.e2e.test_reaper import marked_pids
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings

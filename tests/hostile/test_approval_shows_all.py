@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from cli.chat import ChatOptions
-from cli.repl import Repl
-from cli.runtime import Globals
+from codebot_mcp.cli.chat import ChatOptions
+from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.runtime import Globals
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import write_settings

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.helpers import write_settings
 
 FAKE = "\n      runs: /usr/bin/true"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.e2e.test_tmux import Terminal, model_server
 from tests.fakes import openai_server as fo
 from tests.fakes.procs import CODEBOT, codebot_env

@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from cli.app import run
-from cli.chat import ChatOptions
-from cli.repl import Repl
-from cli.runtime import Globals
+from codebot_mcp.cli.app import run
+from codebot_mcp.cli.chat import ChatOptions
+from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.runtime import Globals
 from tests.helpers import server_entry, write_settings
 
 API_KEY = "sk-model-key-0123456789"

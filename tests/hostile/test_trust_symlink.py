@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import run
+from codebot_mcp.cli.app import run
 from tests.helpers import write_settings
 from tests.servers.util import REPO_ROOT
 

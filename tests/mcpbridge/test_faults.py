@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from mcpbridge.manager import Manager
-from mcpbridge.process import STDERR_LOG_LIMIT
-from mcpbridge.stdio import MAX_MESSAGE_BYTES
+from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.mcpbridge.process import STDERR_LOG_LIMIT
+from codebot_mcp.mcpbridge.stdio import MAX_MESSAGE_BYTES
 from tests.helpers import children_of, make_server
 
 pytestmark = pytest.mark.anyio

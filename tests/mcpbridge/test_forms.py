@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.useragent import ElicitRequest, Policy, SamplingRequest, coerce, defaults_answer
-from mcpbridge.requests import form_fields
+from codebot_mcp.core.useragent import (
+    ElicitRequest,
+    Policy,
+    SamplingRequest,
+    coerce,
+    defaults_answer,
+)
+from codebot_mcp.mcpbridge.requests import form_fields
 
 SCHEMA = {
     "type": "object",

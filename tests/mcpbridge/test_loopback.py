@@ -6,7 +6,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcpbridge.auth import LoginError, LoopbackListener
+from codebot_mcp.mcpbridge.auth import LoginError, LoopbackListener
 
 
 async def fetch(url: str) -> httpx2.Response:

@@ -1,0 +1,35 @@
+"""The install maps cli/, core/ and mcpbridge/ under one top-level name, codebot_mcp (issue 14)."""
+
+from __future__ import annotations
+
+import tomllib
+
+from tests.servers.util import REPO_ROOT
+
+FOLDERS = ("cli", "core", "mcpbridge")
+
+
+def _setuptools() -> dict[str, object]:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    return config["tool"]["setuptools"]  # type: ignore[no-any-return]
+
+
+def test_every_package_folder_is_listed_under_codebot_mcp() -> None:
+    on_disk = {
+        ".".join(("codebot_mcp", *init.parent.relative_to(REPO_ROOT).parts))
+        for folder in FOLDERS
+        for init in (REPO_ROOT / folder).rglob("__init__.py")
+    }
+    assert set(_setuptools()["packages"]) == on_disk  # type: ignore[arg-type]
+
+
+def test_the_folders_are_mapped_at_install_time() -> None:
+    assert _setuptools()["package-dir"] == {f"codebot_mcp.{f}": f for f in FOLDERS}
+
+
+def test_the_entry_point_and_version_come_from_the_mapped_packages() -> None:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    assert config["project"]["scripts"] == {"codebot": "codebot_mcp.cli.app:main"}
+    assert config["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "codebot_mcp.core.__version__"
+    }
