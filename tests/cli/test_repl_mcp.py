@@ -250,19 +250,32 @@ async def test_subscriptions_mark_updated_resources(
     def bodies(n: int) -> Callable[[], bool]:
         return lambda: len(fake.bodies) >= n
 
+    outs: list[str] = []
+    errs: list[str] = []
+
+    def shown(text: str) -> Callable[[], bool]:
+        def check() -> bool:
+            captured = capsys.readouterr()
+            outs.append(captured.out)
+            errs.append(captured.err)
+            return text in "".join(outs)
+
+        return check
+
     code, _ = await drive(
         tmp_path,
         [
             (0.2, f"read @ask:note://hello and @ev:{doc}\r"),
             (bodies(1), "change them\r"),
             (bodies(3), "/mcp\r"),
-            (1.0, "list them\r"),
+            (shown("ev: connected"), "list them\r"),  # the /mcp view is done
             (bodies(5), "\x04"),
         ],
         servers=2,
         options=ChatOptions(yes=True),
     )
-    out, err = capsys.readouterr()
+    captured = capsys.readouterr()
+    out, err = "".join(outs) + captured.out, "".join(errs) + captured.err
     assert code == 0, err
     assert "ask: connected, 8 tools, 2 resources + 1 template (1 updated), 1 prompt" in out
     assert "ev: connected, 17 tools, 7 resources + 2 templates (1 updated), 4 prompts" in out
