@@ -223,7 +223,33 @@ async def test_completion_of_prompts_arguments_and_uris(
 
 
 @pytest.mark.npm
+@pytest.mark.timeout(240)
+def test_subscriptions_mark_updated_resources_in_a_fresh_process() -> None:
+    """Runs the test below alone in its own pytest process: after other in-process REPL tests
+    in the same xdist worker it hung in prompt-toolkit's exception handler (left for a fix)."""
+    import os
+    import subprocess
+    import sys
+
+    node = f"{__file__}::test_subscriptions_mark_updated_resources"
+    env = {**os.environ, "CODEBOT_TEST_ISOLATED": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", node],
+        capture_output=True,
+        text=True,
+        timeout=200,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "1 passed" in proc.stdout
+
+
+@pytest.mark.npm
 @pytest.mark.anyio
+@pytest.mark.skipif(
+    not __import__("os").environ.get("CODEBOT_TEST_ISOLATED"),
+    reason="run in a fresh process by the test above",
+)
 async def test_subscriptions_mark_updated_resources(
     tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
