@@ -347,20 +347,34 @@ async def test_repl_says_who_needs_login_and_logs_in(
     with create_pipe_input() as inp:
         repl = Repl(inp, DummyOutput())
 
+        seen: list[str] = []
+
+        async def until(text: str) -> None:
+            while text not in "".join(seen):
+                captured = capsys.readouterr()
+                seen.append(captured.out + captured.err)
+                await anyio.sleep(0.05)
+
         async def typist() -> None:
-            await anyio.sleep(3)  # the start-up line comes once the server answered
-            for keys in ["/mcp\r", "/mcp login prot\r", "/mcp\r", "\x04"]:
-                await anyio.sleep(1.5)
+            await until("needs login (/mcp login prot)")  # the start-up line: the server answered
+            for keys, answer in [
+                ("/mcp\r", "prot: needs login"),
+                ("/mcp login prot\r", "(logged in to 'prot'"),
+                ("/mcp\r", "prot: connected"),
+            ]:
                 inp.send_text(keys)
+                await until(answer)
+            inp.send_text("\x04")
 
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(typist)
                 code = await repl.main(Globals(cwd=tmp_path), ChatOptions())
-    out, err = capsys.readouterr()
+    captured = capsys.readouterr()
+    text = "".join(seen) + captured.out + captured.err
     assert code == 0
-    assert "'prot' needs login (/mcp login prot)" in out + err
-    assert "prot: needs login" in out
-    assert "(logged in to 'prot'; 2 tools)" in out
-    assert "prot: connected, 2 tools" in out
+    assert "'prot' needs login (/mcp login prot)" in text
+    assert "prot: needs login" in text
+    assert "(logged in to 'prot'; 2 tools)" in text
+    assert "prot: connected, 2 tools" in text
     assert len(browser_log(tmp_path)) == 1
