@@ -3,6 +3,7 @@ $HOME and project, for the everyday-use tests."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -44,3 +45,10 @@ def project(tmp_path: Path) -> Path:
     path = tmp_path / "project"
     path.mkdir()
     return path
+
+
+def add_global(name: str, entry: dict[str, object], cwd: Path) -> None:
+    """``codebot mcp add-json NAME ENTRY`` (global scope), keeping the entry's ``cwd``: the test
+    servers are ``python -m tests.servers.X``, importable from the repository root only."""
+    code, _, err = codebot("mcp", "add-json", name, json.dumps(entry), cwd=cwd)
+    assert code == 0, err

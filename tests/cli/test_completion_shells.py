@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.entry_point import CODEBOT, codebot, project, user
+from tests.cli.entry_point import CODEBOT, add_global, codebot, project, user
 from tests.helpers import server_entry, write_settings
 
 __all__ = ["project", "user"]  # fixtures
@@ -25,8 +25,7 @@ __all__ = ["project", "user"]  # fixtures
 @pytest.fixture
 def completing(user: Path, project: Path) -> Path:
     """A global echo server whose tools `mcp list` has seen, and a project 'alpha'."""
-    echo = server_entry("echo")
-    assert codebot("mcp", "add", "echo", "--", echo["command"], *echo["args"], cwd=project)[0] == 0
+    add_global("echo", server_entry("echo"), cwd=project)
     write_settings(
         project,
         {"mcp_servers": {"alpha": {"command": "x", "include_tools": ["get_time", "x_*"]}}},
@@ -108,18 +107,8 @@ def test_tool_names_are_not_offered_for_an_entry_mcp_list_did_not_see(
     write_settings(other, {"mcp_servers": {"echo": {**echo, "env": {"GREETING": "x"}}}})
     assert in_bash(other, "codebot", "mcp", "call", "echo", "de") == []
     # The entry itself changed since: not offered either, until the next `mcp list`.
-    code, _, err = codebot(
-        "mcp",
-        "add",
-        "echo",
-        "--force",
-        "-e",
-        "A=1",
-        "--",
-        echo["command"],
-        *echo["args"],
-        cwd=completing,
-    )
+    entry = json.dumps({**echo, "env": {"A": "1"}})
+    code, _, err = codebot("mcp", "add-json", "echo", entry, "--force", cwd=completing)
     assert code == 0, err
     assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == []
     assert codebot("mcp", "list", "-s", "echo", cwd=completing)[0] == 0

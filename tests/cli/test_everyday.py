@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.entry_point import codebot, project, user
+from tests.cli.entry_point import add_global, codebot, project, user
 from tests.helpers import server_entry, write_settings
 
 __all__ = ["project", "user"]  # fixtures
@@ -62,8 +62,7 @@ def test_a_disabled_entry_is_disabled_even_with_an_unset_variable(
 def test_get_shows_the_global_entry_an_untrusted_project_entry_waits_behind(
     user: Path, project: Path, tmp_path: Path
 ) -> None:
-    echo = server_entry("echo")
-    assert codebot("mcp", "add", "echo", "--", echo["command"], *echo["args"], cwd=project)[0] == 0
+    add_global("echo", server_entry("echo"), cwd=project)
     global_file = tmp_path / "home" / "settings.json"
     write_settings(project, {"mcp_servers": {"echo": {"command": "evil\x1b[2J", "agrs": ["-x"]}}})
     code, out, err = codebot("mcp", "get", "echo", cwd=project)
