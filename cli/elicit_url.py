@@ -8,16 +8,11 @@ domain shows as ``xn--…``), and the user names, not the host, are called out. 
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
 from urllib.parse import urlsplit
 
 from codebot_mcp.cli import render
-from codebot_mcp.core.descendants import opened
 
 OPENABLE_SCHEMES = ("https", "http")
 _HOST = re.compile(r"[A-Za-z0-9._:-]+")
@@ -81,39 +76,3 @@ def describe(url: str) -> ShownURL:
     if not _HOST.fullmatch(host):
         return ShownURL(shown, host, tuple(notes), "its host has characters no host name has")
     return ShownURL(shown, host, tuple(notes))
-
-
-def open_in_browser(url: str) -> bool:
-    """Open ``url`` with ``$BROWSER`` (read now, not when Python first looked) or the system's
-    browser, in a daemon thread (a ``$BROWSER`` command may wait for its window). False when
-    no browser can be found."""
-    named = [c for c in os.environ.get("BROWSER", "").split(os.pathsep) if c]
-    for choice in [*named, None]:
-        browser = _browser(choice)
-        if browser is not None:
-            # the window outlives codebot: spare what the browser starts (core.descendants)
-            threading.Thread(target=opened, args=(partial(browser.open, url),), daemon=True).start()
-            return True
-    return False
-
-
-def _browser(choice: str | None) -> Any:
-    """``webbrowser.get(choice)``; a ``$BROWSER`` command set after Python first looked (it
-    registers ``$BROWSER`` once per process) becomes a ``GenericBrowser`` of its own."""
-    import shlex
-    import shutil
-    import webbrowser
-
-    try:
-        return webbrowser.get(choice)
-    except webbrowser.Error:
-        pass
-    if choice is None:
-        return None
-    try:
-        argv = shlex.split(choice)
-    except ValueError:
-        return None
-    if not argv or shutil.which(argv[0]) is None:
-        return None
-    return webbrowser.GenericBrowser(argv if "%s" in choice else [*argv, "%s"])

@@ -40,13 +40,12 @@ def printable(text: str) -> str:
 
 
 def open_url(server: str, url: str) -> None:
-    """Show the authorization URL on stderr and open it with ``webbrowser`` ($BROWSER).
-
-    The browser runs in a daemon thread: a ``$BROWSER`` command may wait for its window,
-    while the loopback listener must be answering already.
+    """Show the authorization URL on stderr and open it with ``$BROWSER`` (read now) or the
+    system's browser, in a daemon thread: a ``$BROWSER`` command may wait for its window,
+    while the loopback listener must be answering already. A browser started here is the
+    user's window: it is spared when codebot exits.
     """
-    import threading
-    import webbrowser
+    from codebot_mcp.cli.browser import open_in_browser
 
     print(
         f"Authorize codebot for server '{printable(server)}' in your browser.\n"
@@ -54,15 +53,8 @@ def open_url(server: str, url: str) -> None:
         file=sys.stderr,
         flush=True,
     )
-    try:
-        browser = webbrowser.get()
-    except webbrowser.Error:
+    if not open_in_browser(url):
         print("(no browser found: open the URL above yourself)", file=sys.stderr, flush=True)
-        return
-    from codebot_mcp.core.descendants import opened
-
-    # A browser started here is the user's window: it is spared when codebot exits.
-    threading.Thread(target=opened, args=(lambda: browser.open(url),), daemon=True).start()
 
 
 def login_options(*, force: bool = False) -> LoginOptions:

@@ -84,7 +84,8 @@ class ReplAgent:
                 return ElicitAnswer("cancel")
 
     async def _url(self, request: ElicitRequest) -> ElicitAnswer:
-        from codebot_mcp.cli.elicit_url import describe, open_in_browser
+        from codebot_mcp.cli.browser import open_in_browser
+        from codebot_mcp.cli.elicit_url import describe
 
         shown = describe(request.url or "")
         _err(f"  it wants you to open: {shown.url}")

@@ -221,25 +221,9 @@ def test_tool_search_auto_follows_the_catalog_size(
 
 
 async def run_repl(project: Path, keys: list[str], options: Any = None) -> tuple[int, str, str]:
-    import anyio
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
+    from tests.cli.repl_driver import drive
 
-    from codebot_mcp.cli.repl import Repl
-    from codebot_mcp.cli.runtime import ChatOptions, Globals
-
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-
-        async def typist() -> None:
-            for key in keys:
-                await anyio.sleep(0.4)
-                inp.send_text(key)
-
-        with anyio.fail_after(60):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(typist)
-                code = await repl.main(Globals(cwd=project), options or ChatOptions())
+    code, _ = await drive(project, [(0.4, key) for key in keys], options=options, seconds=60)
     return code, "", ""
 
 

@@ -5,15 +5,14 @@ the REPL, ``@server:uri`` and ``/mcp__server__prompt``, against real servers and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import ChatOptions, Globals
+from tests.cli.repl_driver import drive
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
@@ -101,30 +100,6 @@ def test_sampling_is_capped_per_server_per_turn(
     assert sum("limit of 5 sampling requests for this turn" in r for r in results) == 1
 
 
-async def drive(project: Path, keys: list[tuple[float, str]]) -> tuple[int, Repl]:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-        code = -1
-
-        async def main() -> None:
-            nonlocal code
-            code = await repl.main(Globals(cwd=project), ChatOptions())
-
-        with anyio.fail_after(60):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(main)
-                with anyio.fail_after(30):
-                    while repl.runtime is None or not repl.runtime.manager.connected():  # noqa: ASYNC110
-                        await anyio.sleep(0.05)
-                for delay, text in keys:
-                    await anyio.sleep(delay)
-                    inp.send_text(text)
-    return code, repl
-
-
 @pytest.mark.anyio
 async def test_repl_mentions_prompts_elicitation_and_sampling(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
@@ -138,21 +113,27 @@ async def test_repl_mentions_prompts_elicitation_and_sampling(
         fo.text("sampled"),
         fo.text("summarized"),
     )
+
+    def bodies(n: int) -> Callable[[], bool]:
+        return lambda: len(fake.bodies) >= n
+
     code, _ = await drive(
         project,
         [
             (0.3, "what is @ask:note://hello about?\r"),
-            (1.5, "/mcp__ask__greet name=Bo style=pirate\r"),
-            (1.5, "who am I\r"),
-            (1.5, "y\r"),  # approve the call (unknown capability asks)
+            (bodies(1), "/mcp__ask__greet name=Bo style=pirate\r"),
+            (bodies(2), "who am I\r"),
+            (bodies(3), "y\r"),  # approve the call (unknown capability asks)
             (1.0, "y\r"),  # answer the form
             (0.5, "Ada\r"),  # name
             (0.5, "\r"),  # color: the default
-            (1.5, "summarize\r"),
-            (1.5, "y\r"),  # approve the call
+            (bodies(4), "summarize\r"),
+            (bodies(5), "y\r"),  # approve the call
             (1.0, "y\r"),  # allow sampling once
-            (2.0, "\x04"),
+            (bodies(7), "\x04"),
         ],
+        servers=1,
+        seconds=90,
     )
     _, err = capsys.readouterr()
     assert code == 0, err

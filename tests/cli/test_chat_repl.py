@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +10,7 @@ import anyio
 import pytest
 
 from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import ChatOptions, Globals
+from tests.cli.repl_driver import drive, until
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -36,28 +35,20 @@ def tools_of(body: dict[str, Any]) -> list[str]:
 async def test_repl_turn_approval_and_slash_commands(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
     fake.queue(
         fo.tool_calls(("write", {"path": "out.txt", "content": "hey"})), fo.text("Wrote it.")
     )
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
 
-        async def typist() -> None:
-            for keys in ["/tools\r", "/plan\r", "/plan\r", "write it\r", "y\r", "/mcp\r", "\x04"]:
-                await anyio.sleep(0.4)
-                if keys == "/mcp\r":  # the server connects in the background: wait for it
-                    await until(
-                        lambda: repl.runtime is not None and bool(repl.runtime.manager.connected())
-                    )
-                inp.send_text(keys)
+    async def typist(repl: Repl, inp: Any) -> None:
+        for keys in ["/tools\r", "/plan\r", "/plan\r", "write it\r", "y\r", "/mcp\r", "\x04"]:
+            await anyio.sleep(0.4)
+            if keys == "/mcp\r":  # the server connects in the background: wait for it
+                await until(
+                    lambda: repl.runtime is not None and bool(repl.runtime.manager.connected())
+                )
+            inp.send_text(keys)
 
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(typist)
-                code = await repl.main(Globals(cwd=project), ChatOptions())
+    code, _ = await drive(project, typist, seconds=30)
     out, err = capsys.readouterr()
     assert code == 0
     assert (project / "out.txt").read_text() == "hey"
@@ -78,32 +69,6 @@ def history_mode() -> int:
 
 
 # --- trust, approval reasons and /mcp reload -------------------------------------------------
-
-
-async def until(condition: Callable[[], bool], seconds: float = 15) -> None:
-    with anyio.fail_after(seconds):
-        while not condition():  # noqa: ASYNC110 - polling another task's state
-            await anyio.sleep(0.02)
-
-
-async def drive(project: Path, steps: Callable[[Repl, Any], Awaitable[None]]) -> int:
-    """Run the REPL on pipe input while ``steps`` types into it."""
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-        code = -1
-
-        async def main() -> None:
-            nonlocal code
-            code = await repl.main(Globals(cwd=project), ChatOptions())
-
-        with anyio.fail_after(45):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(main)
-                await steps(repl, inp)
-    return code
 
 
 def connected(repl: Repl) -> list[str]:
@@ -137,7 +102,7 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
         await anyio.sleep(0.3)
         inp.send_text("\x04")
 
-    code = await drive(project, steps)
+    code, _ = await drive(project, steps, seconds=45)
     out, err = capsys.readouterr()
     assert code == 0
     assert err.count("would start or set:") == 1
@@ -163,7 +128,7 @@ async def test_repl_trust_yes_records_it(
         await anyio.sleep(0.3)
         inp.send_text("\x04")
 
-    assert await drive(project, steps) == 0
+    assert (await drive(project, steps, seconds=45))[0] == 0
     assert trust.check(load(project)).reason is trust.TrustReason.RECORDED
     assert "skipping" not in capsys.readouterr().err
 
@@ -201,7 +166,7 @@ async def test_mcp_reload_applies_new_servers_and_permission_rules(
         await anyio.sleep(0.3)
         inp.send_text("\x04")
 
-    assert await drive(tmp_path, steps) == 0
+    assert (await drive(tmp_path, steps, seconds=45))[0] == 0
     out, err = capsys.readouterr()
     assert "mcp__echo__echo" in tools_of(fake.bodies[0])  # the first turn after reload
     assert "mcp__echo__delete_note denied: denied by the settings rule 'mcp__echo__delete_*'" in err
@@ -230,7 +195,7 @@ async def test_repl_history_never_holds_a_secret(
         await anyio.sleep(0.3)
         inp.send_text("\x04")
 
-    assert await drive(project, steps) == 0
+    assert (await drive(project, steps, seconds=45))[0] == 0
     assert {r.headers.get("authorization") for r in fake.requests} == {f"Bearer {canary}"}
     text = history_file().read_text()
     assert "my key is ***, keep it" in text
@@ -267,7 +232,7 @@ async def test_mcp_reload_follows_a_changed_model_and_endpoint(
             await anyio.sleep(0.3)
             inp.send_text("\x04")
 
-        assert await drive(project, steps) == 0
+        assert (await drive(project, steps, seconds=45))[0] == 0
         assert fake.requests == []
         [request] = other.bodies
         assert request["model"] == "other-model"

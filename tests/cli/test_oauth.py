@@ -338,16 +338,12 @@ async def test_repl_says_who_needs_login_and_logs_in(
     tmp_path: Path, server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import anyio
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
 
-    from codebot_mcp.cli.repl import Repl
     from codebot_mcp.cli.runtime import ChatOptions, Globals
+    from tests.cli.repl_driver import piped_repl
 
     global_settings(tmp_path, {"prot": {"type": "http", "url": server}})
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-
+    with piped_repl() as (inp, repl):
         seen: list[str] = []
 
         async def until(text: str) -> None:

@@ -6,69 +6,18 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import ChatOptions, Globals
+from codebot_mcp.cli.runtime import ChatOptions
+from tests.cli.repl_driver import Step, drive, until
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import everything_entry, server_entry, write_settings
-
-Step = tuple[Callable[[], bool] | float, str]
-"""Wait for the condition (or that many seconds), then type the text."""
-
-
-async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
-    with anyio.fail_after(seconds):
-        while not condition():  # noqa: ASYNC110 - polling state another task changes
-            await anyio.sleep(0.05)
-
-
-async def drive(
-    project: Path,
-    steps: list[Step],
-    *,
-    servers: int = 1,
-    options: ChatOptions | None = None,
-    during: Callable[[Repl], Awaitable[None]] | None = None,
-) -> tuple[int, Repl]:
-    """Run the REPL on a pipe; wait for ``servers`` connections, then play ``steps``."""
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-        code = -1
-
-        async def main() -> None:
-            nonlocal code
-            code = await repl.main(Globals(cwd=project), options or ChatOptions())
-
-        with anyio.fail_after(90):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(main)
-                await until(
-                    lambda: (
-                        repl.runtime is not None
-                        and len([c for c in repl.runtime.manager.connected() if c.connected])
-                        >= servers
-                    )
-                )
-                if during is not None:
-                    await during(repl)
-                for wait, text in steps:
-                    if callable(wait):
-                        await until(wait)
-                        await anyio.sleep(0.3)  # the question is on screen
-                    else:
-                        await anyio.sleep(wait)
-                    inp.send_text(text)
-    return code, repl
 
 
 def tool_results(body: dict[str, Any]) -> list[str]:
@@ -149,6 +98,7 @@ async def test_url_elicitation_opens_only_after_a_yes(
             (bodies(7), "c\r"),  # cancel
             (bodies(8), "\x04"),
         ],
+        servers=1,
         options=ChatOptions(yes=True),
     )
     _, err = capsys.readouterr()
@@ -223,33 +173,7 @@ async def test_completion_of_prompts_arguments_and_uris(
 
 
 @pytest.mark.npm
-@pytest.mark.timeout(240)
-def test_subscriptions_mark_updated_resources_in_a_fresh_process() -> None:
-    """Runs the test below alone in its own pytest process: after other in-process REPL tests
-    in the same xdist worker it hung in prompt-toolkit's exception handler (left for a fix)."""
-    import os
-    import subprocess
-    import sys
-
-    node = f"{__file__}::test_subscriptions_mark_updated_resources"
-    env = {**os.environ, "CODEBOT_TEST_ISOLATED": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", node],
-        capture_output=True,
-        text=True,
-        timeout=200,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "1 passed" in proc.stdout
-
-
-@pytest.mark.npm
 @pytest.mark.anyio
-@pytest.mark.skipif(
-    not __import__("os").environ.get("CODEBOT_TEST_ISOLATED"),
-    reason="run in a fresh process by the test above",
-)
 async def test_subscriptions_mark_updated_resources(
     tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -352,6 +276,7 @@ async def test_repl_always_sampling_decline_and_cancel(
             (bodies(8), "c\r"),
             (bodies(9), "\x04"),
         ],
+        servers=1,
         options=ChatOptions(yes=True),
     )
     _, err = capsys.readouterr()
@@ -394,7 +319,7 @@ async def test_repl_fills_server_everythings_form(
     steps: list[Step] = [(0.2, "fill the form\r"), (lambda: len(fake.bodies) >= 1, "")]
     steps += [(0.4, a + "\r") for a in answers]
     steps.append((lambda: len(fake.bodies) >= 2, "\x04"))
-    code, _ = await drive(tmp_path, steps, options=ChatOptions(yes=True))
+    code, _ = await drive(tmp_path, steps, servers=1, options=ChatOptions(yes=True))
     _, err = capsys.readouterr()
     assert code == 0, err
     result = tool_results(fake.bodies[1])[-1]
@@ -448,6 +373,7 @@ async def test_reload_with_new_roots_tells_the_servers(
             (lambda: len(answers()) >= 2, "/mcp reload\r"),  # unchanged roots: no notification
             (1.5, "\x04"),
         ],
+        servers=1,
     )
     _, err = capsys.readouterr()
     assert code == 0, err

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from codebot_mcp.cli.chat import ChatOptions
-from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import Globals
+from tests.cli.repl_driver import drive
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import write_settings
@@ -23,25 +19,12 @@ async def test_a_padded_command_is_shown_whole(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
     write_settings(tmp_path, {"base_url": fake.base_url})
     command = "echo hello" + " " * 400 + "; touch PWNED"
     fake.queue(fo.tool_calls(("bash", {"command": command})), fo.text("ok"))
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-
-        async def typist() -> None:
-            for key in ("go\r", "n\r", "\x04"):
-                await anyio.sleep(0.6)
-                inp.send_text(key)
-
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(typist)
-                code: Any = await repl.main(Globals(cwd=tmp_path), ChatOptions())
+    keys = ("go\r", "n\r", "\x04")
+    code, _ = await drive(tmp_path, [(0.6, key) for key in keys], seconds=30)
     err = capsys.readouterr().err
     assert code == 0
     assert f"command ({len(command) + 2} characters):" in err

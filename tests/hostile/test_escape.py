@@ -7,15 +7,11 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.chat import ChatOptions
-from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import Globals
+from tests.cli.repl_driver import drive
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
@@ -118,26 +114,12 @@ async def test_the_approval_prompt_shows_hidden_text_escaped(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from prompt_toolkit.input import create_pipe_input
-
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
-    from prompt_toolkit.output import DummyOutput
-
     write_settings(tmp_path, {"base_url": fake.base_url})
     command = "touch PWNED\r\x1b[2Kls -la"
     fake.queue(fo.tool_calls(("bash", {"command": command})), fo.text("ok"))
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-
-        async def typist(keys: list[str]) -> None:
-            for key in keys:
-                await anyio.sleep(0.5)
-                inp.send_text(key)
-
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(typist, ["run it\r", "n\r", "\x04"])
-                code: Any = await repl.main(Globals(cwd=tmp_path), ChatOptions())
+    keys = ["run it\r", "n\r", "\x04"]
+    code, _ = await drive(tmp_path, [(0.5, key) for key in keys], seconds=30)
     out, err = capsys.readouterr()
     assert code == 0
     assert clean(err) and clean(out)

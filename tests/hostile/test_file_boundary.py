@@ -5,16 +5,12 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.chat import ChatOptions
-from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import Globals
 from codebot_mcp.core.boundary import MAX_READ_BYTES
+from tests.cli.repl_driver import drive
 from tests.fakes import openai_server as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import write_settings
@@ -133,26 +129,13 @@ def test_write_never_follows_a_symlink_out_of_the_root(
 async def test_the_write_approval_shows_the_resolved_path(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
     target = project.parent / "elsewhere" / "x.txt"
     fake.queue(
         fo.tool_calls(("write", {"path": "../../elsewhere/x.txt", "content": "hi"})),
         fo.text("ok"),
     )
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-
-        async def typist() -> None:
-            for key in ("write it\r", "a\r", "\x04"):
-                await anyio.sleep(0.6)
-                inp.send_text(key)
-
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(typist)
-                code: Any = await repl.main(Globals(cwd=project / "src"), ChatOptions())
+    keys = ("write it\r", "a\r", "\x04")
+    code, repl = await drive(project / "src", [(0.6, key) for key in keys], seconds=30)
     err = capsys.readouterr().err
     assert code == 0
     assert f"resolved path: {target} (outside the project root {project})" in err

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.chat import ChatOptions
-from codebot_mcp.cli.repl import Repl
-from codebot_mcp.cli.runtime import Globals
+from tests.cli.repl_driver import drive
 from tests.helpers import server_entry, write_settings
 
 API_KEY = "sk-model-key-0123456789"
@@ -71,20 +67,7 @@ def test_codebot_trust_names_every_variable_and_flags_credentials(
 async def test_the_repl_trust_prompt_says_the_same(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
-
-    with create_pipe_input() as inp:
-        repl = Repl(inp, DummyOutput())
-
-        async def typist() -> None:
-            for key in ("n\r", "\x04"):
-                await anyio.sleep(0.6)
-                inp.send_text(key)
-
-        with anyio.fail_after(30):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(typist)
-                code: Any = await repl.main(Globals(cwd=project), ChatOptions())
+    keys = ("n\r", "\x04")
+    code, _ = await drive(project, [(0.6, key) for key in keys], seconds=30)
     assert code == 0
     check_lines(capsys.readouterr().err, project)

@@ -1,0 +1,95 @@
+"""Driving the real REPL in-process: prompt-toolkit's pipe input for the keys, the test's own
+stdout (capsys) for what it prints, and each run in an app session of its own.
+
+The app session matters: prompt-toolkit's default session caches the first ``sys.stdout`` it
+sees, so without one a later test's ``patch_stdout`` proxy would write to an earlier test's
+closed capture (exceptions in the flush thread, then a "Press ENTER" loop on the real stdin).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.runtime import ChatOptions, Globals
+
+Step = tuple[Callable[[], bool] | float, str]
+"""Wait for the condition (or that many seconds), then type the text."""
+Script = list[Step] | Callable[[Repl, Any], Awaitable[None]]
+"""Steps to type, or a coroutine function given the REPL and the pipe input."""
+
+
+async def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Wait until ``condition()`` holds, polling; fail after ``seconds``."""
+    with anyio.fail_after(seconds):
+        while not condition():  # noqa: ASYNC110 - polling state another task changes
+            await anyio.sleep(0.05)
+
+
+@contextmanager
+def piped_repl() -> Iterator[tuple[Any, Repl]]:
+    """A REPL reading a pipe, in its own prompt-toolkit app session bound to this stdout."""
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput, create_output
+
+    with (
+        create_pipe_input() as inp,
+        create_app_session(input=inp, output=create_output(stdout=sys.stdout)),
+    ):
+        yield inp, Repl(inp, DummyOutput())
+
+
+async def drive(
+    cwd: Path,
+    script: Script,
+    *,
+    servers: int = 0,
+    options: ChatOptions | None = None,
+    during: Callable[[Repl], Awaitable[None]] | None = None,
+    seconds: float = 90,
+) -> tuple[int, Repl]:
+    """Run the REPL in ``cwd``; wait for ``servers`` connections (0: do not wait), then play
+    ``script``. Returns the exit code and the REPL."""
+    with piped_repl() as (inp, repl):
+        code = -1
+
+        async def main() -> None:
+            nonlocal code
+            code = await repl.main(Globals(cwd=cwd), options or ChatOptions())
+
+        with anyio.fail_after(seconds):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(main)
+                if servers:
+                    await until(lambda: connected_count(repl) >= servers)
+                if during is not None:
+                    await during(repl)
+                if callable(script):
+                    await script(repl, inp)
+                else:
+                    await play(inp, script)
+    return code, repl
+
+
+async def play(inp: Any, steps: list[Step]) -> None:
+    for wait, text in steps:
+        if callable(wait):
+            await until(wait)
+            await anyio.sleep(0.3)  # the question is on screen
+        else:
+            await anyio.sleep(wait)
+        inp.send_text(text)
+
+
+def connected_count(repl: Repl) -> int:
+    runtime = repl.runtime
+    if runtime is None:
+        return 0
+    return len([c for c in runtime.manager.connected() if c.connected])
