@@ -1,10 +1,9 @@
 """The session: tool sets, history, plan mode and the before-prompt hook.
 
 ``all_tools`` is the local layer (built-ins, fixed) followed by the MCP layer (replaceable).
-Only :meth:`Session.before_prompt` replaces the MCP layer (remote tools are a replaceable layer): an
-active set that mirrors ``all_tools`` keeps mirroring; a filtered one that held MCP tools gets
-the new MCP set in their place; a filtered one without MCP tools stays without. Plan mode is a
-view over the active set (read-capability tools only), so a refresh in plan mode stays filtered.
+Only :meth:`Session.before_prompt` replaces the MCP layer (remote tools are a replaceable
+layer), so the tools offered change only between turns. Plan mode is a view over all of them
+(read-capability tools only), so a refresh in plan mode stays filtered.
 
 Works with any :class:`core.tools.ToolSource`; this module never imports ``mcp``.
 """
@@ -68,7 +67,6 @@ class Session:
         self.instructions = prompt.instructions_block(cwd, project_root)
         self._local: list[Tool] = list(local_tools)
         self._mcp: list[Tool] = []
-        self._active: list[Tool] | None = None  # None: mirror all_tools
         self.system_prompt = ""
         self.blocks: dict[str, str] = {}
         """The system prompt's blocks by name (for ``/context``)."""
@@ -94,23 +92,11 @@ class Session:
 
     @property
     def active_tools(self) -> list[Tool]:
-        """The tools the model is offered now (after the filter and plan mode)."""
-        base = self.all_tools if self._active is None else self._active
+        """The tools the model is offered now (all of them, or the read tools in plan mode)."""
+        base = self.all_tools
         if self.plan_mode:
             return [t for t in base if t.permission().capability is Capability.READ]
         return list(base)
-
-    def set_active(self, names: Iterable[str] | None) -> None:
-        """Restrict the active set to ``names`` (in ``all_tools`` order); None mirrors all.
-
-        The filtered half of the replaceable-layer rule above; tool search builds on it.
-        """
-        if names is None:
-            self._active = None
-        else:
-            wanted = set(names)
-            self._active = [t for t in self.all_tools if t.name in wanted]
-        self._rebuild()
 
     def set_plan_mode(self, on: bool) -> None:
         """Turn plan mode on or off (rebuilds the tool list and the prompt)."""
@@ -148,21 +134,10 @@ class Session:
         tools = await self.source.refresh_if_dirty()
         if tools is None:
             return False
-        self._replace_mcp([t for t in tools if is_mcp_tool(t)])
+        self._mcp = [t for t in tools if is_mcp_tool(t)]
         self.server_instructions = self.source.instructions()
         self._rebuild()
         return True
-
-    def _replace_mcp(self, new: list[Tool]) -> None:
-        self._mcp = new
-        if self._active is None:
-            return
-        held = [i for i, t in enumerate(self._active) if is_mcp_tool(t)]
-        if not held:
-            return  # a filtered set that excluded MCP stays so
-        local = [t for t in self._active if not is_mcp_tool(t)]
-        at = sum(1 for t in self._active[: held[0]] if not is_mcp_tool(t))
-        self._active = [*local[:at], *new, *local[at:]]
 
     def _wants_search(self, mcp: list[Tool]) -> bool:
         if not mcp or self.tool_search is False:

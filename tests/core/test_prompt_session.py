@@ -84,23 +84,6 @@ async def test_unchanged_tool_set_is_byte_identical(tmp_path: Path) -> None:
     assert (json.dumps(other.tool_schemas()), other.system_prompt) == first
 
 
-async def test_filtered_active_set_swaps_mcp_in_place(tmp_path: Path) -> None:
-    source = ListSource([mcp("a", "x"), mcp("a", "y")])
-    session = Session(builtin_tools(tmp_path), source, cwd=tmp_path)
-    await session.before_prompt()
-    session.set_active(["read", "mcp__a__x", "bash"])
-    assert names(session.active_tools) == ["read", "bash", "mcp__a__x"]
-    source.publish([mcp("a", "z")])
-    await session.before_prompt()
-    assert names(session.active_tools) == ["read", "bash", "mcp__a__z"]
-    session.set_active(["read"])  # excludes MCP
-    source.publish([mcp("a", "w")])
-    await session.before_prompt()
-    assert names(session.active_tools) == ["read"]
-    session.set_active(None)  # mirrors again
-    assert names(session.active_tools) == [*BUILTINS, "mcp__a__w"]
-
-
 async def test_plan_mode_keeps_read_tools_and_survives_refresh(tmp_path: Path) -> None:
     source = ListSource([mcp("a", "get"), mcp("a", "put", Capability.WRITE)])
     session = Session(builtin_tools(tmp_path), source, cwd=tmp_path, plan_mode=True)
