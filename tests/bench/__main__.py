@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.bench import cases, speed
 from tests.bench.harness import REPO_ROOT, Row, machine, table, write_json
+from tests.bench.workspace import Workspace, log_to_stderr
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,10 +38,10 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 continue
             n = cases.runs_for(target, args.runs)
-            cases.log_to_stderr(f"target {target}: {n} runs")
-            workspace = cases.Workspace(Path(tmp) / f"t{target}")
+            log_to_stderr(f"target {target}: {n} runs")
+            workspace = Workspace(Path(tmp) / f"t{target}")
             try:
-                rows.extend(fn(workspace, n, cases.log_to_stderr))
+                rows.extend(fn(workspace, n, log_to_stderr))
             except Exception as exc:  # a benchmark reports, it does not stop
                 rows.append(
                     Row(

@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import time
 
-from tests.bench.cases import Log, Workspace, _check, everything_entry, interleave, walls
 from tests.bench.harness import (
     EVERYTHING_BIN,
     PYTHON,
@@ -29,6 +28,14 @@ from tests.bench.harness import (
     codebot_argv,
     median,
     run,
+)
+from tests.bench.workspace import (
+    Log,
+    Workspace,
+    everything_entry,
+    interleave,
+    run_failures,
+    walls,
 )
 
 CLAUDE_PACKAGE = "@anthropic-ai/claude-code"
@@ -122,7 +129,7 @@ def target_11(ws: Workspace, n: int, log: Log) -> list[Row]:
                 baseline_samples=b,
                 note=f"{CLAUDE_PACKAGE} from npm, `claude mcp add -s user` in a temp HOME, "
                 "non-essential traffic off",
-                failed=_check(runs["list"]) or _check(runs["claude"]),
+                failed=run_failures(runs["list"]) or run_failures(runs["claude"]),
             )
         )
     rows.append(
@@ -137,7 +144,9 @@ def target_11(ws: Workspace, n: int, log: Log) -> list[Row]:
             baseline_samples=floor,
             note=f"server initialize median {median(walls(runs['init'])):.3f} s, --version "
             f"{median(walls(runs['version'])):.3f} s",
-            failed=_check(runs["list"]) or _check(runs["init"]) or _check(runs["version"]),
+            failed=run_failures(runs["list"])
+            or run_failures(runs["init"])
+            or run_failures(runs["version"]),
         )
     )
     return rows
@@ -176,7 +185,7 @@ def target_12(ws: Workspace, n: int, log: Log) -> list[Row]:
             baseline_samples=b,
             note=f"SDK script mode=legacy; CPU (reaped tree) codebot {cpu_a:.2f} s, "
             f"SDK {cpu_b:.2f} s",
-            failed=_check(runs["call"]) or _check(runs["sdk"]),
+            failed=run_failures(runs["call"]) or run_failures(runs["sdk"]),
         )
     ]
 
@@ -249,7 +258,7 @@ def target_13(ws: Workspace, n: int, log: Log) -> list[Row]:
             codebot_samples=walls(runs["warm"]),
             note=f"codebot --version in the same rounds: {version:.3f} s "
             f"(warm/--version {median(walls(runs['warm'])) / version:.2f}x)",
-            failed=_check(runs["warm"]),
+            failed=run_failures(runs["warm"]),
         ),
         Row(
             "13",
@@ -292,7 +301,7 @@ def target_14(ws: Workspace, n: int, log: Log) -> list[Row]:
             baseline_samples=b,
             note="VmHWM of the codebot process, polled every ms; CODEBOT_SDK_PATH=1 is the "
             "path mcp list took before the hot path",
-            failed=_check(runs["hot"]) or _check(runs["sdk"]),
+            failed=run_failures(runs["hot"]) or run_failures(runs["sdk"]),
         )
     ]
 
