@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import tests.fakes.openai_server as fo
+import tests.fakes.openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT
 from tests.helpers import server_entry, write_settings

@@ -130,7 +130,7 @@ def test_doctor_reports_untrusted_project_servers_as_errors_and_does_not_start_t
 def test_untrusted_project_cannot_redirect_the_api_key_or_allow_tools(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tests.fakes.openai_server as fo
+    import tests.fakes.openai_turns as fo
     from tests.fakes.openai_server import FakeOpenAI
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-user-key-123456")

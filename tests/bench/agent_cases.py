@@ -26,7 +26,8 @@ from codebot_mcp.core.session import Session
 from codebot_mcp.core.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.tools import Capability, Permission, Tool, ToolResult
 from tests.bench.harness import Row
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_handler import count_tokens
 from tests.fakes.openai_server import FakeOpenAI
 
 Log = Callable[[str], None]
@@ -169,7 +170,7 @@ async def _long_session(root: Path) -> dict[str, Any]:
                 failures.append(f"turn {turn}: {type(exc).__name__}: {exc}")
                 break
         seconds = time.perf_counter() - began
-        largest = max(fo.count_tokens(r.body) for r in server.requests)
+        largest = max(count_tokens(r.body) for r in server.requests)
         await model.aclose()
         return {
             "requests": len(server.requests),

@@ -27,10 +27,11 @@ def timed_fake() -> Iterator[tuple[Any, list[tuple[float, float]]]]:
     written; everything outside the spans is the client's time (conservative: header parsing
     and the per-connection thread start count as codebot's).
     """
-    from tests.fakes import openai_server as fo
+    from tests.fakes.openai_handler import Handler
+    from tests.fakes.openai_server import FakeOpenAI
 
     spans: list[tuple[float, float]] = []
-    original = fo._Handler.do_POST  # pyright: ignore[reportPrivateUsage]
+    original = Handler.do_POST
 
     def do_post(self: Any) -> None:
         start = time.perf_counter()
@@ -39,19 +40,19 @@ def timed_fake() -> Iterator[tuple[Any, list[tuple[float, float]]]]:
         finally:
             spans.append((start, time.perf_counter()))
 
-    fo._Handler.do_POST = do_post  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
+    Handler.do_POST = do_post  # type: ignore[method-assign]
     try:
-        with fo.FakeOpenAI() as server:
+        with FakeOpenAI() as server:
             yield server, spans
     finally:
-        fo._Handler.do_POST = original  # type: ignore[method-assign]  # pyright: ignore[reportPrivateUsage]
+        Handler.do_POST = original  # type: ignore[method-assign]
 
 
 TURNS = 10
 
 
 def target_5(ws: Workspace, n: int, log: Log) -> list[Row]:
-    from tests.fakes import openai_server as fo
+    from tests.fakes import openai_turns as fo
 
     timing_log = ws.root / "mcp_timing.log"
     gaps: list[float] = []

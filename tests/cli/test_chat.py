@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
 from tests.helpers import write_settings

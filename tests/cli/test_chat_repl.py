@@ -11,7 +11,7 @@ import pytest
 
 from codebot_mcp.cli.repl import Repl
 from tests.cli.repl_driver import drive, until
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
 from tests.helpers import write_settings

@@ -13,7 +13,7 @@ import pytest
 import typer
 
 from codebot_mcp.cli.app import app, hoist_global_options, run
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
 from tests.servers.util import REPO_ROOT

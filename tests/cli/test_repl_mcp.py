@@ -15,7 +15,7 @@ import pytest
 from codebot_mcp.cli.repl import Repl
 from codebot_mcp.cli.runtime import ChatOptions
 from tests.cli.repl_driver import Step, drive, until
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import everything_entry, server_entry, write_settings
 

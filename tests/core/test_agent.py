@@ -17,7 +17,7 @@ from codebot_mcp.core.stream import Reply, ToolCall
 from codebot_mcp.core.toolcalls import truncate
 from codebot_mcp.core.tools import Capability, Tool, ToolResult
 from tests.core.fakes import ListSource, Meeting, MeetingTool, ScriptedTool
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.anyio

@@ -25,7 +25,7 @@ from codebot_mcp.core.settings import Settings
 from codebot_mcp.core.stream import ToolCall
 from codebot_mcp.core.tools import ToolResult
 from tests.core.fakes import ScriptedTool
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,7 @@ from codebot_mcp.core.permissions import PermissionGate
 from codebot_mcp.core.session import Session
 from codebot_mcp.mcpbridge.manager import Manager
 from tests.core.conftest import make_model
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import make_server
 from tests.servers.util import REPO_ROOT

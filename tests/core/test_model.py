@@ -17,7 +17,8 @@ from codebot_mcp.core.model import (
 )
 from codebot_mcp.core.settings import Settings
 from tests.core.conftest import make_model
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_handler as wire
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 
 pytestmark = pytest.mark.anyio
@@ -101,7 +102,7 @@ async def test_repeated_ids_and_names_are_not_concatenated(
     fake: FakeOpenAI, model: ChatModel
 ) -> None:
     def chunk(delta: dict[str, object], finish: str | None = None) -> str:
-        return json.dumps(fo._chunk(delta, finish))
+        return json.dumps(wire.chunk(delta, finish))
 
     call = {"index": 0, "id": "call_x", "type": "function"}
     fake.queue(
@@ -127,7 +128,7 @@ async def test_dropped_stream_keeps_the_partial_answer(fake: FakeOpenAI, model: 
 
 
 async def test_stream_without_finish_reason_is_an_error(fake: FakeOpenAI, model: ChatModel) -> None:
-    fake.queue(fo.raw_sse(json.dumps(fo._chunk({"content": "x"})), "[DONE]"))
+    fake.queue(fo.raw_sse(json.dumps(wire.chunk({"content": "x"})), "[DONE]"))
     with pytest.raises(ModelError, match="no finish reason"):
         await model.complete(USER)
 

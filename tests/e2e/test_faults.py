@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import Running, alive, codebot_env, wait_until
 from tests.helpers import children_of, write_settings

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import children_of, server_entry, write_settings
 from tests.servers.util import REPO_ROOT

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_tmux import DEADLINE, Terminal, leave, model_server, requests
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.procs import CODEBOT, codebot_env, wait_until
 from tests.helpers import children_of, write_settings
 

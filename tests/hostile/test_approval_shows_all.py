@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.repl_driver import drive
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import write_settings
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
 

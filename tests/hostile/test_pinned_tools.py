@@ -69,7 +69,7 @@ def test_doctor_lints_hidden_instructions(
 def test_chat_asks_again_about_a_tool_that_changed_since_the_lock(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.fakes import openai_server as fo
+    from tests.fakes import openai_turns as fo
     from tests.fakes.openai_server import FakeOpenAI
 
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")

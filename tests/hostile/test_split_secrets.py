@@ -15,7 +15,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from tests.e2e.test_tmux import Terminal, model_server
-from tests.fakes import openai_server as fo
+from tests.fakes import openai_turns as fo
 from tests.fakes.procs import CODEBOT, codebot_env
 from tests.helpers import server_entry, write_settings
 

@@ -1,0 +1,286 @@
+"""The request handler of the loopback model server: routing, recording, the wire formats.
+
+Each ``POST /v1/chat/completions`` is recorded and pops one scripted turn
+(:mod:`tests.fakes.openai_turns`); ``"stream": true`` gets it as SSE chunks, otherwise one JSON
+completion. ``llama`` and ``window`` in :class:`State` change what is accepted, as the
+server's docstring (:mod:`tests.fakes.openai_server`) says.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.fakes.openai_turns import Turn, overflow, text
+
+
+@dataclass
+class Recorded:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class State:
+    turns: deque[Turn] = field(default_factory=deque[Turn])
+    requests: list[Recorded] = field(default_factory=list[Recorded])
+    llama: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    call_counter: int = 0
+    closing: threading.Event = field(default_factory=threading.Event)
+    """Set by close(): a hanging stream stops waiting, so close() does not wait for it."""
+    respond: Callable[[dict[str, Any]], Turn] | None = None
+    """Answers a request when no scripted turn is queued (long scripted sessions)."""
+    window: int | None = None
+    """Context window in tokens: longer requests get 400 ``context_length_exceeded``."""
+    rejected: int = 0
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """The fake's token count of a request: 1 per 3.5 characters of messages and tools
+    (harsher than codebot's estimate of 4, as real tokenizers are for code and JSON)."""
+    text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
+    return int(len(text) / 3.5) + 1
+
+
+class Handler(BaseHTTPRequestHandler):
+    shared: State
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence stderr noise
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        try:
+            body: dict[str, Any] = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._json(400, {"error": {"message": "invalid JSON body", "type": "bad_request"}})
+            return
+        state = self.shared
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with state.lock:
+            state.requests.append(Recorded("POST", self.path, headers, body))
+        if state.llama and (problem := llama_rejects(body)):  # rejected before any turn is used
+            self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+            return
+        with state.lock:
+            turn = state.turns.popleft() if state.turns else None
+        if state.window is not None and count_tokens(body) > state.window:
+            with state.lock:
+                state.rejected += 1
+                if turn is not None:  # not consumed: the retry after compaction gets it
+                    state.turns.appendleft(turn)
+            turn = overflow(state.window)
+        elif turn is None and state.respond is not None:
+            turn = state.respond(body)
+        if turn is not None and state.window is not None:
+            turn = {**turn, "prompt_tokens": count_tokens(body)}
+        try:
+            self._serve(body, turn)
+        except (BrokenPipeError, ConnectionResetError):  # the client aborted the stream
+            pass
+
+    def _serve(self, body: dict[str, Any], turn: Turn | None) -> None:
+        if turn is None:
+            self._json(
+                500,
+                {"error": {"message": "fake server: script exhausted", "type": "server_error"}},
+                {"x-should-retry": "false"},
+            )
+            return
+        if "stall" in turn:
+            self.shared.closing.wait(float(turn["stall"]))
+        if "error" in turn:
+            status = int(turn["error"])
+            code = turn.get("code", status)
+            payload = turn.get("body") or {
+                "error": {"message": turn["message"], "type": "scripted", "code": code}
+            }
+            self._json(status, payload, {"x-should-retry": "false", **turn["headers"]})
+            return
+        tools_seen = bool(body.get("tools")) and (
+            not self.shared.llama or body.get("tool_choice") == "auto"
+        )
+        if "tool_calls" in turn and not tools_seen:
+            # Like a server that dropped the tools: the model can only answer in text.
+            turn = text("I have no tools to call.")
+        if body.get("stream"):
+            if self.shared.llama and body.get("tools"):
+                # The turn is not consumed: the client's non-streamed retry gets it.
+                with self.shared.lock:
+                    self.shared.turns.appendleft(turn)
+                self._sse([chunk({"role": "assistant", "content": ""}, None)], {})
+                return
+            self._stream(body, turn)
+        else:
+            self._json(200, self._completion(body, turn))
+
+    # --- JSON -------------------------------------------------------------------------------
+
+    def _completion(self, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
+        time.sleep(float(turn.get("delay") or 0))
+        message: dict[str, Any] = {"role": "assistant", "content": turn.get("text") or None}
+        finish = "stop"
+        if "tool_calls" in turn:
+            message["tool_calls"] = [
+                {
+                    "id": self._call_id(),
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": arguments_text(c["arguments"])},
+                }
+                for c in turn["tool_calls"]
+            ]
+            finish = "tool_calls"
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": turn.get("served_model") or body.get("model", "fake-model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": None if turn.get("no_usage") else usage(turn),
+        }
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    # --- SSE --------------------------------------------------------------------------------
+
+    def _stream(self, body: dict[str, Any], turn: Turn) -> None:
+        if "raw_sse" in turn:
+            self._sse_raw(turn["raw_sse"])
+            return
+        served = turn.get("served_model") or body.get("model") or "fake-model"
+        events = list(self._events(body, turn))
+        for event in events:
+            if event.get("object") == "chat.completion.chunk":
+                event["model"] = served
+        self._sse(events, turn)
+
+    def _events(self, body: dict[str, Any], turn: Turn) -> Iterator[dict[str, Any]]:
+        yield chunk({"role": "assistant", "content": ""}, None)
+        content: str = turn.get("text") or ""
+        for piece in split(content, int(turn.get("chunks") or 3)):
+            yield chunk({"content": piece}, None)
+        if "hang" in turn:
+            yield {"__hang__": float(turn["hang"])}
+        if "stream_error" in turn:
+            yield {"error": {"message": turn["stream_error"], "type": "server_error"}}
+            return
+        if "drop" in turn:
+            yield {"__drop__": True}
+            return
+        finish = "stop"
+        for index, call in enumerate(turn.get("tool_calls", [])):
+            header = {
+                "index": index,
+                "id": self._call_id(),
+                "type": "function",
+                "function": {"name": call["name"], "arguments": ""},
+            }
+            yield chunk({"tool_calls": [header]}, None)
+            for piece in split(arguments_text(call["arguments"]), 2):
+                yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            finish = "tool_calls"
+        yield chunk({}, finish)
+        if (body.get("stream_options") or {}).get("include_usage") and not turn.get("no_usage"):
+            yield {**chunk({}, None), "choices": [], "usage": usage(turn)}
+
+    def _sse(self, events: list[dict[str, Any]], turn: Turn) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        delay = float(turn.get("delay") or 0)
+        for event in events:
+            if "__hang__" in event:
+                self.wfile.flush()
+                self.shared.closing.wait(event["__hang__"])
+                continue
+            if "__drop__" in event:
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            time.sleep(delay)
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _sse_raw(self, payloads: list[str]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for payload in payloads:
+            self.wfile.write(f"data: {payload}\n\n".encode())
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _call_id(self) -> str:
+        with self.shared.lock:
+            self.shared.call_counter += 1
+            return f"call_{self.shared.call_counter}"
+
+
+def llama_rejects(body: dict[str, Any]) -> str | None:
+    for i, message in enumerate(body.get("messages", [])):
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            if message.get("content") is None:
+                return f"messages[{i}].content: assistant content must be a string, got null"
+    return None
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def usage(turn: Turn | None = None) -> dict[str, int]:
+    prompt = int((turn or {}).get("prompt_tokens") or 10)
+    return {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5}
+
+
+def arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def split(value: str, parts: int) -> list[str]:
+    if not value:
+        return []
+    size = max(1, -(-len(value) // max(1, parts)))
+    return [value[i : i + size] for i in range(0, len(value), size)]

@@ -1,0 +1,90 @@
+"""The scripted turns of the loopback model server (:mod:`tests.fakes.openai_server`).
+
+A turn is a plain JSON-able dict, so a script file works too; each completion request pops one.
+Tests build them here and queue them on the server::
+
+    from tests.fakes import openai_turns as fo
+
+    fake.queue(fo.tool_calls(("read", {"path": "a.txt"})), fo.text("done"))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Turn = dict[str, Any]
+
+
+def text(content: str, *, chunks: int = 3, delay: float = 0.0) -> Turn:
+    """A plain answer; streamed in ``chunks`` pieces."""
+    return {"text": content, "chunks": chunks, "delay": delay}
+
+
+def tool_calls(*calls: tuple[str, Any], content: str = "", delay: float = 0.0) -> Turn:
+    """One assistant turn calling ``(name, arguments)`` pairs; a str argument is sent verbatim."""
+    return {
+        "tool_calls": [{"name": n, "arguments": a} for n, a in calls],
+        "text": content,
+        "delay": delay,
+    }
+
+
+def error(status: int, message: str = "scripted error", **headers: str) -> Turn:
+    """An HTTP error status with an OpenAI-shaped error body."""
+    return {"error": status, "message": message, "headers": headers}
+
+
+def overflow(window: int = 8192) -> Turn:
+    """A 400 ``context_length_exceeded``, worded like OpenAI's."""
+    message = (
+        f"This model's maximum context length is {window} tokens. However, your messages "
+        "resulted in more tokens. Please reduce the length of the messages."
+    )
+    return {"error": 400, "message": message, "headers": {}, "code": "context_length_exceeded"}
+
+
+def llama_cpp_overflow(n_ctx: int = 4096, n_prompt: int = 5000) -> Turn:
+    """A 400 as llama.cpp's own server (``llama-server``) words it: its type and ``n_ctx``."""
+    error = {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": n_prompt,
+        "n_ctx": n_ctx,
+    }
+    return {"error": 400, "message": error["message"], "headers": {}, "body": {"error": error}}
+
+
+def served_as(model: str, turn: Turn) -> Turn:
+    """``turn``, but the server reports ``model`` as the one that answered."""
+    return {**turn, "served_model": model}
+
+
+def no_usage(turn: Turn) -> Turn:
+    """``turn`` without a usage chunk or field (servers that ignore ``include_usage``)."""
+    return {**turn, "no_usage": True}
+
+
+def stream_error(message: str, *, after_text: str = "") -> Turn:
+    """A stream that sends some text, then an in-band ``{"error": ...}`` event."""
+    return {"stream_error": message, "text": after_text}
+
+
+def drop(*, after_text: str = "partial") -> Turn:
+    """A stream that sends some text, then closes the connection without finishing."""
+    return {"drop": True, "text": after_text}
+
+
+def raw_sse(*events: str) -> Turn:
+    """Send exactly these SSE ``data:`` payloads (for malformed or unusual streams)."""
+    return {"raw_sse": list(events)}
+
+
+def hang(seconds: float = 30.0) -> Turn:
+    """Send the stream's first chunk and then nothing for ``seconds`` (cancellation tests)."""
+    return {"hang": seconds}
+
+
+def stall(seconds: float = 30.0) -> Turn:
+    """Send nothing at all (not even headers) for ``seconds``, then a plain answer."""
+    return {"stall": seconds, "text": "late"}
