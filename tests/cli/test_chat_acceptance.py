@@ -205,7 +205,8 @@ async def type_keys(
         await anyio.sleep(0.3)
         inp.send_text("\x04")
 
-    return await drive(project, steps)
+    code, _ = await drive(project, steps)
+    return code
 
 
 @pytest.mark.anyio
