@@ -151,12 +151,12 @@ def test_browser_stand_in_follows_the_redirect_to_the_callback(
 
 
 def test_client_maps_the_scenario_context_to_codebot_settings() -> None:
-    from tests.conformance import client
+    from tests.conformance import client, scenarios
 
     assert client.protocol_setting("2025-03-26") == "legacy"
     assert client.protocol_setting("2025-11-25") == "legacy"
     assert client.protocol_setting("2026-07-28") == "auto"
-    jwt = client.oauth_settings(
+    jwt = scenarios.oauth_settings(
         "auth/client-credentials-jwt",
         {"client_id": "c1", "private_key_pem": "PEM", "signing_algorithm": "RS256"},
     )
@@ -166,14 +166,16 @@ def test_client_maps_the_scenario_context_to_codebot_settings() -> None:
         "private_key": "PEM",
         "signing_algorithm": "RS256",
     }
-    basic = client.oauth_settings(
+    basic = scenarios.oauth_settings(
         "auth/client-credentials-basic", {"client_id": "c", "client_secret": "s"}
     )
     assert basic == {"grant": "client_credentials", "client_id": "c", "client_secret": "s"}
-    pre = client.oauth_settings("auth/pre-registration", {"client_id": "c", "client_secret": "s"})
+    pre = scenarios.oauth_settings(
+        "auth/pre-registration", {"client_id": "c", "client_secret": "s"}
+    )
     assert pre == {"client_id": "c", "client_secret": "s"}
-    assert client.oauth_settings("auth/basic-cimd", {}) == {
-        "client_metadata_url": client.CLIENT_METADATA_URL
+    assert scenarios.oauth_settings("auth/basic-cimd", {}) == {
+        "client_metadata_url": scenarios.CLIENT_METADATA_URL
     }
     schema = {"properties": {"a": {"type": "integer"}, "b": {}}, "required": ["a", "b"]}
-    assert client.stub_arguments(schema) == {"a": 0, "b": "x"}
+    assert scenarios.stub_arguments(schema) == {"a": 0, "b": "x"}
