@@ -1,20 +1,40 @@
-"""Walking a directory the way git sees it: ``.gitignore`` files respected, ``.git`` skipped.
+"""What the file tools share: their base class, and walking a directory the way git sees it.
 
-``glob`` and ``grep``'s Python fallback share this walker, so both see the same files.
-pathspec's ``GitIgnoreSpec`` does the matching (git's own rules, negation included).
+:class:`FileTool` holds the working directory and the boundary (:mod:`core.boundary`) that
+``read``, ``write``, ``edit``, ``glob`` and ``grep`` resolve a ``path`` argument against.
+``glob`` and ``grep``'s Python fallback share the walker, so both see the same files:
+``.gitignore`` files respected, ``.git`` skipped. pathspec's ``GitIgnoreSpec`` does the
+matching (git's own rules, negation included).
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.boundary import Boundary, Reach
 
 MAX_FILES = 200_000
 """Files visited per walk: a search of a huge tree stops rather than running for minutes."""
 ALWAYS_SKIPPED = frozenset({".git"})
+
+
+class FileTool:
+    """A built-in tool that works on files under ``cwd``, inside the boundary of ``root``."""
+
+    def __init__(self, cwd: Path, root: Path | None = None) -> None:
+        self.cwd = cwd
+        self.boundary = Boundary(cwd, root)
+
+    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        """Where the call's ``path`` leads, symlinks followed: the gate asks when it is outside
+        the root, and shows the resolved path when it asks."""
+        path = arguments.get("path")
+        return self.boundary.reach(path) if isinstance(path, str) and path else None
 
 
 def _spec(directory: Path) -> object | None:

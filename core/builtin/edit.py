@@ -18,9 +18,10 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.boundary import Boundary, BoundaryError, Reach
+from codebot_mcp.core.boundary import BoundaryError, Reach
 from codebot_mcp.core.builtin._common import BadArgument, string
 from codebot_mcp.core.builtin._diff import MAX_PREVIEW_BYTES, unified
+from codebot_mcp.core.builtin._files import FileTool
 from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024
@@ -96,7 +97,7 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, l
     return text.replace(old, new, 1), lines
 
 
-class EditTool:
+class EditTool(FileTool):
     """Replace text in a file."""
 
     name = "edit"
@@ -105,10 +106,6 @@ class EditTool:
         "included) and be unique, unless replace_all is true. Read the file first. Line endings, "
         "encoding and the file mode are kept. To create a file, use write."
     )
-
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
-        self.cwd = cwd
-        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path``, ``old_string``, ``new_string``, optional ``replace_all``."""
@@ -129,11 +126,6 @@ class EditTool:
     def permission(self) -> Permission:
         """Editing changes files."""
         return Permission(Capability.WRITE, "built-in edit: changes files")
-
-    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
-        """Where the call's path leads (the gate asks when it is outside the root)."""
-        path = arguments.get("path")
-        return self.boundary.reach(path) if isinstance(path, str) and path else None
 
     def _arguments(self, arguments: Mapping[str, Any]) -> tuple[Reach, str, str, bool]:
         reach = self.boundary.reach(string(arguments, "path"))

@@ -8,9 +8,8 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.boundary import Boundary, Reach
 from codebot_mcp.core.builtin._common import BadArgument, string
-from codebot_mcp.core.builtin._files import glob_regex, walk
+from codebot_mcp.core.builtin._files import FileTool, glob_regex, walk
 from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 MAX_RESULTS = 500
@@ -31,7 +30,7 @@ def find_files(base: Path, pattern: str, root: Path | None = None) -> list[Path]
     return [p for p in walk(base, root) if regex.match(p.relative_to(base).as_posix())]
 
 
-class GlobTool:
+class GlobTool(FileTool):
     """Find files by name pattern."""
 
     name = "glob"
@@ -41,10 +40,6 @@ class GlobTool:
         "'*.{js,ts}'. Files ignored by .gitignore and the .git directory are left out. "
         f"Returns at most {MAX_RESULTS} paths, sorted."
     )
-
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
-        self.cwd = cwd
-        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``pattern`` and optional ``path``."""
@@ -60,11 +55,6 @@ class GlobTool:
     def permission(self) -> Permission:
         """Listing changes nothing."""
         return Permission(Capability.READ, "built-in glob: only lists files")
-
-    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
-        """Where the call's ``path`` leads (the gate asks when it is outside the root)."""
-        path = arguments.get("path")
-        return self.boundary.reach(path) if isinstance(path, str) and path else None
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """List the matching files."""

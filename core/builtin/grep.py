@@ -18,9 +18,9 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.boundary import Boundary, BoundaryError, Reach, refuse_special
+from codebot_mcp.core.boundary import BoundaryError, refuse_special
 from codebot_mcp.core.builtin._common import BadArgument, integer, string
-from codebot_mcp.core.builtin._files import glob_match, walk
+from codebot_mcp.core.builtin._files import FileTool, glob_match, walk
 from codebot_mcp.core.builtin.glob import shown
 from codebot_mcp.core.lookup import child_environment
 from codebot_mcp.core.tools import Capability, Permission, ToolResult
@@ -184,7 +184,7 @@ def render(lines: list[Line], cwd: Path) -> str:
     return "\n".join(out)
 
 
-class GrepTool:
+class GrepTool(FileTool):
     """Search file contents by regex."""
 
     name = "grep"
@@ -194,10 +194,6 @@ class GrepTool:
         "context adds lines around each match; ignore_case. Files ignored by .gitignore are "
         f"skipped. Output: path:line:text, at most {MAX_LINES} lines."
     )
-
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
-        self.cwd = cwd
-        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``pattern``; optional ``path``, ``glob``, ``context``, ``ignore_case``."""
@@ -216,11 +212,6 @@ class GrepTool:
     def permission(self) -> Permission:
         """Searching changes nothing."""
         return Permission(Capability.READ, "built-in grep: only reads files")
-
-    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
-        """Where the call's ``path`` leads (the gate asks when it is outside the root)."""
-        path = arguments.get("path")
-        return self.boundary.reach(path) if isinstance(path, str) and path else None
 
     def query(self, arguments: Mapping[str, Any]) -> Query:
         """Check the arguments.

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from codebot_mcp.core.boundary import MAX_READ_BYTES, Boundary, BoundaryError, Reach
+from codebot_mcp.core.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.builtin._files import FileTool
 from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 DEFAULT_LIMIT = 2000
@@ -18,7 +18,7 @@ MAX_LINE_CHARS = 2000
 """Longer lines (minified files) are cut so one line cannot flood the context."""
 
 
-class ReadTool:
+class ReadTool(FileTool):
     """Read a file relative to the working directory, inside the boundary (:mod:`core.boundary`)."""
 
     name = "read"
@@ -26,10 +26,6 @@ class ReadTool:
         "Read a text file. Lines are numbered from 1. Use offset (first line) and limit "
         f"(number of lines, default {DEFAULT_LIMIT}) to page through large files."
     )
-
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
-        self.cwd = cwd
-        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path``, optional ``offset`` and ``limit``."""
@@ -46,11 +42,6 @@ class ReadTool:
     def permission(self) -> Permission:
         """Reading changes nothing."""
         return Permission(Capability.READ, "built-in read: only reads files")
-
-    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
-        """Where the call's path leads (the gate asks when it is outside the root)."""
-        path = arguments.get("path")
-        return self.boundary.reach(path) if isinstance(path, str) and path else None
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Read the file; missing, binary, special or directory paths are error results."""

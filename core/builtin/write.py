@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
-from codebot_mcp.core.boundary import Boundary, BoundaryError, Reach
+from codebot_mcp.core.boundary import BoundaryError
 from codebot_mcp.core.builtin._common import BadArgument, string
 from codebot_mcp.core.builtin._diff import read_for_preview, unified
+from codebot_mcp.core.builtin._files import FileTool
 from codebot_mcp.core.tools import Capability, Permission, ToolResult
 
 
-class WriteTool:
+class WriteTool(FileTool):
     """Write a file relative to the working directory."""
 
     name = "write"
@@ -22,10 +22,6 @@ class WriteTool:
         "Create a file or overwrite it with the given content. Parent directories are created. "
         "Read a file before overwriting it."
     )
-
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
-        self.cwd = cwd
-        self.boundary = Boundary(cwd, root)
 
     def schema(self) -> dict[str, Any]:
         """Arguments: ``path`` and ``content``."""
@@ -41,11 +37,6 @@ class WriteTool:
     def permission(self) -> Permission:
         """Writing changes files."""
         return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
-
-    def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
-        """Where the call's path leads, symlinks followed (shown when asking)."""
-        path = arguments.get("path")
-        return self.boundary.reach(path) if isinstance(path, str) and path else None
 
     def preview(self, arguments: Mapping[str, Any]) -> str | None:
         """Over an existing file: the diff. A new file: its size. The path is the resolved
