@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.mcp_common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import (
     ChatOptions,
     ChatRuntime,

@@ -10,7 +10,7 @@ import typer
 from codebot_mcp.cli import completion, render, warm
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.mcp_auth import LoginOpt, login_options
-from codebot_mcp.cli.mcp_resources import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.mcp_common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.mcp_views import print_servers
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -195,7 +195,7 @@ async def _call(
 
 def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
     """Progress of a call on a terminal's stderr, rewritten in place."""
-    from codebot_mcp.cli.mcp_resources import safe
+    from codebot_mcp.cli.mcp_common import safe
 
     percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
     text = f"{server}:{percent} {safe(message)[:60]}".rstrip()

@@ -6,24 +6,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import completion, render
-from codebot_mcp.cli.answers import LazyModel, policy
-from codebot_mcp.cli.mcp_resources import (
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_common import (
     AllowSamplingOpt,
     ElicitOpt,
     JsonOpt,
+    ServerArg,
+    ServerFilterArg,
     TimeoutOpt,
+    listed,
+    one_server,
+    print_listing,
     safe,
     servers_for,
-    started,
 )
-from codebot_mcp.cli.runtime import open_manager
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.servers import ServerConfig
     from codebot_mcp.core.settings import Settings
     from codebot_mcp.core.sources import PromptInfo, PromptMessage
+    from codebot_mcp.mcpbridge.manager import Manager
 
 app = typer.Typer()
 """``mcp prompts`` and ``mcp prompt`` (merged into ``mcp``)."""
@@ -32,15 +35,7 @@ app = typer.Typer()
 @app.command("prompts")
 def prompts_command(
     ctx: typer.Context,
-    server: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[SERVER]",
-            help="Only this server.",
-            show_default=False,
-            autocompletion=completion.server_names,
-        ),
-    ] = None,
+    server: ServerFilterArg = None,
     as_json: JsonOpt = False,
     timeout: TimeoutOpt = None,
 ) -> int:
@@ -51,7 +46,7 @@ def prompts_command(
     import anyio
 
     settings, servers = servers_for(ctx.obj, server, timeout)
-    items, failed = anyio.run(_prompts, settings, servers, server)
+    items, failed = anyio.run(listed, settings, servers, server, _fetch_prompts)
     if as_json:
         render.print_json({"prompts": [_prompt_view(p) for p in items], "failed": failed})
     else:
@@ -59,12 +54,8 @@ def prompts_command(
     return ExitCode.SERVER if failed else ExitCode.OK
 
 
-async def _prompts(
-    settings: Settings, servers: dict[str, ServerConfig], server: str | None
-) -> tuple[list[PromptInfo], list[str]]:
-    async with open_manager(servers, agent=policy(settings, None, None)) as manager:
-        failed = await started(manager, list(servers), server)
-        return await manager.prompts(server), failed
+async def _fetch_prompts(manager: Manager, server: str | None) -> list[PromptInfo]:
+    return await manager.prompts(server)
 
 
 def _prompt_view(p: PromptInfo) -> dict[str, Any]:
@@ -82,12 +73,6 @@ def _prompt_view(p: PromptInfo) -> dict[str, Any]:
 
 
 def _print_prompts(items: list[PromptInfo], any_servers: bool) -> None:
-    if not any_servers:
-        render.warn("no MCP servers are configured")
-        return
-    if not items:
-        print("no prompts")
-        return
     rows = [
         [
             safe(p.server),
@@ -97,7 +82,7 @@ def _print_prompts(items: list[PromptInfo], any_servers: bool) -> None:
         ]
         for p in items
     ]
-    print(render.table([["SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"], *rows]))
+    print_listing(any_servers, "prompts", ["SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"], rows)
 
 
 def parse_prompt_args(args: list[str]) -> dict[str, str]:
@@ -136,14 +121,7 @@ def check_prompt_args(prompt: PromptInfo, arguments: dict[str, str]) -> None:
 @app.command("prompt")
 def prompt_command(
     ctx: typer.Context,
-    server: Annotated[
-        str,
-        typer.Argument(
-            metavar="SERVER",
-            help="The server's name in settings.",
-            autocompletion=completion.server_names,
-        ),
-    ],
+    server: ServerArg,
     name: Annotated[str, typer.Argument(help="The prompt's name.")],
     args: Annotated[
         list[str] | None,
@@ -185,25 +163,17 @@ async def _prompt(
 ) -> list[PromptMessage]:
     import difflib
 
-    from codebot_mcp.core.sampling import Sampler
-
-    lazy = LazyModel(settings)
-    agent = policy(settings, elicit, allow_sampling)
-    try:
-        async with open_manager(servers, agent=agent, sampler=Sampler(lazy)) as manager:
-            await started(manager, [server], server)
-            prompts = {p.name: p for p in await manager.prompts(server)}
-            if name not in prompts:
-                close = difflib.get_close_matches(name, list(prompts), n=3)
-                hint = (
-                    f"Did you mean {', '.join(close)}?"
-                    if close
-                    else f"List them with: codebot mcp prompts {server}"
-                )
-                raise UsageError(
-                    f"server '{server}' has no prompt '{name}' ({len(prompts)} prompts)", hint=hint
-                )
-            check_prompt_args(prompts[name], arguments)
-            return await manager.get_prompt(server, name, arguments)
-    finally:
-        await lazy.aclose()
+    async with one_server(settings, servers, server, elicit, allow_sampling) as manager:
+        prompts = {p.name: p for p in await manager.prompts(server)}
+        if name not in prompts:
+            close = difflib.get_close_matches(name, list(prompts), n=3)
+            hint = (
+                f"Did you mean {', '.join(close)}?"
+                if close
+                else f"List them with: codebot mcp prompts {server}"
+            )
+            raise UsageError(
+                f"server '{server}' has no prompt '{name}' ({len(prompts)} prompts)", hint=hint
+            )
+        check_prompt_args(prompts[name], arguments)
+        return await manager.get_prompt(server, name, arguments)

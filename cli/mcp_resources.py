@@ -1,5 +1,4 @@
-"""``codebot mcp resources|read``: parse, call into mcpbridge, render (and the options and
-helpers ``mcp call``, ``mcp prompt`` and chat share: ``--elicit``, ``--allow-sampling``)."""
+"""``codebot mcp resources|read``: parse, call into mcpbridge, render."""
 
 from __future__ import annotations
 
@@ -9,89 +8,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import completion, render
-from codebot_mcp.cli.answers import LazyModel, policy
-from codebot_mcp.cli.runtime import (
-    Globals,
-    apply_trust,
-    load_settings,
-    open_manager,
-    require_trusted,
-    select_servers,
-    with_timeout,
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_common import (
+    AllowSamplingOpt,
+    ElicitOpt,
+    JsonOpt,
+    ServerArg,
+    ServerFilterArg,
+    TimeoutOpt,
+    listed,
+    one_server,
+    print_listing,
+    safe,
+    servers_for,
 )
-from codebot_mcp.core.errors import ExitCode, ServerError, UsageError
+from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.servers import ServerConfig
     from codebot_mcp.core.settings import Settings
     from codebot_mcp.core.sources import ResourceContent, ResourceInfo
     from codebot_mcp.mcpbridge.manager import Manager
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
-TimeoutOpt = Annotated[
-    float | None,
-    typer.Option("--timeout", help="Seconds for the handshake and for each request."),
-]
-ElicitOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--elicit",
-        metavar="decline|defaults|cancel",
-        help="How to answer a server's request for input: decline (default), defaults (accept "
-        "with the schema's defaults; decline if a required field has none) or cancel.",
-        show_default=False,
-    ),
-]
-AllowSamplingOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--allow-sampling",
-        metavar="SERVER",
-        help="Let SERVER use the model (sampling/createMessage) without asking (repeatable).",
-        show_default=False,
-        autocompletion=completion.server_names,
-    ),
-]
-
-
-def safe(text: str | None) -> str:
-    """Text from a server, safe for the terminal (:func:`cli.render.safe`): control, invisible
-    and bidi characters shown escaped (``\\x1b``, ``\\u202e``), known secrets scrubbed."""
-    return render.safe(text or "")
-
-
-def servers_for(
-    globals_: Globals, server: str | None, timeout: float | None
-) -> tuple[Settings, dict[str, ServerConfig]]:
-    from codebot_mcp.core import trust
-    from codebot_mcp.core.servers import require_usable
-
-    settings = load_settings(globals_)
-    if server is not None:
-        check = trust.check(settings, assume_trusted=globals_.trust_project)
-        require_trusted(server, check, settings)
-        if server in settings.shadowed and check.needs_trust:
-            settings, _ = apply_trust(globals_, settings)  # the global entry stands in
-        config = select_servers(settings, [server])[server]
-        require_usable(config)
-        return settings, with_timeout({server: config}, timeout)
-    settings, _ = apply_trust(globals_, settings)
-    usable = {n: c for n, c in settings.servers.items() if c.enabled and c.error is None}
-    return settings, with_timeout(usable, timeout)
-
-
-async def started(manager: Manager, names: list[str], server: str | None) -> list[str]:
-    """Start the servers; the named one must connect; the names of those that failed."""
-    await manager.start_all(names)
-    failures = manager.failures
-    if server is not None and server in failures:
-        failure = failures[server]
-        raise ServerError(f"server '{server}': {failure.describe()}", hint=failure.hint)
-    for name, failure in failures.items():
-        render.warn(f"server '{name}' failed: {failure.message}")
-    return list(failures)
-
 
 app = typer.Typer()
 """``mcp resources`` and ``mcp read`` (merged into ``mcp``)."""
@@ -103,15 +40,7 @@ app = typer.Typer()
 @app.command("resources")
 def resources_command(
     ctx: typer.Context,
-    server: Annotated[
-        str | None,
-        typer.Argument(
-            metavar="[SERVER]",
-            help="Only this server.",
-            show_default=False,
-            autocompletion=completion.server_names,
-        ),
-    ] = None,
+    server: ServerFilterArg = None,
     as_json: JsonOpt = False,
     timeout: TimeoutOpt = None,
 ) -> int:
@@ -122,7 +51,7 @@ def resources_command(
     import anyio
 
     settings, servers = servers_for(ctx.obj, server, timeout)
-    items, failed = anyio.run(_resources, settings, servers, server)
+    items, failed = anyio.run(listed, settings, servers, server, _fetch_resources)
     if as_json:
         render.print_json({"resources": [_resource_view(r) for r in items], "failed": failed})
     else:
@@ -130,12 +59,8 @@ def resources_command(
     return ExitCode.SERVER if failed else ExitCode.OK
 
 
-async def _resources(
-    settings: Settings, servers: dict[str, ServerConfig], server: str | None
-) -> tuple[list[ResourceInfo], list[str]]:
-    async with open_manager(servers, agent=policy(settings, None, None)) as manager:
-        failed = await started(manager, list(servers), server)
-        return await manager.resources(server), failed
+async def _fetch_resources(manager: Manager, server: str | None) -> list[ResourceInfo]:
+    return await manager.resources(server)
 
 
 def _resource_view(r: ResourceInfo) -> dict[str, Any]:
@@ -154,12 +79,6 @@ def _resource_view(r: ResourceInfo) -> dict[str, Any]:
 
 
 def _print_resources(items: list[ResourceInfo], any_servers: bool) -> None:
-    if not any_servers:
-        render.warn("no MCP servers are configured")
-        return
-    if not items:
-        print("no resources")
-        return
     rows = [
         [
             safe(r.server),
@@ -169,20 +88,13 @@ def _print_resources(items: list[ResourceInfo], any_servers: bool) -> None:
         ]
         for r in items
     ]
-    print(render.table([["SERVER", "URI", "TYPE", "NAME"], *rows]))
+    print_listing(any_servers, "resources", ["SERVER", "URI", "TYPE", "NAME"], rows)
 
 
 @app.command("read")
 def read_command(
     ctx: typer.Context,
-    server: Annotated[
-        str,
-        typer.Argument(
-            metavar="SERVER",
-            help="The server's name in settings.",
-            autocompletion=completion.server_names,
-        ),
-    ],
+    server: ServerArg,
     uri: Annotated[str, typer.Argument(help="The resource's URI.")],
     output: Annotated[
         Path | None,
@@ -240,16 +152,8 @@ async def _read(
     elicit: str | None,
     allow_sampling: list[str] | None,
 ) -> list[ResourceContent]:
-    from codebot_mcp.core.sampling import Sampler
-
-    lazy = LazyModel(settings)
-    agent = policy(settings, elicit, allow_sampling)
-    try:
-        async with open_manager(servers, agent=agent, sampler=Sampler(lazy)) as manager:
-            await started(manager, [server], server)
-            return await manager.read_resource(server, uri)
-    finally:
-        await lazy.aclose()
+    async with one_server(settings, servers, server, elicit, allow_sampling) as manager:
+        return await manager.read_resource(server, uri)
 
 
 def _content_view(p: ResourceContent) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import re
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.cli.mcp_resources import safe
+from codebot_mcp.cli.mcp_common import safe
 from codebot_mcp.cli.repl_mcp import PROMPT_PREFIX
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.sources import PromptInfo, ResourceInfo

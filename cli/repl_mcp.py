@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_common import safe
 from codebot_mcp.cli.mcp_prompts import check_prompt_args, parse_prompt_args
-from codebot_mcp.cli.mcp_resources import safe
 from codebot_mcp.core.errors import CodebotError, UsageError
 from codebot_mcp.core.sources import PromptMessage, content_text
 from codebot_mcp.core.useragent import (
