@@ -165,32 +165,27 @@ def _variables(ctx: ServerContext) -> Iterator[Finding]:
         )
 
 
+def _entry_warnings(ctx: ServerContext, check_id: str, kind: str) -> Iterator[Finding]:
+    """The warnings of ``kind`` that parsing the entry recorded, as ``check_id`` findings."""
+    for warning in ctx.config.warnings:
+        if warning.kind == kind:
+            yield ctx.finding(
+                check_id,
+                "warning",
+                f"server '{ctx.name}': {warning.message}",
+                f"{warning.hint} in {ctx.where}.",
+                key=warning.key,
+            )
+
+
 @check("settings.unknown_key", "entry", "warning", "an entry has a key codebot does not know")
 def _unknown_keys(ctx: ServerContext) -> Iterator[Finding]:
-    for warning in ctx.config.warnings:
-        if warning.kind != "unknown_key":
-            continue
-        yield ctx.finding(
-            "settings.unknown_key",
-            "warning",
-            f"server '{ctx.name}': {warning.message}",
-            f"{warning.hint} in {ctx.where}.",
-            key=warning.key,
-        )
+    yield from _entry_warnings(ctx, "settings.unknown_key", "unknown_key")
 
 
 @check("settings.milliseconds", "entry", "warning", "a timeout looks like milliseconds")
 def _milliseconds(ctx: ServerContext) -> Iterator[Finding]:
-    for warning in ctx.config.warnings:
-        if warning.kind != "milliseconds":
-            continue
-        yield ctx.finding(
-            "settings.milliseconds",
-            "warning",
-            f"server '{ctx.name}': {warning.message}",
-            f"{warning.hint} in {ctx.where}.",
-            key=warning.key,
-        )
+    yield from _entry_warnings(ctx, "settings.milliseconds", "milliseconds")
 
 
 @check("settings.unknown_setting", "settings", "warning", "a settings file has an unknown key")
