@@ -12,11 +12,11 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
-from codebot_mcp.core.arguments import typed
 from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
 from codebot_mcp.core.redact import Redactor
 from codebot_mcp.core.servers import ServerConfig, require_usable
 from codebot_mcp.core.tools import ToolResult
+from codebot_mcp.mcpbridge.arguments import checked_arguments
 from codebot_mcp.mcpbridge.failures import explain_auth
 from codebot_mcp.mcpbridge.manager import Manager
 from codebot_mcp.mcpbridge.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
@@ -37,13 +37,7 @@ async def call_once(
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
     tool = find_tool(manager.tools(), config.name, tool_name)
-    arguments = typed(arguments, tool.schema())
-    problem = tool.check_arguments(arguments)
-    if problem:
-        raise UsageError(
-            f"arguments for '{tool.original_name}' do not match its schema: {problem}",
-            hint=f"See the schema with: codebot mcp list --server {config.name} --schemas",
-        )
+    arguments = checked_arguments(tool, arguments, config.name)
     client = manager.clients[config.name]
     try:
         result = await client.call_tool(tool.original_name, arguments)

@@ -25,11 +25,11 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.arguments import typed
 from codebot_mcp.core.errors import ServerError, UsageError
 from codebot_mcp.core.redact import Redactor, entry_secrets
 from codebot_mcp.core.servers import ServerConfig
 from codebot_mcp.core.tools import Permission, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.capability import classify
 from codebot_mcp.mcpbridge.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.lite_wire import Closed, Connection, Fallback, Malformed, RpcError
@@ -40,11 +40,9 @@ from codebot_mcp.mcpbridge.schemas import (
     CONNECTION_CLOSED,
     REQUEST_TIMEOUT,
     call_error,
-    first_problem,
     plain_result,
     through_sdk,
     validate_output,
-    validator_for,
 )
 
 # -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
@@ -332,13 +330,7 @@ async def _call_tool(
                 ) from None
             tools = name_tools([listed])
             tool = _find(tools, config.name, tool_name)
-            arguments = typed(arguments, tool.schema())
-            problem = tool.check_arguments(arguments)
-            if problem:
-                raise UsageError(
-                    f"arguments for '{tool.original_name}' do not match its schema: {problem}",
-                    hint=f"See the schema with: codebot mcp list --server {config.name} --schemas",
-                )
+            arguments = checked_arguments(tool, arguments, config.name)
             result = await _call(listed.connection, config, tool, arguments)
             tg.cancel_scope.cancel()
     finally:

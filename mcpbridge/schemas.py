@@ -1,4 +1,5 @@
-"""Input schemas, argument checks and call errors, shared by the SDK path and the hot path.
+"""Call errors and results, shared by the SDK path and the hot path (argument checks:
+:mod:`mcpbridge.arguments`).
 
 Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without loading the SDK.
 """
@@ -24,42 +25,6 @@ BREAKS = "The server breaks the protocol; report it to its authors."
 
 class Fallback(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
-
-
-def validator_for(schema: dict[str, Any]) -> Any:
-    """A jsonschema validator, or False when the schema itself is invalid (not enforced)."""
-    import jsonschema  # deferred: only calls from the shell validate up front
-
-    cls = jsonschema.validators.validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return False
-    return cls(schema)
-
-
-def first_problem(
-    validator: Any, arguments: Mapping[str, Any], schema: Mapping[str, Any]
-) -> str | None:
-    """The first way ``arguments`` break the schema (``validator_for``), or None.
-
-    As ``MCPTool.check_arguments``: ``null`` for a property the schema does not require counts
-    as leaving it out, and a schema that cannot be evaluated here is not enforced.
-    """
-    if validator is False:
-        return None
-    required = schema.get("required")
-    keep = set(required) if isinstance(required, list) else set()
-    checked = {k: v for k, v in arguments.items() if v is not None or k in keep}
-    try:
-        errors = sorted(validator.iter_errors(checked), key=lambda e: list(e.path))
-    except Exception:  # boundary: jsonschema cannot evaluate this schema (unresolvable $ref)
-        return None
-    if not errors:
-        return None
-    first = errors[0]
-    where = "/".join(str(p) for p in first.absolute_path)
-    return f"{where + ': ' if where else ''}{first.message}"
 
 
 def call_error(code: int, message: str, config: ServerConfig, tool: str) -> CodebotError:

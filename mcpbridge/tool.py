@@ -12,6 +12,7 @@ from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
 from codebot_mcp.core.tools import Permission, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.capability import classify
 from codebot_mcp.mcpbridge.requests import too_many_rounds
 
@@ -85,21 +86,8 @@ class MCPTool:
         network location, which is never fetched), is not enforced: the server judges then.
         """
         if self._validator is None:
-            self._validator = _validator_for(self.schema())
-        if self._validator is False:
-            return None
-        required = self.schema().get("required")
-        keep = set(required) if isinstance(required, list) else set()
-        checked = {k: v for k, v in arguments.items() if v is not None or k in keep}
-        try:
-            errors = sorted(self._validator.iter_errors(checked), key=lambda e: list(e.path))
-        except Exception:  # boundary: jsonschema cannot evaluate this schema (unresolvable $ref)
-            return None
-        if not errors:
-            return None
-        first = errors[0]
-        where = "/".join(str(p) for p in first.absolute_path)
-        return f"{where + ': ' if where else ''}{first.message}"
+            self._validator = validator_for(self.schema())
+        return first_problem(self._validator, arguments, self.schema())
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Call the tool; every failure becomes an error result, never an exception."""
@@ -139,17 +127,6 @@ def describe_invalid_result(exc: ValidationError, server: str) -> str:
     first = f"{where}: {errors[0]['msg']}" if errors else str(exc).splitlines()[0]
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"server '{server}' sent a result that does not follow the MCP schema: {first}{more}"
-
-
-def _validator_for(schema: dict[str, Any]) -> Any:
-    import jsonschema  # deferred: only calls from the shell validate up front
-
-    cls = jsonschema.validators.validator_for(schema)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return False
-    return cls(schema)
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:
