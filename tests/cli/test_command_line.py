@@ -208,9 +208,7 @@ def test_completion_of_commands_servers_and_tools_starts_no_server(
     assert oct(cache.stat().st_mode & 0o777) == "0o600"
 
 
-def test_debug_logging_ends_with_the_run(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_debug_logging_ends_with_the_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An in-process run with --debug logs to that run's stderr, then leaves the root logger as
     it found it: a handler bound to a closed stream would break (and print unredacted) later."""
     import logging
