@@ -253,6 +253,13 @@ def run(argv: list[str] | None = None) -> int:
 
         completion.prepare()
     try:
+        return _run(command, argv, debug)
+    finally:
+        render.reset_logging()
+
+
+def _run(command: Any, argv: list[str], debug: bool) -> int:
+    try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)
     except click_exceptions.UsageError as exc:
         exc.show()

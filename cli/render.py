@@ -94,15 +94,22 @@ def first_line(text: str | None, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+_LOGGING: list[Any] = []
+"""What :func:`setup_logging` changed (handler, root level before), for :func:`reset_logging`."""
+
+
 def setup_logging(*, debug: bool) -> None:
     """With ``debug``: every log line on stderr, secrets scrubbed. Without: library log lines
     (the SDK logs transport trouble) never reach the terminal; codebot reports failures itself.
     """
     import logging  # deferred: costs start-up time on paths that never log
 
+    reset_logging()
     root = logging.getLogger()
     if not debug:
-        root.addHandler(logging.NullHandler())
+        handler: logging.Handler = logging.NullHandler()
+        root.addHandler(handler)
+        _LOGGING[:] = [handler, root.level]
         return
 
     class RedactingFormatter(logging.Formatter):
@@ -112,7 +119,22 @@ def setup_logging(*, debug: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root.addHandler(handler)
+    _LOGGING[:] = [handler, root.level]
     root.setLevel(logging.DEBUG)
+
+
+def reset_logging() -> None:
+    """Undo :func:`setup_logging` (an in-process run must not leave its handler, bound to that
+    run's stderr, nor the debug level, to whatever runs next in the process)."""
+    if not _LOGGING:
+        return
+    import logging
+
+    handler, level = _LOGGING
+    root = logging.getLogger()
+    root.removeHandler(handler)
+    root.setLevel(level)
+    _LOGGING.clear()
 
 
 def debug_traceback(exc: BaseException) -> None:

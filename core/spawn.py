@@ -43,24 +43,39 @@ def _parent_death_signal() -> Callable[[], None] | None:
 
 
 async def open_process(
-    command: Sequence[str], *, die_with_parent: bool = True, **kwargs: Any
+    command: Sequence[str],
+    *,
+    die_with_parent: bool = True,
+    before_exec: Callable[[], None] | None = None,
+    **kwargs: Any,
 ) -> Process:
     """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux), and whose
     descendants are found and stopped at exit even after ``setsid`` (:mod:`core.descendants`).
 
     ``die_with_parent=False``: no parent-death signal, for a child that something else (the
-    reaper of :mod:`mcpbridge.reaper`) stops after codebot exits.
+    reaper of :mod:`mcpbridge.reaper`) stops after codebot exits. ``before_exec`` runs in the
+    child between fork and exec (the reaper's announcement), where the private path applies.
     """
     descendants.become_subreaper()
-    process = await _open(command, die_with_parent, **kwargs)
+    process = await _open(command, die_with_parent, before_exec, **kwargs)
     descendants.track(process.pid)
     return process
 
 
-async def _open(command: Sequence[str], die_with_parent: bool, **kwargs: Any) -> Process:
-    preexec = _parent_death_signal() if die_with_parent else None
-    if preexec is None:
+async def _open(
+    command: Sequence[str],
+    die_with_parent: bool,
+    before_exec: Callable[[], None] | None,
+    **kwargs: Any,
+) -> Process:
+    hooks = [h for h in (_parent_death_signal() if die_with_parent else None, before_exec) if h]
+    if not hooks:
         return await anyio.open_process(command, **kwargs)
+
+    def preexec() -> None:  # runs in the child, between fork and exec
+        for hook in hooks:
+            hook()
+
     try:
         from anyio._core._eventloop import get_async_backend  # pyright: ignore[reportPrivateUsage]
     except ImportError:

@@ -188,6 +188,7 @@ async def launch(config: ServerConfig) -> ServerProcess:
         process = await open_process(
             [command, *config.args],
             die_with_parent=not watched,
+            before_exec=reaper.announcer(STDIN_CLOSE_GRACE, TERM_GRACE) if watched else None,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

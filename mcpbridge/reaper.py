@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 _armed = False
@@ -102,8 +103,29 @@ def start_ticks(pid: int) -> int | None:
     return int(fields[19])
 
 
+def announcer(stdin_grace: float, term_grace: float) -> Callable[[], None] | None:
+    """What a server's child runs between fork and exec: it tells the reaper its own pid and
+    start time, so a SIGKILL of codebot right after the spawn (before :func:`watch`) cannot
+    leave it unknown. One ``write`` of a short line: atomic on a pipe. None before the reaper.
+    """
+    if _pipe is None:
+        return None
+    fd = _pipe.fileno()
+
+    def announce() -> None:
+        pid = os.getpid()
+        target = {"pid": pid, "ticks": start_ticks(pid), "grace": stdin_grace, "term": term_grace}
+        try:
+            os.write(fd, json.dumps(target).encode() + b"\n")
+        except OSError:
+            pass
+
+    return announce
+
+
 def watch(pid: int, stdin_grace: float, term_grace: float) -> bool:
-    """Tell the reaper about a just-launched server; False when it cannot take it."""
+    """Tell the reaper about a just-launched server (again, when its child announced itself:
+    the reaper counts each process once); False when it cannot take it."""
     ticks = start_ticks(pid)
     if _pipe is None or ticks is None:
         return False
@@ -205,15 +227,17 @@ def reap(targets: list[dict[str, Any]]) -> None:
 
 def _read_targets(stream: IO[bytes]) -> list[dict[str, Any]]:
     """Every target codebot announces, until its end of the pipe closes (it exited)."""
-    targets: list[dict[str, Any]] = []
+    targets: dict[tuple[int, int], dict[str, Any]] = {}
     for line in stream:
         try:
             target = json.loads(line)
         except ValueError:
             continue
-        if isinstance(target, dict) and isinstance(target.get("pid"), int):
-            targets.append(target)
-    return targets
+        if not isinstance(target, dict) or not isinstance(target.get("pid"), int):
+            continue
+        if isinstance(target.get("ticks"), int):
+            targets.setdefault((target["pid"], target["ticks"]), target)
+    return list(targets.values())
 
 
 def main() -> int:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.cli.test_chat_repl import connected, drive, until
+from tests.cli.repl_driver import drive, until
+from tests.cli.test_chat_repl import connected
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -205,7 +206,7 @@ async def type_keys(
         await anyio.sleep(0.3)
         inp.send_text("\x04")
 
-    code, _ = await drive(project, steps)
+    code, _ = await drive(project, steps, seconds=45)
     return code
 
 

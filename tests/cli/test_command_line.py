@@ -206,3 +206,16 @@ def test_completion_of_commands_servers_and_tools_starts_no_server(
     cache = Path(home) / "state" / "tool_names.json"
     assert "echo" in json.loads(cache.read_text())
     assert oct(cache.stat().st_mode & 0o777) == "0o600"
+
+
+def test_debug_logging_ends_with_the_run(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An in-process run with --debug logs to that run's stderr, then leaves the root logger as
+    it found it: a handler bound to a closed stream would break (and print unredacted) later."""
+    import logging
+
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    code, _, err = codebot(capsys, "--debug", "--cwd", str(project), "mcp", "list")
+    assert code == 0, err
+    assert " DEBUG " in err  # it did log, on this run's stderr
+    assert (list(root.handlers), root.level) == before
