@@ -1,16 +1,16 @@
 """What the ``mcp`` commands (and chat) share: their options, picking the servers, starting them.
 
 ``mcp resources|read``, ``mcp prompts|prompt``, ``mcp call`` and chat take the same ``--json``,
-``--timeout``, ``--elicit`` and ``--allow-sampling``; a listing command opens every server (or
-the one named) and lists what they offer, a single-server command opens that one server with
-the model behind it for sampling.
+``--timeout``, ``--elicit`` and ``--allow-sampling``; a listing command (:func:`listing`) opens
+every server (or the one named) and lists what they offer, a single-server command
+(:func:`one_server`) opens that one server with the model behind it for sampling.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -25,7 +25,7 @@ from codebot_mcp.cli.runtime import (
     select_servers,
     with_timeout,
 )
-from codebot_mcp.core.errors import ServerError
+from codebot_mcp.core.errors import ExitCode, ServerError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.servers import ServerConfig
@@ -43,6 +43,18 @@ ServerFilterArg = Annotated[
         autocompletion=completion.server_names,
     ),
 ]
+ServerOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--server",
+        "-s",
+        metavar="NAME",
+        help="Only this server (repeatable).",
+        show_default=False,
+        autocompletion=completion.server_names,
+    ),
+]
+"""``--server NAME``, repeatable: the commands over several servers (list, doctor, lock)."""
 ServerArg = Annotated[
     str,
     typer.Argument(
@@ -116,14 +128,43 @@ async def started(manager: Manager, names: list[str], server: str | None) -> lis
     return list(failures)
 
 
-async def listed(
+def listing(
+    globals_: Globals,
+    server: str | None,
+    timeout: float | None,
+    as_json: bool,
+    *,
+    what: str,
+    fetch: Callable[[Manager, str | None], Awaitable[list[T]]],
+    view: Callable[[T], dict[str, Any]],
+    columns: list[str],
+    row: Callable[[T], list[str]],
+) -> int:
+    """A listing command (``mcp resources``, ``mcp prompts``): start every server (or
+    ``server``, which must connect), ``fetch`` what they offer and print it as JSON (``what``:
+    the views, ``failed``: the servers that failed) or a table. Exit 4 when a server failed."""
+    import anyio
+
+    settings, servers = servers_for(globals_, server, timeout)
+    items, failed = anyio.run(_listed, settings, servers, server, fetch)
+    if as_json:
+        render.print_json({what: [view(item) for item in items], "failed": failed})
+        return ExitCode.SERVER if failed else ExitCode.OK
+    if not servers:
+        render.warn("no MCP servers are configured")
+    elif not items:
+        print(f"no {what}")
+    else:
+        print(render.table([columns, *[row(item) for item in items]]))
+    return ExitCode.SERVER if failed else ExitCode.OK
+
+
+async def _listed(
     settings: Settings,
     servers: dict[str, ServerConfig],
     server: str | None,
     fetch: Callable[[Manager, str | None], Awaitable[list[T]]],
 ) -> tuple[list[T], list[str]]:
-    """Start ``servers`` (``server``, when named, must connect) and ``fetch`` what they list;
-    the items and the names of the servers that failed."""
     async with open_manager(servers, agent=policy(settings, None, None)) as manager:
         failed = await started(manager, list(servers), server)
         return await fetch(manager, server), failed
@@ -149,14 +190,3 @@ async def one_server(
             yield manager
     finally:
         await lazy.aclose()
-
-
-def print_listing(any_servers: bool, what: str, header: list[str], rows: list[list[str]]) -> None:
-    """The table of a listing command; a warning when no server is configured, or ``no WHAT``."""
-    if not any_servers:
-        render.warn("no MCP servers are configured")
-        return
-    if not rows:
-        print(f"no {what}")
-        return
-    print(render.table([header, *rows]))

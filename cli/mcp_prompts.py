@@ -14,9 +14,8 @@ from codebot_mcp.cli.mcp_common import (
     ServerArg,
     ServerFilterArg,
     TimeoutOpt,
-    listed,
+    listing,
     one_server,
-    print_listing,
     safe,
     servers_for,
 )
@@ -43,15 +42,17 @@ def prompts_command(
 
     Exit 0 ok, 2 unknown server, 3 settings error, 4 a server failed (the others are listed).
     """
-    import anyio
-
-    settings, servers = servers_for(ctx.obj, server, timeout)
-    items, failed = anyio.run(listed, settings, servers, server, _fetch_prompts)
-    if as_json:
-        render.print_json({"prompts": [_prompt_view(p) for p in items], "failed": failed})
-    else:
-        _print_prompts(items, bool(servers))
-    return ExitCode.SERVER if failed else ExitCode.OK
+    return listing(
+        ctx.obj,
+        server,
+        timeout,
+        as_json,
+        what="prompts",
+        fetch=_fetch_prompts,
+        view=_prompt_view,
+        columns=["SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"],
+        row=_prompt_row,
+    )
 
 
 async def _fetch_prompts(manager: Manager, server: str | None) -> list[PromptInfo]:
@@ -72,17 +73,13 @@ def _prompt_view(p: PromptInfo) -> dict[str, Any]:
     }
 
 
-def _print_prompts(items: list[PromptInfo], any_servers: bool) -> None:
-    rows = [
-        [
-            safe(p.server),
-            safe(p.name),
-            " ".join(f"{a.name}{'' if a.required else '?'}" for a in p.arguments),
-            render.first_line(safe(p.description or p.title or ""), 50),
-        ]
-        for p in items
+def _prompt_row(p: PromptInfo) -> list[str]:
+    return [
+        safe(p.server),
+        safe(p.name),
+        " ".join(f"{a.name}{'' if a.required else '?'}" for a in p.arguments),
+        render.first_line(safe(p.description or p.title or ""), 50),
     ]
-    print_listing(any_servers, "prompts", ["SERVER", "PROMPT", "ARGUMENTS", "DESCRIPTION"], rows)
 
 
 def parse_prompt_args(args: list[str]) -> dict[str, str]:

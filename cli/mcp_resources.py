@@ -16,9 +16,8 @@ from codebot_mcp.cli.mcp_common import (
     ServerArg,
     ServerFilterArg,
     TimeoutOpt,
-    listed,
+    listing,
     one_server,
-    print_listing,
     safe,
     servers_for,
 )
@@ -48,15 +47,17 @@ def resources_command(
 
     Exit 0 ok, 2 unknown server, 3 settings error, 4 a server failed (the others are listed).
     """
-    import anyio
-
-    settings, servers = servers_for(ctx.obj, server, timeout)
-    items, failed = anyio.run(listed, settings, servers, server, _fetch_resources)
-    if as_json:
-        render.print_json({"resources": [_resource_view(r) for r in items], "failed": failed})
-    else:
-        _print_resources(items, bool(servers))
-    return ExitCode.SERVER if failed else ExitCode.OK
+    return listing(
+        ctx.obj,
+        server,
+        timeout,
+        as_json,
+        what="resources",
+        fetch=_fetch_resources,
+        view=_resource_view,
+        columns=["SERVER", "URI", "TYPE", "NAME"],
+        row=_resource_row,
+    )
 
 
 async def _fetch_resources(manager: Manager, server: str | None) -> list[ResourceInfo]:
@@ -78,17 +79,13 @@ def _resource_view(r: ResourceInfo) -> dict[str, Any]:
     return view
 
 
-def _print_resources(items: list[ResourceInfo], any_servers: bool) -> None:
-    rows = [
-        [
-            safe(r.server),
-            safe(r.uri),
-            "template" if r.template else safe(r.mime_type or ""),
-            render.first_line(safe(r.title or r.name), 50),
-        ]
-        for r in items
+def _resource_row(r: ResourceInfo) -> list[str]:
+    return [
+        safe(r.server),
+        safe(r.uri),
+        "template" if r.template else safe(r.mime_type or ""),
+        render.first_line(safe(r.title or r.name), 50),
     ]
-    print_listing(any_servers, "resources", ["SERVER", "URI", "TYPE", "NAME"], rows)
 
 
 @app.command("read")
