@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from codebot_mcp.cli import completion, render
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
     check_timeout,
@@ -35,17 +36,7 @@ app = typer.Typer()
 @app.command("doctor")
 def doctor_command(
     ctx: typer.Context,
-    server: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server",
-            "-s",
-            metavar="NAME",
-            help="Only this server (repeatable).",
-            show_default=False,
-            autocompletion=completion.server_names,
-        ),
-    ] = None,
+    server: ServerOpt = None,
     output_format: Annotated[
         Format,
         typer.Option(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
-from codebot_mcp.cli import completion, render
+from codebot_mcp.cli import render
+from codebot_mcp.cli.mcp_common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
     apply_trust,
@@ -24,16 +25,7 @@ app = typer.Typer()
 @app.command("lock")
 def lock_command(
     ctx: typer.Context,
-    server: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--server",
-            "-s",
-            metavar="NAME",
-            help="Only this server (repeatable).",
-            autocompletion=completion.server_names,
-        ),
-    ] = None,
+    server: ServerOpt = None,
 ) -> int:
     """Connect to every server and pin its version and tool definitions (description, schema,
     annotations) in .codebot/mcp-lock.json; `mcp doctor` then reports any drift (tools.lock).

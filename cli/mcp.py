@@ -10,7 +10,7 @@ import typer
 from codebot_mcp.cli import completion, render, warm
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.mcp_auth import LoginOpt, login_options
-from codebot_mcp.cli.mcp_common import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.mcp_common import AllowSamplingOpt, ElicitOpt, ServerOpt
 from codebot_mcp.cli.mcp_views import print_servers
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -43,17 +43,6 @@ app = typer.Typer(
 """The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
 """The former name, kept while branches that register on it are in flight."""
 
-ServerOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--server",
-        "-s",
-        metavar="NAME",
-        help="Only this server (repeatable).",
-        show_default=False,
-        autocompletion=completion.server_names,
-    ),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 

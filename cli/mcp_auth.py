@@ -33,6 +33,15 @@ LoginOpt = Annotated[
     ),
 ]
 
+NameArg = Annotated[
+    str,
+    typer.Argument(
+        metavar="NAME",
+        help="The server's name in settings.",
+        autocompletion=completion.server_names,
+    ),
+]
+
 
 def printable(text: str) -> str:
     """``text`` with control characters shown escaped (URLs come from servers)."""
@@ -92,14 +101,7 @@ def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
 @app.command("login")
 def login_command(
     ctx: typer.Context,
-    name: Annotated[
-        str,
-        typer.Argument(
-            metavar="NAME",
-            help="The server's name in settings.",
-            autocompletion=completion.server_names,
-        ),
-    ],
+    name: NameArg,
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", help="Seconds to finish in the browser (default 300)."),
@@ -149,14 +151,7 @@ async def _login(config: ServerConfig, options: LoginOptions) -> str:
 @app.command("logout")
 def logout_command(
     ctx: typer.Context,
-    name: Annotated[
-        str,
-        typer.Argument(
-            metavar="NAME",
-            help="The server's name in settings.",
-            autocompletion=completion.server_names,
-        ),
-    ],
+    name: NameArg,
 ) -> int:
     """Forget the OAuth tokens of a server: revoke them where it supports it (RFC 7009), and
     delete them. Exit 0.
