@@ -1,5 +1,5 @@
 """``python -m cli``."""
 
-from codebot_mcp.cli.app import main
+from codebot_mcp.cli.entry import main
 
 main()

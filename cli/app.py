@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 
@@ -237,7 +235,7 @@ def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[s
     return root_part + hoisted + rest
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(pruned(app, argv))
@@ -245,7 +243,8 @@ def run(argv: list[str] | None = None) -> int:
     plain_metavars(command)  # type: ignore[arg-type]
     argv = hoist_global_options(argv, command)  # type: ignore[arg-type]
     debug = "--debug" in argv
-    render.reset_warnings()
+    if not keep_warnings:  # a warm call that handed over has printed them once already
+        render.reset_warnings()
     # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
@@ -287,25 +286,3 @@ def _run(command: Any, argv: list[str], debug: bool) -> int:
         render.error(bug)
         return ExitCode.TOOL_ERROR
     return int(result) if isinstance(result, int) else ExitCode.OK
-
-
-def main() -> NoReturn:
-    """Console-script entry point."""
-    from codebot_mcp.core import descendants  # standard library only
-    from codebot_mcp.mcpbridge import reaper  # standard library only
-
-    descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
-    reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
-    code = run()
-    descendants.sweep()  # whatever left its process group (setsid) and is still running
-    if reaper.pending():
-        # Results first: the output is complete; the reaper stops the servers after we exit.
-        # os._exit: finalizers of the handed-off processes would otherwise kill them at once.
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-        os._exit(code)  # the reaper's pipe closes: it takes over from here
-    # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
-    # at exit. Frozen objects are skipped: the process is ending anyway.
-    gc.freeze()
-    sys.exit(code)

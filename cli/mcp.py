@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import completion, render, warm
+from codebot_mcp.cli import completion, render, warm, warm_client
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.mcp_auth import LoginOpt, login_options
 from codebot_mcp.cli.mcp_common import AllowSamplingOpt, ElicitOpt, ServerOpt
@@ -23,6 +23,7 @@ from codebot_mcp.cli.runtime import (
     with_timeout,
 )
 from codebot_mcp.cli.signals import terminable
+from codebot_mcp.cli.warm_client import print_outcome
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ def list_command(
     answer = None
     if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
         payload = {"op": "list", "servers": list(servers), "schemas": schemas}
-        answer = warm.ask_holder(settings, check, payload)
+        answer = warm_client.ask_holder(settings, check, payload)
     if answer is not None and isinstance(answer.get("views"), list):
         code = _render_list(answer["views"], as_json, schemas, servers)
     else:
@@ -154,7 +155,7 @@ async def _call(
 
     settings, elicit, allow_sampling = requests
     agent = policy(settings, elicit, allow_sampling)
-    if warm.plain(requests, login) and lite.usable({config.name: config}):
+    if warm_client.plain(requests, login) and lite.usable({config.name: config}):
         try:
             return await lite.call_tool(config, tool, arguments, roots=agent.roots())
         except lite.Fallback:
@@ -320,7 +321,8 @@ def call_command(
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
     policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
     answer = None
-    if not no_warm and timeout is None and warm.plain((settings, elicit, allow_sampling), login):
+    requests = (settings, elicit, allow_sampling)
+    if not no_warm and timeout is None and warm_client.plain(requests, login):
         payload = {
             "op": "call",
             "server": server,
@@ -328,25 +330,16 @@ def call_command(
             "arguments": arguments_,
             "pairs": isinstance(arguments_, arguments.Pairs),  # typed by the schema over there
         }
-        answer = warm.ask_holder(settings, check, payload)
+        answer = warm_client.ask_holder(settings, check, payload)
     if answer is not None:
         from codebot_mcp.core.tools import ToolResult
 
-        warm.raise_answer_error(answer)
+        warm_client.raise_answer_error(answer)
         outcome = ToolResult(**answer["result"])
     else:
         config = with_timeout({server: config}, timeout)[server]
-        requests = (settings, elicit, allow_sampling)
         outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
-    if as_json:
-        render.print_json(outcome.data)
-    elif outcome.text:
-        text = render.safe(outcome.text)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    if outcome.is_error:
-        render.error_line(f"tool '{tool}' on server '{server}' reported an error")
-        return ExitCode.TOOL_ERROR
-    return ExitCode.OK
+    return print_outcome(outcome, server, tool, as_json=as_json)
 
 
 def _add_groups() -> None:

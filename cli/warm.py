@@ -12,18 +12,18 @@ import os
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings
-from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
+from codebot_mcp.cli.warm_client import location, roots
+from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from codebot_mcp.core import trust
     from codebot_mcp.core.settings import Settings
 
 READY_TIMEOUT_SLACK = 10.0
@@ -33,59 +33,6 @@ NoWarmOpt = Annotated[
     bool,
     typer.Option("--no-warm", help="Do not use a warm holder (`mcp warm`); connect afresh."),
 ]
-
-
-def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) -> bool:
-    """True when a call needs nothing the holder and the SDK-free hot path cannot give: the
-    default answers (``--elicit decline``, no ``--allow-sampling``), no ``--login``, and no
-    progress line (stderr is not a terminal; the SDK path asks for progress only then)."""
-    _, elicit, allow_sampling = requests
-    return (
-        not login and elicit in (None, "decline") and not allow_sampling and not sys.stderr.isatty()
-    )
-
-
-def _roots(settings: Settings) -> list[Path]:
-    from codebot_mcp.core.useragent import root_dirs
-
-    return root_dirs(settings.project_root, settings.cwd, settings.roots)
-
-
-def _location(settings: Settings) -> Path:
-    from codebot_mcp.mcpbridge import warm
-
-    return warm.socket_path(settings.project_file, settings.cwd)
-
-
-def ask_holder(
-    settings: Settings, check: trust.TrustCheck, payload: dict[str, Any]
-) -> dict[str, Any] | None:
-    """The holder's answer for these settings, or None: take the cold path (silently)."""
-    from codebot_mcp.mcpbridge import warm
-
-    path = _location(settings)
-    if not path.exists():
-        return None
-    from codebot_mcp.core import trust
-
-    servers = dict(trust.without_untrusted(settings, check).servers)
-    try:
-        digest = warm.fingerprint(servers, check.trusted, _roots(settings))
-        return warm.request(path, digest, payload)
-    except warm.WarmError as exc:
-        raise ServerError(
-            str(exc), hint="Run the command again with --no-warm, or restart `codebot mcp warm`."
-        ) from None
-
-
-def raise_answer_error(answer: dict[str, Any]) -> None:
-    """Re-raise an error the holder reported as the cold path would have raised it."""
-    error = answer.get("error")
-    if not isinstance(error, dict):
-        return
-    classes = {int(c.exit_code): c for c in (UsageError, ServerError, CodebotError)}
-    cls = classes.get(int(error.get("exit_code", 1)), CodebotError)
-    raise cls(str(error.get("message", "")), hint=error.get("hint"))
 
 
 app = typer.Typer()
@@ -119,7 +66,7 @@ def warm_command(
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
-    path = _location(settings)
+    path = location(settings)
     if stop or status:
         answer = warm.ask(path, {"op": "stop" if stop else "status"})
         if answer is None:
@@ -134,7 +81,7 @@ def warm_command(
     if idle_timeout is not None and idle_timeout <= 0:
         raise UsageError("--idle-timeout must be a positive number of seconds")
     settings, check = apply_trust(globals_, settings)
-    digest = warm.fingerprint(dict(settings.servers), check.trusted, _roots(settings))
+    digest = warm.fingerprint(dict(settings.servers), check.trusted, roots(settings))
     current = warm.ask(path, {"op": "status"})
     if current is not None and current.get("digest") == digest:
         print(f"warm holder already running (pid {current.get('pid')}) for these settings")

@@ -29,7 +29,7 @@ def test_the_folders_are_mapped_at_install_time() -> None:
 
 def test_the_entry_point_and_version_come_from_the_mapped_packages() -> None:
     config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-    assert config["project"]["scripts"] == {"codebot": "codebot_mcp.cli.app:main"}
+    assert config["project"]["scripts"] == {"codebot": "codebot_mcp.cli.entry:main"}
     assert config["tool"]["setuptools"]["dynamic"]["version"] == {
         "attr": "codebot_mcp.core.__version__"
     }

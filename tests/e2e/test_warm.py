@@ -16,6 +16,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -255,3 +256,62 @@ def test_untrusted_project_servers_are_not_held(project: Project) -> None:
     assert not marked_pids(project.mark)
     call = project.run("mcp", "call", "s", "echo", "text=x")
     assert call.returncode == 3 and "not trusted" in call.stderr
+
+
+def test_a_warm_call_never_builds_the_command_line_parser(project: Project) -> None:
+    """The point of the fast path: a warm `mcp call SERVER TOOL key=value` is answered before
+    Typer is imported (``python -X importtime`` lists every module a run imports)."""
+
+    def imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
+            cwd=project.root,
+            env=project.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
+        return done, f" {modules} "
+
+    started(project)
+    done, modules = imported("mcp", "call", "s", "echo", "text=fast")
+    assert (done.returncode, done.stdout) == (0, "fast\n")
+    assert " typer " not in modules and " codebot_mcp.cli.warm_client " in modules
+    done, modules = imported("mcp", "call", "s", "echo", "text=slow", "--no-warm")
+    assert (done.returncode, done.stdout) == (0, "slow\n") and " typer " in modules
+
+
+def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> None:
+    """The fast path has read the settings (and warned) when the holder answers "stale": the
+    ordinary path then takes over in the same process, and says each warning once, as cold."""
+    started(project)
+    entry = server_entry("faulty", env={"CODEBOT_TEST_MARK": project.mark})
+    write_settings(project.root, {"mcp_servers": {"s": {**entry, "agrs": ["x"]}}})
+    warm_run = project.run("mcp", "call", "s", "echo", "text=hi")
+    cold_run = project.run("mcp", "call", "s", "echo", "text=hi", "--no-warm")
+    assert warm_run.stderr.count("unknown key 'agrs'") == 1, warm_run.stderr
+    assert (warm_run.returncode, warm_run.stdout, warm_run.stderr) == (
+        cold_run.returncode,
+        cold_run.stdout,
+        cold_run.stderr,
+    )
+
+
+def test_what_the_fast_path_does_not_take_still_works(project: Project) -> None:
+    """Unknown servers, JSON arguments and global options after the command go the ordinary
+    way, holder or not, with the same output."""
+    started(project)
+    for argv in (
+        ["mcp", "call", "nope", "echo"],
+        ["mcp", "call", "s", "echo", '{"text": "json"}'],
+        ["mcp", "call", "s", "echo", "text=x", "--cwd", str(project.root)],
+        ["--cwd", str(project.root), "mcp", "call", "s", "echo", "text=y"],
+    ):
+        hot = project.run(*argv)
+        cold = project.run(*argv, "--no-warm")
+        assert (hot.returncode, hot.stdout, hot.stderr) == (
+            cold.returncode,
+            cold.stdout,
+            cold.stderr,
+        )

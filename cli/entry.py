@@ -1,0 +1,47 @@
+"""The console script: ``codebot`` runs :func:`main`.
+
+Kept free of Typer: a warm ``mcp call`` (:func:`cli.warm_client.fast_call`) is answered before
+the command line parser is even imported; everything else goes to :func:`cli.app.run`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sys
+from typing import NoReturn
+
+from codebot_mcp.cli.warm_client import fast_call
+
+
+def _ordinary(argv: list[str]) -> int:
+    from codebot_mcp.cli.app import run
+
+    return run(argv, keep_warnings=True)
+
+
+def main() -> NoReturn:
+    """Console-script entry point."""
+    from codebot_mcp.core import descendants  # standard library only
+    from codebot_mcp.mcpbridge import reaper  # standard library only
+
+    descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
+    reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
+    code = fast_call(sys.argv[1:], _ordinary)  # a warm `mcp call`, without Typer
+    if code is None:
+        from codebot_mcp.cli.app import run
+
+        code = run()
+    descendants.sweep()  # whatever left its process group (setsid) and is still running
+    if reaper.pending():
+        # Results first: the output is complete; the reaper stops the servers after we exit.
+        # os._exit: finalizers of the handed-off processes would otherwise kill them at once.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)  # the reaper's pipe closes: it takes over from here
+    # The SDKs leave a large heap; tearing it down through the collector costs 100-800 ms
+    # at exit. Frozen objects are skipped: the process is ending anyway.
+    gc.freeze()
+    sys.exit(code)
