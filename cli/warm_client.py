@@ -145,7 +145,6 @@ def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | No
     from codebot_mcp.core.tools import ToolResult
 
     try:
-        render.setup_logging(debug=False)
         settings = load_settings(Globals(cwd=cwd))
         check = trust.check(settings, assume_trusted=False)
         if server not in settings.servers or server in settings.shadowed:
@@ -171,6 +170,4 @@ def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | No
     except CodebotError as exc:
         render.error(exc)
         return exc.exit_code
-    finally:
-        render.reset_logging()
     return print_outcome(outcome, server, tool, as_json=False)

@@ -30,11 +30,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
 
 _armed = False
 _allowed = False
@@ -71,6 +73,8 @@ def _start() -> bool:
         return True
     if _failed or not os.path.isdir("/proc"):  # the reaper reads start times from /proc
         return False
+    import subprocess  # here: the console script imports this module before any command
+
     try:
         _reaper = subprocess.Popen(
             [sys.executable, "-I", "-S", os.path.abspath(__file__)],
