@@ -204,10 +204,37 @@ async def _batch(
         sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
+    import os
+    from collections import deque
+
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        fd = -1
+    encoding, errors = sys.stdin.encoding or "utf-8", sys.stdin.errors or "strict"
+    pending: deque[bytes] = deque()
+    rest = b""
+    ended = False
+
     async def read_line() -> str:
+        """The next line of stdin ("" at its end). Stdin is read a chunk at a time in a worker
+        thread (a piped file of requests: one hop, not one per line), whole lines decoded."""
         import anyio
 
-        return await anyio.to_thread.run_sync(sys.stdin.readline)
+        nonlocal rest, ended
+        if fd < 0:
+            return await anyio.to_thread.run_sync(sys.stdin.readline)
+        while not pending:
+            if ended:
+                line, rest = rest, b""
+                return line.decode(encoding, errors)
+            chunk = await anyio.to_thread.run_sync(os.read, fd, 1 << 16)
+            if not chunk:
+                ended = True
+                continue
+            *lines, rest = (rest + chunk).split(b"\n")
+            pending.extend(line + b"\n" for line in lines)
+        return pending.popleft().decode(encoding, errors)
 
     from codebot_mcp.core.sampling import Sampler
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.entry_point import add_global, codebot, project, user
+from tests.cli.entry_point import CODEBOT, add_global, codebot, project, user
 from tests.helpers import server_entry, write_settings
 
 __all__ = ["project", "user"]  # fixtures
@@ -330,3 +331,24 @@ def test_models_finds_the_local_server_on_the_real_ports_without_waiting_for_slo
     }
     # The silent and the 30 s servers are given up on (a bound, not a benchmark: see make bench).
     assert elapsed < 20
+
+
+def test_batch_reads_a_real_pipe_line_by_line(user: Path, project: Path) -> None:
+    """`mcp call --batch` through the installed script with a real pipe on stdin: many lines
+    arrive in one read, a multi-byte character, a blank line and a last line without its
+    newline each come out as their own answer, in order."""
+    add_global("echo", server_entry("echo"), cwd=project)
+    texts = [f"n{i}" for i in range(40)] + ["é€😀"]
+    request = {"server": "echo", "tool": "echo"}
+    lines = [json.dumps({**request, "arguments": {"text": t}}) for t in texts]
+    body = "\n".join(lines[:20]) + "\n\n" + "\n".join(lines[20:])  # no final newline
+    done = subprocess.run(
+        [CODEBOT, "mcp", "call", "--batch"],
+        cwd=project,
+        input=body.encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert [a["content"][0]["text"] for a in answers] == texts
