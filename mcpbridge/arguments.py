@@ -63,11 +63,33 @@ class Checked(Protocol):
 def checked_arguments(tool: Checked, arguments: dict[str, Any], server: str) -> dict[str, Any]:
     """``arguments`` typed by the tool's schema (``key=value`` pairs); a usage error naming the
     first way they break it."""
-    arguments = typed(arguments, tool.schema())
+    schema = tool.schema()
+    arguments = typed(arguments, schema)
     problem = tool.check_arguments(arguments)
     if problem:
         raise UsageError(
-            f"arguments for '{tool.original_name}' do not match its schema: {problem}",
+            f"arguments for '{tool.original_name}' do not match its schema: {problem}"
+            + "".join(f"; {m}" for m in unknown_names(arguments, schema)),
             hint=f"See the schema with: codebot mcp list --server {server} --schemas",
         )
     return arguments
+
+
+def unknown_names(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """ "unknown argument 'mesage' (did you mean 'message'?)" for each name the schema's
+    properties do not have (said only beside a failure: a schema may allow extra names)."""
+    import difflib
+
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return []
+    names = [str(n) for n in properties]
+    said = []
+    for name in arguments:
+        if name in properties:
+            continue
+        close = difflib.get_close_matches(str(name), names, n=1, cutoff=0.6)
+        takes = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+        guess = f" (did you mean '{close[0]}'?)" if close else f" (it takes {takes})"
+        said.append(f"unknown argument '{name}'{guess}")
+    return said

@@ -138,6 +138,8 @@ def test_call_prints_text_and_exit_codes(project: Path, capsys: pytest.CaptureFi
         (["nope", "echo"], "unknown server 'nope'"),
         (["echo", "add", "a=x", "b=1"], "do not match its schema: a: 'x' is not of type 'integer'"),
         (["echo", "echo", "@missing.json"], "cannot read arguments file"),
+        (["echo", "echo", "txet=hi"], "unknown argument 'txet' (did you mean 'text'?)"),
+        (["echo", "add", "a=1", "zzz=2"], "unknown argument 'zzz' (it takes a, b)"),
     ],
 )
 def test_call_usage_errors_exit_2(
