@@ -94,8 +94,9 @@ def first_line(text: str | None, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-_LOGGING: list[Any] = []
-"""What :func:`setup_logging` changed (handler, root level before), for :func:`reset_logging`."""
+_installed: tuple[Any, int] | None = None
+"""What :func:`setup_logging` changed (its handler, the root level before), for
+:func:`reset_logging`."""
 
 
 def setup_logging(*, debug: bool) -> None:
@@ -104,12 +105,13 @@ def setup_logging(*, debug: bool) -> None:
     """
     import logging  # deferred: costs start-up time on paths that never log
 
+    global _installed
     reset_logging()
     root = logging.getLogger()
     if not debug:
         handler: logging.Handler = logging.NullHandler()
         root.addHandler(handler)
-        _LOGGING[:] = [handler, root.level]
+        _installed = (handler, root.level)
         return
 
     class RedactingFormatter(logging.Formatter):
@@ -119,22 +121,23 @@ def setup_logging(*, debug: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root.addHandler(handler)
-    _LOGGING[:] = [handler, root.level]
+    _installed = (handler, root.level)
     root.setLevel(logging.DEBUG)
 
 
 def reset_logging() -> None:
     """Undo :func:`setup_logging` (an in-process run must not leave its handler, bound to that
     run's stderr, nor the debug level, to whatever runs next in the process)."""
-    if not _LOGGING:
+    global _installed
+    if _installed is None:
         return
     import logging
 
-    handler, level = _LOGGING
+    handler, level = _installed
     root = logging.getLogger()
     root.removeHandler(handler)
     root.setLevel(level)
-    _LOGGING.clear()
+    _installed = None
 
 
 def debug_traceback(exc: BaseException) -> None:

@@ -117,13 +117,11 @@ def _parse(argv: list[str]) -> tuple[Path, str, str, list[str]] | None:
 def _holder_exists(cwd: Path) -> bool:
     """A holder socket for the settings at ``cwd`` exists (read before any settings file, so
     the ordinary path, when taken, prints each settings warning once)."""
-    from codebot_mcp.core.settings import find_mcp_json, find_project_file
+    from codebot_mcp.core.settings import project_sources
     from codebot_mcp.mcpbridge import warm
 
-    project = find_project_file(cwd)
-    root = project.parent.parent if project else None
-    project_file = project or find_mcp_json(cwd, root)
-    return warm.socket_path(project_file, cwd).exists()
+    project, mcp_json, _ = project_sources(cwd)
+    return warm.socket_path(project or mcp_json, cwd).exists()  # Settings.project_file
 
 
 def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | None:

@@ -163,6 +163,17 @@ def _mcp_json_servers(
     return out
 
 
+def project_sources(cwd: Path) -> tuple[Path | None, Path | None, Path | None]:
+    """The project's ``.codebot/settings.json``, its ``.mcp.json`` and its root, found from
+    ``cwd`` (each None when absent); nothing is read."""
+    project_path = find_project_file(cwd)
+    project_root = project_path.parent.parent if project_path else None
+    mcp_json = find_mcp_json(cwd, project_root)
+    if project_root is None and mcp_json is not None:
+        project_root = mcp_json.parent
+    return project_path, mcp_json, project_root
+
+
 def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """Read, merge and validate the global and project settings.
 
@@ -179,13 +190,9 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     if PYTHON_VARIABLE not in environ:
         environ = {**environ, PYTHON_VARIABLE: sys.executable}
     global_path = paths.global_settings_path()
-    project_path = find_project_file(cwd)
+    project_path, mcp_json, project_root = project_sources(cwd)
     global_data = read_json(global_path) if global_path.exists() else {}
     project_data = read_json(project_path) if project_path else {}
-    project_root = project_path.parent.parent if project_path else None
-    mcp_json = find_mcp_json(cwd, project_root)
-    if project_root is None and mcp_json is not None:
-        project_root = mcp_json.parent
     base_dir = project_root or cwd
 
     servers: dict[str, ServerConfig] = {}

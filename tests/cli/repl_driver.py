@@ -93,3 +93,9 @@ def connected_count(repl: Repl) -> int:
     if runtime is None:
         return 0
     return len([c for c in runtime.manager.connected() if c.connected])
+
+
+def connected(repl: Repl) -> list[str]:
+    """The names of the servers the REPL has connected so far."""
+    runtime = repl.runtime
+    return [c.name for c in runtime.manager.connected()] if runtime else []

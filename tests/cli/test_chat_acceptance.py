@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.cli.repl_driver import drive, until
-from tests.cli.test_chat_repl import connected
+from tests.cli.repl_driver import connected, drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from codebot_mcp.cli.repl import Repl
-from tests.cli.repl_driver import drive, until
+from tests.cli.repl_driver import connected, drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -69,11 +69,6 @@ def history_mode() -> int:
 
 
 # --- trust, approval reasons and /mcp reload -------------------------------------------------
-
-
-def connected(repl: Repl) -> list[str]:
-    runtime = repl.runtime
-    return [c.name for c in runtime.manager.connected()] if runtime else []
 
 
 @pytest.mark.anyio
