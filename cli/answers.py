@@ -11,12 +11,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from codebot_mcp.cli.runtime import ChatOptions, ChatRuntime
-    from codebot_mcp.core.model import ChatModel
-    from codebot_mcp.core.sampling import Sampler
-    from codebot_mcp.core.settings import Settings
-    from codebot_mcp.core.tools import Tool
-    from codebot_mcp.core.useragent import Policy, UserAgent
-    from codebot_mcp.mcpbridge.manager import Manager
+    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.model.client import ChatModel
+    from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.useragent import Policy, UserAgent
+    from codebot_mcp.mcpbridge.connection.manager import Manager
 
 
 def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | None) -> Policy:
@@ -25,7 +25,7 @@ def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | N
     Raises:
         UsageError: ``--elicit`` names no known mode.
     """
-    from codebot_mcp.core.useragent import ELICIT_MODES, Policy, root_dirs
+    from codebot_mcp.core.tools.useragent import ELICIT_MODES, Policy, root_dirs
 
     mode = elicit or "decline"
     if mode not in ELICIT_MODES:
@@ -50,7 +50,7 @@ class LazyModel:
     def __call__(self) -> ChatModel | None:
         """The model, or None (with ``error`` set) when none is configured."""
         if self.model is None and self.error is None:
-            from codebot_mcp.core.model import ChatModel, create_client, resolve_config
+            from codebot_mcp.core.model.client import ChatModel, create_client, resolve_config
 
             try:
                 config = resolve_config(self.settings)
@@ -74,7 +74,7 @@ def chat_answers(
 ) -> tuple[UserAgent, Sampler]:
     """Who answers the servers in a chat (the REPL, else the policy of the command line), and
     the sampler that uses the runtime's model (``held[0]``, once it exists)."""
-    from codebot_mcp.core.sampling import Sampler
+    from codebot_mcp.core.agent.sampling import Sampler
 
     sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
@@ -83,8 +83,8 @@ def chat_answers(
 def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
     """The local layer: the built-ins, and the servers' resources for the model (read
     capability) when any server is configured."""
-    from codebot_mcp.core.builtin import builtin_tools
-    from codebot_mcp.core.resource_tools import resource_tools
+    from codebot_mcp.core.tools.builtin import builtin_tools
+    from codebot_mcp.core.tools.resources import resource_tools
 
     local = builtin_tools(cwd, settings.project_root)
     return local + resource_tools(manager) if settings.servers else local

@@ -41,7 +41,7 @@ def _version(value: bool) -> None:
 def _show_completion(value: str | None) -> None:
     if value is None:
         return
-    from codebot_mcp.cli import completion
+    from codebot_mcp.cli.commands import completion
 
     if value not in completion.SHELLS:
         raise typer.BadParameter(
@@ -55,7 +55,7 @@ def _show_completion(value: str | None) -> None:
 def _install_completion(value: bool) -> None:
     if not value:
         return
-    from codebot_mcp.cli import completion
+    from codebot_mcp.cli.commands import completion
 
     shell = completion.detect_shell()
     if shell is None:
@@ -148,7 +148,8 @@ def _root(
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from codebot_mcp.cli import chat, mcp, models, trust
+    from codebot_mcp.cli.commands import chat, models, trust
+    from codebot_mcp.cli.commands.mcp import group as mcp
 
     app.add_typer(mcp.app, name="mcp")
     app.add_typer(trust.app)
@@ -248,7 +249,7 @@ def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
     # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
-        from codebot_mcp.cli import completion
+        from codebot_mcp.cli.commands import completion
 
         completion.prepare()
     try:

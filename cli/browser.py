@@ -7,7 +7,7 @@ import threading
 from functools import partial
 from typing import Any
 
-from codebot_mcp.core.descendants import opened
+from codebot_mcp.core.proc.descendants import opened
 
 __all__ = ["open_in_browser"]
 

@@ -23,8 +23,8 @@ def _ordinary(argv: list[str]) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
-    from codebot_mcp.core import descendants  # standard library only
-    from codebot_mcp.mcpbridge import reaper  # standard library only
+    from codebot_mcp.core.proc import descendants  # standard library only
+    from codebot_mcp.mcpbridge.transport import reaper  # standard library only
 
     descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
     reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper

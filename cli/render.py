@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from codebot_mcp.core.errors import CodebotError
-from codebot_mcp.core.redact import SECRETS, printable, printable_json
+from codebot_mcp.core.secrets.redact import SECRETS, printable, printable_json
 
 REDACTOR = SECRETS
 """Knows every secret of this run (filled in when settings load); scrubs logs and errors."""

@@ -1,7 +1,7 @@
 """The composition root: settings → manager, and for chat → session → gate → agent.
 
-Commands (``cli/mcp.py``, ``cli/doctor.py``, ``cli/chat.py``) and the REPL (``cli/repl.py``)
-call into this module; it calls into none of them.
+Commands (``cli/commands/``) and the REPL (``cli/repl/``) call into this module; it calls into
+none of them.
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from codebot_mcp.core.errors import ModelError, SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
-    from codebot_mcp.core import trust
-    from codebot_mcp.core.agent import Agent
-    from codebot_mcp.core.permissions import Approver, PermissionGate
-    from codebot_mcp.core.servers import ServerConfig
-    from codebot_mcp.core.session import Session
-    from codebot_mcp.core.sessions import SessionLog
-    from codebot_mcp.core.settings import Settings
-    from codebot_mcp.core.useragent import UserAgent
+    from codebot_mcp.core.agent.history import SessionLog
+    from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.agent.permissions import Approver, PermissionGate
+    from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.servers import ServerConfig
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
-    from codebot_mcp.mcpbridge.manager import Manager
+    from codebot_mcp.mcpbridge.connection.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
     """Asks the user whether to trust the project's servers (the REPL supplies one)."""
@@ -57,8 +57,8 @@ def load_settings(globals_: Globals) -> Settings:
     import os
 
     from codebot_mcp.cli import render
-    from codebot_mcp.core import settings as settings_mod
-    from codebot_mcp.core.redact import entry_secrets
+    from codebot_mcp.core.config import settings as settings_mod
+    from codebot_mcp.core.secrets.redact import entry_secrets
 
     settings = settings_mod.load(globals_.cwd)
     for config in settings.servers.values():
@@ -81,7 +81,7 @@ def load_settings(globals_: Globals) -> Settings:
 
 def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:
     """Drop untrusted project servers, with a warning naming the fix (non-interactive use)."""
-    from codebot_mcp.core import trust
+    from codebot_mcp.core.config import trust
 
     result = trust.check(settings, assume_trusted=globals_.trust_project)
     if result.needs_trust:
@@ -144,7 +144,7 @@ def describe_settings_files(settings: Settings) -> str:
     """Where servers are configured, for hints."""
     files = [str(p) for p in (settings.global_file, settings.project_file) if p is not None]
     if not files:
-        from codebot_mcp.core import paths
+        from codebot_mcp.core.config import paths
 
         return (
             f"No settings file found: add servers to {paths.global_settings_path()} (yours) or "
@@ -174,10 +174,12 @@ async def open_manager(
     it, servers launch when ``start_all`` names them. With ``login`` a server that needs
     authorization runs the browser flow (``--login``); without, it fails as "needs login".
     """
-    from codebot_mcp.mcpbridge import process  # no SDK import
+    from codebot_mcp.mcpbridge.transport import process  # no SDK import
 
     async with process.prelaunch(servers if prelaunch else {}) as launched:
-        from codebot_mcp.mcpbridge.manager import Manager  # imports the SDK while the servers boot
+        from codebot_mcp.mcpbridge.connection.manager import (
+            Manager,
+        )  # imports the SDK while the servers boot
 
         async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
             yield manager
@@ -238,8 +240,8 @@ class ChatRuntime:
             ModelError: the model does not resolve; ``model_error`` keeps it when there is
                 no agent yet.
         """
-        from codebot_mcp.core.agent import Agent
-        from codebot_mcp.core.model import ChatModel, create_client, resolve_config
+        from codebot_mcp.core.agent.loop import Agent
+        from codebot_mcp.core.model.client import ChatModel, create_client, resolve_config
 
         self.settings = settings
         self.gate.rules = settings.permissions
@@ -274,7 +276,7 @@ class ChatRuntime:
             UsageError: the session to resume does not exist.
         """
         from codebot_mcp.cli import render
-        from codebot_mcp.core import sessions
+        from codebot_mcp.core.agent import history as sessions
 
         project = self.settings.project_root or self.globals.cwd
         options = self.options
@@ -321,7 +323,9 @@ async def settle_trust(
         The settings to run with, and the names of the skipped servers.
     """
     from codebot_mcp.cli import render
-    from codebot_mcp.core import trust  # deferred: `codebot --help` does not load settings or trust
+    from codebot_mcp.core.config import (
+        trust,
+    )  # deferred: `codebot --help` does not load settings or trust
 
     result = trust.check(settings, assume_trusted=globals_.trust_project)
     if not result.needs_trust:
@@ -355,9 +359,9 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
-    from codebot_mcp.core.model import resolve_config
-    from codebot_mcp.core.permissions import PermissionGate
-    from codebot_mcp.core.session import Session
+    from codebot_mcp.core.agent.permissions import PermissionGate
+    from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.model.client import resolve_config
 
     settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     if need_model:  # fail before any server is launched
@@ -377,7 +381,7 @@ async def open_runtime(
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
-        from codebot_mcp.mcpbridge.lock import pins
+        from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)

@@ -19,9 +19,9 @@ from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageEr
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from codebot_mcp.core import trust
-    from codebot_mcp.core.settings import Settings
-    from codebot_mcp.core.tools import ToolResult
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.tools.base import ToolResult
 
 __all__ = ["ask_holder", "fast_call", "plain", "print_outcome", "raise_answer_error"]
 
@@ -37,13 +37,13 @@ def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) 
 
 
 def roots(settings: Settings) -> list[Path]:
-    from codebot_mcp.core.useragent import root_dirs
+    from codebot_mcp.core.tools.useragent import root_dirs
 
     return root_dirs(settings.project_root, settings.cwd, settings.roots)
 
 
 def location(settings: Settings) -> Path:
-    from codebot_mcp.mcpbridge import warm
+    from codebot_mcp.mcpbridge.warm import client as warm
 
     return warm.socket_path(settings.project_file, settings.cwd)
 
@@ -52,12 +52,12 @@ def ask_holder(
     settings: Settings, check: trust.TrustCheck, payload: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The holder's answer for these settings, or None: take the cold path (silently)."""
-    from codebot_mcp.mcpbridge import warm
+    from codebot_mcp.mcpbridge.warm import client as warm
 
     path = location(settings)
     if not path.exists():
         return None
-    from codebot_mcp.core import trust
+    from codebot_mcp.core.config import trust
 
     servers = dict(trust.without_untrusted(settings, check).servers)
     try:
@@ -117,8 +117,8 @@ def _parse(argv: list[str]) -> tuple[Path, str, str, list[str]] | None:
 def _holder_exists(cwd: Path) -> bool:
     """A holder socket for the settings at ``cwd`` exists (read before any settings file, so
     the ordinary path, when taken, prints each settings warning once)."""
-    from codebot_mcp.core.settings import project_sources
-    from codebot_mcp.mcpbridge import warm
+    from codebot_mcp.core.config.settings import project_sources
+    from codebot_mcp.mcpbridge.warm import client as warm
 
     project, mcp_json, _ = project_sources(cwd)
     return warm.socket_path(project or mcp_json, cwd).exists()  # Settings.project_file
@@ -138,9 +138,10 @@ def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | No
         return None
     from codebot_mcp.cli import render
     from codebot_mcp.cli.runtime import Globals, load_settings, require_trusted
-    from codebot_mcp.core import arguments, trust
-    from codebot_mcp.core.servers import require_usable
-    from codebot_mcp.core.tools import ToolResult
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.servers import require_usable
+    from codebot_mcp.core.tools import arguments
+    from codebot_mcp.core.tools.base import ToolResult
 
     try:
         settings = load_settings(Globals(cwd=cwd))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.servers import ServerConfig, parse_server
+from codebot_mcp.core.config.servers import ServerConfig, parse_server
 from tests.servers.util import REPO_ROOT, server_command
 
 EVERYTHING_BIN = REPO_ROOT / "tests" / "node" / "node_modules" / ".bin" / "mcp-server-everything"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -52,7 +53,8 @@ STARTUP_OURS = (
     "codebot_mcp",
     "codebot_mcp.core",
     "codebot_mcp.core.errors",
-    "codebot_mcp.core.redact",
+    "codebot_mcp.core.secrets",
+    "codebot_mcp.core.secrets.redact",
 )
 
 
@@ -125,7 +127,7 @@ def late():
     from typer import Typer
     from prompt_toolkit import PromptSession
     from codebot_mcp.cli.render import warn
-    from codebot_mcp.mcpbridge.manager import Manager
+    from codebot_mcp.mcpbridge.connection.manager import Manager
     import openai
     from typer._click import exceptions
     from mcp.client._transport import Transport
@@ -164,9 +166,9 @@ def banned_in(path: str) -> set[int]:
     ("path", "banned"),
     [
         ("core/new_module.py", {2, 3, 4, 5, 6, 7, 9, 10}),  # openai is core's to use
-        ("core/builtin/new_tool.py", {2, 3, 4, 5, 6, 7, 9, 10}),
+        ("core/tools/builtin/new_tool.py", {2, 3, 4, 5, 6, 7, 9, 10}),
         ("mcpbridge/new_module.py", {4, 5, 6, 8, 9, 10}),
-        ("mcpbridge/checks/new_check.py", {4, 5, 6, 8, 9, 10}),
+        ("mcpbridge/doctor/checks/new_check.py", {4, 5, 6, 8, 9, 10}),
         # Private APIs: only mcpbridge/_sdk.py and cli/_typer.py use them, line by line (noqa).
         ("cli/new_command.py", {2, 3, 9, 10}),
         ("tests/test_new.py", set[int]()),
@@ -181,7 +183,7 @@ def test_mcp_commands_do_not_import_openai(tmp_path: Path, command: list[str]) -
     write_settings(tmp_path, {"mcp_servers": {"echo": server_entry("echo")}})
     code, modules = loaded_modules("--cwd", str(tmp_path), *command)
     assert code == 0
-    assert "codebot_mcp.mcpbridge.lite" in modules  # it did the work, on the hot path:
+    assert "codebot_mcp.mcpbridge.calls.lite" in modules  # it did the work, on the hot path:
     assert "mcp" not in modules and "pydantic" not in modules  # without the SDK's models
     assert not any(m == "openai" or m.startswith("openai.") for m in modules)
     assert not any(m.startswith("prompt_toolkit") for m in modules)
@@ -256,15 +258,25 @@ def test_no_import_circle() -> None:
             visit(name, [name])
     assert circles == []
     assert (
-        "codebot_mcp.cli.runtime" in graph["codebot_mcp.cli.repl"]
+        "codebot_mcp.cli.runtime" in graph["codebot_mcp.cli.repl.loop"]
     )  # the graph is real: the REPL uses the wiring
 
 
-def test_no_module_over_400_lines() -> None:
-    """A module that outgrows this has two jobs: split it where the jobs part."""
-    sizes = {
-        str(path.relative_to(REPO_ROOT)): len(path.read_text().splitlines())
-        for package in ("cli", "core", "mcpbridge")
-        for path in (REPO_ROOT / package).rglob("*.py")
-    }
-    assert {p: n for p, n in sizes.items() if n > 400} == {}
+def test_module_sizes_are_explained() -> None:
+    """Split by idea, never to fit a number: a size is a smell to explain, not a target.
+
+    A module over 500 lines says why in its docstring (a line starting "Size:"); none passes 700.
+    """
+    unexplained, too_big = {}, {}
+    for package in ("cli", "core", "mcpbridge"):
+        for path in (REPO_ROOT / package).rglob("*.py"):
+            text = path.read_text()
+            lines = len(text.splitlines())
+            name = str(path.relative_to(REPO_ROOT))
+            doc = ast.get_docstring(ast.parse(text)) or ""
+            if lines > 700:
+                too_big[name] = lines
+            elif lines > 500 and not any(ln.startswith("Size:") for ln in doc.splitlines()):
+                unexplained[name] = lines
+    assert too_big == {}, "over 700 lines: split where the ideas part"
+    assert unexplained == {}, 'over 500 lines without a "Size:" line in the docstring'

@@ -7,7 +7,7 @@ import resource
 import subprocess
 from pathlib import Path
 
-from codebot_mcp.mcpbridge.naming import VALID_NAME
+from codebot_mcp.mcpbridge.tools.naming import VALID_NAME
 from tests.fakes.procs import CODEBOT
 from tests.helpers import server_entry, write_settings
 

@@ -28,7 +28,7 @@ import httpx2
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
-from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.mcpbridge.auth.loopback import LOGIN_TIMEOUT_SECONDS, LoginError, LoopbackListener
 from codebot_mcp.mcpbridge.auth.store import TokenStore
 

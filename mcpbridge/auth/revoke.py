@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import httpx2
 
-from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.mcpbridge.auth.store import TokenStore
 
 REVOKE_TIMEOUT_SECONDS = 10.0
@@ -59,7 +59,7 @@ async def _revoke(
             auth_data["client_secret"] = secret
     tokens = [(t, hint) for t, hint in ((refresh, "refresh_token"), (access, "access_token")) if t]
     try:
-        from codebot_mcp.mcpbridge.httpcap import (
+        from codebot_mcp.mcpbridge.transport.httpcap import (
             CappedTransport,
         )  # the size cap, through any env proxy
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from codebot_mcp.core import paths
-from codebot_mcp.core.servers import ServerConfig
+from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.servers import ServerConfig
 
 STORE_DIR = "oauth"
 EXPIRY_MARGIN_SECONDS = 30

@@ -17,14 +17,14 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.agent import Agent
-from codebot_mcp.core.builtin import builtin_tools
-from codebot_mcp.core.context import ContextBudget, estimate
-from codebot_mcp.core.model import ChatModel, ModelConfig, create_client
-from codebot_mcp.core.permissions import PermissionGate
-from codebot_mcp.core.session import Session
-from codebot_mcp.core.stream import Reply, ToolCall, Usage
-from codebot_mcp.core.tools import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.agent.context import ContextBudget, estimate
+from codebot_mcp.core.agent.loop import Agent
+from codebot_mcp.core.agent.permissions import PermissionGate
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.model.client import ChatModel, ModelConfig, create_client
+from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.bench.harness import Row
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_handler import count_tokens
@@ -230,7 +230,7 @@ class InstantModel(ChatModel):
 
 
 async def _own_time(root: Path, prompts: int) -> list[float]:
-    from codebot_mcp.core.sessions import SessionLog
+    from codebot_mcp.core.agent.history import SessionLog
 
     session = await _session(True, root)
     session.search.load([t for t in session.search.deferred if t.name == "mcp__srv0__get_item_0"])
@@ -253,7 +253,7 @@ def _markdown_stream() -> tuple[float, int]:
 
     from rich.console import Console
 
-    from codebot_mcp.cli.markdown import MarkdownStream
+    from codebot_mcp.cli.repl.markdown import MarkdownStream
 
     code = "".join(f"x_{i} = compute({i}, 'value')  # comment\n" for i in range(2000))
     text = f"Intro.\n\n```python\n{code}```\n\nDone.\n"

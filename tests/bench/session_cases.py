@@ -173,9 +173,9 @@ def target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
 
 async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
     from codebot_mcp.cli.runtime import open_manager
-    from codebot_mcp.core.builtin import builtin_tools
-    from codebot_mcp.core.servers import parse_server
-    from codebot_mcp.core.session import Session, tool_schema
+    from codebot_mcp.core.agent.session import Session, tool_schema
+    from codebot_mcp.core.config.servers import parse_server
+    from codebot_mcp.core.tools.builtin import builtin_tools
 
     os.environ["CODEBOT_HOME"] = str(ws.home)  # server logs go there
     entry = {

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.repl.loop import Repl
 from codebot_mcp.cli.runtime import ChatOptions, Globals
 
 Step = tuple[Callable[[], bool] | float, str]

@@ -250,7 +250,7 @@ async def test_the_agent_commands_tab_complete() -> None:
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from codebot_mcp.cli.repl_completion import completer_for
+    from codebot_mcp.cli.repl.completion import completer_for
 
     class NoRuntime:
         runtime = None

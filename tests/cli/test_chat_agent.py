@@ -259,7 +259,7 @@ async def test_repl_usage_context_compact_and_resume(
 
 
 def test_markdown_blocks_are_split_outside_code_fences() -> None:
-    from codebot_mcp.cli.markdown import split_complete
+    from codebot_mcp.cli.repl.markdown import split_complete
 
     assert split_complete("para one\n\npara tw") == ("para one\n\n", "para tw")
     assert split_complete("```py\nx = 1\n\ny = 2\n") == ("", "```py\nx = 1\n\ny = 2\n")
@@ -273,8 +273,8 @@ def test_markdown_stream_renders_code_and_plain_text_stays_plain(
 
     from rich.console import Console
 
-    from codebot_mcp.cli.chatview import TurnView
-    from codebot_mcp.cli.markdown import MarkdownStream
+    from codebot_mcp.cli.repl.chatview import TurnView
+    from codebot_mcp.cli.repl.markdown import MarkdownStream
 
     sink = io.StringIO()
     stream = MarkdownStream(
@@ -297,7 +297,7 @@ def test_markdown_stream_renders_code_and_plain_text_stays_plain(
 def test_approval_diff_is_coloured_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from codebot_mcp.cli.reports import color_diff
+    from codebot_mcp.cli.repl.reports import color_diff
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

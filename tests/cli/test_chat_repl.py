@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.repl.loop import Repl
 from tests.cli.repl_driver import connected, drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -63,7 +63,7 @@ async def test_repl_turn_approval_and_slash_commands(
 
 
 def history_mode() -> int:
-    from codebot_mcp.cli.repl import history_file
+    from codebot_mcp.cli.repl.loop import history_file
 
     return history_file().stat().st_mode & 0o777
 
@@ -75,8 +75,8 @@ def history_mode() -> int:
 async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codebot_mcp.core import trust
-    from codebot_mcp.core.settings import load
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.settings import load
 
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
 
@@ -111,8 +111,8 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
 async def test_repl_trust_yes_records_it(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codebot_mcp.core import trust
-    from codebot_mcp.core.settings import load
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.settings import load
 
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
 
@@ -177,7 +177,7 @@ async def test_mcp_reload_applies_new_servers_and_permission_rules(
 async def test_repl_history_never_holds_a_secret(
     project: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codebot_mcp.cli.repl import history_file
+    from codebot_mcp.cli.repl.loop import history_file
 
     canary = "sk-canary-history-5e6f7a8b"
     monkeypatch.setenv("OPENAI_API_KEY", canary)

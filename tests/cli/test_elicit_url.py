@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from codebot_mcp.cli.elicit_url import describe
+from codebot_mcp.cli.repl.elicit_url import describe
 
 
 def test_a_plain_url_shows_its_host() -> None:

@@ -232,7 +232,7 @@ def test_sampling_refused_unless_allowed(
 def test_server_log_messages_go_to_its_log_at_its_level(
     server: str, expected: bool, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from codebot_mcp.core import paths
+    from codebot_mcp.core.config import paths
 
     code, out, err = call(capsys, project, server, "progress", "steps=2")
     assert (code, out) == (0, "done\n"), err
@@ -294,7 +294,7 @@ def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ},
     )
-    from codebot_mcp.core import paths
+    from codebot_mcp.core.config import paths
 
     log = paths.log_dir() / "askl.log"
     deadline = time.monotonic() + 30

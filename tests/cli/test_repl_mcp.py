@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.cli.repl import Repl
+from codebot_mcp.cli.repl.loop import Repl
 from codebot_mcp.cli.runtime import ChatOptions
 from tests.cli.repl_driver import Step, drive, until
 from tests.fakes import openai_turns as fo
@@ -137,7 +137,7 @@ async def test_completion_of_prompts_arguments_and_uris(
         from prompt_toolkit.completion import CompleteEvent
         from prompt_toolkit.document import Document
 
-        from codebot_mcp.cli.repl_completion import completer_for
+        from codebot_mcp.cli.repl.completion import completer_for
 
         completer = completer_for(repl)
         for text in (

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.model import ChatModel, ModelConfig, create_client
+from codebot_mcp.core.model.client import ChatModel, ModelConfig, create_client
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.tools import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
 
 
 @dataclass

@@ -7,15 +7,15 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.core.agent import Agent, AgentEvents
-from codebot_mcp.core.builtin import builtin_tools
+from codebot_mcp.core.agent.loop import Agent, AgentEvents
+from codebot_mcp.core.agent.permissions import Decision, PermissionGate
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.agent.toolcalls import truncate
 from codebot_mcp.core.errors import ModelError, TurnLimitError
-from codebot_mcp.core.model import ChatModel
-from codebot_mcp.core.permissions import Decision, PermissionGate
-from codebot_mcp.core.session import Session
-from codebot_mcp.core.stream import Reply, ToolCall
-from codebot_mcp.core.toolcalls import truncate
-from codebot_mcp.core.tools import Capability, Tool, ToolResult
+from codebot_mcp.core.model.client import ChatModel
+from codebot_mcp.core.model.stream import Reply, ToolCall
+from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
+from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.core.fakes import ListSource, Meeting, MeetingTool, ScriptedTool
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

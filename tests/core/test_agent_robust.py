@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.agent import Agent, AgentEvents, Outcome, RepeatedCallError
-from codebot_mcp.core.builtin import builtin_tools
-from codebot_mcp.core.context import Compaction, ContextBudget
-from codebot_mcp.core.model import (
+from codebot_mcp.core.agent.context import Compaction, ContextBudget
+from codebot_mcp.core.agent.loop import Agent, AgentEvents, Outcome, RepeatedCallError
+from codebot_mcp.core.agent.permissions import PermissionGate
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.core.model.client import (
     ChatModel,
     ContextOverflowError,
     ModelConfig,
@@ -19,11 +21,9 @@ from codebot_mcp.core.model import (
     create_client,
     resolve_config,
 )
-from codebot_mcp.core.permissions import PermissionGate
-from codebot_mcp.core.session import Session
-from codebot_mcp.core.settings import Settings
-from codebot_mcp.core.stream import ToolCall
-from codebot_mcp.core.tools import ToolResult
+from codebot_mcp.core.model.stream import ToolCall
+from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.core.fakes import ScriptedTool
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

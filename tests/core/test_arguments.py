@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.arguments import Pairs, parse, typed
 from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.tools.arguments import Pairs, parse, typed
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

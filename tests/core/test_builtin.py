@@ -6,9 +6,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from codebot_mcp.core.builtin import BashTool, ReadTool, WriteTool, builtin_tools
-from codebot_mcp.core.builtin.bash import MAX_OUTPUT_BYTES
-from codebot_mcp.core.tools import Capability, Tool
+from codebot_mcp.core.tools.base import Capability, Tool
+from codebot_mcp.core.tools.builtin import BashTool, ReadTool, WriteTool, builtin_tools
+from codebot_mcp.core.tools.builtin.bash import MAX_OUTPUT_BYTES
 
 pytestmark = pytest.mark.anyio
 

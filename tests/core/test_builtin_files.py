@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core.builtin import EditTool, GlobTool, GrepTool, WriteTool
-from codebot_mcp.core.builtin.grep import Query, render, rg_path, search
-from codebot_mcp.core.permissions import PermissionGate, preview_of
+from codebot_mcp.core.agent.permissions import PermissionGate, preview_of
+from codebot_mcp.core.tools.builtin import EditTool, GlobTool, GrepTool, WriteTool
+from codebot_mcp.core.tools.builtin.grep import Query, render, rg_path, search
 
 pytestmark = pytest.mark.anyio
 
@@ -71,7 +71,7 @@ async def test_edit_and_write_approvals_show_a_diff(tmp_path: Path) -> None:
 
     async def approver(request):  # type: ignore[no-untyped-def]
         seen.append(request.preview)
-        from codebot_mcp.core.permissions import Answer
+        from codebot_mcp.core.agent.permissions import Answer
 
         return Answer.NO
 

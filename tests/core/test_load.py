@@ -12,11 +12,11 @@ import os
 import anyio
 import pytest
 
-from codebot_mcp.core.agent import Agent
-from codebot_mcp.core.builtin import builtin_tools
-from codebot_mcp.core.permissions import PermissionGate
-from codebot_mcp.core.session import Session
-from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.core.agent.loop import Agent
+from codebot_mcp.core.agent.permissions import PermissionGate
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.tools.builtin import builtin_tools
+from codebot_mcp.mcpbridge.connection.manager import Manager
 from tests.core.conftest import make_model
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

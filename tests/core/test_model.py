@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.errors import ExitCode, ModelError
-from codebot_mcp.core.model import (
+from codebot_mcp.core.model.client import (
     PLACEHOLDER_KEY,
     ChatModel,
     ModelConfig,
@@ -15,7 +16,6 @@ from codebot_mcp.core.model import (
     create_client,
     resolve_config,
 )
-from codebot_mcp.core.settings import Settings
 from tests.core.conftest import make_model
 from tests.fakes import openai_handler as wire
 from tests.fakes import openai_turns as fo

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.servers import parse_server
-from codebot_mcp.mcpbridge.report import config_view
+from codebot_mcp.core.config.servers import parse_server
+from codebot_mcp.mcpbridge.connection.report import config_view
 
 SOURCE = Path("/proj/.codebot/settings.json")
 ENV = {

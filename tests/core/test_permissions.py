@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.permissions import Answer, ApprovalRequest, PermissionGate, Verdict
-from codebot_mcp.core.settings import PermissionRules
-from codebot_mcp.core.tools import Capability, Permission, ToolResult
+from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest, PermissionGate, Verdict
+from codebot_mcp.core.config.settings import PermissionRules
+from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 
 pytestmark = pytest.mark.anyio
 

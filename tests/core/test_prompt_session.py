@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core import prompt
-from codebot_mcp.core.builtin import builtin_tools
-from codebot_mcp.core.session import Session
-from codebot_mcp.core.tools import Capability, Tool
+from codebot_mcp.core.agent import prompt
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.tools.base import Capability, Tool
+from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.core.fakes import ListSource, ScriptedTool
 
 pytestmark = pytest.mark.anyio

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codebot_mcp.core.redact import Redactor
-from codebot_mcp.core.scrubstream import StreamScrubber
+from codebot_mcp.core.secrets.redact import Redactor
+from codebot_mcp.core.secrets.stream import StreamScrubber
 
 URL = "see https://bob:hunter2@example.com/x now"
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core import sessions
-from codebot_mcp.core.builtin import builtin_tools
-from codebot_mcp.core.context import ContextBudget, breakdown, known_window, window_for
-from codebot_mcp.core.session import Session
-from codebot_mcp.core.toolsearch import ToolIndex, tokens
+from codebot_mcp.core.agent import history as sessions
+from codebot_mcp.core.agent.context import ContextBudget, breakdown, known_window, window_for
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.agent.toolsearch import ToolIndex, tokens
+from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.core.fakes import ListSource, ScriptedTool
 
 pytestmark = pytest.mark.anyio
@@ -127,7 +127,7 @@ def test_budget_calibrates_with_counted_usage() -> None:
 
 
 def test_instructions_lose_lines_naming_hidden_tools() -> None:
-    from codebot_mcp.core.prompt import without_hidden_tools
+    from codebot_mcp.core.agent.prompt import without_hidden_tools
 
     text = "Use search first.\nCall delete_all only when asked.\nThe delete_all_logs tool is gone."
     out = without_hidden_tools(text, ["delete_all"])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.mcpbridge.checks import CHECKS
+from codebot_mcp.mcpbridge.doctor.checks import CHECKS
 from tests.doctor.conftest import Doctor, ids
 from tests.helpers import everything_entry, write_settings
 from tests.helpers import server_entry as entry

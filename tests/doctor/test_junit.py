@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from codebot_mcp.mcpbridge.checks import CHECKS
+from codebot_mcp.mcpbridge.doctor.checks import CHECKS
 from tests.doctor.conftest import Doctor
 from tests.helpers import server_entry as entry
 from tests.helpers import write_settings

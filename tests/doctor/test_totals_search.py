@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import mcp_types as types
 
-from codebot_mcp.core.settings import Settings
-from codebot_mcp.mcpbridge.checks import ServerContext, ToolEntry, TotalsContext, totals
-from codebot_mcp.mcpbridge.client import Client
-from codebot_mcp.mcpbridge.tool import MCPTool
+from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.mcpbridge.connection.client import Client
+from codebot_mcp.mcpbridge.connection.tool import MCPTool
+from codebot_mcp.mcpbridge.doctor.checks import ServerContext, ToolEntry, TotalsContext, totals
 from tests.doctor.conftest import Doctor
 from tests.helpers import server_config, write_settings
 from tests.helpers import server_entry as entry

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import mcp_types as types
 
-from codebot_mcp.core.settings import Settings
-from codebot_mcp.mcpbridge.checks import (
+from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.mcpbridge.connection.client import Client, ServerInfo
+from codebot_mcp.mcpbridge.connection.tool import MCPTool
+from codebot_mcp.mcpbridge.doctor.checks import (
     CHECKS,
     ServerContext,
     ToolEntry,
@@ -16,11 +18,13 @@ from codebot_mcp.mcpbridge.checks import (
     connection,
     totals,
 )
-from codebot_mcp.mcpbridge.checks.schema import schema_errors, strict_mode_breakers, validator_class
-from codebot_mcp.mcpbridge.client import Client, ServerInfo
-from codebot_mcp.mcpbridge.doctor import estimate_tokens
-from codebot_mcp.mcpbridge.naming import allocate
-from codebot_mcp.mcpbridge.tool import MCPTool
+from codebot_mcp.mcpbridge.doctor.checks.schema import (
+    schema_errors,
+    strict_mode_breakers,
+    validator_class,
+)
+from codebot_mcp.mcpbridge.doctor.run import estimate_tokens
+from codebot_mcp.mcpbridge.tools.naming import allocate
 from tests.helpers import server_config
 
 DOCS = Path(__file__).resolve().parents[2] / "README.md"
@@ -120,7 +124,7 @@ def test_docs_list_every_check() -> None:
 
 
 def test_settings_parse_rereads_each_file_and_passes_only_when_it_parses(tmp_path: Path) -> None:
-    from codebot_mcp.mcpbridge.checks import entries
+    from codebot_mcp.mcpbridge.doctor.checks import entries
 
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"mcp_servers": {}}')

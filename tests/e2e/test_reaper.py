@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.mcpbridge import reaper
+from codebot_mcp.mcpbridge.transport import reaper
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.mcpbridge import warm
+from codebot_mcp.mcpbridge.warm import client as warm
 from tests.e2e.test_reaper import marked_pids
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings

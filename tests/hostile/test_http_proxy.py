@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.mcpbridge.stdio import MAX_MESSAGE_BYTES
+from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
 from tests.helpers import write_settings
 from tests.servers.util import run_http_server
 

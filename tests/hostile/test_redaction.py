@@ -93,7 +93,7 @@ def test_plain_env_and_header_values_do_not_mask_ordinary_words(
     shown = next(v for v in view if v["name"] == "s")["env"]
     assert shown == dict.fromkeys(env, "***")  # env values are never shown
 
-    from codebot_mcp.core.redact import Redactor, entry_secrets
+    from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
     from tests.helpers import server_config
 
     redactor = Redactor(entry_secrets(server_config("s", servers["s"])))

@@ -106,8 +106,8 @@ def test_untrusted_projects_keep_global_entries_and_limits(
     assert servers["docs"]["source"] == str(home / "settings.json")
     assert "model" in err and "max_turns" in err and "tool_result_max_tokens" in err
 
-    from codebot_mcp.core import settings as settings_mod
-    from codebot_mcp.core import trust
+    from codebot_mcp.core.config import settings as settings_mod
+    from codebot_mcp.core.config import trust
 
     loaded = settings_mod.load(repo)
     kept = trust.without_untrusted(loaded, trust.check(loaded))

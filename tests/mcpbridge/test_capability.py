@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codebot_mcp.core.tools import Capability
-from codebot_mcp.mcpbridge.capability import classify
+from codebot_mcp.core.tools.base import Capability
+from codebot_mcp.mcpbridge.tools.capability import classify
 
 
 def test_destructive_annotation_wins_over_read_only_keywords() -> None:

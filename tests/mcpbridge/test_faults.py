@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from codebot_mcp.mcpbridge.manager import Manager
-from codebot_mcp.mcpbridge.process import STDERR_LOG_LIMIT
-from codebot_mcp.mcpbridge.stdio import MAX_MESSAGE_BYTES
+from codebot_mcp.mcpbridge.connection.manager import Manager
+from codebot_mcp.mcpbridge.transport.process import STDERR_LOG_LIMIT
+from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
 from tests.helpers import children_of, make_server
 
 pytestmark = pytest.mark.anyio

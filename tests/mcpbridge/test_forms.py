@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from codebot_mcp.core.useragent import (
+from codebot_mcp.core.tools.useragent import (
     ElicitRequest,
     Policy,
     SamplingRequest,
     coerce,
     defaults_answer,
 )
-from codebot_mcp.mcpbridge.requests import form_fields
+from codebot_mcp.mcpbridge.connection.requests import form_fields
 
 SCHEMA = {
     "type": "object",

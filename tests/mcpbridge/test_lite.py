@@ -17,7 +17,10 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.mcpbridge import lite, lite_wire, probe, requests, schemas, stdio
+from codebot_mcp.mcpbridge.calls import lite, lite_wire
+from codebot_mcp.mcpbridge.calls import results as schemas
+from codebot_mcp.mcpbridge.connection import requests
+from codebot_mcp.mcpbridge.transport import probe, stdio
 from tests.helpers import everything_entry, server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
@@ -176,7 +179,7 @@ def test_the_hot_path_imports_no_sdk(project: Path) -> None:
 
 
 def test_http_and_pinned_servers_are_not_for_the_hot_path() -> None:
-    from codebot_mcp.core.servers import parse_server
+    from codebot_mcp.core.config.servers import parse_server
 
     def config(entry: dict[str, Any]) -> Any:
         return parse_server("s", entry, Path("/x/settings.json"), {}, Path("/x"))

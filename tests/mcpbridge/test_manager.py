@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from codebot_mcp.core.tools import Capability
-from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.core.tools.base import Capability
+from codebot_mcp.mcpbridge.connection.manager import Manager
 from tests.helpers import children_of, make_server, server_config
 
 pytestmark = pytest.mark.anyio

@@ -23,7 +23,7 @@ from mcp.types import (
     Tool,
 )
 
-from codebot_mcp.mcpbridge.manager import Manager
+from codebot_mcp.mcpbridge.connection.manager import Manager
 from tests.helpers import server_config
 
 pytestmark = pytest.mark.anyio

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codebot_mcp.mcpbridge.naming import VALID_NAME, allocate
+from codebot_mcp.mcpbridge.tools.naming import VALID_NAME, allocate
 
 
 def test_plain_names_are_kept() -> None:

@@ -1,0 +1,264 @@
+"""``codebot chat``: the REPL, or one prompt with ``-p`` (or piped on stdin).
+
+Only typer and light modules load at import time: ``openai`` and ``prompt_toolkit`` are
+imported when the command runs, so ``codebot --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from codebot_mcp.cli import render
+from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.runtime import (
+    ChatOptions,
+    ChatRuntime,
+    Globals,
+    load_settings,
+    open_runtime,
+)
+from codebot_mcp.cli.signals import sigint_cancels
+from codebot_mcp.core.errors import CodebotError, ExitCode
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.agent.loop import Agent, RunResult
+
+
+app = typer.Typer()
+"""Holds ``chat``; :mod:`cli.app` adds it to the root."""
+
+
+@app.command("chat")
+def chat_command(
+    ctx: typer.Context,
+    prompt: Annotated[
+        str | None,
+        typer.Option("--prompt", "-p", metavar="PROMPT", help="Answer one prompt and exit."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One-shot: print a JSON transcript on stdout.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call.")] = False,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option("--allow", help="Allow tools matching GLOB (repeatable).", metavar="GLOB"),
+    ] = None,
+    plan: Annotated[bool, typer.Option("--plan", help="Start in plan mode (read-only).")] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="NAME", help="Model name.")
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", metavar="URL", help="OpenAI-compatible API base URL."),
+    ] = None,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="Resume the latest session of this project."),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume", help="Resume session ID (a list to pick from without ID).", metavar="[ID]"
+        ),
+    ] = None,
+) -> int:
+    """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
+
+    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 7 empty answer,
+    130 interrupted.
+    """
+    globals_: Globals = ctx.obj
+    model, base_url = model or globals_.model, base_url or globals_.base_url
+    options = ChatOptions(
+        prompt,
+        as_json,
+        yes,
+        list(allow or []),
+        plan,
+        model,
+        base_url,
+        elicit,
+        list(allow_sampling or []),
+    )
+    options.resume_latest, options.resume = continue_, resume
+    if continue_ and resume is not None:
+        from codebot_mcp.core.errors import UsageError
+
+        raise UsageError(
+            "--continue and --resume both pick a session to resume",
+            hint="Use --continue for the latest session, or --resume [ID] for a given one.",
+        )
+    if options.prompt is None and not sys.stdin.isatty():
+        options.prompt = sys.stdin.read()
+    if options.prompt is not None and not options.prompt.strip():
+        from codebot_mcp.core.errors import UsageError
+
+        raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
+    if options.base_url is None:
+        from codebot_mcp.cli.commands.models import offer_local
+
+        offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
+    import anyio  # deferred with the rest of the chat machinery: `--help` stays light
+
+    from codebot_mcp.cli.signals import terminable
+
+    try:
+        if options.prompt is not None:
+            return anyio.run(terminable, one_shot, globals_, options)
+        from codebot_mcp.cli.repl.loop import repl
+
+        return anyio.run(terminable, repl, globals_, options)
+    except KeyboardInterrupt:
+        # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
+        # loop has already unwound (servers stopped); say so instead of exiting silently.
+        render.error_line("interrupted")
+        return ExitCode.INTERRUPTED
+
+
+async def one_shot(globals_: Globals, options: ChatOptions) -> int:
+    """Answer ``options.prompt``: the answer on stdout, activity on stderr.
+
+    With ``--json`` the transcript is printed on every exit (an error, the turn limit, an
+    interrupt), with what already ran and the error in it.
+    """
+    import anyio
+
+    from codebot_mcp.cli.repl.chatview import Status, TurnView, empty_answer_message, report_mcp
+    from codebot_mcp.core.agent.loop import Outcome
+
+    assert options.prompt is not None
+    if options.resume == "":
+        _list_for_resume(globals_)
+    async with open_runtime(globals_, options, None, need_model=True) as runtime:
+        agent = runtime.agent
+        assert agent is not None
+        status = Status()
+        view = TurnView(status, stream_text=False)
+        result: RunResult | None = None
+        failure: CodebotError | None = None
+        # Ctrl-C anywhere from the handshakes to the answer cancels this scope: the servers
+        # are then stopped by open_runtime's exit, and the run ends with 130.
+        with anyio.CancelScope() as scope, sigint_cancels(scope):
+            await runtime.manager.start_all()
+            report_mcp(runtime.manager)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(status.run)
+                try:
+                    result = await agent.run(options.prompt, view)
+                except CodebotError as exc:  # raised below, outside the group: not wrapped
+                    failure = exc
+                finally:
+                    tg.cancel_scope.cancel()
+        partial = agent.last
+        if options.as_json:
+            from codebot_mcp.core.agent.history import scrubbed
+
+            document = transcript(runtime, result or partial, failure)
+            render.print_json(scrubbed(document, render.REDACTOR))
+        elif failure is not None and partial is not None and partial.text:
+            print(render.safe(partial.text))  # a dropped stream: what arrived is kept
+        if failure is not None:
+            raise failure
+        if result is None:
+            render.error_line("interrupted")
+            return ExitCode.INTERRUPTED
+        if result.outcome is Outcome.EMPTY:
+            render.warn(empty_answer_message(result))
+            return ExitCode.EMPTY_ANSWER
+        if not options.as_json:
+            print(render.safe(result.text))
+        return ExitCode.OK
+
+
+def _list_for_resume(globals_: Globals) -> None:
+    from codebot_mcp.core.agent import history as sessions
+    from codebot_mcp.core.errors import UsageError
+
+    settings = load_settings(globals_)
+    saved = sessions.list_sessions(settings.project_root or globals_.cwd)
+    for item in saved[:20]:
+        print(render.safe(sessions.describe(item)), file=sys.stderr)
+    raise UsageError(
+        "--resume needs a session ID with -p (no one can pick from a list)",
+        hint="Pass one of the IDs above (--resume ID), or --continue for the latest.",
+    )
+
+
+def usage_dict(agent: Agent | None, result: RunResult | None) -> dict[str, Any]:
+    """Usage of the run, its last turn and the session, for ``--json`` (null: unknown)."""
+    from codebot_mcp.core.model.stream import Usage
+
+    return {
+        **(result.usage if result else Usage()).as_dict(),
+        "last_turn": result.last_usage.as_dict() if result and result.last_usage else None,
+        "session": agent.usage.as_dict() if agent else None,
+        "summary_requests": agent.budget.summary_requests if agent else 0,
+    }
+
+
+def transcript(
+    runtime: ChatRuntime, result: RunResult | None, error: CodebotError | None = None
+) -> dict[str, Any]:
+    """The ``--json`` document: outcome, messages, tool calls with results, usage, error."""
+    agent = runtime.agent
+    records = result.tool_calls if result else []
+    return {
+        "model": agent.model.config.model if agent else None,
+        "served_model": agent.model.served_model if agent else None,
+        "session_id": runtime.log.id if runtime.log else None,
+        "outcome": (result.outcome.value if result else "error") if error is None else "error",
+        "answer": result.text if result else "",
+        "finish_reason": result.finish_reason if result else None,
+        "turns": result.turns if result else 0,
+        "usage": usage_dict(agent, result),
+        "compactions": [
+            {
+                "before_tokens": c.before,
+                "after_tokens": c.after,
+                "cut_tool_results": c.cut_results,
+                "summarised_messages": c.summarised_messages,
+            }
+            for c in (result.compactions if result else [])
+        ],
+        "tool_calls": [
+            {
+                "id": r.call.id,
+                "name": r.call.name,
+                "arguments": r.call.arguments,
+                "result": r.result.text,
+                "is_error": r.result.is_error,
+                "denied": r.denied,
+                "rejected": r.rejected,
+                "reason": r.reason,
+                "seconds": round(r.seconds, 3),
+            }
+            for r in records
+        ],
+        "messages": runtime.session.history,
+        "error": _error_dict(result, error),
+        "exit_code": int(_exit_code(result, error)),
+    }
+
+
+def _exit_code(result: RunResult | None, error: CodebotError | None) -> ExitCode:
+    """The exit code the run ends with (the same as the process's)."""
+    from codebot_mcp.core.agent.loop import Outcome
+
+    if error is not None:
+        return error.exit_code
+    if result is None or result.outcome is Outcome.INTERRUPTED:
+        return ExitCode.INTERRUPTED
+    return ExitCode.EMPTY_ANSWER if result.outcome is Outcome.EMPTY else ExitCode.OK
+
+
+def _error_dict(result: RunResult | None, error: CodebotError | None) -> dict[str, Any] | None:
+    if error is not None:
+        return {"message": error.message, "hint": error.hint, "exit_code": int(error.exit_code)}
+    if _exit_code(result, error) is ExitCode.INTERRUPTED:
+        return {"message": "interrupted", "hint": None, "exit_code": int(ExitCode.INTERRUPTED)}
+    return None

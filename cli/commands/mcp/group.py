@@ -1,0 +1,397 @@
+"""``codebot mcp list|call``: parse, call into mcpbridge, render."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from codebot_mcp.cli import render, warm_client
+from codebot_mcp.cli.answers import LazyModel, policy
+from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands.mcp import warm
+from codebot_mcp.cli.commands.mcp.auth import LoginOpt, login_options
+from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt, ServerOpt
+from codebot_mcp.cli.commands.mcp.views import print_servers
+from codebot_mcp.cli.runtime import (
+    Globals,
+    apply_trust,
+    describe_settings_files,
+    load_settings,
+    open_manager,
+    require_trusted,
+    select_servers,
+    with_timeout,
+)
+from codebot_mcp.cli.signals import terminable
+from codebot_mcp.cli.warm_client import print_outcome
+from codebot_mcp.core.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.config.servers import ServerConfig
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.tools.base import ToolResult
+    from codebot_mcp.core.tools.useragent import Policy
+
+    ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
+    """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
+
+
+app = typer.Typer(
+    help="Use MCP servers directly: list their tools, call one, check the configuration.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+"""The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
+"""The former name, kept while branches that register on it are in flight."""
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    server: ServerOpt = None,
+    as_json: JsonOpt = False,
+    schemas: Annotated[
+        bool, typer.Option("--schemas", help="Show each tool's input schema.")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Handshake timeout in seconds, per server."
+        ),
+    ] = None,
+    no_warm: warm.NoWarmOpt = False,
+    login: LoginOpt = False,
+) -> int:
+    """List every configured server with its status and tools.
+
+    Exit 0 when every selected server connected, 4 when any failed or needs a login (the
+    others are listed), 2 for an unknown or disabled --server.
+    """
+    import anyio
+
+    from codebot_mcp.mcpbridge.transport import reaper
+
+    reaper.allow()  # one-shot: results first, the servers' shutdown after
+    globals_: Globals = ctx.obj
+    settings, check = apply_trust(globals_, load_settings(globals_))
+    for name in server or []:
+        require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
+    servers = with_timeout(select_servers(settings, server), timeout)
+    if not servers and not as_json:
+        render.warn("no MCP servers are configured")
+        render.hint(describe_settings_files(settings))
+        return ExitCode.OK
+    answer = None
+    if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
+        payload = {"op": "list", "servers": list(servers), "schemas": schemas}
+        answer = warm_client.ask_holder(settings, check, payload)
+    if answer is not None and isinstance(answer.get("views"), list):
+        code = _render_list(answer["views"], as_json, schemas, servers)
+    else:
+        requests = policy(settings, None, None)
+        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
+    off = [c for c in servers.values() if server and not c.enabled]
+    if off and code == ExitCode.OK:
+        render.error_line(
+            f"server '{off[0].name}' is disabled ('enabled': false in {off[0].source})"
+        )
+        render.hint(f"Enable it with `codebot mcp enable {off[0].name}`.")
+        return ExitCode.USAGE
+    return code
+
+
+async def _list(
+    servers: dict[str, ServerConfig],
+    as_json: bool,
+    schemas: bool,
+    agent: Policy,
+    login: bool = False,
+) -> int:
+    from codebot_mcp.mcpbridge.calls import (
+        lite,
+    )  # the hot path: no SDK import while every server is plain
+
+    if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
+        try:
+            views = await lite.list_servers(servers, schemas=schemas, roots=agent.roots())
+        except lite.Fallback:
+            pass
+        else:
+            return _render_list(views, as_json, schemas, servers)
+    # The capabilities are declared, so servers show the tools they offer only to clients
+    # that can answer elicitation, sampling or roots (server-everything has three).
+    options = login_options() if login else None
+    async with open_manager(servers, agent=agent, login=options) as manager:
+        from codebot_mcp.mcpbridge.connection.report import status_view
+
+        await manager.start_all()
+        statuses = manager.status()
+        views = [status_view(s, manager, schemas=schemas) for s in statuses]
+    return _render_list(views, as_json, schemas, servers)
+
+
+def _render_list(
+    views: list[dict[str, Any]], as_json: bool, schemas: bool, servers: dict[str, ServerConfig]
+) -> int:
+    completion.remember_tools(views, servers)
+    failed = any(v["status"] in ("failed", "needs login") for v in views)
+    if as_json:
+        render.print_json({"servers": views})
+    else:
+        print_servers(views, schemas)
+    return ExitCode.SERVER if failed else ExitCode.OK
+
+
+async def _call(
+    config: ServerConfig,
+    tool: str,
+    arguments: dict[str, Any],
+    requests: ServerRequestsFlags,
+    login: bool = False,
+) -> ToolResult:
+    from codebot_mcp.mcpbridge.calls import (
+        lite,
+    )  # the hot path: no SDK import while the server is plain
+
+    settings, elicit, allow_sampling = requests
+    agent = policy(settings, elicit, allow_sampling)
+    if warm_client.plain(requests, login) and lite.usable({config.name: config}):
+        try:
+            return await lite.call_tool(config, tool, arguments, roots=agent.roots())
+        except lite.Fallback:
+            pass
+    from codebot_mcp.core.agent.sampling import Sampler
+
+    lazy = LazyModel(settings)
+    try:
+        async with open_manager(
+            {config.name: config},
+            agent=agent,
+            sampler=Sampler(lazy),
+            login=login_options() if login else None,
+        ) as manager:
+            from codebot_mcp.mcpbridge.calls.call import call_once
+
+            if sys.stderr.isatty():
+                manager.on_progress = _progress_line
+            try:
+                return await call_once(manager, config, tool, arguments)
+            finally:
+                if manager.on_progress is not None:
+                    sys.stderr.write("\r\x1b[2K")
+    finally:
+        await lazy.aclose()
+
+
+def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
+    """Progress of a call on a terminal's stderr, rewritten in place."""
+    from codebot_mcp.cli.commands.mcp.common import safe
+
+    percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
+    text = f"{server}:{percent} {safe(message)[:60]}".rstrip()
+    sys.stderr.write(f"\r\x1b[2K{text}")
+    sys.stderr.flush()
+
+
+async def _batch(
+    servers: dict[str, ServerConfig], requests: ServerRequestsFlags, login: bool = False
+) -> bool:
+    import json
+
+    from codebot_mcp.core.secrets.redact import printable_json
+
+    def emit(answer: dict[str, Any]) -> None:
+        sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
+        sys.stdout.flush()
+
+    import os
+    from collections import deque
+
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+        fd = -1
+    encoding, errors = sys.stdin.encoding or "utf-8", sys.stdin.errors or "strict"
+    pending: deque[bytes] = deque()
+    rest = b""
+    ended = False
+
+    async def read_line() -> str:
+        """The next line of stdin ("" at its end). Stdin is read a chunk at a time in a worker
+        thread (a piped file of requests: one hop, not one per line), whole lines decoded."""
+        import anyio
+
+        nonlocal rest, ended
+        if fd < 0:
+            return await anyio.to_thread.run_sync(sys.stdin.readline)
+        while not pending:
+            if ended:
+                line, rest = rest, b""
+                return line.decode(encoding, errors)
+            chunk = await anyio.to_thread.run_sync(os.read, fd, 1 << 16)
+            if not chunk:
+                ended = True
+                continue
+            *lines, rest = (rest + chunk).split(b"\n")
+            pending.extend(line + b"\n" for line in lines)
+        return pending.popleft().decode(encoding, errors)
+
+    from codebot_mcp.core.agent.sampling import Sampler
+
+    settings, elicit, allow_sampling = requests
+    lazy = LazyModel(settings)
+    agent = policy(settings, elicit, allow_sampling)
+    try:
+        async with open_manager(
+            servers,
+            prelaunch=False,
+            agent=agent,
+            sampler=Sampler(lazy),
+            login=login_options() if login else None,
+        ) as manager:
+            from codebot_mcp.mcpbridge.calls.call import call_batch
+
+            return await call_batch(manager, servers, read_line, emit)
+    finally:
+        await lazy.aclose()
+
+
+@app.command("call")
+def call_command(
+    ctx: typer.Context,
+    server: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="SERVER",
+            help="The server's name in settings.",
+            show_default=False,
+            autocompletion=completion.server_names,
+        ),
+    ] = None,
+    tool: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="TOOL",
+            help="The tool's name (or its mcp__ name).",
+            show_default=False,
+            autocompletion=completion.tool_names,
+        ),
+    ] = None,
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="ARGS...",
+            help="A JSON object, @FILE, '-' (stdin) or key=value pairs.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole result (content, isError, ...).")
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds for the handshake and for the call."
+        ),
+    ] = None,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch",
+            help='Read one JSON request per line on stdin ({"server", "tool", "arguments"}); '
+            "write one JSON result per line. Servers stay connected.",
+        ),
+    ] = False,
+    no_warm: warm.NoWarmOpt = False,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
+    login: LoginOpt = False,
+) -> int:
+    """Call one tool of one server and print its result.
+
+    Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
+    4 server unreachable. With --batch: 0 when every request succeeded, else 1.
+    """
+    import anyio
+
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.servers import require_usable
+    from codebot_mcp.core.tools import arguments
+    from codebot_mcp.mcpbridge.transport import reaper
+
+    reaper.allow()  # one-shot: results first, the servers' shutdown after
+
+    globals_: Globals = ctx.obj
+    settings = load_settings(globals_)
+    if batch:
+        if server or tool or args:
+            raise UsageError(
+                "--batch takes the requests on stdin, not SERVER TOOL on the command line",
+                hint='Pipe lines like {"server": "s", "tool": "t", "arguments": {}} into it.',
+            )
+        settings, _ = apply_trust(globals_, settings)
+        servers = with_timeout(settings.servers, timeout)
+        policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
+        requests = (settings, elicit, allow_sampling)
+        ok = anyio.run(terminable, _batch, servers, requests, login)
+        return ExitCode.OK if ok else ExitCode.TOOL_ERROR
+    if server is None or tool is None:
+        raise UsageError(
+            "missing SERVER and TOOL",
+            hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
+        )
+    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    require_trusted(server, check, settings)
+    if server in settings.shadowed and check.needs_trust:
+        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
+    config = select_servers(settings, [server])[server]
+    require_usable(config)
+    arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
+    policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
+    answer = None
+    requests = (settings, elicit, allow_sampling)
+    if not no_warm and timeout is None and warm_client.plain(requests, login):
+        payload = {
+            "op": "call",
+            "server": server,
+            "tool": tool,
+            "arguments": arguments_,
+            "pairs": isinstance(arguments_, arguments.Pairs),  # typed by the schema over there
+        }
+        answer = warm_client.ask_holder(settings, check, payload)
+    if answer is not None:
+        from codebot_mcp.core.tools.base import ToolResult
+
+        warm_client.raise_answer_error(answer)
+        outcome = ToolResult(**answer["result"])
+    else:
+        config = with_timeout({server: config}, timeout)[server]
+        outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
+    return print_outcome(outcome, server, tool, as_json=as_json)
+
+
+def _add_groups() -> None:
+    from codebot_mcp.cli.commands.mcp import auth as mcp_auth
+    from codebot_mcp.cli.commands.mcp import doctor, lock
+    from codebot_mcp.cli.commands.mcp import get as mcp_get
+    from codebot_mcp.cli.commands.mcp import importing as mcp_import
+    from codebot_mcp.cli.commands.mcp import manage as mcp_manage
+    from codebot_mcp.cli.commands.mcp import prompts as mcp_prompts
+    from codebot_mcp.cli.commands.mcp import resources as mcp_resources
+
+    app.add_typer(doctor.app)
+    app.add_typer(warm.app)
+    app.add_typer(lock.app)
+    app.add_typer(mcp_manage.app)
+    app.add_typer(mcp_get.app)
+    app.add_typer(mcp_import.app)
+    app.add_typer(mcp_resources.app)
+    app.add_typer(mcp_prompts.app)
+    app.add_typer(mcp_auth.app)
+
+
+_add_groups()

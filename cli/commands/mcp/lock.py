@@ -1,0 +1,69 @@
+"""``codebot mcp lock``: pin each server's version and tools in .codebot/mcp-lock.json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from codebot_mcp.cli import render
+from codebot_mcp.cli.commands.mcp.common import ServerOpt
+from codebot_mcp.cli.runtime import (
+    Globals,
+    apply_trust,
+    load_settings,
+    open_manager,
+    require_trusted,
+    select_servers,
+)
+from codebot_mcp.core.errors import ExitCode
+
+app = typer.Typer()
+"""Holds ``lock``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+
+
+@app.command("lock")
+def lock_command(
+    ctx: typer.Context,
+    server: ServerOpt = None,
+) -> int:
+    """Connect to every server and pin its version and tool definitions (description, schema,
+    annotations) in .codebot/mcp-lock.json; `mcp doctor` then reports any drift (tools.lock).
+
+    Exit 0 when every selected server was pinned, 4 when one could not be reached (the others
+    are pinned; an unreachable server keeps its old record).
+    """
+    import anyio
+
+    from codebot_mcp.cli.signals import terminable
+    from codebot_mcp.mcpbridge.tools import pinning as lock
+
+    globals_: Globals = ctx.obj
+    settings, check = apply_trust(globals_, load_settings(globals_))
+    for name in server or []:
+        require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
+    servers = {n: c for n, c in select_servers(settings, server).items() if c.enabled}
+    path = lock.lock_path(settings.project_root, settings.cwd)
+
+    async def pin() -> tuple[dict[str, dict[str, Any]], list[str]]:
+        async with open_manager(servers) as manager:
+            await manager.start_all()
+            pinned: dict[str, dict[str, Any]] = {}
+            failed: list[str] = []
+            for name in servers:
+                client = manager.clients.get(name)
+                if client is None or not client.connected:
+                    failed.append(name)
+                    continue
+                version = client.info.version if client.info else None
+                pinned[name] = lock.server_entry(version, list(client.tools))
+            return pinned, failed
+
+    pinned, failed = anyio.run(terminable, pin)
+    merged = {**(lock.read(path) or {}), **pinned}
+    lock.write(path, merged)
+    count = sum(len(e["tools"]) for e in pinned.values())
+    print(f"Pinned {len(pinned)} servers ({count} tools) in {render.safe(path)}.")
+    for name in failed:
+        render.warn(f"server '{name}' could not be reached; its record was not updated")
+    return ExitCode.SERVER if failed else ExitCode.OK

@@ -1,0 +1,274 @@
+"""How a chat turn looks: streamed text on stdout, tool activity and a status line on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
+
+from codebot_mcp.cli import render
+from codebot_mcp.core.agent.context import Compaction
+from codebot_mcp.core.agent.loop import AgentEvents
+from codebot_mcp.core.agent.permissions import Decision
+from codebot_mcp.core.model.client import Retry
+from codebot_mcp.core.model.stream import Reply, ToolCall
+from codebot_mcp.core.secrets.redact import printable
+from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.tools.base import Tool, ToolResult
+
+
+def clean(text: str) -> str:
+    """Text from a model or a file, safe for the terminal (:func:`render.safe`): secrets
+    scrubbed, control characters other than newline and tab shown escaped, never interpreted."""
+    return render.safe(text)
+
+
+if TYPE_CHECKING:
+    from codebot_mcp.mcpbridge.connection.manager import Manager
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TICK = 0.1
+
+
+def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
+    """``k=v`` pairs on one line, cut at ``limit`` characters."""
+    value: Any = arguments
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            return render.safe(arguments, one_line=True)[:limit]
+    if not isinstance(value, Mapping):
+        return render.safe(value, one_line=True)[:limit]
+    pairs: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items())
+    text = render.safe(text, one_line=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def full_args(arguments: Mapping[str, Any], width: int = 100) -> str:
+    """Every argument of a call, nothing cut: one line when it fits in 160 characters, else
+    one block per argument, wrapped at ``width`` (an approval must show all that will run)."""
+    import textwrap
+
+    line = short_args(arguments, limit=10**9)
+    if len(line) <= 160:
+        return " " + line if line else ""
+    lines: list[str] = []
+    for key, value in arguments.items():
+        text = render.safe(json.dumps(value, ensure_ascii=False), one_line=True)
+        lines.append(f"    {render.safe(key, one_line=True)} ({len(text)} characters):")
+        lines += textwrap.wrap(
+            text,
+            width=max(width - 6, 20),
+            initial_indent="      ",
+            subsequent_indent="      ",
+            break_long_words=True,
+            break_on_hyphens=False,
+            drop_whitespace=False,
+            replace_whitespace=False,
+        )
+    return "\n" + "\n".join(lines)
+
+
+class Status:
+    """A one-line spinner on stderr while waiting; silent when stderr is not a terminal."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.label = ""
+        self._shown = False
+        self._frame = 0
+
+    def set(self, label: str) -> None:
+        """Show ``label`` with the spinner (from the next tick)."""
+        self.label = label
+
+    def clear(self) -> None:
+        """Remove the line before anything else is written."""
+        self.label = ""
+        if self._shown:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+            self._shown = False
+
+    async def run(self) -> None:
+        """Animate until cancelled."""
+        if not self.enabled:
+            return
+        try:
+            while True:
+                await anyio.sleep(TICK)
+                if self.label:
+                    self._frame = (self._frame + 1) % len(SPINNER)
+                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {self.label}")
+                    self.stream.flush()
+                    self._shown = True
+        finally:
+            self.clear()
+
+
+class TurnView(AgentEvents):
+    """Renders agent events. ``stream_text=False`` (one-shot) keeps stdout for the answer."""
+
+    def __init__(
+        self, status: Status | None = None, *, stream_text: bool = True, markdown: bool = False
+    ) -> None:
+        self.status = status or Status()
+        self.stream_text = stream_text
+        self._open_line = False
+        self._turn_text: list[str] = []
+        self._markdown: Any = None
+        self._scrub = StreamScrubber(render.REDACTOR)
+        if stream_text and markdown and render.use_color(sys.stdout):
+            from codebot_mcp.cli.repl.markdown import MarkdownStream
+
+            self._markdown = MarkdownStream()
+
+    def model_started(self, turn: int) -> None:
+        """Waiting for the model."""
+        self._turn_text = []
+        self.status.set("thinking…" if turn == 1 else f"thinking… (turn {turn})")
+
+    def text(self, delta: str) -> None:
+        """Print text as it streams (REPL); a secret split across deltas is still masked."""
+        self._turn_text.append(delta)
+        if self.stream_text:
+            self.status.clear()
+            self._show(self._scrub.feed(delta))
+
+    def _show(self, text: str) -> None:
+        if not text:
+            return
+        text = printable(text)
+        if self._markdown is not None:
+            self._markdown.feed(text)
+            return
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self._open_line = not text.endswith("\n")
+
+    def model_finished(self, reply: Reply) -> None:
+        """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
+        self.end_line()
+        if not self.stream_text and reply.tool_calls and reply.text.strip():
+            print(render.style(render.safe(reply.text.strip()), "2", sys.stderr), file=sys.stderr)
+
+    def tools_changed(self) -> None:
+        """Quietly note that MCP tools changed."""
+
+    def end_line(self) -> None:
+        """Finish a streamed line (before an error is printed below the partial answer)."""
+        self.status.clear()
+        if self.stream_text:
+            self._show(self._scrub.flush())
+        if self._markdown is not None:
+            self._markdown.close()
+        if self.stream_text and self._open_line:
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+            self._open_line = False
+
+    def model_retrying(self, retry: Retry) -> None:
+        """``↻ retry 1/2 in 1.0s: reason``: retries are never silent."""
+        self.end_line()
+        mark = render.style("↻", "33", sys.stderr)
+        print(
+            f"{mark} retry {retry.attempt}/{retry.of} in {retry.delay:.1f}s: "
+            f"{render.safe(retry.reason)}",
+            file=sys.stderr,
+        )
+
+    def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
+        """A call that could not run still shows: ``→ name args`` and ``✗ name: why``."""
+        self.status.clear()
+        name = render.safe(call.name, one_line=True)
+        head = render.style(f"→ {name}", "36", sys.stderr)
+        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        mark = render.style("✗", "31", sys.stderr)
+        print(f"  {mark} {name}: {render.first_line(result.text, 160)}", file=sys.stderr)
+
+    def compacted(self, compaction: Compaction) -> None:
+        """``(context compacted: 90k → 20k tokens ...)``."""
+        self.end_line()
+        print(render.style(describe_compaction(compaction), "2", sys.stderr), file=sys.stderr)
+
+    def notice(self, text: str) -> None:
+        """A dim note on stderr."""
+        self.end_line()
+        print(render.style(f"note: {render.safe(text)}", "2", sys.stderr), file=sys.stderr)
+
+    def tool_started(self, call: ToolCall, tool: Tool) -> None:
+        """``→ name args``."""
+        self.status.clear()
+        name = render.safe(call.name, one_line=True)
+        head = render.style(f"→ {name}", "36", sys.stderr)
+        print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
+        self.status.set(f"running {name}…")
+
+    def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        """``✓ name (0.1s)`` or ``✗ name: first line``."""
+        self.status.clear()
+        if result.is_error:
+            mark = render.style("✗", "31", sys.stderr)
+            name = render.safe(call.name, one_line=True)
+            why = result.text.removeprefix(f"{call.name}: ")  # built-ins start with their name
+            print(f"  {mark} {name}: {render.first_line(why)}", file=sys.stderr)
+        else:
+            mark = render.style("✓", "32", sys.stderr)
+            name = render.safe(call.name, one_line=True)
+            print(f"  {mark} {name} ({seconds:.1f}s)", file=sys.stderr)
+
+    def tool_denied(self, call: ToolCall, decision: Decision) -> None:
+        """``⊘ name denied: reason``."""
+        self.status.clear()
+        mark = render.style("⊘", "33", sys.stderr)
+        name = render.safe(call.name, one_line=True)
+        print(f"  {mark} {name} denied: {render.safe(decision.reason)}", file=sys.stderr)
+
+
+def describe_compaction(c: Compaction) -> str:
+    """One line about a compaction."""
+    parts = []
+    if c.cut_results:
+        parts.append(f"{c.cut_results} old tool result(s) cut")
+    if c.summarised_messages:
+        parts.append(f"{c.summarised_messages} older message(s) summarised")
+    what = ", ".join(parts) or "nothing to compact"
+    return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"
+
+
+def report_mcp(manager: Manager) -> None:
+    """One line on stderr: which servers are ready, which failed."""
+    ready = manager.connected()
+    failures = manager.failures
+    if not ready and not failures:
+        return
+    tools = len(manager.tools())
+    parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
+    parts += [
+        f"'{render.safe(name)}' needs login (/mcp login {render.safe(name)})"
+        if f.needs_login
+        else f"'{render.safe(name)}' failed: {render.safe(f.message)}"
+        for name, f in failures.items()
+    ]
+    line = "; ".join(parts)
+    if failures:
+        render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
+    else:
+        print(render.style(line, "2", sys.stderr), file=sys.stderr)
+
+
+def empty_answer_message(result: Any) -> str:
+    """What to say when the model finished without a word."""
+    why = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+    hint = (
+        "; the answer hit the output cap: raise 'max_tokens' in settings.json"
+        if result.finish_reason == "length"
+        else "; ask again, or try a larger model"
+    )
+    return f"the model ended its turn with an empty answer{why}{hint}"

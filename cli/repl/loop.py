@@ -1,0 +1,387 @@
+"""The interactive loop of ``codebot chat``: prompt-toolkit input, slash commands, approvals.
+
+MCP servers connect in the background, so the prompt is usable at once. Ctrl-C during a
+turn cancels it (and its tool calls); at an empty prompt, Ctrl-C twice or Ctrl-D exits.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from codebot_mcp.cli import render
+from codebot_mcp.cli.commands.trust import describe_all
+from codebot_mcp.cli.repl.chatview import Status, TurnView, clean, full_args, report_mcp
+from codebot_mcp.cli.repl.completion import completer_for
+from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
+from codebot_mcp.cli.repl.reports import (
+    HELP,
+    approval_details,
+    color_diff,
+    context_report,
+    tools_report,
+    usage_line,
+    usage_report,
+)
+from codebot_mcp.cli.runtime import (
+    ChatOptions,
+    ChatRuntime,
+    Globals,
+    load_settings,
+    open_runtime,
+    settle_trust,
+)
+from codebot_mcp.cli.signals import sigint_cancels
+from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
+from codebot_mcp.core.config import paths, trust
+from codebot_mcp.core.errors import CodebotError, ExitCode, ModelError
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
+
+def history_file() -> Path:
+    """The prompt history, private to the user (0600)."""
+    path = paths.private_dir(paths.state_dir()) / "chat_history"
+    os.close(os.open(path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600))
+    path.chmod(0o600)
+    return path
+
+
+class Repl:
+    """One interactive session."""
+
+    def __init__(self, pt_input: Any = None, pt_output: Any = None) -> None:
+        self.pt_input = pt_input
+        self.pt_output = pt_output
+        self.status = Status()
+        self.turn_scope: anyio.CancelScope | None = None
+        self.runtime: ChatRuntime | None = None
+        self.declined: set[str] = set()
+        """Digests of project server sections the user declined to trust: not asked again."""
+        from codebot_mcp.cli.repl.status import UpdateNotices
+
+        self.updates = UpdateNotices()
+        self.answers = ReplAgent(self)
+        """Answers the servers' requests: elicitation, sampling, roots."""
+
+    def _session(self, **kwargs: Any) -> PromptSession[str]:
+        from prompt_toolkit import PromptSession
+
+        return PromptSession(input=self.pt_input, output=self.pt_output, **kwargs)
+
+    def _input_session(self) -> PromptSession[str]:
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+        keys = KeyBindings()
+
+        @keys.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @keys.add("c-c")
+        def _interrupt(event: KeyPressEvent) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()  # first Ctrl-C clears the line
+            else:
+                event.app.exit(exception=KeyboardInterrupt())
+
+        class PrivateHistory(FileHistory):
+            """Lines go to the history file with every known secret scrubbed."""
+
+            def store_string(self, string: str) -> None:
+                super().store_string(render.REDACTOR(string))
+
+        history = PrivateHistory(str(history_file()))
+        return self._session(history=history, key_bindings=keys, completer=completer_for(self))
+
+    async def approve(self, request: ApprovalRequest) -> Answer:
+        """Ask the user about one tool call: yes once, always (this session), or no."""
+        self.status.clear()
+        print(
+            f"{render.style('?', '33;1', sys.stderr)} "
+            f"{render.style(render.safe(request.tool, one_line=True), '1', sys.stderr)}"
+            f"{full_args(dict(request.arguments), shutil.get_terminal_size().columns)}\n"
+            + approval_details(request),
+            file=sys.stderr,
+        )
+        if request.preview:
+            print(color_diff(request.preview, sys.stderr), file=sys.stderr)
+        try:
+            # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT
+            # handler on return, and a later Ctrl-C during the approved call would be lost.
+            text = await self._session().prompt_async(
+                "  allow? [y]es once, [a]lways, [n]o: ", handle_sigint=False
+            )
+        except (KeyboardInterrupt, EOFError):
+            if self.turn_scope is not None:
+                self.turn_scope.cancel()
+            return Answer.NO
+        choice = text.strip().lower()[:1]
+        return {"y": Answer.ONCE, "a": Answer.ALWAYS}.get(choice, Answer.NO)
+
+    async def ask_trust(self, result: trust.TrustCheck) -> bool:
+        """Ask once whether to trust the project's servers; a "no" is remembered."""
+        if result.digest in self.declined:
+            return False
+        state = "changed since it was trusted" if result.changed else "new"
+        lines = [f"{render.safe(result.project_file)} ({state}) would start or set:"]
+        lines += [f"  {render.safe(line, one_line=True)}" for line in describe_all(result)]
+        print("\n".join(lines), file=sys.stderr)
+        try:
+            text = await self._session().prompt_async(
+                "Trust this project and start them? [y]es (remember) / [n]o (skip for now): ",
+                handle_sigint=False,
+            )
+        except (KeyboardInterrupt, EOFError):
+            text = ""
+        if text.strip().lower() in ("y", "yes"):
+            return True
+        self.declined.add(result.digest)
+        return False
+
+    async def main(self, globals_: Globals, options: ChatOptions) -> int:
+        """Run until /exit, Ctrl-D or a double Ctrl-C."""
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        async with open_runtime(
+            globals_,
+            options,
+            self.approve,
+            need_model=False,
+            ask_trust=self.ask_trust,
+            user_agent=self.answers,
+        ) as runtime:
+            self.runtime = runtime
+            if runtime.model_error is not None:
+                render.error(runtime.model_error)
+            if options.resume == "":
+                await self._resume(runtime, "")
+            elif runtime.session.history:
+                print(
+                    f"(resumed session {runtime.log.id if runtime.log else '?'}: "
+                    f"{len(runtime.session.history)} messages)",
+                    file=sys.stderr,
+                )
+            prompt = self._input_session()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._connect, runtime)
+                interrupted = False
+                while True:
+                    await runtime.session.before_prompt()
+                    self.updates.show(runtime.manager)
+                    marker = "plan› " if runtime.session.plan_mode else "› "
+                    try:
+                        with patch_stdout(raw=True):
+                            line = await prompt.prompt_async(marker)
+                    except KeyboardInterrupt:
+                        if interrupted:
+                            break
+                        interrupted = True
+                        print("(Ctrl-C again or Ctrl-D to exit)", file=sys.stderr)
+                        continue
+                    except EOFError:
+                        break
+                    interrupted = False
+                    if not line.strip():
+                        continue
+                    if line.strip().startswith("/mcp__"):
+                        await run_prompt_command(self, line)
+                        continue
+                    if line.strip().startswith("/"):
+                        if await self.command(line.strip()) == "exit":
+                            break
+                        continue
+                    await self.turn(line)
+                tg.cancel_scope.cancel()
+        return ExitCode.OK
+
+    async def _connect(self, runtime: ChatRuntime) -> None:
+        if not runtime.settings.servers:
+            return
+        await runtime.manager.start_all()
+        # The prompt may end (Ctrl-D) just as the servers connect, closing the stdout proxy
+        # prompt-toolkit had put in place; the line is then not worth a crash.
+        with suppress(ValueError):
+            report_mcp(runtime.manager)
+
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
+        """One prompt to the agent; errors are shown and the REPL goes on."""
+        runtime = self.runtime
+        assert runtime is not None
+        if runtime.agent is None:
+            assert runtime.model_error is not None
+            render.error(runtime.model_error)
+            return
+        from codebot_mcp.cli.repl.chatview import empty_answer_message
+        from codebot_mcp.core.agent.loop import Outcome
+
+        view = TurnView(self.status, markdown=True)
+        result = None
+        runtime.manager.on_progress = progress_hook(self.status)
+        with anyio.CancelScope() as scope, sigint_cancels(scope):
+            self.turn_scope = scope
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.status.run)
+                try:
+                    if mentions:
+                        line = await expand_mentions(line, runtime.manager)
+                    result = await runtime.agent.run(line, view)
+                except CodebotError as exc:
+                    view.end_line()  # the error starts on its own line, below any partial text
+                    render.error(exc)
+                finally:
+                    tg.cancel_scope.cancel()
+        view.end_line()
+        self.turn_scope = None
+        if scope.cancelled_caught:
+            print("(interrupted)", file=sys.stderr)
+        if result is not None and result.outcome is Outcome.EMPTY:
+            render.warn(empty_answer_message(result))
+        if runtime.log is not None and runtime.log.error:
+            render.warn(runtime.log.error)
+            runtime.log.error = None
+        agent = runtime.agent
+        if result is not None and agent.usage.total > runtime.settings.usage_line_after:
+            print(render.style(usage_line(agent, result), "2", sys.stderr), file=sys.stderr)
+
+    async def command(self, line: str) -> str | None:
+        """Run a slash command; returns "exit" to leave."""
+        runtime = self.runtime
+        assert runtime is not None
+        session = runtime.session
+        name, _, rest = line.partition(" ")
+        if name in ("/exit", "/quit"):
+            return "exit"
+        if name == "/help":
+            print(HELP)
+        elif name == "/clear":
+            session.clear()
+            print("(conversation cleared)")
+        elif name == "/plan":
+            session.set_plan_mode(not session.plan_mode)
+            state = "on: read-only tools" if session.plan_mode else "off"
+            print(f"(plan mode {state}; {len(session.active_tools)} tools active)")
+        elif name == "/tools":
+            print(tools_report(session))
+        elif name == "/context":
+            print(context_report(runtime))
+        elif name == "/usage":
+            print(usage_report(runtime))
+        elif name == "/compact":
+            await self._compact(runtime, rest.strip() or None)
+        elif name == "/resume":
+            await self._resume(runtime, rest.strip())
+        elif name == "/mcp" and rest.strip() == "reload":
+            await self._reload(runtime)
+        elif name == "/mcp" and rest.strip().startswith("login"):
+            from codebot_mcp.cli.commands.mcp.auth import repl_login
+
+            await repl_login(runtime, rest.strip()[len("login") :].strip())
+        elif name == "/mcp":
+            from codebot_mcp.cli.repl.status import show_mcp
+
+            await show_mcp(runtime)
+        else:
+            render.error_line(f"unknown command {name}; /help lists the commands")
+        return None
+
+    async def _compact(self, runtime: ChatRuntime, focus: str | None) -> None:
+        from codebot_mcp.cli.repl.chatview import describe_compaction
+
+        agent = runtime.agent
+        if agent is None:
+            assert runtime.model_error is not None
+            render.error(runtime.model_error)
+            return
+        self.status.set("compacting…")
+        with anyio.CancelScope() as scope, sigint_cancels(scope):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self.status.run)
+                try:
+                    done = await agent.compact(focus)
+                except CodebotError as exc:
+                    self.status.clear()
+                    render.error(exc)
+                    return
+                finally:
+                    tg.cancel_scope.cancel()
+        if scope.cancelled_caught:
+            print("(interrupted)", file=sys.stderr)
+        elif done is None:
+            print("(nothing to compact yet)")
+        else:
+            print(describe_compaction(done))
+
+    async def _resume(self, runtime: ChatRuntime, session_id: str) -> None:
+        """``/resume [ID]`` (and ``--resume`` without ID): pick a saved session, continue it."""
+        from codebot_mcp.core.agent import history as sessions
+
+        project = runtime.settings.project_root or runtime.globals.cwd
+        if not session_id:
+            saved = [
+                s
+                for s in sessions.list_sessions(project)
+                if runtime.log is None or s.id != runtime.log.id
+            ][:20]
+            if not saved:
+                print("(no saved sessions for this project)")
+                return
+            for n, item in enumerate(saved, start=1):
+                print(f"{n:>3}. {clean(sessions.describe(item))}")
+            try:
+                text = await self._session().prompt_async(
+                    "resume which? [number or ID, empty to cancel]: ", handle_sigint=False
+                )
+            except (KeyboardInterrupt, EOFError):
+                text = ""
+            choice = text.strip()
+            if not choice:
+                return
+            if choice.isdigit() and 1 <= int(choice) <= len(saved):
+                choice = saved[int(choice) - 1].id
+            session_id = choice
+        try:
+            runtime.start_log(session_id)
+        except CodebotError as exc:
+            render.error(exc)
+            return
+        count = len(runtime.session.history)
+        print(f"(resumed session {session_id}: {count} messages; current tools)")
+
+    async def _reload(self, runtime: ChatRuntime) -> None:
+        """Re-read settings: servers (through trust again), permission rules, limits, model."""
+        try:
+            loaded = load_settings(runtime.globals)
+        except CodebotError as exc:
+            render.error(exc)
+            return
+        settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
+        roots_before = self.answers.roots()
+        await runtime.manager.reconfigure(settings.servers)
+        await runtime.session.before_prompt()  # the next turn sees the new tools
+        report_mcp(runtime.manager)
+        try:
+            await runtime.apply(settings)
+        except ModelError as exc:
+            render.error(exc)
+        if self.answers.roots() != roots_before:
+            from codebot_mcp.mcpbridge.connection.features import roots_changed
+
+            await roots_changed(runtime.manager.connected())
+        model = runtime.agent.model.config if runtime.agent else None
+        using = f"; model {model.model} at {model.url}" if model else ""
+        print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
+
+
+async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:
+    """Entry point for ``codebot chat`` without ``-p``."""
+    return await Repl(pt_input).main(globals_, options)

@@ -1,0 +1,196 @@
+"""What the REPL prints for its commands and approvals: /tools, /context, /usage, diffs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from codebot_mcp.cli import render
+from codebot_mcp.cli.repl.chatview import clean
+from codebot_mcp.core.agent.permissions import ApprovalRequest
+
+if TYPE_CHECKING:
+    from codebot_mcp.cli.runtime import ChatRuntime
+
+
+def color_diff(diff: str, stream: Any) -> str:
+    """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
+    out: list[str] = []
+    for line in clean(diff).splitlines():
+        if line.startswith(("+++", "---")):
+            code = "1"
+        elif line.startswith("+"):
+            code = "32"
+        elif line.startswith("-"):
+            code = "31"
+        elif line.startswith("@@"):
+            code = "36"
+        else:
+            code = ""
+        out.append("    " + (render.style(line, code, stream) if code else line))
+    return "\n".join(out)
+
+
+def approval_details(request: ApprovalRequest) -> str:
+    """Why the gate asks: the capability, why the tool was classified so, and the rule; for a
+    file tool, the resolved path (what a symlink or ``..`` really leads to)."""
+    permission = request.permission
+    capability = permission.capability.value
+    if request.reason.startswith("WARNING:"):  # changed since its pin or its "always"
+        because = request.reason
+    elif request.rule is not None:
+        because = f"the settings rule {request.rule} asks first"
+    else:
+        because = f"no permission rule matches, and {capability} tools ask by default"
+    if request.rule is None and request.reason.startswith("the path leads outside"):
+        because = "the path leads outside the project root"
+    reason = render.safe(permission.reason, one_line=True)
+    because = render.safe(because, one_line=True)
+    text = f"  capability: {capability} ({reason})\n  asks because: {because}"
+    if request.detail is not None:
+        text += f"\n  resolved path: {render.safe(request.detail, one_line=True)}"
+    return text
+
+
+def tools_report(session: Any) -> str:
+    """``/tools``: what the request carries, then (with tool search) what waits behind it."""
+
+    def row(t: Any) -> list[str]:
+        return [
+            t.name,
+            t.permission().capability.value,
+            render.first_line(clean(t.description), 60),
+        ]
+
+    offered = session.offered_tools
+    lines = [
+        f"loaded ({len(offered)}, in the request):",
+        render.table([row(t) for t in offered], indent="  "),
+    ]
+    deferred = session.search.deferred if session.search_on else []
+    if deferred:
+        from codebot_mcp.core.agent.prompt import server_of
+        from codebot_mcp.core.agent.toolsearch import short_name
+
+        lines.append(f"deferred ({len(deferred)}, load with search_tools):")
+        by_server: dict[str, list[str]] = {}
+        for tool in deferred:
+            by_server.setdefault(server_of(tool), []).append(short_name(tool))
+        for server, names in sorted(by_server.items()):
+            lines.append(_deferred_line(server, sorted(names)))
+    else:
+        lines.append("tool search: off (every tool is in the request)")
+    return "\n".join(lines)
+
+
+DEFERRED_SHOWN = 40
+"""Names listed per server by ``/tools``; the rest are counted."""
+
+
+def _deferred_line(server: str, names: list[str]) -> str:
+    import shutil
+    import textwrap
+
+    shown = ", ".join(render.safe(n, one_line=True) for n in names[:DEFERRED_SHOWN])
+    if len(names) > DEFERRED_SHOWN:
+        shown += f", … and {len(names) - DEFERRED_SHOWN} more"
+    head = f"{render.safe(server, one_line=True)} ({len(names)}): "
+    width = max(40, shutil.get_terminal_size().columns - 2)
+    return textwrap.fill(
+        head + shown, width, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False
+    )
+
+
+def context_report(runtime: ChatRuntime) -> str:
+    """``/context``: system blocks, built-in tools, MCP tools per server, history, free."""
+    from codebot_mcp.core.agent.context import breakdown, window_for
+    from codebot_mcp.core.agent.prompt import server_of
+    from codebot_mcp.core.agent.session import tool_schema
+    from codebot_mcp.core.tools.base import is_mcp_tool
+
+    session = runtime.session
+    agent = runtime.agent
+    window = agent.budget.window if agent else window_for("", runtime.settings.context_window)
+    offered = session.offered_tools
+    builtin = [tool_schema(t) for t in offered if not is_mcp_tool(t)]
+    mcp: dict[str, list[Any]] = {}
+    for tool in offered:
+        if is_mcp_tool(tool):
+            mcp.setdefault(server_of(tool), []).append(tool_schema(tool))
+    rows = breakdown(session.blocks, builtin, mcp, session.history, window)
+    table = [[r.label, f"{r.tokens:,}", f"{100 * r.tokens / window:.1f}%"] for r in rows]
+    head = f"context window: {window:,} tokens, {_window_source(runtime, window)}"
+    head += "\n(compacts at ~80%; rows are estimates)"
+    counted = agent.budget.last_counted if agent else None
+    if counted:
+        head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
+    text = head + "\n" + render.table(table, indent="  ")
+    deferred = session.search.deferred if session.search_on else []
+    if deferred:
+        from codebot_mcp.core.agent.context import estimate
+
+        saved = estimate([tool_schema(t) for t in deferred])
+        text += (
+            f"\ntool search: on; {len(deferred)} MCP tools deferred, ~{saved:,} tokens of "
+            "schemas not sent (their names are in system: dynamic; /tools lists them)"
+        )
+    return text
+
+
+def _window_source(runtime: ChatRuntime, window: int) -> str:
+    """Where the window comes from: a server's error, the setting, the table, the default."""
+    from codebot_mcp.core.agent.context import known_window, window_for
+
+    configured = runtime.settings.context_window
+    model = runtime.agent.model.config.model if runtime.agent else ""
+    if window != window_for(model, configured):
+        return "learned from the server's error"
+    if configured:
+        return "from 'context_window' in settings"
+    if known_window(model):
+        return f"the known window of {render.safe(model, one_line=True)}"
+    return "the default (set 'context_window' in settings.json for your model)"
+
+
+def _usage_cells(usage: Any) -> str:
+    if usage is None or not usage.known:
+        return "unknown (the server reported no usage)"
+    share = usage.cached_share
+    cached = f"{usage.cached_tokens:,} cached ({share:.0%})" if share is not None else "0 cached"
+    return f"{usage.prompt_tokens:,} prompt ({cached}), {usage.completion_tokens:,} completion"
+
+
+def usage_report(runtime: ChatRuntime) -> str:
+    """``/usage``: the last turn and the session."""
+    agent = runtime.agent
+    if agent is None:
+        return "(no model configured)"
+    last = agent.last.last_usage if agent.last else None
+    lines = [f"last turn: {_usage_cells(last)}", f"session:   {_usage_cells(agent.usage)}"]
+    if agent.budget.summary_requests:
+        lines.append(f"summaries: {agent.budget.summary_requests} request(s)")
+    return "\n".join(lines)
+
+
+def usage_line(agent: Any, result: Any) -> str:
+    """The line after an answer once the session passed ``usage_line_after`` tokens."""
+    return (
+        f"(tokens this answer: {_usage_cells(result.usage)}; session total {agent.usage.total:,})"
+    )
+
+
+HELP = """\
+/mcp          servers: connected, failed (with the reason), tool counts
+/mcp reload   re-read settings.json (servers, permissions, trust, model); reconnect changed servers
+/mcp login NAME  log in to an http server with OAuth (opens the browser), then reconnect it
+/tools        the tools: loaded (in the request) and deferred (behind search_tools)
+/mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
+@SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
+/plan         toggle plan mode (read-only tools)
+/context      what fills the context window, largest first
+/compact [focus]  summarise the conversation now (optionally: what to keep)
+/usage        tokens: prompt, cached, completion; last turn and this session
+/resume [ID]  continue a saved session of this project (a list without ID)
+/clear        forget the conversation
+/help         this list
+/exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
+Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""

@@ -1,0 +1,97 @@
+"""What a run reports as it goes (:class:`AgentEvents`) and what it produced (:class:`RunResult`).
+
+The CLI renders the events; ``--json`` is built from the result. Kept apart from the loop in
+:mod:`core.agent`, which re-exports every name here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from codebot_mcp.core.agent.context import Compaction
+from codebot_mcp.core.agent.permissions import Decision
+from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.model.client import Retry
+from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.tools.base import Tool, ToolResult
+
+
+class AgentEvents:
+    """What happens during a run, for the CLI to render. Every method here does nothing."""
+
+    def model_started(self, turn: int) -> None:
+        """A request is about to go to the model (``turn`` counts from 1)."""
+
+    def text(self, delta: str) -> None:
+        """A piece of the assistant's text, as it streams."""
+
+    def model_finished(self, reply: Reply) -> None:
+        """The model's turn is complete."""
+
+    def model_retrying(self, retry: Retry) -> None:
+        """A failed request is sent again after ``retry.delay`` seconds."""
+
+    def tools_changed(self) -> None:
+        """The MCP tool set changed before this request."""
+
+    def tool_started(self, call: ToolCall, tool: Tool) -> None:
+        """An approved call starts running."""
+
+    def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        """A call finished (the result is what the model will see)."""
+
+    def tool_denied(self, call: ToolCall, decision: Decision) -> None:
+        """The gate (or the user) denied a call."""
+
+    def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
+        """A call that could not run: unknown tool, invalid JSON arguments, a repeated call."""
+
+    def compacted(self, compaction: Compaction) -> None:
+        """The history was compacted to fit the context window."""
+
+    def notice(self, text: str) -> None:
+        """Something the user should know that is not an error (e.g. the model used)."""
+
+
+@dataclass(slots=True)
+class ToolRecord:
+    """One tool call and its outcome, for ``--json`` transcripts."""
+
+    call: ToolCall
+    result: ToolResult
+    denied: bool = False
+    reason: str = ""
+    seconds: float = 0.0
+    rejected: bool = False
+    """The call never ran: unknown tool, invalid arguments or a repeated call."""
+
+
+class Outcome(StrEnum):
+    """How a run ended (``outcome`` in ``--json``)."""
+
+    ANSWER = "answer"
+    EMPTY = "empty_answer"
+    """The model finished without a word: no text and no tool calls."""
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What one prompt produced (also when it failed: ``error`` says why)."""
+
+    text: str = ""
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: list[ToolRecord] = field(default_factory=list[ToolRecord])
+    outcome: Outcome = Outcome.INTERRUPTED
+    finish_reason: str | None = None
+    error: CodebotError | None = None
+    last_usage: Usage | None = None
+    """The last model turn's usage (None when it reported none)."""
+    compactions: list[Compaction] = field(default_factory=list[Compaction])
+
+
+class RepeatedCallError(TurnLimitError):
+    """The model kept making the same call after it was told the result will not change."""

@@ -1,0 +1,387 @@
+"""The agent loop: ask the model, run the tools it calls, feed the results back, repeat.
+
+One :meth:`Agent.run` per user prompt. Every model turn sees the session's current tools
+(``before_prompt`` runs first). Tool calls of one turn are approved one after another (so the
+user is never asked two questions at once), then run concurrently; results go back in call
+order. Any tool failure (unknown name, invalid JSON, denial, an exception, a huge result)
+becomes a tool result the model can read; only model API errors and the turn limit raise.
+
+Cancellation (Ctrl-C) is ordinary structured cancellation: the running request and tool calls
+are cancelled, and the history keeps only complete turns, so the next request is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from codebot_mcp.core.agent.context import Compaction, ContextBudget, window_for
+from codebot_mcp.core.agent.events import (
+    AgentEvents,
+    Outcome,
+    RepeatedCallError,
+    RunResult,
+    ToolRecord,
+)
+from codebot_mcp.core.agent.permissions import PermissionGate, denial_text
+from codebot_mcp.core.agent.sampling import Sampler
+from codebot_mcp.core.agent.session import Message, Session
+from codebot_mcp.core.agent.toolcalls import parse_arguments, tool_message, truncate
+from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
+from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.secrets.redact import SECRETS, scrub
+from codebot_mcp.core.tools.base import Tool, ToolResult
+
+__all__ = [
+    "Agent",
+    "AgentEvents",
+    "Outcome",
+    "RepeatedCallError",
+    "RunResult",
+    "ToolRecord",
+    "truncate",
+]
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.config.settings import Settings
+
+REPEAT_WARN_AT = 3
+"""The third identical call (same tool, same arguments) in one prompt is not run: the model
+is told its result will not change."""
+REPEAT_STOP_AT = 4
+"""The fourth ends the run (exit 6)."""
+
+
+OVERFLOW_NOTHING_TO_COMPACT = (
+    "There was nothing older to compact: the current prompt, the system prompt and the tool "
+    "schemas alone pass the window. Shorten the prompt (or the file it pulls in), trim MCP "
+    "tools ('include_tools', or \"tool_search\": true), or use a model with a larger window."
+)
+OVERFLOW_AFTER_COMPACTING = (
+    "codebot compacted the conversation and retried once, and it was still too long. Start "
+    "a new conversation (/clear), trim MCP tools ('include_tools', or \"tool_search\": true), "
+    "or set 'context_window' in settings.json to the server's real window."
+)
+
+
+class Agent:
+    """Runs prompts against a session.
+
+    Args:
+        session: Tools, history and the system prompt.
+        model: The model client.
+        gate: Decides which calls may run.
+        max_turns: Model turns per prompt before :class:`TurnLimitError`.
+        tool_result_max_tokens: Results longer than this (estimated) are cut.
+        budget: The context window policy; one for the model's known window by default.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        model: ChatModel,
+        gate: PermissionGate,
+        *,
+        max_turns: int = 50,
+        tool_result_max_tokens: int = 25_000,
+        budget: ContextBudget | None = None,
+    ) -> None:
+        self.session = session
+        self.model = model
+        self.gate = gate
+        self.max_turns = max_turns
+        self.tool_result_max_tokens = tool_result_max_tokens
+        self.sampler: Sampler | None = None  # servers' sampling: capped per turn, counted
+        self.context_window: int | None = None
+        """``context_window`` from settings (None: the table, or the default)."""
+        self.budget = budget or ContextBudget(
+            window_for(model.config.model, None), reserve=model.config.max_tokens
+        )
+        self.usage = Usage()
+        """Usage over the whole session (every run, summaries included)."""
+        self.last: RunResult | None = None
+        """The latest run, also when it failed."""
+        self._warned_model: str | None = None
+
+    def configure(self, settings: Settings) -> None:
+        """Follow the settings' limits (on start and after ``/mcp reload``)."""
+        self.max_turns = settings.max_turns
+        self.tool_result_max_tokens = settings.tool_result_max_tokens
+        self.context_window = settings.context_window
+        self.follow_model()
+
+    def follow_model(self) -> None:
+        """Size the window for the current model (after a model change, too)."""
+        window = window_for(self.model.config.model, self.context_window)
+        self.budget.window = window
+        self.budget.reserve = min(self.model.config.max_tokens, window // 4)
+        self.session.set_context_window(window)
+
+    async def run(self, prompt: str, events: AgentEvents | None = None) -> RunResult:
+        """Answer one user prompt, calling tools as the model asks.
+
+        The result is also kept in :attr:`last` while the run goes, so a caller that catches
+        an error still sees the calls that ran.
+
+        Raises:
+            ModelError: the model API failed (after compaction and retries).
+            TurnLimitError: ``max_turns`` model turns ended without a final answer, or the
+                model kept repeating one call.
+        """
+        events = events or AgentEvents()
+        history = self.session.history
+        start = len(history)
+        history.append({"role": "user", "content": prompt})
+        result = self.last = RunResult()
+        seen: Counter[tuple[str, str]] = Counter()
+        if self.sampler is not None:
+            self.sampler.begin_turn(result.usage)
+        try:
+            for turn in range(1, self.max_turns + 1):
+                result.turns = turn
+                if await self.session.before_prompt():
+                    events.tools_changed()
+                start = self._current_turn(start)
+                events.model_started(turn)
+                reply = await self._ask(start, events, result)
+                events.model_finished(reply)
+                result.finish_reason = reply.finish_reason
+                if not reply.tool_calls:
+                    history.append(reply.message())
+                    result.text = reply.text
+                    result.outcome = Outcome.ANSWER if reply.text.strip() else Outcome.EMPTY
+                    self.session.checkpoint()
+                    return result
+                records = await self._run_calls(reply.tool_calls, events, seen)
+                result.tool_calls.extend(records)
+                # Appended only once complete: a cancel above leaves no dangling tool_calls.
+                history.append(reply.message())
+                history.extend(tool_message(r.call, r.result) for r in records)
+                self.session.checkpoint()
+                self._stop_if_looping(seen)
+        except StreamDroppedError as exc:
+            if exc.partial:  # keep what arrived: the user saw it, the model should too
+                history.append({"role": "assistant", "content": exc.partial})
+                result.text = exc.partial
+            self._failed(result, exc, history, start)
+            raise
+        except CodebotError as exc:
+            self._failed(result, exc, history, start)
+            raise
+        except BaseException:
+            if len(history) == start + 1:  # nothing completed: the prompt never happened
+                del history[start:]
+            self.session.checkpoint()
+            raise
+        error = TurnLimitError(
+            f"the agent stopped after {self.max_turns} model turns without a final answer",
+            hint="Raise 'max_turns' in settings.json, or split the task into smaller prompts.",
+        )
+        self._failed(result, error, history, start)
+        raise error
+
+    def _current_turn(self, start: int) -> int:
+        """Where the current prompt starts (compaction may have moved it)."""
+        history = self.session.history
+        for index in range(min(start, len(history) - 1), -1, -1):
+            if history[index].get("role") == "user":
+                return index
+        return 0
+
+    def _failed(
+        self, result: RunResult, exc: CodebotError, history: list[Message], start: int
+    ) -> None:
+        result.outcome = Outcome.ERROR
+        result.error = exc
+        if len(history) == start + 1 and not result.text:
+            del history[start:]
+        self.session.checkpoint()
+
+    async def _ask(self, start: int, events: AgentEvents, result: RunResult) -> Reply:
+        """One model request, compacted first when needed, and once more after an overflow."""
+        session = self.session
+        await self._fit(start, events, result)
+        for attempt in (1, 2):
+            messages, tools = session.messages(), session.tool_schemas()
+            try:
+                reply = await self.model.complete(
+                    messages, tools, events.text, on_retry=events.model_retrying
+                )
+            except ContextOverflowError as exc:
+                if attempt == 2:
+                    exc.hint = OVERFLOW_AFTER_COMPACTING
+                    raise
+                self.budget.learn_window(exc.window)
+                session.set_context_window(self.budget.window)  # "auto" tool search follows
+                if not await self._fit(start, events, result, force=True):
+                    exc.hint = OVERFLOW_NOTHING_TO_COMPACT
+                    raise
+                continue
+            self._account(reply, messages, tools, result, events)
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _fit(
+        self, start: int, events: AgentEvents, result: RunResult, *, force: bool = False
+    ) -> bool:
+        session = self.session
+        done = await self.budget.fit(
+            session.history,
+            start,
+            lambda: (session.messages(), session.tool_schemas()),
+            self.model,
+            force=force,
+        )
+        if done is None:
+            return False
+        session.rewrote_history()
+        result.compactions.append(done)
+        events.compacted(done)
+        return True
+
+    async def compact(self, focus: str | None = None) -> Compaction | None:
+        """``/compact``: summarise the whole conversation now (cut old tool results first).
+
+        Raises:
+            ModelError: the summary request failed.
+        """
+        session = self.session
+        done = await self.budget.fit(
+            session.history,
+            len(session.history),
+            lambda: (session.messages(), session.tool_schemas()),
+            self.model,
+            force=True,
+            focus=focus,
+        )
+        if done is not None:
+            session.rewrote_history()
+            session.checkpoint()
+        return done
+
+    def _account(
+        self,
+        reply: Reply,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        result: RunResult,
+        events: AgentEvents,
+    ) -> None:
+        result.usage.add(reply.usage)
+        self.usage.add(reply.usage)
+        result.last_usage = reply.usage
+        if reply.usage is not None:
+            self.budget.observe(messages, tools, reply.usage.prompt_tokens)
+        asked = self.model.config.model
+        if (
+            reply.model
+            and not _same_model(asked, reply.model)
+            and reply.model != self._warned_model
+        ):
+            self._warned_model = reply.model
+            events.notice(
+                f"asked for model '{asked}', but the server answered as '{reply.model}' "
+                "(check --model, CODEBOT_MODEL or 'model' in settings.json)"
+            )
+
+    def _stop_if_looping(self, seen: Counter[tuple[str, str]]) -> None:
+        worst = max(seen.values(), default=0)
+        if worst >= REPEAT_STOP_AT:
+            (name, _), _count = seen.most_common(1)[0]
+            raise RepeatedCallError(
+                f"the model called '{name}' with the same arguments {worst} times in one "
+                "prompt, even after being told the result will not change; stopped",
+                hint="Rephrase the prompt or give the model what it is missing; a smaller "
+                "model may need a more specific request.",
+            )
+
+    async def _run_calls(
+        self, calls: list[ToolCall], events: AgentEvents, seen: Counter[tuple[str, str]]
+    ) -> list[ToolRecord]:
+        records: list[ToolRecord | None] = [None] * len(calls)
+        runnable: list[tuple[int, Tool, dict[str, Any]]] = []
+        for index, call in enumerate(calls):
+            problem = self._problem(call, seen)
+            if isinstance(problem, str):
+                rejected = ToolResult(problem, is_error=True)
+                events.tool_rejected(call, rejected)
+                records[index] = ToolRecord(call, rejected, rejected=True)
+                continue
+            tool, arguments = problem
+            decision = await self.gate.check(tool, arguments)
+            if not decision.allowed:
+                events.tool_denied(call, decision)
+                denied = ToolResult(denial_text(call.name, decision), is_error=True)
+                records[index] = ToolRecord(call, denied, denied=True, reason=decision.reason)
+                continue
+            runnable.append((index, tool, arguments))
+
+        async def execute(index: int, tool: Tool, arguments: dict[str, Any]) -> None:
+            call = calls[index]
+            events.tool_started(call, tool)
+            began = time.monotonic()
+            try:
+                result = await tool.execute(arguments)
+            except CodebotError as exc:  # e.g. a dead MCP transport: the model must know
+                result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
+            except Exception as exc:  # boundary: a buggy tool must not end the conversation
+                result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
+            # A server may echo a secret it was given (its own Authorization header): scrub
+            # every known secret before the model, the transcript or the terminal sees it.
+            result = ToolResult(
+                truncate(SECRETS(result.text), self.tool_result_max_tokens),
+                result.is_error,
+                scrub(result.data),
+            )
+            seconds = time.monotonic() - began
+            events.tool_finished(call, result, seconds)
+            records[index] = ToolRecord(call, result, seconds=seconds)
+
+        async with anyio.create_task_group() as group:
+            for index, tool, arguments in runnable:
+                group.start_soon(execute, index, tool, arguments)
+        return [r for r in records if r is not None]
+
+    def _problem(
+        self, call: ToolCall, seen: Counter[tuple[str, str]]
+    ) -> str | tuple[Tool, dict[str, Any]]:
+        """Why a call cannot run (text for the model), or its tool and parsed arguments."""
+        tool = self.session.find_tool(call.name)
+        if tool is None:
+            return self._unknown(call)
+        arguments = parse_arguments(call)
+        if isinstance(arguments, str):
+            return f"{arguments}. Call '{call.name}' again with a JSON object of arguments."
+        key = (call.name, json.dumps(arguments, sort_keys=True))
+        seen[key] += 1
+        if seen[key] >= REPEAT_WARN_AT:
+            return (
+                f"codebot did not run this call: '{call.name}' was already called "
+                f"{seen[key] - 1} times in this prompt with exactly these arguments, and its "
+                "result will not change. Do not repeat it; use the results you have, try "
+                "something different, or answer the user."
+            )
+        return tool, arguments
+
+    def _unknown(self, call: ToolCall) -> str:
+        deferred = self.session.deferred_names()
+        if call.name in deferred:
+            return (
+                f"'{call.name}' is not loaded yet. Call search_tools with its name first; "
+                "it can be called from the next turn on."
+            )
+        names = ", ".join(t.name for t in self.session.active_tools) or "none"
+        return f"there is no tool named '{call.name}'. Available tools: {names}."
+
+
+def _same_model(asked: str, served: str) -> bool:
+    """Servers name dated snapshots (``gpt-4o`` → ``gpt-4o-2024-08-06``) or add a vendor."""
+    a, s = asked.lower(), served.lower()
+    return (
+        a == s or s.startswith(a) or a.startswith(s) or s.endswith("/" + a) or a.endswith("/" + s)
+    )

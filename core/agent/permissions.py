@@ -1,0 +1,236 @@
+"""The approval gate: may this tool call run? Every decision carries its reason.
+
+Order: a ``deny`` rule wins; then "always" approvals of this session and ``--allow`` patterns;
+then ``ask`` and ``allow`` rules; then the tool's capability (read → allow, anything else →
+ask). "Ask" goes to the approver callback the REPL supplies; without one (``-p``, stdin not a
+terminal) it becomes allow with ``--yes`` and deny otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from fnmatch import fnmatchcase
+from typing import Any
+
+from codebot_mcp.core.config.settings import PermissionRules
+from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Tool
+
+
+class Verdict(StrEnum):
+    """What the gate says about one call."""
+
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class Answer(StrEnum):
+    """The user's answer to an approval question."""
+
+    ONCE = "once"
+    ALWAYS = "always"
+    NO = "no"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A verdict and why; ``reason`` is shown to the user and, on denial, to the model."""
+
+    verdict: Verdict
+    reason: str
+    rule: str | None = None
+    """The settings rule or ``--allow`` pattern that decided, as ``"<list> '<pattern>'"``
+    (e.g. ``"permissions.ask 'mcp__github__*'"``); None when the capability decided."""
+
+    @property
+    def allowed(self) -> bool:
+        """True when the call may run."""
+        return self.verdict is Verdict.ALLOW
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What the approver is shown."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    permission: Permission
+    reason: str
+    """Why the gate asks (a rule, or the capability)."""
+    rule: str | None = None
+    """The rule that asks (``"permissions.ask '<pattern>'"``), or None: no rule matched and
+    the capability is not read."""
+    detail: str | None = None
+    """What the call really touches, when it differs from what it says: the resolved path of
+    a file tool reaching outside the project root."""
+    preview: str | None = None
+    """What the call would change, when the tool can tell (a unified diff for edit/write)."""
+
+
+Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+
+def rule_matches(pattern: str, tool: Tool) -> bool:
+    """Whether a permission rule (or ``--allow`` pattern) covers ``tool``.
+
+    A rule ``mcp__<server>__<tool>`` is split at its first ``__`` after the prefix (server
+    names cannot hold ``__``) and matches on the pair: the server glob against the tool's
+    server, the tool glob against the tool's own name. So ``mcp__x__*`` covers every tool of
+    server ``x`` and none of server ``x_``. ``mcp__<server-glob>`` alone covers every tool of
+    the matching servers. Any other rule is a glob over the model-visible name.
+    """
+    server = getattr(tool, "server", None)
+    if pattern.startswith(MCP_PREFIX) and isinstance(server, str):
+        server_glob, sep, tool_glob = pattern[len(MCP_PREFIX) :].partition("__")
+        original = getattr(tool, "original_name", tool.name)
+        return fnmatchcase(server, server_glob) and fnmatchcase(original, tool_glob if sep else "*")
+    return fnmatchcase(tool.name, pattern)  # a tool that names no server: by its name
+
+
+def _match(tool: Tool, patterns: Iterable[str]) -> str | None:
+    return next((p for p in patterns if rule_matches(p, tool)), None)
+
+
+class PermissionGate:
+    """Decides allow / ask / deny for a tool call, asking the approver when needed.
+
+    Args:
+        rules: ``permissions`` from settings.
+        approver: Asks the user; None when nobody can answer (non-interactive).
+        assume_yes: ``--yes``: every "ask" becomes allow (deny rules still win).
+        allow: ``--allow`` patterns: matching tools are allowed without asking.
+    """
+
+    def __init__(
+        self,
+        rules: PermissionRules | None = None,
+        *,
+        approver: Approver | None = None,
+        assume_yes: bool = False,
+        allow: Iterable[str] = (),
+    ) -> None:
+        self.rules = rules or PermissionRules()
+        self.approver = approver
+        self.assume_yes = assume_yes
+        self.allow_patterns = tuple(allow)
+        self.always: dict[str, str | None] = {}
+        """Tools the user approved "always" in this session, with the tool's fingerprint then
+        (a tool that changes after its "always" is asked about again)."""
+        self.pinned: Mapping[tuple[str, str], str] = {}
+        """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
+        matches its pin is asked about, whatever the rules say (deny still wins)."""
+
+    def evaluate(self, tool: Tool) -> Decision:
+        """The static decision, before anybody is asked."""
+        name = tool.name
+        if pattern := _match(tool, self.rules.deny):
+            rule = f"permissions.deny '{pattern}'"
+            return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
+        if changed := self._changed(tool):
+            return Decision(Verdict.ASK, changed)
+        if name in self.always:
+            return Decision(Verdict.ALLOW, "approved for this session")
+        if pattern := _match(tool, self.allow_patterns):
+            rule = f"--allow '{pattern}'"
+            return Decision(Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule)
+        if pattern := _match(tool, self.rules.ask):
+            rule = f"permissions.ask '{pattern}'"
+            return Decision(Verdict.ASK, f"the settings rule '{pattern}' asks first", rule)
+        if pattern := _match(tool, self.rules.allow):
+            rule = f"permissions.allow '{pattern}'"
+            return Decision(Verdict.ALLOW, f"allowed by the settings rule '{pattern}'", rule)
+        permission = tool.permission()
+        if permission.capability is Capability.READ:
+            return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
+        return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
+
+    def _changed(self, tool: Tool) -> str | None:
+        """Why a tool must be asked about again: it changed since its pin or its "always"."""
+        fingerprint = _fingerprint(tool)
+        if fingerprint is None:
+            return None
+        key = (getattr(tool, "server", ""), getattr(tool, "original_name", tool.name))
+        pinned = self.pinned.get(key)
+        if pinned is not None and pinned != fingerprint:
+            return (
+                "WARNING: the tool's description, schema or annotations changed since "
+                ".codebot/mcp-lock.json pinned them (review it; `codebot mcp lock` accepts it)"
+            )
+        if tool.name in self.always and self.always[tool.name] != fingerprint:
+            del self.always[tool.name]
+            return "WARNING: the tool changed since you approved it for this session"
+        return None
+
+    @staticmethod
+    def _reach(tool: Tool, arguments: Mapping[str, Any]) -> Any:
+        """Where a file tool's call leads (a ``core.boundary.Reach``), or None."""
+        reach_of = getattr(tool, "reach", None)
+        return reach_of(arguments) if reach_of is not None else None
+
+    async def check(self, tool: Tool, arguments: Mapping[str, Any]) -> Decision:
+        """The final decision for one call: allow or deny (asking when the rules say so).
+
+        A file tool whose path leads outside the project root asks whatever its capability,
+        an "always" approval or an allow rule says; ``--allow`` and ``--yes`` still allow it.
+        """
+        decision = self.evaluate(tool)
+        reach = self._reach(tool, arguments)
+        outside = reach is not None and not reach.inside
+        named = decision.rule is not None and decision.rule.startswith("--allow")
+        if outside and decision.verdict is not Verdict.DENY and not named:
+            where = reach.describe()
+            decision = Decision(Verdict.ASK, f"the path leads outside the project root: {where}")
+        if decision.verdict is not Verdict.ASK:
+            return decision
+        if self.assume_yes:
+            return Decision(Verdict.ALLOW, f"allowed by --yes ({decision.reason})")
+        if self.approver is None:
+            return Decision(
+                Verdict.DENY,
+                f"needs approval and nobody can answer in non-interactive mode "
+                f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
+            )
+        detail = reach.describe() if reach is not None else None
+        request = ApprovalRequest(
+            tool.name,
+            arguments,
+            tool.permission(),
+            decision.reason,
+            decision.rule,
+            detail,
+            preview_of(tool, arguments),
+        )
+        answer = await self.approver(request)
+        if answer is Answer.ALWAYS and not outside:
+            self.always[tool.name] = _fingerprint(tool)
+            return Decision(Verdict.ALLOW, "approved by the user for this session")
+        if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
+            return Decision(Verdict.ALLOW, "approved by the user")
+        return Decision(Verdict.DENY, "the user denied it")
+
+
+def _fingerprint(tool: Tool) -> str | None:
+    fingerprint = getattr(tool, "fingerprint", None)
+    return fingerprint() if callable(fingerprint) else None
+
+
+def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """The tool's own preview of a call (``preview(arguments)``), if it has one."""
+    preview = getattr(tool, "preview", None)
+    if not callable(preview):
+        return None
+    try:
+        result = preview(arguments)
+    except Exception:  # boundary: a preview is a courtesy; the question is asked anyway
+        return None
+    return result if isinstance(result, str) else None
+
+
+def denial_text(tool_name: str, decision: Decision) -> str:
+    """The tool result the model gets for a denied call."""
+    return (
+        f"Permission denied: the call to '{tool_name}' did not run ({decision.reason}). "
+        "Do not retry the same call; continue without it or ask the user how to proceed."
+    )

@@ -1,0 +1,228 @@
+"""The session: tool sets, history, plan mode and the before-prompt hook.
+
+``all_tools`` is the local layer (built-ins, fixed) followed by the MCP layer (replaceable).
+Only :meth:`Session.before_prompt` replaces the MCP layer (remote tools are a replaceable
+layer), so the tools offered change only between turns. Plan mode is a view over all of them
+(read-capability tools only), so a refresh in plan mode stays filtered.
+
+Works with any :class:`core.tools.ToolSource`; this module never imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from codebot_mcp.core.agent import prompt, toolsearch
+from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
+from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
+from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+
+Message = dict[str, Any]
+
+
+class Recorder(Protocol):
+    """Saves the conversation as it goes (``core.sessions.SessionLog`` is one)."""
+
+    def sync(self, session: Session) -> None:
+        """Write what changed since the last call."""
+        ...
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    """The Chat Completions ``tools`` entry for a tool."""
+    parameters = normalize_schema(tool.schema())
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": parameters},
+    }
+
+
+class Session:
+    """One conversation: what the model may call, what was said, and the system prompt.
+
+    Args:
+        local_tools: The built-in layer (fixed for the session).
+        source: Where MCP tools come from; None for none.
+        cwd: The working directory (named in the prompt; project notes are looked up there).
+        project_root: Where ``.codebot/`` was found, also searched for project notes.
+        plan_mode: Start in plan mode (``--plan``).
+    """
+
+    def __init__(
+        self,
+        local_tools: Sequence[Tool],
+        source: ToolSource | None = None,
+        *,
+        cwd: Path,
+        project_root: Path | None = None,
+        plan_mode: bool = False,
+    ) -> None:
+        self.source = source
+        self.history: list[Message] = []
+        self.plan_mode = plan_mode
+        self.server_instructions = ""
+        self.identity = prompt.IDENTITY
+        self.instructions = prompt.instructions_block(cwd, project_root)
+        self._local: list[Tool] = list(local_tools)
+        self._mcp: list[Tool] = []
+        self.system_prompt = ""
+        self.blocks: dict[str, str] = {}
+        """The system prompt's blocks by name (for ``/context``)."""
+        self._schemas: list[dict[str, Any]] = []
+        self._by_name: dict[str, Tool] = {}
+        self.tool_search: str | bool = "auto"
+        """Setting ``tool_search``: "auto", True or False."""
+        self.context_window = DEFAULT_WINDOW
+        self.search = ToolSearch()
+        self._search_tool = SearchToolsTool(self.search, _describe)
+        self.search_on = False
+        """Whether MCP tools are deferred behind ``search_tools`` now."""
+        self._offered: list[Tool] = []
+        self.recorder: Recorder | None = None
+        self.history_version = 0
+        """Bumped whenever the history is rewritten (compaction, /clear, resume)."""
+        self._rebuild()
+
+    @property
+    def all_tools(self) -> list[Tool]:
+        """Local tools, then MCP tools."""
+        return [*self._local, *self._mcp]
+
+    @property
+    def active_tools(self) -> list[Tool]:
+        """The tools the model is offered now (all of them, or the read tools in plan mode)."""
+        base = self.all_tools
+        if self.plan_mode:
+            return [t for t in base if t.permission().capability is Capability.READ]
+        return list(base)
+
+    def set_plan_mode(self, on: bool) -> None:
+        """Turn plan mode on or off (rebuilds the tool list and the prompt)."""
+        self.plan_mode = on
+        self._rebuild()
+
+    def set_tool_search(self, value: str | bool) -> None:
+        """Setting ``tool_search`` ("auto", True, False)."""
+        if value != self.tool_search:
+            self.tool_search = value
+            self._rebuild()
+
+    def set_context_window(self, window: int) -> None:
+        """The model's window ("auto" tool search depends on it)."""
+        if window != self.context_window:
+            self.context_window = window
+            self._rebuild()
+
+    async def before_prompt(self) -> bool:
+        """Pick up a changed MCP tool set or newly loaded tools; True when the request changed.
+
+        Costs nothing when the source is clean. This is the only place that writes tools.
+        """
+        changed = False
+        if self.search.pending:
+            self.search.pending = False
+            self._rebuild()
+            changed = True
+        if self.source is not None and await self._refresh():
+            changed = True
+        return changed
+
+    async def _refresh(self) -> bool:
+        assert self.source is not None
+        tools = await self.source.refresh_if_dirty()
+        if tools is None:
+            return False
+        self._mcp = [t for t in tools if is_mcp_tool(t)]
+        self.server_instructions = self.source.instructions()
+        self._rebuild()
+        return True
+
+    def _wants_search(self, mcp: list[Tool]) -> bool:
+        if not mcp or self.tool_search is False:
+            return False
+        size = 0 if self.tool_search is True else estimate([tool_schema(t) for t in mcp])
+        return toolsearch.wanted(self.tool_search, size, self.context_window)
+
+    def _rebuild(self) -> None:
+        active = self.active_tools
+        mcp = [t for t in active if is_mcp_tool(t)]
+        self.search_on = self._wants_search(mcp)
+        deferred: list[Tool] = []
+        if self.search_on:
+            by_name = {t.name: t for t in mcp}
+            loaded = [by_name[n] for n in self.search.loaded if n in by_name]
+            local = [t for t in active if not is_mcp_tool(t)]
+            offered = [*local, self._search_tool, *loaded]
+            deferred = [t for t in mcp if t.name not in set(self.search.loaded)]
+        else:
+            offered = active
+        self.search.set_deferred(deferred)
+        self._offered = offered
+        self._schemas = [tool_schema(t) for t in offered]
+        self._by_name = {t.name: t for t in offered}
+        dynamic = prompt.dynamic_block(offered, self.server_instructions, plan_mode=self.plan_mode)
+        if deferred:
+            dynamic = "\n\n".join(b for b in (dynamic, catalog(deferred, prompt.server_of)) if b)
+        self.blocks = {
+            "identity": self.identity,
+            "instructions": self.instructions,
+            "dynamic": dynamic,
+        }
+        self.system_prompt = prompt.assemble(self.identity, self.instructions, dynamic)
+
+    @property
+    def offered_tools(self) -> list[Tool]:
+        """The tools in the request: the active set, or with tool search the built-ins,
+        ``search_tools`` and the loaded MCP tools."""
+        return list(self._offered)
+
+    def deferred_names(self) -> set[str]:
+        """MCP tools that exist but are not in the request (tool search)."""
+        return {t.name for t in self.search.deferred}
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The ``tools`` array for the request (same objects while the tool set is unchanged)."""
+        return self._schemas
+
+    def find_tool(self, name: str) -> Tool | None:
+        """An offered tool by its model-visible name (routing is by exact name, never split)."""
+        return self._by_name.get(name)
+
+    def messages(self) -> list[Message]:
+        """The system message followed by the history."""
+        return [{"role": "system", "content": self.system_prompt}, *self.history]
+
+    def checkpoint(self) -> None:
+        """Save what changed (when a recorder is attached); never raises for a full disk."""
+        if self.recorder is not None:
+            self.recorder.sync(self)
+
+    def rewrote_history(self) -> None:
+        """The history was changed in place, not only appended to (compaction)."""
+        self.history_version += 1
+
+    def replace_history(self, messages: Iterable[Message]) -> None:
+        """Start from these messages (a resumed session)."""
+        self.history[:] = list(messages)
+        self.history_version += 1
+
+    def restore_loaded(self, names: Iterable[str]) -> None:
+        """Tools ``search_tools`` had loaded in a resumed session: loaded again, in order."""
+        new = [n for n in names if n not in self.search.loaded]
+        if new:
+            self.search.loaded.extend(new)
+            self._rebuild()
+
+    def clear(self) -> None:
+        """Forget the conversation (tools and plan mode stay)."""
+        self.history.clear()
+        self.history_version += 1
+        self.checkpoint()
+
+
+def _describe(tool: Tool) -> str:
+    params = ", ".join(tool_schema(tool)["function"]["parameters"].get("properties", {}))
+    summary = prompt.first_line(tool.description)
+    return f"{tool.name}: {summary}" + (f" (parameters: {params})" if params else "")

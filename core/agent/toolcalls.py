@@ -1,0 +1,45 @@
+"""Tool-call plumbing of the agent loop: arguments parsed, results cut and turned into messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from codebot_mcp.core.agent.session import Message
+from codebot_mcp.core.model.stream import ToolCall
+from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
+from codebot_mcp.core.tools.base import ToolResult
+
+
+def truncate(text: str, max_tokens: int) -> str:
+    """Cut ``text`` to about ``max_tokens`` tokens, telling the model how much was cut."""
+    limit = max_tokens * CHARS_PER_TOKEN
+    if len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    return (
+        f"{text[:limit]}\n\n[codebot: this result was cut to the first {limit} of {len(text)} "
+        f"characters; {cut} characters (about {cut // CHARS_PER_TOKEN} tokens) were cut. "
+        "Ask for less at once (offset/limit, head, grep) to see the rest.]"
+    )
+
+
+def tool_message(call: ToolCall, result: ToolResult) -> Message:
+    """The ``tool`` message that answers ``call`` (errors marked as such)."""
+    text = result.text or "(no output)"
+    return {
+        "role": "tool",
+        "tool_call_id": call.id,
+        "content": f"Error: {text}" if result.is_error else text,
+    }
+
+
+def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
+    """The arguments as a dict, or the reason they are unusable."""
+    try:
+        value = json.loads(call.arguments) if call.arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        return f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+    if not isinstance(value, dict):
+        return f"the arguments must be a JSON object, got {type(value).__name__}"
+    return value  # pyright: ignore[reportUnknownVariableType]

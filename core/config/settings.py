@@ -1,0 +1,392 @@
+"""Settings: load, merge, expand and validate ``settings.json`` files.
+
+Two files are read: the global ``$CODEBOT_HOME/settings.json`` and the project's
+``.codebot/settings.json`` (the nearest one from the working directory upward). Server
+entries merge by name: a project entry replaces the global entry of the same name entirely.
+
+A file that cannot be read or parsed is a :class:`SettingsError` (exit 3). A bad *server
+entry* fails only that server: it is kept as a :class:`ServerConfig` whose ``error`` says
+what is wrong, so the others still start and ``mcp list``/``doctor`` can show it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
+from codebot_mcp.core.config.servers import (
+    EntryWarning,
+    ServerConfig,
+    is_str_list,
+    json_type,
+    parse_server,
+)
+from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.tools.useragent import parse_roots
+
+PYTHON_VARIABLE = "CODEBOT_PYTHON"
+"""``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
+needs codebot's own packages (``mcp``) runs wherever codebot is installed (a venv, pipx, uv)."""
+DEFAULT_MAX_TURNS = 50
+DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens per model turn (``max_tokens``): a long file fits, a runaway does not."""
+DEFAULT_USAGE_LINE_AFTER = 100_000
+"""Session tokens after which the REPL prints a usage line after each answer."""
+DEFAULT_WARM_IDLE_TIMEOUT = 600.0
+"""Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+
+TRUST_GATED_KEYS = (
+    "base_url",
+    "api_key_env",
+    "model",
+    "max_turns",
+    "tool_result_max_tokens",
+)
+"""A hostile project could send the API key elsewhere, pick the model that runs, or change
+the limits that bound a run with these: they need trust."""
+_DEFAULTS: dict[str, Any] = {
+    "max_turns": DEFAULT_MAX_TURNS,
+    "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRules:
+    """Glob patterns over model-visible tool names. Deny wins over ask, ask over allow."""
+
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything read from the settings files, merged."""
+
+    servers: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_turns: int = DEFAULT_MAX_TURNS
+    tool_result_max_tokens: int = DEFAULT_TOOL_RESULT_MAX_TOKENS
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Output cap per model turn, sent as ``max_tokens``."""
+    model_retries: int | None = None
+    """Retries of a failed model request; None: 2 for remote APIs, 0 for loopback ones."""
+    context_window: int | None = None
+    """The model's context window in tokens; None: from the table of known models, or 128k."""
+    tool_search: str | bool = "auto"
+    """Defer MCP tool schemas behind ``search_tools``: "auto" (past 10% of the window)."""
+    usage_line_after: int = DEFAULT_USAGE_LINE_AFTER
+    """Print a usage line after each REPL answer once the session passed this many tokens."""
+    warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
+    """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
+    permissions: PermissionRules = field(default_factory=PermissionRules)
+    roots: tuple[Path, ...] = ()
+    """Directories offered to servers (``roots/list``) besides the project root."""
+    cwd: Path = field(default_factory=Path.cwd)
+    """The working directory codebot runs in."""
+    project_root: Path | None = None
+    """The directory holding ``.codebot/settings.json``, if one was found."""
+    global_file: Path | None = None
+    project_file: Path | None = None
+    project_gated: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """Project settings that take effect only once the project is trusted, as written:
+    ``base_url`` and ``api_key_env`` (where the API key goes) and ``permissions.allow``."""
+    untrusted_fallback: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
+    """The values of the gated settings without the project's (see ``core.trust``)."""
+    project_sources: tuple[Path, ...] = ()
+    """The project files that define servers: ``.codebot/settings.json`` and ``.mcp.json``."""
+    shadowed: Mapping[str, ServerConfig] = field(default_factory=dict[str, ServerConfig])
+    """Global entries a project entry of the same name replaced: they apply again while the
+    project is not trusted (an untrusted entry must not hide yours)."""
+    warnings: tuple[SettingWarning, ...] = ()
+    """Problems that do not stop anything, each naming its file and key: unknown top-level
+    and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
+
+
+def find_project_file(cwd: Path) -> Path | None:
+    """The nearest ``.codebot/settings.json`` from ``cwd`` upward, not counting the global one."""
+    global_file = paths.global_settings_path().resolve()
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / paths.PROJECT_DIR / paths.SETTINGS_FILE
+        if candidate.exists() and candidate.resolve() != global_file:
+            return candidate
+    return None
+
+
+MCP_JSON = ".mcp.json"
+
+
+def find_mcp_json(cwd: Path, project_root: Path | None) -> Path | None:
+    """The project's ``.mcp.json``: beside ``.codebot/`` when there is one, else the nearest
+    from ``cwd`` upward."""
+    if project_root is not None:
+        candidate = project_root / MCP_JSON
+        return candidate if candidate.is_file() else None
+    for directory in (cwd, *cwd.parents):
+        candidate = directory / MCP_JSON
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _mcp_json_servers(
+    path: Path, environ: Mapping[str, str], base_dir: Path
+) -> dict[str, ServerConfig]:
+    """``.mcp.json`` entries, translated from Claude Code's format and validated."""
+    from codebot_mcp.core.config.importers import Source, claude_code
+
+    source = Source(claude_code.NAME, path, "project")
+    table = _server_entries(path, read_json(path))
+    out: dict[str, ServerConfig] = {}
+    for name, raw in table.items():
+        item = claude_code.translate(name, raw, source)
+        config = parse_server(
+            name, item.entry if not item.skipped else raw, path, environ, base_dir
+        )
+        if item.notes:
+            notes = tuple(
+                EntryWarning("", note, "Adjust the entry in .mcp.json", "translated")
+                for note in item.notes
+            )
+            config = replace(config, warnings=(*config.warnings, *notes))
+        out[name] = config
+    return out
+
+
+def project_sources(cwd: Path) -> tuple[Path | None, Path | None, Path | None]:
+    """The project's ``.codebot/settings.json``, its ``.mcp.json`` and its root, found from
+    ``cwd`` (each None when absent); nothing is read."""
+    project_path = find_project_file(cwd)
+    project_root = project_path.parent.parent if project_path else None
+    mcp_json = find_mcp_json(cwd, project_root)
+    if project_root is None and mcp_json is not None:
+        project_root = mcp_json.parent
+    return project_path, mcp_json, project_root
+
+
+def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read, merge and validate the global and project settings.
+
+    Args:
+        cwd: The working directory (``--cwd``); defaults to the process's.
+        environ: Variables for ``${VAR}`` expansion; defaults to ``os.environ``.
+
+    Raises:
+        SettingsError: a file exists but cannot be read, is not valid JSON, or its top level
+            has the wrong shape.
+    """
+    cwd = (cwd or Path.cwd()).resolve()
+    environ = os.environ if environ is None else environ
+    if PYTHON_VARIABLE not in environ:
+        environ = {**environ, PYTHON_VARIABLE: sys.executable}
+    global_path = paths.global_settings_path()
+    project_path, mcp_json, project_root = project_sources(cwd)
+    global_data = read_json(global_path) if global_path.exists() else {}
+    project_data = read_json(project_path) if project_path else {}
+    base_dir = project_root or cwd
+
+    servers: dict[str, ServerConfig] = {}
+    shadowed: dict[str, ServerConfig] = {}
+    for path, data in ((global_path, global_data), (project_path, project_data)):
+        if path is None:
+            continue
+        for name, entry in _server_entries(path, data).items():
+            config = parse_server(name, entry, path, environ, base_dir)
+            if name in servers:
+                previous = servers[name]
+                if previous.source != mcp_json:
+                    shadowed[name] = previous
+                config = replace(
+                    config, overrides=shadowed[name].source if name in shadowed else None
+                )
+            servers[name] = config
+        if path == global_path and mcp_json is not None:
+            # A repository's .mcp.json (Claude Code's project file) sits below the project's
+            # .codebot/settings.json: read first among the project's, so codebot's file wins.
+            for name, config in _mcp_json_servers(mcp_json, environ, base_dir).items():
+                if name in servers:
+                    shadowed[name] = servers[name]
+                    config = replace(config, overrides=servers[name].source)
+                servers[name] = config
+
+    global_scalars = _scalar_settings(global_path, global_data)
+    project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
+    global_rules = _permissions(global_path, global_data)
+    project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
+    warnings = [
+        w
+        for path, data in ((global_path, global_data), (project_path, project_data))
+        if path is not None
+        for w in unknown_keys(path, data)
+    ]
+    gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
+    if project_rules.allow:
+        gated["permissions.allow"] = list(project_rules.allow)
+    if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
+        gated["roots"] = [str(p) for p in project_scalars["roots"]]
+    if "roots" in project_scalars:
+        project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
+    return Settings(
+        servers=dict(sorted(servers.items())),
+        permissions=PermissionRules(
+            allow=global_rules.allow + project_rules.allow,
+            ask=global_rules.ask + project_rules.ask,
+            deny=global_rules.deny + project_rules.deny,
+        ),
+        cwd=cwd,
+        project_root=project_root,
+        global_file=global_path if global_path.exists() else None,
+        project_file=project_path or mcp_json,
+        project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
+        project_gated=gated,
+        untrusted_fallback={
+            **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
+            "roots": global_scalars.get("roots", ()),
+            "permissions": replace(
+                global_rules,
+                ask=global_rules.ask + project_rules.ask,
+                deny=global_rules.deny + project_rules.deny,
+            ),
+        },
+        warnings=tuple(warnings),
+        shadowed=shadowed,
+        **{**global_scalars, **project_scalars},
+    )
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """One settings file as a JSON object ({} when empty).
+
+    Raises:
+        SettingsError: it cannot be read, is not UTF-8, is not JSON, or not an object.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise SettingsError(
+            f"cannot read settings file {path}: it is a directory",
+            hint=f"Replace {path} with a JSON file, or remove it.",
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SettingsError(
+            f"cannot read settings file {path}: {reason}",
+            hint=f"Check the permissions of {path} (it must be readable UTF-8 text).",
+        ) from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise SettingsError(
+            f"settings file {path} is nested too deeply to read",
+            hint="Settings are a few levels deep; remove the deeply nested value.",
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            hint="Fix the JSON syntax there (trailing commas and comments are not allowed).",
+        ) from None
+    if not isinstance(data, dict):
+        raise SettingsError(
+            f"settings file {path} must contain a JSON object at the top level, "
+            f"found {json_type(data)}",
+            hint='Wrap the settings in braces, e.g. {"mcp_servers": {}}.',
+        )
+    return data  # pyright: ignore[reportUnknownVariableType]
+
+
+def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    if "mcp_servers" in data and "mcpServers" in data:
+        raise SettingsError(
+            f"{path} has both 'mcp_servers' and 'mcpServers'",
+            hint="Keep one of them ('mcp_servers' is codebot's name; 'mcpServers' is accepted).",
+        )
+    key = "mcpServers" if "mcpServers" in data else "mcp_servers"
+    entries = data.get(key, {})
+    if not isinstance(entries, dict):
+        raise SettingsError(
+            f"'{key}' in {path} must be an object mapping server names to entries, "
+            f"found {json_type(entries)}",
+            hint=f'Write it as "{key}": {{"name": {{"command": "..."}}}}.',
+        )
+    return entries  # pyright: ignore[reportUnknownVariableType]
+
+
+def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("model", "base_url", "api_key_env"):
+        if key in data:
+            value = data[key]
+            if value is not None and not isinstance(value, str):
+                raise SettingsError(
+                    f"'{key}' in {path} must be a string, found {json_type(value)}",
+                    hint=f'Write it as "{key}": "...".',
+                )
+            out[key] = value or None
+    for key in ("max_turns", "tool_result_max_tokens", "max_tokens", "context_window"):
+        if key in data:
+            out[key] = _integer(path, key, data[key], minimum=1)
+    for key in ("model_retries", "usage_line_after"):
+        if key in data:
+            out[key] = _integer(path, key, data[key], minimum=0)
+    if "tool_search" in data:
+        value = data["tool_search"]
+        if value != "auto" and not isinstance(value, bool):
+            raise SettingsError(
+                f"'tool_search' in {path} must be \"auto\", true or false, "
+                f"found {json.dumps(value)}",
+                hint='Write it as "tool_search": "auto" (the default), true or false.',
+            )
+        out["tool_search"] = value
+    if "warm_idle_timeout" in data:
+        value = data["warm_idle_timeout"]
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise SettingsError(
+                f"'warm_idle_timeout' in {path} must be a positive number of seconds, "
+                f"found {json.dumps(value)}",
+                hint='Write it as "warm_idle_timeout": 600.',
+            )
+        out["warm_idle_timeout"] = float(value)
+    if "roots" in data:
+        out["roots"] = parse_roots(path, data["roots"])
+    return out
+
+
+def _integer(path: Path, key: str, value: Any, *, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
+        raise SettingsError(
+            f"'{key}' in {path} must be {kind}, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": {max(minimum, 50)}.',
+        )
+    return value
+
+
+def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
+    section = data.get("permissions", {})
+    if not isinstance(section, dict):
+        raise SettingsError(
+            f"'permissions' in {path} must be an object with 'allow', 'ask' and 'deny' lists",
+            hint='Write it as "permissions": {"allow": ["mcp__docs__*"], "deny": ["bash"]}.',
+        )
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("allow", "ask", "deny"):
+        value = section.get(key, [])  # pyright: ignore[reportUnknownMemberType]
+        if not is_str_list(value):
+            raise SettingsError(
+                f"'permissions.{key}' in {path} must be a list of tool-name patterns",
+                hint=f'Write it as "{key}": ["mcp__server__*", "bash"].',
+            )
+        lists[key] = tuple(value)
+    return PermissionRules(**lists)

@@ -1,0 +1,329 @@
+"""The model API: which endpoint, model and key to use, the client, and one request per turn.
+
+``openai`` is imported inside functions only: importing it costs over a second, and
+``codebot --help`` or ``codebot mcp list`` must not pay for it.
+
+Works with OpenAI and with OpenAI-compatible servers as they are. llama.cpp's server, for one,
+rejects ``content: null`` beside ``tool_calls`` (:meth:`core.stream.Reply.message` sends ``""``),
+ignores tools unless ``tool_choice`` is ``"auto"`` (always sent with tools), and cannot stream a
+turn that may call tools (the stream ends empty, without a finish reason): such a turn is redone
+without streaming, and if that answers, the session stops streaming requests that carry tools.
+An ordinary empty answer (finished, no text) is not that quirk: it is returned as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.core.errors import ModelError, SettingsError
+from codebot_mcp.core.model.errors import (
+    DEFAULT_KEY_ENV,
+    PLACEHOLDER_KEY,
+    TIMEOUT_ENV,
+    ContextOverflowError,
+    StreamDroppedError,
+    map_error,
+    retry_delay,
+    retryable,
+    server_message,
+)
+from codebot_mcp.core.model.stream import (
+    Reply,
+    StreamAccumulator,
+    TextCallback,
+    reply_from_completion,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+DEFAULT_MODEL = "gpt-4o-mini"
+OPENAI_URL = "https://api.openai.com/v1"
+CONNECT_TIMEOUT = 10.0
+"""Seconds to establish the connection; a refused or unroutable host fails fast."""
+READ_TIMEOUT = 600.0
+"""Seconds between bytes; a local model on a CPU can think for minutes before its first token."""
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens per model turn: enough for a long file in a tool call, short of a runaway."""
+REMOTE_RETRIES = 2
+"""Retries of a failed request to a remote API (timeouts, 429, 5xx, connection errors)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """Where requests go. ``api_key`` is never shown; ``key_env`` names where it came from."""
+
+    model: str
+    base_url: str | None
+    api_key: str = field(repr=False)
+    key_env: str | None
+    """The variable the key was read from, or None when the placeholder key is used."""
+    timeout: float = READ_TIMEOUT
+    """Seconds without a byte from the server (before or during a stream) before giving up."""
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    """Output cap per model turn (setting ``max_tokens``), sent with every request."""
+    retries: int = 0
+    """Visible retries of a failed request (setting ``model_retries``); 0 for loopback
+    endpoints unless configured, since a local server handles one request at a time."""
+
+    @property
+    def url(self) -> str:
+        """The base URL for messages (OpenAI's when none is configured)."""
+        return self.base_url or OPENAI_URL
+
+
+def resolve_config(
+    settings: Settings,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ModelConfig:
+    """Combine flags, environment and settings (in that order of precedence).
+
+    Args:
+        settings: Loaded settings (``model``, ``base_url``, ``api_key_env``).
+        model: ``--model``.
+        base_url: ``--base-url``.
+        environ: Defaults to ``os.environ``.
+
+    Raises:
+        ModelError: no API key is set and no base URL points at a local server.
+        SettingsError: ``CODEBOT_MODEL_TIMEOUT`` is not a positive number.
+    """
+    env = os.environ if environ is None else environ
+    timeout = _timeout(env.get(TIMEOUT_ENV))
+    chosen_model = model or env.get("CODEBOT_MODEL") or settings.model or DEFAULT_MODEL
+    url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
+    names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
+    key_env = next((n for n in names if env.get(n)), None)
+    retries = settings.model_retries
+    if retries is None:
+        retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
+    cap = settings.max_tokens
+    if key_env is not None:
+        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout, cap, retries)
+    if url is not None:
+        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries)
+    wanted = settings.api_key_env or DEFAULT_KEY_ENV
+    raise ModelError(
+        f"no API key for the model API: {wanted} is not set and no base URL is configured",
+        hint=f"Export {wanted}=<your key>, or point --base-url (or OPENAI_BASE_URL, or "
+        "'base_url' in settings.json) at an OpenAI-compatible server such as "
+        "http://localhost:11434/v1 (Ollama).",
+    )
+
+
+def is_loopback(url: str) -> bool:
+    """True for ``localhost``, ``127.0.0.0/8`` and ``::1`` (a model on this machine)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _timeout(value: str | None) -> float:
+    if value is None or not value.strip():
+        return READ_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise SettingsError(
+            f"{TIMEOUT_ENV}={value!r} is not a positive number of seconds",
+            hint=f"Set {TIMEOUT_ENV} to e.g. 120, or unset it for the default ({READ_TIMEOUT:g}).",
+        )
+    return seconds
+
+
+def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) -> AsyncOpenAI:
+    """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use).
+
+    The client's own retries are off: :class:`ChatModel` retries itself, visibly.
+    """
+    import openai
+
+    connect = min(CONNECT_TIMEOUT, config.timeout)
+    extra.setdefault("timeout", openai.Timeout(config.timeout, connect=connect))
+    return openai.AsyncOpenAI(
+        api_key=config.api_key, base_url=config.url, max_retries=max_retries, **extra
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """A failed request about to be sent again (shown to the user)."""
+
+    attempt: int
+    """1 for the first retry."""
+    of: int
+    reason: str
+    delay: float
+
+
+RetryCallback = Callable[[Retry], None]
+
+
+class ChatModel:
+    """Sends one turn to the model; remembers server quirks for the session."""
+
+    def __init__(self, client: AsyncOpenAI, config: ModelConfig) -> None:
+        self.client = client
+        self.config = config
+        self.stream_with_tools = True
+        """False once the server streamed an empty, unfinished turn that had tools (llama.cpp)
+        and then answered the same request without streaming."""
+        self.cap_param = "max_tokens"
+        """Becomes ``max_completion_tokens`` for servers that reject ``max_tokens``."""
+        self.served_model: str | None = None
+        """The model name the server reported in its last answer."""
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self.client.close()
+
+    async def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] = (),
+        on_text: TextCallback | None = None,
+        *,
+        on_retry: RetryCallback | None = None,
+        max_tokens: int | None = None,
+    ) -> Reply:
+        """Request one assistant turn, streaming text to ``on_text`` as it arrives.
+
+        Failed requests are retried ``config.retries`` times (each announced to
+        ``on_retry``), except once the answer has started streaming.
+
+        Raises:
+            ContextOverflowError: the request does not fit the model's context window.
+            StreamDroppedError: the connection dropped mid-answer (carries the partial text).
+            ModelError: the API failed otherwise.
+        """
+        import openai
+
+        request: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
+        cap = max_tokens or self.config.max_tokens
+        if cap:
+            request[self.cap_param] = cap
+        if tools:
+            request["tools"] = list(tools)
+            request["tool_choice"] = "auto"  # llama.cpp ignores tools without it
+        attempt = 0
+        while True:
+            try:
+                reply = await self._attempt(request, tools, on_text)
+            except StreamDroppedError:
+                raise
+            except openai.OpenAIError as exc:
+                if self._switch_cap_param(exc, request):
+                    continue
+                error = map_error(exc, self.config)
+                if attempt >= self.config.retries or not retryable(exc):
+                    raise error from None
+                attempt += 1
+                delay = retry_delay(exc, attempt)
+                if on_retry is not None:
+                    on_retry(Retry(attempt, self.config.retries, error.message, delay))
+                await anyio.sleep(delay)
+                continue
+            if reply.model:
+                self.served_model = reply.model
+            return reply
+
+    async def _attempt(
+        self,
+        request: dict[str, Any],
+        tools: Sequence[Mapping[str, Any]],
+        on_text: TextCallback | None,
+    ) -> Reply:
+        if tools and not self.stream_with_tools:
+            return await self._once(request, on_text)
+        acc = await self._stream(request, on_text)
+        partial = acc.reply()
+        if tools and partial.empty and acc.finish_reason is None:
+            # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
+            # reason. Ask again without streaming; stop streaming only if that worked.
+            reply = await self._once(request, on_text)
+            if not reply.empty:
+                self.stream_with_tools = False
+            return reply
+        if acc.finish_reason is None:
+            raise StreamDroppedError.from_partial(self.config, acc, None)
+        return acc.result()
+
+    def _switch_cap_param(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """Newer OpenAI models reject ``max_tokens``: send ``max_completion_tokens`` instead."""
+        text = server_message(exc)
+        if self.cap_param == "max_tokens" and "max_completion_tokens" in text:
+            request["max_completion_tokens"] = request.pop("max_tokens", None)
+            self.cap_param = "max_completion_tokens"
+            return True
+        return False
+
+    async def _stream(
+        self, request: dict[str, Any], on_text: TextCallback | None
+    ) -> StreamAccumulator:
+        acc = StreamAccumulator(on_text)
+        body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        stream = await self._post(body, stream=True)
+        try:
+            async with stream:  # closes the response when cancelled mid-stream
+                async for chunk in stream:
+                    acc.add(chunk)
+        except Exception as exc:  # boundary: httpx or openai errors once bytes have flowed
+            if acc.chunks == 0:
+                raise
+            raise StreamDroppedError.from_partial(self.config, acc, exc) from None
+        return acc
+
+    async def _once(self, request: dict[str, Any], on_text: TextCallback | None) -> Reply:
+        completion = await self._post({**request, "stream": False}, stream=False)
+        return reply_from_completion(completion, on_text)
+
+    async def _post(self, body: dict[str, Any], *, stream: bool) -> Any:
+        """``POST /chat/completions`` through the client's own ``post`` (its documented way to
+        any endpoint: same auth, retries, errors and stream type). ``chat.completions.create``
+        would walk the whole body (every message and tool schema) through its type-directed
+        transform first, several ms a turn that grow with the history; ours is plain JSON."""
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        options: Any = {"security": {"bearer_auth": True}}
+        return await self.client.post(
+            "/chat/completions",
+            body=body,
+            cast_to=ChatCompletion,
+            options=options,
+            stream=stream,
+            stream_cls=AsyncStream[ChatCompletionChunk],
+        )
+
+
+__all__ = [
+    "DEFAULT_KEY_ENV",
+    "PLACEHOLDER_KEY",
+    "TIMEOUT_ENV",
+    "ChatModel",
+    "ContextOverflowError",
+    "ModelConfig",
+    "Retry",
+    "StreamDroppedError",
+    "create_client",
+    "map_error",
+    "resolve_config",
+]

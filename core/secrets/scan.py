@@ -1,0 +1,143 @@
+"""Does a settings value look like a credential written in clear?
+
+``mcp add`` refuses such values and ``mcp import`` turns them into ``${VAR}`` references: the
+settings should name a variable and the secret stay in the environment. The signs: a known token
+shape (``sk-``, ``ghp_``, ``xoxb-``, ``AKIA`` …), ``Bearer <token>``, a secret-sounding key
+(``*_TOKEN``, ``*_KEY``, ``PASSWORD``) holding something other than a path, URL or number, a long
+random-looking string, a URL carrying credentials. A hand-written heuristic: no library we use
+ships one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from codebot_mcp.core.errors import UsageError
+
+_SECRET_NAME = re.compile(
+    r"(token|secret|passw(or)?d|api[_-]?key|apikey|auth|credential|private[_-]?key|"
+    r"access[_-]?key|session)",
+    re.IGNORECASE,
+)
+_SECRET_PREFIX = re.compile(
+    r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|"
+    r"AIza|ya29\.|hf_|npm_|pypi-|dop_v1_|sq0atp-|shpat_)",
+)
+_BEARER = re.compile(r"^(bearer|basic|token)\s+\S{8,}$", re.IGNORECASE)
+_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}")
+
+
+def looks_secret(key: str, value: str) -> bool:
+    """Whether a value written under ``key`` looks like a credential in clear text."""
+    if _VARIABLE.search(value):
+        literal = _VARIABLE.sub("", value).strip()
+        return bool(literal) and _looks_like_token(literal.split()[-1], strong_only=True)
+    value = value.strip()
+    if not value:
+        return False
+    if _BEARER.match(value) or _SECRET_PREFIX.match(value):
+        return True
+    if _SECRET_NAME.search(key) and len(value) >= 8 and not _plain_value(value):
+        return True
+    return _looks_like_token(value, strong_only=False)
+
+
+def _plain_value(value: str) -> bool:
+    """A path, a URL without credentials, a number or a word list: not a credential."""
+    from codebot_mcp.core.secrets.redact import MASK, redact_url
+
+    if value.startswith(("/", "./", "../", "~")) or re.fullmatch(r"[\d.:]+", value):
+        return True
+    if "://" in value:
+        return MASK not in redact_url(value)
+    return value.lower() in ("true", "false", "yes", "no", "none", "null")
+
+
+def _looks_like_token(value: str, *, strong_only: bool) -> bool:
+    if _SECRET_PREFIX.match(value):
+        return True
+    if strong_only or len(value) < 32 or not re.fullmatch(r"[A-Za-z0-9_\-+/=.]+", value):
+        return False
+    # A long run of mixed letters and digits with no path or word shape: a key.
+    kinds = sum(bool(re.search(p, value)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
+    return kinds >= 3 and "/" not in value and "." not in value
+
+
+def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
+    """Raise when an env value, header, argument or URL of ``entry`` is a secret in clear.
+
+    Raises:
+        UsageError: naming the key and suggesting a ``${VAR}`` reference.
+    """
+    for section in ("env", "headers"):
+        values = entry.get(section) or {}
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(value, str) and looks_secret(str(key), value):  # pyright: ignore[reportUnknownArgumentType]
+                _refuse(name, f"{section}.{key}", str(key), value)  # pyright: ignore[reportUnknownArgumentType]
+    args = entry.get("args") or []
+    args = args if isinstance(args, list) else []  # pyright: ignore[reportUnknownVariableType]
+    for i, arg in enumerate(args):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        if isinstance(arg, str):
+            flag, sep, value = arg.partition("=")
+            candidate = value if sep and arg.startswith("-") else arg
+            if _BEARER.match(candidate) or _looks_like_token(candidate, strong_only=False):
+                # Name the variable after the option it belongs to (--api-key → API_KEY).
+                before = args[i - 1] if i else ""  # pyright: ignore[reportUnknownVariableType]
+                option = flag if sep and arg.startswith("-") else before
+                key = (
+                    option.lstrip("-") if isinstance(option, str) and option.startswith("-") else ""
+                )
+                variable = _variable(key or "TOKEN")
+                shown = (
+                    f"{flag}=${{{variable}}}" if sep and arg.startswith("-") else f"${{{variable}}}"
+                )
+                _refuse(name, f"args[{i}]", variable, candidate, f"'{shown}' as that argument")
+    url = entry.get("url")
+    if isinstance(url, str):
+        from codebot_mcp.core.secrets.redact import MASK, redact_url
+
+        if MASK in redact_url(url) and MASK not in url and not _VARIABLE.search(url):
+            variable, fixed = _url_with_variable(url)
+            _refuse(name, "url", variable, url, f"--url '{fixed}'")
+
+
+def _url_with_variable(url: str) -> tuple[str, str]:
+    """The variable to hold a URL's credential, and the URL with it in its place."""
+    from codebot_mcp.core.secrets.redact import MASK, redact_url
+
+    masked = redact_url(url)
+    query = re.search(r"[?&]([^=&#\s]+)=" + re.escape(MASK), masked)
+    if query:
+        variable = _variable(query.group(1))
+        return variable, masked.replace(MASK, f"${{{variable}}}", 1).replace(MASK, "")
+    user = re.match(r"[a-z][a-z0-9+.-]*://([^:/@\s]+)(?::[^/@\s]*)?@", url, re.IGNORECASE)
+    userinfo = f"{user.group(1)}:${{PASSWORD}}" if user else "${PASSWORD}"
+    return "PASSWORD", masked.replace(MASK, userinfo, 1).replace(MASK, "")
+
+
+def _variable(key: str) -> str:
+    variable = re.sub(r"[^A-Za-z0-9_]", "_", key).upper().strip("_") or "TOKEN"
+    return "_" + variable if variable[0].isdigit() else variable
+
+
+def _refuse(server: str, where: str, key: str, value: str, suggestion: str | None = None) -> None:
+    variable = _variable(key)
+    if suggestion is not None:
+        pass
+    elif where.startswith("headers.") and _BEARER.match(value):
+        scheme = value.split()[0]
+        suggestion = f"'{key}: {scheme} ${{{variable}}}'"
+    elif where.startswith("env."):
+        suggestion = f"-e {key}='${{{variable}}}'"
+    else:
+        suggestion = f"'${{{variable}}}'"
+    raise UsageError(
+        f"server '{server}': '{where}' looks like a secret; codebot does not write secrets "
+        "to settings in clear",
+        hint=f"Export it as {variable} and write {suggestion} instead (single quotes keep "
+        "your shell from expanding it); codebot expands ${VAR} when it starts the server.",
+    )

@@ -1,0 +1,86 @@
+"""``read``: a text file with line numbers, from an offset, up to a limit of lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from codebot_mcp.core.security.boundary import MAX_READ_BYTES, BoundaryError
+from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.tools.builtin._files import FileTool
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+"""Longer lines (minified files) are cut so one line cannot flood the context."""
+
+
+class ReadTool(FileTool):
+    """Read a file relative to the working directory, inside the boundary (:mod:`core.boundary`)."""
+
+    name = "read"
+    description = (
+        "Read a text file. Lines are numbered from 1. Use offset (first line) and limit "
+        f"(number of lines, default {DEFAULT_LIMIT}) to page through large files."
+    )
+
+    def schema(self) -> dict[str, Any]:
+        """Arguments: ``path``, optional ``offset`` and ``limit``."""
+        return {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the cwd."},
+                "offset": {"type": "integer", "minimum": 1, "description": "First line (1)."},
+                "limit": {"type": "integer", "minimum": 1, "description": "Lines to read."},
+            },
+            "required": ["path"],
+        }
+
+    def permission(self) -> Permission:
+        """Reading changes nothing."""
+        return Permission(Capability.READ, "built-in read: only reads files")
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """Read the file; missing, binary, special or directory paths are error results."""
+        try:
+            path = self.boundary.reach(string(arguments, "path")).resolved
+            offset = integer(arguments, "offset", 1)
+            limit = integer(arguments, "limit", DEFAULT_LIMIT)
+        except BadArgument as exc:
+            return ToolResult(f"read: {exc}", is_error=True)
+        try:
+            data, more = await anyio.to_thread.run_sync(self.boundary.read_bytes, path)
+        except BoundaryError as exc:
+            return ToolResult(f"read: {exc}", is_error=True)
+        except FileNotFoundError:
+            return ToolResult(f"read: {path} does not exist", is_error=True)
+        except IsADirectoryError:
+            return ToolResult(
+                f"read: {path} is a directory; use bash (ls) to list it", is_error=True
+            )
+        except OSError as exc:
+            return ToolResult(f"read: cannot read {path}: {exc.strerror}", is_error=True)
+        if b"\0" in data[:8192]:
+            return ToolResult(f"read: {path} looks binary ({len(data)} bytes)", is_error=True)
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if offset > max(len(lines), 1):
+            return ToolResult(
+                f"read: offset {offset} is past the end of {path} ({len(lines)} lines)",
+                is_error=True,
+            )
+        chosen = lines[offset - 1 : offset - 1 + limit]
+        out = [
+            f"{n:>6}\t{line[:MAX_LINE_CHARS]}{' [line cut]' if len(line) > MAX_LINE_CHARS else ''}"
+            for n, line in enumerate(chosen, start=offset)
+        ]
+        rest = len(lines) - (offset - 1 + len(chosen))
+        if rest > 0:
+            out.append(f"[{rest} more lines; read again with offset={offset + len(chosen)}]")
+        if more and rest <= 0:
+            out.append(f"[the file is larger than {MAX_READ_BYTES} bytes; the rest was not read]")
+        if not lines:
+            out.append("[empty file]")
+        return ToolResult("\n".join(out), data={"path": str(path), "lines": len(chosen)})

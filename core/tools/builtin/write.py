@@ -1,0 +1,79 @@
+"""``write``: create or overwrite a text file (parent directories are created)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio.to_thread
+
+from codebot_mcp.core.security.boundary import BoundaryError
+from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.builtin._common import BadArgument, string
+from codebot_mcp.core.tools.builtin._diff import read_for_preview, unified
+from codebot_mcp.core.tools.builtin._files import FileTool
+
+
+class WriteTool(FileTool):
+    """Write a file relative to the working directory."""
+
+    name = "write"
+    description = (
+        "Create a file or overwrite it with the given content. Parent directories are created. "
+        "Read a file before overwriting it."
+    )
+
+    def schema(self) -> dict[str, Any]:
+        """Arguments: ``path`` and ``content``."""
+        return {
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the cwd."},
+                "content": {"type": "string", "description": "The complete new content."},
+            },
+            "required": ["path", "content"],
+        }
+
+    def permission(self) -> Permission:
+        """Writing changes files."""
+        return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
+
+    def preview(self, arguments: Mapping[str, Any]) -> str | None:
+        """Over an existing file: the diff. A new file: its size. The path is the resolved
+        one (what a symlink leads to), as the write itself uses."""
+        try:
+            path = self.boundary.reach(string(arguments, "path")).resolved
+            content = string(arguments, "content", allow_empty=True)
+        except BadArgument:
+            return None
+        if not path.exists():
+            lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
+            return f"(new file {path}: {lines} lines, {len(content.encode('utf-8'))} bytes)"
+        before = read_for_preview(path)
+        if before is None:
+            return f"(overwrites {path}, which is large, binary or not a regular file: no diff)"
+        try:
+            shown = path.relative_to(self.cwd).as_posix()
+        except ValueError:
+            shown = str(path)
+        return unified(shown, before, content)
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """Write the file and say whether it was created or overwritten."""
+        try:
+            reach = self.boundary.reach(string(arguments, "path"))
+            content = string(arguments, "content", allow_empty=True)
+        except BadArgument as exc:
+            return ToolResult(f"write: {exc}", is_error=True)
+        path = reach.resolved
+        try:
+            existed = await anyio.to_thread.run_sync(self.boundary.write_text, reach, content)
+        except BoundaryError as exc:
+            return ToolResult(f"write: {exc}", is_error=True)
+        except IsADirectoryError:
+            return ToolResult(f"write: {path} is a directory", is_error=True)
+        except OSError as exc:
+            return ToolResult(f"write: cannot write {path}: {exc.strerror}", is_error=True)
+        verb = "Overwrote" if existed else "Created"
+        size = len(content.encode("utf-8"))
+        return ToolResult(f"{verb} {path} ({size} bytes)", data={"path": str(path)})

@@ -1,0 +1,190 @@
+"""One tool call from the shell: start one server, validate, call, stop."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp import InputRequiredRoundsExceededError, MCPError
+from pydantic import ValidationError
+
+from codebot_mcp.core.config.servers import ServerConfig, require_usable
+from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
+from codebot_mcp.core.secrets.redact import Redactor
+from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.mcpbridge.connection.failures import explain_auth
+from codebot_mcp.mcpbridge.connection.manager import Manager
+from codebot_mcp.mcpbridge.connection.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
+from codebot_mcp.mcpbridge.connection.tool import MCPTool, describe_invalid_result, to_tool_result
+from codebot_mcp.mcpbridge.tools.arguments import checked_arguments
+
+
+async def call_once(
+    manager: Manager, config: ServerConfig, tool_name: str, arguments: dict[str, Any]
+) -> ToolResult:
+    """Start ``config``'s server in ``manager``, call ``tool_name`` and return its result.
+
+    Raises:
+        UsageError: the tool is unknown, or the arguments do not match its input schema.
+        ServerError: the server cannot be reached, or dies or times out during the call.
+    """
+    await manager.start_all([config.name])
+    failure = manager.failures.get(config.name)
+    if failure is not None:
+        raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
+    tool = find_tool(manager.tools(), config.name, tool_name)
+    arguments = checked_arguments(tool, arguments, config.name)
+    client = manager.clients[config.name]
+    try:
+        result = await client.call_tool(tool.original_name, arguments)
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
+        if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and client.oversized():
+            raise ServerError(
+                f"server '{config.name}' sent an answer to '{tool.original_name}' larger than "
+                "32 MB; it was dropped",
+                hint="Ask for less (a smaller page or range), or ask its author to cap it.",
+            ) from None
+        auth = explain_auth(exc, config, client.auth.trace)
+        if auth is not None:
+            raise ServerError(
+                f"server '{config.name}' refused '{tool.original_name}': {auth.message}",
+                hint=auth.hint,
+            ) from None
+        if isinstance(exc, MCPError):
+            raise _call_error(exc, config, tool.original_name) from None
+        raise ServerError(
+            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
+        ) from None
+    except ValidationError as exc:
+        raise ServerError(
+            f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
+            hint="The server breaks the protocol; report it to its authors.",
+        ) from None
+    except InputRequiredRoundsExceededError:
+        raise ServerError(
+            too_many_rounds(config.name, f"'{tool.original_name}'"), hint=TOO_MANY_ROUNDS_HINT
+        ) from None
+    except RuntimeError as exc:  # the SDK's checks of structured content against outputSchema
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' returned a result that breaks "
+            f"its own output schema: {client.redact(str(exc))}",
+            hint="The server breaks its tool's outputSchema; report it to its authors.",
+        ) from None
+    except CodebotError:
+        raise
+    except Exception as exc:  # boundary: whatever the SDK raises is this call's error, named
+        detail = client.redact(str(exc) or type(exc).__name__)
+        raise ServerError(
+            f"'{tool.original_name}' on server '{config.name}' failed: {detail}",
+            hint="Re-run with --debug for the SDK's log.",
+        ) from None
+    return to_tool_result(result)
+
+
+BatchReader = Callable[[], Awaitable[str]]
+"""Returns the next request line, or "" at the end of the input."""
+
+
+async def call_batch(
+    manager: Manager,
+    servers: Mapping[str, ServerConfig],
+    read_line: BatchReader,
+    emit: Callable[[dict[str, Any]], None],
+) -> bool:
+    """Answer one JSON request per line: ``{"server", "tool", "arguments"}``.
+
+    Servers start on first use and stay connected for the following lines. Each answer is one
+    JSON object: the result (``content``, ``structuredContent``, ``isError``) or an ``error``
+    with its message, hint and the exit code a single call would have had.
+
+    Returns:
+        True when every line succeeded.
+    """
+    ok = True
+    number = 0
+    while line := await read_line():
+        number += 1
+        if not line.strip():
+            continue
+        answer: dict[str, Any] = {"line": number}
+        try:
+            server, tool, arguments = _parse_request(line)
+            answer.update(server=server, tool=tool)
+            if server not in servers:
+                known = ", ".join(servers) or "none"
+                raise UsageError(f"unknown server '{server}' (configured: {known})")
+            require_usable(servers[server])
+            result = await call_once(manager, servers[server], tool, arguments)
+            answer.update(result.data)
+            ok = ok and not result.is_error
+        except CodebotError as exc:
+            ok = False
+            answer["error"] = {
+                "message": exc.message,
+                "hint": exc.hint,
+                "exit_code": int(exc.exit_code),
+            }
+        except Exception as exc:  # boundary: one bad line never ends the batch
+            ok = False
+            secrets = [v for c in servers.values() for v in (*c.headers.values(), *c.env.values())]
+            answer["error"] = {
+                "message": Redactor(secrets)(f"unexpected error: {type(exc).__name__}: {exc}"),
+                "hint": "Re-run with --debug for details.",
+                "exit_code": int(ExitCode.TOOL_ERROR),
+            }
+        emit(answer)
+    return ok
+
+
+_REQUEST_KEYS = ("server", "tool", "arguments")
+
+
+def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(request, dict):
+        raise UsageError("a request must be a JSON object")
+    unknown = [k for k in request if k not in _REQUEST_KEYS]  # pyright: ignore[reportUnknownVariableType]
+    if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), _REQUEST_KEYS, n=1)  # pyright: ignore[reportUnknownArgumentType]
+        suggestion = f" (did you mean '{close[0]}'?)" if close else ""
+        raise UsageError(
+            f"unknown key '{unknown[0]}' in the request{suggestion}",
+            hint='A request holds "server", "tool" and "arguments" (an object), nothing else.',
+        )
+    server, tool = request.get("server"), request.get("tool")
+    arguments = request.get("arguments", {})
+    if not isinstance(server, str) or not isinstance(tool, str):
+        raise UsageError('a request needs "server" and "tool" strings')
+    if not isinstance(arguments, dict):
+        raise UsageError('"arguments" must be a JSON object')
+    return server, tool, arguments
+
+
+def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
+    from codebot_mcp.mcpbridge.calls.results import (
+        call_error,
+    )  # one wording for the SDK and the hot path
+
+    return call_error(exc.code, exc.message, config, tool)
+
+
+def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
+    """A tool by its own name or its model-visible name; a usage error names close matches."""
+    for tool in tools:
+        if name in (tool.original_name, tool.name):
+            return tool
+    names = [t.original_name for t in tools]
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = (
+        f"Did you mean {', '.join(close)}?"
+        if close
+        else f"List them with: codebot mcp list --server {server}"
+    )
+    raise UsageError(f"server '{server}' has no tool '{name}' ({len(names)} tools)", hint=hint)

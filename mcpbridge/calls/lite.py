@@ -1,0 +1,382 @@
+"""The hot path of ``mcp list`` and ``mcp call`` on stdio servers, without the MCP SDK.
+
+Measured (``python -X importtime``, a CPU profile): importing the SDK is about 0.5 s of CPU of a
+cold ``mcp list`` against server-everything, and its layout admits no partial import. So this
+path speaks the SDK's JSON-RPC itself (:mod:`mcpbridge.lite_wire`) over the process
+:func:`mcpbridge.process.launch` started (same environment, process group, log and shutdown);
+tests check its output against the SDK path's.
+
+Only the plain case is handled here: every selected server is stdio, enabled and valid, the
+handshake succeeds and the answers have the expected shape. Anything else raises
+:class:`Fallback` before a tool is called, and the command runs the ordinary SDK path instead,
+so failures, hints and messages stay exactly the cold path's.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Fallback", "call_tool", "list_servers", "usable"]
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.errors import ServerError, UsageError
+from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
+from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.calls.lite_wire import Closed, Connection, Fallback, Malformed, RpcError
+from codebot_mcp.mcpbridge.calls.results import (
+    BREAKS,
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    call_error,
+    plain_result,
+    through_sdk,
+    validate_output,
+)
+from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
+from codebot_mcp.mcpbridge.tools.capability import classify
+from codebot_mcp.mcpbridge.tools.naming import allocate
+from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
+from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
+
+# -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
+
+
+@dataclass
+class LiteTool:
+    """A listed tool with what ``mcp list`` and ``mcp call`` need of :class:`MCPTool`."""
+
+    server: str
+    raw: dict[str, Any]
+    name: str
+    name_reason: str | None = None
+    _validator: Any = field(default=None, repr=False)
+
+    @property
+    def original_name(self) -> str:
+        return str(self.raw["name"])
+
+    @property
+    def description(self) -> str:
+        return self.raw.get("description") or self.raw.get("title") or ""
+
+    def schema(self) -> dict[str, Any]:
+        return normalize_schema(self.raw.get("inputSchema"))
+
+    def permission(self) -> Permission:
+        hints = self.raw.get("annotations") or {}
+        return classify(
+            self.original_name,
+            self.raw.get("description"),
+            read_only=hints.get("readOnlyHint"),
+            destructive=hints.get("destructiveHint"),
+            open_world=hints.get("openWorldHint"),
+        )
+
+    def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
+        if self._validator is None:
+            self._validator = validator_for(self.schema())
+        return first_problem(self._validator, arguments, self.schema())
+
+
+@dataclass
+class Listed:
+    """One server reached by the hot path."""
+
+    config: ServerConfig
+    connection: Connection
+    tools: list[dict[str, Any]]
+    handshake_ms: float
+
+
+def name_tools(listed: list[Listed]) -> list[LiteTool]:
+    """Sorted by server then tool, named as ``Manager.tools()`` names them."""
+    pairs = [
+        (item.config.name, tool)
+        for item in sorted(listed, key=lambda i: i.config.name)
+        for tool in sorted(item.tools, key=lambda t: t["name"])
+        if _selected(item.config, tool["name"])
+    ]
+    names = allocate((server, tool["name"]) for server, tool in pairs)
+    return [
+        LiteTool(server, tool, n.name, n.reason)
+        for (server, tool), n in zip(pairs, names, strict=True)
+    ]
+
+
+def _selected(config: ServerConfig, tool: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    include = config.include_tools
+    if include is not None and not any(fnmatchcase(tool, p) for p in include):
+        return False
+    return not any(fnmatchcase(tool, p) for p in config.exclude_tools)
+
+
+@dataclass(frozen=True)
+class _Info:
+    """What :class:`mcpbridge.client.ServerInfo` holds, for ``report.server_view``."""
+
+    protocol_version: str
+    name: str | None
+    version: str | None
+    capabilities: dict[str, Any]
+    instructions: str | None
+    handshake_ms: float
+
+
+@dataclass(frozen=True)
+class _Reached:
+    info: _Info
+
+
+def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
+    """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
+    from codebot_mcp.mcpbridge.connection.report import server_view
+
+    tools = name_tools(listed)
+    out = []
+    for item in sorted(listed, key=lambda i: i.config.name):
+        conn = item.connection
+        info = _Info(
+            conn.protocol_version,
+            conn.server_info.get("name"),
+            conn.server_info.get("version"),
+            conn.capabilities,
+            conn.instructions,
+            item.handshake_ms,
+        )
+        mine = [t for t in tools if t.server == item.config.name]
+        view = server_view(
+            item.config.name,
+            "connected",
+            item.config,
+            _Reached(info),  # type: ignore[arg-type]
+            mine,  # type: ignore[arg-type]
+            schemas=schemas,
+        )
+        out.append(view)
+    return out
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def usable(servers: Mapping[str, ServerConfig]) -> bool:
+    """True when every server is one the hot path can take (``CODEBOT_SDK_PATH=1``: none)."""
+    if not servers or os.environ.get("CODEBOT_SDK_PATH") == "1":
+        return False
+    return all(
+        c.type == "stdio"
+        and c.enabled
+        and c.error is None
+        and c.protocol in ("auto", "legacy")
+        and c.log_level is None  # the SDK path sends logging/setLevel
+        for c in servers.values()
+    )
+
+
+class TimedOut(Exception):
+    """No answer within the server's ``timeout``: the failure the SDK path would record."""
+
+    def __init__(self, config: ServerConfig, stage: str, log_file: Path) -> None:
+        super().__init__(stage)
+        self.config = config
+        self.stage = stage
+        self.log_file = log_file
+
+    def failure(self) -> Any:
+        """The :class:`~mcpbridge.failures.Failure` of ``Client.run`` for a timeout."""
+        from codebot_mcp.mcpbridge.connection.failures import (
+            Failure,
+            read_tail,
+        )  # the slow case: the SDK may load
+
+        config = self.config
+        redact = Redactor(entry_secrets(config))
+        return Failure(
+            server=config.name,
+            stage=self.stage,  # type: ignore[arg-type]
+            message=f"no answer within {config.timeout:g} s",
+            hint=f"Raise 'timeout' for server '{config.name}' in {config.source}, "
+            "or check that the server starts on its own.",
+            stderr_tail=redact(read_tail(self.log_file)),
+            log_file=self.log_file,
+        )
+
+    def view(self) -> dict[str, Any]:
+        """What ``mcp list`` shows for this failed server."""
+        from codebot_mcp.mcpbridge.connection.report import server_view
+
+        return server_view(
+            self.config.name, "failed", self.config, None, [], failure=self.failure()
+        )
+
+
+async def _connect(
+    config: ServerConfig, server: ServerProcess, tg: Any, roots: Sequence[Path]
+) -> Listed:
+    started = time.perf_counter()
+    connection = Connection(server, roots)
+    tg.start_soon(connection.pump)
+    tg.start_soon(server.pump_stderr)
+    stage = "handshake"
+    with anyio.move_on_after(config.timeout) as scope:
+        try:
+            await connection.handshake(config.protocol)
+            stage = "list"
+            tools = await connection.list_tools()
+        except Closed:
+            raise Fallback from None
+    if scope.cancelled_caught:
+        raise TimedOut(config, stage, server.log_file)
+    return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
+
+
+def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The exception that matters in a task group's group: ours first, then any other."""
+    leaves: list[BaseException] = []
+    stack: list[BaseException] = [group]
+    while stack:
+        exc = stack.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            stack.extend(reversed(exc.exceptions))
+        else:
+            leaves.append(exc)
+    mine = (Fallback, UsageError, ServerError, RuntimeError)
+    return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
+
+
+async def list_servers(
+    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path] = ()
+) -> list[dict[str, Any]]:
+    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``."""
+    try:
+        return await _list_servers(servers, schemas=schemas, roots=roots)
+    except BaseExceptionGroup as group:
+        raise _leaf(group) from None
+
+
+async def call_tool(
+    config: ServerConfig, tool_name: str, arguments: dict[str, Any], *, roots: Sequence[Path] = ()
+) -> ToolResult:
+    """One call, as :func:`mcpbridge.call.call_once` makes it; ``Fallback`` before the call."""
+    try:
+        return await _call_tool(config, tool_name, arguments, roots)
+    except BaseExceptionGroup as group:
+        raise _leaf(group) from None
+
+
+async def _list_servers(
+    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path]
+) -> list[dict[str, Any]]:
+    launched: list[ServerProcess] = []
+    try:
+        for config in servers.values():
+            launched.append(await launch(config))
+    except LaunchError:
+        await _stop_all(launched)
+        raise Fallback from None
+    listed: list[Listed] = []
+    timed_out: list[TimedOut] = []
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def one(config: ServerConfig, server: ServerProcess) -> None:
+                try:
+                    listed.append(await _connect(config, server, tg, roots))
+                except TimedOut as exc:
+                    timed_out.append(exc)
+
+            async with anyio.create_task_group() as connecting:
+                for config, server in zip(servers.values(), launched, strict=True):
+                    connecting.start_soon(one, config, server)
+            result = views(listed, schemas=schemas) + [t.view() for t in timed_out]
+            result.sort(key=lambda v: str(v["name"]))
+            tg.cancel_scope.cancel()
+    finally:
+        await _stop_all(launched)
+    return result
+
+
+async def _stop_all(launched: list[ServerProcess]) -> None:
+    with anyio.CancelScope(shield=True):
+        async with anyio.create_task_group() as tg:
+            for server in launched:
+                tg.start_soon(server.stop)
+
+
+async def _call_tool(
+    config: ServerConfig, tool_name: str, arguments: dict[str, Any], roots: Sequence[Path]
+) -> ToolResult:
+    try:
+        server = await launch(config)
+    except LaunchError:
+        raise Fallback from None
+    try:
+        async with anyio.create_task_group() as tg:
+            try:
+                listed = await _connect(config, server, tg, roots)
+            except TimedOut as exc:
+                failure = exc.failure()
+                raise ServerError(
+                    f"server '{config.name}': {failure.describe()}", hint=failure.hint
+                ) from None
+            tools = name_tools([listed])
+            tool = _find(tools, config.name, tool_name)
+            arguments = checked_arguments(tool, arguments, config.name)
+            result = await _call(listed.connection, config, tool, arguments)
+            tg.cancel_scope.cancel()
+    finally:
+        await _stop_all([server])
+    return result
+
+
+def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
+    for tool in tools:
+        if name in (tool.original_name, tool.name):
+            return tool
+    raise Fallback  # the SDK path words the usage error (close matches)
+
+
+async def _call(
+    connection: Connection, config: ServerConfig, tool: LiteTool, arguments: dict[str, Any]
+) -> ToolResult:
+    redact = Redactor(entry_secrets(config))
+    name = tool.original_name
+    if connection.abandoned:  # checked and set with no await between: atomic for the reader
+        raise Fallback
+    connection.calling = True
+    try:
+        with anyio.fail_after(config.tool_timeout or default_tool_timeout()):
+            result = await connection.request("tools/call", {"name": name, "arguments": arguments})
+    except TimeoutError:
+        code, message = REQUEST_TIMEOUT, "timed out"
+    except Closed:
+        code, message = CONNECTION_CLOSED, "Connection closed"
+    except RpcError as exc:
+        code, message = exc.code, exc.message
+    except Malformed as exc:  # never a fallback: the tool ran
+        text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
+        raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
+    else:
+        if connection.modern and result.get("resultType", "complete") != "complete":
+            # An InputRequiredResult: the server did not finish and expects the call again
+            # with answers (SEP-2322); the SDK path makes it and answers by the policy.
+            raise Fallback
+        try:
+            validate_output(name, tool.raw.get("outputSchema"), result)
+        except RuntimeError as exc:  # as call_once words the SDK's own check
+            raise ServerError(
+                f"'{name}' on server '{config.name}' returned a result that breaks "
+                f"its own output schema: {redact(str(exc))}",
+                hint="The server breaks its tool's outputSchema; report it to its authors.",
+            ) from None
+        return plain_result(result) or through_sdk(result, config, name)
+    raise call_error(code, redact(message), config, name)

@@ -1,0 +1,137 @@
+"""Call errors and results, shared by the SDK path and the hot path (argument checks:
+:mod:`mcpbridge.arguments`).
+
+Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without loading the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.errors import CodebotError, ServerError
+from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
+
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+USER_REJECTED = -1
+"""As :data:`mcpbridge.requests.USER_REJECTED` (checked by a test)."""
+"""``mcp_types.CONNECTION_CLOSED`` and ``REQUEST_TIMEOUT`` (a test checks they agree)."""
+BREAKS = "The server breaks the protocol; report it to its authors."
+
+
+class Fallback(Exception):
+    """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
+
+
+def call_error(code: int, message: str, config: ServerConfig, tool: str) -> CodebotError:
+    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths)."""
+    if code == REQUEST_TIMEOUT:
+        limit = config.tool_timeout or default_tool_timeout()
+        return ServerError(
+            f"'{tool}' on server '{config.name}' gave no answer within {limit:g} s",
+            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
+        )
+    if code == CONNECTION_CLOSED:
+        return ServerError(
+            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
+            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+        )
+    if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
+        return CodebotError(  # exit 1, as when the tool reports an error
+            f"'{tool}' on server '{config.name}' could not finish: {message}",
+            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
+        )
+    return ServerError(
+        f"server '{config.name}' rejected the call to '{tool}': {message} (MCP error {code})"
+    )
+
+
+def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
+    """A ``tools/call`` result of text blocks only, as ``to_tool_result`` renders it; None for
+    anything else (the caller then reads it through the SDK's model).
+    """
+    if not set(result) <= {"content", "structuredContent", "isError", "_meta", "resultType"}:
+        return None
+    content = result.get("content")
+    is_error = result.get("isError", False)
+    structured = result.get("structuredContent")
+    if not isinstance(content, list) or not isinstance(is_error, bool):
+        return None
+    if structured is not None and not isinstance(structured, dict):
+        return None
+    texts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict) or set(block) != {"type", "text"}:
+            return None
+        if block["type"] != "text" or not isinstance(block["text"], str):
+            return None
+        texts.append(block["text"])
+    data: dict[str, Any] = {"content": [{"type": "text", "text": t} for t in texts]}
+    if structured is not None:
+        data["structuredContent"] = structured
+    data["isError"] = is_error
+    if not texts and structured is not None:
+        texts.append(json.dumps(structured, ensure_ascii=False))
+    return ToolResult("\n".join(texts), is_error=is_error, data=data)
+
+
+def validate_output(name: str, schema: Any, result: dict[str, Any]) -> None:
+    """The SDK's check of structured content against the tool's output schema, same words."""
+    if not isinstance(schema, dict) or result.get("isError"):
+        return
+    from jsonschema import exceptions as jsonschema_exceptions
+    from jsonschema import validators
+
+    if result.get("structuredContent") is None and "structuredContent" not in result:
+        raise RuntimeError(
+            f"Tool {name} has an output schema but did not return structured content"
+        )
+    validator = validators.validator_for(schema)(schema)
+    error = jsonschema_exceptions.best_match(validator.iter_errors(result.get("structuredContent")))
+    if error is not None:
+        raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}")
+
+
+def through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> ToolResult:
+    """Anything but plain text: read by the SDK's own model, rendered by ``to_tool_result``."""
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result, to_tool_result
+
+    try:
+        model = types.CallToolResult.model_validate({**result, "resultType": "complete"})
+    except ValidationError as exc:
+        raise ServerError(
+            f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
+            hint=BREAKS,
+        ) from None
+    return to_tool_result(model)
+
+
+def checked_tool(tool: Any) -> dict[str, Any]:
+    """A listed tool as the SDK's model would accept it, or ``Fallback`` (the hot path)."""
+
+    if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+        raise Fallback
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        raise Fallback
+    for key in ("description", "title"):
+        if tool.get(key) is not None and not isinstance(tool[key], str):
+            raise Fallback
+    annotations = tool.get("annotations")
+    if annotations is not None and not isinstance(annotations, dict):
+        raise Fallback
+    for key in ("readOnlyHint", "destructiveHint", "openWorldHint"):
+        if annotations and annotations.get(key) is not None:
+            if not isinstance(annotations[key], bool):
+                raise Fallback
+    output = tool.get("outputSchema")
+    if output is not None and not isinstance(output, dict):
+        raise Fallback
+    return tool

@@ -1,0 +1,406 @@
+"""One MCP server connection, stdio or Streamable HTTP, owned by one lifecycle task.
+
+The handshake is bounded by the server's ``timeout``; the connection itself lives until
+:meth:`Client.stop`. :meth:`Client.run` is the lifecycle task: it enters the SDK's context
+managers, lists the tools, signals ``ready``, waits for ``stop``, and exits the context
+managers in the same task (anyio requires it). It never raises: failures are recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp import Client as SDKClient
+from mcp.client.streamable_http import streamable_http_client
+
+from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
+from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
+from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
+from codebot_mcp.mcpbridge.connection import features
+from codebot_mcp.mcpbridge.connection.failures import (
+    Failure,
+    Stage,
+    explain,
+    explain_auth,
+    read_tail,
+)
+from codebot_mcp.mcpbridge.connection.features import ProgressHook
+from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo, client_info, server_info
+from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
+from codebot_mcp.mcpbridge.transport.probe import guard_discover
+from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
+from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.tools.useragent import UserAgent
+
+logger = logging.getLogger(__name__)
+
+MAX_RESTARTS = 1
+"""How often a stdio server that crashed is restarted on the next call, per session."""
+EXIT_CODE_WAIT = 0.5
+"""After a server's stdout ends, how long to wait for its exit code (for the message)."""
+MAX_LIST_PAGES = 1000
+"""A server whose cursor never ends must not hang us."""
+State = Literal["pending", "connected", "failed", "stopped"]
+
+
+class Client:
+    """A connection to one configured MCP server."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        on_tools_changed: Callable[[str], None] | None = None,
+        on_lost: Callable[[str], None] | None = None,
+        process: ServerProcess | LaunchError | None = None,
+        spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
+        login: LoginOptions | None = None,
+        in_process: Any = None,
+    ) -> None:
+        self.config = config
+        self.agent = agent
+        """Answers elicitation, sampling and roots requests; None declares none of them."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        self.resources_stale = False
+        """``resources/list_changed`` arrived: the next resource listing is fresh."""
+        self.prompts_stale = False
+        self.updated: set[str] = set()
+        """URIs whose ``notifications/resources/updated`` arrived since they were last read."""
+        self.subscribed: set[str] = set()
+        self.name = config.name
+        self.state: State = "pending"
+        self.failure: Failure | None = None
+        self.info: ServerInfo | None = None
+        self.tools: list[types.Tool] = []
+        self.hidden_tools: tuple[str, ...] = ()
+        """Tools the server offers that include_tools/exclude_tools hide (their instructions
+        are left out of the prompt too)."""
+        """The server's tools after include/exclude filters, in listing order."""
+        self.tools_stale = False
+        self.log_file: Path | None = None
+        self.ready = anyio.Event()
+        self.done = anyio.Event()
+        self._stop = anyio.Event()
+        self._handshake: anyio.CancelScope | None = None
+        """The scope bounding connect and first listing; stop() cancels it (Ctrl-C, exit)."""
+        self._stage: Stage = "launch"
+        self._session: SDKClient | None = None
+        self._on_tools_changed = on_tools_changed
+        self._on_lost = on_lost
+        """Called when a connection that was up fails (its tools may have to go)."""
+        self._prelaunched = process
+        self._process: ServerProcess | None = None
+        self._spawn = spawn
+        self._in_process = in_process
+        """An SDK ``Server``/``MCPServer`` served in this process instead of the configured
+        command or URL (the SDK's in-memory transport; the tests' fast tier)."""
+        self.crashed = False
+        """The server exited while connected (stdio); the next call restarts it, once."""
+        self.restarts_left = MAX_RESTARTS
+        self.redact = Redactor([*entry_secrets(config), *config.oauth.secrets])
+        self._cap: Any = None
+        self.login = login  # this run may open the browser (--login, mcp login)
+        self.auth = ServerAuth(config, login)
+        self.auth.on_wait = self._waiting_on_user
+
+    def oversized(self) -> bool:
+        """True once an HTTP answer of this server went over the size cap (and was dropped)."""
+        return bool(self._cap is not None and self._cap.tripped)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The lifecycle task: connect, list, serve until stopped. Never raises."""
+        started = time.perf_counter()
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + self.config.timeout) as scope:
+                self._handshake = scope
+                if self._stop.is_set():
+                    scope.cancel()
+                async with AsyncExitStack() as stack:
+                    session = await self._connect(stack)
+                    self.auth.after_connect()
+                    self.redact.add(self.auth.secrets())
+                    self.info = server_info(session, started)
+                    self._stage = "list"
+                    self.tools = await self.list_tools(session)
+                    self._session = session
+                    self.state = "connected"
+                    scope.deadline = math.inf  # the handshake is over; the connection lives on
+                    self.ready.set()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._listen, session)
+                        if self._process is not None:
+                            tg.start_soon(self._watch_exit, self._process)
+                        await self._stop.wait()
+                        tg.cancel_scope.cancel()
+            if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
+                self._fail(self._stage, "stopped before the handshake finished")
+            elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
+                self._fail(
+                    "handshake" if self._stage == "launch" else self._stage,
+                    f"no answer within {self.config.timeout:g} s",
+                    hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
+                    "or check that the server starts on its own.",
+                    timed_out=True,
+                )
+        except anyio.get_cancelled_exc_class():
+            self._fail(self._stage, "cancelled")
+            raise
+        except Exception as exc:  # boundary: any failure of one server is recorded, not raised
+            self.redact.add(self.auth.secrets())
+            if not self._auth_problem(exc):
+                self._fail(self._stage, *explain(exc, self.config))
+        finally:
+            self._session = None
+            self._handshake = None
+            if self.state == "connected":
+                self.state = "stopped"
+            self.ready.set()
+            self.done.set()
+
+    async def stop(self) -> None:
+        """Ask the lifecycle task to close the connection, and wait until it has.
+
+        A handshake still in progress is abandoned rather than awaited (its timeout can be
+        long), so Ctrl-C or an exit during startup is not held up by a slow server.
+        """
+        self._stop.set()
+        if self._handshake is not None and self.state == "pending":
+            self._handshake.cancel()
+        await self.done.wait()
+
+    async def _watch_exit(self, process: ServerProcess) -> None:
+        """A stdio server that exits while connected is recorded as crashed."""
+        await process.closed.wait()
+        if self._stop.is_set():
+            return  # our own shutdown
+        await exited(process.process, EXIT_CODE_WAIT)  # stdout ends just before the exit
+        if self._stop.is_set():
+            return
+        returncode = process.process.returncode
+        code = f" (exit code {returncode})" if returncode is not None else ""
+        self._fail(
+            "call",
+            f"the server exited while connected{code}",
+            hint=f"The next call restarts it once. Its stderr is in {process.log_file}.",
+        )
+        self.crashed = True
+        self._session = None  # no call may use the dead connection from here on
+        self._stop.set()
+
+    async def restart_if_crashed(self) -> bool:
+        """Restart a crashed stdio server once per session; True when it is connected again."""
+        if not self.crashed or self.restarts_left <= 0 or self._spawn is None:
+            return self.connected
+        self.restarts_left -= 1
+        await self.done.wait()
+        self.state, self.failure, self.crashed = "pending", None, False
+        self.ready, self.done, self._stop = anyio.Event(), anyio.Event(), anyio.Event()
+        self._stage = "launch"
+        self._spawn(self.run)
+        await self.ready.wait()
+        if self.connected:
+            self._mark_stale()  # the restarted server may list other tools
+        return self.connected
+
+    @property
+    def connected(self) -> bool:
+        """True while the connection is up."""
+        return self.state == "connected"
+
+    @property
+    def session(self) -> SDKClient:
+        """The live SDK client; raises when the server is not connected."""
+        if self._session is None:
+            reason = self.failure.message if self.failure else "it is not connected"
+            raise ConnectionError(f"server '{self.name}' is not available: {reason}")
+        return self._session
+
+    # -- operations ----------------------------------------------------------------------
+
+    async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list``, filtered by include/exclude (the hidden ones noted)."""
+        tools = await self.list_all_tools(session)
+        self.hidden_tools = tuple(t.name for t in tools if not self._selected(t.name))
+        return [t for t in tools if self._selected(t.name)]
+
+    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
+        session = session or self.session
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        # A server may announce list_changed and then never answer: the listing is bounded by
+        # the handshake timeout, at start and on every re-list.
+        with anyio.fail_after(self.config.timeout):
+            for _ in range(MAX_LIST_PAGES):
+                page = await session.list_tools(cursor=cursor, cache_mode="refresh")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        """Call one tool within ``tool_timeout``; a crashed server is restarted once first.
+
+        Protocol errors raise ``MCPError``; tool errors come back in the result.
+        """
+        await self.restart_if_crashed()
+        return await self.session.call_tool(
+            name,
+            arguments,
+            read_timeout_seconds=self.tool_timeout,
+            progress_callback=features.progress_callback(self),
+        )
+
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds one call may take: ``tool_timeout`` of the entry, else the default."""
+        return self.config.tool_timeout or default_tool_timeout()
+
+    @property
+    def process(self) -> ServerProcess | None:
+        """The stdio server's process (None for HTTP and in-process servers)."""
+        return self._process
+
+    def _selected(self, tool: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        include = self.config.include_tools
+        if include is not None and not any(fnmatchcase(tool, p) for p in include):
+            return False
+        return not any(fnmatchcase(tool, p) for p in self.config.exclude_tools)
+
+    # -- internals -----------------------------------------------------------------------
+
+    async def _connect(self, stack: AsyncExitStack) -> SDKClient:
+        config = self.config
+        if self._in_process is not None:
+            self._stage = "handshake"
+            session = SDKClient(
+                self._in_process,
+                mode=config.protocol,
+                client_info=client_info(),
+                message_handler=self._on_message,
+            )
+            return await stack.enter_async_context(session)
+        if config.type == "http":
+            transport = await self._http_transport(stack)
+            mode = config.protocol
+        else:
+            transport = await self._stdio_transport()
+            mode = config.protocol
+            if mode == "auto":
+                transport = guard_discover(transport)
+        session = SDKClient(
+            self._staged(transport),
+            mode=mode,
+            client_info=client_info(),
+            message_handler=self._on_message,
+            **features.sdk_callbacks(self),
+        )
+        client = await stack.enter_async_context(session)
+        await features.set_log_level(self, client)
+        return client
+
+    @asynccontextmanager
+    async def _staged(self, transport: Transport) -> AsyncIterator[TransportStreams]:
+        """Marks "launch" -> "handshake" once open; defaults ``resultType`` (see resulttype)."""
+        from codebot_mcp.mcpbridge.transport.resulttype import default_result_type
+
+        async with transport as streams:
+            self._stage = "handshake"
+            yield default_result_type(streams)
+
+    async def _stdio_transport(self) -> Transport:
+        launched = self._prelaunched
+        self._prelaunched = None
+        if isinstance(launched, LaunchError):
+            raise launched
+        server = launched or await launch(self.config)
+        self.log_file = server.log_file
+        self._process = server
+        return stdio_transport(server)
+
+    async def _http_transport(self, stack: AsyncExitStack) -> Transport:
+        from codebot_mcp.mcpbridge.transport.httpcap import CappedTransport
+
+        self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
+        headers = dict(self.config.headers)
+        http = await self.auth.http_client(stack, headers, http_timeout(), transport=self._cap)
+        assert self.config.url is not None
+        return streamable_http_client(self.config.url, http_client=http)
+
+    def _auth_problem(self, exc: BaseException | None = None) -> bool:
+        """Record an authorization failure, if the trace shows one; True when it did."""
+        problem = explain_auth(exc, self.config, self.auth.trace)
+        if problem is None:
+            return False
+        self._fail("auth", problem.message, problem.hint, needs_login=problem.needs_login)
+        return True
+
+    def _waiting_on_user(self, waiting: bool) -> None:
+        """No handshake deadline while the user is in the browser (the login has its own)."""
+        scope = self._handshake
+        if scope is None or self.state != "pending":
+            return
+        scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
+
+    async def _listen(self, session: SDKClient) -> None:
+        await features.listen(self, session, self._mark_stale)
+
+    async def _on_message(self, message: Any) -> None:
+        """Handshake-era notifications; only marks state, never does I/O."""
+        if isinstance(message, types.ToolListChangedNotification):
+            self._mark_stale()
+        elif features.note(self, message):
+            pass
+        elif isinstance(message, Exception):
+            logger.debug("server %s: transport error: %s", self.name, message)
+
+    def _mark_stale(self) -> None:
+        self.tools_stale = True
+        if self._on_tools_changed is not None:
+            self._on_tools_changed(self.name)
+
+    def _fail(
+        self,
+        stage: Stage,
+        message: str,
+        hint: str | None = None,
+        *,
+        timed_out: bool = False,
+        needs_login: bool = False,
+    ) -> None:
+        if self.state == "failed":
+            return
+        was_up = self.state == "connected"
+        self.state = "failed"
+        self.failure = Failure(
+            server=self.name,
+            stage=stage,
+            message=self.redact(message),
+            hint=hint,
+            stderr_tail=self.redact(read_tail(self.log_file)),
+            log_file=self.log_file,
+            needs_login=needs_login,
+            timed_out=timed_out,
+        )
+        if was_up and self._on_lost is not None:
+            self._on_lost(self.name)

@@ -1,0 +1,398 @@
+"""``Manager``: every configured server, started in parallel, as one tool source.
+
+A server that fails is recorded in :attr:`Manager.failures` and never stops the others.
+Change notifications only mark state (the dirty flag); :meth:`Manager.refresh_if_dirty`
+re-lists before the next prompt. Use it as ``async with Manager(servers) as manager:``; the
+context exit stops every server and waits for each child process to end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+from anyio.abc import TaskGroup
+
+from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth import LoginOptions
+from codebot_mcp.mcpbridge.connection.client import Client
+from codebot_mcp.mcpbridge.connection.failures import Failure
+from codebot_mcp.mcpbridge.connection.features import ProgressHook
+from codebot_mcp.mcpbridge.connection.tool import MCPTool
+from codebot_mcp.mcpbridge.tools.naming import allocate
+from codebot_mcp.mcpbridge.transport.process import Prelaunched
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.tools.sources import (
+        PromptInfo,
+        PromptMessage,
+        ResourceContent,
+        ResourceInfo,
+    )
+    from codebot_mcp.core.tools.useragent import UserAgent
+
+Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """One line of ``/mcp`` and ``mcp list``."""
+
+    name: str
+    status: Status
+    config: ServerConfig
+    tool_count: int = 0
+    protocol_version: str | None = None
+    failure: Failure | None = None
+
+
+class Manager:
+    """All MCP servers of one codebot run."""
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerConfig],
+        *,
+        prelaunched: Prelaunched | None = None,
+        agent: UserAgent | None = None,
+        sampler: Sampler | None = None,
+        login: LoginOptions | None = None,
+        in_process: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.servers: dict[str, ServerConfig] = dict(servers)
+        self.agent = agent
+        """Answers the servers' elicitation, sampling and roots requests (None: declare none)."""
+        self.sampler = sampler
+        self.on_progress: ProgressHook | None = None
+        """Where progress notifications of running calls go (the REPL spinner, stderr)."""
+        self._prelaunched = prelaunched
+        self.login = login
+        """When set, servers that need authorization run the browser flow inline."""
+        self._in_process = dict(in_process or {})
+        """Server name → an SDK server object served in this process (see ``Client``)."""
+        self.clients: dict[str, Client] = {}
+        self._config_failures: dict[str, Failure] = {}
+        self._dirty = False
+        self._tools: list[MCPTool] | None = None
+        self._tools_key: tuple[Any, ...] = ()
+        self._tg: TaskGroup | None = None
+
+    async def __aenter__(self) -> Manager:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        with anyio.CancelScope(shield=True):
+            await self._stop_clients(list(self.clients.values()))
+        tg, self._tg = self._tg, None
+        assert tg is not None
+        # Every client task has ended (they never raise), so the group exits clean and the
+        # caller's own exception, if any, propagates as it is, not wrapped in a group.
+        await tg.__aexit__(None, None, None)
+        return None
+
+    # -- starting and stopping -------------------------------------------------------------
+
+    async def start_all(self, names: Iterable[str] | None = None) -> None:
+        """Start the named (default: all enabled) servers in parallel; wait until each is
+        connected or failed. Never raises for a server's failure.
+        """
+        if self._tg is None:
+            raise RuntimeError("use the Manager as 'async with Manager(...) as manager'")
+        wanted = list(names) if names is not None else list(self.servers)
+        started: list[Client] = []
+        for name in wanted:
+            config = self.servers[name]
+            if not config.enabled or name in self.clients:
+                continue  # disabled beats invalid: a disabled entry needs none of its variables
+            if config.error is not None:
+                self._config_failures[name] = Failure(name, "config", config.error, config.hint)
+                continue
+            process = self._prelaunched.take(name) if self._prelaunched else None
+            client = Client(
+                config,
+                on_tools_changed=self._on_tools_changed,
+                on_lost=self._on_lost,
+                process=process,
+                spawn=self._spawn,
+                agent=self.agent,
+                sampler=self.sampler,
+                login=self.login,
+                in_process=self._in_process.get(name),
+            )
+            client.on_progress = self._progress
+            self.clients[name] = client
+            started.append(client)
+            self._tg.start_soon(client.run, name=f"mcp server {name}")
+        async with anyio.create_task_group() as tg:
+            for client in started:
+                tg.start_soon(self._await_ready, client)
+
+    def _progress(
+        self, server: str, value: float, total: float | None, message: str | None
+    ) -> None:
+        if self.on_progress is not None:
+            self.on_progress(server, value, total, message)
+
+    def _spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        assert self._tg is not None
+        self._tg.start_soon(task)
+
+    async def _await_ready(self, client: Client) -> None:
+        await client.ready.wait()
+        self._tools = None
+        self._dirty = True
+
+    async def _stop_clients(self, clients: list[Client]) -> None:
+        async with anyio.create_task_group() as tg:
+            for client in clients:
+                tg.start_soon(client.stop)
+
+    async def reconfigure(self, servers: Mapping[str, ServerConfig]) -> None:
+        """Apply new settings: stop removed, changed or failed servers; start new, changed or
+        failed ones. Servers that are connected and unchanged keep their connection.
+        """
+        old = self.servers
+        self.servers = dict(servers)
+        # Removed, changed, and failed servers go; a failed one starts afresh below.
+        gone = [
+            c
+            for n, c in self.clients.items()
+            if n not in servers or servers[n] != old.get(n) or not c.connected
+        ]
+        await self._stop_clients(gone)
+        for client in gone:
+            del self.clients[client.name]
+        self._config_failures.clear()
+        self._tools = None
+        self._dirty = True
+        await self.start_all()
+
+    async def restart(self, name: str, *, login: LoginOptions | None = None) -> Client:
+        """Stop server ``name`` and start it again, with the browser flow allowed when
+        ``login`` is given (REPL ``/mcp login``). Never raises for the server's failure.
+        """
+        old = self.clients.pop(name, None)
+        if old is not None:
+            await self._stop_clients([old])
+        self._config_failures.pop(name, None)
+        previous, self.login = self.login, login
+        try:
+            await self.start_all([name])
+        finally:
+            self.login = previous
+        self._tools = None
+        self._dirty = True
+        return self.clients[name]
+
+    # -- the tool source -----------------------------------------------------------------
+
+    @property
+    def failures(self) -> dict[str, Failure]:
+        """Servers that could not be used, by name."""
+        out = dict(self._config_failures)
+        for name, client in self.clients.items():
+            if client.failure is not None:
+                out[name] = client.failure
+        return dict(sorted(out.items()))
+
+    def connected(self) -> list[Client]:
+        """Clients whose tools are offered, sorted by name: live connections, and crashed
+        stdio servers that the next call will restart.
+        """
+        return [
+            c
+            for _, c in sorted(self.clients.items())
+            if c.connected or (c.crashed and c.restarts_left > 0)
+        ]
+
+    def tools(self) -> list[MCPTool]:
+        """Every connected server's tools, sorted by server then tool; same tools, same list.
+
+        The list is cached, and rebuilt whenever a server's state changes: a server that
+        died for good takes its tools with it.
+        """
+        key = tuple(
+            (n, c.state, c.crashed, c.restarts_left, id(c.tools))
+            for n, c in sorted(self.clients.items())
+        )
+        if key != self._tools_key:
+            self._tools = None
+            self._tools_key = key
+        if self._tools is None:
+            pairs = [
+                (c, t) for c in self.connected() for t in sorted(c.tools, key=lambda t: t.name)
+            ]
+            names = allocate((c.name, t.name) for c, t in pairs)
+            self._tools = [
+                MCPTool(client, tool, n.name, name_reason=n.reason)
+                for (client, tool), n in zip(pairs, names, strict=True)
+            ]
+        return list(self._tools)
+
+    async def refresh_if_dirty(self) -> list[MCPTool] | None:
+        """None when nothing changed (no I/O); else re-list changed servers and return all tools."""
+        if not self._dirty:
+            return None
+        self._dirty = False  # check-and-reset with no await in between: atomic on the loop
+        stale = [c for c in self.connected() if c.tools_stale]
+        for client in stale:
+            client.tools_stale = False
+        if stale:
+            async with anyio.create_task_group() as tg:
+                for client in stale:
+                    tg.start_soon(self._relist, client)
+            self._tools = None
+        return self.tools()
+
+    async def _relist(self, client: Client) -> None:
+        try:
+            client.tools = await client.list_tools()
+        except Exception:  # boundary: keep the old listing; status() shows the failure
+            client.tools_stale = True
+
+    def _on_tools_changed(self, _server: str) -> None:
+        self._dirty = True
+
+    def _on_lost(self, _server: str) -> None:
+        # A connection that was up failed: rebuild the tool list from connected() (a crashed
+        # stdio server keeps its tools while it has a restart left), and tell the session.
+        self._tools = None
+        self._dirty = True
+
+    def instructions(self) -> str:
+        """Each connected server's instructions as a ``## <server>`` section, in server order.
+
+        Lines that name a tool hidden by ``include_tools``/``exclude_tools`` are left out.
+        """
+        from codebot_mcp.core.agent.prompt import without_hidden_tools
+
+        sections = [
+            f"## {c.name}\n{without_hidden_tools(c.info.instructions, c.hidden_tools).strip()}"
+            for c in self.connected()
+            if c.info is not None and c.info.instructions and c.info.instructions.strip()
+        ]
+        return "\n\n".join(sections)
+
+    def tool_by_name(self, name: str) -> MCPTool | None:
+        """Route a model-visible name to its tool through the name map."""
+        return next((t for t in self.tools() if t.name == name), None)
+
+    def status(self) -> list[ServerStatus]:
+        """Every configured server, sorted by name, from the last handshake and listing."""
+        results: dict[str, ServerStatus] = {}
+        for name, client in self.clients.items():
+            if client.connected:
+                protocol = client.info.protocol_version if client.info else None
+                results[name] = ServerStatus(
+                    name, "connected", client.config, len(client.tools), protocol
+                )
+            else:
+                failure = client.failure
+                state: Status = "pending"
+                if failure is not None:
+                    state = "needs login" if failure.needs_login else "failed"
+                results[name] = ServerStatus(name, state, client.config, failure=failure)
+        for name, config in self.servers.items():
+            if name in results:
+                continue
+            failure = self._config_failures.get(name)
+            if not config.enabled:
+                results[name] = ServerStatus(name, "disabled", config)
+            elif failure is not None:
+                results[name] = ServerStatus(name, "failed", config, failure=failure)
+        return [results[n] for n in sorted(results)]
+
+    # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
+
+    def _selected_clients(self, server: str | None) -> list[Client]:
+        from codebot_mcp.mcpbridge.connection.resources import find_client
+
+        if server is not None:
+            return [find_client(self.clients, server)]
+        return [c for c in self.connected() if c.connected]
+
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """Every resource and template of one or all connected servers, sorted by server then
+        URI (resources before templates).
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the listing failed.
+        """
+        from codebot_mcp.mcpbridge.connection.resources import list_resources
+
+        out: list[ResourceInfo] = []
+        for client in self._selected_clients(server):
+            out += await list_resources(client)
+        return sorted(out, key=lambda r: (r.server, r.template, r.uri))
+
+    async def read_resource(self, server: str, uri: str) -> list[ResourceContent]:
+        """Read one resource of ``server`` (and subscribe to its updates where offered).
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the read failed.
+        """
+        from codebot_mcp.mcpbridge.connection import resources
+
+        client = resources.find_client(self.clients, server)
+        parts = await resources.read_resource(client, uri)
+        try:
+            await resources.subscribe(client, uri)
+        except Exception:  # boundary: updates are a convenience; the read succeeded
+            pass
+        return parts
+
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """Every prompt of one or all connected servers, sorted by server then name.
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the listing failed.
+        """
+        from codebot_mcp.mcpbridge.connection.resources import list_prompts
+
+        out: list[PromptInfo] = []
+        for client in self._selected_clients(server):
+            out += await list_prompts(client)
+        return sorted(out, key=lambda p: (p.server, p.name))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str]
+    ) -> list[PromptMessage]:
+        """Render one prompt of ``server``.
+
+        Raises:
+            UsageError: ``server`` is not configured.
+            ServerError: it is not connected, or the server refused.
+        """
+        from codebot_mcp.mcpbridge.connection.resources import find_client, get_prompt
+
+        return await get_prompt(find_client(self.clients, server), name, arguments)
+
+    async def complete(
+        self,
+        server: str,
+        ref: str,
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Completions for a prompt's or a template's argument; [] when none or on failure."""
+        from codebot_mcp.mcpbridge.connection.resources import complete
+
+        client = self.clients.get(server)
+        if client is None:
+            return []
+        return await complete(client, ref, argument, value, context)

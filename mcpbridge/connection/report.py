@@ -1,0 +1,127 @@
+"""Plain-data views of servers and tools: one shape for ``mcp list`` (text and JSON) and
+``mcp doctor --format json``.
+
+Secrets never enter these views: env and header values are masked, URLs lose credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from codebot_mcp.core.config.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
+from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, redact_values
+
+if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
+    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.mcpbridge.connection.failures import Failure
+    from codebot_mcp.mcpbridge.connection.manager import Manager, ServerStatus
+    from codebot_mcp.mcpbridge.connection.tool import MCPTool
+
+
+def config_view(config: ServerConfig) -> dict[str, Any]:
+    """The entry as configured, secrets masked (also where a credential was expanded into
+    ``args`` or ``url``)."""
+    redact = Redactor(entry_secrets(config))
+    view: dict[str, Any] = {
+        "transport": config.type,
+        "source": str(config.source),
+        "overrides": str(config.overrides) if config.overrides else None,
+        "enabled": config.enabled,
+    }
+    if config.type == "http":
+        view["url"] = redact(config.url or "")
+        view["headers"] = redact_values(config.headers)
+        view["oauth"] = oauth_view(config.oauth)
+    else:
+        view["command"] = config.command
+        view["args"] = [redact(a) for a in config.args]
+        view["env"] = redact_values(config.env)
+        view["cwd"] = str(config.cwd) if config.cwd else None
+    return view
+
+
+def oauth_view(oauth: OAuthSettings) -> dict[str, Any] | bool:
+    """The ``oauth`` settings as configured (false when disabled), secrets masked."""
+    if not oauth.enabled:
+        return False
+    view: dict[str, Any] = {}
+    for key in OAUTH_KEYS:
+        value = getattr(oauth, key)
+        if value is None:
+            continue
+        view[key] = MASK if key in SECRET_KEYS else list(value) if key == "scopes" else value
+    return view
+
+
+def tool_view(tool: MCPTool, *, schema: bool = False) -> dict[str, Any]:
+    """One tool: visible and original name, capability with its reason, description."""
+    permission = tool.permission()
+    view: dict[str, Any] = {
+        "name": tool.name,
+        "original_name": tool.original_name,
+        "name_reason": tool.name_reason,
+        "capability": permission.capability.value,
+        "capability_reason": permission.reason,
+        "description": tool.description,
+    }
+    if schema:
+        view["input_schema"] = tool.schema()
+    return view
+
+
+def failure_view(failure: Failure | None) -> dict[str, Any] | None:
+    """Why a server is not usable: stage, message, hint, the end of its stderr, its log."""
+    if failure is None:
+        return None
+    return {
+        "stage": failure.stage,
+        "message": failure.message,
+        "hint": failure.hint,
+        "stderr_tail": failure.stderr_tail,
+        "log_file": str(failure.log_file) if failure.log_file else None,
+        "needs_login": failure.needs_login,
+    }
+
+
+def server_view(
+    name: str,
+    status: str,
+    config: ServerConfig,
+    client: Client | None,
+    tools: Sequence[MCPTool],
+    *,
+    failure: Failure | None = None,
+    schemas: bool = False,
+) -> dict[str, Any]:
+    """One server, the same keys for ``mcp list --json`` and doctor's ``--format json``:
+    status, the entry (masked), handshake facts, failure and tools.
+    """
+    info = client.info if client else None
+    return {
+        "name": name,
+        "status": status,
+        **config_view(config),
+        "protocol_version": info.protocol_version if info else None,
+        "server_info": {"name": info.name, "version": info.version} if info else None,
+        "capabilities": info.capabilities if info else None,
+        "handshake_ms": round(info.handshake_ms, 1) if info else None,
+        "tool_count": len(tools),
+        "failure": failure_view(failure),
+        "tools": [tool_view(t, schema=schemas) for t in tools],
+    }
+
+
+def status_view(status: ServerStatus, manager: Manager, *, schemas: bool = False) -> dict[str, Any]:
+    """:func:`server_view` of one line of :meth:`Manager.status` (``mcp list``)."""
+    tools = [t for t in manager.tools() if t.server == status.name]
+    return server_view(
+        status.name,
+        status.status,
+        status.config,
+        manager.clients.get(status.name),
+        tools if status.status == "connected" else [],
+        failure=status.failure,
+        schemas=schemas,
+    )

@@ -1,0 +1,171 @@
+"""``MCPTool``: one remote tool adapted to core's ``Tool`` protocol."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp import InputRequiredRoundsExceededError, MCPError
+from pydantic import ValidationError
+
+from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.connection.requests import too_many_rounds
+from codebot_mcp.mcpbridge.tools.arguments import first_problem, validator_for
+from codebot_mcp.mcpbridge.tools.capability import classify
+
+if TYPE_CHECKING:
+    from codebot_mcp.mcpbridge.connection.client import Client
+
+
+class MCPTool:
+    """A tool of an MCP server, named ``mcp__<server>__<tool>`` for the model."""
+
+    def __init__(
+        self, client: Client, tool: types.Tool, name: str, *, name_reason: str | None = None
+    ) -> None:
+        self._client = client
+        self.tool = tool
+        self._name = name
+        self.name_reason = name_reason
+        """Why the visible name differs from ``mcp__server__tool`` (sanitized, shortened, ...)."""
+        self._permission: Permission | None = None
+        self._validator: Any = None
+
+    @property
+    def name(self) -> str:
+        """The model-visible name."""
+        return self._name
+
+    @property
+    def server(self) -> str:
+        """The server this tool belongs to."""
+        return self._client.name
+
+    @property
+    def original_name(self) -> str:
+        """The tool's own name on its server."""
+        return self.tool.name
+
+    @property
+    def description(self) -> str:
+        """The server's description (may be empty)."""
+        return self.tool.description or self.tool.title or ""
+
+    def schema(self) -> dict[str, Any]:
+        """The input schema as an object schema: ``properties`` always present."""
+        return normalize_schema(self.tool.input_schema)
+
+    def permission(self) -> Permission:
+        """Capability and reason, from annotations first, then keywords."""
+        if self._permission is None:
+            hints = self.tool.annotations
+            self._permission = classify(
+                self.tool.name,
+                self.tool.description,
+                read_only=hints.read_only_hint if hints else None,
+                destructive=hints.destructive_hint if hints else None,
+                open_world=hints.open_world_hint if hints else None,
+            )
+        return self._permission
+
+    def fingerprint(self) -> str:
+        """A hash of what the model is told about the tool (see ``mcpbridge.lock``)."""
+        from codebot_mcp.mcpbridge.tools.pinning import tool_hash
+
+        return tool_hash(self.tool)
+
+    def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
+        """The first way ``arguments`` break the input schema, or None.
+
+        Never stricter than the protocol: ``null`` for a property the schema does not require
+        counts as leaving it out (SEP-2243: a null parameter is sent, its header omitted), and
+        a schema that is itself invalid, or that cannot be evaluated here (a ``$ref`` to a
+        network location, which is never fetched), is not enforced: the server judges then.
+        """
+        if self._validator is None:
+            self._validator = validator_for(self.schema())
+        return first_problem(self._validator, arguments, self.schema())
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        """Call the tool; every failure becomes an error result, never an exception."""
+        try:
+            result = await self._client.call_tool(self.tool.name, dict(arguments))
+        except MCPError as exc:
+            return ToolResult(self._describe_error(exc), is_error=True)
+        except ValidationError as exc:
+            text = f"{self.name} failed: {describe_invalid_result(exc, self.server)}"
+            return ToolResult(text, is_error=True)
+        except InputRequiredRoundsExceededError:
+            return ToolResult(
+                too_many_rounds(self.server, f"'{self.original_name}'"), is_error=True
+            )
+        except (ConnectionError, OSError, RuntimeError) as exc:
+            text = f"calling {self.name} failed: {self._client.redact(str(exc))}"
+            return ToolResult(text, is_error=True)
+        return to_tool_result(result)
+
+    def _describe_error(self, exc: MCPError) -> str:
+        server = self.server
+        if exc.code == types.CONNECTION_CLOSED and self._client.oversized():
+            return f"server '{server}' sent an answer larger than 32 MB; it was dropped"
+        if exc.code == types.CONNECTION_CLOSED:
+            again = " The next call restarts it." if self._client.restarts_left > 0 else ""
+            return f"server '{server}' closed the connection during the call (it exited).{again}"
+        if exc.code == types.REQUEST_TIMEOUT:
+            limit = self._client.tool_timeout
+            return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
+        return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
+
+
+def describe_invalid_result(exc: ValidationError, server: str) -> str:
+    """One line for a result the SDK rejected as not matching the MCP schema."""
+    errors = exc.errors(include_url=False, include_input=False)
+    where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+    first = f"{where}: {errors[0]['msg']}" if errors else str(exc).splitlines()[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"server '{server}' sent a result that does not follow the MCP schema: {first}{more}"
+
+
+def to_tool_result(result: types.CallToolResult) -> ToolResult:
+    """Join the text of all blocks; describe the others in one line each."""
+    parts = [describe_block(block) for block in result.content]
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    data: dict[str, Any] = {
+        "content": [
+            b.model_dump(by_alias=True, mode="json", exclude_none=True) for b in result.content
+        ]
+    }
+    if result.structured_content is not None:
+        data["structuredContent"] = result.structured_content
+    data["isError"] = result.is_error
+    return ToolResult("\n".join(parts), is_error=result.is_error, data=data)
+
+
+def describe_block(block: types.ContentBlock) -> str:
+    """Text for a text block, one line for anything else."""
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        kind = "image" if isinstance(block, types.ImageContent) else "audio"
+        return f"[{kind}: {block.mime_type}, {_b64_size(block.data)} bytes]"
+    if isinstance(block, types.ResourceLink):
+        label = f" ({block.name})" if block.name else ""
+        return f"[resource link: {block.uri}{label}]"
+    if isinstance(block, types.EmbeddedResource):
+        res = block.resource
+        if isinstance(res, types.TextResourceContents):
+            return res.text
+        mime = res.mime_type or "application/octet-stream"
+        return f"[embedded resource: {res.uri}, {mime}, {_b64_size(res.blob)} bytes]"
+    return f"[{getattr(block, 'type', 'unknown')} content]"
+
+
+def _b64_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (ValueError, TypeError):
+        return len(data) * 3 // 4

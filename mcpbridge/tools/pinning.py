@@ -1,0 +1,91 @@
+"""Pinned tool definitions: ``.codebot/mcp-lock.json`` records, per server, its version and a hash
+of each tool's description, input schema and annotations, so a server that changes a tool after
+you reviewed it (a "rug pull") is caught by ``mcp doctor`` (``tools.lock``)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+
+from codebot_mcp.core.config import paths
+
+LOCK_FILE = "mcp-lock.json"
+LOCK_VERSION = 1
+
+
+def lock_path(project_root: Path | None, cwd: Path) -> Path:
+    """``<project root>/.codebot/mcp-lock.json`` (the working directory without a project)."""
+    return (project_root or cwd) / paths.PROJECT_DIR / LOCK_FILE
+
+
+def tool_hash(tool: types.Tool) -> str:
+    """sha256 of what the model is told about a tool: description, input schema, annotations."""
+    annotations = (
+        tool.annotations.model_dump(mode="json", exclude_none=True) if tool.annotations else None
+    )
+    data = {
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+        "annotations": annotations,
+    }
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def server_entry(version: str | None, tools: list[types.Tool]) -> dict[str, Any]:
+    """One server's record in the lock."""
+    return {
+        "version": version,
+        "tools": {t.name: tool_hash(t) for t in sorted(tools, key=lambda t: t.name)},
+    }
+
+
+def write(path: Path, servers: dict[str, dict[str, Any]]) -> None:
+    """Write the lock atomically (sorted, so a re-lock of the same tools changes no byte)."""
+    document = {"lock_version": LOCK_VERSION, "servers": dict(sorted(servers.items()))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def read(path: Path) -> dict[str, Any] | None:
+    """The servers recorded in the lock, or None when there is no (readable) lock."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    servers = data.get("servers") if isinstance(data, dict) else None
+    return servers if isinstance(servers, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def drift(recorded: dict[str, Any], version: str | None, tools: list[types.Tool]) -> list[str]:
+    """How a server differs from its record, one sentence per difference (empty: no drift)."""
+    out: list[str] = []
+    if recorded.get("version") != version:
+        out.append(f"its version changed from {recorded.get('version')} to {version}")
+    pinned: dict[str, Any] = recorded.get("tools") or {}
+    now = {t.name: tool_hash(t) for t in tools}
+    for name in sorted(now):
+        if name not in pinned:
+            out.append(f"tool '{name}' is new")
+        elif pinned[name] != now[name]:
+            out.append(f"tool '{name}' changed its description, schema or annotations")
+    out.extend(f"tool '{name}' is gone" for name in sorted(set(pinned) - set(now)))
+    return out
+
+
+def pins(project_root: Path | None, cwd: Path) -> dict[tuple[str, str], str]:
+    """(server, tool) → pinned hash, from the project's lock (empty without one)."""
+    servers = read(lock_path(project_root, cwd)) or {}
+    out: dict[tuple[str, str], str] = {}
+    for server, entry in servers.items():
+        tools = entry.get("tools") if isinstance(entry, dict) else None
+        if isinstance(tools, dict):
+            out.update({(server, name): str(h) for name, h in tools.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return out

@@ -1,0 +1,257 @@
+"""Results first, shutdown after: a detached reaper finishes stopping servers after we exit.
+
+A one-shot command (``mcp list``, ``mcp call``, ``mcp doctor``) has its result long before its
+servers are gone: server-everything alone waits 0.36 s after its stdin closes, and one that
+sends a request after its stdin closed may never exit on its own. When the console script will
+exit right after the command (:func:`arm`, by ``cli.app.main``) and the command allows it
+(:func:`allow`), the first server launch starts one small reaper (this file run as a script,
+standard library only, ``python -I -S``) and tells it, down a pipe, each server it launches.
+:meth:`~mcpbridge.process.ServerProcess.stop` then closes the server's stdin and lets go
+(:func:`handoff`) instead of waiting. When codebot exits, however it exits (even by SIGKILL),
+the pipe ends and the reaper finishes the usual sequence for every server still running: wait
+for it to exit on its own, then SIGTERM to its process group, then SIGKILL. It outlives
+codebot by at most ``stdin_grace + term_grace``.
+
+Servers the reaper watches are launched without the parent-death signal of
+:mod:`core.spawn` (it would SIGKILL them the moment codebot exits, with no grace to flush
+anything); the reaper's pipe stands in for it. When the reaper cannot start, servers get the
+parent-death signal and ``stop`` waits as usual.
+
+The reaper runs in its own session (no terminal signal reaches it) with stdout and stderr on
+/dev/null (a caller reading codebot's output sees EOF when codebot exits), and it is started
+with a plain ``Popen``, never through :mod:`core.spawn`. It checks each process's start time
+before signalling, so a recycled pid is never hit.
+
+Kept free of any import beyond the standard library: it runs as a script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
+
+_armed = False
+_allowed = False
+_reaper: subprocess.Popen[bytes] | None = None
+_pipe: IO[bytes] | None = None
+_failed = False
+_watched: set[int] = set()
+_handed: list[int] = []
+_keep: list[object] = []
+"""The handed-off process objects, kept referenced until exit (their finalizers would kill)."""
+POLL_SECONDS = 0.02
+
+
+def arm() -> None:
+    """The process exits right after the command (console script): detaching is safe."""
+    global _armed
+    _armed = True
+
+
+def allow() -> None:
+    """The running command is one-shot: its servers' shutdown may finish after it exits."""
+    global _allowed
+    _allowed = True
+
+
+def active() -> bool:
+    """True when servers launched now are left to the reaper (starting it if need be)."""
+    return _armed and _allowed and _start()
+
+
+def _start() -> bool:
+    global _reaper, _pipe, _failed
+    if _reaper is not None:
+        return True
+    if _failed or not os.path.isdir("/proc"):  # the reaper reads start times from /proc
+        return False
+    import subprocess  # here: the console script imports this module before any command
+
+    try:
+        _reaper = subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+    except OSError:
+        _failed = True
+        return False
+    _pipe = _reaper.stdin
+    from codebot_mcp.core.proc import (
+        descendants,
+    )  # not in the script: only codebot starts the reaper
+
+    descendants.spare(_reaper.pid)  # it outlives codebot on purpose
+    return True
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot), or None when it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[19])
+
+
+def announcer(stdin_grace: float, term_grace: float) -> Callable[[], None] | None:
+    """What a server's child runs between fork and exec: it tells the reaper its own pid and
+    start time, so a SIGKILL of codebot right after the spawn (before :func:`watch`) cannot
+    leave it unknown. One ``write`` of a short line: atomic on a pipe. None before the reaper.
+    """
+    if _pipe is None:
+        return None
+    fd = _pipe.fileno()
+
+    def announce() -> None:
+        pid = os.getpid()
+        target = {"pid": pid, "ticks": start_ticks(pid), "grace": stdin_grace, "term": term_grace}
+        try:
+            os.write(fd, json.dumps(target).encode() + b"\n")
+        except OSError:
+            pass
+
+    return announce
+
+
+def watch(pid: int, stdin_grace: float, term_grace: float) -> bool:
+    """Tell the reaper about a just-launched server (again, when its child announced itself:
+    the reaper counts each process once); False when it cannot take it."""
+    ticks = start_ticks(pid)
+    if _pipe is None or ticks is None:
+        return False
+    line = json.dumps({"pid": pid, "ticks": ticks, "grace": stdin_grace, "term": term_grace})
+    try:
+        _pipe.write(line.encode() + b"\n")
+        _pipe.flush()
+    except OSError:
+        return False
+    _watched.add(pid)
+    return True
+
+
+def watches(pid: int) -> bool:
+    """True when the reaper knows ``pid`` (it was launched while :func:`active`)."""
+    return pid in _watched
+
+
+def handoff(pid: int, keep: object) -> None:
+    """Leave the rest of stopping ``pid`` (its stdin already closed) to the reaper."""
+    _keep.append(keep)
+    _handed.append(pid)
+
+
+def pending() -> bool:
+    """True when a server was handed off: exit with ``os._exit`` (no finalizer may kill it)."""
+    return bool(_handed)
+
+
+def reaper_pid() -> int | None:
+    """The reaper's pid once started (tests)."""
+    return None if _reaper is None else _reaper.pid
+
+
+def _live_groups() -> set[int]:
+    """The process groups that hold a live (not zombie) process."""
+    groups: set[int] = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return groups
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] not in (b"Z", b"X"):
+            groups.add(int(fields[2]))
+    return groups
+
+
+def _gone(target: dict[str, Any], groups: set[int]) -> bool:
+    """The server and every process of its group have exited (zombies count as exited)."""
+    now = start_ticks(target["pid"])
+    if now == target["ticks"]:
+        return False
+    if now is not None:
+        return True  # the pid is another process's now: our group is long gone
+    return target["pid"] not in groups  # launched with start_new_session: pgid == pid
+
+
+def _left(targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups = _live_groups() if targets else set()
+    return [t for t in targets if not _gone(t, groups)]
+
+
+def _wait(targets: list[dict[str, Any]], seconds: float) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + seconds
+    left = _left(targets)
+    while left and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+        left = _left(left)
+    return left
+
+
+def _signal(targets: list[dict[str, Any]], sig: signal.Signals) -> None:
+    for t in _left(targets):  # nothing left of it (a recycled pid is not ours to signal)
+        try:
+            os.killpg(t["pid"], sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def reap(targets: list[dict[str, Any]]) -> None:
+    """Wait for each target to exit; SIGTERM its group after its grace, SIGKILL after more."""
+    grace = max((t["grace"] for t in targets), default=0.0)
+    term = max((t["term"] for t in targets), default=0.0)
+    left = _wait(targets, grace)
+    if not left:
+        return
+    _signal(left, signal.SIGTERM)
+    left = _wait(left, term)
+    _signal(left, signal.SIGKILL)
+    _wait(left, term)
+
+
+def _read_targets(stream: IO[bytes]) -> list[dict[str, Any]]:
+    """Every target codebot announces, until its end of the pipe closes (it exited)."""
+    targets: dict[tuple[int, int], dict[str, Any]] = {}
+    for line in stream:
+        try:
+            target = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(target, dict) or not isinstance(target.get("pid"), int):
+            continue
+        if isinstance(target.get("ticks"), int):
+            targets.setdefault((target["pid"], target["ticks"]), target)
+    return list(targets.values())
+
+
+def main() -> int:
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_IGN)
+    reap(_read_targets(sys.stdin.buffer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

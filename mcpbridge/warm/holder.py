@@ -1,0 +1,261 @@
+"""The warm holder's server side (see :mod:`mcpbridge.warm`): one Manager behind a Unix socket.
+
+Every request is served by the cold path's own parts: ``Manager`` (start, restart policy, status),
+``call_once`` (tool lookup, argument check, errors) and ``server_view`` (redacted views).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import SocketAttribute, SocketListener, SocketStream
+
+from codebot_mcp.core.config import paths, trust
+from codebot_mcp.core.config import settings as settings_mod
+from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.tools.arguments import Pairs
+from codebot_mcp.mcpbridge.calls.call import call_once
+from codebot_mcp.mcpbridge.connection.manager import Manager
+from codebot_mcp.mcpbridge.connection.report import status_view
+from codebot_mcp.mcpbridge.warm.client import (
+    ACCEPT_TIMEOUT,
+    MAX_LINE_BYTES,
+    SOCKET_PATH_LIMIT,
+    fingerprint,
+    socket_path,
+)
+
+BUSY_RECHECK_SECONDS = 1.0
+"""While a call runs past the idle timeout, look again this often."""
+
+
+def _peer_uid(sock: socket.socket) -> int:
+    so_peercred = getattr(socket, "SO_PEERCRED", None)
+    if so_peercred is None:  # pragma: no cover - not Linux: the 0600 socket is the guard
+        return os.getuid()
+    data = sock.getsockopt(socket.SOL_SOCKET, so_peercred, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", data)
+    return int(uid)
+
+
+def _error(exit_code: int, message: str, hint: str | None = None) -> dict[str, Any]:
+    return {"error": {"exit_code": exit_code, "message": message, "hint": hint}}
+
+
+class Holder:
+    """The servers of one settings digest, kept connected, answering list and call requests."""
+
+    def __init__(self, manager: Manager, digest: str, idle: float) -> None:
+        self.manager = manager
+        self.digest = digest
+        self.idle = idle
+        self.stop = anyio.Event()
+        self._lock = anyio.Lock()
+        self._last_used = anyio.current_time()
+        self._busy = 0
+
+    async def _send(self, stream: SocketStream, message: dict[str, Any]) -> None:
+        await stream.send(json.dumps({"digest": self.digest, **message}).encode() + b"\n")
+
+    async def _retry_failed(self) -> None:
+        """Failed and crashed servers start afresh on the next request, as in a cold run (the
+        restart policy's "the next call restarts it"); connected ones keep their connection.
+        """
+        manager = self.manager
+        async with self._lock:
+            if any(not c.connected for c in manager.clients.values()):
+                await manager.reconfigure(manager.servers)
+            await manager.refresh_if_dirty()
+
+    async def _list(self, request: dict[str, Any]) -> dict[str, Any]:
+        await self._retry_failed()
+        names = request.get("servers") or list(self.manager.servers)
+        schemas = bool(request.get("schemas"))
+        statuses = [s for s in self.manager.status() if s.name in names]
+        return {"views": [status_view(s, self.manager, schemas=schemas) for s in statuses]}
+
+    async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        await self._retry_failed()
+        config = self.manager.servers[request["server"]]
+        arguments = request.get("arguments") or {}
+        if request.get("pairs") and isinstance(arguments, dict):
+            arguments = Pairs(arguments)  # key=value text, typed by the tool's schema as cold
+        try:
+            outcome = await call_once(self.manager, config, str(request.get("tool")), arguments)
+        except CodebotError as exc:
+            return _error(int(exc.exit_code), exc.message, exc.hint)
+        return {
+            "result": {"text": outcome.text, "is_error": outcome.is_error, "data": outcome.data}
+        }
+
+    async def _read_request(self, stream: SocketStream) -> dict[str, Any] | None:
+        buffer = bytearray()
+        try:
+            with anyio.fail_after(ACCEPT_TIMEOUT):
+                while b"\n" not in buffer:
+                    buffer += await stream.receive()
+                    if len(buffer) > MAX_LINE_BYTES:
+                        return None
+            request = json.loads(bytes(buffer).partition(b"\n")[0])
+        except (TimeoutError, anyio.EndOfStream, ValueError):
+            return None
+        return request if isinstance(request, dict) else None
+
+    async def handle(self, stream: SocketStream) -> None:
+        """One connection: one request, the acceptance line, one answer."""
+        async with stream:
+            if _peer_uid(stream.extra(SocketAttribute.raw_socket)) != os.getuid():
+                return  # not our user: say nothing
+            request = await self._read_request(stream)
+            if request is None:
+                return
+            self._last_used = anyio.current_time()
+            op = request.get("op")
+            if op in ("status", "stop"):
+                await self._send(stream, {"accepted": True})
+                facts = {"pid": os.getpid(), "servers": sorted(self.manager.servers)}
+                await self._send(stream, {**facts, "idle_timeout": self.idle})
+                if op == "stop":
+                    self.stop.set()
+                return
+            if request.get("digest") != self.digest:
+                await self._send(stream, {"accepted": False, "stale": True})
+                return
+            await self._send(stream, {"accepted": True})
+            self._busy += 1
+            try:
+                if op == "list":
+                    reply = await self._list(request)
+                elif op == "call" and request.get("server") in self.manager.servers:
+                    reply = await self._call(request)
+                else:
+                    reply = _error(2, f"the warm holder cannot answer {op!r}")
+            finally:
+                self._busy -= 1
+                self._last_used = anyio.current_time()
+            await self._send(stream, reply)
+
+    async def serve(self, listener: SocketListener) -> None:
+        """Accept connections until stopped (idle timeout, ``--stop``, a signal)."""
+
+        async def one(stream: SocketStream) -> None:
+            with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self.handle(stream)  # a client that went away needs no answer
+
+        async def accept() -> None:
+            async with anyio.create_task_group() as tg:
+                while True:
+                    tg.start_soon(one, await listener.accept())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(accept)
+            tg.start_soon(self._watch_idle)
+            tg.start_soon(self._watch_signals)
+            await self.stop.wait()
+            tg.cancel_scope.cancel()
+
+    async def _watch_idle(self) -> None:
+        while not self.stop.is_set():
+            left = self._last_used + self.idle - anyio.current_time()
+            if left <= 0 and not self._busy:
+                self.stop.set()
+                return
+            with anyio.move_on_after(max(left, 0) or BUSY_RECHECK_SECONDS):
+                await self.stop.wait()
+
+    async def _watch_signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async for _ in signals:
+                self.stop.set()
+                return
+
+
+async def serve(
+    cwd: Path, *, trust_project: bool, idle_timeout: float | None, ready: Any = None
+) -> int:
+    """Load the settings as the cold path does, start the servers, serve; the exit code."""
+    settings = settings_mod.load(cwd)
+    result = trust.check(settings, assume_trusted=trust_project)
+    servers = dict(trust.without_untrusted(settings, result).servers)
+    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.tools.useragent import Policy, root_dirs
+
+    roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
+    digest = fingerprint(servers, result.trusted, roots)
+    # The cold path's default answers: --elicit decline, no sampling (refused, same words).
+    agent, sampler = Policy(root_dirs=roots), Sampler(lambda: None)
+    path = socket_path(settings.project_file, settings.cwd)
+    idle = idle_timeout if idle_timeout is not None else settings.warm_idle_timeout
+    if len(str(path).encode()) > SOCKET_PATH_LIMIT:
+        print(f"error: the socket path {path} is too long for a Unix socket", file=sys.stderr)
+        return 3
+    paths.private_dir(path.parent)
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp")
+    with suppress(OSError):
+        temporary.unlink()
+    old_umask = os.umask(0o177)  # the socket is 0600 from its first moment
+    try:
+        listener = await anyio.create_unix_listener(temporary, mode=0o600)
+    finally:
+        os.umask(old_umask)
+    async with listener, Manager(servers, agent=agent, sampler=sampler) as manager:
+        await manager.start_all()
+        os.replace(temporary, path)  # atomic: a holder for changed settings replaces the old
+        identity = os.stat(path).st_ino
+        if ready is not None:
+            ready(digest, manager)
+        try:
+            await Holder(manager, digest, idle).serve(listener)
+        finally:
+            with suppress(OSError):
+                if os.stat(path).st_ino == identity:  # still ours, not a successor's
+                    path.unlink()
+    return 0
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m mcpbridge.warm_holder --cwd DIR [--trust-project] [--idle SECONDS]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m mcpbridge.warm_holder")
+    parser.add_argument("--cwd", type=Path, required=True)
+    parser.add_argument("--trust-project", action="store_true")
+    parser.add_argument("--idle", type=float, default=None)
+    args = parser.parse_args(argv)
+
+    def ready(digest: str, manager: Any) -> None:
+        failed = sorted(manager.failures)
+        line = {
+            "digest": digest,
+            "pid": os.getpid(),
+            "servers": sorted(manager.servers),
+            "failed": failed,
+        }
+        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.flush()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the starter reads to EOF: let it go
+        os.close(devnull)
+
+    try:
+        return anyio.run(
+            lambda: serve(
+                args.cwd, trust_project=args.trust_project, idle_timeout=args.idle, ready=ready
+            )
+        )
+    except Exception as exc:  # boundary: the holder's last word goes to its log
+        print(f"error: the warm holder failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
