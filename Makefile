@@ -6,7 +6,7 @@ NODE_DIR := tests/node
 CONFORMANCE_DIR := tests/conformance
 
 .DEFAULT_GOAL := help
-.PHONY: help install test conformance lint format typecheck demo bench clean
+.PHONY: help install test conformance lint layers format typecheck demo bench clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,9 +30,13 @@ conformance: ## The official MCP conformance suite's client scenarios, run again
 lint: ## ruff (format and lint) and mypy
 	$(BIN)/ruff format --check cli core mcpbridge tests examples
 	$(BIN)/ruff check cli core mcpbridge tests examples
+	$(BIN)/python -m tests.layers --check
 	@mkdir -p build/typecheck/codebot_mcp
 	@for p in cli core mcpbridge; do ln -sfn ../../../$$p build/typecheck/codebot_mcp/$$p; done
 	$(BIN)/mypy
+
+layers: ## Write each sub-package's ruff.toml from the layer table in tests/layers.py
+	$(BIN)/python -m tests.layers --write
 
 format: ## Format the code and apply safe lint fixes
 	$(BIN)/ruff format cli core mcpbridge tests examples

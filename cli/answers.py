@@ -8,15 +8,9 @@ from typing import TYPE_CHECKING
 from codebot_mcp.core.errors import ModelError, UsageError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from codebot_mcp.cli.runtime import ChatOptions, ChatRuntime
-    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.model.client import ChatModel
-    from codebot_mcp.core.tools.base import Tool
-    from codebot_mcp.core.tools.useragent import Policy, UserAgent
-    from codebot_mcp.mcpbridge.connection.manager import Manager
+    from codebot_mcp.core.tools.useragent import Policy
 
 
 def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | None) -> Policy:
@@ -50,7 +44,8 @@ class LazyModel:
     def __call__(self) -> ChatModel | None:
         """The model, or None (with ``error`` set) when none is configured."""
         if self.model is None and self.error is None:
-            from codebot_mcp.core.model.client import ChatModel, create_client, resolve_config
+            from codebot_mcp.core.model.client import ChatModel, create_client
+            from codebot_mcp.core.model.config import resolve_config
 
             try:
                 config = resolve_config(self.settings)
@@ -64,27 +59,3 @@ class LazyModel:
         """Close the model's HTTP client, if one was made."""
         if self.model is not None:
             await self.model.aclose()
-
-
-def chat_answers(
-    settings: Settings,
-    options: ChatOptions,
-    user_agent: UserAgent | None,
-    held: list[ChatRuntime],
-) -> tuple[UserAgent, Sampler]:
-    """Who answers the servers in a chat (the REPL, else the policy of the command line), and
-    the sampler that uses the runtime's model (``held[0]``, once it exists)."""
-    from codebot_mcp.core.agent.sampling import Sampler
-
-    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
-    return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
-
-
-def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
-    """The local layer: the built-ins, and the servers' resources for the model (read
-    capability) when any server is configured."""
-    from codebot_mcp.core.tools.builtin import builtin_tools
-    from codebot_mcp.core.tools.resources import resource_tools
-
-    local = builtin_tools(cwd, settings.project_root)
-    return local + resource_tools(manager) if settings.servers else local

@@ -16,8 +16,10 @@ REDACTOR = SECRETS
 
 def safe(text: object, *, one_line: bool = False) -> str:
     """Untrusted text on its way to the terminal: secrets scrubbed, control characters shown
-    escaped (see :func:`core.redact.printable`). Our own styling is added around it, after."""
-    return printable(REDACTOR(str(text)), one_line=one_line)
+    escaped (see :func:`core.secrets.redact.printable`); ``None`` is the empty string. Our own
+    styling is added around it, after. The one function every printed stranger's text goes
+    through (servers, models, settings, files)."""
+    return printable(REDACTOR("" if text is None else str(text)), one_line=one_line)
 
 
 def use_color(stream: TextIO) -> bool:

@@ -23,10 +23,12 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
+    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
@@ -241,7 +243,8 @@ class ChatRuntime:
                 no agent yet.
         """
         from codebot_mcp.core.agent.loop import Agent
-        from codebot_mcp.core.model.client import ChatModel, create_client, resolve_config
+        from codebot_mcp.core.model.client import ChatModel, create_client
+        from codebot_mcp.core.model.config import resolve_config
 
         self.settings = settings
         self.gate.rules = settings.permissions
@@ -361,12 +364,11 @@ async def open_runtime(
     """
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.session import Session
-    from codebot_mcp.core.model.client import resolve_config
+    from codebot_mcp.core.model.config import resolve_config
 
     settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
-    from codebot_mcp.cli.answers import chat_answers, chat_tools
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
@@ -397,3 +399,29 @@ async def open_runtime(
             yield runtime
         finally:
             await runtime.aclose()
+
+
+def chat_answers(
+    settings: Settings,
+    options: ChatOptions,
+    user_agent: UserAgent | None,
+    held: list[ChatRuntime],
+) -> tuple[UserAgent, Sampler]:
+    """Who answers the servers in a chat (the REPL, else the policy of the command line), and
+    the sampler that uses the runtime's model (``held[0]``, once it exists)."""
+    from codebot_mcp.core.agent.sampling import Sampler
+
+    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
+    from codebot_mcp.cli.answers import policy
+
+    return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
+    """The local layer: the built-ins, and the servers' resources for the model (read
+    capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import builtin_tools
+    from codebot_mcp.core.tools.resources import resource_tools
+
+    local = builtin_tools(cwd, settings.project_root)
+    return local + resource_tools(manager) if settings.servers else local

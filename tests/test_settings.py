@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codebot_mcp.core.config import settings
-from codebot_mcp.core.config.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.errors import SettingsError
 from tests.helpers import write_settings
 

@@ -29,7 +29,7 @@ def models_command(
     llama.cpp, LM Studio, vLLM). Exit 0, 5 the endpoint failed or none was found.
     """
     from codebot_mcp.core.model import discovery
-    from codebot_mcp.core.model.client import resolve_config
+    from codebot_mcp.core.model.config import resolve_config
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
@@ -92,7 +92,7 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
 
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.model import discovery
-    from codebot_mcp.core.model.client import resolve_config
+    from codebot_mcp.core.model.config import resolve_config
 
     settings = load_settings(globals_)
     settings = trust.without_untrusted(

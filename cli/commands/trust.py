@@ -9,61 +9,11 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.errors import ExitCode, UsageError
-from codebot_mcp.core.secrets.redact import redact_url
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.config.servers import ServerConfig
-    from codebot_mcp.core.config.trust import TrustCheck
-
-
-def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
-    """What a server runs or where it connects, then one line per fact that decides what
-    runs: the resolved program, its ``cwd``, a ``PATH`` override, and every variable it
-    expands (credentials and the model's API key flagged). Env and header values are not
-    shown, only their names.
-    """
-    from codebot_mcp.core.config import trust
-    from codebot_mcp.core.proc.lookup import find_command
-
-    if config.type == "http":
-        text = f"{config.name}: {redact_url(config.url or '')}"
-        if config.headers:
-            text += f" (headers: {', '.join(config.headers)})"
-    else:
-        command = " ".join([config.command or "?", *(redact_url(a) for a in config.args)])
-        text = f"{config.name}: {command}"
-        if config.env:
-            text += f" (env: {', '.join(config.env)})"
-    if config.error:
-        text += "  [invalid entry: will not start]"
-    lines = [text]
-    if config.type == "stdio" and config.error is None and config.command:
-        found = find_command(config.command, config.cwd, config.env)
-        lines.append(f"    runs: {found if found else '(not found)'}")
-        lines.append(f"    cwd: {config.cwd}")
-        if "PATH" in config.env:
-            lines.append(f"    PATH override: {config.env['PATH']}")
-    for item in trust.expansions(config, api_key_env):
-        line = f"    expands ${{{item.variable}}} into {item.key}"
-        if item.api_key:
-            line += ": WARNING: this is your model API key; the server will receive it"
-        elif item.credential:
-            line += ": WARNING: looks like a credential; the server will receive it"
-        if not item.is_set:
-            line += " (not set)"
-        lines.append(line)
-    return lines
-
-
-def describe_all(result: TrustCheck) -> list[str]:
-    """One line per thing the project would do once trusted: servers (each with its facts
-    indented below), then gated settings."""
-    lines = [line for config in result.servers for line in describe(config, result.api_key_env)]
-    for key, value in result.gated.items():
-        shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
-        lines.append(f"setting {key}: {shown}")
-    return lines
+    pass
 
 
 app = typer.Typer()

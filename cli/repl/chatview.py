@@ -19,13 +19,6 @@ from codebot_mcp.core.secrets.redact import printable
 from codebot_mcp.core.secrets.stream import StreamScrubber
 from codebot_mcp.core.tools.base import Tool, ToolResult
 
-
-def clean(text: str) -> str:
-    """Text from a model or a file, safe for the terminal (:func:`render.safe`): secrets
-    scrubbed, control characters other than newline and tab shown escaped, never interpreted."""
-    return render.safe(text)
-
-
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.manager import Manager
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.cli.commands.mcp.common import safe
+from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.mcp import PROMPT_PREFIX
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.sources import PromptInfo, ResourceInfo
@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from prompt_toolkit.completion import CompleteEvent, Completion
     from prompt_toolkit.document import Document
 
-    from codebot_mcp.cli.repl.loop import Repl
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
 
@@ -32,7 +31,7 @@ class Catalog:
         """Every connected server's prompts."""
         out: list[PromptInfo] = []
         for client in self.manager.connected():
-            if client.name not in self._prompts or client.prompts_stale:
+            if client.name not in self._prompts or client.features.prompts_stale:
                 try:
                     self._prompts[client.name] = await self.manager.prompts(client.name)
                 except CodebotError:
@@ -45,7 +44,7 @@ class Catalog:
         client = self.manager.clients.get(server)
         if client is None or not client.connected:
             return []
-        if server not in self._resources or client.resources_stale:
+        if server not in self._resources or client.features.resources_stale:
             try:
                 self._resources[server] = await self.manager.resources(server)
             except CodebotError:
@@ -57,6 +56,13 @@ def _completer_base() -> type[Any]:
     from prompt_toolkit.completion import Completer
 
     return Completer
+
+
+SLASH_COMMANDS = [
+    *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
+    *("/resume", "/clear", "/help", "/exit"),
+]
+"""The REPL's own commands, as completed at its prompt."""
 
 
 class MCPCompleter(_completer_base()):  # type: ignore[misc]
@@ -166,12 +172,3 @@ async def _fill_template(catalog: Catalog, server: str, template: str, prefix: s
     values = await catalog.manager.complete(server, template, variable, value)
     suffix = after if "{" not in after else ""
     return [f"{head}{v}{suffix}" for v in values if v and "/" not in v and " " not in v]
-
-
-def completer_for(repl: Repl) -> MCPCompleter:
-    """The REPL's completer: its slash commands, and its runtime's servers once they exist."""
-    commands = [
-        *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
-        *("/resume", "/clear", "/help", "/exit"),
-    ]
-    return MCPCompleter(lambda: repl.runtime.manager if repl.runtime else None, commands)

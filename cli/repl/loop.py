@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.commands.trust import describe_all
-from codebot_mcp.cli.repl.chatview import Status, TurnView, clean, full_args, report_mcp
-from codebot_mcp.cli.repl.completion import completer_for
+from codebot_mcp.cli.render import safe
+from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
+from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
 from codebot_mcp.cli.repl.reports import (
     HELP,
@@ -38,6 +38,7 @@ from codebot_mcp.cli.runtime import (
     settle_trust,
 )
 from codebot_mcp.cli.signals import sigint_cancels
+from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.config import paths, trust
 from codebot_mcp.core.errors import CodebotError, ExitCode, ModelError
@@ -76,6 +77,14 @@ class Repl:
 
         return PromptSession(input=self.pt_input, output=self.pt_output, **kwargs)
 
+    def completer(self) -> MCPCompleter:
+        """The REPL's completer: its slash commands, and its runtime's servers once they exist."""
+        return MCPCompleter(lambda: self.runtime.manager if self.runtime else None, SLASH_COMMANDS)
+
+    async def ask(self, question: str) -> str:
+        """One line typed at a prompt of its own (a server's question, an approval)."""
+        return await self._session().prompt_async(question, handle_sigint=False)
+
     def _input_session(self) -> PromptSession[str]:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -101,7 +110,7 @@ class Repl:
                 super().store_string(render.REDACTOR(string))
 
         history = PrivateHistory(str(history_file()))
-        return self._session(history=history, key_bindings=keys, completer=completer_for(self))
+        return self._session(history=history, key_bindings=keys, completer=self.completer())
 
     async def approve(self, request: ApprovalRequest) -> Answer:
         """Ask the user about one tool call: yes once, always (this session), or no."""
@@ -283,7 +292,7 @@ class Repl:
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):
-            from codebot_mcp.cli.commands.mcp.auth import repl_login
+            from codebot_mcp.cli.login import repl_login
 
             await repl_login(runtime, rest.strip()[len("login") :].strip())
         elif name == "/mcp":
@@ -336,7 +345,7 @@ class Repl:
                 print("(no saved sessions for this project)")
                 return
             for n, item in enumerate(saved, start=1):
-                print(f"{n:>3}. {clean(sessions.describe(item))}")
+                print(f"{n:>3}. {safe(sessions.describe(item))}")
             try:
                 text = await self._session().prompt_async(
                     "resume which? [number or ID, empty to cancel]: ", handle_sigint=False
@@ -374,9 +383,7 @@ class Repl:
         except ModelError as exc:
             render.error(exc)
         if self.answers.roots() != roots_before:
-            from codebot_mcp.mcpbridge.connection.features import roots_changed
-
-            await roots_changed(runtime.manager.connected())
+            await runtime.manager.roots_changed()
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
         print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")

@@ -15,14 +15,14 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.commands.mcp.common import safe
-from codebot_mcp.cli.commands.mcp.prompts import check_prompt_args, parse_prompt_args
+from codebot_mcp.cli.render import safe
 from codebot_mcp.core.errors import CodebotError, UsageError
+from codebot_mcp.core.tools.arguments import check_prompt_args, parse_prompt_args
 from codebot_mcp.core.tools.sources import PromptMessage, content_text
 from codebot_mcp.core.tools.useragent import (
     ElicitAnswer,
@@ -35,8 +35,25 @@ from codebot_mcp.core.tools.useragent import (
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.repl.chatview import Status
-    from codebot_mcp.cli.repl.loop import Repl
+    from codebot_mcp.cli.runtime import ChatRuntime
     from codebot_mcp.mcpbridge.connection.manager import Manager
+
+
+class ReplHost(Protocol):
+    """What the REPL's MCP side needs of the REPL (:class:`cli.repl.loop.Repl`): its runtime,
+    its status line, a question at its prompt, and a turn."""
+
+    runtime: ChatRuntime | None
+    status: Status
+
+    async def ask(self, question: str) -> str:
+        """One line typed at a prompt of its own (not into the input history)."""
+        ...
+
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
+        """One prompt to the agent."""
+        ...
+
 
 PROMPT_PREFIX = "/mcp__"
 MENTION = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_-]+):(\S+)")
@@ -53,13 +70,13 @@ def _err(text: str) -> None:
 class ReplAgent:
     """Asks the user, in the terminal, on behalf of the servers."""
 
-    def __init__(self, repl: Repl) -> None:
+    def __init__(self, repl: ReplHost) -> None:
         self.repl = repl
         self.always_sample: set[str] = set()
         self._lock = anyio.Lock()  # one question at a time, whatever asks concurrently
 
     async def _ask(self, question: str) -> str:
-        return await self.repl._session().prompt_async(question, handle_sigint=False)  # pyright: ignore[reportPrivateUsage]
+        return await self.repl.ask(question)
 
     def roots(self) -> list[Path]:
         """The project root (or working directory) and the ``roots`` setting."""
@@ -297,7 +314,7 @@ def progress_hook(status: Status) -> Callable[[str, float, float | None, str | N
     return show
 
 
-async def run_prompt_command(repl: Repl, line: str) -> None:
+async def run_prompt_command(repl: ReplHost, line: str) -> None:
     """``/mcp__server__prompt args``: its messages go into the conversation, and a final user
     message is answered (as a turn that reads no ``@`` mentions: a server's text reads nothing).
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.repl.chatview import clean
+from codebot_mcp.cli.render import safe
 from codebot_mcp.core.agent.permissions import ApprovalRequest
 
 if TYPE_CHECKING:
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def color_diff(diff: str, stream: Any) -> str:
     """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
     out: list[str] = []
-    for line in clean(diff).splitlines():
+    for line in safe(diff).splitlines():
         if line.startswith(("+++", "---")):
             code = "1"
         elif line.startswith("+"):
@@ -58,7 +58,7 @@ def tools_report(session: Any) -> str:
         return [
             t.name,
             t.permission().capability.value,
-            render.first_line(clean(t.description), 60),
+            render.first_line(safe(t.description), 60),
         ]
 
     offered = session.offered_tools

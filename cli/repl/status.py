@@ -78,7 +78,7 @@ class UpdateNotices:
 
     def show(self, manager: Manager) -> None:
         """Print the updates not yet told (a resource read again and updated again is new)."""
-        current = {(c.name, uri) for c in manager.connected() for uri in c.updated}
+        current = {(c.name, uri) for c in manager.connected() for uri in c.features.updated}
         new = sorted(current - self.told)
         self.told = current
         for server, uri in new[:MAX_NOTICES]:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codebot_mcp.core.config.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.config.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
+from codebot_mcp.core.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.errors import SettingsError, UsageError
 from codebot_mcp.core.secrets.redact import printable
 

@@ -29,7 +29,6 @@ from codebot_mcp.core.config.servers import (
     parse_server,
 )
 from codebot_mcp.core.errors import SettingsError
-from codebot_mcp.core.tools.useragent import parse_roots
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
@@ -390,3 +389,19 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
             )
         lists[key] = tuple(value)
     return PermissionRules(**lists)
+
+
+def parse_roots(path: Path, roots: Any) -> tuple[Path, ...]:
+    """The ``roots`` setting of ``path``: relative to the project root (the project file) or
+    to the home directory (the global file).
+
+    Raises:
+        SettingsError: it is not a list of strings.
+    """
+    if not is_str_list(roots):
+        raise SettingsError(
+            f"'roots' in {path} must be a list of directory paths, found {json_type(roots)}",
+            hint='Write it as "roots": ["~/src/shared", "../docs"].',
+        )
+    base = path.parent.parent if path.parent.name == paths.PROJECT_DIR else Path.home()
+    return tuple((base / Path(r).expanduser()).resolve() for r in roots)

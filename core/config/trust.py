@@ -98,7 +98,7 @@ def expansions(
     environ: Mapping[str, str] | None = None,
 ) -> list[Expansion]:
     """Every variable the entry expands, flagged when it is a credential or the API key."""
-    from codebot_mcp.core.config.envexpand import referenced
+    from codebot_mcp.core.envexpand import referenced
 
     environ = os.environ if environ is None else environ
     key_names = {api_key_env or DEFAULT_API_KEY_ENV, DEFAULT_API_KEY_ENV}

@@ -13,19 +13,14 @@ An ordinary empty answer (finished, no text) is not that quirk: it is returned a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codebot_mcp.core.config.settings import Settings
-from codebot_mcp.core.errors import ModelError, SettingsError
+from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.errors import (
-    DEFAULT_KEY_ENV,
-    PLACEHOLDER_KEY,
-    TIMEOUT_ENV,
     ContextOverflowError,
     StreamDroppedError,
     map_error,
@@ -42,111 +37,6 @@ from codebot_mcp.core.model.stream import (
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
-
-DEFAULT_MODEL = "gpt-4o-mini"
-OPENAI_URL = "https://api.openai.com/v1"
-CONNECT_TIMEOUT = 10.0
-"""Seconds to establish the connection; a refused or unroutable host fails fast."""
-READ_TIMEOUT = 600.0
-"""Seconds between bytes; a local model on a CPU can think for minutes before its first token."""
-DEFAULT_MAX_TOKENS = 8192
-"""Output tokens per model turn: enough for a long file in a tool call, short of a runaway."""
-REMOTE_RETRIES = 2
-"""Retries of a failed request to a remote API (timeouts, 429, 5xx, connection errors)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ModelConfig:
-    """Where requests go. ``api_key`` is never shown; ``key_env`` names where it came from."""
-
-    model: str
-    base_url: str | None
-    api_key: str = field(repr=False)
-    key_env: str | None
-    """The variable the key was read from, or None when the placeholder key is used."""
-    timeout: float = READ_TIMEOUT
-    """Seconds without a byte from the server (before or during a stream) before giving up."""
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    """Output cap per model turn (setting ``max_tokens``), sent with every request."""
-    retries: int = 0
-    """Visible retries of a failed request (setting ``model_retries``); 0 for loopback
-    endpoints unless configured, since a local server handles one request at a time."""
-
-    @property
-    def url(self) -> str:
-        """The base URL for messages (OpenAI's when none is configured)."""
-        return self.base_url or OPENAI_URL
-
-
-def resolve_config(
-    settings: Settings,
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> ModelConfig:
-    """Combine flags, environment and settings (in that order of precedence).
-
-    Args:
-        settings: Loaded settings (``model``, ``base_url``, ``api_key_env``).
-        model: ``--model``.
-        base_url: ``--base-url``.
-        environ: Defaults to ``os.environ``.
-
-    Raises:
-        ModelError: no API key is set and no base URL points at a local server.
-        SettingsError: ``CODEBOT_MODEL_TIMEOUT`` is not a positive number.
-    """
-    env = os.environ if environ is None else environ
-    timeout = _timeout(env.get(TIMEOUT_ENV))
-    chosen_model = model or env.get("CODEBOT_MODEL") or settings.model or DEFAULT_MODEL
-    url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
-    names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
-    key_env = next((n for n in names if env.get(n)), None)
-    retries = settings.model_retries
-    if retries is None:
-        retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
-    cap = settings.max_tokens
-    if key_env is not None:
-        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout, cap, retries)
-    if url is not None:
-        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries)
-    wanted = settings.api_key_env or DEFAULT_KEY_ENV
-    raise ModelError(
-        f"no API key for the model API: {wanted} is not set and no base URL is configured",
-        hint=f"Export {wanted}=<your key>, or point --base-url (or OPENAI_BASE_URL, or "
-        "'base_url' in settings.json) at an OpenAI-compatible server such as "
-        "http://localhost:11434/v1 (Ollama).",
-    )
-
-
-def is_loopback(url: str) -> bool:
-    """True for ``localhost``, ``127.0.0.0/8`` and ``::1`` (a model on this machine)."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _timeout(value: str | None) -> float:
-    if value is None or not value.strip():
-        return READ_TIMEOUT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0 or seconds == float("inf"):
-        raise SettingsError(
-            f"{TIMEOUT_ENV}={value!r} is not a positive number of seconds",
-            hint=f"Set {TIMEOUT_ENV} to e.g. 120, or unset it for the default ({READ_TIMEOUT:g}).",
-        )
-    return seconds
 
 
 def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) -> AsyncOpenAI:
@@ -315,9 +205,6 @@ class ChatModel:
 
 
 __all__ = [
-    "DEFAULT_KEY_ENV",
-    "PLACEHOLDER_KEY",
-    "TIMEOUT_ENV",
     "ChatModel",
     "ContextOverflowError",
     "ModelConfig",
@@ -325,5 +212,4 @@ __all__ = [
     "StreamDroppedError",
     "create_client",
     "map_error",
-    "resolve_config",
 ]

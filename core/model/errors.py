@@ -11,14 +11,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from codebot_mcp.core.errors import ModelError
+from codebot_mcp.core.model.config import DEFAULT_KEY_ENV, PLACEHOLDER_KEY, TIMEOUT_ENV
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.model.client import ModelConfig
+    from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.model.stream import StreamAccumulator
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-PLACEHOLDER_KEY = "sk-no-key-required"
-TIMEOUT_ENV = "CODEBOT_MODEL_TIMEOUT"
 RETRY_BASE_SECONDS = 1.0
 RETRY_MAX_SECONDS = 20.0
 """Backoff doubles from the base up to this (a server's Retry-After wins when shorter)."""

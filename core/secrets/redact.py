@@ -104,7 +104,7 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
     ``HOME`` and plain paths never); and the value of every credential-looking variable the
     entry expands anywhere (``args``, ``url``), so ``--key=${API_KEY}`` is masked too.
     """
-    from codebot_mcp.core.config.envexpand import referenced
+    from codebot_mcp.core.envexpand import referenced
 
     environ = os.environ if environ is None else environ
     raw_env: Any = config.raw.get("env")

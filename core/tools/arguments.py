@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.errors import UsageError
 
@@ -26,6 +26,10 @@ _JSON_TYPES = frozenset({"number", "integer", "boolean", "array", "object", "nul
 
 class Pairs(dict[str, str]):
     """``key=value`` arguments as typed: text until :func:`typed` applies the tool's schema."""
+
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.tools.sources import PromptInfo
 
 
 def parse(args: Sequence[str], *, cwd: Path, stdin_text: str | None = None) -> dict[str, Any]:
@@ -116,3 +120,36 @@ def _object(text: str, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(f"the arguments from {where} must be a JSON object", hint=_HINT)
     return value  # pyright: ignore[reportUnknownVariableType]
+
+
+def parse_prompt_args(args: list[str]) -> dict[str, str]:
+    """``key=value`` pairs; values stay strings (prompt arguments are strings)."""
+    out: dict[str, str] = {}
+    for arg in args:
+        key, sep, value = arg.partition("=")
+        if not sep or not key:
+            raise UsageError(
+                f"argument '{arg}' is not key=value",
+                hint="Pass prompt arguments as key=value pairs, e.g. city=Paris.",
+            )
+        out[key] = value
+    return out
+
+
+def check_prompt_args(prompt: PromptInfo, arguments: dict[str, str]) -> None:
+    """Required arguments present, unknown ones named (a usage error either way)."""
+    known = {a.name for a in prompt.arguments}
+    missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
+    unknown = [k for k in arguments if k not in known]
+    usage = " ".join(f"{a.name}=…" for a in prompt.arguments) or "(no arguments)"
+    if missing:
+        raise UsageError(
+            f"prompt '{prompt.name}' on server '{prompt.server}' needs "
+            + ", ".join(f"'{m}'" for m in missing),
+            hint=f"Its arguments: {usage}",
+        )
+    if unknown:
+        raise UsageError(
+            f"prompt '{prompt.name}' on server '{prompt.server}' has no argument '{unknown[0]}'",
+            hint=f"Its arguments: {usage}",
+        )

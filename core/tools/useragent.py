@@ -224,23 +224,3 @@ def root_dirs(project_root: Path | None, cwd: Path, extra: Iterable[Path] = ()) 
         if resolved not in out:
             out.append(resolved)
     return out
-
-
-def parse_roots(path: Path, roots: Any) -> tuple[Path, ...]:
-    """The ``roots`` setting of ``path``: relative to the project root (the project file) or
-    to the home directory (the global file).
-
-    Raises:
-        SettingsError: it is not a list of strings.
-    """
-    from codebot_mcp.core.config import paths
-    from codebot_mcp.core.config.servers import is_str_list, json_type
-    from codebot_mcp.core.errors import SettingsError
-
-    if not is_str_list(roots):
-        raise SettingsError(
-            f"'roots' in {path} must be a list of directory paths, found {json_type(roots)}",
-            hint='Write it as "roots": ["~/src/shared", "../docs"].',
-        )
-    base = path.parent.parent if path.parent.name == paths.PROJECT_DIR else Path.home()
-    return tuple((base / Path(r).expanduser()).resolve() for r in roots)

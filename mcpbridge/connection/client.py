@@ -25,7 +25,6 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
-from codebot_mcp.mcpbridge.connection import features
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
@@ -33,7 +32,7 @@ from codebot_mcp.mcpbridge.connection.failures import (
     explain_auth,
     read_tail,
 )
-from codebot_mcp.mcpbridge.connection.features import ProgressHook
+from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo, client_info, server_info
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
@@ -74,14 +73,6 @@ class Client:
         self.config = config
         self.agent = agent
         """Answers elicitation, sampling and roots requests; None declares none of them."""
-        self.sampler = sampler
-        self.on_progress: ProgressHook | None = None
-        self.resources_stale = False
-        """``resources/list_changed`` arrived: the next resource listing is fresh."""
-        self.prompts_stale = False
-        self.updated: set[str] = set()
-        """URIs whose ``notifications/resources/updated`` arrived since they were last read."""
-        self.subscribed: set[str] = set()
         self.name = config.name
         self.state: State = "pending"
         self.failure: Failure | None = None
@@ -92,7 +83,6 @@ class Client:
         are left out of the prompt too)."""
         """The server's tools after include/exclude filters, in listing order."""
         self.tools_stale = False
-        self.log_file: Path | None = None
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self._stop = anyio.Event()
@@ -113,6 +103,15 @@ class Client:
         """The server exited while connected (stdio); the next call restarts it, once."""
         self.restarts_left = MAX_RESTARTS
         self.redact = Redactor([*entry_secrets(config), *config.oauth.secrets])
+        self.features = Features(
+            config,
+            self.redact,
+            agent=agent,
+            sampler=sampler,
+            process=lambda: self._process,
+            info=lambda: self.info,
+        )
+        """Requests, log, progress and change flags beyond tools (a helper it owns)."""
         self._cap: Any = None
         self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
@@ -266,13 +265,25 @@ class Client:
             name,
             arguments,
             read_timeout_seconds=self.tool_timeout,
-            progress_callback=features.progress_callback(self),
+            progress_callback=self.features.progress_callback(),
         )
 
     @property
     def tool_timeout(self) -> float:
         """Seconds one call may take: ``tool_timeout`` of the entry, else the default."""
         return self.config.tool_timeout or default_tool_timeout()
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where this server's stderr (stdio) or messages (HTTP) are logged, once known."""
+        if self._process is not None:
+            return self._process.log_file
+        return self.features.log_file
+
+    @property
+    def session_if_connected(self) -> SDKClient | None:
+        """The SDK session while connected (roots/list_changed goes through it)."""
+        return self._session if self.connected else None
 
     @property
     def process(self) -> ServerProcess | None:
@@ -313,10 +324,10 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
-            **features.sdk_callbacks(self),
+            **self.features.sdk_callbacks(),
         )
         client = await stack.enter_async_context(session)
-        await features.set_log_level(self, client)
+        await self.features.set_log_level(client)
         return client
 
     @asynccontextmanager
@@ -334,7 +345,6 @@ class Client:
         if isinstance(launched, LaunchError):
             raise launched
         server = launched or await launch(self.config)
-        self.log_file = server.log_file
         self._process = server
         return stdio_transport(server)
 
@@ -363,13 +373,13 @@ class Client:
         scope.deadline = math.inf if waiting else anyio.current_time() + self.config.timeout
 
     async def _listen(self, session: SDKClient) -> None:
-        await features.listen(self, session, self._mark_stale)
+        await self.features.listen(session, self._mark_stale)
 
     async def _on_message(self, message: Any) -> None:
         """Handshake-era notifications; only marks state, never does I/O."""
         if isinstance(message, types.ToolListChangedNotification):
             self._mark_stale()
-        elif features.note(self, message):
+        elif self.features.note(message):
             pass
         elif isinstance(message, Exception):
             logger.debug("server %s: transport error: %s", self.name, message)

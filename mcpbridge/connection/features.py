@@ -1,7 +1,9 @@
 """What one connection does beyond tools: the requests it declares and answers, its server
 log, progress, and change flags for resources and prompts.
 
-Kept apart from :mod:`mcpbridge.client` (the connection's lifecycle) so each stays small.
+:class:`Features` is a helper object that each :class:`~mcpbridge.connection.client.Client`
+owns (``client.features``): it holds that connection's state beyond tools, and knows nothing
+of the client's lifecycle. The client hands it what it needs when it makes it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ import logging
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 import anyio
 import mcp_types as types
@@ -27,9 +28,15 @@ from codebot_mcp.core.secrets.redact import SECRETS, Redactor
 from codebot_mcp.core.secrets.stream import StreamScrubber
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from mcp import Client as SDKClient
 
-    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.config.servers import ServerConfig
+    from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo
+    from codebot_mcp.mcpbridge.transport.process import ServerProcess
 
 logger = logging.getLogger(__name__)
 
@@ -39,171 +46,185 @@ MAX_UPDATED = 1000
 """URIs remembered as updated; a server flooding updates must not grow memory."""
 
 
-def progress_callback(client: Client) -> Any:
-    """The SDK progress callback for one call, feeding ``client.on_progress`` (None: none)."""
-    hook = client.on_progress
-    if hook is None:
-        return None
+class Features:
+    """One connection's requests, log, progress and change flags (no lifecycle)."""
 
-    scrub = scrubber(client, "progress")
+    def __init__(
+        self,
+        config: ServerConfig,
+        redact: Redactor,
+        *,
+        agent: UserAgent | None,
+        sampler: Sampler | None,
+        process: Callable[[], ServerProcess | None],
+        info: Callable[[], ServerInfo | None],
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.redact = redact
+        self.agent = agent
+        """Answers elicitation, sampling and roots requests; None declares none of them."""
+        self.sampler = sampler
+        self._process = process
+        self._info = info
+        self.on_progress: ProgressHook | None = None
+        self.resources_stale = False
+        """``resources/list_changed`` arrived: the next resource listing is fresh."""
+        self.prompts_stale = False
+        self.updated: set[str] = set()
+        """URIs whose ``notifications/resources/updated`` arrived since they were last read."""
+        self.subscribed: set[str] = set()
+        self.log_file: Path | None = None
+        """The log of an HTTP server's messages (a stdio server's is its process's)."""
+        self._scrubbers: dict[str, StreamScrubber] = {}
+        self._resubscribe: anyio.Event | None = None
+        """Set when a new resource subscription needs a new listen stream (2026-07-28)."""
 
-    async def progress(progress: float, total: float | None, message: str | None) -> None:
-        hook(client.name, progress, total, scrub.feed(message) if message else message)
+    def progress_callback(self) -> Any:
+        """The SDK progress callback for one call, feeding ``on_progress`` (None: none)."""
+        hook = self.on_progress
+        if hook is None:
+            return None
+        scrub = self.scrubber("progress")
+        name = self.name
 
-    return progress
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            hook(name, progress, total, scrub.feed(message) if message else message)
+
+        return progress
+
+    def scrubber(self, stream: str) -> StreamScrubber:
+        """One scrubber per stream of messages (progress, log): a secret split across two
+        messages is masked too. Its secrets: the server's own and every secret of the run."""
+        if stream not in self._scrubbers:
+            redactor = Redactor([*self.redact.values(), *SECRETS.values()])
+            self._scrubbers[stream] = StreamScrubber(redactor, urls=False, extra=self.redact)
+        return self._scrubbers[stream]
+
+    def write_log(self, line: str) -> None:
+        """One line into the server's log file (stdio: beside its stderr)."""
+        process = self._process()
+        if process is not None:
+            process.note(line)
+            return
+        from codebot_mcp.core.config import paths
+
+        path = paths.private_dir(paths.log_dir()) / f"{self.name}.log"
+        with path.open("a", encoding="utf-8") as log:
+            log.write(line + "\n")
+        path.chmod(0o600)
+        self.log_file = path
+
+    def sdk_callbacks(self) -> dict[str, Any]:
+        """The SDK ``Client`` keyword arguments that declare and answer servers' requests."""
+        if self.agent is None:
+            return {}
+        from codebot_mcp.mcpbridge.connection.requests import ServerRequests
+
+        requests = ServerRequests(
+            self.name, self.agent, self.sampler, self.write_log, self.config.log_level
+        )
+        requests.scrub_log = self.scrubber("log").feed
+        return {
+            **requests.callbacks(),
+            "log_level": self.config.log_level,  # 2026-07-28: the request meta asks for logs
+        }
+
+    async def set_log_level(self, session: SDKClient) -> None:
+        """Handshake-era servers get ``logging/setLevel`` (2026-07-28 ones the request meta)."""
+        level = self.config.log_level
+        if level is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
+            try:
+                await session.session.set_logging_level(level)  # type: ignore[arg-type]
+            except MCPError as exc:
+                logger.debug("server %s: logging/setLevel failed: %s", self.name, exc)
+
+    def note(self, message: Any) -> bool:
+        """Mark resource and prompt changes (no I/O); True when ``message`` was one of them."""
+        if isinstance(message, types.ResourceListChangedNotification):
+            self.resources_stale = True
+        elif isinstance(message, types.PromptListChangedNotification):
+            self.prompts_stale = True
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            self._mark_updated(message.params.uri)
+        else:
+            return False
+        return True
+
+    def _mark_updated(self, uri: str) -> None:
+        if len(self.updated) < MAX_UPDATED:
+            self.updated.add(uri)
+
+    def resubscribe(self) -> None:
+        """Reopen the listen stream with the current ``subscribed`` URIs (2026-07-28)."""
+        if self._resubscribe is not None:
+            self._resubscribe.set()
+
+    def can_subscribe(self) -> bool:
+        """The server offers resource subscriptions (``resources.subscribe``)."""
+        info = self._info()
+        caps: dict[str, Any] = (info.capabilities if info else {}).get("resources") or {}
+        return bool(caps.get("subscribe"))
+
+    async def listen(self, session: SDKClient, on_tools: Callable[[], None]) -> None:
+        """On 2026-07-28 connections, change notifications and resource updates come only on
+        a listen stream; it is reopened whenever a resource is newly subscribed to."""
+        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        caps = session.server_capabilities
+        wanted = {
+            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
+            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
+            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
+        }
+        while True:
+            restart = self._resubscribe = anyio.Event()
+            uris = tuple(sorted(self.subscribed)) if self.can_subscribe() else ()
+            if not any(wanted.values()) and not uris:
+                await restart.wait()  # nothing to listen for until something is subscribed
+                continue
+            try:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_cancel_on, restart, tg.cancel_scope)
+                    async with session.listen(**wanted, resource_subscriptions=uris) as sub:  # type: ignore[arg-type]
+                        async for event in sub:
+                            self._on_event(event, on_tools)
+                    tg.cancel_scope.cancel()
+            except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
+                logger.debug("server %s: listen stream ended: %s", self.name, exc)
+                return
+            if not restart.is_set():
+                return  # the server closed the stream
+
+    def _on_event(self, event: Any, on_tools: Callable[[], None]) -> None:
+        """Mark state for one listen event (no I/O)."""
+        if isinstance(event, ResourcesListChanged):
+            self.resources_stale = True
+        elif isinstance(event, PromptsListChanged):
+            self.prompts_stale = True
+        elif isinstance(event, ResourceUpdated):
+            self._mark_updated(event.uri)
+        else:
+            on_tools()
 
 
-_SCRUBBERS: WeakKeyDictionary[Client, dict[str, StreamScrubber]] = WeakKeyDictionary()
-
-
-def scrubber(client: Client, stream: str) -> StreamScrubber:
-    """One scrubber per server and stream of messages (progress, log): a secret split across
-    two messages is masked too. Its secrets: the server's own and every secret of the run."""
-    streams = _SCRUBBERS.setdefault(client, {})
-    if stream not in streams:
-        redactor = Redactor([*client.redact.values(), *SECRETS.values()])
-        streams[stream] = StreamScrubber(redactor, urls=False, extra=client.redact)
-    return streams[stream]
-
-
-def write_log(client: Client, line: str) -> None:
-    """One line into the server's log file (stdio: beside its stderr)."""
-    process = client.process
-    if process is not None:
-        process.note(line)
-        return
-    from codebot_mcp.core.config import paths
-
-    path = paths.private_dir(paths.log_dir()) / f"{client.name}.log"
-    with path.open("a", encoding="utf-8") as log:
-        log.write(line + "\n")
-    path.chmod(0o600)
-    client.log_file = path
-
-
-def sdk_callbacks(client: Client) -> dict[str, Any]:
-    """The SDK ``Client`` keyword arguments that declare and answer servers' requests."""
-    if client.agent is None:
-        return {}
-    from codebot_mcp.mcpbridge.connection.requests import ServerRequests
-
-    requests = ServerRequests(
-        client.name,
-        client.agent,
-        client.sampler,
-        lambda line: write_log(client, line),
-        client.config.log_level,
-    )
-    requests.scrub_log = scrubber(client, "log").feed
-    return {
-        **requests.callbacks(),
-        "log_level": client.config.log_level,  # 2026-07-28: the request meta asks for logs
-    }
-
-
-async def set_log_level(client: Client, session: SDKClient) -> None:
-    """Handshake-era servers get ``logging/setLevel`` (2026-07-28 ones the request meta)."""
-    level = client.config.log_level
-    if level is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
-        try:
-            await session.session.set_logging_level(level)  # type: ignore[arg-type]
-        except MCPError as exc:
-            logger.debug("server %s: logging/setLevel failed: %s", client.name, exc)
-
-
-async def roots_changed(clients: list[Client]) -> None:
+async def roots_changed(sessions: list[tuple[str, SDKClient]]) -> None:
     """Send ``notifications/roots/list_changed`` to the handshake-era servers among
-    ``clients`` (2026-07-28 servers ask for the roots with each request that needs them)."""
-    for client in clients:
-        session = client._session if client.connected else None  # pyright: ignore[reportPrivateUsage]
-        if session is None or session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+    ``sessions`` (2026-07-28 servers ask for the roots with each request that needs them)."""
+    for name, session in sessions:
+        if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
             continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
             try:
                 await session.session.send_roots_list_changed()
             except Exception as exc:  # boundary: a notification is best-effort
-                logger.debug("server %s: roots/list_changed not sent: %s", client.name, exc)
-
-
-def note(client: Client, message: Any) -> bool:
-    """Mark resource and prompt changes (no I/O); True when ``message`` was one of them."""
-    if isinstance(message, types.ResourceListChangedNotification):
-        client.resources_stale = True
-    elif isinstance(message, types.PromptListChangedNotification):
-        client.prompts_stale = True
-    elif isinstance(message, types.ResourceUpdatedNotification):
-        if len(client.updated) < MAX_UPDATED:
-            client.updated.add(message.params.uri)
-    else:
-        return False
-    return True
-
-
-_RESUBSCRIBE: WeakKeyDictionary[Client, anyio.Event] = WeakKeyDictionary()
-"""Per 2026-07-28 connection: set when a new resource subscription needs a new listen stream."""
-
-
-def resubscribe(client: Client) -> None:
-    """Reopen ``client``'s listen stream with its current ``subscribed`` URIs (2026-07-28)."""
-    event = _RESUBSCRIBE.get(client)
-    if event is not None:
-        event.set()
-
-
-def can_subscribe(client: Client) -> bool:
-    """The server offers resource subscriptions (``resources.subscribe``)."""
-    caps: dict[str, Any] = (client.info.capabilities if client.info else {}).get("resources") or {}
-    return bool(caps.get("subscribe"))
-
-
-async def listen(client: Client, session: SDKClient, on_tools: Callable[[], None]) -> None:
-    """On 2026-07-28 connections, change notifications and resource updates come only on a
-    listen stream; it is reopened whenever a resource is newly subscribed to."""
-    if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        return
-    caps = session.server_capabilities
-    wanted = {
-        "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
-        "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
-        "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
-    }
-    while True:
-        restart = _RESUBSCRIBE[client] = anyio.Event()
-        uris = tuple(sorted(client.subscribed)) if can_subscribe(client) else ()
-        if not any(wanted.values()) and not uris:
-            await restart.wait()  # nothing to listen for until something is subscribed
-            continue
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_cancel_on, restart, tg.cancel_scope)
-                async with session.listen(**wanted, resource_subscriptions=uris) as subscription:  # type: ignore[arg-type]
-                    async for event in subscription:
-                        _on_event(client, event, on_tools)
-                tg.cancel_scope.cancel()
-        except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
-            logger.debug("server %s: listen stream ended: %s", client.name, exc)
-            return
-        if not restart.is_set():
-            return  # the server closed the stream
+                logger.debug("server %s: roots/list_changed not sent: %s", name, exc)
 
 
 async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
     await event.wait()
     scope.cancel()
-
-
-def _on_event(client: Client, event: Any, on_tools: Callable[[], None]) -> None:
-    """Mark state for one listen event (no I/O)."""
-    if isinstance(event, ResourcesListChanged):
-        client.resources_stale = True
-    elif isinstance(event, PromptsListChanged):
-        client.prompts_stale = True
-    elif isinstance(event, ResourceUpdated):
-        if len(client.updated) < MAX_UPDATED:
-            client.updated.add(event.uri)
-    else:
-        on_tools()

@@ -130,7 +130,7 @@ class Manager:
                 login=self.login,
                 in_process=self._in_process.get(name),
             )
-            client.on_progress = self._progress
+            client.features.on_progress = self._progress
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
@@ -205,6 +205,13 @@ class Manager:
             if client.failure is not None:
                 out[name] = client.failure
         return dict(sorted(out.items()))
+
+    async def roots_changed(self) -> None:
+        """Tell the connected handshake-era servers that the roots changed (settings reload)."""
+        from codebot_mcp.mcpbridge.connection.features import roots_changed
+
+        sessions = [(c.name, c.session_if_connected) for c in self.connected()]
+        await roots_changed([(n, s) for n, s in sessions if s is not None])
 
     def connected(self) -> list[Client]:
         """Clients whose tools are offered, sorted by name: live connections, and crashed

@@ -28,7 +28,7 @@ from codebot_mcp.core.tools.sources import (
     ResourceContent,
     ResourceInfo,
 )
-from codebot_mcp.mcpbridge.connection import features
+from codebot_mcp.mcpbridge.connection.features import MAX_UPDATED
 from codebot_mcp.mcpbridge.connection.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from codebot_mcp.mcpbridge.connection.tool import describe_block
 
@@ -105,7 +105,7 @@ async def list_resources(client: Client) -> list[ResourceInfo]:
                     r.description,
                     r.mime_type,
                     r.size,
-                    updated=r.uri in client.updated,
+                    updated=r.uri in client.features.updated,
                 )
                 for r in page.resources
             ]
@@ -136,7 +136,7 @@ async def list_resources(client: Client) -> list[ResourceInfo]:
             cursor = tpage.next_cursor
             if not cursor or len(out) >= MAX_ITEMS:
                 break
-    client.resources_stale = False
+    client.features.resources_stale = False
     return out[:MAX_ITEMS]
 
 
@@ -144,7 +144,7 @@ async def read_resource(client: Client, uri: str) -> list[ResourceContent]:
     """The contents of one resource (text, or decoded bytes)."""
     async with guarded(client, f"reading {uri}"):
         result = await client.session.read_resource(uri, cache_mode="refresh")
-    client.updated.discard(uri)
+    client.features.updated.discard(uri)
     parts: list[ResourceContent] = []
     for c in result.contents:
         if isinstance(c, types.TextResourceContents):
@@ -168,21 +168,21 @@ async def subscribe(client: Client, uri: str) -> bool:
     ``notifications/resources/updated``; on 2026-07-28 the listen stream is reopened with
     ``uri`` in its filter and the updates come on it.
     """
-    if not features.can_subscribe(client) or client.info is None:
+    if not client.features.can_subscribe() or client.info is None:
         return False
-    if uri in client.subscribed:
+    if uri in client.features.subscribed:
         return True
     if client.info.protocol_version in MODERN_PROTOCOL_VERSIONS:
-        if len(client.subscribed) >= features.MAX_UPDATED:
+        if len(client.features.subscribed) >= MAX_UPDATED:
             return False
-        client.subscribed.add(uri)
-        features.resubscribe(client)
+        client.features.subscribed.add(uri)
+        client.features.resubscribe()
         return True
     async with guarded(client, f"subscribing to {uri}"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
             await client.session.subscribe_resource(uri)
-    client.subscribed.add(uri)
+    client.features.subscribed.add(uri)
     return True
 
 
@@ -211,7 +211,7 @@ async def list_prompts(client: Client) -> list[PromptInfo]:
             cursor = page.next_cursor
             if not cursor or len(out) >= MAX_ITEMS:
                 break
-    client.prompts_stale = False
+    client.features.prompts_stale = False
     return out[:MAX_ITEMS]
 
 

@@ -250,12 +250,9 @@ async def test_the_agent_commands_tab_complete() -> None:
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from codebot_mcp.cli.repl.completion import completer_for
+    from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 
-    class NoRuntime:
-        runtime = None
-
-    completer = completer_for(NoRuntime())  # type: ignore[arg-type]
+    completer = MCPCompleter(lambda: None, SLASH_COMMANDS)  # no runtime yet
 
     async def complete(text: str) -> list[str]:
         found = completer.get_completions_async(Document(text), CompleteEvent())

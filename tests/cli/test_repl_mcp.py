@@ -137,9 +137,7 @@ async def test_completion_of_prompts_arguments_and_uris(
         from prompt_toolkit.completion import CompleteEvent
         from prompt_toolkit.document import Document
 
-        from codebot_mcp.cli.repl.completion import completer_for
-
-        completer = completer_for(repl)
+        completer = repl.completer()
         for text in (
             "/mcp__a",
             "/mcp__ask__greet ",

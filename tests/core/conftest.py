@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.model.client import ChatModel, ModelConfig, create_client
+from codebot_mcp.core.model.client import ChatModel, create_client
+from codebot_mcp.core.model.config import ModelConfig
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -15,12 +15,11 @@ from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.model.client import (
     ChatModel,
     ContextOverflowError,
-    ModelConfig,
     Retry,
     StreamDroppedError,
     create_client,
-    resolve_config,
 )
+from codebot_mcp.core.model.config import ModelConfig, resolve_config
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.core.tools.builtin import builtin_tools

@@ -8,14 +8,8 @@ import pytest
 
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.errors import ExitCode, ModelError
-from codebot_mcp.core.model.client import (
-    PLACEHOLDER_KEY,
-    ChatModel,
-    ModelConfig,
-    StreamDroppedError,
-    create_client,
-    resolve_config,
-)
+from codebot_mcp.core.model.client import ChatModel, StreamDroppedError, create_client
+from codebot_mcp.core.model.config import PLACEHOLDER_KEY, ModelConfig, resolve_config
 from tests.core.conftest import make_model
 from tests.fakes import openai_handler as wire
 from tests.fakes import openai_turns as fo

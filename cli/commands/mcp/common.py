@@ -91,12 +91,6 @@ AllowSamplingOpt = Annotated[
 ]
 
 
-def safe(text: str | None) -> str:
-    """Text from a server, safe for the terminal (:func:`cli.render.safe`): control, invisible
-    and bidi characters shown escaped (``\\x1b``, ``\\u202e``), known secrets scrubbed."""
-    return render.safe(text or "")
-
-
 def servers_for(
     globals_: Globals, server: str | None, timeout: float | None
 ) -> tuple[Settings, dict[str, ServerConfig]]:

@@ -100,7 +100,7 @@ def doctor_command(
         from codebot_mcp.mcpbridge.transport import reaper
 
         reaper.allow()  # one-shot: the report first, the servers' shutdown after
-        from codebot_mcp.cli.commands.mcp.auth import login_options
+        from codebot_mcp.cli.login import login_options
         from codebot_mcp.cli.signals import terminable
 
         options = login_options() if login else None

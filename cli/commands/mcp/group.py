@@ -11,9 +11,10 @@ from codebot_mcp.cli import render, warm_client
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.commands.mcp import warm
-from codebot_mcp.cli.commands.mcp.auth import LoginOpt, login_options
+from codebot_mcp.cli.commands.mcp.auth import LoginOpt
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt, ServerOpt
 from codebot_mcp.cli.commands.mcp.views import print_servers
+from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
     Globals,
     apply_trust,
@@ -189,7 +190,7 @@ async def _call(
 
 def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
     """Progress of a call on a terminal's stderr, rewritten in place."""
-    from codebot_mcp.cli.commands.mcp.common import safe
+    from codebot_mcp.cli.render import safe
 
     percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
     text = f"{server}:{percent} {safe(message)[:60]}".rstrip()

@@ -16,9 +16,9 @@ from codebot_mcp.cli.commands.mcp.common import (
     TimeoutOpt,
     listing,
     one_server,
-    safe,
     servers_for,
 )
+from codebot_mcp.cli.render import safe
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -82,39 +82,6 @@ def _prompt_row(p: PromptInfo) -> list[str]:
     ]
 
 
-def parse_prompt_args(args: list[str]) -> dict[str, str]:
-    """``key=value`` pairs; values stay strings (prompt arguments are strings)."""
-    out: dict[str, str] = {}
-    for arg in args:
-        key, sep, value = arg.partition("=")
-        if not sep or not key:
-            raise UsageError(
-                f"argument '{arg}' is not key=value",
-                hint="Pass prompt arguments as key=value pairs, e.g. city=Paris.",
-            )
-        out[key] = value
-    return out
-
-
-def check_prompt_args(prompt: PromptInfo, arguments: dict[str, str]) -> None:
-    """Required arguments present, unknown ones named (a usage error either way)."""
-    known = {a.name for a in prompt.arguments}
-    missing = [a.name for a in prompt.arguments if a.required and a.name not in arguments]
-    unknown = [k for k in arguments if k not in known]
-    usage = " ".join(f"{a.name}=…" for a in prompt.arguments) or "(no arguments)"
-    if missing:
-        raise UsageError(
-            f"prompt '{prompt.name}' on server '{prompt.server}' needs "
-            + ", ".join(f"'{m}'" for m in missing),
-            hint=f"Its arguments: {usage}",
-        )
-    if unknown:
-        raise UsageError(
-            f"prompt '{prompt.name}' on server '{prompt.server}' has no argument '{unknown[0]}'",
-            hint=f"Its arguments: {usage}",
-        )
-
-
 @app.command("prompt")
 def prompt_command(
     ctx: typer.Context,
@@ -134,6 +101,8 @@ def prompt_command(
     Exit 0 ok, 2 unknown server or prompt, or bad arguments, 3 settings, 4 server failed.
     """
     import anyio
+
+    from codebot_mcp.core.tools.arguments import parse_prompt_args
 
     arguments = parse_prompt_args(args or [])
     settings, servers = servers_for(ctx.obj, server, timeout)
@@ -172,5 +141,7 @@ async def _prompt(
             raise UsageError(
                 f"server '{server}' has no prompt '{name}' ({len(prompts)} prompts)", hint=hint
             )
+        from codebot_mcp.core.tools.arguments import check_prompt_args
+
         check_prompt_args(prompts[name], arguments)
         return await manager.get_prompt(server, name, arguments)

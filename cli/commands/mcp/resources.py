@@ -18,9 +18,9 @@ from codebot_mcp.cli.commands.mcp.common import (
     TimeoutOpt,
     listing,
     one_server,
-    safe,
     servers_for,
 )
+from codebot_mcp.cli.render import safe
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:

@@ -9,9 +9,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from codebot_mcp.core.config import paths
-from codebot_mcp.core.config.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.config.servers import parse_server
 from codebot_mcp.core.config.settings import read_json
+from codebot_mcp.core.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.secrets.redact import redact_url
@@ -314,7 +314,7 @@ def _url(ctx: ServerContext) -> Iterator[Finding]:
     "a credential is passed in 'args', where every local user can read it in the process table",
 )
 def _secret_in_args(ctx: ServerContext) -> Iterator[Finding]:
-    from codebot_mcp.core.config.envexpand import referenced
+    from codebot_mcp.core.envexpand import referenced
     from codebot_mcp.core.secrets.redact import expandable_values, is_credential_name
 
     for key, text in expandable_values(ctx.config.raw):
