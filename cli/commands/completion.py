@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.fsutil import atomic_write
+
 if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
 
@@ -189,10 +191,6 @@ def remember_tools(views: list[dict[str, Any]], servers: Mapping[str, ServerConf
     path = _cache_path()
     try:
         paths.private_dir(path.parent)
-        temporary = path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(cache, handle, sort_keys=True)
-        os.replace(temporary, path)
+        atomic_write(path, json.dumps(cache, sort_keys=True), mode=0o600)
     except OSError:  # boundary: a read-only state dir only costs completion
         pass

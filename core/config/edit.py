@@ -13,9 +13,7 @@ should say ``${VAR}`` and the secret stay in the environment.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any, Literal
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import SERVER_NAME_RE, parse_server
 from codebot_mcp.core.errors import SettingsError, UsageError
+from codebot_mcp.core.fsutil import atomic_write
 
 Scope = Literal["global", "project"]
 SCOPES: tuple[str, ...] = ("global", "project")
@@ -103,33 +102,13 @@ def write_document(path: Path, document: Mapping[str, Any], *, private: bool) ->
             paths.private_dir(path.parent)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-        if created:
-            mode = 0o600 if private else 0o666 & ~_umask()
-        else:
-            mode = path.stat().st_mode & 0o7777
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temporary, mode)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        atomic_write(path, text, mode=0o600 if private and created else None)
     except OSError as exc:
         raise SettingsError(
             f"cannot write settings file {path}: {exc.strerror or exc}",
             hint=f"Check that {path.parent} exists and is writable.",
         ) from None
     return Edit(path, created)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def check_name(name: str) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.core.fsutil import atomic_write
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.secrets.redact import expandable_values, is_credential_name
 
@@ -200,11 +201,7 @@ def record(result: TrustCheck) -> Path:
     store[result.key] = result.digest
     path = _store_path()
     paths.private_dir(path.parent)
-    temporary = path.with_suffix(".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(store, handle, indent=2, sort_keys=True)
-    os.replace(temporary, path)
+    atomic_write(path, json.dumps(store, indent=2, sort_keys=True), mode=0o600)
     return path
 
 

@@ -95,12 +95,9 @@ class Boundary:
         """
         target = self.writable(reach)
         target.parent.mkdir(parents=True, exist_ok=True)
-        existed = target.exists()
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(target, flags | getattr(os, "O_CLOEXEC", 0), 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(content)
-        return existed
+        from codebot_mcp.core.fsutil import atomic_write
+
+        return atomic_write(target, content)  # a symlink planted since the check is refused
 
 
 def read_regular(path: Path, limit: int = MAX_READ_BYTES) -> tuple[bytes, bool]:

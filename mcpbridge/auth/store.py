@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.fsutil import atomic_write
 
 STORE_DIR = "oauth"
 EXPIRY_MARGIN_SECONDS = 30
@@ -166,8 +166,4 @@ class TokenStore:
     def _write(self, name: str, data: dict[str, Any]) -> None:
         paths.private_dir(self.directory)
         target = self.directory / name
-        temporary = target.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-        os.replace(temporary, target)
+        atomic_write(target, json.dumps(data, indent=2), mode=0o600)

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.fsutil import atomic_write
 
 LOCK_FILE = "mcp-lock.json"
 LOCK_VERSION = 1
@@ -49,9 +49,7 @@ def write(path: Path, servers: dict[str, dict[str, Any]]) -> None:
     """Write the lock atomically (sorted, so a re-lock of the same tools changes no byte)."""
     document = {"lock_version": LOCK_VERSION, "servers": dict(sorted(servers.items()))}
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    atomic_write(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
 def read(path: Path) -> dict[str, Any] | None:

@@ -8,9 +8,6 @@ The new content goes to a temporary file beside the original, gets its mode, and
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +15,7 @@ from typing import Any
 
 import anyio
 
+from codebot_mcp.core.fsutil import atomic_write
 from codebot_mcp.core.security.boundary import BoundaryError, Reach
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
@@ -200,12 +198,4 @@ def _shown(path: Path, cwd: Path) -> str:
 
 def _replace_file(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, copy the mode, then rename."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".codebot", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        shutil.copymode(path, temp)
-        os.replace(temp, path)
-    except BaseException:  # keep the original untouched; remove the temporary file
-        Path(temp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, data)
