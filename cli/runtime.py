@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.effective import Effective
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import Tool
@@ -50,11 +51,13 @@ class Globals:
     """``--base-url`` given as a global option (``chat --base-url`` beats it)."""
 
 
-def load_settings(globals_: Globals) -> Settings:
-    """Read the settings for the working directory (raises ``SettingsError``).
+def load_unfiltered_settings(globals_: Globals) -> Settings:
+    """The settings as the files write them, **before trust** (raises ``SettingsError``).
 
-    Every secret the settings name (header and env values, the API key) is handed to the
-    process-wide redactor, so no log line or message can print it.
+    Only for showing what trust holds back (``mcp get``, doctor's report) and for editing
+    the files; everything that runs or connects uses :func:`load_effective`. Every secret the
+    settings name (header and env values, the API key) is handed to the process-wide
+    redactor, so no log line or message can print it; warnings are printed once.
     """
     import os
 
@@ -62,7 +65,7 @@ def load_settings(globals_: Globals) -> Settings:
     from codebot_mcp.core.config import settings as settings_mod
     from codebot_mcp.core.secrets.redact import entry_secrets
 
-    settings = settings_mod.load(globals_.cwd)
+    settings = settings_mod.load_unfiltered(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add(entry_secrets(config))
         render.REDACTOR.add(config.oauth.secrets)
@@ -81,16 +84,24 @@ def load_settings(globals_: Globals) -> Settings:
     return settings
 
 
-def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:
-    """Drop untrusted project servers, with a warning naming the fix (non-interactive use)."""
-    from codebot_mcp.core.config import trust
+def load_effective(globals_: Globals, *, warn: bool = True) -> Effective:
+    """The settings every command runs with: trust applied once, by
+    :func:`core.config.effective.apply` (raises ``SettingsError``).
 
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
-    if result.needs_trust:
+    With ``warn``, an untrusted project's skipped servers and settings are named on stderr
+    with the fixes (non-interactive use; the REPL asks instead).
+    """
+    from codebot_mcp.core.config import effective
+
+    result = effective.apply(
+        load_unfiltered_settings(globals_), assume_trusted=globals_.trust_project
+    )
+    if warn and result.trust.needs_trust:
         from codebot_mcp.cli import render
+        from codebot_mcp.core.config import trust
 
-        render.warn(trust.untrusted_message(result))
-    return trust.without_untrusted(settings, result), result
+        render.warn(trust.untrusted_message(result.trust))
+    return result
 
 
 def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
@@ -314,13 +325,14 @@ class ChatRuntime:
 
 
 async def settle_trust(
-    globals_: Globals, settings: Settings, ask: TrustPrompt | None
+    globals_: Globals, ask: TrustPrompt | None
 ) -> tuple[Settings, tuple[str, ...]]:
-    """Decide about the project's own servers before any of them starts.
+    """Read the settings and decide about the project's own servers before any of them starts.
 
-    Without ``ask`` (one-shot, stdin not a terminal) untrusted project servers are skipped
-    with a warning naming the fixes. With it the user is asked once: yes records trust (for
-    this project file and its current server entries), no skips them for this session.
+    Without ``ask`` (one-shot, stdin not a terminal) untrusted project servers and settings
+    are skipped with a warning naming the fixes. With it the user is asked once: yes records
+    trust (for this project and its current entries and settings), no skips them for this
+    session. Either way the settings come from :func:`load_effective` (trust applied).
 
     Returns:
         The settings to run with, and the names of the skipped servers.
@@ -330,17 +342,21 @@ async def settle_trust(
         trust,
     )  # deferred: `codebot --help` does not load settings or trust
 
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    loaded = load_effective(globals_, warn=ask is None)
+    result = loaded.trust
     if not result.needs_trust:
-        return settings, ()
+        return loaded.settings, ()
     skipped = tuple(c.name for c in result.servers)
     if ask is None:
-        return apply_trust(globals_, settings)[0], skipped
+        return loaded.settings, skipped
     if await ask(result):
         trust.record(result)
-        return settings, ()
+        again = load_effective(globals_, warn=False)
+        if not again.trust.needs_trust:
+            return again.settings, ()
+        result, loaded = again.trust, again  # changed on disk meanwhile: ask another time
     render.warn(trust.untrusted_message(result))
-    return trust.without_untrusted(settings, result), skipped
+    return loaded.settings, tuple(c.name for c in result.servers)
 
 
 @asynccontextmanager
@@ -366,7 +382,7 @@ async def open_runtime(
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.model.config import resolve_config
 
-    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
+    settings, untrusted = await settle_trust(globals_, ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
 

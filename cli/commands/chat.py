@@ -17,7 +17,7 @@ from codebot_mcp.cli.runtime import (
     ChatOptions,
     ChatRuntime,
     Globals,
-    load_settings,
+    load_effective,
     open_runtime,
 )
 from codebot_mcp.cli.signals import sigint_cancels
@@ -179,7 +179,7 @@ def _list_for_resume(globals_: Globals) -> None:
     from codebot_mcp.core.agent import history as sessions
     from codebot_mcp.core.errors import UsageError
 
-    settings = load_settings(globals_)
+    settings = load_effective(globals_, warn=False).settings
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)
     for item in saved[:20]:
         print(render.safe(sessions.describe(item)), file=sys.stderr)

@@ -104,7 +104,7 @@ def _settings(ctx: Any) -> Any:
     from codebot_mcp.core.config import settings
 
     try:
-        return settings.load(_root_cwd(ctx))
+        return settings.load_unfiltered(_root_cwd(ctx))  # names only: nothing runs
     except Exception:  # boundary: completion must never fail or print
         return None
 

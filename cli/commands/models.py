@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.errors import ExitCode, ModelError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def models_command(
     from codebot_mcp.core.model.config import resolve_config
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    settings = load_effective(globals_).settings  # an untrusted project's endpoint gets no key
     try:
         config = resolve_config(settings, model=globals_.model, base_url=globals_.base_url)
     except ModelError as exc:
@@ -90,14 +90,10 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
     """
     import sys
 
-    from codebot_mcp.core.config import trust
     from codebot_mcp.core.model import discovery
     from codebot_mcp.core.model.config import resolve_config
 
-    settings = load_settings(globals_)
-    settings = trust.without_untrusted(
-        settings, trust.check(settings, assume_trusted=globals_.trust_project)
-    )
+    settings = load_effective(globals_, warn=False).settings
     try:
         resolve_config(settings, model=options.model, base_url=options.base_url)
         return

@@ -33,7 +33,6 @@ from codebot_mcp.cli.runtime import (
     ChatOptions,
     ChatRuntime,
     Globals,
-    load_settings,
     open_runtime,
     settle_trust,
 )
@@ -369,11 +368,10 @@ class Repl:
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""
         try:
-            loaded = load_settings(runtime.globals)
+            settings, runtime.untrusted = await settle_trust(runtime.globals, self.ask_trust)
         except CodebotError as exc:
             render.error(exc)
             return
-        settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
         roots_before = self.answers.roots()
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools

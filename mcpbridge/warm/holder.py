@@ -19,8 +19,7 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
-from codebot_mcp.core.config import paths, trust
-from codebot_mcp.core.config import settings as settings_mod
+from codebot_mcp.core.config import effective, paths
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.arguments import Pairs
 from codebot_mcp.mcpbridge.calls.call import call_once
@@ -183,9 +182,9 @@ async def serve(
     cwd: Path, *, trust_project: bool, idle_timeout: float | None, ready: Any = None
 ) -> int:
     """Load the settings as the cold path does, start the servers, serve; the exit code."""
-    settings = settings_mod.load(cwd)
-    result = trust.check(settings, assume_trusted=trust_project)
-    servers = dict(trust.without_untrusted(settings, result).servers)
+    loaded = effective.load(cwd, assume_trusted=trust_project)
+    settings, result = loaded.settings, loaded.trust  # roots and limits: trust applied too
+    servers = dict(settings.servers)
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.tools.useragent import Policy, root_dirs
 

@@ -44,6 +44,10 @@ class State:
     window: int | None = None
     """Context window in tokens: longer requests get 400 ``context_length_exceeded``."""
     rejected: int = 0
+    gets: list[Recorded] = field(default_factory=list[Recorded])
+    """GET requests (``/models``), apart from the completions."""
+    model_ids: list[Any] | None = None
+    """What ``/models`` lists (default: one ``fake-model``)."""
 
 
 def count_tokens(body: dict[str, Any]) -> int:
@@ -61,8 +65,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.shared.lock:
+            self.shared.gets.append(Recorded("GET", self.path, headers, {}))
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+            ids = self.shared.model_ids if self.shared.model_ids is not None else ["fake-model"]
+            data = [{"id": i, "object": "model"} for i in ids]
+            self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

@@ -8,7 +8,7 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.commands.mcp.manage import NameArg, known_server
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -29,12 +29,12 @@ def get_command(
     Env and header values are masked unless they are ${VAR} references.
     Exit 0, 2 unknown server, 3 settings unreadable.
     """
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    settings = load_unfiltered_settings(globals_)  # shows what trust holds back, runs nothing
     config = known_server(settings, name)
-    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    check = effective.apply(settings, assume_trusted=globals_.trust_project).trust
     untrusted = check.needs_trust and any(c.name == name for c in check.servers)
     # An untrusted project entry never hides yours: the global entry is the one in use.
     pending = config if untrusted and name in settings.shadowed else None

@@ -10,8 +10,7 @@ from codebot_mcp.cli import render
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
-    apply_trust,
-    load_settings,
+    load_effective,
     open_manager,
     require_trusted,
     select_servers,
@@ -39,7 +38,8 @@ def lock_command(
     from codebot_mcp.mcpbridge.tools import pinning as lock
 
     globals_: Globals = ctx.obj
-    settings, check = apply_trust(globals_, load_settings(globals_))
+    loaded = load_effective(globals_)
+    settings, check = loaded.settings, loaded.trust
     for name in server or []:
         require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
     servers = {n: c for n, c in select_servers(settings, server).items() if c.enabled}

@@ -74,6 +74,27 @@ def _trust(ctx: ServerContext) -> Iterator[Finding]:
     )
 
 
+@check(
+    "settings.trust_settings",
+    "settings",
+    "warning",
+    "a project file sets keys that apply only once the project is trusted",
+)
+def _trust_settings(ctx: TotalsContext) -> Iterator[Finding]:
+    if not ctx.withheld:
+        return
+    yield Finding(
+        "settings.trust_settings",
+        "warning",
+        f"skipping project settings ({', '.join(ctx.withheld)}) from "
+        f"{ctx.settings.project_file}: the project is not trusted, so they do not apply",
+        "Review them, then `codebot trust`; or pass --trust-project (or set "
+        "CODEBOT_TRUST_PROJECT=1) for one run.",
+        file=ctx.settings.project_file,
+        key=ctx.withheld[0],
+    )
+
+
 @check("settings.disabled", "settings", "info", "a server is disabled and is not checked")
 def _disabled(ctx: TotalsContext) -> Iterator[Finding]:
     for server in ctx.servers:
