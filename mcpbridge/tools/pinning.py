@@ -11,8 +11,7 @@ from typing import Any
 
 import mcp_types as types
 
-from codebot_mcp.core.config import paths
-from codebot_mcp.core.fsutil import atomic_write
+from codebot_mcp.core.config import paths, projectfiles
 
 LOCK_FILE = "mcp-lock.json"
 LOCK_VERSION = 1
@@ -46,10 +45,17 @@ def server_entry(version: str | None, tools: list[types.Tool]) -> dict[str, Any]
 
 
 def write(path: Path, servers: dict[str, dict[str, Any]]) -> None:
-    """Write the lock atomically (sorted, so a re-lock of the same tools changes no byte)."""
+    """Write the lock atomically (sorted, so a re-lock of the same tools changes no byte),
+    never outside the project (:mod:`core.config.projectfiles`: a symlinked ``.codebot`` or
+    a planted link in place of the lock is refused).
+
+    Raises:
+        ProjectWriteError: the lock would land outside the project or in codebot's own files.
+        OSError: it cannot be written.
+    """
     document = {"lock_version": LOCK_VERSION, "servers": dict(sorted(servers.items()))}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    projectfiles.write(path, text, root=path.parent.parent)
 
 
 def read(path: Path) -> dict[str, Any] | None:
