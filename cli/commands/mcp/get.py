@@ -71,6 +71,7 @@ def get_command(
 
 def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
     """The entry as written, with secrets masked, plus its source and what it overrides."""
+    from codebot_mcp.core.config.oauth import SECRET_KEYS
     from codebot_mcp.core.secrets.redact import MASK, redact_url
 
     entry: dict[str, Any] = {}
@@ -78,6 +79,14 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
         if key in ("env", "headers") and isinstance(value, dict):
             entry[key] = {
                 k: (v if isinstance(v, str) and _only_references(v) else MASK)
+                for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+            }
+        elif key == "oauth" and isinstance(value, dict):
+            # client_secret and private_key: shown only as the ${VAR} they name, never a value
+            entry[key] = {
+                k: (v if not isinstance(v, str) or _only_references(v) else MASK)
+                if k in SECRET_KEYS
+                else (render.REDACTOR(v) if isinstance(v, str) else v)
                 for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
             }
         elif key == "url" and isinstance(value, str):
