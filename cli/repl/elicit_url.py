@@ -158,9 +158,8 @@ def _split(url: str) -> _Parts:
     after = after.lstrip("/\\")
     end = re.search(r"[/\\?#]", after)
     authority, rest = (after[: end.start()], after[end.start() :]) if end else (after, "")
-    userinfo, at, host_port = authority.rpartition("@")
-    if not at:
-        userinfo = None
+    before, at, host_port = authority.rpartition("@")
+    userinfo = before if at else None
     if host_port.startswith("["):
         close = host_port.find("]")
         host, port_part = (
@@ -206,7 +205,7 @@ def describe(url: str) -> ShownURL:
     if parts.userinfo is not None:
         name = render.safe(parts.userinfo, one_line=True)
         notes.append(f"'{name}' before the '@' is not the host")
-    problem = None
+    problem: str | None = None
     if trimmed != url or cleaned != trimmed:
         problem = (
             "it has spaces, tabs, line breaks or control characters that a browser drops: "
