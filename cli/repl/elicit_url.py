@@ -182,16 +182,16 @@ def describe(url: str) -> ShownURL:
     """Take ``url`` apart for the question, as the browser will."""
     if len(url) > MAX_URL_CHARS:
         shown = render.safe(url[:200], one_line=True) + "…"
-        problem = f"the URL is {len(url):,} characters long, over {MAX_URL_CHARS:,}"
-        return ShownURL(shown, "(not shown)", problem=problem)
+        too_long = f"the URL is {len(url):,} characters long, over {MAX_URL_CHARS:,}"
+        return ShownURL(shown, "(not shown)", problem=too_long)
     shown = render.safe(url, one_line=True)
     trimmed = url.strip("".join(chr(c) for c in range(0x21)))
     cleaned = re.sub(r"[\t\n\r]", "", trimmed)
     match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", cleaned)
     scheme = match.group(1).lower() if match else ""
     if scheme and scheme not in OPENABLE_SCHEMES:
-        problem = f"codebot opens only http(s) URLs, not '{render.safe(scheme, one_line=True)}:'"
-        return ShownURL(shown, "(no host)", problem=problem)
+        other = f"codebot opens only http(s) URLs, not '{render.safe(scheme, one_line=True)}:'"
+        return ShownURL(shown, "(no host)", problem=other)
     try:
         parts = _split(cleaned)
         host = browser_host(parts.host) if parts.host else ""
