@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
 
@@ -163,7 +164,7 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
-                record = json.loads(line)
+                record = jsonutil.loads(line)
             except json.JSONDecodeError:  # a line cut by a crash: skip it
                 continue
             if isinstance(record, dict):

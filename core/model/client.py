@@ -27,6 +27,7 @@ from codebot_mcp.core.model.errors import (
     retry_delay,
     retryable,
     server_message,
+    unreadable_answer,
 )
 from codebot_mcp.core.model.stream import (
     Reply,
@@ -46,8 +47,11 @@ def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) ->
     """
     import openai
 
+    from codebot_mcp.core.model import cap
+
     connect = min(CONNECT_TIMEOUT, config.timeout)
     extra.setdefault("timeout", openai.Timeout(config.timeout, connect=connect))
+    extra.setdefault("http_client", cap.http_client())  # every answer capped (core.model.cap)
     return openai.AsyncOpenAI(
         api_key=config.api_key, base_url=config.url, max_retries=max_retries, **extra
     )
@@ -119,7 +123,12 @@ class ChatModel:
                 reply = await self._attempt(request, tools, on_text)
             except StreamDroppedError:
                 raise
-            except openai.OpenAIError as exc:
+            except Exception as exc:  # boundary: an answer over the cap, or too deep to parse
+                unreadable = unreadable_answer(exc, self.config)
+                if unreadable is not None:
+                    raise unreadable from None
+                if not isinstance(exc, openai.OpenAIError):
+                    raise
                 if self._switch_cap_param(exc, request):
                     continue
                 error = map_error(exc, self.config)
@@ -176,7 +185,7 @@ class ChatModel:
                 async for chunk in stream:
                     acc.add(chunk)
         except Exception as exc:  # boundary: httpx or openai errors once bytes have flowed
-            if acc.chunks == 0:
+            if acc.chunks == 0 or unreadable_answer(exc, self.config) is not None:
                 raise
             raise StreamDroppedError.from_partial(self.config, acc, exc) from None
         return acc

@@ -21,6 +21,7 @@ from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.fsutil import atomic_write
@@ -178,7 +179,7 @@ class TokenStore:
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return None
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonutil.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]

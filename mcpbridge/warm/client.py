@@ -38,7 +38,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core import __version__
+from codebot_mcp.core import __version__, jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.proc.lookup import INHERITED_ENV
@@ -138,7 +138,7 @@ def request(path: Path, digest: str | None, payload: dict[str, Any]) -> dict[str
             sock.sendall(json.dumps({**payload, "digest": digest}).encode() + b"\n")
             sock.settimeout(ACCEPT_TIMEOUT)
             buffer = bytearray()
-            first = json.loads(_read_line(sock, buffer))
+            first = jsonutil.loads(_read_line(sock, buffer))
         except (OSError, EOFError, ValueError, WarmError):
             return None
         if not isinstance(first, dict):
@@ -149,7 +149,7 @@ def request(path: Path, digest: str | None, payload: dict[str, Any]) -> dict[str
             return None
         sock.settimeout(None)  # the call is bounded by the server's own timeouts, as cold
         try:
-            answer = json.loads(_read_line(sock, buffer))
+            answer = jsonutil.loads(_read_line(sock, buffer))
         except (OSError, EOFError) as exc:
             reason = exc or "EOF"
             raise WarmError(f"the warm holder went away during the request ({reason})") from None

@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import effective, paths
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.arguments import Pairs
@@ -104,7 +105,7 @@ class Holder:
                     buffer += await stream.receive()
                     if len(buffer) > MAX_LINE_BYTES:
                         return None
-            request = json.loads(bytes(buffer).partition(b"\n")[0])
+            request = jsonutil.loads(bytes(buffer).partition(b"\n")[0])
         except (TimeoutError, anyio.EndOfStream, ValueError):
             return None
         return request if isinstance(request, dict) else None

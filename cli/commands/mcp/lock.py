@@ -62,7 +62,12 @@ def lock_command(
             return pinned, failed
 
     pinned, failed = anyio.run(terminable, pin)
-    merged = {**(lock.read(path) or {}), **pinned}
+    try:
+        previous = lock.read(path) or {}
+    except lock.LockfileError as exc:
+        render.warn(f"{exc.message}; writing a new lock")
+        previous = {}
+    merged = {**previous, **pinned}
     try:
         lock.write(path, merged)
     except OSError as exc:

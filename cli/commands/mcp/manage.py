@@ -183,8 +183,10 @@ def add_json_command(
     """
     import json
 
+    from codebot_mcp.core import jsonutil
+
     try:
-        entry = json.loads(entry_json)
+        entry = jsonutil.loads(entry_json)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"invalid JSON for server '{name}': {exc.msg} at column {exc.colno}",
