@@ -9,6 +9,7 @@ because ``zlib``'s decompressobj is the whole of it; httpx decodes a body whole.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
 
 PIECE_BYTES = 65536
 """Decoded bytes produced at a time from a compressed body (memory stays bounded)."""
@@ -24,13 +25,13 @@ class Inflater:
         self.raw_fallback = encoding == "deflate"  # some servers send raw deflate
         self.decoder = zlib.decompressobj(self.wbits)
 
-    def pieces(self, data: bytes) -> list[bytes]:
-        """The decoded pieces of ``data`` (each at most :data:`PIECE_BYTES`).
+    def pieces(self, data: bytes) -> Iterator[bytes]:
+        """The decoded pieces of ``data`` (each at most :data:`PIECE_BYTES`), one at a time:
+        a caller that stops at its cap never inflates the rest.
 
         Raises:
             zlib.error: the data is corrupt.
         """
-        out: list[bytes] = []
         while data:
             try:
                 piece = self.decoder.decompress(data, PIECE_BYTES)
@@ -42,11 +43,10 @@ class Inflater:
                 piece = self.decoder.decompress(data, PIECE_BYTES)
             self.raw_fallback = False
             if piece:
-                out.append(piece)
+                yield piece
             data = self.decoder.unconsumed_tail
             if not data and self.decoder.eof and self.decoder.unused_data:
                 data = self.decoder.unused_data
                 self.decoder = zlib.decompressobj(self.wbits)
             if not piece and not data:
                 break
-        return out

@@ -15,17 +15,33 @@ SSE framing; 64 MB leaves room for that and for a long tool call, and stops a ru
 from __future__ import annotations
 
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2
 
 from codebot_mcp.core.inflate import DECODED, Inflater
 
-__all__ = ["MAX_ANSWER_BYTES", "AnswerTooLargeError", "capping_hook", "http_client"]
+__all__ = [
+    "MAX_ANSWER_BYTES",
+    "AnswerTooLargeError",
+    "capping_hook",
+    "chunk_limit",
+    "http_client",
+]
 
 MAX_ANSWER_BYTES = 64 * 2**20
 """Decoded bytes of one model answer (a JSON body, or a whole SSE stream)."""
+CHUNKS_PER_TOKEN = 4
+"""A streamed answer carries about one chunk per token (plus a few for the role, the finish
+and usage); past this many per ``max_tokens`` the server is ignoring the cap."""
+MIN_CHUNKS = 4096
+
+
+def chunk_limit(max_tokens: int) -> int:
+    """The most chunks one streamed answer may have before it is stopped as a runaway: the
+    byte cap alone would let an endless stream of tiny chunks run for minutes."""
+    return max(CHUNKS_PER_TOKEN * max_tokens, MIN_CHUNKS)
 
 
 class AnswerTooLargeError(httpx2.ReadError):
@@ -42,8 +58,8 @@ class _Capped(httpx2.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         total = 0
         async for raw in self._inner:
-            pieces = [raw] if self._inflater is None else self._decode(raw)
-            for piece in pieces:
+            pieces = iter([raw]) if self._inflater is None else self._decode(raw)
+            for piece in pieces:  # inflated lazily: a bomb stops at the cap
                 total += len(piece)
                 if total > self._limit:
                     raise AnswerTooLargeError(
@@ -52,10 +68,10 @@ class _Capped(httpx2.AsyncByteStream):
                     )
                 yield piece
 
-    def _decode(self, raw: bytes) -> list[bytes]:
+    def _decode(self, raw: bytes) -> Iterator[bytes]:
         assert self._inflater is not None
         try:
-            return self._inflater.pieces(raw)
+            yield from self._inflater.pieces(raw)
         except zlib.error as exc:
             raise httpx2.DecodingError(
                 f"the model server's compressed answer is corrupt: {exc}", request=self._request

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codebot_mcp.core.errors import ModelError
 from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.errors import (
     ContextOverflowError,
@@ -38,6 +39,10 @@ from codebot_mcp.core.model.stream import (
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+
+class RunawayStreamError(ModelError):
+    """The stream went on far past ``max_tokens`` (a server that ignores the cap)."""
 
 
 def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) -> AsyncOpenAI:
@@ -177,13 +182,26 @@ class ChatModel:
     async def _stream(
         self, request: dict[str, Any], on_text: TextCallback | None
     ) -> StreamAccumulator:
+        from codebot_mcp.core.model.cap import chunk_limit
+
         acc = StreamAccumulator(on_text)
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        cap = int(request.get(self.cap_param) or self.config.max_tokens)
+        limit = chunk_limit(cap)
         stream = await self._post(body, stream=True)
         try:
             async with stream:  # closes the response when cancelled mid-stream
                 async for chunk in stream:
                     acc.add(chunk)
+                    if acc.chunks > limit:
+                        raise RunawayStreamError(
+                            f"the model server at {self.config.url} kept streaming past "
+                            f"max_tokens ({cap:,}): {acc.chunks:,} chunks; it was stopped",
+                            hint="The server ignores max_tokens (an endless stream?); check "
+                            "it, or use another endpoint.",
+                        )
+        except RunawayStreamError:
+            raise
         except Exception as exc:  # boundary: httpx or openai errors once bytes have flowed
             if acc.chunks == 0 or unreadable_answer(exc, self.config) is not None:
                 raise

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import urllib.request
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
@@ -83,7 +83,7 @@ class _CappedStream(httpx2.AsyncByteStream):
     async def __aiter__(self) -> AsyncIterator[bytes]:
         current = 0  # bytes of the message being received (the whole body, or one event)
         async for raw in self._inner:
-            chunks = [raw] if self._inflater is None else self._decode(raw)
+            chunks = iter([raw]) if self._inflater is None else self._decode(raw)
             for chunk in chunks:
                 if self._events is not None:
                     current = self._events.add(chunk)
@@ -94,10 +94,10 @@ class _CappedStream(httpx2.AsyncByteStream):
                     raise _too_large(self._limit, self._request)
                 yield chunk
 
-    def _decode(self, raw: bytes) -> list[bytes]:
+    def _decode(self, raw: bytes) -> Iterator[bytes]:
         assert self._inflater is not None
         try:
-            return self._inflater.pieces(raw)
+            yield from self._inflater.pieces(raw)  # lazily: a bomb stops at the cap
         except zlib.error as exc:
             raise httpx2.DecodingError(
                 f"the server's compressed answer is corrupt: {exc}", request=self._request
