@@ -28,6 +28,7 @@ from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.report import status_view
 from codebot_mcp.mcpbridge.warm.client import (
     ACCEPT_TIMEOUT,
+    HEARTBEAT_SECONDS,
     MAX_LINE_BYTES,
     SOCKET_PATH_LIMIT,
     fingerprint,
@@ -133,16 +134,26 @@ class Holder:
             await self._send(stream, {"accepted": True})
             self._busy += 1
             try:
-                if op == "list":
-                    reply = await self._list(request)
-                elif op == "call" and request.get("server") in self.manager.servers:
-                    reply = await self._call(request)
-                else:
-                    reply = _error(2, f"the warm holder cannot answer {op!r}")
+                async with anyio.create_task_group() as beating:
+                    beating.start_soon(self._heartbeat, stream)
+                    if op == "list":
+                        reply = await self._list(request)
+                    elif op == "call" and request.get("server") in self.manager.servers:
+                        reply = await self._call(request)
+                    else:
+                        reply = _error(2, f"the warm holder cannot answer {op!r}")
+                    beating.cancel_scope.cancel()
             finally:
                 self._busy -= 1
                 self._last_used = anyio.current_time()
             await self._send(stream, reply)
+
+    async def _heartbeat(self, stream: SocketStream) -> None:
+        """Tell the client the request still runs (it gives up on a silent holder)."""
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            while True:
+                await anyio.sleep(HEARTBEAT_SECONDS)
+                await self._send(stream, {"working": True})
 
     async def serve(self, listener: SocketListener) -> None:
         """Accept connections until stopped (idle timeout, ``--stop``, a signal)."""
