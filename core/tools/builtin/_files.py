@@ -3,20 +3,19 @@
 :class:`FileTool` holds the working directory and the boundary (:mod:`core.boundary`) that
 ``read``, ``write``, ``edit``, ``glob`` and ``grep`` resolve a ``path`` argument against.
 ``glob`` and ``grep``'s Python fallback share the walker, so both see the same files:
-``.gitignore`` files respected, ``.git`` skipped. pathspec's ``GitIgnoreSpec`` does the
-matching (git's own rules, negation included).
+``.gitignore`` files respected, ``.git`` skipped. :mod:`.globmatch` does the matching (git's
+own rules, negation included) in linear time: patterns are strangers' text.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.security.boundary import Boundary, Reach
+from codebot_mcp.core.tools.builtin.globmatch import GitIgnore, compiled
 
 MAX_FILES = 200_000
 """Files visited per walk: a search of a huge tree stops rather than running for minutes."""
@@ -37,30 +36,27 @@ class FileTool:
         return self.boundary.reach(path) if isinstance(path, str) and path else None
 
 
-def _spec(directory: Path) -> object | None:
+def _spec(directory: Path) -> GitIgnore | None:
     path = directory / ".gitignore"
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:  # boundary: no (readable) .gitignore here
         return None
-    import pathspec  # deferred: only file searches need it
-
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    return GitIgnore(text.splitlines())
 
 
 class _Ignores:
     """The ``.gitignore`` specs on the way down, each with the directory it belongs to."""
 
     def __init__(self) -> None:
-        self.stack: list[tuple[Path, object]] = []
+        self.stack: list[tuple[Path, GitIgnore]] = []
 
     def ignored(self, path: Path, *, is_dir: bool) -> bool:
         verdict = False
         for directory, spec in self.stack:
-            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(rel).include  # type: ignore[attr-defined]
+            result = spec.check(path.relative_to(directory).as_posix(), is_dir=is_dir)
             if result is not None:  # the deepest .gitignore with an opinion wins
-                verdict = bool(result)
+                verdict = result
         return verdict
 
 
@@ -113,51 +109,9 @@ def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
     yield from visit(base)
 
 
-@lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``**`` any depth, ``*`` and ``?`` within
-    one part, ``[...]`` classes, ``{a,b}`` alternatives."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-                i = end
-        elif c == "{":
-            end = pattern.find("}", i)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                options = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(glob_regex(o).pattern[4:-3] for o in options) + ")")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("(?s:" + "".join(out) + r")\Z")
-
-
 def glob_match(pattern: str, relative: str) -> bool:
     """Whether ``relative`` (posix) matches ``pattern``; a pattern without ``/`` matches the
     file name at any depth, as in ``.gitignore`` and ripgrep's ``--glob``."""
     if "/" not in pattern:
         relative = relative.rsplit("/", 1)[-1]
-    return bool(glob_regex(pattern).match(relative))
+    return compiled(pattern).match(relative)
