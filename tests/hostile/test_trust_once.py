@@ -310,3 +310,22 @@ def test_the_schema_accepts_every_example_and_rejects_unknown_keys() -> None:
             {"mcp_servers": {"s": {"url": "https://x/mcp", "oauth": {"client_secret": "abc"}}}},
             schema,
         )
+
+
+def test_models_shows_an_endpoints_ids_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAI() as fake:
+        fake.list_models(["good-model", "\x1b]0;pwned\x07evil", "\x1b[2J\x1b[31mred\u202e"])
+        code = run(["--cwd", str(tmp_path), "--base-url", fake.base_url, "models"])
+        out = capsys.readouterr().out
+        assert code == 0
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert out.splitlines() == [
+            "good-model",
+            "\\x1b]0;pwned\\x07evil",
+            "\\x1b[2J\\x1b[31mred\\u202e",
+        ]
+        assert run(["--cwd", str(tmp_path), "--base-url", fake.base_url, "models", "--json"]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\u202e" not in out
