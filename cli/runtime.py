@@ -20,6 +20,7 @@ from codebot_mcp.core.errors import ModelError, SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
+    from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
@@ -230,6 +231,8 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     log: SessionLog | None = None
     """Where this conversation is saved (``core.sessions``)."""
+    checkpoints: Checkpoints | None = None
+    """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -249,6 +252,8 @@ class ChatRuntime:
         self.settings = settings
         self.gate.rules = settings.permissions
         self.session.set_tool_search(settings.tool_search)
+        if self.log is not None:
+            self.attach_checkpoints()
         if self.agent is not None:
             self.agent.configure(settings)
         options = self.options
@@ -270,6 +275,7 @@ class ChatRuntime:
         self.agent = Agent(self.session, model, self.gate)
         self.agent.configure(settings)
         self.agent.sampler = self.manager.sampler
+        self.agent.checkpoints = self.checkpoints
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -281,7 +287,7 @@ class ChatRuntime:
         from codebot_mcp.cli import render
         from codebot_mcp.core.agent import history as sessions
 
-        project = self.settings.project_root or self.globals.cwd
+        project = self.project
         options = self.options
         saved = None
         if session_id is not None:
@@ -303,13 +309,49 @@ class ChatRuntime:
             log.adopt(self.session)
         self.session.recorder = log
         self.log = log
+        self.checkpoints = None  # a resumed session has checkpoints of its own
+        self.attach_checkpoints()
+
+    @property
+    def project(self) -> Path:
+        """The project root (or the working directory): sessions and checkpoints key on it."""
+        return self.settings.project_root or self.globals.cwd
+
+    def attach_checkpoints(self) -> None:
+        """Give the agent the checkpoints of the current session, as the settings say."""
+        config = self.settings.checkpoints
+        log = self.log
+        if not config.enabled or log is None:
+            self.checkpoints = None
+        elif self.checkpoints is None or self.checkpoints.session_id != log.id:
+            from codebot_mcp.cli import render
+            from codebot_mcp.core.agent.checkpoints import Checkpoints
+
+            self.checkpoints = Checkpoints(
+                self.project,
+                log.id,
+                max_files=config.max_files,
+                max_bytes=config.max_bytes,
+                scrub=render.REDACTOR,
+                conversation=log.size,
+            )
+        else:
+            self.checkpoints.store.max_files = config.max_files
+            self.checkpoints.store.max_bytes = config.max_bytes
+        if self.agent is not None:
+            self.agent.checkpoints = self.checkpoints
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (shielded: runs during cancellation too)."""
+        """Wait for the last checkpoint and close the model's HTTP client (shielded: runs
+        during cancellation too)."""
         import anyio
 
-        if self.agent is not None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if self.checkpoints is not None and (problem := await self.checkpoints.settle()):
+                from codebot_mcp.cli import render
+
+                render.warn(problem)
+            if self.agent is not None:
                 await self.agent.model.aclose()
 
 

@@ -190,6 +190,8 @@ HELP = """\
 /compact [focus]  summarise the conversation now (optionally: what to keep)
 /usage        tokens: prompt, cached, completion; last turn and this session
 /resume [ID]  continue a saved session of this project (a list without ID)
+/rewind [N]   the turns and the files each changed; with N, restore the files (and if you
+              like the conversation) to before turn N
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)

@@ -48,6 +48,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.config.settings import Settings
 
 REPEAT_WARN_AT = 3
@@ -106,6 +107,8 @@ class Agent:
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
+        self.checkpoints: Checkpoints | None = None
+        """Snapshots before each prompt's first change, for rewinding (None: off)."""
         self._warned_model: str | None = None
 
     def configure(self, settings: Settings) -> None:
@@ -126,7 +129,8 @@ class Agent:
         """Answer one user prompt, calling tools as the model asks.
 
         The result is also kept in :attr:`last` while the run goes, so a caller that catches
-        an error still sees the calls that ran.
+        an error still sees the calls that ran. With :attr:`checkpoints`, the prompt is a
+        turn that can be rewound (``core.agent.checkpoints``).
 
         Raises:
             ModelError: the model API failed (after compaction and retries).
@@ -134,6 +138,17 @@ class Agent:
                 model kept repeating one call.
         """
         events = events or AgentEvents()
+        checkpoints = self.checkpoints
+        if checkpoints is None:
+            return await self._run(prompt, events)
+        if problem := await checkpoints.begin(prompt):
+            events.notice(problem)
+        try:
+            return await self._run(prompt, events)
+        finally:
+            checkpoints.end()
+
+    async def _run(self, prompt: str, events: AgentEvents) -> RunResult:
         history = self.session.history
         start = len(history)
         history.append({"role": "user", "content": prompt})
@@ -157,6 +172,7 @@ class Agent:
                     result.outcome = Outcome.ANSWER if reply.text.strip() else Outcome.EMPTY
                     self.session.checkpoint()
                     return result
+                await self._before_changes(reply.tool_calls, events)
                 records = await self._run_calls(reply.tool_calls, events, seen)
                 result.tool_calls.extend(records)
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
@@ -184,6 +200,13 @@ class Agent:
         )
         self._failed(result, error, history, start)
         raise error
+
+    async def _before_changes(self, calls: list[ToolCall], events: AgentEvents) -> None:
+        """A checkpoint before the prompt's first call that may change files."""
+        if self.checkpoints is not None:
+            problem = await self.checkpoints.before_calls(calls, self.session.find_tool)
+            if problem:
+                events.notice(problem)
 
     def _current_turn(self, start: int) -> int:
         """Where the current prompt starts (compaction may have moved it)."""

@@ -48,12 +48,35 @@ TRUST_GATED_KEYS = (
     "model",
     "max_turns",
     "tool_result_max_tokens",
+    "checkpoints",
 )
 """A hostile project could send the API key elsewhere, pick the model that runs, or change
-the limits that bound a run with these: they need trust."""
+the limits that bound a run with these: they need trust. ``checkpoints``: a cloned project
+must not turn off the user's way to undo what the agent did, nor size what is copied."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSettings:
+    """``checkpoints``: snapshots of the project before each turn's changes, for ``/rewind``
+    and ``codebot rewind`` (``core.agent.checkpoints``). A project file sets it only once
+    trusted."""
+
+    enabled: bool = True
+    max_files: int = 50_000
+    """A project with more files (not counting what .gitignore excludes) is not snapshotted."""
+    max_size_mb: int = 500
+    """Nor one whose files add up to more megabytes (10^6 bytes)."""
+
+    @property
+    def max_bytes(self) -> int:
+        """``max_size_mb`` in bytes."""
+        return self.max_size_mb * 1_000_000
+
+
 _DEFAULTS: dict[str, Any] = {
     "max_turns": DEFAULT_MAX_TURNS,
     "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+    "checkpoints": CheckpointSettings(),
 }
 
 
@@ -89,6 +112,7 @@ class Settings:
     warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
     """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
     cwd: Path = field(default_factory=Path.cwd)
@@ -220,6 +244,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
+    project_checkpoints = _merge_checkpoints(global_scalars, project_scalars)
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
     warnings = [
@@ -229,6 +254,8 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         for w in unknown_keys(path, data)
     ]
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
+    if project_checkpoints is not None:  # as written (JSON), for the trust digest and prompt
+        gated["checkpoints"] = json.dumps(project_checkpoints, sort_keys=True)
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
     if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
@@ -261,6 +288,16 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
+
+
+def _merge_checkpoints(global_scalars: dict[str, Any], project_scalars: dict[str, Any]) -> Any:
+    """A project's ``checkpoints`` keys go over the global ones, one by one; returns the keys
+    the project set (None: it sets none)."""
+    global_scalars["checkpoints"] = CheckpointSettings(**global_scalars.get("checkpoints", {}))
+    keys = project_scalars.get("checkpoints")
+    if keys is not None:
+        project_scalars["checkpoints"] = replace(global_scalars["checkpoints"], **keys)
+    return keys
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -359,6 +396,36 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
         out["warm_idle_timeout"] = float(value)
     if "roots" in data:
         out["roots"] = parse_roots(path, data["roots"])
+    if "checkpoints" in data:
+        out["checkpoints"] = parse_checkpoints(path, data["checkpoints"])
+    return out
+
+
+def parse_checkpoints(path: Path, value: Any) -> dict[str, Any]:
+    """The keys the ``checkpoints`` object of ``path`` sets (unknown keys warn, through the
+    key table).
+
+    Raises:
+        SettingsError: it is not an object, or a value has the wrong type.
+    """
+    example = '"checkpoints": {"enabled": true, "max_files": 50000, "max_size_mb": 500}'
+    if not isinstance(value, dict):
+        raise SettingsError(
+            f"'checkpoints' in {path} must be an object, found {json_type(value)}",
+            hint=f"Write it as {example}.",
+        )
+    out: dict[str, Any] = {}
+    for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+        if key == "enabled":
+            if not isinstance(item, bool):
+                raise SettingsError(
+                    f"'checkpoints.enabled' in {path} must be true or false, "
+                    f"found {json.dumps(item)}",
+                    hint=f"Write it as {example}.",
+                )
+            out[key] = item
+        elif key in ("max_files", "max_size_mb"):
+            out[key] = _integer(path, f"checkpoints.{key}", item, minimum=1)
     return out
 
 

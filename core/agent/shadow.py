@@ -1,0 +1,646 @@
+"""The shadow store: content-addressed snapshots of a project's files, kept outside it.
+
+A snapshot records every file of the project that git would not ignore (``.gitignore``
+files respected, ``.git`` and codebot's own state directory skipped) as a tree of objects:
+a file's bytes, a symlink's target, and one tree per directory naming its entries, each
+stored once under its SHA-256. Unchanged files cost a ``stat``: a stat cache remembers which
+content a path had at a given size, mtime, ctime, inode and mode, so only changed files are
+read again (files changed within :data:`RACY_NS` of being hashed are always read again).
+
+Why not a second git directory (``GIT_DIR``/``GIT_WORK_TREE``)? Measured on a 5,000-file
+project: git's first snapshot took 3.2 s (a loose object per file), this store's 0.46 s (one
+pack); later ones were about the same (~0.1 s vs ~0.07 s with 3 changed files). The store
+also checks the size cap before it writes anything, keeps exact modes, needs no ``git``
+binary, and reads no git configuration, attributes or filters a cloned project could set.
+
+Layout (directories 0700, files 0600), one store per project, shared by its sessions:
+
+- ``objects.pack``: the objects, appended (zlib-compressed unless that saves nothing);
+- ``objects.idx``: one :data:`_RECORD` per object (digest, offset, length, flags);
+- ``stat.cache``: JSON lines ``[path, size, mtime_ns, ctime_ns, ino, mode, digest, seen_ns]``;
+- ``lock``: ``flock``-ed while the store is read or written (exclusive to write).
+
+Size: one class with the pack, the index, the stat cache and the walk it owns; a snapshot
+and a garbage collection need all four at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import stat
+import struct
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from codebot_mcp.core.config import paths
+from codebot_mcp.core.tools.gitignore import IgnoreStack
+
+__all__ = [
+    "Entry",
+    "ShadowStore",
+    "Snapshot",
+    "SnapshotSkipped",
+    "StoreError",
+]
+
+ALWAYS_SKIPPED = frozenset({".git"})
+"""Never snapshotted: the user's repository is theirs (and ``git`` already versions it)."""
+RACY_NS = 2_000_000_000
+"""A file whose mtime is this close to when it was hashed is hashed again next time: a
+change within the file system's timestamp granularity leaves the stat unchanged."""
+STREAM_AT = 4 * 1024 * 1024
+"""Files larger than this are hashed and compressed in chunks (memory stays bounded)."""
+CHUNK = 1024 * 1024
+_RECORD = struct.Struct("<32sQQB")
+"""digest, offset in the pack, stored length, flags (1: zlib)."""
+_ZLIB = 1
+COMPRESS_LEVEL = 1
+"""zlib's fastest level: about 5 times the speed of the default for 10% more bytes."""
+GC_MIN_DEAD_BYTES = 1024 * 1024
+"""A pack is rewritten once at least this much (and half of it) is unreachable."""
+
+Kind = Literal["f", "l", "d"]
+"""A regular file, a symlink (its target is the object), a directory (a tree)."""
+
+
+class StoreError(Exception):
+    """The store cannot be read or written (the message names the file and why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One path of a snapshot: a file or a symlink."""
+
+    kind: Kind
+    digest: str
+    mode: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A snapshot taken: its tree and what it covered."""
+
+    tree: str
+    files: int
+    size: int
+    hashed: int
+    """Files read (new or changed since the last snapshot); the others cost a stat."""
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotSkipped:
+    """A snapshot that was not taken, and why (a cap, an unreadable project)."""
+
+    reason: str
+
+
+@dataclass(slots=True)
+class _Dir:
+    """A directory met on the walk: its entries by name."""
+
+    files: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
+    links: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
+    dirs: dict[str, _Dir] = field(default_factory=dict[str, "_Dir"])
+
+
+class _OverCap(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _private_file(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+class ShadowStore:
+    """The snapshots of one project's files.
+
+    Args:
+        directory: Where the store lives (created 0700).
+        root: The project root whose files are snapshotted.
+        max_files: A snapshot of more files than this is skipped.
+        max_bytes: A snapshot of more bytes than this is skipped.
+    """
+
+    def __init__(
+        self, directory: Path, root: Path, *, max_files: int = 50_000, max_bytes: int = 1 << 30
+    ) -> None:
+        self.directory = directory
+        self.root = Path(os.path.realpath(root))
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self._index: dict[str, tuple[int, int, int]] = {}
+        self._index_size = 0
+        self._pack_ino: int | None = None
+        self._cache: dict[str, tuple[tuple[int, int, int, int, int], str, int]] = {}
+        self._cache_lines = 0
+        self._cache_size = 0
+        self._skip = self._skipped_dirs()
+        self._pack_fd: int | None = None
+
+    # -- files and the lock ---------------------------------------------------------------
+
+    @property
+    def pack_path(self) -> Path:
+        """The objects."""
+        return self.directory / "objects.pack"
+
+    @property
+    def index_path(self) -> Path:
+        """Where each object is in the pack."""
+        return self.directory / "objects.idx"
+
+    @property
+    def cache_path(self) -> Path:
+        """The stat cache."""
+        return self.directory / "stat.cache"
+
+    @contextlib.contextmanager
+    def locked(self, *, write: bool) -> Iterator[None]:
+        """Hold the store's lock (shared to read, exclusive to write) and catch up with what
+        other processes wrote.
+
+        Raises:
+            StoreError: the store's directory or files cannot be opened.
+        """
+        try:
+            paths.private_dir(self.directory)
+            fd = _private_file(self.directory / "lock")
+        except OSError as exc:
+            raise StoreError(f"cannot open the checkpoint store {self.directory}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+            self._finish_rewrite()
+            self._catch_up()
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _finish_rewrite(self) -> None:
+        """A garbage collection that stopped between replacing the index and the pack is
+        finished (the new index names offsets in the new pack); one that stopped earlier
+        is dropped."""
+        pack_tmp, index_tmp = self._rewrite_paths()
+        with contextlib.suppress(FileNotFoundError):
+            if index_tmp.exists():
+                index_tmp.unlink()
+                pack_tmp.unlink()
+            else:
+                os.replace(pack_tmp, self.pack_path)
+
+    def _rewrite_paths(self) -> tuple[Path, Path]:
+        return self.directory / "objects.pack.new", self.directory / "objects.idx.new"
+
+    def _catch_up(self) -> None:
+        """Reload the index when the pack was rewritten; read what others appended since."""
+        try:
+            info = os.stat(self.pack_path)
+        except FileNotFoundError:
+            info = None
+        ino = info.st_ino if info else None
+        if ino != self._pack_ino:
+            self._index, self._index_size, self._pack_ino = {}, 0, ino
+            self._cache, self._cache_lines, self._cache_size = {}, 0, 0
+        pack_size = info.st_size if info else 0
+        try:
+            with open(self.index_path, "rb") as fh:
+                fh.seek(self._index_size)
+                data = fh.read()
+        except FileNotFoundError:
+            data = b""
+        usable = len(data) - len(data) % _RECORD.size  # a torn last record is ignored
+        for digest, offset, length, flags in _RECORD.iter_unpack(data[:usable]):
+            if offset + length <= pack_size:
+                self._index[digest.hex()] = (offset, length, flags)
+        self._index_size += usable
+        self._load_cache()
+
+    def _load_cache(self) -> None:
+        try:
+            with open(self.cache_path, "rb") as fh:
+                fh.seek(self._cache_size)
+                data = fh.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1  # a line being written is read next time
+        for line in data[:end].splitlines():
+            try:
+                path, size, mtime, ctime, ino, mode, digest, seen = json.loads(line)
+            except (ValueError, TypeError):  # boundary: a damaged line is only a cache miss
+                continue
+            self._cache[path] = ((size, mtime, ctime, ino, mode), digest, seen)
+            self._cache_lines += 1
+        self._cache_size += end
+
+    # -- objects --------------------------------------------------------------------------
+
+    def has(self, digest: str) -> bool:
+        """Whether the object is stored."""
+        return digest in self._index
+
+    def get(self, digest: str) -> bytes:
+        """An object's bytes (hold :meth:`locked`).
+
+        Raises:
+            StoreError: the object is missing or damaged.
+        """
+        found = self._index.get(digest)
+        if found is None:
+            raise StoreError(f"object {digest[:12]} is missing from {self.pack_path}")
+        offset, length, flags = found
+        try:
+            with open(self.pack_path, "rb") as fh:
+                data = os.pread(fh.fileno(), length, offset)
+            data = zlib.decompress(data) if flags & _ZLIB else data
+        except (OSError, zlib.error) as exc:
+            message = f"cannot read object {digest[:12]} from {self.pack_path}: {exc}"
+            raise StoreError(message) from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise StoreError(f"object {digest[:12]} in {self.pack_path} is damaged")
+        return data
+
+    def _append(self, digest: str, stored: bytes, flags: int, pending: list[bytes]) -> None:
+        assert self._pack_fd is not None, "objects are written inside _writing()"
+        offset = os.fstat(self._pack_fd).st_size
+        _write_all(self._pack_fd, stored)
+        self._index[digest] = (offset, len(stored), flags)
+        pending.append(_RECORD.pack(bytes.fromhex(digest), offset, len(stored), flags))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Keep the pack open for appending while a snapshot writes (hold the lock)."""
+        self._pack_fd = _private_file(self.pack_path)
+        try:
+            self._pack_ino = os.fstat(self._pack_fd).st_ino
+            yield
+        finally:
+            os.close(self._pack_fd)
+            self._pack_fd = None
+
+    def _put(self, data: bytes, pending: list[bytes]) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in self._index:
+            packed = zlib.compress(data, COMPRESS_LEVEL)
+            if len(packed) < len(data) * 0.9:
+                self._append(digest, packed, _ZLIB, pending)
+            else:
+                self._append(digest, data, 0, pending)
+        return digest
+
+    def _put_file(self, path: str, size: int, pending: list[bytes]) -> str:
+        """Store a file's bytes; its digest. Large files go through in chunks."""
+        if size <= STREAM_AT:
+            with _open_file(path) as fh:
+                return self._put(fh.read(), pending)
+        hasher = hashlib.sha256()
+        with _open_file(path) as fh:
+            for chunk in iter(lambda: fh.read(CHUNK), b""):
+                hasher.update(chunk)
+        digest = hasher.hexdigest()
+        if digest in self._index:
+            return digest
+        # Compress straight into the pack (the lock is held), hashing again what is stored.
+        assert self._pack_fd is not None, "objects are written inside _writing()"
+        offset = os.fstat(self._pack_fd).st_size
+        hasher, packer, written = hashlib.sha256(), zlib.compressobj(COMPRESS_LEVEL), 0
+        with _open_file(path) as fh:
+            for chunk in iter(lambda: fh.read(CHUNK), b""):
+                hasher.update(chunk)
+                written += _write_all(self._pack_fd, packer.compress(chunk))
+        written += _write_all(self._pack_fd, packer.flush())
+        digest = hasher.hexdigest()  # what was stored, should the file have changed meanwhile
+        self._index[digest] = (offset, written, _ZLIB)
+        pending.append(_RECORD.pack(bytes.fromhex(digest), offset, written, _ZLIB))
+        return digest
+
+    def _flush(self, pending: list[bytes], cache_lines: list[bytes]) -> None:
+        if pending:
+            assert self._pack_fd is not None, "objects are written inside _writing()"
+            os.fsync(self._pack_fd)  # the objects reach the disk before the index names them
+            fd = _private_file(self.index_path)
+            try:
+                _write_all(fd, b"".join(pending))
+            finally:
+                os.close(fd)
+            self._index_size += len(pending) * _RECORD.size
+        if cache_lines:
+            fd = _private_file(self.cache_path)
+            try:
+                written = _write_all(fd, b"".join(cache_lines))
+            finally:
+                os.close(fd)
+            self._cache_size += written
+            self._cache_lines += len(cache_lines)
+
+    # -- trees ----------------------------------------------------------------------------
+
+    def tree(self, digest: str) -> dict[str, tuple[Kind, str, int]]:
+        """A tree object: name → (kind, digest, mode).
+
+        Raises:
+            StoreError: the object is missing, damaged, or not a tree.
+        """
+        try:
+            data = json.loads(self.get(digest))
+        except ValueError:
+            raise StoreError(f"object {digest[:12]} is not a tree") from None
+        if not isinstance(data, dict):
+            raise StoreError(f"object {digest[:12]} is not a tree")
+        out: dict[str, tuple[Kind, str, int]] = {}
+        for name, value in data.items():  # pyright: ignore[reportUnknownVariableType]
+            if not _safe_name(name) or not _entry_shape(value):
+                raise StoreError(f"tree {digest[:12]} holds an invalid entry {name!r}")
+            out[name] = (value[0], value[1], value[2])
+        return out
+
+    def flatten(self, digest: str, prefix: str = "") -> dict[str, Entry]:
+        """Every file and symlink under a tree, by ``/``-separated path."""
+        out: dict[str, Entry] = {}
+        for name, (kind, child, mode) in self.tree(digest).items():
+            if kind == "d":
+                out.update(self.flatten(child, f"{prefix}{name}/"))
+            else:
+                out[prefix + name] = Entry(kind, child, mode)
+        return out
+
+    def entry(self, tree: str, path: str) -> Entry | None:
+        """The file or symlink at ``path`` in a tree (None: absent, or a directory)."""
+        *parents, name = path.split("/")
+        for part in parents:
+            found = self.tree(tree).get(part)
+            if found is None or found[0] != "d":
+                return None
+            tree = found[1]
+        found = self.tree(tree).get(name)
+        return Entry(*found) if found is not None and found[0] != "d" else None
+
+    def changed(
+        self, old: str | None, new: str | None, prefix: str = ""
+    ) -> Iterator[tuple[str, Entry | None, Entry | None]]:
+        """``(path, old entry, new entry)`` for each file or symlink that differs between two
+        trees (None: absent, or no tree); equal subtrees are not opened."""
+        if old == new:
+            return
+        a = self.tree(old) if old else {}
+        b = self.tree(new) if new else {}
+        for name in sorted(a.keys() | b.keys()):
+            x, y = a.get(name), b.get(name)
+            if x == y:
+                continue
+            path = prefix + name
+            x_dir = x[1] if x is not None and x[0] == "d" else None
+            y_dir = y[1] if y is not None and y[0] == "d" else None
+            if x_dir or y_dir:
+                yield from self.changed(x_dir, y_dir, path + "/")
+            x_file = Entry(*x) if x is not None and x[0] != "d" else None
+            y_file = Entry(*y) if y is not None and y[0] != "d" else None
+            if x_file != y_file:
+                yield path, x_file, y_file
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot | SnapshotSkipped:
+        """Record the project's files now: all of them, or none (past a cap).
+
+        Raises:
+            StoreError: the store cannot be written (disk full, permissions).
+        """
+        began = time.perf_counter()
+        try:
+            top, files, size = self._walk()
+        except _OverCap as over:
+            return SnapshotSkipped(over.reason)
+        except OSError as exc:
+            return SnapshotSkipped(f"the project cannot be read: {exc}")
+        pending: list[bytes] = []
+        cache_lines: list[bytes] = []
+        hashed = [0]
+        try:
+            with self.locked(write=True), self._writing():
+                tree = self._store_dir(top, str(self.root), "", pending, cache_lines, hashed)
+                self._flush(pending, cache_lines)
+        except OSError as exc:
+            raise StoreError(f"cannot write the checkpoint store {self.directory}: {exc}") from exc
+        return Snapshot(tree, files, size, hashed[0], time.perf_counter() - began)
+
+    def _skipped_dirs(self) -> set[str]:
+        """Directories inside the project that are codebot's own (the state, this store)."""
+        out: set[str] = set()
+        for path in (paths.state_dir(), self.directory):
+            real = os.path.realpath(path)
+            if real.startswith(str(self.root) + os.sep):
+                out.add(os.path.relpath(real, self.root).replace(os.sep, "/"))
+        return out
+
+    def _walk(self) -> tuple[_Dir, int, int]:
+        ignores = IgnoreStack()
+        counts = [0, 0]
+
+        def visit(directory: str, prefix: str) -> _Dir:
+            node = _Dir()
+            pushed = ignores.enter(Path(directory), prefix)
+            try:
+                with os.scandir(directory) as entries:
+                    listed = list(entries)
+                for entry in listed:
+                    name = entry.name
+                    if name in ALWAYS_SKIPPED:
+                        continue
+                    relative = prefix + name
+                    if entry.is_dir(follow_symlinks=False):
+                        if relative in self._skip or ignores.ignored(relative, is_dir=True):
+                            continue
+                        node.dirs[name] = visit(entry.path, relative + "/")
+                        continue
+                    if ignores.ignored(relative, is_dir=False):
+                        continue
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISLNK(info.st_mode):
+                        node.links[name] = info
+                    elif stat.S_ISREG(info.st_mode):
+                        node.files[name] = info
+                        counts[1] += info.st_size
+                    else:  # sockets, FIFOs, devices: nothing to restore
+                        continue
+                    counts[0] += 1
+                    if counts[0] > self.max_files:
+                        raise _OverCap(
+                            f"the project has more than {self.max_files:,} files "
+                            "(checkpoints.max_files)"
+                        )
+                    if counts[1] > self.max_bytes:
+                        raise _OverCap(
+                            f"the project's files pass {_megabytes(self.max_bytes)} "
+                            "(checkpoints.max_size_mb)"
+                        )
+            finally:
+                if pushed:
+                    ignores.leave()
+            return node
+
+        top = visit(str(self.root), "")
+        return top, counts[0], counts[1]
+
+    def _store_dir(
+        self,
+        node: _Dir,
+        directory: str,
+        prefix: str,
+        pending: list[bytes],
+        cache_lines: list[bytes],
+        hashed: list[int],
+    ) -> str:
+        entries: dict[str, list[Any]] = {}
+        for name, child in node.dirs.items():
+            digest = self._store_dir(
+                child, f"{directory}/{name}", f"{prefix}{name}/", pending, cache_lines, hashed
+            )
+            entries[name] = ["d", digest, 0]
+        for name in node.links:
+            target = os.fsencode(os.readlink(f"{directory}/{name}"))
+            entries[name] = ["l", self._put(target, pending), 0]
+        for name, info in node.files.items():
+            relative = prefix + name
+            key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+            cached = self._cache.get(relative)
+            if (
+                cached is not None
+                and cached[0] == key
+                and info.st_mtime_ns + RACY_NS < cached[2]
+                and cached[1] in self._index
+            ):
+                digest = cached[1]
+            else:
+                seen = time.time_ns()
+                try:
+                    digest = self._put_file(f"{directory}/{name}", info.st_size, pending)
+                except (PermissionError, FileNotFoundError, _NotAFile):
+                    continue  # unreadable, gone or replaced meanwhile: not the agent's doing
+                hashed[0] += 1
+                self._cache[relative] = (key, digest, seen)
+                line = json.dumps([relative, *key, digest, seen], ensure_ascii=True)
+                cache_lines.append(line.encode() + b"\n")
+            entries[name] = ["f", digest, stat.S_IMODE(info.st_mode)]
+        blob = json.dumps(entries, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return self._put(blob.encode(), pending)
+
+    # -- garbage ----------------------------------------------------------------------------
+
+    def collect(self, live: Iterable[str]) -> int:
+        """Drop every object no ``live`` tree reaches, when enough is dead; bytes freed.
+
+        Raises:
+            StoreError: the store cannot be rewritten.
+        """
+        with self.locked(write=True):
+            reachable: set[str] = set()
+            stack = [d for d in live if d in self._index]
+            while stack:
+                digest = stack.pop()
+                if digest in reachable:
+                    continue
+                reachable.add(digest)
+                for kind, child, _mode in self.tree(digest).values():
+                    if kind == "d":
+                        stack.append(child)
+                    else:
+                        reachable.add(child)
+            total = sum(length for _, length, _ in self._index.values())
+            kept = sum(self._index[d][1] for d in reachable if d in self._index)
+            dead = total - kept
+            if dead < GC_MIN_DEAD_BYTES or dead * 2 < total:
+                return 0
+            self._rewrite(reachable)
+            return dead
+
+    def _rewrite(self, reachable: set[str]) -> None:
+        pack_tmp, index_tmp = self._rewrite_paths()
+        records: list[bytes] = []
+        try:
+            with open(self.pack_path, "rb") as old:
+                fd = os.open(pack_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                try:
+                    offset = 0
+                    for digest in sorted(reachable, key=lambda d: self._index[d][0]):
+                        start, length, flags = self._index[digest]
+                        _write_all(fd, os.pread(old.fileno(), length, start))
+                        records.append(_RECORD.pack(bytes.fromhex(digest), offset, length, flags))
+                        offset += length
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            fd = os.open(index_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                _write_all(fd, b"".join(records))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            # The index first: a crash between the two leaves the new pack beside the new
+            # index, and the next lock finishes the job (see _finish_rewrite).
+            os.replace(index_tmp, self.index_path)
+            os.replace(pack_tmp, self.pack_path)
+            with contextlib.suppress(FileNotFoundError):
+                self.cache_path.unlink()  # every entry is checked against the index anyway
+        except OSError as exc:
+            raise StoreError(f"cannot rewrite {self.pack_path}: {exc}") from exc
+        self._pack_ino = None
+        self._catch_up()
+
+
+def _write_all(fd: int, data: bytes) -> int:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    return len(data)
+
+
+class _NotAFile(OSError):
+    """The path is no longer a regular file (swapped for a symlink, say) since the walk."""
+
+
+def _open_file(path: str) -> Any:
+    """Open a regular file for reading without following a symlink: a link swapped in after
+    the walk must not pull a file from outside the project into the store."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _NotAFile(path)
+    return os.fdopen(fd, "rb")
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 1_000_000:,.0f} MB"
+
+
+def _safe_name(name: object) -> bool:
+    """A tree entry's name: one path part, never ``..`` or a separator (a damaged or forged
+    tree must not lead a restore outside the project)."""
+    return (
+        isinstance(name, str)
+        and name not in ("", ".", "..")
+        and "/" not in name
+        and "\0" not in name
+    )
+
+
+def _entry_shape(value: object) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 3  # pyright: ignore[reportUnknownArgumentType]
+        and value[0] in ("f", "l", "d")
+        and isinstance(value[1], str)
+        and len(value[1]) == 64  # pyright: ignore[reportUnknownArgumentType]
+        and isinstance(value[2], int)
+    )
