@@ -49,7 +49,6 @@ from codebot_mcp.core.agent.shadow import (
     SnapshotSkipped,
     StoreError,
 )
-from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import CodebotError, UsageError
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import Capability, Tool
@@ -259,7 +258,7 @@ class Checkpoints:
     def _write(self, record: dict[str, Any]) -> None:
         """Append one record; a full disk loses a checkpoint, never the turn."""
         try:
-            paths.private_dir(self.directory)
+            self.store.create()
             fd = os.open(self.path, os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600)
             try:
                 os.fchmod(fd, 0o600)

@@ -58,13 +58,15 @@ REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
 
 
+OVERFLOW_RETRIES = 3
+"""A ``context_length_exceeded`` compacts (more strictly each time) and retries this often."""
 OVERFLOW_NOTHING_TO_COMPACT = (
     "There was nothing older to compact: the current prompt, the system prompt and the tool "
     "schemas alone pass the window. Shorten the prompt (or the file it pulls in), trim MCP "
     "tools ('include_tools', or \"tool_search\": true), or use a model with a larger window."
 )
 OVERFLOW_AFTER_COMPACTING = (
-    "codebot compacted the conversation and retried once, and it was still too long. Start "
+    "codebot compacted the conversation and retried, and it was still too long. Start "
     "a new conversation (/clear), trim MCP tools ('include_tools', or \"tool_search\": true), "
     "or set 'context_window' in settings.json to the server's real window."
 )
@@ -226,24 +228,34 @@ class Agent:
         self.session.checkpoint()
 
     async def _ask(self, start: int, events: AgentEvents, result: RunResult) -> Reply:
-        """One model request, compacted first when needed, and once more after an overflow."""
+        """One model request, compacted first when needed, and again after each overflow
+        (up to :data:`OVERFLOW_RETRIES` times). A request still estimated above the window
+        is never sent."""
         session = self.session
         await self._fit(start, events, result)
-        for attempt in (1, 2):
+        compacted = False
+        for attempt in range(OVERFLOW_RETRIES + 1):
             messages, tools = session.messages(), session.tool_schemas()
+            sent = self.budget.cost(messages, tools)
             try:
+                if sent > self.budget.ceiling:
+                    raise ContextOverflowError(
+                        f"the request would be about {sent:,} tokens, more than the context "
+                        f"window of {self.budget.ceiling:,} tokens (estimated; it was not sent)"
+                    )
                 reply = await self.model.complete(
                     messages, tools, events.text, on_retry=events.model_retrying
                 )
             except ContextOverflowError as exc:
-                if attempt == 2:
-                    exc.hint = OVERFLOW_AFTER_COMPACTING
+                exc.hint = OVERFLOW_AFTER_COMPACTING if compacted else OVERFLOW_NOTHING_TO_COMPACT
+                if attempt == OVERFLOW_RETRIES:
                     raise
-                self.budget.learn_window(exc.window)
-                session.set_context_window(self.budget.window)  # "auto" tool search follows
+                if sent <= self.budget.ceiling:  # the server counted more than the estimate
+                    self.budget.learn_overflow(sent, exc.window)
+                    session.set_context_window(self.budget.window)  # "auto" tool search follows
                 if not await self._fit(start, events, result, force=True):
-                    exc.hint = OVERFLOW_NOTHING_TO_COMPACT
                     raise
+                compacted = True
                 continue
             self._account(reply, messages, tools, result, events)
             return reply

@@ -18,7 +18,8 @@ Layout (directories 0700, files 0600), one store per project, shared by its sess
 - ``objects.pack``: the objects, appended (zlib-compressed unless that saves nothing);
 - ``objects.idx``: one :data:`_RECORD` per object (digest, offset, length, flags);
 - ``stat.cache``: JSON lines ``[path, size, mtime_ns, ctime_ns, ino, mode, digest, seen_ns]``;
-- ``lock``: ``flock``-ed while the store is read or written (exclusive to write).
+- ``lock``: ``flock``-ed while the store is read or written (exclusive to write);
+- ``.gitignore``: ``*`` (a store inside a project is not the project's).
 
 Size: one class with the pack, the index, the stat cache and the walk it owns; a snapshot
 and a garbage collection need all four at once.
@@ -41,7 +42,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.config import paths
-from codebot_mcp.core.tools.gitignore import IgnoreStack
+from codebot_mcp.core.fsutil import atomic_write
+from codebot_mcp.core.tools.gitignore import IGNORE_FILE, IgnoreStack
 
 __all__ = [
     "Entry",
@@ -176,7 +178,7 @@ class ShadowStore:
             StoreError: the store's directory or files cannot be opened.
         """
         try:
-            paths.private_dir(self.directory)
+            self.create()
             fd = _private_file(self.directory / "lock")
         except OSError as exc:
             raise StoreError(f"cannot open the checkpoint store {self.directory}: {exc}") from exc
@@ -187,6 +189,14 @@ class ShadowStore:
             yield
         finally:
             os.close(fd)  # releases the lock
+
+    def create(self) -> None:
+        """The store's directory (0700), with a ``.gitignore`` of ``*``: should it sit inside
+        a project (a state directory there), git, ``grep`` and ``glob`` pass it by."""
+        if (self.directory / IGNORE_FILE).exists():
+            return
+        paths.private_dir(self.directory)
+        atomic_write(self.directory / IGNORE_FILE, "*\n", mode=0o600)
 
     def _finish_rewrite(self) -> None:
         """A garbage collection that stopped between replacing the index and the pack is
