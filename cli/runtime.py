@@ -325,8 +325,13 @@ class ChatRuntime:
             self.checkpoints = None
         elif self.checkpoints is None or self.checkpoints.session_id != log.id:
             from codebot_mcp.cli import render
-            from codebot_mcp.core.agent.checkpoints import Checkpoints
+            from codebot_mcp.core.agent.checkpoints import Checkpoints, prune
+            from codebot_mcp.core.agent.shadow import StoreError
 
+            try:
+                prune(self.project)  # checkpoints go with their sessions
+            except StoreError as exc:
+                render.warn(f"cannot prune old checkpoints: {exc}")
             self.checkpoints = Checkpoints(
                 self.project,
                 log.id,

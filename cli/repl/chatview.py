@@ -195,6 +195,12 @@ class TurnView(AgentEvents):
         self.end_line()
         print(render.style(f"note: {render.safe(text)}", "2", sys.stderr), file=sys.stderr)
 
+    def warning(self, text: str) -> None:
+        """``warning: ...`` on stderr."""
+        self.end_line()
+        self.status.clear()
+        render.warn(text)
+
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()

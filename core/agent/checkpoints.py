@@ -30,6 +30,7 @@ appended to, so the conversation before the turn is that prefix (``history.repla
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -54,6 +55,7 @@ from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import Capability, Tool
 
 __all__ = [
+    "ORPHAN_AFTER_SECONDS",
     "Action",
     "Change",
     "Checkpoints",
@@ -61,11 +63,15 @@ __all__ = [
     "Restored",
     "RewindError",
     "Turn",
+    "prune",
+    "read_turns",
     "store_dir",
 ]
 
 PROMPT_CHARS = 200
 """How much of a turn's prompt is kept to name it in lists."""
+ORPHAN_AFTER_SECONDS = 3600
+"""Checkpoints whose session file is gone are pruned once untouched this long."""
 
 
 class RewindError(CodebotError):
@@ -426,6 +432,42 @@ class Checkpoints:
                 return False
             tree = found[1]
         return True
+
+
+def prune(project: Path) -> int:
+    """Drop the checkpoints of the project's sessions that are gone (their session file was
+    removed), then the objects no remaining turn needs; returns how many sessions went.
+
+    A record file touched within :data:`ORPHAN_AFTER_SECONDS` is kept: a new session's
+    file is written only after its first answer.
+
+    Raises:
+        StoreError: the store cannot be rewritten.
+    """
+    from codebot_mcp.core.agent.history import sessions_dir
+
+    directory = store_dir(project)
+    if not directory.is_dir():
+        return 0
+    sessions = sessions_dir(project)
+    now = time.time()
+    gone = 0
+    for path in directory.glob("*.jsonl"):
+        with contextlib.suppress(OSError):
+            if (sessions / path.name).exists() or now - path.stat().st_mtime < ORPHAN_AFTER_SECONDS:
+                continue
+            path.unlink()
+            gone += 1
+    if gone:
+        live = {
+            tree
+            for path in directory.glob("*.jsonl")
+            for turn in read_turns(path)
+            for tree in (turn.before, turn.after)
+            if tree
+        }
+        ShadowStore(directory, project).collect(live)
+    return gone
 
 
 def read_turns(path: Path) -> list[Turn]:

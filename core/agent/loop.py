@@ -144,7 +144,7 @@ class Agent:
         if checkpoints is None:
             return await self._run(prompt, events)
         if problem := await checkpoints.begin(prompt):
-            events.notice(problem)
+            events.warning(problem)
         try:
             return await self._run(prompt, events)
         finally:
@@ -208,7 +208,7 @@ class Agent:
         if self.checkpoints is not None:
             problem = await self.checkpoints.before_calls(calls, self.session.find_tool)
             if problem:
-                events.notice(problem)
+                events.warning(problem)
 
     def _current_turn(self, start: int) -> int:
         """Where the current prompt starts (compaction may have moved it)."""
