@@ -109,10 +109,15 @@ class SnapshotSkipped:
 
 @dataclass(slots=True)
 class _Dir:
-    """A directory met on the walk: its entries by name."""
+    """A directory met on the walk: its tree entries so far (files the stat cache knows),
+    and what the store must still read (changed files, symlinks, subdirectories)."""
 
-    files: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
-    links: dict[str, os.stat_result] = field(default_factory=dict[str, os.stat_result])
+    entries: dict[str, list[Any]] = field(default_factory=dict[str, list[Any]])
+    misses: list[tuple[str, tuple[int, int, int, int, int]]] = field(
+        default_factory=list[tuple[str, tuple[int, int, int, int, int]]]
+    )
+    """Files to read: name and stat key (size, mtime, ctime, inode, mode)."""
+    links: list[str] = field(default_factory=list[str])
     dirs: dict[str, _Dir] = field(default_factory=dict[str, "_Dir"])
 
 
@@ -451,6 +456,8 @@ class ShadowStore:
             StoreError: the store cannot be written (disk full, permissions).
         """
         began = time.perf_counter()
+        with self.locked(write=False):  # what other processes stored and hashed meanwhile
+            generation = self._pack_ino
         try:
             top, files, size = self._walk()
         except _OverCap as over:
@@ -461,9 +468,14 @@ class ShadowStore:
         cache_lines: list[bytes] = []
         hashed = [0]
         try:
-            with self.locked(write=True), self._writing():
-                tree = self._store_dir(top, str(self.root), "", pending, cache_lines, hashed)
-                self._flush(pending, cache_lines)
+            with self.locked(write=True):
+                if self._pack_ino != generation:  # collected since the walk: trust no hit
+                    top, files, size = self._walk()
+                with self._writing():
+                    tree = self._store_dir(top, str(self.root), "", pending, cache_lines, hashed)
+                    self._flush(pending, cache_lines)
+        except _OverCap as over:
+            return SnapshotSkipped(over.reason)
         except OSError as exc:
             raise StoreError(f"cannot write the checkpoint store {self.directory}: {exc}") from exc
         return Snapshot(tree, files, size, hashed[0], time.perf_counter() - began)
@@ -478,46 +490,52 @@ class ShadowStore:
         return out
 
     def _walk(self) -> tuple[_Dir, int, int]:
+        """Every entry git would not ignore, files checked against the stat cache as they
+        are met (one pass: the per-file work is what a snapshot costs)."""
         ignores = IgnoreStack()
         counts = [0, 0]
+        cache, index, skip = self._cache, self._index, self._skip
+        is_reg, is_link = stat.S_ISREG, stat.S_ISLNK
 
         def visit(directory: str, prefix: str) -> _Dir:
             node = _Dir()
             pushed = ignores.enter(Path(directory), prefix)
             try:
-                with os.scandir(directory) as entries:
-                    listed = list(entries)
+                with os.scandir(directory) as listing:
+                    listed = list(listing)
                 for entry in listed:
                     name = entry.name
                     if name in ALWAYS_SKIPPED:
                         continue
                     relative = prefix + name
                     if entry.is_dir(follow_symlinks=False):
-                        if relative in self._skip or ignores.ignored(relative, is_dir=True):
-                            continue
-                        node.dirs[name] = visit(entry.path, relative + "/")
+                        if relative not in skip and not ignores.ignored(relative, is_dir=True):
+                            node.dirs[name] = visit(entry.path, relative + "/")
                         continue
                     if ignores.ignored(relative, is_dir=False):
                         continue
                     info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISLNK(info.st_mode):
-                        node.links[name] = info
-                    elif stat.S_ISREG(info.st_mode):
-                        node.files[name] = info
+                    mode = info.st_mode
+                    if is_reg(mode):
+                        key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, mode)
+                        hit = cache.get(relative)
+                        if (
+                            hit is not None
+                            and hit[0] == key
+                            and info.st_mtime_ns + RACY_NS < hit[2]
+                            and hit[1] in index
+                        ):
+                            node.entries[name] = ["f", hit[1], mode & 0o7777]
+                        else:
+                            node.misses.append((name, key))
                         counts[1] += info.st_size
+                    elif is_link(mode):
+                        node.links.append(name)
                     else:  # sockets, FIFOs, devices: nothing to restore
                         continue
                     counts[0] += 1
-                    if counts[0] > self.max_files:
-                        raise _OverCap(
-                            f"the project has more than {self.max_files:,} files "
-                            "(checkpoints.max_files)"
-                        )
-                    if counts[1] > self.max_bytes:
-                        raise _OverCap(
-                            f"the project's files pass {_megabytes(self.max_bytes)} "
-                            "(checkpoints.max_size_mb)"
-                        )
+                    if counts[0] > self.max_files or counts[1] > self.max_bytes:
+                        raise _OverCap(self._over(counts[0]))
             finally:
                 if pushed:
                     ignores.leave()
@@ -525,6 +543,11 @@ class ShadowStore:
 
         top = visit(str(self.root), "")
         return top, counts[0], counts[1]
+
+    def _over(self, files: int) -> str:
+        if files > self.max_files:
+            return f"the project has more than {self.max_files:,} files (checkpoints.max_files)"
+        return f"the project's files pass {_megabytes(self.max_bytes)} (checkpoints.max_size_mb)"
 
     def _store_dir(
         self,
@@ -535,7 +558,7 @@ class ShadowStore:
         cache_lines: list[bytes],
         hashed: list[int],
     ) -> str:
-        entries: dict[str, list[Any]] = {}
+        entries = node.entries
         for name, child in node.dirs.items():
             digest = self._store_dir(
                 child, f"{directory}/{name}", f"{prefix}{name}/", pending, cache_lines, hashed
@@ -544,28 +567,18 @@ class ShadowStore:
         for name in node.links:
             target = os.fsencode(os.readlink(f"{directory}/{name}"))
             entries[name] = ["l", self._put(target, pending), 0]
-        for name, info in node.files.items():
+        for name, key in node.misses:
+            seen = time.time_ns()
+            try:
+                digest = self._put_file(f"{directory}/{name}", key[0], pending)
+            except (PermissionError, FileNotFoundError, _NotAFile):
+                continue  # unreadable, gone or replaced meanwhile: not the agent's doing
+            hashed[0] += 1
             relative = prefix + name
-            key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
-            cached = self._cache.get(relative)
-            if (
-                cached is not None
-                and cached[0] == key
-                and info.st_mtime_ns + RACY_NS < cached[2]
-                and cached[1] in self._index
-            ):
-                digest = cached[1]
-            else:
-                seen = time.time_ns()
-                try:
-                    digest = self._put_file(f"{directory}/{name}", info.st_size, pending)
-                except (PermissionError, FileNotFoundError, _NotAFile):
-                    continue  # unreadable, gone or replaced meanwhile: not the agent's doing
-                hashed[0] += 1
-                self._cache[relative] = (key, digest, seen)
-                line = json.dumps([relative, *key, digest, seen], ensure_ascii=True)
-                cache_lines.append(line.encode() + b"\n")
-            entries[name] = ["f", digest, stat.S_IMODE(info.st_mode)]
+            self._cache[relative] = (key, digest, seen)
+            line = json.dumps([relative, *key, digest, seen], ensure_ascii=True)
+            cache_lines.append(line.encode() + b"\n")
+            entries[name] = ["f", digest, key[4] & 0o7777]
         blob = json.dumps(entries, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return self._put(blob.encode(), pending)
 
