@@ -502,17 +502,20 @@ class ShadowStore:
             pushed = ignores.enter(Path(directory), prefix)
             try:
                 with os.scandir(directory) as listing:
-                    listed = list(listing)
-                for entry in listed:
+                    listed = [
+                        (e, e.is_dir(follow_symlinks=False))
+                        for e in listing
+                        if e.name not in ALWAYS_SKIPPED
+                    ]
+                check = ignores.any_ignored(prefix, [(e.name, d) for e, d in listed])
+                for entry, is_dir in listed:
                     name = entry.name
-                    if name in ALWAYS_SKIPPED:
-                        continue
                     relative = prefix + name
-                    if entry.is_dir(follow_symlinks=False):
-                        if relative not in skip and not ignores.ignored(relative, is_dir=True):
-                            node.dirs[name] = visit(entry.path, relative + "/")
+                    if check and ignores.ignored(relative, is_dir=is_dir):
                         continue
-                    if ignores.ignored(relative, is_dir=False):
+                    if is_dir:
+                        if relative not in skip:
+                            node.dirs[name] = visit(entry.path, relative + "/")
                         continue
                     info = entry.stat(follow_symlinks=False)
                     mode = info.st_mode

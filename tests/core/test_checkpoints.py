@@ -185,3 +185,23 @@ async def test_checkpoints_go_with_their_session(project: Path, tmp_path: Path) 
     assert [a.path for a in plan.actions] == ["src/m1.py"]
     kept.restore(plan)
     assert (project / "src" / "m1.py").read_text() == "x = 1\n" * 50
+
+
+def test_gitignore_rules_as_git_reads_them(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "sub" / "deep").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.log\n!keep.log\nnode_modules/\n")
+    (root / "sub" / ".gitignore").write_text("local.txt\n/only-here.txt\n")
+    for name in ("a.log", "keep.log", "sub/local.txt", "sub/deep/local.txt", "sub/only-here.txt"):
+        (root / name).write_text(name)
+    (root / "sub" / "deep" / "only-here.txt").write_text("kept: the rule is anchored")
+    (root / "node_modules" / "x").mkdir(parents=True)
+    (root / "node_modules" / "x" / "i.js").write_text("ignored")
+    (root / "odd\nname.log").write_text("a newline in a name")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    shadow = store(root)
+    snapshot = taken(shadow.snapshot())
+    with shadow.locked(write=False):
+        paths = sorted(shadow.flatten(snapshot.tree))
+    assert paths == [".gitignore", "keep.log", "sub/.gitignore", "sub/deep/only-here.txt"]
