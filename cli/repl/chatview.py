@@ -237,7 +237,11 @@ def describe_compaction(c: Compaction) -> str:
         parts.append(f"{c.cut_results} old tool result(s) cut")
     if c.summarised_messages:
         parts.append(f"{c.summarised_messages} older message(s) summarised")
+    if c.shortened_results:
+        parts.append(f"{c.shortened_results} newest result(s) shortened to fit")
     what = ", ".join(parts) or "nothing to compact"
+    if c.in_turn:
+        what += "; this prompt's own steps included"
     return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"
 
 
