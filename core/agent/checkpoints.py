@@ -26,6 +26,10 @@ shared store of the project (:func:`store_dir`)::
 ``conversation`` is the size of the session's file when the turn began: the file is only
 appended to, so the conversation before the turn is that prefix (``history.replay``). A
 ``rewind`` record undoes turns ``to`` and later; numbering then continues from ``to``.
+
+Size: one class, the session's checkpoints, records turns and plans and carries out their
+rewind against the same records and store; the store (``shadow``) and the writes of a single
+path (``restore``) live apart.
 """
 
 from __future__ import annotations
