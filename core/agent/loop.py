@@ -232,8 +232,7 @@ class Agent:
         (up to :data:`OVERFLOW_RETRIES` times). A request still estimated above the window
         is never sent."""
         session = self.session
-        await self._fit(start, events, result)
-        compacted = False
+        compacted = await self._fit(start, events, result)
         for attempt in range(OVERFLOW_RETRIES + 1):
             messages, tools = session.messages(), session.tool_schemas()
             sent = self.budget.cost(messages, tools)
