@@ -72,8 +72,11 @@ CACHE_SLACK = 1000
 GC_MIN_DEAD_BYTES = 1024 * 1024
 """A pack is rewritten once at least this much (and half of it) is unreachable."""
 
-Kind = Literal["f", "l", "d"]
-"""A regular file, a symlink (its target is the object), a directory (a tree)."""
+Kind = Literal["f", "l", "d", "x"]
+"""A regular file, a symlink (its target is the object), a directory (a tree), a directory
+that could not be read (no object: nothing under it is ever compared or restored)."""
+UNREAD = "0" * 64
+"""The digest field of an ``x`` entry."""
 
 
 class StoreError(Exception):
@@ -410,7 +413,7 @@ class ShadowStore:
         for name, (kind, child, mode) in self.tree(digest).items():
             if kind == "d":
                 out.update(self.flatten(child, f"{prefix}{name}/"))
-            else:
+            elif kind != "x":
                 out[prefix + name] = Entry(kind, child, mode)
         return out
 
@@ -423,7 +426,7 @@ class ShadowStore:
                 return None
             tree = found[1]
         found = self.tree(tree).get(name)
-        return Entry(*found) if found is not None and found[0] != "d" else None
+        return Entry(*found) if found is not None and found[0] in ("f", "l") else None
 
     def changed(
         self, old: str | None, new: str | None, prefix: str = ""
@@ -436,8 +439,8 @@ class ShadowStore:
         b = self.tree(new) if new else {}
         for name in sorted(a.keys() | b.keys()):
             x, y = a.get(name), b.get(name)
-            if x == y:
-                continue
+            if x == y or (x is not None and x[0] == "x") or (y is not None and y[0] == "x"):
+                continue  # equal, or unreadable on one side: nothing known to compare
             path = prefix + name
             x_dir = x[1] if x is not None and x[0] == "d" else None
             y_dir = y[1] if y is not None and y[0] == "d" else None
@@ -552,7 +555,11 @@ class ShadowStore:
                     relative = prefix + entry.name
                     if not is_dir or relative in skip:
                         continue
-                    child = os.open(entry.name, flags, dir_fd=fd)
+                    try:
+                        child = os.open(entry.name, flags, dir_fd=fd)
+                    except OSError:  # unreadable, or swapped for a link since it was listed
+                        entries[entry.name] = ["x", UNREAD, 0]
+                        continue
                     try:
                         node.dirs[entry.name] = visit(
                             child, f"{directory}/{entry.name}", relative + "/"
@@ -628,7 +635,7 @@ class ShadowStore:
                 for kind, child, _mode in self.tree(digest).values():
                     if kind == "d":
                         stack.append(child)
-                    else:
+                    elif kind != "x":
                         reachable.add(child)
             total = sum(length for _, length, _ in self._index.values())
             kept = sum(self._index[d][1] for d in reachable if d in self._index)
@@ -712,7 +719,7 @@ def _entry_shape(value: object) -> bool:
     return (
         isinstance(value, list)
         and len(value) == 3  # pyright: ignore[reportUnknownArgumentType]
-        and value[0] in ("f", "l", "d")
+        and value[0] in ("f", "l", "d", "x")
         and isinstance(value[1], str)
         and len(value[1]) == 64  # pyright: ignore[reportUnknownArgumentType]
         and isinstance(value[2], int)

@@ -3,6 +3,7 @@ rewind may and may not write, two stores sharing one directory, pruning with the
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -205,3 +206,47 @@ def test_gitignore_rules_as_git_reads_them(tmp_path: Path) -> None:
     with shadow.locked(write=False):
         paths = sorted(shadow.flatten(snapshot.tree))
     assert paths == [".gitignore", "keep.log", "sub/.gitignore", "sub/deep/only-here.txt"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a directory whatever its mode")
+async def test_an_unreadable_directory_is_recorded_as_such_and_never_touched(
+    project: Path,
+) -> None:
+    locked = project / "locked"
+    locked.mkdir()
+    (locked / "inside.txt").write_text("not ours to read\n")
+    locked.chmod(0)
+    try:
+        checkpoints = Checkpoints(project, "s1")
+
+        def change() -> None:
+            locked.chmod(0o755)  # readable after the turn: its files must not look "added"
+            (project / "src" / "m1.py").write_text("changed\n")
+
+        await run_turn(checkpoints, project, change)
+        plan = checkpoints.plan(1)
+        assert [a.path for a in plan.actions] == ["src/m1.py"]
+        checkpoints.restore(plan)
+        assert (locked / "inside.txt").read_text() == "not ours to read\n"
+    finally:
+        locked.chmod(0o755)
+
+
+def test_a_directory_unreadable_on_either_side_is_not_compared(project: Path) -> None:
+    """What the walk records for a directory it cannot open (runs as root too, unlike the
+    test above): an ``x`` entry, whose subtree no diff or flatten ever opens."""
+    shadow = store(project)
+    readable = taken(shadow.snapshot())
+    with shadow.locked(write=True), shadow._writing():  # pyright: ignore[reportPrivateUsage]
+        pending: list[bytes] = []
+        top = shadow.tree(readable.tree)
+        unread = {name: list(value) for name, value in top.items()}
+        unread["src"] = ["x", "0" * 64, 0]
+        blob = json.dumps(unread, sort_keys=True, separators=(",", ":")).encode()
+        unreadable = shadow._put(blob, pending)  # pyright: ignore[reportPrivateUsage]
+        shadow._flush(pending, [])  # pyright: ignore[reportPrivateUsage]
+    with shadow.locked(write=False):
+        assert list(shadow.changed(readable.tree, unreadable)) == []
+        assert list(shadow.changed(unreadable, readable.tree)) == []
+        assert not any(p.startswith("src/") for p in shadow.flatten(unreadable))
+        assert shadow.entry(unreadable, "src/m1.py") is None
