@@ -73,8 +73,9 @@ GC_MIN_DEAD_BYTES = 1024 * 1024
 """A pack is rewritten once at least this much (and half of it) is unreachable."""
 
 Kind = Literal["f", "l", "d", "x"]
-"""A regular file, a symlink (its target is the object), a directory (a tree), a directory
-that could not be read (no object: nothing under it is ever compared or restored)."""
+"""A regular file, a symlink (its target is the object), a directory (a tree), a file or
+directory that could not be read (no object: it, and what is under it, is never compared or
+restored)."""
 UNREAD = "0" * 64
 """The digest field of an ``x`` entry."""
 
@@ -605,8 +606,11 @@ class ShadowStore:
             seen = time.time_ns()
             try:
                 digest = self._put_file(f"{directory}/{name}", key[0], pending)
-            except (PermissionError, FileNotFoundError, _NotAFile):
-                continue  # unreadable, gone or replaced meanwhile: not the agent's doing
+            except FileNotFoundError:
+                continue  # gone since the walk
+            except (PermissionError, _NotAFile):  # unreadable, or replaced since the walk:
+                entries[name] = ["x", UNREAD, 0]  # known to exist, never compared
+                continue
             hashed[0] += 1
             relative = prefix + name
             self._cache[relative] = (key, digest, seen)
