@@ -117,6 +117,7 @@ async def diagnose(
     untrusted: Collection[str] = (),
     login: LoginOptions | None = None,
     agent: UserAgent | None = None,
+    offline: bool = False,
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -132,6 +133,7 @@ async def diagnose(
             ``mcp list``: the capabilities chat declares are declared (so the doctor sees the
             tools chat sees), ``roots/list`` gets the roots, elicitation is declined and
             sampling refused.
+        offline: Do not ask registries for newer versions of installed servers.
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
@@ -159,7 +161,7 @@ async def diagnose(
     if to_connect:
         if agent is None:
             agent = Policy(root_dirs=root_dirs(settings.project_root, settings.cwd, settings.roots))
-        await _connect_and_check(to_connect, login, agent)
+        await _connect_and_check(to_connect, login, agent, offline)
 
     contexts = [r.context for r in reports]
     totals = TotalsContext(settings, contexts, selected)
@@ -177,11 +179,15 @@ async def diagnose(
 
 
 async def _connect_and_check(
-    reports: list[ServerReport], login: LoginOptions | None, agent: UserAgent
+    reports: list[ServerReport], login: LoginOptions | None, agent: UserAgent, offline: bool
 ) -> None:
     configs = {r.name: r.context.config for r in reports}
     async with Manager(configs, login=login, agent=agent) as manager:
-        await manager.start_all()
+        async with anyio.create_task_group() as group:  # the registries while servers start
+            if not offline:
+                for report in reports:
+                    group.start_soon(_ask_registry, report.context)
+            await manager.start_all()
         tools = manager.tools()
         for report in reports:
             ctx = report.context
@@ -202,6 +208,25 @@ async def _connect_and_check(
                 failure = ctx.client.failure if ctx.client is not None else None
                 report.status = "needs login" if failure and failure.needs_login else "failed"
                 _skip(report, ("server", "tool"), "the server did not connect")
+
+
+REGISTRY_SECONDS = 15.0
+"""How long doctor waits for a registry's answer about newer versions (its own requests are
+bounded at 10 s each; a stalled registry must not hold the report)."""
+
+
+async def _ask_registry(ctx: ServerContext) -> None:
+    """What the entry's registry says of newer versions (entries ``mcp install`` wrote)."""
+    provenance = ctx.config.provenance
+    if provenance is None:
+        return
+    from codebot_mcp.core.registry.updates import UpdateCheck, check_update
+
+    ctx.update = UpdateCheck(provenance, error="the registry did not answer in time")
+    with anyio.move_on_after(REGISTRY_SECONDS):
+        ctx.update = await anyio.to_thread.run_sync(
+            check_update, provenance, abandon_on_cancel=True
+        )
 
 
 async def _listed(ctx: ServerContext) -> list[Any] | None:

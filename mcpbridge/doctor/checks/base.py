@@ -27,6 +27,7 @@ from codebot_mcp.core.config.settings import Settings
 if TYPE_CHECKING:
     import mcp_types as types
 
+    from codebot_mcp.core.registry.updates import UpdateCheck
     from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
@@ -79,6 +80,9 @@ class ServerContext:
     """Every tool the server listed, before include/exclude; None when unknown."""
     tools: list[ToolEntry] = field(default_factory=list[ToolEntry])
     """The tools the model sees, after include/exclude, with their visible names."""
+    update: UpdateCheck | None = None
+    """What the entry's registry says of newer versions (entries ``mcp install`` wrote;
+    None offline, or for other entries)."""
 
     @property
     def name(self) -> str:
