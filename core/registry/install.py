@@ -190,20 +190,22 @@ def questions(
 
 
 def _template(text: str, key: str, names: set[str], answers: Mapping[str, list[str]]) -> str:
-    """``text`` with its ``{variables}`` answered; the rest written literally."""
+    """``text`` with its ``{variables}`` answered; the rest written literally (escaped as a
+    whole: ``$`` + ``{X}`` is the ``${X}`` a publisher wrote, never an expansion)."""
     out: list[str] = []
+    literal = ""
     position = 0
     for match in _PLACEHOLDER.finditer(text):
-        out.append(escape(text[position : match.start()]))
-        name = match.group(1)
-        if name in names:
-            values = answers.get(f"{key}.{name}") or [""]
-            out.append(values[0])
-        else:  # an unknown {x} stays as written (the schema says so)
-            out.append(escape(match.group(0)))
+        literal += text[position : match.start()]
         position = match.end()
-    out.append(escape(text[position:]))
-    return "".join(out)
+        name = match.group(1)
+        if name not in names:  # an unknown {x} stays as written (the schema says so)
+            literal += match.group(0)
+            continue
+        values = answers.get(f"{key}.{name}") or [""]
+        out += [escape(literal), values[0]]
+        literal = ""
+    return "".join([*out, escape(literal + text[position:])])
 
 
 def _values(item: Input, key: str, answers: Mapping[str, list[str]]) -> list[str]:

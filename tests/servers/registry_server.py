@@ -176,6 +176,17 @@ class RegistryServer:
         with self.lock:
             self.versions.setdefault(detail["name"], []).append(record)
 
+    def backdate(self, hours: float) -> None:
+        """Make every version as old as if published ``hours`` ago (codebot asks for what
+        changed since a while before its last sync)."""
+        from datetime import timedelta
+
+        stamp = (datetime.now(UTC) - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        with self.lock:
+            for records in self.versions.values():
+                for record in records:
+                    record.update(published=stamp, updated=stamp)
+
     def set_status(self, name: str, status: str, message: str | None = None) -> None:
         """Change the status of every version of ``name``."""
         with self.lock:
