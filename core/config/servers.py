@@ -169,7 +169,16 @@ def parse_server(
             raw=raw,
             enabled=raw.get("enabled", True) is not False,
             type=raw_transport(raw),
+            provenance=_provenance_of(raw),
         )
+
+
+def _provenance_of(raw: Mapping[str, Any]) -> Provenance | None:
+    """The provenance of an entry that cannot run (doctor still checks it for updates)."""
+    try:
+        return parse_provenance(raw[PROVENANCE_KEY]) if PROVENANCE_KEY in raw else None
+    except ProvenanceError:
+        return None
 
 
 def raw_transport(raw: Mapping[str, Any]) -> Transport:

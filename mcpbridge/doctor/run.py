@@ -146,7 +146,9 @@ async def diagnose(
         if not report.context.config.enabled:
             report.status = "disabled"
             _skip(
-                report, ("entry", "config", "connect", "server", "tool"), "the server is disabled"
+                report,
+                ("entry", "config", "connect", "server", "tool", "registry"),
+                "the server is disabled",
             )
             continue
         _run(report, "entry", report.context)
@@ -158,10 +160,19 @@ async def diagnose(
             _skip(report, ("connect", "server", "tool"), "not started: fix its settings first")
         else:
             to_connect.append(report)
-    if to_connect:
-        if agent is None:
-            agent = Policy(root_dirs=root_dirs(settings.project_root, settings.cwd, settings.roots))
-        await _connect_and_check(to_connect, login, agent, offline)
+    async with anyio.create_task_group() as group:  # the registries while servers start
+        if not offline:
+            for report in reports:
+                if report.context.config.enabled:
+                    group.start_soon(_ask_registry, report.context)
+        if to_connect:
+            if agent is None:
+                root = settings.project_root
+                agent = Policy(root_dirs=root_dirs(root, settings.cwd, settings.roots))
+            await _connect_and_check(to_connect, login, agent)
+    for report in reports:
+        if report.context.config.enabled:
+            _run(report, "registry", report.context)
 
     contexts = [r.context for r in reports]
     totals = TotalsContext(settings, contexts, selected)
@@ -179,15 +190,11 @@ async def diagnose(
 
 
 async def _connect_and_check(
-    reports: list[ServerReport], login: LoginOptions | None, agent: UserAgent, offline: bool
+    reports: list[ServerReport], login: LoginOptions | None, agent: UserAgent
 ) -> None:
     configs = {r.name: r.context.config for r in reports}
     async with Manager(configs, login=login, agent=agent) as manager:
-        async with anyio.create_task_group() as group:  # the registries while servers start
-            if not offline:
-                for report in reports:
-                    group.start_soon(_ask_registry, report.context)
-            await manager.start_all()
+        await manager.start_all()
         tools = manager.tools()
         for report in reports:
             ctx = report.context

@@ -8,16 +8,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.cli.entry_point import project, user
 from tests.cli.registry_env import home, registry, run, runtimes, settings
 from tests.servers.registry_server import FIXTURES, RegistryServer
 
 __all__ = ["home", "project", "registry", "runtimes", "user"]  # fixtures
+pytestmark = pytest.mark.timeout(180)  # each test starts the echo server in several codebot runs
 
 ECHO = "io.github.codebot-tests/echo"
 
 
-def test_install_list_call_lock_and_the_newer_version(
+def test_an_installed_package_is_listed_called_and_locked(
     registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
     code, _, err = run(
@@ -69,42 +72,47 @@ def test_install_list_call_lock_and_the_newer_version(
     }
     assert "echo" in lock["servers"]["echo"]["tools"]
 
-    # nothing newer yet
+
+def test_doctor_reports_a_newer_version_and_the_update_it_names(
+    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+) -> None:
+    assert run("mcp", "install", ECHO, "--yes", cwd=project, path=runtimes)[0] == 0
+    env = {"ECHO_TOKEN": "tok"}
+    assert run("mcp", "lock", cwd=project, path=runtimes, env=env)[0] == 0
+
+    registry.requests.clear()
     code, out, err = run("mcp", "doctor", "-f", "json", cwd=project, path=runtimes, env=env)
-    report = json.loads(out)
-    assert [f for f in report["findings"] if f["check"].startswith("registry.")] == []
-    asked = f"/v0.1/servers/{ECHO.replace('/', '%2F')}/versions/latest"
-    assert asked in registry.paths()
+    assert code == 0, out + err
+    assert [f for f in json.loads(out)["findings"] if f["check"].startswith("registry.")] == []
+    assert f"/v0.1/servers/{ECHO.replace('/', '%2F')}/versions/latest" in registry.paths()
 
     registry.publish(registry.document(FIXTURES / "later" / "echo-0.2.0.json"))
-    code, out, err = run("mcp", "doctor", cwd=project, path=runtimes, env=env)
-    assert code == 0, out + err  # a warning, not an error
+    # the secret is not exported: the server cannot start, and is still checked for updates
+    code, out, err = run("mcp", "doctor", cwd=project, path=runtimes)
+    assert code == 1, out + err  # for the variable; a newer version is a warning
+    assert "variable ${ECHO_TOKEN}" in out
     assert f"server 'echo' runs {ECHO} 0.1.0; 0.2.0 is the latest in {registry.url}" in out
-    assert f"codebot mcp install {ECHO}@0.2.0 --name echo --scope project --force" in out
+    assert f"codebot mcp install {ECHO}@0.2.0 --name echo --scope global --force" in out
 
     # --offline asks no registry, and says nothing of versions
     registry.requests.clear()
-    code, out, err = run("mcp", "doctor", "--offline", cwd=project, path=runtimes, env=env)
-    assert code == 0, out + err
+    code, out, err = run("mcp", "doctor", "--offline", cwd=project, path=runtimes)
     assert "0.2.0" not in out and registry.requests == []
 
-    # the update the hint names, then the lock sees the entry moved
+    # the update the hint names; the lock sees the entry moved
     code, _, err = run(
         "mcp",
         "install",
         f"{ECHO}@0.2.0",
         "--name",
         "echo",
-        "--scope",
-        "project",
         "--force",
         "--yes",
         cwd=project,
         path=runtimes,
     )
     assert code == 0, err
-    entry = settings(home)  # the global file is unchanged
-    assert "mcp_servers" not in entry
+    assert settings(home)["mcp_servers"]["echo"]["args"][0] == "codebot-echo==0.2.0"  # type: ignore[index]
     code, out, err = run("mcp", "doctor", "--offline", cwd=project, path=runtimes, env=env)
     assert (
         f"it was installed from {ECHO} 0.2.0 (codebot-echo), the lock pins {ECHO} 0.1.0 "

@@ -8,6 +8,8 @@ stable id. Its *scope* says which context it gets and when it runs:
 - ``config``: for every enabled server whose entry is valid;
 - ``connect``: for every server a connection was attempted to;
 - ``server`` / ``tool``: for every connected server / each of its tools;
+- ``registry``: for every enabled server, once the connections are done and the registries
+  of installed servers have answered (``--offline``: they are not asked);
 - ``totals``: once, over every server.
 
 Adding a check is adding one decorated function; ids are part of the JSON and JUnit output,
@@ -33,8 +35,17 @@ if TYPE_CHECKING:
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
-Scope = Literal["settings", "entry", "config", "connect", "server", "tool", "totals"]
-SCOPES: tuple[Scope, ...] = ("settings", "entry", "config", "connect", "server", "tool", "totals")
+Scope = Literal["settings", "entry", "config", "connect", "server", "tool", "registry", "totals"]
+SCOPES: tuple[Scope, ...] = (
+    "settings",
+    "entry",
+    "config",
+    "connect",
+    "server",
+    "tool",
+    "registry",
+    "totals",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ def _scope(ctx: ServerContext) -> str:
 
 @check(
     "registry.newer",
-    "connect",
+    "registry",
     "warning",
     "an installed server has a newer version in its registry, or its version is deprecated "
     "or gone there (--offline skips it)",
