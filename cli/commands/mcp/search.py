@@ -96,8 +96,10 @@ def search_command(
 def _report_source(source: Source, now: float) -> None:
     shown = render.safe(source.registry, one_line=True)
     if source.cached and source.fetched_at is None:
-        why = source.error or "--offline"
-        render.warn(f"{why}; nothing is cached for {shown} yet")
+        if source.error is not None:
+            render.warn(f"{source.error}; nothing is cached for {shown} yet")
+        else:
+            render.warn(f"nothing is cached for {shown} yet: search once without --offline")
         return
     if source.error is not None:
         render.warn(
@@ -198,6 +200,8 @@ def _print(result: SearchResult, query: str, limit: int, *, several: bool) -> No
         )
         if several:
             print(f"  registry: {safe(server.registry, one_line=True)}")
+    if not result.servers and not result.hidden:
+        return
     footer = f"{len(result.servers)} server{'s' if len(result.servers) != 1 else ''}"
     if len(result.servers) > limit:
         footer += f", {limit} shown (--limit)"
