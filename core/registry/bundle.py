@@ -223,7 +223,13 @@ def entry(bundle: Bundle, answers: Mapping[str, list[str]], cwd: Path) -> dict[s
     program = _substitute(command, directory, answers)
     if "/" in program and not program.startswith("/"):
         program = str(directory / program)  # relative to the bundle
-    elif "/" not in program and find_command(program, cwd, {}) is None:
+    if program.startswith(str(directory)):  # in the bundle: it must stay there
+        inside = os.path.normpath(program)
+        if inside != str(directory) and not inside.startswith(str(directory) + os.sep):
+            raise UsageError(
+                f"the bundle's command {printable(command, one_line=True)!r} leaves its directory"
+            )
+    if "/" not in program and find_command(program, cwd, {}) is None:
         raise UsageError(
             f"the bundle runs '{printable(program, one_line=True)}', which is not on PATH",
             hint=f"Install {printable(program, one_line=True)}, then run the install again.",

@@ -9,6 +9,7 @@ standard library's ``urllib`` does the work: codebot's core has no HTTP client o
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import time
 import urllib.error
@@ -139,7 +140,7 @@ def get_json(url: str, *, timeout: float = REQUEST_TIMEOUT_SECONDS) -> Any:
             body = _read(response, None, MAX_JSON_BYTES, deadline, url)
     except RegistryError:
         raise
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         raise _failure(url, exc) from None
     try:
         return json.loads(body)
@@ -169,6 +170,6 @@ def download(url: str, sink: IO[bytes], *, timeout: float = DOWNLOAD_TIMEOUT_SEC
             _read(response, _Hashing(), MAX_DOWNLOAD_BYTES, deadline, url)  # type: ignore[arg-type]
     except RegistryError:
         raise
-    except (urllib.error.URLError, OSError, ValueError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         raise _failure(url, exc) from None
     return digest.hexdigest()

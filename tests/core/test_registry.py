@@ -245,3 +245,17 @@ def test_a_bundle_unpacks_whole_keeping_executables(tmp_path: Path) -> None:
 )
 def test_default_name(name: str, local: str) -> None:
     assert default_name(name) == local
+
+
+def test_a_bundle_command_cannot_leave_the_bundle(tmp_path: Path) -> None:
+    bundle = _bundle(tmp_path, b"")
+    bundle.manifest = {"server": {"mcp_config": {"command": "${__dirname}/../../bin/evil"}}}
+    with pytest.raises(UsageError, match="leaves its directory"):
+        bundles.entry(bundle, {}, tmp_path)
+    bundle.manifest = {"server": {"mcp_config": {"command": "server/../../evil"}}}
+    with pytest.raises(UsageError, match="leaves its directory"):
+        bundles.entry(bundle, {}, tmp_path)
+    bundle.manifest = {"server": {"mcp_config": {"command": "server/run", "args": ["a ${X}"]}}}
+    entry = bundles.entry(bundle, {}, tmp_path)
+    assert entry["command"] == f"{bundle.directory}/server/run"
+    assert entry["args"] == ["a $${X}"]  # the manifest's unknown ${X} is written literally
