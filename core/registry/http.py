@@ -90,6 +90,11 @@ def _read(response: Any, sink: IO[bytes] | None, limit: int, deadline: float, ur
             raise RegistryError(f"{_shown(url)} did not finish answering in time")
         chunk = response.read1(_CHUNK)  # what has arrived: a slow drip still meets the deadline
         if not chunk:
+            if length is not None and length.isdigit() and total < int(length):
+                raise RegistryError(
+                    f"{_shown(url)} stopped answering after {total} of {length} bytes",
+                    hint="Try again; check your connection.",
+                )
             break
         total += len(chunk)
         if total > limit:

@@ -259,3 +259,26 @@ def test_a_bundle_command_cannot_leave_the_bundle(tmp_path: Path) -> None:
     entry = bundles.entry(bundle, {}, tmp_path)
     assert entry["command"] == f"{bundle.directory}/server/run"
     assert entry["args"] == ["a $${X}"]  # the manifest's unknown ${X} is written literally
+
+
+def test_an_answer_cut_short_is_a_registry_error() -> None:
+    """A body shorter than its Content-Length (the connection dropped) is reported, not a
+    crash."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"servers\"")
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(RegistryError, match="stopped answering after 10 of 100 bytes"):
+            get_json(f"http://127.0.0.1:{listener.getsockname()[1]}/v0.1/servers", timeout=5)
+    finally:
+        thread.join(timeout=5)
+        listener.close()
