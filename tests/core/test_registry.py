@@ -271,7 +271,7 @@ def test_an_answer_cut_short_is_a_registry_error() -> None:
     def serve() -> None:
         conn, _ = listener.accept()
         conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"servers\"")
+        conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"servers"')
         conn.close()
 
     thread = threading.Thread(target=serve, daemon=True)
