@@ -12,6 +12,7 @@ wrong type is dropped, never trusted), bounded in length, and escaped only when 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,12 +28,16 @@ Status = Literal["active", "deprecated", "deleted"]
 FORMATS = ("string", "number", "boolean", "filepath")
 
 
+@functools.cache
+def _snake(camel: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+
+
 def _get(data: Mapping[str, Any], camel: str) -> Any:
     """``data[camel]``, or its snake_case spelling (``registryType`` → ``registry_type``)."""
     if camel in data:
         return data[camel]
-    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
-    return data.get(snake)
+    return data.get(_snake(camel))
 
 
 def _text(data: Mapping[str, Any], camel: str, limit: int = MAX_TEXT) -> str | None:
