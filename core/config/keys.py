@@ -23,6 +23,7 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "roots",
     "warm_idle_timeout",
     "permissions",
+    "registry_url",
     "$schema",
 )
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""
