@@ -24,6 +24,7 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "warm_idle_timeout",
     "permissions",
     "checkpoints",
+    "registry_url",
     "$schema",
 )
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""

@@ -41,6 +41,9 @@ DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
+"""The official MCP Registry, where ``mcp search`` and ``mcp install`` look by default."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 TRUST_GATED_KEYS = (
     "base_url",
@@ -48,11 +51,13 @@ TRUST_GATED_KEYS = (
     "model",
     "max_turns",
     "tool_result_max_tokens",
+    "registry_url",
     "checkpoints",
 )
-"""A hostile project could send the API key elsewhere, pick the model that runs, or change
-the limits that bound a run with these: they need trust. ``checkpoints``: a cloned project
-must not turn off the user's way to undo what the agent did, nor size what is copied."""
+"""A hostile project could send the API key elsewhere, pick the model that runs, change the
+limits that bound a run, or point ``mcp install`` at a registry of its own with these: they
+need trust. ``checkpoints``: a cloned project must not turn off the user's way to undo what
+the agent did, nor size what is copied."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,7 @@ class CheckpointSettings:
 _DEFAULTS: dict[str, Any] = {
     "max_turns": DEFAULT_MAX_TURNS,
     "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+    "registry_url": (DEFAULT_REGISTRY_URL,),
     "checkpoints": CheckpointSettings(),
 }
 
@@ -111,6 +117,9 @@ class Settings:
     """Print a usage line after each REPL answer once the session passed this many tokens."""
     warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
     """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
+    registry_url: tuple[str, ...] = (DEFAULT_REGISTRY_URL,)
+    """The MCP Registries ``mcp search``/``mcp install`` use, in order (``registry_url``: one
+    URL or a list). A project's value needs trust: it decides what ``install`` writes."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
     checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     roots: tuple[Path, ...] = ()
@@ -254,8 +263,9 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         for w in unknown_keys(path, data)
     ]
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
-    if project_checkpoints is not None:  # as written (JSON), for the trust digest and prompt
-        gated["checkpoints"] = json.dumps(project_checkpoints, sort_keys=True)
+    gated.update(project_checkpoints)
+    if "registry_url" in gated:
+        gated["registry_url"] = list(gated["registry_url"])
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
     if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
@@ -290,14 +300,17 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     )
 
 
-def _merge_checkpoints(global_scalars: dict[str, Any], project_scalars: dict[str, Any]) -> Any:
-    """A project's ``checkpoints`` keys go over the global ones, one by one; returns the keys
-    the project set (None: it sets none)."""
+def _merge_checkpoints(
+    global_scalars: dict[str, Any], project_scalars: dict[str, Any]
+) -> dict[str, str]:
+    """A project's ``checkpoints`` keys go over the global ones, one by one; returns what the
+    trust review shows of them (the keys the project set, as JSON), or nothing."""
     global_scalars["checkpoints"] = CheckpointSettings(**global_scalars.get("checkpoints", {}))
     keys = project_scalars.get("checkpoints")
-    if keys is not None:
-        project_scalars["checkpoints"] = replace(global_scalars["checkpoints"], **keys)
-    return keys
+    if keys is None:
+        return {}
+    project_scalars["checkpoints"] = replace(global_scalars["checkpoints"], **keys)
+    return {"checkpoints": json.dumps(keys, sort_keys=True)}
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -394,10 +407,12 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                 hint='Write it as "warm_idle_timeout": 600.',
             )
         out["warm_idle_timeout"] = float(value)
-    if "roots" in data:
-        out["roots"] = parse_roots(path, data["roots"])
-    if "checkpoints" in data:
-        out["checkpoints"] = parse_checkpoints(path, data["checkpoints"])
+    objects = (
+        ("roots", parse_roots),
+        ("registry_url", parse_registry_url),
+        ("checkpoints", parse_checkpoints),
+    )
+    out.update({key: parse(path, data[key]) for key, parse in objects if key in data})
     return out
 
 
@@ -427,6 +442,53 @@ def parse_checkpoints(path: Path, value: Any) -> dict[str, Any]:
         elif key in ("max_files", "max_size_mb"):
             out[key] = _integer(path, f"checkpoints.{key}", item, minimum=1)
     return out
+
+
+def parse_registry_url(path: Path, value: Any) -> tuple[str, ...]:
+    """``registry_url``: one URL or a list of them, each ``https://`` (``http://`` only on
+    loopback: a registry's answers decide what ``mcp install`` runs), without credentials,
+    query or fragment; a trailing ``/`` is dropped.
+
+    Raises:
+        SettingsError: naming the file and the entry that is wrong.
+    """
+    from urllib.parse import urlsplit
+
+    from codebot_mcp.core.secrets.redact import redact_url
+
+    hint = 'Write it as "registry_url": "https://registry.example.com" or a list of URLs.'
+    urls = [value] if isinstance(value, str) else value
+    if not is_str_list(urls) or not urls:
+        raise SettingsError(
+            f"'registry_url' in {path} must be a URL or a non-empty list of URLs, "
+            f"found {json_type(value)}",
+            hint=hint,
+        )
+    out: list[str] = []
+    for url in urls:
+        try:
+            parts = urlsplit(url.strip())
+            host = parts.hostname or ""
+        except ValueError:
+            parts, host = None, ""
+        where = f"'registry_url' in {path}: {json.dumps(redact_url(url))}"
+        if parts is None or parts.scheme not in ("http", "https") or not host:
+            raise SettingsError(f"{where} is not an http(s) URL", hint=hint)
+        if parts.scheme == "http" and host not in LOOPBACK_HOSTS:
+            raise SettingsError(
+                f"{where} uses plain http: a registry's answers decide what `mcp install` "
+                "runs, so only https (or http on 127.0.0.1/localhost) is accepted",
+                hint="Use the registry's https:// URL.",
+            )
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise SettingsError(
+                f"{where} must not carry credentials, a query or a fragment",
+                hint="Give the registry's base URL, e.g. https://registry.example.com.",
+            )
+        normal = url.strip().rstrip("/")
+        if normal not in out:
+            out.append(normal)
+    return tuple(out)
 
 
 def _integer(path: Path, key: str, value: Any, *, minimum: int) -> int:
