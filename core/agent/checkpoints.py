@@ -413,7 +413,7 @@ class Checkpoints:
             return
         entry = action.entry
         assert entry is not None
-        restore.put_back(self.root, action.path, entry, self.store.get(entry.digest))
+        restore.put_back(self.root, action.path, entry, self.store.pack.get(entry.digest))
 
     def _remove_empty_dirs(self, removed: Iterable[str], base: str) -> None:
         """Directories the turns created and a rewind emptied go too."""

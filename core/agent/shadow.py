@@ -3,47 +3,48 @@
 A snapshot records every file of the project that git would not ignore (``.gitignore``
 files respected, ``.git`` and codebot's own state directory skipped) as a tree of objects:
 a file's bytes, a symlink's target, and one tree per directory naming its entries, each
-stored once under its SHA-256. Unchanged files cost a ``stat``: a stat cache remembers which
-content a path had at a given size, mtime, ctime, inode and mode, so only changed files are
-read again (files changed within :data:`RACY_NS` of being hashed are always read again).
+stored once under its SHA-256 in an :class:`~core.agent.pack.ObjectPack`. Unchanged files
+cost a ``stat``: a stat cache remembers which content a path had at a given size, mtime,
+ctime, inode and mode, so only changed files are read again (files changed within
+:data:`RACY_NS` of being hashed are always read again). A file or directory that cannot be
+read is recorded as such (an ``x`` entry): nothing under it is ever compared or restored.
 
 Why not a second git directory (``GIT_DIR``/``GIT_WORK_TREE``)? Measured on a 5,000-file
-project: git's first snapshot took 3.2 s (a loose object per file), this store's 0.46 s (one
-pack); later ones were about the same (~0.1 s vs ~0.07 s with 3 changed files). The store
-also checks the size cap before it writes anything, keeps exact modes, needs no ``git``
-binary, and reads no git configuration, attributes or filters a cloned project could set.
+project (``make bench``, target 16): git's first snapshot writes a loose object per file (3
+to 4.6 s), this store's one pack (0.5 to 1.4 s); later ones cost about the same. The store
+also checks the caps before it writes anything, keeps exact modes, needs no ``git`` binary,
+and reads no git configuration, attributes or filters a cloned project could set.
 
-Layout (directories 0700, files 0600), one store per project, shared by its sessions:
+Layout (directories 0700, files 0600), one store per project, shared by its sessions: the
+pack's files (``objects.pack``, ``objects.idx``, ``lock``, ``.gitignore``) and
+``stat.cache``, JSON lines ``[path, size, mtime_ns, ctime_ns, ino, mode, digest, seen_ns]``.
 
-- ``objects.pack``: the objects, appended (zlib-compressed unless that saves nothing);
-- ``objects.idx``: one :data:`_RECORD` per object (digest, offset, length, flags);
-- ``stat.cache``: JSON lines ``[path, size, mtime_ns, ctime_ns, ino, mode, digest, seen_ns]``;
-- ``lock``: ``flock``-ed while the store is read or written (exclusive to write);
-- ``.gitignore``: ``*`` (a store inside a project is not the project's).
-
-Size: one class with the pack, the index, the stat cache and the walk it owns; a snapshot
-and a garbage collection need all four at once.
+Size: one class; the walk, the stat cache it consults and the trees it builds go together (a
+snapshot needs all three at once); the objects themselves live in ``core.agent.pack``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
 import stat
-import struct
 import time
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codebot_mcp.core.agent.pack import (
+    NotAFileError,
+    ObjectPack,
+    StoreError,
+    private_file,
+    write_all,
+)
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.fsutil import atomic_write
-from codebot_mcp.core.tools.gitignore import IGNORE_FILE, IgnoreStack
+from codebot_mcp.core.tools.gitignore import IgnoreStack
 
 __all__ = [
     "Entry",
@@ -58,15 +59,7 @@ ALWAYS_SKIPPED = frozenset({".git"})
 RACY_NS = 2_000_000_000
 """A file whose mtime is this close to when it was hashed is hashed again next time: a
 change within the file system's timestamp granularity leaves the stat unchanged."""
-STREAM_AT = 4 * 1024 * 1024
-"""Files larger than this are hashed and compressed in chunks (memory stays bounded)."""
-CHUNK = 1024 * 1024
-_RECORD = struct.Struct("<32sQQB")
-"""digest, offset in the pack, stored length, flags (1: zlib)."""
-_ZLIB = 1
 _S_IFMT = 0o170000
-COMPRESS_LEVEL = 1
-"""zlib's fastest level: about 5 times the speed of the default for 10% more bytes."""
 CACHE_SLACK = 1000
 """The stat cache is rewritten once it holds this many lines more than twice its paths."""
 GC_MIN_DEAD_BYTES = 1024 * 1024
@@ -78,10 +71,6 @@ directory that could not be read (no object: it, and what is under it, is never 
 restored)."""
 UNREAD = "0" * 64
 """The digest field of an ``x`` entry."""
-
-
-class StoreError(Exception):
-    """The store cannot be read or written (the message names the file and why)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +121,6 @@ class _OverCap(Exception):
         self.reason = reason
 
 
-def _private_file(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    os.fchmod(fd, 0o600)
-    return fd
-
-
 class ShadowStore:
     """The snapshots of one project's files.
 
@@ -155,100 +138,49 @@ class ShadowStore:
         self.root = Path(os.path.realpath(root))
         self.max_files = max_files
         self.max_bytes = max_bytes
-        self._index: dict[str, tuple[int, int, int]] = {}
-        self._index_size = 0
-        self._pack_ino: int | None = None
+        self.pack = ObjectPack(directory)
+        self._generation: int | None = None
         self._cache: dict[str, tuple[tuple[int, int, int, int, int], str, int]] = {}
         self._cache_lines = 0
         self._cache_size = 0
         self._cache_ino: int | None = None
         self._skip = self._skipped_dirs()
-        self._pack_fd: int | None = None
-
-    # -- files and the lock ---------------------------------------------------------------
 
     @property
     def pack_path(self) -> Path:
         """The objects."""
-        return self.directory / "objects.pack"
-
-    @property
-    def index_path(self) -> Path:
-        """Where each object is in the pack."""
-        return self.directory / "objects.idx"
+        return self.pack.pack_path
 
     @property
     def cache_path(self) -> Path:
         """The stat cache."""
         return self.directory / "stat.cache"
 
+    def create(self) -> None:
+        """The store's directory (see :meth:`ObjectPack.create`)."""
+        self.pack.create()
+
     @contextlib.contextmanager
     def locked(self, *, write: bool) -> Iterator[None]:
-        """Hold the store's lock (shared to read, exclusive to write) and catch up with what
-        other processes wrote.
+        """Hold the store's lock (shared to read, exclusive to write), caught up with what
+        other processes stored and hashed.
 
         Raises:
             StoreError: the store's directory or files cannot be opened.
         """
-        try:
-            self.create()
-            fd = _private_file(self.directory / "lock")
-        except OSError as exc:
-            raise StoreError(f"cannot open the checkpoint store {self.directory}: {exc}") from exc
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if write else fcntl.LOCK_SH)
-            self._finish_rewrite()
-            self._catch_up()
+        with self.pack.locked(write=write):
+            if self.pack.generation != self._generation:  # collected: start the cache over
+                self._generation = self.pack.generation
+                self._cache, self._cache_lines, self._cache_size = {}, 0, 0
+            self._load_cache()
             yield
-        finally:
-            os.close(fd)  # releases the lock
 
-    def create(self) -> None:
-        """The store's directory (0700), with a ``.gitignore`` of ``*``: should it sit inside
-        a project (a state directory there), git, ``grep`` and ``glob`` pass it by."""
-        if (self.directory / IGNORE_FILE).exists():
-            return
-        paths.private_dir(self.directory)
-        atomic_write(self.directory / IGNORE_FILE, "*\n", mode=0o600)
+    def tree_digests(self, digest: str) -> Iterator[tuple[Kind, str]]:
+        """(kind, digest) of a tree's entries."""
+        for kind, child, _mode in self.tree(digest).values():
+            yield kind, child
 
-    def _finish_rewrite(self) -> None:
-        """A garbage collection that stopped between replacing the index and the pack is
-        finished (the new index names offsets in the new pack); one that stopped earlier
-        is dropped."""
-        pack_tmp, index_tmp = self._rewrite_paths()
-        with contextlib.suppress(FileNotFoundError):
-            if index_tmp.exists():
-                index_tmp.unlink()
-                pack_tmp.unlink()
-            else:
-                os.replace(pack_tmp, self.pack_path)
-
-    def _rewrite_paths(self) -> tuple[Path, Path]:
-        return self.directory / "objects.pack.new", self.directory / "objects.idx.new"
-
-    def _catch_up(self) -> None:
-        """Reload the index when the pack was rewritten; read what others appended since."""
-        try:
-            info = os.stat(self.pack_path)
-        except FileNotFoundError:
-            info = None
-        ino = info.st_ino if info else None
-        if ino != self._pack_ino:
-            self._index, self._index_size, self._pack_ino = {}, 0, ino
-            self._cache, self._cache_lines, self._cache_size = {}, 0, 0
-        pack_size = info.st_size if info else 0
-        try:
-            with open(self.index_path, "rb") as fh:
-                fh.seek(self._index_size)
-                data = fh.read()
-        except FileNotFoundError:
-            data = b""
-        usable = len(data) - len(data) % _RECORD.size  # a torn last record is ignored
-        for digest, offset, length, flags in _RECORD.iter_unpack(data[:usable]):
-            if offset + length <= pack_size:
-                self._index[digest.hex()] = (offset, length, flags)
-        self._index_size += usable
-        self._load_cache()
+    # -- the stat cache ---------------------------------------------------------------------
 
     def _load_cache(self) -> None:
         try:
@@ -271,116 +203,26 @@ class ShadowStore:
             self._cache_lines += 1
         self._cache_size += end
 
-    # -- objects --------------------------------------------------------------------------
-
-    def has(self, digest: str) -> bool:
-        """Whether the object is stored."""
-        return digest in self._index
-
-    def get(self, digest: str) -> bytes:
-        """An object's bytes (hold :meth:`locked`).
-
-        Raises:
-            StoreError: the object is missing or damaged.
-        """
-        found = self._index.get(digest)
-        if found is None:
-            raise StoreError(f"object {digest[:12]} is missing from {self.pack_path}")
-        offset, length, flags = found
-        try:
-            with open(self.pack_path, "rb") as fh:
-                data = os.pread(fh.fileno(), length, offset)
-            data = zlib.decompress(data) if flags & _ZLIB else data
-        except (OSError, zlib.error) as exc:
-            message = f"cannot read object {digest[:12]} from {self.pack_path}: {exc}"
-            raise StoreError(message) from None
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise StoreError(f"object {digest[:12]} in {self.pack_path} is damaged")
-        return data
-
-    def _append(self, digest: str, stored: bytes, flags: int, pending: list[bytes]) -> None:
-        assert self._pack_fd is not None, "objects are written inside _writing()"
-        offset = os.fstat(self._pack_fd).st_size
-        _write_all(self._pack_fd, stored)
-        self._index[digest] = (offset, len(stored), flags)
-        pending.append(_RECORD.pack(bytes.fromhex(digest), offset, len(stored), flags))
-
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """Keep the pack open for appending while a snapshot writes (hold the lock)."""
-        self._pack_fd = _private_file(self.pack_path)
-        try:
-            self._pack_ino = os.fstat(self._pack_fd).st_ino
-            yield
-        finally:
-            os.close(self._pack_fd)
-            self._pack_fd = None
-
-    def _put(self, data: bytes, pending: list[bytes]) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        if digest not in self._index:
-            packed = zlib.compress(data, COMPRESS_LEVEL)
-            if len(packed) < len(data) * 0.9:
-                self._append(digest, packed, _ZLIB, pending)
-            else:
-                self._append(digest, data, 0, pending)
-        return digest
-
-    def _put_file(self, path: str, size: int, pending: list[bytes]) -> str:
-        """Store a file's bytes; its digest. Large files go through in chunks."""
-        if size <= STREAM_AT:
-            with _open_file(path) as fh:
-                return self._put(fh.read(), pending)
-        hasher = hashlib.sha256()
-        with _open_file(path) as fh:
-            for chunk in iter(lambda: fh.read(CHUNK), b""):
-                hasher.update(chunk)
-        digest = hasher.hexdigest()
-        if digest in self._index:
-            return digest
-        # Compress straight into the pack (the lock is held), hashing again what is stored.
-        assert self._pack_fd is not None, "objects are written inside _writing()"
-        offset = os.fstat(self._pack_fd).st_size
-        hasher, packer, written = hashlib.sha256(), zlib.compressobj(COMPRESS_LEVEL), 0
-        with _open_file(path) as fh:
-            for chunk in iter(lambda: fh.read(CHUNK), b""):
-                hasher.update(chunk)
-                written += _write_all(self._pack_fd, packer.compress(chunk))
-        written += _write_all(self._pack_fd, packer.flush())
-        digest = hasher.hexdigest()  # what was stored, should the file have changed meanwhile
-        self._index[digest] = (offset, written, _ZLIB)
-        pending.append(_RECORD.pack(bytes.fromhex(digest), offset, written, _ZLIB))
-        return digest
-
-    def _flush(self, pending: list[bytes], cache_lines: list[bytes]) -> None:
-        if pending:
-            assert self._pack_fd is not None, "objects are written inside _writing()"
-            os.fsync(self._pack_fd)  # the objects reach the disk before the index names them
-            fd = _private_file(self.index_path)
-            try:
-                _write_all(fd, b"".join(pending))
-            finally:
-                os.close(fd)
-            self._index_size += len(pending) * _RECORD.size
-        if not cache_lines:
+    def _save_cache(self, lines: list[bytes]) -> None:
+        if not lines:
             return
-        if self._cache_lines + len(cache_lines) > 2 * len(self._cache) + CACHE_SLACK:
+        if self._cache_lines + len(lines) > 2 * len(self._cache) + CACHE_SLACK:
             self._rewrite_cache()
             return
-        fd = _private_file(self.cache_path)
+        fd = private_file(self.cache_path)
         try:
-            written = _write_all(fd, b"".join(cache_lines))
+            written = write_all(fd, b"".join(lines))
         finally:
             os.close(fd)
         self._cache_size += written
-        self._cache_lines += len(cache_lines)
+        self._cache_lines += len(lines)
 
     def _rewrite_cache(self) -> None:
         """The stat cache again, one line per path (appending leaves old lines behind)."""
         lines = [
             json.dumps([path, *key, digest, seen], ensure_ascii=True).encode() + b"\n"
             for path, (key, digest, seen) in self._cache.items()
-            if digest in self._index
+            if digest in self.pack.index
         ]
         data = b"".join(lines)
         atomic_write(self.cache_path, data, mode=0o600)
@@ -396,7 +238,7 @@ class ShadowStore:
             StoreError: the object is missing, damaged, or not a tree.
         """
         try:
-            data = json.loads(self.get(digest))
+            data = json.loads(self.pack.get(digest))
         except ValueError:
             raise StoreError(f"object {digest[:12]} is not a tree") from None
         if not isinstance(data, dict):
@@ -462,7 +304,7 @@ class ShadowStore:
         """
         began = time.perf_counter()
         with self.locked(write=False):  # what other processes stored and hashed meanwhile
-            generation = self._pack_ino
+            generation = self.pack.generation
         try:
             top, files, size = self._walk()
         except _OverCap as over:
@@ -474,11 +316,12 @@ class ShadowStore:
         hashed = [0]
         try:
             with self.locked(write=True):
-                if self._pack_ino != generation:  # collected since the walk: trust no hit
+                if self.pack.generation != generation:  # collected since the walk: trust no hit
                     top, files, size = self._walk()
-                with self._writing():
+                with self.pack.writing():
                     tree = self._store_dir(top, str(self.root), "", pending, cache_lines, hashed)
-                    self._flush(pending, cache_lines)
+                    self.pack.flush(pending)
+                self._save_cache(cache_lines)
         except _OverCap as over:
             return SnapshotSkipped(over.reason)
         except OSError as exc:
@@ -500,7 +343,7 @@ class ShadowStore:
         read through descriptors (``stat`` relative to them, symlinks never followed)."""
         ignores = IgnoreStack()
         counts = [0, 0]
-        cache, index, skip = self._cache, self._index, self._skip
+        cache, index, skip = self._cache, self.pack.index, self._skip
         max_files, max_bytes = self.max_files, self.max_bytes
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -601,14 +444,14 @@ class ShadowStore:
             entries[name] = ["d", digest, 0]
         for name in node.links:
             target = os.fsencode(os.readlink(f"{directory}/{name}"))
-            entries[name] = ["l", self._put(target, pending), 0]
+            entries[name] = ["l", self.pack.put(target, pending), 0]
         for name, key in node.misses:
             seen = time.time_ns()
             try:
-                digest = self._put_file(f"{directory}/{name}", key[0], pending)
+                digest = self.pack.put_file(f"{directory}/{name}", key[0], pending)
             except FileNotFoundError:
                 continue  # gone since the walk
-            except (PermissionError, _NotAFile):  # unreadable, or replaced since the walk:
+            except (PermissionError, NotAFileError):  # unreadable, or replaced since the walk:
                 entries[name] = ["x", UNREAD, 0]  # known to exist, never compared
                 continue
             hashed[0] += 1
@@ -618,7 +461,7 @@ class ShadowStore:
             cache_lines.append(line.encode() + b"\n")
             entries[name] = ["f", digest, key[4] & 0o7777]
         blob = json.dumps(entries, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return self._put(blob.encode(), pending)
+        return self.pack.put(blob.encode(), pending)
 
     # -- garbage ----------------------------------------------------------------------------
 
@@ -630,78 +473,24 @@ class ShadowStore:
         """
         with self.locked(write=True):
             reachable: set[str] = set()
-            stack = [d for d in live if d in self._index]
+            stack = [d for d in live if d in self.pack.index]
             while stack:
                 digest = stack.pop()
                 if digest in reachable:
                     continue
                 reachable.add(digest)
-                for kind, child, _mode in self.tree(digest).values():
+                for kind, child in self.tree_digests(digest):
                     if kind == "d":
                         stack.append(child)
                     elif kind != "x":
                         reachable.add(child)
-            total = sum(length for _, length, _ in self._index.values())
-            kept = sum(self._index[d][1] for d in reachable if d in self._index)
-            dead = total - kept
-            if dead < GC_MIN_DEAD_BYTES or dead * 2 < total:
+            dead = self.pack.size() - self.pack.size(reachable)
+            if dead < GC_MIN_DEAD_BYTES or dead * 2 < self.pack.size():
                 return 0
-            self._rewrite(reachable)
-            return dead
-
-    def _rewrite(self, reachable: set[str]) -> None:
-        pack_tmp, index_tmp = self._rewrite_paths()
-        records: list[bytes] = []
-        try:
-            with open(self.pack_path, "rb") as old:
-                fd = os.open(pack_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                try:
-                    offset = 0
-                    for digest in sorted(reachable, key=lambda d: self._index[d][0]):
-                        start, length, flags = self._index[digest]
-                        _write_all(fd, os.pread(old.fileno(), length, start))
-                        records.append(_RECORD.pack(bytes.fromhex(digest), offset, length, flags))
-                        offset += length
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            fd = os.open(index_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                _write_all(fd, b"".join(records))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            # The index first: a crash between the two leaves the new pack beside the new
-            # index, and the next lock finishes the job (see _finish_rewrite).
-            os.replace(index_tmp, self.index_path)
-            os.replace(pack_tmp, self.pack_path)
+            self.pack.rewrite(reachable)
             with contextlib.suppress(FileNotFoundError):
-                self.cache_path.unlink()  # every entry is checked against the index anyway
-        except OSError as exc:
-            raise StoreError(f"cannot rewrite {self.pack_path}: {exc}") from exc
-        self._pack_ino = None
-        self._catch_up()
-
-
-def _write_all(fd: int, data: bytes) -> int:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    return len(data)
-
-
-class _NotAFile(OSError):
-    """The path is no longer a regular file (swapped for a symlink, say) since the walk."""
-
-
-def _open_file(path: str) -> Any:
-    """Open a regular file for reading without following a symlink: a link swapped in after
-    the walk must not pull a file from outside the project into the store."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise _NotAFile(path)
-    return os.fdopen(fd, "rb")
+                self.cache_path.unlink()  # its entries name objects that may be gone
+            return dead
 
 
 def _megabytes(count: int) -> str:

@@ -20,6 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.checkpointing import (
+    CheckpointSettings,
+    merge_checkpoints,
+    parse_checkpoints,
+)
 from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
 from codebot_mcp.core.config.servers import (
     EntryWarning,
@@ -58,24 +63,6 @@ TRUST_GATED_KEYS = (
 limits that bound a run, or point ``mcp install`` at a registry of its own with these: they
 need trust. ``checkpoints``: a cloned project must not turn off the user's way to undo what
 the agent did, nor size what is copied."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointSettings:
-    """``checkpoints``: snapshots of the project before each turn's changes, for ``/rewind``
-    and ``codebot rewind`` (``core.agent.checkpoints``). A project file sets it only once
-    trusted."""
-
-    enabled: bool = True
-    max_files: int = 50_000
-    """A project with more files (not counting what .gitignore excludes) is not snapshotted."""
-    max_size_mb: int = 500
-    """Nor one whose files add up to more megabytes (10^6 bytes)."""
-
-    @property
-    def max_bytes(self) -> int:
-        """``max_size_mb`` in bytes."""
-        return self.max_size_mb * 1_000_000
 
 
 _DEFAULTS: dict[str, Any] = {
@@ -253,7 +240,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
-    project_checkpoints = _merge_checkpoints(global_scalars, project_scalars)
+    project_checkpoints = merge_checkpoints(global_scalars, project_scalars)
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
     warnings = [
@@ -298,19 +285,6 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
-
-
-def _merge_checkpoints(
-    global_scalars: dict[str, Any], project_scalars: dict[str, Any]
-) -> dict[str, str]:
-    """A project's ``checkpoints`` keys go over the global ones, one by one; returns what the
-    trust review shows of them (the keys the project set, as JSON), or nothing."""
-    global_scalars["checkpoints"] = CheckpointSettings(**global_scalars.get("checkpoints", {}))
-    keys = project_scalars.get("checkpoints")
-    if keys is None:
-        return {}
-    project_scalars["checkpoints"] = replace(global_scalars["checkpoints"], **keys)
-    return {"checkpoints": json.dumps(keys, sort_keys=True)}
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -413,34 +387,6 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
         ("checkpoints", parse_checkpoints),
     )
     out.update({key: parse(path, data[key]) for key, parse in objects if key in data})
-    return out
-
-
-def parse_checkpoints(path: Path, value: Any) -> dict[str, Any]:
-    """The keys the ``checkpoints`` object of ``path`` sets (unknown keys warn, through the
-    key table).
-
-    Raises:
-        SettingsError: it is not an object, or a value has the wrong type.
-    """
-    example = '"checkpoints": {"enabled": true, "max_files": 50000, "max_size_mb": 500}'
-    if not isinstance(value, dict):
-        raise SettingsError(
-            f"'checkpoints' in {path} must be an object, found {json_type(value)}",
-            hint=f"Write it as {example}.",
-        )
-    out: dict[str, Any] = {}
-    for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-        if key == "enabled":
-            if not isinstance(item, bool):
-                raise SettingsError(
-                    f"'checkpoints.enabled' in {path} must be true or false, "
-                    f"found {json.dumps(item)}",
-                    hint=f"Write it as {example}.",
-                )
-            out[key] = item
-        elif key in ("max_files", "max_size_mb"):
-            out[key] = _integer(path, f"checkpoints.{key}", item, minimum=1)
     return out
 
 

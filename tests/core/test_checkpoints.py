@@ -91,18 +91,16 @@ def test_two_stores_on_one_directory_see_each_others_objects(project: Path) -> N
     with a.locked(write=False):
         for tree in (first.tree, second.tree, third.tree):
             for entry in a.flatten(tree).values():
-                assert a.get(entry.digest)  # each object reads back, its digest checked
+                assert a.pack.get(entry.digest)  # each object reads back, its digest checked
 
 
 def test_a_forged_tree_cannot_name_a_path_outside(project: Path) -> None:
     shadow = store(project)
     taken(shadow.snapshot())
-    with shadow.locked(write=True), shadow._writing():  # pyright: ignore[reportPrivateUsage]
+    with shadow.locked(write=True), shadow.pack.writing():
         pending: list[bytes] = []
-        forged = shadow._put(  # pyright: ignore[reportPrivateUsage]
-            b'{"..":["f","' + b"0" * 64 + b'",420]}', pending
-        )
-        shadow._flush(pending, [])  # pyright: ignore[reportPrivateUsage]
+        forged = shadow.pack.put(b'{"..":["f","' + b"0" * 64 + b'",420]}', pending)
+        shadow.pack.flush(pending)
     with shadow.locked(write=False), pytest.raises(StoreError, match=r"invalid entry '\.\.'"):
         shadow.flatten(forged)
 
@@ -237,14 +235,14 @@ def test_a_directory_unreadable_on_either_side_is_not_compared(project: Path) ->
     test above): an ``x`` entry, whose subtree no diff or flatten ever opens."""
     shadow = store(project)
     readable = taken(shadow.snapshot())
-    with shadow.locked(write=True), shadow._writing():  # pyright: ignore[reportPrivateUsage]
+    with shadow.locked(write=True), shadow.pack.writing():
         pending: list[bytes] = []
         top = shadow.tree(readable.tree)
         unread = {name: list(value) for name, value in top.items()}
         unread["src"] = ["x", "0" * 64, 0]
         blob = json.dumps(unread, sort_keys=True, separators=(",", ":")).encode()
-        unreadable = shadow._put(blob, pending)  # pyright: ignore[reportPrivateUsage]
-        shadow._flush(pending, [])  # pyright: ignore[reportPrivateUsage]
+        unreadable = shadow.pack.put(blob, pending)
+        shadow.pack.flush(pending)
     with shadow.locked(write=False):
         assert list(shadow.changed(readable.tree, unreadable)) == []
         assert list(shadow.changed(unreadable, readable.tree)) == []
