@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.hooks import HookCommand, parse_hooks
 from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
 from codebot_mcp.core.config.servers import (
     EntryWarning,
@@ -41,6 +42,8 @@ DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+DEFAULT_SUBAGENT_DEPTH = 1
+"""How deep ``task`` may nest: 1 lets the main agent start subagents, and them none."""
 
 TRUST_GATED_KEYS = (
     "base_url",
@@ -48,12 +51,15 @@ TRUST_GATED_KEYS = (
     "model",
     "max_turns",
     "tool_result_max_tokens",
+    "subagent_depth",
 )
 """A hostile project could send the API key elsewhere, pick the model that runs, or change
-the limits that bound a run with these: they need trust."""
+the limits that bound a run with these: they need trust. (``hooks`` need it too: see
+:func:`load`.)"""
 _DEFAULTS: dict[str, Any] = {
     "max_turns": DEFAULT_MAX_TURNS,
     "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+    "subagent_depth": DEFAULT_SUBAGENT_DEPTH,
 }
 
 
@@ -91,6 +97,13 @@ class Settings:
     permissions: PermissionRules = field(default_factory=PermissionRules)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
+    hooks: tuple[HookCommand, ...] = ()
+    """Command hooks of both files, yours first (``core.config.hooks``)."""
+    subagent_depth: int = DEFAULT_SUBAGENT_DEPTH
+    """How deep ``task`` may nest (0: no ``task`` tool)."""
+    project_extensions: bool = True
+    """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
+    folders (False while the project is not trusted; ``core.config.definitions``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -228,7 +241,11 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         if path is not None
         for w in unknown_keys(path, data)
     ]
+    global_hooks, project_hooks = _hooks(global_path, global_data, project_path, project_data)
+    warnings += global_hooks[1] + project_hooks[1]
     gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
+    if project_hooks[0]:  # hooks run commands: the section as written is fingerprinted
+        gated["hooks"] = project_data["hooks"]
     if project_rules.allow:
         gated["permissions.allow"] = list(project_rules.allow)
     if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
@@ -248,9 +265,12 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_file=project_path or mcp_json,
         project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
         project_gated=gated,
+        hooks=global_hooks[0] + project_hooks[0],
         untrusted_fallback={
             **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
             "roots": global_scalars.get("roots", ()),
+            "hooks": global_hooks[0],
+            "project_extensions": False,
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -261,6 +281,21 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         shadowed=shadowed,
         **{**global_scalars, **project_scalars},
     )
+
+
+_Hooks = tuple[tuple[HookCommand, ...], list[SettingWarning]]
+
+
+def _hooks(
+    global_path: Path,
+    global_data: Mapping[str, Any],
+    project_path: Path | None,
+    project_data: Mapping[str, Any],
+) -> tuple[_Hooks, _Hooks]:
+    """The hooks (and warnings) of each file."""
+    mine = parse_hooks(global_path, global_data)
+    project: _Hooks = ((), []) if project_path is None else parse_hooks(project_path, project_data)
+    return mine, project
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -336,7 +371,7 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("max_turns", "tool_result_max_tokens", "max_tokens", "context_window"):
         if key in data:
             out[key] = _integer(path, key, data[key], minimum=1)
-    for key in ("model_retries", "usage_line_after"):
+    for key in ("model_retries", "usage_line_after", "subagent_depth"):
         if key in data:
             out[key] = _integer(path, key, data[key], minimum=0)
     if "tool_search" in data:
