@@ -217,7 +217,7 @@ def agents_report(ext: Extensions | None) -> str:
             r.agent,
             r.description,
             r.status,
-            f"{r.turns} turns",
+            f"{r.turns} turn" + ("" if r.turns == 1 else "s"),
             f"{r.usage.total:,} tokens" if r.usage.known else "usage unknown",
             f"{r.seconds:.1f}s",
             str(r.transcript) if r.transcript else "(not saved)",

@@ -14,7 +14,7 @@ Rules a subagent lives by:
 - every call goes through the parent's gate (the same rules, ``--yes``, approvals; one
   question at a time) and the same ``PreToolUse``/``PostToolUse`` hooks;
 - subagents whose tools are all read-only run in parallel; one with any other tool runs
-  alone (a readers-writer lock over the session's subagents);
+  alone (a readers-writer lock over the subagents one agent starts);
 - its transcript is saved beside the session's (``<session>/subagents/<run>.jsonl``) and the
   run is listed by ``/agents``; its tokens count in the parent's usage.
 """
@@ -227,7 +227,10 @@ class Subagents:
             log_of=self.log_of,
             depth=self.depth + 1,
         )
-        child.runs, child._lock, child.events_for = self.runs, self._lock, self.events_for
+        # Its own lock: siblings below share it, while this level's lock is held by their
+        # parent (a writing subagent's children run inside its turn; a read-only one's
+        # children are read-only too).
+        child.runs, child.events_for = self.runs, self.events_for
         return child
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
@@ -302,7 +305,8 @@ class Subagents:
         answer = result.text.strip() or "(the subagent finished without an answer)"
         usage = child.usage
         tokens = f"{usage.total} tokens" if usage.known else "usage not reported"
-        footer = f"[subagent '{spec.name}': {record.turns} turns, {tokens}]"
+        turns = f"{record.turns} turn" + ("" if record.turns == 1 else "s")
+        footer = f"[subagent '{spec.name}': {turns}, {tokens}]"
         data = {
             "agent": spec.name,
             "run": record.id,
