@@ -347,7 +347,9 @@ def _size(value: Any, budget: int, seen: set[int] | None = None) -> int:
         if id(value) in seen:
             return -1
         seen.add(id(value))
-        items: list[Any] = list(value.items()) if isinstance(value, dict) else list(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        items: list[Any] = (
+            [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        )
         for item in items:
             budget = _size(item, budget, seen)
             if budget < 0:
