@@ -307,9 +307,18 @@ class ChatRuntime:
             log.adopt(self.session)
         self.session.recorder = log
         self.log = log
+        self.follow_hooks()
+
+    def follow_hooks(self) -> None:
+        """Tell the hooks (new after ``/mcp reload`` too) about this session and its mode."""
         hooks = self.ext.hooks if self.ext else None
-        if hooks is not None:
-            hooks.session_id, hooks.transcript_path = log.id, str(log.path)
+        if hooks is None:
+            return
+        hooks.mode_of = _mode_of(self.session, self.options)
+        if self.log is not None:
+            hooks.session_id, hooks.transcript_path = self.log.id, str(self.log.path)
+        if self.agent is not None:
+            self.agent.hooks = hooks
 
     async def session_started(self, source: str) -> None:
         """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
@@ -327,8 +336,7 @@ class ChatRuntime:
 
         if self.ext is not None:
             extensions.reload(self.ext, settings, raw, self.globals.cwd)
-            if self.agent is not None:
-                self.agent.hooks = self.ext.hooks
+            self.follow_hooks()
             self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
 
     async def aclose(self) -> None:
@@ -408,11 +416,11 @@ async def open_runtime(
         lambda: held[0].agent if held else None,
         lambda: held[0].log if held else None,
     )
-    if ext.hooks is not None and approver is not None:
+    if approver is not None:  # hooks may come with /mcp reload: looked up when asking
         from codebot_mcp.cli import render
         from codebot_mcp.core.agent.hooks import notifying
 
-        approver = notifying(ext.hooks, approver, render.warn)
+        approver = notifying(lambda: ext.hooks, approver, render.warn)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         task = ext.subagents.tool()
         session = Session(
@@ -425,14 +433,13 @@ async def open_runtime(
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
-        if ext.hooks is not None:
-            ext.hooks.mode_of = _mode_of(session, options)
         from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
         runtime.ext = ext
+        runtime.follow_hooks()
         held.append(runtime)
         try:
             try:

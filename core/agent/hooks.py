@@ -470,11 +470,14 @@ async def session_start(hooks: Hooks | None, source: str) -> list[str]:
     return warnings
 
 
-def notifying(hooks: Hooks, approver: Approver, warn: Any) -> Approver:
-    """``approver`` that fires ``Notification`` (``permission_prompt``) before it asks;
-    ``warn`` shows the hooks' warnings."""
+def notifying(hooks_of: Callable[[], Hooks | None], approver: Approver, warn: Any) -> Approver:
+    """``approver`` that fires ``Notification`` (``permission_prompt``) before it asks, with
+    the hooks ``hooks_of()`` returns then; ``warn`` shows the hooks' warnings."""
 
     async def ask(request: ApprovalRequest) -> Answer:
+        hooks = hooks_of()
+        if hooks is None:
+            return await approver(request)
         fields = {
             "message": f"codebot needs your permission to use {request.tool}",
             "notification_type": "permission_prompt",

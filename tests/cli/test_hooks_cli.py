@@ -222,3 +222,33 @@ async def test_the_repl_asks_again_after_a_hook_script_changed(
     assert "(changed since it was trusted) would start or set:" in err
     assert "hook PreToolUse [write]: runs ./guard.sh" in err and "file guard.sh" in err
     assert "not run: 1 project hook(s)" in out
+
+
+@pytest.mark.anyio
+async def test_reload_picks_up_new_hooks_and_commands(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(tmp_path, {"base_url": fake.base_url})
+    fake.queue(fo.tool_calls(("write", {"path": "out.txt", "content": "x"})), fo.text("ok"))
+
+    async def steps(repl: Repl, inp: Any) -> None:
+        await until(lambda: repl.runtime is not None)
+        (tmp_path / "guard.sh").write_text(GUARD)
+        (tmp_path / "guard.sh").chmod(0o755)
+        write_settings(tmp_path, {"base_url": fake.base_url, "hooks": guard_hooks()})
+        commands = tmp_path / ".codebot" / "commands"
+        commands.mkdir()
+        (commands / "save.md").write_text("Save $1 to out.txt")
+        await anyio.sleep(0.3)
+        inp.send_text("/mcp reload\r")
+        await anyio.sleep(0.5)
+        inp.send_text("/save x\r")
+        await until(lambda: len(fake.bodies) == 2)
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    code, _ = await drive(tmp_path, steps, seconds=30)
+    assert code == 0
+    assert fake.bodies[0]["messages"][-1]["content"] == "Save x to out.txt"
+    assert not (tmp_path / "out.txt").exists() and (tmp_path / "guard.json").exists()
+    assert "no writes today" in capsys.readouterr().err

@@ -286,3 +286,28 @@ def test_an_untrusted_projects_agents_are_not_read(
     router.main = [fo.text("hi")]
     code, _, err = chat(capsys, project, "-p", "hi")
     assert "changed since it was trusted" in err and "explorer.md" in err
+
+
+def test_a_subagents_calls_go_through_the_same_hooks(
+    project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    guard = {
+        "matcher": "Read",
+        "hooks": [{"type": "command", "command": "echo private >&2; exit 2"}],
+    }
+    write_settings(project, {"base_url": model.base_url, "hooks": {"PreToolUse": [guard]}})
+    calls: list[str] = []
+
+    def sub(prompt: str) -> dict[str, Any]:
+        calls.append(prompt)
+        if len(calls) == 1:
+            return fo.tool_calls(("read", {"path": "app.py"}))
+        return fo.text("could not read it")
+
+    router.sub = sub
+    router.main = [fo.tool_calls(task("read app.py", "explorer")), fo.text("done")]
+    code, _, err = chat(capsys, project, "-p", "go")
+    assert code == 0, err
+    (denied,) = [m["content"] for m in router.sub_bodies[1]["messages"] if m["role"] == "tool"]
+    assert "blocked by a PreToolUse hook: private" in denied
+    assert "↳ explorer ⊘ read denied" in err

@@ -363,7 +363,7 @@ async def test_notification_fires_before_the_user_is_asked(tmp_path: Path) -> No
     script(tmp_path, "notify.sh", "#!/bin/sh\ncat > notified.json\n")
     hooks = hooks_for(tmp_path, on("Notification", "./notify.sh", "permission_prompt"))
     approver = Approver(Answer.ONCE)
-    ask = hook_points.notifying(hooks, approver, lambda text: None)
+    ask = hook_points.notifying(lambda: hooks, approver, lambda text: None)
     tool = builtin_tools(tmp_path)[2]  # write
     request = ApprovalRequest("write", {"path": "x"}, tool.permission(), "write: ...")
     assert await ask(request) is Answer.ONCE
