@@ -63,13 +63,19 @@ def describe_all(result: TrustCheck) -> list[str]:
             continue
         shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
         lines.append(f"setting {key}: {shown}")
-    for path in result.files:
+    for path in result.files[:FILES_SHOWN]:
         try:
             shown = path.relative_to(result.root).as_posix() if result.root else str(path)
         except ValueError:
             shown = str(path)
         lines.append(f"file {shown}")
+    if len(result.files) > FILES_SHOWN:
+        lines.append(f"... and {len(result.files) - FILES_SHOWN} more files")
     return lines
+
+
+FILES_SHOWN = 30
+"""Project files listed by name in the review (a skills folder can hold hundreds)."""
 
 
 def _hooks(result: TrustCheck) -> list[str]:

@@ -98,9 +98,11 @@ class Settings:
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
     hooks: tuple[HookCommand, ...] = ()
-    """Command hooks of both files, yours first (``core.config.hooks``)."""
+    """Command hooks of both files, yours first (``core.config.hooks``). A project file's
+    run only once the project is trusted (they run commands)."""
     subagent_depth: int = DEFAULT_SUBAGENT_DEPTH
-    """How deep ``task`` may nest (0: no ``task`` tool)."""
+    """How deep ``task`` may nest (0: no ``task`` tool). A project file's needs trust (a
+    deeper nesting multiplies what runs)."""
     project_extensions: bool = True
     """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
     folders (False while the project is not trusted; ``core.config.definitions``)."""

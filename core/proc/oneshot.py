@@ -94,7 +94,7 @@ async def run_once(
         timed_out = await _communicate(process, stdin, out, err, limit)
     finally:  # also on cancellation: nothing it started may outlive it
         _kill_group(process.pid)
-        kill_marked(marker)
+        kill_marked(marker, since=process.pid)
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await process.aclose()
         descendants.reap_adopted()
@@ -152,8 +152,19 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def marked(marker: str) -> list[int]:
-    """Live processes of this user whose environment carries ``marker``."""
+def _last_pid() -> int | None:
+    """The pid the kernel handed out last (``/proc/loadavg``), or None."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def marked(marker: str, since: int = 0) -> list[int]:
+    """Live processes of this user whose environment carries ``marker``. With ``since`` (the
+    pid of the process that started them) only later pids are read, unless pids wrapped
+    around since (then all are)."""
     needle = f"{MARKER_VARIABLE}={marker}".encode()
     uid = os.getuid()
     found: list[int] = []
@@ -161,8 +172,10 @@ def marked(marker: str) -> list[int]:
         entries = os.listdir("/proc")
     except OSError:
         return found
+    last = _last_pid()
+    floor = since if last is not None and last >= since else 0
     for entry in entries:
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) < floor:
             continue
         try:
             if os.stat(f"/proc/{entry}").st_uid != uid:
@@ -176,12 +189,12 @@ def marked(marker: str) -> list[int]:
     return found
 
 
-def kill_marked(marker: str) -> int:
+def kill_marked(marker: str, since: int = 0) -> int:
     """SIGKILL every process carrying ``marker`` (a few rounds: one may fork as it dies);
-    how many were killed."""
+    how many were killed. ``since``: see :func:`marked`."""
     killed = 0
     for _ in range(KILL_ROUNDS):
-        pids = marked(marker)
+        pids = marked(marker, since)
         if not pids:
             break
         for pid in pids:
