@@ -23,7 +23,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 
-from codebot_mcp.core.proc import descendants
+from codebot_mcp.core.proc import descendants, procfs
 from codebot_mcp.core.proc.spawn import open_process
 
 MARKER_VARIABLE = "CODEBOT_RUN_MARKER"
@@ -152,40 +152,21 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _last_pid() -> int | None:
-    """The pid the kernel handed out last (``/proc/loadavg``), or None."""
-    try:
-        with open("/proc/loadavg", "rb") as handle:
-            return int(handle.read().split()[-1])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def marked(marker: str, since: int = 0) -> list[int]:
     """Live processes of this user whose environment carries ``marker``. With ``since`` (the
     pid of the process that started them) only later pids are read, unless pids wrapped
     around since (then all are)."""
     needle = f"{MARKER_VARIABLE}={marker}".encode()
     uid = os.getuid()
-    found: list[int] = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    last = _last_pid()
+    last = procfs.last_pid()
     floor = since if last is not None and last >= since else 0
-    for entry in entries:
-        if not entry.isdigit() or int(entry) < floor:
+    found: list[int] = []
+    for pid in procfs.pids():
+        if pid < floor or procfs.owner(pid) != uid:
             continue
-        try:
-            if os.stat(f"/proc/{entry}").st_uid != uid:
-                continue
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                environ = handle.read()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and descendants.start_ticks(int(entry)) is not None:
-            found.append(int(entry))
+        entries = procfs.environ(pid)
+        if entries is not None and needle in entries and procfs.start_ticks(pid) is not None:
+            found.append(pid)
     return found
 
 
