@@ -13,8 +13,9 @@ each folder a namespace (``frontend/review.md`` is ``frontend:review``); ``skill
 folders holding a ``SKILL.md``. A file that cannot be used (too large, bad front matter, a bad
 name, a symlink out of the project) is reported as a :class:`Problem` naming it; the rest load.
 
-Front matter is YAML (PyYAML's safe loader: skills served over MCP carry their front matter as
-YAML mapped to JSON, and local files must read the same way). Files written for Claude Code
+Front matter is YAML (PyYAML's safe loader with YAML 1.2's core scalars, a key written twice
+refused: skills served over MCP carry their front matter as JSON, and local files must read
+the same way). Files written for Claude Code
 are often not strict YAML (``description: Use when: ...``, ``argument-hint: [file]``), so a
 line-based ``key: value`` reading takes over when YAML fails, and fields that must be text
 keep the text as written when YAML would make a list of it.
@@ -27,6 +28,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -290,12 +292,59 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     raise FrontMatterError("the front matter opened with '---' is never closed by '---'")
 
 
+_CORE_SCALARS = {
+    "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    "tag:yaml.org,2002:int": (r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    "tag:yaml.org,2002:float": (
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+}
+"""YAML 1.2's core schema for plain scalars: PyYAML follows YAML 1.1, where ``yes``/``on`` are
+booleans, ``1:30`` is 90 and ``2024-01-01`` a date. A skill served over MCP carries its front
+matter as JSON, compared field by field with the file: the file must read as JSON would."""
+
+
+@cache
+def _loader() -> Any:
+    """PyYAML's safe loader (the C one when built) with the core schema's scalars, refusing a
+    key written twice (PyYAML would keep the later value silently)."""
+    import yaml
+
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class CoreLoader(base):  # type: ignore[misc, valid-type]
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise FrontMatterError(f"the front matter sets '{key}' twice")
+                seen.add(key)
+            return super().construct_mapping(node, deep)  # type: ignore[no-any-return]
+
+    resolvers: dict[Any, list[tuple[str, Any]]] = {
+        first: [(tag, rx) for tag, rx in pairs if tag not in _CORE_SCALARS]
+        for first, pairs in base.yaml_implicit_resolvers.items()
+    }
+    resolvers = {first: pairs for first, pairs in resolvers.items() if pairs}
+    for tag, (pattern, firsts) in _CORE_SCALARS.items():
+        for first in firsts:
+            resolvers.setdefault(first, []).append((tag, re.compile(pattern)))
+    # The 1.1 timestamp resolver goes too: a date stays text.
+    CoreLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in pairs if tag != "tag:yaml.org,2002:timestamp"]
+        for first, pairs in resolvers.items()
+    }
+    return CoreLoader
+
+
 def _front(block: str) -> dict[str, Any]:
     import yaml  # deferred: only runs where definitions are read
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data: Any = yaml.load(block, Loader=loader)  # a safe loader
+        data: Any = yaml.load(block, Loader=_loader())  # a safe loader
     except yaml.YAMLError:
         data = None
     lenient = _lenient(block)

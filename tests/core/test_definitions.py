@@ -43,6 +43,24 @@ def test_claude_code_files_that_are_not_strict_yaml_still_read() -> None:
     assert front["argument-hint"] == "[message]"
 
 
+def test_scalars_read_as_json_would_and_a_key_twice_is_refused() -> None:
+    front, _ = parse(
+        "---\na: yes\nb: 2024-01-01\nc: 1:30\nd: true\ne: 12\nf: 1.5\ng: null\nh: off\n---\nx"
+    )
+    assert front == {
+        "a": "yes",
+        "b": "2024-01-01",
+        "c": "1:30",
+        "d": True,
+        "e": 12,
+        "f": 1.5,
+        "g": None,
+        "h": "off",
+    }
+    with pytest.raises(FrontMatterError, match="sets 'name' twice"):
+        parse("---\nname: a\nname: b\n---\nx")
+
+
 def test_no_front_matter_bom_and_crlf() -> None:
     assert parse("Just a prompt.\n") == ({}, "Just a prompt.")
     front, body = parse("\ufeff---\r\ndescription: d\r\n---\r\nbody\r\n")
