@@ -424,7 +424,7 @@ async def open_runtime(
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         task = ext.subagents.tool()
         session = Session(
-            chat_tools(globals_.cwd, settings, manager) + ([task] if task else []),
+            chat_tools(globals_.cwd, settings, manager, [task] if task else []),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -481,11 +481,13 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
-def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
-    """The local layer: the built-ins, and the servers' resources for the model (read
-    capability) when any server is configured."""
+def chat_tools(
+    cwd: Path, settings: Settings, manager: Manager, extra: list[Tool] | None = None
+) -> list[Tool]:
+    """The local layer: the built-ins, ``extra`` (``task``), and the servers' resources for
+    the model (read capability) when any server is configured."""
     from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
-    local = builtin_tools(cwd, settings.project_root)
+    local = builtin_tools(cwd, settings.project_root) + list(extra or [])
     return local + resource_tools(manager) if settings.servers else local
