@@ -240,11 +240,10 @@ class Agent:
         self, start: int, events: AgentEvents, result: RunResult, *, force: bool = False
     ) -> bool:
         session = self.session
-        cost = self.budget.cost
-        if self.hooks and (
-            force or cost(session.messages(), session.tool_schemas()) > self.budget.limit
-        ):
-            await hook_points.before_compact(self.hooks, "auto", None, events)
+        if self.hooks and self.hooks.selected("PreCompact", ("auto",)):
+            over = self.budget.cost(session.messages(), session.tool_schemas()) > self.budget.limit
+            if force or over:
+                await hook_points.before_compact(self.hooks, "auto", None, events)
         done = await self.budget.fit(
             session.history,
             start,

@@ -359,6 +359,22 @@ async def test_pre_compact_can_block_a_manual_compact(model: ChatModel, tmp_path
         await agent.compact("focus")
 
 
+async def test_pre_compact_fires_before_an_automatic_compaction(
+    fake: FakeOpenAI, model: ChatModel, tmp_path: Path
+) -> None:
+    script(tmp_path, "compact.sh", "#!/bin/sh\ncat > compact.json\n")
+    hooks = hooks_for(tmp_path, on("PreCompact", "./compact.sh", "auto"))
+    agent = agent_with(model, tmp_path, hooks)
+    agent.session.history.extend(
+        [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "answer"}] * 3
+    )
+    fake.queue(fo.overflow(), fo.text("the summary"), fo.text("ok"))
+    assert (await agent.run("now")).text == "ok"
+    given = json.loads((tmp_path / "compact.json").read_text())
+    assert given["hook_event_name"] == "PreCompact" and given["trigger"] == "auto"
+    assert "the summary" in json.dumps(fake.bodies[2]["messages"])
+
+
 async def test_notification_fires_before_the_user_is_asked(tmp_path: Path) -> None:
     script(tmp_path, "notify.sh", "#!/bin/sh\ncat > notified.json\n")
     hooks = hooks_for(tmp_path, on("Notification", "./notify.sh", "permission_prompt"))
