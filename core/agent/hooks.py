@@ -121,12 +121,15 @@ class Hooks:
         self.runs: list[HookRun] = []
         self.subagent = False
         """In a subagent only tool hooks fire (no prompts, no ``Stop``)."""
+        self.spawn: dict[str, Any] = {}
+        """More options for starting hook processes (the sandbox's confinement, when on)."""
 
     def for_subagent(self) -> Hooks:
         """The same hooks, for a subagent's calls."""
         child = Hooks(self.commands, cwd=self.cwd, project_dir=self.project_dir)
         child.session_id, child.transcript_path = self.session_id, self.transcript_path
         child.mode_of, child.subagent, child.runs = self.mode_of, True, self.runs
+        child.spawn = self.spawn
         return child
 
     def selected(self, event: str, names: Sequence[str] = ()) -> list[HookCommand]:
@@ -170,6 +173,7 @@ class Hooks:
                     env=self._environment(),
                     cwd=self.cwd,
                     limit=hook.timeout,
+                    **self.spawn,
                 )
             except OSError as exc:
                 finished[index] = exc

@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -71,8 +72,10 @@ async def run_once(
     cwd: Path,
     limit: float,
     max_output: int = MAX_OUTPUT_BYTES,
+    **spawn: Any,
 ) -> Finished:
     """Run ``argv`` with ``stdin`` for at most ``limit`` seconds; see the module docstring.
+    ``spawn``: more options of :func:`core.proc.spawn.open_process` (confinement).
 
     Raises:
         OSError: the command could not be started.
@@ -87,6 +90,7 @@ async def run_once(
         cwd=cwd,
         env={**env, MARKER_VARIABLE: marker},
         start_new_session=True,
+        **spawn,
     )
     out, err = _Capped(max_output), _Capped(max_output)
     timed_out = False
