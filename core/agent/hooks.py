@@ -163,7 +163,7 @@ class Hooks:
             **fields,
         }
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        finished: list[Finished | OSError | None] = [None] * len(selected)
+        finished: list[Finished | OSError | CodebotError | None] = [None] * len(selected)
 
         async def one(index: int, hook: HookCommand) -> None:
             try:
@@ -175,7 +175,7 @@ class Hooks:
                     limit=hook.timeout,
                     **self.spawn,
                 )
-            except OSError as exc:
+            except (OSError, CodebotError) as exc:  # e.g. a sandbox that cannot start
                 finished[index] = exc
 
         async with anyio.create_task_group() as tg:
@@ -244,10 +244,11 @@ def _describe(hook: HookCommand) -> str:
     return f"{hook.event} hook '{command}' ({hook.source})"
 
 
-def _merge(outcome: Outcome, hook: HookCommand, done: Finished | OSError) -> None:
+def _merge(outcome: Outcome, hook: HookCommand, done: Finished | OSError | CodebotError) -> None:
     """Fold one hook's result into ``outcome``."""
-    if isinstance(done, OSError):
-        outcome.warnings.append(f"{_describe(hook)} could not start: {done.strerror or done}")
+    if isinstance(done, OSError | CodebotError):
+        why = done.strerror if isinstance(done, OSError) and done.strerror else str(done)
+        outcome.warnings.append(f"{_describe(hook)} could not start: {why}")
         return
     if done.timed_out:
         outcome.warnings.append(
