@@ -21,8 +21,16 @@ install: ## Create .venv with codebot and the dev tools, the npm MCP servers the
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@echo "installed: run $(BIN)/codebot --help (or activate $(VENV))"
 
-test: ## Run the test suite
-	$(BIN)/python -m pytest -n 2 -q
+test: ## Run the test suite (the 25 slowest tests are named at the end)
+	$(BIN)/python -m pytest -n 2 -q --durations=25
+
+# The inner loop: unit and in-process tests only (no server subprocess per test), under a minute.
+FAST_TESTS := tests/core tests/test_settings.py tests/test_load.py tests/test_packaging.py \
+	tests/test_docs.py tests/mcpbridge/test_naming.py tests/mcpbridge/test_capability.py \
+	tests/mcpbridge/test_manager_inproc.py tests/doctor/test_units.py tests/test_imports.py
+
+test-fast: ## The fast tier: unit and in-process tests, for the inner loop (under a minute)
+	$(BIN)/python -m pytest -n 2 -q $(FAST_TESTS)
 
 conformance: ## The official MCP conformance suite's client scenarios, run against codebot's CLI
 	$(BIN)/python -m tests.conformance.run $(ARGS)

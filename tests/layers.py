@@ -28,6 +28,7 @@ STACKS: dict[str, list[tuple[str, str]]] = {
         ("proc", "child processes: spawn, descendants, /proc, command lookup, one-shot runs"),
         ("secrets", "secrets: redaction, the credential heuristic, stream scrubbing"),
         ("config", "paths, settings, keys, servers, trust, importers, definition files"),
+        ("registry", "the MCP Registry: its /v0.1 API, the catalog cache, search, install"),
         ("security", "confinement: the file tools' boundary, the sandbox"),
         ("model", "the model API: configuration, client, errors, streams, tokens"),
         ("tools", "the Tool protocol, built-in tools, arguments, what servers offer and ask"),

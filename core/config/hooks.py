@@ -198,3 +198,22 @@ def script_files(command: str, root: Path) -> list[Path]:
         if resolved.is_file() and resolved not in out:
             out.append(resolved)
     return out
+
+
+Parsed = tuple[tuple[HookCommand, ...], list[SettingWarning]]
+
+
+def parse_both(
+    global_path: Path,
+    global_data: Mapping[str, Any],
+    project_path: Path | None,
+    project_data: Mapping[str, Any],
+) -> tuple[Parsed, Parsed]:
+    """The hooks (and warnings) of your settings file and of the project's.
+
+    Raises:
+        SettingsError: a section has the wrong shape.
+    """
+    mine = parse_hooks(global_path, global_data)
+    project: Parsed = ((), []) if project_path is None else parse_hooks(project_path, project_data)
+    return mine, project

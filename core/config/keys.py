@@ -25,6 +25,7 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "permissions",
     "hooks",
     "subagent_depth",
+    "registry_url",
     "$schema",
 )
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""
