@@ -24,6 +24,7 @@ from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import Agent, RunResult
 
 
@@ -128,6 +129,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     """
     import anyio
 
+    from codebot_mcp.cli import extensions
     from codebot_mcp.cli.repl.chatview import Status, TurnView, empty_answer_message, report_mcp
     from codebot_mcp.core.agent.loop import Outcome
 
@@ -137,6 +139,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     async with open_runtime(globals_, options, None, need_model=True) as runtime:
         agent = runtime.agent
         assert agent is not None
+        prompt, command = _custom_command(runtime, options.prompt)
         status = Status()
         view = TurnView(status, stream_text=False)
         result: RunResult | None = None
@@ -149,7 +152,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:
-                    result = await agent.run(options.prompt, view)
+                    async with extensions.running(agent, command):
+                        result = await agent.run(prompt, view)
                 except CodebotError as exc:  # raised below, outside the group: not wrapped
                     failure = exc
                 finally:
@@ -173,6 +177,27 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         if not options.as_json:
             print(render.safe(result.text))
         return ExitCode.OK
+
+
+def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomCommand | None]:
+    """``-p "/review src/app.py"``: a custom command's prompt; anything else as written."""
+    import re
+
+    from codebot_mcp.cli import extensions
+
+    found = extensions.command_for(runtime.ext, prompt)
+    if found is not None:
+        command, text = found
+        print(render.style(f"(/{command.name})", "2", sys.stderr), file=sys.stderr)
+        return text, command
+    head = prompt.strip().split(" ", 1)[0]
+    if re.fullmatch(r"/[A-Za-z0-9_][A-Za-z0-9_.:-]*", head):
+        names = ", ".join(f"/{n}" for n in runtime.ext.commands.commands) if runtime.ext else ""
+        render.warn(
+            f"'{head}' is not a custom command, so the prompt goes to "
+            f"the model as written (custom commands: {names or 'none'})"
+        )
+    return prompt, None
 
 
 def _list_for_resume(globals_: Globals) -> None:

@@ -189,6 +189,8 @@ HELP = """\
 /context      what fills the context window, largest first
 /compact [focus]  summarise the conversation now (optionally: what to keep)
 /usage        tokens: prompt, cached, completion; last turn and this session
+/hooks        the hooks: each event's commands, and the file each comes from
+/agents       the agents task can start, and this session's subagent runs
 /resume [ID]  continue a saved session of this project (a list without ID)
 /clear        forget the conversation
 /help         this list

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codebot_mcp.core.agent import hooks as hook_points
 from codebot_mcp.core.agent.context import Compaction, ContextBudget, window_for
 from codebot_mcp.core.agent.events import (
     AgentEvents,
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.config.settings import Settings
 
 REPEAT_WARN_AT = 3
@@ -106,6 +108,8 @@ class Agent:
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
+        self.hooks: Hooks | None = None
+        """The user's hooks (``core.agent.hooks``); None: none configured."""
         self._warned_model: str | None = None
 
     def configure(self, settings: Settings) -> None:
@@ -132,13 +136,16 @@ class Agent:
             ModelError: the model API failed (after compaction and retries).
             TurnLimitError: ``max_turns`` model turns ended without a final answer, or the
                 model kept repeating one call.
+            HookBlockedError: a hook blocked the prompt, or stopped the run.
         """
         events = events or AgentEvents()
+        prompt = await hook_points.submit(self.hooks, prompt, events)
         history = self.session.history
         start = len(history)
         history.append({"role": "user", "content": prompt})
         result = self.last = RunResult()
         seen: Counter[tuple[str, str]] = Counter()
+        stop_hook_active = False
         if self.sampler is not None:
             self.sampler.begin_turn(result.usage)
         try:
@@ -153,6 +160,9 @@ class Agent:
                 result.finish_reason = reply.finish_reason
                 if not reply.tool_calls:
                     history.append(reply.message())
+                    if await hook_points.keep_going(self.hooks, history, stop_hook_active, events):
+                        stop_hook_active = True
+                        continue
                     result.text = reply.text
                     result.outcome = Outcome.ANSWER if reply.text.strip() else Outcome.EMPTY
                     self.session.checkpoint()
@@ -230,6 +240,10 @@ class Agent:
         self, start: int, events: AgentEvents, result: RunResult, *, force: bool = False
     ) -> bool:
         session = self.session
+        if self.hooks and self.hooks.selected("PreCompact", ("auto",)):
+            over = self.budget.cost(session.messages(), session.tool_schemas()) > self.budget.limit
+            if force or over:
+                await hook_points.before_compact(self.hooks, "auto", None, events)
         done = await self.budget.fit(
             session.history,
             start,
@@ -244,13 +258,17 @@ class Agent:
         events.compacted(done)
         return True
 
-    async def compact(self, focus: str | None = None) -> Compaction | None:
+    async def compact(
+        self, focus: str | None = None, events: AgentEvents | None = None
+    ) -> Compaction | None:
         """``/compact``: summarise the whole conversation now (cut old tool results first).
 
         Raises:
             ModelError: the summary request failed.
+            HookBlockedError: a ``PreCompact`` hook blocked it.
         """
         session = self.session
+        await hook_points.before_compact(self.hooks, "manual", focus, events or AgentEvents())
         done = await self.budget.fit(
             session.history,
             len(session.history),
@@ -313,7 +331,8 @@ class Agent:
                 records[index] = ToolRecord(call, rejected, rejected=True)
                 continue
             tool, arguments = problem
-            decision = await self.gate.check(tool, arguments)
+            hook = await hook_points.before_call(self.hooks, call, tool, arguments, events)
+            decision = await self.gate.check(tool, arguments, hook)
             if not decision.allowed:
                 events.tool_denied(call, decision)
                 denied = ToolResult(denial_text(call.name, decision), is_error=True)
@@ -338,6 +357,7 @@ class Agent:
                 result.is_error,
                 scrub(result.data),
             )
+            result = await hook_points.after_call(self.hooks, call, tool, arguments, result, events)
             seconds = time.monotonic() - began
             events.tool_finished(call, result, seconds)
             records[index] = ToolRecord(call, result, seconds=seconds)

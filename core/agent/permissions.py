@@ -14,6 +14,8 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any
 
+import anyio
+
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Tool
 
@@ -72,6 +74,14 @@ class ApprovalRequest:
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 
+@dataclass(frozen=True, slots=True)
+class HookDecision:
+    """What ``PreToolUse`` hooks said about a call (``core.agent.hooks``)."""
+
+    verdict: Verdict
+    reason: str
+
+
 def rule_matches(pattern: str, tool: Tool) -> bool:
     """Whether a permission rule (or ``--allow`` pattern) covers ``tool``.
 
@@ -118,6 +128,7 @@ class PermissionGate:
         self.always: dict[str, str | None] = {}
         """Tools the user approved "always" in this session, with the tool's fingerprint then
         (a tool that changes after its "always" is asked about again)."""
+        self._asking = anyio.Lock()
         self.pinned: Mapping[tuple[str, str], str] = {}
         """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
         matches its pin is asked about, whatever the rules say (deny still wins)."""
@@ -169,13 +180,20 @@ class PermissionGate:
         reach_of = getattr(tool, "reach", None)
         return reach_of(arguments) if reach_of is not None else None
 
-    async def check(self, tool: Tool, arguments: Mapping[str, Any]) -> Decision:
+    async def check(
+        self, tool: Tool, arguments: Mapping[str, Any], hook: HookDecision | None = None
+    ) -> Decision:
         """The final decision for one call: allow or deny (asking when the rules say so).
 
         A file tool whose path leads outside the project root asks whatever its capability,
         an "always" approval or an allow rule says; ``--allow`` and ``--yes`` still allow it.
+        A ``PreToolUse`` hook's ``hook`` decision: deny denies; ask asks; allow skips the
+        question the capability would ask, never a deny or ask rule, a changed tool, or a
+        path outside the root.
         """
         decision = self.evaluate(tool)
+        if hook is not None:
+            decision = _with_hook(decision, hook)
         reach = self._reach(tool, arguments)
         outside = reach is not None and not reach.inside
         named = decision.rule is not None and decision.rule.startswith("--allow")
@@ -202,13 +220,27 @@ class PermissionGate:
             detail,
             preview_of(tool, arguments),
         )
-        answer = await self.approver(request)
+        async with self._asking:  # subagents ask concurrently: one question at a time
+            if not outside and tool.name in self.always and self._changed(tool) is None:
+                return Decision(Verdict.ALLOW, "approved for this session")
+            answer = await self.approver(request)
         if answer is Answer.ALWAYS and not outside:
             self.always[tool.name] = _fingerprint(tool)
             return Decision(Verdict.ALLOW, "approved by the user for this session")
         if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
             return Decision(Verdict.ALLOW, "approved by the user")
         return Decision(Verdict.DENY, "the user denied it")
+
+
+def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
+    if decision.verdict is Verdict.DENY or hook.verdict is Verdict.DENY:
+        return decision if decision.verdict is Verdict.DENY else Decision(Verdict.DENY, hook.reason)
+    if hook.verdict is Verdict.ASK:
+        return Decision(Verdict.ASK, hook.reason)
+    asked_by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
+    if decision.verdict is Verdict.ASK and (asked_by_rule or decision.reason.startswith("WARNING")):
+        return decision
+    return Decision(Verdict.ALLOW, hook.reason, decision.rule)
 
 
 def _fingerprint(tool: Tool) -> str | None:

@@ -23,6 +23,8 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "roots",
     "warm_idle_timeout",
     "permissions",
+    "hooks",
+    "subagent_depth",
     "registry_url",
     "$schema",
 )
