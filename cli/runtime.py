@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
@@ -207,6 +208,8 @@ class ChatOptions:
     """``--continue``: resume the latest session of this project."""
     resume: str | None = None
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
+    sandbox: str | None = None
+    """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
 
 
 @dataclass
@@ -230,6 +233,8 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     log: SessionLog | None = None
     """Where this conversation is saved (``core.sessions``)."""
+    sandbox: Sandbox | None = None
+    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -305,9 +310,12 @@ class ChatRuntime:
         self.log = log
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (shielded: runs during cancellation too)."""
+        """Close the model's HTTP client (shielded: runs during cancellation too), remove the
+        sandbox's temp directory."""
         import anyio
 
+        if self.sandbox is not None:
+            self.sandbox.close()
         if self.agent is not None:
             with anyio.CancelScope(shield=True):
                 await self.agent.model.aclose()
@@ -372,9 +380,10 @@ async def open_runtime(
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
+    sandbox = chat_sandbox(globals_, settings, options)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         session = Session(
-            chat_tools(globals_.cwd, settings, manager),
+            chat_tools(globals_.cwd, settings, manager, sandbox),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -388,6 +397,7 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.sandbox = sandbox
         held.append(runtime)
         try:
             try:
@@ -417,11 +427,41 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
-def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
-    """The local layer: the built-ins, and the servers' resources for the model (read
-    capability) when any server is configured."""
-    from codebot_mcp.core.tools.builtin import builtin_tools
+def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:
+    """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
+    lacks is said once, here."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.security.sandbox import Sandbox
+
+    config = settings.sandbox
+    mode, source = options.sandbox, "--sandbox"
+    if mode is None:
+        mode = config.mode
+        source = "the 'sandbox' setting" if mode is not None else "the default"
+    sandbox = Sandbox(
+        mode,
+        network=config.network,
+        workspace=settings.project_root or globals_.cwd,
+        roots=settings.roots,
+        writable=config.writable,
+        source=source,
+    )
+    notice = sandbox.notice()
+    if notice is not None:
+        render.warn(notice)
+    return sandbox
+
+
+def chat_tools(
+    cwd: Path, settings: Settings, manager: Manager, sandbox: Sandbox | None = None
+) -> list[Tool]:
+    """The local layer: the built-ins (``bash`` in ``sandbox``), and the servers' resources
+    for the model (read capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
     local = builtin_tools(cwd, settings.project_root)
+    for tool in local:
+        if isinstance(tool, BashTool):
+            tool.sandbox = sandbox
     return local + resource_tools(manager) if settings.servers else local

@@ -25,6 +25,7 @@ from codebot_mcp.cli.repl.reports import (
     approval_details,
     color_diff,
     context_report,
+    sandbox_report,
     tools_report,
     usage_line,
     usage_report,
@@ -281,6 +282,8 @@ class Repl:
             print(f"(plan mode {state}; {len(session.active_tools)} tools active)")
         elif name == "/tools":
             print(tools_report(session))
+        elif name == "/sandbox":
+            print(sandbox_report(runtime))
         elif name == "/context":
             print(context_report(runtime))
         elif name == "/usage":

@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.config.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
+from codebot_mcp.core.config.sandboxing import (
+    EntrySandboxError,
+    ServerSandbox,
+    parse_server_sandbox,
+)
 from codebot_mcp.core.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.errors import SettingsError, UsageError
 from codebot_mcp.core.secrets.redact import printable
@@ -46,6 +51,7 @@ _SERVER_KEYS = (
     "description",
     "log_level",
     "oauth",
+    "sandbox",
 )
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -112,6 +118,8 @@ class ServerConfig:
     """Sent as ``logging/setLevel`` (or the 2026-07-28 request meta); None sends nothing."""
     oauth: OAuthSettings = field(default_factory=OAuthSettings)
     """How to authorize to an http server (``"oauth": false`` disables it)."""
+    sandbox: ServerSandbox | None = None
+    """A stdio server started confined (``"sandbox": "workspace-write"``); None: as is."""
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
@@ -314,6 +322,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             )
             for k in oauth_warnings
         )
+    sandbox = _sandbox(data, transport, source, base_dir)
     return ServerConfig(
         name=name,
         source=source,
@@ -332,9 +341,26 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         protocol=protocol,
         log_level=log_level,
         oauth=oauth,
+        sandbox=sandbox,
         warnings=tuple(warnings),
         raw=data,
     )
+
+
+def _sandbox(
+    data: Mapping[str, Any], transport: Transport, source: Path, base_dir: Path
+) -> ServerSandbox | None:
+    if "sandbox" not in data:
+        return None
+    if transport != "stdio":
+        raise _EntryError(
+            "'sandbox' is only for stdio servers (an http server runs elsewhere)",
+            hint="Remove 'sandbox' from this http entry.",
+        )
+    try:
+        return parse_server_sandbox(data["sandbox"], source, base_dir)
+    except EntrySandboxError as exc:
+        raise _EntryError(exc.message, hint=exc.hint) from None
 
 
 def _refuse_nul(data: Mapping[str, Any]) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
+from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import (
     EntryWarning,
     ServerConfig,
@@ -91,6 +92,8 @@ class Settings:
     permissions: PermissionRules = field(default_factory=PermissionRules)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -235,6 +238,18 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         gated["roots"] = [str(p) for p in project_scalars["roots"]]
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
+    global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
+    project_sandbox = (
+        parse_sandbox(project_path, project_data["sandbox"])
+        if project_path and "sandbox" in project_data
+        else {}
+    )
+    sandbox = merge(global_sandbox, project_sandbox)
+    untrusted_sandbox = merge(global_sandbox, {})
+    if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
+        gated["sandbox"] = project_data["sandbox"]
+    else:
+        untrusted_sandbox = sandbox
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -251,6 +266,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         untrusted_fallback={
             **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
             "roots": global_scalars.get("roots", ()),
+            "sandbox": untrusted_sandbox,
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -259,6 +275,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         },
         warnings=tuple(warnings),
         shadowed=shadowed,
+        sandbox=sandbox,
         **{**global_scalars, **project_scalars},
     )
 
