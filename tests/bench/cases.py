@@ -2,7 +2,8 @@
 
 The targets live beside this module by what they time: ``cli_cases`` (codebot's commands as
 processes), ``session_cases`` (a chat session's own work), ``agent_cases`` (issue 13); issue 15's
-are in ``speed``; issue 21's sandbox cost in ``sandbox_cases``. Every target is measured against a baseline run in the same invocation.
+are in ``speed``; issue 21's sandbox cost in ``sandbox_cases``. Every target is measured against
+a baseline run in the same invocation.
 """
 
 from __future__ import annotations
