@@ -62,6 +62,14 @@ NETWORK_REFUSALS = (
     "Couldn't connect to server",
 )
 HELPER_FAILED = "codebot-exec:"
+NETWORK_COMMAND = re.compile(
+    r"\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|rsync|ping|dig|nslookup|host|ftp)\b"
+    r"|\bgit\s+(?:clone|fetch|pull|push|ls-remote|submodule)\b"
+    r"|\b(?:pip3?|uv|npm|npx|pnpm|yarn|cargo|go|gem|bundle)\s+(?:install|add|get|update|sync)\b"
+    r"|https?://|/dev/(?:tcp|udp)/"
+)
+"""A failed command like these, without network, probably failed for want of it (even when it
+printed nothing: ``curl -s``, ``nc -z``)."""
 _SIGNS = "|".join(FILE_REFUSALS)
 _PATH_BEFORE = re.compile(rf"""['"‘`]?(/[^\s'"’`:]+)['"’`]?:?\s*(?:{_SIGNS})""")
 _PATH_AFTER = re.compile(rf"""(?:{_SIGNS})\S*:?\s*['"‘`]?(/[^\s'"’`]+)""")
@@ -309,9 +317,10 @@ class Sandbox:
         lines.append(f"kernel: {self.support.summary()}")
         return lines
 
-    def refusal_note(self, output: str) -> str | None:
-        """For a failed confined command: a note naming the sandbox when its output looks
-        like the sandbox refused something (a write outside, the network), else None."""
+    def refusal_note(self, output: str, command: str = "") -> str | None:
+        """For a failed confined command: a note naming the sandbox when its output (or, for
+        the network, the command itself) looks like the sandbox refused something (a write
+        outside, the network), else None."""
         if HELPER_FAILED in output:
             line = next(x for x in output.splitlines() if HELPER_FAILED in x)
             return (
@@ -326,7 +335,9 @@ class Sandbox:
                 what.append("a write outside the writable paths")
             elif self._refuses(Path(where)):
                 what.append(f"a write to {where}")
-        if not self.network and any(sign in output for sign in NETWORK_REFUSALS):
+        if not self.network and (
+            any(sign in output for sign in NETWORK_REFUSALS) or NETWORK_COMMAND.search(command)
+        ):
             what.append("network access")
         if not what:
             return None

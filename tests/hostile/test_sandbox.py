@@ -234,6 +234,7 @@ async def test_no_network_not_even_the_hosts_loopback(
     connect = f"exec 3<>/dev/tcp/127.0.0.1/{listener.port} && echo connected"
     refused(await shell.run(connect))
     refused(await shell.run("curl -sS --max-time 5 http://example.com/ >/dev/null"))
+    refused(await shell.run(f"curl -s --max-time 5 http://127.0.0.1:{listener.port}/"))  # silent
     assert listener.accepted == 0
     # Its own loopback works (a test suite's local server), and it is not the host's.
     local = await shell.run(

@@ -185,7 +185,7 @@ class BashTool:
         result = self._result(output, process.returncode, timed_out, timeout)
         result.data["sandbox"] = label
         if sandbox is not None and result.is_error and not timed_out:
-            note = sandbox.refusal_note(output.text())
+            note = sandbox.refusal_note(output.text(), command)
             if note is not None:
                 result.text = f"{result.text}\n{note}"
         return result
