@@ -188,7 +188,6 @@ class Sandbox:
         machine: Support | None = None,
     ) -> None:
         assert mode is None or mode in MODES, mode
-        self.explicit = mode is not None
         self.requested = mode or DEFAULT_MODE
         self.network = network
         self.workspace = workspace

@@ -93,6 +93,20 @@ def test_a_wheel_install_builds_it_on_first_use(tmp_path: Path) -> None:
     assert not [p for p in target.parent.iterdir() if p.name.startswith(".codebot-exec-")]
 
 
+def test_without_make_install_the_first_use_builds_it_into_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CODEBOT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(helper, "INSTALLED", tmp_path / "not-installed")
+    for name in ("_located", "_problem", "_probe"):
+        monkeypatch.setattr(helper, name, None)
+    found = helper.locate()
+    assert found is not None and found.parent == tmp_path / "home" / "cache", helper.problem()
+    assert "landlock_abi" in helper.probe()
+    done = subprocess.run([str(found), "--", "true"], check=False)
+    assert done.returncode == 0
+
+
 def test_the_cached_build_is_named_by_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEBOT_HOME", "/somewhere")
     path = helper.cached_path()
