@@ -249,7 +249,15 @@ class Sandbox:
 
     def writable_paths(self) -> list[Path]:
         """Where a confined command may write: the temp dir, and in ``workspace-write`` the
-        project root, ``roots`` and ``writable`` (those that exist)."""
+        project root, ``roots`` and ``writable`` (a missing ``writable`` directory is made
+        first, as ``mkdir -p`` would: ``~/.cache`` on a fresh account; other missing paths are
+        left out)."""
+        if self.requested == "workspace-write":
+            for path in self.writable:
+                try:
+                    path.mkdir(parents=True, exist_ok=True)
+                except OSError:  # boundary: not ours to make; it stays unwritable
+                    pass
         paths = [self.tmpdir()]
         if self.requested == "workspace-write":
             paths += [self.workspace, *self.roots, *self.writable]

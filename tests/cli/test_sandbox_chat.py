@@ -122,8 +122,7 @@ def test_read_only_flag_and_off_flag(
 def test_the_setting_sets_mode_network_and_writable(
     tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    extra = tmp_path / "cache"
-    extra.mkdir()
+    extra = tmp_path / "cache"  # missing: made as the sandbox starts, as `mkdir -p` would
     root = tmp_path / "repo"
     sandbox = {"mode": "workspace-write", "network": False, "writable": [str(extra)]}
     write_settings(root, {"base_url": fake.base_url, "sandbox": sandbox})
