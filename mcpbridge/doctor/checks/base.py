@@ -147,7 +147,7 @@ class Check:
     severity: Severity
     """The most severe finding it can report (documentation; findings carry their own)."""
     summary: str
-    """What it catches, one line (``--list-checks`` and the README table)."""
+    """What it catches, one line (``--list-checks`` and the table in docs/doctor.md)."""
     run: CheckFunction
 
 
