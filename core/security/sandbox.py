@@ -62,6 +62,7 @@ NETWORK_REFUSALS = (
     "Couldn't connect to server",
 )
 HELPER_FAILED = "codebot-exec:"
+TMP_PREFIX = "codebot-sandbox-"
 NETWORK_COMMAND = re.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|rsync|ping|dig|nslookup|host|ftp)\b"
     r"|\bgit\s+(?:clone|fetch|pull|push|ls-remote|submodule)\b"
@@ -242,9 +243,12 @@ class Sandbox:
     # -- what a confined child gets ----------------------------------------------------------
 
     def tmpdir(self) -> Path:
-        """The private temp directory (0700, made on first use, removed by :meth:`close`)."""
+        """The private temp directory (0700, made on first use, removed by :meth:`close`;
+        named with our pid, so a later run removes it when a SIGKILL left it behind)."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="codebot-sandbox-")).resolve()
+            _sweep_stale()
+            prefix = f"{TMP_PREFIX}{os.getpid()}-"
+            self._tmp = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
         return self._tmp
 
     def writable_paths(self) -> list[Path]:
@@ -377,6 +381,33 @@ class Sandbox:
         if self.network:
             return "it has the network"
         return "it has no network (the host's loopback included)"
+
+
+_swept = False
+
+
+def _sweep_stale() -> None:
+    """Remove the private temp directories of codebot processes that are gone (a SIGKILL
+    leaves them behind); once per process, only our own."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    base = Path(tempfile.gettempdir())
+    try:
+        entries = list(base.glob(f"{TMP_PREFIX}*-*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(TMP_PREFIX) :].partition("-")[0]
+        try:
+            if not pid.isdigit() or entry.lstat().st_uid != os.geteuid() or entry.is_symlink():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except OSError:  # boundary: alive but not ours to signal, or unreadable: leave it
+            continue
 
 
 def _refused_path(output: str) -> str | None:

@@ -325,3 +325,28 @@ async def test_unsupported_machine_is_named_and_never_claimed(tmp_path: Path) ->
     assert "sandbox" not in tool.schema()["properties"]
     result = await tool.execute({"command": "true"})
     assert result.data["sandbox"] == "off"
+
+
+def test_a_temp_dir_left_by_a_killed_run_is_removed_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from codebot_mcp.core.security import sandbox as sandbox_module
+    from codebot_mcp.core.security.sandbox import Support
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sandbox_module, "_swept", False)
+    dead = subprocess.Popen(["true"])  # its pid is free once it was waited for
+    dead.wait()
+    stale = tmp_path / f"codebot-sandbox-{dead.pid}-abcd1234"
+    live = tmp_path / f"codebot-sandbox-{os.getpid()}-efgh5678"
+    for made in (stale, live):
+        made.mkdir()
+        (made / "left").write_text("x")
+    sandbox = Sandbox("read-only", workspace=tmp_path, machine=Support())
+    private = sandbox.tmpdir()
+    assert private.name.startswith(f"codebot-sandbox-{os.getpid()}-")
+    assert not stale.exists() and live.exists()
+    sandbox.close()
+    assert not private.exists()
