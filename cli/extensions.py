@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,9 @@ class Extensions:
     """The project's hooks, not run: the project is not trusted."""
     untrusted_files: int = 0
     """Project definition files not read: the project is not trusted."""
+    spawn: dict[str, Any] = field(default_factory=dict[str, Any])
+    """How hook processes start (``core.proc.spawn.open_process`` options): the chat's
+    sandbox puts its confinement here, so hooks run confined as ``bash`` does."""
 
 
 def build(
@@ -105,6 +108,7 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     if ext.hooks is None:
         ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=settings.project_root or cwd)
     ext.hooks.commands = settings.hooks
+    ext.hooks.spawn = ext.spawn
 
 
 # -- -p and the REPL: running a custom command -------------------------------------------------

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
@@ -208,6 +209,8 @@ class ChatOptions:
     """``--continue``: resume the latest session of this project."""
     resume: str | None = None
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
+    sandbox: str | None = None
+    """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
 
 
 @dataclass
@@ -233,6 +236,8 @@ class ChatRuntime:
     """Where this conversation is saved (``core.sessions``)."""
     ext: Extensions | None = None
     """Hooks, subagents and custom commands (``cli.extensions``)."""
+    sandbox: Sandbox | None = None
+    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -340,9 +345,12 @@ class ChatRuntime:
             self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (shielded: runs during cancellation too)."""
+        """Close the model's HTTP client (shielded: runs during cancellation too), remove the
+        sandbox's temp directory."""
         import anyio
 
+        if self.sandbox is not None:
+            self.sandbox.close()
         if self.agent is not None:
             with anyio.CancelScope(shield=True):
                 await self.agent.model.aclose()
@@ -421,10 +429,11 @@ async def open_runtime(
         from codebot_mcp.core.agent.hooks import notifying
 
         approver = notifying(lambda: ext.hooks, approver, render.warn)
+    sandbox = chat_sandbox(globals_, settings, options)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         task = ext.subagents.tool()
         session = Session(
-            chat_tools(globals_.cwd, settings, manager, [task] if task else []),
+            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -438,6 +447,11 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.sandbox = sandbox
+        if sandbox.active:  # hooks run inside the sandbox too
+            ext.spawn["confine"] = sandbox.confinement()
+            if ext.hooks is not None:
+                ext.hooks.spawn = ext.spawn
         runtime.ext = ext
         runtime.follow_hooks()
         held.append(runtime)
@@ -481,13 +495,46 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
+def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:
+    """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
+    lacks is said once, here."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.security.sandbox import Sandbox
+
+    config = settings.sandbox
+    mode, source = options.sandbox, "--sandbox"
+    if mode is None:
+        mode = config.mode
+        source = "the 'sandbox' setting" if mode is not None else "the default"
+    sandbox = Sandbox(
+        mode,
+        network=config.network,
+        workspace=settings.project_root or globals_.cwd,
+        roots=settings.roots,
+        writable=config.writable,
+        source=source,
+    )
+    notice = sandbox.notice()
+    if notice is not None:
+        render.warn(notice)
+    return sandbox
+
+
 def chat_tools(
-    cwd: Path, settings: Settings, manager: Manager, extra: list[Tool] | None = None
+    cwd: Path,
+    settings: Settings,
+    manager: Manager,
+    extra: list[Tool] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Tool]:
-    """The local layer: the built-ins, ``extra`` (``task``), and the servers' resources for
-    the model (read capability) when any server is configured."""
-    from codebot_mcp.core.tools.builtin import builtin_tools
+    """The local layer: the built-ins (``bash`` in ``sandbox``), ``extra`` (``task``), and
+    the servers' resources for the model (read capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
-    local = builtin_tools(cwd, settings.project_root) + list(extra or [])
+    local = builtin_tools(cwd, settings.project_root)
+    for tool in local:
+        if isinstance(tool, BashTool):
+            tool.sandbox = sandbox
+    local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local

@@ -67,6 +67,15 @@ def chat_command(
             "--resume", help="Resume session ID (a list to pick from without ID).", metavar="[ID]"
         ),
     ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            metavar="MODE",
+            help="Run bash confined for this run: read-only, workspace-write or off "
+            "(default: the 'sandbox' setting; workspace-write where supported).",
+        ),
+    ] = None,
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
@@ -87,6 +96,7 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
+    options.sandbox = _sandbox_mode(sandbox)
     if continue_ and resume is not None:
         from codebot_mcp.core.errors import UsageError
 
@@ -200,6 +210,20 @@ def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomComma
     return prompt, None
 
 
+def _sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE``, checked (a usage error names the modes)."""
+    from codebot_mcp.core.config.sandboxing import MODES
+
+    if value is None or value in MODES:
+        return value
+    from codebot_mcp.core.errors import UsageError
+
+    raise UsageError(
+        f"--sandbox {value}: unknown mode",
+        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
+    )
+
+
 def _list_for_resume(globals_: Globals) -> None:
     from codebot_mcp.core.agent import history as sessions
     from codebot_mcp.core.errors import UsageError
@@ -261,9 +285,11 @@ def transcript(
                 "rejected": r.rejected,
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
+                "sandbox": r.result.data.get("sandbox"),
             }
             for r in records
         ],
+        "sandbox": runtime.sandbox.mode if runtime.sandbox else None,
         "messages": runtime.session.history,
         "error": _error_dict(result, error),
         "exit_code": int(_exit_code(result, error)),

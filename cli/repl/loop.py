@@ -26,6 +26,7 @@ from codebot_mcp.cli.repl.reports import (
     approval_details,
     color_diff,
     context_report,
+    sandbox_report,
     tools_report,
     usage_line,
     usage_report,
@@ -55,6 +56,7 @@ REPORTS: dict[str, Callable[[ChatRuntime], str]] = {
     "/tools": lambda runtime: tools_report(runtime.session),
     "/context": context_report,
     "/usage": usage_report,
+    "/sandbox": sandbox_report,
     "/hooks": lambda runtime: extensions.hooks_report(runtime.ext),
     "/agents": lambda runtime: extensions.agents_report(runtime.ext),
 }

@@ -2,8 +2,10 @@
 
 Order: a ``deny`` rule wins; then "always" approvals of this session and ``--allow`` patterns;
 then ``ask`` and ``allow`` rules; then the tool's capability (read → allow, anything else →
-ask). "Ask" goes to the approver callback the REPL supplies; without one (``-p``, stdin not a
-terminal) it becomes allow with ``--yes`` and deny otherwise.
+ask), except that a call that runs in the sandbox (``bash``, :mod:`core.security.sandbox`) is
+allowed: the sandbox, not the user, bounds what it can do. "Ask" goes to the approver
+callback the REPL supplies; without one (``-p``, stdin not a terminal) it becomes allow with
+``--yes`` and deny otherwise.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class ApprovalRequest:
     a file tool reaching outside the project root."""
     preview: str | None = None
     """What the call would change, when the tool can tell (a unified diff for edit/write)."""
+    sandbox: str | None = None
+    """Which sandbox the call would run under, in words (``bash``); None for other tools."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -133,8 +137,9 @@ class PermissionGate:
         """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
         matches its pin is asked about, whatever the rules say (deny still wins)."""
 
-    def evaluate(self, tool: Tool) -> Decision:
-        """The static decision, before anybody is asked."""
+    def evaluate(self, tool: Tool, arguments: Mapping[str, Any] | None = None) -> Decision:
+        """The static decision, before anybody is asked (``arguments``: the call's, which tell
+        whether it runs in the sandbox)."""
         name = tool.name
         if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
@@ -155,6 +160,8 @@ class PermissionGate:
         permission = tool.permission()
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
+        if mode := sandboxed(tool, arguments):
+            return Decision(Verdict.ALLOW, f"sandboxed: runs in the {mode} sandbox")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
 
     def _changed(self, tool: Tool) -> str | None:
@@ -191,7 +198,7 @@ class PermissionGate:
         question the capability would ask, never a deny or ask rule, a changed tool, or a
         path outside the root.
         """
-        decision = self.evaluate(tool)
+        decision = self.evaluate(tool, arguments)
         if hook is not None:
             decision = _with_hook(decision, hook)
         reach = self._reach(tool, arguments)
@@ -219,6 +226,7 @@ class PermissionGate:
             decision.rule,
             detail,
             preview_of(tool, arguments),
+            sandbox_note(tool, arguments),
         )
         async with self._asking:  # subagents ask concurrently: one question at a time
             if not outside and tool.name in self.always and self._changed(tool) is None:
@@ -246,6 +254,24 @@ def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
 def _fingerprint(tool: Tool) -> str | None:
     fingerprint = getattr(tool, "fingerprint", None)
     return fingerprint() if callable(fingerprint) else None
+
+
+def sandboxed(tool: Tool, arguments: Mapping[str, Any] | None) -> str | None:
+    """The sandbox mode a call runs under when the tool confines it (``sandboxed(arguments)``),
+    else None."""
+    sandboxed_of = getattr(tool, "sandboxed", None)
+    if arguments is None or not callable(sandboxed_of):
+        return None
+    mode = sandboxed_of(arguments)
+    return mode if isinstance(mode, str) and mode else None
+
+
+def sandbox_note(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """Which sandbox a call runs under, in words, for the approval (None: not a tool that runs
+    commands)."""
+    note_of = getattr(tool, "sandbox_note", None)
+    note = note_of(arguments) if callable(note_of) else None
+    return note if isinstance(note, str) else None
 
 
 def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:

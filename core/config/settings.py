@@ -22,6 +22,7 @@ from typing import Any
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
 from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
+from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import (
     EntryWarning,
     ServerConfig,
@@ -114,6 +115,8 @@ class Settings:
     project_extensions: bool = True
     """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
     folders (False while the project is not trusted; ``core.config.definitions``)."""
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -256,6 +259,18 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     gated = _gated(project_scalars, project_rules, project_data if project_hooks[0] else {})
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
+    global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
+    project_sandbox = (
+        parse_sandbox(project_path, project_data["sandbox"])
+        if project_path and "sandbox" in project_data
+        else {}
+    )
+    sandbox = merge(global_sandbox, project_sandbox)
+    untrusted_sandbox = merge(global_sandbox, {})
+    if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
+        gated["sandbox"] = project_data["sandbox"]
+    else:
+        untrusted_sandbox = sandbox
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -275,6 +290,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
             "roots": global_scalars.get("roots", ()),
             "hooks": global_hooks[0],
             "project_extensions": False,
+            "sandbox": untrusted_sandbox,
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -283,6 +299,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         },
         warnings=tuple(warnings),
         shadowed=shadowed,
+        sandbox=sandbox,
         **{**global_scalars, **project_scalars},
     )
 

@@ -252,3 +252,26 @@ async def test_reload_picks_up_new_hooks_and_commands(
     assert fake.bodies[0]["messages"][-1]["content"] == "Save x to out.txt"
     assert not (tmp_path / "out.txt").exists() and (tmp_path / "guard.json").exists()
     assert "no writes today" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["workspace-write", "off"])
+def test_hooks_run_inside_the_chats_sandbox(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    """A hook is a command like bash's: with a sandbox on, it may write in the project and
+    nowhere else (issue 23: "inside the sandbox when one is on")."""
+    from codebot_mcp.core.security.sandbox import Sandbox
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    outside = tmp_path / "outside.txt"
+    command = f"echo in > inside.txt; echo out > {outside}; exit 0"
+    hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}
+    write_settings(root, {"base_url": fake.base_url, "hooks": hooks})
+    if mode != "off" and not Sandbox("workspace-write", workspace=root).active:
+        pytest.skip("this machine cannot sandbox")
+    fake.queue(fo.text("ok"))
+    code, _, err = chat(capsys, root, "-p", "hi", "--sandbox", mode)
+    assert code == 0, err
+    assert (root / "inside.txt").read_text() == "in\n"
+    assert outside.exists() is (mode == "off")
