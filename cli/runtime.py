@@ -20,6 +20,7 @@ from codebot_mcp.core.errors import ModelError, SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
+    from codebot_mcp.cli.extensions import Extensions
     from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
@@ -208,6 +210,8 @@ class ChatOptions:
     """``--continue``: resume the latest session of this project."""
     resume: str | None = None
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
+    sandbox: str | None = None
+    """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
 
 
 @dataclass
@@ -233,6 +237,10 @@ class ChatRuntime:
     """Where this conversation is saved (``core.sessions``)."""
     checkpoints: Checkpoints | None = None
     """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
+    ext: Extensions | None = None
+    """Hooks, subagents and custom commands (``cli.extensions``)."""
+    sandbox: Sandbox | None = None
+    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -276,6 +284,7 @@ class ChatRuntime:
         self.agent.configure(settings)
         self.agent.sampler = self.manager.sampler
         self.agent.checkpoints = self.checkpoints
+        self.agent.hooks = self.ext.hooks if self.ext else None
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -311,6 +320,7 @@ class ChatRuntime:
         self.log = log
         self.checkpoints = None  # a resumed session has checkpoints of its own
         self.attach_checkpoints()
+        self.follow_hooks()
 
     @property
     def project(self) -> Path:
@@ -346,11 +356,43 @@ class ChatRuntime:
         if self.agent is not None:
             self.agent.checkpoints = self.checkpoints
 
+    def follow_hooks(self) -> None:
+        """Tell the hooks (new after ``/mcp reload`` too) about this session and its mode."""
+        hooks = self.ext.hooks if self.ext else None
+        if hooks is None:
+            return
+        hooks.mode_of = _mode_of(self.session, self.options)
+        if self.log is not None:
+            hooks.session_id, hooks.transcript_path = self.log.id, str(self.log.path)
+        if self.agent is not None:
+            self.agent.hooks = hooks
+
+    async def session_started(self, source: str) -> None:
+        """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
+        from codebot_mcp.core.agent.hooks import session_start
+
+        hooks = self.ext.hooks if self.ext else None
+        for warning in await session_start(hooks, source):
+            from codebot_mcp.cli import render
+
+            render.warn(warning)
+
+    def reload_extensions(self, settings: Settings, raw: Settings) -> None:
+        """Read hooks, agents and commands again (``/mcp reload``)."""
+        from codebot_mcp.cli import extensions
+
+        if self.ext is not None:
+            extensions.reload(self.ext, settings, raw, self.globals.cwd)
+            self.follow_hooks()
+            self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
+
     async def aclose(self) -> None:
-        """Wait for the last checkpoint and close the model's HTTP client (shielded: runs
-        during cancellation too)."""
+        """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during
+        cancellation too), remove the sandbox's temp directory."""
         import anyio
 
+        if self.sandbox is not None:
+            self.sandbox.close()
         with anyio.CancelScope(shield=True):
             if self.checkpoints is not None and (problem := await self.checkpoints.settle()):
                 from codebot_mcp.cli import render
@@ -409,19 +451,35 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
+    from codebot_mcp.cli import extensions
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.model.config import resolve_config
 
-    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
+    raw = load_settings(globals_)
+    settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
+    ext = extensions.build(
+        settings,
+        raw,
+        globals_.cwd,
+        lambda: held[0].agent if held else None,
+        lambda: held[0].log if held else None,
+    )
+    if approver is not None:  # hooks may come with /mcp reload: looked up when asking
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent.hooks import notifying
+
+        approver = notifying(lambda: ext.hooks, approver, render.warn)
+    sandbox = chat_sandbox(globals_, settings, options)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
+        task = ext.subagents.tool()
         session = Session(
-            chat_tools(globals_.cwd, settings, manager),
+            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -435,6 +493,13 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.sandbox = sandbox
+        if sandbox.active:  # hooks run inside the sandbox too
+            ext.spawn["confine"] = sandbox.confinement()
+            if ext.hooks is not None:
+                ext.hooks.spawn = ext.spawn
+        runtime.ext = ext
+        runtime.follow_hooks()
         held.append(runtime)
         try:
             try:
@@ -443,9 +508,21 @@ async def open_runtime(
                 if need_model:
                     raise
             runtime.start_log()
+            await runtime.session_started("resume" if session.history else "startup")
             yield runtime
         finally:
             await runtime.aclose()
+
+
+def _mode_of(session: Session, options: ChatOptions) -> Callable[[], str]:
+    """``permission_mode`` for hooks, as Claude Code names them."""
+
+    def mode() -> str:
+        if session.plan_mode:
+            return "plan"
+        return "bypassPermissions" if options.yes else "default"
+
+    return mode
 
 
 def chat_answers(
@@ -464,11 +541,46 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
-def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
-    """The local layer: the built-ins, and the servers' resources for the model (read
-    capability) when any server is configured."""
-    from codebot_mcp.core.tools.builtin import builtin_tools
+def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:
+    """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
+    lacks is said once, here."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.security.sandbox import Sandbox
+
+    config = settings.sandbox
+    mode, source = options.sandbox, "--sandbox"
+    if mode is None:
+        mode = config.mode
+        source = "the 'sandbox' setting" if mode is not None else "the default"
+    sandbox = Sandbox(
+        mode,
+        network=config.network,
+        workspace=settings.project_root or globals_.cwd,
+        roots=settings.roots,
+        writable=config.writable,
+        source=source,
+    )
+    notice = sandbox.notice()
+    if notice is not None:
+        render.warn(notice)
+    return sandbox
+
+
+def chat_tools(
+    cwd: Path,
+    settings: Settings,
+    manager: Manager,
+    extra: list[Tool] | None = None,
+    sandbox: Sandbox | None = None,
+) -> list[Tool]:
+    """The local layer: the built-ins (``bash`` in ``sandbox``), ``extra`` (``task``), and
+    the servers' resources for the model (read capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
     local = builtin_tools(cwd, settings.project_root)
+    for tool in local:
+        if isinstance(tool, BashTool):
+            tool.sandbox = sandbox
+    local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local

@@ -66,6 +66,7 @@ __all__ = [
     "Plan",
     "Restored",
     "RewindError",
+    "SubagentCheckpoints",
     "Turn",
     "prune",
     "read_turns",
@@ -236,6 +237,10 @@ class Checkpoints:
         record = {"files": taken.files, "bytes": taken.size}
         self._write({"type": "before", "turn": turn.number, "tree": taken.tree} | record)
         return None
+
+    def for_subagent(self) -> SubagentCheckpoints:
+        """What a subagent started in this session's turns uses (see the class)."""
+        return SubagentCheckpoints(self)
 
     def end(self) -> None:
         """The turn ended: snapshot what it left, in the background (:meth:`settle` waits)."""
@@ -472,6 +477,33 @@ def prune(project: Path) -> int:
         }
         ShadowStore(directory, project).collect(live)
     return gone
+
+
+class SubagentCheckpoints:
+    """A subagent's view of its parent's checkpoints. A subagent's prompt is not a turn of
+    its own (``begin`` and ``end`` do nothing); its first call that may change files takes
+    the snapshot of the parent's current turn, so what a subagent changed is rewound with
+    the prompt that started it."""
+
+    def __init__(self, parent: Checkpoints | SubagentCheckpoints) -> None:
+        self.parent = parent
+
+    async def begin(self, prompt: str) -> str | None:
+        """Nothing: the parent's turn goes on."""
+        return None
+
+    async def before_calls(
+        self, calls: Sequence[ToolCall], find_tool: Callable[[str], Tool | None]
+    ) -> str | None:
+        """The parent turn's snapshot, if this is its first change."""
+        return await self.parent.before_calls(calls, find_tool)
+
+    def end(self) -> None:
+        """Nothing: the parent's turn has not ended."""
+
+    def for_subagent(self) -> SubagentCheckpoints:
+        """A nested subagent's view: the same turn."""
+        return SubagentCheckpoints(self)
 
 
 def read_turns(path: Path) -> list[Turn]:

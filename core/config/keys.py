@@ -24,14 +24,20 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "warm_idle_timeout",
     "permissions",
     "checkpoints",
+    "hooks",
+    "subagent_depth",
     "registry_url",
+    "sandbox",
     "$schema",
 )
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""
 PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+"""``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
 CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
 SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "permissions": PERMISSION_KEYS,
+    "sandbox": SANDBOX_KEYS,
     "checkpoints": CHECKPOINT_KEYS,
 }
 """Objects whose own keys are checked too."""

@@ -22,6 +22,11 @@ from codebot_mcp.core.config.provenance import (
     ProvenanceError,
     parse_provenance,
 )
+from codebot_mcp.core.config.sandboxing import (
+    EntrySandboxError,
+    ServerSandbox,
+    parse_server_sandbox,
+)
 from codebot_mcp.core.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.errors import SettingsError, UsageError
 from codebot_mcp.core.secrets.redact import printable
@@ -53,6 +58,7 @@ _SERVER_KEYS = (
     "log_level",
     "oauth",
     PROVENANCE_KEY,
+    "sandbox",
 )
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -122,6 +128,8 @@ class ServerConfig:
     """How to authorize to an http server (``"oauth": false`` disables it)."""
     provenance: Provenance | None = None
     """Where ``codebot mcp install`` got the entry (registry, name, version); None otherwise."""
+    sandbox: ServerSandbox | None = None
+    """A stdio server started confined (``"sandbox": "workspace-write"``); None: as is."""
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
@@ -346,6 +354,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
                     "provenance",
                 )
             )
+    sandbox = _sandbox(data, transport, source, base_dir)
     return ServerConfig(
         name=name,
         source=source,
@@ -365,9 +374,26 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         log_level=log_level,
         oauth=oauth,
         provenance=provenance,
+        sandbox=sandbox,
         warnings=tuple(warnings),
         raw=data,
     )
+
+
+def _sandbox(
+    data: Mapping[str, Any], transport: Transport, source: Path, base_dir: Path
+) -> ServerSandbox | None:
+    if "sandbox" not in data:
+        return None
+    if transport != "stdio":
+        raise _EntryError(
+            "'sandbox' is only for stdio servers (an http server runs elsewhere)",
+            hint="Remove 'sandbox' from this http entry.",
+        )
+    try:
+        return parse_server_sandbox(data["sandbox"], source, base_dir)
+    except EntrySandboxError as exc:
+        raise _EntryError(exc.message, hint=exc.hint) from None
 
 
 def _refuse_nul(data: Mapping[str, Any]) -> None:

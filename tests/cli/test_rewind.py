@@ -270,3 +270,29 @@ async def test_repl_rewind_lists_and_restores_files_and_conversation(
         "type": "reset",
         "messages": [],
     }
+
+
+def test_what_a_subagent_changed_is_rewound_with_the_prompt_that_started_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codebot_mcp.cli.app import run
+    from tests.cli.test_subagents import Router, task
+
+    steps = iter([fo.tool_calls(("bash", {"command": "echo by-subagent > notes.txt"}))])
+    router = Router(
+        [fo.tool_calls(task("change the notes")), fo.text("done")],
+        lambda prompt: next(steps, fo.text("changed them")),
+    )
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "notes.txt").write_text("original\n")
+    with FakeOpenAI(respond=router) as model:
+        write_settings(root, {"base_url": model.base_url})
+        assert run(["--cwd", str(root), "chat", "-p", "delegate it", "--yes"]) == 0
+    assert (root / "notes.txt").read_text() == "by-subagent\n"
+    capsys.readouterr()
+    assert run(["--cwd", str(root), "rewind", "--list"]) == 0
+    listed = capsys.readouterr().out
+    assert "delegate it  (1 file)" in listed and "M notes.txt" in listed
+    assert run(["--cwd", str(root), "rewind", "--yes"]) == 0
+    assert (root / "notes.txt").read_text() == "original\n"
