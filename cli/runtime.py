@@ -329,30 +329,19 @@ class ChatRuntime:
 
     def attach_checkpoints(self) -> None:
         """Give the agent the checkpoints of the current session, as the settings say."""
-        config = self.settings.checkpoints
-        log = self.log
-        if not config.enabled or log is None:
-            self.checkpoints = None
-        elif self.checkpoints is None or self.checkpoints.session_id != log.id:
-            from codebot_mcp.cli import render
-            from codebot_mcp.core.agent.checkpoints import Checkpoints, prune
-            from codebot_mcp.core.agent.shadow import StoreError
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent.checkpoints import follow
 
-            try:
-                prune(self.project)  # checkpoints go with their sessions
-            except StoreError as exc:
-                render.warn(f"cannot prune old checkpoints: {exc}")
-            self.checkpoints = Checkpoints(
-                self.project,
-                log.id,
-                max_files=config.max_files,
-                max_bytes=config.max_bytes,
-                scrub=render.REDACTOR,
-                conversation=log.size,
-            )
-        else:
-            self.checkpoints.store.max_files = config.max_files
-            self.checkpoints.store.max_bytes = config.max_bytes
+        log = self.log
+        self.checkpoints = follow(
+            self.checkpoints,
+            self.settings.checkpoints,
+            self.project,
+            log.id if log else None,
+            scrub=render.REDACTOR,
+            conversation=log.size if log else lambda: None,
+            warn=render.warn,
+        )
         if self.agent is not None:
             self.agent.checkpoints = self.checkpoints
 

@@ -28,8 +28,9 @@ appended to, so the conversation before the turn is that prefix (``history.repla
 ``rewind`` record undoes turns ``to`` and later; numbering then continues from ``to``.
 
 Size: one class, the session's checkpoints, records turns and plans and carries out their
-rewind against the same records and store; the store (``shadow``) and the writes of a single
-path (``restore``) live apart.
+rewind against the same records and store, with the few functions around it (which
+checkpoints a chat uses, pruning, reading the records); the store (``shadow``, ``pack``)
+and the writes of a single path (``restore``) live apart.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from codebot_mcp.core.agent.shadow import (
     SnapshotSkipped,
     StoreError,
 )
+from codebot_mcp.core.config.checkpointing import CheckpointSettings
 from codebot_mcp.core.errors import CodebotError, UsageError
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import Capability, Tool
@@ -68,6 +70,7 @@ __all__ = [
     "RewindError",
     "SubagentCheckpoints",
     "Turn",
+    "follow",
     "prune",
     "read_turns",
     "store_dir",
@@ -441,6 +444,38 @@ class Checkpoints:
                 return False
             tree = found[1]
         return True
+
+
+def follow(
+    current: Checkpoints | None,
+    config: CheckpointSettings,
+    project: Path,
+    session_id: str | None,
+    *,
+    scrub: Callable[[str], str],
+    conversation: Callable[[], int | None],
+    warn: Callable[[str], None],
+) -> Checkpoints | None:
+    """The checkpoints a chat should use now: None when they are off (or nothing is saved),
+    ``current`` with the settings' limits when it is this session's, else a new one (old
+    sessions' checkpoints pruned first)."""
+    if not config.enabled or session_id is None:
+        return None
+    if current is not None and current.session_id == session_id:
+        current.store.max_files, current.store.max_bytes = config.max_files, config.max_bytes
+        return current
+    try:
+        prune(project)  # checkpoints go with their sessions
+    except StoreError as exc:
+        warn(f"cannot prune old checkpoints: {exc}")
+    return Checkpoints(
+        project,
+        session_id,
+        max_files=config.max_files,
+        max_bytes=config.max_bytes,
+        scrub=scrub,
+        conversation=conversation,
+    )
 
 
 def prune(project: Path) -> int:
