@@ -10,8 +10,8 @@ ctime, inode and mode, so only changed files are read again (files changed withi
 read is recorded as such (an ``x`` entry): nothing under it is ever compared or restored.
 
 Why not a second git directory (``GIT_DIR``/``GIT_WORK_TREE``)? Measured on a 5,000-file
-project (``make bench``, target 16): git's first snapshot writes a loose object per file (3
-to 4.6 s), this store's one pack (0.5 to 1.4 s); later ones cost about the same. The store
+project (``make bench``, target 16): git's first snapshot writes a loose object per file (1.5
+to 4.6 s), this store's one pack (0.7 to 1.4 s); later ones cost about the same. The store
 also checks the caps before it writes anything, keeps exact modes, needs no ``git`` binary,
 and reads no git configuration, attributes or filters a cloned project could set.
 
