@@ -74,7 +74,11 @@ def rewind_command(
     globals_: Globals = ctx.obj
     if number is not None and number < 1:
         raise UsageError(f"turn {number}: turns count from 1", hint="Pass N >= 1, or --list.")
+    from codebot_mcp.core.config import trust
+
     settings = load_settings(globals_)
+    # An untrusted project's own 'checkpoints' limits do not apply (nothing else here does).
+    settings = trust.without_untrusted(settings, trust.check(settings))
     project = settings.project_root or globals_.cwd
     saved = history.find(project, session)
     config = settings.checkpoints

@@ -36,12 +36,12 @@ def project(tmp_path: Path, fake: FakeOpenAI) -> Path:
 
 
 def codebot(
-    home: Path, project: Path, *argv: str, stdin: str | None = None
+    home: Path, project: Path, *argv: str, stdin: str | None = None, trusted: bool = True
 ) -> tuple[int, str, str]:
     done = subprocess.run(
         [str(CODEBOT), *argv],
         cwd=project,
-        env=codebot_env(home, CODEBOT_TRUST_PROJECT="1"),
+        env=codebot_env(home, **({"CODEBOT_TRUST_PROJECT": "1"} if trusted else {})),
         capture_output=True,
         text=True,
         timeout=60,
@@ -296,3 +296,21 @@ def test_what_a_subagent_changed_is_rewound_with_the_prompt_that_started_it(
     assert "delegate it  (1 file)" in listed and "M notes.txt" in listed
     assert run(["--cwd", str(root), "rewind", "--yes"]) == 0
     assert (root / "notes.txt").read_text() == "original\n"
+
+
+def test_an_untrusted_project_cannot_turn_checkpoints_off(
+    home: Path, project: Path, fake: FakeOpenAI
+) -> None:
+    write_settings(project, {"base_url": fake.base_url, "checkpoints": {"enabled": False}})
+    (project / "a.txt").write_text("a\n")
+    fake.queue(fo.tool_calls(("bash", {"command": "rm a.txt"})), fo.text("ok"))
+    code, _, err = codebot(
+        home, project, "chat", "--base-url", fake.base_url, "-p", "rm a", "--yes", trusted=False
+    )
+    assert code == 0, err
+    assert "project settings (" in err and "checkpoints" in err  # skipped, and said so
+    code, out, err = codebot(home, project, "rewind", "--list", trusted=False)
+    assert code == 0 and "rm a  (1 file)" in out and "D a.txt" in out
+    code, out, err = codebot(home, project, "rewind", "--yes", trusted=False)
+    assert code == 0, err
+    assert (project / "a.txt").read_text() == "a\n"
