@@ -10,9 +10,10 @@ and for editing the files; a test keeps the list of their readers short.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from codebot_mcp.core.config import trust
 from codebot_mcp.core.config.settings import Settings, load_unfiltered
@@ -27,6 +28,10 @@ class Effective:
     trust: trust.TrustCheck
     """What the project file asks for (``servers``, ``gated``) and whether it is trusted;
     when ``trust.needs_trust`` those were left out of ``settings``."""
+
+    def __iter__(self) -> Iterator[Any]:
+        """``settings, check = effective.load(...)``."""
+        return iter((self.settings, self.trust))
 
 
 def apply(unfiltered: Settings, *, assume_trusted: bool = False) -> Effective:

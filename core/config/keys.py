@@ -23,8 +23,11 @@ from typing import Any, Literal
 
 from codebot_mcp.core.errors import SettingsError
 
-Trust = Literal["gated", "free"]
-"""``gated``: a project file's value applies only once the project is trusted."""
+Trust = Literal["gated", "free", "own"]
+"""``gated``: a project file's value applies only once the project is trusted; ``free``: it
+applies at once (it can only make codebot more careful, or does nothing); ``own``: the key's
+module decides, value by value (``sandbox``: tightening applies at once, widening is gated;
+``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
 
 
 def _type_name(value: Any) -> str:
@@ -131,6 +134,10 @@ DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+DEFAULT_SUBAGENT_DEPTH = 1
+"""How deep ``task`` may nest: 1 lets the main agent start subagents, and them none."""
+DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
+"""The official MCP Registry, where ``mcp search`` and ``mcp install`` look by default."""
 
 KEYS: tuple[Key, ...] = (
     Key(
@@ -233,6 +240,58 @@ KEYS: tuple[Key, ...] = (
         example=120,
     ),
     Key(
+        "subagent_depth",
+        "How deep the task tool may nest subagents (0: no task tool).",
+        {"type": "integer", "minimum": 0},
+        DEFAULT_SUBAGENT_DEPTH,
+        _integer(0),
+        example=0,
+    ),
+    Key(
+        "registry_url",
+        "The MCP Registry (or a list) mcp search and mcp install use.",
+        {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        (DEFAULT_REGISTRY_URL,),
+        field="registry_url",
+        example="https://registry.example.com",
+    ),
+    Key(
+        "checkpoints",
+        "Snapshots before the agent changes files, for codebot rewind: enabled, max_files, "
+        "max_size_mb.",
+        {
+            "type": "object",
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "max_files": {"type": "integer", "minimum": 1},
+                "max_size_mb": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "additionalProperties": False,
+        },
+        trust="own",
+    ),
+    Key(
+        "hooks",
+        "Commands run around tool calls and prompts (Claude Code's hooks format).",
+        {"type": "object"},
+        trust="own",
+    ),
+    Key(
+        "sandbox",
+        "How bash runs confined: mode, network, writable. A project file may tighten it; "
+        "widening it needs trust.",
+        {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string"},
+                "network": {"type": "boolean"},
+                "writable": {"type": "array", "items": {"type": "string"}},
+            },
+            "additionalProperties": False,
+        },
+        trust="own",
+    ),
+    Key(
         "permissions",
         "Tool-name patterns: allow (runs without asking; needs trust in a project file), "
         "ask, deny (deny wins over ask, ask over allow).",
@@ -257,6 +316,15 @@ PERMISSION_TRUST: Mapping[str, Trust] = {"allow": "gated", "ask": "free", "deny"
 """``permissions`` is a section: ``allow`` lets tools run unasked (gated); ``ask`` and
 ``deny`` only make codebot more careful (free)."""
 PERMISSION_KEYS: tuple[str, ...] = tuple(PERMISSION_TRUST)
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+"""``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
+CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
+SECTION_KEYS: dict[str, tuple[str, ...]] = {
+    "permissions": PERMISSION_KEYS,
+    "sandbox": SANDBOX_KEYS,
+    "checkpoints": CHECKPOINT_KEYS,
+}
+"""Objects whose own keys are checked too."""
 TOP_LEVEL_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS)
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""
 BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}
@@ -302,11 +370,12 @@ def gated_keys(data: Mapping[str, Any]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class SettingWarning:
-    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
+    """A top-level (or section) key codebot does not know, kept as data."""
 
     file: Path
     key: str
-    """As written, with its section: ``permisions`` or ``permissions.dney``."""
+    """As written, with its section: ``permisions``, ``permissions.dney`` or
+    ``checkpoints.max_size``."""
     message: str
 
     def __str__(self) -> str:
@@ -324,13 +393,14 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
         return SettingWarning(path, where + key, message)
 
     out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
-    section = data.get("permissions")
-    if isinstance(section, dict):
-        out += [
-            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
-            for k in section  # pyright: ignore[reportUnknownVariableType]
-            if k not in PERMISSION_KEYS
-        ]
+    for name, known in SECTION_KEYS.items():
+        section = data.get(name)
+        if isinstance(section, dict):
+            out += [
+                one(str(k), known, f"{name}.")  # pyright: ignore[reportUnknownArgumentType]
+                for k in section  # pyright: ignore[reportUnknownVariableType]
+                if k not in known
+            ]
     return out
 
 

@@ -20,15 +20,24 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import keys, paths
+from codebot_mcp.core.config.checkpointing import (
+    CheckpointSettings,
+    merge_checkpoints,
+    parse_checkpoints,
+)
+from codebot_mcp.core.config.hooks import HookCommand, parse_both
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
+    DEFAULT_REGISTRY_URL,
+    DEFAULT_SUBAGENT_DEPTH,
     DEFAULT_TOOL_RESULT_MAX_TOKENS,
     DEFAULT_USAGE_LINE_AFTER,
     DEFAULT_WARM_IDLE_TIMEOUT,
     SettingWarning,
     unknown_keys,
 )
+from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import (
     EntryWarning,
     ServerConfig,
@@ -44,6 +53,8 @@ needs codebot's own packages (``mcp``) runs wherever codebot is installed (a ven
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MAX_TURNS",
+    "DEFAULT_REGISTRY_URL",
+    "DEFAULT_SUBAGENT_DEPTH",
     "DEFAULT_TOOL_RESULT_MAX_TOKENS",
     "DEFAULT_USAGE_LINE_AFTER",
     "DEFAULT_WARM_IDLE_TIMEOUT",
@@ -53,6 +64,7 @@ __all__ = [
     "project_sources",
     "read_json",
 ]
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +98,24 @@ class Settings:
     """Print a usage line after each REPL answer once the session passed this many tokens."""
     warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
     """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
+    registry_url: tuple[str, ...] = (DEFAULT_REGISTRY_URL,)
+    """The MCP Registries ``mcp search``/``mcp install`` use, in order (``registry_url``: one
+    URL or a list). A project's value needs trust: it decides what ``install`` writes."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
+    hooks: tuple[HookCommand, ...] = ()
+    """Command hooks of both files, yours first (``core.config.hooks``). A project file's
+    run only once the project is trusted (they run commands)."""
+    subagent_depth: int = DEFAULT_SUBAGENT_DEPTH
+    """How deep ``task`` may nest (0: no ``task`` tool). A project file's needs trust (a
+    deeper nesting multiplies what runs)."""
+    project_extensions: bool = True
+    """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
+    folders (False while the project is not trusted; ``core.config.definitions``)."""
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -261,8 +288,9 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
                     config = replace(config, overrides=servers[name].source)
                 servers[name] = config
 
-    global_scalars = keys.parse_scalars(global_path, global_data)
-    project_scalars = keys.parse_scalars(project_path, project_data) if project_path else {}
+    global_scalars = _scalar_settings(global_path, global_data)
+    project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
+    project_checkpoints = merge_checkpoints(global_scalars, project_scalars)
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
     warnings = [
@@ -271,11 +299,24 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
         if path is not None
         for w in unknown_keys(path, data)
     ]
-    gated, fallback = _gating(
-        project_data, project_scalars, project_rules, global_scalars, global_rules
-    )
+    global_hooks, project_hooks = parse_both(global_path, global_data, project_path, project_data)
+    warnings += global_hooks[1] + project_hooks[1]
+    gated = _gated(project_data, project_scalars, project_rules, bool(project_hooks[0]))
+    gated.update(project_checkpoints)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
+    global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
+    project_sandbox = (
+        parse_sandbox(project_path, project_data["sandbox"])
+        if project_path and "sandbox" in project_data
+        else {}
+    )
+    sandbox = merge(global_sandbox, project_sandbox)
+    untrusted_sandbox = merge(global_sandbox, {})
+    if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
+        gated["sandbox"] = project_data["sandbox"]
+    else:
+        untrusted_sandbox = sandbox
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -289,45 +330,62 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
         project_file=project_path or mcp_json,
         project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
         project_gated=gated,
-        untrusted_fallback=fallback,
+        hooks=global_hooks[0] + project_hooks[0],
+        untrusted_fallback={
+            **_fallback(global_scalars),
+            "hooks": global_hooks[0],
+            "project_extensions": False,
+            "sandbox": untrusted_sandbox,
+            "permissions": replace(
+                global_rules,
+                ask=global_rules.ask + project_rules.ask,
+                deny=global_rules.deny + project_rules.deny,
+            ),
+        },
         warnings=tuple(warnings),
         shadowed=shadowed,
+        sandbox=sandbox,
         **{**global_scalars, **project_scalars},
     )
 
 
-def _gating(
-    project_data: Mapping[str, Any],
-    project_scalars: Mapping[str, Any],
-    project_rules: PermissionRules,
-    global_scalars: Mapping[str, Any],
-    global_rules: PermissionRules,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What the project file sets that waits for trust (as written, for the review), and the
-    values that apply meanwhile (the global file's, else the defaults).
+def _gated(
+    data: Mapping[str, Any],
+    scalars: Mapping[str, Any],
+    rules: PermissionRules,
+    has_hooks: bool,
+) -> dict[str, Any]:
+    """What the project file sets that needs trust, as written (the trust digest covers it).
 
     Every key of the project file waits for trust unless the key table says it cannot widen
-    anything (:mod:`core.config.keys`): a key added later is gated by default.
+    anything (:mod:`core.config.keys`): a key added later is gated by default. Keys whose
+    module decides (``sandbox``, ``checkpoints``, ``hooks``) are added by the caller.
     """
     gated: dict[str, Any] = {}
-    for name in keys.gated_keys(project_data):
+    for name in keys.gated_keys(data):
         if name == "permissions.allow":
-            gated[name] = list(project_rules.allow)
+            gated[name] = list(rules.allow)
         elif name == "roots":
-            gated[name] = [str(p) for p in project_scalars.get("roots", ())]
+            gated[name] = [str(p) for p in scalars.get("roots", ())]
+        elif name == "registry_url":
+            gated[name] = list(scalars.get("registry_url", ()))
         else:
-            gated[name] = project_data[name]
-    fallback: dict[str, Any] = {
+            gated[name] = data[name]
+    if has_hooks:  # hooks run commands: the section as written is fingerprinted
+        gated["hooks"] = data["hooks"]
+    return gated
+
+
+def _fallback(global_scalars: Mapping[str, Any]) -> dict[str, Any]:
+    """The values the gated keys have while the project is not trusted: the global file's,
+    else the table's defaults."""
+    out: dict[str, Any] = {
         key.attribute: global_scalars.get(key.attribute, key.default)
         for key in keys.KEYS
         if key.attribute is not None and key.trust == "gated"
     }
-    fallback["permissions"] = replace(
-        global_rules,
-        ask=global_rules.ask + project_rules.ask,
-        deny=global_rules.deny + project_rules.deny,
-    )
-    return gated, fallback
+    out["checkpoints"] = global_scalars.get("checkpoints", CheckpointSettings())
+    return out
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -389,6 +447,65 @@ def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     return entries  # pyright: ignore[reportUnknownVariableType]
 
 
+def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys the table parses (``core.config.keys``), and the object-valued ones parsed by
+    their own modules."""
+    out = keys.parse_scalars(path, data)
+    objects = (
+        ("registry_url", parse_registry_url),
+        ("checkpoints", parse_checkpoints),
+    )
+    out.update({key: parse(path, data[key]) for key, parse in objects if key in data})
+    return out
+
+
+def parse_registry_url(path: Path, value: Any) -> tuple[str, ...]:
+    """``registry_url``: one URL or a list of them, each ``https://`` (``http://`` only on
+    loopback: a registry's answers decide what ``mcp install`` runs), without credentials,
+    query or fragment; a trailing ``/`` is dropped.
+
+    Raises:
+        SettingsError: naming the file and the entry that is wrong.
+    """
+    from urllib.parse import urlsplit
+
+    from codebot_mcp.core.secrets.redact import redact_url
+
+    hint = 'Write it as "registry_url": "https://registry.example.com" or a list of URLs.'
+    urls = [value] if isinstance(value, str) else value
+    if not is_str_list(urls) or not urls:
+        raise SettingsError(
+            f"'registry_url' in {path} must be a URL or a non-empty list of URLs, "
+            f"found {json_type(value)}",
+            hint=hint,
+        )
+    out: list[str] = []
+    for url in urls:
+        try:
+            parts = urlsplit(url.strip())
+            host = parts.hostname or ""
+        except ValueError:
+            parts, host = None, ""
+        where = f"'registry_url' in {path}: {json.dumps(redact_url(url))}"
+        if parts is None or parts.scheme not in ("http", "https") or not host:
+            raise SettingsError(f"{where} is not an http(s) URL", hint=hint)
+        if parts.scheme == "http" and host not in LOOPBACK_HOSTS:
+            raise SettingsError(
+                f"{where} uses plain http: a registry's answers decide what `mcp install` "
+                "runs, so only https (or http on 127.0.0.1/localhost) is accepted",
+                hint="Use the registry's https:// URL.",
+            )
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise SettingsError(
+                f"{where} must not carry credentials, a query or a fragment",
+                hint="Give the registry's base URL, e.g. https://registry.example.com.",
+            )
+        normal = url.strip().rstrip("/")
+        if normal not in out:
+            out.append(normal)
+    return tuple(out)
+
+
 def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
     section = data.get("permissions", {})
     if not isinstance(section, dict):
@@ -410,5 +527,6 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
 
 load = load_unfiltered
 """The former name of :func:`load_unfiltered`, for tests and tools that read settings files
-as written. Product code never calls it: ``tests/test_trust_once.py`` lists the modules that
-may read unfiltered settings, and every other one goes through ``core.config.effective``."""
+as written. Product code never calls it: ``tests/hostile/test_trust_once.py`` lists the
+modules that may read unfiltered settings; every other one goes through
+``core.config.effective``."""

@@ -254,6 +254,8 @@ UNFILTERED_CALLERS = {
     "cli/commands/mcp/get.py",  # shows the entry an untrusted project would use
     "cli/commands/mcp/doctor.py",  # reports untrusted entries; runs with effective settings
     "cli/commands/mcp/manage.py",  # edits the files
+    "cli/chat_runtime.py",  # the extensions' review (hooks, agents) shows what is held back
+    "cli/repl/loop.py",  # /mcp reload: the same, read again
 }
 
 

@@ -70,6 +70,13 @@ def doctor_command(
             "--login", help="Run the OAuth browser flow inline when a server needs authorization."
         ),
     ] = False,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline",
+            help="Do not ask registries for newer versions of installed servers.",
+        ),
+    ] = False,
 ) -> int:
     """Check the MCP configuration: settings, connections, tools, totals.
 
@@ -129,6 +136,7 @@ def doctor_command(
                     selected=bool(server),
                     untrusted=untrusted,
                     login=options,
+                    offline=offline,
                     withheld=list(result.gated) if result.needs_trust else [],
                 )
             )

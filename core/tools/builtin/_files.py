@@ -3,8 +3,8 @@
 :class:`FileTool` holds the working directory and the boundary (:mod:`core.boundary`) that
 ``read``, ``write``, ``edit``, ``glob`` and ``grep`` resolve a ``path`` argument against.
 ``glob`` and ``grep``'s Python fallback share the walker, so both see the same files:
-``.gitignore`` files respected, ``.git`` skipped. :mod:`.globmatch` does the matching (git's
-own rules, negation included) in linear time: patterns are strangers' text.
+``.gitignore`` files respected (:mod:`core.tools.gitignore`, git's own rules, negation
+included), ``.git`` skipped.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.security.boundary import Boundary, Reach
-from codebot_mcp.core.tools.builtin.globmatch import GitIgnore, compiled
+from codebot_mcp.core.tools.gitignore import IgnoreStack
+from codebot_mcp.core.tools.globmatch import compiled
 
 MAX_FILES = 200_000
 """Files visited per walk: a search of a huge tree stops rather than running for minutes."""
@@ -36,37 +37,13 @@ class FileTool:
         return self.boundary.reach(path) if isinstance(path, str) and path else None
 
 
-def _spec(directory: Path) -> GitIgnore | None:
-    path = directory / ".gitignore"
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # boundary: no (readable) .gitignore here
-        return None
-    return GitIgnore(text.splitlines())
-
-
-class _Ignores:
-    """The ``.gitignore`` specs on the way down, each with the directory it belongs to."""
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[Path, GitIgnore]] = []
-
-    def ignored(self, path: Path, *, is_dir: bool) -> bool:
-        verdict = False
-        for directory, spec in self.stack:
-            result = spec.check(path.relative_to(directory).as_posix(), is_dir=is_dir)
-            if result is not None:  # the deepest .gitignore with an opinion wins
-                verdict = result
-        return verdict
-
-
 def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
     """Files under ``base`` (sorted, depth first), minus what ``.gitignore`` files exclude.
 
     Symlinked directories are not entered; a symlinked file is kept only when its target
     stays inside ``root`` or ``base`` (the file-tool boundary, :mod:`core.boundary`).
     """
-    ignores = _Ignores()
+    ignores = IgnoreStack()
     count = 0
     inside = [Path(os.path.realpath(p)) for p in (base, root) if p is not None]
 
@@ -74,11 +51,9 @@ def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
         real = Path(os.path.realpath(path))
         return any(real.is_relative_to(p) for p in inside)
 
-    def visit(directory: Path) -> Iterator[Path]:
+    def visit(directory: Path, prefix: str) -> Iterator[Path]:
         nonlocal count
-        spec = _spec(directory)
-        if spec is not None:
-            ignores.stack.append((directory, spec))
+        pushed = ignores.enter(directory, prefix)
         try:
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -93,20 +68,21 @@ def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
                     is_file = entry.is_file()
                 except OSError:
                     continue
-                if ignores.ignored(path, is_dir=is_dir):
+                relative = prefix + entry.name
+                if ignores.ignored(relative, is_dir=is_dir):
                     continue
                 if is_dir:
-                    yield from visit(path)
+                    yield from visit(path, relative + "/")
                 elif is_file and (not entry.is_symlink() or within(path)):
                     count += 1
                     if count > MAX_FILES:
                         return
                     yield path
         finally:
-            if spec is not None:
-                ignores.stack.pop()
+            if pushed:
+                ignores.leave()
 
-    yield from visit(base)
+    yield from visit(base, "")
 
 
 def glob_match(pattern: str, relative: str) -> bool:
@@ -114,4 +90,4 @@ def glob_match(pattern: str, relative: str) -> bool:
     file name at any depth, as in ``.gitignore`` and ripgrep's ``--glob``."""
     if "/" not in pattern:
         relative = relative.rsplit("/", 1)[-1]
-    return compiled(pattern).match(relative)
+    return compiled(pattern).match(relative)  # linear time: core.tools.globmatch

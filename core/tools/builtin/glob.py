@@ -11,7 +11,7 @@ import anyio
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._files import FileTool, walk
-from codebot_mcp.core.tools.builtin.globmatch import PatternError, compiled
+from codebot_mcp.core.tools.globmatch import PatternError, compiled
 
 MAX_RESULTS = 500
 

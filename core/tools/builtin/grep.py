@@ -29,7 +29,7 @@ from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool, glob_match, walk
 from codebot_mcp.core.tools.builtin.glob import shown
-from codebot_mcp.core.tools.builtin.globmatch import PatternError, compiled
+from codebot_mcp.core.tools.globmatch import PatternError, compiled
 
 MAX_LINES = 250
 """Output lines (matches plus context) before the result is cut."""
