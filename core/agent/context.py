@@ -349,7 +349,11 @@ class ContextBudget:
 
 def _is_summary(messages: Sequence[Mapping[str, Any]]) -> bool:
     """Whether the messages are only a summary already (summarising it again gains little)."""
-    return len(messages) == 1 and str(messages[0].get("content") or "").startswith(SUMMARY_LABEL)
+    return (
+        len(messages) == 2
+        and messages[0].get("content") == COMPACTED_NOTE
+        and str(messages[1].get("content") or "").startswith(SUMMARY_LABEL)
+    )
 
 
 def _has_turns(history: Sequence[Mapping[str, Any]], keep_from: int) -> bool:
@@ -411,11 +415,19 @@ def _with_summary(step: dict[str, Any], summary: str) -> dict[str, Any]:
     return {**step, "content": f"{TURN_SUMMARY_NOTE}\n{summary}" + (f"\n\n{said}" if said else "")}
 
 
+COMPACTED_NOTE = "[codebot compacted the earlier conversation; the assistant's summary follows]"
+"""The fixed user turn before the summary: codebot's words, so the turns still alternate."""
+
+
 def summary_messages(summary: str) -> list[dict[str, Any]]:
-    """The message that stands in for the summarised turns: the assistant's own record,
-    labelled as a summary, never a user turn (its text came from the model, and through it
-    from every tool result it read: it must not carry the user's authority)."""
-    return [{"role": "assistant", "content": f"{SUMMARY_LABEL}\n\n{summary}"}]
+    """The two messages that stand in for the summarised turns: codebot's fixed note (a
+    user turn whose text no one else wrote), then the summary as the assistant's own record,
+    labelled as such. The summary's text came from the model, and through it from every tool
+    result it read: it never stands in a user turn."""
+    return [
+        {"role": "user", "content": COMPACTED_NOTE},
+        {"role": "assistant", "content": f"{SUMMARY_LABEL}\n\n{summary}"},
+    ]
 
 
 def render_transcript(messages: Sequence[Mapping[str, Any]], limit: int) -> str:

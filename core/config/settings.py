@@ -7,6 +7,10 @@ entries merge by name: a project entry replaces the global entry of the same nam
 A file that cannot be read or parsed is a :class:`SettingsError` (exit 3). A bad *server
 entry* fails only that server: it is kept as a :class:`ServerConfig` whose ``error`` says
 what is wrong, so the others still start and ``mcp list``/``doctor`` can show it.
+
+Size: one idea, reading the settings: discovery (where the project's files are, and where
+the search stops), the merge of the two files with what waits for trust, and the parsers of
+the keys the table in :mod:`.keys` hands to this module (``registry_url``, ``permissions``).
 """
 
 from __future__ import annotations
