@@ -39,6 +39,7 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
+from codebot_mcp.mcpbridge.tools.apps import app_only
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
@@ -95,13 +96,14 @@ class Listed:
     handshake_ms: float
 
 
-def name_tools(listed: list[Listed]) -> list[LiteTool]:
-    """Sorted by server then tool, named as ``Manager.tools()`` names them."""
+def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
+    """Sorted by server then tool, named as ``Manager.tools()`` names them; with ``apps``
+    the app-only tools instead, named as ``Manager.app_tools()`` names them."""
     pairs = [
         (item.config.name, tool)
         for item in sorted(listed, key=lambda i: i.config.name)
         for tool in sorted(item.tools, key=lambda t: t["name"])
-        if _selected(item.config, tool["name"])
+        if _selected(item.config, tool["name"]) and app_only(tool.get("_meta")) == apps
     ]
     names = allocate((server, tool["name"]) for server, tool in pairs)
     return [
@@ -136,11 +138,14 @@ class _Reached:
     info: _Info
 
 
-def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
+def views(
+    listed: list[Listed], *, schemas: bool, show_app_tools: bool = False
+) -> list[dict[str, Any]]:
     """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
     from codebot_mcp.mcpbridge.connection.report import server_view
 
     tools = name_tools(listed)
+    app_tools = name_tools(listed, apps=True)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
         conn = item.connection
@@ -153,6 +158,7 @@ def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
             item.handshake_ms,
         )
         mine = [t for t in tools if t.server == item.config.name]
+        apps = [t for t in app_tools if t.server == item.config.name]
         view = server_view(
             item.config.name,
             "connected",
@@ -160,6 +166,8 @@ def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
             _Reached(info),  # type: ignore[arg-type]
             mine,  # type: ignore[arg-type]
             schemas=schemas,
+            app_tools=apps,  # type: ignore[arg-type]
+            show_app_tools=show_app_tools,
         )
         out.append(view)
     return out
@@ -254,11 +262,17 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
 
 
 async def list_servers(
-    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path] = ()
+    servers: Mapping[str, ServerConfig],
+    *,
+    schemas: bool,
+    roots: Sequence[Path] = (),
+    show_app_tools: bool = False,
 ) -> list[dict[str, Any]]:
     """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``."""
     try:
-        return await _list_servers(servers, schemas=schemas, roots=roots)
+        return await _list_servers(
+            servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools
+        )
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
@@ -274,7 +288,11 @@ async def call_tool(
 
 
 async def _list_servers(
-    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path]
+    servers: Mapping[str, ServerConfig],
+    *,
+    schemas: bool,
+    roots: Sequence[Path],
+    show_app_tools: bool,
 ) -> list[dict[str, Any]]:
     launched: list[ServerProcess] = []
     try:
@@ -297,7 +315,8 @@ async def _list_servers(
             async with anyio.create_task_group() as connecting:
                 for config, server in zip(servers.values(), launched, strict=True):
                     connecting.start_soon(one, config, server)
-            result = views(listed, schemas=schemas) + [t.view() for t in timed_out]
+            shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
+            result = shown + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
             tg.cancel_scope.cancel()
     finally:
@@ -328,7 +347,7 @@ async def _call_tool(
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
                 ) from None
-            tools = name_tools([listed])
+            tools = name_tools([listed]) + name_tools([listed], apps=True)
             tool = _find(tools, config.name, tool_name)
             arguments = checked_arguments(tool, arguments, config.name)
             result = await _call(listed.connection, config, tool, arguments)

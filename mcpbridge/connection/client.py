@@ -78,10 +78,14 @@ class Client:
         self.failure: Failure | None = None
         self.info: ServerInfo | None = None
         self.tools: list[types.Tool] = []
+        """The server's tools after include/exclude filters, app-only ones left out, in
+        listing order: what the model may be offered."""
         self.hidden_tools: tuple[str, ...] = ()
-        """Tools the server offers that include_tools/exclude_tools hide (their instructions
-        are left out of the prompt too)."""
-        """The server's tools after include/exclude filters, in listing order."""
+        """Tools the server offers that include_tools/exclude_tools hide, and app-only tools
+        (their instructions are left out of the prompt too)."""
+        self.app_tools: list[types.Tool] = []
+        """Selected tools whose ``_meta.ui.visibility`` leaves out "model" (MCP Apps): never
+        offered to the model; ``mcp list --all`` shows them, ``mcp call`` may call them."""
         self.tools_stale = False
         self.ready = anyio.Event()
         self.done = anyio.Event()
@@ -234,10 +238,18 @@ class Client:
     # -- operations ----------------------------------------------------------------------
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
-        """All pages of ``tools/list``, filtered by include/exclude (the hidden ones noted)."""
+        """All pages of ``tools/list``, filtered by include/exclude and app-only tools left
+        out (both noted: :attr:`hidden_tools`, :attr:`app_tools`)."""
+        from codebot_mcp.mcpbridge.tools.apps import app_only
+
         tools = await self.list_all_tools(session)
-        self.hidden_tools = tuple(t.name for t in tools if not self._selected(t.name))
-        return [t for t in tools if self._selected(t.name)]
+        selected = [t for t in tools if self._selected(t.name)]
+        self.app_tools = [t for t in selected if app_only(t.meta)]
+        apps = {t.name for t in self.app_tools}
+        self.hidden_tools = tuple(
+            t.name for t in tools if not self._selected(t.name) or t.name in apps
+        )
+        return [t for t in selected if t.name not in apps]
 
     async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""

@@ -247,6 +247,18 @@ class Manager:
             ]
         return list(self._tools)
 
+    def app_tools(self) -> list[MCPTool]:
+        """Every connected server's app-only tools (MCP Apps), sorted as :meth:`tools`: never
+        offered to the model; ``mcp list --all`` shows them and ``mcp call`` may call one."""
+        pairs = [
+            (c, t) for c in self.connected() for t in sorted(c.app_tools, key=lambda t: t.name)
+        ]
+        names = allocate((c.name, t.name) for c, t in pairs)
+        return [
+            MCPTool(client, tool, n.name, name_reason=n.reason)
+            for (client, tool), n in zip(pairs, names, strict=True)
+        ]
+
     async def refresh_if_dirty(self) -> list[MCPTool] | None:
         """None when nothing changed (no I/O); else re-list changed servers and return all tools."""
         if not self._dirty:

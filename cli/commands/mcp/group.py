@@ -66,8 +66,18 @@ def list_command(
     ] = None,
     no_warm: warm.NoWarmOpt = False,
     login: LoginOpt = False,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Also show app-only tools (MCP Apps), which are never offered to the model.",
+        ),
+    ] = False,
 ) -> int:
     """List every configured server with its status and tools.
+
+    Tools a server marks app-only (MCP Apps: ``_meta.ui.visibility`` without "model") are
+    never offered to the model; they are counted, and shown with --all.
 
     Exit 0 when every selected server connected, 4 when any failed or needs a login (the
     others are listed), 2 for an unknown or disabled --server.
@@ -88,13 +98,13 @@ def list_command(
         return ExitCode.OK
     answer = None
     if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
-        payload = {"op": "list", "servers": list(servers), "schemas": schemas}
+        payload = {"op": "list", "servers": list(servers), "schemas": schemas, "all": show_all}
         answer = warm_client.ask_holder(settings, check, payload)
     if answer is not None and isinstance(answer.get("views"), list):
         code = _render_list(answer["views"], as_json, schemas, servers)
     else:
         requests = policy(settings, None, None)
-        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
+        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login, show_all)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -111,6 +121,7 @@ async def _list(
     schemas: bool,
     agent: Policy,
     login: bool = False,
+    show_all: bool = False,
 ) -> int:
     from codebot_mcp.mcpbridge.calls import (
         lite,
@@ -118,7 +129,9 @@ async def _list(
 
     if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
         try:
-            views = await lite.list_servers(servers, schemas=schemas, roots=agent.roots())
+            views = await lite.list_servers(
+                servers, schemas=schemas, roots=agent.roots(), show_app_tools=show_all
+            )
         except lite.Fallback:
             pass
         else:
@@ -131,7 +144,9 @@ async def _list(
 
         await manager.start_all()
         statuses = manager.status()
-        views = [status_view(s, manager, schemas=schemas) for s in statuses]
+        views = [
+            status_view(s, manager, schemas=schemas, show_app_tools=show_all) for s in statuses
+        ]
     return _render_list(views, as_json, schemas, servers)
 
 
