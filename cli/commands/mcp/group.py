@@ -398,6 +398,7 @@ def _add_groups() -> None:
     from codebot_mcp.cli.commands.mcp import manage as mcp_manage
     from codebot_mcp.cli.commands.mcp import prompts as mcp_prompts
     from codebot_mcp.cli.commands.mcp import resources as mcp_resources
+    from codebot_mcp.cli.commands.mcp import serve as mcp_serve
 
     app.add_typer(doctor.app)
     app.add_typer(warm.app)
@@ -408,6 +409,7 @@ def _add_groups() -> None:
     app.add_typer(mcp_resources.app)
     app.add_typer(mcp_prompts.app)
     app.add_typer(mcp_auth.app)
+    app.add_typer(mcp_serve.app)
 
 
 _add_groups()

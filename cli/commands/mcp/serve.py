@@ -1,0 +1,110 @@
+"""``codebot mcp serve``: codebot's own tools as an MCP server on stdio (parse, compose, run).
+
+The composition is ``chat``'s: trust-filtered settings, the built-in tools of the working
+directory with the project-root boundary, the permission gate with ``--yes`` and ``--allow``,
+and for ``ask`` a whole ``chat -p`` runtime per call (:class:`ChatAsker`). The protocol side
+lives in :mod:`mcpbridge.serve`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.runtime import ChatOptions, Globals, apply_trust, load_settings
+from codebot_mcp.core.errors import ExitCode
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.agent.events import AgentEvents
+    from codebot_mcp.core.agent.permissions import Approver
+    from codebot_mcp.mcpbridge.serve import AskOutcome
+
+app = typer.Typer()
+"""Holds ``serve``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
+
+
+@app.command("serve")
+def serve_command(
+    ctx: typer.Context,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Approve every tool call (deny rules still win).")
+    ] = False,
+    allow: Annotated[
+        list[str] | None,
+        typer.Option("--allow", help="Allow tools matching GLOB (repeatable).", metavar="GLOB"),
+    ] = None,
+    elicit: ElicitOpt = None,
+    allow_sampling: AllowSamplingOpt = None,
+) -> int:
+    """Serve codebot's tools over MCP on stdio: read, edit, write, glob, grep, bash and ask.
+
+    Use it from another MCP client, e.g. `claude mcp add codebot -- codebot mcp serve`. The
+    same trust, boundary and permission rules apply as in `chat`: a call that would ask is
+    asked of the client (elicitation) when it supports that, and refused otherwise, unless
+    --yes or --allow lets it run. `ask` runs a `chat -p` session and returns its answer and a
+    transcript summary; --elicit and --allow-sampling apply to that session's servers.
+
+    Exit 0 when the client closes the connection, 3 settings error, 130 interrupted.
+    """
+    import anyio
+
+    from codebot_mcp.cli.answers import policy
+    from codebot_mcp.cli.signals import terminable
+    from codebot_mcp.core.agent.permissions import PermissionGate
+    from codebot_mcp.core.tools.builtin import builtin_tools
+    from codebot_mcp.mcpbridge.serve import AskTool, Served, serve_stdio
+
+    globals_: Globals = ctx.obj
+    settings, _ = apply_trust(globals_, load_settings(globals_))
+    policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
+    options = ChatOptions(
+        yes=yes,
+        allow=list(allow or []),
+        model=globals_.model,
+        base_url=globals_.base_url,
+        elicit=elicit,
+        allow_sampling=list(allow_sampling or []),
+    )
+    gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
+    tools = builtin_tools(globals_.cwd, settings.project_root)
+    tools.append(AskTool(ChatAsker(globals_, options)))
+    served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
+    try:
+        anyio.run(terminable, serve_stdio, served)
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK
+
+
+class ChatAsker:
+    """``ask``: one ``chat -p`` session per call, in this process (``mcpbridge.serve.Asker``)."""
+
+    def __init__(self, globals_: Globals, options: ChatOptions) -> None:
+        self.globals = globals_
+        self.options = options
+
+    async def __call__(
+        self, prompt: str, *, plan: bool, events: AgentEvents, approver: Approver | None
+    ) -> AskOutcome:
+        """Run the session; a failure after it started comes back in the outcome's run."""
+        from dataclasses import replace
+
+        from codebot_mcp.cli.runtime import open_runtime
+        from codebot_mcp.core.errors import CodebotError
+        from codebot_mcp.mcpbridge.serve import AskOutcome
+
+        options = replace(self.options, prompt=prompt, plan=plan)
+        async with open_runtime(self.globals, options, approver, need_model=True) as runtime:
+            agent = runtime.agent
+            assert agent is not None  # need_model: open_runtime raised otherwise
+            await runtime.manager.start_all()
+            try:
+                run = await agent.run(prompt, events)
+            except CodebotError:
+                if agent.last is None:
+                    raise
+                run = agent.last  # what ran before it failed, with the error in it
+            session_id = runtime.log.id if runtime.log else None
+            return AskOutcome(run, session_id, agent.model.config.model)
