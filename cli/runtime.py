@@ -184,6 +184,10 @@ async def open_manager(
         )  # imports the SDK while the servers boot
 
         async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
+            from codebot_mcp.cli.signals import terminating
+
+            # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.
+            manager.cancel_tasks_on_interrupt = lambda: not terminating()
             yield manager
 
 
@@ -230,6 +234,8 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     log: SessionLog | None = None
     """Where this conversation is saved (``core.sessions``)."""
+    pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -301,8 +307,30 @@ class ChatRuntime:
             self.session.replace_history(sessions.replay(saved.path))
             self.session.restore_loaded(sessions.loaded_tools(saved.path))
             log.adopt(self.session)
+            self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log
         self.log = log
+        self.manager.journal = log  # tasks are remembered with the session
+
+    async def resume_tasks(self) -> list[str]:
+        """Follow the tasks the resumed session left running to their end (after the servers
+        started); each result joins the history as the call it was. One line per task."""
+        if not self.pending_tasks:
+            return []
+        from codebot_mcp.core.agent.toolcalls import finished_elsewhere
+        from codebot_mcp.core.model.stream import ToolCall
+        from codebot_mcp.mcpbridge.calls.resume import resume_tasks
+
+        pending, self.pending_tasks = self.pending_tasks, []
+        lines = []
+        for done in await resume_tasks(self.manager, pending):
+            lines.append(done.describe())
+            if done.result is None:
+                continue
+            call = ToolCall(done.call_id, done.name, done.arguments)
+            self.session.history.extend(finished_elsewhere(call, done.result))
+        self.session.checkpoint()
+        return lines
 
     async def aclose(self) -> None:
         """Close the model's HTTP client (shielded: runs during cancellation too)."""

@@ -146,6 +146,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             await runtime.manager.start_all()
             report_mcp(runtime.manager)
+            for line in await runtime.resume_tasks():  # --continue: tasks left running
+                print(render.safe(line), file=sys.stderr)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:

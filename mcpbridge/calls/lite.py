@@ -42,6 +42,7 @@ from codebot_mcp.mcpbridge.calls.results import (
 from codebot_mcp.mcpbridge.tools.apps import app_only
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
+from codebot_mcp.mcpbridge.tools.extensions import TASKS
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
@@ -347,6 +348,10 @@ async def _call_tool(
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
                 ) from None
+            if listed.connection.modern and _offers_tasks(listed.connection):
+                # The server may answer with a task (SEP-2663), which the SDK path follows:
+                # hand the call over now, before tools/call is sent, never after.
+                raise Fallback
             tools = name_tools([listed]) + name_tools([listed], apps=True)
             tool = _find(tools, config.name, tool_name)
             arguments = checked_arguments(tool, arguments, config.name)
@@ -355,6 +360,12 @@ async def _call_tool(
     finally:
         await _stop_all([server])
     return result
+
+
+def _offers_tasks(connection: Connection) -> bool:
+    """The server's ``server/discover`` lists the tasks extension."""
+    extensions = connection.capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS in extensions
 
 
 def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
@@ -385,7 +396,14 @@ async def _call(
         text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
         raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
     else:
-        if connection.modern and result.get("resultType", "complete") != "complete":
+        kind = result.get("resultType", "complete") if connection.modern else "complete"
+        if kind == "task":  # the tool runs on: falling back would start it a second time
+            text = (
+                f"server '{config.name}' answered '{name}' with a task, but its server/discover "
+                "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
+            )
+            raise ServerError(text, hint=BREAKS)
+        if kind != "complete":
             # An InputRequiredResult: the server did not finish and expects the call again
             # with answers (SEP-2322); the SDK path makes it and answers by the policy.
             raise Fallback

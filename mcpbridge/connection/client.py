@@ -34,6 +34,7 @@ from codebot_mcp.mcpbridge.connection.failures import (
 )
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo, client_info, server_info
+from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension, calling, done_calling
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
@@ -116,6 +117,8 @@ class Client:
             info=lambda: self.info,
         )
         """Requests, log, progress and change flags beyond tools (a helper it owns)."""
+        self.tasks = TaskHooks(self.name, progress=self._task_progress, redact=self.redact)
+        """How this connection's tasks (SEP-2663) report and end; the manager fills it in."""
         self._cap: Any = None
         self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
@@ -273,12 +276,32 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
-        return await self.session.call_tool(
-            name,
-            arguments,
-            read_timeout_seconds=self.tool_timeout,
-            progress_callback=self.features.progress_callback(),
-        )
+        token = calling(name, arguments or {})  # a task the call turns into is journaled
+        try:
+            return await self.session.call_tool(
+                name,
+                arguments,
+                read_timeout_seconds=self.tool_timeout,
+                progress_callback=self.features.progress_callback(),
+            )
+        finally:
+            done_calling(token)
+
+    async def resume_task(self, record: dict[str, Any]) -> types.CallToolResult:
+        """Follow a task a previous run started (``--continue``) to its end.
+
+        Raises:
+            MCPError: the server no longer knows the task, or it failed.
+            ConnectionError: the server is not connected.
+        """
+        from codebot_mcp.mcpbridge.connection.tasks import resume
+
+        return await resume(self.session.session, record, self.tasks, self.tool_timeout)
+
+    def _task_progress(self, value: float, message: str) -> None:
+        hook = self.features.on_progress
+        if hook is not None:
+            hook(self.name, value, None, message)
 
     @property
     def tool_timeout(self) -> float:
@@ -321,6 +344,7 @@ class Client:
                 mode=config.protocol,
                 client_info=client_info(),
                 message_handler=self._on_message,
+                extensions=[TasksExtension(self.tasks)],
             )
             return await stack.enter_async_context(session)
         if config.type == "http":
@@ -336,6 +360,7 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
+            extensions=[TasksExtension(self.tasks)],  # SEP-2663, 2026-07-28 connections
             **self.features.sdk_callbacks(),
         )
         client = await stack.enter_async_context(session)

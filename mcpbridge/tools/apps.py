@@ -16,11 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.tools.sources import UI_SCHEME, is_app_page
+from codebot_mcp.mcpbridge.tools.extensions import UI as UI_EXTENSION
 
 __all__ = ["UI_EXTENSION", "UI_SCHEME", "app_only", "is_app_page", "visibility"]
-
-UI_EXTENSION = "io.modelcontextprotocol/ui"
-"""The Apps extension's identifier; codebot never declares it."""
 
 
 def visibility(meta: Mapping[str, Any] | None) -> tuple[str, ...] | None:

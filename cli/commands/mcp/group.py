@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import ToolResult
     from codebot_mcp.core.tools.useragent import Policy
+    from codebot_mcp.mcpbridge.connection.tasks import TaskStatus
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
@@ -194,6 +195,8 @@ async def _call(
 
             if sys.stderr.isatty():
                 manager.on_progress = _progress_line
+            else:  # a task may run for minutes: each change of its status gets a line
+                manager.on_task_status = _task_line
             try:
                 return await call_once(manager, config, tool, arguments)
             finally:
@@ -204,12 +207,20 @@ async def _call(
 
 
 def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
-    """Progress of a call on a terminal's stderr, rewritten in place."""
+    """Progress of a call on a terminal's stderr, rewritten in place (a task's status too)."""
     from codebot_mcp.cli.render import safe
 
-    percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
-    text = f"{server}:{percent} {safe(message)[:60]}".rstrip()
+    percent = f" {min(value / total, 1.0):.0%}" if total else ""
+    text = f"{server}:{percent} {safe(message, one_line=True)[:100]}".rstrip()
     sys.stderr.write(f"\r\x1b[2K{text}")
+    sys.stderr.flush()
+
+
+def _task_line(server: str, status: TaskStatus) -> None:
+    """A task's status on stderr that is not a terminal: one line per change."""
+    from codebot_mcp.cli.render import safe
+
+    sys.stderr.write(f"{safe(server, one_line=True)}: {safe(status.describe(), one_line=True)}\n")
     sys.stderr.flush()
 
 
