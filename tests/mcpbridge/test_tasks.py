@@ -258,3 +258,44 @@ def test_continue_picks_up_a_task_left_running(
     fake.queue(fo.text("nothing left"))
     code, _, err = codebot(capsys, "--cwd", str(tmp_path), "chat", "-p", "and?", "--continue")
     assert code == 0 and "started in an earlier run" not in err
+
+
+SERVER_SCENARIOS = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-dispatch-and-envelope",
+    "tasks-request-headers",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+"""The suite's server scenarios of the tasks extension, minus ``tasks-status-notifications``
+(optional notifications: it makes no check, so it could only pass vacuously)."""
+
+
+def test_the_task_server_we_test_against_passes_the_suites_task_scenarios(
+    tmp_path: Path,
+) -> None:
+    """The pinned conformance suite has no client scenario for tasks; it has server ones. Our
+    task server passing them (every check, none skipped) is what makes the tests above a
+    measure of codebot against the spec, not against a double of our own making."""
+    from tests.conformance.run import NODE, SUITE
+
+    if not NODE.exists() or not SUITE.exists():
+        pytest.fail(f"{SUITE} is missing: run `make install` (the pinned conformance suite)")
+    with run_http_server("--http", module="tasker") as url:
+        for scenario in SERVER_SCENARIOS:
+            done = subprocess.run(
+                [str(NODE), str(SUITE), "server", "--url", url, "--scenario", scenario],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=tmp_path,
+            )
+            summary = [ln for ln in done.stdout.splitlines() if ln.startswith("Passed: ")]
+            assert summary, done.stdout + done.stderr
+            passed, total = summary[-1].split()[1].rstrip(",").split("/")
+            assert int(total) > 0 and passed == total, f"{scenario}: {done.stdout}"
+            assert done.returncode == 0, f"{scenario}: {done.stdout}"

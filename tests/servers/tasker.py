@@ -6,9 +6,11 @@ extension is answered with a ``CreateTaskResult`` (``resultType: "task"``, flat 
 fields) once the task exists, and the work goes on in the background. ``tasks/get`` returns the
 ``DetailedTask`` (``result`` inlined when completed, ``error`` when failed, ``inputRequests``
 when input is required); ``tasks/update`` takes ``inputResponses``; ``tasks/cancel`` acks and
-cancels. All three refuse a request that did not declare the extension (-32021) and an unknown
-task id (-32602). A request without the extension gets the tool run synchronously (or -32021
-for ``required_task``). Handshake-era connections never get tasks.
+cancels. All three refuse a request that did not declare the extension (-32021), an unknown
+task id (-32602) and, over HTTP, an ``Mcp-Name`` header that is not the task id (-32020). A
+request without the extension gets the tool run synchronously (or -32021 for the tools whose
+task support is "required"). Handshake-era connections never get tasks. It passes the
+conformance suite's server scenarios of the extension (``tests/mcpbridge/test_tasks.py``).
 
 Tools (the conformance suite's fixture names where it has one):
 
@@ -18,9 +20,14 @@ Tools (the conformance suite's fixture names where it has one):
 - ``confirm_delete(path)``: a task that needs input: ``input_required`` with one
   ``elicitation/create`` (``confirm``: boolean, default true); result ``deleted <path>`` or
   ``kept <path>``;
-- ``failing_job()``: a task that completes with ``isError: true`` (``the job failed``);
+- ``multi_input()``: a task that asks two things at once (``name``, ``confirm``); either may be
+  answered first; result ``got <answer> and <answer>``;
+- ``failing_job()``: a task that completes with ``isError: true`` (``the job failed``); task
+  support "required";
 - ``protocol_error_job()``: a task that fails with a JSON-RPC error (-32603);
 - ``required_task()``: task support "required": without the extension, -32021;
+- ``test_tool_with_task()``: first an ``InputRequiredResult`` asking ``name`` (SEP-2322), then,
+  called again with the answer, a task whose result is ``Hello, <name>!`` ("required");
 - ``wait_forever(marker)``: a task that runs until cancelled, then writes ``cancelled`` to
   ``marker``.
 
@@ -55,6 +62,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import HEADER_MISMATCH
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
@@ -62,11 +70,14 @@ TASKS = "io.modelcontextprotocol/tasks"
 TASK_TOOLS = {
     "slow_compute",
     "confirm_delete",
+    "multi_input",
     "failing_job",
     "protocol_error_job",
     "required_task",
     "wait_forever",
 }
+REQUIRED = {"required_task", "failing_job", "test_tool_with_task"}
+"""Task support "required": a request without the extension gets -32021."""
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--poll-ms", type=int, default=200)
@@ -130,18 +141,21 @@ class Job:
             task["inputRequests"] = dict(self.pending)
         return task
 
-    async def ask(self, request: dict[str, Any]) -> Any:
-        """Park in ``input_required`` until ``tasks/update`` answers ``request``."""
-        self.keys += 1
-        key = f"{self.task_id[:6]}-input-{self.keys}"  # unique over the task's life
-        self.pending[key] = request
+    async def ask(self, *requests: dict[str, Any]) -> list[Any]:
+        """Park in ``input_required`` until ``tasks/update`` answered every one of
+        ``requests`` (several at once: each answered key leaves ``inputRequests`` at once)."""
+        keys = []
+        for request in requests:
+            self.keys += 1
+            key = f"{self.task_id[:6]}-input-{self.keys}"  # unique over the task's life
+            self.pending[key] = request
+            keys.append(key)
         self.touch("input_required", "waiting for your answer")
-        while key not in self.answers:
+        while not all(k in self.answers for k in keys):
             self.answered = anyio.Event()
             await self.answered.wait()
-        del self.pending[key]
         self.touch("working")
-        return self.answers.pop(key)
+        return [self.answers.pop(k) for k in keys]
 
 
 JOBS: dict[str, Job] = {}
@@ -169,7 +183,7 @@ async def confirm_delete(args: dict[str, Any], job: Job | None) -> dict[str, Any
     path = str(args.get("path", ""))
     if job is None:
         return text(f"kept {path} (nobody to ask without a task)")
-    answer = await job.ask(
+    [answer] = await job.ask(
         {
             "method": "elicitation/create",
             "params": {
@@ -190,6 +204,23 @@ async def confirm_delete(args: dict[str, Any], job: Job | None) -> dict[str, Any
     return text(f"deleted {path}" if confirmed else f"kept {path}")
 
 
+def _elicit(message: str, field_: str, kind: str) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {field_: {"type": kind}}, "required": [field_]}
+    return {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": schema},
+    }
+
+
+async def multi_input(args: dict[str, Any], job: Job | None) -> dict[str, Any]:
+    if job is None:
+        return text("nobody to ask without a task")
+    first, second = await job.ask(
+        _elicit("Your name?", "name", "string"), _elicit("Sure?", "confirm", "boolean")
+    )
+    return text(f"got {json.dumps(first)} and {json.dumps(second)}")
+
+
 async def failing_job(args: dict[str, Any], job: Job | None) -> dict[str, Any]:
     await anyio.sleep(0.3)
     return text("the job failed", error=True)
@@ -202,6 +233,10 @@ async def protocol_error_job(args: dict[str, Any], job: Job | None) -> dict[str,
 
 async def required_task(args: dict[str, Any], job: Job | None) -> dict[str, Any]:
     return text("ran as a task")
+
+
+async def test_tool_with_task(args: dict[str, Any], job: Job | None) -> dict[str, Any]:
+    return text(f"Hello, {args.get('user_name')}!")
 
 
 async def wait_forever(args: dict[str, Any], job: Job | None) -> dict[str, Any]:
@@ -217,9 +252,11 @@ async def wait_forever(args: dict[str, Any], job: Job | None) -> dict[str, Any]:
 WORK: dict[str, Callable[[dict[str, Any], Job | None], Awaitable[dict[str, Any]]]] = {
     "slow_compute": slow_compute,
     "confirm_delete": confirm_delete,
+    "multi_input": multi_input,
     "failing_job": failing_job,
     "protocol_error_job": protocol_error_job,
     "required_task": required_task,
+    "test_tool_with_task": test_tool_with_task,
     "wait_forever": wait_forever,
 }
 
@@ -266,6 +303,10 @@ class UpdateParams(TaskIdParams):
 def job_of(ctx: ServerRequestContext[Any, Any], params: TaskIdParams) -> Job:
     if not declared(ctx):
         raise missing_capability()
+    headers = getattr(ctx.request, "headers", None)  # Streamable HTTP only
+    named = headers.get("mcp-name") if headers is not None else None
+    if named is not None and named != params.task_id:  # SEP-2663 routing header
+        raise MCPError(code=HEADER_MISMATCH, message="Mcp-Name does not match params.taskId")
     job = JOBS.get(params.task_id)
     if job is None:
         raise MCPError(code=types.INVALID_PARAMS, message="Failed to retrieve task: Task not found")
@@ -282,6 +323,7 @@ async def tasks_update(ctx: ServerRequestContext[Any, Any], params: UpdateParams
     job = job_of(ctx, params)
     for key, answer in params.input_responses.items():
         if key in job.pending:  # unknown or already answered keys are ignored
+            del job.pending[key]
             job.answers[key] = answer
     job.answered.set()
     return {"resultType": "complete"}
@@ -312,15 +354,23 @@ class Tasks(Extension):
         call_next: CallNext,
     ) -> HandlerResult:
         log("tools/call", {"name": params.name, "arguments": params.arguments})
-        if params.name not in TASK_TOOLS:
+        if params.name not in TASK_TOOLS | REQUIRED:
             return await call_next(ctx)
         if not declared(ctx):
-            if params.name == "required_task":
+            if params.name in REQUIRED:
                 raise missing_capability()
             return await call_next(ctx)  # synchronous, as for any client
+        arguments = dict(params.arguments or {})
+        if params.name == "test_tool_with_task":  # input first (SEP-2322), then a task
+            answers = (ctx.params or {}).get("inputResponses") or {}
+            answer = answers.get("user_name") if isinstance(answers, dict) else None
+            if not isinstance(answer, dict):
+                request = _elicit("Your name?", "name", "string")
+                return {"resultType": "input_required", "inputRequests": {"user_name": request}}
+            arguments = {"user_name": (answer.get("content") or {}).get("name")}
         job = Job(secrets.token_urlsafe(16))
         JOBS[job.task_id] = job  # durably created before the answer goes out
-        GROUP[0].start_soon(run_job, job, params.name, dict(params.arguments or {}))
+        GROUP[0].start_soon(run_job, job, params.name, arguments)
         return {"resultType": "task", **job.wire()}
 
 
@@ -391,6 +441,24 @@ async def protocol_error_job_tool() -> str:
 )
 async def required_task_tool() -> str:
     return await _sync("required_task")()
+
+
+@mcp.tool(
+    name="multi_input",
+    description="Ask two things at once (a task that needs input).",
+    structured_output=False,
+)
+async def multi_input_tool() -> str:
+    return await _sync("multi_input")()
+
+
+@mcp.tool(
+    name="test_tool_with_task",
+    description="Ask a name first (SEP-2322), then greet it in a task.",
+    structured_output=False,
+)
+async def test_tool_with_task_tool() -> str:
+    return "needs the tasks extension"
 
 
 @mcp.tool(
