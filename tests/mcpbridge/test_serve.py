@@ -50,7 +50,10 @@ class Asked:
 async def serving(
     project: Path, *flags: str, mode: str = "auto", asked: Asked | None = None
 ) -> AsyncIterator[Client]:
-    """The SDK client connected to ``codebot --cwd PROJECT mcp serve FLAGS``."""
+    """The SDK client connected to ``codebot --cwd PROJECT mcp serve FLAGS`` (``--sandbox
+    off`` unless FLAGS say otherwise: a confined ``bash`` runs without asking, as in chat)."""
+    if "--sandbox" not in flags:
+        flags = (*flags, "--sandbox", "off")
     params = StdioServerParameters(
         command=CODEBOT,
         args=["--cwd", str(project), "mcp", "serve", *flags],
@@ -201,6 +204,21 @@ async def test_the_project_root_boundary_asks_even_for_reads(project: Path, tmp_
         assert "not the project's" not in text(result)
 
 
+async def test_bash_runs_in_chats_sandbox(project: Path, tmp_path: Path) -> None:
+    """The served ``bash`` is chat's: confined by default (workspace-write here), it runs
+    without asking and cannot write outside the project; leaving the sandbox asks."""
+    outside = tmp_path / "escaped.txt"
+    async with serving(project, "--sandbox", "workspace-write") as client:
+        inside = await client.call_tool("bash", {"command": "echo in > inside.txt; echo ok"})
+        assert (text(inside), inside.is_error) == ("ok", False)
+        assert (project / "inside.txt").read_text() == "in\n"
+        escaped = await client.call_tool("bash", {"command": f"echo out > {outside}"})
+        assert escaped.is_error
+        assert not outside.exists()
+        unconfined = await client.call_tool("bash", {"command": "true", "sandbox": False})
+        assert unconfined.is_error and "codebot refused 'bash'" in text(unconfined)
+
+
 async def test_bash_reports_progress(project: Path) -> None:
     seen: list[tuple[float, str | None]] = []
 
@@ -264,7 +282,7 @@ async def test_ask_runs_a_chat_session_and_summarizes_it(
 ) -> None:
     fake.queue(
         fo.tool_calls(("read", {"path": "notes.txt"})),
-        fo.tool_calls(("bash", {"command": "echo nested"})),
+        fo.tool_calls(("write", {"path": "nested.txt", "content": "x"})),
         fo.text("The notes say codebot notes."),
     )
     seen: list[str] = []
@@ -272,7 +290,7 @@ async def test_ask_runs_a_chat_session_and_summarizes_it(
     async def progress(value: float, total: float | None, message: str | None) -> None:
         seen.append(message or "")
 
-    async with serving(model_project) as client:  # no elicitation: bash inside is denied
+    async with serving(model_project) as client:  # no elicitation: write inside is denied
         result = await client.call_tool(
             "ask", {"prompt": "what do the notes say?"}, progress_callback=progress
         )
@@ -282,7 +300,10 @@ async def test_ask_runs_a_chat_session_and_summarizes_it(
     lines = summary.splitlines()
     assert lines[0].startswith("codebot's session: 3 turns, 2 tool calls; session ")
     assert lines[1] == '- read {"path": "notes.txt"}: ok'
-    assert lines[2].startswith('- bash {"command": "echo nested"}: denied (needs approval')
+    assert lines[2].startswith(
+        '- write {"path": "nested.txt", "content": "x"}: denied (needs approval'
+    )
+    assert not (model_project / "nested.txt").exists()
     structured = result.structured_content
     assert structured is not None
     assert structured["answer"] == "The notes say codebot notes."
@@ -294,7 +315,7 @@ async def test_ask_runs_a_chat_session_and_summarizes_it(
     # The prompt went to the model as a chat prompt, with chat's tools.
     first = fake.bodies[0]
     assert first["messages"][-1] == {"role": "user", "content": "what do the notes say?"}
-    assert {"read", "bash"} <= {t["function"]["name"] for t in first["tools"]}
+    assert {"read", "write", "bash"} <= {t["function"]["name"] for t in first["tools"]}
     assert "ask: turn 1: waiting for the model" in seen
     assert 'ask: running read {"path": "notes.txt"}' in seen
 

@@ -37,13 +37,22 @@ def serve_command(
     ] = None,
     elicit: ElicitOpt = None,
     allow_sampling: AllowSamplingOpt = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            metavar="MODE",
+            help="Run bash confined: read-only, workspace-write or off (default: the "
+            "'sandbox' setting; workspace-write where supported), as in chat.",
+        ),
+    ] = None,
 ) -> int:
     """Serve codebot's tools over MCP on stdio: read, edit, write, glob, grep, bash and ask.
 
     Use it from another MCP client, e.g. `claude mcp add codebot -- codebot mcp serve`. The
-    same trust, boundary and permission rules apply as in `chat`: a call that would ask is
-    asked of the client (elicitation) when it supports that, and refused otherwise, unless
-    --yes or --allow lets it run. `ask` runs a `chat -p` session and returns its answer and a
+    same trust, boundary, sandbox and permission rules apply as in `chat`: a call that would
+    ask is asked of the client (elicitation) when it supports that, and refused otherwise,
+    unless --yes or --allow lets it run. `ask` runs a `chat -p` session and returns its answer and a
     transcript summary; --elicit and --allow-sampling apply to that session's servers.
 
     Exit 0 when the client closes the connection, 3 settings error, 130 interrupted.
@@ -51,9 +60,10 @@ def serve_command(
     import anyio
 
     from codebot_mcp.cli.answers import policy
+    from codebot_mcp.cli.runtime import chat_sandbox, sandbox_mode
     from codebot_mcp.cli.signals import terminable
     from codebot_mcp.core.agent.permissions import PermissionGate
-    from codebot_mcp.core.tools.builtin import builtin_tools
+    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served, serve_stdio
 
     globals_: Globals = ctx.obj
@@ -67,14 +77,21 @@ def serve_command(
         elicit=elicit,
         allow_sampling=list(allow_sampling or []),
     )
+    options.sandbox = sandbox_mode(sandbox)
     gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
+    confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
     tools = builtin_tools(globals_.cwd, settings.project_root)
+    for tool in tools:
+        if isinstance(tool, BashTool):
+            tool.sandbox = confined
     tools.append(AskTool(ChatAsker(globals_, options)))
     served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
     try:
         anyio.run(terminable, serve_stdio, served)
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
+    finally:
+        confined.close()
     return ExitCode.OK
 
 
