@@ -355,22 +355,10 @@ class ChatRuntime:
     async def resume_tasks(self) -> list[str]:
         """Follow the tasks the resumed session left running to their end (after the servers
         started); each result joins the history as the call it was. One line per task."""
-        if not self.pending_tasks:
-            return []
-        from codebot_mcp.core.agent.toolcalls import finished_elsewhere
-        from codebot_mcp.core.model.stream import ToolCall
-        from codebot_mcp.mcpbridge.calls.resume import resume_tasks
+        from codebot_mcp.mcpbridge.calls.resume import resume_into
 
         pending, self.pending_tasks = self.pending_tasks, []
-        lines = []
-        for done in await resume_tasks(self.manager, pending):
-            lines.append(done.describe())
-            if done.result is None:
-                continue
-            call = ToolCall(done.call_id, done.name, done.arguments)
-            self.session.history.extend(finished_elsewhere(call, done.result))
-        self.session.checkpoint()
-        return lines
+        return await resume_into(self.session, self.manager, pending) if pending else []
 
     async def aclose(self) -> None:
         """Close the model's HTTP client (shielded: runs during cancellation too), remove the

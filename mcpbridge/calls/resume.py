@@ -19,6 +19,9 @@ import anyio
 from mcp import MCPError
 from pydantic import ValidationError
 
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.agent.toolcalls import finished_elsewhere
+from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result, to_tool_result
@@ -56,6 +59,21 @@ class Resumed:
             return f"{head} was not resumed: {self.problem}"
         state = "ended with an error" if self.result.is_error else "finished"
         return f"{head}, started in an earlier run, {state}; the model sees its result"
+
+
+async def resume_into(
+    session: Session, manager: Manager, pending: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """Resume ``pending`` and put each finished call into ``session``'s history, as the two
+    messages its turn would have added; one line per task for the user."""
+    lines = []
+    for done in await resume_tasks(manager, pending):
+        lines.append(done.describe())
+        if done.result is not None:
+            call = ToolCall(done.call_id, done.name, done.arguments)
+            session.history.extend(finished_elsewhere(call, done.result))
+    session.checkpoint()
+    return lines
 
 
 async def resume_tasks(manager: Manager, pending: Sequence[Mapping[str, Any]]) -> list[Resumed]:
