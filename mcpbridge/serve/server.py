@@ -1,10 +1,11 @@
 """``codebot mcp serve``: codebot's own tools as an MCP server over stdio (the SDK's lowlevel
 ``Server``, both protocol eras: the ``initialize`` handshake and 2026-07-28 requests).
 
-Every call goes the way a call of the model goes in ``chat``: the tool's own argument checks,
-the permission gate (rules, ``--yes``, ``--allow``, the project-root boundary), then the tool;
-a call that would ask is asked of the client (:mod:`.approval`). Results are scrubbed of every
-known secret and cut to ``tool_result_max_tokens``, as the agent loop does.
+Every call goes the way a call of the model goes in ``chat``: the ``PreToolUse`` hooks, the
+permission gate (rules, ``--yes``, ``--allow``, the project-root boundary, the sandbox), the
+tool, then the ``PostToolUse`` hooks; a call that would ask is asked of the client
+(:mod:`.approval`). Results are scrubbed of every known secret and cut to
+``tool_result_max_tokens``, as the agent loop does.
 
 ``bash`` and ``ask`` report progress while they run (elapsed time; each step of the session),
 and a client's cancellation ends them: the SDK cancels the call's task, ``bash`` kills its
@@ -13,7 +14,9 @@ process group, ``ask`` unwinds its session and stops its servers.
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,11 +32,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from codebot_mcp.core import __version__
+from codebot_mcp.core.agent import hooks as hook_points
 from codebot_mcp.core.agent.events import AgentEvents
+from codebot_mcp.core.agent.hooks import HookBlockedError, Hooks
 from codebot_mcp.core.agent.permissions import Decision, PermissionGate, Verdict, denial_text
 from codebot_mcp.core.agent.toolcalls import truncate
 from codebot_mcp.core.model.stream import ToolCall
-from codebot_mcp.core.secrets.redact import SECRETS
+from codebot_mcp.core.secrets.redact import SECRETS, printable
 from codebot_mcp.core.tools.base import Tool, ToolResult
 from codebot_mcp.mcpbridge.serve.approval import (
     Asking,
@@ -69,6 +74,8 @@ class Served:
     gate: PermissionGate
     cwd: str
     tool_result_max_tokens: int = 25_000
+    hooks: Hooks | None = None
+    """The user's ``PreToolUse``/``PostToolUse`` hooks (chat's; None: none configured)."""
 
 
 def build_server(served: Served) -> Server[Any]:
@@ -136,8 +143,15 @@ def _asking(ctx: ServerRequestContext[Any]) -> Asking:
     return Asking("elicit", session=session, request_id=ctx.request_id)
 
 
-async def _decide(served: Served, tool: Tool, arguments: dict[str, Any]) -> Decision:
-    """The gate's decision; ``ask`` is asked about only through its session's own calls."""
+async def _decide(
+    served: Served, tool: Tool, arguments: dict[str, Any], call: ToolCall
+) -> Decision:
+    """The hooks' and the gate's decision; ``ask`` is asked about only through its session's
+    own calls.
+
+    Raises:
+        HookBlockedError: a ``PreToolUse`` hook stopped everything.
+    """
     if isinstance(tool, AskTool):
         # The session ask runs puts each of its calls through chat's gate (asking the client
         # where a call needs it); asking about the session as a whole too would ask twice.
@@ -146,14 +160,18 @@ async def _decide(served: Served, tool: Tool, arguments: dict[str, Any]) -> Deci
         if decision.verdict is Verdict.DENY:
             return decision
         return Decision(Verdict.ALLOW, "each call of its session goes through the gate")
-    return await served.gate.check(tool, arguments)
+    hook = await hook_points.before_call(served.hooks, call, tool, arguments, _HOOK_EVENTS)
+    return await served.gate.check(tool, arguments, hook)
 
 
 async def _call(
     served: Served, tool: Tool, arguments: dict[str, Any], ctx: ServerRequestContext[Any]
 ) -> types.CallToolResult | types.InputRequiredResult:
+    call = ToolCall(f"mcp-serve-{ctx.request_id}", tool.name, json.dumps(arguments))
     try:
-        decision = await _decide(served, tool, arguments)
+        decision = await _decide(served, tool, arguments, call)
+    except HookBlockedError as exc:
+        return _error(f"codebot did not run '{tool.name}': {exc.message}")
     except NeedsAnswer as needs:
         return ElicitingApprover.question(needs)
     except CannotAsk as exc:
@@ -167,6 +185,10 @@ async def _call(
         result = await _long_running(tool, arguments, ctx)
     else:
         result = await tool.execute(arguments)
+    if not isinstance(tool, AskTool):  # its session ran the hooks around its own calls
+        result = await hook_points.after_call(
+            served.hooks, call, tool, arguments, result, _HOOK_EVENTS
+        )
     text = truncate(SECRETS(result.text), served.tool_result_max_tokens)
     structured = result.data.get("structuredContent")
     return types.CallToolResult(
@@ -244,6 +266,18 @@ def _offer(send: MemoryObjectSendStream[str], message: str) -> None:
         send.send_nowait(message)
     except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
         pass  # a slow client misses a progress line, never the call
+
+
+class _HookNotices(AgentEvents):
+    """What hooks say to the user (a warning, a system message) goes to the server's stderr,
+    which the MCP client keeps as the server's log."""
+
+    def notice(self, text: str) -> None:
+        sys.stderr.write(f"codebot mcp serve: {printable(SECRETS(text), one_line=True)}\n")
+        sys.stderr.flush()
+
+
+_HOOK_EVENTS = _HookNotices()
 
 
 class _AskProgress(AgentEvents):

@@ -396,3 +396,29 @@ async def test_stdout_carries_nothing_but_the_protocol(project: Path) -> None:
         result = await client.call_tool("bash", {"command": "echo to-stdout; echo to-stderr >&2"})
         assert text(result) == "to-stdout\nto-stderr"
         assert text(await client.call_tool("bash", {"command": "echo ok"})) == "ok"
+
+
+async def test_chats_hooks_run_around_served_calls(project: Path) -> None:
+    """A PreToolUse hook that blocks `write` blocks it here too, even with --yes; the hook is
+    told the call as chat tells it."""
+    guard = project / "guard.sh"
+    guard.write_text(
+        '#!/bin/sh\ncat > "$CLAUDE_PROJECT_DIR/guard.json"\necho "no writes today" >&2\nexit 2\n'
+    )
+    guard.chmod(0o755)
+    hooks = {
+        "PreToolUse": [{"matcher": "write", "hooks": [{"type": "command", "command": str(guard)}]}]
+    }
+    write_settings(project, {"hooks": hooks})
+    async with serving(project, "--yes") as client:
+        blocked = await client.call_tool("write", {"path": "w.txt", "content": "x"})
+        assert blocked.is_error
+        assert "blocked by a PreToolUse hook: no writes today" in text(blocked)
+        assert not (project / "w.txt").exists()
+        assert not (await client.call_tool("read", {"path": "notes.txt"})).is_error
+    given = json.loads((project / "guard.json").read_text())
+    assert given["hook_event_name"] == "PreToolUse"
+    assert given["tool_name"] == "write"
+    assert (given["tool_input"]["path"], given["tool_input"]["content"]) == ("w.txt", "x")
+    assert given["tool_input"]["file_path"] == str(project / "w.txt")  # as chat tells it
+    assert given["permission_mode"] == "bypassPermissions"  # --yes

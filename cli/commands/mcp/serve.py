@@ -18,7 +18,10 @@ from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.events import AgentEvents
+    from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.agent.permissions import Approver
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.mcpbridge.serve import AskOutcome
 
 app = typer.Typer()
@@ -67,7 +70,8 @@ def serve_command(
     from codebot_mcp.mcpbridge.serve import AskTool, Served, serve_stdio
 
     globals_: Globals = ctx.obj
-    settings, _ = apply_trust(globals_, load_settings(globals_))
+    raw = load_settings(globals_)
+    settings, _ = apply_trust(globals_, raw)
     policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
     options = ChatOptions(
         yes=yes,
@@ -86,6 +90,7 @@ def serve_command(
             tool.sandbox = confined
     tools.append(AskTool(ChatAsker(globals_, options)))
     served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
+    served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)
     try:
         anyio.run(terminable, serve_stdio, served)
     except KeyboardInterrupt:
@@ -93,6 +98,23 @@ def serve_command(
     finally:
         confined.close()
     return ExitCode.OK
+
+
+def _hooks(
+    globals_: Globals, settings: Settings, raw: Settings, sandbox: Sandbox, *, yes: bool
+) -> Hooks | None:
+    """Chat's hooks (trust-filtered, confined like ``bash``) for the served calls."""
+    from codebot_mcp.cli import extensions
+
+    ext = extensions.build(settings, raw, globals_.cwd, lambda: None, lambda: None)
+    hooks = ext.hooks
+    if hooks is None:
+        return None
+    if sandbox.active:
+        ext.spawn["confine"] = sandbox.confinement()
+        hooks.spawn = ext.spawn
+    hooks.mode_of = lambda: "bypassPermissions" if yes else "default"
+    return hooks
 
 
 class ChatAsker:
