@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
     from codebot_mcp.cli.extensions import Extensions
+    from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
@@ -238,6 +239,8 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     log: SessionLog | None = None
     """Where this conversation is saved (``core.sessions``)."""
+    checkpoints: Checkpoints | None = None
+    """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
     ext: Extensions | None = None
     """Hooks, subagents and custom commands (``cli.extensions``)."""
     sandbox: Sandbox | None = None
@@ -263,6 +266,8 @@ class ChatRuntime:
         self.settings = settings
         self.gate.rules = settings.permissions
         self.session.set_tool_search(settings.tool_search)
+        if self.log is not None:
+            self.attach_checkpoints()
         if self.agent is not None:
             self.agent.configure(settings)
         options = self.options
@@ -284,6 +289,7 @@ class ChatRuntime:
         self.agent = Agent(self.session, model, self.gate)
         self.agent.configure(settings)
         self.agent.sampler = self.manager.sampler
+        self.agent.checkpoints = self.checkpoints
         self.agent.hooks = self.ext.hooks if self.ext else None
 
     def start_log(self, session_id: str | None = None) -> None:
@@ -296,7 +302,7 @@ class ChatRuntime:
         from codebot_mcp.cli import render
         from codebot_mcp.core.agent import history as sessions
 
-        project = self.settings.project_root or self.globals.cwd
+        project = self.project
         options = self.options
         saved = None
         if session_id is not None:
@@ -320,7 +326,32 @@ class ChatRuntime:
         self.session.recorder = log
         self.log = log
         self.manager.journal = log  # tasks are remembered with the session
+        self.checkpoints = None  # a resumed session has checkpoints of its own
+        self.attach_checkpoints()
         self.follow_hooks()
+
+    @property
+    def project(self) -> Path:
+        """The project root (or the working directory): sessions and checkpoints key on it."""
+        return self.settings.project_root or self.globals.cwd
+
+    def attach_checkpoints(self) -> None:
+        """Give the agent the checkpoints of the current session, as the settings say."""
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent.checkpoints import follow
+
+        log = self.log
+        self.checkpoints = follow(
+            self.checkpoints,
+            self.settings.checkpoints,
+            self.project,
+            log.id if log else None,
+            scrub=render.REDACTOR,
+            conversation=log.size if log else lambda: None,
+            warn=render.warn,
+        )
+        if self.agent is not None:
+            self.agent.checkpoints = self.checkpoints
 
     def follow_hooks(self) -> None:
         """Tell the hooks (new after ``/mcp reload`` too) about this session and its mode."""
@@ -361,14 +392,18 @@ class ChatRuntime:
         return await resume_into(self.session, self.manager, pending) if pending else []
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (shielded: runs during cancellation too), remove the
-        sandbox's temp directory."""
+        """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during
+        cancellation too), remove the sandbox's temp directory."""
         import anyio
 
         if self.sandbox is not None:
             self.sandbox.close()
-        if self.agent is not None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            if self.checkpoints is not None and (problem := await self.checkpoints.settle()):
+                from codebot_mcp.cli import render
+
+                render.warn(problem)
+            if self.agent is not None:
                 await self.agent.model.aclose()
 
 

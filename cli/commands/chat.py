@@ -260,6 +260,8 @@ def transcript(
                 "after_tokens": c.after,
                 "cut_tool_results": c.cut_results,
                 "summarised_messages": c.summarised_messages,
+                "in_turn": c.in_turn,
+                "shortened_results": c.shortened_results,
             }
             for c in (result.compactions if result else [])
         ],

@@ -327,6 +327,10 @@ class Repl:
             await self._compact(runtime, rest.strip() or None)
         elif name == "/resume":
             await self._resume(runtime, rest.strip())
+        elif name == "/rewind":
+            from codebot_mcp.cli.repl.rewind import rewind
+
+            await rewind(runtime, rest.strip(), self.ask)
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):

@@ -203,6 +203,8 @@ HELP = """\
 /hooks        the hooks: each event's commands, and the file each comes from
 /agents       the agents task can start, and this session's subagent runs
 /resume [ID]  continue a saved session of this project (a list without ID)
+/rewind [N]   the turns and the files each changed; with N, restore the files (and if you
+              like the conversation) to before turn N
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
