@@ -311,7 +311,7 @@ async def test_ask_runs_a_chat_session_and_summarizes_it(
     assert structured["tool_calls"][0]["arguments"] == {"path": "notes.txt"}
     # The session is saved like any chat (`codebot chat --resume ID` continues it).
     sessions = Path(os.environ["CODEBOT_HOME"]) / "state" / "sessions"
-    assert [p.stem for p in sessions.rglob("*.jsonl")] == [structured["session_id"]]
+    assert [p.stem for p in sessions.glob("*/*.jsonl")] == [structured["session_id"]]
     # The prompt went to the model as a chat prompt, with chat's tools.
     first = fake.bodies[0]
     assert first["messages"][-1] == {"role": "user", "content": "what do the notes say?"}
