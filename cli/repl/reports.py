@@ -9,7 +9,7 @@ from codebot_mcp.cli.render import safe
 from codebot_mcp.core.agent.permissions import ApprovalRequest
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
 
 
 def color_diff(diff: str, stream: Any) -> str:

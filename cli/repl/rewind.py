@@ -12,7 +12,7 @@ from codebot_mcp.cli.rewindview import plan_lines, result_line, turn_lines
 from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
     from codebot_mcp.core.agent.checkpoints import Plan
 
 Ask = Callable[[str], Awaitable[str]]

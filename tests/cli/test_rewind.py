@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.cli.runtime import ChatOptions
+from codebot_mcp.cli.chat_runtime import ChatOptions
 from tests.cli.repl_driver import drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

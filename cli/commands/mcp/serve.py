@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import ChatOptions, Globals, apply_trust, load_settings
+from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def serve_command(
     import anyio
 
     from codebot_mcp.cli.answers import policy
-    from codebot_mcp.cli.runtime import chat_sandbox, sandbox_mode
+    from codebot_mcp.cli.chat_runtime import chat_sandbox, sandbox_mode
     from codebot_mcp.cli.signals import terminable
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
@@ -130,7 +131,7 @@ class ChatAsker:
         """Run the session; a failure after it started comes back in the outcome's run."""
         from dataclasses import replace
 
-        from codebot_mcp.cli.runtime import open_runtime
+        from codebot_mcp.cli.chat_runtime import open_runtime
         from codebot_mcp.core.errors import CodebotError
         from codebot_mcp.mcpbridge.serve import AskOutcome
 
