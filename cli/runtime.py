@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
+    from codebot_mcp.core.tools.sources import SkillSource
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
@@ -187,6 +190,26 @@ async def open_manager(
             yield manager
 
 
+def skill_catalog(
+    globals_: Globals, settings: Settings, source: SkillSource | None
+) -> tuple[SkillCatalog, SkillLoader]:
+    """The skills of this run: the local folders (the project's only once it is trusted, each
+    file held to what trust saw) and those ``source`` serves, with the loader that reads them.
+    Discovery reads only each ``SKILL.md``'s front matter; served skills are listed later
+    (``SkillCatalog.refresh``)."""
+    from codebot_mcp.core.config import paths, trust
+    from codebot_mcp.core.config.skills import discover
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog, trusted_digests
+
+    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    root = paths.project_home(settings.cwd, settings.project_root)
+    include = not result.needs_trust
+    local = discover(root, include_project=include)
+    digests = trusted_digests(result.definitions, root) if include else {}
+    return SkillCatalog(local, source), SkillLoader(source, digests)
+
+
 # -- chat: settings → manager → session → gate → agent --------------------------------------
 
 
@@ -230,6 +253,8 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     log: SessionLog | None = None
     """Where this conversation is saved (``core.sessions``)."""
+    skills: SkillCatalog | None = None
+    """The skills the model may load (``/skills``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -373,21 +398,25 @@ async def open_runtime(
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
+        catalog, loader = skill_catalog(globals_, settings, manager)
         session = Session(
-            chat_tools(globals_.cwd, settings, manager),
+            chat_tools(globals_.cwd, settings, manager, catalog, loader),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
             plan_mode=options.plan,
+            skills=catalog,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
+        gate.skills = catalog.activity
         from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.skills = catalog
         held.append(runtime)
         try:
             try:
@@ -417,11 +446,23 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
-def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
-    """The local layer: the built-ins, and the servers' resources for the model (read
-    capability) when any server is configured."""
+def chat_tools(
+    cwd: Path,
+    settings: Settings,
+    manager: Manager,
+    catalog: SkillCatalog | None = None,
+    loader: SkillLoader | None = None,
+) -> list[Tool]:
+    """The local layer: the built-ins, the servers' resources for the model (read capability)
+    when any server is configured, and ``skill`` when there are local skills or servers
+    (which may serve some)."""
     from codebot_mcp.core.tools.builtin import builtin_tools
+    from codebot_mcp.core.tools.builtin.skill import SkillTool
     from codebot_mcp.core.tools.resources import resource_tools
 
     local = builtin_tools(cwd, settings.project_root)
-    return local + resource_tools(manager) if settings.servers else local
+    if settings.servers:
+        local += resource_tools(manager)
+    if catalog is not None and loader is not None and (catalog.skills() or settings.servers):
+        local.append(SkillTool(catalog, loader))
+    return local

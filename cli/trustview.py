@@ -53,9 +53,15 @@ def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
 
 def describe_all(result: TrustCheck) -> list[str]:
     """One line per thing the project would do once trusted: servers (each with its facts
-    indented below), then gated settings."""
+    indented below), then gated settings, then skills (each with its files)."""
     lines = [line for config in result.servers for line in describe(config, result.api_key_env)]
     for key, value in result.gated.items():
         shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
         lines.append(f"setting {key}: {shown}")
+    for folder in result.skills:
+        files = [p[len(folder) + 1 :] for p in result.definitions if p.startswith(folder + "/")]
+        refused = [result.definitions[p] for p in result.definitions if p == folder + "/"]
+        lines.append(f"skill {folder}: instructions for the model, and files it may run")
+        shown = ", ".join(files[:8]) + (f" and {len(files) - 8} more" if len(files) > 8 else "")
+        lines.append(f"    {refused[0]}" if refused else f"    files: {shown}")
     return lines

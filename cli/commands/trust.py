@@ -29,8 +29,8 @@ def trust_command(
 ) -> int:
     """Show what the project's settings would start, and trust it.
 
-    Trust is recorded for this project file and its current server entries; a change
-    to them needs trust again.
+    Trust is recorded for this project file, its current server entries and the files of
+    its skills; a change to any of them needs trust again.
     """
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.trust import TrustReason
@@ -38,8 +38,8 @@ def trust_command(
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
     result = trust.check(settings)
-    if not result.servers and not result.gated:
-        print("This project's settings need no trust (no MCP servers, no gated settings).")
+    if not result.servers and not result.gated and not result.definitions:
+        print("This project needs no trust (no MCP servers, no gated settings, no skills).")
         return ExitCode.OK
     print(f"{render.safe(result.project_file)} would start or set:")
     for line in describe_all(result):
@@ -53,7 +53,10 @@ def trust_command(
                 "not trusting without confirmation: stdin is not a terminal",
                 hint="Run `codebot trust` in a terminal, or pass --yes.",
             )
-        answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
+        answer = input(
+            "Trust this project (start these servers, apply these settings, "
+            "offer these skills)? [y/N] "
+        )
         if answer.strip().lower() not in ("y", "yes"):
             render.warn("not trusted; the project's servers stay off")
             return ExitCode.DECLINED

@@ -18,6 +18,7 @@ from codebot_mcp.core.agent import prompt, toolsearch
 from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+from codebot_mcp.core.tools.skills import SkillCatalog
 
 Message = dict[str, Any]
 
@@ -48,6 +49,8 @@ class Session:
         cwd: The working directory (named in the prompt; project notes are looked up there).
         project_root: Where ``.codebot/`` was found, also searched for project notes.
         plan_mode: Start in plan mode (``--plan``).
+        skills: The skills the model may load (named in the prompt; served ones are listed
+            again whenever the servers change).
     """
 
     def __init__(
@@ -58,8 +61,10 @@ class Session:
         cwd: Path,
         project_root: Path | None = None,
         plan_mode: bool = False,
+        skills: SkillCatalog | None = None,
     ) -> None:
         self.source = source
+        self.skills = skills
         self.history: list[Message] = []
         self.plan_mode = plan_mode
         self.server_instructions = ""
@@ -136,6 +141,8 @@ class Session:
             return False
         self._mcp = [t for t in tools if is_mcp_tool(t)]
         self.server_instructions = self.source.instructions()
+        if self.skills is not None:
+            await self.skills.refresh()  # entries only: no skill file is read
         self._rebuild()
         return True
 
@@ -165,6 +172,8 @@ class Session:
         dynamic = prompt.dynamic_block(offered, self.server_instructions, plan_mode=self.plan_mode)
         if deferred:
             dynamic = "\n\n".join(b for b in (dynamic, catalog(deferred, prompt.server_of)) if b)
+        if self.skills is not None:
+            dynamic = "\n\n".join(b for b in (dynamic, self.skills.prompt_section()) if b)
         self.blocks = {
             "identity": self.identity,
             "instructions": self.instructions,

@@ -1,7 +1,8 @@
 """Trust for project settings: a cloned repository must not start commands on its own.
 
 Servers defined by the project's ``.codebot/settings.json`` start only once the project is
-trusted, and so do the project settings that decide where the API key goes (``base_url``,
+trusted, its skills (``.codebot/skills/``, ``.claude/skills/``) are offered only then, and so
+do the project settings that decide where the API key goes (``base_url``,
 ``api_key_env``) or let tools run without asking (``permissions.allow``). Trust is recorded per
 project root as the user reached it (never through a symlinked settings file) together with
 a hash of everything that decides what runs (see :func:`digest`), so a change needs trust
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -59,11 +60,20 @@ class TrustCheck:
     """Trust-gated settings the project file sets (``Settings.project_gated``)."""
     trusted: bool
     reason: TrustReason
+    definitions: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Project files that can run code beyond settings (skills): path relative to the project
+    root → digest of the content (``core.config.skills.project_files``)."""
 
     @property
     def needs_trust(self) -> bool:
         """True when the project asks for something that needs trust, and is not trusted."""
-        return (bool(self.servers) or bool(self.gated)) and not self.trusted
+        wants = bool(self.servers) or bool(self.gated) or bool(self.definitions)
+        return wants and not self.trusted
+
+    @property
+    def skills(self) -> list[str]:
+        """The project's skill folders among the definitions, relative to the project root."""
+        return sorted({"/".join(p.split("/")[:3]) for p in self.definitions})
 
     @property
     def changed(self) -> bool:
@@ -136,27 +146,44 @@ def run_facts(config: ServerConfig) -> dict[str, Any]:
 
 
 def digest(
-    servers: tuple[ServerConfig, ...], gated: Mapping[str, Any], root: Path | None = None
+    servers: tuple[ServerConfig, ...],
+    gated: Mapping[str, Any],
+    root: Path | None = None,
+    definitions: Mapping[str, str] | None = None,
 ) -> str:
     """A hash of everything that decides what the project runs: the project root, each server
-    entry as written and its :func:`run_facts`, and the gated settings."""
+    entry as written and its :func:`run_facts`, the gated settings, and the digest of every
+    project definition file (skills; absent from the hash when there are none, so trust
+    recorded before skills existed still holds)."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
 
-    section = {
+    section: dict[str, Any] = {
         "root": os.path.realpath(root) if root else None,
         "mcp_servers": {c.name: {"raw": c.raw, "facts": run_facts(c)} for c in servers},
         "settings": dict(gated),
     }
+    if definitions:
+        section["definitions"] = dict(definitions)
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def store_key(settings: Settings) -> str | None:
+def store_key(settings: Settings, root: Path | None = None) -> str | None:
     """The project as the user reached it: its root directory, not the file a symlinked
     ``.codebot/settings.json`` points to (that would borrow another project's trust)."""
-    if settings.project_root is None:
+    root = settings.project_root or root
+    if root is None:
         return None
-    return os.path.abspath(settings.project_root)
+    return os.path.abspath(root)
+
+
+def project_definitions(settings: Settings) -> tuple[Path | None, dict[str, str]]:
+    """The project root (:func:`paths.project_home`) and its definition files that need
+    trust: the project's skills. Empty when it has none."""
+    from codebot_mcp.core.config.skills import project_files
+
+    root = paths.project_home(settings.cwd, settings.project_root)
+    return root, project_files(root)
 
 
 def _store_path() -> Path:
@@ -177,21 +204,27 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     """Decide whether the project's servers may start."""
     servers = project_servers(settings)
     gated = settings.project_gated
+    root, defs = project_definitions(settings)
     file = settings.project_file
-    value = digest(servers, gated, settings.project_root)
-    key = store_key(settings)
+    if file is None and defs:
+        file = root / next(iter(defs)).split("/", 2)[0] if root else None
+    value = digest(servers, gated, settings.project_root or (root if defs else None), defs)
+    key = store_key(settings, root if defs else None)
     api = settings.untrusted_fallback.get("api_key_env") or settings.api_key_env
-    if (not servers and not gated) or file is None or key is None:
+    if (not servers and not gated and not defs) or file is None or key is None:
         return TrustCheck(file, value, key, api, (), {}, True, TrustReason.NOTHING)
     if assume_trusted:
-        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.FLAG)
-    if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.ENV)
-    recorded = _read_store().get(key)
-    if recorded == value:
-        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.RECORDED)
-    reason = TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED
-    return TrustCheck(file, value, key, api, servers, gated, False, reason)
+        reason = TrustReason.FLAG
+    elif os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
+        reason = TrustReason.ENV
+    else:
+        recorded = _read_store().get(key)
+        if recorded == value:
+            reason = TrustReason.RECORDED
+        else:
+            reason = TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED
+            return TrustCheck(file, value, key, api, servers, gated, False, reason, defs)
+    return TrustCheck(file, value, key, api, servers, gated, True, reason, defs)
 
 
 def record(result: TrustCheck) -> Path:
@@ -230,6 +263,9 @@ def untrusted_message(result: TrustCheck) -> str:
         parts.append(f"project servers ({names})")
     if result.gated:
         parts.append(f"project settings ({', '.join(result.gated)})")
+    if result.definitions:
+        names = ", ".join(printable(s, one_line=True) for s in result.skills)
+        parts.append(f"project skills ({names})")
     return (
         f"skipping {' and '.join(parts)} from {result.project_file}: "
         f"the project is {result.state}; "
