@@ -60,7 +60,7 @@ def _completer_base() -> type[Any]:
 
 SLASH_COMMANDS = [
     *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
-    *("/resume", "/clear", "/help", "/exit"),
+    *("/resume", "/skills", "/memory", "/init", "/clear", "/help", "/exit"),
 ]
 """The REPL's own commands, as completed at its prompt."""
 

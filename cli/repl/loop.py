@@ -20,6 +20,7 @@ from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
 from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
+from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
 from codebot_mcp.cli.repl.reports import (
     HELP,
     approval_details,
@@ -289,6 +290,8 @@ class Repl:
             await self._compact(runtime, rest.strip() or None)
         elif name == "/resume":
             await self._resume(runtime, rest.strip())
+        elif name in NOTES_AND_SKILLS:
+            await NOTES_AND_SKILLS[name](self, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):

@@ -190,6 +190,9 @@ HELP = """\
 /compact [focus]  summarise the conversation now (optionally: what to keep)
 /usage        tokens: prompt, cached, completion; last turn and this session
 /resume [ID]  continue a saved session of this project (a list without ID)
+/skills [NAME]  the skills the model may load, with their origin; NAME: show one
+/memory       the project notes loaded (AGENTS.md, CODEBOT.md...), with their sizes
+/init         write a first AGENTS.md for this project (asks before overwriting)
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from codebot_mcp.core.agent import prompt, toolsearch
 from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
+from codebot_mcp.core.config.notes import load as load_notes
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
 from codebot_mcp.core.tools.skills import SkillCatalog
 
@@ -69,7 +70,10 @@ class Session:
         self.plan_mode = plan_mode
         self.server_instructions = ""
         self.identity = prompt.IDENTITY
-        self.instructions = prompt.instructions_block(cwd, project_root)
+        self.cwd, self.project_root = cwd, project_root
+        self.notes = load_notes(cwd, project_root)
+        """The project notes in the prompt (``/memory`` shows them)."""
+        self.instructions = prompt.instructions_block(cwd, project_root, self.notes)
         self._local: list[Tool] = list(local_tools)
         self._mcp: list[Tool] = []
         self.system_prompt = ""
@@ -133,6 +137,19 @@ class Session:
         if self.source is not None and await self._refresh():
             changed = True
         return changed
+
+    def reload_notes(self) -> None:
+        """Read the project notes again (after ``/init`` wrote one) and rebuild the prompt."""
+        self.notes = load_notes(self.cwd, self.project_root)
+        self.instructions = prompt.instructions_block(self.cwd, self.project_root, self.notes)
+        self._rebuild()
+
+    async def refresh_skills(self) -> bool:
+        """List the servers' skills again (``/skills``); True when the prompt changed."""
+        if self.skills is None or not await self.skills.refresh(force=True):
+            return False
+        self._rebuild()
+        return True
 
     async def _refresh(self) -> bool:
         assert self.source is not None

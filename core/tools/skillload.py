@@ -42,6 +42,10 @@ VERIFY_HINT = (
 )
 
 
+class SkillLoadError(CodebotError):
+    """A skill that cannot be loaded as it is (dynamic, or larger than a skill may be)."""
+
+
 class SkillVerificationError(CodebotError):
     """A skill file did not match its entry (or its trusted content): nothing of it is used."""
 
@@ -95,7 +99,8 @@ class SkillLoader:
 
         Raises:
             SkillVerificationError: a file did not match its entry; nothing after it was read.
-            UsageError: the skill cannot be loaded at all (dynamic, too large, unreadable).
+            SkillLoadError: the skill cannot be loaded as it is (dynamic, too large).
+            UsageError: a local skill's file cannot be read.
             ServerError: the server failed a read.
         """
         if skill.entry is not None:
@@ -140,7 +145,7 @@ class SkillLoader:
 
     async def _load_served(self, skill: Skill, entry: SkillEntry) -> LoadedSkill:
         if entry.resources is None:
-            raise UsageError(
+            raise SkillLoadError(
                 f"skill '{skill.handle}' of server '{entry.server}' is dynamic: the server "
                 "publishes no digests for its files, so codebot cannot verify it and does "
                 "not load it",
@@ -148,7 +153,7 @@ class SkillLoader:
             )
         total = sum(f.size for f in entry.resources)
         if len(entry.resources) > MAX_FILES or total > MAX_BYTES:
-            raise UsageError(
+            raise SkillLoadError(
                 f"skill '{skill.handle}' of server '{entry.server}' lists "
                 f"{len(entry.resources)} files and {total} bytes; a skill may hold at most "
                 f"{MAX_FILES} files and {MAX_BYTES} bytes",
@@ -205,7 +210,7 @@ class SkillLoader:
         try:
             listing = list_files(directory)
         except SkillTooLargeError as exc:
-            raise UsageError(
+            raise SkillLoadError(
                 f"skill '{skill.handle}' at {directory} is too large: {exc}",
                 hint=f"A skill may hold at most {MAX_FILES} files and {MAX_BYTES} bytes.",
             ) from None
