@@ -255,6 +255,7 @@ class ChatRuntime:
     """Where this conversation is saved (``core.sessions``)."""
     skills: SkillCatalog | None = None
     """The skills the model may load (``/skills``)."""
+    skill_loader: SkillLoader | None = None
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -398,14 +399,17 @@ async def open_runtime(
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
+        from codebot_mcp.core.tools.builtin.skill import SkillTool
+
         catalog, loader = skill_catalog(globals_, settings, manager)
         session = Session(
-            chat_tools(globals_.cwd, settings, manager, catalog, loader),
+            chat_tools(globals_.cwd, settings, manager),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
             plan_mode=options.plan,
             skills=catalog,
+            skill_tool=SkillTool(catalog, loader),
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
@@ -416,7 +420,7 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
-        runtime.skills = catalog
+        runtime.skills, runtime.skill_loader = catalog, loader
         held.append(runtime)
         try:
             try:
@@ -446,23 +450,11 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
-def chat_tools(
-    cwd: Path,
-    settings: Settings,
-    manager: Manager,
-    catalog: SkillCatalog | None = None,
-    loader: SkillLoader | None = None,
-) -> list[Tool]:
-    """The local layer: the built-ins, the servers' resources for the model (read capability)
-    when any server is configured, and ``skill`` when there are local skills or servers
-    (which may serve some)."""
+def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
+    """The local layer: the built-ins, and the servers' resources for the model (read
+    capability) when any server is configured (``skill`` joins while there are skills)."""
     from codebot_mcp.core.tools.builtin import builtin_tools
-    from codebot_mcp.core.tools.builtin.skill import SkillTool
     from codebot_mcp.core.tools.resources import resource_tools
 
     local = builtin_tools(cwd, settings.project_root)
-    if settings.servers:
-        local += resource_tools(manager)
-    if catalog is not None and loader is not None and (catalog.skills() or settings.servers):
-        local.append(SkillTool(catalog, loader))
-    return local
+    return local + resource_tools(manager) if settings.servers else local

@@ -24,8 +24,7 @@ async def show_skills(runtime: ChatRuntime, name: str) -> None:
         await runtime.session.refresh_skills()  # entries only: no skill file is read
         print(catalog_text(catalog))
         return
-    tool = next((t for t in runtime.session.all_tools if t.name == "skill"), None)
-    loader = getattr(tool, "loader", None)
+    loader = runtime.skill_loader
     if loader is None:
         print("(no skills)")
         return

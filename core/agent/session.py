@@ -52,6 +52,8 @@ class Session:
         plan_mode: Start in plan mode (``--plan``).
         skills: The skills the model may load (named in the prompt; served ones are listed
             again whenever the servers change).
+        skill_tool: The tool that loads them (``skill``): offered, after the local layer,
+            while there is at least one skill.
     """
 
     def __init__(
@@ -63,9 +65,11 @@ class Session:
         project_root: Path | None = None,
         plan_mode: bool = False,
         skills: SkillCatalog | None = None,
+        skill_tool: Tool | None = None,
     ) -> None:
         self.source = source
         self.skills = skills
+        self._skill_tool = skill_tool
         self.history: list[Message] = []
         self.plan_mode = plan_mode
         self.server_instructions = ""
@@ -96,7 +100,10 @@ class Session:
 
     @property
     def all_tools(self) -> list[Tool]:
-        """Local tools, then MCP tools."""
+        """Local tools (with ``skill`` while there are skills), then MCP tools."""
+        skill = self._skill_tool
+        if skill is not None and self.skills is not None and self.skills.skills():
+            return [*self._local, skill, *self._mcp]
         return [*self._local, *self._mcp]
 
     @property
