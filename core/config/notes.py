@@ -126,7 +126,8 @@ class _Loader:
         if real in self.seen:
             return
         if not real.is_relative_to(fence):
-            self.skipped.append((path, f"outside {display(fence, self.root)}; not imported"))
+            where = "the project" if fence == self.root else display(fence, self.root)
+            self.skipped.append((path, f"outside {where}; not imported"))
             return
         self.seen.add(real)
         try:

@@ -278,7 +278,12 @@ def skill_directory(skill: Skill) -> Path | None:
 
 
 def trusted_digests(definitions: Mapping[str, str], root: Path | None) -> dict[Path, str]:
-    """The trust check's project files as absolute paths → digest, for checking at load."""
+    """The trust check's project files as absolute paths → digest, for checking at load (a
+    symlink is left out: a read through it is checked against the file it leads to)."""
     if root is None:
         return {}
-    return {(root / rel).resolve(): value for rel, value in definitions.items()}
+    return {
+        (root / rel).resolve(): value
+        for rel, value in definitions.items()
+        if value.startswith("sha256:")
+    }

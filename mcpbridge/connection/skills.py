@@ -37,6 +37,10 @@ MAX_ENTRIES = 5_000
 """Skill entries kept per server: the catalog is for a prompt, not an archive."""
 MAX_URI = 2_048
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""A served skill's name: what the model passes to ``skill`` after ``SERVER:`` (the Agent
+Skills rules are stricter: lowercase; codebot accepts what it can name safely)."""
+_UNPRINTABLE = re.compile(r"[\x00-\x20\x7f-\x9f]")
 
 
 class ListSkillsRequest(types.PaginatedRequest[Literal["skills/list"]]):
@@ -181,6 +185,8 @@ def parse_entry(server: str, raw: Any, where: str) -> SkillEntry | str:
     uri = item.get("uri")
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI:
         return f"{where}: no 'uri' string"
+    if _UNPRINTABLE.search(uri):
+        return f"{where}: the uri {uri!r} holds spaces or control characters"
     if not uri.endswith("/SKILL.md"):
         return f"{uri}: the uri does not end in /SKILL.md"
     front = item.get("frontmatter")
@@ -194,6 +200,8 @@ def parse_entry(server: str, raw: Any, where: str) -> SkillEntry | str:
         return f"{uri}: the frontmatter has no 'description'"
     if skill_path(uri)[-1] != name:
         return f"{uri}: the skill's name {name!r} is not the last segment of its path"
+    if not NAME.match(name):
+        return f"{uri}: the skill's name {name!r} is not a skill name"
     resources = _resources(uri, item.get("resources"))
     if isinstance(resources, str):
         return resources
@@ -213,6 +221,8 @@ def _resources(uri: str, raw: Any) -> tuple[SkillFile, ...] | str | None:
         file_uri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
         if not isinstance(file_uri, str) or not file_uri or len(file_uri) > MAX_URI:
             return f"{uri}: resources[{index}] has no 'uri' string"
+        if _UNPRINTABLE.search(file_uri):
+            return f"{uri}: resources[{index}] has spaces or control characters in its uri"
         if not isinstance(digest, str) or not DIGEST.match(digest):
             return f"{uri}: resources[{index}] ({file_uri}) has no sha256:<64 hex> 'digest'"
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:

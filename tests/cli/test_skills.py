@@ -221,6 +221,24 @@ def test_a_skill_addressed_by_uri_is_got_then_verified(
     assert "server 'docs' rejected skills/get skill://nope/SKILL.md" in err
 
 
+def test_invalid_entries_are_reported_not_offered(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.servers(docs=["--invalid"])
+    code, out, err = project.cli(capsys, "skills", "list", "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert [s["name"] for s in view["skills"]] == ["docs:git-workflow", "docs:pdf-processing"]
+    assert view["invalid"] == [
+        "server 'docs': skill://broken/SKILL.md: 'resources' is neither an array nor "
+        '"dynamic" (hosts must not load it)',
+        "server 'docs': skill://impostor/SKILL.md: the skill's name 'git-workflow' is not "
+        "the last segment of its path",
+    ]
+    code, out, _ = project.cli(capsys, "skills", "list")
+    assert "invalid: server 'docs': skill://broken/SKILL.md" in out
+
+
 def test_a_dynamic_skill_is_not_loaded(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,8 @@ ordinary resource read with ``resources/read``. Skills served:
   ``skill://acme/support/refunds`` (one name, two paths);
 - with ``--dynamic``: ``daily`` at ``skill://reports/daily`` with ``resources: "dynamic"``;
 - with ``--extra NAME`` (repeatable): a one-file skill ``NAME``;
+- with ``--invalid``: two entries a host must not load (no ``resources``; a name that is not
+  the last segment of the URI);
 - ``hidden`` (``skill://hidden/SKILL.md``) is never listed, only served by URI (skills/get).
 
 ``--tamper MODE`` makes the served bytes disagree with the listed entry:
@@ -96,6 +98,10 @@ class Catalog:
         for name in args.extra:
             self.add(name, {"SKILL.md": skill_md(name, f"The server's {name} skill")})
         self.add("hidden", {"SKILL.md": skill_md("hidden", "Served by URI only")}, listed=False)
+        if args.invalid:
+            self.add("broken", {"SKILL.md": skill_md("broken", "No resources")})
+            del self.entries["skill://broken/SKILL.md"]["resources"]
+            self.add("impostor", {"SKILL.md": skill_md("git-workflow", "Not what it says")})
         if args.tamper:
             self.tamper(args.tamper)
 
@@ -201,6 +207,7 @@ def main() -> None:
     parser.add_argument("--tamper", choices=["digest", "size", "frontmatter", "file"])
     parser.add_argument("--collide", action="store_true")
     parser.add_argument("--dynamic", action="store_true")
+    parser.add_argument("--invalid", action="store_true")
     parser.add_argument("--extra", action="append", default=[])
     parser.add_argument("--name", default="skills")
     args = parser.parse_args()
