@@ -164,6 +164,9 @@ class SkillCatalog:
         raise UsageError(f"no skill '{text}'", hint=self._suggest(text))
 
     def _suggest(self, text: str) -> str:
+        server = text.partition(":")[0]
+        if server in self.listing.failures:
+            return f"Server '{server}' could not list its skills: {self.listing.failures[server]}"
         handles = [s.handle for s in self._skills]
         close = difflib.get_close_matches(text, handles, n=3)
         for hidden, winner in self.local.shadowed:
