@@ -6,7 +6,7 @@ NODE_DIR := tests/node
 CONFORMANCE_DIR := tests/conformance
 
 .DEFAULT_GOAL := help
-.PHONY: help install test conformance lint layers format typecheck demo bench clean
+.PHONY: help install test test-fast conformance lint layers docs format typecheck demo bench clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -34,6 +34,10 @@ lint: ## ruff (format and lint) and mypy
 	@mkdir -p build/typecheck/codebot_mcp
 	@for p in cli core mcpbridge; do ln -sfn ../../../$$p build/typecheck/codebot_mcp/$$p; done
 	$(BIN)/mypy
+
+docs: ## Regenerate the command reference (docs/reference.md) and build the docs site, strict
+	$(BIN)/python -m tests.docs_reference --write
+	$(BIN)/mkdocs build --strict --quiet
 
 layers: ## Write each sub-package's ruff.toml from the layer table in tests/layers.py
 	$(BIN)/python -m tests.layers --write

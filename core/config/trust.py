@@ -27,7 +27,8 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.fsutil import atomic_write
 from codebot_mcp.core.proc.lookup import find_command
-from codebot_mcp.core.secrets.redact import expandable_values, is_credential_name
+from codebot_mcp.core.secrets.credentials import is_credential_name
+from codebot_mcp.core.secrets.redact import expandable_values
 
 TRUST_ENV = "CODEBOT_TRUST_PROJECT"
 STORE_NAME = "trust.json"

@@ -314,9 +314,9 @@ def test_approval_diff_is_coloured_only_on_a_terminal(monkeypatch: pytest.Monkey
 
 
 def test_bare_resume_gets_an_empty_value() -> None:
-    from codebot_mcp.cli.app import _optional_values  # pyright: ignore[reportPrivateUsage]
+    from codebot_mcp.cli._typer import optional_values
 
-    assert _optional_values(["chat", "--resume"]) == ["chat", "--resume", ""]
-    assert _optional_values(["chat", "--resume", "-p", "x"]) == ["chat", "--resume", "", "-p", "x"]
-    assert _optional_values(["chat", "--resume", "abc"]) == ["chat", "--resume", "abc"]
-    assert _optional_values(["chat", "-p", "--", "--resume"]) == ["chat", "-p", "--", "--resume"]
+    assert optional_values(["chat", "--resume"]) == ["chat", "--resume", ""]
+    assert optional_values(["chat", "--resume", "-p", "x"]) == ["chat", "--resume", "", "-p", "x"]
+    assert optional_values(["chat", "--resume", "abc"]) == ["chat", "--resume", "abc"]
+    assert optional_values(["chat", "-p", "--", "--resume"]) == ["chat", "-p", "--", "--resume"]
