@@ -20,6 +20,7 @@ from codebot_mcp.core.errors import ModelError, SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
+    from codebot_mcp.cli.extensions import Extensions
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.skillload import SkillLoader
     from codebot_mcp.core.tools.skills import SkillCatalog
-    from codebot_mcp.core.tools.sources import SkillSource
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
@@ -190,26 +191,6 @@ async def open_manager(
             yield manager
 
 
-def skill_catalog(
-    globals_: Globals, settings: Settings, source: SkillSource | None
-) -> tuple[SkillCatalog, SkillLoader]:
-    """The skills of this run: the local folders (the project's only once it is trusted, each
-    file held to what trust saw) and those ``source`` serves, with the loader that reads them.
-    Discovery reads only each ``SKILL.md``'s front matter; served skills are listed later
-    (``SkillCatalog.refresh``)."""
-    from codebot_mcp.core.config import paths, trust
-    from codebot_mcp.core.config.skills import discover
-    from codebot_mcp.core.tools.skillload import SkillLoader
-    from codebot_mcp.core.tools.skills import SkillCatalog, trusted_digests
-
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
-    root = paths.project_home(settings.cwd, settings.project_root)
-    include = not result.needs_trust
-    local = discover(root, include_project=include)
-    digests = trusted_digests(result.definitions, root) if include else {}
-    return SkillCatalog(local, source), SkillLoader(source, digests)
-
-
 # -- chat: settings → manager → session → gate → agent --------------------------------------
 
 
@@ -230,6 +211,8 @@ class ChatOptions:
     """``--continue``: resume the latest session of this project."""
     resume: str | None = None
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
+    sandbox: str | None = None
+    """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
 
 
 @dataclass
@@ -256,6 +239,10 @@ class ChatRuntime:
     skills: SkillCatalog | None = None
     """The skills the model may load (``/skills``)."""
     skill_loader: SkillLoader | None = None
+    ext: Extensions | None = None
+    """Hooks, subagents and custom commands (``cli.extensions``)."""
+    sandbox: Sandbox | None = None
+    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -296,6 +283,7 @@ class ChatRuntime:
         self.agent = Agent(self.session, model, self.gate)
         self.agent.configure(settings)
         self.agent.sampler = self.manager.sampler
+        self.agent.hooks = self.ext.hooks if self.ext else None
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -329,11 +317,45 @@ class ChatRuntime:
             log.adopt(self.session)
         self.session.recorder = log
         self.log = log
+        self.follow_hooks()
+
+    def follow_hooks(self) -> None:
+        """Tell the hooks (new after ``/mcp reload`` too) about this session and its mode."""
+        hooks = self.ext.hooks if self.ext else None
+        if hooks is None:
+            return
+        hooks.mode_of = _mode_of(self.session, self.options)
+        if self.log is not None:
+            hooks.session_id, hooks.transcript_path = self.log.id, str(self.log.path)
+        if self.agent is not None:
+            self.agent.hooks = hooks
+
+    async def session_started(self, source: str) -> None:
+        """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
+        from codebot_mcp.core.agent.hooks import session_start
+
+        hooks = self.ext.hooks if self.ext else None
+        for warning in await session_start(hooks, source):
+            from codebot_mcp.cli import render
+
+            render.warn(warning)
+
+    def reload_extensions(self, settings: Settings, raw: Settings) -> None:
+        """Read hooks, agents and commands again (``/mcp reload``)."""
+        from codebot_mcp.cli import extensions
+
+        if self.ext is not None:
+            extensions.reload(self.ext, settings, raw, self.globals.cwd)
+            self.follow_hooks()
+            self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
 
     async def aclose(self) -> None:
-        """Close the model's HTTP client (shielded: runs during cancellation too)."""
+        """Close the model's HTTP client (shielded: runs during cancellation too), remove the
+        sandbox's temp directory."""
         import anyio
 
+        if self.sandbox is not None:
+            self.sandbox.close()
         if self.agent is not None:
             with anyio.CancelScope(shield=True):
                 await self.agent.model.aclose()
@@ -388,22 +410,38 @@ async def open_runtime(
         SettingsError: the settings cannot be read.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
+    from codebot_mcp.cli import extensions
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.model.config import resolve_config
 
-    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
+    raw = load_settings(globals_)
+    settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
+    ext = extensions.build(
+        settings,
+        raw,
+        globals_.cwd,
+        lambda: held[0].agent if held else None,
+        lambda: held[0].log if held else None,
+    )
+    if approver is not None:  # hooks may come with /mcp reload: looked up when asking
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent.hooks import notifying
+
+        approver = notifying(lambda: ext.hooks, approver, render.warn)
+    sandbox = chat_sandbox(globals_, settings, options)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
+        task = ext.subagents.tool()
         from codebot_mcp.core.tools.builtin.skill import SkillTool
 
-        catalog, loader = skill_catalog(globals_, settings, manager)
+        catalog, loader = extensions.skill_catalog(settings, manager)
         session = Session(
-            chat_tools(globals_.cwd, settings, manager),
+            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -421,6 +459,13 @@ async def open_runtime(
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
         runtime.skills, runtime.skill_loader = catalog, loader
+        runtime.sandbox = sandbox
+        if sandbox.active:  # hooks run inside the sandbox too
+            ext.spawn["confine"] = sandbox.confinement()
+            if ext.hooks is not None:
+                ext.hooks.spawn = ext.spawn
+        runtime.ext = ext
+        runtime.follow_hooks()
         held.append(runtime)
         try:
             try:
@@ -429,9 +474,21 @@ async def open_runtime(
                 if need_model:
                     raise
             runtime.start_log()
+            await runtime.session_started("resume" if session.history else "startup")
             yield runtime
         finally:
             await runtime.aclose()
+
+
+def _mode_of(session: Session, options: ChatOptions) -> Callable[[], str]:
+    """``permission_mode`` for hooks, as Claude Code names them."""
+
+    def mode() -> str:
+        if session.plan_mode:
+            return "plan"
+        return "bypassPermissions" if options.yes else "default"
+
+    return mode
 
 
 def chat_answers(
@@ -450,11 +507,46 @@ def chat_answers(
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
-def chat_tools(cwd: Path, settings: Settings, manager: Manager) -> list[Tool]:
-    """The local layer: the built-ins, and the servers' resources for the model (read
-    capability) when any server is configured (``skill`` joins while there are skills)."""
-    from codebot_mcp.core.tools.builtin import builtin_tools
+def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:
+    """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
+    lacks is said once, here."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.security.sandbox import Sandbox
+
+    config = settings.sandbox
+    mode, source = options.sandbox, "--sandbox"
+    if mode is None:
+        mode = config.mode
+        source = "the 'sandbox' setting" if mode is not None else "the default"
+    sandbox = Sandbox(
+        mode,
+        network=config.network,
+        workspace=settings.project_root or globals_.cwd,
+        roots=settings.roots,
+        writable=config.writable,
+        source=source,
+    )
+    notice = sandbox.notice()
+    if notice is not None:
+        render.warn(notice)
+    return sandbox
+
+
+def chat_tools(
+    cwd: Path,
+    settings: Settings,
+    manager: Manager,
+    extra: list[Tool] | None = None,
+    sandbox: Sandbox | None = None,
+) -> list[Tool]:
+    """The local layer: the built-ins (``bash`` in ``sandbox``), ``extra`` (``task``), and
+    the servers' resources for the model (read capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
     local = builtin_tools(cwd, settings.project_root)
+    for tool in local:
+        if isinstance(tool, BashTool):
+            tool.sandbox = sandbox
+    local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local

@@ -24,6 +24,7 @@ from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import Agent, RunResult
 
 
@@ -66,6 +67,15 @@ def chat_command(
             "--resume", help="Resume session ID (a list to pick from without ID).", metavar="[ID]"
         ),
     ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            metavar="MODE",
+            help="Run bash confined for this run: read-only, workspace-write or off "
+            "(default: the 'sandbox' setting; workspace-write where supported).",
+        ),
+    ] = None,
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
@@ -86,6 +96,7 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
+    options.sandbox = _sandbox_mode(sandbox)
     if continue_ and resume is not None:
         from codebot_mcp.core.errors import UsageError
 
@@ -128,6 +139,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     """
     import anyio
 
+    from codebot_mcp.cli import extensions
     from codebot_mcp.cli.repl.chatview import Status, TurnView, empty_answer_message, report_mcp
     from codebot_mcp.core.agent.loop import Outcome
 
@@ -137,6 +149,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     async with open_runtime(globals_, options, None, need_model=True) as runtime:
         agent = runtime.agent
         assert agent is not None
+        prompt, command = _custom_command(runtime, options.prompt)
         status = Status()
         view = TurnView(status, stream_text=False)
         result: RunResult | None = None
@@ -149,7 +162,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:
-                    result = await agent.run(options.prompt, view)
+                    async with extensions.running(agent, command):
+                        result = await agent.run(prompt, view)
                 except CodebotError as exc:  # raised below, outside the group: not wrapped
                     failure = exc
                 finally:
@@ -173,6 +187,41 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         if not options.as_json:
             print(render.safe(result.text))
         return ExitCode.OK
+
+
+def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomCommand | None]:
+    """``-p "/review src/app.py"``: a custom command's prompt; anything else as written."""
+    import re
+
+    from codebot_mcp.cli import extensions
+
+    found = extensions.command_for(runtime.ext, prompt)
+    if found is not None:
+        command, text = found
+        print(render.style(f"(/{command.name})", "2", sys.stderr), file=sys.stderr)
+        return text, command
+    head = prompt.strip().split(" ", 1)[0]
+    if re.fullmatch(r"/[A-Za-z0-9_][A-Za-z0-9_.:-]*", head):
+        names = ", ".join(f"/{n}" for n in runtime.ext.commands.commands) if runtime.ext else ""
+        render.warn(
+            f"'{head}' is not a custom command, so the prompt goes to "
+            f"the model as written (custom commands: {names or 'none'})"
+        )
+    return prompt, None
+
+
+def _sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE``, checked (a usage error names the modes)."""
+    from codebot_mcp.core.config.sandboxing import MODES
+
+    if value is None or value in MODES:
+        return value
+    from codebot_mcp.core.errors import UsageError
+
+    raise UsageError(
+        f"--sandbox {value}: unknown mode",
+        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
+    )
 
 
 def _list_for_resume(globals_: Globals) -> None:
@@ -236,9 +285,11 @@ def transcript(
                 "rejected": r.rejected,
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
+                "sandbox": r.result.data.get("sandbox"),
             }
             for r in records
         ],
+        "sandbox": runtime.sandbox.mode if runtime.sandbox else None,
         "messages": runtime.session.history,
         "error": _error_dict(result, error),
         "exit_code": int(_exit_code(result, error)),

@@ -1,8 +1,8 @@
 """``codebot skills list|show``: the skills the model may load, and one loaded as it would.
 
 Both read the local skills folders and start the configured MCP servers (trusted ones only),
-so the served skills are listed too. ``list`` reads no skill file (front matter of local
-``SKILL.md`` files aside; ``skills/list`` for served ones). ``show`` loads one skill exactly as
+so the served skills are listed too. ``list`` reads no file of a served skill (``skills/list``
+only), and of a local skill only its ``SKILL.md``. ``show`` loads one skill exactly as
 the ``skill`` tool does: every file verified against its entry before anything of it is used;
 the first failure stops the load (exit 1) naming the file and what did not match.
 """
@@ -18,7 +18,7 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.commands.mcp.common import JsonOpt, TimeoutOpt, servers_for, started
-from codebot_mcp.cli.runtime import Globals, open_manager, skill_catalog
+from codebot_mcp.cli.runtime import Globals, open_manager
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -40,15 +40,17 @@ async def opened(
 ) -> AsyncIterator[tuple[SkillCatalog, SkillLoader, list[str]]]:
     """The catalog with every server started and its skills listed (entries only), the
     loader, and the servers that failed to start."""
+    from codebot_mcp.cli.extensions import skill_catalog  # deferred: `--help` stays light
+
     if not servers:
-        catalog, loader = skill_catalog(globals_, settings, None)
+        catalog, loader = skill_catalog(settings, None)
         yield catalog, loader, []
         return
     from codebot_mcp.cli.answers import policy
 
     async with open_manager(servers, agent=policy(settings, None, None)) as manager:
         failed = await started(manager, list(servers), None)
-        catalog, loader = skill_catalog(globals_, settings, manager)
+        catalog, loader = skill_catalog(settings, manager)
         await catalog.refresh()
         yield catalog, loader, failed
 
@@ -57,7 +59,7 @@ async def opened(
 def list_command(ctx: typer.Context, as_json: JsonOpt = False, timeout: TimeoutOpt = None) -> int:
     """List every skill with its origin: a local folder, or a server and a URI.
 
-    Reads no skill file (for a local skill, only the front matter of its SKILL.md).
+    Reads no file of a served skill, and of a local skill only its SKILL.md.
     Exit 0 ok, 3 settings error, 4 a server failed (the others' skills are listed).
     """
     import anyio

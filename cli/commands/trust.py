@@ -1,4 +1,5 @@
-"""``codebot trust``: review the project's MCP servers and record trust for them."""
+"""``codebot trust``: review what the project would run (MCP servers, gated settings, hooks,
+agents, commands, skills) and record trust for it."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def trust_command(
 ) -> int:
     """Show what the project's settings would start, and trust it.
 
-    Trust is recorded for this project file, its current server entries and the files of
-    its skills; a change to any of them needs trust again.
+    Trust is recorded for this project file and its current server entries; a change
+    to them needs trust again.
     """
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.trust import TrustReason
@@ -38,10 +39,13 @@ def trust_command(
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
     result = trust.check(settings)
-    if not result.servers and not result.gated and not result.definitions:
-        print("This project needs no trust (no MCP servers, no gated settings, no skills).")
+    if not result.asks:
+        print(
+            "This project needs no trust (no MCP servers, no gated settings, no hooks, "
+            "agents, commands or skills)."
+        )
         return ExitCode.OK
-    print(f"{render.safe(result.project_file)} would start or set:")
+    print(f"{render.safe(result.project_file or result.root)} would start or set:")
     for line in describe_all(result):
         print(f"  {render.safe(line, one_line=True)}")  # a newline in a value fakes no line
     if result.trusted and result.reason is TrustReason.RECORDED:
@@ -53,10 +57,7 @@ def trust_command(
                 "not trusting without confirmation: stdin is not a terminal",
                 hint="Run `codebot trust` in a terminal, or pass --yes.",
             )
-        answer = input(
-            "Trust this project (start these servers, apply these settings, "
-            "offer these skills)? [y/N] "
-        )
+        answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             render.warn("not trusted; the project's servers stay off")
             return ExitCode.DECLINED

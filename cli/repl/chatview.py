@@ -206,15 +206,18 @@ class TurnView(AgentEvents):
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """``✓ name (0.1s)`` or ``✗ name: first line``."""
         self.status.clear()
+        sandbox = result.data.get("sandbox")
+        where = f", sandbox: {render.safe(sandbox, one_line=True)}" if sandbox else ""
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
             name = render.safe(call.name, one_line=True)
+            name += f" [sandbox: {render.safe(sandbox, one_line=True)}]" if sandbox else ""
             why = result.text.removeprefix(f"{call.name}: ")  # built-ins start with their name
             print(f"  {mark} {name}: {render.first_line(why)}", file=sys.stderr)
         else:
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)
-            print(f"  {mark} {name} ({seconds:.1f}s)", file=sys.stderr)
+            print(f"  {mark} {name} ({seconds:.1f}s{where})", file=sys.stderr)
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """``⊘ name denied: reason``."""

@@ -2,9 +2,11 @@
 
 One :meth:`Agent.run` per user prompt. Every model turn sees the session's current tools
 (``before_prompt`` runs first). Tool calls of one turn are approved one after another (so the
-user is never asked two questions at once), then run concurrently; results go back in call
-order. Any tool failure (unknown name, invalid JSON, denial, an exception, a huge result)
-becomes a tool result the model can read; only model API errors and the turn limit raise.
+user is never asked two questions at once) and run in order: reads together, a call that may
+change something alone, after the reads before it (:meth:`Agent._run_calls`); results go
+back in call order. Any tool failure (unknown name, invalid JSON, denial, an exception, a huge
+result) becomes a tool result the model can read; only model API errors and the turn limit
+raise.
 
 Cancellation (Ctrl-C) is ordinary structured cancellation: the running request and tool calls
 are cancelled, and the history keeps only complete turns, so the next request is valid.
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codebot_mcp.core.agent import hooks as hook_points
 from codebot_mcp.core.agent.context import Compaction, ContextBudget, window_for
 from codebot_mcp.core.agent.events import (
     AgentEvents,
@@ -35,7 +38,7 @@ from codebot_mcp.core.errors import CodebotError, TurnLimitError
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
-from codebot_mcp.core.tools.base import Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
 
 __all__ = [
     "Agent",
@@ -48,6 +51,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.config.settings import Settings
 
 REPEAT_WARN_AT = 3
@@ -106,6 +110,8 @@ class Agent:
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
+        self.hooks: Hooks | None = None
+        """The user's hooks (``core.agent.hooks``); None: none configured."""
         self._warned_model: str | None = None
 
     def configure(self, settings: Settings) -> None:
@@ -132,13 +138,16 @@ class Agent:
             ModelError: the model API failed (after compaction and retries).
             TurnLimitError: ``max_turns`` model turns ended without a final answer, or the
                 model kept repeating one call.
+            HookBlockedError: a hook blocked the prompt, or stopped the run.
         """
         events = events or AgentEvents()
+        prompt = await hook_points.submit(self.hooks, prompt, events)
         history = self.session.history
         start = len(history)
         history.append({"role": "user", "content": prompt})
         result = self.last = RunResult()
         seen: Counter[tuple[str, str]] = Counter()
+        stop_hook_active = False
         if self.sampler is not None:
             self.sampler.begin_turn(result.usage)
         try:
@@ -153,6 +162,9 @@ class Agent:
                 result.finish_reason = reply.finish_reason
                 if not reply.tool_calls:
                     history.append(reply.message())
+                    if await hook_points.keep_going(self.hooks, history, stop_hook_active, events):
+                        stop_hook_active = True
+                        continue
                     result.text = reply.text
                     result.outcome = Outcome.ANSWER if reply.text.strip() else Outcome.EMPTY
                     self.session.checkpoint()
@@ -230,6 +242,10 @@ class Agent:
         self, start: int, events: AgentEvents, result: RunResult, *, force: bool = False
     ) -> bool:
         session = self.session
+        if self.hooks and self.hooks.selected("PreCompact", ("auto",)):
+            over = self.budget.cost(session.messages(), session.tool_schemas()) > self.budget.limit
+            if force or over:
+                await hook_points.before_compact(self.hooks, "auto", None, events)
         done = await self.budget.fit(
             session.history,
             start,
@@ -244,13 +260,17 @@ class Agent:
         events.compacted(done)
         return True
 
-    async def compact(self, focus: str | None = None) -> Compaction | None:
+    async def compact(
+        self, focus: str | None = None, events: AgentEvents | None = None
+    ) -> Compaction | None:
         """``/compact``: summarise the whole conversation now (cut old tool results first).
 
         Raises:
             ModelError: the summary request failed.
+            HookBlockedError: a ``PreCompact`` hook blocked it.
         """
         session = self.session
+        await hook_points.before_compact(self.hooks, "manual", focus, events or AgentEvents())
         done = await self.budget.fit(
             session.history,
             len(session.history),
@@ -303,8 +323,26 @@ class Agent:
     async def _run_calls(
         self, calls: list[ToolCall], events: AgentEvents, seen: Counter[tuple[str, str]]
     ) -> list[ToolRecord]:
+        """Run one turn's calls in order: reads together, a change alone.
+
+        Calls with read capability are approved as they come and run concurrently. A call
+        that may change something (any other capability: ``edit``, ``write``, ``bash``, an
+        MCP tool not classified read) waits for the reads before it, is then approved (its
+        diff computed against the files as they are now) and runs alone, before anything
+        after it starts. Two edits of one file therefore both apply, the second on the first.
+        """
         records: list[ToolRecord | None] = [None] * len(calls)
-        runnable: list[tuple[int, Tool, dict[str, Any]]] = []
+        reads: list[tuple[int, Tool, dict[str, Any]]] = []
+
+        async def execute(index: int, tool: Tool, arguments: dict[str, Any]) -> None:
+            records[index] = await self._execute(calls[index], tool, arguments, events)
+
+        async def run_reads() -> None:
+            async with anyio.create_task_group() as group:
+                for index, tool, arguments in reads:
+                    group.start_soon(execute, index, tool, arguments)
+            reads.clear()
+
         for index, call in enumerate(calls):
             problem = self._problem(call, seen)
             if isinstance(problem, str):
@@ -313,39 +351,45 @@ class Agent:
                 records[index] = ToolRecord(call, rejected, rejected=True)
                 continue
             tool, arguments = problem
-            decision = await self.gate.check(tool, arguments)
+            read = tool.permission().capability is Capability.READ
+            if not read:
+                await run_reads()  # a change runs after the reads before it, and alone
+            hook = await hook_points.before_call(self.hooks, call, tool, arguments, events)
+            decision = await self.gate.check(tool, arguments, hook)
             if not decision.allowed:
                 events.tool_denied(call, decision)
                 denied = ToolResult(denial_text(call.name, decision), is_error=True)
                 records[index] = ToolRecord(call, denied, denied=True, reason=decision.reason)
-                continue
-            runnable.append((index, tool, arguments))
-
-        async def execute(index: int, tool: Tool, arguments: dict[str, Any]) -> None:
-            call = calls[index]
-            events.tool_started(call, tool)
-            began = time.monotonic()
-            try:
-                result = await tool.execute(arguments)
-            except CodebotError as exc:  # e.g. a dead MCP transport: the model must know
-                result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
-            except Exception as exc:  # boundary: a buggy tool must not end the conversation
-                result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
-            # A server may echo a secret it was given (its own Authorization header): scrub
-            # every known secret before the model, the transcript or the terminal sees it.
-            result = ToolResult(
-                truncate(SECRETS(result.text), self.tool_result_max_tokens),
-                result.is_error,
-                scrub(result.data),
-            )
-            seconds = time.monotonic() - began
-            events.tool_finished(call, result, seconds)
-            records[index] = ToolRecord(call, result, seconds=seconds)
-
-        async with anyio.create_task_group() as group:
-            for index, tool, arguments in runnable:
-                group.start_soon(execute, index, tool, arguments)
+            elif read:
+                reads.append((index, tool, arguments))
+            else:
+                await execute(index, tool, arguments)
+        await run_reads()
         return [r for r in records if r is not None]
+
+    async def _execute(
+        self, call: ToolCall, tool: Tool, arguments: dict[str, Any], events: AgentEvents
+    ) -> ToolRecord:
+        """Run one approved call; any failure becomes an error result the model reads."""
+        events.tool_started(call, tool)
+        began = time.monotonic()
+        try:
+            result = await tool.execute(arguments)
+        except CodebotError as exc:  # e.g. a dead MCP transport: the model must know
+            result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
+        except Exception as exc:  # boundary: a buggy tool must not end the conversation
+            result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
+        # A server may echo a secret it was given (its own Authorization header): scrub
+        # every known secret before the model, the transcript or the terminal sees it.
+        result = ToolResult(
+            truncate(SECRETS(result.text), self.tool_result_max_tokens),
+            result.is_error,
+            scrub(result.data),
+        )
+        result = await hook_points.after_call(self.hooks, call, tool, arguments, result, events)
+        seconds = time.monotonic() - began
+        events.tool_finished(call, result, seconds)
+        return ToolRecord(call, result, seconds=seconds)
 
     def _problem(
         self, call: ToolCall, seen: Counter[tuple[str, str]]

@@ -119,6 +119,11 @@ class Session:
         self.plan_mode = on
         self._rebuild()
 
+    def set_identity(self, text: str) -> None:
+        """Replace the identity block (a subagent's own system prompt)."""
+        self.identity = text
+        self._rebuild()
+
     def set_tool_search(self, value: str | bool) -> None:
         """Setting ``tool_search`` ("auto", True, False)."""
         if value != self.tool_search:

@@ -23,10 +23,16 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "roots",
     "warm_idle_timeout",
     "permissions",
+    "hooks",
+    "subagent_depth",
+    "registry_url",
+    "sandbox",
     "$schema",
 )
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""
 PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+"""``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +59,12 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
         return SettingWarning(path, where + key, message)
 
     out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
-    section = data.get("permissions")
-    if isinstance(section, dict):
-        out += [
-            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
-            for k in section  # pyright: ignore[reportUnknownVariableType]
-            if k not in PERMISSION_KEYS
-        ]
+    for name, known in (("permissions", PERMISSION_KEYS), ("sandbox", SANDBOX_KEYS)):
+        section = data.get(name)
+        if isinstance(section, dict):
+            out += [
+                one(str(k), known, f"{name}.")  # pyright: ignore[reportUnknownArgumentType]
+                for k in section  # pyright: ignore[reportUnknownVariableType]
+                if k not in known
+            ]
     return out

@@ -1,4 +1,4 @@
-"""Where codebot keeps its files: settings home, state (history, trust), logs.
+"""Where codebot keeps its files: settings home, state (history, trust), logs, cache, data.
 
 ``CODEBOT_HOME`` moves everything at once (tests use it); otherwise settings live in
 ``~/.codebot`` and state and logs in the platformdirs state directory.
@@ -33,6 +33,28 @@ def state_dir() -> Path:
     import platformdirs  # deferred: keeps `codebot --help` import-light
 
     return Path(platformdirs.user_state_dir(APP_NAME))
+
+
+def cache_dir() -> Path:
+    """What codebot can fetch again (the registry's catalog): ``$CODEBOT_HOME/cache`` or the
+    platformdirs user cache dir."""
+    env = os.environ.get("CODEBOT_HOME")
+    if env:
+        return Path(env).expanduser() / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def data_dir() -> Path:
+    """What codebot installs and cannot fetch back without asking (unpacked server bundles):
+    ``$CODEBOT_HOME/data`` or the platformdirs user data dir."""
+    env = os.environ.get("CODEBOT_HOME")
+    if env:
+        return Path(env).expanduser() / "data"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME))
 
 
 def log_dir() -> Path:

@@ -1,16 +1,16 @@
-"""Local skills: folders holding a ``SKILL.md``, found in the skills folders.
+"""Local skills: folders holding a ``SKILL.md``, as the definitions reader finds them.
 
 The folders, in order of precedence: the project's ``.codebot/skills/`` and
-``.claude/skills/`` (at the project root, see :func:`paths.project_home`), then the user's
-``~/.codebot/skills/`` (``$CODEBOT_HOME/skills``). Each direct subfolder holding a
-``SKILL.md`` is one skill, its front matter giving ``name`` (default: the folder's name) and
-``description`` (required). A name found twice keeps the first; the others are reported as
-shadowed, never dropped silently.
+``.claude/skills/``, then the user's ``~/.codebot/skills/`` (``$CODEBOT_HOME/skills``); where
+they are and how a ``SKILL.md`` is read is :mod:`core.config.definitions`' (one reader for
+agents, commands and skills), and so is the trust gate over the project's ones
+(``definitions.project_files``). A skill's name is its front matter's ``name`` (default: the
+folder's name); ``description`` is required. A name found twice keeps the first; the others
+are reported as shadowed, never dropped silently. An untrusted project's skills are not read
+(``discover(include_project=False)``): only their folders are named, to say so.
 
-Discovery reads only the front matter block of each ``SKILL.md``: the body and the other
-files are read when the skill is loaded (``core.tools.skills``). Project skills are project
-configuration that can run code: :func:`project_files` is what the trust gate hashes, and an
-untrusted project's skills are not offered (``discover(include_project=False)``).
+Discovery reads each ``SKILL.md`` (front matter and body, capped by the reader); the other
+files of a skill are read when it is loaded (``core.tools.skillload``).
 """
 
 from __future__ import annotations
@@ -21,35 +21,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codebot_mcp.core.config import paths
-from codebot_mcp.core.config.frontmatter import FrontMatterError, read_head
+from codebot_mcp.core.config import definitions
+from codebot_mcp.core.config.definitions import Kind, Scope
 
 SKILL_FILE = "SKILL.md"
-SKILLS_DIR = "skills"
-PROJECT_FOLDERS = (f"{paths.PROJECT_DIR}/{SKILLS_DIR}", f".claude/{SKILLS_DIR}")
-"""The project's skills folders, relative to its root, in order of precedence."""
 MAX_FILES = 512
 """Files per skill: the limit the MCP skills extension sets, held for local skills too."""
 MAX_BYTES = 16 * 1024 * 1024
 """Bytes per skill (the sum over its files), as for MCP-served skills."""
-MAX_SKILLS_PER_FOLDER = 200
-"""Skill folders read per skills folder: a cloned repository cannot flood the prompt."""
 MAX_DESCRIPTION = 1024
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """A skill name: what the model passes to the ``skill`` tool (no ``:``, no ``/``, no space)."""
 SKIPPED_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv"})
 
-Scope = Literal["project", "user"]
+ScopeName = Literal["project", "user"]
 
 
 @dataclass(frozen=True, slots=True)
 class LocalSkill:
-    """One skill folder, as discovery saw it (front matter only)."""
+    """One skill folder, as discovery saw it."""
 
     name: str
     description: str
     directory: Path
-    scope: Scope
+    scope: ScopeName
     front_matter: dict[str, Any] = field(default_factory=dict[str, Any])
 
     @property
@@ -78,77 +73,53 @@ class LocalSkills:
     """Project skill folders left out because the project is not trusted."""
 
 
-def folders(project_root: Path | None) -> list[tuple[Path, Scope]]:
-    """Every skills folder to look in, in order of precedence (existing or not)."""
-    out: list[tuple[Path, Scope]] = []
-    if project_root is not None:
-        out += [(project_root / rel, "project") for rel in PROJECT_FOLDERS]
-    out.append((paths.codebot_home() / SKILLS_DIR, "user"))
-    return out
-
-
-def skill_dirs(folder: Path) -> list[Path]:
-    """The direct subfolders of ``folder`` holding a ``SKILL.md``, sorted by name (bounded)."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:  # boundary: a missing or unreadable folder holds no skills
-        return []
-    found: list[Path] = []
-    for entry in entries:
-        if entry.name.startswith(".") or not entry.is_dir():
-            continue
-        if (Path(entry.path) / SKILL_FILE).is_file():
-            found.append(Path(entry.path))
-            if len(found) >= MAX_SKILLS_PER_FOLDER:
-                break
-    return found
-
-
-def read_skill(directory: Path, scope: Scope) -> LocalSkill | SkillIssue:
-    """A skill folder's name and description from its front matter, or why it is skipped."""
-    path = directory / SKILL_FILE
-    try:
-        document = read_head(path)
-    except OSError as exc:
-        return SkillIssue(path, f"cannot read it: {exc.strerror or exc}")
-    except FrontMatterError as exc:
-        return SkillIssue(path, str(exc))
-    fields = document.fields
-    name = fields.get("name", directory.name)
+def from_definition(item: definitions.Definition) -> LocalSkill | SkillIssue:
+    """A skill from its ``SKILL.md`` as the definitions reader read it, or why it is skipped."""
+    directory = item.path.parent
+    name = item.front.get("name") or directory.name
     if not isinstance(name, str) or not NAME.match(name):
         return SkillIssue(
-            path,
+            item.path,
             f"its name {name!r} is not a skill name (letters, digits, '.', '_' and '-', "
             "at most 64, starting with a letter or digit)",
         )
-    description = fields.get("description")
+    description = item.front.get("description")
     if not isinstance(description, str) or not description.strip():
-        return SkillIssue(path, "its front matter has no 'description' (the model needs one)")
-    return LocalSkill(
-        name, description.strip()[:MAX_DESCRIPTION], directory.resolve(), scope, dict(fields)
-    )
+        return SkillIssue(item.path, "its front matter has no 'description' (the model needs one)")
+    scope: ScopeName = "project" if item.scope is Scope.PROJECT else "user"
+    text = description.strip()[:MAX_DESCRIPTION]
+    return LocalSkill(name, text, directory.resolve(), scope, dict(item.front))
 
 
 def discover(project_root: Path | None, *, include_project: bool = True) -> LocalSkills:
     """Every local skill, the first of a name winning, with the folders that were skipped."""
+    found = definitions.find(Kind.SKILLS, project_root, include_project=include_project)
+    ordered = sorted(
+        [*found.definitions.values(), *found.shadowed], key=lambda d: _precedence(d, project_root)
+    )
     skills: dict[str, LocalSkill] = {}
     shadowed: list[tuple[LocalSkill, LocalSkill]] = []
-    issues: list[SkillIssue] = []
+    issues = [SkillIssue(p.path, p.message) for p in found.problems]
+    for item in ordered:
+        skill = from_definition(item)
+        if isinstance(skill, SkillIssue):
+            issues.append(skill)
+        elif skill.name in skills:
+            shadowed.append((skill, skills[skill.name]))
+        else:
+            skills[skill.name] = skill
     untrusted: list[Path] = []
-    for folder, scope in folders(project_root):
-        dirs = skill_dirs(folder)
-        if scope == "project" and not include_project:
-            untrusted += dirs
-            continue
-        for directory in dirs:
-            found = read_skill(directory, scope)
-            if isinstance(found, SkillIssue):
-                issues.append(found)
-            elif found.name in skills:
-                shadowed.append((found, skills[found.name]))
-            else:
-                skills[found.name] = found
+    if not include_project:
+        for folder in definitions.folders(Kind.SKILLS, project_root):
+            if folder.scope is Scope.PROJECT and folder.path.is_dir():
+                untrusted += sorted(d for d in folder.path.iterdir() if (d / SKILL_FILE).is_file())
     return LocalSkills(tuple(skills.values()), tuple(shadowed), tuple(issues), tuple(untrusted))
+
+
+def _precedence(item: definitions.Definition, root: Path | None) -> tuple[int, str]:
+    labels = [f.label for f in definitions.folders(Kind.SKILLS, root)]
+    rank = labels.index(item.folder.label) if item.folder.label in labels else len(labels)
+    return rank, item.path.parent.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,40 +158,3 @@ def list_files(directory: Path) -> list[SkillFileInfo]:
                 raise SkillTooLargeError(f"its files add up to more than {MAX_BYTES} bytes")
     out.sort(key=lambda f: (f.relative != SKILL_FILE, f.relative))
     return out
-
-
-def project_files(project_root: Path | None) -> dict[str, str]:
-    """What the trust gate hashes for the project's skills: every file of every project
-    skill folder, by its path relative to the project root, with its content's digest.
-
-    A symlink counts by its target's name (not followed), an oversized skill by a marker, so
-    any change to what a project skill holds changes the result.
-    """
-    if project_root is None:
-        return {}
-    out: dict[str, str] = {}
-    for folder, scope in folders(project_root):
-        if scope != "project":
-            continue
-        for directory in skill_dirs(folder):
-            prefix = directory.relative_to(project_root).as_posix()
-            try:
-                files = list_files(directory)
-            except SkillTooLargeError as exc:
-                out[f"{prefix}/"] = f"refused: {exc}"
-                continue
-            for info in files:
-                out[f"{prefix}/{info.relative}"] = _digest(directory / info.relative)
-    return out
-
-
-def _digest(path: Path) -> str:
-    import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
-
-    try:
-        if path.is_symlink():
-            return f"symlink:{os.readlink(path)}"
-        with path.open("rb") as stream:
-            return "sha256:" + hashlib.file_digest(stream, "sha256").hexdigest()
-    except OSError as exc:  # boundary: an unreadable file still changes the digest
-        return f"unreadable: {exc.strerror or exc}"

@@ -1,5 +1,5 @@
 """The one reader of Linux's ``/proc``: a process's state, parent, group and start time, its
-children, and every pid.
+children, owner and environment, every pid, and the last pid handed out.
 
 Standard library only, and importable by file path: the reaper
 (:mod:`mcpbridge.transport.reaper`) runs as a bare script (``python -I -S``) and loads this
@@ -11,7 +11,16 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-__all__ = ["Stat", "children", "pids", "read_stat", "start_ticks"]
+__all__ = [
+    "Stat",
+    "children",
+    "environ",
+    "last_pid",
+    "owner",
+    "pids",
+    "read_stat",
+    "start_ticks",
+]
 
 
 class Stat(NamedTuple):
@@ -69,3 +78,30 @@ def pids() -> list[int]:
         return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
     except OSError:
         return []
+
+
+def owner(pid: int) -> int | None:
+    """The uid that owns ``pid``, or None when it is gone."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def environ(pid: int) -> list[bytes] | None:
+    """``pid``'s environment as ``NAME=value`` entries (as it started), or None when it cannot
+    be read (gone, or another user's)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return handle.read().split(b"\0")
+    except OSError:
+        return None
+
+
+def last_pid() -> int | None:
+    """The pid the kernel handed out last (``/proc/loadavg``), or None."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core.config.frontmatter import FrontMatterError, parse
+from codebot_mcp.core.config.definitions import FrontMatterError, parse, parse_strict
 from codebot_mcp.core.config.skills import (
     MAX_BYTES,
     MAX_FILES,
@@ -177,16 +177,15 @@ class SkillLoader:
             files.append(FileRef(item.uri[len(root) :], item.size, item.uri))
         data = await self._fetch(skill, own)
         try:
-            text = data.decode("utf-8")
-            document = parse(text)
+            front, body = parse_strict(data.decode("utf-8"))
         except UnicodeDecodeError:
             raise SkillVerificationError(skill, entry.uri, "it is not UTF-8 text") from None
         except FrontMatterError as exc:
             raise SkillVerificationError(skill, entry.uri, f"its front matter: {exc}") from None
-        mismatch = front_matter_mismatch(document.fields, entry.frontmatter)
+        mismatch = front_matter_mismatch(front, entry.frontmatter)
         if mismatch is not None:
             raise SkillVerificationError(skill, entry.uri, mismatch)
-        return LoadedSkill(skill, document.fields, document.body, files)
+        return LoadedSkill(skill, front, body, files)
 
     async def _fetch(self, skill: Skill, file: SkillFile) -> bytes:
         """Read one listed file from the skill's own server and verify it (cached)."""
@@ -216,7 +215,7 @@ class SkillLoader:
             ) from None
         data = self._read_local(skill, SKILL_FILE)
         try:
-            document = parse(data.decode("utf-8", errors="replace"))
+            front, body = parse(data.decode("utf-8", errors="replace"))
         except FrontMatterError as exc:
             raise UsageError(
                 f"skill '{skill.handle}': {directory / SKILL_FILE}: {exc}",
@@ -224,7 +223,7 @@ class SkillLoader:
             ) from None
         files = [FileRef(f.relative, f.size) for f in listing]
         files = [f for f in files if f.path != SKILL_FILE]
-        loaded = LoadedSkill(skill, document.fields, document.body, files)
+        loaded = LoadedSkill(skill, front, body, files)
         loaded.fetched[SKILL_FILE] = data
         return loaded
 

@@ -22,7 +22,7 @@ served skills the user approved code execution for; the permission gate reads it
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -278,15 +278,3 @@ def _key(skill: Skill) -> tuple[str, str, tuple[tuple[str, str], ...]]:
 def skill_directory(skill: Skill) -> Path | None:
     """The folder of a local skill (None for a served one)."""
     return skill.local.directory if skill.local is not None else None
-
-
-def trusted_digests(definitions: Mapping[str, str], root: Path | None) -> dict[Path, str]:
-    """The trust check's project files as absolute paths → digest, for checking at load (a
-    symlink is left out: a read through it is checked against the file it leads to)."""
-    if root is None:
-        return {}
-    return {
-        (root / rel).resolve(): value
-        for rel, value in definitions.items()
-        if value.startswith("sha256:")
-    }

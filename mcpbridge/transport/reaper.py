@@ -32,7 +32,6 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -123,24 +122,11 @@ def start_ticks(pid: int) -> int | None:
     return procfs.start_ticks(pid)  # type: ignore[no-any-return]
 
 
-def announcer(stdin_grace: float, term_grace: float) -> Callable[[], None] | None:
-    """What a server's child runs between fork and exec: it tells the reaper its own pid and
-    start time, so a SIGKILL of codebot right after the spawn (before :func:`watch`) cannot
-    leave it unknown. One ``write`` of a short line: atomic on a pipe. None before the reaper.
-    """
-    if _pipe is None:
-        return None
-    fd = _pipe.fileno()
-
-    def announce() -> None:
-        pid = os.getpid()
-        target = {"pid": pid, "ticks": start_ticks(pid), "grace": stdin_grace, "term": term_grace}
-        try:
-            os.write(fd, json.dumps(target).encode() + b"\n")
-        except OSError:
-            pass
-
-    return announce
+def announce_fd() -> int | None:
+    """The pipe a server's child announces itself on before it execs (the exec helper of
+    ``core.proc.spawn`` writes its pid and start time there), so a SIGKILL of codebot right
+    after the spawn (before :func:`watch`) cannot leave it unknown. None before the reaper."""
+    return None if _pipe is None else _pipe.fileno()
 
 
 def watch(pid: int, stdin_grace: float, term_grace: float) -> bool:

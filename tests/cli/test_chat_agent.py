@@ -160,8 +160,9 @@ def names_of(body: dict[str, Any]) -> list[str]:
 
 
 BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
-LOCAL = [*BUILTINS, "list_mcp_resources", "read_mcp_resource"]
-"""The local layer when any server is configured: the built-ins and the resource tools."""
+LOCAL = [*BUILTINS, "task", "list_mcp_resources", "read_mcp_resource"]
+"""The local layer when any server is configured: the built-ins, ``task`` and the resource
+tools."""
 
 
 def test_tool_search_defers_and_loads_real_mcp_tools(
@@ -246,7 +247,7 @@ async def test_repl_usage_context_compact_and_resume(
     assert "older message(s) summarised" in out
     summary = fake.bodies[1]
     assert "keep the greeting" in summary["messages"][0]["content"]
-    assert "loaded (6, in the request):" in out and "tool search: off" in out
+    assert "loaded (7, in the request):" in out and "tool search: off" in out
     # A second REPL resumes it by picking from the list.
     fake.queue(fo.text("welcome back"))
     from codebot_mcp.cli.runtime import ChatOptions

@@ -257,7 +257,7 @@ def test_untrusted_project_skills_are_not_offered(
     skill(project.root / ".codebot/skills", "deploy", "Ship it", {"run.sh": "echo shipped\n"})
     code, out, err = project.cli(capsys, "skills", "list", "--json")
     assert code == 0
-    assert "skipping project skills (.codebot/skills/deploy)" in err
+    assert "skipping project files (.codebot/skills/deploy/SKILL.md" in err
     assert "run `codebot trust`" in err
     view = json.loads(out)
     assert view["skills"] == []

@@ -14,10 +14,20 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
+from codebot_mcp.cli.runtime import ChatOptions
 from tests.cli.repl_driver import drive
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
+
+
+def _no_sandbox() -> bool:
+    from codebot_mcp.core.security.sandbox import support
+
+    return not sys.platform.startswith("linux") or bool(support().missing(network=False))
+
+
+NEEDS_SANDBOX = pytest.mark.skipif(_no_sandbox(), reason="the sandbox is unavailable here")
 
 
 def reads(log: Path) -> list[str]:
@@ -149,9 +159,15 @@ def test_one_shot_code_while_acting_on_a_served_skill_needs_yes(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("sandbox", ["off", pytest.param(None, marks=NEEDS_SANDBOX)])
 async def test_repl_skill_script_runs_through_bash_under_approval(
-    tmp_path: Path, model: Callable[[Scripted], FakeOpenAI], capsys: pytest.CaptureFixture[str]
+    sandbox: str | None,
+    tmp_path: Path,
+    model: Callable[[Scripted], FakeOpenAI],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Without a sandbox bash asks, and the script runs once approved; with the default
+    sandbox (where the machine has one) bash runs it confined, as any bash call."""
     folder = tmp_path / ".codebot" / "skills" / "greet"
     (folder / "scripts").mkdir(parents=True)
     (folder / "SKILL.md").write_text(
@@ -174,17 +190,19 @@ async def test_repl_skill_script_runs_through_bash_under_approval(
     def bodies(n: int) -> Callable[[], bool]:
         return lambda: len(fake.bodies) >= n
 
+    approve = [(bodies(2), "y\r")] if sandbox == "off" else []  # bash asks, unconfined
     code, _ = await drive(
         tmp_path,
         [
             (0.3, "/skills\r"),
             (0.5, "/memory\r"),
             (0.5, "greet Ada\r"),
-            (bodies(2), "y\r"),  # approve the bash call that runs the skill's script
+            *approve,
             (bodies(3), "/init\r"),
             (1.0, "n\r"),  # AGENTS.md exists: keep it
             (0.5, "\x04"),
         ],
+        options=ChatOptions(sandbox=sandbox),
         seconds=90,
     )
     out, err = capsys.readouterr()
@@ -197,7 +215,10 @@ async def test_repl_skill_script_runs_through_bash_under_approval(
     assert "## docs/tone.md (imported by AGENTS.md)\nWarm tone." in system(fake.bodies[0])
     loaded = tool_results(fake.bodies[1])[-1]
     assert f"The skill's folder is {folder.resolve()}; run its scripts with bash" in loaded
-    assert f'? bash command="{command}' in err  # the approval question
+    if sandbox == "off":
+        assert f'? bash command="{command}' in err  # the approval question
+    else:
+        assert "✓ bash (" in err and "sandbox: " in err and "? bash" not in err
     assert tool_results(fake.bodies[2])[-1] == "hello Ada"
     assert "(kept the existing AGENTS.md)" in out
     assert (tmp_path / "AGENTS.md").read_text() == "Be kind. See @docs/tone.md\n"

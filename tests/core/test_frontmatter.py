@@ -1,23 +1,22 @@
-"""Front matter (core/config/frontmatter.py): YAML 1.2 scalars, refused duplicates, bounded head
-reads; and the JSON comparison a served skill's front matter gets (core/tools/skillload.py)."""
+"""The strict front matter a served skill's SKILL.md is read with (definitions.parse_strict:
+YAML 1.2 scalars, refused duplicates, no lenient fallback), and the JSON comparison with its
+entry (core/tools/skillload.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from codebot_mcp.core.config.frontmatter import FrontMatterError, parse, read_head
+from codebot_mcp.core.config.definitions import FrontMatterError, parse_strict
 from codebot_mcp.core.tools.skillload import file_mismatch, front_matter_mismatch, json_equal
 from codebot_mcp.core.tools.sources import SkillFile
 
 
 def test_scalars_parse_as_a_json_author_wrote_them() -> None:
-    doc = parse(
+    fields, body = parse_strict(
         "---\nname: x\nflag: yes\nday: 2024-01-01\nclock: 1:30\nn: 010\nhex: 0x10\n"
         "ratio: 1.5\nok: true\nnested: {a: [1, 2]}\n1: one\n---\n# Body\n"
     )
-    assert doc.fields == {
+    assert fields == {
         "name": "x",
         "flag": "yes",  # YAML 1.1 would say True
         "day": "2024-01-01",  # not a date object
@@ -29,39 +28,31 @@ def test_scalars_parse_as_a_json_author_wrote_them() -> None:
         "nested": {"a": [1, 2]},
         "1": "one",  # JSON keys are strings
     }
-    assert doc.body == "# Body\n" and doc.has_front_matter
+    assert body == "# Body"
 
 
 def test_no_front_matter_and_empty_front_matter() -> None:
-    assert parse("# just text").fields == {}
-    assert not parse("# just text").has_front_matter
-    assert parse("---\n---\nbody").fields == {}
-    assert parse("\ufeff---\nname: bom\n---\n").fields == {"name": "bom"}
+    assert parse_strict("# just text") == ({}, "# just text")
+    assert parse_strict("---\n---\nbody") == ({}, "body")
+    assert parse_strict("\ufeff---\nname: bom\n---\n")[0] == {"name": "bom"}
+    # what a lenient reading would keep as text, strict reading keeps as YAML says
+    assert parse_strict("---\nargument-hint: [file]\n---\n")[0] == {"argument-hint": ["file"]}
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("---\na: 1\na: 2\n---\n", "the field 'a' is written twice"),
+        ("---\na: 1\na: 2\n---\n", "sets 'a' twice"),
         ("---\na: [\n---\n", "invalid YAML in the front matter at line 3"),
-        ("---\n- a\n---\n", "must be a mapping of fields, found list"),
+        ("---\n- a\n---\n", "not a mapping of fields"),
         ("---\na: 1\n", "never closed"),
+        ("---\ndescription: Use when: x\n---\n", "invalid YAML"),
         ("---\n!!python/object:os.system x: 1\n---\n", "invalid YAML"),
     ],
 )
 def test_bad_front_matter_says_why(text: str, message: str) -> None:
     with pytest.raises(FrontMatterError, match=message):
-        parse(text)
-
-
-def test_read_head_reads_the_block_only(tmp_path: Path) -> None:
-    path = tmp_path / "SKILL.md"
-    path.write_bytes(b"---\nname: a\ndescription: b\n---\n" + b"\xff" * 500_000)
-    doc = read_head(path)
-    assert doc.fields == {"name": "a", "description": "b"} and doc.body == ""
-    path.write_bytes(b"---\nname: a\n" + b"x: y\n" * 20_000)
-    with pytest.raises(FrontMatterError, match="not closed within its first"):
-        read_head(path)
+        parse_strict(text)
 
 
 def test_json_equal_is_strict_about_types() -> None:

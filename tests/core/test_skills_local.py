@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core.config import paths, trust
+from codebot_mcp.core.config import definitions, paths, trust
 from codebot_mcp.core.config.settings import load
-from codebot_mcp.core.config.skills import discover, project_files
+from codebot_mcp.core.config.skills import discover
 from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.tools.skillload import SkillLoader, SkillVerificationError
-from codebot_mcp.core.tools.skills import SkillCatalog, trusted_digests
+from codebot_mcp.core.tools.skills import SkillCatalog
 
 pytestmark = pytest.mark.anyio
 
@@ -74,7 +74,7 @@ def test_bad_skill_folders_are_skipped_with_the_reason(project: Path) -> None:
     reasons = {i.path.parent.name: i.message for i in found.issues}
     assert "no 'description'" in reasons["nodesc"]
     assert "is not a skill name" in reasons["badname"]
-    assert "invalid YAML" in reasons["broken"]
+    assert "is not a skill name" in reasons["broken"]  # read leniently: name is "["
     assert "empty" not in reasons
 
 
@@ -95,12 +95,12 @@ def test_project_skills_need_trust_and_an_edit_asks_again(
     settings = load(project)
     assert settings.project_root is None  # no .codebot/settings.json: skills alone need trust
     result = trust.check(settings)
-    assert result.needs_trust and result.skills == [".claude/skills/deploy"]
-    assert sorted(result.definitions) == [
+    assert result.needs_trust and result.root == project
+    assert sorted(p.relative_to(project).as_posix() for p in result.files) == [
         ".claude/skills/deploy/SKILL.md",
         ".claude/skills/deploy/scripts/run.sh",
     ]
-    assert "project skills (.claude/skills/deploy)" in trust.untrusted_message(result)
+    assert ".claude/skills/deploy/SKILL.md" in trust.untrusted_message(result)
     assert discover(project, include_project=False).untrusted == (directory,)
     trust.record(result)
     assert trust.check(load(project)).reason is trust.TrustReason.RECORDED
@@ -110,13 +110,6 @@ def test_project_skills_need_trust_and_an_edit_asks_again(
     assert trust.check(load(project)).reason is trust.TrustReason.RECORDED
     (directory / "scripts/extra.sh").write_text("echo new\n")
     assert trust.check(load(project)).reason is trust.TrustReason.CHANGED
-
-
-def test_a_project_without_skills_keeps_its_trust_digest(project: Path) -> None:
-    settings = load(project)
-    before = trust.digest((), {}, None)
-    assert trust.check(settings).digest == before
-    assert project_files(project) == {}
 
 
 async def test_local_skill_loads_body_and_files(project: Path) -> None:
@@ -130,15 +123,13 @@ async def test_local_skill_loads_body_and_files(project: Path) -> None:
 
 async def test_project_skill_is_held_to_what_trust_saw(project: Path) -> None:
     directory = skill(project / ".codebot/skills", "deploy", files={"run.sh": "echo ok\n"})
-    result = trust.check(load(project), assume_trusted=True)
-    loader = SkillLoader(None, trusted_digests(result.definitions, project))
+    held = trust.held_digests(tuple(definitions.project_files(project)))
+    loader = SkillLoader(None, held)
     catalog = SkillCatalog(discover(project))
     loaded = await loader.load(catalog.find("deploy"), all_files=True)
     assert loaded.fetched["run.sh"] == b"echo ok\n"
     (directory / "run.sh").write_text("echo changed\n")
-    fresh = await SkillLoader(None, trusted_digests(result.definitions, project)).load(
-        catalog.find("deploy")
-    )
+    fresh = await SkillLoader(None, held).load(catalog.find("deploy"))
     with pytest.raises(SkillVerificationError, match="it changed since the project was trusted"):
         await loader.read(fresh, "run.sh")
 

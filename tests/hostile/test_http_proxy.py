@@ -10,7 +10,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
-from tests.helpers import write_settings
+from tests.helpers import run_measured, write_settings
 from tests.servers.util import run_http_server
 
 
@@ -63,34 +63,6 @@ def test_no_proxy_is_honoured(
     assert run(["--cwd", str(web), "mcp", "call", "web", "echo", "text=direct"]) == 0
     assert capsys.readouterr().out == "direct\n"
     assert log.read_text() == ""
-
-
-PEAK = """
-import resource, sys
-from codebot_mcp.cli.app import run
-code = run(sys.argv[1:])
-sys.stdout.flush()
-sys.stderr.write(f"\\nPEAK={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}\\n")
-sys.exit(code)
-"""
-
-
-def run_measured(argv: list[str], **env: str) -> tuple[int, str, int]:
-    """(exit code, stdout + stderr, peak RSS in bytes) of codebot in a fresh process: in a
-    test worker the peak may already be past any figure, so a growth check there cannot fail."""
-    import os
-    import subprocess
-    import sys
-
-    proc = subprocess.run(
-        [sys.executable, "-c", PEAK, *argv],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    err, _, peak = proc.stderr.rpartition("PEAK=")
-    return proc.returncode, proc.stdout + err, int(peak)
 
 
 @pytest.fixture(scope="module")

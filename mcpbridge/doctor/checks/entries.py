@@ -148,7 +148,7 @@ def _entry(ctx: ServerContext) -> Iterator[Finding]:
         "settings.entry",
         "error",
         message,
-        hint or f"Fix the entry of {ctx.where} (see the README for the keys).",
+        hint or f"Fix the entry of {ctx.where} (docs/settings.md lists the keys).",
     )
 
 
