@@ -12,14 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import (
-    ChatOptions,
-    ChatRuntime,
-    Globals,
-    load_settings,
-    open_runtime,
-)
+from codebot_mcp.cli.runtime import Globals, load_settings
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode
 
@@ -271,6 +266,8 @@ def transcript(
                 "after_tokens": c.after,
                 "cut_tool_results": c.cut_results,
                 "summarised_messages": c.summarised_messages,
+                "in_turn": c.in_turn,
+                "shortened_results": c.shortened_results,
             }
             for c in (result.compactions if result else [])
         ],

@@ -195,6 +195,12 @@ class TurnView(AgentEvents):
         self.end_line()
         print(render.style(f"note: {render.safe(text)}", "2", sys.stderr), file=sys.stderr)
 
+    def warning(self, text: str) -> None:
+        """``warning: ...`` on stderr."""
+        self.end_line()
+        self.status.clear()
+        render.warn(text)
+
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()
@@ -234,7 +240,11 @@ def describe_compaction(c: Compaction) -> str:
         parts.append(f"{c.cut_results} old tool result(s) cut")
     if c.summarised_messages:
         parts.append(f"{c.summarised_messages} older message(s) summarised")
+    if c.shortened_results:
+        parts.append(f"{c.shortened_results} newest result(s) shortened to fit")
     what = ", ".join(parts) or "nothing to compact"
+    if c.in_turn:
+        what += "; this prompt's own steps included"
     return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"
 
 

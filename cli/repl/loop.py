@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.cli import extensions, render
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, settle_trust
 from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
 from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
@@ -32,14 +33,7 @@ from codebot_mcp.cli.repl.reports import (
     usage_line,
     usage_report,
 )
-from codebot_mcp.cli.runtime import (
-    ChatOptions,
-    ChatRuntime,
-    Globals,
-    load_settings,
-    open_runtime,
-    settle_trust,
-)
+from codebot_mcp.cli.runtime import Globals, load_settings
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
@@ -321,6 +315,10 @@ class Repl:
             await self._compact(runtime, rest.strip() or None)
         elif name == "/resume":
             await self._resume(runtime, rest.strip())
+        elif name == "/rewind":
+            from codebot_mcp.cli.repl.rewind import rewind
+
+            await rewind(runtime, rest.strip(), self.ask)
         elif name in NOTES_AND_SKILLS:
             await NOTES_AND_SKILLS[name](self, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":

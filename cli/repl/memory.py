@@ -12,8 +12,8 @@ from codebot_mcp.cli.repl.skills import show_skills
 from codebot_mcp.core.config.notes import display
 
 if TYPE_CHECKING:
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
     from codebot_mcp.cli.repl.mcp import ReplHost
-    from codebot_mcp.cli.runtime import ChatRuntime
 
 
 def memory_report(runtime: ChatRuntime) -> str:

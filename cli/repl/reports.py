@@ -9,7 +9,7 @@ from codebot_mcp.cli.render import safe
 from codebot_mcp.core.agent.permissions import ApprovalRequest
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
 
 
 def color_diff(diff: str, stream: Any) -> str:
@@ -206,6 +206,8 @@ HELP = """\
 /skills [NAME]  the skills the model may load, with their origin; NAME: show one
 /memory       the project notes loaded (AGENTS.md, CODEBOT.md...), with their sizes
 /init         write a first AGENTS.md for this project (asks before overwriting)
+/rewind [N]   the turns and the files each changed; with N, restore the files (and if you
+              like the conversation) to before turn N
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)

@@ -11,7 +11,7 @@ from codebot_mcp.cli.skillview import catalog_text, loaded_header, loaded_text
 from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
 
 
 async def show_skills(runtime: ChatRuntime, name: str) -> None:

@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.checkpoints import Checkpoints, SubagentCheckpoints
     from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.config.settings import Settings
 
@@ -61,13 +62,15 @@ REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
 
 
+OVERFLOW_RETRIES = 3
+"""A ``context_length_exceeded`` compacts (more strictly each time) and retries this often."""
 OVERFLOW_NOTHING_TO_COMPACT = (
     "There was nothing older to compact: the current prompt, the system prompt and the tool "
     "schemas alone pass the window. Shorten the prompt (or the file it pulls in), trim MCP "
     "tools ('include_tools', or \"tool_search\": true), or use a model with a larger window."
 )
 OVERFLOW_AFTER_COMPACTING = (
-    "codebot compacted the conversation and retried once, and it was still too long. Start "
+    "codebot compacted the conversation and retried, and it was still too long. Start "
     "a new conversation (/clear), trim MCP tools ('include_tools', or \"tool_search\": true), "
     "or set 'context_window' in settings.json to the server's real window."
 )
@@ -110,6 +113,8 @@ class Agent:
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
+        self.checkpoints: Checkpoints | SubagentCheckpoints | None = None
+        """Snapshots before each prompt's first change, for rewinding (None: off)."""
         self.hooks: Hooks | None = None
         """The user's hooks (``core.agent.hooks``); None: none configured."""
         self._warned_model: str | None = None
@@ -132,7 +137,8 @@ class Agent:
         """Answer one user prompt, calling tools as the model asks.
 
         The result is also kept in :attr:`last` while the run goes, so a caller that catches
-        an error still sees the calls that ran.
+        an error still sees the calls that ran. With :attr:`checkpoints`, the prompt is a
+        turn that can be rewound (``core.agent.checkpoints``).
 
         Raises:
             ModelError: the model API failed (after compaction and retries).
@@ -142,6 +148,17 @@ class Agent:
         """
         events = events or AgentEvents()
         prompt = await hook_points.submit(self.hooks, prompt, events)
+        checkpoints = self.checkpoints
+        if checkpoints is None:
+            return await self._run(prompt, events)
+        if problem := await checkpoints.begin(prompt):
+            events.warning(problem)
+        try:
+            return await self._run(prompt, events)
+        finally:
+            checkpoints.end()
+
+    async def _run(self, prompt: str, events: AgentEvents) -> RunResult:
         history = self.session.history
         start = len(history)
         history.append({"role": "user", "content": prompt})
@@ -169,6 +186,7 @@ class Agent:
                     result.outcome = Outcome.ANSWER if reply.text.strip() else Outcome.EMPTY
                     self.session.checkpoint()
                     return result
+                await self._before_changes(reply.tool_calls, events)
                 records = await self._run_calls(reply.tool_calls, events, seen)
                 result.tool_calls.extend(records)
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
@@ -197,6 +215,13 @@ class Agent:
         self._failed(result, error, history, start)
         raise error
 
+    async def _before_changes(self, calls: list[ToolCall], events: AgentEvents) -> None:
+        """A checkpoint before the prompt's first call that may change files."""
+        if self.checkpoints is not None:
+            problem = await self.checkpoints.before_calls(calls, self.session.find_tool)
+            if problem:
+                events.warning(problem)
+
     def _current_turn(self, start: int) -> int:
         """Where the current prompt starts (compaction may have moved it)."""
         history = self.session.history
@@ -215,24 +240,33 @@ class Agent:
         self.session.checkpoint()
 
     async def _ask(self, start: int, events: AgentEvents, result: RunResult) -> Reply:
-        """One model request, compacted first when needed, and once more after an overflow."""
+        """One model request, compacted first when needed, and again after each overflow
+        (up to :data:`OVERFLOW_RETRIES` times). A request still estimated above the window
+        is never sent."""
         session = self.session
-        await self._fit(start, events, result)
-        for attempt in (1, 2):
+        compacted = await self._fit(start, events, result)
+        for attempt in range(OVERFLOW_RETRIES + 1):
             messages, tools = session.messages(), session.tool_schemas()
+            sent = self.budget.cost(messages, tools)
             try:
+                if sent > self.budget.ceiling:
+                    raise ContextOverflowError(
+                        f"the request would be about {sent:,} tokens, more than the context "
+                        f"window of {self.budget.ceiling:,} tokens (estimated; it was not sent)"
+                    )
                 reply = await self.model.complete(
                     messages, tools, events.text, on_retry=events.model_retrying
                 )
             except ContextOverflowError as exc:
-                if attempt == 2:
-                    exc.hint = OVERFLOW_AFTER_COMPACTING
+                exc.hint = OVERFLOW_AFTER_COMPACTING if compacted else OVERFLOW_NOTHING_TO_COMPACT
+                if attempt == OVERFLOW_RETRIES:
                     raise
-                self.budget.learn_window(exc.window)
-                session.set_context_window(self.budget.window)  # "auto" tool search follows
+                if sent <= self.budget.ceiling:  # the server counted more than the estimate
+                    self.budget.learn_overflow(sent, exc.window)
+                    session.set_context_window(self.budget.window)  # "auto" tool search follows
                 if not await self._fit(start, events, result, force=True):
-                    exc.hint = OVERFLOW_NOTHING_TO_COMPACT
                     raise
+                compacted = True
                 continue
             self._account(reply, messages, tools, result, events)
             return reply

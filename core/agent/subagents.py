@@ -288,6 +288,8 @@ class Subagents:
         child.context_window = parent.context_window
         child.follow_model()
         child.hooks = parent.hooks.for_subagent() if parent.hooks is not None else None
+        # Its changes belong to the parent's turn: its first write takes that turn's snapshot.
+        child.checkpoints = parent.checkpoints.for_subagent() if parent.checkpoints else None
         session.recorder = self._log(record, spec, child)
         try:
             result = await child.run(prompt, self.events_for(record))

@@ -23,6 +23,7 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "roots",
     "warm_idle_timeout",
     "permissions",
+    "checkpoints",
     "hooks",
     "subagent_depth",
     "registry_url",
@@ -33,6 +34,13 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
 PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
 SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
 """``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
+CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
+SECTION_KEYS: dict[str, tuple[str, ...]] = {
+    "permissions": PERMISSION_KEYS,
+    "sandbox": SANDBOX_KEYS,
+    "checkpoints": CHECKPOINT_KEYS,
+}
+"""Objects whose own keys are checked too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +49,8 @@ class SettingWarning:
 
     file: Path
     key: str
-    """As written, with its section: ``permisions`` or ``permissions.dney``."""
+    """As written, with its section: ``permisions``, ``permissions.dney`` or
+    ``checkpoints.max_size``."""
     message: str
 
     def __str__(self) -> str:
@@ -49,7 +58,8 @@ class SettingWarning:
 
 
 def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
-    """A warning for each top-level or ``permissions`` key codebot does not know."""
+    """A warning for each top-level key, or key of a section (``permissions``,
+    ``checkpoints``), codebot does not know."""
     import difflib
 
     def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
@@ -59,7 +69,7 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
         return SettingWarning(path, where + key, message)
 
     out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
-    for name, known in (("permissions", PERMISSION_KEYS), ("sandbox", SANDBOX_KEYS)):
+    for name, known in SECTION_KEYS.items():
         section = data.get(name)
         if isinstance(section, dict):
             out += [

@@ -20,6 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.checkpointing import (
+    CheckpointSettings,
+    merge_checkpoints,
+    parse_checkpoints,
+)
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
 from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
@@ -57,15 +62,20 @@ TRUST_GATED_KEYS = (
     "tool_result_max_tokens",
     "subagent_depth",
     "registry_url",
+    "checkpoints",
 )
 """A hostile project could send the API key elsewhere, pick the model that runs, change the
 limits that bound a run, or point ``mcp install`` at a registry of its own with these: they
-need trust. (``hooks`` need it too: see :func:`load`.)"""
+need trust. (``hooks`` need it too: see :func:`load`.) ``checkpoints``: a cloned project must
+not turn off the user's way to undo what the agent did, nor size what is copied."""
+
+
 _DEFAULTS: dict[str, Any] = {
     "max_turns": DEFAULT_MAX_TURNS,
     "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
     "subagent_depth": DEFAULT_SUBAGENT_DEPTH,
     "registry_url": (DEFAULT_REGISTRY_URL,),
+    "checkpoints": CheckpointSettings(),
 }
 
 
@@ -104,6 +114,7 @@ class Settings:
     """The MCP Registries ``mcp search``/``mcp install`` use, in order (``registry_url``: one
     URL or a list). A project's value needs trust: it decides what ``install`` writes."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
     hooks: tuple[HookCommand, ...] = ()
@@ -246,6 +257,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
+    project_checkpoints = merge_checkpoints(global_scalars, project_scalars)
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
     warnings = [
@@ -257,6 +269,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     global_hooks, project_hooks = parse_both(global_path, global_data, project_path, project_data)
     warnings += global_hooks[1] + project_hooks[1]
     gated = _gated(project_scalars, project_rules, project_data if project_hooks[0] else {})
+    gated.update(project_checkpoints)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
     global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
@@ -414,10 +427,12 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                 hint='Write it as "warm_idle_timeout": 600.',
             )
         out["warm_idle_timeout"] = float(value)
-    if "roots" in data:
-        out["roots"] = parse_roots(path, data["roots"])
-    if "registry_url" in data:
-        out["registry_url"] = parse_registry_url(path, data["registry_url"])
+    objects = (
+        ("roots", parse_roots),
+        ("registry_url", parse_registry_url),
+        ("checkpoints", parse_checkpoints),
+    )
+    out.update({key: parse(path, data[key]) for key, parse in objects if key in data})
     return out
 
 

@@ -13,6 +13,7 @@ A hand-written heuristic: no library we use ships one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 
 CREDENTIAL_NAME = re.compile(
     r"(key|token|secret|passw(or)?d|credential|auth|session)",
@@ -57,3 +58,20 @@ def looks_like_token(value: str, *, strict: bool) -> bool:
         return False
     kinds = sum(bool(re.search(p, value)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
     return kinds >= 3 and "/" not in value and "." not in value
+
+
+SHELL_CREDENTIAL_NAME = re.compile(r"(key|secret|token|passw(or)?d|credential)", re.IGNORECASE)
+"""The variables a model-driven shell does not inherit (Codex CLI's default excludes, plus
+passwords and credentials); narrower than :data:`CREDENTIAL_NAME`, so ``SSH_AUTH_SOCK`` or
+``XDG_SESSION_ID`` still reach ``git`` and friends."""
+
+
+def shell_environment(environ: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
+    """``environ`` for a command the model runs: without credential-named variables, nor any
+    whose value is one of ``secrets`` (the model API key under whatever name it was read)."""
+    known = {s for s in secrets if s}
+    return {
+        name: value
+        for name, value in environ.items()
+        if not SHELL_CREDENTIAL_NAME.search(name) and value not in known
+    }

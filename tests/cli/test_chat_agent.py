@@ -250,7 +250,7 @@ async def test_repl_usage_context_compact_and_resume(
     assert "loaded (7, in the request):" in out and "tool search: off" in out
     # A second REPL resumes it by picking from the list.
     fake.queue(fo.text("welcome back"))
-    from codebot_mcp.cli.runtime import ChatOptions
+    from codebot_mcp.cli.chat_runtime import ChatOptions
 
     code, _, _ = await run_repl(project, ["1\r", "and?\r", "\x04"], ChatOptions(resume=""))
     out, _ = capsys.readouterr()

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.runtime import ChatOptions
+from codebot_mcp.cli.chat_runtime import ChatOptions
 from tests.cli.repl_driver import drive
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

@@ -23,6 +23,8 @@ import anyio.abc
 
 from codebot_mcp.core.proc import descendants
 from codebot_mcp.core.proc.spawn import ConfinementError, open_process
+from codebot_mcp.core.secrets.credentials import shell_environment
+from codebot_mcp.core.secrets.redact import SECRETS
 from codebot_mcp.core.security.sandbox import Sandbox
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
@@ -149,7 +151,13 @@ class BashTool:
                 raise BadArgument("'sandbox' must be true or false")
         except BadArgument as exc:
             return ToolResult(f"bash: {exc}", is_error=True)
-        env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}
+        # The user's environment, less its credentials and codebot's own secrets (the model's
+        # API key): what the model runs cannot read them back (``echo $OPENAI_API_KEY``).
+        env = {
+            **shell_environment(os.environ, SECRETS.values()),
+            "PAGER": "cat",
+            "GIT_PAGER": "cat",
+        }
         sandbox = self.sandbox if self.sandboxed(arguments) else None
         label = sandbox.requested if sandbox is not None else "off"
         try:
