@@ -238,3 +238,33 @@ async def test_repl_init_writes_a_first_agents_md(
     assert "- `make test`: Run the tests" in text
     assert f"(wrote {tmp_path / 'AGENTS.md'}: {len(text.encode())} bytes" in out
     assert f"AGENTS.md  {len(text.encode())}" in out  # /memory sees it at once
+
+
+def test_one_shot_runs_the_built_in_commands_without_a_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`codebot chat -p /memory` (and /skills, /init, /hooks ...) runs the REPL's command and
+    prints its report: no model is needed, and none is asked."""
+    root = tmp_path / "repo"
+    skill = root / ".codebot" / "skills" / "lint"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: lint\ndescription: Lint the code.\n---\nRun ruff.\n"
+    )
+    (root / "AGENTS.md").write_text("Use tabs.\n")
+    write_settings(root, {})
+    code, out, err = chat(capsys, root, "-p", "/memory")
+    assert code == 0, err
+    assert "AGENTS.md" in out and "total:" in out
+    code, out, err = chat(capsys, root, "-p", "/skills")
+    assert code == 0 and "lint" in out and "Lint the code." in out, err
+    code, out, err = chat(capsys, root, "-p", "/init")  # AGENTS.md exists: kept without --yes
+    assert code == 0 and "kept the existing AGENTS.md" in out, err
+    assert (root / "AGENTS.md").read_text() == "Use tabs.\n"
+    code, out, err = chat(capsys, root, "-p", "/init", "--yes")
+    assert code == 0 and "wrote" in out, err
+    assert (root / "AGENTS.md").read_text() != "Use tabs.\n"
+    code, out, err = chat(capsys, root, "-p", "/hooks", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["command"] == "/hooks" and document["exit_code"] == 0
