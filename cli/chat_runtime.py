@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
@@ -82,6 +84,9 @@ class ChatRuntime:
     """Hooks, subagents and custom commands (``cli.extensions``)."""
     sandbox: Sandbox | None = None
     """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
+    skills: SkillCatalog | None = None
+    """The skills the model may load (``/skills``)."""
+    skill_loader: SkillLoader | None = None
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
 
@@ -320,21 +325,28 @@ async def open_runtime(
     sandbox = chat_sandbox(globals_, settings, options)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         task = ext.subagents.tool()
+        from codebot_mcp.core.tools.builtin.skill import SkillTool
+
+        catalog, loader = extensions.skill_catalog(settings, manager)
         session = Session(
             chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
             plan_mode=options.plan,
+            skills=catalog,
+            skill_tool=SkillTool(catalog, loader),
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
+        gate.skills = catalog.activity
         from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.skills, runtime.skill_loader = catalog, loader
         runtime.sandbox = sandbox
         if sandbox.active:  # hooks run inside the sandbox too
             ext.spawn["confine"] = sandbox.confinement()

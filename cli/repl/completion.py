@@ -60,7 +60,8 @@ def _completer_base() -> type[Any]:
 
 SLASH_COMMANDS = [
     *("/mcp", "/mcp reload", "/tools", "/plan", "/sandbox", "/context", "/compact", "/usage"),
-    *("/hooks", "/agents", "/resume", "/rewind", "/clear", "/help", "/exit"),
+    *("/hooks", "/agents", "/skills", "/memory", "/init", "/resume", "/rewind", "/clear"),
+    *("/help", "/exit"),
 ]
 """The REPL's own commands, as completed at its prompt."""
 

@@ -22,6 +22,7 @@ from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
 from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
+from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
 from codebot_mcp.cli.repl.reports import (
     HELP,
     approval_details,
@@ -325,6 +326,8 @@ class Repl:
             from codebot_mcp.cli.repl.rewind import rewind
 
             await rewind(runtime, rest.strip(), self.ask)
+        elif name in NOTES_AND_SKILLS:
+            await NOTES_AND_SKILLS[name](self, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):

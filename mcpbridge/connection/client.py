@@ -33,7 +33,12 @@ from codebot_mcp.mcpbridge.connection.failures import (
     read_tail,
 )
 from codebot_mcp.mcpbridge.connection.features import Features
-from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo, client_info, server_info
+from codebot_mcp.mcpbridge.connection.serverinfo import (
+    ServerInfo,
+    client_extensions,
+    client_info,
+    server_info,
+)
 from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension, calling, done_calling
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
@@ -344,7 +349,7 @@ class Client:
                 mode=config.protocol,
                 client_info=client_info(),
                 message_handler=self._on_message,
-                extensions=[TasksExtension(self.tasks)],
+                extensions=[*client_extensions(), TasksExtension(self.tasks)],  # tasks: SEP-2663
             )
             return await stack.enter_async_context(session)
         if config.type == "http":
@@ -360,7 +365,7 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
-            extensions=[TasksExtension(self.tasks)],  # SEP-2663, 2026-07-28 connections
+            extensions=[*client_extensions(), TasksExtension(self.tasks)],  # tasks: SEP-2663
             **self.features.sdk_callbacks(),
         )
         client = await stack.enter_async_context(session)
