@@ -167,7 +167,7 @@ class ChatRuntime:
             self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log
         self.log = log
-        self.manager.journal = log  # tasks are remembered with the session
+        self.manager.tasks.journal = log  # tasks are remembered with the session
         self.checkpoints = None  # a resumed session has checkpoints of its own
         self.attach_checkpoints()
         self.follow_hooks()

@@ -178,5 +178,5 @@ async def open_manager(
             from codebot_mcp.cli.signals import terminating
 
             # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.
-            manager.cancel_tasks_on_interrupt = lambda: not terminating()
+            manager.tasks.cancel_on_interrupt = lambda: not terminating()
             yield manager

@@ -21,7 +21,7 @@ from codebot_mcp.mcpbridge.auth import LoginOptions
 from codebot_mcp.mcpbridge.connection.client import Client
 from codebot_mcp.mcpbridge.connection.failures import Failure
 from codebot_mcp.mcpbridge.connection.features import ProgressHook
-from codebot_mcp.mcpbridge.connection.tasks import StatusHook, TaskJournal, TaskStatus
+from codebot_mcp.mcpbridge.connection.tasks import TaskPolicy
 from codebot_mcp.mcpbridge.connection.tool import MCPTool
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.process import Prelaunched
@@ -72,13 +72,8 @@ class Manager:
         self.sampler = sampler
         self.on_progress: ProgressHook | None = None
         """Where progress notifications of running calls go (the REPL spinner, stderr)."""
-        self.on_task_status: StatusHook | None = None
-        """Told each change of a running task's status (``mcp call``'s stderr lines)."""
-        self.journal: TaskJournal | None = None
-        """Where running tasks are remembered (the session log): ``--continue`` resumes them."""
-        self.cancel_tasks_on_interrupt: Callable[[], bool] = lambda: True
-        """Whether a cancelled call also cancels its task (``tasks/cancel``): yes for Ctrl-C;
-        the CLI says no while the process is terminated, leaving the task to resume."""
+        self.tasks = TaskPolicy()
+        """How every server's tasks (SEP-2663) report, are journaled, and end."""
         self._prelaunched = prelaunched
         self.login = login
         """When set, servers that need authorization run the browser flow inline."""
@@ -143,9 +138,7 @@ class Manager:
                 in_process=self._in_process.get(name),
             )
             client.features.on_progress = self._progress
-            client.tasks.status = self._task_status
-            client.tasks.journal = lambda: self.journal
-            client.tasks.cancel_on_interrupt = lambda: self.cancel_tasks_on_interrupt()
+            client.tasks.policy = self.tasks
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
@@ -158,10 +151,6 @@ class Manager:
     ) -> None:
         if self.on_progress is not None:
             self.on_progress(server, value, total, message)
-
-    def _task_status(self, server: str, status: TaskStatus) -> None:
-        if self.on_task_status is not None:
-            self.on_task_status(server, status)
 
     def _spawn(self, task: Callable[[], Coroutine[Any, Any, None]]) -> None:
         assert self._tg is not None

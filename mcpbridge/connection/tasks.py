@@ -148,16 +148,28 @@ class TaskStatus:
 
 
 @dataclass
+class TaskPolicy:
+    """What the tasks of a whole run report to and how they end: one per ``Manager``, shared
+    by its connections; the CLI fills it in."""
+
+    on_status: StatusHook | None = None
+    """Told each change of a running task's status (``mcp call``'s stderr lines)."""
+    journal: TaskJournal | None = None
+    """Where running tasks are remembered (the session log): ``--continue`` resumes them."""
+    cancel_on_interrupt: Callable[[], bool] = lambda: True
+    """Whether a cancelled call also cancels its task (``tasks/cancel``): yes for Ctrl-C; the
+    CLI says no while the process is terminated, leaving the task to resume."""
+
+
+@dataclass
 class TaskHooks:
-    """What one connection's tasks report to, and how they end; the manager fills it in."""
+    """What one connection's tasks report to, and how they end."""
 
     server: str
     progress: Callable[[float, str], None] = lambda value, message: None
     """The call's progress hook (the REPL spinner; ``mcp call``'s stderr line)."""
-    status: StatusHook | None = None
-    journal: Callable[[], TaskJournal | None] = lambda: None
-    cancel_on_interrupt: Callable[[], bool] = lambda: True
-    """False while the process is being terminated: the task is left for ``--continue``."""
+    policy: TaskPolicy = field(default_factory=TaskPolicy)
+    """The run's (the manager's) policy."""
     redact: Callable[[str], str] = lambda text: text
     _last: dict[str, tuple[str, str | None]] = field(
         default_factory=dict[str, tuple[str, str | None]]
@@ -169,9 +181,10 @@ class TaskHooks:
             message = self.redact(message)[:MAX_STATUS_MESSAGE]
         view = TaskStatus(state.task_id, tool, state.status, message, time.monotonic() - started)
         self.progress(view.seconds, view.describe())
-        if self.status is not None and self._last.get(state.task_id) != (state.status, message):
+        on_status = self.policy.on_status
+        if on_status is not None and self._last.get(state.task_id) != (state.status, message):
             self._last[state.task_id] = (state.status, message)
-            self.status(self.server, view)
+            on_status(self.server, view)
 
 
 _CALL: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar("codebot_task_call", default=None)
@@ -208,7 +221,7 @@ class TasksExtension(ClientExtension):
             "task_id": created.task_id,
             "started": time.time(),
         }
-        journal = self.hooks.journal()
+        journal = self.hooks.policy.journal
         if journal is not None:
             journal.task_started(record)
         state = DetailedTask.model_validate(created.model_dump(by_alias=True))
@@ -241,7 +254,7 @@ async def follow(
                 await anyio.sleep(_interval(state))
                 state = await _get(session, task_id, request_timeout)
     except anyio.get_cancelled_exc_class():
-        if hooks.cancel_on_interrupt():
+        if hooks.policy.cancel_on_interrupt():
             await _cancel_quietly(session, task_id, hooks)
         raise
     except MCPError:
@@ -365,6 +378,6 @@ async def _cancel_quietly(session: ClientSession, task_id: str, hooks: TaskHooks
 
 
 def _ended(hooks: TaskHooks, task_id: str, status: str) -> None:
-    journal = hooks.journal()
+    journal = hooks.policy.journal
     if journal is not None:
         journal.task_ended(task_id, status)

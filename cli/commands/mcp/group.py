@@ -196,7 +196,7 @@ async def _call(
             if sys.stderr.isatty():
                 manager.on_progress = _progress_line
             else:  # a task may run for minutes: each change of its status gets a line
-                manager.on_task_status = _task_line
+                manager.tasks.on_status = _task_line
             try:
                 return await call_once(manager, config, tool, arguments)
             finally:
