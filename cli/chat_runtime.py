@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings, open_manager
 from codebot_mcp.core.errors import ModelError
@@ -87,6 +87,8 @@ class ChatRuntime:
     skills: SkillCatalog | None = None
     """The skills the model may load (``/skills``)."""
     skill_loader: SkillLoader | None = None
+    pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -162,8 +164,10 @@ class ChatRuntime:
             self.session.replace_history(sessions.replay(saved.path))
             self.session.restore_loaded(sessions.loaded_tools(saved.path))
             log.adopt(self.session)
+            self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log
         self.log = log
+        self.manager.tasks.journal = log  # tasks are remembered with the session
         self.checkpoints = None  # a resumed session has checkpoints of its own
         self.attach_checkpoints()
         self.follow_hooks()
@@ -220,6 +224,14 @@ class ChatRuntime:
             extensions.reload(self.ext, settings, raw, self.globals.cwd)
             self.follow_hooks()
             self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
+
+    async def resume_tasks(self) -> list[str]:
+        """Follow the tasks the resumed session left running to their end (after the servers
+        started); each result joins the history as the call it was. One line per task."""
+        from codebot_mcp.mcpbridge.calls.resume import resume_into
+
+        pending, self.pending_tasks = self.pending_tasks, []
+        return await resume_into(self.session, self.manager, pending) if pending else []
 
     async def aclose(self) -> None:
         """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during
@@ -381,6 +393,20 @@ def chat_answers(
     from codebot_mcp.cli.answers import policy
 
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE`` (chat, mcp serve), checked (a usage error names the modes)."""
+    from codebot_mcp.core.config.sandboxing import MODES
+
+    if value is None or value in MODES:
+        return value
+    from codebot_mcp.core.errors import UsageError
+
+    raise UsageError(
+        f"--sandbox {value}: unknown mode",
+        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
+    )
 
 
 def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:
