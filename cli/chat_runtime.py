@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings, open_manager
 from codebot_mcp.core.errors import ModelError
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
@@ -82,6 +84,11 @@ class ChatRuntime:
     """Hooks, subagents and custom commands (``cli.extensions``)."""
     sandbox: Sandbox | None = None
     """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
+    skills: SkillCatalog | None = None
+    """The skills the model may load (``/skills``)."""
+    skill_loader: SkillLoader | None = None
+    pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -157,8 +164,10 @@ class ChatRuntime:
             self.session.replace_history(sessions.replay(saved.path))
             self.session.restore_loaded(sessions.loaded_tools(saved.path))
             log.adopt(self.session)
+            self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log
         self.log = log
+        self.manager.tasks.journal = log  # tasks are remembered with the session
         self.checkpoints = None  # a resumed session has checkpoints of its own
         self.attach_checkpoints()
         self.follow_hooks()
@@ -215,6 +224,14 @@ class ChatRuntime:
             extensions.reload(self.ext, settings, raw, self.globals.cwd)
             self.follow_hooks()
             self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
+
+    async def resume_tasks(self) -> list[str]:
+        """Follow the tasks the resumed session left running to their end (after the servers
+        started); each result joins the history as the call it was. One line per task."""
+        from codebot_mcp.mcpbridge.calls.resume import resume_into
+
+        pending, self.pending_tasks = self.pending_tasks, []
+        return await resume_into(self.session, self.manager, pending) if pending else []
 
     async def aclose(self) -> None:
         """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during
@@ -311,21 +328,28 @@ async def open_runtime(
     sandbox = chat_sandbox(globals_, settings, options)
     async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
         task = ext.subagents.tool()
+        from codebot_mcp.core.tools.builtin.skill import SkillTool
+
+        catalog, loader = extensions.skill_catalog(settings, manager)
         session = Session(
             chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
             plan_mode=options.plan,
+            skills=catalog,
+            skill_tool=SkillTool(catalog, loader),
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
+        gate.skills = catalog.activity
         from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.skills, runtime.skill_loader = catalog, loader
         runtime.sandbox = sandbox
         if sandbox.active:  # hooks run inside the sandbox too
             ext.spawn["confine"] = sandbox.confinement()
@@ -372,6 +396,20 @@ def chat_answers(
     from codebot_mcp.cli.answers import policy
 
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE`` (chat, mcp serve), checked (a usage error names the modes)."""
+    from codebot_mcp.core.config.sandboxing import MODES
+
+    if value is None or value in MODES:
+        return value
+    from codebot_mcp.core.errors import UsageError
+
+    raise UsageError(
+        f"--sandbox {value}: unknown mode",
+        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
+    )
 
 
 def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:

@@ -1,5 +1,5 @@
-"""Hooks, subagents and custom commands, wired into a chat from trust-filtered settings, and
-what ``/hooks``, ``/agents`` and ``/help`` show of them.
+"""Hooks, subagents, custom commands and skills, wired into a chat from trust-filtered
+settings, and what ``/hooks``, ``/agents`` and ``/help`` show of them.
 
 Everything read here comes after trust: the project's hooks, agents and commands are in the
 settings only once the project is trusted (``Settings.project_extensions``); yours always.
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.model.stream import ToolCall
     from codebot_mcp.core.tools.base import Tool, ToolResult
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
+    from codebot_mcp.core.tools.sources import SkillSource
 
 RESERVED = (
     *("exit", "quit", "help", "clear", "plan", "tools", "context", "usage", "compact"),
@@ -109,6 +112,25 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
         ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=settings.project_root or cwd)
     ext.hooks.commands = settings.hooks
     ext.hooks.spawn = ext.spawn
+
+
+def skill_catalog(
+    settings: Settings, source: SkillSource | None
+) -> tuple[SkillCatalog, SkillLoader]:
+    """The skills of this run: the local folders (the project's only once it is trusted,
+    ``Settings.project_extensions``, each file then held to what trust hashed) and those
+    ``source`` serves, with the loader that reads them. Served skills are listed later
+    (``SkillCatalog.refresh``); nothing here reads a file beyond each ``SKILL.md``."""
+    from codebot_mcp.core.config import definitions, trust
+    from codebot_mcp.core.config.skills import discover
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
+
+    root = definitions.project_root(settings.cwd, settings.project_root)
+    include = settings.project_extensions
+    held = trust.held_digests(tuple(definitions.project_files(root))) if include else {}
+    local = discover(root, include_project=include)
+    return SkillCatalog(local, source), SkillLoader(source, held)
 
 
 # -- -p and the REPL: running a custom command -------------------------------------------------

@@ -191,4 +191,8 @@ async def open_manager(
         )  # imports the SDK while the servers boot
 
         async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
+            from codebot_mcp.cli.signals import terminating
+
+            # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.
+            manager.tasks.cancel_on_interrupt = lambda: not terminating()
             yield manager

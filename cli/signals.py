@@ -13,6 +13,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_RECEIVED: list[int] = []
+"""SIGTERM/SIGHUP received by :func:`terminable` in this process."""
+
+
+def terminating() -> bool:
+    """True once SIGTERM or SIGHUP asked this process to end (not Ctrl-C): a call cancelled by
+    it leaves its server-side task running, for ``--continue`` to pick up."""
+    return bool(_RECEIVED)
 
 
 async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -28,6 +36,7 @@ async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:
 
         def on_signal(number: int) -> None:
             received.append(number)
+            _RECEIVED.append(number)
             scope.cancel()
 
         installed: list[signal.Signals] = []

@@ -43,6 +43,7 @@ STACKS: dict[str, list[tuple[str, str]]] = {
         ("calls", "one call from the shell, results, the hot path"),
         ("warm", "the warm holder and its client"),
         ("doctor", "doctor and its checks"),
+        ("serve", "codebot's own tools as an MCP server: mcp serve"),
     ],
     "cli": [
         ("", "shared: rendering, the runtime, signals, login, answers, the warm client"),

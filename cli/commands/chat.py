@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, sandbox_mode
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.cli.signals import sigint_cancels
-from codebot_mcp.core.errors import CodebotError, ExitCode
+from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.commands import CustomCommand
@@ -91,10 +91,8 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
-    options.sandbox = _sandbox_mode(sandbox)
+    options.sandbox = sandbox_mode(sandbox)
     if continue_ and resume is not None:
-        from codebot_mcp.core.errors import UsageError
-
         raise UsageError(
             "--continue and --resume both pick a session to resume",
             hint="Use --continue for the latest session, or --resume [ID] for a given one.",
@@ -102,8 +100,6 @@ def chat_command(
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():
-        from codebot_mcp.core.errors import UsageError
-
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
     if options.base_url is None:
         from codebot_mcp.cli.commands.models import offer_local
@@ -141,7 +137,10 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     assert options.prompt is not None
     if options.resume == "":
         _list_for_resume(globals_)
-    async with open_runtime(globals_, options, None, need_model=True) as runtime:
+    builtin = _builtin_name(options.prompt)
+    async with open_runtime(globals_, options, None, need_model=builtin is None) as runtime:
+        if builtin is not None:
+            return await _run_builtin(runtime, options, builtin)
         agent = runtime.agent
         assert agent is not None
         prompt, command = _custom_command(runtime, options.prompt)
@@ -154,6 +153,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             await runtime.manager.start_all()
             report_mcp(runtime.manager)
+            for line in await runtime.resume_tasks():  # --continue: tasks left running
+                print(render.safe(line), file=sys.stderr)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:
@@ -184,6 +185,63 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         return ExitCode.OK
 
 
+ONE_SHOT_COMMANDS = (
+    *("/help", "/tools", "/context", "/usage", "/sandbox", "/hooks", "/agents"),
+    *("/memory", "/init", "/skills"),
+)
+"""The REPL's report commands that ``-p`` runs too (``codebot chat -p /memory``)."""
+
+
+def _builtin_name(prompt: str) -> str | None:
+    """The built-in command ``prompt`` names, if it is one (a custom command never is)."""
+    name = prompt.strip().split(" ", 1)[0]
+    return name if name in ONE_SHOT_COMMANDS else None
+
+
+class _OneShotHost:
+    """What the REPL's notes and skills commands need of the REPL, without a terminal: a
+    question is answered yes only with ``--yes`` (``/init`` over an existing AGENTS.md)."""
+
+    def __init__(self, runtime: ChatRuntime, yes: bool) -> None:
+        from codebot_mcp.cli.repl.chatview import Status
+
+        self.runtime: ChatRuntime | None = runtime
+        self.status = Status()
+        self.yes = yes
+
+    async def ask(self, question: str) -> str:
+        answer = "y" if self.yes else "n"
+        note = "" if self.yes else " (no terminal: pass --yes to answer yes)"
+        print(f"{render.safe(question.strip())} {answer}{note}", file=sys.stderr)
+        return answer
+
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
+        raise UsageError("a built-in command cannot start a turn in -p")
+
+
+async def _run_builtin(runtime: ChatRuntime, options: ChatOptions, name: str) -> int:
+    """Run a REPL report command for ``-p``; its output on stdout (``--json``: in a
+    document ``{"command", "output", "exit_code"}``)."""
+    import contextlib
+    import io
+
+    from codebot_mcp.cli.repl.loop import REPORTS
+    from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
+
+    assert options.prompt is not None
+    rest = options.prompt.strip()[len(name) :].strip()
+    await runtime.manager.start_all()  # /tools and /skills show the servers' too
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out) if options.as_json else contextlib.nullcontext():
+        if name in REPORTS:
+            print(REPORTS[name](runtime))
+        else:
+            await NOTES_AND_SKILLS[name](_OneShotHost(runtime, options.yes), rest)
+    if options.as_json:
+        render.print_json({"command": name, "output": out.getvalue(), "exit_code": 0})
+    return ExitCode.OK
+
+
 def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomCommand | None]:
     """``-p "/review src/app.py"``: a custom command's prompt; anything else as written."""
     import re
@@ -205,23 +263,8 @@ def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomComma
     return prompt, None
 
 
-def _sandbox_mode(value: str | None) -> str | None:
-    """``--sandbox MODE``, checked (a usage error names the modes)."""
-    from codebot_mcp.core.config.sandboxing import MODES
-
-    if value is None or value in MODES:
-        return value
-    from codebot_mcp.core.errors import UsageError
-
-    raise UsageError(
-        f"--sandbox {value}: unknown mode",
-        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
-    )
-
-
 def _list_for_resume(globals_: Globals) -> None:
     from codebot_mcp.core.agent import history as sessions
-    from codebot_mcp.core.errors import UsageError
 
     settings = load_effective(globals_, warn=False).settings
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)

@@ -22,6 +22,7 @@ from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
 from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
+from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
 from codebot_mcp.cli.repl.reports import (
     HELP,
     approval_details,
@@ -246,6 +247,13 @@ class Repl:
         # prompt-toolkit had put in place; the line is then not worth a crash.
         with suppress(ValueError):
             report_mcp(runtime.manager)
+        await self._resume_tasks(runtime)
+
+    async def _resume_tasks(self, runtime: ChatRuntime) -> None:
+        """Tasks a resumed session left running are followed to their end first."""
+        for line in await runtime.resume_tasks():
+            with suppress(ValueError):
+                print(render.safe(line), file=sys.stderr)
 
     async def turn(
         self, line: str, *, mentions: bool = True, command: CustomCommand | None = None
@@ -318,6 +326,8 @@ class Repl:
             from codebot_mcp.cli.repl.rewind import rewind
 
             await rewind(runtime, rest.strip(), self.ask)
+        elif name in NOTES_AND_SKILLS:
+            await NOTES_AND_SKILLS[name](self, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):
@@ -395,6 +405,7 @@ class Repl:
         count = len(runtime.session.history)
         print(f"(resumed session {session_id}: {count} messages; current tools)")
         await runtime.session_started("resume")
+        await self._resume_tasks(runtime)
 
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""

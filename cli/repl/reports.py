@@ -203,6 +203,9 @@ HELP = """\
 /hooks        the hooks: each event's commands, and the file each comes from
 /agents       the agents task can start, and this session's subagent runs
 /resume [ID]  continue a saved session of this project (a list without ID)
+/skills [NAME]  the skills the model may load, with their origin; NAME: show one
+/memory       the project notes loaded (AGENTS.md, CODEBOT.md...), with their sizes
+/init         write a first AGENTS.md for this project (asks before overwriting)
 /rewind [N]   the turns and the files each changed; with N, restore the files (and if you
               like the conversation) to before turn N
 /clear        forget the conversation

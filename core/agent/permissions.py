@@ -20,6 +20,7 @@ import anyio
 
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Tool
+from codebot_mcp.core.tools.skills import SkillActivity
 
 
 class Verdict(StrEnum):
@@ -47,6 +48,9 @@ class Decision:
     rule: str | None = None
     """The settings rule or ``--allow`` pattern that decided, as ``"<list> '<pattern>'"``
     (e.g. ``"permissions.ask 'mcp__github__*'"``); None when the capability decided."""
+    skills: tuple[str, ...] = ()
+    """Served skills the model is acting on whose code the user has not approved: the call
+    asks because of them (an "always" answer approves them, not the tool)."""
 
     @property
     def allowed(self) -> bool:
@@ -136,6 +140,9 @@ class PermissionGate:
         self.pinned: Mapping[tuple[str, str], str] = {}
         """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
         matches its pin is asked about, whatever the rules say (deny still wins)."""
+        self.skills: SkillActivity | None = None
+        """The skills the model loaded: while it acts on one served over MCP, a tool that
+        executes code asks, whatever the rules and earlier "always" answers say."""
 
     def evaluate(self, tool: Tool, arguments: Mapping[str, Any] | None = None) -> Decision:
         """The static decision, before anybody is asked (``arguments``: the call's, which tell
@@ -144,6 +151,15 @@ class PermissionGate:
         if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
             return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
+        if served := self._served_skills(tool):
+            names = ", ".join(f"'{h}'" for h in served)
+            return Decision(
+                Verdict.ASK,
+                f"WARNING: the model is acting on skill {names} served by an MCP server; code "
+                "it asks for runs only with your approval ([a]lways: for that skill's current "
+                "content, this session)",
+                skills=served,
+            )
         if changed := self._changed(tool):
             return Decision(Verdict.ASK, changed)
         if name in self.always:
@@ -163,6 +179,12 @@ class PermissionGate:
         if mode := sandboxed(tool, arguments):
             return Decision(Verdict.ALLOW, f"sandboxed: runs in the {mode} sandbox")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
+
+    def _served_skills(self, tool: Tool) -> tuple[str, ...]:
+        """The unapproved served skills being acted on, when ``tool`` executes code."""
+        if self.skills is None or tool.permission().capability is not Capability.EXECUTE:
+            return ()
+        return tuple(s.handle for s in self.skills.unapproved())
 
     def _changed(self, tool: Tool) -> str | None:
         """Why a tool must be asked about again: it changed since its pin or its "always"."""
@@ -212,10 +234,11 @@ class PermissionGate:
         if self.assume_yes:
             return Decision(Verdict.ALLOW, f"allowed by --yes ({decision.reason})")
         if self.approver is None:
+            rerun = "--yes" if decision.skills else f"--yes or --allow '{tool.name}'"
             return Decision(
                 Verdict.DENY,
                 f"needs approval and nobody can answer in non-interactive mode "
-                f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
+                f"({decision.reason}); rerun with {rerun}",
             )
         detail = reach.describe() if reach is not None else None
         request = ApprovalRequest(
@@ -229,9 +252,19 @@ class PermissionGate:
             sandbox_note(tool, arguments),
         )
         async with self._asking:  # subagents ask concurrently: one question at a time
-            if not outside and tool.name in self.always and self._changed(tool) is None:
+            if decision.skills and not self._served_skills(tool):
+                return Decision(Verdict.ALLOW, "approved by the user for the skill, this session")
+            if (
+                not outside
+                and not decision.skills
+                and tool.name in self.always
+                and self._changed(tool) is None
+            ):
                 return Decision(Verdict.ALLOW, "approved for this session")
             answer = await self.approver(request)
+        if answer is Answer.ALWAYS and decision.skills and self.skills is not None:
+            self.skills.approve(s for s in self.skills.unapproved() if s.handle in decision.skills)
+            return Decision(Verdict.ALLOW, "approved by the user for the skill, this session")
         if answer is Answer.ALWAYS and not outside:
             self.always[tool.name] = _fingerprint(tool)
             return Decision(Verdict.ALLOW, "approved by the user for this session")
@@ -244,7 +277,7 @@ def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
     if decision.verdict is Verdict.DENY or hook.verdict is Verdict.DENY:
         return decision if decision.verdict is Verdict.DENY else Decision(Verdict.DENY, hook.reason)
     if hook.verdict is Verdict.ASK:
-        return Decision(Verdict.ASK, hook.reason)
+        return Decision(Verdict.ASK, hook.reason, skills=decision.skills)
     asked_by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
     if decision.verdict is Verdict.ASK and (asked_by_rule or decision.reason.startswith("WARNING")):
         return decision

@@ -35,6 +35,23 @@ def tool_message(call: ToolCall, result: ToolResult) -> Message:
     }
 
 
+def finished_elsewhere(call: ToolCall, result: ToolResult) -> list[Message]:
+    """A call that ended outside any turn (a server-side task that ``--continue`` picked up
+    again), as the two messages its turn would have added: the call, then its result."""
+    request: Message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+        ],
+    }
+    return [request, tool_message(call, result)]
+
+
 def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
     """The arguments as a dict, or the reason they are unusable."""
     try:

@@ -292,6 +292,44 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
     raise FrontMatterError("the front matter opened with '---' is never closed by '---'")
 
 
+def parse_strict(text: str) -> tuple[dict[str, Any], str]:
+    """``(front matter, body)`` read strictly as YAML: no line-based fallback, no text fields
+    made of lists. A skill served over MCP is held to its entry field by field, so its
+    ``SKILL.md`` must read exactly as its YAML says (``core.tools.skillload``).
+
+    Raises:
+        FrontMatterError: not closed, not YAML, not a mapping, a key twice, or too complex.
+    """
+    text = text.removeprefix("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return {}, text.strip()
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            return _strict_front("".join(lines[1:index])), "".join(lines[index + 1 :]).strip()
+    raise FrontMatterError("the front matter opened with '---' is never closed by '---'")
+
+
+def _strict_front(block: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data: Any = yaml.load(block, Loader=_loader())  # a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        raise FrontMatterError(f"invalid YAML in the front matter{where}: {exc.problem}") from None
+    except yaml.YAMLError as exc:
+        raise FrontMatterError(f"invalid YAML in the front matter: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FrontMatterError("the front matter is not a mapping of fields")
+    if _size(data, MAX_FRONT_MATTER_NODES) < 0:
+        raise FrontMatterError("the front matter is too complex (YAML aliases?); not read")
+    return {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+
+
 _CORE_SCALARS = {
     "tag:yaml.org,2002:bool": (r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     "tag:yaml.org,2002:int": (r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
@@ -332,12 +370,24 @@ def _loader() -> Any:
     for tag, (pattern, firsts) in _CORE_SCALARS.items():
         for first in firsts:
             resolvers.setdefault(first, []).append((tag, re.compile(pattern)))
+    # 1.2 integers: `010` is ten (PyYAML's constructor reads a leading 0 as octal).
+    CoreLoader.add_constructor("tag:yaml.org,2002:int", _core_int)
     # The 1.1 timestamp resolver goes too: a date stays text.
     CoreLoader.yaml_implicit_resolvers = {
         first: [(tag, rx) for tag, rx in pairs if tag != "tag:yaml.org,2002:timestamp"]
         for first, pairs in resolvers.items()
     }
     return CoreLoader
+
+
+def _core_int(loader: Any, node: Any) -> int:
+    """A plain integer as YAML 1.2's core schema reads it: decimal, ``0o`` octal, ``0x`` hex."""
+    value = str(loader.construct_scalar(node))
+    sign = -1 if value.startswith("-") else 1
+    digits = value.lstrip("+-")
+    if digits.startswith(("0x", "0o")):
+        return sign * int(digits[2:], 16 if digits[1] == "x" else 8)
+    return sign * int(digits, 10)
 
 
 def _front(block: str) -> dict[str, Any]:

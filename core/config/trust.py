@@ -218,6 +218,12 @@ def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     return root, tuple(found)
 
 
+def held_digests(files: tuple[Path, ...]) -> dict[Path, str]:
+    """Each file's digest as :func:`digest` takes it, by resolved path: what a load of a
+    project definition is held to (a file edited after trust is refused, not used)."""
+    return {p.resolve(): _file_digest(p) for p in files if not p.is_symlink()}
+
+
 def store_key(settings: Settings, root: Path | None = None) -> str | None:
     """The project as the user reached it: its root directory, not the file a symlinked
     ``.codebot/settings.json`` points to (that would borrow another project's trust).

@@ -37,7 +37,8 @@ async def call_once(
     failure = manager.failures.get(config.name)
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
-    tool = find_tool(manager.tools(), config.name, tool_name)
+    # An app-only tool (MCP Apps) is never offered to the model, but the user may call it.
+    tool = find_tool([*manager.tools(), *manager.app_tools()], config.name, tool_name)
     arguments = checked_arguments(tool, arguments, config.name)
     client = manager.clients[config.name]
     try:

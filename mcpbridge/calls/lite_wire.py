@@ -21,6 +21,7 @@ import anyio
 
 from codebot_mcp.core import __version__, jsonutil
 from codebot_mcp.mcpbridge.calls.results import Fallback, checked_tool
+from codebot_mcp.mcpbridge.tools.extensions import TASKS
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 
 MODERN_VERSION = "2026-07-28"
@@ -41,8 +42,19 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
     "sampling": {},
     "elicitation": {"form": {}, "url": {}},
     "roots": {"listChanged": True},
+    "extensions": {"io.modelcontextprotocol/skills": {}},
 }
-"""What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`); a test compares."""
+"""What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`, and the extensions
+of ``connection.serverinfo.client_extensions``, not imported: it loads the SDK); a test
+compares the two byte for byte."""
+MODERN_CAPABILITIES: dict[str, Any] = {
+    **CLIENT_CAPABILITIES,
+    "extensions": {**CLIENT_CAPABILITIES["extensions"], TASKS: {}},
+}
+"""On 2026-07-28 requests the SDK path also declares the tasks extension (SEP-2663, a claim
+the SDK activates on modern wires only). The hot path says the same, byte for byte, and never
+meets a task: :mod:`mcpbridge.calls.lite` hands a server that advertises tasks to the SDK path
+before calling a tool."""
 USER_REJECTED = -1
 INVALID_PARAMS = -32602
 
@@ -67,7 +79,7 @@ def _envelope() -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "codebot", "version": __version__},
-        "io.modelcontextprotocol/clientCapabilities": CLIENT_CAPABILITIES,
+        "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
     }
 
 

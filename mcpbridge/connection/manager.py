@@ -21,6 +21,7 @@ from codebot_mcp.mcpbridge.auth import LoginOptions
 from codebot_mcp.mcpbridge.connection.client import Client
 from codebot_mcp.mcpbridge.connection.failures import Failure
 from codebot_mcp.mcpbridge.connection.features import ProgressHook
+from codebot_mcp.mcpbridge.connection.tasks import TaskPolicy
 from codebot_mcp.mcpbridge.connection.tool import MCPTool
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.process import Prelaunched
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
         PromptMessage,
         ResourceContent,
         ResourceInfo,
+        SkillEntry,
+        SkillListing,
     )
     from codebot_mcp.core.tools.useragent import UserAgent
 
@@ -69,6 +72,8 @@ class Manager:
         self.sampler = sampler
         self.on_progress: ProgressHook | None = None
         """Where progress notifications of running calls go (the REPL spinner, stderr)."""
+        self.tasks = TaskPolicy()
+        """How every server's tasks (SEP-2663) report, are journaled, and end."""
         self._prelaunched = prelaunched
         self.login = login
         """When set, servers that need authorization run the browser flow inline."""
@@ -80,6 +85,8 @@ class Manager:
         self._tools: list[MCPTool] | None = None
         self._tools_key: tuple[Any, ...] = ()
         self._tg: TaskGroup | None = None
+        self._skills: dict[str, tuple[Client, list[SkillEntry], list[str]]] = {}
+        """Server name → (the connection it was listed on, its skill entries, their issues)."""
 
     async def __aenter__(self) -> Manager:
         self._tg = anyio.create_task_group()
@@ -131,6 +138,7 @@ class Manager:
                 in_process=self._in_process.get(name),
             )
             client.features.on_progress = self._progress
+            client.tasks.policy = self.tasks
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
@@ -246,6 +254,18 @@ class Manager:
                 for (client, tool), n in zip(pairs, names, strict=True)
             ]
         return list(self._tools)
+
+    def app_tools(self) -> list[MCPTool]:
+        """Every connected server's app-only tools (MCP Apps), sorted as :meth:`tools`: never
+        offered to the model; ``mcp list --all`` shows them and ``mcp call`` may call one."""
+        pairs = [
+            (c, t) for c in self.connected() for t in sorted(c.app_tools, key=lambda t: t.name)
+        ]
+        names = allocate((c.name, t.name) for c, t in pairs)
+        return [
+            MCPTool(client, tool, n.name, name_reason=n.reason)
+            for (client, tool), n in zip(pairs, names, strict=True)
+        ]
 
     async def refresh_if_dirty(self) -> list[MCPTool] | None:
         """None when nothing changed (no I/O); else re-list changed servers and return all tools."""
@@ -403,3 +423,69 @@ class Manager:
         if client is None:
             return []
         return await complete(client, ref, argument, value, context)
+
+    # -- skills served over MCP (core.tools.sources.SkillSource) --------------------------
+
+    async def skills(self, *, refresh: bool = False) -> SkillListing:
+        """The skill entries of every connected server that declares the skills extension,
+        sorted by server then URI; listed once per connection unless ``refresh``. A server
+        whose listing fails is recorded in the result, never raised. No file is read.
+        """
+        from codebot_mcp.core.errors import CodebotError
+        from codebot_mcp.core.tools.sources import SkillListing
+        from codebot_mcp.mcpbridge.connection import skills as served
+
+        targets = [c for c in self.connected() if c.connected and served.declares(c)]
+        failures: dict[str, str] = {}
+
+        async def one(client: Client) -> None:
+            held = self._skills.get(client.name)
+            if held is not None and held[0] is client and not refresh:
+                return
+            try:
+                found, issues = await served.list_skills(client)
+            except CodebotError as exc:
+                self._skills.pop(client.name, None)
+                failures[client.name] = exc.message
+                return
+            self._skills[client.name] = (client, found, issues)
+
+        async with anyio.create_task_group() as tg:
+            for client in targets:
+                tg.start_soon(one, client)
+        entries: list[SkillEntry] = []
+        issues: list[str] = []
+        for client in targets:
+            held = self._skills.get(client.name)
+            if held is not None and held[0] is client:
+                entries += sorted(held[1], key=lambda e: e.uri)
+                issues += [f"server '{client.name}': {line}" for line in held[2]]
+        return SkillListing(tuple(entries), dict(sorted(failures.items())), tuple(issues))
+
+    async def get_skill(self, server: str, uri: str) -> SkillEntry:
+        """``skills/get`` on ``server`` for the skill whose ``SKILL.md`` is at ``uri``.
+
+        Raises:
+            UsageError: ``server`` is unknown or does not serve skills.
+            ServerError: it is not connected, or it failed or refused.
+        """
+        from codebot_mcp.mcpbridge.connection import skills as served
+        from codebot_mcp.mcpbridge.connection.resources import find_client
+
+        client = find_client(self.clients, server)
+        served.require_skills(client)
+        return await served.get_skill(client, uri)
+
+    async def read_skill_file(self, server: str, uri: str) -> bytes:
+        """One file of a skill of ``server``, as raw bytes (``resources/read``).
+
+        Raises:
+            UsageError: ``server`` is unknown or does not serve skills.
+            ServerError: it is not connected, or the read failed.
+        """
+        from codebot_mcp.mcpbridge.connection import skills as served
+        from codebot_mcp.mcpbridge.connection.resources import find_client
+
+        client = find_client(self.clients, server)
+        served.require_skills(client)
+        return await served.read_file(client, uri)

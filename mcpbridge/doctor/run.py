@@ -244,7 +244,7 @@ async def _listed(ctx: ServerContext) -> list[Any] | None:
     assert client is not None
     config = ctx.config
     if config.include_tools is None and not config.exclude_tools:
-        return list(client.tools)
+        return [*client.tools, *client.app_tools]
     # The client filters its listing; the filter check needs the names it filtered out.
     with anyio.move_on_after(config.timeout):
         try:

@@ -81,8 +81,12 @@ class Holder:
         await self._retry_failed()
         names = request.get("servers") or list(self.manager.servers)
         schemas = bool(request.get("schemas"))
+        show = bool(request.get("all"))  # mcp list --all: app-only tools too
         statuses = [s for s in self.manager.status() if s.name in names]
-        return {"views": [status_view(s, self.manager, schemas=schemas) for s in statuses]}
+        views = [
+            status_view(s, self.manager, schemas=schemas, show_app_tools=show) for s in statuses
+        ]
+        return {"views": views}
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         await self._retry_failed()

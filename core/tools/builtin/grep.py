@@ -240,7 +240,7 @@ class GrepTool(FileTool):
     description = (
         "Search file contents with a regular expression (ripgrep syntax). path is a file or "
         "directory (default: the working directory); glob filters file names (e.g. '*.py'); "
-        "context adds lines around each match; ignore_case. Files ignored by .gitignore are "
+        "context: lines shown around each match; ignore_case. Files ignored by .gitignore are "
         f"skipped. Output: path:line:text, at most {MAX_LINES} lines."
     )
 
