@@ -256,6 +256,7 @@ UNFILTERED_CALLERS = {
     "cli/commands/mcp/manage.py",  # edits the files
     "cli/chat_runtime.py",  # the extensions' review (hooks, agents) shows what is held back
     "cli/repl/loop.py",  # /mcp reload: the same, read again
+    "cli/commands/mcp/serve.py",  # its hooks are reviewed like chat's; runs with trust applied
 }
 
 
