@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings, open_manager
+from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings, open_manager
 from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
@@ -266,17 +266,20 @@ async def settle_trust(
         trust,
     )  # deferred: `codebot --help` does not load settings or trust
 
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    loaded = apply_trust(globals_, settings, warn=ask is None)  # trust applied once, here
+    result = loaded.trust
     if not result.needs_trust:
-        return settings, ()
+        return loaded.settings, ()
     skipped = tuple(c.name for c in result.servers)
     if ask is None:
-        return apply_trust(globals_, settings)[0], skipped
+        return loaded.settings, skipped
     if await ask(result):
         trust.record(result)
-        return settings, ()
+        again = apply_trust(globals_, settings, warn=False)
+        if not again.trust.needs_trust:
+            return again.settings, ()
     render.warn(trust.untrusted_message(result))
-    return trust.without_untrusted(settings, result), skipped
+    return loaded.settings, skipped
 
 
 @asynccontextmanager
@@ -303,7 +306,7 @@ async def open_runtime(
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.model.config import resolve_config
 
-    raw = load_settings(globals_)
+    raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
     settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)

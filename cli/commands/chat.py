@@ -14,7 +14,7 @@ import typer
 from codebot_mcp.cli import render
 from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, sandbox_mode
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
@@ -266,7 +266,7 @@ def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomComma
 def _list_for_resume(globals_: Globals) -> None:
     from codebot_mcp.core.agent import history as sessions
 
-    settings = load_settings(globals_)
+    settings = load_effective(globals_, warn=False).settings
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)
     for item in saved[:20]:
         print(render.safe(sessions.describe(item)), file=sys.stderr)

@@ -33,7 +33,7 @@ from codebot_mcp.cli.repl.reports import (
     usage_line,
     usage_report,
 )
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
@@ -410,7 +410,7 @@ class Repl:
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""
         try:
-            loaded = load_settings(runtime.globals)
+            loaded = load_unfiltered_settings(runtime.globals)  # the extensions review it
         except CodebotError as exc:
             render.error(exc)
             return

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
 
@@ -204,7 +205,7 @@ def _records(path: Path, until: int | None = None) -> Iterator[dict[str, Any]]:
         line = raw.decode("utf-8", errors="replace")
         if line:
             try:
-                record = json.loads(line)
+                record = jsonutil.loads(line)
             except json.JSONDecodeError:  # a line cut by a crash: skip it
                 continue
             if isinstance(record, dict):

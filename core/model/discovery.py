@@ -9,10 +9,10 @@ but slow. Only the standard library is used (``openai`` costs a second to import
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.errors import ModelError
 
 BUDGET_SECONDS = 0.3
@@ -117,7 +117,7 @@ def list_models(
             hint="Check that it is running and that the base URL ends in /v1.",
         ) from None
     try:
-        data = json.loads(body) if len(body) <= MAX_BODY else None
+        data = jsonutil.loads(body) if len(body) <= MAX_BODY else None
     except ValueError:
         data = None
     entries = data.get("data") if isinstance(data, dict) else None

@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
@@ -146,7 +147,7 @@ _REQUEST_KEYS = ("server", "tool", "arguments")
 
 def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     try:
-        request = json.loads(line)
+        request = jsonutil.loads(line)
     except json.JSONDecodeError as exc:
         raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(request, dict):

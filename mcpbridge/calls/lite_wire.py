@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core import __version__
+from codebot_mcp.core import __version__, jsonutil
 from codebot_mcp.mcpbridge.calls.results import Fallback, checked_tool
 from codebot_mcp.mcpbridge.tools.extensions import TASKS
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
@@ -157,7 +157,7 @@ class Connection:
         if match is None:
             return
         try:
-            request_id = json.loads(match.group(1))
+            request_id = jsonutil.loads(match.group(1))
         except ValueError:
             return
         if request_id in self._waiting:
@@ -166,7 +166,7 @@ class Connection:
 
     async def _dispatch(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = jsonutil.loads(line)
         except ValueError:
             # As the SDK path: an answer we cannot read fails its request; other junk is skipped.
             self._error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")

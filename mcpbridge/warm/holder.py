@@ -19,8 +19,8 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
-from codebot_mcp.core.config import paths, trust
-from codebot_mcp.core.config import settings as settings_mod
+from codebot_mcp.core import jsonutil
+from codebot_mcp.core.config import effective, paths
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.arguments import Pairs
 from codebot_mcp.mcpbridge.calls.call import call_once
@@ -28,6 +28,7 @@ from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.report import status_view
 from codebot_mcp.mcpbridge.warm.client import (
     ACCEPT_TIMEOUT,
+    HEARTBEAT_SECONDS,
     MAX_LINE_BYTES,
     SOCKET_PATH_LIMIT,
     fingerprint,
@@ -109,7 +110,7 @@ class Holder:
                     buffer += await stream.receive()
                     if len(buffer) > MAX_LINE_BYTES:
                         return None
-            request = json.loads(bytes(buffer).partition(b"\n")[0])
+            request = jsonutil.loads(bytes(buffer).partition(b"\n")[0])
         except (TimeoutError, anyio.EndOfStream, ValueError):
             return None
         return request if isinstance(request, dict) else None
@@ -137,16 +138,26 @@ class Holder:
             await self._send(stream, {"accepted": True})
             self._busy += 1
             try:
-                if op == "list":
-                    reply = await self._list(request)
-                elif op == "call" and request.get("server") in self.manager.servers:
-                    reply = await self._call(request)
-                else:
-                    reply = _error(2, f"the warm holder cannot answer {op!r}")
+                async with anyio.create_task_group() as beating:
+                    beating.start_soon(self._heartbeat, stream)
+                    if op == "list":
+                        reply = await self._list(request)
+                    elif op == "call" and request.get("server") in self.manager.servers:
+                        reply = await self._call(request)
+                    else:
+                        reply = _error(2, f"the warm holder cannot answer {op!r}")
+                    beating.cancel_scope.cancel()
             finally:
                 self._busy -= 1
                 self._last_used = anyio.current_time()
             await self._send(stream, reply)
+
+    async def _heartbeat(self, stream: SocketStream) -> None:
+        """Tell the client the request still runs (it gives up on a silent holder)."""
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            while True:
+                await anyio.sleep(HEARTBEAT_SECONDS)
+                await self._send(stream, {"working": True})
 
     async def serve(self, listener: SocketListener) -> None:
         """Accept connections until stopped (idle timeout, ``--stop``, a signal)."""
@@ -187,9 +198,9 @@ async def serve(
     cwd: Path, *, trust_project: bool, idle_timeout: float | None, ready: Any = None
 ) -> int:
     """Load the settings as the cold path does, start the servers, serve; the exit code."""
-    settings = settings_mod.load(cwd)
-    result = trust.check(settings, assume_trusted=trust_project)
-    servers = dict(trust.without_untrusted(settings, result).servers)
+    loaded = effective.load(cwd, assume_trusted=trust_project)
+    settings, result = loaded.settings, loaded.trust  # roots and limits: trust applied too
+    servers = dict(settings.servers)
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.tools.useragent import Policy, root_dirs
 

@@ -71,6 +71,17 @@ class FakeOpenAI:
             return list(self._state.requests)
 
     @property
+    def gets(self) -> list[Recorded]:
+        """GET requests so far (``/models``)."""
+        with self._state.lock:
+            return list(self._state.gets)
+
+    def list_models(self, ids: list[Any]) -> None:
+        """What ``GET /models`` answers from now on."""
+        with self._state.lock:
+            self._state.model_ids = list(ids)
+
+    @property
     def bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of the completion requests so far."""
         return [r.body for r in self.requests]

@@ -17,9 +17,8 @@ from codebot_mcp.cli.commands.mcp.views import print_servers
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
     Globals,
-    apply_trust,
     describe_settings_files,
-    load_settings,
+    load_effective,
     open_manager,
     require_trusted,
     select_servers,
@@ -89,7 +88,8 @@ def list_command(
 
     reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
-    settings, check = apply_trust(globals_, load_settings(globals_))
+    loaded = load_effective(globals_)
+    settings, check = loaded.settings, loaded.trust
     for name in server or []:
         require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
     servers = with_timeout(select_servers(settings, server), timeout)
@@ -345,7 +345,6 @@ def call_command(
     """
     import anyio
 
-    from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import require_usable
     from codebot_mcp.core.tools import arguments
     from codebot_mcp.mcpbridge.transport import reaper
@@ -353,14 +352,16 @@ def call_command(
     reaper.allow()  # one-shot: results first, the servers' shutdown after
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    # Trust applied once: the model behind sampling, the roots and every limit come from the
+    # trusted settings, whichever server is called.
+    loaded = load_effective(globals_, warn=batch)
+    settings, check = loaded.settings, loaded.trust
     if batch:
         if server or tool or args:
             raise UsageError(
                 "--batch takes the requests on stdin, not SERVER TOOL on the command line",
                 hint='Pipe lines like {"server": "s", "tool": "t", "arguments": {}} into it.',
             )
-        settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
         requests = (settings, elicit, allow_sampling)
@@ -371,10 +372,7 @@ def call_command(
             "missing SERVER and TOOL",
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
-    check = trust.check(settings, assume_trusted=globals_.trust_project)
     require_trusted(server, check, settings)
-    if server in settings.shadowed and check.needs_trust:
-        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
     config = select_servers(settings, [server])[server]
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)

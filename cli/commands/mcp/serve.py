@@ -14,7 +14,7 @@ import typer
 
 from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings
+from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def serve_command(
     from codebot_mcp.mcpbridge.serve import AskTool, Served, serve_stdio
 
     globals_: Globals = ctx.obj
-    raw = load_settings(globals_)
+    raw = load_unfiltered_settings(globals_)  # the hooks review it; trust applied below
     settings, _ = apply_trust(globals_, raw)
     policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
     options = ChatOptions(
