@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
+from contextlib import aclosing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,7 @@ def _line(event: dict[str, Any], query: Query) -> Line | None:
     return Line(path, int(data["line_number"]), text.rstrip("\r\n"), kind == "match")
 
 
-async def _events(argv: list[str]) -> AsyncIterator[dict[str, Any]]:
+async def _events(argv: list[str]) -> AsyncGenerator[dict[str, Any], None]:
     """The JSON lines a search child prints, as they come; the child is killed when the
     reader stops (the cap reached, a timeout, a cancellation)."""
     import subprocess
@@ -193,12 +194,15 @@ async def search_lines(query: Query, *, use_rg: bool | None = None) -> list[Line
     argv = _rg_argv(rg, query) if rg else _python_argv(query)
     out: list[Line] = []
     with anyio.move_on_after(SEARCH_TIMEOUT_SECONDS) as scope:
-        async for event in _events(argv):
-            line = _line(event, query)
-            if line is not None:
-                out.append(line)
-                if len(out) > MAX_LINES:
-                    break
+        # aclosing: the child is killed the moment the cap is reached, not when the
+        # generator is collected (a bare break leaves it running until then)
+        async with aclosing(_events(argv)) as events:
+            async for event in events:
+                line = _line(event, query)
+                if line is not None:
+                    out.append(line)
+                    if len(out) > MAX_LINES:
+                        break
     if scope.cancelled_caught:
         raise SearchTimeoutError
     return out
