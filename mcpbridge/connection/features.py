@@ -107,13 +107,13 @@ class Features:
         if process is not None:
             process.note(line)
             return
-        from codebot_mcp.core.config import paths
+        if self.log_file is None:  # this connection's own log, made at its first line
+            from codebot_mcp.mcpbridge.transport.runlog import server_log
 
-        path = paths.private_dir(paths.log_dir()) / f"{self.name}.log"
-        with path.open("a", encoding="utf-8") as log:
+            self.log_file, created = server_log(self.name)
+            created.close()
+        with self.log_file.open("a", encoding="utf-8") as log:
             log.write(line + "\n")
-        path.chmod(0o600)
-        self.log_file = path
 
     def sdk_callbacks(self) -> dict[str, Any]:
         """The SDK ``Client`` keyword arguments that declare and answer servers' requests."""

@@ -106,26 +106,25 @@ def _start(
     *,
     replacing: bool,
 ) -> int:
-    from codebot_mcp.core.config import paths
+    from codebot_mcp.mcpbridge.transport.runlog import holder_log
 
-    log_file = paths.private_dir(paths.log_dir()) / "warm.log"
     argv = [sys.executable, "-m", "codebot_mcp.mcpbridge.warm.holder", "--cwd", str(globals_.cwd)]
     if globals_.trust_project:
         argv.append("--trust-project")
     if idle_timeout is not None:
         argv += ["--idle", f"{idle_timeout:g}"]
-    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log_file, log = holder_log()  # this holder's own log, never another's
     try:
         holder = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=fd,
+            stderr=log,
             close_fds=True,
             start_new_session=True,  # outlives this command; no terminal signal reaches it
         )
     finally:
-        os.close(fd)
+        log.close()
     from codebot_mcp.core.proc import descendants
 
     descendants.spare(holder.pid)  # it and its servers outlive this command on purpose
