@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any
 
 from codebot_mcp.core.errors import ModelError
 
@@ -79,6 +80,34 @@ def _try(candidate: Candidate, timeout: float) -> Found | None:
     return Found(candidate.name, candidate.base_url, tuple(models))
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def _redirects() -> Any:
+    """A redirect handler (urllib is imported on use: it is slow to import)."""
+    import urllib.request
+
+    class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+        """Follows redirects as urllib does, carrying the key only to the same origin (scheme,
+        host and port), as browsers and httpx do: a redirect never hands it to a stranger."""
+
+        def redirect_request(  # type: ignore[override]
+            self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+        ) -> Any:
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            key = req.unredirected_hdrs.get("Authorization")
+            if new is not None and key and _origin(newurl) == _origin(req.full_url):
+                new.add_unredirected_header("Authorization", key)
+            return new
+
+    return SameOriginRedirects()
+
+
 def list_models(
     base_url: str,
     api_key: str | None,
@@ -97,9 +126,11 @@ def list_models(
 
     url = base_url.rstrip("/") + "/models"
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    handlers = [] if proxies else [urllib.request.ProxyHandler({})]
+    if api_key:  # unredirected: only _redirects() carries it on, and only within its origin
+        request.add_unredirected_header("Authorization", f"Bearer {api_key}")
+    handlers: list[urllib.request.BaseHandler] = [_redirects()]
+    if not proxies:
+        handlers.append(urllib.request.ProxyHandler({}))
     opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(request, timeout=timeout) as response:
