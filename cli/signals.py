@@ -1,5 +1,8 @@
 """SIGTERM and SIGHUP end a command the way Ctrl-C does: an orderly unwind that stops every
-server and every ``bash`` child, then exit 130 (a closed terminal sends SIGHUP)."""
+server and every ``bash`` child, then exit 130 (a closed terminal sends SIGHUP).
+
+Every command enters its event loop through :func:`run`, so none can forget it (a test holds
+``anyio.run`` to this module)."""
 
 from __future__ import annotations
 
@@ -13,6 +16,23 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``anyio.run(func, *args)`` under :func:`terminable`: the one way a command runs async.
+
+    Raises:
+        Interrupted: Ctrl-C, SIGTERM or SIGHUP ended it (said as "interrupted", exit 130;
+            Typer would otherwise turn the ``KeyboardInterrupt`` into a silent 130).
+    """
+    import anyio
+
+    from codebot_mcp.core.errors import Interrupted
+
+    try:
+        return anyio.run(terminable, func, *args)
+    except KeyboardInterrupt:
+        raise Interrupted from None
 
 
 async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:

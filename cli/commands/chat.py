@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import (
     ChatOptions,
@@ -103,16 +103,13 @@ def chat_command(
         from codebot_mcp.cli.commands.models import offer_local
 
         offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
-    import anyio  # deferred with the rest of the chat machinery: `--help` stays light
-
-    from codebot_mcp.cli.signals import terminable
 
     try:
         if options.prompt is not None:
-            return anyio.run(terminable, one_shot, globals_, options)
+            return signals.run(one_shot, globals_, options)
         from codebot_mcp.cli.repl.loop import repl
 
-        return anyio.run(terminable, repl, globals_, options)
+        return signals.run(repl, globals_, options)
     except KeyboardInterrupt:
         # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
         # loop has already unwound (servers stopped); say so instead of exiting silently.

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
@@ -83,7 +83,6 @@ def login_command(
     too), waits for the redirect on 127.0.0.1, and stores the tokens. Exit 0 when logged in,
     4 when the login failed (with why).
     """
-    import anyio
 
     globals_: Globals = ctx.obj
     config = _oauth_server(globals_, name)
@@ -92,7 +91,7 @@ def login_command(
         if timeout <= 0:
             raise UsageError(f"--timeout {timeout:g}: must be a positive number of seconds")
         options.timeout = timeout
-    message = anyio.run(_login, config, options)
+    message = signals.run(_login, config, options)
     print(message)
     return ExitCode.OK
 
@@ -126,13 +125,12 @@ def logout_command(
     """Forget the OAuth tokens of a server: revoke them where it supports it (RFC 7009), and
     delete them. Exit 0.
     """
-    import anyio
 
     from codebot_mcp.mcpbridge.auth.revoke import logout
 
     globals_: Globals = ctx.obj
     config = _oauth_server(globals_, name)
-    result = anyio.run(logout, config)
+    result = signals.run(logout, config)
     if not result.had_tokens:
         print(f"not logged in to '{name}': {result.detail}")
     else:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -76,7 +76,6 @@ def doctor_command(
     Exit 0 when there is no error, 1 when there is one (with --strict: or a warning),
     3 when the settings cannot be read at all.
     """
-    import anyio
 
     from codebot_mcp.cli.commands.mcp import doctor_render
     from codebot_mcp.core.config import trust
@@ -101,7 +100,6 @@ def doctor_command(
 
         reaper.allow()  # one-shot: the report first, the servers' shutdown after
         from codebot_mcp.cli.login import login_options
-        from codebot_mcp.cli.signals import terminable
 
         options = login_options() if login else None
         found: list[doctor.Report] = []
@@ -115,7 +113,7 @@ def doctor_command(
                 )
             )
 
-        anyio.run(terminable, diagnose)
+        signals.run(diagnose)
         report = found[0]
 
     stream = sys.stdout

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import render, warm_client
+from codebot_mcp.cli import render, signals, warm_client
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.commands.mcp import warm
@@ -25,7 +25,6 @@ from codebot_mcp.cli.runtime import (
     select_servers,
     with_timeout,
 )
-from codebot_mcp.cli.signals import terminable
 from codebot_mcp.cli.warm_client import print_outcome
 from codebot_mcp.core.errors import ExitCode, UsageError
 
@@ -72,7 +71,6 @@ def list_command(
     Exit 0 when every selected server connected, 4 when any failed or needs a login (the
     others are listed), 2 for an unknown or disabled --server.
     """
-    import anyio
 
     from codebot_mcp.mcpbridge.transport import reaper
 
@@ -94,7 +92,7 @@ def list_command(
         code = _render_list(answer["views"], as_json, schemas, servers)
     else:
         requests = policy(settings, None, None)
-        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login)
+        code = signals.run(_list, servers, as_json, schemas, requests, login)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -317,7 +315,6 @@ def call_command(
     Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
     4 server unreachable. With --batch: 0 when every request succeeded, else 1.
     """
-    import anyio
 
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import require_usable
@@ -338,7 +335,7 @@ def call_command(
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
         requests = (settings, elicit, allow_sampling)
-        ok = anyio.run(terminable, _batch, servers, requests, login)
+        ok = signals.run(_batch, servers, requests, login)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -371,7 +368,7 @@ def call_command(
         outcome = ToolResult(**answer["result"])
     else:
         config = with_timeout({server: config}, timeout)[server]
-        outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
+        outcome = signals.run(_call, config, tool, arguments_, requests, login)
     return print_outcome(outcome, server, tool, as_json=as_json)
 
 

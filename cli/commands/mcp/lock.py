@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -33,9 +33,7 @@ def lock_command(
     Exit 0 when every selected server was pinned, 4 when one could not be reached (the others
     are pinned; an unreachable server keeps its old record).
     """
-    import anyio
 
-    from codebot_mcp.cli.signals import terminable
     from codebot_mcp.mcpbridge.tools import pinning as lock
 
     globals_: Globals = ctx.obj
@@ -59,7 +57,7 @@ def lock_command(
                 pinned[name] = lock.server_entry(version, list(client.tools))
             return pinned, failed
 
-    pinned, failed = anyio.run(terminable, pin)
+    pinned, failed = signals.run(pin)
     merged = {**(lock.read(path) or {}), **pinned}
     lock.write(path, merged)
     count = sum(len(e["tools"]) for e in pinned.values())
