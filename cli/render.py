@@ -89,6 +89,11 @@ def print_json(data: Any) -> None:
     print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
+def count(n: int, noun: str) -> str:
+    """``1 server``, ``2 servers``: a count with its noun (a regular plural)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def first_line(text: str | None, limit: int = 80) -> str:
     """The first non-empty line, shortened to ``limit`` characters, made safe to print."""
     line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")

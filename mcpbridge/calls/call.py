@@ -187,4 +187,5 @@ def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
         if close
         else f"List them with: codebot mcp list --server {server}"
     )
-    raise UsageError(f"server '{server}' has no tool '{name}' ({len(names)} tools)", hint=hint)
+    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    raise UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)

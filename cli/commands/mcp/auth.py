@@ -20,6 +20,7 @@ from codebot_mcp.core.errors import ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
+    from codebot_mcp.core.tools.useragent import Policy
     from codebot_mcp.mcpbridge.auth import LoginOptions
 
 app = typer.Typer()
@@ -91,15 +92,19 @@ def login_command(
         if timeout <= 0:
             raise UsageError(f"--timeout {timeout:g}: must be a positive number of seconds")
         options.timeout = timeout
-    message = signals.run(_login, config, options)
+    from codebot_mcp.core.tools.useragent import Policy
+
+    # The capabilities every command declares; no roots: a login has nothing to show a server
+    message = signals.run(_login, config, options, Policy())
     print(message)
     return ExitCode.OK
 
 
-async def _login(config: ServerConfig, options: LoginOptions) -> str:
+async def _login(config: ServerConfig, options: LoginOptions, agent: Policy) -> str:
     from codebot_mcp.cli.runtime import open_manager
 
-    async with open_manager({config.name: config}, prelaunch=False, login=options) as manager:
+    servers = {config.name: config}
+    async with open_manager(servers, agent=agent, prelaunch=False, login=options) as manager:
         await manager.start_all()
         client = manager.clients[config.name]
         failure = manager.failures.get(config.name)

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from codebot_mcp.cli import render, signals
+from codebot_mcp.cli.answers import policy
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -43,8 +44,10 @@ def lock_command(
     servers = {n: c for n, c in select_servers(settings, server).items() if c.enabled}
     path = lock.lock_path(settings.project_root, settings.cwd)
 
+    agent = policy(settings, None, None)  # the capabilities `mcp list`, doctor and chat declare
+
     async def pin() -> tuple[dict[str, dict[str, Any]], list[str]]:
-        async with open_manager(servers) as manager:
+        async with open_manager(servers, agent=agent) as manager:
             await manager.start_all()
             pinned: dict[str, dict[str, Any]] = {}
             failed: list[str] = []
@@ -60,8 +63,9 @@ def lock_command(
     pinned, failed = signals.run(pin)
     merged = {**(lock.read(path) or {}), **pinned}
     lock.write(path, merged)
-    count = sum(len(e["tools"]) for e in pinned.values())
-    print(f"Pinned {len(pinned)} servers ({count} tools) in {render.safe(path)}.")
+    tools = sum(len(e["tools"]) for e in pinned.values())
+    what = f"{render.count(len(pinned), 'server')} ({render.count(tools, 'tool')})"
+    print(f"Pinned {what} in {render.safe(path)}.")
     for name in failed:
         render.warn(f"server '{name}' could not be reached; its record was not updated")
     return ExitCode.SERVER if failed else ExitCode.OK
