@@ -27,8 +27,13 @@ class Fallback(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
 
 
-def call_error(code: int, message: str, config: ServerConfig, tool: str) -> CodebotError:
-    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths)."""
+def call_error(
+    code: int, message: str, config: ServerConfig, tool: str, *, restarts: bool = True
+) -> CodebotError:
+    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths).
+
+    ``restarts``: a server that closed the connection will be started again by the next call
+    (always for a new ``mcp call``; once per session in ``--batch`` and the warm holder)."""
     if code == REQUEST_TIMEOUT:
         limit = config.tool_timeout or default_tool_timeout()
         return ServerError(
@@ -36,9 +41,12 @@ def call_error(code: int, message: str, config: ServerConfig, tool: str) -> Code
             hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
         )
     if code == CONNECTION_CLOSED:
+        see = f"its stderr is logged (`codebot mcp list --server {config.name}` shows it)"
         return ServerError(
             f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+            hint=f"The next call restarts it; {see}."
+            if restarts
+            else f"{see[0].upper()}{see[1:]}.",
         )
     if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
         return CodebotError(  # exit 1, as when the tool reports an error
