@@ -141,7 +141,7 @@ def _western(data: bytes) -> str | None:
 def _guess(data: bytes) -> str | None:
     import charset_normalizer  # deferred: only files that are not UTF-8 need a guess
 
-    matches = list(charset_normalizer.from_bytes(data[:DETECT_BYTES], cp_isolation=_LIKELY))
+    matches = list(charset_normalizer.from_bytes(data[:DETECT_BYTES], cp_isolation=list(_LIKELY)))
     if not matches:
         return None
     best = min((m.chaos, -m.coherence) for m in matches)
