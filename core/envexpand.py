@@ -49,3 +49,8 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
 def referenced(text: str) -> list[str]:
     """The variable names ``text`` refers to, in order (``$${`` escapes are not references)."""
     return [m.group(1) for m in _PATTERN.finditer(text) if m.group(1) is not None]
+
+
+def defaulted(text: str) -> set[str]:
+    """The variable names ``text`` refers to with a ``:-default``."""
+    return {m.group(1) for m in _PATTERN.finditer(text) if m.group(1) and m.group(2) is not None}

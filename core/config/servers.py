@@ -292,9 +292,12 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
     cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
     url = text("url")
     if url is not None and not re.match(r"^https?://[^/\s]+", url):
+        written = str(
+            data["url"]
+        )  # as the user wrote it: never the expansion (values may be secret)
         raise _EntryError(
-            f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(url))}",
-            hint='Write it as "url": "https://host/mcp".',
+            f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(written))}",
+            hint='Write it as "url": "https://host/mcp" (or "${VAR:-https://host}/mcp").',
         )
     args = str_list("args") or ()
     oauth = OAuthSettings(enabled=False) if transport == "stdio" else OAuthSettings()
