@@ -66,7 +66,7 @@ def test_import_takes_a_url_with_a_default(
     repo.mkdir()
     servers = {"remote": {"type": "http", "url": WRITTEN}}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
-    code, out, err = codebot(
+    code, _, err = codebot(
         capsys, "--cwd", str(repo), "mcp", "import", "--from", "claude-code", "--scope", "global"
     )
     assert code == 0, err
