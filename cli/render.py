@@ -64,6 +64,11 @@ def hint(message: str) -> None:
     print(f"{style('hint', '33', sys.stderr)}: {safe(message)}", file=sys.stderr)
 
 
+def note(message: str) -> None:
+    """``note: <message>`` on stderr: a fact worth knowing, not a problem."""
+    print(f"{style('note', '2', sys.stderr)}: {safe(message)}", file=sys.stderr)
+
+
 def warn(message: str) -> None:
     """``warning: <message>`` on stderr (secrets scrubbed)."""
     print(f"{style('warning', '33;1', sys.stderr)}: {safe(message)}", file=sys.stderr)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
@@ -235,6 +236,9 @@ class ChatRuntime:
     """Project servers skipped for this session because the project is not trusted."""
     log: SessionLog | None = None
     """Where this conversation is saved (``core.sessions``)."""
+    resolved: ModelConfig | None = None
+    """The model as the settings and flags name it, before the endpoint was asked which
+    model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -247,9 +251,12 @@ class ChatRuntime:
             ModelError: the model does not resolve; ``model_error`` keeps it when there is
                 no agent yet.
         """
+        import anyio.to_thread
+
         from codebot_mcp.core.agent.loop import Agent
         from codebot_mcp.core.model.client import ChatModel, create_client
         from codebot_mcp.core.model.config import resolve_config
+        from codebot_mcp.core.model.discovery import settle_model
 
         self.settings = settings
         self.gate.rules = settings.permissions
@@ -258,12 +265,20 @@ class ChatRuntime:
             self.agent.configure(settings)
         options = self.options
         try:
-            config = resolve_config(settings, model=options.model, base_url=options.base_url)
+            resolved = resolve_config(settings, model=options.model, base_url=options.base_url)
+            if self.agent is not None and self.resolved == resolved:
+                return
+            config, note = await anyio.to_thread.run_sync(settle_model, resolved)
         except ModelError as exc:
             if self.agent is None:
                 self.model_error = exc
             raise
         self.model_error = None
+        self.resolved = resolved
+        if note is not None and options.prompt is None:  # the REPL says which; -p stays quiet
+            from codebot_mcp.cli import render
+
+            render.note(note)
         if self.agent is not None and self.agent.model.config == config:
             return
         model = ChatModel(create_client(config), config)

@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.errors import ModelError
 
+if TYPE_CHECKING:
+    from codebot_mcp.core.model.config import ModelConfig
+
 BUDGET_SECONDS = 0.3
 """The whole probe, every candidate in parallel: chat's start-up must not wait for it."""
+SETTLE_TIMEOUT_SECONDS = 10.0
+"""Asking an endpoint for its models when none was named (a local server answers at once)."""
 LIST_TIMEOUT_SECONDS = 10.0
 """``codebot models`` against a configured endpoint (remote APIs can be slow to answer)."""
 MAX_BODY = 4 * 1024 * 1024
@@ -136,6 +141,7 @@ def list_models(
         with opener.open(request, timeout=timeout) as response:
             body = response.read(MAX_BODY + 1)
     except urllib.error.HTTPError as exc:
+        exc.close()  # its body holds the connection open
         hint = "Check the API key." if exc.code in (401, 403) else "Check the base URL."
         raise ModelError(
             f"the model server at {base_url} answered {exc.code} {exc.reason} to GET /models",
@@ -158,3 +164,42 @@ def list_models(
             hint="Is this an OpenAI-compatible endpoint? Its base URL usually ends in /v1.",
         )
     return [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
+
+
+def settle_model(config: ModelConfig) -> tuple[ModelConfig, str | None]:
+    """The model to use when none was named, and a note saying where it came from.
+
+    OpenAI's own API gets its default model. Any other endpoint is asked for its models
+    (``GET /models``): the only one it serves is used; otherwise there is no telling which one
+    is meant, and OpenAI's default would be a guess the endpoint most likely refuses.
+
+    Raises:
+        ModelError: the endpoint serves no model or several, or does not list them.
+    """
+    from dataclasses import replace
+
+    from codebot_mcp.core.model.config import OPENAI_URL
+
+    if config.model_given or config.url.rstrip("/") == OPENAI_URL:
+        return config, None
+    url = config.url
+    hint = (
+        'Name the model: --model NAME, CODEBOT_MODEL, or "model" in settings.json '
+        f"(`codebot models --base-url {url}` lists what it serves)."
+    )
+    key = config.api_key if config.key_env else None
+    try:
+        models = list_models(url, key, timeout=min(SETTLE_TIMEOUT_SECONDS, config.timeout))
+    except ModelError as exc:
+        raise ModelError(
+            f"no model is named, and {exc.message[0].lower()}{exc.message[1:]}", hint=hint
+        ) from None
+    if len(models) == 1:
+        chosen = models[0]
+        return replace(config, model=chosen, model_given=True), (
+            f"model {chosen}: the only one {url} serves"
+        )
+    if not models:
+        raise ModelError(f"no model is named, and {url} serves none", hint=hint)
+    shown = ", ".join(models[:5]) + (f", … ({len(models)} in all)" if len(models) > 5 else "")
+    raise ModelError(f"no model is named, and {url} serves {len(models)}: {shown}", hint=hint)

@@ -44,6 +44,12 @@ class State:
     window: int | None = None
     """Context window in tokens: longer requests get 400 ``context_length_exceeded``."""
     rejected: int = 0
+    models: list[str] | None = field(default_factory=lambda: ["fake-model"])
+    """What ``GET /v1/models`` lists; None answers it 404 (a server without the route)."""
+    model_meta: dict[str, Any] | None = None
+    """Extra fields of each model entry (llama.cpp's ``meta``: ``{"n_ctx_train": ...}``)."""
+    gets: list[str] = field(default_factory=list[str])
+    """The paths of the GET requests so far."""
 
 
 def count_tokens(body: dict[str, Any]) -> int:
@@ -61,8 +67,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+        state = self.shared
+        with state.lock:
+            state.gets.append(self.path)
+        if self.path.rstrip("/").endswith("/models") and state.models is not None:
+            extra = state.model_meta or {}
+            data = [{"id": m, "object": "model", **extra} for m in state.models]
+            self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 

@@ -45,8 +45,11 @@ class FakeOpenAI:
         port: int = 0,
         respond: Callable[[dict[str, Any]], Turn] | None = None,
         window: int | None = None,
+        models: list[str] | None = None,
     ):
         self._state = State(turns=deque(turns or []), llama=llama, respond=respond, window=window)
+        if models is not None:
+            self._state.models = models
         state = self._state
 
         class Bound(Handler):
@@ -74,6 +77,18 @@ class FakeOpenAI:
     def bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of the completion requests so far."""
         return [r.body for r in self.requests]
+
+    @property
+    def gets(self) -> list[str]:
+        """The paths of the GET requests so far (``/v1/models``)."""
+        with self._state.lock:
+            return list(self._state.gets)
+
+    def serve_models(self, models: list[str] | None, meta: dict[str, Any] | None = None) -> None:
+        """What ``GET /v1/models`` lists from now on (None: 404), with ``meta`` in each."""
+        with self._state.lock:
+            self._state.models = models
+            self._state.model_meta = meta
 
     @property
     def rejected(self) -> int:
