@@ -18,8 +18,12 @@ T = TypeVar("T")
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
-def run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
+def run(func: Callable[..., Awaitable[T]], *args: Any, one_shot: bool = True) -> T:
     """``anyio.run(func, *args)`` under :func:`terminable`: the one way a command runs async.
+
+    A ``one_shot`` command (every one but the REPL) prints its results first and leaves the
+    rest of its servers' shutdown to the reaper (:mod:`mcpbridge.transport.reaper`): it exits
+    without waiting for a slow server to stop. The REPL stops the servers it drops itself.
 
     Raises:
         Interrupted: Ctrl-C, SIGTERM or SIGHUP ended it (said as "interrupted", exit 130;
@@ -28,7 +32,10 @@ def run(func: Callable[..., Awaitable[T]], *args: Any) -> T:
     import anyio
 
     from codebot_mcp.core.errors import Interrupted
+    from codebot_mcp.mcpbridge.transport import reaper  # standard library only
 
+    if one_shot:
+        reaper.allow()
     try:
         return anyio.run(terminable, func, *args)
     except KeyboardInterrupt:

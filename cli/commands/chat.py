@@ -109,7 +109,7 @@ def chat_command(
             return signals.run(one_shot, globals_, options)
         from codebot_mcp.cli.repl.loop import repl
 
-        return signals.run(repl, globals_, options)
+        return signals.run(repl, globals_, options, one_shot=False)
     except KeyboardInterrupt:
         # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
         # loop has already unwound (servers stopped); say so instead of exiting silently.

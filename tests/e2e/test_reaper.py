@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.mcpbridge.transport import reaper
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings
 
@@ -159,3 +161,33 @@ def test_sigkill_of_codebot_mid_command_leaves_no_server(tmp_path: Path) -> None
         wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
     finally:
         run.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mcp", "resources"],
+        ["mcp", "resources", "s"],
+        ["mcp", "read", "s", "note://x"],
+        ["mcp", "prompts"],
+        ["mcp", "prompt", "s", "p"],
+        ["mcp", "lock"],
+        ["chat", "-p", "hi"],
+    ],
+    ids=["resources", "resources-server", "read", "prompts", "prompt", "lock", "chat-p"],
+)
+def test_every_one_shot_command_exits_before_its_servers_are_stopped(
+    tmp_path: Path, fake: FakeOpenAI, argv: list[str]
+) -> None:
+    """Not only list, call and doctor: whatever the command answers (a listing, an error),
+    it answers and exits; the reaper stops the server that ignores EOF and SIGTERM."""
+    root, mark = project_with(tmp_path, "faulty", "--ignore-term")
+    fake.queue(fo.text("hello"))
+    done = codebot(root, "--base-url", fake.base_url, *argv)
+    assert "Traceback" not in done.stderr
+    if argv[0] == "chat":
+        assert (done.returncode, done.stdout) == (0, "hello\n"), done.stderr
+    assert marked_pids(mark), "the server was stopped before codebot exited"
+    assert reapers(), "a server is left and no reaper is finishing its shutdown"
+    wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be killed")
+    wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")

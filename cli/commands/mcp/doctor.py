@@ -96,9 +96,6 @@ def doctor_command(
         servers = with_timeout(select_servers(settings, server), timeout)
         result = trust.check(settings, assume_trusted=globals_.trust_project)
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
-        from codebot_mcp.mcpbridge.transport import reaper
-
-        reaper.allow()  # one-shot: the report first, the servers' shutdown after
         from codebot_mcp.cli.login import login_options
 
         options = login_options() if login else None

@@ -72,9 +72,6 @@ def list_command(
     others are listed), 2 for an unknown or disabled --server.
     """
 
-    from codebot_mcp.mcpbridge.transport import reaper
-
-    reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
     settings, check = apply_trust(globals_, load_settings(globals_))
     for name in server or []:
@@ -319,9 +316,6 @@ def call_command(
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import require_usable
     from codebot_mcp.core.tools import arguments
-    from codebot_mcp.mcpbridge.transport import reaper
-
-    reaper.allow()  # one-shot: results first, the servers' shutdown after
 
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
