@@ -14,6 +14,7 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.errors import CodebotError, ServerError
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
+from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -50,11 +51,11 @@ def call_error(
         )
     if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
         return CodebotError(  # exit 1, as when the tool reports an error
-            f"'{tool}' on server '{config.name}' could not finish: {message}",
+            f"'{tool}' on server '{config.name}' could not finish: {bare_message(message)}",
             hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
         )
     return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {message} (MCP error {code})"
+        f"server '{config.name}' rejected the call to '{tool}': {rpc_error_text(code, message)}"
     )
 
 
