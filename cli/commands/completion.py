@@ -17,8 +17,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.core.fsutil import atomic_write
-
 if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
 
@@ -188,6 +186,8 @@ def remember_tools(views: list[dict[str, Any]], servers: Mapping[str, ServerConf
                 "entry": fingerprint(config),
                 "tools": sorted(t["original_name"] for t in view.get("tools", [])),
             }
+    from codebot_mcp.core.fsutil import atomic_write  # deferred: tempfile is slow to import
+
     path = _cache_path()
     try:
         paths.private_dir(path.parent)

@@ -43,9 +43,7 @@ def test_a_call_error_names_its_code_once(
 def test_a_read_error_from_a_typescript_server_names_its_code_once(
     tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    write_settings(
-        tmp_path, {"base_url": fake.base_url, "mcp_servers": {"ev": everything_entry()}}
-    )
+    write_settings(tmp_path, {"base_url": fake.base_url, "mcp_servers": {"ev": everything_entry()}})
     code, _, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "read", "ev", "nope://x")
     assert code == 4 and "Resource nope://x not found" in err
     said_once(err)
@@ -63,3 +61,31 @@ def test_rpc_error_text_strips_any_prefix_of_the_code() -> None:
     )
     assert rpc_error_text(-1, "plain words") == "plain words (MCP error -1)"
     assert rpc_error_text(-32603, "MCP error -32603:") == "no message (MCP error -32603)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "guess"),
+    [
+        (["mcp", "import", "--from", "codx"], "--from", "codex"),
+        (["mcp", "import", "--from", "claude-code", "--from", "nope"], "--from", None),
+        (["mcp", "add", "x", "--scope", "globl", "--", "cmd"], "--scope", "global"),
+        (
+            ["mcp", "add", "x", "--transport", "htp", "--url", "https://h/mcp"],
+            "--transport",
+            "http",
+        ),
+    ],
+)
+def test_a_bad_choice_is_worded_by_click_not_pydantic(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    option: str,
+    guess: str | None,
+) -> None:
+    code, _, err = codebot(capsys, "--cwd", str(tmp_path), *argv)
+    assert code == 2
+    assert f"Invalid value for '{option}'" in err and "is not one of" in err
+    assert "Value error" not in err
+    if guess:
+        assert f"(did you mean '{guess}'?)" in err
