@@ -237,7 +237,10 @@ def test_bad_idle_timeout_setting_is_a_settings_error(project: Project) -> None:
 
 
 def test_stop_and_status(project: Project) -> None:
-    assert "no warm holder" in project.run("mcp", "warm", "--status").stdout
+    none = project.run("mcp", "warm", "--status")
+    assert (none.returncode, "no warm holder" in none.stdout) == (1, True)  # a failed check
+    nothing = project.run("mcp", "warm", "--stop")
+    assert (nothing.returncode, "no warm holder" in nothing.stdout) == (0, True)
     started(project)
     assert "already running" in project.run("mcp", "warm").stdout
     status = project.run("mcp", "warm", "--status")

@@ -61,6 +61,7 @@ def warm_command(
 
     `mcp list` and `mcp call` use it while it runs and its settings match (else they connect
     as usual). Exit 0 when the holder runs with every server connected, 4 when some failed.
+    --status: exit 0 when a holder runs, 1 when none does. --stop: exit 0 (also when none ran).
     """
     from codebot_mcp.mcpbridge.warm import client as warm
 
@@ -71,7 +72,7 @@ def warm_command(
         answer = warm.ask(path, {"op": "stop" if stop else "status"})
         if answer is None:
             print(f"no warm holder runs for these settings ({path.parent})")
-            return ExitCode.OK
+            return ExitCode.OK if stop else ExitCode.TOOL_ERROR  # --status: a check that failed
         verb = "stopped" if stop else "running"
         names = ", ".join(answer.get("servers") or []) or "no servers"
         print(f"warm holder {verb} (pid {answer.get('pid')}): {names}")
