@@ -380,13 +380,19 @@ async def open_runtime(
 
     Raises:
         SettingsError: the settings cannot be read.
+        UsageError: the session to resume (--continue, --resume ID) does not exist.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.model.config import resolve_config
 
-    settings, untrusted = await settle_trust(globals_, load_settings(globals_), ask_trust)
+    loaded = load_settings(globals_)
+    if options.resume_latest or options.resume:  # no such session: say so before anything runs
+        from codebot_mcp.core.agent import history as sessions
+
+        sessions.find(loaded.project_root or globals_.cwd, options.resume or None)
+    settings, untrusted = await settle_trust(globals_, loaded, ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)
 
