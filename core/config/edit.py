@@ -168,9 +168,17 @@ def validate_entry(name: str, entry: Any, path: Path) -> None:
     if config.error is not None:
         raise UsageError(config.error, hint=config.hint)
     if config.warnings:
+        warning = config.warnings[0]
+        if warning.kind == "unknown_key":  # refused here, so not "ignored" as when loading
+            guess = f" (did you mean '{warning.did_you_mean}'?)" if warning.did_you_mean else ""
+            raise UsageError(
+                f"server '{name}': unknown key '{warning.key}'{guess}; nothing was written",
+                hint="Rename or remove the key: codebot writes only keys it knows "
+                "(`codebot mcp add --help` lists them).",
+            )
         raise UsageError(
-            f"server '{name}': {config.warnings[0]}",
-            hint="Fix the key; `codebot mcp add --help` lists the options.",
+            f"server '{name}': {warning}; nothing was written",
+            hint=f"{warning.hint}; `codebot mcp add --help` lists the options.",
         )
     from codebot_mcp.core.secrets.scan import refuse_secrets
 

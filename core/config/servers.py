@@ -76,6 +76,8 @@ class EntryWarning:
     """How to fix it, without the place (the reader names the file and server)."""
     kind: WarningKind = "unknown_key"
     """What it is about, for the doctor check that reports it."""
+    did_you_mean: str | None = None
+    """For an unknown key: the known key it is closest to."""
 
     def __str__(self) -> str:
         return self.message
@@ -375,7 +377,10 @@ def _unknown_key_warning(key: str) -> EntryWarning:
     close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
     suggestion = f" (did you mean '{close[0]}'?)" if close else ""
     return EntryWarning(
-        key, f"unknown key '{key}' is ignored{suggestion}", "Rename or remove the key"
+        key,
+        f"unknown key '{key}' is ignored{suggestion}",
+        "Rename or remove the key",
+        did_you_mean=close[0] if close else None,
     )
 
 

@@ -183,6 +183,10 @@ def test_add_json_validates_like_loading(home: Path, capsys: pytest.CaptureFixtu
     code, _, err = codebot(capsys, "mcp", "add-json", "s", '{"command": "npx", "agrs": ["x"]}')
     assert code == 2
     assert "unknown key 'agrs'" in err and "did you mean 'args'" in err
+    assert "ignored" not in err and "nothing was written" in err  # refused, so said as such
+    assert not (home / "settings.json").exists()
+    code, _, err = codebot(capsys, "mcp", "add", "s", "--timeout", "30000", "--", "npx")
+    assert code == 2 and "ignored" not in err and "nothing was written" in err
     code, _, err = codebot(capsys, "mcp", "add-json", "s", "{oops")
     assert code == 2 and "invalid JSON for server 's'" in err
     code, _, err = codebot(capsys, "mcp", "add-json", "s", '{"command": "npx", "timeout": "5"}')
