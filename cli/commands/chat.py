@@ -69,8 +69,8 @@ def chat_command(
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
-    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 7 empty answer,
-    130 interrupted.
+    Exit 0 ok, 2 usage (a bad option, an empty prompt, no such session to resume), 3
+    settings error, 5 model API error, 6 turn limit, 7 empty answer, 130 interrupted.
     """
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url

@@ -89,3 +89,15 @@ def test_a_bad_choice_is_worded_by_click_not_pydantic(
     assert "Value error" not in err
     if guess:
         assert f"(did you mean '{guess}'?)" in err
+
+
+def test_chat_help_lists_the_usage_exit_code_it_uses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = codebot(capsys, "chat", "--help")
+    assert code == 0
+    exits = " ".join(out.split()).split("Exit ", 1)[1]
+    for listed in ("0 ok", "2 usage", "3 settings", "5 model API", "6 turn limit", "130"):
+        assert listed in exits, exits
+    code, _, err = codebot(capsys, "--cwd", str(tmp_path), "chat", "-p", "  ")
+    assert code == 2 and "the prompt is empty" in err

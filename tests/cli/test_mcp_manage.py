@@ -314,3 +314,18 @@ def test_ordinary_values_under_secret_sounding_names_are_not_refused(
     code, _, err = codebot(capsys, "mcp", "add", "s", *argv, "-e", "TOKEN_TTL=3600", "--", "x")
     assert code == 0, err
     assert global_file(home)["mcp_servers"]["s"]["env"]["SESSION_DIR"] == "/tmp/sessions"  # type: ignore[index]
+
+
+def test_a_servers_option_without_dashes_gets_a_hint(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = codebot(capsys, "mcp", "add", "fs", "npx", "-y", "pkg", "/tmp")
+    assert code == 2 and "No such option: -y" in err
+    assert "hint: '-y' is the server's, not codebot's" in err
+    assert "codebot mcp add fs -- npx -y pkg /tmp" in err
+    assert not (home / "settings.json").exists()
+    code, _, err = codebot(capsys, "mcp", "call", "s", "tool", "--verbose")
+    assert code == 2 and "'--verbose' is not an option of `codebot mcp call`" in err
+    assert "after `--`" in err
+    code, _, err = codebot(capsys, "mcp", "add", "--forse", "fs", "--", "npx")
+    assert code == 2 and "hint:" not in err  # codebot's own option, mistyped: Click's words
