@@ -74,9 +74,21 @@ def known_window(model: str) -> int | None:
     return dict(KNOWN_WINDOWS)[best] if best else None
 
 
-def window_for(model: str, configured: int | None) -> int:
-    """``context_window`` from settings, else the table, else :data:`DEFAULT_WINDOW`."""
-    return configured or known_window(model) or DEFAULT_WINDOW
+def window_for(model: str, configured: int | None, reported: int | None = None) -> int:
+    """``context_window`` from settings, else what the endpoint reports for the model, else
+    the table, else :data:`DEFAULT_WINDOW`."""
+    return configured or reported or known_window(model) or DEFAULT_WINDOW
+
+
+OUTPUT_SHARE = 4
+"""With the default ``max_tokens``, a turn's output is capped at a quarter of a known window."""
+MIN_OUTPUT_CAP = 256
+
+
+def output_cap(default: int, window: int) -> int:
+    """The default output cap for a model whose window is known: a quarter of it, at most
+    ``default`` (a local model at a dozen tokens a second must not run 8k tokens a turn)."""
+    return min(default, max(MIN_OUTPUT_CAP, window // OUTPUT_SHARE))
 
 
 def estimate_text(text: str) -> int:

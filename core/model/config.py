@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from codebot_mcp.core.config.settings import DEFAULT_MAX_TOKENS as SETTINGS_DEFAULT_MAX_TOKENS
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.errors import ModelError, SettingsError
 
@@ -49,6 +50,11 @@ class ModelConfig:
     """False when no flag, variable or setting named the model: ``model`` is then OpenAI's
     default, which another endpoint rarely serves (:func:`core.model.discovery.settle_model`
     asks the endpoint instead)."""
+    max_tokens_given: bool = True
+    """False when ``max_tokens`` is the default: the agent then sizes the cap from the
+    model's window when it is known (a small local model must not run 8k tokens a turn)."""
+    window: int | None = None
+    """The context window the endpoint reports for the model (``GET /models``), if any."""
 
     @property
     def url(self) -> str:
@@ -87,11 +93,14 @@ def resolve_config(
         retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
     cap = settings.max_tokens
     given = bool(named)
+    cap_given = cap != SETTINGS_DEFAULT_MAX_TOKENS  # the default is sized to a known window
     if key_env is not None:
         key = env[key_env]
-        return ModelConfig(chosen_model, url, key, key_env, timeout, cap, retries, given)
+        return ModelConfig(chosen_model, url, key, key_env, timeout, cap, retries, given, cap_given)
     if url is not None:
-        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries, given)
+        return ModelConfig(
+            chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries, given, cap_given
+        )
     wanted = settings.api_key_env or DEFAULT_KEY_ENV
     raise ModelError(
         f"no API key for the model API: {wanted} is not set and no base URL is configured",

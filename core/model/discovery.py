@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 BUDGET_SECONDS = 0.3
 """The whole probe, every candidate in parallel: chat's start-up must not wait for it."""
+LOCAL_LOOKUP_SECONDS = 2.0
+"""A named model's window from this machine's endpoint: best effort, never a wait."""
 SETTLE_TIMEOUT_SECONDS = 10.0
 """Asking an endpoint for its models when none was named (a local server answers at once)."""
 LIST_TIMEOUT_SECONDS = 10.0
@@ -123,6 +125,40 @@ def list_models(
     """The model ids ``GET <base_url>/models`` lists.
 
     Raises:
+        ModelError: as :func:`model_entries`.
+    """
+    return [
+        str(e["id"]) for e in model_entries(base_url, api_key, timeout=timeout, proxies=proxies)
+    ]
+
+
+_WINDOW_KEYS = ("max_model_len", "context_length", "max_context_length", "context_window", "n_ctx")
+"""Where servers put a model's window in ``/models``: vLLM, OpenRouter, LM Studio, others;
+llama.cpp's server under ``meta`` (``n_ctx``, else the trained ``n_ctx_train``)."""
+
+
+def window_of(entry: dict[str, Any]) -> int | None:
+    """The context window a ``/models`` entry reports, if it reports one."""
+    meta = entry.get("meta")
+    places: list[dict[str, Any]] = [entry, meta] if isinstance(meta, dict) else [entry]
+    for place in places:
+        for key in (*_WINDOW_KEYS, "n_ctx_train"):
+            value = place.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None
+
+
+def model_entries(
+    base_url: str,
+    api_key: str | None,
+    *,
+    timeout: float = LIST_TIMEOUT_SECONDS,
+    proxies: bool = True,
+) -> list[dict[str, Any]]:
+    """The model entries (each with an ``id``) ``GET <base_url>/models`` lists.
+
+    Raises:
         ModelError: the endpoint cannot be reached, rejects the key, or does not answer with
             an OpenAI-style model list.
     """
@@ -163,42 +199,55 @@ def list_models(
             f"{url} did not answer with a model list (no 'data' array)",
             hint="Is this an OpenAI-compatible endpoint? Its base URL usually ends in /v1.",
         )
-    return [str(e["id"]) for e in entries if isinstance(e, dict) and "id" in e]
+    return [e for e in entries if isinstance(e, dict) and "id" in e]  # pyright: ignore[reportUnknownVariableType]
 
 
 def settle_model(config: ModelConfig) -> tuple[ModelConfig, str | None]:
-    """The model to use when none was named, and a note saying where it came from.
+    """The model to use when none was named, its window where the endpoint says, and a note
+    saying where the model came from.
 
     OpenAI's own API gets its default model. Any other endpoint is asked for its models
     (``GET /models``): the only one it serves is used; otherwise there is no telling which one
-    is meant, and OpenAI's default would be a guess the endpoint most likely refuses.
+    is meant, and OpenAI's default would be a guess the endpoint most likely refuses. A named
+    model on this machine's endpoint is looked up too (quickly, best effort) for its window.
 
     Raises:
-        ModelError: the endpoint serves no model or several, or does not list them.
+        ModelError: no model is named, and the endpoint serves none or several, or does not
+            list them.
     """
     from dataclasses import replace
 
-    from codebot_mcp.core.model.config import OPENAI_URL
+    from codebot_mcp.core.model.config import OPENAI_URL, is_loopback
 
-    if config.model_given or config.url.rstrip("/") == OPENAI_URL:
-        return config, None
     url = config.url
+    key = config.api_key if config.key_env else None
+    if config.model_given:
+        if url.rstrip("/") == OPENAI_URL or not is_loopback(url):
+            return config, None
+        try:  # a local server answers at once; its window sizes the output cap
+            entries = model_entries(url, key, timeout=min(LOCAL_LOOKUP_SECONDS, config.timeout))
+        except ModelError:
+            return config, None
+        found = [e for e in entries if str(e["id"]) == config.model]
+        window = window_of(found[0]) if found else None
+        return (replace(config, window=window) if window else config), None
+    if url.rstrip("/") == OPENAI_URL:
+        return config, None
     hint = (
         'Name the model: --model NAME, CODEBOT_MODEL, or "model" in settings.json '
         f"(`codebot models --base-url {url}` lists what it serves)."
     )
-    key = config.api_key if config.key_env else None
     try:
-        models = list_models(url, key, timeout=min(SETTLE_TIMEOUT_SECONDS, config.timeout))
+        entries = model_entries(url, key, timeout=min(SETTLE_TIMEOUT_SECONDS, config.timeout))
     except ModelError as exc:
         raise ModelError(
             f"no model is named, and {exc.message[0].lower()}{exc.message[1:]}", hint=hint
         ) from None
+    models = [str(e["id"]) for e in entries]
     if len(models) == 1:
         chosen = models[0]
-        return replace(config, model=chosen, model_given=True), (
-            f"model {chosen}: the only one {url} serves"
-        )
+        settled = replace(config, model=chosen, model_given=True, window=window_of(entries[0]))
+        return settled, f"model {chosen}: the only one {url} serves"
     if not models:
         raise ModelError(f"no model is named, and {url} serves none", hint=hint)
     shown = ", ".join(models[:5]) + (f", … ({len(models)} in all)" if len(models) > 5 else "")

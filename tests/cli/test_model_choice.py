@@ -73,8 +73,7 @@ def test_a_named_model_is_used_without_asking(
             capsys, "--cwd", str(tmp_path), "--base-url", fake.base_url, "chat", "-p", "x", *flags
         )
         assert code == 0, err
-        assert fake.bodies[-1]["model"] == expected
-    assert fake.gets == []
+        assert fake.bodies[-1]["model"] == expected  # named: no choice to make, no error
 
 
 @pytest.mark.anyio
@@ -92,3 +91,49 @@ async def test_the_repl_says_which_model_it_took_and_why(
     assert code == 0, err
     assert f"note: model local-only: the only one {fake.base_url} serves" in err
     assert fake.bodies[0]["model"] == "local-only"
+
+
+@pytest.mark.parametrize(
+    ("meta", "flags", "cap"),
+    [
+        ({"max_model_len": 4096}, (), 1024),  # vLLM's field; the only model, chosen
+        ({"meta": {"n_ctx_train": 2048}}, ("--model", "local-7b"), 512),  # llama.cpp's, named
+        ({"context_length": 16384}, ("--model", "local-7b"), 4096),
+        ({}, ("--model", "local-7b"), 8192),  # window unknown: the default cap
+    ],
+    ids=["vllm-only-model", "llama-cpp-named", "context-length", "unknown"],
+)
+def test_the_default_output_cap_follows_the_endpoints_window(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    meta: dict[str, object],
+    flags: tuple[str, ...],
+    cap: int,
+) -> None:
+    fake.serve_models(["local-7b"], meta)
+    fake.queue(fo.text("ok"))
+    base = ("--cwd", str(tmp_path), "--base-url", fake.base_url)
+    code, _, err = chat(capsys, *base, "chat", "-p", "hi", *flags)
+    assert code == 0, err
+    assert fake.bodies[-1]["max_tokens"] == cap
+
+
+def test_a_set_max_tokens_is_kept_and_a_learned_window_shrinks_the_default(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(tmp_path, {"base_url": fake.base_url, "max_tokens": 3000})
+    fake.serve_models(["local-7b"], {"max_model_len": 4096})
+    fake.queue(fo.text("ok"))
+    assert chat(capsys, "--cwd", str(tmp_path), "chat", "-p", "hi")[0] == 0
+    assert fake.bodies[-1]["max_tokens"] == 3000  # the user's setting wins
+    write_settings(tmp_path, {"base_url": fake.base_url, "context_window": 2048})
+    fake.serve_models(["local-7b"])
+    fake.queue(fo.text("ok"))
+    assert chat(capsys, "--cwd", str(tmp_path), "chat", "-p", "hi")[0] == 0
+    assert fake.bodies[-1]["max_tokens"] == 512  # the set window
+    write_settings(tmp_path, {"base_url": fake.base_url})
+    fake.queue(fo.overflow(4096), fo.text("the summary"), fo.text("fits"))
+    code, out, err = chat(capsys, "--cwd", str(tmp_path), "chat", "-p", "more", "--continue")
+    assert (code, out) == (0, "fits\n"), err
+    assert fake.bodies[-1]["max_tokens"] == 1024  # the window the server's error named

@@ -120,6 +120,14 @@ class Handler(BaseHTTPRequestHandler):
                 {"x-should-retry": "false"},
             )
             return
+        if "closed_at_start" in turn:
+            if not body.get("stream"):
+                turn = turn["then"]
+            else:
+                with self.shared.lock:
+                    self.shared.turns.appendleft(turn["then"])
+                self._close_at_start(turn["closed_at_start"] == "chunked")
+                return
         if "stall" in turn:
             self.shared.closing.wait(float(turn["stall"]))
         if "error" in turn:
@@ -244,6 +252,18 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _close_at_start(self, chunked: bool) -> None:
+        """``200 OK``, then the connection ends before the first chunk of the stream."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
+        else:
+            self.send_header("connection", "close")
+        self.end_headers()
         self.wfile.flush()
         self.close_connection = True
 
