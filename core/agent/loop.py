@@ -233,6 +233,7 @@ class Agent:
                     events.text,
                     on_retry=events.model_retrying,
                     max_tokens=self.output_cap(),
+                    on_progress=events.model_progress,
                 )
             except ContextOverflowError as exc:
                 if attempt == 2:

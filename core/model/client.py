@@ -32,6 +32,7 @@ from codebot_mcp.core.model.errors import (
     server_message,
 )
 from codebot_mcp.core.model.stream import (
+    ProgressCallback,
     Reply,
     StreamAccumulator,
     TextCallback,
@@ -96,8 +97,10 @@ class ChatModel:
         *,
         on_retry: RetryCallback | None = None,
         max_tokens: int | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Reply:
-        """Request one assistant turn, streaming text to ``on_text`` as it arrives.
+        """Request one assistant turn, streaming text to ``on_text`` as it arrives (and the
+        count of streamed pieces to ``on_progress``).
 
         Failed requests are retried ``config.retries`` times (each announced to
         ``on_retry``), except once the answer has started streaming.
@@ -119,7 +122,7 @@ class ChatModel:
         attempt = 0
         while True:
             try:
-                reply = await self._attempt(request, tools, on_text, on_retry)
+                reply = await self._attempt(request, tools, on_text, on_retry, on_progress)
             except StreamDroppedError:
                 raise
             except openai.OpenAIError as exc:
@@ -144,11 +147,12 @@ class ChatModel:
         tools: Sequence[Mapping[str, Any]],
         on_text: TextCallback | None,
         on_retry: RetryCallback | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Reply:
         if tools and not self.stream_with_tools:
             return await self._once(request, on_text)
         try:
-            acc = await self._stream(request, on_text)
+            acc = await self._stream(request, on_text, on_progress)
         except _ClosedAtStart as closed:
             what = (
                 f"the model server at {self.config.url} answered 200 and closed the stream "
@@ -159,7 +163,12 @@ class ChatModel:
         if partial.empty and acc.finish_reason is None and (tools or acc.chunks == 0):
             # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
             # reason. Ask again without streaming; stop streaming only if that worked.
-            what = f"the model server at {self.config.url} streamed an empty, unfinished answer"
+            what = (
+                f"the model server at {self.config.url} answered 200 and ended the stream "
+                "before its first chunk"
+                if acc.chunks == 0
+                else f"the model server at {self.config.url} streamed an empty, unfinished answer"
+            )
             return await self._unstreamed(request, tools, on_text, on_retry, what)
         if acc.finish_reason is None:
             raise StreamDroppedError.from_partial(self.config, acc, None)
@@ -191,9 +200,12 @@ class ChatModel:
         return False
 
     async def _stream(
-        self, request: dict[str, Any], on_text: TextCallback | None
+        self,
+        request: dict[str, Any],
+        on_text: TextCallback | None,
+        on_progress: ProgressCallback | None = None,
     ) -> StreamAccumulator:
-        acc = StreamAccumulator(on_text)
+        acc = StreamAccumulator(on_text, on_progress)
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
         stream = await self._post(body, stream=True)  # the status line has arrived: 200
         try:

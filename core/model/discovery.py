@@ -31,6 +31,14 @@ MAX_BODY = 4 * 1024 * 1024
 """A model list larger than this is not a model list."""
 
 
+class UnreachableError(ModelError):
+    """Nothing answered at the endpoint (refused, unknown host, no route, timed out)."""
+
+    def __init__(self, message: str, *, hint: str, reason: str) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A well-known local server."""
@@ -185,9 +193,10 @@ def model_entries(
         ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise ModelError(
+        raise UnreachableError(
             f"cannot reach the model server at {base_url}: {reason}",
             hint="Check that it is running and that the base URL ends in /v1.",
+            reason=str(reason),
         ) from None
     try:
         data = json.loads(body) if len(body) <= MAX_BODY else None
@@ -239,6 +248,12 @@ def settle_model(config: ModelConfig) -> tuple[ModelConfig, str | None]:
     )
     try:
         entries = model_entries(url, key, timeout=min(SETTLE_TIMEOUT_SECONDS, config.timeout))
+    except UnreachableError as exc:  # naming a model would not help: say what would
+        raise ModelError(
+            f"cannot connect to the model API at {url}: {exc.reason}",
+            hint="Is the server running and reachable? Set the URL with --base-url, "
+            "OPENAI_BASE_URL or 'base_url' in settings.json.",
+        ) from None
     except ModelError as exc:
         raise ModelError(
             f"no model is named, and {exc.message[0].lower()}{exc.message[1:]}", hint=hint
