@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -191,3 +192,34 @@ def test_every_one_shot_command_exits_before_its_servers_are_stopped(
     assert reapers(), "a server is left and no reaper is finishing its shutdown"
     wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be killed")
     wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+
+
+HANDED_OFF_EXITS_LATE = """
+import os, sys, time
+import anyio
+from codebot_mcp.mcpbridge.transport import reaper
+
+async def main():
+    process = await anyio.open_process(["sleep", "0.3"])
+    print(process.pid, flush=True)
+    reaper.handoff(process.pid, process)  # as ServerProcess.stop does in a one-shot command
+
+anyio.run(main)
+time.sleep(1.0)  # codebot's exit path (the sweep), slowed: the server exits in the meantime
+sys.stderr.flush()
+os._exit(0)
+"""
+
+
+def test_a_handed_off_server_exiting_after_the_loop_prints_nothing() -> None:
+    """The cause of a flake (`mcp list` under load): asyncio's child watcher, still waiting in
+    a thread for a handed-off server, warned "Loop ... that handles pid N is closed" on stderr
+    when the server exited between the end of the event loop and codebot's exit."""
+    done = subprocess.run(
+        [sys.executable, "-c", HANDED_OFF_EXITS_LATE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip().isdigit(), done.stderr
+    assert done.stderr == ""
