@@ -6,7 +6,7 @@ NODE_DIR := tests/node
 CONFORMANCE_DIR := tests/conformance
 
 .DEFAULT_GOAL := help
-.PHONY: help install test conformance lint layers format typecheck demo bench clean
+.PHONY: helper help install test test-fast conformance lint layers docs format typecheck demo bench clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -16,13 +16,29 @@ install: ## Create .venv with codebot and the dev tools, the npm MCP servers the
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# editable: cli/, core/ and mcpbridge/ are mapped under codebot_mcp (pyproject's package-dir)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# the exec helper every child starts through (parent-death signal, the sandbox): C, built here
+	$(MAKE) --no-print-directory helper
 	cd $(NODE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	# the MCP conformance suite and the Node 22 it needs, both pinned, inside the project
 	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	@echo "installed: run $(BIN)/codebot --help (or activate $(VENV))"
 
-test: ## Run the test suite
-	$(BIN)/python -m pytest -n 2 -q
+helper: core/proc/codebot-exec ## Build the exec helper (core/proc/exec_helper.c) with the system's C compiler
+
+# static where the C library allows it (no dynamic loader at each start: about 1 ms less)
+core/proc/codebot-exec: core/proc/exec_helper.c
+	$(CC) -O2 -Wall -Wextra -static -o $@ $< 2>/dev/null || $(CC) -O2 -Wall -Wextra -o $@ $<
+
+test: ## Run the test suite (the 25 slowest tests are named at the end)
+	$(BIN)/python -m pytest -n 2 -q --durations=25
+
+# The inner loop: unit and in-process tests only (no server subprocess per test), under a minute.
+FAST_TESTS := tests/core tests/test_settings.py tests/test_load.py tests/test_packaging.py \
+	tests/test_docs.py tests/mcpbridge/test_naming.py tests/mcpbridge/test_capability.py \
+	tests/mcpbridge/test_manager_inproc.py tests/doctor/test_units.py tests/test_imports.py
+
+test-fast: ## The fast tier: unit and in-process tests, for the inner loop (under a minute)
+	$(BIN)/python -m pytest -n 2 -q $(FAST_TESTS)
 
 conformance: ## The official MCP conformance suite's client scenarios, run against codebot's CLI
 	$(BIN)/python -m tests.conformance.run $(ARGS)
@@ -34,6 +50,10 @@ lint: ## ruff (format and lint) and mypy
 	@mkdir -p build/typecheck/codebot_mcp
 	@for p in cli core mcpbridge; do ln -sfn ../../../$$p build/typecheck/codebot_mcp/$$p; done
 	$(BIN)/mypy
+
+docs: ## Regenerate the command reference (docs/reference.md) and build the docs site, strict
+	$(BIN)/python -m tests.docs_reference --write
+	$(BIN)/mkdocs build --strict --quiet
 
 layers: ## Write each sub-package's ruff.toml from the layer table in tests/layers.py
 	$(BIN)/python -m tests.layers --write
@@ -52,8 +72,8 @@ demo: ## Offline demo: list and call the tools of examples/demo's MCP server
 	$(CODEBOT) --cwd examples/demo --trust-project mcp call notes roll_dice sides=20
 	$(CODEBOT) --cwd examples/demo --trust-project mcp doctor
 
-bench: ## Benchmarks: codebot against the raw SDK; tool search, compaction and own time per turn (8-10)
+bench: ## Benchmarks: codebot against the raw SDK; tool search, compaction and own time per turn (8-10); the sandbox's cost per bash call (15)
 	$(BIN)/python -m tests.bench
 
 clean: ## Remove the virtualenv and caches
-	rm -rf $(VENV) $(NODE_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules $(CONFORMANCE_DIR)/results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) core/proc/codebot-exec $(NODE_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules $(CONFORMANCE_DIR)/results .pytest_cache .mypy_cache .ruff_cache

@@ -1,7 +1,16 @@
-"""The only module that uses Typer's private API (``typer._click``, ``typer._coercion``).
+"""Every place codebot works around Typer, each with why; the rest of cli/ uses its public API.
 
-Typer 0.29 vendors Click as ``typer._click``; its exception classes are what ``run`` catches,
-and its option coercion is what :func:`light_option_parsing` replaces on the light paths.
+The workarounds, one line each:
+- :func:`light_option_parsing`: Typer coerces every option through pydantic (60-250 ms of
+  imports on ``--help`` and warm calls); plain types need only the builtins.
+- :func:`pruned`: building the whole Click tree costs ~50 ms; a run builds what it can reach.
+- :func:`plain_metavars`: Typer prints Python types in help (``SERVER <str>``); users read names.
+- :func:`optional_values`: a Typer option cannot take an optional value (``chat --resume``).
+- :func:`hoist_global_options`: Click reads group options only before the subcommand; users
+  write ``codebot mcp list --cwd X``.
+- ``click_exceptions`` and the completion helpers: Typer 0.29 vendors Click as
+  ``typer._click`` and keeps its completion scripts private.
+
 ``pyproject.toml`` pins Typer below its next minor version, and ``tests/test_imports.py``
 fails if the fast path stops applying (pydantic loaded by ``codebot mcp --help``).
 """
@@ -21,8 +30,10 @@ __all__ = [
     "click_exceptions",
     "completion_init",
     "completion_script",
+    "hoist_global_options",
     "install_completion",
     "light_option_parsing",
+    "optional_values",
     "plain_metavars",
     "pruned",
 ]
@@ -261,3 +272,79 @@ def install_completion(prog_name: str, complete_var: str, shell: str) -> Path:
 
     _, path = install(shell=shell, prog_name=prog_name, complete_var=complete_var)
     return path
+
+
+OPTIONAL_VALUE_OPTIONS = ("--resume",)
+"""Options whose value may be left out (``chat --resume`` lists the sessions to pick from)."""
+
+
+def optional_values(argv: list[str]) -> list[str]:
+    """Give a bare ``--resume`` the empty value: Typer options cannot take an optional value."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in OPTIONAL_VALUE_OPTIONS and (following is None or following.startswith("-")):
+            out.append("")
+        if arg == "--":
+            out.extend(argv[i + 1 :])
+            break
+    return out
+
+
+GLOBAL_VALUE_OPTIONS = ("--cwd", "--model", "--base-url")
+GLOBAL_FLAGS = ("--debug", "--trust-project")
+
+
+def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[str]:
+    """Move global options written after the command to before it.
+
+    ``codebot mcp list --cwd X`` becomes ``codebot --cwd X mcp list``. An option the command
+    defines itself (``chat --model``) stays its own; the values of the command's options and
+    everything after ``--`` are never touched.
+    """
+    root_part: list[str] = []
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        root_part.append(argv[i])
+        if argv[i] in (*GLOBAL_VALUE_OPTIONS, "--show-completion") and i + 1 < len(argv):
+            root_part.append(argv[i + 1])
+            i += 1
+        i += 1
+    node: Any = root
+    hoisted: list[str] = []
+    rest: list[str] = []
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            rest.extend(argv[i:])
+            break
+        sub = getattr(node, "commands", {}).get(token) if not token.startswith("-") else None
+        if sub is not None:
+            node = sub
+            rest.append(token)
+            i += 1
+            continue
+        own = {
+            o: not p.is_flag
+            for p in node.params
+            for o in (*p.opts, *p.secondary_opts)
+            if isinstance(p, typer.core.TyperOption)
+        }
+        name = token.split("=", 1)[0]
+        if name in own:
+            rest.append(token)
+            if own[name] and "=" not in token and i + 1 < len(argv):
+                rest.append(argv[i + 1])
+                i += 1
+        elif name in GLOBAL_FLAGS and "=" not in token:
+            hoisted.append(token)
+        elif name in GLOBAL_VALUE_OPTIONS:
+            hoisted.append(token)
+            if "=" not in token and i + 1 < len(argv):
+                hoisted.append(argv[i + 1])
+                i += 1
+        else:
+            rest.append(token)
+        i += 1
+    return root_part + hoisted + rest

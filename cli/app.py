@@ -13,7 +13,9 @@ from codebot_mcp.cli import render
 from codebot_mcp.cli._typer import (
     HELP_OPTIONS,
     click_exceptions,
+    hoist_global_options,
     light_option_parsing,
+    optional_values,
     plain_metavars,
     pruned,
 )
@@ -148,97 +150,23 @@ def _root(
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from codebot_mcp.cli.commands import chat, models, trust
+    from codebot_mcp.cli.commands import chat, models, rewind, skills, trust
     from codebot_mcp.cli.commands.mcp import group as mcp
 
     app.add_typer(mcp.app, name="mcp")
+    app.add_typer(skills.app, name="skills")
     app.add_typer(trust.app)
     app.add_typer(chat.app)
     app.add_typer(models.app)
+    app.add_typer(rewind.app)
 
 
 _register()
 
 
-OPTIONAL_VALUE_OPTIONS = ("--resume",)
-"""Options whose value may be left out (``chat --resume`` lists the sessions to pick from)."""
-
-
-def _optional_values(argv: list[str]) -> list[str]:
-    """Give a bare ``--resume`` the empty value: Typer options cannot take an optional value."""
-    out: list[str] = []
-    for i, arg in enumerate(argv):
-        out.append(arg)
-        following = argv[i + 1] if i + 1 < len(argv) else None
-        if arg in OPTIONAL_VALUE_OPTIONS and (following is None or following.startswith("-")):
-            out.append("")
-        if arg == "--":
-            out.extend(argv[i + 1 :])
-            break
-    return out
-
-
-GLOBAL_VALUE_OPTIONS = ("--cwd", "--model", "--base-url")
-GLOBAL_FLAGS = ("--debug", "--trust-project")
-
-
-def hoist_global_options(argv: list[str], root: typer.core.TyperGroup) -> list[str]:
-    """Move global options written after the command to before it.
-
-    ``codebot mcp list --cwd X`` becomes ``codebot --cwd X mcp list``. An option the command
-    defines itself (``chat --model``) stays its own; the values of the command's options and
-    everything after ``--`` are never touched.
-    """
-    root_part: list[str] = []
-    i = 0
-    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
-        root_part.append(argv[i])
-        if argv[i] in (*GLOBAL_VALUE_OPTIONS, "--show-completion") and i + 1 < len(argv):
-            root_part.append(argv[i + 1])
-            i += 1
-        i += 1
-    node: Any = root
-    hoisted: list[str] = []
-    rest: list[str] = []
-    while i < len(argv):
-        token = argv[i]
-        if token == "--":
-            rest.extend(argv[i:])
-            break
-        sub = getattr(node, "commands", {}).get(token) if not token.startswith("-") else None
-        if sub is not None:
-            node = sub
-            rest.append(token)
-            i += 1
-            continue
-        own = {
-            o: not p.is_flag
-            for p in node.params
-            for o in (*p.opts, *p.secondary_opts)
-            if isinstance(p, typer.core.TyperOption)
-        }
-        name = token.split("=", 1)[0]
-        if name in own:
-            rest.append(token)
-            if own[name] and "=" not in token and i + 1 < len(argv):
-                rest.append(argv[i + 1])
-                i += 1
-        elif name in GLOBAL_FLAGS and "=" not in token:
-            hoisted.append(token)
-        elif name in GLOBAL_VALUE_OPTIONS:
-            hoisted.append(token)
-            if "=" not in token and i + 1 < len(argv):
-                hoisted.append(argv[i + 1])
-                i += 1
-        else:
-            rest.append(token)
-        i += 1
-    return root_part + hoisted + rest
-
-
 def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
-    argv = _optional_values(list(sys.argv[1:] if argv is None else argv))
+    argv = optional_values(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(pruned(app, argv))
     light_option_parsing(command)  # type: ignore[arg-type]
     plain_metavars(command)  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from codebot_mcp.cli import render
 from codebot_mcp.cli.render import safe
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
     from codebot_mcp.mcpbridge.auth import LoginOptions
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.secrets.redact import redact_url
 
 if TYPE_CHECKING:
@@ -53,9 +54,39 @@ def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
 
 def describe_all(result: TrustCheck) -> list[str]:
     """One line per thing the project would do once trusted: servers (each with its facts
-    indented below), then gated settings."""
+    indented below), gated settings (each hook command in full), then the project files
+    whose content is trusted with it (agents, commands, skills, hook scripts)."""
     lines = [line for config in result.servers for line in describe(config, result.api_key_env)]
     for key, value in result.gated.items():
+        if key == "hooks":
+            lines += _hooks(result)
+            continue
         shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
         lines.append(f"setting {key}: {shown}")
+    for path in result.files[:FILES_SHOWN]:
+        try:
+            shown = path.relative_to(result.root).as_posix() if result.root else str(path)
+        except ValueError:
+            shown = str(path)
+        lines.append(f"file {shown}")
+    if len(result.files) > FILES_SHOWN:
+        lines.append(f"... and {len(result.files) - FILES_SHOWN} more files")
     return lines
+
+
+FILES_SHOWN = 30
+"""Project files listed by name in the review (a skills folder can hold hundreds)."""
+
+
+def _hooks(result: TrustCheck) -> list[str]:
+    """The project's hooks: event, matcher and the command line each would run."""
+    from codebot_mcp.core.config.hooks import parse_hooks
+
+    assert result.project_file is not None
+    try:
+        hooks, _ = parse_hooks(result.project_file, {"hooks": result.gated["hooks"]})
+    except CodebotError:  # cannot happen: the settings loaded; say what is there anyway
+        return ["setting hooks: (unreadable)"]
+    return [
+        f"hook {h.event}{f' [{h.matcher}]' if h.matcher else ''}: runs {h.command}" for h in hooks
+    ]

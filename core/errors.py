@@ -11,7 +11,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes; documented in the README and part of the CLI contract."""
+    """Process exit codes: documented in the README and docs/exit-codes.md; a CLI contract."""
 
     OK = 0
     TOOL_ERROR = 1  # a tool reported an error, or a check failed

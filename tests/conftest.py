@@ -34,3 +34,24 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     # Project settings written by tests are trusted; tests/test_trust.py unsets this.
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
     yield
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_state() -> Iterator[None]:
+    """Process-wide state is put back after each test, so no test leans on an earlier one in
+    the same worker: the secrets the redactor learnt, the warnings said once, the reaper's and
+    the descendant sweep's switches and lists."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.proc import descendants
+    from codebot_mcp.core.secrets import redact
+    from codebot_mcp.mcpbridge.transport import reaper
+
+    secrets = set(redact.SECRETS._secrets)  # pyright: ignore[reportPrivateUsage]
+    yield
+    redact.SECRETS._secrets.clear()  # pyright: ignore[reportPrivateUsage]
+    redact.SECRETS._secrets.update(secrets)  # pyright: ignore[reportPrivateUsage]
+    render.reset_warnings()
+    reaper._armed = reaper._allowed = False  # pyright: ignore[reportPrivateUsage]
+    descendants._armed = False  # pyright: ignore[reportPrivateUsage]
+    descendants._roots.clear()  # pyright: ignore[reportPrivateUsage]
+    descendants._spared.clear()  # pyright: ignore[reportPrivateUsage]

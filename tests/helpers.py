@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -82,3 +84,27 @@ def server_logs(name: str, home: Path | None = None) -> str:
     directory = (home / "state" / "log" if home else paths.log_dir()) / name
     logs = sorted(directory.glob("*.log"), key=lambda p: p.stat().st_mtime)
     return "".join(p.read_text(errors="replace") for p in logs)
+
+
+PEAK = """
+import resource, sys
+from codebot_mcp.cli.app import run
+code = run(sys.argv[1:])
+sys.stdout.flush()
+sys.stderr.write(f"\\nPEAK={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}\\n")
+sys.exit(code)
+"""
+
+
+def run_measured(argv: list[str], **env: str) -> tuple[int, str, int]:
+    """(exit code, stdout + stderr, peak RSS in bytes) of codebot in a fresh process: in a
+    test worker the peak may already be past any figure, so a growth check there cannot fail."""
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK, *argv],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    err, _, peak = proc.stderr.rpartition("\nPEAK=")
+    return proc.returncode, proc.stdout + err, int(peak)

@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 STACKS: dict[str, list[tuple[str, str]]] = {
     "core": [
         ("", "errors, envexpand, fsutil: plain helpers every layer may use"),
-        ("proc", "child processes: spawn, descendants, /proc, command lookup"),
+        ("proc", "child processes: spawn, descendants, /proc, command lookup, one-shot runs"),
         ("secrets", "secrets: redaction, the credential heuristic, stream scrubbing"),
-        ("config", "paths, settings and their key table, server entries, trust, importers"),
+        ("config", "paths, settings, keys, servers, trust, importers, definition files"),
+        ("registry", "the MCP Registry: its /v0.1 API, the catalog cache, search, install"),
         ("security", "confinement: the file tools' boundary, the sandbox"),
         ("model", "the model API: configuration, client, errors, streams, tokens"),
         ("tools", "the Tool protocol, built-in tools, arguments, what servers offer and ask"),

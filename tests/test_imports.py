@@ -54,6 +54,7 @@ STARTUP_OURS = (
     "codebot_mcp.core",
     "codebot_mcp.core.errors",
     "codebot_mcp.core.secrets",
+    "codebot_mcp.core.secrets.credentials",
     "codebot_mcp.core.secrets.redact",
 )
 

@@ -33,3 +33,35 @@ def test_the_entry_point_and_version_come_from_the_mapped_packages() -> None:
     assert config["tool"]["setuptools"]["dynamic"]["version"] == {
         "attr": "codebot_mcp.core.__version__"
     }
+
+
+def test_every_imported_distribution_is_declared() -> None:
+    """A module imported by cli/, core/ or mcpbridge/ comes from a declared dependency (or the
+    standard library): an undeclared one works here only because another package pulled it in."""
+    import ast
+    import re
+    import sys
+    from importlib.metadata import packages_distributions
+
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    declared = {
+        re.split(r"[<>=!~\[ ;]", d, maxsplit=1)[0].lower().replace("_", "-")
+        for d in config["project"]["dependencies"]
+    }
+    providers = packages_distributions()
+    imported: set[str] = set()
+    for folder in FOLDERS:
+        for path in (REPO_ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    imported |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"codebot_mcp"}
+    undeclared = {
+        module: providers.get(module)
+        for module in third_party
+        if not {d.lower().replace("_", "-") for d in providers.get(module, [module])} & declared
+    }
+    assert undeclared == {}
+    assert {"mcp", "typer", "httpx2", "pydantic", "mcp_types"} <= third_party  # the scan is real

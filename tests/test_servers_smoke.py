@@ -165,6 +165,103 @@ async def test_echo_server(errlog: TextIO) -> None:
                 await client.call_tool("crash", read_timeout_seconds=10)
 
 
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("echo", {"text": "hi"}),
+    ("echo", {}),
+    ("echo", {"text": 5}),
+    ("echo", {"text": "x", "extra": 1}),
+    ("add", {"a": 1, "b": 2}),
+    ("add", {"a": "3", "b": 2.0}),
+    ("add", {"a": 1.5, "b": "x"}),
+    ("fail", {"message": "boom"}),
+    ("read_notes", {}),
+    ("delete_note", {"id": "1"}),
+    ("fetch_url", {"url": "http://x"}),
+    ("mystery", {}),
+    ("image", {}),
+    ("link", {}),
+    ("embedded", {}),
+    ("binary", {}),
+    ("big", {"size": 5}),
+    ("big", {"size": -1}),
+    ("sleep", {"seconds": 0.01}),
+    ("sleep", {"seconds": "0"}),
+    ("env", {"name": "CODEBOT_NO_SUCH_VARIABLE"}),
+    ("nope", {}),
+]
+
+
+def _conversation(module: str, script: list[dict[str, Any]]) -> list[Any]:
+    """The answers of ``python -m tests.servers.<module>`` to ``script``, one at a time."""
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", f"tests.servers.{module}"],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    answers = []
+    try:
+        for message in script:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(proc.stdout.readline()))
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+        proc.stdout.close()
+    return answers
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "handshake"])
+def test_the_raw_echo_answers_as_the_sdk_echo_does(era: str) -> None:
+    """tests.servers.echo (no SDK, fast) stands in for tests.servers.echo_sdk: every answer to
+    the same conversation is the same JSON, validation messages and envelopes included."""
+    if era == "handshake":
+        script: list[dict[str, Any]] = [
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        ]
+        extra = ["ping", "logging/setLevel", "nope/x"]
+        wrap = lambda params: params  # noqa: E731
+    else:
+        script = [
+            {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": ENVELOPE}}
+        ]
+        extra = ["ping", "nope/x"]
+        wrap = lambda params: {**params, "_meta": ENVELOPE}  # noqa: E731
+    methods = ["tools/list", "prompts/list", "resources/list", "resources/templates/list", *extra]
+    for i, method in enumerate(methods):
+        params = {"level": "info"} if method == "logging/setLevel" else {}
+        script.append({"jsonrpc": "2.0", "id": 10 + i, "method": method, "params": wrap(params)})
+    for i, (name, arguments) in enumerate(CALLS):
+        params = wrap({"name": name, "arguments": arguments})
+        script.append({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": params})
+    sdk = _conversation("echo_sdk", script)
+    raw = _conversation("echo", script)
+    assert len(sdk) == len(script) - (1 if era == "handshake" else 0)
+    assert raw == sdk
+
+
 async def test_mutating_legacy_notifies_message_handler(errlog: TextIO) -> None:
     changed = anyio.Event()
 

@@ -151,7 +151,8 @@ def test_untrusted_project_cannot_redirect_the_api_key_or_allow_tools(
         bash_call = fo.tool_calls(("bash", {"command": "echo pwned > pwned.txt"}))
 
         mine.queue(bash_call, fo.text("done"))
-        code = run(["--cwd", str(repo), "chat", "-p", "go"])
+        # --sandbox off: bash asks (a sandboxed bash would run without asking, confined).
+        code = run(["--cwd", str(repo), "chat", "-p", "go", "--sandbox", "off"])
         err = capsys.readouterr().err
         assert code == 0, err
         assert "skipping project settings (base_url, api_key_env, permissions.allow)" in err

@@ -12,18 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render, signals
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import (
-    ChatOptions,
-    ChatRuntime,
-    Globals,
-    load_settings,
-    open_runtime,
-)
+from codebot_mcp.cli.runtime import Globals, load_settings
 from codebot_mcp.cli.signals import sigint_cancels
-from codebot_mcp.core.errors import CodebotError, ExitCode
+from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import Agent, RunResult
 
 
@@ -66,6 +62,15 @@ def chat_command(
             "--resume", help="Resume session ID (a list to pick from without ID).", metavar="[ID]"
         ),
     ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            metavar="MODE",
+            help="Run bash confined for this run: read-only, workspace-write or off "
+            "(default: the 'sandbox' setting; workspace-write where supported).",
+        ),
+    ] = None,
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
@@ -86,9 +91,8 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
+    options.sandbox = _sandbox_mode(sandbox)
     if continue_ and resume is not None:
-        from codebot_mcp.core.errors import UsageError
-
         raise UsageError(
             "--continue and --resume both pick a session to resume",
             hint="Use --continue for the latest session, or --resume [ID] for a given one.",
@@ -96,8 +100,6 @@ def chat_command(
     if options.prompt is None and not sys.stdin.isatty():
         options.prompt = sys.stdin.read()
     if options.prompt is not None and not options.prompt.strip():
-        from codebot_mcp.core.errors import UsageError
-
         raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
     if options.base_url is None:
         from codebot_mcp.cli.commands.models import offer_local
@@ -125,15 +127,20 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     """
     import anyio
 
+    from codebot_mcp.cli import extensions
     from codebot_mcp.cli.repl.chatview import Status, TurnView, empty_answer_message, report_mcp
     from codebot_mcp.core.agent.loop import Outcome
 
     assert options.prompt is not None
     if options.resume == "":
         _list_for_resume(globals_)
-    async with open_runtime(globals_, options, None, need_model=True) as runtime:
+    builtin = _builtin_name(options.prompt)
+    async with open_runtime(globals_, options, None, need_model=builtin is None) as runtime:
+        if builtin is not None:
+            return await _run_builtin(runtime, options, builtin)
         agent = runtime.agent
         assert agent is not None
+        prompt, command = _custom_command(runtime, options.prompt)
         status = Status()
         view = TurnView(status, stream_text=False)
         result: RunResult | None = None
@@ -146,7 +153,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:
-                    result = await agent.run(options.prompt, view)
+                    async with extensions.running(agent, command):
+                        result = await agent.run(prompt, view)
                 except CodebotError as exc:  # raised below, outside the group: not wrapped
                     failure = exc
                 finally:
@@ -172,9 +180,99 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         return ExitCode.OK
 
 
+ONE_SHOT_COMMANDS = (
+    *("/help", "/tools", "/context", "/usage", "/sandbox", "/hooks", "/agents"),
+    *("/memory", "/init", "/skills"),
+)
+"""The REPL's report commands that ``-p`` runs too (``codebot chat -p /memory``)."""
+
+
+def _builtin_name(prompt: str) -> str | None:
+    """The built-in command ``prompt`` names, if it is one (a custom command never is)."""
+    name = prompt.strip().split(" ", 1)[0]
+    return name if name in ONE_SHOT_COMMANDS else None
+
+
+class _OneShotHost:
+    """What the REPL's notes and skills commands need of the REPL, without a terminal: a
+    question is answered yes only with ``--yes`` (``/init`` over an existing AGENTS.md)."""
+
+    def __init__(self, runtime: ChatRuntime, yes: bool) -> None:
+        from codebot_mcp.cli.repl.chatview import Status
+
+        self.runtime: ChatRuntime | None = runtime
+        self.status = Status()
+        self.yes = yes
+
+    async def ask(self, question: str) -> str:
+        answer = "y" if self.yes else "n"
+        note = "" if self.yes else " (no terminal: pass --yes to answer yes)"
+        print(f"{render.safe(question.strip())} {answer}{note}", file=sys.stderr)
+        return answer
+
+    async def turn(self, line: str, *, mentions: bool = True) -> None:
+        raise UsageError("a built-in command cannot start a turn in -p")
+
+
+async def _run_builtin(runtime: ChatRuntime, options: ChatOptions, name: str) -> int:
+    """Run a REPL report command for ``-p``; its output on stdout (``--json``: in a
+    document ``{"command", "output", "exit_code"}``)."""
+    import contextlib
+    import io
+
+    from codebot_mcp.cli.repl.loop import REPORTS
+    from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
+
+    assert options.prompt is not None
+    rest = options.prompt.strip()[len(name) :].strip()
+    await runtime.manager.start_all()  # /tools and /skills show the servers' too
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out) if options.as_json else contextlib.nullcontext():
+        if name in REPORTS:
+            print(REPORTS[name](runtime))
+        else:
+            await NOTES_AND_SKILLS[name](_OneShotHost(runtime, options.yes), rest)
+    if options.as_json:
+        render.print_json({"command": name, "output": out.getvalue(), "exit_code": 0})
+    return ExitCode.OK
+
+
+def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomCommand | None]:
+    """``-p "/review src/app.py"``: a custom command's prompt; anything else as written."""
+    import re
+
+    from codebot_mcp.cli import extensions
+
+    found = extensions.command_for(runtime.ext, prompt)
+    if found is not None:
+        command, text = found
+        print(render.style(f"(/{command.name})", "2", sys.stderr), file=sys.stderr)
+        return text, command
+    head = prompt.strip().split(" ", 1)[0]
+    if re.fullmatch(r"/[A-Za-z0-9_][A-Za-z0-9_.:-]*", head):
+        names = ", ".join(f"/{n}" for n in runtime.ext.commands.commands) if runtime.ext else ""
+        render.warn(
+            f"'{head}' is not a custom command, so the prompt goes to "
+            f"the model as written (custom commands: {names or 'none'})"
+        )
+    return prompt, None
+
+
+def _sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE``, checked (a usage error names the modes)."""
+    from codebot_mcp.core.config.sandboxing import MODES
+
+    if value is None or value in MODES:
+        return value
+
+    raise UsageError(
+        f"--sandbox {value}: unknown mode",
+        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
+    )
+
+
 def _list_for_resume(globals_: Globals) -> None:
     from codebot_mcp.core.agent import history as sessions
-    from codebot_mcp.core.errors import UsageError
 
     settings = load_settings(globals_)
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)
@@ -219,6 +317,8 @@ def transcript(
                 "after_tokens": c.after,
                 "cut_tool_results": c.cut_results,
                 "summarised_messages": c.summarised_messages,
+                "in_turn": c.in_turn,
+                "shortened_results": c.shortened_results,
             }
             for c in (result.compactions if result else [])
         ],
@@ -233,9 +333,11 @@ def transcript(
                 "rejected": r.rejected,
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
+                "sandbox": r.result.data.get("sandbox"),
             }
             for r in records
         ],
+        "sandbox": runtime.sandbox.mode if runtime.sandbox else None,
         "messages": runtime.session.history,
         "error": _error_dict(result, error),
         "exit_code": int(_exit_code(result, error)),

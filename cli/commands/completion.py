@@ -191,6 +191,8 @@ def remember_tools(views: list[dict[str, Any]], servers: Mapping[str, ServerConf
     path = _cache_path()
     try:
         paths.private_dir(path.parent)
+        from codebot_mcp.core.fsutil import atomic_write
+
         atomic_write(path, json.dumps(cache, sort_keys=True), mode=0o600)
     except OSError:  # boundary: a read-only state dir only costs completion
         pass

@@ -11,7 +11,7 @@ from codebot_mcp.cli.runtime import Globals, load_settings
 from codebot_mcp.core.errors import ExitCode, ModelError
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatOptions
+    from codebot_mcp.cli.chat_runtime import ChatOptions
     from codebot_mcp.core.model.discovery import Found
 
 app = typer.Typer()

@@ -1,4 +1,5 @@
-"""``codebot trust``: review the project's MCP servers and record trust for them."""
+"""``codebot trust``: review what the project would run (MCP servers, gated settings, hooks,
+agents, commands, skills) and record trust for it."""
 
 from __future__ import annotations
 
@@ -38,10 +39,13 @@ def trust_command(
     globals_: Globals = ctx.obj
     settings = load_settings(globals_)
     result = trust.check(settings)
-    if not result.servers and not result.gated:
-        print("This project's settings need no trust (no MCP servers, no gated settings).")
+    if not result.asks:
+        print(
+            "This project needs no trust (no MCP servers, no gated settings, no hooks, "
+            "agents, commands or skills)."
+        )
         return ExitCode.OK
-    print(f"{render.safe(result.project_file)} would start or set:")
+    print(f"{render.safe(result.project_file or result.root)} would start or set:")
     for line in describe_all(result):
         print(f"  {render.safe(line, one_line=True)}")  # a newline in a value fakes no line
     if result.trusted and result.reason is TrustReason.RECORDED:

@@ -257,6 +257,12 @@ class TurnView(AgentEvents):
         self.end_line()
         print(render.style(f"note: {render.safe(text)}", "2", sys.stderr), file=sys.stderr)
 
+    def warning(self, text: str) -> None:
+        """``warning: ...`` on stderr."""
+        self.end_line()
+        self.status.clear()
+        render.warn(text)
+
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         """``→ name args``."""
         self.status.clear()
@@ -268,15 +274,18 @@ class TurnView(AgentEvents):
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """``✓ name (0.1s)`` or ``✗ name: first line``."""
         self.status.clear()
+        sandbox = result.data.get("sandbox")
+        where = f", sandbox: {render.safe(sandbox, one_line=True)}" if sandbox else ""
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
             name = render.safe(call.name, one_line=True)
+            name += f" [sandbox: {render.safe(sandbox, one_line=True)}]" if sandbox else ""
             why = result.text.removeprefix(f"{call.name}: ")  # built-ins start with their name
             print(f"  {mark} {name}: {render.first_line(why)}", file=sys.stderr)
         else:
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)
-            print(f"  {mark} {name} ({seconds:.1f}s)", file=sys.stderr)
+            print(f"  {mark} {name} ({seconds:.1f}s{where})", file=sys.stderr)
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """``⊘ name denied: reason``."""
@@ -293,7 +302,11 @@ def describe_compaction(c: Compaction) -> str:
         parts.append(f"{c.cut_results} old tool result(s) cut")
     if c.summarised_messages:
         parts.append(f"{c.summarised_messages} older message(s) summarised")
+    if c.shortened_results:
+        parts.append(f"{c.shortened_results} newest result(s) shortened to fit")
     what = ", ".join(parts) or "nothing to compact"
+    if c.in_turn:
+        what += "; this prompt's own steps included"
     return f"(context compacted: ~{c.before:,} → ~{c.after:,} tokens; {what})"
 
 

@@ -4,7 +4,7 @@ values (``completion/complete`` where the server offers it), ``@server`` and res
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.cli.render import safe
@@ -59,8 +59,9 @@ def _completer_base() -> type[Any]:
 
 
 SLASH_COMMANDS = [
-    *("/mcp", "/mcp reload", "/tools", "/plan", "/context", "/compact", "/usage"),
-    *("/resume", "/clear", "/help", "/exit"),
+    *("/mcp", "/mcp reload", "/tools", "/plan", "/sandbox", "/context", "/compact", "/usage"),
+    *("/hooks", "/agents", "/skills", "/memory", "/init", "/resume", "/rewind", "/clear"),
+    *("/help", "/exit"),
 ]
 """The REPL's own commands, as completed at its prompt."""
 
@@ -72,6 +73,8 @@ class MCPCompleter(_completer_base()):  # type: ignore[misc]
         self.manager_of = manager_of
         """Returns the manager (None before the runtime exists)."""
         self.commands = list(commands)
+        self.custom_of: Callable[[], list[tuple[str, str]]] = list
+        """``(/name, description)`` of the custom commands (they change on ``/mcp reload``)."""
         self._catalog: Catalog | None = None
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Any]:
@@ -110,7 +113,7 @@ class MCPCompleter(_completer_base()):  # type: ignore[misc]
             yield Completion(value, start_position=start, display_meta=safe(meta)[:60])
 
     async def _commands(self, text: str, catalog: Catalog | None) -> list[tuple[str, int, str]]:
-        names = [(c, "") for c in self.commands]
+        names = [(c, "") for c in self.commands] + self.custom_of()
         if catalog is not None and text.startswith("/m"):
             names += [
                 (f"{PROMPT_PREFIX}{p.server}__{p.name}", p.description or p.title or "")

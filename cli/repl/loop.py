@@ -9,34 +9,31 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import extensions, render
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, settle_trust
 from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
 from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
+from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
 from codebot_mcp.cli.repl.reports import (
     HELP,
     approval_details,
     color_diff,
     context_report,
+    sandbox_report,
     tools_report,
     usage_line,
     usage_report,
 )
-from codebot_mcp.cli.runtime import (
-    ChatOptions,
-    ChatRuntime,
-    Globals,
-    load_settings,
-    open_runtime,
-    settle_trust,
-)
+from codebot_mcp.cli.runtime import Globals, load_settings
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
@@ -45,6 +42,20 @@ from codebot_mcp.core.errors import CodebotError, ExitCode, ModelError
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+
+    from codebot_mcp.core.agent.commands import CustomCommand
+
+
+REPORTS: dict[str, Callable[[ChatRuntime], str]] = {
+    "/help": lambda runtime: f"{HELP}\n{extensions.commands_help(runtime.ext)}",
+    "/tools": lambda runtime: tools_report(runtime.session),
+    "/context": context_report,
+    "/usage": usage_report,
+    "/sandbox": sandbox_report,
+    "/hooks": lambda runtime: extensions.hooks_report(runtime.ext),
+    "/agents": lambda runtime: extensions.agents_report(runtime.ext),
+}
+"""The commands that print a report of the runtime, and nothing else."""
 
 
 def history_file() -> Path:
@@ -79,7 +90,18 @@ class Repl:
 
     def completer(self) -> MCPCompleter:
         """The REPL's completer: its slash commands, and its runtime's servers once they exist."""
-        return MCPCompleter(lambda: self.runtime.manager if self.runtime else None, SLASH_COMMANDS)
+        completer = MCPCompleter(
+            lambda: self.runtime.manager if self.runtime else None, SLASH_COMMANDS
+        )
+        completer.custom_of = self._custom_commands
+        return completer
+
+    def _custom_commands(self) -> list[tuple[str, str]]:
+        """``(/name, description)`` of the custom commands, for completion."""
+        ext = self.runtime.ext if self.runtime else None
+        if ext is None:
+            return []
+        return [(f"/{c.name}", c.description) for c in ext.commands.commands.values()]
 
     async def ask(self, question: str) -> str:
         """One line typed at a prompt of its own (a server's question, an approval)."""
@@ -142,7 +164,8 @@ class Repl:
         if result.digest in self.declined:
             return False
         state = "changed since it was trusted" if result.changed else "new"
-        lines = [f"{render.safe(result.project_file)} ({state}) would start or set:"]
+        where = result.project_file or result.root
+        lines = [f"{render.safe(where)} ({state}) would start or set:"]
         lines += [f"  {render.safe(line, one_line=True)}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
@@ -205,6 +228,9 @@ class Repl:
                     if line.strip().startswith("/mcp__"):
                         await run_prompt_command(self, line)
                         continue
+                    if custom := extensions.command_for(runtime.ext, line):
+                        await self.turn(custom[1], command=custom[0])
+                        continue
                     if line.strip().startswith("/"):
                         if await self.command(line.strip()) == "exit":
                             break
@@ -222,8 +248,11 @@ class Repl:
         with suppress(ValueError):
             report_mcp(runtime.manager)
 
-    async def turn(self, line: str, *, mentions: bool = True) -> None:
-        """One prompt to the agent; errors are shown and the REPL goes on."""
+    async def turn(
+        self, line: str, *, mentions: bool = True, command: CustomCommand | None = None
+    ) -> None:
+        """One prompt to the agent (``command``: the custom command it comes from); errors are
+        shown and the REPL goes on."""
         runtime = self.runtime
         assert runtime is not None
         if runtime.agent is None:
@@ -243,7 +272,8 @@ class Repl:
                 try:
                     if mentions:
                         line = await expand_mentions(line, runtime.manager)
-                    result = await runtime.agent.run(line, view)
+                    async with extensions.running(runtime.agent, command):
+                        result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text
                     render.error(exc)
@@ -270,25 +300,27 @@ class Repl:
         name, _, rest = line.partition(" ")
         if name in ("/exit", "/quit"):
             return "exit"
-        if name == "/help":
-            print(HELP)
+        report = REPORTS.get(name)
+        if report is not None:
+            print(report(runtime))
         elif name == "/clear":
             session.clear()
             print("(conversation cleared)")
+            await runtime.session_started("clear")
         elif name == "/plan":
             session.set_plan_mode(not session.plan_mode)
             state = "on: read-only tools" if session.plan_mode else "off"
             print(f"(plan mode {state}; {render.count(len(session.active_tools), 'tool')} active)")
-        elif name == "/tools":
-            print(tools_report(session))
-        elif name == "/context":
-            print(context_report(runtime))
-        elif name == "/usage":
-            print(usage_report(runtime))
         elif name == "/compact":
             await self._compact(runtime, rest.strip() or None)
         elif name == "/resume":
             await self._resume(runtime, rest.strip())
+        elif name == "/rewind":
+            from codebot_mcp.cli.repl.rewind import rewind
+
+            await rewind(runtime, rest.strip(), self.ask)
+        elif name in NOTES_AND_SKILLS:
+            await NOTES_AND_SKILLS[name](self, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":
             await self._reload(runtime)
         elif name == "/mcp" and rest.strip().startswith("login"):
@@ -316,7 +348,7 @@ class Repl:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
-                    done = await agent.compact(focus)
+                    done = await agent.compact(focus, TurnView(self.status))
                 except CodebotError as exc:
                     self.status.clear()
                     render.error(exc)
@@ -365,6 +397,7 @@ class Repl:
             return
         count = len(runtime.session.history)
         print(f"(resumed session {session_id}: {count} messages; current tools)")
+        await runtime.session_started("resume")
 
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""
@@ -374,6 +407,7 @@ class Repl:
             render.error(exc)
             return
         settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
+        runtime.reload_extensions(settings, loaded)
         roots_before = self.answers.roots()
         await runtime.manager.reconfigure(settings.servers)
         await runtime.session.before_prompt()  # the next turn sees the new tools

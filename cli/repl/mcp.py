@@ -34,8 +34,8 @@ from codebot_mcp.core.tools.useragent import (
 )
 
 if TYPE_CHECKING:
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
     from codebot_mcp.cli.repl.chatview import Status
-    from codebot_mcp.cli.runtime import ChatRuntime
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
 

@@ -9,7 +9,7 @@ from codebot_mcp.cli.render import safe
 from codebot_mcp.core.agent.permissions import ApprovalRequest
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
 
 
 def color_diff(diff: str, stream: Any) -> str:
@@ -46,9 +46,19 @@ def approval_details(request: ApprovalRequest) -> str:
     reason = render.safe(permission.reason, one_line=True)
     because = render.safe(because, one_line=True)
     text = f"  capability: {capability} ({reason})\n  asks because: {because}"
+    if request.sandbox is not None:
+        text += f"\n  sandbox: {render.safe(request.sandbox, one_line=True)}"
     if request.detail is not None:
         text += f"\n  resolved path: {render.safe(request.detail, one_line=True)}"
     return text
+
+
+def sandbox_report(runtime: ChatRuntime) -> str:
+    """``/sandbox``: the mode, network, writable paths and what the kernel supports."""
+    sandbox = runtime.sandbox
+    if sandbox is None:
+        return "sandbox: none"
+    return "\n".join(safe(line) for line in ["sandbox:", *(f"  {x}" for x in sandbox.report())])
 
 
 def tools_report(session: Any) -> str:
@@ -190,10 +200,18 @@ HELP = """\
 /mcp__SERVER__PROMPT key=value…   run a server's prompt; its messages go into the conversation
 @SERVER:URI   in a prompt: insert that resource (Tab completes servers, URIs and prompts)
 /plan         toggle plan mode (read-only tools)
+/sandbox      the sandbox bash runs in: mode, network, writable paths, what the kernel supports
 /context      what fills the context window, largest first
 /compact [focus]  summarise the conversation now (optionally: what to keep)
 /usage        tokens: prompt, cached, completion; last turn and this session
+/hooks        the hooks: each event's commands, and the file each comes from
+/agents       the agents task can start, and this session's subagent runs
 /resume [ID]  continue a saved session of this project (a list without ID)
+/skills [NAME]  the skills the model may load, with their origin; NAME: show one
+/memory       the project notes loaded (AGENTS.md, CODEBOT.md...), with their sizes
+/init         write a first AGENTS.md for this project (asks before overwriting)
+/rewind [N]   the turns and the files each changed; with N, restore the files (and if you
+              like the conversation) to before turn N
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)

@@ -11,7 +11,7 @@ from codebot_mcp.cli import render
 from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.runtime import ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatRuntime
     from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.manager import Manager
 

@@ -1,12 +1,23 @@
 """The context window: what a model holds, what a request costs, and compaction.
 
 Before each request the agent asks :meth:`ContextBudget.fit` whether the request passes about
-80% of the window. If it does, old tool results are cut first (cheap, no request); if that is
-not enough, every turn before the current one is summarised by the model in one request. The
-current turn (the user's prompt and everything after it) always stays whole.
+80% of the window. If it does, in this order, each only while the request is still too long:
+
+1. older turns' tool results are cut to a short note (cheap, no request);
+2. every turn before the current one is summarised by the model in one request;
+3. the current turn's tool results are cut, oldest first; the newest step's stay whole;
+4. the current turn's earlier steps are summarised into the newest step's assistant message;
+   the user's prompt stays verbatim;
+5. the newest step's results are shortened to what fits.
+
+A request still above the window after all that is not sent (the agent says what to do). A
+``context_length_exceeded`` from the server makes the estimates stricter (:meth:`learn_overflow`)
+and compacts again, a few times, before the run gives up.
 
 Costs are estimated from characters (:data:`CHARS_PER_TOKEN`) and corrected by the API's
-``usage``: after an answer, the next estimate starts from the prompt tokens the server counted.
+``usage``: after an answer, the next estimate starts from the prompt tokens the server counted,
+but never goes below the local estimate (a server that reports too few tokens, or none,
+must not make codebot send too much).
 """
 
 from __future__ import annotations
@@ -32,6 +43,11 @@ SUMMARY_MAX_TOKENS = 2048
 MIN_SUMMARISED_TOKENS = 1000
 """Older turns smaller than this are not summarised unasked: a summary would save too little
 to be worth a request (an overflow or ``/compact`` summarises them anyway)."""
+MAX_SCALE = 4.0
+"""Estimates are never scaled up more than this after overflows (a server whose errors say
+nothing useful must not shrink every request to nothing)."""
+CUT_NOTE = "[codebot: cut "
+"""How every cut tool result begins (a result already cut is not cut again)."""
 
 KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
     # (model-name prefix, tokens); the longest matching prefix wins.
@@ -65,6 +81,15 @@ conversation below for the assistant that will continue it: the user's goals and
 decisions made, files read or changed (with paths), commands run and their outcomes, errors \
 met, and what remains to do. Keep exact names, paths and numbers. Write plain text, at most \
 about 600 words. Do not address the user."""
+
+TURN_SUMMARY_PROMPT = """\
+You are compacting a long task in progress so it can continue in a smaller context. Below are \
+the user's request and the steps taken on it so far. Summarise the steps for the assistant \
+that continues the task: tool calls made and what they found (exact paths, names, numbers, \
+errors), what was changed, and what remains to do. Plain text, at most about 400 words. Do \
+not restate the request and do not address the user."""
+SUMMARY_HEADER = "[codebot compacted the earlier conversation; this is its summary]"
+TURN_SUMMARY_NOTE = "[codebot compacted this task's earlier steps; their summary:]"
 
 
 def known_window(model: str) -> int | None:
@@ -112,6 +137,10 @@ class Compaction:
     cut_results: int = 0
     summarised_messages: int = 0
     summary_requests: int = 0
+    in_turn: bool = False
+    """The current turn itself was compacted (its results cut, its steps summarised)."""
+    shortened_results: int = 0
+    """The newest step's results shortened to fit."""
 
 
 Notify = Callable[[Compaction], None]
@@ -131,6 +160,9 @@ class ContextBudget:
         self.summary_requests = 0
         """Requests spent on summaries this session."""
         self.compactions = 0
+        self.scale = 1.0
+        """Local estimates are multiplied by this: raised when the server refused a request
+        the estimate said would fit (:meth:`learn_overflow`)."""
         self._anchor: tuple[int, int] | None = None
         """(estimated, counted) prompt tokens of the last answered request."""
 
@@ -144,11 +176,29 @@ class ContextBudget:
         """Requests estimated above this are compacted first."""
         return int(self.window * COMPACT_AT) - self.reserve
 
+    @property
+    def room(self) -> int:
+        """What a request may take and still leave the answer its reserve."""
+        return self.window - self.reserve
+
+    @property
+    def ceiling(self) -> int:
+        """No request estimated above this is sent: the window itself."""
+        return self.window
+
     def learn_window(self, window: int | None) -> None:
         """The server named a smaller window in an error: believe it."""
         if window and window < self.window:
             self.window = window
             self.reserve = min(self.reserve, window // 4)
+
+    def learn_overflow(self, sent: int, window: int | None) -> None:
+        """The server refused a request estimated at ``sent`` tokens as too long: believe the
+        window it names, and count more strictly from now on (the estimate was too low)."""
+        self.learn_window(window)
+        if sent > 0:
+            wanted = self.window / sent * 1.1  # that request must now estimate above the window
+            self.scale = min(MAX_SCALE, max(self.scale * 1.1, wanted))
 
     def observe(self, messages: Sequence[Any], tools: Sequence[Any], prompt_tokens: int) -> None:
         """The server counted ``prompt_tokens`` for this request: calibrate the estimate."""
@@ -161,14 +211,19 @@ class ContextBudget:
         return estimate(list(messages)) + (estimate(list(tools)) if tools else 0)
 
     def cost(self, messages: Sequence[Any], tools: Sequence[Any]) -> int:
-        """Estimated prompt tokens of a request (anchored to the last counted one)."""
+        """Estimated prompt tokens of a request: the larger of the local estimate and the
+        count anchored to the last request the server counted (never the anchor alone: a
+        server may report too few tokens, or a fixed number)."""
         raw = self.raw_estimate(messages, tools)
+        local = int(raw * self.scale)
         if self._anchor is None:
-            return raw
+            return local
         estimated, counted = self._anchor
         if raw >= estimated:  # the usual case: the history grew since the counted request
-            return counted + (raw - estimated)
-        return raw * counted // max(1, estimated)
+            anchored = counted + int((raw - estimated) * self.scale)
+        else:
+            anchored = raw * counted // max(1, estimated)
+        return max(local, anchored)
 
     async def fit(
         self,
@@ -200,18 +255,81 @@ class ContextBudget:
         keep_from = max(0, min(keep_from, len(history)))
         done.cut_results = cut_tool_results(history, keep_from)
         done.after = self.cost(*request())
-        worth = force or estimate(history[:keep_from]) >= MIN_SUMMARISED_TOKENS
+        older = history[:keep_from]
+        again = focus is not None or not _is_summary(older)  # a summary alone: only if asked
+        worth = (force and again) or estimate(older) >= MIN_SUMMARISED_TOKENS
         if (done.after > self.limit or force) and worth and _has_turns(history, keep_from):
             summary = await self._summarise(history[:keep_from], model, focus)
             done.summarised_messages = keep_from
             done.summary_requests = 1
             history[:keep_from] = summary_messages(summary)
+            keep_from = 2
             self._anchor = None
             done.after = self.cost(*request())
-        if done.cut_results or done.summarised_messages:
+        if done.after > self.limit and keep_from < len(history):
+            await self._fit_turn(history, keep_from, request, model, done, force)
+        if done.cut_results or done.summarised_messages or done.shortened_results:
             self.compactions += 1
             return done
         return None
+
+    async def _fit_turn(
+        self,
+        history: list[dict[str, Any]],
+        start: int,
+        request: Callable[[], tuple[list[Any], list[Any]]],
+        model: ChatModel,
+        done: Compaction,
+        force: bool,
+    ) -> None:
+        """Compact the current turn (``history[start]`` is its prompt): its older results,
+        then its earlier steps, then the newest results (see the module's steps 3 to 5).
+
+        The first two aim below :attr:`limit`; the newest results are shortened only as far
+        as :attr:`room` needs (a request that fits the window is better sent whole)."""
+        newest = _newest_step(history, start)
+        for message in history[start + 1 : newest]:
+            if done.after <= self.limit:
+                break
+            if cut_result(message):
+                done.cut_results += 1
+                done.in_turn = True
+                done.after = self.cost(*request())
+        steps = history[start + 1 : newest]
+        worth = force or estimate(steps) >= MIN_SUMMARISED_TOKENS
+        if done.after > self.limit and steps and newest < len(history) and worth:
+            summary = await self._summarise_steps(history[start], steps, model)
+            history[start + 1 : newest + 1] = [_with_summary(history[newest], summary)]
+            done.summarised_messages += len(steps)
+            done.summary_requests += 1
+            done.in_turn = True
+            self._anchor = None
+            done.after = self.cost(*request())
+        if done.after > self.room:
+            newest = _newest_step(history, start)
+            results = [m for m in history[newest + 1 :] if m.get("role") == "tool"]
+            over = int((done.after - self.room) / self.scale * CHARS_PER_TOKEN) + 1
+            done.shortened_results = shorten_results(results, over)
+            done.in_turn = done.in_turn or bool(done.shortened_results)
+            done.after = self.cost(*request())
+
+    async def _summarise_steps(
+        self, prompt: dict[str, Any], steps: list[dict[str, Any]], model: ChatModel
+    ) -> str:
+        limit = int(self.window * SUMMARY_INPUT_SHARE) * CHARS_PER_TOKEN
+        ask = str(prompt.get("content") or "")[: limit // 4]
+        transcript = render_transcript(steps, limit - len(ask))
+        self.summary_requests += 1
+        reply = await model.complete(
+            [
+                {"role": "system", "content": TURN_SUMMARY_PROMPT},
+                {"role": "user", "content": f"The request:\n{ask}\n\nThe steps:\n{transcript}"},
+            ],
+            (),
+            None,
+            max_tokens=SUMMARY_MAX_TOKENS,
+        )
+        return reply.text.strip() or "(the summary came back empty)"
 
     async def _summarise(
         self, old: list[dict[str, Any]], model: ChatModel, focus: str | None
@@ -229,26 +347,68 @@ class ContextBudget:
         return reply.text.strip() or "(the summary came back empty)"
 
 
+def _is_summary(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the messages are only a summary already (summarising it again gains little)."""
+    return len(messages) == 2 and str(messages[0].get("content") or "").startswith(SUMMARY_HEADER)
+
+
 def _has_turns(history: Sequence[Mapping[str, Any]], keep_from: int) -> bool:
     return any(m.get("role") in ("user", "assistant") for m in history[:keep_from])
 
 
 def cut_tool_results(history: list[dict[str, Any]], keep_from: int) -> int:
     """Replace long tool results before ``keep_from`` with a short note; returns how many."""
-    cut = 0
-    for message in history[:keep_from]:
+    return sum(1 for message in history[:keep_from] if cut_result(message))
+
+
+def cut_result(message: dict[str, Any]) -> int:
+    """Replace a long tool result with a short note; the characters saved (0: not cut)."""
+    content = message.get("content")
+    if message.get("role") != "tool" or not isinstance(content, str):
+        return 0
+    if len(content) <= KEEP_TOOL_RESULT_CHARS or content.startswith(CUT_NOTE):
+        return 0
+    head = content[:200].rstrip()
+    message["content"] = (
+        f"{CUT_NOTE}old tool result of {len(content)} characters to save context; "
+        f"call the tool again if you need it. It began: {head!r}]"
+    )
+    return len(content) - len(message["content"])
+
+
+def shorten_results(results: list[dict[str, Any]], over: int) -> int:
+    """Take ``over`` characters off the newest step's tool results, the longest first, each
+    keeping its beginning and a note; returns how many were shortened."""
+    shortened = 0
+    for message in sorted(results, key=lambda m: -len(str(m.get("content") or ""))):
         content = message.get("content")
-        if message.get("role") != "tool" or not isinstance(content, str):
+        if over <= 0 or not isinstance(content, str) or len(content) <= KEEP_TOOL_RESULT_CHARS:
             continue
-        if len(content) <= KEEP_TOOL_RESULT_CHARS or content.startswith("[codebot: cut"):
-            continue
-        head = content[:200].rstrip()
+        keep = max(KEEP_TOOL_RESULT_CHARS, len(content) - over - 200)
         message["content"] = (
-            f"[codebot: cut old tool result of {len(content)} characters to save context; "
-            f"call the tool again if you need it. It began: {head!r}]"
+            content[:keep]
+            + f"\n{CUT_NOTE}the rest of this result ({len(content) - keep} of {len(content)} "
+            "characters) to fit the context window; ask for a smaller part if you need it]"
         )
-        cut += 1
-    return cut
+        over -= len(content) - len(message["content"])
+        shortened += 1
+    return shortened
+
+
+def _newest_step(history: Sequence[Mapping[str, Any]], start: int) -> int:
+    """Index of the current turn's last assistant message with tool calls (the newest step,
+    whose results the next request answers); ``len(history)`` when there is none."""
+    for index in range(len(history) - 1, start, -1):
+        message = history[index]
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            return index
+    return len(history)
+
+
+def _with_summary(step: dict[str, Any], summary: str) -> dict[str, Any]:
+    """The newest step's assistant message, saying the summary of the steps before it."""
+    said = str(step.get("content") or "").strip()
+    return {**step, "content": f"{TURN_SUMMARY_NOTE}\n{summary}" + (f"\n\n{said}" if said else "")}
 
 
 def summary_messages(summary: str) -> list[dict[str, Any]]:
@@ -256,8 +416,7 @@ def summary_messages(summary: str) -> list[dict[str, Any]]:
     return [
         {
             "role": "user",
-            "content": "[codebot compacted the earlier conversation; this is its summary]\n\n"
-            + summary,
+            "content": f"{SUMMARY_HEADER}\n\n{summary}",
         },
         {"role": "assistant", "content": "Understood. I will continue from this summary."},
     ]

@@ -56,6 +56,10 @@ class AgentEvents:
     def notice(self, text: str) -> None:
         """Something the user should know that is not an error (e.g. the model used)."""
 
+    def warning(self, text: str) -> None:
+        """Something that went wrong without stopping the run (a checkpoint was skipped)."""
+        self.notice(text)
+
 
 @dataclass(slots=True)
 class ToolRecord:

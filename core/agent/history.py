@@ -91,6 +91,18 @@ class SessionLog:
         self.error: str | None = None
         """Why saving stopped (disk full, permissions); the conversation goes on."""
 
+    def size(self) -> int | None:
+        """Bytes saved so far (None once saving failed): the file is only appended to, so
+        this marks the conversation as it is now (``replay(path, until=size)``)."""
+        if self.error is not None:
+            return None
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+        except OSError:
+            return None
+
     def adopt(self, session: Session) -> None:
         """The session already holds what the file holds (after a resume)."""
         self._written = len(session.history)
@@ -154,14 +166,17 @@ class SavedSession:
     """The first line of the first prompt."""
 
 
-def _records(path: Path) -> Iterator[dict[str, Any]]:
+def _records(path: Path, until: int | None = None) -> Iterator[dict[str, Any]]:
     if path.stat().st_size > MAX_SESSION_BYTES:
         raise UsageError(
             f"session file {path} is larger than {MAX_SESSION_BYTES // 2**20} MiB",
             hint="Start a new session; the old file can be removed.",
         )
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
+    with path.open("rb") as fh:
+        data = fh.read() if until is None else fh.read(until)
+    for raw in data.splitlines():
+        line = raw.decode("utf-8", errors="replace")
+        if line:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:  # a line cut by a crash: skip it
@@ -170,16 +185,35 @@ def _records(path: Path) -> Iterator[dict[str, Any]]:
                 yield record  # pyright: ignore[reportUnknownArgumentType]
 
 
-def replay(path: Path) -> list[Message]:
-    """The history a session file ends with."""
+def replay(path: Path, until: int | None = None) -> list[Message]:
+    """The history a session file ends with, or had at byte ``until`` (the file is only
+    appended to, so every earlier size is an earlier state: see ``core.agent.checkpoints``)."""
     messages: list[Message] = []
-    for record in _records(path):
+    for record in _records(path, until):
         kind = record.get("type")
         if kind == "message" and isinstance(record.get("message"), dict):
             messages.append(record["message"])
         elif kind == "reset" and isinstance(record.get("messages"), list):
             messages = [m for m in record["messages"] if isinstance(m, dict)]
     return _complete(messages)
+
+
+def rewind(path: Path, until: int) -> list[Message]:
+    """Take a session file back to the conversation it held at byte ``until``: a reset record
+    is appended (nothing is removed, so a later rewind can still reach any earlier state).
+    Returns that conversation.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    messages = replay(path, until)
+    line = json.dumps({"type": "reset", "messages": messages}, ensure_ascii=False) + "\n"
+    fd = os.open(path, os.O_APPEND | os.O_WRONLY)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return messages
 
 
 def loaded_tools(path: Path) -> list[str]:

@@ -2,9 +2,11 @@
 
 One :meth:`Agent.run` per user prompt. Every model turn sees the session's current tools
 (``before_prompt`` runs first). Tool calls of one turn are approved one after another (so the
-user is never asked two questions at once), then run concurrently; results go back in call
-order. Any tool failure (unknown name, invalid JSON, denial, an exception, a huge result)
-becomes a tool result the model can read; only model API errors and the turn limit raise.
+user is never asked two questions at once) and run in order: reads together, a call that may
+change something alone, after the reads before it (:meth:`Agent._run_calls`); results go
+back in call order. Any tool failure (unknown name, invalid JSON, denial, an exception, a huge
+result) becomes a tool result the model can read; only model API errors and the turn limit
+raise.
 
 Cancellation (Ctrl-C) is ordinary structured cancellation: the running request and tool calls
 are cancelled, and the history keeps only complete turns, so the next request is valid.
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codebot_mcp.core.agent import hooks as hook_points
 from codebot_mcp.core.agent.context import (
     Compaction,
     ContextBudget,
@@ -41,7 +44,7 @@ from codebot_mcp.core.errors import CodebotError, TurnLimitError
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
-from codebot_mcp.core.tools.base import Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
 
 __all__ = [
     "Agent",
@@ -54,6 +57,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.agent.checkpoints import Checkpoints, SubagentCheckpoints
+    from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.config.settings import Settings
 
 REPEAT_WARN_AT = 3
@@ -63,13 +68,15 @@ REPEAT_STOP_AT = 4
 """The fourth ends the run (exit 6)."""
 
 
+OVERFLOW_RETRIES = 3
+"""A ``context_length_exceeded`` compacts (more strictly each time) and retries this often."""
 OVERFLOW_NOTHING_TO_COMPACT = (
     "There was nothing older to compact: the current prompt, the system prompt and the tool "
     "schemas alone pass the window. Shorten the prompt (or the file it pulls in), trim MCP "
     "tools ('include_tools', or \"tool_search\": true), or use a model with a larger window."
 )
 OVERFLOW_AFTER_COMPACTING = (
-    "codebot compacted the conversation and retried once, and it was still too long. Start "
+    "codebot compacted the conversation and retried, and it was still too long. Start "
     "a new conversation (/clear), trim MCP tools ('include_tools', or \"tool_search\": true), "
     "or set 'context_window' in settings.json to the server's real window."
 )
@@ -112,6 +119,10 @@ class Agent:
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
+        self.checkpoints: Checkpoints | SubagentCheckpoints | None = None
+        """Snapshots before each prompt's first change, for rewinding (None: off)."""
+        self.hooks: Hooks | None = None
+        """The user's hooks (``core.agent.hooks``); None: none configured."""
         self._warned_model: str | None = None
         self.window_known = False
         """The window comes from settings, the endpoint, the table or a server's error (not
@@ -144,19 +155,34 @@ class Agent:
         """Answer one user prompt, calling tools as the model asks.
 
         The result is also kept in :attr:`last` while the run goes, so a caller that catches
-        an error still sees the calls that ran.
+        an error still sees the calls that ran. With :attr:`checkpoints`, the prompt is a
+        turn that can be rewound (``core.agent.checkpoints``).
 
         Raises:
             ModelError: the model API failed (after compaction and retries).
             TurnLimitError: ``max_turns`` model turns ended without a final answer, or the
                 model kept repeating one call.
+            HookBlockedError: a hook blocked the prompt, or stopped the run.
         """
         events = events or AgentEvents()
+        prompt = await hook_points.submit(self.hooks, prompt, events)
+        checkpoints = self.checkpoints
+        if checkpoints is None:
+            return await self._run(prompt, events)
+        if problem := await checkpoints.begin(prompt):
+            events.warning(problem)
+        try:
+            return await self._run(prompt, events)
+        finally:
+            checkpoints.end()
+
+    async def _run(self, prompt: str, events: AgentEvents) -> RunResult:
         history = self.session.history
         start = len(history)
         history.append({"role": "user", "content": prompt})
         result = self.last = RunResult()
         seen: Counter[tuple[str, str]] = Counter()
+        stop_hook_active = False
         if self.sampler is not None:
             self.sampler.begin_turn(result.usage)
         try:
@@ -171,10 +197,14 @@ class Agent:
                 result.finish_reason = reply.finish_reason
                 if not reply.tool_calls:
                     history.append(reply.message())
+                    if await hook_points.keep_going(self.hooks, history, stop_hook_active, events):
+                        stop_hook_active = True
+                        continue
                     result.text = reply.text
                     result.outcome = Outcome.ANSWER if reply.text.strip() else Outcome.EMPTY
                     self.session.checkpoint()
                     return result
+                await self._before_changes(reply.tool_calls, events)
                 records = await self._run_calls(reply.tool_calls, events, seen)
                 result.tool_calls.extend(records)
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
@@ -203,6 +233,13 @@ class Agent:
         self._failed(result, error, history, start)
         raise error
 
+    async def _before_changes(self, calls: list[ToolCall], events: AgentEvents) -> None:
+        """A checkpoint before the prompt's first call that may change files."""
+        if self.checkpoints is not None:
+            problem = await self.checkpoints.before_calls(calls, self.session.find_tool)
+            if problem:
+                events.warning(problem)
+
     def _current_turn(self, start: int) -> int:
         """Where the current prompt starts (compaction may have moved it)."""
         history = self.session.history
@@ -221,12 +258,20 @@ class Agent:
         self.session.checkpoint()
 
     async def _ask(self, start: int, events: AgentEvents, result: RunResult) -> Reply:
-        """One model request, compacted first when needed, and once more after an overflow."""
+        """One model request, compacted first when needed, and again after each overflow
+        (up to :data:`OVERFLOW_RETRIES` times). A request still estimated above the window
+        is never sent."""
         session = self.session
-        await self._fit(start, events, result)
-        for attempt in (1, 2):
+        compacted = await self._fit(start, events, result)
+        for attempt in range(OVERFLOW_RETRIES + 1):
             messages, tools = session.messages(), session.tool_schemas()
+            sent = self.budget.cost(messages, tools)
             try:
+                if sent > self.budget.ceiling:
+                    raise ContextOverflowError(
+                        f"the request would be about {sent:,} tokens, more than the context "
+                        f"window of {self.budget.ceiling:,} tokens (estimated; it was not sent)"
+                    )
                 reply = await self.model.complete(
                     messages,
                     tools,
@@ -236,15 +281,16 @@ class Agent:
                     on_progress=events.model_progress,
                 )
             except ContextOverflowError as exc:
-                if attempt == 2:
-                    exc.hint = OVERFLOW_AFTER_COMPACTING
+                exc.hint = OVERFLOW_AFTER_COMPACTING if compacted else OVERFLOW_NOTHING_TO_COMPACT
+                if attempt == OVERFLOW_RETRIES:
                     raise
-                self.budget.learn_window(exc.window)
-                self.window_known = self.window_known or bool(exc.window)
-                session.set_context_window(self.budget.window)  # "auto" tool search follows
+                if sent <= self.budget.ceiling:  # the server counted more than the estimate
+                    self.budget.learn_overflow(sent, exc.window)
+                    self.window_known = self.window_known or bool(exc.window)
+                    session.set_context_window(self.budget.window)  # "auto" tool search follows
                 if not await self._fit(start, events, result, force=True):
-                    exc.hint = OVERFLOW_NOTHING_TO_COMPACT
                     raise
+                compacted = True
                 continue
             self._account(reply, messages, tools, result, events)
             return reply
@@ -254,6 +300,10 @@ class Agent:
         self, start: int, events: AgentEvents, result: RunResult, *, force: bool = False
     ) -> bool:
         session = self.session
+        if self.hooks and self.hooks.selected("PreCompact", ("auto",)):
+            over = self.budget.cost(session.messages(), session.tool_schemas()) > self.budget.limit
+            if force or over:
+                await hook_points.before_compact(self.hooks, "auto", None, events)
         done = await self.budget.fit(
             session.history,
             start,
@@ -268,13 +318,17 @@ class Agent:
         events.compacted(done)
         return True
 
-    async def compact(self, focus: str | None = None) -> Compaction | None:
+    async def compact(
+        self, focus: str | None = None, events: AgentEvents | None = None
+    ) -> Compaction | None:
         """``/compact``: summarise the whole conversation now (cut old tool results first).
 
         Raises:
             ModelError: the summary request failed.
+            HookBlockedError: a ``PreCompact`` hook blocked it.
         """
         session = self.session
+        await hook_points.before_compact(self.hooks, "manual", focus, events or AgentEvents())
         done = await self.budget.fit(
             session.history,
             len(session.history),
@@ -327,8 +381,26 @@ class Agent:
     async def _run_calls(
         self, calls: list[ToolCall], events: AgentEvents, seen: Counter[tuple[str, str]]
     ) -> list[ToolRecord]:
+        """Run one turn's calls in order: reads together, a change alone.
+
+        Calls with read capability are approved as they come and run concurrently. A call
+        that may change something (any other capability: ``edit``, ``write``, ``bash``, an
+        MCP tool not classified read) waits for the reads before it, is then approved (its
+        diff computed against the files as they are now) and runs alone, before anything
+        after it starts. Two edits of one file therefore both apply, the second on the first.
+        """
         records: list[ToolRecord | None] = [None] * len(calls)
-        runnable: list[tuple[int, Tool, dict[str, Any]]] = []
+        reads: list[tuple[int, Tool, dict[str, Any]]] = []
+
+        async def execute(index: int, tool: Tool, arguments: dict[str, Any]) -> None:
+            records[index] = await self._execute(calls[index], tool, arguments, events)
+
+        async def run_reads() -> None:
+            async with anyio.create_task_group() as group:
+                for index, tool, arguments in reads:
+                    group.start_soon(execute, index, tool, arguments)
+            reads.clear()
+
         for index, call in enumerate(calls):
             problem = self._problem(call, seen)
             if isinstance(problem, str):
@@ -337,39 +409,45 @@ class Agent:
                 records[index] = ToolRecord(call, rejected, rejected=True)
                 continue
             tool, arguments = problem
-            decision = await self.gate.check(tool, arguments)
+            read = tool.permission().capability is Capability.READ
+            if not read:
+                await run_reads()  # a change runs after the reads before it, and alone
+            hook = await hook_points.before_call(self.hooks, call, tool, arguments, events)
+            decision = await self.gate.check(tool, arguments, hook)
             if not decision.allowed:
                 events.tool_denied(call, decision)
                 denied = ToolResult(denial_text(call.name, decision), is_error=True)
                 records[index] = ToolRecord(call, denied, denied=True, reason=decision.reason)
-                continue
-            runnable.append((index, tool, arguments))
-
-        async def execute(index: int, tool: Tool, arguments: dict[str, Any]) -> None:
-            call = calls[index]
-            events.tool_started(call, tool)
-            began = time.monotonic()
-            try:
-                result = await tool.execute(arguments)
-            except CodebotError as exc:  # e.g. a dead MCP transport: the model must know
-                result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
-            except Exception as exc:  # boundary: a buggy tool must not end the conversation
-                result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
-            # A server may echo a secret it was given (its own Authorization header): scrub
-            # every known secret before the model, the transcript or the terminal sees it.
-            result = ToolResult(
-                truncate(SECRETS(result.text), self.tool_result_max_tokens),
-                result.is_error,
-                scrub(result.data),
-            )
-            seconds = time.monotonic() - began
-            events.tool_finished(call, result, seconds)
-            records[index] = ToolRecord(call, result, seconds=seconds)
-
-        async with anyio.create_task_group() as group:
-            for index, tool, arguments in runnable:
-                group.start_soon(execute, index, tool, arguments)
+            elif read:
+                reads.append((index, tool, arguments))
+            else:
+                await execute(index, tool, arguments)
+        await run_reads()
         return [r for r in records if r is not None]
+
+    async def _execute(
+        self, call: ToolCall, tool: Tool, arguments: dict[str, Any], events: AgentEvents
+    ) -> ToolRecord:
+        """Run one approved call; any failure becomes an error result the model reads."""
+        events.tool_started(call, tool)
+        began = time.monotonic()
+        try:
+            result = await tool.execute(arguments)
+        except CodebotError as exc:  # e.g. a dead MCP transport: the model must know
+            result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
+        except Exception as exc:  # boundary: a buggy tool must not end the conversation
+            result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
+        # A server may echo a secret it was given (its own Authorization header): scrub
+        # every known secret before the model, the transcript or the terminal sees it.
+        result = ToolResult(
+            truncate(SECRETS(result.text), self.tool_result_max_tokens),
+            result.is_error,
+            scrub(result.data),
+        )
+        result = await hook_points.after_call(self.hooks, call, tool, arguments, result, events)
+        seconds = time.monotonic() - began
+        events.tool_finished(call, result, seconds)
+        return ToolRecord(call, result, seconds=seconds)
 
     def _problem(
         self, call: ToolCall, seen: Counter[tuple[str, str]]

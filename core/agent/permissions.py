@@ -2,8 +2,10 @@
 
 Order: a ``deny`` rule wins; then "always" approvals of this session and ``--allow`` patterns;
 then ``ask`` and ``allow`` rules; then the tool's capability (read → allow, anything else →
-ask). "Ask" goes to the approver callback the REPL supplies; without one (``-p``, stdin not a
-terminal) it becomes allow with ``--yes`` and deny otherwise.
+ask), except that a call that runs in the sandbox (``bash``, :mod:`core.security.sandbox`) is
+allowed: the sandbox, not the user, bounds what it can do. "Ask" goes to the approver
+callback the REPL supplies; without one (``-p``, stdin not a terminal) it becomes allow with
+``--yes`` and deny otherwise.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any
 
+import anyio
+
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Tool
+from codebot_mcp.core.tools.skills import SkillActivity
 
 
 class Verdict(StrEnum):
@@ -43,6 +48,9 @@ class Decision:
     rule: str | None = None
     """The settings rule or ``--allow`` pattern that decided, as ``"<list> '<pattern>'"``
     (e.g. ``"permissions.ask 'mcp__github__*'"``); None when the capability decided."""
+    skills: tuple[str, ...] = ()
+    """Served skills the model is acting on whose code the user has not approved: the call
+    asks because of them (an "always" answer approves them, not the tool)."""
 
     @property
     def allowed(self) -> bool:
@@ -67,9 +75,19 @@ class ApprovalRequest:
     a file tool reaching outside the project root."""
     preview: str | None = None
     """What the call would change, when the tool can tell (a unified diff for edit/write)."""
+    sandbox: str | None = None
+    """Which sandbox the call would run under, in words (``bash``); None for other tools."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
+
+
+@dataclass(frozen=True, slots=True)
+class HookDecision:
+    """What ``PreToolUse`` hooks said about a call (``core.agent.hooks``)."""
+
+    verdict: Verdict
+    reason: str
 
 
 def rule_matches(pattern: str, tool: Tool) -> bool:
@@ -118,16 +136,30 @@ class PermissionGate:
         self.always: dict[str, str | None] = {}
         """Tools the user approved "always" in this session, with the tool's fingerprint then
         (a tool that changes after its "always" is asked about again)."""
+        self._asking = anyio.Lock()
         self.pinned: Mapping[tuple[str, str], str] = {}
         """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
         matches its pin is asked about, whatever the rules say (deny still wins)."""
+        self.skills: SkillActivity | None = None
+        """The skills the model loaded: while it acts on one served over MCP, a tool that
+        executes code asks, whatever the rules and earlier "always" answers say."""
 
-    def evaluate(self, tool: Tool) -> Decision:
-        """The static decision, before anybody is asked."""
+    def evaluate(self, tool: Tool, arguments: Mapping[str, Any] | None = None) -> Decision:
+        """The static decision, before anybody is asked (``arguments``: the call's, which tell
+        whether it runs in the sandbox)."""
         name = tool.name
         if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
             return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
+        if served := self._served_skills(tool):
+            names = ", ".join(f"'{h}'" for h in served)
+            return Decision(
+                Verdict.ASK,
+                f"WARNING: the model is acting on skill {names} served by an MCP server; code "
+                "it asks for runs only with your approval ([a]lways: for that skill's current "
+                "content, this session)",
+                skills=served,
+            )
         if changed := self._changed(tool):
             return Decision(Verdict.ASK, changed)
         if name in self.always:
@@ -144,7 +176,15 @@ class PermissionGate:
         permission = tool.permission()
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
+        if mode := sandboxed(tool, arguments):
+            return Decision(Verdict.ALLOW, f"sandboxed: runs in the {mode} sandbox")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
+
+    def _served_skills(self, tool: Tool) -> tuple[str, ...]:
+        """The unapproved served skills being acted on, when ``tool`` executes code."""
+        if self.skills is None or tool.permission().capability is not Capability.EXECUTE:
+            return ()
+        return tuple(s.handle for s in self.skills.unapproved())
 
     def _changed(self, tool: Tool) -> str | None:
         """Why a tool must be asked about again: it changed since its pin or its "always"."""
@@ -169,13 +209,20 @@ class PermissionGate:
         reach_of = getattr(tool, "reach", None)
         return reach_of(arguments) if reach_of is not None else None
 
-    async def check(self, tool: Tool, arguments: Mapping[str, Any]) -> Decision:
+    async def check(
+        self, tool: Tool, arguments: Mapping[str, Any], hook: HookDecision | None = None
+    ) -> Decision:
         """The final decision for one call: allow or deny (asking when the rules say so).
 
         A file tool whose path leads outside the project root asks whatever its capability,
         an "always" approval or an allow rule says; ``--allow`` and ``--yes`` still allow it.
+        A ``PreToolUse`` hook's ``hook`` decision: deny denies; ask asks; allow skips the
+        question the capability would ask, never a deny or ask rule, a changed tool, or a
+        path outside the root.
         """
-        decision = self.evaluate(tool)
+        decision = self.evaluate(tool, arguments)
+        if hook is not None:
+            decision = _with_hook(decision, hook)
         reach = self._reach(tool, arguments)
         outside = reach is not None and not reach.inside
         named = decision.rule is not None and decision.rule.startswith("--allow")
@@ -187,10 +234,11 @@ class PermissionGate:
         if self.assume_yes:
             return Decision(Verdict.ALLOW, f"allowed by --yes ({decision.reason})")
         if self.approver is None:
+            rerun = "--yes" if decision.skills else f"--yes or --allow '{tool.name}'"
             return Decision(
                 Verdict.DENY,
                 f"needs approval and nobody can answer in non-interactive mode "
-                f"({decision.reason}); rerun with --yes or --allow '{tool.name}'",
+                f"({decision.reason}); rerun with {rerun}",
             )
         detail = reach.describe() if reach is not None else None
         request = ApprovalRequest(
@@ -201,8 +249,22 @@ class PermissionGate:
             decision.rule,
             detail,
             preview_of(tool, arguments),
+            sandbox_note(tool, arguments),
         )
-        answer = await self.approver(request)
+        async with self._asking:  # subagents ask concurrently: one question at a time
+            if decision.skills and not self._served_skills(tool):
+                return Decision(Verdict.ALLOW, "approved by the user for the skill, this session")
+            if (
+                not outside
+                and not decision.skills
+                and tool.name in self.always
+                and self._changed(tool) is None
+            ):
+                return Decision(Verdict.ALLOW, "approved for this session")
+            answer = await self.approver(request)
+        if answer is Answer.ALWAYS and decision.skills and self.skills is not None:
+            self.skills.approve(s for s in self.skills.unapproved() if s.handle in decision.skills)
+            return Decision(Verdict.ALLOW, "approved by the user for the skill, this session")
         if answer is Answer.ALWAYS and not outside:
             self.always[tool.name] = _fingerprint(tool)
             return Decision(Verdict.ALLOW, "approved by the user for this session")
@@ -211,9 +273,38 @@ class PermissionGate:
         return Decision(Verdict.DENY, "the user denied it")
 
 
+def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
+    if decision.verdict is Verdict.DENY or hook.verdict is Verdict.DENY:
+        return decision if decision.verdict is Verdict.DENY else Decision(Verdict.DENY, hook.reason)
+    if hook.verdict is Verdict.ASK:
+        return Decision(Verdict.ASK, hook.reason, skills=decision.skills)
+    asked_by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
+    if decision.verdict is Verdict.ASK and (asked_by_rule or decision.reason.startswith("WARNING")):
+        return decision
+    return Decision(Verdict.ALLOW, hook.reason, decision.rule)
+
+
 def _fingerprint(tool: Tool) -> str | None:
     fingerprint = getattr(tool, "fingerprint", None)
     return fingerprint() if callable(fingerprint) else None
+
+
+def sandboxed(tool: Tool, arguments: Mapping[str, Any] | None) -> str | None:
+    """The sandbox mode a call runs under when the tool confines it (``sandboxed(arguments)``),
+    else None."""
+    sandboxed_of = getattr(tool, "sandboxed", None)
+    if arguments is None or not callable(sandboxed_of):
+        return None
+    mode = sandboxed_of(arguments)
+    return mode if isinstance(mode, str) and mode else None
+
+
+def sandbox_note(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """Which sandbox a call runs under, in words, for the approval (None: not a tool that runs
+    commands)."""
+    note_of = getattr(tool, "sandbox_note", None)
+    note = note_of(arguments) if callable(note_of) else None
+    return note if isinstance(note, str) else None
 
 
 def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:

@@ -2,8 +2,8 @@
 prompt caching keeps the stable prefix.
 
 1. identity: who codebot is; a constant.
-2. instructions: how to work, the working directory and the project's ``CODEBOT.md`` or
-   ``AGENTS.md``; computed once per session.
+2. instructions: how to work, the working directory and the project notes (``AGENTS.md``,
+   ``CODEBOT.md``... see ``core.config.notes``); computed once per session.
 3. dynamic: plan mode and the MCP tool catalog with the servers' instructions; changes only
    when the tool set does, and is byte-identical for an unchanged one (prompt caching).
 """
@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from codebot_mcp.core.config.notes import Notes, prompt_block
+from codebot_mcp.core.config.notes import load as load_notes
 from codebot_mcp.core.tools.base import MCP_PREFIX, Tool, is_mcp_tool
 
 IDENTITY = """\
@@ -30,38 +32,21 @@ GUIDELINES = """\
 - When a tool result says the user denied a call, do not repeat it; adapt or ask.
 - Never invent file contents or tool results; if something failed, say so."""
 
-PROJECT_FILES = ("CODEBOT.md", "AGENTS.md")
-MAX_PROJECT_NOTES = 40_000
-"""Characters of project notes kept; a huge AGENTS.md should not eat the context window."""
-
 PLAN_MODE = """\
 # Plan mode
 Plan mode is on: only read-only tools are available. Investigate and propose a plan; do not \
 try to change anything. The user leaves plan mode with /plan."""
 
 
-def project_notes(cwd: Path, project_root: Path | None = None) -> tuple[Path, str] | None:
-    """The first ``CODEBOT.md`` or ``AGENTS.md`` in ``cwd``, then in the project root."""
-    for directory in dict.fromkeys(d for d in (cwd, project_root) if d is not None):
-        for name in PROJECT_FILES:
-            path = directory / name
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:  # boundary: missing or unreadable notes are simply not included
-                continue
-            if len(text) > MAX_PROJECT_NOTES:
-                text = text[:MAX_PROJECT_NOTES] + f"\n[... {path.name} cut at this point]"
-            return path, text.strip()
-    return None
-
-
-def instructions_block(cwd: Path, project_root: Path | None = None) -> str:
-    """The frozen instructions: guidelines, working directory, project notes."""
+def instructions_block(
+    cwd: Path, project_root: Path | None = None, notes: Notes | None = None
+) -> str:
+    """The frozen instructions: guidelines, working directory, project notes (``notes``, or
+    those :func:`core.config.notes.load` finds for ``cwd``)."""
     parts = [GUIDELINES, f"# Environment\nWorking directory: {cwd}"]
-    notes = project_notes(cwd, project_root)
-    if notes is not None:
-        path, text = notes
-        parts.append(f"# Project instructions (from {path.name})\n{text}")
+    block = prompt_block(notes if notes is not None else load_notes(cwd, project_root))
+    if block:
+        parts.append(block)
     return "\n\n".join(parts)
 
 

@@ -17,7 +17,9 @@ from typing import Any, Protocol
 from codebot_mcp.core.agent import prompt, toolsearch
 from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
+from codebot_mcp.core.config.notes import load as load_notes
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+from codebot_mcp.core.tools.skills import SkillCatalog
 
 Message = dict[str, Any]
 
@@ -48,6 +50,10 @@ class Session:
         cwd: The working directory (named in the prompt; project notes are looked up there).
         project_root: Where ``.codebot/`` was found, also searched for project notes.
         plan_mode: Start in plan mode (``--plan``).
+        skills: The skills the model may load (named in the prompt; served ones are listed
+            again whenever the servers change).
+        skill_tool: The tool that loads them (``skill``): offered, after the local layer,
+            while there is at least one skill.
     """
 
     def __init__(
@@ -58,13 +64,20 @@ class Session:
         cwd: Path,
         project_root: Path | None = None,
         plan_mode: bool = False,
+        skills: SkillCatalog | None = None,
+        skill_tool: Tool | None = None,
     ) -> None:
         self.source = source
+        self.skills = skills
+        self._skill_tool = skill_tool
         self.history: list[Message] = []
         self.plan_mode = plan_mode
         self.server_instructions = ""
         self.identity = prompt.IDENTITY
-        self.instructions = prompt.instructions_block(cwd, project_root)
+        self.cwd, self.project_root = cwd, project_root
+        self.notes = load_notes(cwd, project_root)
+        """The project notes in the prompt (``/memory`` shows them)."""
+        self.instructions = prompt.instructions_block(cwd, project_root, self.notes)
         self._local: list[Tool] = list(local_tools)
         self._mcp: list[Tool] = []
         self.system_prompt = ""
@@ -87,7 +100,10 @@ class Session:
 
     @property
     def all_tools(self) -> list[Tool]:
-        """Local tools, then MCP tools."""
+        """Local tools (with ``skill`` while there are skills), then MCP tools."""
+        skill = self._skill_tool
+        if skill is not None and self.skills is not None and self.skills.skills():
+            return [*self._local, skill, *self._mcp]
         return [*self._local, *self._mcp]
 
     @property
@@ -101,6 +117,11 @@ class Session:
     def set_plan_mode(self, on: bool) -> None:
         """Turn plan mode on or off (rebuilds the tool list and the prompt)."""
         self.plan_mode = on
+        self._rebuild()
+
+    def set_identity(self, text: str) -> None:
+        """Replace the identity block (a subagent's own system prompt)."""
+        self.identity = text
         self._rebuild()
 
     def set_tool_search(self, value: str | bool) -> None:
@@ -129,6 +150,19 @@ class Session:
             changed = True
         return changed
 
+    def reload_notes(self) -> None:
+        """Read the project notes again (after ``/init`` wrote one) and rebuild the prompt."""
+        self.notes = load_notes(self.cwd, self.project_root)
+        self.instructions = prompt.instructions_block(self.cwd, self.project_root, self.notes)
+        self._rebuild()
+
+    async def refresh_skills(self) -> bool:
+        """List the servers' skills again (``/skills``); True when the prompt changed."""
+        if self.skills is None or not await self.skills.refresh(force=True):
+            return False
+        self._rebuild()
+        return True
+
     async def _refresh(self) -> bool:
         assert self.source is not None
         tools = await self.source.refresh_if_dirty()
@@ -136,6 +170,8 @@ class Session:
             return False
         self._mcp = [t for t in tools if is_mcp_tool(t)]
         self.server_instructions = self.source.instructions()
+        if self.skills is not None:
+            await self.skills.refresh()  # entries only: no skill file is read
         self._rebuild()
         return True
 
@@ -165,6 +201,8 @@ class Session:
         dynamic = prompt.dynamic_block(offered, self.server_instructions, plan_mode=self.plan_mode)
         if deferred:
             dynamic = "\n\n".join(b for b in (dynamic, catalog(deferred, prompt.server_of)) if b)
+        if self.skills is not None:
+            dynamic = "\n\n".join(b for b in (dynamic, self.skills.prompt_section()) if b)
         self.blocks = {
             "identity": self.identity,
             "instructions": self.instructions,

@@ -1,7 +1,9 @@
 """Configuration: where codebot keeps its files (:mod:`.paths`), settings (load, merge,
 expand, validate; :mod:`.settings`) and the one table of their keys (:mod:`.keys`), server
 entries (:mod:`.servers`, :mod:`.oauth`), editing them (:mod:`.edit`), trust for project
-settings (:mod:`.trust`), and other clients' configurations (:mod:`.importers`).
+settings (:mod:`.trust`), other clients' configurations (:mod:`.importers`), front matter of
+definition files (:mod:`.frontmatter`), local skill folders (:mod:`.skills`), project notes
+(:mod:`.notes`) and a first ``AGENTS.md`` (:mod:`.initnotes`).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """

@@ -23,10 +23,24 @@ TOP_LEVEL_KEYS: tuple[str, ...] = (
     "roots",
     "warm_idle_timeout",
     "permissions",
+    "checkpoints",
+    "hooks",
+    "subagent_depth",
+    "registry_url",
+    "sandbox",
     "$schema",
 )
 """Every key a settings file may hold at the top level; others warn (typos hide settings)."""
 PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+"""``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
+CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
+SECTION_KEYS: dict[str, tuple[str, ...]] = {
+    "permissions": PERMISSION_KEYS,
+    "sandbox": SANDBOX_KEYS,
+    "checkpoints": CHECKPOINT_KEYS,
+}
+"""Objects whose own keys are checked too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +49,8 @@ class SettingWarning:
 
     file: Path
     key: str
-    """As written, with its section: ``permisions`` or ``permissions.dney``."""
+    """As written, with its section: ``permisions``, ``permissions.dney`` or
+    ``checkpoints.max_size``."""
     message: str
 
     def __str__(self) -> str:
@@ -43,7 +58,8 @@ class SettingWarning:
 
 
 def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
-    """A warning for each top-level or ``permissions`` key codebot does not know."""
+    """A warning for each top-level key, or key of a section (``permissions``,
+    ``checkpoints``), codebot does not know."""
     import difflib
 
     def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
@@ -53,11 +69,12 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
         return SettingWarning(path, where + key, message)
 
     out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
-    section = data.get("permissions")
-    if isinstance(section, dict):
-        out += [
-            one(str(k), PERMISSION_KEYS, "permissions.")  # pyright: ignore[reportUnknownArgumentType]
-            for k in section  # pyright: ignore[reportUnknownVariableType]
-            if k not in PERMISSION_KEYS
-        ]
+    for name, known in SECTION_KEYS.items():
+        section = data.get(name)
+        if isinstance(section, dict):
+            out += [
+                one(str(k), known, f"{name}.")  # pyright: ignore[reportUnknownArgumentType]
+                for k in section  # pyright: ignore[reportUnknownVariableType]
+                if k not in known
+            ]
     return out

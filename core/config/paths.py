@@ -1,4 +1,4 @@
-"""Where codebot keeps its files: settings home, state (history, trust), logs.
+"""Where codebot keeps its files: settings home, state (history, trust), logs, cache, data.
 
 ``CODEBOT_HOME`` moves everything at once (tests use it); otherwise settings live in
 ``~/.codebot`` and state and logs in the platformdirs state directory.
@@ -35,6 +35,28 @@ def state_dir() -> Path:
     return Path(platformdirs.user_state_dir(APP_NAME))
 
 
+def cache_dir() -> Path:
+    """What codebot can fetch again (the registry's catalog): ``$CODEBOT_HOME/cache`` or the
+    platformdirs user cache dir."""
+    env = os.environ.get("CODEBOT_HOME")
+    if env:
+        return Path(env).expanduser() / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def data_dir() -> Path:
+    """What codebot installs and cannot fetch back without asking (unpacked server bundles):
+    ``$CODEBOT_HOME/data`` or the platformdirs user data dir."""
+    env = os.environ.get("CODEBOT_HOME")
+    if env:
+        return Path(env).expanduser() / "data"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
 def log_dir() -> Path:
     """Per-server stderr logs: ``<state>/log``."""
     return state_dir() / "log"
@@ -51,3 +73,28 @@ def private_dir(path: Path) -> Path:
     except OSError:  # boundary: a directory we do not own; keep going with its mode
         pass
     return path
+
+
+PROJECT_MARKERS = (".git", PROJECT_DIR, ".claude")
+"""What marks a project's root when it has no ``.codebot/settings.json`` (nor ``.mcp.json``)."""
+
+
+def project_home(cwd: Path, settings_root: Path | None = None) -> Path:
+    """The project's root: where its settings were found, else the nearest directory from
+    ``cwd`` upward holding ``.git``, ``.codebot/`` or ``.claude/``, else ``cwd``.
+
+    The home directory is never a project root (its ``.codebot`` and ``.claude`` are the
+    user's own), and ``CODEBOT_HOME`` itself marks no project.
+    """
+    if settings_root is not None:
+        return settings_root
+    home = Path.home().resolve()
+    codebot = codebot_home().resolve()
+    for directory in (cwd, *cwd.parents):
+        if directory == home:
+            continue
+        for marker in PROJECT_MARKERS:
+            candidate = directory / marker
+            if candidate.exists() and candidate.resolve() != codebot:
+                return directory
+    return cwd

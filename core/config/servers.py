@@ -16,6 +16,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.config.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
+from codebot_mcp.core.config.provenance import (
+    PROVENANCE_KEY,
+    Provenance,
+    ProvenanceError,
+    parse_provenance,
+)
+from codebot_mcp.core.config.sandboxing import (
+    EntrySandboxError,
+    ServerSandbox,
+    parse_server_sandbox,
+)
 from codebot_mcp.core.envexpand import UndefinedVariable, expand
 from codebot_mcp.core.errors import SettingsError, UsageError
 from codebot_mcp.core.secrets.redact import printable
@@ -46,6 +57,8 @@ _SERVER_KEYS = (
     "description",
     "log_level",
     "oauth",
+    PROVENANCE_KEY,
+    "sandbox",
 )
 LOG_LEVELS: tuple[str, ...] = (
     "debug",
@@ -60,9 +73,10 @@ LOG_LEVELS: tuple[str, ...] = (
 """MCP's (syslog's) levels, for ``log_level``."""
 
 
-WarningKind = Literal["unknown_key", "milliseconds", "translated"]
+WarningKind = Literal["unknown_key", "milliseconds", "translated", "provenance"]
 """``unknown_key``: a key codebot ignores; ``milliseconds``: a timeout over 1000 s;
-``translated``: another client's field read in codebot's terms (``.mcp.json``)."""
+``translated``: another client's field read in codebot's terms (``.mcp.json``);
+``provenance``: a ``provenance`` codebot cannot read (the entry runs; updates go unchecked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +128,10 @@ class ServerConfig:
     """Sent as ``logging/setLevel`` (or the 2026-07-28 request meta); None sends nothing."""
     oauth: OAuthSettings = field(default_factory=OAuthSettings)
     """How to authorize to an http server (``"oauth": false`` disables it)."""
+    provenance: Provenance | None = None
+    """Where ``codebot mcp install`` got the entry (registry, name, version); None otherwise."""
+    sandbox: ServerSandbox | None = None
+    """A stdio server started confined (``"sandbox": "workspace-write"``); None: as is."""
     error: str | None = None
     """Why this entry cannot be used (stage "config"), or None."""
     hint: str | None = None
@@ -161,7 +179,16 @@ def parse_server(
             raw=raw,
             enabled=raw.get("enabled", True) is not False,
             type=raw_transport(raw),
+            provenance=_provenance_of(raw),
         )
+
+
+def _provenance_of(raw: Mapping[str, Any]) -> Provenance | None:
+    """The provenance of an entry that cannot run (doctor still checks it for updates)."""
+    try:
+        return parse_provenance(raw[PROVENANCE_KEY]) if PROVENANCE_KEY in raw else None
+    except ProvenanceError:
+        return None
 
 
 def raw_transport(raw: Mapping[str, Any]) -> Transport:
@@ -319,6 +346,20 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             )
             for k in oauth_warnings
         )
+    provenance = None
+    if PROVENANCE_KEY in data:
+        try:
+            provenance = parse_provenance(data[PROVENANCE_KEY])
+        except ProvenanceError as exc:  # the entry still runs; only update checks need it
+            warnings.append(
+                EntryWarning(
+                    PROVENANCE_KEY,
+                    f"{exc.message}: it is ignored (doctor cannot check for updates)",
+                    exc.hint,
+                    "provenance",
+                )
+            )
+    sandbox = _sandbox(data, transport, source, base_dir)
     return ServerConfig(
         name=name,
         source=source,
@@ -337,9 +378,27 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
         protocol=protocol,
         log_level=log_level,
         oauth=oauth,
+        provenance=provenance,
+        sandbox=sandbox,
         warnings=tuple(warnings),
         raw=data,
     )
+
+
+def _sandbox(
+    data: Mapping[str, Any], transport: Transport, source: Path, base_dir: Path
+) -> ServerSandbox | None:
+    if "sandbox" not in data:
+        return None
+    if transport != "stdio":
+        raise _EntryError(
+            "'sandbox' is only for stdio servers (an http server runs elsewhere)",
+            hint="Remove 'sandbox' from this http entry.",
+        )
+    try:
+        return parse_server_sandbox(data["sandbox"], source, base_dir)
+    except EntrySandboxError as exc:
+        raise _EntryError(exc.message, hint=exc.hint) from None
 
 
 def _refuse_nul(data: Mapping[str, Any]) -> None:

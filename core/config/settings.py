@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.checkpointing import (
+    CheckpointSettings,
+    merge_checkpoints,
+    parse_checkpoints,
+)
+from codebot_mcp.core.config.hooks import HookCommand, parse_both
 from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
+from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import (
     EntryWarning,
     ServerConfig,
@@ -41,6 +48,11 @@ DEFAULT_USAGE_LINE_AFTER = 100_000
 """Session tokens after which the REPL prints a usage line after each answer."""
 DEFAULT_WARM_IDLE_TIMEOUT = 600.0
 """Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+DEFAULT_SUBAGENT_DEPTH = 1
+"""How deep ``task`` may nest: 1 lets the main agent start subagents, and them none."""
+DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
+"""The official MCP Registry, where ``mcp search`` and ``mcp install`` look by default."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 TRUST_GATED_KEYS = (
     "base_url",
@@ -48,12 +60,22 @@ TRUST_GATED_KEYS = (
     "model",
     "max_turns",
     "tool_result_max_tokens",
+    "subagent_depth",
+    "registry_url",
+    "checkpoints",
 )
-"""A hostile project could send the API key elsewhere, pick the model that runs, or change
-the limits that bound a run with these: they need trust."""
+"""A hostile project could send the API key elsewhere, pick the model that runs, change the
+limits that bound a run, or point ``mcp install`` at a registry of its own with these: they
+need trust. (``hooks`` need it too: see :func:`load`.) ``checkpoints``: a cloned project must
+not turn off the user's way to undo what the agent did, nor size what is copied."""
+
+
 _DEFAULTS: dict[str, Any] = {
     "max_turns": DEFAULT_MAX_TURNS,
     "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
+    "subagent_depth": DEFAULT_SUBAGENT_DEPTH,
+    "registry_url": (DEFAULT_REGISTRY_URL,),
+    "checkpoints": CheckpointSettings(),
 }
 
 
@@ -88,9 +110,24 @@ class Settings:
     """Print a usage line after each REPL answer once the session passed this many tokens."""
     warm_idle_timeout: float = DEFAULT_WARM_IDLE_TIMEOUT
     """Seconds the warm holder of ``codebot mcp warm`` waits for a request before it exits."""
+    registry_url: tuple[str, ...] = (DEFAULT_REGISTRY_URL,)
+    """The MCP Registries ``mcp search``/``mcp install`` use, in order (``registry_url``: one
+    URL or a list). A project's value needs trust: it decides what ``install`` writes."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
+    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
+    hooks: tuple[HookCommand, ...] = ()
+    """Command hooks of both files, yours first (``core.config.hooks``). A project file's
+    run only once the project is trusted (they run commands)."""
+    subagent_depth: int = DEFAULT_SUBAGENT_DEPTH
+    """How deep ``task`` may nest (0: no ``task`` tool). A project file's needs trust (a
+    deeper nesting multiplies what runs)."""
+    project_extensions: bool = True
+    """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
+    folders (False while the project is not trusted; ``core.config.definitions``)."""
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -220,6 +257,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
+    project_checkpoints = merge_checkpoints(global_scalars, project_scalars)
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
     warnings = [
@@ -228,13 +266,24 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         if path is not None
         for w in unknown_keys(path, data)
     ]
-    gated = {k: v for k, v in project_scalars.items() if k in TRUST_GATED_KEYS}
-    if project_rules.allow:
-        gated["permissions.allow"] = list(project_rules.allow)
-    if project_scalars.get("roots"):  # a cloned repo must not widen what servers may touch
-        gated["roots"] = [str(p) for p in project_scalars["roots"]]
+    global_hooks, project_hooks = parse_both(global_path, global_data, project_path, project_data)
+    warnings += global_hooks[1] + project_hooks[1]
+    gated = _gated(project_scalars, project_rules, project_data if project_hooks[0] else {})
+    gated.update(project_checkpoints)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
+    global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
+    project_sandbox = (
+        parse_sandbox(project_path, project_data["sandbox"])
+        if project_path and "sandbox" in project_data
+        else {}
+    )
+    sandbox = merge(global_sandbox, project_sandbox)
+    untrusted_sandbox = merge(global_sandbox, {})
+    if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
+        gated["sandbox"] = project_data["sandbox"]
+    else:
+        untrusted_sandbox = sandbox
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -248,9 +297,13 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_file=project_path or mcp_json,
         project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
         project_gated=gated,
+        hooks=global_hooks[0] + project_hooks[0],
         untrusted_fallback={
             **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
             "roots": global_scalars.get("roots", ()),
+            "hooks": global_hooks[0],
+            "project_extensions": False,
+            "sandbox": untrusted_sandbox,
             "permissions": replace(
                 global_rules,
                 ask=global_rules.ask + project_rules.ask,
@@ -259,8 +312,25 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         },
         warnings=tuple(warnings),
         shadowed=shadowed,
+        sandbox=sandbox,
         **{**global_scalars, **project_scalars},
     )
+
+
+def _gated(
+    scalars: Mapping[str, Any], rules: PermissionRules, with_hooks: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What the project file sets that needs trust, as written (the trust digest covers it)."""
+    gated = {k: v for k, v in scalars.items() if k in TRUST_GATED_KEYS}
+    if with_hooks:  # hooks run commands: the section as written is fingerprinted
+        gated["hooks"] = with_hooks["hooks"]
+    if "registry_url" in gated:
+        gated["registry_url"] = list(gated["registry_url"])
+    if rules.allow:
+        gated["permissions.allow"] = list(rules.allow)
+    if scalars.get("roots"):  # a cloned repo must not widen what servers may touch
+        gated["roots"] = [str(p) for p in scalars["roots"]]
+    return gated
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -336,7 +406,7 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("max_turns", "tool_result_max_tokens", "max_tokens", "context_window"):
         if key in data:
             out[key] = _integer(path, key, data[key], minimum=1)
-    for key in ("model_retries", "usage_line_after"):
+    for key in ("model_retries", "usage_line_after", "subagent_depth"):
         if key in data:
             out[key] = _integer(path, key, data[key], minimum=0)
     if "tool_search" in data:
@@ -357,9 +427,60 @@ def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
                 hint='Write it as "warm_idle_timeout": 600.',
             )
         out["warm_idle_timeout"] = float(value)
-    if "roots" in data:
-        out["roots"] = parse_roots(path, data["roots"])
+    objects = (
+        ("roots", parse_roots),
+        ("registry_url", parse_registry_url),
+        ("checkpoints", parse_checkpoints),
+    )
+    out.update({key: parse(path, data[key]) for key, parse in objects if key in data})
     return out
+
+
+def parse_registry_url(path: Path, value: Any) -> tuple[str, ...]:
+    """``registry_url``: one URL or a list of them, each ``https://`` (``http://`` only on
+    loopback: a registry's answers decide what ``mcp install`` runs), without credentials,
+    query or fragment; a trailing ``/`` is dropped.
+
+    Raises:
+        SettingsError: naming the file and the entry that is wrong.
+    """
+    from urllib.parse import urlsplit
+
+    from codebot_mcp.core.secrets.redact import redact_url
+
+    hint = 'Write it as "registry_url": "https://registry.example.com" or a list of URLs.'
+    urls = [value] if isinstance(value, str) else value
+    if not is_str_list(urls) or not urls:
+        raise SettingsError(
+            f"'registry_url' in {path} must be a URL or a non-empty list of URLs, "
+            f"found {json_type(value)}",
+            hint=hint,
+        )
+    out: list[str] = []
+    for url in urls:
+        try:
+            parts = urlsplit(url.strip())
+            host = parts.hostname or ""
+        except ValueError:
+            parts, host = None, ""
+        where = f"'registry_url' in {path}: {json.dumps(redact_url(url))}"
+        if parts is None or parts.scheme not in ("http", "https") or not host:
+            raise SettingsError(f"{where} is not an http(s) URL", hint=hint)
+        if parts.scheme == "http" and host not in LOOPBACK_HOSTS:
+            raise SettingsError(
+                f"{where} uses plain http: a registry's answers decide what `mcp install` "
+                "runs, so only https (or http on 127.0.0.1/localhost) is accepted",
+                hint="Use the registry's https:// URL.",
+            )
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise SettingsError(
+                f"{where} must not carry credentials, a query or a fragment",
+                hint="Give the registry's base URL, e.g. https://registry.example.com.",
+            )
+        normal = url.strip().rstrip("/")
+        if normal not in out:
+            out.append(normal)
+    return tuple(out)
 
 
 def _integer(path: Path, key: str, value: Any, *, minimum: int) -> int:

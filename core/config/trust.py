@@ -2,11 +2,13 @@
 
 Servers defined by the project's ``.codebot/settings.json`` start only once the project is
 trusted, and so do the project settings that decide where the API key goes (``base_url``,
-``api_key_env``) or let tools run without asking (``permissions.allow``). Trust is recorded per
-project root as the user reached it (never through a symlinked settings file) together with
-a hash of everything that decides what runs (see :func:`digest`), so a change needs trust
-again. Global
-settings are always trusted.
+``api_key_env``), let tools run without asking (``permissions.allow``) or run commands
+(``hooks``), and the project's definition files: agents, commands and skills in ``.codebot/``
+and ``.claude/`` (:mod:`core.config.definitions`), and every project file a hook command
+names. Trust is recorded per project root as the user reached it (never through a symlinked
+settings file) together with a hash of everything that decides what runs (see
+:func:`digest`: entries, settings and each file's content), so a change needs trust again.
+Global settings and your own definitions are always trusted.
 
 The store is ``<state dir>/trust.json`` (0600, in a 0700 directory).
 """
@@ -26,7 +28,8 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.fsutil import atomic_write
 from codebot_mcp.core.proc.lookup import find_command
-from codebot_mcp.core.secrets.redact import expandable_values, is_credential_name
+from codebot_mcp.core.secrets.credentials import is_credential_name
+from codebot_mcp.core.secrets.redact import expandable_values
 
 TRUST_ENV = "CODEBOT_TRUST_PROJECT"
 STORE_NAME = "trust.json"
@@ -59,11 +62,21 @@ class TrustCheck:
     """Trust-gated settings the project file sets (``Settings.project_gated``)."""
     trusted: bool
     reason: TrustReason
+    files: tuple[Path, ...] = ()
+    """Project files that need trust: definitions (agents, commands, skills) and the files
+    its hooks name; their content is part of :attr:`digest`."""
+    root: Path | None = None
+    """The project root the files are in."""
 
     @property
     def needs_trust(self) -> bool:
         """True when the project asks for something that needs trust, and is not trusted."""
-        return (bool(self.servers) or bool(self.gated)) and not self.trusted
+        return self.asks and not self.trusted
+
+    @property
+    def asks(self) -> bool:
+        """True when the project has anything that needs trust (trusted or not)."""
+        return bool(self.servers) or bool(self.gated) or bool(self.files)
 
     @property
     def changed(self) -> bool:
@@ -136,27 +149,88 @@ def run_facts(config: ServerConfig) -> dict[str, Any]:
 
 
 def digest(
-    servers: tuple[ServerConfig, ...], gated: Mapping[str, Any], root: Path | None = None
+    servers: tuple[ServerConfig, ...],
+    gated: Mapping[str, Any],
+    root: Path | None = None,
+    files: tuple[Path, ...] = (),
 ) -> str:
     """A hash of everything that decides what the project runs: the project root, each server
-    entry as written and its :func:`run_facts`, and the gated settings."""
+    entry as written and its :func:`run_facts`, the gated settings, and each project file
+    (definitions, hook scripts) by path and content."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
 
-    section = {
+    section: dict[str, Any] = {
         "root": os.path.realpath(root) if root else None,
         "mcp_servers": {c.name: {"raw": c.raw, "facts": run_facts(c)} for c in servers},
         "settings": dict(gated),
     }
+    if files:  # absent otherwise: trust recorded before files were covered stays valid
+        section["files"] = {_relative(p, root): _file_digest(p) for p in files}
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def store_key(settings: Settings) -> str | None:
+def _relative(path: Path, root: Path | None) -> str:
+    try:
+        return path.relative_to(root).as_posix() if root else str(path)
+    except ValueError:
+        return str(path)
+
+
+MAX_HASHED_BYTES = 16 * 1024 * 1024
+"""Of a larger project file, its size and this many first bytes are fingerprinted."""
+
+
+def _file_digest(path: Path) -> str:
+    """``sha256:<hex>`` of the content (a symlink also by its target, a huge file by its size
+    and head), or why it is not read."""
+    import hashlib
+
+    prefix = f"link:{os.readlink(path)}:" if path.is_symlink() else ""
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_HASHED_BYTES:
+                head = hashlib.sha256(handle.read(MAX_HASHED_BYTES)).hexdigest()
+                return f"{prefix}size:{size}:head-sha256:{head}"
+            return prefix + "sha256:" + hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError as exc:
+        return prefix + f"unreadable:{exc.errno}"
+
+
+def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
+    """The root of the project's definition folders, and the files that need trust there:
+    its definitions and the files its hooks name."""
+    from codebot_mcp.core.config import definitions
+    from codebot_mcp.core.config.hooks import script_files
+
+    root = definitions.project_root(settings.cwd, settings.project_root)
+    if root is None:
+        return None, ()
+    found = definitions.project_files(root)
+    sources = settings.project_sources or (
+        (settings.project_file,) if settings.project_file else ()
+    )
+    for hook in settings.hooks:
+        if hook.source in sources:
+            found += [p for p in script_files(hook.command, root) if p not in found]
+    return root, tuple(found)
+
+
+def held_digests(files: tuple[Path, ...]) -> dict[Path, str]:
+    """Each file's digest as :func:`digest` takes it, by resolved path: what a load of a
+    project definition is held to (a file edited after trust is refused, not used)."""
+    return {p.resolve(): _file_digest(p) for p in files if not p.is_symlink()}
+
+
+def store_key(settings: Settings, root: Path | None = None) -> str | None:
     """The project as the user reached it: its root directory, not the file a symlinked
-    ``.codebot/settings.json`` points to (that would borrow another project's trust)."""
-    if settings.project_root is None:
+    ``.codebot/settings.json`` points to (that would borrow another project's trust).
+    ``root``: the definitions' root, for a project without a settings file."""
+    found = settings.project_root or root
+    if found is None:
         return None
-    return os.path.abspath(settings.project_root)
+    return os.path.abspath(found)
 
 
 def _store_path() -> Path:
@@ -174,24 +248,28 @@ def _read_store() -> dict[str, str]:
 
 
 def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
-    """Decide whether the project's servers may start."""
+    """Decide whether the project's servers, gated settings and files may take effect."""
     servers = project_servers(settings)
     gated = settings.project_gated
     file = settings.project_file
-    value = digest(servers, gated, settings.project_root)
-    key = store_key(settings)
+    root, files = project_files(settings)
+    value = digest(servers, gated, settings.project_root or root, files)
+    key = store_key(settings, root)
     api = settings.untrusted_fallback.get("api_key_env") or settings.api_key_env
-    if (not servers and not gated) or file is None or key is None:
+
+    def result(trusted: bool, reason: TrustReason) -> TrustCheck:
+        return TrustCheck(file, value, key, api, servers, gated, trusted, reason, files, root)
+
+    if (not servers and not gated and not files) or key is None:
         return TrustCheck(file, value, key, api, (), {}, True, TrustReason.NOTHING)
     if assume_trusted:
-        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.FLAG)
+        return result(True, TrustReason.FLAG)
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
-        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.ENV)
+        return result(True, TrustReason.ENV)
     recorded = _read_store().get(key)
     if recorded == value:
-        return TrustCheck(file, value, key, api, servers, gated, True, TrustReason.RECORDED)
-    reason = TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED
-    return TrustCheck(file, value, key, api, servers, gated, False, reason)
+        return result(True, TrustReason.RECORDED)
+    return result(False, TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED)
 
 
 def record(result: TrustCheck) -> Path:
@@ -230,8 +308,12 @@ def untrusted_message(result: TrustCheck) -> str:
         parts.append(f"project servers ({names})")
     if result.gated:
         parts.append(f"project settings ({', '.join(result.gated)})")
+    if result.files:
+        shown = [printable(_relative(p, result.root), one_line=True) for p in result.files[:3]]
+        more = f" and {len(result.files) - 3} more" if len(result.files) > 3 else ""
+        parts.append(f"project files ({', '.join(shown)}{more})")
     return (
-        f"skipping {' and '.join(parts)} from {result.project_file}: "
+        f"skipping {' and '.join(parts)} from {result.project_file or result.root}: "
         f"the project is {result.state}; "
         f"run `codebot trust` to review and trust it, or pass --trust-project "
         f"(or set {TRUST_ENV}=1)"

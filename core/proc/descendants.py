@@ -25,6 +25,9 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
+from codebot_mcp.core.proc import procfs
+from codebot_mcp.core.proc.procfs import start_ticks
+
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_GRACE_SECONDS = 1.0
 """After SIGTERM, leftovers get this long to exit before SIGKILL."""
@@ -79,47 +82,12 @@ def spare(pid: int) -> None:
 def opened(action: Callable[[], object]) -> None:
     """Run ``action`` (it starts something meant to outlive us, e.g. a browser window) and
     spare the children it started."""
-    before = set(_children(os.getpid()))
+    before = set(procfs.children(os.getpid()))
     try:
         action()
     finally:
-        for pid in set(_children(os.getpid())) - before:
+        for pid in set(procfs.children(os.getpid())) - before:
             spare(pid)
-
-
-def start_ticks(pid: int) -> int | None:
-    """The process's start time (clock ticks since boot), or None when gone or a zombie."""
-    stat = _stat(pid)
-    return None if stat is None else stat[3]
-
-
-def _stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, ppid, pgid, start ticks) of ``pid``; None when it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    state = fields[0].decode()
-    if state in ("Z", "X"):
-        return None
-    return state, int(fields[1]), int(fields[2]), int(fields[19])
-
-
-def _children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (``/proc/PID/task/*/children``)."""
-    found: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
-                found += [int(p) for p in handle.read().split()]
-        except OSError:
-            continue
-    return found
 
 
 def descendants(pid: int | None = None) -> list[int]:
@@ -129,19 +97,19 @@ def descendants(pid: int | None = None) -> list[int]:
     seen = {top}
     frontier = [top]
     while frontier:
-        below = [c for p in frontier for c in _children(p) if c not in seen]
+        below = [c for p in frontier for c in procfs.children(p) if c not in seen]
         seen.update(below)
         out += below
         frontier = below
-    return [p for p in out if _stat(p) is not None]
+    return [p for p in out if _live(p) is not None]
 
 
 def _kept() -> set[int]:
     """Process groups left alone: those of tracked children still running (handed off)."""
     groups: set[int] = set()
     for pid, ticks in _roots.items():
-        stat = _stat(pid)
-        if stat is not None and stat[3] == ticks:
+        stat = _live(pid)
+        if stat is not None and stat.start_ticks == ticks:
             groups.add(pid)
     return groups
 
@@ -150,15 +118,15 @@ def leftovers() -> list[tuple[int, int]]:
     """(pid, start ticks) of every descendant the sweep would stop."""
     spared: set[int] = set()
     for pid in _spared:
-        if _stat(pid) is not None:
+        if _live(pid) is not None:
             spared |= {pid, *descendants(pid)}
     groups = _kept()
     out: list[tuple[int, int]] = []
     for pid in descendants():
-        stat = _stat(pid)
-        if stat is None or pid in spared or stat[2] in groups:
+        stat = _live(pid)
+        if stat is None or pid in spared or stat.pgid in groups:
             continue
-        out.append((pid, stat[3]))
+        out.append((pid, stat.start_ticks))
     return out
 
 
@@ -189,8 +157,8 @@ def reap_adopted() -> int:
     if not _subreaper:
         return 0
     reaped = 0
-    for pid in _children(os.getpid()):
-        if pid in _roots or pid in _spared or not _zombie(pid):
+    for pid in procfs.children(os.getpid()):
+        if pid in _roots or pid in _spared or not _is_zombie(pid):
             continue
         try:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
@@ -198,14 +166,6 @@ def reap_adopted() -> int:
         except ChildProcessError:
             pass
     return reaped
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-    except (OSError, IndexError):
-        return False
 
 
 def sweep(grace: float = SWEEP_GRACE_SECONDS) -> list[int]:
@@ -231,3 +191,14 @@ def sweep(grace: float = SWEEP_GRACE_SECONDS) -> list[int]:
     if _subreaper:
         _reap()
     return stopped
+
+
+def _live(pid: int) -> procfs.Stat | None:
+    """``pid``'s stat while it is alive (not a zombie); None otherwise."""
+    stat = procfs.read_stat(pid)
+    return stat if stat is not None and stat.live else None
+
+
+def _is_zombie(pid: int) -> bool:
+    stat = procfs.read_stat(pid)
+    return stat is not None and stat.state == "Z"

@@ -1,88 +1,119 @@
-"""Start child processes that die with codebot, even after SIGKILL (Linux: parent-death signal).
+"""Start child processes that die with codebot, even after SIGKILL, confined when asked.
 
-``anyio.open_process`` has no ``preexec_fn``; its backend passes extra keywords on to
-``subprocess.Popen``, so this one module reaches for ``anyio``'s backend (a private name,
-fenced here; the test ``tests/hostile/test_signals.py`` fails the day it stops applying).
-Elsewhere, or when the private name is gone, it is plain ``anyio.open_process``.
+Every child goes through the exec helper (:mod:`.helper`, a small C program): it sets the
+parent-death signal, announces the child to the reaper, and applies the sandbox, then execs
+the command. Nothing runs as Python between fork and exec (the process is threaded: a lock
+held by another thread at fork time would hang the child); ``subprocess`` itself does the
+rest (``start_new_session``, ``pass_fds``).
+
+Without the helper (not Linux, or it could not be built) children start as plain
+``anyio.open_process`` children: no parent-death signal (the sweep of :mod:`.descendants`
+still stops them at a normal exit), and a confined start is refused
+(:class:`ConfinementError`), never run unconfined.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 from anyio.abc import Process
 
-from codebot_mcp.core.proc import descendants
-
-PR_SET_PDEATHSIG = 1
+from codebot_mcp.core.proc import descendants, helper
 
 
-def _parent_death_signal() -> Callable[[], None] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What a confined child may do (``core.security.sandbox`` builds one from the settings).
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
+    It reads and executes anywhere; it writes only beneath ``writable`` (and to ``/dev/null``
+    and the like), never beneath ``protected``; ``network`` False: no network at all.
+    """
 
-    def preexec() -> None:  # runs in the child, between fork and exec
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # codebot died before prctl took effect
-            os._exit(1)
+    writable: tuple[str, ...]
+    protected: tuple[str, ...] = ()
+    network: bool = False
 
-    return preexec
+
+@dataclass(frozen=True, slots=True)
+class Announcement:
+    """Tell the reaper (``mcpbridge/transport/reaper.py``) about the child from inside it,
+    before it execs: a line on the pipe ``fd`` (kept open in the child only for that)."""
+
+    fd: int
+    grace: float
+    term: float
+
+
+class ConfinementError(Exception):
+    """A confined start was asked for and cannot be had (the helper is missing)."""
+
+
+def helper_argv(
+    command: Sequence[str],
+    *,
+    die_with_parent: bool = True,
+    announce: Announcement | None = None,
+    confine: Confinement | None = None,
+    helper_path: str,
+) -> list[str]:
+    """The command line that runs ``command`` through the helper at ``helper_path``."""
+    argv = [helper_path]
+    if die_with_parent:
+        argv += ["--parent", str(os.getpid())]
+    if announce is not None:
+        argv += ["--announce", f"{announce.fd}:{announce.grace:g}:{announce.term:g}"]
+    if confine is not None:
+        argv.append("--sandbox")
+        if not confine.network:
+            argv.append("--no-network")
+        for path in confine.writable:
+            argv += ["--write", path]
+        for path in confine.protected:
+            argv += ["--protect", path]
+    return [*argv, "--", *command]
 
 
 async def open_process(
     command: Sequence[str],
     *,
     die_with_parent: bool = True,
-    before_exec: Callable[[], None] | None = None,
+    announce: Announcement | None = None,
+    confine: Confinement | None = None,
     **kwargs: Any,
 ) -> Process:
-    """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux), and whose
-    descendants are found and stopped at exit even after ``setsid`` (:mod:`core.descendants`).
+    """``anyio.open_process`` whose child gets SIGKILL when codebot dies (Linux), whose
+    descendants are found and stopped at exit even after ``setsid`` (:mod:`.descendants`),
+    and which runs confined when ``confine`` says so.
 
     ``die_with_parent=False``: no parent-death signal, for a child that something else (the
-    reaper of :mod:`mcpbridge.reaper`) stops after codebot exits. ``before_exec`` runs in the
-    child between fork and exec (the reaper's announcement), where the private path applies.
+    reaper of ``mcpbridge/transport/reaper.py``) stops after codebot exits; ``announce`` then
+    tells that reaper about the child before it execs.
+
+    Raises:
+        ConfinementError: ``confine`` was given and the helper is missing.
+        OSError: the helper (or, without it, the command) cannot be started.
     """
     descendants.become_subreaper()
-    process = await _open(command, die_with_parent, before_exec, **kwargs)
+    # The first call may compile the helper (a wheel install): off the event loop then.
+    located = helper.locate() if helper.decided() else await anyio.to_thread.run_sync(helper.locate)
+    if located is None:
+        if confine is not None:
+            raise ConfinementError(helper.problem() or "the exec helper is missing")
+        process = await anyio.open_process(list(command), **kwargs)
+    else:
+        argv = helper_argv(
+            command,
+            die_with_parent=die_with_parent,
+            announce=announce,
+            confine=confine,
+            helper_path=str(located),
+        )
+        if announce is not None:
+            kwargs["pass_fds"] = (*kwargs.get("pass_fds", ()), announce.fd)
+        process = await anyio.open_process(argv, **kwargs)
     descendants.track(process.pid)
     return process
-
-
-async def _open(
-    command: Sequence[str],
-    die_with_parent: bool,
-    before_exec: Callable[[], None] | None,
-    **kwargs: Any,
-) -> Process:
-    hooks = [h for h in (_parent_death_signal() if die_with_parent else None, before_exec) if h]
-    if not hooks:
-        return await anyio.open_process(command, **kwargs)
-
-    def preexec() -> None:  # runs in the child, between fork and exec
-        for hook in hooks:
-            hook()
-
-    try:
-        from anyio._core._eventloop import get_async_backend  # pyright: ignore[reportPrivateUsage]
-    except ImportError:
-        return await anyio.open_process(command, **kwargs)
-    stdin = kwargs.pop("stdin", -1)
-    stdout = kwargs.pop("stdout", -1)
-    stderr = kwargs.pop("stderr", -1)
-    return await get_async_backend().open_process(
-        list(command), stdin=stdin, stdout=stdout, stderr=stderr, preexec_fn=preexec, **kwargs
-    )

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
+from codebot_mcp.core.secrets.credentials import is_credential_name, looks_like_token
+
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
 # Bounded repeats: unbounded ones make a long run of letters (a hostile tool result) take
@@ -30,19 +32,11 @@ _SECRET_QUERY = re.compile(
 )
 
 
-CREDENTIAL_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
-"""A variable or env key whose name holds one of these is taken for a credential."""
 _PLAIN_ENV = frozenset(
     "PATH HOME PYTHONPATH NODE_PATH NODE_ENV LANG LANGUAGE TERM USER LOGNAME SHELL TMPDIR TZ "
     "PWD DEBUG LOG_LEVEL".split()
 )
 """Env keys whose values are configuration, not secrets."""
-
-
-def is_credential_name(name: str) -> bool:
-    """True for names like ``GITHUB_TOKEN``, ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``."""
-    upper = name.upper()
-    return any(word in upper for word in CREDENTIAL_WORDS)
 
 
 def expandable_values(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -75,19 +69,6 @@ class _Entry(Protocol):
 
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
-_TOKEN_PREFIX = re.compile(r"^(sk-|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abprs]-|AKIA|AIza|hf_)")
-
-
-def looks_random(value: str) -> bool:
-    """A value no credential name vouches for that still looks like one: a known token prefix,
-    or eight or more characters mixing letters and digits with no space. A plain word such as
-    ``server`` or ``application/json`` is left alone, so it is not masked in every message."""
-    value = value.strip()
-    if _TOKEN_PREFIX.match(value):
-        return True
-    if len(value) < 8 or " " in value:
-        return False
-    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _paths_only(value: str) -> bool:
@@ -100,9 +81,9 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
 
     Header and env values named like a credential (``Authorization``, ``*_TOKEN``) or
     expanded from a credential-looking variable; other header and env values only when they
-    look like a credential themselves (:func:`looks_random`; configuration such as ``PATH``,
-    ``HOME`` and plain paths never); and the value of every credential-looking variable the
-    entry expands anywhere (``args``, ``url``), so ``--key=${API_KEY}`` is masked too.
+    look like a credential themselves (``looks_like_token``, loose; configuration such as
+    ``PATH``, ``HOME`` and plain paths never); and the value of every credential-looking
+    variable the entry expands anywhere (``args``, ``url``), so ``--key=${API_KEY}`` is masked too.
     """
     from codebot_mcp.core.envexpand import referenced
 
@@ -128,7 +109,9 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
                 secrets.append(value)
             elif section == "env" and (key.upper() in _PLAIN_ENV or _paths_only(value)):
                 continue
-            elif looks_random(value):  # not named a credential: masked only if it looks like one
+            elif looks_like_token(
+                value, strict=False
+            ):  # not named a credential: masked only if it looks like one
                 secrets.append(value)
     for _, text in expandable_values(config.raw):
         for name in referenced(text):

@@ -15,16 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.secrets.credentials import (
+    TOKEN_PREFIX,
+    is_credential_name,
+    looks_like_token,
+)
 
-_SECRET_NAME = re.compile(
-    r"(token|secret|passw(or)?d|api[_-]?key|apikey|auth|credential|private[_-]?key|"
-    r"access[_-]?key|session)",
-    re.IGNORECASE,
-)
-_SECRET_PREFIX = re.compile(
-    r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|AKIA|ASIA|"
-    r"AIza|ya29\.|hf_|npm_|pypi-|dop_v1_|sq0atp-|shpat_)",
-)
 _BEARER = re.compile(r"^(bearer|basic|token)\s+\S{8,}$", re.IGNORECASE)
 _VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}")
 
@@ -33,15 +29,15 @@ def looks_secret(key: str, value: str) -> bool:
     """Whether a value written under ``key`` looks like a credential in clear text."""
     if _VARIABLE.search(value):
         literal = _VARIABLE.sub("", value).strip()
-        return bool(literal) and _looks_like_token(literal.split()[-1], strong_only=True)
+        return bool(literal) and _strong(literal.split()[-1])
     value = value.strip()
     if not value:
         return False
-    if _BEARER.match(value) or _SECRET_PREFIX.match(value):
+    if _BEARER.match(value) or TOKEN_PREFIX.match(value):
         return True
-    if _SECRET_NAME.search(key) and len(value) >= 8 and not _plain_value(value):
+    if is_credential_name(key) and len(value) >= 8 and not _plain_value(value):
         return True
-    return _looks_like_token(value, strong_only=False)
+    return looks_like_token(value, strict=True)
 
 
 def _plain_value(value: str) -> bool:
@@ -55,14 +51,9 @@ def _plain_value(value: str) -> bool:
     return value.lower() in ("true", "false", "yes", "no", "none", "null")
 
 
-def _looks_like_token(value: str, *, strong_only: bool) -> bool:
-    if _SECRET_PREFIX.match(value):
-        return True
-    if strong_only or len(value) < 32 or not re.fullmatch(r"[A-Za-z0-9_\-+/=.]+", value):
-        return False
-    # A long run of mixed letters and digits with no path or word shape: a key.
-    kinds = sum(bool(re.search(p, value)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
-    return kinds >= 3 and "/" not in value and "." not in value
+def _strong(value: str) -> bool:
+    """Literal text beside a ``${VAR}``: refused only with a known token prefix."""
+    return TOKEN_PREFIX.match(value) is not None
 
 
 def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
@@ -84,7 +75,7 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
         if isinstance(arg, str):
             flag, sep, value = arg.partition("=")
             candidate = value if sep and arg.startswith("-") else arg
-            if _BEARER.match(candidate) or _looks_like_token(candidate, strong_only=False):
+            if _BEARER.match(candidate) or looks_like_token(candidate, strict=True):
                 # Name the variable after the option it belongs to (--api-key → API_KEY).
                 before = args[i - 1] if i else ""  # pyright: ignore[reportUnknownVariableType]
                 option = flag if sep and arg.startswith("-") else before

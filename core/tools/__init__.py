@@ -1,7 +1,8 @@
 """Tools: the ``Tool`` and ``ToolSource`` protocols (:mod:`.base`), the built-ins
 (:mod:`.builtin`), arguments from the command line (:mod:`.arguments`), the servers'
 resources for the model (:mod:`.resources`), what a session may ask of its servers
-(:mod:`.sources`) and what servers may ask of the user (:mod:`.useragent`).
+(:mod:`.sources`), what servers may ask of the user (:mod:`.useragent`), and skills: the
+catalog of local and served ones (:mod:`.skills`) and loading them (:mod:`.skillload`).
 
 May import: :mod:`core.security`, :mod:`core.config` and what lies below them.
 """

@@ -11,13 +11,14 @@ policy implements; ``mcpbridge/connection/requests.py`` registers the SDK callba
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from codebot_mcp.core.tools.base import ToolSource
 from codebot_mcp.core.tools.useragent import ElicitAnswer, UserAgent
 
 __all__ = [
+    "DYNAMIC",
     "ElicitAnswer",
     "PromptArgument",
     "PromptInfo",
@@ -25,6 +26,10 @@ __all__ = [
     "ResourceContent",
     "ResourceInfo",
     "ServerSource",
+    "SkillEntry",
+    "SkillFile",
+    "SkillListing",
+    "SkillSource",
     "UserAgent",
     "content_text",
 ]
@@ -94,6 +99,91 @@ def content_text(parts: Sequence[ResourceContent]) -> str:
             size = len(part.blob or b"")
             out.append(f"[binary: {part.uri}, {part.mime_type or 'unknown type'}, {size} bytes]")
     return "\n".join(out)
+
+
+DYNAMIC = "dynamic"
+"""A skill entry's ``resources`` when the server publishes no digests (generated content)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkillFile:
+    """One file of an MCP-served skill, as its entry lists it (SEP-2640 ``SkillResource``)."""
+
+    uri: str
+    digest: str
+    """``sha256:`` and 64 lowercase hex digits, over the file's raw bytes."""
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkillEntry:
+    """One skill a server serves (SEP-2640 ``Skill``), identified by (server, uri).
+
+    The bridge checks the shape (``uri`` a string, ``frontmatter`` an object, ``resources``
+    an array of files or ``"dynamic"``); what the entry says is checked against the files
+    when the skill is loaded (``core.tools.skillload``).
+    """
+
+    server: str
+    uri: str
+    """The URI of the skill's ``SKILL.md``."""
+    frontmatter: Mapping[str, Any]
+    """The ``SKILL.md`` front matter as the server rendered it (JSON)."""
+    resources: tuple[SkillFile, ...] | None
+    """Every file of the skill, ``SKILL.md`` included; None when ``"dynamic"``."""
+
+    @property
+    def name(self) -> str:
+        """The front matter's ``name``, else the last segment of the skill's path."""
+        value = self.frontmatter.get("name")
+        return value if isinstance(value, str) and value else skill_path(self.uri)[-1]
+
+    @property
+    def description(self) -> str:
+        """The front matter's ``description`` ("" when it has none)."""
+        value = self.frontmatter.get("description")
+        return value if isinstance(value, str) else ""
+
+
+def skill_path(uri: str) -> list[str]:
+    """The skill path segments of a ``SKILL.md`` URI: ``skill://acme/refunds/SKILL.md`` →
+    ``["acme", "refunds"]`` (any scheme; the last segment is the skill's name)."""
+    rest = uri.split("://", 1)[-1]
+    parts = [p for p in rest.split("/") if p]
+    if parts and parts[-1] == "SKILL.md":
+        parts = parts[:-1]
+    return parts or [rest]
+
+
+@dataclass(frozen=True, slots=True)
+class SkillListing:
+    """Every connected server's skills, and the servers whose listing failed (by name)."""
+
+    entries: tuple[SkillEntry, ...] = ()
+    failures: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Server name → why its ``skills/list`` failed."""
+    issues: tuple[str, ...] = ()
+    """One line per entry a server listed that may not be loaded (malformed), naming both."""
+
+
+class SkillSource(Protocol):
+    """Skills served over MCP (the ``io.modelcontextprotocol/skills`` extension).
+
+    Listing fetches entries only; files are read one by one when a skill is loaded.
+    """
+
+    async def skills(self, *, refresh: bool = False) -> SkillListing:
+        """``skills/list`` of every connected server that declares the extension (cached
+        per connection; ``refresh`` lists again)."""
+        ...
+
+    async def get_skill(self, server: str, uri: str) -> SkillEntry:
+        """``skills/get``: the entry of one skill by the URI of its ``SKILL.md``."""
+        ...
+
+    async def read_skill_file(self, server: str, uri: str) -> bytes:
+        """``resources/read`` of one file of a skill, as raw bytes (text as UTF-8)."""
+        ...
 
 
 class ServerSource(ToolSource, Protocol):

@@ -190,7 +190,7 @@ class ServerAuth:
         scope = " ".join(oauth.scopes) if oauth.scopes else None
         with warnings.catch_warnings():
             # Without 'issuer' the SDK warns that discovery picks the authorization server;
-            # the README says so, and 'oauth.issuer' pins it.
+            # docs/settings.md says so, and 'oauth.issuer' pins it.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             if oauth.private_key:
                 signer = SignedJWTParameters(

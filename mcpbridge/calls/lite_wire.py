@@ -43,8 +43,11 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
     "sampling": {},
     "elicitation": {"form": {}, "url": {}},
     "roots": {"listChanged": True},
+    "extensions": {"io.modelcontextprotocol/skills": {}},
 }
-"""What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`); a test compares."""
+"""What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`, and the extensions
+of ``connection.serverinfo.client_extensions``, not imported: it loads the SDK); a test
+compares the two byte for byte."""
 USER_REJECTED = -1
 INVALID_PARAMS = -32602
 

@@ -33,7 +33,12 @@ from codebot_mcp.mcpbridge.connection.failures import (
     read_tail,
 )
 from codebot_mcp.mcpbridge.connection.features import Features
-from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo, client_info, server_info
+from codebot_mcp.mcpbridge.connection.serverinfo import (
+    ServerInfo,
+    client_extensions,
+    client_info,
+    server_info,
+)
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
@@ -320,6 +325,7 @@ class Client:
                 mode=config.protocol,
                 client_info=client_info(),
                 message_handler=self._on_message,
+                extensions=client_extensions(),
             )
             return await stack.enter_async_context(session)
         if config.type == "http":
@@ -335,6 +341,7 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
+            extensions=client_extensions(),
             **self.features.sdk_callbacks(),
         )
         client = await stack.enter_async_context(session)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         PromptMessage,
         ResourceContent,
         ResourceInfo,
+        SkillEntry,
+        SkillListing,
     )
     from codebot_mcp.core.tools.useragent import UserAgent
 
@@ -80,6 +82,8 @@ class Manager:
         self._tools: list[MCPTool] | None = None
         self._tools_key: tuple[Any, ...] = ()
         self._tg: TaskGroup | None = None
+        self._skills: dict[str, tuple[Client, list[SkillEntry], list[str]]] = {}
+        """Server name → (the connection it was listed on, its skill entries, their issues)."""
 
     async def __aenter__(self) -> Manager:
         self._tg = anyio.create_task_group()
@@ -403,3 +407,69 @@ class Manager:
         if client is None:
             return []
         return await complete(client, ref, argument, value, context)
+
+    # -- skills served over MCP (core.tools.sources.SkillSource) --------------------------
+
+    async def skills(self, *, refresh: bool = False) -> SkillListing:
+        """The skill entries of every connected server that declares the skills extension,
+        sorted by server then URI; listed once per connection unless ``refresh``. A server
+        whose listing fails is recorded in the result, never raised. No file is read.
+        """
+        from codebot_mcp.core.errors import CodebotError
+        from codebot_mcp.core.tools.sources import SkillListing
+        from codebot_mcp.mcpbridge.connection import skills as served
+
+        targets = [c for c in self.connected() if c.connected and served.declares(c)]
+        failures: dict[str, str] = {}
+
+        async def one(client: Client) -> None:
+            held = self._skills.get(client.name)
+            if held is not None and held[0] is client and not refresh:
+                return
+            try:
+                found, issues = await served.list_skills(client)
+            except CodebotError as exc:
+                self._skills.pop(client.name, None)
+                failures[client.name] = exc.message
+                return
+            self._skills[client.name] = (client, found, issues)
+
+        async with anyio.create_task_group() as tg:
+            for client in targets:
+                tg.start_soon(one, client)
+        entries: list[SkillEntry] = []
+        issues: list[str] = []
+        for client in targets:
+            held = self._skills.get(client.name)
+            if held is not None and held[0] is client:
+                entries += sorted(held[1], key=lambda e: e.uri)
+                issues += [f"server '{client.name}': {line}" for line in held[2]]
+        return SkillListing(tuple(entries), dict(sorted(failures.items())), tuple(issues))
+
+    async def get_skill(self, server: str, uri: str) -> SkillEntry:
+        """``skills/get`` on ``server`` for the skill whose ``SKILL.md`` is at ``uri``.
+
+        Raises:
+            UsageError: ``server`` is unknown or does not serve skills.
+            ServerError: it is not connected, or it failed or refused.
+        """
+        from codebot_mcp.mcpbridge.connection import skills as served
+        from codebot_mcp.mcpbridge.connection.resources import find_client
+
+        client = find_client(self.clients, server)
+        served.require_skills(client)
+        return await served.get_skill(client, uri)
+
+    async def read_skill_file(self, server: str, uri: str) -> bytes:
+        """One file of a skill of ``server``, as raw bytes (``resources/read``).
+
+        Raises:
+            UsageError: ``server`` is unknown or does not serve skills.
+            ServerError: it is not connected, or the read failed.
+        """
+        from codebot_mcp.mcpbridge.connection import skills as served
+        from codebot_mcp.mcpbridge.connection.resources import find_client
+
+        client = find_client(self.clients, server)
+        served.require_skills(client)
+        return await served.read_file(client, uri)

@@ -7,16 +7,25 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
+from mcp.client.extension import ClientExtension, advertise
 
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
 
 from codebot_mcp.core import __version__
 
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+"""Skills served over MCP (SEP-2640): codebot lists and loads them (``connection.skills``)."""
+
 
 def client_info() -> types.Implementation:
     """What codebot tells servers about itself."""
     return types.Implementation(name="codebot", version=__version__)
+
+
+def client_extensions() -> list[ClientExtension]:
+    """The extensions codebot declares under ``capabilities.extensions``."""
+    return [advertise(SKILLS_EXTENSION)]
 
 
 @dataclass(frozen=True, slots=True)

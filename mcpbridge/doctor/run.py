@@ -117,6 +117,7 @@ async def diagnose(
     untrusted: Collection[str] = (),
     login: LoginOptions | None = None,
     agent: UserAgent | None = None,
+    offline: bool = False,
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -132,6 +133,7 @@ async def diagnose(
             ``mcp list``: the capabilities chat declares are declared (so the doctor sees the
             tools chat sees), ``roots/list`` gets the roots, elicitation is declined and
             sampling refused.
+        offline: Do not ask registries for newer versions of installed servers.
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
@@ -144,7 +146,9 @@ async def diagnose(
         if not report.context.config.enabled:
             report.status = "disabled"
             _skip(
-                report, ("entry", "config", "connect", "server", "tool"), "the server is disabled"
+                report,
+                ("entry", "config", "connect", "server", "tool", "registry"),
+                "the server is disabled",
             )
             continue
         _run(report, "entry", report.context)
@@ -156,10 +160,19 @@ async def diagnose(
             _skip(report, ("connect", "server", "tool"), "not started: fix its settings first")
         else:
             to_connect.append(report)
-    if to_connect:
-        if agent is None:
-            agent = Policy(root_dirs=root_dirs(settings.project_root, settings.cwd, settings.roots))
-        await _connect_and_check(to_connect, login, agent)
+    async with anyio.create_task_group() as group:  # the registries while servers start
+        if not offline:
+            for report in reports:
+                if report.context.config.enabled:
+                    group.start_soon(_ask_registry, report.context)
+        if to_connect:
+            if agent is None:
+                root = settings.project_root
+                agent = Policy(root_dirs=root_dirs(root, settings.cwd, settings.roots))
+            await _connect_and_check(to_connect, login, agent)
+    for report in reports:
+        if report.context.config.enabled:
+            _run(report, "registry", report.context)
 
     contexts = [r.context for r in reports]
     totals = TotalsContext(settings, contexts, selected)
@@ -202,6 +215,25 @@ async def _connect_and_check(
                 failure = ctx.client.failure if ctx.client is not None else None
                 report.status = "needs login" if failure and failure.needs_login else "failed"
                 _skip(report, ("server", "tool"), "the server did not connect")
+
+
+REGISTRY_SECONDS = 15.0
+"""How long doctor waits for a registry's answer about newer versions (its own requests are
+bounded at 10 s each; a stalled registry must not hold the report)."""
+
+
+async def _ask_registry(ctx: ServerContext) -> None:
+    """What the entry's registry says of newer versions (entries ``mcp install`` wrote)."""
+    provenance = ctx.config.provenance
+    if provenance is None:
+        return
+    from codebot_mcp.core.registry.updates import UpdateCheck, check_update
+
+    ctx.update = UpdateCheck(provenance, error="the registry did not answer in time")
+    with anyio.move_on_after(REGISTRY_SECONDS):
+        ctx.update = await anyio.to_thread.run_sync(
+            check_update, provenance, abandon_on_cancel=True
+        )
 
 
 async def _listed(ctx: ServerContext) -> list[Any] | None:

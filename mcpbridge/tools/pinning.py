@@ -78,6 +78,23 @@ def drift(recorded: dict[str, Any], version: str | None, tools: list[types.Tool]
     return out
 
 
+def registry_drift(recorded: dict[str, Any], provenance: dict[str, Any] | None) -> list[str]:
+    """How the entry's registry origin differs from the one pinned (empty: none pinned, or
+    the same)."""
+    pinned = recorded.get("registry")
+    if not isinstance(pinned, dict) or pinned == provenance:
+        return []
+    if provenance is None:
+        return [f"it no longer records where it came from (the lock pins {_origin(pinned)})"]  # pyright: ignore[reportUnknownArgumentType]
+    return [f"it was installed from {_origin(provenance)}, the lock pins {_origin(pinned)}"]  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _origin(record: dict[str, Any]) -> str:
+    chosen = record.get("package") or record.get("remote") or {}
+    what = chosen.get("identifier") or chosen.get("url") or "?"
+    return f"{record.get('name')} {record.get('version')} ({what})"
+
+
 def pins(project_root: Path | None, cwd: Path) -> dict[tuple[str, str], str]:
     """(server, tool) → pinned hash, from the project's lock (empty without one)."""
     servers = read(lock_path(project_root, cwd)) or {}

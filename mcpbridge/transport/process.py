@@ -5,7 +5,9 @@ first and import the SDK (over a second of CPU) while the servers boot, so the t
 
 A server gets a minimal environment (the SDK's allow-list) plus its configured ``env``, its own
 process group (so Ctrl-C in the terminal does not reach it and a stop reaches its children too),
-and its stderr goes to a log file of its own launch (:mod:`.runlog`), capped in size.
+and its stderr goes to a log file of its own launch (:mod:`.runlog`), capped in size. An entry
+with ``"sandbox"`` is started confined (:mod:`core.security.sandbox`), or not at all where the
+machine cannot.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from anyio.abc import Process
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.proc.lookup import child_environment as _child_environment
 from codebot_mcp.core.proc.lookup import find_command
-from codebot_mcp.core.proc.spawn import open_process
+from codebot_mcp.core.proc.spawn import Announcement, ConfinementError, open_process
 from codebot_mcp.core.secrets.redact import SECRETS, Redactor, entry_secrets, printable
 from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.security.sandbox import Sandbox
 from codebot_mcp.mcpbridge.transport import reaper, runlog
 
 STDIN_CLOSE_GRACE = 2.0
@@ -61,6 +64,8 @@ class ServerProcess:
     dropped_stderr: int = 0
     closed: anyio.Event = field(default_factory=anyio.Event)
     """Set when the server's stdout ends: it exited, or we stopped it."""
+    sandbox: Sandbox | None = None
+    """The sandbox it runs in (its private temp directory goes when it stops)."""
 
     async def pump_stderr(self) -> None:
         """Copy stderr into the log file up to the cap; keep draining so the server never blocks.
@@ -120,6 +125,8 @@ class ServerProcess:
                 if stream is not None:
                     with suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                         await stream.aclose()
+            if self.sandbox is not None:
+                self.sandbox.close()
             with suppress(OSError):
                 await process.aclose()
             if self.dropped_stderr:
@@ -132,6 +139,8 @@ class ServerProcess:
         """Hand the rest of the stop (grace, SIGTERM, SIGKILL) to the reaper, and let go."""
         reaper.handoff(self.process.pid, self.process)
         self._log.close()
+        if self.sandbox is not None:  # it is on its way out: its temp files with it
+            self.sandbox.close()
 
 
 async def exited(process: Process, seconds: float) -> bool:
@@ -178,20 +187,31 @@ async def launch(config: ServerConfig) -> ServerProcess:
             f"working directory {printable(str(config.cwd), one_line=True)} does not exist",
             f"Fix 'cwd' of server '{config.name}' in {config.source}.",
         )
+    sandbox = server_sandbox(config)
     log_file, log = runlog.server_log(config.name)  # this launch's own: never shared
     watched = reaper.active()  # a one-shot command: the reaper stops it after we exit
+    env = child_environment(config)
     try:
+        fd = reaper.announce_fd() if watched else None
         process = await open_process(
             [command, *config.args],
             die_with_parent=not watched,
-            before_exec=reaper.announcer(STDIN_CLOSE_GRACE, TERM_GRACE) if watched else None,
+            announce=None if fd is None else Announcement(fd, STDIN_CLOSE_GRACE, TERM_GRACE),
+            confine=sandbox.confinement() if sandbox is not None else None,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=config.cwd,
-            env=child_environment(config),
+            env=sandbox.environment(env) if sandbox is not None else env,
             start_new_session=True,
         )
+    except ConfinementError as exc:
+        log.close()
+        raise LaunchError(
+            f"server '{config.name}' asks for a sandbox, which cannot start: {exc}",
+            f"Install the exec helper (`make install`), or remove 'sandbox' from server "
+            f"'{config.name}' in {config.source}.",
+        ) from None
     except OSError as exc:
         log.close()
         raise LaunchError(
@@ -202,7 +222,28 @@ async def launch(config: ServerConfig) -> ServerProcess:
     if watched:
         reaper.watch(process.pid, STDIN_CLOSE_GRACE, TERM_GRACE)
     redact = Redactor([*entry_secrets(config), *SECRETS.values()])
-    return ServerProcess(config.name, process, log_file, log, redact=redact)
+    return ServerProcess(config.name, process, log_file, log, redact=redact, sandbox=sandbox)
+
+
+def server_sandbox(config: ServerConfig) -> Sandbox | None:
+    """The sandbox a server entry asks for (None: it runs as is).
+
+    Raises:
+        LaunchError: it asks for one this machine cannot provide (it is never started
+            unconfined instead).
+    """
+    if config.sandbox is None:
+        return None
+    sandbox = Sandbox.for_server(config.sandbox, config.cwd or Path.cwd())
+    if sandbox.missing:
+        raise LaunchError(
+            f"server '{config.name}' asks for the {sandbox.requested} sandbox, which this "
+            f"machine cannot provide (missing: {'; '.join(sandbox.missing)})",
+            f"Remove 'sandbox' from server '{config.name}' in {config.source} to run it "
+            "unconfined, or run codebot where the kernel supports it (`/sandbox` shows what "
+            "is missing).",
+        )
+    return sandbox
 
 
 @dataclass

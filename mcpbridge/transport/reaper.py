@@ -32,11 +32,31 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import subprocess
+
+
+def _load_procfs() -> Any:
+    """:mod:`core.proc.procfs`, the one ``/proc`` reader: imported as a package module inside
+    codebot, loaded by file path when this file runs as a bare script (``python -I -S``)."""
+    if __name__ != "__main__":
+        from codebot_mcp.core.proc import procfs
+
+        return procfs
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "core" / "proc" / "procfs.py"
+    spec = importlib.util.spec_from_file_location("codebot_procfs", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+procfs = _load_procfs()
 
 _armed = False
 _allowed = False
@@ -99,34 +119,14 @@ def _start() -> bool:
 
 def start_ticks(pid: int) -> int | None:
     """The process's start time (clock ticks since boot), or None when it is gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return int(fields[19])
+    return procfs.start_ticks(pid)  # type: ignore[no-any-return]
 
 
-def announcer(stdin_grace: float, term_grace: float) -> Callable[[], None] | None:
-    """What a server's child runs between fork and exec: it tells the reaper its own pid and
-    start time, so a SIGKILL of codebot right after the spawn (before :func:`watch`) cannot
-    leave it unknown. One ``write`` of a short line: atomic on a pipe. None before the reaper.
-    """
-    if _pipe is None:
-        return None
-    fd = _pipe.fileno()
-
-    def announce() -> None:
-        pid = os.getpid()
-        target = {"pid": pid, "ticks": start_ticks(pid), "grace": stdin_grace, "term": term_grace}
-        try:
-            os.write(fd, json.dumps(target).encode() + b"\n")
-        except OSError:
-            pass
-
-    return announce
+def announce_fd() -> int | None:
+    """The pipe a server's child announces itself on before it execs (the exec helper of
+    ``core.proc.spawn`` writes its pid and start time there), so a SIGKILL of codebot right
+    after the spawn (before :func:`watch`) cannot leave it unknown. None before the reaper."""
+    return None if _pipe is None else _pipe.fileno()
 
 
 def watch(pid: int, stdin_grace: float, term_grace: float) -> bool:
@@ -198,22 +198,8 @@ def reaper_pid() -> int | None:
 
 def _live_groups() -> set[int]:
     """The process groups that hold a live (not zombie) process."""
-    groups: set[int] = set()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return groups
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] not in (b"Z", b"X"):
-            groups.add(int(fields[2]))
-    return groups
+    stats = (procfs.read_stat(pid) for pid in procfs.pids())
+    return {s.pgid for s in stats if s is not None and s.live}
 
 
 def _gone(target: dict[str, Any], groups: set[int]) -> bool:

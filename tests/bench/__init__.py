@@ -2,5 +2,5 @@
 
 Each target is measured against a baseline run in the same invocation (interleaved runs,
 medians) and printed as a table. A benchmark, not a test: nothing asserts, it exits 0.
-The README's "Performance" section has the method and the figures.
+docs/performance.md has the method and the figures.
 """

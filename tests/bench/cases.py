@@ -2,14 +2,15 @@
 
 The targets live beside this module by what they time: ``cli_cases`` (codebot's commands as
 processes), ``session_cases`` (a chat session's own work), ``agent_cases`` (issue 13); issue 15's
-are in ``speed``. Every target is measured against a baseline run in the same invocation.
+are in ``speed``; issue 21's sandbox cost in ``sandbox_cases``. Every target is measured against
+a baseline run in the same invocation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.bench import agent_cases, cli_cases, session_cases
+from tests.bench import agent_cases, cli_cases, sandbox_cases, session_cases
 from tests.bench.harness import EVERYTHING_BIN, Row
 from tests.bench.workspace import Log, Workspace
 
@@ -24,6 +25,7 @@ TARGETS: dict[str, Callable[[Workspace, int, Log], list[Row]]] = {
     "8": agent_cases.target_8,
     "9": agent_cases.target_9,
     "10": agent_cases.target_10,
+    "15": sandbox_cases.target_15,
 }
 
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import anyio
 
+from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.repl.loop import Repl
-from codebot_mcp.cli.runtime import ChatOptions, Globals
+from codebot_mcp.cli.runtime import Globals
 
 Step = tuple[Callable[[], bool] | float, str]
 """Wait for the condition (or that many seconds), then type the text."""

@@ -158,8 +158,8 @@ def test_overflow_hints_say_what_was_tried(
     assert chat(capsys, project, "-p", "hi", "--continue")[0] == 0
     fake.queue(fo.overflow(8192), fo.text("the summary"), fo.overflow(8192))
     code, out, err = chat(capsys, project, "-p", "more", "--continue", "--json")
-    assert code == 5 and len(fake.bodies) == 5
-    assert "compacted the conversation and retried once" in json.loads(out)["error"]["hint"]
+    assert code == 5 and len(fake.bodies) == 5  # the summary is not summarised again
+    assert "compacted the conversation and retried" in json.loads(out)["error"]["hint"]
 
 
 def test_retries_are_visible_off_for_loopback_and_max_tokens_is_sent(
@@ -230,7 +230,7 @@ async def test_repl_empty_answer_unknown_usage_tools_and_resume(
     # An ordinary empty answer is not the llama.cpp quirk: streaming goes on.
     assert [b["stream"] for b in fake.bodies] == [True, True, True, True]
     assert "last turn: unknown (the server reported no usage)" in out
-    assert "loaded (10, in the request):" in out and "mcp__many__tool_0003" in out
+    assert "loaded (11, in the request):" in out and "mcp__many__tool_0003" in out
     assert "deferred (11, load with search_tools):" in out
     assert "many (11): tool_0000, tool_0001, tool_0002, tool_0004," in out
     assert "  MCP tools: many " in out  # the loaded one is in the request
@@ -260,7 +260,7 @@ async def test_the_agent_commands_tab_complete() -> None:
 
     assert await complete("/co") == ["/context", "/compact"]
     assert await complete("/u") == ["/usage"]
-    assert await complete("/re") == ["/resume"]
+    assert await complete("/re") == ["/resume", "/rewind"]
 
 
 def test_a_learned_window_turns_auto_tool_search_on(

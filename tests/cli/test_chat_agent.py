@@ -160,8 +160,9 @@ def names_of(body: dict[str, Any]) -> list[str]:
 
 
 BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
-LOCAL = [*BUILTINS, "list_mcp_resources", "read_mcp_resource"]
-"""The local layer when any server is configured: the built-ins and the resource tools."""
+LOCAL = [*BUILTINS, "task", "list_mcp_resources", "read_mcp_resource"]
+"""The local layer when any server is configured: the built-ins, ``task`` and the resource
+tools."""
 
 
 def test_tool_search_defers_and_loads_real_mcp_tools(
@@ -246,10 +247,10 @@ async def test_repl_usage_context_compact_and_resume(
     assert "older message(s) summarised" in out
     summary = fake.bodies[1]
     assert "keep the greeting" in summary["messages"][0]["content"]
-    assert "loaded (6, in the request):" in out and "tool search: off" in out
+    assert "loaded (7, in the request):" in out and "tool search: off" in out
     # A second REPL resumes it by picking from the list.
     fake.queue(fo.text("welcome back"))
-    from codebot_mcp.cli.runtime import ChatOptions
+    from codebot_mcp.cli.chat_runtime import ChatOptions
 
     code, _, _ = await run_repl(project, ["1\r", "and?\r", "\x04"], ChatOptions(resume=""))
     out, _ = capsys.readouterr()
@@ -314,9 +315,9 @@ def test_approval_diff_is_coloured_only_on_a_terminal(monkeypatch: pytest.Monkey
 
 
 def test_bare_resume_gets_an_empty_value() -> None:
-    from codebot_mcp.cli.app import _optional_values  # pyright: ignore[reportPrivateUsage]
+    from codebot_mcp.cli._typer import optional_values
 
-    assert _optional_values(["chat", "--resume"]) == ["chat", "--resume", ""]
-    assert _optional_values(["chat", "--resume", "-p", "x"]) == ["chat", "--resume", "", "-p", "x"]
-    assert _optional_values(["chat", "--resume", "abc"]) == ["chat", "--resume", "abc"]
-    assert _optional_values(["chat", "-p", "--", "--resume"]) == ["chat", "-p", "--", "--resume"]
+    assert optional_values(["chat", "--resume"]) == ["chat", "--resume", ""]
+    assert optional_values(["chat", "--resume", "-p", "x"]) == ["chat", "--resume", "", "-p", "x"]
+    assert optional_values(["chat", "--resume", "abc"]) == ["chat", "--resume", "abc"]
+    assert optional_values(["chat", "-p", "--", "--resume"]) == ["chat", "-p", "--", "--resume"]

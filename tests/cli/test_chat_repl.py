@@ -88,8 +88,13 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
         inp.send_text("/mcp\r")
         await anyio.sleep(0.3)
         inp.send_text("/mcp reload\r")  # declined this session: not asked again
-        await anyio.sleep(0.5)
-        assert connected(repl) == []
+        # Lines run one at a time: once /plan has run, the reload (and any server start it
+        # would make) is over, so "nothing connected" is a fact, not a guess after a sleep.
+        inp.send_text("/plan\r")
+        await until(lambda: repl.runtime is not None and repl.runtime.session.plan_mode)
+        assert connected(repl) == [] and "echo" not in repl.runtime.manager.clients
+        inp.send_text("/plan\r")
+        await until(lambda: not repl.runtime.session.plan_mode)
         trust.record(trust.check(load(project)))  # `codebot trust` in another terminal
         inp.send_text("/mcp reload\r")
         await until(lambda: connected(repl) == ["echo"])

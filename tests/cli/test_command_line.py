@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from codebot_mcp.cli.app import app, hoist_global_options, run
+from codebot_mcp.cli._typer import hoist_global_options
+from codebot_mcp.cli.app import app, run
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings

@@ -339,7 +339,8 @@ async def test_repl_says_who_needs_login_and_logs_in(
 ) -> None:
     import anyio
 
-    from codebot_mcp.cli.runtime import ChatOptions, Globals
+    from codebot_mcp.cli.chat_runtime import ChatOptions
+    from codebot_mcp.cli.runtime import Globals
     from tests.cli.repl_driver import piped_repl
 
     global_settings(tmp_path, {"prot": {"type": "http", "url": server}})

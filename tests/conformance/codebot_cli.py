@@ -48,6 +48,9 @@ class Codebot:
         self.debug = os.environ.get("CONFORMANCE_DEBUG") == "1"
         self._help: dict[str, str] = {}
         self._proc: subprocess.Popen[str] | None = None
+        self.last_code = 0
+        """The exit code of the last command :meth:`run` ran."""
+        self.last_stderr = ""
 
     def write_settings(self, entry: dict[str, Any]) -> None:
         server = {"type": "http", "url": self.server_url, **entry}
@@ -103,6 +106,7 @@ class Codebot:
             err += f"\n(conformance client: killed after {STEP_TIMEOUT_SECONDS:g} s)"
         code = self._proc.returncode
         self._proc = None
+        self.last_code, self.last_stderr = code, err
         sys.stdout.write(out)
         sys.stdout.flush()
         if err:

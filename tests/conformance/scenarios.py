@@ -168,13 +168,53 @@ def run_request_state(cb: Codebot, ctx: dict[str, Any]) -> None:
             log(f"line {answer.get('line')} failed: {answer['error'].get('message')}")
 
 
-@scenario("sep-2640-client-no-prefetch", "sep-2640-client-verify-digest")
-@scenario("sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter")
-def run_skills(cb: Codebot, ctx: dict[str, Any]) -> None:
-    """Skills extension (SEP-2640): list the server; resources and skills come with issue 12."""
-    cb.run("mcp", "list")
-    if cb.supports("resources", "--json"):
-        cb.run("mcp", "resources", SERVER, "--json")
+def listed_skills(cb: Codebot) -> list[str]:
+    """``codebot skills list --json``: the names of the server's skills (as codebot shows them)."""
+    out = cb.run("skills", "list", "--json")
+    try:
+        skills = json.loads(out)["skills"]
+    except (ValueError, KeyError, TypeError):
+        log("skills list --json printed no skills document")
+        cb.first_failure = cb.first_failure or 1
+        return []
+    names = [s["name"] for s in skills if s.get("server") == SERVER]
+    if not names:
+        log("skills list showed none of the server's skills")
+        cb.first_failure = cb.first_failure or 1
+    return names
+
+
+@scenario("sep-2640-client-no-prefetch")
+def run_skills_list(cb: Codebot, ctx: dict[str, Any]) -> None:
+    """Skills extension (SEP-2640): list the server's skills; no file may be read for that."""
+    listed_skills(cb)
+
+
+# What each tampering scenario must make `skills show` say about the SKILL.md it rejects.
+SKILL_MISMATCH = {
+    "sep-2640-client-verify-digest": "digest",
+    "sep-2640-client-verify-size": "size",
+    "sep-2640-client-verify-frontmatter": "front matter field 'description'",
+}
+
+
+@scenario(*SKILL_MISMATCH)
+def run_skills_verify(cb: Codebot, ctx: dict[str, Any]) -> None:
+    """List the skills, then load the listed one with every file, as the model would.
+
+    The server serves a SKILL.md that disagrees with its entry: the harness checks that
+    codebot read it and then fetched nothing more; this client checks that codebot exited 1
+    naming the file and what did not match (the harness allows a failing client here).
+    """
+    names = listed_skills(cb)
+    if not names:
+        return
+    cb.run("skills", "show", names[0], "--files", must_succeed=False)
+    expected = SKILL_MISMATCH[cb.scenario]
+    said = cb.last_stderr
+    if cb.last_code != 1 or "SKILL.md" not in said or expected not in said:
+        log(f"expected exit 1 naming SKILL.md and its {expected!r}; got exit {cb.last_code}")
+        cb.first_failure = cb.first_failure or 1
 
 
 def oauth_settings(name: str, ctx: dict[str, Any]) -> dict[str, Any]:

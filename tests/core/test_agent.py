@@ -209,7 +209,8 @@ async def test_cancel_during_tool_calls_drops_the_unfinished_turn(
 ) -> None:
     fake.queue(
         fo.text("warming up"),
-        fo.tool_calls(("bash", {"command": "sleep 30"}), ("slow", {})),
+        # The read runs first; bash (a change) waits for it: the cancel comes mid-read.
+        fo.tool_calls(("slow", {}), ("bash", {"command": "sleep 30"})),
         fo.text("after cancel"),
     )
     slow = ScriptedTool("slow", delay=30)

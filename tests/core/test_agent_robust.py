@@ -262,13 +262,14 @@ async def test_a_small_older_part_is_not_summarised_unasked(
     fake: FakeOpenAI, tmp_path: Path
 ) -> None:
     model = model_on(fake)
-    agent = agent_on(model, tmp_path, budget=ContextBudget(4000))
+    agent = agent_on(model, tmp_path, budget=ContextBudget(8000, reserve=1000))
     agent.session.history.extend(
         [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "short"}]
     )
     fake.queue(fo.text("answered"))  # a summary request would take this turn
     events = Events()
-    result = await agent.run("x" * 12_000, events)  # the current prompt alone passes the limit
+    # The current prompt alone passes the limit (80% less the reserve), not the window.
+    result = await agent.run("x" * 20_000, events)
     assert result.text == "answered" and events.compactions == []
     assert agent.budget.summary_requests == 0 and len(fake.bodies) == 1
     await model.aclose()

@@ -136,3 +136,27 @@ def _proc_state(pid: int) -> str:
 
 def _real(path: Path) -> str:
     return str(path.resolve())
+
+
+@pytest.mark.anyio
+async def test_bash_does_not_inherit_credentials_or_codebots_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the model runs cannot read the API key back (``echo $OPENAI_API_KEY``), whatever
+    the variable is called, nor credential-named variables; the rest of the user's
+    environment (PATH, HOME, an ssh agent) is there."""
+    from codebot_mcp.core.secrets.redact import SECRETS
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-key-0123456789")
+    monkeypatch.setenv("MY_LLM", "llm-secret-98765")  # an api_key_env without a telling name
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_abcdefghijklmnop")
+    monkeypatch.setenv("DB_PASSWORD", "hunter2-hunter2")
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/tmp/agent.sock")
+    monkeypatch.setenv("PROJECT_COLOR", "blue")
+    SECRETS.add(["llm-secret-98765"])  # what load_settings learns of the model's key
+    result = await BashTool(tmp_path).execute({"command": "env", "sandbox": False})
+    names = {line.split("=", 1)[0] for line in result.text.splitlines() if "=" in line}
+    assert {"PATH", "HOME", "SSH_AUTH_SOCK", "PROJECT_COLOR"} <= names
+    assert not names & {"OPENAI_API_KEY", "MY_LLM", "GITHUB_TOKEN", "DB_PASSWORD"}
+    for value in ("sk-live-key", "llm-secret", "ghp_abc", "hunter2"):
+        assert value not in result.text

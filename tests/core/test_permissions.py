@@ -109,3 +109,54 @@ async def test_the_approver_learns_which_rule_asks() -> None:
     assert [r.rule for r in asked] == ["permissions.ask 'mcp__gh__*'", None]
     assert asked[0].permission.reason == "classified read for the test"
     assert denied.rule == "permissions.deny 'mcp__gh__delete*'" and len(asked) == 2
+
+
+def _served(digest: str = "sha256:" + "a" * 64) -> Any:
+    from codebot_mcp.core.tools.skills import Skill
+    from codebot_mcp.core.tools.sources import SkillEntry, SkillFile
+
+    uri = "skill://pdf/SKILL.md"
+    entry = SkillEntry(
+        "docs", uri, {"name": "pdf", "description": "d"}, (SkillFile(uri, digest, 1),)
+    )
+    return Skill("docs:pdf", "pdf", "d", entry=entry)
+
+
+async def test_code_while_acting_on_a_served_skill_asks_whatever_the_rules_say() -> None:
+    from codebot_mcp.core.tools.skills import SkillActivity
+
+    asked: list[ApprovalRequest] = []
+
+    async def approver(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return Answer.ALWAYS
+
+    gate = PermissionGate(PermissionRules(allow=["bash"]), approver=approver, allow=["bash"])
+    gate.skills = SkillActivity()
+    assert (await gate.check(BASH, {})).allowed and not asked  # no skill: the rule allows
+    gate.skills.load(_served())
+    assert gate.evaluate(READ).verdict is Verdict.ALLOW  # reading is not running code
+    assert gate.evaluate(WRITE).verdict is Verdict.ASK  # unchanged: write asks anyway
+    decision = gate.evaluate(BASH)
+    assert decision.verdict is Verdict.ASK and decision.skills == ("docs:pdf",)
+    assert "acting on skill 'docs:pdf' served by an MCP server" in decision.reason
+    assert (await gate.check(BASH, {})).reason == "approved by the user for the skill, this session"
+    assert "bash" not in gate.always  # "always" approved the skill, not bash everywhere
+    assert (await gate.check(BASH, {})).allowed and len(asked) == 1
+    gate.skills.load(_served("sha256:" + "b" * 64))  # the skill changed on the server
+    assert gate.evaluate(BASH).verdict is Verdict.ASK
+    denied = await PermissionGate(PermissionRules(deny=["bash"])).check(BASH, {})
+    assert denied.verdict is Verdict.DENY  # deny still wins
+
+
+async def test_non_interactive_code_under_a_served_skill_needs_yes() -> None:
+    from codebot_mcp.core.tools.skills import SkillActivity
+
+    gate = PermissionGate(PermissionRules(allow=["bash"]), allow=["bash"])
+    gate.skills = SkillActivity()
+    gate.skills.load(_served())
+    decision = await gate.check(BASH, {})
+    assert decision.verdict is Verdict.DENY and decision.reason.endswith("rerun with --yes")
+    yes = PermissionGate(assume_yes=True)
+    yes.skills = gate.skills
+    assert (await yes.check(BASH, {})).allowed

@@ -24,12 +24,12 @@ def names(tools: list[Tool]) -> list[str]:
     return [t.name for t in tools]
 
 
-def test_project_notes_prefer_codebot_md(tmp_path: Path) -> None:
+def test_project_notes_read_agents_md_and_codebot_md(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("agents")
-    assert "agents" in prompt.instructions_block(tmp_path)
+    assert "## AGENTS.md\nagents" in prompt.instructions_block(tmp_path)
     (tmp_path / "CODEBOT.md").write_text("use tabs")
     block = prompt.instructions_block(tmp_path)
-    assert "(from CODEBOT.md)\nuse tabs" in block and "agents" not in block
+    assert block.index("## AGENTS.md\nagents") < block.index("## CODEBOT.md\nuse tabs")
 
 
 def test_project_notes_found_in_project_root(tmp_path: Path) -> None:

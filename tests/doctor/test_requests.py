@@ -38,7 +38,7 @@ def test_doctor_answers_roots_and_declines_the_rest(doctor: Doctor, tmp_path: Pa
     assert code == 0, report["findings"]
     assert report["servers"][0]["status"] == "connected"  # tools/list waited on the answers
     lines = [json.loads(line) for line in record.read_text().splitlines()]
-    assert set(lines[0]["capabilities"]) == {"sampling", "elicitation", "roots"}
+    assert set(lines[0]["capabilities"]) == {"sampling", "elicitation", "roots", "extensions"}
     answers = {line["id"]: line for line in lines if "id" in line}
     roots = [r["uri"] for r in answers["q-roots"]["result"]["roots"]]
     assert roots == [doctor.project.resolve().as_uri(), extra.resolve().as_uri()]

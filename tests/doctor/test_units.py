@@ -27,7 +27,7 @@ from codebot_mcp.mcpbridge.doctor.run import estimate_tokens
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from tests.helpers import server_config
 
-DOCS = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "doctor.md"
 
 
 def test_schema_errors_use_the_declared_draft() -> None:

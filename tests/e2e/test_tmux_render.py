@@ -159,6 +159,10 @@ def test_stdout_not_a_terminal_gets_plain_text(term: Terminal, tmp_path: Path) -
         wait_until(lambda: out.exists() and "›" in out.read_text(), DEADLINE, "the prompt")
         term.type_line("show me")
         wait_until(lambda: "Done." in out.read_text(), DEADLINE, "the answer in the file")
+        # Ctrl-D only once the next prompt reads: typed while the turn is still closing, the
+        # terminal is out of raw mode and may keep it as its own end-of-file, not a key.
+        after = lambda: out.read_text().partition("Done.")[2]  # noqa: E731
+        wait_until(lambda: "›" in after(), DEADLINE, "the next prompt")
         term.send("C-d")
         wait_until(lambda: term.exit_status() is not None, DEADLINE, "codebot to exit")
         assert term.exit_status() == 0, term.screen()

@@ -20,7 +20,8 @@ async def test_a_padded_command_is_shown_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
-    write_settings(tmp_path, {"base_url": fake.base_url})
+    # No sandbox: bash asks (a sandboxed one would run confined without asking).
+    write_settings(tmp_path, {"base_url": fake.base_url, "sandbox": {"mode": "off"}})
     command = "echo hello" + " " * 400 + "; touch PWNED"
     fake.queue(fo.tool_calls(("bash", {"command": command})), fo.text("ok"))
     keys = ("go\r", "n\r", "\x04")

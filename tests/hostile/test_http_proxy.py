@@ -3,7 +3,6 @@ through them: the 32 MB cap (also on decoded bytes: a gzip bomb), NO_PROXY, time
 
 from __future__ import annotations
 
-import resource
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
-from tests.helpers import write_settings
+from tests.helpers import run_measured, write_settings
 from tests.servers.util import run_http_server
 
 
@@ -66,21 +65,29 @@ def test_no_proxy_is_honoured(
     assert log.read_text() == ""
 
 
+@pytest.fixture(scope="module")
+def baseline_peak(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """The peak RSS of a plain ``mcp call`` of a small answer over HTTP (the SDK path)."""
+    home = tmp_path_factory.mktemp("baseline")
+    with run_http_server("--token", "t0ken-abc") as url:
+        entry = {"url": url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
+        write_settings(home, {"mcp_servers": {"web": entry}})
+        argv = ["--cwd", str(home), "mcp", "call", "web", "echo", "text=small"]
+        code, output, peak = run_measured(argv, CODEBOT_TRUST_PROJECT="1")
+    assert code == 0, output
+    return peak
+
+
 def test_the_size_cap_holds_through_a_proxy(
-    web: Path,
-    proxy: tuple[str, Path],
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    web: Path, proxy: tuple[str, Path], baseline_peak: int
 ) -> None:
     url, log = proxy
-    monkeypatch.setenv("HTTP_PROXY", url)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     size = MAX_MESSAGE_BYTES + 8 * 2**20
-    code = run(["--cwd", str(web), "mcp", "call", "web", "huge", f"size={size}"])
-    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
-    err = capsys.readouterr().err
-    assert code in (1, 4), err
-    assert "larger than 32 MB" in err
+    argv = ["--cwd", str(web), "mcp", "call", "web", "huge", f"size={size}"]
+    code, output, peak = run_measured(argv, HTTP_PROXY=url)
+    assert code in (1, 4), output
+    assert "larger than 32 MB" in output
+    grown = peak - baseline_peak
     assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
     assert "POST http://127.0.0.1:" in log.read_text()
 
@@ -89,22 +96,20 @@ def test_the_size_cap_holds_through_a_proxy(
 def test_a_gzip_bomb_is_dropped_at_32_mb_of_decoded_bytes(
     tmp_path: Path,
     proxy: tuple[str, Path],
-    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     through_proxy: bool,
+    baseline_peak: int,
 ) -> None:
     """200 MB of JSON sent as a 0.2 MB gzip body: counted as what it inflates to."""
-    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    env = {"CODEBOT_TRUST_PROJECT": "1"}
     if through_proxy:
         monkeypatch.delenv("NO_PROXY", raising=False)
-        monkeypatch.setenv("HTTP_PROXY", proxy[0])
+        env["HTTP_PROXY"] = proxy[0]
     with run_http_server(module="gzip_bomb") as url:
         write_settings(tmp_path, {"mcp_servers": {"bomb": {"url": url, "timeout": 30}}})
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        code = run(["--cwd", str(tmp_path), "mcp", "list", "--json"])
-        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
-    captured = capsys.readouterr()
-    assert code == 4, captured.err
-    assert "larger than 32 MB" in captured.out + captured.err
+        code, output, peak = run_measured(["--cwd", str(tmp_path), "mcp", "list", "--json"], **env)
+    assert code == 4, output
+    assert "larger than 32 MB" in output
+    grown = peak - baseline_peak
     assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
     assert ("POST http://127.0.0.1:" in proxy[1].read_text()) is through_proxy

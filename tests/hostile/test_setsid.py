@@ -52,7 +52,8 @@ def session_of(pid: int) -> int:
 def start(tmp_path: Path, fake: FakeOpenAI, *, busy: bool) -> tuple[Running, Path, Path]:
     """chat -p: the server starts a setsid grandchild, then a bash command does the same."""
     root = tmp_path / "repo"
-    server_pid, bash_pid = tmp_path / "server.pid", tmp_path / "bash.pid"
+    # bash.pid in the project: bash runs in the workspace-write sandbox (it may write there).
+    server_pid, bash_pid = tmp_path / "server.pid", root / "bash.pid"
     entry = server_entry("hostile", "--escape", str(server_pid))
     write_settings(root, {"base_url": fake.base_url, "mcp_servers": {"h": entry}})
     script = f"echo $$ > {bash_pid}.tmp && mv {bash_pid}.tmp {bash_pid} && exec sleep 300"
@@ -114,7 +115,7 @@ def test_adopted_orphans_that_exit_leave_no_zombie(
     """codebot adopts them (a subreaper), so it must also collect them once they exit."""
     root = tmp_path / "repo"
     write_settings(root, {"base_url": fake.base_url})
-    mark = tmp_path / "left"
+    mark = root / "left"  # in the project: bash runs in the workspace-write sandbox
     quick = f"setsid sh -c 'touch {mark}; sleep 0.3' >/dev/null 2>&1 & "
     quick += f"while [ ! -e {mark} ]; do sleep 0.05; done"
     fake.queue(

@@ -25,11 +25,11 @@ from tests.helpers import everything_entry, server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
 SERVERS: dict[str, dict[str, Any]] = {
-    "echo": server_entry("echo"),  # SDK-built: speaks 2026-07-28 (server/discover)
+    "echo": server_entry("echo_sdk"),  # SDK-built: speaks 2026-07-28 (server/discover)
     "faulty": server_entry("faulty"),  # raw, handshake era only
     "many": server_entry("many_raw", "--count", "120", "--page-size", "50"),  # pagination
     "garbage": server_entry("garbage_stdout"),  # junk lines: falls back to the SDK path
-    "legacy": server_entry("echo", protocol="legacy"),
+    "legacy": server_entry("echo_sdk", protocol="legacy"),
 }
 
 

@@ -1,22 +1,26 @@
-"""The general-purpose test server: server name "echo", built on the SDK's ``MCPServer``.
+"""The general-purpose test server, server name "echo", without the MCP SDK.
+
+It answers exactly as :mod:`tests.servers.echo_sdk` (the same server on the SDK's
+``MCPServer``) does, in both protocol eras: ``server/discover`` and per-request envelopes
+(2026-07-28), or ``initialize`` (2024-11-05 to 2025-11-25). It starts in a tenth of the
+time, since it imports only the standard library: most tests start it, many of them several
+times. ``tests/test_servers_smoke.py`` checks that the two give the same answers.
 
 Instructions: "Use echo to repeat text." Tools:
 
 - ``echo(text)``: returns ``text`` unchanged as one text block;
-- ``add(a, b)``: structured output ``{"sum": a + b}`` (with an output schema)
-  plus the same JSON as text;
-- ``fail(message)``: raises, so the result has ``isError`` and ``message`` in
-  its text;
-- ``read_notes()`` (readOnlyHint), ``delete_note(id)`` (destructiveHint),
-  ``fetch_url(url)`` (openWorldHint, readOnlyHint=False; never touches the
-  network), ``mystery()`` (no annotations, neutral description);
+- ``add(a, b)``: structured output ``{"sum": a + b}`` (with an output schema) plus the same
+  JSON as text;
+- ``fail(message)``: an error result (``isError``) with ``message`` in its text;
+- ``read_notes()`` (readOnlyHint), ``delete_note(id)`` (destructiveHint), ``fetch_url(url)``
+  (openWorldHint, readOnlyHint=False; never touches the network), ``mystery()`` (no
+  annotations, neutral description);
 - ``image()``: an ImageContent (1x1 PNG) plus a text block;
 - ``link()``: a ResourceLink to ``file:///tmp/example.txt``;
 - ``embedded()``: an EmbeddedResource with text ``embedded hello``;
-- ``binary()``: an EmbeddedResource with a blob of bytes 0..255
-  (``application/octet-stream``);
+- ``binary()``: an EmbeddedResource with a blob of bytes 0..255;
 - ``big(size)``: a text block of exactly ``size`` ``"x"`` characters;
-- ``sleep(seconds)``: sleeps, then returns ``slept``;
+- ``sleep(seconds)``: sleeps, then returns ``slept`` (a cancelled call never answers);
 - ``env(name)``: ``os.environ.get(name, "<unset>")``;
 - ``crash()``: ``os._exit(1)`` without answering.
 
@@ -26,28 +30,83 @@ Run: ``python -m tests.servers.echo``
 from __future__ import annotations
 
 import base64
+import json
 import os
 import struct
+import sys
+import threading
 import zlib
+from typing import Any
 
-import anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import (
-    BlobResourceContents,
-    CallToolResult,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
-    ToolAnnotations,
-)
-from pydantic import BaseModel
-
+NAME = "echo"
+SERVER_INFO = {"name": NAME, "version": "0.1.0"}
 INSTRUCTIONS = "Use echo to repeat text."
+MODERN = "2026-07-28"
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+NOTES = {"1": "buy milk", "2": "call mom"}
 
-mcp = MCPServer("echo", instructions=INSTRUCTIONS, version="0.1.0")
+
+def _tool(name: str, description: str, params: dict[str, str], **extra: Any) -> dict[str, Any]:
+    """A tool as the SDK lists it: pydantic's schema of its arguments."""
+    schema: dict[str, Any] = {
+        "properties": {p: {"title": p.title(), "type": t} for p, t in params.items()},
+        "type": "object",
+        "title": f"{name}Arguments",
+    }
+    if params:
+        schema = {"properties": schema["properties"], "required": list(params), **schema}
+    return {"description": description, "inputSchema": schema, "name": name, **extra}
+
+
+TOOLS = [
+    _tool("echo", "Echo the given text back unchanged.", {"text": "string"}),
+    _tool(
+        "add",
+        "Add two integers and return their sum.",
+        {"a": "integer", "b": "integer"},
+        outputSchema={
+            "properties": {"sum": {"title": "Sum", "type": "integer"}},
+            "required": ["sum"],
+            "type": "object",
+            "title": "AddResult",
+        },
+    ),
+    _tool("fail", "Always fails with the given message.", {"message": "string"}),
+    {"annotations": {"readOnlyHint": True}, **_tool("read_notes", "Read all notes.", {})},
+    {
+        "annotations": {"destructiveHint": True},
+        **_tool(
+            "delete_note",
+            "Delete a note by id (pretend: nothing is actually deleted).",
+            {"id": "string"},
+        ),
+    },
+    {
+        "annotations": {"openWorldHint": True, "readOnlyHint": False},
+        **_tool(
+            "fetch_url",
+            "Fetch a URL from the internet (pretend: no network access happens).",
+            {"url": "string"},
+        ),
+    },
+    _tool("mystery", "Does something unspecified.", {}),
+    _tool("image", "Return a tiny PNG image and a caption.", {}),
+    _tool("link", "Return a link to a resource.", {}),
+    _tool("embedded", "Return an embedded text resource.", {}),
+    _tool("binary", "Return an embedded binary resource holding the bytes 0..255.", {}),
+    _tool("big", "Return a text of exactly `size` characters.", {"size": "integer"}),
+    _tool("sleep", "Wait for `seconds` seconds, then answer.", {"seconds": "number"}),
+    _tool(
+        "env",
+        "Return the value of an environment variable in the server process.",
+        {"name": "string"},
+    ),
+    _tool("crash", "Terminate the server process immediately, without answering.", {}),
+]
+_BY_NAME = {t["name"]: t for t in TOOLS}
 
 
 def tiny_png() -> bytes:
@@ -66,138 +125,309 @@ def tiny_png() -> bytes:
     )
 
 
-class AddResult(BaseModel):
-    sum: int
+class ToolError(Exception):
+    """A tool's failure: an ``isError`` result, as the SDK makes one."""
 
 
-@mcp.tool(structured_output=False)
-def echo(text: str) -> str:
-    """Echo the given text back unchanged."""
-    return text
+# -- arguments, checked as pydantic's lax mode checks them (the SDK's behaviour) -------------
 
 
-@mcp.tool()
-def add(a: int, b: int) -> AddResult:
-    """Add two integers and return their sum."""
-    return AddResult(sum=a + b)
+def _kind(value: Any) -> str:
+    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(
+        type(value), type(value).__name__
+    )
 
 
-@mcp.tool(structured_output=False)
-def fail(message: str) -> str:
-    """Always fails with the given message."""
-    raise ToolError(message)
+def _coerce(value: Any, kind: str) -> tuple[Any, str | None]:
+    """(value, None) or (None, pydantic's error line) for one argument."""
+    if kind == "string":
+        if isinstance(value, str):
+            return value, None
+        return None, "Input should be a valid string [type=string_type"
+    if kind == "integer":
+        if isinstance(value, bool) or isinstance(value, int):
+            return int(value), None
+        if isinstance(value, float) and value.is_integer():
+            return int(value), None
+        if isinstance(value, float):
+            return None, (
+                "Input should be a valid integer, got a number with a fractional part "
+                "[type=int_from_float"
+            )
+        if isinstance(value, str):
+            try:
+                return int(value.strip()), None
+            except ValueError:
+                return None, (
+                    "Input should be a valid integer, unable to parse string as an integer "
+                    "[type=int_parsing"
+                )
+        return None, "Input should be a valid integer [type=int_type"
+    if isinstance(value, bool) or isinstance(value, int | float):
+        return float(value), None
+    if isinstance(value, str):
+        try:
+            return float(value.strip()), None
+        except ValueError:
+            return None, (
+                "Input should be a valid number, unable to parse string as a number "
+                "[type=float_parsing"
+            )
+    return None, "Input should be a valid number [type=float_type"
 
 
-NOTES = {"1": "buy milk", "2": "call mom"}
+def _arguments(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The tool's arguments, coerced; ``ToolError`` with pydantic's message otherwise."""
+    schema = _BY_NAME[name]["inputSchema"]
+    out: dict[str, Any] = {}
+    problems: list[str] = []
+    for field, spec in schema["properties"].items():
+        if field not in arguments:
+            problems.append(
+                f"{field}\n  Field required [type=missing, input_value={arguments!r}, "
+                "input_type=dict]\n    For further information visit "
+                "https://errors.pydantic.dev/2.14/v/missing"
+            )
+            continue
+        value, problem = _coerce(arguments[field], spec["type"])
+        if problem is None:
+            out[field] = value
+            continue
+        code = problem.rsplit("[type=", 1)[1]
+        problems.append(
+            f"{field}\n  {problem}, input_value={arguments[field]!r}, "
+            f"input_type={_kind(arguments[field])}]\n    For further information visit "
+            f"https://errors.pydantic.dev/2.14/v/{code}"
+        )
+    if problems:
+        count = f"{len(problems)} validation error" + ("s" if len(problems) > 1 else "")
+        raise ToolError(f"{count} for {name}Arguments\n" + "\n".join(problems))
+    return out
 
 
-@mcp.tool(annotations=ToolAnnotations(read_only_hint=True), structured_output=False)
-def read_notes() -> str:
-    """Read all notes."""
-    return "\n".join(f"{key}: {value}" for key, value in NOTES.items())
+# -- the tools -------------------------------------------------------------------------------
 
 
-@mcp.tool(annotations=ToolAnnotations(destructive_hint=True), structured_output=False)
-def delete_note(id: str) -> str:
-    """Delete a note by id (pretend: nothing is actually deleted)."""
-    return f"deleted {id}"
+def _text(text: str) -> dict[str, Any]:
+    return {"content": [{"text": text, "type": "text"}], "isError": False}
 
 
-@mcp.tool(
-    annotations=ToolAnnotations(open_world_hint=True, read_only_hint=False),
-    structured_output=False,
-)
-def fetch_url(url: str) -> str:
-    """Fetch a URL from the internet (pretend: no network access happens)."""
-    return f"fetched {url}"
-
-
-@mcp.tool(structured_output=False)
-def mystery() -> str:
-    """Does something unspecified."""
-    return "42"
-
-
-@mcp.tool()
-def image() -> CallToolResult:
-    """Return a tiny PNG image and a caption."""
+def _image(args: dict[str, Any]) -> dict[str, Any]:
     data = base64.b64encode(tiny_png()).decode("ascii")
-    return CallToolResult(
-        content=[
-            ImageContent(data=data, mime_type="image/png"),
-            TextContent(text="a 1x1 red pixel"),
-        ]
-    )
+    image = {"data": data, "mimeType": "image/png", "type": "image"}
+    return {"content": [image, {"text": "a 1x1 red pixel", "type": "text"}], "isError": False}
 
 
-@mcp.tool()
-def link() -> CallToolResult:
-    """Return a link to a resource."""
-    return CallToolResult(
-        content=[
-            ResourceLink(uri="file:///tmp/example.txt", name="example.txt", mime_type="text/plain"),
-        ]
-    )
+def _link(args: dict[str, Any]) -> dict[str, Any]:
+    link = {
+        "mimeType": "text/plain",
+        "name": "example.txt",
+        "type": "resource_link",
+        "uri": "file:///tmp/example.txt",
+    }
+    return {"content": [link], "isError": False}
 
 
-@mcp.tool()
-def embedded() -> CallToolResult:
-    """Return an embedded text resource."""
-    return CallToolResult(
-        content=[
-            EmbeddedResource(
-                resource=TextResourceContents(
-                    uri="memo://embedded", mime_type="text/plain", text="embedded hello"
-                )
-            )
-        ]
-    )
+def _embedded(args: dict[str, Any]) -> dict[str, Any]:
+    resource = {"mimeType": "text/plain", "text": "embedded hello", "uri": "memo://embedded"}
+    return {"content": [{"resource": resource, "type": "resource"}], "isError": False}
 
 
-@mcp.tool()
-def binary() -> CallToolResult:
-    """Return an embedded binary resource holding the bytes 0..255."""
+def _binary(args: dict[str, Any]) -> dict[str, Any]:
     blob = base64.b64encode(bytes(range(256))).decode("ascii")
-    return CallToolResult(
-        content=[
-            EmbeddedResource(
-                resource=BlobResourceContents(
-                    uri="memo://binary", mime_type="application/octet-stream", blob=blob
-                )
-            )
-        ]
-    )
+    resource = {"blob": blob, "mimeType": "application/octet-stream", "uri": "memo://binary"}
+    return {"content": [{"resource": resource, "type": "resource"}], "isError": False}
 
 
-@mcp.tool(structured_output=False)
-def big(size: int) -> str:
-    """Return a text of exactly `size` characters."""
-    if size < 0:
+def _add(args: dict[str, Any]) -> dict[str, Any]:
+    total = {"sum": args["a"] + args["b"]}
+    return {**_text(json.dumps(total, indent=2)), "structuredContent": total}
+
+
+def _fail(args: dict[str, Any]) -> dict[str, Any]:
+    raise ToolError(args["message"])
+
+
+def _big(args: dict[str, Any]) -> dict[str, Any]:
+    if args["size"] < 0:
         raise ToolError("size must be >= 0")
-    return "x" * size
+    return _text("x" * args["size"])
 
 
-@mcp.tool(structured_output=False)
-async def sleep(seconds: float) -> str:
-    """Wait for `seconds` seconds, then answer."""
-    await anyio.sleep(seconds)
-    return "slept"
-
-
-@mcp.tool(structured_output=False)
-def env(name: str) -> str:
-    """Return the value of an environment variable in the server process."""
-    return os.environ.get(name, "<unset>")
-
-
-@mcp.tool(structured_output=False)
-def crash() -> str:
-    """Terminate the server process immediately, without answering."""
+def _crash(args: dict[str, Any]) -> dict[str, Any]:
     os._exit(1)
 
 
+HANDLERS: dict[str, Any] = {
+    "echo": lambda args: _text(args["text"]),
+    "add": _add,
+    "fail": _fail,
+    "read_notes": lambda args: _text("\n".join(f"{k}: {v}" for k, v in NOTES.items())),
+    "delete_note": lambda args: _text(f"deleted {args['id']}"),
+    "fetch_url": lambda args: _text(f"fetched {args['url']}"),
+    "mystery": lambda args: _text("42"),
+    "image": _image,
+    "link": _link,
+    "embedded": _embedded,
+    "binary": _binary,
+    "big": _big,
+    "env": lambda args: _text(os.environ.get(args["name"], "<unset>")),
+    "crash": _crash,
+}
+
+
+def run_tool(name: str, arguments: dict[str, Any], cancelled: threading.Event) -> dict[str, Any]:
+    """One tool's result; ``ToolError`` for a failure. ``sleep`` wakes early when cancelled."""
+    args = _arguments(name, arguments)
+    if name == "sleep":
+        cancelled.wait(max(0.0, args["seconds"]))
+        return _text("slept")
+    return HANDLERS[name](args)  # type: ignore[no-any-return]
+
+
+# -- the wire --------------------------------------------------------------------------------
+
+
+class Server:
+    """One stdio conversation: handshake-era once ``initialize`` came, else 2026-07-28."""
+
+    def __init__(self) -> None:
+        self._write = threading.Lock()
+        self._calls: dict[Any, threading.Event] = {}
+        self._initialized = False
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+        with self._write:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def answer(self, request_id: Any, result: dict[str, Any], modern: bool) -> None:
+        if modern:
+            result = {**result, "resultType": "complete", "_meta": {SERVER_INFO_KEY: SERVER_INFO}}
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def serve(self) -> None:
+        for raw in sys.stdin.buffer:
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and "method" in message:
+                self.dispatch(message)
+
+    def dispatch(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if "id" not in message:
+            if method == "notifications/cancelled":
+                event = self._calls.get(params.get("requestId"))
+                if event is not None:
+                    event.set()
+            return
+        request_id = message["id"]
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and PROTOCOL_KEY in meta
+        if method == "initialize":
+            requested = params.get("protocolVersion")
+            version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+            capabilities = {
+                "prompts": {"listChanged": False},
+                "resources": {"listChanged": False, "subscribe": False},
+                "tools": {"listChanged": False},
+            }
+            result = {
+                "capabilities": capabilities,
+                "instructions": INSTRUCTIONS,
+                "protocolVersion": version,
+                "serverInfo": SERVER_INFO,
+            }
+            self._initialized = True
+            self.answer(request_id, result, modern=False)
+            return
+        modern = modern and CAPABILITIES_KEY in meta  # type: ignore[operator]
+        if not modern and (not self._initialized or method == "server/discover"):
+            self.error(
+                request_id,
+                -32602,
+                "params._meta must be an object carrying the required "
+                "'io.modelcontextprotocol/protocolVersion' and "
+                "'io.modelcontextprotocol/clientCapabilities' envelope keys",
+            )
+            return
+        cache = {"cacheScope": "private", "ttlMs": 0} if modern else {}
+        if method == "server/discover":
+            capabilities = {
+                "prompts": {"listChanged": True},
+                "resources": {"listChanged": True, "subscribe": True},
+                "tools": {"listChanged": True},
+            }
+            result = {
+                **cache,
+                "capabilities": capabilities,
+                "instructions": INSTRUCTIONS,
+                "supportedVersions": [MODERN],
+            }
+            self.answer(request_id, result, modern=True)
+        elif method == "ping" and not modern:
+            self.answer(request_id, {}, modern=False)
+        elif method == "tools/list":
+            self.answer(request_id, {**cache, "tools": TOOLS}, modern)
+        elif method in ("prompts/list", "resources/list", "resources/templates/list"):
+            key = {"prompts/list": "prompts", "resources/list": "resources"}.get(
+                method, "resourceTemplates"
+            )
+            self.answer(request_id, {**cache, key: []}, modern)
+        elif method == "subscriptions/listen" and modern:
+            acknowledged = {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": request_id},
+                "notifications": params.get("notifications") or {},
+            }
+            self.send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/subscriptions/acknowledged",
+                    "params": acknowledged,
+                }
+            )  # the stream stays open: nothing is ever sent on it
+        elif method == "tools/call":
+            self._call(request_id, params, modern)
+        else:
+            self.error(request_id, -32601, "Method not found", method)
+
+    def _call(self, request_id: Any, params: dict[str, Any], modern: bool) -> None:
+        name = params.get("name")
+        arguments = params.get("arguments") or {}
+        if name not in _BY_NAME:
+            result = {"content": [{"text": f"Unknown tool: {name}", "type": "text"}]}
+            self.answer(request_id, {**result, "isError": True}, modern)
+            return
+        cancelled = self._calls[request_id] = threading.Event()
+
+        def work() -> None:
+            try:
+                result = run_tool(str(name), arguments, cancelled)
+            except ToolError as exc:
+                text = f"Error executing tool {name}: {exc}"
+                result = {"content": [{"text": text, "type": "text"}], "isError": True}
+            self._calls.pop(request_id, None)
+            if not cancelled.is_set():
+                self.answer(request_id, result, modern)
+
+        threading.Thread(target=work, daemon=True).start()
+
+
 def main() -> None:
-    mcp.run("stdio")
+    Server().serve()
 
 
 if __name__ == "__main__":

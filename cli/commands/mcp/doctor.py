@@ -70,6 +70,13 @@ def doctor_command(
             "--login", help="Run the OAuth browser flow inline when a server needs authorization."
         ),
     ] = False,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline",
+            help="Do not ask registries for newer versions of installed servers.",
+        ),
+    ] = False,
 ) -> int:
     """Check the MCP configuration: settings, connections, tools, totals.
 
@@ -106,7 +113,12 @@ def doctor_command(
             # of the SIGINT handler), and the repr of a 10,000-server report is not free.
             found.append(
                 await doctor.diagnose(
-                    settings, servers, selected=bool(server), untrusted=untrusted, login=options
+                    settings,
+                    servers,
+                    selected=bool(server),
+                    untrusted=untrusted,
+                    login=options,
+                    offline=offline,
                 )
             )
 

@@ -159,7 +159,7 @@ SCHEMA_VERSION = 1
 
 
 def as_json(report: Report, *, strict: bool = False) -> str:
-    """The documented ``--format json`` document (README, "mcp doctor")."""
+    """The documented ``--format json`` document (docs/doctor.md)."""
     text = json.dumps(json_document(report, strict=strict), indent=2, ensure_ascii=False)
     return printable_json(text) + "\n"
 

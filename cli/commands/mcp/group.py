@@ -371,9 +371,11 @@ def _add_groups() -> None:
     from codebot_mcp.cli.commands.mcp import doctor, lock
     from codebot_mcp.cli.commands.mcp import get as mcp_get
     from codebot_mcp.cli.commands.mcp import importing as mcp_import
+    from codebot_mcp.cli.commands.mcp import install as mcp_install
     from codebot_mcp.cli.commands.mcp import manage as mcp_manage
     from codebot_mcp.cli.commands.mcp import prompts as mcp_prompts
     from codebot_mcp.cli.commands.mcp import resources as mcp_resources
+    from codebot_mcp.cli.commands.mcp import search as mcp_search
 
     app.add_typer(doctor.app)
     app.add_typer(warm.app)
@@ -384,6 +386,8 @@ def _add_groups() -> None:
     app.add_typer(mcp_resources.app)
     app.add_typer(mcp_prompts.app)
     app.add_typer(mcp_auth.app)
+    app.add_typer(mcp_search.app)
+    app.add_typer(mcp_install.app)
 
 
 _add_groups()

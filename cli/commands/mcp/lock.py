@@ -29,7 +29,8 @@ def lock_command(
     server: ServerOpt = None,
 ) -> int:
     """Connect to every server and pin its version and tool definitions (description, schema,
-    annotations) in .codebot/mcp-lock.json; `mcp doctor` then reports any drift (tools.lock).
+    annotations) in .codebot/mcp-lock.json, and for a server `mcp install` wrote, the registry
+    version it came from; `mcp doctor` then reports any drift (tools.lock).
 
     Exit 0 when every selected server was pinned, 4 when one could not be reached (the others
     are pinned; an unreachable server keeps its old record).
@@ -58,6 +59,9 @@ def lock_command(
                     continue
                 version = client.info.version if client.info else None
                 pinned[name] = lock.server_entry(version, list(client.tools))
+                provenance = servers[name].provenance
+                if provenance is not None:  # where `mcp install` got it, pinned with it
+                    pinned[name]["registry"] = provenance.as_dict()
             return pinned, failed
 
     pinned, failed = signals.run(pin)

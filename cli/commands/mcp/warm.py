@@ -177,14 +177,13 @@ def _read_ready(holder: subprocess.Popen[bytes], seconds: float) -> str | None:
 
 def _wait_gone(pid: object, seconds: float = 15.0) -> None:
     """After a stop: wait until the holder has stopped its servers and exited."""
+    from codebot_mcp.core.proc.procfs import read_stat
+
     if not isinstance(pid, int):
         return
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                if fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                    return
-        except OSError:
+        stat = read_stat(pid)
+        if stat is None or not stat.live:
             return
         time.sleep(0.05)

@@ -3,8 +3,8 @@
 :class:`FileTool` holds the working directory and the boundary (:mod:`core.boundary`) that
 ``read``, ``write``, ``edit``, ``glob`` and ``grep`` resolve a ``path`` argument against.
 ``glob`` and ``grep``'s Python fallback share the walker, so both see the same files:
-``.gitignore`` files respected, ``.git`` skipped. pathspec's ``GitIgnoreSpec`` does the
-matching (git's own rules, negation included).
+``.gitignore`` files respected (:mod:`core.tools.gitignore`, git's own rules, negation
+included), ``.git`` skipped.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.security.boundary import Boundary, Reach
+from codebot_mcp.core.tools.gitignore import IgnoreStack
 
 MAX_FILES = 200_000
 """Files visited per walk: a search of a huge tree stops rather than running for minutes."""
@@ -37,40 +38,13 @@ class FileTool:
         return self.boundary.reach(path) if isinstance(path, str) and path else None
 
 
-def _spec(directory: Path) -> object | None:
-    path = directory / ".gitignore"
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:  # boundary: no (readable) .gitignore here
-        return None
-    import pathspec  # deferred: only file searches need it
-
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
-
-
-class _Ignores:
-    """The ``.gitignore`` specs on the way down, each with the directory it belongs to."""
-
-    def __init__(self) -> None:
-        self.stack: list[tuple[Path, object]] = []
-
-    def ignored(self, path: Path, *, is_dir: bool) -> bool:
-        verdict = False
-        for directory, spec in self.stack:
-            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(rel).include  # type: ignore[attr-defined]
-            if result is not None:  # the deepest .gitignore with an opinion wins
-                verdict = bool(result)
-        return verdict
-
-
 def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
     """Files under ``base`` (sorted, depth first), minus what ``.gitignore`` files exclude.
 
     Symlinked directories are not entered; a symlinked file is kept only when its target
     stays inside ``root`` or ``base`` (the file-tool boundary, :mod:`core.boundary`).
     """
-    ignores = _Ignores()
+    ignores = IgnoreStack()
     count = 0
     inside = [Path(os.path.realpath(p)) for p in (base, root) if p is not None]
 
@@ -78,11 +52,9 @@ def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
         real = Path(os.path.realpath(path))
         return any(real.is_relative_to(p) for p in inside)
 
-    def visit(directory: Path) -> Iterator[Path]:
+    def visit(directory: Path, prefix: str) -> Iterator[Path]:
         nonlocal count
-        spec = _spec(directory)
-        if spec is not None:
-            ignores.stack.append((directory, spec))
+        pushed = ignores.enter(directory, prefix)
         try:
             try:
                 entries = sorted(os.scandir(directory), key=lambda e: e.name)
@@ -97,20 +69,21 @@ def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
                     is_file = entry.is_file()
                 except OSError:
                     continue
-                if ignores.ignored(path, is_dir=is_dir):
+                relative = prefix + entry.name
+                if ignores.ignored(relative, is_dir=is_dir):
                     continue
                 if is_dir:
-                    yield from visit(path)
+                    yield from visit(path, relative + "/")
                 elif is_file and (not entry.is_symlink() or within(path)):
                     count += 1
                     if count > MAX_FILES:
                         return
                     yield path
         finally:
-            if spec is not None:
-                ignores.stack.pop()
+            if pushed:
+                ignores.leave()
 
-    yield from visit(base)
+    yield from visit(base, "")
 
 
 @lru_cache(maxsize=256)

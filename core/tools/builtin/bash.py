@@ -2,6 +2,11 @@
 
 The command gets its own process group, so a timeout or a cancel (Ctrl-C) kills everything it
 started, and background children that keep the output pipe open cannot hang the call.
+
+With a sandbox (:mod:`core.security.sandbox`) the command runs confined, and then without
+asking (the permission gate sees :meth:`BashTool.sandboxed`). The model may pass
+``"sandbox": false`` to run one command outside: the gate then asks as it always did. A
+confined command that fails because the sandbox refused something says so in its result.
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ import anyio
 import anyio.abc
 
 from codebot_mcp.core.proc import descendants
-from codebot_mcp.core.proc.spawn import open_process
+from codebot_mcp.core.proc.spawn import ConfinementError, open_process
+from codebot_mcp.core.secrets.credentials import shell_environment
+from codebot_mcp.core.secrets.redact import SECRETS
+from codebot_mcp.core.security.sandbox import Sandbox
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 
@@ -66,43 +74,98 @@ class BashTool:
     """Run a shell command."""
 
     name = "bash"
-    description = (
+    DESCRIPTION = (
         "Run a bash command in the working directory and return its combined stdout and "
         f"stderr (capped at {MAX_OUTPUT_BYTES} bytes) and exit code. Non-interactive: stdin "
         f"is empty. timeout is in seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT})."
     )
 
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
+    def __init__(self, cwd: Path, root: Path | None = None, sandbox: Sandbox | None = None) -> None:
         self.cwd = cwd
         self.root = root or cwd
-        """The project root (bash is not confined to it: it asks before every command)."""
+        """The project root (bash is not confined to it by the file tools' boundary)."""
+        self.sandbox = sandbox
+        """Where commands run confined; None (or inactive): unconfined, asking first."""
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        """What the model reads; it names the sandbox when there is one."""
+        sandbox = self.sandbox
+        if sandbox is None or not sandbox.active:
+            return self.DESCRIPTION
+        where = (
+            "only in its private $TMPDIR"
+            if sandbox.requested == "read-only"
+            else "only in the project, the configured roots and writable paths, and $TMPDIR"
+        )
+        net = "with network" if sandbox.network else "without any network"
+        return (
+            f"{self.DESCRIPTION} Commands run in a {sandbox.requested} sandbox: they may read "
+            f"anywhere and write {where}, {net}. If a command fails because the sandbox "
+            'refused something it really needs, call bash again with "sandbox": false to run '
+            "it outside the sandbox; the user is asked first."
+        )
 
     def schema(self) -> dict[str, Any]:
-        """Arguments: ``command`` and optional ``timeout``."""
-        return {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The bash command line."},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT},
-            },
-            "required": ["command"],
+        """Arguments: ``command``, optional ``timeout`` (and ``sandbox`` with a sandbox)."""
+        properties: dict[str, Any] = {
+            "command": {"type": "string", "description": "The bash command line."},
+            "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT},
         }
+        if self.sandbox is not None and self.sandbox.active:
+            properties["sandbox"] = {
+                "type": "boolean",
+                "description": "false: run outside the sandbox (the user is asked first). "
+                "Only after the sandbox refused something the command needs.",
+            }
+        return {"type": "object", "properties": properties, "required": ["command"]}
 
     def permission(self) -> Permission:
         """A shell can do anything."""
         return Permission(Capability.EXECUTE, "built-in bash: runs arbitrary shell commands")
+
+    def sandboxed(self, arguments: Mapping[str, Any]) -> str | None:
+        """The sandbox mode this call runs under when it runs confined, else None."""
+        sandbox = self.sandbox
+        if sandbox is None or not sandbox.active or arguments.get("sandbox", True) is False:
+            return None
+        return sandbox.requested
+
+    def sandbox_note(self, arguments: Mapping[str, Any]) -> str:
+        """Which sandbox the call runs under, in words (approvals, transcripts)."""
+        sandbox = self.sandbox
+        if sandbox is None:
+            return "none"
+        if self.sandboxed(arguments):
+            return sandbox.describe()
+        if sandbox.active:
+            return f"none: the call asks to run outside the {sandbox.requested} sandbox"
+        return sandbox.describe()
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Run the command; a non-zero exit or a timeout is an error result."""
         try:
             command = string(arguments, "command")
             timeout = min(integer(arguments, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
+            if not isinstance(arguments.get("sandbox", True), bool):
+                raise BadArgument("'sandbox' must be true or false")
         except BadArgument as exc:
             return ToolResult(f"bash: {exc}", is_error=True)
-        env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}
+        # The user's environment, less its credentials and codebot's own secrets (the model's
+        # API key): what the model runs cannot read them back (``echo $OPENAI_API_KEY``).
+        env = {
+            **shell_environment(os.environ, SECRETS.values()),
+            "PAGER": "cat",
+            "GIT_PAGER": "cat",
+        }
+        sandbox = self.sandbox if self.sandboxed(arguments) else None
+        label = sandbox.requested if sandbox is not None else "off"
         try:
+            if sandbox is not None:
+                env = sandbox.environment(env)
             process = await open_process(
                 ["bash", "-c", command],
+                confine=sandbox.confinement() if sandbox is not None else None,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -110,8 +173,15 @@ class BashTool:
                 env=env,
                 start_new_session=True,
             )
+        except ConfinementError as exc:
+            return ToolResult(
+                f"bash: the sandbox cannot start ({exc}); nothing ran. Call bash again with "
+                '"sandbox": false to run it outside the sandbox (the user is asked first).',
+                is_error=True,
+                data={"sandbox": label},
+            )
         except OSError as exc:
-            return ToolResult(f"bash: cannot start bash: {exc.strerror}", is_error=True)
+            return ToolResult(f"bash: cannot start bash: {exc.strerror or exc}", is_error=True)
         output = _Capped(MAX_OUTPUT_BYTES)
         try:
             timed_out = await self._collect(process, output, timeout)
@@ -120,7 +190,13 @@ class BashTool:
             with anyio.CancelScope(shield=True), anyio.move_on_after(5):
                 await process.aclose()
             descendants.reap_adopted()  # `cmd &` that exited since: no zombie left behind
-        return self._result(output, process.returncode, timed_out, timeout)
+        result = self._result(output, process.returncode, timed_out, timeout)
+        result.data["sandbox"] = label
+        if sandbox is not None and result.is_error and not timed_out:
+            note = sandbox.refusal_note(output.text(), command)
+            if note is not None:
+                result.text = f"{result.text}\n{note}"
+        return result
 
     @staticmethod
     async def _collect(process: anyio.abc.Process, output: _Capped, limit: float) -> bool:

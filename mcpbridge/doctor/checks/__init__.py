@@ -1,6 +1,13 @@
 """The checks of ``codebot mcp doctor``, one module per family; importing registers them all."""
 
-from codebot_mcp.mcpbridge.doctor.checks import connection, entries, pinning, tools, totals
+from codebot_mcp.mcpbridge.doctor.checks import (
+    connection,
+    entries,
+    pinning,
+    registry,
+    tools,
+    totals,
+)
 from codebot_mcp.mcpbridge.doctor.checks.base import (
     CHECKS,
     SEVERITIES,
@@ -30,6 +37,7 @@ __all__ = [
     "connection",
     "entries",
     "pinning",
+    "registry",
     "tools",
     "totals",
 ]

@@ -8,6 +8,8 @@ stable id. Its *scope* says which context it gets and when it runs:
 - ``config``: for every enabled server whose entry is valid;
 - ``connect``: for every server a connection was attempted to;
 - ``server`` / ``tool``: for every connected server / each of its tools;
+- ``registry``: for every enabled server, once the connections are done and the registries
+  of installed servers have answered (``--offline``: they are not asked);
 - ``totals``: once, over every server.
 
 Adding a check is adding one decorated function; ids are part of the JSON and JUnit output,
@@ -27,13 +29,23 @@ from codebot_mcp.core.config.settings import Settings
 if TYPE_CHECKING:
     import mcp_types as types
 
+    from codebot_mcp.core.registry.updates import UpdateCheck
     from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
-Scope = Literal["settings", "entry", "config", "connect", "server", "tool", "totals"]
-SCOPES: tuple[Scope, ...] = ("settings", "entry", "config", "connect", "server", "tool", "totals")
+Scope = Literal["settings", "entry", "config", "connect", "server", "tool", "registry", "totals"]
+SCOPES: tuple[Scope, ...] = (
+    "settings",
+    "entry",
+    "config",
+    "connect",
+    "server",
+    "tool",
+    "registry",
+    "totals",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +91,9 @@ class ServerContext:
     """Every tool the server listed, before include/exclude; None when unknown."""
     tools: list[ToolEntry] = field(default_factory=list[ToolEntry])
     """The tools the model sees, after include/exclude, with their visible names."""
+    update: UpdateCheck | None = None
+    """What the entry's registry says of newer versions (entries ``mcp install`` wrote;
+    None offline, or for other entries)."""
 
     @property
     def name(self) -> str:
@@ -147,7 +162,7 @@ class Check:
     severity: Severity
     """The most severe finding it can report (documentation; findings carry their own)."""
     summary: str
-    """What it catches, one line (``--list-checks`` and the README table)."""
+    """What it catches, one line (``--list-checks`` and the table in docs/doctor.md)."""
     run: CheckFunction
 
 

@@ -148,7 +148,7 @@ def _entry(ctx: ServerContext) -> Iterator[Finding]:
         "settings.entry",
         "error",
         message,
-        hint or f"Fix the entry of {ctx.where} (see the README for the keys).",
+        hint or f"Fix the entry of {ctx.where} (docs/settings.md lists the keys).",
     )
 
 
@@ -315,7 +315,8 @@ def _url(ctx: ServerContext) -> Iterator[Finding]:
 )
 def _secret_in_args(ctx: ServerContext) -> Iterator[Finding]:
     from codebot_mcp.core.envexpand import referenced
-    from codebot_mcp.core.secrets.redact import expandable_values, is_credential_name
+    from codebot_mcp.core.secrets.credentials import is_credential_name
+    from codebot_mcp.core.secrets.redact import expandable_values
 
     for key, text in expandable_values(ctx.config.raw):
         if not key.startswith("args["):

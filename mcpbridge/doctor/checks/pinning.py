@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterator
 
 from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, ToolContext, check
-from codebot_mcp.mcpbridge.tools.pinning import drift, lock_path, read
+from codebot_mcp.mcpbridge.tools.pinning import drift, lock_path, read, registry_drift
 
 _ADDRESSED = re.compile(
     r"ignore (all |any )?(previous|prior|above) instructions|disregard (the |all )?(previous|"
@@ -60,7 +60,10 @@ def _lock(ctx: ServerContext) -> Iterator[Finding]:
             "Review its tools, then run `codebot mcp lock` to pin them.",
         )
         return
-    for change in drift(entry, info.version if info else None, list(ctx.client.tools)):  # pyright: ignore[reportUnknownArgumentType]
+    origin = ctx.config.provenance.as_dict() if ctx.config.provenance else None
+    changes = registry_drift(entry, origin)  # pyright: ignore[reportUnknownArgumentType]
+    changes += drift(entry, info.version if info else None, list(ctx.client.tools))  # pyright: ignore[reportUnknownArgumentType]
+    for change in changes:
         yield ctx.finding(
             "tools.lock",
             "warning",

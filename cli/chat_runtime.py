@@ -1,0 +1,448 @@
+"""The composition root of ``codebot chat``: settings → manager → session → gate → agent.
+
+:func:`open_runtime` wires a chat (the REPL and ``-p`` alike) from the command runtime of
+:mod:`cli.runtime`; :class:`ChatRuntime` holds it and follows ``/mcp reload``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings, open_manager
+from codebot_mcp.core.errors import ModelError
+
+if TYPE_CHECKING:
+    from codebot_mcp.cli.extensions import Extensions
+    from codebot_mcp.core.agent.checkpoints import Checkpoints
+    from codebot_mcp.core.agent.history import SessionLog
+    from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.agent.permissions import Approver, PermissionGate
+    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.model.config import ModelConfig
+    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
+    from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.mcpbridge.connection.manager import Manager
+
+    TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
+    """Asks the user whether to trust the project's servers (the REPL supplies one)."""
+
+
+@dataclass
+class ChatOptions:
+    """The command line of ``chat``."""
+
+    prompt: str | None = None
+    as_json: bool = False
+    yes: bool = False
+    allow: list[str] = field(default_factory=list[str])
+    plan: bool = False
+    model: str | None = None
+    base_url: str | None = None
+    elicit: str | None = None  # --elicit: servers' requests for input, without a terminal
+    allow_sampling: list[str] = field(default_factory=list[str])  # --allow-sampling
+    resume_latest: bool = False
+    """``--continue``: resume the latest session of this project."""
+    resume: str | None = None
+    """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
+    sandbox: str | None = None
+    """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
+
+
+@dataclass
+class ChatRuntime:
+    """Everything a chat needs, wired: settings → manager → session → agent.
+
+    :meth:`apply` is the one place that turns settings into the gate's rules, the agent's
+    limits and its model; it runs at start-up and after every ``/mcp reload``.
+    """
+
+    globals: Globals
+    options: ChatOptions
+    settings: Settings
+    manager: Manager
+    session: Session
+    gate: PermissionGate
+    agent: Agent | None = None
+    model_error: ModelError | None = None
+    """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
+    untrusted: tuple[str, ...] = ()
+    """Project servers skipped for this session because the project is not trusted."""
+    log: SessionLog | None = None
+    """Where this conversation is saved (``core.sessions``)."""
+    checkpoints: Checkpoints | None = None
+    """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
+    ext: Extensions | None = None
+    """Hooks, subagents and custom commands (``cli.extensions``)."""
+    sandbox: Sandbox | None = None
+    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
+    skills: SkillCatalog | None = None
+    """The skills the model may load (``/skills``)."""
+    skill_loader: SkillLoader | None = None
+    resolved: ModelConfig | None = None
+    """The model as the settings and flags name it, before the endpoint was asked which
+    model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
+
+    async def apply(self, settings: Settings) -> None:
+        """Follow ``settings``: permission rules, limits, and the model.
+
+        A changed model, endpoint or key gets a new client (the conversation is kept);
+        settings whose model no longer resolves keep the current agent. Servers are not
+        touched here (``Manager.start_all`` / ``reconfigure`` do that).
+
+        Raises:
+            ModelError: the model does not resolve; ``model_error`` keeps it when there is
+                no agent yet.
+        """
+        import anyio.to_thread
+
+        from codebot_mcp.core.agent.loop import Agent
+        from codebot_mcp.core.model.client import ChatModel, create_client
+        from codebot_mcp.core.model.config import resolve_config
+        from codebot_mcp.core.model.discovery import settle_model
+
+        self.settings = settings
+        self.gate.rules = settings.permissions
+        self.session.set_tool_search(settings.tool_search)
+        if self.log is not None:
+            self.attach_checkpoints()
+        if self.agent is not None:
+            self.agent.configure(settings)
+        options = self.options
+        try:
+            resolved = resolve_config(settings, model=options.model, base_url=options.base_url)
+            if self.agent is not None and self.resolved == resolved:
+                return
+            config, note = await anyio.to_thread.run_sync(settle_model, resolved)
+        except ModelError as exc:
+            if self.agent is None:
+                self.model_error = exc
+            raise
+        self.model_error = None
+        self.resolved = resolved
+        if note is not None and options.prompt is None:  # the REPL says which; -p stays quiet
+            from codebot_mcp.cli import render
+
+            render.note(note)
+        if self.agent is not None and self.agent.model.config == config:
+            return
+        model = ChatModel(create_client(config), config)
+        if self.agent is not None:
+            previous, self.agent.model = self.agent.model, model
+            self.agent.follow_model()
+            await previous.aclose()
+            return
+        self.agent = Agent(self.session, model, self.gate)
+        self.agent.configure(settings)
+        self.agent.sampler = self.manager.sampler
+        self.agent.checkpoints = self.checkpoints
+        self.agent.hooks = self.ext.hooks if self.ext else None
+
+    def start_log(self, session_id: str | None = None) -> None:
+        """Save this conversation; with --continue/--resume (or ``session_id``) resume one
+        first. The resumed history meets the current tool set.
+
+        Raises:
+            UsageError: the session to resume does not exist.
+        """
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent import history as sessions
+
+        project = self.project
+        options = self.options
+        saved = None
+        if session_id is not None:
+            saved = sessions.find(project, session_id)
+        elif options.resume_latest:
+            saved = sessions.find(project, None)
+        elif options.resume:
+            saved = sessions.find(project, options.resume)
+        model = self.agent.model.config.model if self.agent else None
+        log = sessions.SessionLog(
+            project,
+            session_id=saved.id if saved else None,
+            scrub=render.REDACTOR,
+            meta={"cwd": str(self.globals.cwd), "model": model},
+        )
+        if saved is not None:
+            self.session.replace_history(sessions.replay(saved.path))
+            self.session.restore_loaded(sessions.loaded_tools(saved.path))
+            log.adopt(self.session)
+        self.session.recorder = log
+        self.log = log
+        self.checkpoints = None  # a resumed session has checkpoints of its own
+        self.attach_checkpoints()
+        self.follow_hooks()
+
+    @property
+    def project(self) -> Path:
+        """The project root (or the working directory): sessions and checkpoints key on it."""
+        return self.settings.project_root or self.globals.cwd
+
+    def attach_checkpoints(self) -> None:
+        """Give the agent the checkpoints of the current session, as the settings say."""
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent.checkpoints import follow
+
+        log = self.log
+        self.checkpoints = follow(
+            self.checkpoints,
+            self.settings.checkpoints,
+            self.project,
+            log.id if log else None,
+            scrub=render.REDACTOR,
+            conversation=log.size if log else lambda: None,
+            warn=render.warn,
+        )
+        if self.agent is not None:
+            self.agent.checkpoints = self.checkpoints
+
+    def follow_hooks(self) -> None:
+        """Tell the hooks (new after ``/mcp reload`` too) about this session and its mode."""
+        hooks = self.ext.hooks if self.ext else None
+        if hooks is None:
+            return
+        hooks.mode_of = _mode_of(self.session, self.options)
+        if self.log is not None:
+            hooks.session_id, hooks.transcript_path = self.log.id, str(self.log.path)
+        if self.agent is not None:
+            self.agent.hooks = hooks
+
+    async def session_started(self, source: str) -> None:
+        """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
+        from codebot_mcp.core.agent.hooks import session_start
+
+        hooks = self.ext.hooks if self.ext else None
+        for warning in await session_start(hooks, source):
+            from codebot_mcp.cli import render
+
+            render.warn(warning)
+
+    def reload_extensions(self, settings: Settings, raw: Settings) -> None:
+        """Read hooks, agents and commands again (``/mcp reload``)."""
+        from codebot_mcp.cli import extensions
+
+        if self.ext is not None:
+            extensions.reload(self.ext, settings, raw, self.globals.cwd)
+            self.follow_hooks()
+            self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
+
+    async def aclose(self) -> None:
+        """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during
+        cancellation too), remove the sandbox's temp directory."""
+        import anyio
+
+        if self.sandbox is not None:
+            self.sandbox.close()
+        with anyio.CancelScope(shield=True):
+            if self.checkpoints is not None and (problem := await self.checkpoints.settle()):
+                from codebot_mcp.cli import render
+
+                render.warn(problem)
+            if self.agent is not None:
+                await self.agent.model.aclose()
+
+
+async def settle_trust(
+    globals_: Globals, settings: Settings, ask: TrustPrompt | None
+) -> tuple[Settings, tuple[str, ...]]:
+    """Decide about the project's own servers before any of them starts.
+
+    Without ``ask`` (one-shot, stdin not a terminal) untrusted project servers are skipped
+    with a warning naming the fixes. With it the user is asked once: yes records trust (for
+    this project file and its current server entries), no skips them for this session.
+
+    Returns:
+        The settings to run with, and the names of the skipped servers.
+    """
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.config import (
+        trust,
+    )  # deferred: `codebot --help` does not load settings or trust
+
+    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    if not result.needs_trust:
+        return settings, ()
+    skipped = tuple(c.name for c in result.servers)
+    if ask is None:
+        return apply_trust(globals_, settings)[0], skipped
+    if await ask(result):
+        trust.record(result)
+        return settings, ()
+    render.warn(trust.untrusted_message(result))
+    return trust.without_untrusted(settings, result), skipped
+
+
+@asynccontextmanager
+async def open_runtime(
+    globals_: Globals,
+    options: ChatOptions,
+    approver: Approver | None,
+    *,
+    need_model: bool,
+    ask_trust: TrustPrompt | None = None,
+    user_agent: UserAgent | None = None,
+) -> AsyncIterator[ChatRuntime]:
+    """Build the runtime; MCP servers are not started here (the caller decides when).
+
+    Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
+    launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
+
+    Raises:
+        SettingsError: the settings cannot be read.
+        UsageError: the session to resume (--continue, --resume ID) does not exist.
+        ModelError: ``need_model`` and no model endpoint is configured.
+    """
+    from codebot_mcp.cli import extensions
+    from codebot_mcp.core.agent.permissions import PermissionGate
+    from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.model.config import resolve_config
+
+    raw = load_settings(globals_)
+    if options.resume_latest or options.resume:  # no such session: say so before anything runs
+        from codebot_mcp.core.agent import history as sessions
+
+        sessions.find(raw.project_root or globals_.cwd, options.resume or None)
+    settings, untrusted = await settle_trust(globals_, raw, ask_trust)
+    if need_model:  # fail before any server is launched
+        resolve_config(settings, model=options.model, base_url=options.base_url)
+
+    held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
+    answers, sampler = chat_answers(settings, options, user_agent, held)
+    ext = extensions.build(
+        settings,
+        raw,
+        globals_.cwd,
+        lambda: held[0].agent if held else None,
+        lambda: held[0].log if held else None,
+    )
+    if approver is not None:  # hooks may come with /mcp reload: looked up when asking
+        from codebot_mcp.cli import render
+        from codebot_mcp.core.agent.hooks import notifying
+
+        approver = notifying(lambda: ext.hooks, approver, render.warn)
+    sandbox = chat_sandbox(globals_, settings, options)
+    async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
+        task = ext.subagents.tool()
+        from codebot_mcp.core.tools.builtin.skill import SkillTool
+
+        catalog, loader = extensions.skill_catalog(settings, manager)
+        session = Session(
+            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
+            manager,
+            cwd=globals_.cwd,
+            project_root=settings.project_root,
+            plan_mode=options.plan,
+            skills=catalog,
+            skill_tool=SkillTool(catalog, loader),
+        )
+        gate = PermissionGate(
+            settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
+        )
+        gate.skills = catalog.activity
+        from codebot_mcp.mcpbridge.tools.pinning import pins
+
+        gate.pinned = pins(settings.project_root, settings.cwd)
+        runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
+        runtime.untrusted = untrusted
+        runtime.skills, runtime.skill_loader = catalog, loader
+        runtime.sandbox = sandbox
+        if sandbox.active:  # hooks run inside the sandbox too
+            ext.spawn["confine"] = sandbox.confinement()
+            if ext.hooks is not None:
+                ext.hooks.spawn = ext.spawn
+        runtime.ext = ext
+        runtime.follow_hooks()
+        held.append(runtime)
+        try:
+            try:
+                await runtime.apply(settings)
+            except ModelError:
+                if need_model:
+                    raise
+            runtime.start_log()
+            await runtime.session_started("resume" if session.history else "startup")
+            yield runtime
+        finally:
+            await runtime.aclose()
+
+
+def _mode_of(session: Session, options: ChatOptions) -> Callable[[], str]:
+    """``permission_mode`` for hooks, as Claude Code names them."""
+
+    def mode() -> str:
+        if session.plan_mode:
+            return "plan"
+        return "bypassPermissions" if options.yes else "default"
+
+    return mode
+
+
+def chat_answers(
+    settings: Settings,
+    options: ChatOptions,
+    user_agent: UserAgent | None,
+    held: list[ChatRuntime],
+) -> tuple[UserAgent, Sampler]:
+    """Who answers the servers in a chat (the REPL, else the policy of the command line), and
+    the sampler that uses the runtime's model (``held[0]``, once it exists)."""
+    from codebot_mcp.core.agent.sampling import Sampler
+
+    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
+    from codebot_mcp.cli.answers import policy
+
+    return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:
+    """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
+    lacks is said once, here."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.security.sandbox import Sandbox
+
+    config = settings.sandbox
+    mode, source = options.sandbox, "--sandbox"
+    if mode is None:
+        mode = config.mode
+        source = "the 'sandbox' setting" if mode is not None else "the default"
+    sandbox = Sandbox(
+        mode,
+        network=config.network,
+        workspace=settings.project_root or globals_.cwd,
+        roots=settings.roots,
+        writable=config.writable,
+        source=source,
+    )
+    notice = sandbox.notice()
+    if notice is not None:
+        render.warn(notice)
+    return sandbox
+
+
+def chat_tools(
+    cwd: Path,
+    settings: Settings,
+    manager: Manager,
+    extra: list[Tool] | None = None,
+    sandbox: Sandbox | None = None,
+) -> list[Tool]:
+    """The local layer: the built-ins (``bash`` in ``sandbox``), ``extra`` (``task``), and
+    the servers' resources for the model (read capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
+    from codebot_mcp.core.tools.resources import resource_tools
+
+    local = builtin_tools(cwd, settings.project_root)
+    for tool in local:
+        if isinstance(tool, BashTool):
+            tool.sandbox = sandbox
+    local += list(extra or [])
+    return local + resource_tools(manager) if settings.servers else local

@@ -1,0 +1,306 @@
+"""Hooks, subagents, custom commands and skills, wired into a chat from trust-filtered
+settings, and what ``/hooks``, ``/agents`` and ``/help`` show of them.
+
+Everything read here comes after trust: the project's hooks, agents and commands are in the
+settings only once the project is trusted (``Settings.project_extensions``); yours always.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codebot_mcp.cli import render
+from codebot_mcp.core.agent.events import AgentEvents
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.agent.commands import CommandCatalog, CustomCommand
+    from codebot_mcp.core.agent.history import SessionLog
+    from codebot_mcp.core.agent.hooks import Hooks
+    from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.agent.permissions import Decision
+    from codebot_mcp.core.agent.subagents import SubagentRun, Subagents
+    from codebot_mcp.core.config.hooks import HookCommand
+    from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.model.stream import ToolCall
+    from codebot_mcp.core.tools.base import Tool, ToolResult
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
+    from codebot_mcp.core.tools.sources import SkillSource
+
+RESERVED = (
+    *("exit", "quit", "help", "clear", "plan", "tools", "context", "usage", "compact"),
+    *("resume", "mcp", "hooks", "agents", "skills", "memory", "init", "rewind"),
+)
+"""The REPL's own command names: a custom command of the same name is not used."""
+
+
+@dataclass
+class Extensions:
+    """A chat's hooks, subagents and custom commands."""
+
+    root: Path | None
+    """Where the project's ``.codebot/`` and ``.claude/`` folders are."""
+    hooks: Hooks | None
+    """None when no hook is configured."""
+    subagents: Subagents
+    commands: CommandCatalog
+    skipped_hooks: tuple[HookCommand, ...] = ()
+    """The project's hooks, not run: the project is not trusted."""
+    untrusted_files: int = 0
+    """Project definition files not read: the project is not trusted."""
+    spawn: dict[str, Any] = field(default_factory=dict[str, Any])
+    """How hook processes start (``core.proc.spawn.open_process`` options): the chat's
+    sandbox puts its confinement here, so hooks run confined as ``bash`` does."""
+
+
+def build(
+    settings: Settings,
+    raw: Settings,
+    cwd: Path,
+    agent_of: Callable[[], Agent | None],
+    log_of: Callable[[], SessionLog | None],
+) -> Extensions:
+    """Read hooks, agents and commands (``raw``: the settings before trust, to say what was
+    skipped); problems in definition files are warnings naming each file."""
+    from codebot_mcp.core.agent.subagents import AgentCatalog, Subagents
+    from codebot_mcp.core.config import definitions
+
+    root = definitions.project_root(cwd, settings.project_root)
+    subagents = Subagents(
+        agent_of,
+        AgentCatalog(),
+        cwd=cwd,
+        project_root=settings.project_root,
+        max_depth=settings.subagent_depth,
+        log_of=log_of,
+    )
+    from codebot_mcp.core.agent.commands import CommandCatalog
+
+    ext = Extensions(root, None, subagents, CommandCatalog())
+    reload(ext, settings, raw, cwd)
+    subagents.events_for = SubagentView
+    return ext
+
+
+def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> None:
+    """Read them again (``/mcp reload``), in place: the session keeps its ``task`` tool."""
+    from codebot_mcp.core.agent.commands import load_commands
+    from codebot_mcp.core.agent.hooks import Hooks
+    from codebot_mcp.core.agent.subagents import load_agents
+    from codebot_mcp.core.config import definitions
+
+    project = settings.project_extensions
+    agents = load_agents(ext.root, include_project=project)
+    commands = load_commands(ext.root, include_project=project, reserved=RESERVED)
+    for problem in [*agents.problems, *commands.problems]:
+        render.warn_once(f"skipping {problem}")
+    ext.subagents.catalog = agents
+    ext.commands = commands
+    ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
+    ext.untrusted_files = 0 if project else len(definitions.project_files(ext.root))
+    if not settings.hooks:
+        if ext.hooks is not None:
+            ext.hooks.commands = ()
+        return
+    if ext.hooks is None:
+        ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=settings.project_root or cwd)
+    ext.hooks.commands = settings.hooks
+    ext.hooks.spawn = ext.spawn
+
+
+def skill_catalog(
+    settings: Settings, source: SkillSource | None
+) -> tuple[SkillCatalog, SkillLoader]:
+    """The skills of this run: the local folders (the project's only once it is trusted,
+    ``Settings.project_extensions``, each file then held to what trust hashed) and those
+    ``source`` serves, with the loader that reads them. Served skills are listed later
+    (``SkillCatalog.refresh``); nothing here reads a file beyond each ``SKILL.md``."""
+    from codebot_mcp.core.config import definitions, trust
+    from codebot_mcp.core.config.skills import discover
+    from codebot_mcp.core.tools.skillload import SkillLoader
+    from codebot_mcp.core.tools.skills import SkillCatalog
+
+    root = definitions.project_root(settings.cwd, settings.project_root)
+    include = settings.project_extensions
+    held = trust.held_digests(tuple(definitions.project_files(root))) if include else {}
+    local = discover(root, include_project=include)
+    return SkillCatalog(local, source), SkillLoader(source, held)
+
+
+# -- -p and the REPL: running a custom command -------------------------------------------------
+
+
+def command_for(ext: Extensions | None, line: str) -> tuple[CustomCommand, str] | None:
+    """The custom command ``line`` runs (``/name args``), with its prompt; None for none."""
+    if ext is None or not line.lstrip().startswith("/"):
+        return None
+    found = ext.commands.find(line)
+    if found is None:
+        return None
+    from codebot_mcp.core.agent.commands import expand
+
+    command, arguments = found
+    for entry in command.ignored_tools:
+        render.warn_once(
+            f"/{command.name}: allowed-tools entry '{entry}' is not honoured (codebot cannot "
+            f"narrow a tool by its arguments); that tool still asks ({command.path})"
+        )
+    return command, expand(command, arguments)
+
+
+@asynccontextmanager
+async def running(agent: Agent, command: CustomCommand | None) -> AsyncIterator[None]:
+    """The command's ``allowed-tools`` and ``model`` while its prompt runs (nothing for None)."""
+    if command is None:
+        yield
+        return
+    from codebot_mcp.core.agent.commands import applied
+
+    async with applied(agent, command):
+        yield
+
+
+# -- what the REPL shows -------------------------------------------------------------------------
+
+
+def hooks_report(ext: Extensions | None) -> str:
+    """``/hooks``: every hook by event: matcher, command, timeout, the file it comes from."""
+    from codebot_mcp.core.config.hooks import EVENTS
+
+    hooks = ext.hooks.commands if ext and ext.hooks else ()
+    lines: list[str] = []
+    for event in EVENTS:
+        mine = [h for h in hooks if h.event == event]
+        if not mine:
+            continue
+        lines.append(f"{event}:")
+        rows = [
+            [h.matcher or "*", h.command, f"{h.timeout:g}s", f"{h.source} ({h.key})"] for h in mine
+        ]
+        lines.append(render.table(rows, indent="  "))
+    if not lines:
+        lines.append('(no hooks configured: add them under "hooks" in settings.json)')
+    if ext and ext.skipped_hooks:
+        files = sorted({str(h.source) for h in ext.skipped_hooks})
+        lines.append(
+            f"not run: {len(ext.skipped_hooks)} project hook(s) from {', '.join(files)}: the "
+            "project is not trusted (`codebot trust`)"
+        )
+    runs = ext.hooks.runs[-10:] if ext and ext.hooks else []
+    if runs:
+        lines.append("latest runs:")
+        rows = [
+            [
+                r.hook.event,
+                r.hook.command,
+                "timed out" if r.timed_out else f"exit {r.code}",
+                f"{r.seconds:.2f}s",
+            ]
+            for r in runs
+        ]
+        lines.append(render.table(rows, indent="  "))
+    return "\n".join(lines)
+
+
+def agents_report(ext: Extensions | None) -> str:
+    """``/agents``: the agents ``task`` can start, then this session's runs."""
+    if ext is None:
+        return "(no agents)"
+    subagents = ext.subagents
+    rows = [
+        [
+            s.name,
+            str(s.path) if s.path else s.origin,
+            ", ".join(s.tools) if s.tools is not None else "(all of yours)",
+            s.model or "(yours)",
+            render.first_line(s.description, 60),
+        ]
+        for s in subagents.catalog.specs.values()
+    ]
+    lines = ["agents (task's `agent`):", render.table(rows, indent="  ")]
+    if subagents.max_depth < 1:
+        lines.append("the task tool is off ('subagent_depth' is 0)")
+    for spec in subagents.catalog.shadowed:
+        lines.append(f"  (not used: {spec.path}, shadowed by another '{spec.name}')")
+    if ext.untrusted_files:
+        lines.append(
+            f"not read: {ext.untrusted_files} project definition file(s): the project is not "
+            "trusted (`codebot trust`)"
+        )
+    if not subagents.runs:
+        lines.append("no subagent has run in this session")
+        return "\n".join(lines)
+    lines.append("runs in this session:")
+    runs = [
+        [
+            r.id,
+            r.agent,
+            r.description,
+            r.status,
+            f"{r.turns} turn" + ("" if r.turns == 1 else "s"),
+            f"{r.usage.total:,} tokens" if r.usage.known else "usage unknown",
+            f"{r.seconds:.1f}s",
+            str(r.transcript) if r.transcript else "(not saved)",
+        ]
+        for r in subagents.runs
+    ]
+    lines.append(render.table(runs, indent="  "))
+    return "\n".join(lines)
+
+
+def commands_help(ext: Extensions | None) -> str:
+    """The custom commands, for ``/help``."""
+    if ext is None or not ext.commands.commands:
+        return "custom commands: none (add .codebot/commands/NAME.md)"
+    rows = [
+        [
+            f"/{c.name}" + (f" {c.argument_hint}" if c.argument_hint else ""),
+            render.first_line(c.description, 60),
+            f"({c.origin})",
+        ]
+        for c in ext.commands.commands.values()
+    ]
+    return "custom commands:\n" + render.table(rows, indent="  ")
+
+
+class SubagentView(AgentEvents):
+    """A subagent's tool calls, indented under the ``task`` call that started it."""
+
+    def __init__(self, run: SubagentRun) -> None:
+        self.run = run
+        self.began = time.monotonic()
+
+    def _line(self, text: str) -> None:
+        prefix = f"    ↳ {render.safe(self.run.agent, one_line=True)}"
+        print(render.style(f"{prefix} {text}", "2", sys.stderr), file=sys.stderr)
+
+    def tool_started(self, call: ToolCall, tool: Tool) -> None:
+        """``↳ agent → name``."""
+        self._line(f"→ {render.safe(call.name, one_line=True)}")
+
+    def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        """Only failures: a subagent's successes would drown the parent's lines."""
+        if result.is_error:
+            name = render.safe(call.name, one_line=True)
+            self._line(f"✗ {name}: {render.first_line(render.safe(result.text))}")
+
+    def tool_denied(self, call: ToolCall, decision: Decision) -> None:
+        """``↳ agent ⊘ name denied``."""
+        name = render.safe(call.name, one_line=True)
+        self._line(f"⊘ {name} denied: {render.safe(decision.reason)}")
+
+    def notice(self, text: str) -> None:
+        """A note from the subagent's run (a hook's warning)."""
+        self._line(f"note: {render.safe(text)}")
+
+
+def warn_all(messages: list[str], warn: Callable[[str], Any] = render.warn) -> None:
+    """Show hook warnings (each escaped by ``render``)."""
+    for message in messages:
+        warn(message)

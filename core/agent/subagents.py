@@ -1,0 +1,347 @@
+"""Subagents: ``task`` runs a fresh session with its own context window and returns only its
+final answer (and its usage).
+
+Agents are definition files (:mod:`core.config.definitions`, kind ``agents``):
+``.codebot/agents/NAME.md``, ``.claude/agents/NAME.md`` and ``~/.codebot/agents/NAME.md``,
+front matter ``name``, ``description``, ``tools`` (globs over tool names, Claude Code's
+``Read``/``Bash``... understood), optional ``model``; the body is the system prompt. One agent
+is built in: ``general-purpose`` (the parent's tools and identity), which a file may replace.
+
+Rules a subagent lives by:
+
+- its tools are the parent's current tools (its plan mode included) filtered by ``tools``:
+  never more than the parent's; ``task`` itself only while ``depth < subagent_depth``;
+- every call goes through the parent's gate (the same rules, ``--yes``, approvals; one
+  question at a time) and the same ``PreToolUse``/``PostToolUse`` hooks;
+- subagents whose tools are all read-only run in parallel; one with any other tool runs
+  alone (a readers-writer lock over the subagents one agent starts);
+- its transcript is saved beside the session's (``<session>/subagents/<run>.jsonl``) and the
+  run is listed by ``/agents``; its tokens count in the parent's usage.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import anyio
+
+from codebot_mcp.core.agent.events import AgentEvents
+from codebot_mcp.core.agent.history import SessionLog, new_id
+from codebot_mcp.core.agent.loop import Agent
+from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.config import definitions
+from codebot_mcp.core.config.definitions import Kind, codebot_tool_name
+from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.model.client import ChatModel
+from codebot_mcp.core.model.stream import Usage
+from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
+from codebot_mcp.core.tools.builtin.task import TaskTool
+
+GENERAL = "general-purpose"
+INHERIT_MODELS = ("inherit", "sonnet", "opus", "haiku")
+"""``model`` values that mean the parent's model (Claude Code's aliases name no model on an
+OpenAI-compatible endpoint)."""
+SUBAGENT_NOTE = """\
+# You are a subagent
+Another agent gave you one task. Work on it with your tools, then end with a final answer that \
+reports what you found or did, completely: that answer is all the other agent will see (not \
+your tool calls, not this conversation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """One agent ``task`` can start."""
+
+    name: str
+    description: str
+    prompt: str
+    """The system prompt (the file's body); empty: the parent's identity."""
+    tools: tuple[str, ...] | None = None
+    """Globs over tool names; None: every tool of the parent."""
+    model: str | None = None
+    path: Path | None = None
+    origin: str = "built-in"
+    """``built-in``, or the folder it came from (``.codebot/agents``...)."""
+
+
+BUILT_IN = AgentSpec(
+    GENERAL,
+    "A general agent with the same tools as yours, for research and multi-step tasks.",
+    "",
+)
+
+
+@dataclass(slots=True)
+class AgentCatalog:
+    """The agents of a session, and what was skipped reading them."""
+
+    specs: dict[str, AgentSpec] = field(default_factory=dict[str, AgentSpec])
+    problems: list[str] = field(default_factory=list[str])
+    shadowed: list[AgentSpec] = field(default_factory=list[AgentSpec])
+
+
+def load_agents(root: Path | None, *, include_project: bool) -> AgentCatalog:
+    """The built-in agent and every agent file (project ones only when ``include_project``)."""
+    found = definitions.find(Kind.AGENTS, root, include_project=include_project)
+    catalog = AgentCatalog(problems=[str(p) for p in found.problems])
+
+    def spec(item: definitions.Definition) -> AgentSpec:
+        description = item.text("description") or (item.body.splitlines() or [""])[0][:200]
+        return AgentSpec(
+            item.name,
+            description or "(no description)",
+            item.body,
+            item.names("tools"),
+            item.text("model"),
+            item.path,
+            item.folder.label,
+        )
+
+    for name, item in found.definitions.items():
+        catalog.specs[name] = spec(item)
+    catalog.shadowed = [spec(item) for item in found.shadowed]
+    catalog.specs.setdefault(GENERAL, BUILT_IN)
+    catalog.specs = dict(sorted(catalog.specs.items()))
+    return catalog
+
+
+def allows(patterns: Sequence[str] | None, tool: Tool) -> bool:
+    """Whether an agent's ``tools`` globs cover ``tool`` (Claude Code names understood,
+    case-insensitively; ``Bash(git:*)`` counts as ``Bash``)."""
+    if patterns is None:
+        return True
+    name = tool.name.lower()
+    for pattern in patterns:
+        base = codebot_tool_name(pattern.split("(", 1)[0].strip())
+        if base == "*" or fnmatchcase(name, base.lower()):
+            return True
+    return False
+
+
+@dataclass(slots=True)
+class SubagentRun:
+    """One ``task`` call of this session (``/agents`` lists them)."""
+
+    id: str
+    agent: str
+    description: str
+    depth: int
+    started: float = field(default_factory=time.time)
+    status: str = "running"
+    """running, done, failed or interrupted."""
+    seconds: float = 0.0
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    tools: tuple[str, ...] = ()
+    transcript: Path | None = None
+    error: str | None = None
+
+
+class _ReadWrite:
+    """Read-only subagents share; one with other tools runs alone."""
+
+    def __init__(self) -> None:
+        self._readers = 0
+        self._writer = False
+        self._changed = anyio.Condition()
+
+    @asynccontextmanager
+    async def hold(self, write: bool) -> AsyncIterator[None]:
+        async with self._changed:
+            while self._writer or (write and self._readers):
+                await self._changed.wait()
+            if write:
+                self._writer = True
+            else:
+                self._readers += 1
+        try:
+            yield
+        finally:
+            with anyio.CancelScope(shield=True):
+                async with self._changed:
+                    if write:
+                        self._writer = False
+                    else:
+                        self._readers -= 1
+                    self._changed.notify_all()
+
+
+EventsFor = Callable[[SubagentRun], AgentEvents]
+
+
+class Subagents:
+    """Runs ``task`` for one session (a :class:`core.tools.builtin.task.TaskRunner`).
+
+    Args:
+        agent_of: The parent agent (it exists once the runtime is built).
+        catalog: The agents.
+        cwd: The working directory (subagents work there too).
+        project_root: The project root (for project notes).
+        max_depth: ``subagent_depth``: subagents at this depth get no ``task``.
+        log_of: The session's log: transcripts are saved beside it (None: not saved).
+    """
+
+    def __init__(
+        self,
+        agent_of: Callable[[], Agent | None],
+        catalog: AgentCatalog,
+        *,
+        cwd: Path,
+        project_root: Path | None,
+        max_depth: int,
+        log_of: Callable[[], SessionLog | None] = lambda: None,
+        depth: int = 0,
+    ) -> None:
+        self.agent_of = agent_of
+        self.catalog = catalog
+        self.cwd = cwd
+        self.project_root = project_root
+        self.max_depth = max_depth
+        self.log_of = log_of
+        self.depth = depth
+        self.runs: list[SubagentRun] = []
+        self.events_for: EventsFor = lambda run: AgentEvents()
+        """What a subagent's events go to (the CLI shows them indented)."""
+        self._lock = _ReadWrite()
+
+    def agents(self) -> list[tuple[str, str]]:
+        """``(name, description)`` of each agent."""
+        return [(s.name, s.description) for s in self.catalog.specs.values()]
+
+    def tool(self) -> TaskTool | None:
+        """The ``task`` tool for a session at this depth (None past ``subagent_depth``)."""
+        return TaskTool(self) if self.depth < self.max_depth else None
+
+    def _child(self) -> Subagents:
+        child = Subagents(
+            self.agent_of,
+            self.catalog,
+            cwd=self.cwd,
+            project_root=self.project_root,
+            max_depth=self.max_depth,
+            log_of=self.log_of,
+            depth=self.depth + 1,
+        )
+        # Its own lock: siblings below share it, while this level's lock is held by their
+        # parent (a writing subagent's children run inside its turn; a read-only one's
+        # children are read-only too).
+        child.runs, child.events_for = self.runs, self.events_for
+        return child
+
+    def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
+        """The parent's current tools that ``spec`` allows (no ``task`` past the depth)."""
+        tools = [
+            t for t in parent.session.active_tools if t.name != "task" and allows(spec.tools, t)
+        ]
+        child = self._child()
+        task = child.tool()
+        if task is not None and allows(spec.tools, task):
+            tools.append(task)
+        return tools
+
+    async def run(self, description: str, prompt: str, agent: str | None) -> ToolResult:
+        """Run one subagent to its final answer; failures are error results."""
+        parent = self.agent_of()
+        spec = self.catalog.specs.get(agent or GENERAL)
+        if spec is None:
+            names = ", ".join(self.catalog.specs)
+            return ToolResult(f"task: there is no agent '{agent}'; agents: {names}", is_error=True)
+        if parent is None:
+            return ToolResult("task: no model is configured for subagents", is_error=True)
+        tools = self.tools_for(spec, parent)
+        record = SubagentRun(new_id(), spec.name, description, self.depth + 1)
+        record.tools = tuple(t.name for t in tools)
+        self.runs.append(record)
+        began = time.monotonic()
+        read_only = all(t.permission().capability is Capability.READ for t in tools)
+        try:
+            async with self._lock.hold(write=not read_only):
+                result = await self._run(spec, prompt, tools, parent, record)
+        except BaseException:
+            record.status = "interrupted"
+            raise
+        finally:
+            record.seconds = time.monotonic() - began
+            parent.usage.add(record.usage)
+            if parent.last is not None:
+                parent.last.usage.add(record.usage)
+        return result
+
+    async def _run(
+        self, spec: AgentSpec, prompt: str, tools: list[Tool], parent: Agent, record: SubagentRun
+    ) -> ToolResult:
+        session = Session(tools, None, cwd=self.cwd, project_root=self.project_root)
+        session.set_tool_search(False)
+        session.set_identity("\n\n".join([spec.prompt or parent.session.identity, SUBAGENT_NOTE]))
+        child = Agent(
+            session,
+            self._model(spec, parent),
+            parent.gate,
+            max_turns=parent.max_turns,
+            tool_result_max_tokens=parent.tool_result_max_tokens,
+        )
+        child.context_window = parent.context_window
+        child.follow_model()
+        child.hooks = parent.hooks.for_subagent() if parent.hooks is not None else None
+        # Its changes belong to the parent's turn: its first write takes that turn's snapshot.
+        child.checkpoints = parent.checkpoints.for_subagent() if parent.checkpoints else None
+        session.recorder = self._log(record, spec, child)
+        try:
+            result = await child.run(prompt, self.events_for(record))
+        except CodebotError as exc:
+            record.status, record.error = "failed", exc.message
+            partial = child.last.text if child.last is not None else ""
+            text = f"subagent '{spec.name}' failed: {exc.message}"
+            return ToolResult(
+                text + (f"\nWhat it said before:\n{partial}" if partial else ""), True
+            )
+        finally:
+            record.usage = child.usage
+            record.turns = child.last.turns if child.last is not None else 0
+        record.status = "done"
+        answer = result.text.strip() or "(the subagent finished without an answer)"
+        usage = child.usage
+        tokens = f"{usage.total} tokens" if usage.known else "usage not reported"
+        turns = f"{record.turns} turn" + ("" if record.turns == 1 else "s")
+        footer = f"[subagent '{spec.name}': {turns}, {tokens}]"
+        data = {
+            "agent": spec.name,
+            "run": record.id,
+            "turns": record.turns,
+            "usage": usage.as_dict(),
+            "transcript": str(record.transcript) if record.transcript else None,
+        }
+        return ToolResult(f"{answer}\n\n{footer}", data=data)
+
+    @staticmethod
+    def _model(spec: AgentSpec, parent: Agent) -> ChatModel:
+        """The parent's model, or ``spec.model`` at the same endpoint (same connection)."""
+        name = spec.model
+        if not name or name.lower() in INHERIT_MODELS or name == parent.model.config.model:
+            return parent.model
+        return ChatModel(parent.model.client, replace(parent.model.config, model=name))
+
+    def _log(self, record: SubagentRun, spec: AgentSpec, child: Agent) -> SessionLog | None:
+        parent_log = self.log_of()
+        if parent_log is None:
+            return None
+        log = SessionLog(
+            self.project_root or self.cwd,
+            session_id=record.id,
+            scrub=parent_log.scrub,
+            meta={
+                "parent": parent_log.id,
+                "agent": spec.name,
+                "description": record.description,
+                "model": child.model.config.model,
+                "cwd": str(self.cwd),
+            },
+        )
+        log.path = parent_log.path.with_suffix("") / "subagents" / f"{record.id}.jsonl"
+        record.transcript = log.path
+        return log

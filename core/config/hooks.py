@@ -1,0 +1,219 @@
+"""The ``hooks`` settings section, in Claude Code's shape, read and checked.
+
+::
+
+    "hooks": {
+      "PreToolUse": [
+        {"matcher": "bash|edit|mcp__github__.*",
+         "hooks": [{"type": "command", "command": "./check.sh", "timeout": 60}]}
+      ]
+    }
+
+Both settings files may hold hooks and all of them run (yours and the project's); the
+project's only once the project is trusted (:mod:`core.config.trust`, which also fingerprints
+every project file a hook command names, so editing the script needs trust again). Running
+them is :mod:`core.agent.hooks`'s job.
+
+A malformed section is a :class:`SettingsError` naming the file and the key; an event or a
+hook type codebot does not run (Claude Code has more) is a warning, and is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.config.keys import SettingWarning
+from codebot_mcp.core.config.servers import json_type
+from codebot_mcp.core.errors import SettingsError
+
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SessionStart",
+    "PreCompact",
+    "Notification",
+)
+"""The events codebot fires (Claude Code's names)."""
+TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a hook may run (Claude Code's default)."""
+MAX_TIMEOUT = 600.0
+"""No hook holds the agent longer than this, whatever its ``timeout`` says."""
+PROJECT_DIR_VARIABLES = ("CLAUDE_PROJECT_DIR", "CODEBOT_PROJECT_DIR")
+"""Set for every hook to the project root (scripts written for Claude Code use the first)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    """One command hook, with where it was configured."""
+
+    event: str
+    matcher: str
+    """``""`` matches everything; see :func:`matches`."""
+    command: str
+    timeout: float
+    source: Path
+    key: str
+    """Where in the file: ``hooks.PreToolUse[0].hooks[1]``."""
+
+
+def matches(matcher: str, values: Iterable[str]) -> bool:
+    """Claude Code's matcher rules: ``""`` or ``*`` match everything; only letters, digits,
+    ``_`` and ``|`` is a list of exact names; anything else is a regular expression searched
+    in the name. ``values`` are the names of the one thing (a tool's name and its Claude Code
+    alias), any of which may match."""
+    if matcher in ("", "*"):
+        return True
+    if re.fullmatch(r"[A-Za-z0-9_|]+", matcher):
+        names = set(matcher.split("|"))
+        return any(v in names for v in values)
+    pattern = re.compile(matcher)
+    return any(pattern.search(v) for v in values)
+
+
+def parse_hooks(
+    path: Path, data: Mapping[str, Any]
+) -> tuple[tuple[HookCommand, ...], list[SettingWarning]]:
+    """The command hooks of one settings file, and warnings for what is skipped.
+
+    Raises:
+        SettingsError: the section, a group or a hook has the wrong shape.
+    """
+    section = data.get("hooks")
+    if section is None:
+        return (), []
+    if not isinstance(section, dict):
+        raise _error(path, "hooks", "must be an object mapping event names to lists", section)
+    out: list[HookCommand] = []
+    warnings: list[SettingWarning] = []
+    for event, groups in section.items():  # pyright: ignore[reportUnknownVariableType]
+        event = str(event)  # pyright: ignore[reportUnknownArgumentType]
+        if event not in EVENTS:
+            supported = ", ".join(EVENTS)
+            message = (
+                f"hook event 'hooks.{event}' in {path} is not one codebot fires; ignored "
+                f"(it fires {supported})"
+            )
+            warnings.append(SettingWarning(path, f"hooks.{event}", message))
+            continue
+        if not isinstance(groups, list):
+            raise _error(path, f"hooks.{event}", "must be a list of matcher groups", groups)
+        for g, group in enumerate(groups):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            parsed, skipped = _group(path, event, g, group)
+            out += parsed
+            warnings += skipped
+    return tuple(out), warnings
+
+
+def _group(
+    path: Path, event: str, g: int, group: Any
+) -> tuple[list[HookCommand], list[SettingWarning]]:
+    where = f"hooks.{event}[{g}]"
+    if not isinstance(group, dict):
+        shape = 'must be an object like {"matcher": "...", "hooks": [...]}'
+        raise _error(path, where, shape, group)
+    matcher = group.get("matcher", "")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if matcher is None:
+        matcher = ""
+    if not isinstance(matcher, str):
+        raise _error(path, f"{where}.matcher", "must be a string", matcher)
+    try:
+        re.compile(matcher)
+    except re.error as exc:
+        raise SettingsError(
+            f"'{where}.matcher' in {path} is not a valid regular expression: {exc}",
+            hint='Use tool names separated by "|" (bash|edit), or a valid regex (mcp__github__.*).',
+        ) from None
+    hooks = group.get("hooks")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not isinstance(hooks, list):
+        raise _error(path, f"{where}.hooks", "must be a list of hooks", hooks)
+    out: list[HookCommand] = []
+    warnings: list[SettingWarning] = []
+    for h, hook in enumerate(hooks):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        key = f"{where}.hooks[{h}]"
+        if not isinstance(hook, dict):
+            raise _error(path, key, 'must be an object like {"type": "command", ...}', hook)
+        kind = hook.get("type", "command")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if kind != "command":
+            message = (
+                f"hook '{key}' in {path} has type {json.dumps(kind)}; codebot runs only "
+                '"command" hooks, so it is ignored'
+            )
+            warnings.append(SettingWarning(path, key, message))
+            continue
+        command = hook.get("command")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(command, str) or not command.strip():
+            raise _error(path, f"{key}.command", "must be a non-empty string", command)
+        timeout = hook.get("timeout", DEFAULT_TIMEOUT)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+            raise _error(path, f"{key}.timeout", "must be a positive number of seconds", timeout)
+        if timeout > MAX_TIMEOUT:
+            message = (
+                f"'{key}.timeout' in {path} is {timeout:g} seconds; hooks are stopped after "
+                f"{MAX_TIMEOUT:g}"
+            )
+            warnings.append(SettingWarning(path, f"{key}.timeout", message))
+            timeout = MAX_TIMEOUT
+        out.append(HookCommand(event, matcher, command, float(timeout), path, key))
+    return out, warnings
+
+
+def _error(path: Path, key: str, what: str, value: Any) -> SettingsError:
+    return SettingsError(
+        f"'{key}' in {path} {what}, found {json_type(value)}",
+        hint='Write hooks as {"PreToolUse": [{"matcher": "bash", "hooks": '
+        '[{"type": "command", "command": "./check.sh", "timeout": 60}]}]}.',
+    )
+
+
+def script_files(command: str, root: Path) -> list[Path]:
+    """Files inside ``root`` that a hook command names (its script, a config it passes):
+    the trust fingerprint covers their content. ``$CLAUDE_PROJECT_DIR`` is the root."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    out: list[Path] = []
+    root = root.resolve()
+    for word in words:
+        for variable in PROJECT_DIR_VARIABLES:
+            word = word.replace("${" + variable + "}", str(root)).replace(f"${variable}", str(root))
+        if not word or word.startswith("-"):
+            continue
+        candidate = Path(word).expanduser()
+        candidate = candidate if candidate.is_absolute() else root / candidate
+        try:
+            resolved = candidate.resolve()
+            resolved.relative_to(root)
+        except (OSError, ValueError):
+            continue
+        if resolved.is_file() and resolved not in out:
+            out.append(resolved)
+    return out
+
+
+Parsed = tuple[tuple[HookCommand, ...], list[SettingWarning]]
+
+
+def parse_both(
+    global_path: Path,
+    global_data: Mapping[str, Any],
+    project_path: Path | None,
+    project_data: Mapping[str, Any],
+) -> tuple[Parsed, Parsed]:
+    """The hooks (and warnings) of your settings file and of the project's.
+
+    Raises:
+        SettingsError: a section has the wrong shape.
+    """
+    mine = parse_hooks(global_path, global_data)
+    project: Parsed = ((), []) if project_path is None else parse_hooks(project_path, project_data)
+    return mine, project

@@ -1,0 +1,217 @@
+"""The ``sandbox`` setting and a stdio server entry's ``sandbox`` key, as written and validated.
+
+The setting (``settings.json``, global or project)::
+
+    "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache"]}
+
+- ``mode``: ``read-only`` | ``workspace-write`` | ``off``; left out: ``workspace-write`` where
+  the machine supports it (``core.security.sandbox`` decides), else off.
+- ``network``: ``false`` (the default) = no network at all from inside, loopback included.
+- ``writable``: more directories a ``workspace-write`` command may write (``~`` expands;
+  relative paths start at the project root for the project file, at home for the global one).
+
+A project file may tighten the sandbox at once; what widens it (a looser mode, ``network``
+true, more ``writable`` paths) needs trust (``core.config.trust``), like ``roots``.
+
+A stdio server entry may set ``"sandbox": "read-only"`` or ``"workspace-write"`` (or an
+object with ``mode``, ``network`` and ``writable``) to be started confined the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.errors import SettingsError
+
+MODES: tuple[str, ...] = ("read-only", "workspace-write", "off")
+"""From the tightest to none."""
+DEFAULT_MODE = "workspace-write"
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+_RANK = {"off": 0, "workspace-write": 1, "read-only": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """The ``sandbox`` setting, merged over the settings files."""
+
+    mode: str | None = None
+    """``read-only``, ``workspace-write`` or ``off``; None: the default (workspace-write where
+    the machine supports it)."""
+    network: bool = False
+    """True lets commands reach the network; False: none at all, loopback included."""
+    writable: tuple[Path, ...] = ()
+    """Directories ``workspace-write`` may also write (absolute, resolved)."""
+
+    def widens(self, other: SandboxSettings) -> bool:
+        """True when ``self`` allows something ``other`` does not (a project that does this
+        needs trust)."""
+        mine = _RANK[self.mode or DEFAULT_MODE]
+        theirs = _RANK[other.mode or DEFAULT_MODE]
+        return (
+            mine < theirs
+            or (self.network and not other.network)
+            or bool(set(self.writable) - set(other.writable))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSandbox:
+    """A stdio server entry's ``sandbox``: it runs confined in ``mode``."""
+
+    mode: str
+    network: bool = False
+    writable: tuple[Path, ...] = ()
+    workspace: Path | None = None
+    """The project root (or working directory) it may write in ``workspace-write``."""
+
+
+def base_of(path: Path) -> Path:
+    """Where relative paths of a settings file start: the project root for a project file
+    (``<root>/.codebot/settings.json``, ``<root>/.mcp.json``), home for the global one."""
+    if path.parent.name == ".codebot" or path.name == ".mcp.json":
+        return path.parent.parent if path.parent.name == ".codebot" else path.parent
+    return Path.home()
+
+
+class _Bad(Exception):
+    def __init__(self, key: str, problem: str, hint: str) -> None:
+        super().__init__(problem)
+        self.key = key
+        self.problem = problem
+        self.hint = hint
+
+
+def _paths(value: Any, key: str, path: Path) -> tuple[Path, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):  # pyright: ignore[reportUnknownVariableType]
+        raise _Bad(
+            key,
+            f"must be a list of directory paths, found {_kind(value)}",
+            'Write it as "writable": ["~/.cache", "../shared"].',
+        )
+    base = base_of(path)
+    items: list[str] = value  # pyright: ignore[reportUnknownVariableType]
+    return tuple((base / Path(v).expanduser()).resolve() for v in items)
+
+
+def _mode(value: Any, key: str) -> str:
+    if value not in MODES:
+        raise _Bad(
+            key,
+            f"must be one of {', '.join(MODES)}, found {json.dumps(value)}",
+            'Write it as "mode": "workspace-write" (or "read-only", "off").',
+        )
+    return str(value)
+
+
+def _network(value: Any, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad(
+            key,
+            f"must be true or false, found {json.dumps(value)}",
+            'Write it as "network": false (no network) or true.',
+        )
+    return value
+
+
+def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
+    """The keys of one file's ``sandbox`` setting that it sets, validated.
+
+    Raises:
+        SettingsError: it is not an object, or a key has the wrong type or value.
+    """
+    if not isinstance(value, dict):
+        raise SettingsError(
+            f"'sandbox' in {path} must be an object, found {_kind(value)}",
+            hint='Write it as "sandbox": {"mode": "workspace-write", "network": false}.',
+        )
+    data: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    out: dict[str, Any] = {}
+    try:
+        if "mode" in data:
+            out["mode"] = _mode(data["mode"], "sandbox.mode")
+        if "network" in data:
+            out["network"] = _network(data["network"], "sandbox.network")
+        if "writable" in data:
+            out["writable"] = _paths(data["writable"], "sandbox.writable", path)
+    except _Bad as exc:
+        raise SettingsError(f"'{exc.key}' in {path} {exc.problem}", hint=exc.hint) from None
+    return out
+
+
+def merge(global_part: Mapping[str, Any], project_part: Mapping[str, Any]) -> SandboxSettings:
+    """The project's keys over the global ones; ``writable`` adds up (as ``roots`` does)."""
+    merged = {**global_part, **project_part}
+    writable = (*global_part.get("writable", ()), *project_part.get("writable", ()))
+    return SandboxSettings(
+        mode=merged.get("mode"),
+        network=merged.get("network", False),
+        writable=tuple(dict.fromkeys(writable)),
+    )
+
+
+def unknown_sandbox_keys(data: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """Keys of a ``sandbox`` object codebot does not know, each with a close known key."""
+    out: list[tuple[str, str | None]] = []
+    for key in data:
+        if key not in SANDBOX_KEYS:
+            close = difflib.get_close_matches(str(key), SANDBOX_KEYS, n=1, cutoff=0.6)
+            out.append((str(key), close[0] if close else None))
+    return out
+
+
+class EntrySandboxError(Exception):
+    """A server entry's ``sandbox`` is invalid (the entry alone fails)."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def parse_server_sandbox(value: Any, source: Path, workspace: Path) -> ServerSandbox | None:
+    """A stdio entry's ``sandbox``: a mode, or ``{"mode", "network", "writable"}``; None
+    for ``"off"``.
+
+    Raises:
+        EntrySandboxError: the value is not one of those.
+    """
+    hint = 'Write it as "sandbox": "workspace-write" (or "read-only").'
+    data: dict[str, Any]
+    if isinstance(value, str):
+        data = {"mode": value}
+    elif isinstance(value, dict):
+        data = value  # pyright: ignore[reportUnknownVariableType]
+        unknown = [k for k in data if k not in SANDBOX_KEYS]
+        if unknown:
+            raise EntrySandboxError(f"unknown key 'sandbox.{unknown[0]}'", hint)
+    else:
+        raise EntrySandboxError(
+            f"'sandbox' must be a mode or an object, found {_kind(value)}", hint
+        )
+    try:
+        mode = _mode(data.get("mode"), "sandbox.mode")
+        network = _network(data.get("network", False), "sandbox.network")
+        writable = _paths(data.get("writable", []), "sandbox.writable", source)
+    except _Bad as exc:
+        raise EntrySandboxError(f"'{exc.key}' {exc.problem}", exc.hint) from None
+    if mode == "off":
+        return None
+    return ServerSandbox(mode, network, writable, workspace)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), type(value).__name__)  # pyright: ignore[reportUnknownArgumentType]

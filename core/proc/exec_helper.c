@@ -1,0 +1,349 @@
+/* codebot-exec: how codebot starts a child process (Linux).
+ *
+ * Between fork and exec a Python child of a threaded process must not run Python, so every
+ * step codebot needs there is done by this small program, which then execs the real command
+ * (same pid, so the caller's process handle, process group and signals are unchanged):
+ *
+ *   --parent PID        SIGKILL this process when its parent dies (PR_SET_PDEATHSIG); exit at
+ *                       once if the parent is already gone (it is no longer PID).
+ *   --announce FD:G:T   write {"pid":..,"ticks":..,"grace":G,"term":T} to FD, then close it
+ *                       (the reaper of mcpbridge/transport/reaper.py learns of the process).
+ *   --sandbox           confine what follows (all of it or nothing: any step that fails ends
+ *                       the program with exit 125 and a message, never an unconfined run):
+ *                       a new user namespace (no capability outside it, root included),
+ *                       no_new_privs, a seccomp filter (no AF_UNIX sockets, no io_uring,
+ *                       native system calls only), and Landlock: read and execute anywhere,
+ *                       write only beneath --write paths (and /dev/null and friends).
+ *   --write PATH        writable beneath PATH (repeatable; a missing PATH is skipped).
+ *   --protect PATH      read-only even beneath a --write path (a bind mount in a private mount
+ *                       namespace: .git/hooks, .git/config, .codebot); repeatable.
+ *   --no-network        a new, empty network namespace (its own loopback, up; nothing else).
+ *   --probe             print what this kernel supports, as JSON, and exit.
+ *   -- COMMAND [ARG]... what to exec (PATH is searched).
+ *
+ * Exit status: the command's own, or 125 (this program failed; the reason is on stderr),
+ * 126 (the command cannot be executed), 127 (the command was not found).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FAIL 125
+#define MAX_PATHS 256
+
+/* Landlock's ABI, spelled out here: the build machine's headers may predate it. */
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+#define LL_CREATE_RULESET_VERSION (1U << 0)
+#define LL_RULE_PATH_BENEATH 1
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_READ_FILE (1ULL << 2)
+#define LL_FS_READ_DIR (1ULL << 3)
+#define LL_FS_REFER (1ULL << 13)    /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#define LL_FS_V1 ((1ULL << 13) - 1) /* execute .. make_sym */
+#define LL_FS_FILE (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE)
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
+#define LL_MIN_ABI 3 /* refer (no hard link out) and truncate (no truncation outside) */
+
+struct ll_ruleset_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net;
+    uint64_t scoped;
+};
+
+struct ll_path_beneath_attr {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+static const char *const DEVICES[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                      "/dev/urandom"};
+
+static int die(const char *what, int err) {
+    fprintf(stderr, "codebot-exec: %s: %s\n", what, strerror(err));
+    exit(FAIL);
+}
+
+static int landlock_abi(void) {
+    long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+    return abi < 0 ? 0 : (int)abi;
+}
+
+static void write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die(path, errno);
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len) die(path, errno);
+    close(fd);
+}
+
+/* A user namespace mapping us to ourselves (root stays uid 0 inside, with no capability
+ * outside), plus the network and mount namespaces asked for, created with it. */
+static int enter_namespaces(int flags) {
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER | flags) != 0) return errno;
+    char map[64];
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    write_file("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    write_file("/proc/self/gid_map", map);
+    return 0;
+}
+
+static int loopback_up(void) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    int err = 0;
+    if (ioctl(fd, SIOCGIFFLAGS, &ifr) != 0) err = errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) err = errno;
+    close(fd);
+    return err;
+}
+
+/* Bind PATH onto itself read-only; the flags a user namespace may not drop are kept. */
+static void protect(const char *path) {
+    struct statvfs vfs;
+    if (statvfs(path, &vfs) != 0) {
+        if (errno == ENOENT) return;
+        die(path, errno);
+    }
+    unsigned long keep = 0;
+    if (vfs.f_flag & ST_NOSUID) keep |= MS_NOSUID;
+    if (vfs.f_flag & ST_NODEV) keep |= MS_NODEV;
+    if (vfs.f_flag & ST_NOEXEC) keep |= MS_NOEXEC;
+    if (vfs.f_flag & ST_NOATIME) keep |= MS_NOATIME;
+    if (vfs.f_flag & ST_NODIRATIME) keep |= MS_NODIRATIME;
+    if (vfs.f_flag & ST_RELATIME) keep |= MS_RELATIME;
+    if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) die(path, errno);
+    if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, NULL) != 0)
+        die(path, errno);
+}
+
+/* No new AF_UNIX sockets (a socket path such as docker's or the session bus leads out of
+ * any file sandbox), no io_uring (it creates sockets past this filter), and only the native
+ * system-call ABI (x32 and 32-bit calls would go around it). socketpair() stays allowed. */
+static void seccomp_filter(void) {
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#define X32_BIT 0x40000000
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#define X32_BIT 0
+#else
+#error "codebot-exec: unsupported architecture for the seccomp filter"
+#endif
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if X32_BIT
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+#endif
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = {(unsigned short)(sizeof filter / sizeof filter[0]), filter};
+    if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0)
+        die("seccomp", errno);
+}
+
+static void add_rule(int ruleset, const char *path, uint64_t access, uint64_t handled) {
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return;
+        die(path, errno);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) die(path, errno);
+    if (!S_ISDIR(st.st_mode)) access &= LL_FS_FILE;
+    struct ll_path_beneath_attr rule = {access & handled, fd};
+    if (syscall(__NR_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &rule, 0) != 0)
+        die(path, errno);
+    close(fd);
+}
+
+static void landlock(int abi, char **writable, int count) {
+    uint64_t handled = LL_FS_V1 | LL_FS_REFER | LL_FS_TRUNCATE;
+    struct ll_ruleset_attr attr = {handled, 0, 0};
+    size_t size = 2 * sizeof(uint64_t); /* handled_access_net exists since ABI 4 */
+    if (abi < 4) size = sizeof(uint64_t);
+    if (abi >= 6) {
+        attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+        size = sizeof attr;
+    }
+    int ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0) die("landlock", errno);
+    add_rule(ruleset, "/", LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_EXECUTE, handled);
+    for (size_t i = 0; i < sizeof DEVICES / sizeof DEVICES[0]; i++)
+        add_rule(ruleset, DEVICES[i], LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE,
+                 handled);
+    for (int i = 0; i < count; i++) add_rule(ruleset, writable[i], handled, handled);
+    if (syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) die("landlock", errno);
+    close(ruleset);
+}
+
+static void announce(const char *spec) {
+    char *end;
+    long fd = strtol(spec, &end, 10);
+    if (end == spec || *end != ':' || fd < 0) die("--announce", EINVAL);
+    const char *grace = end + 1;
+    const char *term = strchr(grace, ':');
+    if (term == NULL) die("--announce", EINVAL);
+    for (const char *c = grace; *c; c++)
+        if (!strchr("0123456789.:", *c)) die("--announce", EINVAL);
+    char stat[1024];
+    long long ticks = -1;
+    int sfd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (sfd >= 0) {
+        ssize_t n = read(sfd, stat, sizeof stat - 1);
+        close(sfd);
+        char *field = n > 0 ? (stat[n] = 0, strrchr(stat, ')')) : NULL;
+        for (int i = 0; field != NULL && i < 20; i++) field = strchr(field + 1, ' ');
+        if (field != NULL) ticks = atoll(field + 1); /* field 22: starttime */
+    }
+    char line[256];
+    int len = snprintf(line, sizeof line, "{\"pid\": %d, \"ticks\": %lld, \"grace\": %.*s, "
+                       "\"term\": %s}\n", (int)getpid(), ticks, (int)(term - grace), grace,
+                       term + 1);
+    if (ticks >= 0 && len > 0 && (size_t)len < sizeof line) {
+        ssize_t ignored = write((int)fd, line, (size_t)len); /* one short write: atomic */
+        (void)ignored;
+    }
+    close((int)fd);
+}
+
+/* What this kernel offers; each namespace is tried for real (in a child that then exits). */
+static int probe(void) {
+    int abi = landlock_abi();
+    int seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+    int userns = 0, netns = 0, mountns = 0;
+    char why[160] = "";
+    pid_t child = fork();
+    if (child == 0) {
+        int err = enter_namespaces(0);
+        if (err) _exit(err & 0x3f); /* an errno: below 64 */
+        int result = 200;
+        if (unshare(CLONE_NEWNET) == 0 && loopback_up() == 0) result += 2;
+        if (unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+            result += 4;
+        _exit(result);
+    }
+    int status = 0;
+    if (child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status)) {
+        int code = WEXITSTATUS(status);
+        if (code >= 200) { /* 200, plus 2 for the network, 4 for the mount namespace */
+            userns = 1;
+            netns = ((code - 200) & 2) != 0;
+            mountns = ((code - 200) & 4) != 0;
+        } else if (code < 64) {
+            snprintf(why, sizeof why, "%s", strerror(code));
+        }
+    }
+    printf("{\"landlock_abi\": %d, \"landlock_min_abi\": %d, \"seccomp\": %s, "
+           "\"userns\": %s, \"userns_error\": \"%s\", \"netns\": %s, \"mountns\": %s, "
+           "\"euid\": %u}\n",
+           abi, LL_MIN_ABI, seccomp ? "true" : "false", userns ? "true" : "false", why,
+           netns ? "true" : "false", mountns ? "true" : "false", (unsigned)geteuid());
+    return 0;
+}
+
+static void parent_death(pid_t parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("prctl", errno);
+    if (getppid() != parent) _exit(FAIL); /* the parent died before prctl took effect */
+}
+
+int main(int argc, char **argv) {
+    pid_t parent = 0;
+    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, i = 1;
+    char *writable[MAX_PATHS], *protect_paths[MAX_PATHS];
+    const char *announce_spec = NULL;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *arg = argv[i];
+        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(arg, "--probe") == 0) return probe();
+        if (strcmp(arg, "--sandbox") == 0) {
+            sandbox = 1;
+        } else if (strcmp(arg, "--no-network") == 0) {
+            no_network = 1;
+        } else if (value == NULL) {
+            fprintf(stderr, "codebot-exec: %s needs a value\n", arg);
+            return FAIL;
+        } else if (strcmp(arg, "--parent") == 0) {
+            parent = (pid_t)atoi(value), i++;
+        } else if (strcmp(arg, "--announce") == 0) {
+            announce_spec = value, i++;
+        } else if (strcmp(arg, "--write") == 0 && nwrite < MAX_PATHS) {
+            writable[nwrite++] = argv[++i];
+        } else if (strcmp(arg, "--protect") == 0 && nprotect < MAX_PATHS) {
+            protect_paths[nprotect++] = argv[++i];
+        } else {
+            fprintf(stderr, "codebot-exec: unknown or repeated option %s\n", arg);
+            return FAIL;
+        }
+    }
+    if (i + 1 >= argc) {
+        fprintf(stderr, "usage: codebot-exec [options] -- COMMAND [ARG]...\n");
+        return FAIL;
+    }
+    char **command = argv + i + 1;
+    if (parent > 0) parent_death(parent);
+    if (announce_spec != NULL) announce(announce_spec);
+    if (sandbox) {
+        int abi = landlock_abi();
+        if (abi < LL_MIN_ABI) die("landlock", abi ? ENOTSUP : ENOSYS);
+        int flags = (no_network ? CLONE_NEWNET : 0) | (nprotect ? CLONE_NEWNS : 0);
+        int err = enter_namespaces(flags);
+        if (err) die("user namespace", err);
+        if (no_network && (err = loopback_up()) != 0) die("loopback", err);
+        if (nprotect && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+            die("mount namespace", errno);
+        for (int p = 0; p < nprotect; p++) protect(protect_paths[p]);
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs", errno);
+        seccomp_filter();
+        landlock(abi, writable, nwrite);
+        if (parent > 0) parent_death(parent); /* a credential change may have reset it */
+    }
+    execvp(command[0], command);
+    int err = errno;
+    fprintf(stderr, "codebot-exec: cannot run %s: %s\n", command[0], strerror(err));
+    return err == ENOENT ? 127 : 126;
+}

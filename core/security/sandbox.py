@@ -1,0 +1,418 @@
+"""The sandbox: how a ``bash`` command (and a stdio server that opts in) runs confined.
+
+Policy and detection live here; the confinement itself is applied by the exec helper that
+``core.proc.spawn`` starts every child through (``core/proc/exec_helper.c``):
+
+- **files** (Landlock, ABI 3 or later): read and execute anywhere; write only in the
+  writable paths of the mode, and ``/dev/null`` and the like. The kernel resolves every path,
+  so a symlink or ``..`` leading out is refused like a direct write; a hard link out
+  (``refer``) and truncating a file outside (``truncate``) are refused too.
+- **privileges** (a user namespace, ``no_new_privs``): no capability outside the sandbox,
+  root's included; setuid programs gain nothing.
+- **network** (a network namespace, unless ``network`` is true): no interface but a loopback
+  of its own, so nothing outside is reachable, the host's loopback included.
+- **escapes**: no new ``AF_UNIX`` sockets (a socket such as docker's or the session bus would
+  run commands outside) and no ``io_uring`` (seccomp); no mounts, no ``ptrace`` of a process
+  outside, and (Landlock ABI 6) no signals to one, no abstract sockets outside.
+- **protected**: in each writable directory, ``.git/hooks``, ``.git/config`` and ``.codebot``
+  stay read-only (a private mount namespace), so nothing written by a confined command runs
+  later, unconfined, as a git hook or a codebot setting.
+
+Modes (the ``sandbox`` setting, ``--sandbox``): ``read-only`` writes only a private temp
+directory (``$TMPDIR``); ``workspace-write`` (the default where the machine supports it) also
+the project root, the configured ``roots`` and ``writable``; ``off``: as without a sandbox.
+Where the machine cannot, :attr:`Sandbox.missing` names what it lacks, and nothing claims a
+sandbox that is not there: ``bash`` then asks before every command, as it did before.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbox
+from codebot_mcp.core.proc import helper
+from codebot_mcp.core.proc.spawn import Confinement
+
+PROTECTED = (".git/hooks", ".git/config", ".codebot")
+"""Kept read-only inside every writable directory (when they exist)."""
+FILE_REFUSALS = (
+    "Permission denied",
+    "Read-only file system",
+    "Operation not permitted",
+    "Invalid cross-device link",  # a hard link or rename out of the writable paths
+    "Device or resource busy",  # renaming over a protected path
+)
+NETWORK_REFUSALS = (
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+    "No address associated with hostname",
+    "nodename nor servname",
+    "getaddrinfo",
+    "Connection refused",
+    "Failed to establish a new connection",
+    "Couldn't connect to server",
+)
+HELPER_FAILED = "codebot-exec:"
+TMP_PREFIX = "codebot-sandbox-"
+NETWORK_COMMAND = re.compile(
+    r"\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|rsync|ping|dig|nslookup|host|ftp)\b"
+    r"|\bgit\s+(?:clone|fetch|pull|push|ls-remote|submodule)\b"
+    r"|\b(?:pip3?|uv|npm|npx|pnpm|yarn|cargo|go|gem|bundle)\s+(?:install|add|get|update|sync)\b"
+    r"|https?://|/dev/(?:tcp|udp)/"
+)
+"""A failed command like these, without network, probably failed for want of it (even when it
+printed nothing: ``curl -s``, ``nc -z``)."""
+_SIGNS = "|".join(FILE_REFUSALS)
+_PATH_BEFORE = re.compile(rf"""['"‘`]?(/[^\s'"’`:]+)['"’`]?:?\s*(?:{_SIGNS})""")
+_PATH_AFTER = re.compile(rf"""(?:{_SIGNS})\S*:?\s*['"‘`]?(/[^\s'"’`]+)""")
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """What this machine offers the sandbox, as the exec helper measured it."""
+
+    landlock_abi: int = 0
+    landlock_min_abi: int = 3
+    userns: bool = False
+    userns_error: str = ""
+    netns: bool = False
+    mountns: bool = False
+    seccomp: bool = False
+    error: str | None = None
+    """Why nothing could be measured (no exec helper)."""
+
+    @classmethod
+    def of(cls, probe: Mapping[str, Any]) -> Support:
+        """From :func:`core.proc.helper.probe`'s answer."""
+        if "error" in probe:
+            return cls(error=str(probe["error"]))
+        return cls(
+            landlock_abi=int(probe.get("landlock_abi", 0)),
+            landlock_min_abi=int(probe.get("landlock_min_abi", 3)),
+            userns=bool(probe.get("userns")),
+            userns_error=str(probe.get("userns_error", "")),
+            netns=bool(probe.get("netns")),
+            mountns=bool(probe.get("mountns")),
+            seccomp=bool(probe.get("seccomp")),
+        )
+
+    def missing(self, network: bool) -> list[str]:
+        """What the sandbox needs and this machine lacks, each named with what it is for."""
+        if self.error is not None:
+            return [self.error]
+        out: list[str] = []
+        if self.landlock_abi < self.landlock_min_abi:
+            have = f"ABI {self.landlock_abi}" if self.landlock_abi else "none"
+            out.append(
+                f"Landlock ABI {self.landlock_min_abi}+ (Linux 6.2+; this kernel: {have}): "
+                "it confines writes"
+            )
+        if not self.userns:
+            why = f": {self.userns_error}" if self.userns_error else ""
+            out.append(
+                f"unprivileged user namespaces (unshare failed{why}): they take away every "
+                "privilege outside the sandbox"
+            )
+        elif not self.mountns:
+            out.append("mount namespaces: they keep .git/hooks and .git/config read-only")
+        if not network and self.userns and not self.netns:
+            out.append("network namespaces: they cut the network")
+        if not self.seccomp:
+            out.append("seccomp: it stops sockets that lead outside")
+        return out
+
+    def summary(self) -> str:
+        """One line: what the kernel supports."""
+        if self.error is not None:
+            return f"unknown ({self.error})"
+        parts = [
+            f"Landlock ABI {self.landlock_abi}" if self.landlock_abi else "no Landlock",
+            "user namespaces" if self.userns else "no user namespaces",
+            "network namespaces" if self.netns else "no network namespaces",
+            "mount namespaces" if self.mountns else "no mount namespaces",
+            "seccomp" if self.seccomp else "no seccomp",
+        ]
+        if self.landlock_abi and self.landlock_abi < 6:
+            parts.append("(signals and abstract sockets are not scoped before Landlock ABI 6)")
+        return ", ".join(parts)
+
+
+_support: Support | None = None
+
+
+def support() -> Support:
+    """This machine's support (measured once per process; a few milliseconds)."""
+    global _support
+    if _support is None:
+        _support = Support.of(helper.probe())
+    return _support
+
+
+def forget_support() -> None:
+    """Measure again next time (tests)."""
+    global _support
+    _support = None
+
+
+class Sandbox:
+    """The policy of one session (or one server): mode, network, what it may write.
+
+    Args:
+        mode: ``read-only``, ``workspace-write`` or ``off``; None: the default
+            (``workspace-write`` where supported, else ``off``).
+        network: True lets commands reach the network.
+        workspace: The project root (or working directory).
+        roots: The configured ``roots`` (writable in ``workspace-write``).
+        writable: The configured ``writable`` paths.
+        source: Where the mode came from, for messages (``--sandbox``, the settings file).
+        machine: What the machine supports (measured when left out).
+    """
+
+    def __init__(
+        self,
+        mode: str | None,
+        *,
+        network: bool = False,
+        workspace: Path,
+        roots: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
+        source: str = "the default",
+        machine: Support | None = None,
+    ) -> None:
+        assert mode is None or mode in MODES, mode
+        self.requested = mode or DEFAULT_MODE
+        self.network = network
+        self.workspace = workspace
+        self.roots = tuple(roots)
+        self.writable = tuple(writable)
+        self.source = source
+        self.support = machine if machine is not None else support()
+        self.missing: list[str] = [] if self.requested == "off" else self.support.missing(network)
+        """What the requested mode needs and the machine lacks (empty: it is enforced)."""
+        self._tmp: Path | None = None
+
+    @classmethod
+    def for_server(cls, spec: ServerSandbox, workspace: Path) -> Sandbox:
+        """The sandbox a stdio server's ``sandbox`` entry asks for."""
+        return cls(
+            spec.mode,
+            network=spec.network,
+            workspace=spec.workspace or workspace,
+            writable=spec.writable,
+            source="the server entry",
+        )
+
+    @property
+    def active(self) -> bool:
+        """True when commands really run confined."""
+        return self.requested != "off" and not self.missing
+
+    @property
+    def mode(self) -> str:
+        """The mode in force: the requested one, or ``off`` where it cannot be had."""
+        return self.requested if self.active else "off"
+
+    def describe(self) -> str:
+        """``workspace-write sandbox, no network`` (or why there is none)."""
+        if self.active:
+            net = "network on" if self.network else "no network"
+            return f"{self.requested} sandbox, {net}"
+        if self.requested == "off":
+            return "no sandbox (off)"
+        return f"no sandbox ({self.requested} is unavailable here)"
+
+    def notice(self) -> str | None:
+        """What to say once at start when the sandbox asked for cannot be had (else None)."""
+        if not self.missing:
+            return None
+        asked = f"--sandbox {self.requested}" if self.source == "--sandbox" else self.requested
+        return (
+            f"sandbox: {asked} is not available on this machine, so commands run unconfined "
+            f"and bash asks before each one. Missing: {'; '.join(self.missing)}."
+        )
+
+    # -- what a confined child gets ----------------------------------------------------------
+
+    def tmpdir(self) -> Path:
+        """The private temp directory (0700, made on first use, removed by :meth:`close`;
+        named with our pid, so a later run removes it when a SIGKILL left it behind)."""
+        if self._tmp is None:
+            _sweep_stale()
+            prefix = f"{TMP_PREFIX}{os.getpid()}-"
+            self._tmp = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+        return self._tmp
+
+    def writable_paths(self) -> list[Path]:
+        """Where a confined command may write: the temp dir, and in ``workspace-write`` the
+        project root, ``roots`` and ``writable`` (a missing ``writable`` directory is made
+        first, as ``mkdir -p`` would: ``~/.cache`` on a fresh account; other missing paths are
+        left out)."""
+        if self.requested == "workspace-write":
+            for path in self.writable:
+                try:
+                    path.mkdir(parents=True, exist_ok=True)
+                except OSError:  # boundary: not ours to make; it stays unwritable
+                    pass
+        paths = [self.tmpdir()]
+        if self.requested == "workspace-write":
+            paths += [self.workspace, *self.roots, *self.writable]
+        seen: dict[str, Path] = {}
+        for path in paths:
+            real = Path(os.path.realpath(path))
+            if real.exists():
+                seen.setdefault(str(real), real)
+        return list(seen.values())
+
+    def protected_paths(self, writable: Iterable[Path]) -> list[Path]:
+        """``.git/hooks``, ``.git/config`` and ``.codebot`` of each writable directory."""
+        out: list[Path] = []
+        for directory in writable:
+            for name in PROTECTED:
+                candidate = directory / name
+                if candidate.exists() and not candidate.is_symlink():
+                    out.append(candidate)
+        return out
+
+    def confinement(self) -> Confinement:
+        """What the exec helper applies to a command."""
+        writable = self.writable_paths()
+        protected = self.protected_paths(writable)
+        return Confinement(
+            tuple(str(p) for p in writable), tuple(str(p) for p in protected), self.network
+        )
+
+    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` with ``TMPDIR`` (and ``TMP``, ``TEMP``) on the private temp directory."""
+        tmp = str(self.tmpdir())
+        return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+
+    def close(self) -> None:
+        """Remove the private temp directory."""
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    # -- what the user and the model are told --------------------------------------------------
+
+    def report(self) -> list[str]:
+        """``/sandbox``: mode, network, writable paths, what the kernel supports."""
+        lines = [f"mode: {self.mode} (asked: {self.requested}, from {self.source})"]
+        if self.missing:
+            lines.append("not enforced here; missing: " + "; ".join(self.missing))
+            lines.append("bash asks before every command")
+        if self.requested != "off":
+            lines.append(
+                "network: " + ("on" if self.network else "off (none at all, loopback included)")
+            )
+            if self.active:
+                lines.append("writable:")
+                writable = self.writable_paths()
+                lines += [f"  {p}" for p in writable]
+                protected = self.protected_paths(writable)
+                if protected:
+                    lines.append("read-only inside them:")
+                    lines += [f"  {p}" for p in protected]
+                lines.append(
+                    'bash runs confined without asking (unless a permission rule asks); "sandbox":'
+                    " false on a call runs it outside, after asking"
+                )
+        lines.append(f"kernel: {self.support.summary()}")
+        return lines
+
+    def refusal_note(self, output: str, command: str = "") -> str | None:
+        """For a failed confined command: a note naming the sandbox when its output (or, for
+        the network, the command itself) looks like the sandbox refused something (a write
+        outside, the network), else None."""
+        if HELPER_FAILED in output:
+            line = next(x for x in output.splitlines() if HELPER_FAILED in x)
+            return (
+                f"[sandbox: the {self.requested} sandbox could not be set up ({line.strip()}). "
+                'Call bash again with "sandbox": false to run it unconfined; the user will be '
+                "asked.]"
+            )
+        what: list[str] = []
+        if any(sign in output for sign in FILE_REFUSALS):
+            where = _refused_path(output)
+            if where is None:
+                what.append("a write outside the writable paths")
+            elif self._refuses(Path(where)):
+                what.append(f"a write to {where}")
+        if not self.network and (
+            any(sign in output for sign in NETWORK_REFUSALS) or NETWORK_COMMAND.search(command)
+        ):
+            what.append("network access")
+        if not what:
+            return None
+        return (
+            f"[sandbox: this command ran in the {self.requested} sandbox: it may write only "
+            f"in {self._where()}, and {self._network_words()}. The error looks like the sandbox "
+            f"refused {' and '.join(what)}. If the command really needs that, call bash again "
+            'with "sandbox": false: it then runs outside the sandbox, after the user approves.]'
+        )
+
+    def _refuses(self, path: Path) -> bool:
+        """Whether the sandbox (and not the file's own permissions) would refuse writing
+        ``path``: it lies outside the writable paths, or in a protected one, and codebot
+        itself could write there."""
+        real = Path(os.path.realpath(path))
+        writable = self.writable_paths()
+        inside = any(real == w or w in real.parents for w in writable)
+        protected = any(real == p or p in real.parents for p in self.protected_paths(writable))
+        if inside and not protected:
+            return False
+        existing = next((p for p in (real, *real.parents) if p.exists()), Path("/"))
+        return os.access(existing, os.W_OK)
+
+    def _where(self) -> str:
+        paths = [str(p) for p in self.writable_paths()]
+        shown = ", ".join(paths[:6]) + (f" and {len(paths) - 6} more" if len(paths) > 6 else "")
+        return f"{shown} ($TMPDIR is {self.tmpdir()}; .git/hooks, .git/config stay read-only)"
+
+    def _network_words(self) -> str:
+        if self.network:
+            return "it has the network"
+        return "it has no network (the host's loopback included)"
+
+
+_swept = False
+
+
+def _sweep_stale() -> None:
+    """Remove the private temp directories of codebot processes that are gone (a SIGKILL
+    leaves them behind); once per process, only our own."""
+    global _swept
+    if _swept:
+        return
+    _swept = True
+    base = Path(tempfile.gettempdir())
+    try:
+        entries = list(base.glob(f"{TMP_PREFIX}*-*"))
+    except OSError:
+        return
+    for entry in entries:
+        pid = entry.name[len(TMP_PREFIX) :].partition("-")[0]
+        try:
+            if not pid.isdigit() or entry.lstat().st_uid != os.geteuid() or entry.is_symlink():
+                continue
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except OSError:  # boundary: alive but not ours to signal, or unreadable: leave it
+            continue
+
+
+def _refused_path(output: str) -> str | None:
+    for pattern in (_PATH_BEFORE, _PATH_AFTER):
+        match = pattern.search(output)
+        if match:
+            return match.group(1)
+    return None

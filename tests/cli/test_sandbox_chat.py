@@ -1,0 +1,284 @@
+"""The sandbox through the command line: ``chat --sandbox``, the ``sandbox`` setting, ``/sandbox``,
+approvals that follow the sandbox, the transcript, and a stdio server started sandboxed.
+
+Real processes throughout: the model is the loopback fake, ``bash`` and the servers are real
+children in the real sandbox.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codebot_mcp.cli.app import run
+from codebot_mcp.core.security import sandbox as sandbox_module
+from codebot_mcp.core.security.sandbox import Support, support
+from tests.cli.repl_driver import drive
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import server_entry, write_settings
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or bool(support().missing(network=False)),
+    reason="the sandbox is unavailable here",
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path, fake: FakeOpenAI) -> Path:
+    root = tmp_path / "repo"
+    write_settings(root, {"base_url": fake.base_url})
+    return root
+
+
+def chat(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, Any, str]:
+    code = run(["--cwd", str(root), "chat", "-p", "go", "--json", *argv])
+    out = capsys.readouterr()
+    return code, json.loads(out.out) if out.out.strip() else None, out.err
+
+
+def tool_results(fake: FakeOpenAI) -> list[str]:
+    return [m["content"] for m in fake.bodies[-1]["messages"] if m["role"] == "tool"]
+
+
+def test_sandboxed_bash_runs_without_asking_and_the_transcript_says_where(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.queue(
+        fo.tool_calls(("bash", {"command": "echo inside > made.txt && echo done"})),
+        fo.text("ok"),
+    )
+    code, doc, err = chat(capsys, project)  # no --yes, and nobody to ask
+    assert code == 0, err
+    assert (project / "made.txt").read_text() == "inside\n"
+    [call] = doc["tool_calls"]
+    assert call["sandbox"] == "workspace-write" and not call["denied"]
+    assert doc["sandbox"] == "workspace-write"
+    assert "sandbox: workspace-write" in err  # the line under the call
+    assert "sandbox" in fake.bodies[0]["tools"][5]["function"]["parameters"]["properties"]
+
+
+def test_a_refused_write_tells_the_model_and_an_unsandboxed_rerun_asks(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = project.parent / "outside.txt"
+    fake.queue(
+        fo.tool_calls(("bash", {"command": f"echo x > {outside}"})),
+        fo.tool_calls(("bash", {"command": f"echo x > {outside}", "sandbox": False})),
+        fo.text("gave up"),
+    )
+    code, doc, err = chat(capsys, project)
+    assert code == 0, err
+    first, second = doc["tool_calls"]
+    assert first["is_error"] and "sandbox" in first["result"] and not first["denied"]
+    assert "sandbox" in tool_results(fake)[0]  # what the model read
+    assert second["denied"] and "needs approval" in second["reason"]  # it asks; -p denies
+    assert not outside.exists()
+
+    fake.queue(
+        fo.tool_calls(("bash", {"command": f"echo x > {outside}", "sandbox": False})),
+        fo.text("done"),
+    )
+    code, doc, err = chat(capsys, project, "--yes")
+    assert code == 0 and outside.exists()
+    assert doc["tool_calls"][0]["sandbox"] == "off"
+
+
+def test_rules_still_ask_and_deny_a_sandboxed_call(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for rule in ("ask", "deny"):
+        root = tmp_path / rule
+        write_settings(root, {"base_url": fake.base_url, "permissions": {rule: ["bash"]}})
+        fake.queue(fo.tool_calls(("bash", {"command": "touch made"})), fo.text("ok"))
+        code, doc, _ = chat(capsys, root)
+        assert code == 0 and doc["tool_calls"][0]["denied"]
+        assert not (root / "made").exists()
+
+
+def test_read_only_flag_and_off_flag(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.queue(fo.tool_calls(("bash", {"command": "touch made"})), fo.text("ok"))
+    code, doc, _ = chat(capsys, project, "--sandbox", "read-only")
+    assert code == 0 and doc["tool_calls"][0]["sandbox"] == "read-only"
+    assert doc["tool_calls"][0]["is_error"] and not (project / "made").exists()
+
+    fake.queue(fo.tool_calls(("bash", {"command": "touch made"})), fo.text("ok"))
+    code, doc, _ = chat(capsys, project, "--sandbox", "off")
+    assert doc["tool_calls"][0]["denied"]  # no sandbox: bash asks again, and -p denies
+
+    code = run(["--cwd", str(project), "chat", "-p", "go", "--sandbox", "sideways"])
+    err = capsys.readouterr().err
+    assert code == 2 and "read-only, workspace-write, off" in err
+
+
+def test_the_setting_sets_mode_network_and_writable(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    extra = tmp_path / "cache"  # missing: made as the sandbox starts, as `mkdir -p` would
+    root = tmp_path / "repo"
+    sandbox = {"mode": "workspace-write", "network": False, "writable": [str(extra)]}
+    write_settings(root, {"base_url": fake.base_url, "sandbox": sandbox})
+    fake.queue(fo.tool_calls(("bash", {"command": f"touch {extra}/ok"})), fo.text("ok"))
+    code, doc, err = chat(capsys, root)
+    assert code == 0 and not doc["tool_calls"][0]["is_error"], err
+    assert (extra / "ok").exists()
+
+    write_settings(root, {"base_url": fake.base_url, "sandbox": {"mode": "sideways"}})
+    code = run(["--cwd", str(root), "chat", "-p", "go"])
+    err = capsys.readouterr().err
+    assert code == 3 and "'sandbox.mode'" in err and str(root) in err
+
+
+def test_an_untrusted_project_cannot_loosen_the_sandbox(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    home = tmp_path / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"base_url": fake.base_url}))
+    root = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    loose = {"mode": "workspace-write", "network": True, "writable": [str(outside)]}
+    write_settings(root, {"sandbox": loose})
+    fake.queue(fo.tool_calls(("bash", {"command": f"touch {outside}/owned"})), fo.text("ok"))
+    code, doc, err = chat(capsys, root)
+    assert code == 0 and "project settings (sandbox)" in err
+    assert doc["tool_calls"][0]["is_error"] and not (outside / "owned").exists()
+    # Tightening needs no trust.
+    write_settings(root, {"sandbox": {"mode": "read-only"}})
+    fake.queue(fo.tool_calls(("bash", {"command": "touch made"})), fo.text("ok"))
+    code, doc, err = chat(capsys, root)
+    assert doc["tool_calls"][0]["sandbox"] == "read-only" and not (root / "made").exists()
+
+
+def test_an_unsupported_machine_says_what_is_missing_and_asks(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    lacking = Support(landlock_abi=0, userns=True, netns=True, mountns=True, seccomp=True)
+    monkeypatch.setattr(sandbox_module, "_support", lacking)
+    fake.queue(fo.tool_calls(("bash", {"command": "touch made"})), fo.text("ok"))
+    code, doc, err = chat(capsys, project, "--sandbox", "workspace-write")
+    assert code == 0
+    assert "--sandbox workspace-write is not available" in err and "Landlock" in err
+    assert err.count("is not available") == 1  # once
+    assert doc["tool_calls"][0]["denied"] and not (project / "made").exists()
+    assert doc["sandbox"] == "off"
+
+
+class Seen:
+    """Everything captured so far (the REPL prints approvals on stderr)."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str]) -> None:
+        self.capsys = capsys
+        self.text = ""
+
+    def has(self, needle: str) -> bool:
+        got = self.capsys.readouterr()
+        self.text += got.out + got.err
+        return needle in self.text
+
+
+@pytest.mark.anyio
+async def test_an_unsandboxed_call_asks_and_the_approval_names_the_sandbox(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = project.parent / "approved.txt"
+    fake.queue(
+        fo.tool_calls(("bash", {"command": f"touch {outside}", "sandbox": False})),
+        fo.text("ok"),
+    )
+    seen = Seen(capsys)
+    steps = [
+        (0.8, "go\r"),
+        (lambda: seen.has("asks because"), "y\r"),
+        (outside.exists, "\x04"),
+    ]
+    code, _ = await drive(project, steps)
+    seen.has("")
+    assert code == 0
+    assert "sandbox: none: the call asks to run outside the workspace-write sandbox" in seen.text
+    assert "✓ bash" in seen.text and "sandbox: off" in seen.text
+
+
+@pytest.mark.anyio
+async def test_slash_sandbox_shows_mode_network_paths_and_kernel(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = await drive(project, [(0.8, "/sandbox\r"), (0.8, "\x04")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "mode: workspace-write" in out
+    assert "network: off" in out
+    assert str(project.resolve()) in out  # noqa: ASYNC240 - a test's own path, once
+    assert "codebot-sandbox-" in out
+    assert "kernel: Landlock ABI" in out
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.sock.settimeout(0.5)
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    made = Listener()
+    yield made
+    made.sock.close()
+
+
+def test_a_server_started_sandboxed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], listener: Listener
+) -> None:
+    root = tmp_path / "repo"
+    outside = tmp_path / "outside.txt"
+    entries = {
+        "boxed": server_entry("toucher", sandbox="workspace-write"),
+        "free": server_entry("toucher"),
+    }
+    write_settings(root, {"mcp_servers": entries})
+
+    def call(server: str, tool: str, *args: str) -> str:
+        code = run(["--cwd", str(root), "mcp", "call", server, tool, *args])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        return out.out.strip()
+
+    assert call("boxed", "write_file", f"path={root}/inside.txt", "text=x").startswith("wrote")
+    assert "Permission denied" in call("boxed", "write_file", f"path={outside}", "text=x")
+    assert not outside.exists()
+    assert call("boxed", "connect", f"port={listener.port}").startswith("error")
+    with pytest.raises(TimeoutError):
+        listener.sock.accept()
+    assert "codebot-sandbox-" in call("boxed", "tmpdir")
+    # The same server unsandboxed does both: the refusals above are the sandbox's.
+    assert call("free", "write_file", f"path={outside}", "text=x").startswith("wrote")
+    assert call("free", "connect", f"port={listener.port}") == "connected"
+
+
+def test_a_server_asking_for_a_sandbox_it_cannot_have_does_not_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_module, "_support", Support(landlock_abi=0, userns=True))
+    root = tmp_path / "repo"
+    write_settings(root, {"mcp_servers": {"boxed": server_entry("toucher", sandbox="read-only")}})
+    code = run(["--cwd", str(root), "mcp", "call", "boxed", "tmpdir"])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert "asks for the read-only sandbox" in err and "Landlock" in err

@@ -1,0 +1,116 @@
+"""The ``sandbox`` setting and a server entry's ``sandbox``: validation, merging, trust."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from codebot_mcp.core.config import settings as settings_mod
+from codebot_mcp.core.config import trust
+from codebot_mcp.core.config.sandboxing import SandboxSettings, ServerSandbox
+from codebot_mcp.core.errors import SettingsError
+from tests.helpers import server_config, write_settings
+
+
+def write_global(data: dict[str, object]) -> Path:
+    path = Path(os.environ["CODEBOT_HOME"]) / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_defaults_and_a_full_setting(tmp_path: Path) -> None:
+    assert settings_mod.load(tmp_path).sandbox == SandboxSettings(None, False, ())
+    write_settings(
+        tmp_path, {"sandbox": {"mode": "read-only", "network": True, "writable": ["build", "~"]}}
+    )
+    loaded = settings_mod.load(tmp_path).sandbox
+    assert loaded == SandboxSettings(
+        "read-only", True, ((tmp_path / "build").resolve(), Path.home().resolve())
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "key", "found"),
+    [
+        ({"mode": "sideways"}, "sandbox.mode", '"sideways"'),
+        ({"network": "no"}, "sandbox.network", '"no"'),
+        ({"writable": "~/.cache"}, "sandbox.writable", "a string"),
+        ("workspace-write", "sandbox", "a string"),
+    ],
+)
+def test_bad_values_name_the_file_and_key(
+    tmp_path: Path, value: object, key: str, found: str
+) -> None:
+    path = write_settings(tmp_path, {"sandbox": value})
+    with pytest.raises(SettingsError) as caught:
+        settings_mod.load(tmp_path)
+    message = caught.value.message
+    assert f"'{key}' in {path}" in message and found in message
+    assert caught.value.hint
+
+
+def test_an_unknown_sandbox_key_warns_with_a_suggestion(tmp_path: Path) -> None:
+    write_settings(tmp_path, {"sandbox": {"netwrok": True}})
+    warnings = [str(w) for w in settings_mod.load(tmp_path).warnings]
+    assert any("'sandbox.netwrok'" in w and "'sandbox.network'" in w for w in warnings)
+
+
+def test_the_project_adds_writable_paths_and_overrides_the_rest(tmp_path: Path) -> None:
+    write_global({"sandbox": {"mode": "read-only", "writable": ["/usr/local/share"]}})
+    write_settings(tmp_path, {"sandbox": {"mode": "workspace-write", "writable": ["out"]}})
+    loaded = settings_mod.load(tmp_path).sandbox
+    assert loaded.mode == "workspace-write"
+    assert loaded.writable == (Path("/usr/local/share"), (tmp_path / "out").resolve())
+
+
+@pytest.mark.parametrize(
+    ("project", "gated"),
+    [
+        ({"mode": "off"}, True),
+        ({"network": True}, True),
+        ({"writable": ["/"]}, True),
+        ({"mode": "read-only"}, False),
+        ({"mode": "workspace-write", "network": False}, False),
+    ],
+)
+def test_loosening_needs_trust_tightening_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: dict[str, object], gated: bool
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    write_settings(tmp_path, {"sandbox": project})
+    loaded = settings_mod.load(tmp_path)
+    assert ("sandbox" in loaded.project_gated) is gated
+    check = trust.check(loaded)
+    effective = trust.without_untrusted(loaded, check).sandbox
+    if gated:
+        assert check.needs_trust and effective == SandboxSettings()
+    else:
+        assert not check.needs_trust and effective == loaded.sandbox
+
+
+def test_a_server_entry_sandbox(tmp_path: Path) -> None:
+    source = tmp_path / ".codebot" / "settings.json"
+    base = {"command": "x"}
+    plain = server_config("s", {**base, "sandbox": "workspace-write"}, source)
+    assert plain.error is None and plain.sandbox is not None
+    assert plain.sandbox.mode == "workspace-write" and not plain.sandbox.network
+    full = server_config(
+        "s", {**base, "sandbox": {"mode": "read-only", "network": True, "writable": ["c"]}}, source
+    )
+    assert full.sandbox == ServerSandbox(
+        "read-only",
+        True,
+        ((tmp_path / "c").resolve(),),
+        full.sandbox.workspace if full.sandbox else None,
+    )
+    assert server_config("s", {**base, "sandbox": "off"}, source).sandbox is None
+    bad = server_config("s", {**base, "sandbox": "tight"}, source)
+    assert bad.error is not None and "'sandbox.mode'" in bad.error and str(source) in bad.error
+    http = server_config("s", {"url": "https://h/mcp", "sandbox": "read-only"}, source)
+    assert http.error is not None and "only for stdio servers" in http.error
+    odd = server_config("s", {**base, "sandbox": {"mood": "read-only"}}, source)
+    assert odd.error is not None and "sandbox.mood" in odd.error
