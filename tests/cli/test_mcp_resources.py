@@ -292,12 +292,9 @@ def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ},
     )
-    from codebot_mcp.core.config import paths
-
-    log = paths.log_dir() / "askl.log"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # the call is running once the server logged it
-        if log.exists() and "CallToolRequest" in log.read_text(errors="replace"):
+        if "CallToolRequest" in server_logs("askl"):
             break
         time.sleep(0.2)
     time.sleep(1.0)
