@@ -133,7 +133,7 @@ def test_a_set_max_tokens_is_kept_and_a_learned_window_shrinks_the_default(
     assert chat(capsys, "--cwd", str(tmp_path), "chat", "-p", "hi")[0] == 0
     assert fake.bodies[-1]["max_tokens"] == 512  # the set window
     write_settings(tmp_path, {"base_url": fake.base_url})
-    fake.queue(fo.overflow(4096), fo.text("the summary"), fo.text("fits"))
+    fake.queue(fo.overflow(16384), fo.text("the summary"), fo.text("fits"))
     code, out, err = chat(capsys, "--cwd", str(tmp_path), "chat", "-p", "more", "--continue")
     assert (code, out) == (0, "fits\n"), err
-    assert fake.bodies[-1]["max_tokens"] == 1024  # the window the server's error named
+    assert fake.bodies[-1]["max_tokens"] == 4096  # the window the server's error named
