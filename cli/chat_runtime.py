@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings, open_manager
+from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings, open_manager
 from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
@@ -91,6 +91,8 @@ class ChatRuntime:
     resolved: ModelConfig | None = None
     """The model as the settings and flags name it, before the endpoint was asked which
     model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
+    pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -177,8 +179,10 @@ class ChatRuntime:
             self.session.replace_history(sessions.replay(saved.path))
             self.session.restore_loaded(sessions.loaded_tools(saved.path))
             log.adopt(self.session)
+            self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log
         self.log = log
+        self.manager.tasks.journal = log  # tasks are remembered with the session
         self.checkpoints = None  # a resumed session has checkpoints of its own
         self.attach_checkpoints()
         self.follow_hooks()
@@ -236,6 +240,14 @@ class ChatRuntime:
             self.follow_hooks()
             self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
 
+    async def resume_tasks(self) -> list[str]:
+        """Follow the tasks the resumed session left running to their end (after the servers
+        started); each result joins the history as the call it was. One line per task."""
+        from codebot_mcp.mcpbridge.calls.resume import resume_into
+
+        pending, self.pending_tasks = self.pending_tasks, []
+        return await resume_into(self.session, self.manager, pending) if pending else []
+
     async def aclose(self) -> None:
         """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during
         cancellation too), remove the sandbox's temp directory."""
@@ -269,17 +281,20 @@ async def settle_trust(
         trust,
     )  # deferred: `codebot --help` does not load settings or trust
 
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
+    loaded = apply_trust(globals_, settings, warn=ask is None)  # trust applied once, here
+    result = loaded.trust
     if not result.needs_trust:
-        return settings, ()
+        return loaded.settings, ()
     skipped = tuple(c.name for c in result.servers)
     if ask is None:
-        return apply_trust(globals_, settings)[0], skipped
+        return loaded.settings, skipped
     if await ask(result):
         trust.record(result)
-        return settings, ()
+        again = apply_trust(globals_, settings, warn=False)
+        if not again.trust.needs_trust:
+            return again.settings, ()
     render.warn(trust.untrusted_message(result))
-    return trust.without_untrusted(settings, result), skipped
+    return loaded.settings, skipped
 
 
 @asynccontextmanager
@@ -307,7 +322,7 @@ async def open_runtime(
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.model.config import resolve_config
 
-    raw = load_settings(globals_)
+    raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
     if options.resume_latest or options.resume:  # no such session: say so before anything runs
         from codebot_mcp.core.agent import history as sessions
 
@@ -401,6 +416,20 @@ def chat_answers(
     from codebot_mcp.cli.answers import policy
 
     return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
+
+
+def sandbox_mode(value: str | None) -> str | None:
+    """``--sandbox MODE`` (chat, mcp serve), checked (a usage error names the modes)."""
+    from codebot_mcp.core.config.sandboxing import MODES
+
+    if value is None or value in MODES:
+        return value
+    from codebot_mcp.core.errors import UsageError
+
+    raise UsageError(
+        f"--sandbox {value}: unknown mode",
+        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
+    )
 
 
 def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:

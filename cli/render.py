@@ -88,10 +88,12 @@ def table(rows: Sequence[Sequence[str]], *, indent: str = "") -> str:
 
 
 def print_json(data: Any) -> None:
-    """Pretty JSON on stdout."""
+    """Pretty JSON on stdout, every known secret scrubbed (as :func:`safe` does for text)."""
     import json
 
-    print(printable_json(json.dumps(data, indent=2, ensure_ascii=False)))
+    from codebot_mcp.core.secrets.redact import scrub
+
+    print(printable_json(json.dumps(scrub(data, REDACTOR), indent=2, ensure_ascii=False)))
 
 
 def count(n: int, noun: str) -> str:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.effective import Effective
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.useragent import UserAgent
@@ -43,11 +44,14 @@ class Globals:
     """``--base-url`` given as a global option (``chat --base-url`` beats it)."""
 
 
-def load_settings(globals_: Globals) -> Settings:
-    """Read the settings for the working directory (raises ``SettingsError``).
+def load_unfiltered_settings(globals_: Globals) -> Settings:
+    """The settings as the files write them, **before trust** (raises ``SettingsError``).
 
-    Every secret the settings name (header and env values, the API key) is handed to the
-    process-wide redactor, so no log line or message can print it.
+    Only for showing what trust holds back (``mcp get``, doctor's report, the trust review,
+    the chat's extensions review) and for editing the files; everything that runs or connects
+    uses :func:`load_effective`. Every secret the settings name (header and env values, the
+    API key) is handed to the process-wide redactor, so no log line or message can print it;
+    warnings are printed once.
     """
     import os
 
@@ -55,7 +59,7 @@ def load_settings(globals_: Globals) -> Settings:
     from codebot_mcp.core.config import settings as settings_mod
     from codebot_mcp.core.secrets.redact import entry_secrets
 
-    settings = settings_mod.load(globals_.cwd)
+    settings = settings_mod.load_unfiltered(globals_.cwd)
     for config in settings.servers.values():
         render.REDACTOR.add(entry_secrets(config))
         render.REDACTOR.add(config.oauth.secrets)
@@ -74,16 +78,28 @@ def load_settings(globals_: Globals) -> Settings:
     return settings
 
 
-def apply_trust(globals_: Globals, settings: Settings) -> tuple[Settings, trust.TrustCheck]:
-    """Drop untrusted project servers, with a warning naming the fix (non-interactive use)."""
-    from codebot_mcp.core.config import trust
+def load_effective(globals_: Globals, *, warn: bool = True) -> Effective:
+    """The settings every command runs with: trust applied once, by
+    :func:`core.config.effective.apply` (raises ``SettingsError``).
 
-    result = trust.check(settings, assume_trusted=globals_.trust_project)
-    if result.needs_trust:
+    With ``warn``, an untrusted project's skipped servers and settings are named on stderr
+    with the fixes (non-interactive use; the REPL asks instead).
+    """
+    return apply_trust(globals_, load_unfiltered_settings(globals_), warn=warn)
+
+
+def apply_trust(globals_: Globals, settings: Settings, *, warn: bool = True) -> Effective:
+    """Trust applied to settings read with :func:`load_unfiltered_settings`, with a warning
+    naming what is skipped and the fixes (non-interactive use)."""
+    from codebot_mcp.core.config import effective
+
+    result = effective.apply(settings, assume_trusted=globals_.trust_project)
+    if warn and result.trust.needs_trust:
         from codebot_mcp.cli import render
+        from codebot_mcp.core.config import trust
 
-        render.warn(trust.untrusted_message(result))
-    return trust.without_untrusted(settings, result), result
+        render.warn(trust.untrusted_message(result.trust))
+    return result
 
 
 def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
@@ -182,4 +198,8 @@ async def open_manager(
         async with Manager(
             servers, prelaunched=launched, login=login, agent=agent, sampler=sampler
         ) as manager:
+            from codebot_mcp.cli.signals import terminating
+
+            # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.
+            manager.tasks.cancel_on_interrupt = lambda: not terminating()
             yield manager

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_RECEIVED: list[int] = []
+"""SIGTERM/SIGHUP received by :func:`terminable` in this process."""
+
+
+def terminating() -> bool:
+    """True once SIGTERM or SIGHUP asked this process to end (not Ctrl-C): a call cancelled by
+    it leaves its server-side task running, for ``--continue`` to pick up."""
+    return bool(_RECEIVED)
 
 
 def run(func: Callable[..., Awaitable[T]], *args: Any, one_shot: bool = True) -> T:
@@ -55,6 +63,7 @@ async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:
 
         def on_signal(number: int) -> None:
             received.append(number)
+            _RECEIVED.append(number)
             scope.cancel()
 
         installed: list[signal.Signals] = []

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
     """What a server runs or where it connects, then one line per fact that decides what
     runs: the resolved program, its ``cwd``, a ``PATH`` override, and every variable it
-    expands (credentials and the model's API key flagged). Env and header values are not
-    shown, only their names.
+    expands anywhere (``core.envexpand.EXPANDED_STRINGS``: args, env, headers, url, oauth...;
+    credentials and the model's API key flagged). Env, header and oauth values are not shown,
+    only their names.
     """
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.proc.lookup import find_command
@@ -26,6 +27,9 @@ def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
         text = f"{config.name}: {redact_url(config.url or '')}"
         if config.headers:
             text += f" (headers: {', '.join(config.headers)})"
+        oauth = config.raw.get("oauth")
+        if isinstance(oauth, dict) and oauth:
+            text += f" (oauth: {', '.join(str(k) for k in oauth)})"  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     else:
         command = " ".join([config.command or "?", *(redact_url(a) for a in config.args)])
         text = f"{config.name}: {command}"

@@ -51,15 +51,14 @@ def location(settings: Settings) -> Path:
 def ask_holder(
     settings: Settings, check: trust.TrustCheck, payload: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """The holder's answer for these settings, or None: take the cold path (silently)."""
+    """The holder's answer for these settings (trust applied: ``load_effective``), or None:
+    take the cold path (silently)."""
     from codebot_mcp.mcpbridge.warm import client as warm
 
     path = location(settings)
     if not path.exists():
         return None
-    from codebot_mcp.core.config import trust
-
-    servers = dict(trust.without_untrusted(settings, check).servers)
+    servers = dict(settings.servers)
     try:
         digest = warm.fingerprint(servers, check.trusted, roots(settings))
         return warm.request(path, digest, payload)
@@ -137,15 +136,14 @@ def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | No
     if not _holder_exists(cwd):
         return None
     from codebot_mcp.cli import render
-    from codebot_mcp.cli.runtime import Globals, load_settings, require_trusted
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.cli.runtime import Globals, load_effective, require_trusted
     from codebot_mcp.core.config.servers import require_usable
     from codebot_mcp.core.tools import arguments
     from codebot_mcp.core.tools.base import ToolResult
 
     try:
-        settings = load_settings(Globals(cwd=cwd))
-        check = trust.check(settings, assume_trusted=False)
+        loaded = load_effective(Globals(cwd=cwd), warn=False)
+        settings, check = loaded.settings, loaded.trust
         if server not in settings.servers or server in settings.shadowed:
             return ordinary(argv)  # unknown, or a global entry standing in: as the parser does
         require_trusted(server, check, settings)

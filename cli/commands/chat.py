@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render, signals
-from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, sandbox_mode
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
@@ -91,7 +91,7 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
-    options.sandbox = _sandbox_mode(sandbox)
+    options.sandbox = sandbox_mode(sandbox)
     if continue_ and resume is not None:
         raise UsageError(
             "--continue and --resume both pick a session to resume",
@@ -150,6 +150,8 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             await runtime.manager.start_all()
             report_mcp(runtime.manager)
+            for line in await runtime.resume_tasks():  # --continue: tasks left running
+                print(render.safe(line), file=sys.stderr)
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:
@@ -258,23 +260,10 @@ def _custom_command(runtime: ChatRuntime, prompt: str) -> tuple[str, CustomComma
     return prompt, None
 
 
-def _sandbox_mode(value: str | None) -> str | None:
-    """``--sandbox MODE``, checked (a usage error names the modes)."""
-    from codebot_mcp.core.config.sandboxing import MODES
-
-    if value is None or value in MODES:
-        return value
-
-    raise UsageError(
-        f"--sandbox {value}: unknown mode",
-        hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
-    )
-
-
 def _list_for_resume(globals_: Globals) -> None:
     from codebot_mcp.core.agent import history as sessions
 
-    settings = load_settings(globals_)
+    settings = load_effective(globals_, warn=False).settings
     saved = sessions.list_sessions(settings.project_root or globals_.cwd)
     for item in saved[:20]:
         print(render.safe(sessions.describe(item)), file=sys.stderr)

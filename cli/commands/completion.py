@@ -102,7 +102,7 @@ def _settings(ctx: Any) -> Any:
     from codebot_mcp.core.config import settings
 
     try:
-        return settings.load(_root_cwd(ctx))
+        return settings.load_unfiltered(_root_cwd(ctx))  # names only: nothing runs
     except Exception:  # boundary: completion must never fail or print
         return None
 
@@ -158,8 +158,10 @@ def _cache_path() -> Path:
 
 def _cached_tools() -> dict[str, tuple[str, list[str]]]:
     """``{server: (entry fingerprint, tool names)}`` from the cache file."""
+    from codebot_mcp.core import jsonutil
+
     try:
-        data = json.loads(_cache_path().read_text(encoding="utf-8"))
+        data = jsonutil.loads(_cache_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):

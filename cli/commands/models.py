@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.errors import ExitCode, ModelError
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def models_command(
     from codebot_mcp.core.model.config import resolve_config
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    settings = load_effective(globals_).settings  # an untrusted project's endpoint gets no key
     try:
         config = resolve_config(settings, model=globals_.model, base_url=globals_.base_url)
     except ModelError as exc:
@@ -51,14 +51,14 @@ def models_command(
         else:
             print("No endpoint is configured; found on this machine:")
             for line in describe(found):
-                print(f"  {line}")
+                print(f"  {render.safe(line, one_line=True)}")  # ids are the endpoint's text
         return ExitCode.OK
     names = discovery.list_models(config.url, config.api_key if config.key_env else None)
     if as_json:
         render.print_json({"base_url": config.url, "models": names})
     else:
         for name in names:
-            print(name)
+            print(render.safe(name, one_line=True))  # a stranger's text: escapes shown, not run
     return ExitCode.OK
 
 
@@ -90,14 +90,10 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
     """
     import sys
 
-    from codebot_mcp.core.config import trust
     from codebot_mcp.core.model import discovery
     from codebot_mcp.core.model.config import resolve_config
 
-    settings = load_settings(globals_)
-    settings = trust.without_untrusted(
-        settings, trust.check(settings, assume_trusted=globals_.trust_project)
-    )
+    settings = load_effective(globals_, warn=False).settings
     try:
         resolve_config(settings, model=options.model, base_url=options.base_url)
         return
@@ -108,7 +104,7 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
         return
     print("No model endpoint is configured; found on this machine:", file=sys.stderr)
     for i, line in enumerate(describe(found), 1):
-        print(f"  {i}. {line}", file=sys.stderr)
+        print(f"  {i}. {render.safe(line, one_line=True)}", file=sys.stderr)
     if not interactive:
         first = found[0]
         model = f" --model {first.models[0]}" if first.models else ""
@@ -127,14 +123,14 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
         model = chosen.models[0]
         if len(chosen.models) > 1:
             for i, name in enumerate(chosen.models, 1):
-                print(f"  {i}. {name}", file=sys.stderr)
+                print(f"  {i}. {render.safe(name, one_line=True)}", file=sys.stderr)
             answer = _ask(f"Model [1-{len(chosen.models)}, default 1]: ")
             if answer.isdigit() and 0 < int(answer) <= len(chosen.models):
                 model = chosen.models[int(answer) - 1]
         options.model = model
     print(
         f"Using {chosen.name} at {chosen.base_url}"
-        + (f", model {options.model}" if options.model else "")
+        + (f", model {render.safe(options.model, one_line=True)}" if options.model else "")
         + f' (next time: --base-url {chosen.base_url}, or "base_url" in settings.json)',
         file=sys.stderr,
     )

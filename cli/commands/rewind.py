@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -74,11 +74,8 @@ def rewind_command(
     globals_: Globals = ctx.obj
     if number is not None and number < 1:
         raise UsageError(f"turn {number}: turns count from 1", hint="Pass N >= 1, or --list.")
-    from codebot_mcp.core.config import trust
-
-    settings = load_settings(globals_)
-    # An untrusted project's own 'checkpoints' limits do not apply (nothing else here does).
-    settings = trust.without_untrusted(settings, trust.check(settings))
+    # An untrusted project's own 'checkpoints' limits do not apply (trust applied once).
+    settings = load_effective(globals_, warn=False).settings
     project = settings.project_root or globals_.cwd
     saved = history.find(project, session)
     config = settings.checkpoints

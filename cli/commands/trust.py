@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.errors import ExitCode, UsageError
 
@@ -33,12 +33,12 @@ def trust_command(
     Trust is recorded for this project file and its current server entries; a change
     to them needs trust again.
     """
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective, trust
     from codebot_mcp.core.config.trust import TrustReason
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
-    result = trust.check(settings)
+    # What trust holds back, to show it: the review is the one reader that needs it.
+    result = effective.apply(load_unfiltered_settings(globals_)).trust
     if not result.asks:
         print(
             "This project needs no trust (no MCP servers, no gated settings, no hooks, "

@@ -31,8 +31,10 @@ def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
     """``k=v`` pairs on one line, cut at ``limit`` characters."""
     value: Any = arguments
     if isinstance(arguments, str):
+        from codebot_mcp.core import jsonutil
+
         try:
-            value = json.loads(arguments or "{}")
+            value = jsonutil.loads(arguments or "{}")
         except json.JSONDecodeError:
             return render.safe(arguments, one_line=True)[:limit]
     if not isinstance(value, Mapping):

@@ -153,6 +153,8 @@ class MCPCompleter(_completer_base()):  # type: ignore[misc]
         prefix = rest[1:]
         out: list[tuple[str, int, str]] = []
         for r in await catalog.resources(server):
+            if r.app_page:  # an MCP App's HTML page: codebot renders no Apps (SEP-1865)
+                continue
             if r.uri.startswith(prefix):
                 meta = ("template: " if r.template else "") + (r.title or r.name)
                 out.append((r.uri, -len(prefix), meta))

@@ -33,7 +33,7 @@ from codebot_mcp.cli.repl.reports import (
     usage_line,
     usage_report,
 )
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.cli.trustview import describe_all
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
@@ -247,6 +247,13 @@ class Repl:
         # prompt-toolkit had put in place; the line is then not worth a crash.
         with suppress(ValueError):
             report_mcp(runtime.manager)
+        await self._resume_tasks(runtime)
+
+    async def _resume_tasks(self, runtime: ChatRuntime) -> None:
+        """Tasks a resumed session left running are followed to their end first."""
+        for line in await runtime.resume_tasks():
+            with suppress(ValueError):
+                print(render.safe(line), file=sys.stderr)
 
     async def turn(
         self, line: str, *, mentions: bool = True, command: CustomCommand | None = None
@@ -398,11 +405,12 @@ class Repl:
         count = len(runtime.session.history)
         print(f"(resumed session {session_id}: {count} messages; current tools)")
         await runtime.session_started("resume")
+        await self._resume_tasks(runtime)
 
     async def _reload(self, runtime: ChatRuntime) -> None:
         """Re-read settings: servers (through trust again), permission rules, limits, model."""
         try:
-            loaded = load_settings(runtime.globals)
+            loaded = load_unfiltered_settings(runtime.globals)  # the extensions review it
         except CodebotError as exc:
             render.error(exc)
             return

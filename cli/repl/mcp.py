@@ -118,7 +118,7 @@ class ReplAgent:
             return ElicitAnswer("cancel")
         if choice != "y":
             return ElicitAnswer("decline")
-        if not open_in_browser(request.url or ""):
+        if not open_in_browser(shown.target or ""):  # the URL as shown: the host shown
             _err(f"  (no browser could be started; open the URL yourself: {shown.url})")
         return ElicitAnswer("accept")
 

@@ -8,7 +8,11 @@ One file per session, ``<state>/sessions/<project key>/<id>.jsonl`` (directories
 - ``{"type": "reset", "messages": [...]}`` when the history was rewritten (compaction,
   ``/clear``): a reader starts over from it;
 - ``{"type": "loaded", "tools": [...]}`` for MCP tools ``search_tools`` loaded (tool search),
-  in load order: they stay loaded when the session is resumed.
+  in load order: they stay loaded when the session is resumed;
+- ``{"type": "task", "event": "started", "server", "tool", "arguments", "task_id", "started"}``
+  when a server turned a tool call into a task (SEP-2663), and ``{"type": "task", "event":
+  "ended", "task_id", "status"}`` when it ended (or was cancelled, or is gone): a task that
+  started and never ended is picked up again by ``--continue`` (:func:`pending_tasks`).
 
 Every string is scrubbed (the ``scrub`` function the CLI passes knows every secret) before it
 reaches the disk. Tools are never saved (only the names tool search loaded): a resumed session
@@ -22,12 +26,13 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
 
@@ -116,11 +121,7 @@ class SessionLog:
         history = session.history
         records: list[dict[str, Any]] = []
         if not self.path.exists():
-            created = datetime.now(UTC).isoformat(timespec="seconds")
-            records.append(
-                {"type": "session", "version": FORMAT_VERSION, "id": self.id, "created": created}
-                | self._meta
-            )
+            records.append(self._header())
             if self._version == -1:
                 self._version = session.history_version
         if session.history_version != self._version or self._written > len(history):
@@ -140,6 +141,32 @@ class SessionLog:
         self._written = len(history)
         self._version = session.history_version
         self._loaded = len(loaded)
+
+    def task_started(self, record: Mapping[str, Any]) -> None:
+        """A tool call became a server-side task: remember it until it ends."""
+        self._journal({"type": "task", "event": "started", **record})
+
+    def task_ended(self, task_id: str, status: str) -> None:
+        """The task ended (``completed``, ``failed``, ``cancelled``, ``lost``)."""
+        self._journal({"type": "task", "event": "ended", "task_id": task_id, "status": status})
+
+    def _journal(self, record: dict[str, Any]) -> None:
+        if self.error is not None:
+            return
+        records = [record] if self.path.exists() else [self._header(), record]
+        try:
+            self._append(records)
+        except OSError as exc:
+            self.error = f"cannot save the session to {self.path}: {exc.strerror or exc}"
+
+    def _header(self) -> dict[str, Any]:
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        return {
+            "type": "session",
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "created": created,
+        } | self._meta
 
     def _append(self, records: list[dict[str, Any]]) -> None:
         paths.private_dir(self.path.parent)
@@ -178,7 +205,7 @@ def _records(path: Path, until: int | None = None) -> Iterator[dict[str, Any]]:
         line = raw.decode("utf-8", errors="replace")
         if line:
             try:
-                record = json.loads(line)
+                record = jsonutil.loads(line)
             except json.JSONDecodeError:  # a line cut by a crash: skip it
                 continue
             if isinstance(record, dict):
@@ -224,6 +251,19 @@ def loaded_tools(path: Path) -> list[str]:
         if isinstance(tools, list):
             names += [n for n in tools if isinstance(n, str) and n not in names]
     return names
+
+
+def pending_tasks(path: Path) -> list[dict[str, Any]]:
+    """The tasks a session file shows started and never ended, oldest first."""
+    started: dict[str, dict[str, Any]] = {}
+    for record in _records(path):
+        if record.get("type") != "task" or not isinstance(record.get("task_id"), str):
+            continue
+        if record.get("event") == "started" and isinstance(record.get("server"), str):
+            started[record["task_id"]] = record
+        elif record.get("event") == "ended":
+            started.pop(record["task_id"], None)
+    return list(started.values())
 
 
 def _complete(messages: list[Message]) -> list[Message]:

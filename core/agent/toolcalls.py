@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.agent.session import Message
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
@@ -34,10 +35,27 @@ def tool_message(call: ToolCall, result: ToolResult) -> Message:
     }
 
 
+def finished_elsewhere(call: ToolCall, result: ToolResult) -> list[Message]:
+    """A call that ended outside any turn (a server-side task that ``--continue`` picked up
+    again), as the two messages its turn would have added: the call, then its result."""
+    request: Message = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+        ],
+    }
+    return [request, tool_message(call, result)]
+
+
 def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
     """The arguments as a dict, or the reason they are unusable."""
     try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
+        value = jsonutil.loads(call.arguments) if call.arguments.strip() else {}
     except json.JSONDecodeError as exc:
         return f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})"
     if not isinstance(value, dict):

@@ -2,7 +2,7 @@
 
 ``{"checkpoints": {"enabled": true, "max_files": 50000, "max_size_mb": 500}}`` drives the
 snapshots ``core.agent.checkpoints`` takes before each prompt's changes. It is trust-gated
-(``settings.TRUST_GATED_KEYS``): a project file's value applies only once it is trusted.
+(the key table, ``core.config.keys``): a project file's value applies only once it is trusted.
 """
 
 from __future__ import annotations

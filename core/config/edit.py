@@ -42,14 +42,21 @@ def settings_file(scope: Scope, cwd: Path) -> Path:
 
     ``global`` is ``$CODEBOT_HOME/settings.json``. ``project`` is the nearest existing
     ``.codebot/settings.json`` from ``cwd`` upward, else ``cwd/.codebot/settings.json``.
+
+    Raises:
+        ProjectWriteError: the project file would be codebot's own (run from the home
+            directory) or lead outside the project (``core.config.projectfiles``).
     """
     if scope == "global":
         return paths.global_settings_path()
+    from codebot_mcp.core.config import projectfiles
     from codebot_mcp.core.config.settings import (
         find_project_file,
     )  # deferred: settings imports servers
 
-    return find_project_file(cwd) or cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE
+    path = find_project_file(cwd) or cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE
+    projectfiles.landing(path, path.parent.parent)
+    return path
 
 
 def read_document(path: Path) -> dict[str, Any]:
@@ -90,19 +97,26 @@ def write_document(path: Path, document: Mapping[str, Any], *, private: bool) ->
     """Write ``document`` to ``path`` atomically (temporary file + rename).
 
     A new file gets mode 0600 when ``private`` (the global file), else 0644 filtered by the
-    umask; an existing file keeps its mode. A new ``private`` directory gets 0700.
+    umask; an existing file keeps its mode. A new ``private`` directory gets 0700. Any file
+    but the global settings file is a project file: it is written by
+    :func:`core.config.projectfiles.write`, never outside the project it belongs to (a
+    symlinked ``.codebot`` cannot send it into your global settings).
 
     Raises:
+        ProjectWriteError: a project file would land outside its project or in codebot's own
+            directories.
         SettingsError: the file or its directory cannot be written.
     """
+    from codebot_mcp.core.config import projectfiles
+
     created = not path.exists()
     text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     try:
-        if private:
+        if projectfiles.is_global_settings(path):
             paths.private_dir(path.parent)
+            atomic_write(path, text, mode=0o600 if private and created else None)
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text, mode=0o600 if private and created else None)
+            projectfiles.write(path, text, root=path.parent.parent)
     except OSError as exc:
         raise SettingsError(
             f"cannot write settings file {path}: {exc.strerror or exc}",
@@ -239,7 +253,9 @@ def set_enabled(path: Path, name: str, enabled: bool) -> Edit:
 
 
 def _is_global(path: Path) -> bool:
-    return path.resolve() == paths.global_settings_path().resolve()
+    from codebot_mcp.core.config import projectfiles
+
+    return projectfiles.is_global_settings(path)
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:

@@ -1,37 +1,321 @@
-"""The keys a settings file may hold, and the warning for one codebot does not know."""
+"""The one table of settings keys: what each top-level key is, how it is checked, its
+default, whether an untrusted project may set it, and its JSON Schema.
+
+Everything that reads keys reads them from :data:`KEYS`: parsing (:func:`parse_scalars`),
+the unknown-key warning (:func:`unknown_keys`), the defaults (:func:`default`, used by
+``Settings``), trust gating (:func:`gated_keys`) and ``docs/settings.schema.json``
+(:func:`json_schema`; ``python -m codebot_mcp.core.config.keys`` prints it, and a test checks
+the checked-in copy is current).
+
+**Trust.** A key of a project file is ``"gated"`` unless its row says otherwise: it applies
+only once the project is trusted. The default is deliberate: a key added later cannot forget
+to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
+does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-TOP_LEVEL_KEYS: tuple[str, ...] = (
-    "mcp_servers",
-    "mcpServers",
-    "model",
-    "base_url",
-    "api_key_env",
-    "max_turns",
-    "tool_result_max_tokens",
-    "max_tokens",
-    "model_retries",
-    "context_window",
-    "tool_search",
-    "usage_line_after",
-    "roots",
-    "warm_idle_timeout",
-    "permissions",
-    "checkpoints",
-    "hooks",
-    "subagent_depth",
-    "registry_url",
-    "sandbox",
-    "$schema",
+from codebot_mcp.core.errors import SettingsError
+
+Trust = Literal["gated", "free", "own"]
+"""``gated``: a project file's value applies only once the project is trusted; ``free``: it
+applies at once (it can only make codebot more careful, or does nothing); ``own``: the key's
+module decides, value by value (``sandbox``: tightening applies at once, widening is gated;
+``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _text(path: Path, key: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise SettingsError(
+            f"'{key}' in {path} must be a string, found {_type_name(value)}",
+            hint=f'Write it as "{key}": "...".',
+        )
+    return value or None
+
+
+def _integer(minimum: int) -> Callable[[Path, str, Any], int]:
+    def parse(path: Path, key: str, value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
+            raise SettingsError(
+                f"'{key}' in {path} must be {kind}, found {json.dumps(value)}",
+                hint=f'Write it as "{key}": {max(minimum, 50)}.',
+            )
+        return value
+
+    return parse
+
+
+def _tool_search(path: Path, key: str, value: Any) -> str | bool:
+    if value != "auto" and not isinstance(value, bool):
+        raise SettingsError(
+            f"'{key}' in {path} must be \"auto\", true or false, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": "auto" (the default), true or false.',
+        )
+    return value  # type: ignore[no-any-return]
+
+
+def _seconds(path: Path, key: str, value: Any) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1e9:
+        raise SettingsError(
+            f"'{key}' in {path} must be a positive number of seconds, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": 600.',
+        )
+    return float(value)
+
+
+def _roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
+    """Relative to the project root (a project file) or to the home directory (global)."""
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):  # pyright: ignore[reportUnknownVariableType]
+        raise SettingsError(
+            f"'{key}' in {path} must be a list of directory paths, found {_type_name(value)}",
+            hint=f'Write it as "{key}": ["~/src/shared", "../docs"].',
+        )
+    base = path.parent.parent if path.parent.name == ".codebot" else Path.home()
+    return tuple((base / Path(r).expanduser()).resolve() for r in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+def _ignored(path: Path, key: str, value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One top-level settings key."""
+
+    name: str
+    help: str
+    schema: Mapping[str, Any]
+    """Its JSON Schema (for ``docs/settings.schema.json``)."""
+    default: Any = None
+    parse: Callable[[Path, str, Any], Any] | None = None
+    """Checks a value (raising ``SettingsError`` naming file and key) and returns it as
+    ``Settings`` holds it; None for keys parsed elsewhere (servers, permissions)."""
+    trust: Trust = "gated"
+    """Whether a project file's value waits for trust; see the module docstring."""
+    field: str | None = None
+    """The ``Settings`` attribute it fills (its name by default when ``parse`` is set)."""
+    example: Any = None
+    """A valid value other than the default (the schema's example; tests set it)."""
+
+    @property
+    def attribute(self) -> str | None:
+        return self.field or (self.name if self.parse is not None else None)
+
+
+_STR = {"type": ["string", "null"]}
+_POSITIVE = {"type": "integer", "minimum": 1}
+
+DEFAULT_MAX_TURNS = 50
+DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens per model turn (``max_tokens``): a long file fits, a runaway does not."""
+DEFAULT_USAGE_LINE_AFTER = 100_000
+"""Session tokens after which the REPL prints a usage line after each answer."""
+DEFAULT_WARM_IDLE_TIMEOUT = 600.0
+"""Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
+DEFAULT_SUBAGENT_DEPTH = 1
+"""How deep ``task`` may nest: 1 lets the main agent start subagents, and them none."""
+DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
+"""The official MCP Registry, where ``mcp search`` and ``mcp install`` look by default."""
+
+KEYS: tuple[Key, ...] = (
+    Key(
+        "mcp_servers",
+        "MCP servers by name (each entry: command/args/env/cwd or type http with url/headers).",
+        {"type": "object", "additionalProperties": {"$ref": "#/$defs/server"}},
+    ),
+    Key(
+        "mcpServers",
+        "The same as mcp_servers (the name other clients use); a file holds one of the two.",
+        {"type": "object", "additionalProperties": {"$ref": "#/$defs/server"}},
+    ),
+    Key("model", "The model name sent to the API.", _STR, None, _text, example="gpt-4o"),
+    Key(
+        "base_url",
+        "The OpenAI-compatible endpoint (where the API key is sent).",
+        {"type": ["string", "null"], "pattern": "^https?://"},
+        None,
+        _text,
+        example="http://localhost:11434/v1",
+    ),
+    Key(
+        "api_key_env",
+        "The environment variable holding the API key.",
+        {"type": ["string", "null"], "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        None,
+        _text,
+        example="MY_API_KEY",
+    ),
+    Key(
+        "max_turns",
+        "Model turns per prompt before the agent stops (exit 6).",
+        _POSITIVE,
+        DEFAULT_MAX_TURNS,
+        _integer(1),
+        example=20,
+    ),
+    Key(
+        "tool_result_max_tokens",
+        "A tool result longer than this is cut before the model sees it.",
+        _POSITIVE,
+        DEFAULT_TOOL_RESULT_MAX_TOKENS,
+        _integer(1),
+        example=10_000,
+    ),
+    Key(
+        "max_tokens",
+        "Output tokens per model turn (sent as max_tokens).",
+        _POSITIVE,
+        DEFAULT_MAX_TOKENS,
+        _integer(1),
+        example=4096,
+    ),
+    Key(
+        "model_retries",
+        "Retries of a failed model request (default: 2 for remote APIs, 0 for loopback).",
+        {"type": "integer", "minimum": 0},
+        None,
+        _integer(0),
+        example=0,
+    ),
+    Key(
+        "context_window",
+        "The model's context window in tokens (default: from the known models, or 128k).",
+        _POSITIVE,
+        None,
+        _integer(1),
+        example=32_768,
+    ),
+    Key(
+        "tool_search",
+        'Defer MCP tool schemas behind search_tools: "auto", true or false.',
+        {"enum": ["auto", True, False]},
+        "auto",
+        _tool_search,
+        example=False,
+    ),
+    Key(
+        "usage_line_after",
+        "Session tokens after which the REPL prints a usage line after each answer.",
+        {"type": "integer", "minimum": 0},
+        DEFAULT_USAGE_LINE_AFTER,
+        _integer(0),
+        example=50_000,
+    ),
+    Key(
+        "roots",
+        "Directories offered to servers (roots/list) besides the project root.",
+        {"type": "array", "items": {"type": "string"}},
+        (),
+        _roots,
+        example=["~/src/shared"],
+    ),
+    Key(
+        "warm_idle_timeout",
+        "Seconds the warm holder (mcp warm) waits for a request before it exits.",
+        {"type": "number", "exclusiveMinimum": 0},
+        DEFAULT_WARM_IDLE_TIMEOUT,
+        _seconds,
+        example=120,
+    ),
+    Key(
+        "subagent_depth",
+        "How deep the task tool may nest subagents (0: no task tool).",
+        {"type": "integer", "minimum": 0},
+        DEFAULT_SUBAGENT_DEPTH,
+        _integer(0),
+        example=0,
+    ),
+    Key(
+        "registry_url",
+        "The MCP Registry (or a list) mcp search and mcp install use.",
+        {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        (DEFAULT_REGISTRY_URL,),
+        field="registry_url",
+        example="https://registry.example.com",
+    ),
+    Key(
+        "checkpoints",
+        "Snapshots before the agent changes files, for codebot rewind: enabled, max_files, "
+        "max_size_mb.",
+        {
+            "type": "object",
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "max_files": {"type": "integer", "minimum": 1},
+                "max_size_mb": {"type": "number", "exclusiveMinimum": 0},
+            },
+            "additionalProperties": False,
+        },
+        trust="own",
+    ),
+    Key(
+        "hooks",
+        "Commands run around tool calls and prompts (Claude Code's hooks format).",
+        {"type": "object"},
+        trust="own",
+    ),
+    Key(
+        "sandbox",
+        "How bash runs confined: mode, network, writable. A project file may tighten it; "
+        "widening it needs trust.",
+        {
+            "type": "object",
+            "properties": {
+                "mode": {"type": "string"},
+                "network": {"type": "boolean"},
+                "writable": {"type": "array", "items": {"type": "string"}},
+            },
+            "additionalProperties": False,
+        },
+        trust="own",
+    ),
+    Key(
+        "permissions",
+        "Tool-name patterns: allow (runs without asking; needs trust in a project file), "
+        "ask, deny (deny wins over ask, ask over allow).",
+        {
+            "type": "object",
+            "properties": {
+                k: {"type": "array", "items": {"type": "string"}} for k in ("allow", "ask", "deny")
+            },
+            "additionalProperties": False,
+        },
+    ),
+    Key(
+        "$schema",
+        "The JSON Schema of this file, for editors.",
+        {"type": "string"},
+        trust="free",
+    ),
 )
-"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
-PERMISSION_KEYS: tuple[str, ...] = ("allow", "ask", "deny")
+"""Every top-level key, in the order the docs list them."""
+
+PERMISSION_TRUST: Mapping[str, Trust] = {"allow": "gated", "ask": "free", "deny": "free"}
+"""``permissions`` is a section: ``allow`` lets tools run unasked (gated); ``ask`` and
+``deny`` only make codebot more careful (free)."""
+PERMISSION_KEYS: tuple[str, ...] = tuple(PERMISSION_TRUST)
 SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
 """``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
 CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
@@ -41,11 +325,52 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "checkpoints": CHECKPOINT_KEYS,
 }
 """Objects whose own keys are checked too."""
+TOP_LEVEL_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS)
+"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
+BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}
+SERVER_KEYS = ("mcp_servers", "mcpServers")
+
+
+def default(name: str) -> Any:
+    """The default of a key (what applies when no file sets it)."""
+    return BY_NAME[name].default
+
+
+def parse_scalars(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Every key of ``data`` with a parser, checked, as ``Settings`` attributes.
+
+    Raises:
+        SettingsError: a value has the wrong type or range (naming the file and key).
+    """
+    out: dict[str, Any] = {}
+    for key in KEYS:
+        if key.parse is not None and key.attribute is not None and key.name in data:
+            out[key.attribute] = key.parse(path, key.name, data[key.name])
+    return out
+
+
+def gated_keys(data: Mapping[str, Any]) -> list[str]:
+    """The keys of a project file that wait for trust, in table order (``permissions`` is
+    reported per section: ``permissions.allow``). Server tables are trusted per server, by
+    ``core.config.trust``, and are not listed here."""
+    out = [
+        k.name
+        for k in KEYS
+        if k.name in data and k.trust == "gated" and k.name not in (*SERVER_KEYS, "permissions")
+    ]
+    section = data.get("permissions")
+    if isinstance(section, dict):
+        out += [
+            f"permissions.{name}"
+            for name, trust in PERMISSION_TRUST.items()
+            if trust == "gated" and section.get(name)  # pyright: ignore[reportUnknownMemberType]
+        ]
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class SettingWarning:
-    """A top-level (or ``permissions``) key codebot does not know, kept as data."""
+    """A top-level (or section) key codebot does not know, kept as data."""
 
     file: Path
     key: str
@@ -58,8 +383,7 @@ class SettingWarning:
 
 
 def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
-    """A warning for each top-level key, or key of a section (``permissions``,
-    ``checkpoints``), codebot does not know."""
+    """A warning for each top-level or ``permissions`` key codebot does not know."""
     import difflib
 
     def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
@@ -78,3 +402,98 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
                 if k not in known
             ]
     return out
+
+
+_SERVER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "type": {"enum": ["stdio", "http", "streamable-http", "streamableHttp", "streamable_http"]},
+        "command": {"type": "string", "minLength": 1},
+        "args": {"type": "array", "items": {"type": "string"}},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        "cwd": {"type": "string", "minLength": 1},
+        "url": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        "timeout": {"type": "number", "exclusiveMinimum": 0},
+        "tool_timeout": {"type": "number", "exclusiveMinimum": 0},
+        "enabled": {"type": "boolean"},
+        "include_tools": {"type": "array", "items": {"type": "string"}},
+        "exclude_tools": {"type": "array", "items": {"type": "string"}},
+        "protocol": {"enum": ["auto", "legacy", "2026-07-28"]},
+        "description": {"type": "string"},
+        "log_level": {
+            "enum": [
+                "debug",
+                "info",
+                "notice",
+                "warning",
+                "error",
+                "critical",
+                "alert",
+                "emergency",
+            ]
+        },
+        "oauth": {
+            "oneOf": [
+                {"const": False},
+                {
+                    "type": "object",
+                    "properties": {
+                        "client_id": {"type": "string"},
+                        "client_secret": {
+                            "type": "string",
+                            "pattern": "\\$\\{",
+                            "description": "A ${VAR} reference: never a secret in clear.",
+                        },
+                        "client_metadata_url": {"type": "string", "pattern": "^https://"},
+                        "scopes": {"type": "array", "items": {"type": "string"}},
+                        "callback_port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                        "grant": {"enum": ["authorization_code", "client_credentials"]},
+                        "private_key": {"type": "string", "pattern": "\\$\\{"},
+                        "signing_algorithm": {"type": "string"},
+                        "issuer": {"type": "string", "pattern": "^https?://"},
+                        "token_endpoint_auth_method": {
+                            "enum": ["client_secret_basic", "client_secret_post", "none"]
+                        },
+                    },
+                    "additionalProperties": False,
+                },
+            ]
+        },
+    },
+    "additionalProperties": False,
+}
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``settings.json``, from :data:`KEYS` (each key's help and whether a
+    project file needs trust for it)."""
+    properties: dict[str, Any] = {}
+    for key in KEYS:
+        note = " Needs trust in a project file." if key.trust == "gated" else ""
+        entry = {**key.schema, "description": key.help + note}
+        if key.default not in (None, ()):
+            entry["default"] = key.default
+        if key.example is not None:
+            entry["examples"] = [key.example]
+        properties[key.name] = entry
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://codebot.invalid/settings.schema.json",
+        "title": "codebot settings.json",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+        "$defs": {"server": _SERVER_SCHEMA},
+    }
+
+
+def schema_text() -> str:
+    """:func:`json_schema` as the checked-in file holds it."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(schema_text())

@@ -27,7 +27,7 @@ from codebot_mcp.core.config.sandboxing import (
     ServerSandbox,
     parse_server_sandbox,
 )
-from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.envexpand import UndefinedVariable, expand, is_expanded
 from codebot_mcp.core.errors import SettingsError, UsageError
 from codebot_mcp.core.secrets.redact import printable
 
@@ -422,6 +422,9 @@ def _refuse_nul(data: Mapping[str, Any]) -> None:
 
 
 def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:
+    # The trust review and doctor show the variables of core.envexpand.EXPANDED_STRINGS: a
+    # string expanded anywhere else would be invisible to both.
+    assert is_expanded(key), f"'{key}' is expanded but not in envexpand.EXPANDED_STRINGS"
     try:
         return expand(value, environ)
     except UndefinedVariable as exc:

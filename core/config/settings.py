@@ -7,6 +7,10 @@ entries merge by name: a project entry replaces the global entry of the same nam
 A file that cannot be read or parsed is a :class:`SettingsError` (exit 3). A bad *server
 entry* fails only that server: it is kept as a :class:`ServerConfig` whose ``error`` says
 what is wrong, so the others still start and ``mcp list``/``doctor`` can show it.
+
+Size: one idea, reading the settings: discovery (where the project's files are, and where
+the search stops), the merge of the two files with what waits for trust, and the parsers of
+the keys the table in :mod:`.keys` hands to this module (``registry_url``, ``permissions``).
 """
 
 from __future__ import annotations
@@ -19,14 +23,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core.config import paths
+from codebot_mcp.core.config import keys, paths
 from codebot_mcp.core.config.checkpointing import (
     CheckpointSettings,
     merge_checkpoints,
     parse_checkpoints,
 )
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
-from codebot_mcp.core.config.keys import SettingWarning, unknown_keys
+from codebot_mcp.core.config.keys import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_REGISTRY_URL,
+    DEFAULT_SUBAGENT_DEPTH,
+    DEFAULT_TOOL_RESULT_MAX_TOKENS,
+    DEFAULT_USAGE_LINE_AFTER,
+    DEFAULT_WARM_IDLE_TIMEOUT,
+    SettingWarning,
+    unknown_keys,
+)
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import (
     EntryWarning,
@@ -40,43 +54,21 @@ from codebot_mcp.core.errors import SettingsError
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
 needs codebot's own packages (``mcp``) runs wherever codebot is installed (a venv, pipx, uv)."""
-DEFAULT_MAX_TURNS = 50
-DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
-DEFAULT_MAX_TOKENS = 8192
-"""Output tokens per model turn (``max_tokens``): a long file fits, a runaway does not."""
-DEFAULT_USAGE_LINE_AFTER = 100_000
-"""Session tokens after which the REPL prints a usage line after each answer."""
-DEFAULT_WARM_IDLE_TIMEOUT = 600.0
-"""Seconds a warm holder (``codebot mcp warm``) stays up without a request."""
-DEFAULT_SUBAGENT_DEPTH = 1
-"""How deep ``task`` may nest: 1 lets the main agent start subagents, and them none."""
-DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
-"""The official MCP Registry, where ``mcp search`` and ``mcp install`` look by default."""
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MAX_TURNS",
+    "DEFAULT_REGISTRY_URL",
+    "DEFAULT_SUBAGENT_DEPTH",
+    "DEFAULT_TOOL_RESULT_MAX_TOKENS",
+    "DEFAULT_USAGE_LINE_AFTER",
+    "DEFAULT_WARM_IDLE_TIMEOUT",
+    "PermissionRules",
+    "Settings",
+    "load_unfiltered",
+    "project_sources",
+    "read_json",
+]
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
-
-TRUST_GATED_KEYS = (
-    "base_url",
-    "api_key_env",
-    "model",
-    "max_turns",
-    "tool_result_max_tokens",
-    "subagent_depth",
-    "registry_url",
-    "checkpoints",
-)
-"""A hostile project could send the API key elsewhere, pick the model that runs, change the
-limits that bound a run, or point ``mcp install`` at a registry of its own with these: they
-need trust. (``hooks`` need it too: see :func:`load`.) ``checkpoints``: a cloned project must
-not turn off the user's way to undo what the agent did, nor size what is copied."""
-
-
-_DEFAULTS: dict[str, Any] = {
-    "max_turns": DEFAULT_MAX_TURNS,
-    "tool_result_max_tokens": DEFAULT_TOOL_RESULT_MAX_TOKENS,
-    "subagent_depth": DEFAULT_SUBAGENT_DEPTH,
-    "registry_url": (DEFAULT_REGISTRY_URL,),
-    "checkpoints": CheckpointSettings(),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +127,8 @@ class Settings:
     global_file: Path | None = None
     project_file: Path | None = None
     project_gated: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    """Project settings that take effect only once the project is trusted, as written:
-    ``base_url`` and ``api_key_env`` (where the API key goes) and ``permissions.allow``."""
+    """Project settings that take effect only once the project is trusted, as written: every
+    key the project file sets except those the key table marks free (``core.config.keys``)."""
     untrusted_fallback: Mapping[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The values of the gated settings without the project's (see ``core.trust``)."""
     project_sources: tuple[Path, ...] = ()
@@ -149,10 +141,50 @@ class Settings:
     and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
 
 
-def find_project_file(cwd: Path) -> Path | None:
-    """The nearest ``.codebot/settings.json`` from ``cwd`` upward, not counting the global one."""
-    global_file = paths.global_settings_path().resolve()
+def search_dirs(cwd: Path) -> list[Path]:
+    """The directories project settings are looked for in, nearest first: ``cwd`` and its
+    parents, stopping at the first of
+
+    - the repository root (a directory holding ``.git``): searched, then nothing above it;
+    - the home directory: not searched (``~/.codebot`` is the global directory), nor above;
+    - a directory another user could have planted a file in (owned by another user, or
+      writable by group or others, as ``/tmp`` is): not searched, nor above.
+
+    A file in a parent directory of the repository, of the home directory or of a shared
+    directory never becomes "the project".
+    """
+    home = _real(Path.home())
+    found: list[Path] = []
     for directory in (cwd, *cwd.parents):
+        if _real(directory) == home or not _ours(directory):
+            break
+        found.append(directory)
+        if (directory / ".git").exists():
+            break
+    return found
+
+
+def _real(path: Path) -> Path:
+    try:
+        return Path(os.path.realpath(path))
+    except OSError:  # boundary: an unreadable path is compared as written
+        return path
+
+
+def _ours(directory: Path) -> bool:
+    """Only this user (or root) can create files in ``directory``."""
+    try:
+        info = directory.stat()
+    except OSError:
+        return False
+    return info.st_uid in (os.getuid(), 0) and not info.st_mode & 0o022
+
+
+def find_project_file(cwd: Path) -> Path | None:
+    """The nearest ``.codebot/settings.json`` within :func:`search_dirs`, not counting the
+    global one."""
+    global_file = paths.global_settings_path().resolve()
+    for directory in search_dirs(cwd):
         candidate = directory / paths.PROJECT_DIR / paths.SETTINGS_FILE
         if candidate.exists() and candidate.resolve() != global_file:
             return candidate
@@ -164,11 +196,11 @@ MCP_JSON = ".mcp.json"
 
 def find_mcp_json(cwd: Path, project_root: Path | None) -> Path | None:
     """The project's ``.mcp.json``: beside ``.codebot/`` when there is one, else the nearest
-    from ``cwd`` upward."""
+    within :func:`search_dirs`."""
     if project_root is not None:
         candidate = project_root / MCP_JSON
         return candidate if candidate.is_file() else None
-    for directory in (cwd, *cwd.parents):
+    for directory in search_dirs(cwd):
         candidate = directory / MCP_JSON
         if candidate.is_file():
             return candidate
@@ -210,8 +242,13 @@ def project_sources(cwd: Path) -> tuple[Path | None, Path | None, Path | None]:
     return project_path, mcp_json, project_root
 
 
-def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """Read, merge and validate the global and project settings.
+def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Every setting as the files write them, **before trust**: an untrusted project's
+    servers, endpoint, key variable and limits included.
+
+    Do not run anything with these: :func:`core.config.effective.load` returns the settings
+    every command uses (trust applied). This is for code that shows the user what trust holds
+    back (``codebot trust``, ``mcp get``, doctor's report) or edits the files.
 
     Args:
         cwd: The working directory (``--cwd``); defaults to the process's.
@@ -268,7 +305,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
     ]
     global_hooks, project_hooks = parse_both(global_path, global_data, project_path, project_data)
     warnings += global_hooks[1] + project_hooks[1]
-    gated = _gated(project_scalars, project_rules, project_data if project_hooks[0] else {})
+    gated = _gated(project_data, project_scalars, project_rules, bool(project_hooks[0]))
     gated.update(project_checkpoints)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
@@ -299,8 +336,7 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
         project_gated=gated,
         hooks=global_hooks[0] + project_hooks[0],
         untrusted_fallback={
-            **{k: global_scalars.get(k, _DEFAULTS.get(k)) for k in TRUST_GATED_KEYS},
-            "roots": global_scalars.get("roots", ()),
+            **_fallback(global_scalars),
             "hooks": global_hooks[0],
             "project_extensions": False,
             "sandbox": untrusted_sandbox,
@@ -318,19 +354,42 @@ def load(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> S
 
 
 def _gated(
-    scalars: Mapping[str, Any], rules: PermissionRules, with_hooks: Mapping[str, Any]
+    data: Mapping[str, Any],
+    scalars: Mapping[str, Any],
+    rules: PermissionRules,
+    has_hooks: bool,
 ) -> dict[str, Any]:
-    """What the project file sets that needs trust, as written (the trust digest covers it)."""
-    gated = {k: v for k, v in scalars.items() if k in TRUST_GATED_KEYS}
-    if with_hooks:  # hooks run commands: the section as written is fingerprinted
-        gated["hooks"] = with_hooks["hooks"]
-    if "registry_url" in gated:
-        gated["registry_url"] = list(gated["registry_url"])
-    if rules.allow:
-        gated["permissions.allow"] = list(rules.allow)
-    if scalars.get("roots"):  # a cloned repo must not widen what servers may touch
-        gated["roots"] = [str(p) for p in scalars["roots"]]
+    """What the project file sets that needs trust, as written (the trust digest covers it).
+
+    Every key of the project file waits for trust unless the key table says it cannot widen
+    anything (:mod:`core.config.keys`): a key added later is gated by default. Keys whose
+    module decides (``sandbox``, ``checkpoints``, ``hooks``) are added by the caller.
+    """
+    gated: dict[str, Any] = {}
+    for name in keys.gated_keys(data):
+        if name == "permissions.allow":
+            gated[name] = list(rules.allow)
+        elif name == "roots":
+            gated[name] = [str(p) for p in scalars.get("roots", ())]
+        elif name == "registry_url":
+            gated[name] = list(scalars.get("registry_url", ()))
+        else:
+            gated[name] = data[name]
+    if has_hooks:  # hooks run commands: the section as written is fingerprinted
+        gated["hooks"] = data["hooks"]
     return gated
+
+
+def _fallback(global_scalars: Mapping[str, Any]) -> dict[str, Any]:
+    """The values the gated keys have while the project is not trusted: the global file's,
+    else the table's defaults."""
+    out: dict[str, Any] = {
+        key.attribute: global_scalars.get(key.attribute, key.default)
+        for key in keys.KEYS
+        if key.attribute is not None and key.trust == "gated"
+    }
+    out["checkpoints"] = global_scalars.get("checkpoints", CheckpointSettings())
+    return out
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -393,42 +452,10 @@ def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key in ("model", "base_url", "api_key_env"):
-        if key in data:
-            value = data[key]
-            if value is not None and not isinstance(value, str):
-                raise SettingsError(
-                    f"'{key}' in {path} must be a string, found {json_type(value)}",
-                    hint=f'Write it as "{key}": "...".',
-                )
-            out[key] = value or None
-    for key in ("max_turns", "tool_result_max_tokens", "max_tokens", "context_window"):
-        if key in data:
-            out[key] = _integer(path, key, data[key], minimum=1)
-    for key in ("model_retries", "usage_line_after", "subagent_depth"):
-        if key in data:
-            out[key] = _integer(path, key, data[key], minimum=0)
-    if "tool_search" in data:
-        value = data["tool_search"]
-        if value != "auto" and not isinstance(value, bool):
-            raise SettingsError(
-                f"'tool_search' in {path} must be \"auto\", true or false, "
-                f"found {json.dumps(value)}",
-                hint='Write it as "tool_search": "auto" (the default), true or false.',
-            )
-        out["tool_search"] = value
-    if "warm_idle_timeout" in data:
-        value = data["warm_idle_timeout"]
-        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-            raise SettingsError(
-                f"'warm_idle_timeout' in {path} must be a positive number of seconds, "
-                f"found {json.dumps(value)}",
-                hint='Write it as "warm_idle_timeout": 600.',
-            )
-        out["warm_idle_timeout"] = float(value)
+    """The keys the table parses (``core.config.keys``), and the object-valued ones parsed by
+    their own modules."""
+    out = keys.parse_scalars(path, data)
     objects = (
-        ("roots", parse_roots),
         ("registry_url", parse_registry_url),
         ("checkpoints", parse_checkpoints),
     )
@@ -483,16 +510,6 @@ def parse_registry_url(path: Path, value: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _integer(path: Path, key: str, value: Any, *, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
-        raise SettingsError(
-            f"'{key}' in {path} must be {kind}, found {json.dumps(value)}",
-            hint=f'Write it as "{key}": {max(minimum, 50)}.',
-        )
-    return value
-
-
 def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
     section = data.get("permissions", {})
     if not isinstance(section, dict):
@@ -512,17 +529,8 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
     return PermissionRules(**lists)
 
 
-def parse_roots(path: Path, roots: Any) -> tuple[Path, ...]:
-    """The ``roots`` setting of ``path``: relative to the project root (the project file) or
-    to the home directory (the global file).
-
-    Raises:
-        SettingsError: it is not a list of strings.
-    """
-    if not is_str_list(roots):
-        raise SettingsError(
-            f"'roots' in {path} must be a list of directory paths, found {json_type(roots)}",
-            hint='Write it as "roots": ["~/src/shared", "../docs"].',
-        )
-    base = path.parent.parent if path.parent.name == paths.PROJECT_DIR else Path.home()
-    return tuple((base / Path(r).expanduser()).resolve() for r in roots)
+load = load_unfiltered
+"""The former name of :func:`load_unfiltered`, for tests and tools that read settings files
+as written. Product code never calls it: ``tests/hostile/test_trust_once.py`` lists the
+modules that may read unfiltered settings; every other one goes through
+``core.config.effective``."""

@@ -23,6 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
@@ -239,7 +240,7 @@ def _store_path() -> Path:
 
 def _read_store() -> dict[str, str]:
     try:
-        data = json.loads(_store_path().read_text(encoding="utf-8"))
+        data = jsonutil.loads(_store_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codebot_mcp.core.errors import ModelError
 from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.errors import (
     ContextOverflowError,
@@ -30,6 +31,7 @@ from codebot_mcp.core.model.errors import (
     retry_delay,
     retryable,
     server_message,
+    unreadable_answer,
 )
 from codebot_mcp.core.model.stream import (
     ProgressCallback,
@@ -43,6 +45,10 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
 
+class RunawayStreamError(ModelError):
+    """The stream went on far past ``max_tokens`` (a server that ignores the cap)."""
+
+
 def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) -> AsyncOpenAI:
     """Build the ``AsyncOpenAI`` client (imports ``openai`` on first use).
 
@@ -50,8 +56,11 @@ def create_client(config: ModelConfig, *, max_retries: int = 0, **extra: Any) ->
     """
     import openai
 
+    from codebot_mcp.core.model import cap
+
     connect = min(CONNECT_TIMEOUT, config.timeout)
     extra.setdefault("timeout", openai.Timeout(config.timeout, connect=connect))
+    extra.setdefault("http_client", cap.http_client())  # every answer capped (core.model.cap)
     return openai.AsyncOpenAI(
         api_key=config.api_key, base_url=config.url, max_retries=max_retries, **extra
     )
@@ -125,7 +134,12 @@ class ChatModel:
                 reply = await self._attempt(request, tools, on_text, on_retry, on_progress)
             except StreamDroppedError:
                 raise
-            except openai.OpenAIError as exc:
+            except Exception as exc:  # boundary: an answer over the cap, or too deep to parse
+                unreadable = unreadable_answer(exc, self.config)
+                if unreadable is not None:
+                    raise unreadable from None
+                if not isinstance(exc, openai.OpenAIError):
+                    raise
                 if self._switch_cap_param(exc, request):
                     continue
                 error = map_error(exc, self.config)
@@ -205,14 +219,29 @@ class ChatModel:
         on_text: TextCallback | None,
         on_progress: ProgressCallback | None = None,
     ) -> StreamAccumulator:
+        from codebot_mcp.core.model.cap import chunk_limit
+
         acc = StreamAccumulator(on_text, on_progress)
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        cap = int(request.get(self.cap_param) or self.config.max_tokens)
+        limit = chunk_limit(cap)
         stream = await self._post(body, stream=True)  # the status line has arrived: 200
         try:
             async with stream:  # closes the response when cancelled mid-stream
                 async for chunk in stream:
                     acc.add(chunk)
+                    if acc.chunks > limit:
+                        raise RunawayStreamError(
+                            f"the model server at {self.config.url} kept streaming past "
+                            f"max_tokens ({cap:,}): {acc.chunks:,} chunks; it was stopped",
+                            hint="The server ignores max_tokens (an endless stream?); check "
+                            "it, or use another endpoint.",
+                        )
+        except RunawayStreamError:
+            raise
         except Exception as exc:  # boundary: httpx or openai errors once the answer began
+            if unreadable_answer(exc, self.config) is not None:
+                raise
             if acc.chunks == 0 and not _cancelled(exc):
                 raise _ClosedAtStart(exc) from exc
             raise StreamDroppedError.from_partial(self.config, acc, exc) from None

@@ -9,11 +9,11 @@ but slow. Only the standard library is used (``openai`` costs a second to import
 
 from __future__ import annotations
 
-import json
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ def model_entries(
             reason=str(reason),
         ) from None
     try:
-        data = json.loads(body) if len(body) <= MAX_BODY else None
+        data = jsonutil.loads(body) if len(body) <= MAX_BODY else None
     except ValueError:
         data = None
     entries = data.get("data") if isinstance(data, dict) else None

@@ -150,6 +150,48 @@ def _error_object(exc: Exception) -> Mapping[str, Any]:
     return {}
 
 
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc``, what it was raised from, and the members of exception groups, breadth first."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo and len(seen) < 50:
+        current = todo.pop(0)
+        if any(current is s for s in seen):
+            continue
+        seen.append(current)
+        if isinstance(current, BaseExceptionGroup):
+            todo.extend(current.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                todo.append(linked)
+    return seen
+
+
+def unreadable_answer(exc: BaseException, config: ModelConfig) -> ModelError | None:
+    """The error for an answer codebot will not read (over the size cap, or nested too deeply
+    to parse), whatever wrapped it; None for any other failure. Such an answer is never
+    retried: the same request would get the same answer."""
+    from codebot_mcp.core.jsonutil import JSONTooDeepError
+    from codebot_mcp.core.model.cap import MAX_ANSWER_BYTES, AnswerTooLargeError
+
+    for one in _chain(exc):
+        if isinstance(one, AnswerTooLargeError):
+            return ModelError(
+                f"the model server at {config.url} sent more than "
+                f"{MAX_ANSWER_BYTES // 2**20} MB in one answer ({one}); it was dropped",
+                hint="An endless stream or a runaway answer: lower 'max_tokens' in settings, "
+                "or check the server (--base-url).",
+            )
+        if isinstance(one, RecursionError | JSONTooDeepError):
+            return ModelError(
+                f"the model server at {config.url} sent an answer nested too deeply to read "
+                "(over about 1,000 levels)",
+                hint="That is not an OpenAI-compatible answer; check --base-url (or "
+                "'base_url' in settings.json) and the server.",
+            )
+    return None
+
+
 def map_error(exc: Exception, config: ModelConfig) -> ModelError:
     """Turn an ``openai`` exception into a :class:`ModelError` that says what to do."""
     import openai

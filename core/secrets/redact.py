@@ -40,23 +40,11 @@ _PLAIN_ENV = frozenset(
 
 
 def expandable_values(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(key, text)`` of every value of an entry where ``${VAR}`` expands, in key order."""
-    found: list[tuple[str, str]] = []
-    for key in ("command", "cwd", "url"):
-        if isinstance(raw.get(key), str):
-            found.append((key, raw[key]))
-    args = raw.get("args")
-    if isinstance(args, list):
-        for i, arg in enumerate(args):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            if isinstance(arg, str):
-                found.append((f"args[{i}]", arg))
-    for section in ("env", "headers"):
-        values = raw.get(section)
-        if isinstance(values, dict):
-            for name, value in values.items():  # pyright: ignore[reportUnknownVariableType]
-                if isinstance(value, str):
-                    found.append((f"{section}.{name}", value))
-    return found
+    """``(key, text)`` of every value of an entry where ``${VAR}`` expands: the one list in
+    :func:`core.envexpand.expandable_strings` (``oauth`` included)."""
+    from codebot_mcp.core.envexpand import expandable_strings
+
+    return expandable_strings(raw)
 
 
 class _Entry(Protocol):

@@ -87,6 +87,13 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
                     f"{flag}=${{{variable}}}" if sep and arg.startswith("-") else f"${{{variable}}}"
                 )
                 _refuse(name, f"args[{i}]", variable, candidate, f"'{shown}' as that argument")
+    oauth = entry.get("oauth")
+    if isinstance(oauth, dict):
+        for key in OAUTH_SECRET_KEYS:
+            value = oauth.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            if isinstance(value, str) and value.strip() and not _only_variables(value):
+                variable = "CLIENT_SECRET" if key == "client_secret" else "PRIVATE_KEY_PEM"
+                _refuse(name, f"oauth.{key}", variable, value, f'"{key}": "${{{variable}}}"')
     url = entry.get("url")
     if isinstance(url, str):
         from codebot_mcp.core.secrets.redact import MASK, redact_url
@@ -94,6 +101,15 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
         if MASK in redact_url(url) and MASK not in url and not _VARIABLE.search(url):
             variable, fixed = _url_with_variable(url)
             _refuse(name, "url", variable, url, f"--url '{fixed}'")
+
+
+OAUTH_SECRET_KEYS = ("client_secret", "private_key")
+"""Values that are secrets whatever they look like: only a ``${VAR}`` may stand there."""
+
+
+def _only_variables(value: str) -> bool:
+    """``value`` is made of ``${VAR}`` references alone (spaces aside)."""
+    return bool(_VARIABLE.search(value)) and not _VARIABLE.sub("", value).strip()
 
 
 def _url_with_variable(url: str) -> tuple[str, str]:

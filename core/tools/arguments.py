@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.errors import UsageError
 
 _HINT = (
@@ -103,14 +104,14 @@ def _value(text: str, types: set[str] | None) -> Any:
     if types is not None and ("string" in types or not types & _JSON_TYPES):
         return text
     try:
-        return json.loads(text)
+        return jsonutil.loads(text)
     except json.JSONDecodeError:
         return text  # the schema check then names the argument and the type it wants
 
 
 def _object(text: str, where: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
+        value = jsonutil.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"invalid JSON arguments from {where}: {exc.msg} at line {exc.lineno}, "

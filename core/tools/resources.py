@@ -59,6 +59,7 @@ class ListResourcesTool:
             return ToolResult(f"list_mcp_resources: {exc}", is_error=True)
         except CodebotError as exc:
             return ToolResult(f"list_mcp_resources: {exc.message}", is_error=True)
+        items = [r for r in items if not r.app_page]  # an App's HTML page says nothing here
         if not items:
             return ToolResult("no MCP server offers resources")
         lines = []

@@ -35,6 +35,15 @@ __all__ = [
 ]
 
 
+UI_SCHEME = "ui://"
+"""The scheme of an MCP App's page (``text/html;profile=mcp-app``)."""
+
+
+def is_app_page(uri: str) -> bool:
+    """True for a ``ui://`` URI (the scheme compared without case, as URI schemes are)."""
+    return uri[: len(UI_SCHEME)].lower() == UI_SCHEME
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceInfo:
     """One resource, or one resource template (``template`` True: ``uri`` is the template)."""
@@ -49,6 +58,13 @@ class ResourceInfo:
     template: bool = False
     updated: bool = False
     """A ``notifications/resources/updated`` arrived since it was last read."""
+
+    @property
+    def app_page(self) -> bool:
+        """A ``ui://`` resource: an MCP App's HTML page (SEP-1865), for hosts that render
+        Apps in a frame. codebot does not: such pages stay out of ``@`` completion and out of
+        the model's resource list (``codebot mcp resources`` still lists them)."""
+        return is_app_page(self.uri)
 
 
 @dataclass(frozen=True, slots=True)

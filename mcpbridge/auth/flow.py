@@ -13,6 +13,11 @@ are classified by status, not by message text.
 Without a login (no ``--login``), the browser never opens: a server with no stored tokens is
 connected without OAuth and its 401 becomes "needs login"; one whose tokens cannot be
 refreshed, or that asks for more scope, stops at the point the browser would open.
+
+Every request of the flow passes :mod:`.guard`'s origin rule, and what discovery found (the
+authorization server's metadata, the protected-resource metadata) is saved beside the tokens
+the moment they are saved, then restored in the next process: a refresh there goes to the
+authorization server's own token endpoint, never to a guess at the resource server's origin.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -29,6 +34,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth.guard import GuardedAuth
 from codebot_mcp.mcpbridge.auth.loopback import LOGIN_TIMEOUT_SECONDS, LoginError, LoopbackListener
 from codebot_mcp.mcpbridge.auth.store import TokenStore
 
@@ -59,6 +65,8 @@ class AuthTrace:
     www_authenticate: str | None = None
     needs_login: bool = False
     """The server asked for authorization that only a login (browser) can give."""
+    refused: list[str] = field(default_factory=list[str])
+    """Requests the origin rule kept from being sent (``auth.guard``): ``reason: URL``."""
     uses_oauth: bool = False
     """An OAuth provider is attached (tokens stored, client credentials, or a login)."""
 
@@ -70,6 +78,7 @@ class ServerAuth:
         self.config = config
         self.login = login
         self.store = TokenStore(config, hide_tokens=bool(login and login.force))
+        self.store.on_saved = self._remember
         self.trace = AuthTrace()
         self.provider: OAuthClientProvider | None = None
         self.listener: LoopbackListener | None = None
@@ -117,8 +126,9 @@ class ServerAuth:
             )
             if oauth.client_id:
                 self.store.preset = self._pre_registered(redirect)
+        self._restore(self.provider)
         self.trace.uses_oauth = True
-        return self.provider
+        return GuardedAuth(self.provider, self._refused)
 
     async def http_client(
         self,
@@ -154,12 +164,20 @@ class ServerAuth:
 
     def after_connect(self) -> None:
         """Remember the authorization server's endpoints beside the tokens (for logout)."""
+        if self.store.has_tokens():
+            self._remember()
+
+    def _remember(self) -> None:
+        """Save what discovery found beside the tokens: the authorization server's metadata
+        (its endpoints, for refresh and logout) and the protected-resource metadata."""
         provider = self.provider
-        if provider is None or not self.store.has_tokens():
+        if provider is None:
             return
-        metadata = provider.context.oauth_metadata
+        context = provider.context
+        metadata = context.oauth_metadata
         if metadata is None:
             return
+        prm = context.protected_resource_metadata
         self.store.save_server(
             {
                 "issuer": str(metadata.issuer),
@@ -167,8 +185,37 @@ class ServerAuth:
                 "revocation_endpoint": str(metadata.revocation_endpoint)
                 if metadata.revocation_endpoint
                 else None,
+                "auth_server_url": context.auth_server_url,
+                "metadata": metadata.model_dump(mode="json", exclude_none=True),
+                "resource_metadata": prm.model_dump(mode="json", exclude_none=True)
+                if prm is not None
+                else None,
             }
         )
+
+    def _restore(self, provider: OAuthClientProvider) -> None:
+        """Give a fresh provider what an earlier run discovered (only what was saved with
+        tokens for this very entry); without it a refresh is refused rather than guessed."""
+        from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
+        from pydantic import ValidationError
+
+        saved = self.store.load_server()
+        try:
+            if isinstance(saved.get("metadata"), dict):
+                provider.context.oauth_metadata = OAuthMetadata.model_validate(saved["metadata"])
+            if isinstance(saved.get("resource_metadata"), dict):
+                provider.context.protected_resource_metadata = (
+                    ProtectedResourceMetadata.model_validate(saved["resource_metadata"])
+                )
+        except ValidationError:  # boundary: an unreadable record is no record
+            provider.context.oauth_metadata = None
+            provider.context.protected_resource_metadata = None
+            return
+        if isinstance(saved.get("auth_server_url"), str):
+            provider.context.auth_server_url = saved["auth_server_url"]
+
+    def _refused(self, url: str, reason: str) -> None:
+        self.trace.refused.append(f"{reason}: {url}")
 
     # -- internals --------------------------------------------------------------------------
 

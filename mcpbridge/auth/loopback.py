@@ -2,7 +2,10 @@
 
 It listens on 127.0.0.1 only (``callback_port``, or a free port), answers exactly one
 callback whose ``state`` matches the authorization request, shows a short page saying it
-worked or why not, and gives up after :data:`LOGIN_TIMEOUT_SECONDS`. Written on anyio's
+worked or why not, and gives up after :data:`LOGIN_TIMEOUT_SECONDS`. Connections are served
+at once, each in a task of its own (at most :data:`MAX_CONNECTIONS`): a slow, silent or junk
+connection (another program, a browser's speculative preconnect) cannot hold up the real
+redirect. Written on anyio's
 sockets rather than an HTTP framework: it parses one request line, nothing more.
 """
 
@@ -22,6 +25,8 @@ LOGIN_TIMEOUT_SECONDS = 300.0
 REQUEST_READ_SECONDS = 5.0
 """A connection that sends no request line within this is dropped (a stray port scan)."""
 MAX_REQUEST_BYTES = 16 * 1024
+MAX_CONNECTIONS = 32
+"""Connections served at once; more are closed unanswered until one ends."""
 CALLBACK_PATH = "/callback"
 
 
@@ -82,14 +87,40 @@ class LoopbackListener:
             LoginError: the authorization server reported an error, or nobody came back
                 within the timeout.
         """
-        assert self._listener is not None, "use the listener as 'async with'"
-        with anyio.move_on_after(self.timeout):
-            while True:
-                stream = await self._listener.accept()
+        listener = self._listener
+        assert listener is not None, "use the listener as 'async with'"
+        found: list[AuthorizationCodeResult] = []
+        failed: list[LoginError] = []
+        slots = anyio.Semaphore(MAX_CONNECTIONS)
+
+        async def serve(stream: SocketStream, done: anyio.CancelScope) -> None:
+            try:
                 async with stream:
                     result = await self._answer(stream)
-                if result is not None:
-                    return result
+            except LoginError as exc:
+                failed.append(exc)
+                done.cancel()
+                return
+            finally:
+                slots.release()
+            if result is not None:
+                found.append(result)
+                done.cancel()
+
+        with anyio.move_on_after(self.timeout):
+            async with anyio.create_task_group() as group:
+                while True:
+                    stream = await listener.accept()
+                    try:
+                        slots.acquire_nowait()
+                    except anyio.WouldBlock:
+                        await stream.aclose()  # too many at once: this one is not served
+                        continue
+                    group.start_soon(serve, stream, group.cancel_scope)
+        if failed:
+            raise failed[0]
+        if found:
+            return found[0]
         raise LoginError(
             f"no answer from the browser within {self.timeout:g} s (waiting on {self.redirect_uri})"
         )

@@ -15,20 +15,29 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.fsutil import atomic_write
+from codebot_mcp.core.secrets.redact import SECRETS
 
 STORE_DIR = "oauth"
 EXPIRY_MARGIN_SECONDS = 30
 """A token this close to its expiry is refreshed rather than sent (clocks and latency)."""
 MAX_FILE_BYTES = 256 * 1024
 """A token file larger than this is not ours: ignore it."""
+
+
+def _scrub_everywhere(token: OAuthToken) -> None:
+    """An access or refresh token is a secret of this run: the process-wide redactor masks
+    it in tool results (a server that echoes it), messages, transcripts and sessions."""
+    SECRETS.add(t for t in (token.access_token, token.refresh_token) if t)
 
 
 def store_key(config: ServerConfig) -> str:
@@ -55,6 +64,8 @@ class TokenStore:
         """True once new tokens were written in this run."""
         self.preset: OAuthClientInformationFull | None = None
         """A pre-registered client from settings: it wins over any stored registration."""
+        self.on_saved: Callable[[], None] | None = None
+        """Called right after new tokens are written (the flow saves its discovery then)."""
 
     # -- the SDK's TokenStorage protocol -----------------------------------------------
 
@@ -69,6 +80,7 @@ class TokenStore:
             token = OAuthToken.model_validate(data.get("token"))
         except ValueError:
             return None
+        _scrub_everywhere(token)
         expires_at = data.get("expires_at")
         if isinstance(expires_at, int | float):
             remaining = int(expires_at - time.time())
@@ -81,7 +93,9 @@ class TokenStore:
         return token
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        """Save tokens with their absolute expiry."""
+        """Save tokens with their absolute expiry; from now on they are scrubbed from every
+        result, message and session of this process."""
+        _scrub_everywhere(tokens)
         expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
         self._write(
             "tokens.json",
@@ -89,6 +103,8 @@ class TokenStore:
         )
         self.hide_tokens = False
         self.saved = True
+        if self.on_saved is not None:
+            self.on_saved()
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         """The pre-registered client, else the stored registration, if any."""
@@ -98,12 +114,17 @@ class TokenStore:
         if data is None:
             return None
         try:
-            return OAuthClientInformationFull.model_validate(data)
+            client = OAuthClientInformationFull.model_validate(data)
         except ValueError:
             return None
+        if client.client_secret:
+            SECRETS.add([client.client_secret])
+        return client
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         """Save the registration (dynamic, CIMD or pre-registered)."""
+        if client_info.client_secret:
+            SECRETS.add([client_info.client_secret])
         self._write("client.json", client_info.model_dump(mode="json", exclude_none=True))
 
     # -- codebot's own --------------------------------------------------------------------
@@ -158,7 +179,7 @@ class TokenStore:
         try:
             if path.stat().st_size > MAX_FILE_BYTES:
                 return None
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = jsonutil.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]

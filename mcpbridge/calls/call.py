@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
@@ -39,7 +40,8 @@ async def call_once(
     failure = manager.failures.get(config.name)
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
-    tool = find_tool(manager.tools(), config.name, tool_name)
+    # An app-only tool (MCP Apps) is never offered to the model, but the user may call it.
+    tool = find_tool([*manager.tools(), *manager.app_tools()], config.name, tool_name)
     arguments = checked_arguments(tool, arguments, config.name)
     client = manager.clients[config.name]
     try:
@@ -149,7 +151,7 @@ _REQUEST_KEYS = ("server", "tool", "arguments")
 
 def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     try:
-        request = json.loads(line)
+        request = jsonutil.loads(line)
     except json.JSONDecodeError as exc:
         raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(request, dict):

@@ -39,8 +39,10 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
+from codebot_mcp.mcpbridge.tools.apps import app_only
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
+from codebot_mcp.mcpbridge.tools.extensions import TASKS
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
@@ -95,13 +97,14 @@ class Listed:
     handshake_ms: float
 
 
-def name_tools(listed: list[Listed]) -> list[LiteTool]:
-    """Sorted by server then tool, named as ``Manager.tools()`` names them."""
+def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
+    """Sorted by server then tool, named as ``Manager.tools()`` names them; with ``apps``
+    the app-only tools instead, named as ``Manager.app_tools()`` names them."""
     pairs = [
         (item.config.name, tool)
         for item in sorted(listed, key=lambda i: i.config.name)
         for tool in sorted(item.tools, key=lambda t: t["name"])
-        if _selected(item.config, tool["name"])
+        if _selected(item.config, tool["name"]) and app_only(tool.get("_meta")) == apps
     ]
     names = allocate((server, tool["name"]) for server, tool in pairs)
     return [
@@ -136,11 +139,14 @@ class _Reached:
     info: _Info
 
 
-def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
+def views(
+    listed: list[Listed], *, schemas: bool, show_app_tools: bool = False
+) -> list[dict[str, Any]]:
     """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
     from codebot_mcp.mcpbridge.connection.report import server_view
 
     tools = name_tools(listed)
+    app_tools = name_tools(listed, apps=True)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
         conn = item.connection
@@ -153,6 +159,7 @@ def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
             item.handshake_ms,
         )
         mine = [t for t in tools if t.server == item.config.name]
+        apps = [t for t in app_tools if t.server == item.config.name]
         view = server_view(
             item.config.name,
             "connected",
@@ -160,6 +167,8 @@ def views(listed: list[Listed], *, schemas: bool) -> list[dict[str, Any]]:
             _Reached(info),  # type: ignore[arg-type]
             mine,  # type: ignore[arg-type]
             schemas=schemas,
+            app_tools=apps,  # type: ignore[arg-type]
+            show_app_tools=show_app_tools,
         )
         out.append(view)
     return out
@@ -254,11 +263,17 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
 
 
 async def list_servers(
-    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path] = ()
+    servers: Mapping[str, ServerConfig],
+    *,
+    schemas: bool,
+    roots: Sequence[Path] = (),
+    show_app_tools: bool = False,
 ) -> list[dict[str, Any]]:
     """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``."""
     try:
-        return await _list_servers(servers, schemas=schemas, roots=roots)
+        return await _list_servers(
+            servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools
+        )
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
@@ -274,7 +289,11 @@ async def call_tool(
 
 
 async def _list_servers(
-    servers: Mapping[str, ServerConfig], *, schemas: bool, roots: Sequence[Path]
+    servers: Mapping[str, ServerConfig],
+    *,
+    schemas: bool,
+    roots: Sequence[Path],
+    show_app_tools: bool,
 ) -> list[dict[str, Any]]:
     launched: list[ServerProcess] = []
     try:
@@ -297,7 +316,8 @@ async def _list_servers(
             async with anyio.create_task_group() as connecting:
                 for config, server in zip(servers.values(), launched, strict=True):
                     connecting.start_soon(one, config, server)
-            result = views(listed, schemas=schemas) + [t.view() for t in timed_out]
+            shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
+            result = shown + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
             tg.cancel_scope.cancel()
     finally:
@@ -328,7 +348,11 @@ async def _call_tool(
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
                 ) from None
-            tools = name_tools([listed])
+            if listed.connection.modern and _offers_tasks(listed.connection):
+                # The server may answer with a task (SEP-2663), which the SDK path follows:
+                # hand the call over now, before tools/call is sent, never after.
+                raise Fallback
+            tools = name_tools([listed]) + name_tools([listed], apps=True)
             tool = _find(tools, config.name, tool_name)
             arguments = checked_arguments(tool, arguments, config.name)
             result = await _call(listed.connection, config, tool, arguments)
@@ -336,6 +360,12 @@ async def _call_tool(
     finally:
         await _stop_all([server])
     return result
+
+
+def _offers_tasks(connection: Connection) -> bool:
+    """The server's ``server/discover`` lists the tasks extension."""
+    extensions = connection.capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS in extensions
 
 
 def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
@@ -366,7 +396,14 @@ async def _call(
         text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
         raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
     else:
-        if connection.modern and result.get("resultType", "complete") != "complete":
+        kind = result.get("resultType", "complete") if connection.modern else "complete"
+        if kind == "task":  # the tool runs on: falling back would start it a second time
+            text = (
+                f"server '{config.name}' answered '{name}' with a task, but its server/discover "
+                "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
+            )
+            raise ServerError(text, hint=BREAKS)
+        if kind != "complete":
             # An InputRequiredResult: the server did not finish and expects the call again
             # with answers (SEP-2322); the SDK path makes it and answers by the policy.
             raise Fallback

@@ -20,8 +20,9 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core import __version__
+from codebot_mcp.core import __version__, jsonutil
 from codebot_mcp.mcpbridge.calls.results import Fallback, checked_tool
+from codebot_mcp.mcpbridge.tools.extensions import TASKS
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 
 MODERN_VERSION = "2026-07-28"
@@ -48,6 +49,14 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
 """What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`, and the extensions
 of ``connection.serverinfo.client_extensions``, not imported: it loads the SDK); a test
 compares the two byte for byte."""
+MODERN_CAPABILITIES: dict[str, Any] = {
+    **CLIENT_CAPABILITIES,
+    "extensions": {**CLIENT_CAPABILITIES["extensions"], TASKS: {}},
+}
+"""On 2026-07-28 requests the SDK path also declares the tasks extension (SEP-2663, a claim
+the SDK activates on modern wires only). The hot path says the same, byte for byte, and never
+meets a task: :mod:`mcpbridge.calls.lite` hands a server that advertises tasks to the SDK path
+before calling a tool."""
 USER_REJECTED = -1
 INVALID_PARAMS = -32602
 
@@ -72,7 +81,7 @@ def _envelope() -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
         "io.modelcontextprotocol/clientInfo": {"name": "codebot", "version": __version__},
-        "io.modelcontextprotocol/clientCapabilities": CLIENT_CAPABILITIES,
+        "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
     }
 
 
@@ -150,7 +159,7 @@ class Connection:
         if match is None:
             return
         try:
-            request_id = json.loads(match.group(1))
+            request_id = jsonutil.loads(match.group(1))
         except ValueError:
             return
         if request_id in self._waiting:
@@ -159,7 +168,7 @@ class Connection:
 
     async def _dispatch(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
+            message = jsonutil.loads(line)
         except ValueError:
             # As the SDK path: an answer we cannot read fails its request; other junk is skipped.
             self._error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")

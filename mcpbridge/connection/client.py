@@ -39,6 +39,7 @@ from codebot_mcp.mcpbridge.connection.serverinfo import (
     client_info,
     server_info,
 )
+from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension, calling, done_calling
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
@@ -83,10 +84,14 @@ class Client:
         self.failure: Failure | None = None
         self.info: ServerInfo | None = None
         self.tools: list[types.Tool] = []
+        """The server's tools after include/exclude filters, app-only ones left out, in
+        listing order: what the model may be offered."""
         self.hidden_tools: tuple[str, ...] = ()
-        """Tools the server offers that include_tools/exclude_tools hide (their instructions
-        are left out of the prompt too)."""
-        """The server's tools after include/exclude filters, in listing order."""
+        """Tools the server offers that include_tools/exclude_tools hide, and app-only tools
+        (their instructions are left out of the prompt too)."""
+        self.app_tools: list[types.Tool] = []
+        """Selected tools whose ``_meta.ui.visibility`` leaves out "model" (MCP Apps): never
+        offered to the model; ``mcp list --all`` shows them, ``mcp call`` may call them."""
         self.tools_stale = False
         self.ready = anyio.Event()
         self.done = anyio.Event()
@@ -117,6 +122,8 @@ class Client:
             info=lambda: self.info,
         )
         """Requests, log, progress and change flags beyond tools (a helper it owns)."""
+        self.tasks = TaskHooks(self.name, progress=self._task_progress, redact=self.redact)
+        """How this connection's tasks (SEP-2663) report and end; the manager fills it in."""
         self._cap: Any = None
         self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
@@ -250,10 +257,18 @@ class Client:
     # -- operations ----------------------------------------------------------------------
 
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
-        """All pages of ``tools/list``, filtered by include/exclude (the hidden ones noted)."""
+        """All pages of ``tools/list``, filtered by include/exclude and app-only tools left
+        out (both noted: :attr:`hidden_tools`, :attr:`app_tools`)."""
+        from codebot_mcp.mcpbridge.tools.apps import app_only
+
         tools = await self.list_all_tools(session)
-        self.hidden_tools = tuple(t.name for t in tools if not self._selected(t.name))
-        return [t for t in tools if self._selected(t.name)]
+        selected = [t for t in tools if self._selected(t.name)]
+        self.app_tools = [t for t in selected if app_only(t.meta)]
+        apps = {t.name for t in self.app_tools}
+        self.hidden_tools = tuple(
+            t.name for t in tools if not self._selected(t.name) or t.name in apps
+        )
+        return [t for t in selected if t.name not in apps]
 
     async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
@@ -277,12 +292,32 @@ class Client:
         Protocol errors raise ``MCPError``; tool errors come back in the result.
         """
         await self.restart_if_crashed()
-        return await self.session.call_tool(
-            name,
-            arguments,
-            read_timeout_seconds=self.tool_timeout,
-            progress_callback=self.features.progress_callback(),
-        )
+        token = calling(name, arguments or {})  # a task the call turns into is journaled
+        try:
+            return await self.session.call_tool(
+                name,
+                arguments,
+                read_timeout_seconds=self.tool_timeout,
+                progress_callback=self.features.progress_callback(),
+            )
+        finally:
+            done_calling(token)
+
+    async def resume_task(self, record: dict[str, Any]) -> types.CallToolResult:
+        """Follow a task a previous run started (``--continue``) to its end.
+
+        Raises:
+            MCPError: the server no longer knows the task, or it failed.
+            ConnectionError: the server is not connected.
+        """
+        from codebot_mcp.mcpbridge.connection.tasks import resume
+
+        return await resume(self.session.session, record, self.tasks, self.tool_timeout)
+
+    def _task_progress(self, value: float, message: str) -> None:
+        hook = self.features.on_progress
+        if hook is not None:
+            hook(self.name, value, None, message)
 
     @property
     def tool_timeout(self) -> float:
@@ -325,7 +360,7 @@ class Client:
                 mode=config.protocol,
                 client_info=client_info(),
                 message_handler=self._on_message,
-                extensions=client_extensions(),
+                extensions=[*client_extensions(), TasksExtension(self.tasks)],  # tasks: SEP-2663
             )
             return await stack.enter_async_context(session)
         if config.type == "http":
@@ -341,7 +376,7 @@ class Client:
             mode=mode,
             client_info=client_info(),
             message_handler=self._on_message,
-            extensions=client_extensions(),
+            extensions=[*client_extensions(), TasksExtension(self.tasks)],  # tasks: SEP-2663
             **self.features.sdk_callbacks(),
         )
         client = await stack.enter_async_context(session)

@@ -21,6 +21,7 @@ from codebot_mcp.mcpbridge.auth import LoginOptions
 from codebot_mcp.mcpbridge.connection.client import Client
 from codebot_mcp.mcpbridge.connection.failures import Failure
 from codebot_mcp.mcpbridge.connection.features import ProgressHook
+from codebot_mcp.mcpbridge.connection.tasks import TaskPolicy
 from codebot_mcp.mcpbridge.connection.tool import MCPTool
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.process import Prelaunched
@@ -71,6 +72,8 @@ class Manager:
         self.sampler = sampler
         self.on_progress: ProgressHook | None = None
         """Where progress notifications of running calls go (the REPL spinner, stderr)."""
+        self.tasks = TaskPolicy()
+        """How every server's tasks (SEP-2663) report, are journaled, and end."""
         self._prelaunched = prelaunched
         self.login = login
         """When set, servers that need authorization run the browser flow inline."""
@@ -135,6 +138,7 @@ class Manager:
                 in_process=self._in_process.get(name),
             )
             client.features.on_progress = self._progress
+            client.tasks.policy = self.tasks
             self.clients[name] = client
             started.append(client)
             self._tg.start_soon(client.run, name=f"mcp server {name}")
@@ -250,6 +254,18 @@ class Manager:
                 for (client, tool), n in zip(pairs, names, strict=True)
             ]
         return list(self._tools)
+
+    def app_tools(self) -> list[MCPTool]:
+        """Every connected server's app-only tools (MCP Apps), sorted as :meth:`tools`: never
+        offered to the model; ``mcp list --all`` shows them and ``mcp call`` may call one."""
+        pairs = [
+            (c, t) for c in self.connected() for t in sorted(c.app_tools, key=lambda t: t.name)
+        ]
+        names = allocate((c.name, t.name) for c, t in pairs)
+        return [
+            MCPTool(client, tool, n.name, name_reason=n.reason)
+            for (client, tool), n in zip(pairs, names, strict=True)
+        ]
 
     async def refresh_if_dirty(self) -> list[MCPTool] | None:
         """None when nothing changed (no I/O); else re-list changed servers and return all tools."""

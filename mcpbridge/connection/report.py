@@ -55,8 +55,9 @@ def oauth_view(oauth: OAuthSettings) -> dict[str, Any] | bool:
     return view
 
 
-def tool_view(tool: MCPTool, *, schema: bool = False) -> dict[str, Any]:
-    """One tool: visible and original name, capability with its reason, description."""
+def tool_view(tool: MCPTool, *, schema: bool = False, app_only: bool = False) -> dict[str, Any]:
+    """One tool: visible and original name, capability with its reason, description, and
+    whether it is app-only (MCP Apps: never offered to the model)."""
     permission = tool.permission()
     view: dict[str, Any] = {
         "name": tool.name,
@@ -65,6 +66,7 @@ def tool_view(tool: MCPTool, *, schema: bool = False) -> dict[str, Any]:
         "capability": permission.capability.value,
         "capability_reason": permission.reason,
         "description": tool.description,
+        "app_only": app_only,
     }
     if schema:
         view["input_schema"] = tool.schema()
@@ -94,11 +96,19 @@ def server_view(
     *,
     failure: Failure | None = None,
     schemas: bool = False,
+    app_tools: Sequence[MCPTool] = (),
+    show_app_tools: bool = False,
 ) -> dict[str, Any]:
     """One server, the same keys for ``mcp list --json`` and doctor's ``--format json``:
     status, the entry (masked), handshake facts, failure and tools.
+
+    ``tools`` are what the model is offered (``tool_count``); ``app_tools`` the app-only ones
+    (``app_only_count``), listed after them only with ``show_app_tools`` (``mcp list --all``).
     """
     info = client.info if client else None
+    listed = [tool_view(t, schema=schemas) for t in tools]
+    if show_app_tools:
+        listed += [tool_view(t, schema=schemas, app_only=True) for t in app_tools]
     return {
         "name": name,
         "status": status,
@@ -108,20 +118,27 @@ def server_view(
         "capabilities": info.capabilities if info else None,
         "handshake_ms": round(info.handshake_ms, 1) if info else None,
         "tool_count": len(tools),
+        "app_only_count": len(app_tools),
         "failure": failure_view(failure),
-        "tools": [tool_view(t, schema=schemas) for t in tools],
+        "tools": listed,
     }
 
 
-def status_view(status: ServerStatus, manager: Manager, *, schemas: bool = False) -> dict[str, Any]:
+def status_view(
+    status: ServerStatus, manager: Manager, *, schemas: bool = False, show_app_tools: bool = False
+) -> dict[str, Any]:
     """:func:`server_view` of one line of :meth:`Manager.status` (``mcp list``)."""
+    connected = status.status == "connected"
     tools = [t for t in manager.tools() if t.server == status.name]
+    apps = [t for t in manager.app_tools() if t.server == status.name]
     return server_view(
         status.name,
         status.status,
         status.config,
         manager.clients.get(status.name),
-        tools if status.status == "connected" else [],
+        tools if connected else [],
         failure=status.failure,
         schemas=schemas,
+        app_tools=apps if connected else [],
+        show_app_tools=show_app_tools,
     )

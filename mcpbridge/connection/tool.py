@@ -132,7 +132,12 @@ def describe_invalid_result(exc: ValidationError, server: str) -> str:
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:
-    """Join the text of all blocks; describe the others in one line each."""
+    """Join the text of all blocks; describe the others in one line each. Every secret this
+    process knows (header and env values, OAuth tokens, the API key) is scrubbed here, where
+    a result enters codebot, so no path (chat, ``mcp call``, ``--json``, ``--batch``, the
+    warm holder) can show a credential a server echoes back."""
+    from codebot_mcp.core.secrets.redact import SECRETS, scrub
+
     parts = [describe_block(block) for block in result.content]
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
@@ -144,7 +149,9 @@ def to_tool_result(result: types.CallToolResult) -> ToolResult:
     if result.structured_content is not None:
         data["structuredContent"] = result.structured_content
     data["isError"] = result.is_error
-    return ToolResult("\n".join(parts), is_error=result.is_error, data=data)
+    return ToolResult(
+        SECRETS("\n".join(parts)), is_error=result.is_error, data=scrub(data, SECRETS)
+    )
 
 
 def describe_block(block: types.ContentBlock) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -118,6 +118,7 @@ async def diagnose(
     login: LoginOptions | None = None,
     agent: UserAgent | None = None,
     offline: bool = False,
+    withheld: Sequence[str] = (),
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -129,6 +130,7 @@ async def diagnose(
         environ: Variables for ``${VAR}`` checks; defaults to ``os.environ``.
         untrusted: Project servers of an untrusted project: reported, never started.
         login: Run the OAuth browser flow for servers that need it (``--login``).
+        withheld: Project settings an untrusted project sets (left out of ``settings``).
         agent: Answers the servers' requests. By default the non-interactive policy of
             ``mcp list``: the capabilities chat declares are declared (so the doctor sees the
             tools chat sees), ``roots/list`` gets the roots, elicitation is declined and
@@ -175,7 +177,7 @@ async def diagnose(
             _run(report, "registry", report.context)
 
     contexts = [r.context for r in reports]
-    totals = TotalsContext(settings, contexts, selected)
+    totals = TotalsContext(settings, contexts, selected, tuple(withheld))
     head = Report(settings)
     _run(head, "settings", totals)
     tail = Report(settings)
@@ -242,7 +244,7 @@ async def _listed(ctx: ServerContext) -> list[Any] | None:
     assert client is not None
     config = ctx.config
     if config.include_tools is None and not config.exclude_tools:
-        return list(client.tools)
+        return [*client.tools, *client.app_tools]
     # The client filters its listing; the filter check needs the names it filtered out.
     with anyio.move_on_after(config.timeout):
         try:

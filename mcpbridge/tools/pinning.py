@@ -11,8 +11,9 @@ from typing import Any
 
 import mcp_types as types
 
-from codebot_mcp.core.config import paths
-from codebot_mcp.core.fsutil import atomic_write
+from codebot_mcp.core import jsonutil
+from codebot_mcp.core.config import paths, projectfiles
+from codebot_mcp.core.errors import SettingsError
 
 LOCK_FILE = "mcp-lock.json"
 LOCK_VERSION = 1
@@ -46,20 +47,50 @@ def server_entry(version: str | None, tools: list[types.Tool]) -> dict[str, Any]
 
 
 def write(path: Path, servers: dict[str, dict[str, Any]]) -> None:
-    """Write the lock atomically (sorted, so a re-lock of the same tools changes no byte)."""
+    """Write the lock atomically (sorted, so a re-lock of the same tools changes no byte),
+    never outside the project (:mod:`core.config.projectfiles`: a symlinked ``.codebot`` or
+    a planted link in place of the lock is refused).
+
+    Raises:
+        ProjectWriteError: the lock would land outside the project or in codebot's own files.
+        OSError: it cannot be written.
+    """
     document = {"lock_version": LOCK_VERSION, "servers": dict(sorted(servers.items()))}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    projectfiles.write(path, text, root=path.parent.parent)
+
+
+class LockfileError(SettingsError):
+    """The lock exists but cannot be read: pins must not silently switch off (exit 3)."""
 
 
 def read(path: Path) -> dict[str, Any] | None:
-    """The servers recorded in the lock, or None when there is no (readable) lock."""
+    """The servers recorded in the lock, or None when there is no lock.
+
+    Raises:
+        LockfileError: the file exists but cannot be read, is not JSON (or is nested too
+            deeply to read), or has no ``servers`` object. A broken lock is an error, not
+            "no pins": a repository must not switch pinning off by corrupting its lock.
+    """
+    hint = (
+        f"Fix {path}, or delete it and run `codebot mcp lock` again (review the servers' "
+        "tools first: the lock pins what they are now)."
+    )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = jsonutil.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise LockfileError(
+            f"cannot read the lock file {path}: {exc.strerror or exc}", hint=hint
+        ) from None
+    except ValueError as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise LockfileError(f"cannot read the lock file {path}: {reason}", hint=hint) from None
     servers = data.get("servers") if isinstance(data, dict) else None
-    return servers if isinstance(servers, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(servers, dict):
+        raise LockfileError(f"the lock file {path} has no 'servers' object", hint=hint)
+    return servers  # pyright: ignore[reportUnknownVariableType]
 
 
 def drift(recorded: dict[str, Any], version: str | None, tools: list[types.Tool]) -> list[str]:

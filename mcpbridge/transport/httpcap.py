@@ -2,11 +2,13 @@
 :data:`mcpbridge.stdio.MAX_MESSAGE_BYTES`, as over stdio.
 
 httpx has no response-size limit, so the transport wraps each response stream and counts the
-bytes of the current message: a JSON body as a whole, an SSE stream event by event (an event
-ends at a blank line), so a long-lived stream of small events is never cut. The bytes counted
-are the decoded ones: requests ask for no compression, and a server that compresses anyway
-(gzip, deflate) is decoded here, piece by piece, under the cap (a "zip bomb" of 100 kB that
-inflates to gigabytes is dropped at 32 MB); other encodings are refused.
+bytes of the current message: a JSON body (any type but an event stream) as a whole, an SSE
+stream (``text/event-stream``) event by event, so a long-lived stream of small events is
+never cut. An event ends at a blank line, whatever the line ends are: the SSE standard allows
+``\n``, ``\r\n`` and ``\r`` (and a blank line split across two reads still counts).
+The bytes counted are the decoded ones: requests ask for no compression, and a server that
+compresses anyway (gzip, deflate) is decoded here, piece by piece, under the cap (a "zip
+bomb" of 100 kB that inflates to gigabytes is dropped at 32 MB); other encodings are refused.
 
 Proxies from the environment (``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) are
 honoured, as every httpx client does by default; this transport routes each request itself,
@@ -16,16 +18,18 @@ ignores proxy variables; choosing the route here keeps both.)
 
 from __future__ import annotations
 
+import re
 import urllib.request
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx2
 
+from codebot_mcp.core.inflate import DECODED, Inflater
 from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
 
-_PIECE = 65536
-"""Decoded bytes produced at a time from a compressed body (memory stays bounded)."""
+_BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+"""Two line ends in a row: the end of an SSE event (CRLF, CR or LF, in any mix)."""
 
 
 class MessageTooLarge(httpx2.ReadError):
@@ -38,35 +42,25 @@ def _too_large(limit: int, request: httpx2.Request) -> MessageTooLarge:
     )
 
 
-class _Inflater:
-    """gzip or deflate, decoded in bounded pieces (a member after the first is decoded too)."""
+class EventSizes:
+    """Counts the bytes of the SSE event being received, across reads: :meth:`add` returns
+    the size of the current (unfinished) event after a chunk."""
 
-    def __init__(self, encoding: str) -> None:
-        self.wbits = 16 + zlib.MAX_WBITS if encoding in ("gzip", "x-gzip") else zlib.MAX_WBITS
-        self.raw_fallback = encoding == "deflate"  # some servers send raw deflate
-        self.decoder = zlib.decompressobj(self.wbits)
+    def __init__(self) -> None:
+        self.current = 0
+        self._tail = b""  # the last bytes of the previous chunk: a blank line may span reads
 
-    def pieces(self, data: bytes) -> list[bytes]:
-        out: list[bytes] = []
-        while data:
-            try:
-                piece = self.decoder.decompress(data, _PIECE)
-            except zlib.error:
-                if not self.raw_fallback:
-                    raise
-                self.raw_fallback = False
-                self.decoder = zlib.decompressobj(-zlib.MAX_WBITS)
-                piece = self.decoder.decompress(data, _PIECE)
-            self.raw_fallback = False
-            if piece:
-                out.append(piece)
-            data = self.decoder.unconsumed_tail
-            if not data and self.decoder.eof and self.decoder.unused_data:
-                data = self.decoder.unused_data
-                self.decoder = zlib.decompressobj(self.wbits)
-            if not piece and not data:
-                break
-        return out
+    def add(self, chunk: bytes) -> int:
+        window = self._tail + chunk
+        end = -1
+        for match in _BLANK_LINE.finditer(window):
+            end = match.end()
+        if end >= 0:
+            self.current = len(window) - end
+        else:
+            self.current += len(chunk)
+        self._tail = window[-3:]
+        return self.current
 
 
 class _CappedStream(httpx2.AsyncByteStream):
@@ -77,29 +71,33 @@ class _CappedStream(httpx2.AsyncByteStream):
         request: httpx2.Request,
         owner: CappedTransport,
         encoding: str,
+        events: bool = False,
     ) -> None:
         self._owner = owner
+        self._events = EventSizes() if events else None
         self._inner = inner
         self._limit = limit
         self._request = request
-        self._inflater = _Inflater(encoding) if encoding else None
+        self._inflater = Inflater(encoding) if encoding else None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        current = 0  # bytes of the message being received
+        current = 0  # bytes of the message being received (the whole body, or one event)
         async for raw in self._inner:
-            chunks = [raw] if self._inflater is None else self._decode(raw)
+            chunks = iter([raw]) if self._inflater is None else self._decode(raw)
             for chunk in chunks:
-                boundary = chunk.rfind(b"\n\n")
-                current = len(chunk) - boundary - 2 if boundary >= 0 else current + len(chunk)
+                if self._events is not None:
+                    current = self._events.add(chunk)
+                else:
+                    current += len(chunk)
                 if current > self._limit:
                     self._owner.tripped = True
                     raise _too_large(self._limit, self._request)
                 yield chunk
 
-    def _decode(self, raw: bytes) -> list[bytes]:
+    def _decode(self, raw: bytes) -> Iterator[bytes]:
         assert self._inflater is not None
         try:
-            return self._inflater.pieces(raw)
+            yield from self._inflater.pieces(raw)  # lazily: a bomb stops at the cap
         except zlib.error as exc:
             raise httpx2.DecodingError(
                 f"the server's compressed answer is corrupt: {exc}", request=self._request
@@ -107,9 +105,6 @@ class _CappedStream(httpx2.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-_DECODED = frozenset({"gzip", "x-gzip", "deflate"})
 
 
 class CappedTransport(httpx2.AsyncBaseTransport):
@@ -158,14 +153,14 @@ class CappedTransport(httpx2.AsyncBaseTransport):
             await response.aclose()
             self.tripped = True
             raise _too_large(self._limit, request)
-        if encoding not in _DECODED and encoding not in ("", "identity"):
+        if encoding not in DECODED and encoding not in ("", "identity"):
             await response.aclose()
             raise httpx2.DecodingError(
                 f"the server answered in an encoding codebot does not accept ({encoding})",
                 request=request,
             )
         headers = response.headers
-        if encoding in _DECODED:
+        if encoding in DECODED:
             headers = httpx2.Headers(
                 [
                     (k, v)
@@ -182,7 +177,10 @@ class CappedTransport(httpx2.AsyncBaseTransport):
                 self._limit,
                 request,
                 self,
-                encoding if encoding in _DECODED else "",
+                encoding if encoding in DECODED else "",
+                events=response.headers.get("content-type", "")
+                .lower()
+                .startswith("text/event-stream"),
             ),
             extensions=response.extensions,
             request=request,

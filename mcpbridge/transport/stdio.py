@@ -9,7 +9,6 @@ instead of filling memory.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -20,6 +19,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.mcpbridge._sdk import TransportStreams
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 
@@ -38,7 +38,7 @@ def _error_for(head: bytes, message: str) -> SessionMessage | None:
     if match is None:
         return None
     try:
-        request_id = json.loads(match.group(1))
+        request_id = jsonutil.loads(match.group(1))
     except ValueError:
         return None
     error = types.ErrorData(code=types.INTERNAL_ERROR, message=message)

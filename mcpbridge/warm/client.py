@@ -20,9 +20,13 @@ The client half (:func:`request`, :func:`socket_path`, :func:`fingerprint`) impo
 standard library and ``core`` only: a warm ``mcp call`` never loads anyio or the MCP SDK.
 
 Wire format: one JSON object per line. The client sends ``{"digest", "op", ...}``; the holder
-answers ``{"digest", "accepted": true}`` at once, then one result line. A client that loses the
+answers ``{"digest", "accepted": true}`` at once, then ``{"digest", "working": true}`` every
+:data:`HEARTBEAT_SECONDS` while the request runs, then one result line. A client that loses the
 connection *before* the acceptance falls back to the cold path; after it, a ``call`` may have
-run, so it is an error rather than a silent retry.
+run, so it is an error rather than a silent retry. A holder that stops answering after the
+acceptance (hung, stopped, wedged) is given up on after :data:`SILENCE_SECONDS` without a line:
+a clear error (exit 4), never a wait without end; a long call that keeps its holder alive is
+waited for as long as it takes, as on the cold path.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core import __version__
+from codebot_mcp.core import __version__, jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.proc.lookup import INHERITED_ENV
@@ -49,6 +53,10 @@ CONNECT_TIMEOUT = 1.0
 """A holder that does not accept within this is treated as absent (cold path)."""
 ACCEPT_TIMEOUT = 5.0
 """After connecting, the holder's acceptance line must arrive within this."""
+HEARTBEAT_SECONDS = 1.0
+"""While a request runs, the holder says so this often."""
+SILENCE_SECONDS = 10.0
+"""After the acceptance, a holder silent this long (no heartbeat, no answer) is given up on."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """One request or answer line may be this large (a tool result of 32 MB, JSON-escaped)."""
 SOCKET_PATH_LIMIT = 104
@@ -138,7 +146,7 @@ def request(path: Path, digest: str | None, payload: dict[str, Any]) -> dict[str
             sock.sendall(json.dumps({**payload, "digest": digest}).encode() + b"\n")
             sock.settimeout(ACCEPT_TIMEOUT)
             buffer = bytearray()
-            first = json.loads(_read_line(sock, buffer))
+            first = jsonutil.loads(_read_line(sock, buffer))
         except (OSError, EOFError, ValueError, WarmError):
             return None
         if not isinstance(first, dict):
@@ -147,9 +155,19 @@ def request(path: Path, digest: str | None, payload: dict[str, Any]) -> dict[str
             return None
         if not first.get("accepted"):
             return None
-        sock.settimeout(None)  # the call is bounded by the server's own timeouts, as cold
+        # The call itself is bounded by the server's own timeouts, as cold; the holder proves
+        # it is alive with a heartbeat, so a hung holder cannot hold this process forever.
+        sock.settimeout(SILENCE_SECONDS)
         try:
-            answer = json.loads(_read_line(sock, buffer))
+            while True:
+                answer = jsonutil.loads(_read_line(sock, buffer))
+                if not (isinstance(answer, dict) and answer.get("working")):
+                    break
+        except TimeoutError:
+            raise WarmError(
+                f"the warm holder accepted the request, then said nothing for "
+                f"{SILENCE_SECONDS:g} s (it hangs or was stopped)"
+            ) from None
         except (OSError, EOFError) as exc:
             reason = exc or "EOF"
             raise WarmError(f"the warm holder went away during the request ({reason})") from None

@@ -19,8 +19,8 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
-from codebot_mcp.core.config import paths, trust
-from codebot_mcp.core.config import settings as settings_mod
+from codebot_mcp.core import jsonutil
+from codebot_mcp.core.config import effective, paths
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.arguments import Pairs
 from codebot_mcp.mcpbridge.calls.call import call_once
@@ -28,6 +28,7 @@ from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.report import status_view
 from codebot_mcp.mcpbridge.warm.client import (
     ACCEPT_TIMEOUT,
+    HEARTBEAT_SECONDS,
     MAX_LINE_BYTES,
     SOCKET_PATH_LIMIT,
     fingerprint,
@@ -117,8 +118,12 @@ class Holder:
         await self._retry_failed()
         names = request.get("servers") or list(self.manager.servers)
         schemas = bool(request.get("schemas"))
+        show = bool(request.get("all"))  # mcp list --all: app-only tools too
         statuses = [s for s in self.manager.status() if s.name in names]
-        return {"views": [status_view(s, self.manager, schemas=schemas) for s in statuses]}
+        views = [
+            status_view(s, self.manager, schemas=schemas, show_app_tools=show) for s in statuses
+        ]
+        return {"views": views}
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         await self._retry_failed()
@@ -148,7 +153,7 @@ class Holder:
                     buffer += chunk
                     if len(buffer) > MAX_LINE_BYTES:
                         return None
-            request = json.loads(bytes(buffer))
+            request = jsonutil.loads(bytes(buffer))
         except (TimeoutError, anyio.EndOfStream, ValueError, RecursionError):
             return None
         return request if isinstance(request, dict) else None
@@ -181,12 +186,15 @@ class Holder:
             await self._send(stream, {"accepted": True})
             self._busy += 1
             try:
-                if op == "list":
-                    reply = await self._list(request)
-                elif op == "call" and request["server"] in self.manager.servers:
-                    reply = await self._call(request)
-                else:
-                    reply = _error(2, f"the warm holder cannot answer {op!r}")
+                async with anyio.create_task_group() as beating:
+                    beating.start_soon(self._heartbeat, stream)
+                    if op == "list":
+                        reply = await self._list(request)
+                    elif op == "call" and request["server"] in self.manager.servers:
+                        reply = await self._call(request)
+                    else:
+                        reply = _error(2, f"the warm holder cannot answer {op!r}")
+                    beating.cancel_scope.cancel()
             except Exception as exc:  # boundary: one request's failure never ends the holder
                 print(f"warm holder: {op!r} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
                 reply = _error(1, f"the warm holder failed on this request: {type(exc).__name__}")
@@ -194,6 +202,13 @@ class Holder:
                 self._busy -= 1
                 self._last_used = anyio.current_time()
             await self._send(stream, reply)
+
+    async def _heartbeat(self, stream: SocketStream) -> None:
+        """Tell the client the request still runs (it gives up on a silent holder)."""
+        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            while True:
+                await anyio.sleep(HEARTBEAT_SECONDS)
+                await self._send(stream, {"working": True})
 
     async def serve(self, listener: SocketListener) -> None:
         """Accept connections until stopped (idle timeout, ``--stop``, a signal)."""
@@ -238,9 +253,9 @@ async def serve(
     cwd: Path, *, trust_project: bool, idle_timeout: float | None, ready: Any = None
 ) -> int:
     """Load the settings as the cold path does, start the servers, serve; the exit code."""
-    settings = settings_mod.load(cwd)
-    result = trust.check(settings, assume_trusted=trust_project)
-    servers = dict(trust.without_untrusted(settings, result).servers)
+    loaded = effective.load(cwd, assume_trusted=trust_project)
+    settings, result = loaded.settings, loaded.trust  # roots and limits: trust applied too
+    servers = dict(settings.servers)
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.tools.useragent import Policy, root_dirs
 

@@ -373,6 +373,6 @@ async def test_repl_says_who_needs_login_and_logs_in(
     assert code == 0
     assert "'prot' needs login (/mcp login prot)" in text
     assert "prot: needs login" in text
-    assert "(logged in to 'prot'; 2 tools)" in text
-    assert "prot: connected, 2 tools" in text
+    assert "(logged in to 'prot'; 3 tools)" in text
+    assert "prot: connected, 3 tools" in text
     assert len(browser_log(tmp_path)) == 1

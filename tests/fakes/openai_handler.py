@@ -44,12 +44,14 @@ class State:
     window: int | None = None
     """Context window in tokens: longer requests get 400 ``context_length_exceeded``."""
     rejected: int = 0
-    models: list[str] | None = field(default_factory=lambda: ["fake-model"])
-    """What ``GET /v1/models`` lists; None answers it 404 (a server without the route)."""
+    gets: list[Recorded] = field(default_factory=list[Recorded])
+    """GET requests (``/models``), apart from the completions."""
+    model_ids: list[Any] | None = None
+    """What ``/models`` lists (default: one ``fake-model``)."""
+    models_404: bool = False
+    """``/models`` answers 404 (a server without the route)."""
     model_meta: dict[str, Any] | None = None
     """Extra fields of each model entry (llama.cpp's ``meta``: ``{"n_ctx_train": ...}``)."""
-    gets: list[str] = field(default_factory=list[str])
-    """The paths of the GET requests so far."""
 
 
 def count_tokens(body: dict[str, Any]) -> int:
@@ -67,12 +69,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        state = self.shared
-        with state.lock:
-            state.gets.append(self.path)
-        if self.path.rstrip("/").endswith("/models") and state.models is not None:
-            extra = state.model_meta or {}
-            data = [{"id": m, "object": "model", **extra} for m in state.models]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.shared.lock:
+            self.shared.gets.append(Recorded("GET", self.path, headers, {}))
+        if self.path.rstrip("/").endswith("/models") and not self.shared.models_404:
+            ids = self.shared.model_ids if self.shared.model_ids is not None else ["fake-model"]
+            extra = self.shared.model_meta or {}
+            data = [{"id": i, "object": "model", **extra} for i in ids]
             self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -113,6 +116,8 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     def _serve(self, body: dict[str, Any], turn: Turn | None) -> None:
+        if turn is not None and self._hostile(turn):
+            return
         if turn is None:
             self._json(
                 500,
@@ -154,6 +159,49 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(body, turn)
         else:
             self._json(200, self._completion(body, turn))
+
+    def _hostile(self, turn: Turn) -> bool:
+        """Answers no model gives: endless, huge or raw. True when one was sent."""
+        if "endless" in turn:
+            self._headers(200, "text/event-stream", None)
+            piece = f"data: {json.dumps(chunk({'content': 'more '}, None))}\n\n".encode()
+            burst = piece * 256
+            while not self.shared.closing.is_set():
+                self.wfile.write(burst)  # BrokenPipeError ends it when the client leaves
+            return True
+        if "huge_body" in turn:
+            size = int(turn["huge_body"])
+            head, tail = b'{"id": "x", "object": "chat.completion", "pad": "', b'"}'
+            self._headers(200, "application/json", size)
+            self.wfile.write(head)
+            left = size - len(head) - len(tail)
+            block = b"a" * (1 << 20)
+            while left > 0 and not self.shared.closing.is_set():
+                self.wfile.write(block[: min(left, len(block))])
+                left -= len(block)
+            self.wfile.write(tail)
+            return True
+        if "raw_body" in turn:
+            raw = str(turn["raw_body"]).encode()
+            if turn.get("raw_stream"):
+                self._headers(200, "text/event-stream", None)
+                self.wfile.write(b"data: " + raw + b"\n\ndata: [DONE]\n\n")
+            else:
+                self._headers(200, "application/json", len(raw))
+                self.wfile.write(raw)
+            self.close_connection = True
+            return True
+        return False
+
+    def _headers(self, status: int, content_type: str, length: int | None) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        if length is None:
+            self.send_header("connection", "close")
+            self.close_connection = True
+        else:
+            self.send_header("content-length", str(length))
+        self.end_headers()
 
     # --- JSON -------------------------------------------------------------------------------
 

@@ -49,7 +49,7 @@ class FakeOpenAI:
     ):
         self._state = State(turns=deque(turns or []), llama=llama, respond=respond, window=window)
         if models is not None:
-            self._state.models = models
+            self._state.model_ids = list(models)
         state = self._state
 
         class Bound(Handler):
@@ -74,20 +74,26 @@ class FakeOpenAI:
             return list(self._state.requests)
 
     @property
+    def gets(self) -> list[Recorded]:
+        """GET requests so far (``/models``)."""
+        with self._state.lock:
+            return list(self._state.gets)
+
+    def list_models(self, ids: list[Any]) -> None:
+        """What ``GET /models`` answers from now on."""
+        with self._state.lock:
+            self._state.model_ids = list(ids)
+
+    @property
     def bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of the completion requests so far."""
         return [r.body for r in self.requests]
 
-    @property
-    def gets(self) -> list[str]:
-        """The paths of the GET requests so far (``/v1/models``)."""
-        with self._state.lock:
-            return list(self._state.gets)
-
     def serve_models(self, models: list[str] | None, meta: dict[str, Any] | None = None) -> None:
         """What ``GET /v1/models`` lists from now on (None: 404), with ``meta`` in each."""
         with self._state.lock:
-            self._state.models = models
+            self._state.model_ids = None if models is None else list(models)
+            self._state.models_404 = models is None
             self._state.model_meta = meta
 
     @property

@@ -80,6 +80,21 @@ def raw_sse(*events: str) -> Turn:
     return {"raw_sse": list(events)}
 
 
+def endless() -> Turn:
+    """A stream of small, valid text chunks that never finishes (until the client leaves)."""
+    return {"endless": True}
+
+
+def huge_body(size: int) -> Turn:
+    """A non-streamed 200 answer of ``size`` bytes (a long string inside valid JSON)."""
+    return {"huge_body": size}
+
+
+def raw_body(body: str, *, stream: bool = False) -> Turn:
+    """Exactly this body, as JSON (or, with ``stream``, as one SSE ``data:`` event)."""
+    return {"raw_body": body, "raw_stream": stream}
+
+
 def hang(seconds: float = 30.0) -> Turn:
     """Send the stream's first chunk and then nothing for ``seconds`` (cancellation tests)."""
     return {"hang": seconds}

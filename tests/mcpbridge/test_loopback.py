@@ -57,3 +57,33 @@ async def test_a_taken_port_is_a_clear_error() -> None:
         with pytest.raises(LoginError, match=rf"cannot listen on 127\.0\.0\.1:{first.port}"):
             async with LoopbackListener(first.port):
                 pass
+
+
+@pytest.mark.anyio
+async def test_a_silent_or_junk_connection_does_not_hold_up_the_real_redirect() -> None:
+    """Connections are served at once, each on its own: a preconnect that says nothing, or a
+    program trickling junk, cannot delay the browser's redirect."""
+    async with LoopbackListener(None, timeout=30) as listener:
+        listener.expected_state = "s"
+        silent = [await anyio.connect_tcp("127.0.0.1", listener.port) for _ in range(3)]
+        junk = await anyio.connect_tcp("127.0.0.1", listener.port)
+        await junk.send(b"GE")  # and never the rest
+        began = anyio.current_time()
+        pages: list[httpx2.Response] = []
+
+        async def browser() -> None:
+            await anyio.sleep(0.1)  # after the silent ones are accepted
+            pages.append(await fetch(f"{listener.redirect_uri}?code=c0de&state=s"))
+
+        try:
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(browser)
+                    result = await listener.wait()
+        finally:
+            for stream in (*silent, junk):
+                await stream.aclose()
+        took = anyio.current_time() - began
+        assert result.code == "c0de"
+        assert pages[0].status_code == 200
+        assert took < 2, f"the redirect waited {took:.1f}s behind the silent connections"

@@ -11,9 +11,19 @@ tokens issued for it; the tool ``admin_op`` needs the ``admin`` scope (HTTP 403
 (grants by type, revocations, registrations, the last authorize request), so tests can check
 what the client did rather than trust it.
 
+``--issuer-path /as`` moves the authorization server under that path (issuer
+``http://127.0.0.1:<port>/as``, its endpoints below it), as when the authorization server is
+not the resource server; ``/token`` at the resource server's root then answers 400 and
+counts what it was sent (``rs_token_requests``: a client that sends a refresh token or a
+secret there sent it to the wrong place). ``--resource-metadata URL`` puts that URL in the
+401 challenge (another origin, an internal host); the test then counts whether the client
+fetched it. The tool ``echo_token`` answers with the bearer token it was called with (a
+server that echoes credentials).
+
 Prints exactly one stdout line ``READY http://127.0.0.1:<port>/mcp`` once it accepts
 connections. Run: ``python -m tests.servers.oauth_server [--port 0] [--token-lifetime S]
-[--client-id ID --client-secret S] [--jwt-public-key FILE] [--no-registration] [--deny]``.
+[--client-id ID --client-secret S] [--jwt-public-key FILE] [--no-registration] [--deny]
+[--issuer-path PATH] [--resource-metadata URL]``.
 """
 
 from __future__ import annotations
@@ -52,6 +62,9 @@ class AuthServer:
         self.refresh: dict[str, dict[str, Any]] = {}
         self.stats: Counter[str] = Counter()
         self.last_authorize: dict[str, str] = {}
+        self.origin = ""  # set once the port is known
+        self.rs_token_requests: list[dict[str, Any]] = []
+        self.last_bearer = ""
         if args.client_id:
             self.clients[args.client_id] = {
                 "client_id": args.client_id,
@@ -64,7 +77,7 @@ class AuthServer:
 
     @property
     def resource(self) -> str:
-        return f"{self.base}/mcp"
+        return f"{self.origin}/mcp"
 
     # -- metadata -------------------------------------------------------------------------
 
@@ -268,9 +281,23 @@ class AuthServer:
         self.stats["revoked" if found else "revoke-unknown"] += 1
         return Response(status_code=200)
 
+    async def resource_token(self, request: Request) -> Response:
+        """``/token`` at the resource server's origin when the authorization server is
+        elsewhere: nothing valid is ever issued here; what arrives is recorded."""
+        form = dict(await request.form())
+        self.rs_token_requests.append(
+            {
+                "form": {k: str(v) for k, v in form.items()},
+                "authorization": request.headers.get("authorization"),
+            }
+        )
+        self.stats["rs:token"] += 1
+        return JSONResponse({"error": "invalid_request"}, 400)
+
     async def test_stats(self, request: Request) -> Response:
         return JSONResponse(
             {
+                "rs_token_requests": self.rs_token_requests,
                 "stats": dict(self.stats),
                 "last_authorize": self.last_authorize,
                 "live_access_tokens": len(self.access),
@@ -281,7 +308,9 @@ class AuthServer:
     # -- the protected MCP endpoint --------------------------------------------------------
 
     def challenge(self, status: int, error: str, scope: str) -> Response:
-        metadata = f"{self.base}/.well-known/oauth-protected-resource/mcp"
+        metadata = (
+            self.args.resource_metadata or f"{self.origin}/.well-known/oauth-protected-resource/mcp"
+        )
         header = f'Bearer error="{error}", scope="{scope}", resource_metadata="{metadata}"'
         return JSONResponse(
             {"error": error}, status_code=status, headers={"WWW-Authenticate": header}
@@ -306,6 +335,7 @@ class AuthServer:
                 await self.challenge(401, "invalid_token", "mcp")(scope, receive, send)
                 return
             assert entry is not None
+            self.last_bearer = token
             body = b""
             more = True
             while more:
@@ -343,21 +373,30 @@ def build_app(args: argparse.Namespace) -> tuple[Any, AuthServer]:
         return text
 
     @mcp.tool(structured_output=False)
+    def echo_token() -> str:
+        """Say which bearer token this call came with (a server that echoes credentials)."""
+        return f"you sent: Bearer {server.last_bearer}"
+
+    @mcp.tool(structured_output=False)
     def admin_op() -> str:
         """An operation that needs the admin scope."""
         return "admin done"
 
     mcp_app = mcp.streamable_http_app(host="127.0.0.1")
     gated = server.gate(mcp_app)
+    prefix = args.issuer_path.rstrip("/")
     routes = [
         Route("/.well-known/oauth-protected-resource/mcp", server.prm),
-        Route("/.well-known/oauth-authorization-server", server.metadata),
-        Route("/register", server.register, methods=["POST"]),
-        Route("/authorize", server.authorize),
-        Route("/token", server.token, methods=["POST"]),
-        Route("/revoke", server.revoke, methods=["POST"]),
+        Route(f"/.well-known/oauth-authorization-server{prefix}", server.metadata),
+        Route(f"{prefix}/register", server.register, methods=["POST"]),
+        Route(f"{prefix}/authorize", server.authorize),
+        Route(f"{prefix}/token", server.token, methods=["POST"]),
+        Route(f"{prefix}/revoke", server.revoke, methods=["POST"]),
         Route("/_test/stats", server.test_stats),
     ]
+    if prefix:
+        routes.append(Route("/token", server.resource_token, methods=["POST"]))
+        routes.append(Route("/register", server.resource_token, methods=["POST"]))
     auth_app = Starlette(routes=routes)
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -381,12 +420,15 @@ def main() -> None:
     parser.add_argument("--no-registration", action="store_true")
     parser.add_argument("--no-refresh", action="store_true", help="never issue refresh tokens")
     parser.add_argument("--deny", action="store_true", help="the user denies every request")
+    parser.add_argument("--issuer-path", default="", help="serve the authorization server here")
+    parser.add_argument("--resource-metadata", help="resource_metadata URL in the 401 challenge")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     app, server = build_app(args)
 
     def on_port(port: int) -> None:
-        server.base = f"http://127.0.0.1:{port}"
+        server.origin = f"http://127.0.0.1:{port}"
+        server.base = server.origin + args.issuer_path.rstrip("/")
 
     import asyncio
 

@@ -11,8 +11,7 @@ from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
     Globals,
-    apply_trust,
-    load_settings,
+    load_effective,
     require_trusted,
     select_servers,
 )
@@ -45,14 +44,11 @@ NameArg = Annotated[
 
 
 def _oauth_server(globals_: Globals, name: str) -> ServerConfig:
-    from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import require_usable
 
-    settings = load_settings(globals_)
-    check = trust.check(settings, assume_trusted=globals_.trust_project)
-    require_trusted(name, check, settings)
-    if name in settings.shadowed and check.needs_trust:
-        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
+    loaded = load_effective(globals_, warn=False)
+    settings = loaded.settings  # an untrusted project entry never hides yours
+    require_trusted(name, loaded.trust, settings)
     config = select_servers(settings, [name])[name]
     require_usable(config)
     if config.type != "http":

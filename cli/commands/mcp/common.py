@@ -19,8 +19,7 @@ from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.runtime import (
     Globals,
-    apply_trust,
-    load_settings,
+    load_effective,
     open_manager,
     require_trusted,
     select_servers,
@@ -94,19 +93,15 @@ AllowSamplingOpt = Annotated[
 def servers_for(
     globals_: Globals, server: str | None, timeout: float | None
 ) -> tuple[Settings, dict[str, ServerConfig]]:
-    from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import require_usable
 
-    settings = load_settings(globals_)
+    loaded = load_effective(globals_, warn=server is None)
+    settings = loaded.settings  # trust applied: sampling, roots and limits included
     if server is not None:
-        check = trust.check(settings, assume_trusted=globals_.trust_project)
-        require_trusted(server, check, settings)
-        if server in settings.shadowed and check.needs_trust:
-            settings, _ = apply_trust(globals_, settings)  # the global entry stands in
+        require_trusted(server, loaded.trust, settings)
         config = select_servers(settings, [server])[server]
         require_usable(config)
         return settings, with_timeout({server: config}, timeout)
-    settings, _ = apply_trust(globals_, settings)
     usable = {n: c for n, c in settings.servers.items() if c.enabled and c.error is None}
     return settings, with_timeout(usable, timeout)
 

@@ -14,7 +14,7 @@ from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
     check_timeout,
-    load_settings,
+    load_unfiltered_settings,
     select_servers,
     with_timeout,
 )
@@ -83,9 +83,10 @@ def doctor_command(
     Exit 0 when there is no error, 1 when there is one (with --strict: or a warning),
     3 when the settings cannot be read at all.
     """
+    from dataclasses import replace
 
     from codebot_mcp.cli.commands.mcp import doctor_render
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective
     from codebot_mcp.mcpbridge.doctor import run as doctor
 
     if list_checks:
@@ -96,13 +97,24 @@ def doctor_command(
         check_timeout(timeout)
     globals_: Globals = ctx.obj
     try:
-        settings = load_settings(globals_)
+        unfiltered = load_unfiltered_settings(globals_)
     except SettingsError as exc:
         report = doctor.unreadable(exc)
     else:
-        servers = with_timeout(select_servers(settings, server), timeout)
-        result = trust.check(settings, assume_trusted=globals_.trust_project)
+        loaded = effective.apply(unfiltered, assume_trusted=globals_.trust_project)
+        settings, result = loaded.settings, loaded.trust
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
+        # Trusted settings run everything (roots, limits, model); an untrusted project's own
+        # entries are only reported (doctor never starts them).
+        shown = replace(
+            settings,
+            servers=dict(
+                sorted({**settings.servers, **{c.name: c for c in result.servers}}.items())
+            )
+            if untrusted
+            else settings.servers,
+        )
+        servers = with_timeout(select_servers(shown, server), timeout)
         from codebot_mcp.cli.login import login_options
 
         options = login_options() if login else None
@@ -113,12 +125,13 @@ def doctor_command(
             # of the SIGINT handler), and the repr of a 10,000-server report is not free.
             found.append(
                 await doctor.diagnose(
-                    settings,
+                    shown,
                     servers,
                     selected=bool(server),
                     untrusted=untrusted,
                     login=options,
                     offline=offline,
+                    withheld=list(result.gated) if result.needs_trust else [],
                 )
             )
 

@@ -224,6 +224,7 @@ def _server_json(report: ServerReport) -> dict[str, Any]:
         [e.tool for e in ctx.tools],
         failure=client.failure if client is not None else None,
     )
+    view["app_only_count"] = len(client.app_tools) if client is not None else 0
     view["tokens"] = report.tokens
     view["checks"] = dict(report.checks)
     for tool, entry in zip(view["tools"], ctx.tools, strict=True):

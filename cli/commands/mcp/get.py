@@ -8,7 +8,7 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.commands.mcp.manage import NameArg, known_server
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -29,12 +29,12 @@ def get_command(
     Env and header values are masked unless they are ${VAR} references.
     Exit 0, 2 unknown server, 3 settings unreadable.
     """
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    settings = load_unfiltered_settings(globals_)  # shows what trust holds back, runs nothing
     config = known_server(settings, name)
-    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    check = effective.apply(settings, assume_trusted=globals_.trust_project).trust
     untrusted = check.needs_trust and any(c.name == name for c in check.servers)
     # An untrusted project entry never hides yours: the global entry is the one in use.
     pending = config if untrusted and name in settings.shadowed else None
@@ -71,6 +71,7 @@ def get_command(
 
 def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
     """The entry as written, with secrets masked, plus its source and what it overrides."""
+    from codebot_mcp.core.config.oauth import SECRET_KEYS
     from codebot_mcp.core.secrets.redact import MASK, redact_url
 
     entry: dict[str, Any] = {}
@@ -78,6 +79,14 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
         if key in ("env", "headers") and isinstance(value, dict):
             entry[key] = {
                 k: (v if isinstance(v, str) and _only_references(v) else MASK)
+                for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+            }
+        elif key == "oauth" and isinstance(value, dict):
+            # client_secret and private_key: shown only as the ${VAR} they name, never a value
+            entry[key] = {
+                k: (v if not isinstance(v, str) or _only_references(v) else MASK)
+                if k in SECRET_KEYS
+                else (render.REDACTOR(v) if isinstance(v, str) else v)
                 for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
             }
         elif key == "url" and isinstance(value, str):

@@ -17,9 +17,8 @@ from codebot_mcp.cli.commands.mcp.views import print_servers
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
     Globals,
-    apply_trust,
     describe_settings_files,
-    load_settings,
+    load_effective,
     open_manager,
     require_trusted,
     select_servers,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import ToolResult
     from codebot_mcp.core.tools.useragent import Policy
+    from codebot_mcp.mcpbridge.connection.tasks import TaskStatus
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
@@ -65,15 +65,26 @@ def list_command(
     ] = None,
     no_warm: warm.NoWarmOpt = False,
     login: LoginOpt = False,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Also show app-only tools (MCP Apps), which are never offered to the model.",
+        ),
+    ] = False,
 ) -> int:
     """List every configured server with its status and tools.
+
+    Tools a server marks app-only (MCP Apps: ``_meta.ui.visibility`` without "model") are
+    never offered to the model; they are counted, and shown with --all.
 
     Exit 0 when every selected server connected, 4 when any failed or needs a login (the
     others are listed), 2 for an unknown or disabled --server.
     """
 
     globals_: Globals = ctx.obj
-    settings, check = apply_trust(globals_, load_settings(globals_))
+    loaded = load_effective(globals_)
+    settings, check = loaded.settings, loaded.trust
     for name in server or []:
         require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
     servers = with_timeout(select_servers(settings, server), timeout)
@@ -83,13 +94,13 @@ def list_command(
         return ExitCode.OK
     answer = None
     if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
-        payload = {"op": "list", "servers": list(servers), "schemas": schemas}
+        payload = {"op": "list", "servers": list(servers), "schemas": schemas, "all": show_all}
         answer = warm_client.ask_holder(settings, check, payload)
     if answer is not None and isinstance(answer.get("views"), list):
         code = _render_list(answer["views"], as_json, schemas, servers)
     else:
         requests = policy(settings, None, None)
-        code = signals.run(_list, servers, as_json, schemas, requests, login)
+        code = signals.run(_list, servers, as_json, schemas, requests, login, show_all)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -106,6 +117,7 @@ async def _list(
     schemas: bool,
     agent: Policy,
     login: bool = False,
+    show_all: bool = False,
 ) -> int:
     from codebot_mcp.mcpbridge.calls import (
         lite,
@@ -113,7 +125,9 @@ async def _list(
 
     if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
         try:
-            views = await lite.list_servers(servers, schemas=schemas, roots=agent.roots())
+            views = await lite.list_servers(
+                servers, schemas=schemas, roots=agent.roots(), show_app_tools=show_all
+            )
         except lite.Fallback:
             pass
         else:
@@ -126,7 +140,9 @@ async def _list(
 
         await manager.start_all()
         statuses = manager.status()
-        views = [status_view(s, manager, schemas=schemas) for s in statuses]
+        views = [
+            status_view(s, manager, schemas=schemas, show_app_tools=show_all) for s in statuses
+        ]
     return _render_list(views, as_json, schemas, servers)
 
 
@@ -174,6 +190,8 @@ async def _call(
 
             if sys.stderr.isatty():
                 manager.on_progress = _progress_line
+            else:  # a task may run for minutes: each change of its status gets a line
+                manager.tasks.on_status = _task_line
             try:
                 return await call_once(manager, config, tool, arguments)
             finally:
@@ -184,12 +202,20 @@ async def _call(
 
 
 def _progress_line(server: str, value: float, total: float | None, message: str | None) -> None:
-    """Progress of a call on a terminal's stderr, rewritten in place."""
+    """Progress of a call on a terminal's stderr, rewritten in place (a task's status too)."""
     from codebot_mcp.cli.render import safe
 
-    percent = f" {min(value / total, 1.0):.0%}" if total else f" {value:g}"
-    text = f"{server}:{percent} {safe(message)[:60]}".rstrip()
+    percent = f" {min(value / total, 1.0):.0%}" if total else ""
+    text = f"{server}:{percent} {safe(message, one_line=True)[:100]}".rstrip()
     sys.stderr.write(f"\r\x1b[2K{text}")
+    sys.stderr.flush()
+
+
+def _task_line(server: str, status: TaskStatus) -> None:
+    """A task's status on stderr that is not a terminal: one line per change."""
+    from codebot_mcp.cli.render import safe
+
+    sys.stderr.write(f"{safe(server, one_line=True)}: {safe(status.describe(), one_line=True)}\n")
     sys.stderr.flush()
 
 
@@ -313,19 +339,20 @@ def call_command(
     4 server unreachable. With --batch: 0 when every request succeeded, else 1.
     """
 
-    from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import require_usable
     from codebot_mcp.core.tools import arguments
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    # Trust applied once: the model behind sampling, the roots and every limit come from the
+    # trusted settings, whichever server is called.
+    loaded = load_effective(globals_, warn=batch)
+    settings, check = loaded.settings, loaded.trust
     if batch:
         if server or tool or args:
             raise UsageError(
                 "--batch takes the requests on stdin, not SERVER TOOL on the command line",
                 hint='Pipe lines like {"server": "s", "tool": "t", "arguments": {}} into it.',
             )
-        settings, _ = apply_trust(globals_, settings)
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
         requests = (settings, elicit, allow_sampling)
@@ -336,10 +363,7 @@ def call_command(
             "missing SERVER and TOOL",
             hint="Usage: codebot mcp call SERVER TOOL [ARGS...] (or --batch).",
         )
-    check = trust.check(settings, assume_trusted=globals_.trust_project)
     require_trusted(server, check, settings)
-    if server in settings.shadowed and check.needs_trust:
-        settings, _ = apply_trust(globals_, settings)  # the global entry stands in
     config = select_servers(settings, [server])[server]
     require_usable(config)
     arguments_ = arguments.parse(args or [], cwd=globals_.cwd)
@@ -376,6 +400,7 @@ def _add_groups() -> None:
     from codebot_mcp.cli.commands.mcp import prompts as mcp_prompts
     from codebot_mcp.cli.commands.mcp import resources as mcp_resources
     from codebot_mcp.cli.commands.mcp import search as mcp_search
+    from codebot_mcp.cli.commands.mcp import serve as mcp_serve
 
     app.add_typer(doctor.app)
     app.add_typer(warm.app)
@@ -388,6 +413,7 @@ def _add_groups() -> None:
     app.add_typer(mcp_auth.app)
     app.add_typer(mcp_search.app)
     app.add_typer(mcp_install.app)
+    app.add_typer(mcp_serve.app)
 
 
 _add_groups()

@@ -112,11 +112,9 @@ def _from_repository(planned: object) -> bool:
 
 
 def _needs_trust(globals_: Globals) -> bool:
-    from codebot_mcp.core.config import settings as settings_mod
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective
 
-    settings = settings_mod.load(globals_.cwd)
-    return trust.check(settings, assume_trusted=globals_.trust_project).needs_trust
+    return effective.load(globals_.cwd, assume_trusted=globals_.trust_project).trust.needs_trust
 
 
 def _global_file() -> Path:

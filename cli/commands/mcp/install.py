@@ -292,8 +292,7 @@ def _show_secrets(secrets: list[Question]) -> None:
 def _after(globals_: Globals, local: str, scope: ScopeChoice, secrets: list[Question]) -> None:
     import os
 
-    from codebot_mcp.core.config import settings as settings_mod
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective
 
     missing = [q.variable for q in secrets if q.variable not in os.environ]
     if missing:
@@ -303,7 +302,7 @@ def _after(globals_: Globals, local: str, scope: ScopeChoice, secrets: list[Ques
             + " before you start it (or it fails, naming the variable)"
         )
     if scope is ScopeChoice.PROJECT:
-        result = trust.check(settings_mod.load(globals_.cwd), assume_trusted=globals_.trust_project)
+        result = effective.load(globals_.cwd, assume_trusted=globals_.trust_project).trust
         if result.needs_trust:
             render.warn(
                 f"'{local}' is in the project file, which is {result.state}: it does not start "

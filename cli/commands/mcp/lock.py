@@ -11,13 +11,12 @@ from codebot_mcp.cli.answers import policy
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
-    apply_trust,
-    load_settings,
+    load_effective,
     open_manager,
     require_trusted,
     select_servers,
 )
-from codebot_mcp.core.errors import ExitCode
+from codebot_mcp.core.errors import ExitCode, SettingsError
 
 app = typer.Typer()
 """Holds ``lock``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
@@ -36,14 +35,17 @@ def lock_command(
     are pinned; an unreachable server keeps its old record).
     """
 
+    from codebot_mcp.core.config import projectfiles
     from codebot_mcp.mcpbridge.tools import pinning as lock
 
     globals_: Globals = ctx.obj
-    settings, check = apply_trust(globals_, load_settings(globals_))
+    loaded = load_effective(globals_)
+    settings, check = loaded.settings, loaded.trust
     for name in server or []:
         require_trusted(name, check, settings)  # "not trusted" (3), as `mcp call` says
     servers = {n: c for n, c in select_servers(settings, server).items() if c.enabled}
     path = lock.lock_path(settings.project_root, settings.cwd)
+    projectfiles.landing(path, path.parent.parent)  # refused before any server starts
 
     agent = policy(settings, None, None)  # the capabilities `mcp list`, doctor and chat declare
 
@@ -65,8 +67,20 @@ def lock_command(
             return pinned, failed
 
     pinned, failed = signals.run(pin)
-    merged = {**(lock.read(path) or {}), **pinned}
-    lock.write(path, merged)
+    try:
+        previous = lock.read(path) or {}
+    except lock.LockfileError as exc:
+        render.warn(f"{exc.message}; writing a new lock")
+        previous = {}
+    merged = {**previous, **pinned}
+    try:
+        lock.write(path, merged)
+    except OSError as exc:
+        raise SettingsError(
+            f"cannot write the lock file {path}: {exc.strerror or exc}",
+            hint=f"Check {path.parent}: the lock must be a plain file of the project "
+            "(a symlink there is refused).",
+        ) from None
     tools = sum(len(e["tools"]) for e in pinned.values())
     what = f"{render.count(len(pinned), 'server')} ({render.count(tools, 'tool')})"
     print(f"Pinned {what} in {render.safe(path)}.")

@@ -10,7 +10,7 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.commands import completion
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -183,8 +183,10 @@ def add_json_command(
     """
     import json
 
+    from codebot_mcp.core import jsonutil
+
     try:
-        entry = json.loads(entry_json)
+        entry = jsonutil.loads(entry_json)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"invalid JSON for server '{name}': {exc.msg} at column {exc.colno}",
@@ -269,7 +271,7 @@ def warn_settings(globals_: Globals) -> None:
     from codebot_mcp.core.errors import SettingsError
 
     try:
-        load_settings(globals_)
+        load_unfiltered_settings(globals_)  # for its warnings only
     except SettingsError:
         pass
 
@@ -292,7 +294,7 @@ def _defining_file(globals_: Globals, name: str, scope: ScopeChoice | None) -> P
 
     if scope is not None:
         return settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
-    settings = load_settings(globals_)
+    settings = load_unfiltered_settings(globals_)  # editing: every file, trusted or not
     found = []
     codebot_project = settings_edit.settings_file("project", globals_.cwd)
     for path in (settings.global_file, codebot_project if codebot_project.exists() else None):
@@ -332,28 +334,25 @@ class keep_trust:
         self.keep = False
 
     def __enter__(self) -> None:
-        from codebot_mcp.core.config import settings as settings_mod
-        from codebot_mcp.core.config import trust
+        from codebot_mcp.core.config import effective
 
         if self.path.resolve() == settings_edit_global().resolve():
             return
         try:
-            settings = settings_mod.load(self.globals.cwd)
+            loaded = effective.load(self.globals.cwd)
         except Exception:  # boundary: an unreadable file is reported by the edit itself
             return
-        if settings.project_file is not None and settings.project_file != self.path:
+        if loaded.settings.project_file is not None and loaded.settings.project_file != self.path:
             return
-        result = trust.check(settings)
+        result = loaded.trust
         self.keep = result.reason in ("recorded", "nothing to trust")
 
     def __exit__(self, *exc: object) -> None:
         if not self.keep or exc[0] is not None:
             return
-        from codebot_mcp.core.config import settings as settings_mod
-        from codebot_mcp.core.config import trust
+        from codebot_mcp.core.config import effective, trust
 
-        settings = settings_mod.load(self.globals.cwd)
-        result = trust.check(settings)
+        result = effective.load(self.globals.cwd).trust
         if result.servers or result.gated:
             trust.record(result)
 
@@ -365,11 +364,9 @@ def settings_edit_global() -> Path:
 
 
 def _trusted_after(globals_: Globals) -> bool:
-    from codebot_mcp.core.config import settings as settings_mod
-    from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config import effective
 
-    settings = settings_mod.load(globals_.cwd)
-    return not trust.check(settings, assume_trusted=globals_.trust_project).needs_trust
+    return not effective.load(globals_.cwd, assume_trusted=globals_.trust_project).trust.needs_trust
 
 
 def _report(edit: Edit, what: str) -> None:

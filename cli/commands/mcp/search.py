@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.runtime import Globals, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -21,16 +21,13 @@ app = typer.Typer()
 
 def registry_urls(globals_: Globals) -> tuple[str, ...]:
     """The ``registry_url`` setting, a project's value only once the project is trusted."""
-    from codebot_mcp.core.config import trust
-
-    settings = load_settings(globals_)
-    check = trust.check(settings, assume_trusted=globals_.trust_project)
+    loaded = load_effective(globals_, warn=False)  # trust applied once
+    settings, check = loaded.settings, loaded.trust
     if check.needs_trust and "registry_url" in check.gated:
         render.warn(
             f"ignoring registry_url of {check.project_file}: the project is {check.state} "
             "(run `codebot trust` to use it)"
         )
-        settings = trust.without_untrusted(settings, check)
     return settings.registry_url
 
 

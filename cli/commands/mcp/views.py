@@ -20,6 +20,10 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
             facts.append(f"protocol {render.safe(v['protocol_version'], one_line=True)}")
         if v["status"] == "connected":
             facts.append(f"{v['tool_count']} tool{'s' if v['tool_count'] != 1 else ''}")
+        apps = v.get("app_only_count") or 0
+        shown = any(t.get("app_only") for t in v["tools"])
+        if apps:
+            facts.append(f"{apps} app-only {'shown' if shown else 'hidden'}")
         name = render.safe(v["name"], one_line=True)
         print(
             ("\n" if i else "") + f"{render.style(mark, color)} {render.style(name, '1')}"
@@ -36,17 +40,7 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                 print("  server stderr (last lines):")
                 for line in err["stderr_tail"].splitlines():
                     print(f"    {render.safe(line)}")
-        rows = [
-            [
-                t["name"],
-                t["original_name"] if t["name_reason"] else "",
-                t["capability"],
-                render.first_line(t["description"], 70),
-            ]
-            for t in v["tools"]
-        ]
-        if rows:
-            print(render.table(rows, indent="  "))
+        _print_tools(v, apps, shown)
         if schemas:
             import json
 
@@ -54,3 +48,23 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                 print(f"\n  {t['name']} input schema:")
                 for line in json.dumps(t["input_schema"], indent=2).splitlines():
                     print(f"    {line}")
+
+
+def _print_tools(view: dict[str, Any], apps: int, shown: bool) -> None:
+    """The tools of one server, app-only ones marked; a line for app-only ones left out."""
+    rows = [
+        [
+            t["name"],
+            t["original_name"] if t["name_reason"] else "",
+            t["capability"] + (" (app-only)" if t.get("app_only") else ""),
+            render.first_line(t["description"], 70),
+        ]
+        for t in view["tools"]
+    ]
+    if rows:
+        print(render.table(rows, indent="  "))
+    if apps and not shown:
+        print(
+            f"  {apps} app-only tool{'s' if apps != 1 else ''} hidden (MCP Apps: never "
+            "offered to the model); --all shows them"
+        )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.runtime import Globals, apply_trust, load_settings
+from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.cli.warm_client import location, roots
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
@@ -66,7 +66,8 @@ def warm_command(
     from codebot_mcp.mcpbridge.warm import client as warm
 
     globals_: Globals = ctx.obj
-    settings = load_settings(globals_)
+    loaded = load_effective(globals_, warn=not (stop or status))
+    settings, check = loaded.settings, loaded.trust
     path = location(settings)
     if stop or status:
         answer = warm.ask(path, {"op": "stop" if stop else "status"})
@@ -81,7 +82,6 @@ def warm_command(
         return ExitCode.OK
     if idle_timeout is not None and idle_timeout <= 0:
         raise UsageError("--idle-timeout must be a positive number of seconds")
-    settings, check = apply_trust(globals_, settings)
     digest = warm.fingerprint(dict(settings.servers), check.trusted, roots(settings))
     current = warm.ask(path, {"op": "status"})
     if current is not None and current.get("digest") == digest:

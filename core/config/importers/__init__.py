@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codebot_mcp.core import jsonutil
+
 Scope = Literal["global", "project"]
 FORMATS: tuple[str, ...] = (
     "claude-code",
@@ -191,11 +193,11 @@ def read_json(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportFormatError(f"cannot read {path}: {exc}") from None
     try:
-        return json.loads(text)
+        return jsonutil.loads(text)
     except json.JSONDecodeError:
         pass
     try:
-        return json.loads(_strip_jsonc(text))
+        return jsonutil.loads(_strip_jsonc(text))
     except json.JSONDecodeError as exc:
         raise ImportFormatError(
             f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}"

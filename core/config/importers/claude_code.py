@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config.importers import (
     Imported,
     Source,
@@ -35,10 +36,9 @@ def sources(cwd: Path, home: Path) -> list[Source]:
 def _project_key(user: Path, cwd: Path) -> str:
     """The key of ``projects`` in ``~/.claude.json`` for ``cwd``: Claude Code keys them by the
     directory it was started in, usually the repository root, so the nearest one upward."""
-    import json
 
     try:
-        projects = json.loads(user.read_text(encoding="utf-8")).get("projects")
+        projects = jsonutil.loads(user.read_text(encoding="utf-8")).get("projects")
     except (OSError, UnicodeDecodeError, ValueError, AttributeError):
         return str(cwd)  # an unreadable file is reported when it is read
     if not isinstance(projects, dict):

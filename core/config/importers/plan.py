@@ -144,7 +144,7 @@ def _note_overrides(
 def apply(plan: ImportPlan) -> list[Path]:
     """Write every "add" into its target file (one atomic write per file); the files written."""
     from codebot_mcp.core.config import edit as settings_edit
-    from codebot_mcp.core.config import paths
+    from codebot_mcp.core.config import projectfiles
 
     by_target: dict[Path, list[Planned]] = {}
     for planned in plan.servers:
@@ -155,7 +155,7 @@ def apply(plan: ImportPlan) -> list[Path]:
         entries = settings_edit.server_entries(document, target)
         for planned in items:
             entries[planned.item.name] = planned.item.entry
-        private = target.resolve() == paths.global_settings_path().resolve()
+        private = projectfiles.is_global_settings(target)  # as named, never through a link
         settings_edit.write_document(target, document, private=private)
     return list(by_target)
 

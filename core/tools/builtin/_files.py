@@ -10,14 +10,13 @@ included), ``.git`` skipped.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.security.boundary import Boundary, Reach
 from codebot_mcp.core.tools.gitignore import IgnoreStack
+from codebot_mcp.core.tools.globmatch import compiled
 
 MAX_FILES = 200_000
 """Files visited per walk: a search of a huge tree stops rather than running for minutes."""
@@ -86,51 +85,9 @@ def walk(base: Path, root: Path | None = None) -> Iterator[Path]:
     yield from visit(base, "")
 
 
-@lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob over ``/``-separated relative paths: ``**`` any depth, ``*`` and ``?`` within
-    one part, ``[...]`` classes, ``{a,b}`` alternatives."""
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-                i = end
-        elif c == "{":
-            end = pattern.find("}", i)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                options = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(glob_regex(o).pattern[4:-3] for o in options) + ")")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("(?s:" + "".join(out) + r")\Z")
-
-
 def glob_match(pattern: str, relative: str) -> bool:
     """Whether ``relative`` (posix) matches ``pattern``; a pattern without ``/`` matches the
     file name at any depth, as in ``.gitignore`` and ripgrep's ``--glob``."""
     if "/" not in pattern:
         relative = relative.rsplit("/", 1)[-1]
-    return bool(glob_regex(pattern).match(relative))
+    return compiled(pattern).match(relative)  # linear time: core.tools.globmatch

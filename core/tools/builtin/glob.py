@@ -10,7 +10,8 @@ import anyio
 
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
-from codebot_mcp.core.tools.builtin._files import FileTool, glob_regex, walk
+from codebot_mcp.core.tools.builtin._files import FileTool, walk
+from codebot_mcp.core.tools.globmatch import PatternError, compiled
 
 MAX_RESULTS = 500
 
@@ -26,8 +27,8 @@ def shown(path: Path, cwd: Path) -> str:
 def find_files(base: Path, pattern: str, root: Path | None = None) -> list[Path]:
     """Files under ``base`` whose path relative to ``base`` matches ``pattern``, sorted
     (symlinked files whose target leaves ``root`` and ``base`` are left out)."""
-    regex = glob_regex(pattern)
-    return [p for p in walk(base, root) if regex.match(p.relative_to(base).as_posix())]
+    matcher = compiled(pattern)  # linear time: a pattern cannot pin the CPU (globmatch)
+    return [p for p in walk(base, root) if matcher.match(p.relative_to(base).as_posix())]
 
 
 class GlobTool(FileTool):
@@ -64,7 +65,8 @@ class GlobTool(FileTool):
             if where is not None and not isinstance(where, str):
                 raise BadArgument("'path' must be a string")
             base = self.boundary.reach(where).resolved if where else self.cwd
-        except BadArgument as exc:
+            compiled(pattern)
+        except (BadArgument, PatternError) as exc:
             return ToolResult(f"glob: {exc}", is_error=True)
         if pattern.startswith("/"):
             return ToolResult(

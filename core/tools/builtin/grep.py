@@ -1,37 +1,51 @@
 """``grep``: regex search over files, with context lines and a cap on the output.
 
-ripgrep does the work when ``rg`` is on PATH; otherwise a Python walk over the same files
-(``.gitignore`` respected, ``.git`` and binary files skipped, paths sorted) does. Both feed one
-formatter (ripgrep through ``--json``), so the output is the same either way.
+ripgrep does the work when ``rg`` is on PATH; otherwise our Python search
+(:mod:`.pygrep`: ``.gitignore`` respected, ``.git`` and binary files skipped, paths sorted)
+does, in a child process of its own. Both speak ripgrep's ``--json`` lines, read here as they
+come: the search stops (the child is killed) once the output cap is reached, after
+:data:`SEARCH_TIMEOUT_SECONDS`, or when codebot is interrupted or terminated. So neither a
+search with a million matches (ripgrep once held 1.5 GB for a 19 MB file) nor a regex that
+backtracks without end (``(a+)+$`` in Python's ``re``) can hold memory or the CPU: the
+Python search also limits its own CPU time (``RLIMIT_CPU``), should codebot die first.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
-import subprocess
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+import sys
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from codebot_mcp.core import jsonutil
 from codebot_mcp.core.proc.lookup import child_environment
 from codebot_mcp.core.security.boundary import BoundaryError, refuse_special
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool, glob_match, walk
 from codebot_mcp.core.tools.builtin.glob import shown
+from codebot_mcp.core.tools.globmatch import PatternError, compiled
 
 MAX_LINES = 250
 """Output lines (matches plus context) before the result is cut."""
 MAX_LINE_CHARS = 400
 MAX_CONTEXT = 10
 MAX_FILE_BYTES = 20 * 1024 * 1024
-"""Larger files are skipped by the Python search (ripgrep's own limits apply to it)."""
-RG_TIMEOUT_SECONDS = 60
+"""Larger files are skipped (ripgrep's ``--max-filesize`` and the Python search alike)."""
+SEARCH_TIMEOUT_SECONDS = 30.0
+"""A whole search, ripgrep's or Python's: past it the child is killed and the call fails."""
+MAX_EVENT_BYTES = 1024 * 1024
+"""One ``--json`` line longer than this (a giant minified line) is skipped, not held."""
+RG_TIMEOUT_SECONDS = SEARCH_TIMEOUT_SECONDS  # the former name
+
+
+class SearchTimeoutError(Exception):
+    """The search took longer than :data:`SEARCH_TIMEOUT_SECONDS` (its child was killed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,44 +76,24 @@ def rg_path() -> str | None:
     return shutil.which("rg")
 
 
-def _rg_lines(rg: str, query: Query) -> Iterator[Line]:
+def _rg_argv(rg: str, query: Query) -> list[str]:
     argv = [
         rg, "--json", "--no-config", "--hidden", "--no-require-git", "--no-ignore-dot",
         "--no-ignore-global", "--no-ignore-exclude", "--no-ignore-parent", "--sort", "path",
         "--max-filesize", str(MAX_FILE_BYTES), "--glob", "!.git",
+        "--max-columns", str(MAX_EVENT_BYTES // 4), "--max-columns-preview",
     ]  # fmt: skip
     if query.ignore_case:
         argv.append("--ignore-case")
     if query.context:
         argv += ["--context", str(query.context)]
     # The file filter is applied below, not with --glob: ripgrep's globs override .gitignore.
-    argv += ["--regexp", query.regex, "--", str(query.target)]
-    done = subprocess.run(
-        argv,
-        capture_output=True,
-        timeout=RG_TIMEOUT_SECONDS,
-        check=False,
-        env=child_environment({}),  # no secrets of ours in ripgrep's environment
-    )
-    if done.returncode == 2 and not done.stdout:
-        raise BadArgument(done.stderr.decode("utf-8", "replace").strip() or "ripgrep failed")
-    for raw in done.stdout.splitlines():
-        event = json.loads(raw)
-        kind = event.get("type")
-        if kind not in ("match", "context"):
-            continue
-        data = event["data"]
-        text = data["lines"].get("text")
-        if text is None:  # not UTF-8: ripgrep sends base64; show it as the fallback does
-            import base64
+    return [*argv, "--regexp", query.regex, "--", str(query.target)]
 
-            text = base64.b64decode(data["lines"]["bytes"]).decode("utf-8", "replace")
-        path = Path(data["path"].get("text") or "")
-        if query.glob and query.target.is_dir():
-            relative = path.relative_to(query.target).as_posix()
-            if not _glob_ok(query.glob, relative):
-                continue
-        yield Line(path, int(data["line_number"]), text.rstrip("\r\n"), kind == "match")
+
+def _python_argv(query: Query) -> list[str]:
+    data = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(query).items()}
+    return [sys.executable, "-m", "codebot_mcp.core.tools.builtin.pygrep", json.dumps(data)]
 
 
 def _files(query: Query) -> Iterator[Path]:
@@ -119,49 +113,104 @@ def _glob_ok(pattern: str, relative: str) -> bool:
     return glob_match(pattern, relative)
 
 
-def _python_lines(query: Query) -> Iterator[Line]:
-    try:
-        regex = re.compile(query.regex, re.IGNORECASE if query.ignore_case else 0)
-    except re.error as exc:
-        raise BadArgument(f"invalid regex {query.regex!r}: {exc}") from None
-    for path in _files(query):
+def _line(event: dict[str, Any], query: Query) -> Line | None:
+    """One ``--json`` event as an output line (None: not a line, or filtered out)."""
+    kind = event.get("type")
+    if kind not in ("match", "context"):
+        return None
+    data = event["data"]
+    text = data["lines"].get("text")
+    if text is None:  # not UTF-8: ripgrep sends base64; show it as the Python search does
+        import base64
+
+        text = base64.b64decode(data["lines"]["bytes"]).decode("utf-8", "replace")
+    path = Path(data["path"].get("text") or "")
+    if query.glob and query.target.is_dir():
+        relative = path.relative_to(query.target).as_posix()
+        if not _glob_ok(query.glob, relative):
+            return None
+    return Line(path, int(data["line_number"]), text.rstrip("\r\n"), kind == "match")
+
+
+async def _events(argv: list[str]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON lines a search child prints, as they come; the child is killed when the
+    reader stops (the cap reached, a timeout, a cancellation)."""
+    import subprocess
+    import tempfile
+
+    from codebot_mcp.core.proc.spawn import open_process
+
+    with tempfile.TemporaryFile() as errors:  # a file: a chatty stderr never blocks the child
+        process = await open_process(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stderr=errors,
+            env=child_environment({}),  # no secrets of ours in the search's environment
+        )
+        produced = False
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:  # boundary: unreadable files are skipped, as ripgrep does
-            continue
-        if b"\0" in data:
-            continue
-        lines = data.decode("utf-8", "replace").splitlines()
-        hits = [i for i, line in enumerate(lines) if regex.search(line)]
-        if not hits:
-            continue
-        wanted: dict[int, bool] = {}
-        for i in hits:
-            for j in range(max(0, i - query.context), min(len(lines), i + query.context + 1)):
-                wanted.setdefault(j, False)
-            wanted[i] = True
-        for j in sorted(wanted):
-            yield Line(path, j + 1, lines[j], wanted[j])
+            assert process.stdout is not None
+            buffer = b""
+            skipping = False
+            async for chunk in process.stdout:
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if skipping:
+                        skipping = False
+                        continue
+                    if line.strip():
+                        event = jsonutil.loads(line)
+                        if isinstance(event, dict):
+                            produced = True
+                            yield event
+                if len(buffer) > MAX_EVENT_BYTES:
+                    buffer, skipping = b"", True  # one giant line: dropped, not held
+            code = await process.wait()
+            if code == 2 and not produced:
+                errors.seek(0)
+                message = errors.read(4096).decode("utf-8", "replace").strip()
+                raise BadArgument(message or "the search failed")
+        finally:
+            with anyio.CancelScope(shield=True):
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                await process.aclose()
 
 
-def search(query: Query, *, use_rg: bool | None = None) -> list[Line]:
-    """All output lines, from ripgrep when available (or ``use_rg``), else from Python.
+async def search_lines(query: Query, *, use_rg: bool | None = None) -> list[Line]:
+    """At most ``MAX_LINES + 1`` output lines, from ripgrep when available (or ``use_rg``),
+    else from the Python search; each in a child that is killed as soon as they are in.
 
     Raises:
         BadArgument: the regex is invalid.
+        SearchTimeoutError: the search took longer than :data:`SEARCH_TIMEOUT_SECONDS`.
     """
     rg = rg_path() if use_rg is not False else None
     if use_rg and rg is None:
         raise BadArgument("ripgrep is not installed")
-    source = _rg_lines(rg, query) if rg else _python_lines(query)
+    argv = _rg_argv(rg, query) if rg else _python_argv(query)
     out: list[Line] = []
-    for line in source:
-        out.append(line)
-        if len(out) > MAX_LINES:
-            break
+    with anyio.move_on_after(SEARCH_TIMEOUT_SECONDS) as scope:
+        async for event in _events(argv):
+            line = _line(event, query)
+            if line is not None:
+                out.append(line)
+                if len(out) > MAX_LINES:
+                    break
+    if scope.cancelled_caught:
+        raise SearchTimeoutError
     return out
+
+
+def search(query: Query, *, use_rg: bool | None = None) -> list[Line]:
+    """:func:`search_lines` from synchronous code (tests, scripts), in a thread of its own
+    so that it works inside a running event loop too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, lambda: search_lines(query, use_rg=use_rg)).result()
 
 
 def render(lines: list[Line], cwd: Path) -> str:
@@ -191,7 +240,7 @@ class GrepTool(FileTool):
     description = (
         "Search file contents with a regular expression (ripgrep syntax). path is a file or "
         "directory (default: the working directory); glob filters file names (e.g. '*.py'); "
-        "context adds lines around each match; ignore_case. Files ignored by .gitignore are "
+        "context: lines shown around each match; ignore_case. Files ignored by .gitignore are "
         f"skipped. Output: path:line:text, at most {MAX_LINES} lines."
     )
 
@@ -240,12 +289,16 @@ class GrepTool(FileTool):
             if not query.target.exists():
                 raise BadArgument(f"{query.target} does not exist")
             refuse_special(query.target, query.target.stat().st_mode)  # /dev/zero, a FIFO
-            lines = await anyio.to_thread.run_sync(search, query)
-        except (BadArgument, BoundaryError) as exc:
+            if query.glob:
+                compiled(query.glob.removeprefix("!"))
+            lines = await search_lines(query)
+        except (BadArgument, BoundaryError, PatternError) as exc:
             return ToolResult(f"grep: {exc}", is_error=True)
-        except subprocess.TimeoutExpired:
+        except SearchTimeoutError:
             return ToolResult(
-                f"grep: the search took longer than {RG_TIMEOUT_SECONDS}s; narrow the path",
+                f"grep: the search took longer than {SEARCH_TIMEOUT_SECONDS:g} s and was "
+                "stopped; narrow the path or the pattern (a pattern like (a+)+ can take "
+                "forever in the Python search)",
                 is_error=True,
             )
         if not lines:

@@ -18,7 +18,7 @@ so never rename one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -148,6 +148,8 @@ class TotalsContext:
     servers: list[ServerContext]
     selected: bool = False
     """True when ``--server`` narrowed the set."""
+    withheld: Sequence[str] = ()
+    """Project settings that wait for trust (left out of ``settings``): their keys."""
 
 
 CheckFunction = Callable[[Any], Iterable[Finding]]

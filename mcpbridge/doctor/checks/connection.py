@@ -143,8 +143,8 @@ def _filters(ctx: ServerContext) -> Iterator[Finding]:
     "tools.empty", "server", "warning", "the server offers no tools (or the filters hide them all)"
 )
 def _empty(ctx: ServerContext) -> Iterator[Finding]:
-    if ctx.tools:
-        return
+    if ctx.tools or (ctx.client is not None and ctx.client.app_tools):
+        return  # tools.app_only speaks for a server whose every tool is app-only
     if ctx.listed:
         yield ctx.finding(
             "tools.empty",
@@ -161,3 +161,27 @@ def _empty(ctx: ServerContext) -> Iterator[Finding]:
             f"server '{ctx.name}' offers no tools",
             "Nothing to do if it serves only resources or prompts.",
         )
+
+
+@check(
+    "tools.app_only",
+    "server",
+    "warning",
+    "every tool of the server is app-only (MCP Apps): the model gets none of them",
+)
+def _app_only(ctx: ServerContext) -> Iterator[Finding]:
+    apps = ctx.client.app_tools if ctx.client is not None else []
+    if ctx.tools or not apps:
+        return
+    names = ", ".join(f"'{t.name}'" for t in apps[:5]) + (", ..." if len(apps) > 5 else "")
+    yield ctx.finding(
+        "tools.app_only",
+        "warning",
+        f"server '{ctx.name}': all of its {len(apps)} tool{'s' if len(apps) != 1 else ''} "
+        f'({names}) are app-only (_meta.ui.visibility leaves out "model"); codebot renders '
+        "no MCP Apps, so the model gets none of them",
+        "The server is built for hosts that render MCP Apps (an HTML page in a frame). "
+        "`codebot mcp list --all` shows the tools and `codebot mcp call` can still call one; "
+        f"to drop the server, run `codebot mcp disable {ctx.name}` or remove it from "
+        f"{ctx.where}.",
+    )

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import parse_server
 from codebot_mcp.core.config.settings import read_json
-from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.envexpand import UndefinedVariable, expand, expandable_strings
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.secrets.redact import redact_url
@@ -74,6 +74,27 @@ def _trust(ctx: ServerContext) -> Iterator[Finding]:
     )
 
 
+@check(
+    "settings.trust_settings",
+    "settings",
+    "warning",
+    "a project file sets keys that apply only once the project is trusted",
+)
+def _trust_settings(ctx: TotalsContext) -> Iterator[Finding]:
+    if not ctx.withheld:
+        return
+    yield Finding(
+        "settings.trust_settings",
+        "warning",
+        f"skipping project settings ({', '.join(ctx.withheld)}) from "
+        f"{ctx.settings.project_file}: the project is not trusted, so they do not apply",
+        "Review them, then `codebot trust`; or pass --trust-project (or set "
+        "CODEBOT_TRUST_PROJECT=1) for one run.",
+        file=ctx.settings.project_file,
+        key=ctx.withheld[0],
+    )
+
+
 @check("settings.disabled", "settings", "info", "a server is disabled and is not checked")
 def _disabled(ctx: TotalsContext) -> Iterator[Finding]:
     for server in ctx.servers:
@@ -98,7 +119,7 @@ def undefined_variables(
     The loader stops at the first one; listing them all saves a fix-and-rerun loop.
     """
     found: list[tuple[str, str]] = []
-    for key, value in _expandable(raw):
+    for key, value in expandable_strings(raw):
         known = dict(environ)
         while True:
             try:
@@ -108,24 +129,6 @@ def undefined_variables(
                 found.append((key, exc.name))
                 known[exc.name] = PLACEHOLDER_VALUE
     return found
-
-
-def _expandable(raw: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    """The values the loader expands variables in, with their keys."""
-    for key in ("command", "cwd", "url"):
-        if isinstance(raw.get(key), str):
-            yield key, raw[key]
-    args = raw.get("args")
-    if isinstance(args, list):
-        for i, arg in enumerate(args):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            if isinstance(arg, str):
-                yield f"args[{i}]", arg
-    for section in ("env", "headers"):
-        values = raw.get(section)
-        if isinstance(values, dict):
-            for name, value in values.items():  # pyright: ignore[reportUnknownVariableType]
-                if isinstance(value, str):
-                    yield f"{section}.{name}", value
 
 
 @check("settings.entry", "entry", "error", "a server entry is invalid (missing or mistyped keys)")
@@ -333,4 +336,30 @@ def _secret_in_args(ctx: ServerContext) -> Iterator[Finding]:
             f'Pass it in \'env\' instead, e.g. "env": {{"{variable}": "${{{variable}}}"}}, '
             f"and let the server read it from there ({ctx.where}).",
             key=key,
+        )
+
+
+@check(
+    "settings.expands_api_key",
+    "entry",
+    "warning",
+    "an entry expands the model's API key (or a credential) into what it sends a server",
+)
+def _expands_api_key(ctx: ServerContext) -> Iterator[Finding]:
+    """Every string the loader expands (core.envexpand.EXPANDED_STRINGS: oauth included) is
+    looked at: the model API key sent to a server is almost always a mistake or an attack."""
+    from codebot_mcp.core.config import trust
+
+    api_key_env = ctx.settings.api_key_env
+    for item in trust.expansions(ctx.config, api_key_env, ctx.environ):
+        if not item.api_key:
+            continue
+        yield ctx.finding(
+            "settings.expands_api_key",
+            "warning",
+            f"server '{ctx.name}': '{item.key}' expands ${{{item.variable}}}, your model API "
+            "key; the server receives it",
+            f"Give the server its own credential in {ctx.where} (a variable of its own), "
+            "never the model's key.",
+            key=item.key,
         )

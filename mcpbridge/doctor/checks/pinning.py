@@ -8,7 +8,13 @@ import unicodedata
 from collections.abc import Iterator
 
 from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, ToolContext, check
-from codebot_mcp.mcpbridge.tools.pinning import drift, lock_path, read, registry_drift
+from codebot_mcp.mcpbridge.tools.pinning import (
+    LockfileError,
+    drift,
+    lock_path,
+    read,
+    registry_drift,
+)
 
 _ADDRESSED = re.compile(
     r"ignore (all |any )?(previous|prior|above) instructions|disregard (the |all )?(previous|"
@@ -42,12 +48,17 @@ def _invisible(text: str) -> list[str]:
 @check(
     "tools.lock",
     "server",
-    "warning",
-    "a server's tools changed since `codebot mcp lock` (rug pull); an error with --strict",
+    "error",
+    "a server's tools changed since `codebot mcp lock` (rug pull; an error with --strict), "
+    "or the lock cannot be read (an error)",
 )
 def _lock(ctx: ServerContext) -> Iterator[Finding]:
     settings = ctx.settings
-    recorded = read(lock_path(settings.project_root, settings.cwd))
+    try:
+        recorded = read(lock_path(settings.project_root, settings.cwd))
+    except LockfileError as exc:
+        yield ctx.finding("tools.lock", "error", exc.message, exc.hint or "")
+        return
     if recorded is None or ctx.client is None:
         return
     info = ctx.client.info

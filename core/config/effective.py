@@ -1,0 +1,60 @@
+"""The settings every command runs with: trust applied, once, here.
+
+:func:`load` reads the settings files and removes what an untrusted project asks for (its
+servers, and every gated key of its file: endpoint, key variable, model, limits, roots,
+``permissions.allow``...; see :mod:`core.config.keys`). Commands, the REPL, the warm holder
+and doctor all start from it, so no path can forget the trust rule. The unfiltered settings
+(:func:`core.config.settings.load_unfiltered`) are for showing the user what trust holds back
+and for editing the files; a test keeps the list of their readers short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.config import trust
+from codebot_mcp.core.config.settings import Settings, load_unfiltered
+
+
+@dataclass(frozen=True, slots=True)
+class Effective:
+    """The settings to run with, and the trust decision behind them."""
+
+    settings: Settings
+    """Trust applied: what an untrusted project asks for is not here."""
+    trust: trust.TrustCheck
+    """What the project file asks for (``servers``, ``gated``) and whether it is trusted;
+    when ``trust.needs_trust`` those were left out of ``settings``."""
+
+    def __iter__(self) -> Iterator[Any]:
+        """``settings, check = effective.load(...)``."""
+        return iter((self.settings, self.trust))
+
+
+def apply(unfiltered: Settings, *, assume_trusted: bool = False) -> Effective:
+    """Apply trust to settings read with ``load_unfiltered`` (for a caller that also shows
+    the user what is held back); :func:`load` is the usual way."""
+    result = trust.check(unfiltered, assume_trusted=assume_trusted)
+    return Effective(trust.without_untrusted(unfiltered, result), result)
+
+
+def load(
+    cwd: Path | None = None,
+    *,
+    assume_trusted: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Effective:
+    """Read the settings for ``cwd`` and apply trust.
+
+    Args:
+        cwd: The working directory (``--cwd``); defaults to the process's.
+        assume_trusted: ``--trust-project`` (``CODEBOT_TRUST_PROJECT=1`` is read by trust).
+        environ: Variables for ``${VAR}`` expansion; defaults to ``os.environ``.
+
+    Raises:
+        SettingsError: a settings file cannot be read or has the wrong shape.
+    """
+    return apply(load_unfiltered(cwd, environ), assume_trusted=assume_trusted)

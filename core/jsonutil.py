@@ -1,0 +1,50 @@
+"""Reading JSON a stranger wrote (a model, a server, a repository's file) without crashing.
+
+``json.loads`` recurses once per nesting level, so ``[[[[…]]]]`` 100,000 levels deep raises
+``RecursionError`` — not a ``ValueError``, so ``except ValueError`` misses it and the command
+dies with a traceback. :func:`loads` turns it into :class:`JSONTooDeepError`, a
+``json.JSONDecodeError`` (so a ``ValueError``): every reader that already handles bad JSON
+handles this too, with a message that says what is wrong. Real settings,
+messages and results nest a few dozen levels; Python's limit is about a thousand.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["TOO_DEEP", "JSONTooDeepError", "loads"]
+
+TOO_DEEP = "it is nested too deeply to read (over about 1,000 levels)"
+
+
+class JSONTooDeepError(json.JSONDecodeError):
+    """JSON nested deeper than Python's recursion limit allows to read."""
+
+    def __init__(self) -> None:
+        super().__init__(TOO_DEEP, "", 0)
+
+
+def loads(text: str | bytes | bytearray) -> Any:
+    """``json.loads``, with a document too deep to read raised as :class:`JSONTooDeepError`.
+
+    Raises:
+        JSONTooDeepError: the document nests too deeply.
+        json.JSONDecodeError: it is not JSON.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise JSONTooDeepError from None
+
+
+def too_deep(exc: BaseException) -> bool:
+    """True when ``exc`` or anything it was raised from is a too-deep document."""
+    seen: BaseException | None = exc
+    for _ in range(20):
+        if seen is None:
+            return False
+        if isinstance(seen, RecursionError | JSONTooDeepError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False

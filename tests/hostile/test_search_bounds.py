@@ -1,0 +1,159 @@
+"""``glob`` and ``grep`` cannot pin the CPU, ignore SIGTERM or hold unbounded output.
+
+- glob patterns (the model's, and a repository's ``.gitignore`` lines) are matched in linear
+  time: ``*a*a*…*b`` against a long name of ``a``\\ s answers at once;
+- the Python search of ``grep`` (no ripgrep) runs in a child that is stopped at its timeout,
+  or when codebot is terminated: ``(a+)+$`` costs seconds, not hours;
+- ripgrep's output is read as it comes and the search stopped at the output cap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from codebot_mcp.core.tools.builtin import grep as grep_module
+from codebot_mcp.core.tools.builtin.glob import GlobTool
+from codebot_mcp.core.tools.builtin.grep import GrepTool
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.procs import CODEBOT, codebot_env
+
+HOSTILE_GLOB = "*a" * 30 + "b"
+HOSTILE_REGEX = "(a+)+$"
+
+
+def hostile_tree(root: Path) -> None:
+    (root / "dir").mkdir(parents=True, exist_ok=True)
+    (root / ("a" * 200)).write_text("x")
+    (root / "dir" / ("a" * 200 + ".txt")).write_text("a" * 60 + "!\n")
+
+
+def pygrep_children() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"codebot_mcp.core.tools.builtin.pygrep" in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.anyio
+async def test_a_backtracking_glob_answers_at_once(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    tool = GlobTool(tmp_path)
+    began = time.monotonic()
+    with anyio.fail_after(10):
+        result = await tool.execute({"pattern": HOSTILE_GLOB})
+        nested = await tool.execute({"pattern": "**/" + HOSTILE_GLOB + ".txt"})
+        braces = await tool.execute({"pattern": "{" + HOSTILE_GLOB + ",x}"})
+    assert time.monotonic() - began < 2
+    assert "No files match" in result.text and "No files match" in nested.text
+    assert "No files match" in braces.text
+
+
+@pytest.mark.anyio
+async def test_a_backtracking_gitignore_line_cannot_stall_a_walk(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    (tmp_path / ".gitignore").write_text(HOSTILE_GLOB + "\n" + "dir/" + HOSTILE_GLOB + "\n")
+    tool = GlobTool(tmp_path)
+    with anyio.fail_after(10):
+        result = await tool.execute({"pattern": "**/*"})
+    assert "a" * 200 in result.text  # not ignored: the line does not match, and says so fast
+
+
+@pytest.mark.anyio
+async def test_a_backtracking_glob_filter_of_grep_answers_at_once(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    with anyio.fail_after(20):
+        result = await GrepTool(tmp_path).execute({"pattern": "zzz", "glob": HOSTILE_GLOB})
+    assert not result.is_error, result.text
+
+
+@pytest.mark.anyio
+async def test_the_python_search_is_stopped_at_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile_tree(tmp_path)
+    monkeypatch.setattr(grep_module, "rg_path", lambda: None)  # the Python search
+    monkeypatch.setattr(grep_module, "SEARCH_TIMEOUT_SECONDS", 2.0)
+    began = time.monotonic()
+    with anyio.fail_after(20):
+        result = await GrepTool(tmp_path).execute({"pattern": HOSTILE_REGEX})
+    assert result.is_error and "took longer than 2 s" in result.text
+    assert time.monotonic() - began < 10
+    assert pygrep_children() == []
+
+
+def test_sigterm_stops_codebot_during_a_runaway_python_search(tmp_path: Path) -> None:
+    hostile_tree(tmp_path)
+    bin_dir = tmp_path / "bin"  # a PATH without ripgrep: the Python search runs
+    bin_dir.mkdir()
+    with FakeOpenAI() as fake:
+        fake.queue(fo.tool_calls(("grep", {"pattern": HOSTILE_REGEX})), fo.text("done"))
+        env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-000", PATH=str(bin_dir))
+        child = subprocess.Popen(
+            [str(CODEBOT), "--cwd", str(tmp_path), "--base-url", fake.base_url,
+             "chat", "-p", "search", "--yes"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 30
+            while not pygrep_children() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert pygrep_children(), "the Python search never started"
+            time.sleep(0.5)  # deep in the backtracking
+            child.send_signal(signal.SIGTERM)
+            began = time.monotonic()
+            child.wait(timeout=15)
+            took = time.monotonic() - began
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            child.stdout.close()  # type: ignore[union-attr]
+            child.stderr.close()  # type: ignore[union-attr]
+    assert took < 5, f"SIGTERM took {took:.1f}s"
+    time.sleep(0.5)
+    assert pygrep_children() == []
+
+
+@pytest.mark.skipif(grep_module.rg_path() is None, reason="ripgrep is not installed")
+def test_ripgrep_output_is_streamed_and_cut_not_held(tmp_path: Path) -> None:
+    """5 million matching lines: ripgrep's --json output would be about 800 MB."""
+    with (tmp_path / "many.txt").open("w") as handle:
+        for _ in range(50):
+            handle.write("a\n" * 100_000)
+    probe = (
+        "import json, resource, sys, time\n"
+        "from pathlib import Path\n"
+        "from codebot_mcp.core.tools.builtin.grep import Query, search\n"
+        "began = time.monotonic()\n"
+        f"lines = search(Query('a', Path({str(tmp_path)!r}), None, 0, False), use_rg=True)\n"
+        "print(json.dumps({'lines': len(lines), 'took': time.monotonic() - began,\n"
+        "  'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert facts["lines"] == grep_module.MAX_LINES + 1
+    assert facts["rss"] < 200 * 2**20, f"peak {facts['rss'] / 2**20:.0f} MB"
+    assert facts["took"] < 10
+
+
+def test_no_search_child_is_left_behind() -> None:
+    assert pygrep_children() == [], os.getpid()
