@@ -18,6 +18,10 @@ Costs are estimated from characters (:data:`CHARS_PER_TOKEN`) and corrected by t
 ``usage``: after an answer, the next estimate starts from the prompt tokens the server counted,
 but never goes below the local estimate (a server that reports too few tokens, or none,
 must not make codebot send too much).
+
+Size: one idea, what fits in the window: where the window comes from (settings, the endpoint,
+the table, a server's error) and the output cap sized from it, the estimates, and the five
+compaction steps with their summary requests; split, each part would need the others' state.
 """
 
 from __future__ import annotations
