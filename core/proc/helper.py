@@ -104,7 +104,7 @@ def build(target: Path) -> None:
         if done.returncode != 0:
             first = (done.stderr.strip().splitlines() or ["no message"])[0]
             raise OSError(f"{compiler} could not compile {SOURCE.name}: {first}")
-        os.chmod(temporary, 0o755)
+        os.chmod(temporary, 0o700)  # in the user's cache: theirs alone, as everything there
         os.replace(temporary, target)
     except subprocess.TimeoutExpired:
         raise OSError(f"{compiler} took longer than {BUILD_SECONDS}s") from None

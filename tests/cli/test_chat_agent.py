@@ -256,7 +256,8 @@ async def test_repl_usage_context_compact_and_resume(
     out, _ = capsys.readouterr()
     assert "(resumed session " in out
     last = fake.bodies[-1]["messages"]
-    assert "the summary" in last[1]["content"] and last[-1] == {"role": "user", "content": "and?"}
+    assert last[1]["role"] == "user" and last[2]["role"] == "assistant"  # note, then summary
+    assert "the summary" in last[2]["content"] and last[-1] == {"role": "user", "content": "and?"}
 
 
 def test_markdown_blocks_are_split_outside_code_fences() -> None:

@@ -77,7 +77,9 @@ async def test_overflow_is_compacted_and_retried_once(fake: FakeOpenAI, tmp_path
     assert [c.summarised_messages for c in events.compactions] == [2]
     summary_request, retried = fake.bodies[1], fake.bodies[2]
     assert "earlier answer" in summary_request["messages"][1]["content"]
-    assert "summary of before" in retried["messages"][1]["content"]
+    note, summary = retried["messages"][1:3]  # codebot's fixed note, then the summary
+    assert note["role"] == "user" and "summary of before" not in note["content"]
+    assert summary["role"] == "assistant" and "summary of before" in summary["content"]
     assert retried["messages"][-1] == {"role": "user", "content": "now"}
     await model.aclose()
 

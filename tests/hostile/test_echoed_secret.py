@@ -55,4 +55,5 @@ def test_echoed_secrets_are_scrubbed_before_the_model_sees_them(
     results = [m["content"] for m in fake.bodies[-1]["messages"] if m["role"] == "tool"]
     assert results[0] == "your header was: ***"  # it really echoed, and was scrubbed
     assert results[1] == "***"
-    assert results[2] == "***"
+    # bash does not even inherit the key (codebot's own secrets stay out of its environment)
+    assert results[2] == "[no output]"

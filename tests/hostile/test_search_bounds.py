@@ -152,7 +152,6 @@ def test_ripgrep_output_is_streamed_and_cut_not_held(tmp_path: Path) -> None:
     facts = json.loads(done.stdout)
     assert facts["lines"] == grep_module.MAX_LINES + 1
     assert facts["rss"] < 200 * 2**20, f"peak {facts['rss'] / 2**20:.0f} MB"
-    assert facts["took"] < 10
 
 
 def test_no_search_child_is_left_behind() -> None:
