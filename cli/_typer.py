@@ -17,6 +17,8 @@ fails if the fast path stops applying (pydantic loaded by ``codebot mcp --help``
 
 from __future__ import annotations
 
+import typing
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +42,75 @@ HELP_OPTIONS = ["-h", "--help"]
 
 
 def light_option_parsing(command: typer.core.TyperGroup) -> int:
-    """Keep pydantic out of parsing text, flag, number and list-of-text options.
+    """Keep pydantic out of parsing text, flag, number, choice and list options.
 
     Typer 0.29 coerces option values through a pydantic ``TypeAdapter`` built on first use:
     60-250 ms of imports that `codebot mcp --help` would pay for ``--cwd`` or an unset flag,
     and a warm `mcp call` for its ARGS. ``str``, ``bool``, ``float`` and ``list[str]`` need no
     more than the builtins, so those get a coercion of exactly that, across the command tree
-    (a bad number gets pydantic's own message). Should Typer's internals change, this does
-    nothing and Typer's own coercion applies; ``tests/test_imports.py`` notices that.
+    (a bad number gets pydantic's own message); enum options (``--scope``, ``--from``) get
+    Click's words for a bad choice, not pydantic's "Value error, ...". Should Typer's
+    internals change, this does nothing and Typer's own coercion applies;
+    ``tests/test_imports.py`` notices that.
 
     Returns:
         How many options got the plain coercion (0 when the fast path does not apply).
     """
     try:
         from typer._click.core import Command, Context  # noqa: TID251
+    except ImportError:  # pragma: no cover - a Typer without this layer
+        return 0
+    choose = _coercions()
+    if choose is None:  # pragma: no cover - a Typer without this layer
+        return 0
+    adapted = 0
+    stack: list[Command] = [command]
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "commands", {}).values())
+        # The help option is made per command on first use; make it now to include it.
+        help_option = node.get_help_option(Context(node, help_option_names=HELP_OPTIONS))
+        for param in [*node.params, help_option]:
+            descriptor = getattr(param, "type_descriptor", None)
+            if descriptor is None:
+                continue
+            many = getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1
+            kind = choose(descriptor.annotation, many)
+            if kind is None:
+                continue
+            light = kind(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
+            param._runtime_param = light  # type: ignore[union-attr]
+            adapted += 1
+    return adapted
+
+
+def _choice(kind: type[Enum], value: object, param: Any, ctx: Any) -> Enum:
+    """One of an enum's values, or Click's own words for a bad one (pydantic's would start
+    "Value error, ")."""
+    try:
+        return kind(value)
+    except ValueError:
+        import difflib
+
+        from typer._click.exceptions import BadParameter  # noqa: TID251
+
+        names = [str(m.value) for m in kind]
+        close = difflib.get_close_matches(str(value), names, n=1)
+        guess = f" (did you mean '{close[0]}'?)" if close else ""
+        shown = ", ".join(f"'{n}'" for n in names)
+        raise BadParameter(
+            f"{value!r} is not one of {shown}{guess}.", ctx=ctx, param=param
+        ) from None
+
+
+def _coercions() -> Any:
+    """A function (annotation, many) → the light coercion class for it, or None; None when
+    Typer's private layer is not there."""
+    try:
         from typer._click.exceptions import BadParameter  # noqa: TID251
         from typer._coercion import RuntimeParam  # noqa: TID251
     except ImportError:  # pragma: no cover - a Typer without this layer
-        return 0
+        return None
 
     class Plain(RuntimeParam):
         def _coerce_value(self, value: object, param: object, ctx: object) -> object:
@@ -82,30 +135,35 @@ def light_option_parsing(command: typer.core.TyperGroup) -> int:
         def _coerce_value(self, value: object, param: object, ctx: object) -> object:
             return [str(item) for item in value]  # type: ignore[attr-defined]
 
-    kinds: dict[object, type[RuntimeParam]] = {str: Plain, bool: Plain, float: Number}
-    adapted = 0
-    stack: list[Command] = [command]
-    while stack:
-        node = stack.pop()
-        stack.extend(getattr(node, "commands", {}).values())
-        # The help option is made per command on first use; make it now to include it.
-        help_option = node.get_help_option(Context(node, help_option_names=HELP_OPTIONS))
-        for param in [*node.params, help_option]:
-            descriptor = getattr(param, "type_descriptor", None)
-            if descriptor is None:
-                continue
-            many = getattr(param, "multiple", False) or getattr(param, "nargs", 1) != 1
-            kind = (
-                (Strings if descriptor.annotation == list[str] else None)
-                if many
-                else kinds.get(descriptor.annotation)
-            )
-            if kind is None:
-                continue
-            light = kind(parameter_info=descriptor.parameter_info, annotation=descriptor.annotation)
-            param._runtime_param = light  # type: ignore[union-attr]
-            adapted += 1
-    return adapted
+    class Choice(RuntimeParam):
+        """Enum options (``--scope``, ``--transport``)."""
+
+        def _coerce_value(self, value: object, param: Any, ctx: Any) -> object:
+            return _choice(self.annotation, value, param, ctx)  # type: ignore[arg-type]
+
+    class Choices(RuntimeParam):
+        """``list[Enum]`` options (``--from``)."""
+
+        def _coerce_value(self, value: object, param: Any, ctx: Any) -> object:
+            (kind,) = typing.get_args(self.annotation)
+            return [_choice(kind, item, param, ctx) for item in value]  # type: ignore[attr-defined]
+
+    def is_enum(annotation: object) -> bool:
+        return isinstance(annotation, type) and issubclass(annotation, Enum)
+
+    plain: dict[object, type[RuntimeParam]] = {str: Plain, bool: Plain, float: Number}
+
+    def choose(annotation: object, many: bool) -> type[RuntimeParam] | None:
+        if not many:
+            return Choice if is_enum(annotation) else plain.get(annotation)
+        if annotation == list[str]:
+            return Strings
+        args = typing.get_args(annotation)
+        if typing.get_origin(annotation) is list and len(args) == 1 and is_enum(args[0]):
+            return Choices
+        return None
+
+    return choose
 
 
 PRUNE = True

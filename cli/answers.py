@@ -46,9 +46,10 @@ class LazyModel:
         if self.model is None and self.error is None:
             from codebot_mcp.core.model.client import ChatModel, create_client
             from codebot_mcp.core.model.config import resolve_config
+            from codebot_mcp.core.model.discovery import settle_model
 
             try:
-                config = resolve_config(self.settings)
+                config, _ = settle_model(resolve_config(self.settings))
             except ModelError as exc:
                 self.error = exc.message
                 return None

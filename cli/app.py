@@ -186,11 +186,42 @@ def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
         render.reset_logging()
 
 
+def _passthrough_hint(exc: Exception, argv: list[str]) -> str | None:
+    """For an unknown option given to a command that passes arguments on (`mcp add NAME
+    COMMAND...`, `mcp call SERVER TOOL ARGS...`): they belong after ``--``. Click alone says
+    only "No such option: -y"."""
+    if not isinstance(exc, click_exceptions.NoSuchOption) or exc.ctx is None or "--" in argv:
+        return None
+    command = exc.ctx.command
+    variadic = [
+        p
+        for p in command.params
+        if getattr(p, "param_type_name", "") == "argument" and getattr(p, "nargs", 1) == -1
+    ]
+    if not variadic:
+        return None
+    path = exc.ctx.command_path  # "codebot mcp add"
+    option = exc.option_name
+    name = exc.ctx.info_name
+    after = argv[argv.index(name) + 1 :] if name in argv else []
+    before = after[: after.index(option)] if option in after else after
+    if not any(not t.startswith("-") for t in before):
+        return None  # no argument yet: an option of codebot's own, mistyped
+    if after[:2] and not any(t.startswith("-") for t in after[:2]):  # NAME COMMAND ...
+        fixed = f"{path} {after[0]} -- {' '.join(after[1:])}"
+        if "COMMAND" in (variadic[0].metavar or ""):
+            return f"'{option}' is the server's, not codebot's: put its command after `--`: {fixed}"
+    return f"'{option}' is not an option of `{path}`; to pass it on, put it after `--`."
+
+
 def _run(command: Any, argv: list[str], debug: bool) -> int:
     try:
         result = command.main(args=argv, prog_name="codebot", standalone_mode=False)
     except click_exceptions.UsageError as exc:
         exc.show()
+        passthrough = _passthrough_hint(exc, argv)
+        if passthrough is not None:
+            render.hint(passthrough)
         return ExitCode.USAGE
     except click_exceptions.ClickException as exc:
         exc.show()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.skillload import SkillLoader
@@ -87,6 +88,9 @@ class ChatRuntime:
     skills: SkillCatalog | None = None
     """The skills the model may load (``/skills``)."""
     skill_loader: SkillLoader | None = None
+    resolved: ModelConfig | None = None
+    """The model as the settings and flags name it, before the endpoint was asked which
+    model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
 
@@ -101,9 +105,12 @@ class ChatRuntime:
             ModelError: the model does not resolve; ``model_error`` keeps it when there is
                 no agent yet.
         """
+        import anyio.to_thread
+
         from codebot_mcp.core.agent.loop import Agent
         from codebot_mcp.core.model.client import ChatModel, create_client
         from codebot_mcp.core.model.config import resolve_config
+        from codebot_mcp.core.model.discovery import settle_model
 
         self.settings = settings
         self.gate.rules = settings.permissions
@@ -114,12 +121,20 @@ class ChatRuntime:
             self.agent.configure(settings)
         options = self.options
         try:
-            config = resolve_config(settings, model=options.model, base_url=options.base_url)
+            resolved = resolve_config(settings, model=options.model, base_url=options.base_url)
+            if self.agent is not None and self.resolved == resolved:
+                return
+            config, note = await anyio.to_thread.run_sync(settle_model, resolved)
         except ModelError as exc:
             if self.agent is None:
                 self.model_error = exc
             raise
         self.model_error = None
+        self.resolved = resolved
+        if note is not None and options.prompt is None:  # the REPL says which; -p stays quiet
+            from codebot_mcp.cli import render
+
+            render.note(note)
         if self.agent is not None and self.agent.model.config == config:
             return
         model = ChatModel(create_client(config), config)
@@ -299,6 +314,7 @@ async def open_runtime(
 
     Raises:
         SettingsError: the settings cannot be read.
+        UsageError: the session to resume (--continue, --resume ID) does not exist.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
     from codebot_mcp.cli import extensions
@@ -307,6 +323,10 @@ async def open_runtime(
     from codebot_mcp.core.model.config import resolve_config
 
     raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
+    if options.resume_latest or options.resume:  # no such session: say so before anything runs
+        from codebot_mcp.core.agent import history as sessions
+
+        sessions.find(raw.project_root or globals_.cwd, options.resume or None)
     settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
         resolve_config(settings, model=options.model, base_url=options.base_url)

@@ -57,4 +57,4 @@ async def repl_login(runtime: ChatRuntime, name: str) -> None:
             print(f"  hint: {client.failure.hint}", file=sys.stderr)
         return
     render.REDACTOR.add(client.auth.store.secrets())
-    print(f"(logged in to '{name}'; {len(client.tools)} tools)")
+    print(f"(logged in to '{name}'; {render.count(len(client.tools), 'tool')})")

@@ -64,6 +64,11 @@ def hint(message: str) -> None:
     print(f"{style('hint', '33', sys.stderr)}: {safe(message)}", file=sys.stderr)
 
 
+def note(message: str) -> None:
+    """``note: <message>`` on stderr: a fact worth knowing, not a problem."""
+    print(f"{style('note', '2', sys.stderr)}: {safe(message)}", file=sys.stderr)
+
+
 def warn(message: str) -> None:
     """``warning: <message>`` on stderr (secrets scrubbed)."""
     print(f"{style('warning', '33;1', sys.stderr)}: {safe(message)}", file=sys.stderr)
@@ -89,6 +94,11 @@ def print_json(data: Any) -> None:
     from codebot_mcp.core.secrets.redact import scrub
 
     print(printable_json(json.dumps(scrub(data, REDACTOR), indent=2, ensure_ascii=False)))
+
+
+def count(n: int, noun: str) -> str:
+    """``1 server``, ``2 servers``: a count with its noun (a regular plural)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def first_line(text: str | None, limit: int = 80) -> str:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codebot_mcp.cli.signals import (
     sigint_cancels as sigint_cancels,
@@ -18,10 +18,12 @@ from codebot_mcp.core.errors import SettingsError, UsageError
 if TYPE_CHECKING:
     # Settings and trust load only when a command runs: `codebot --help` stays light.
 
+    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.effective import Effective
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
@@ -171,12 +173,15 @@ def describe_settings_files(settings: Settings) -> str:
 async def open_manager(
     servers: Mapping[str, ServerConfig],
     *,
+    agent: UserAgent,
     prelaunch: bool = True,
     login: LoginOptions | None = None,
-    **answers: Any,
+    sampler: Sampler | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
-    ``answers`` (``agent``, ``sampler``) answer the servers' requests (``Manager``'s own).
+    ``agent`` (and ``sampler``) answer the servers' requests: required, so every command
+    declares the same client capabilities (servers show some tools only to clients that
+    declare elicitation, sampling or roots), and sees the same tools as chat and doctor.
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
@@ -190,7 +195,9 @@ async def open_manager(
             Manager,
         )  # imports the SDK while the servers boot
 
-        async with Manager(servers, prelaunched=launched, login=login, **answers) as manager:
+        async with Manager(
+            servers, prelaunched=launched, login=login, agent=agent, sampler=sampler
+        ) as manager:
             from codebot_mcp.cli.signals import terminating
 
             # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.

@@ -1,5 +1,8 @@
 """SIGTERM and SIGHUP end a command the way Ctrl-C does: an orderly unwind that stops every
-server and every ``bash`` child, then exit 130 (a closed terminal sends SIGHUP)."""
+server and every ``bash`` child, then exit 130 (a closed terminal sends SIGHUP).
+
+Every command enters its event loop through :func:`run`, so none can forget it (a test holds
+``anyio.run`` to this module)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,30 @@ def terminating() -> bool:
     """True once SIGTERM or SIGHUP asked this process to end (not Ctrl-C): a call cancelled by
     it leaves its server-side task running, for ``--continue`` to pick up."""
     return bool(_RECEIVED)
+
+
+def run(func: Callable[..., Awaitable[T]], *args: Any, one_shot: bool = True) -> T:
+    """``anyio.run(func, *args)`` under :func:`terminable`: the one way a command runs async.
+
+    A ``one_shot`` command (every one but the REPL) prints its results first and leaves the
+    rest of its servers' shutdown to the reaper (:mod:`mcpbridge.transport.reaper`): it exits
+    without waiting for a slow server to stop. The REPL stops the servers it drops itself.
+
+    Raises:
+        Interrupted: Ctrl-C, SIGTERM or SIGHUP ended it (said as "interrupted", exit 130;
+            Typer would otherwise turn the ``KeyboardInterrupt`` into a silent 130).
+    """
+    import anyio
+
+    from codebot_mcp.core.errors import Interrupted
+    from codebot_mcp.mcpbridge.transport import reaper  # standard library only
+
+    if one_shot:
+        reaper.allow()
+    try:
+        return anyio.run(terminable, func, *args)
+    except KeyboardInterrupt:
+        raise Interrupted from None
 
 
 async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:

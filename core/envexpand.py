@@ -52,6 +52,11 @@ def referenced(text: str) -> list[str]:
     return [m.group(1) for m in _PATTERN.finditer(text) if m.group(1) is not None]
 
 
+def defaulted(text: str) -> set[str]:
+    """The variable names ``text`` refers to with a ``:-default``."""
+    return {m.group(1) for m in _PATTERN.finditer(text) if m.group(1) and m.group(2) is not None}
+
+
 EXPANDED_STRINGS = (
     "command",
     "cwd",

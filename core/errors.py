@@ -63,6 +63,15 @@ class ModelError(CodebotError):
     exit_code = ExitCode.MODEL
 
 
+class Interrupted(CodebotError):
+    """Ctrl-C, SIGTERM or SIGHUP ended the command after an orderly unwind (exit 130)."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+    def __init__(self) -> None:
+        super().__init__("interrupted")
+
+
 class TurnLimitError(CodebotError):
     """The agent ran ``max_turns`` model turns without finishing."""
 

@@ -77,6 +77,15 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def server_logs(name: str, home: Path | None = None) -> str:
+    """Every run log of server ``name`` (``<state>/log/<name>/*.log``), oldest first, joined."""
+    from codebot_mcp.core.config import paths
+
+    directory = (home / "state" / "log" if home else paths.log_dir()) / name
+    logs = sorted(directory.glob("*.log"), key=lambda p: p.stat().st_mtime)
+    return "".join(p.read_text(errors="replace") for p in logs)
+
+
 PEAK = """
 import resource, sys
 from codebot_mcp.cli.app import run

@@ -278,7 +278,7 @@ async def test_mutating_legacy_notifies_message_handler(errlog: TextIO) -> None:
             assert capabilities is not None and capabilities.tools is not None
             assert capabilities.tools.list_changed is True
             names = [tool.name for tool in (await client.list_tools()).tools]
-            assert names == ["add_tool", "remove_tool", "ping_tool"]
+            assert names == ["add_tool", "remove_tool", "ping_tool", "listeners", "drop_listen"]
 
             assert _text(await client.call_tool("add_tool", {"name": "fresh"})) == "added fresh"
             with anyio.fail_after(5):

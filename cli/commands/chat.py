@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, sandbox_mode
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import Globals, load_effective
@@ -74,8 +74,8 @@ def chat_command(
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
-    Exit 0 ok, 3 settings error, 5 model API error, 6 turn limit, 7 empty answer,
-    130 interrupted.
+    Exit 0 ok, 2 usage (a bad option, an empty prompt, no such session to resume), 3
+    settings error, 5 model API error, 6 turn limit, 7 empty answer, 130 interrupted.
     """
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url
@@ -105,16 +105,13 @@ def chat_command(
         from codebot_mcp.cli.commands.models import offer_local
 
         offer_local(globals_, options, interactive=options.prompt is None and sys.stdin.isatty())
-    import anyio  # deferred with the rest of the chat machinery: `--help` stays light
-
-    from codebot_mcp.cli.signals import terminable
 
     try:
         if options.prompt is not None:
-            return anyio.run(terminable, one_shot, globals_, options)
+            return signals.run(one_shot, globals_, options)
         from codebot_mcp.cli.repl.loop import repl
 
-        return anyio.run(terminable, repl, globals_, options)
+        return signals.run(repl, globals_, options, one_shot=False)
     except KeyboardInterrupt:
         # Ctrl-C outside a cancellable stretch (imports, settings, shutdown): the event
         # loop has already unwound (servers stopped); say so instead of exiting silently.

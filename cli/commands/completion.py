@@ -188,6 +188,8 @@ def remember_tools(views: list[dict[str, Any]], servers: Mapping[str, ServerConf
                 "entry": fingerprint(config),
                 "tools": sorted(t["original_name"] for t in view.get("tools", [])),
             }
+    from codebot_mcp.core.fsutil import atomic_write  # deferred: tempfile is slow to import
+
     path = _cache_path()
     try:
         paths.private_dir(path.parent)

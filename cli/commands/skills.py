@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import JsonOpt, TimeoutOpt, servers_for, started
 from codebot_mcp.cli.runtime import Globals, open_manager
 from codebot_mcp.core.errors import ExitCode
@@ -62,7 +62,6 @@ def list_command(ctx: typer.Context, as_json: JsonOpt = False, timeout: TimeoutO
     Reads no file of a served skill, and of a local skill only its SKILL.md.
     Exit 0 ok, 3 settings error, 4 a server failed (the others' skills are listed).
     """
-    import anyio
 
     globals_: Globals = ctx.obj
     settings, servers = servers_for(globals_, None, timeout)
@@ -82,7 +81,7 @@ def list_command(ctx: typer.Context, as_json: JsonOpt = False, timeout: TimeoutO
             bad = failed or catalog.listing.failures
             return ExitCode.SERVER if bad else ExitCode.OK
 
-    return anyio.run(run)
+    return signals.run(run)
 
 
 @app.command("show")
@@ -108,7 +107,6 @@ def show_command(
     Exit 0 ok, 1 verification failed, 2 no such skill (or ambiguous), 3 settings error,
     4 a server failed.
     """
-    import anyio
 
     globals_: Globals = ctx.obj
     settings, servers = servers_for(globals_, None, timeout)
@@ -118,7 +116,7 @@ def show_command(
             skill = await catalog.resolve(name)
             return await loader.load(skill, all_files=files)
 
-    loaded = anyio.run(run)
+    loaded = signals.run(run)
     from codebot_mcp.cli.skillview import loaded_header, loaded_text, loaded_view
 
     if as_json:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -70,7 +71,10 @@ def full_args(arguments: Mapping[str, Any], width: int = 100) -> str:
 
 
 class Status:
-    """A one-line spinner on stderr while waiting; silent when stderr is not a terminal."""
+    """What is being waited for, and for how long: a one-line spinner on a terminal
+    (``thinking… 12 s``, ``generating… 40 s · 480 tokens``); elsewhere (a script reading
+    stderr) a line every :data:`PROGRESS_SECONDS` while a wait lasts, so a slow local model
+    is never a silent ten minutes."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -78,10 +82,22 @@ class Status:
         self.label = ""
         self._shown = False
         self._frame = 0
+        self._since = time.monotonic()
+        self._tokens = 0
+        self._reported = 0.0
 
     def set(self, label: str) -> None:
-        """Show ``label`` with the spinner (from the next tick)."""
+        """Show ``label`` with the spinner (from the next tick); its clock starts now."""
         self.label = label
+        self._since = time.monotonic()
+        self._tokens = 0
+        self._reported = 0.0
+
+    def generating(self, tokens: int) -> None:
+        """The answer streams: ``tokens`` pieces so far (the clock keeps running)."""
+        self._tokens = tokens
+        if self.label and not self.label.startswith("generating"):
+            self.label = "generating…"
 
     def clear(self) -> None:
         """Remove the line before anything else is written."""
@@ -91,20 +107,59 @@ class Status:
             self.stream.flush()
             self._shown = False
 
+    def line(self) -> str:
+        """The label with how long it has lasted, and the tokens so far when generating."""
+        elapsed = time.monotonic() - self._since
+        text = self.label
+        if elapsed >= SHOW_ELAPSED_AFTER:
+            text += f" {elapsed:.0f} s"
+        if self._tokens:
+            text += f" · {self._tokens} tokens"
+        return text
+
     async def run(self) -> None:
         """Animate until cancelled."""
         if not self.enabled:
+            await self._report()
             return
         try:
             while True:
                 await anyio.sleep(TICK)
                 if self.label:
                     self._frame = (self._frame + 1) % len(SPINNER)
-                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {self.label}")
+                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {self.line()}")
                     self.stream.flush()
                     self._shown = True
         finally:
             self.clear()
+
+    async def _report(self) -> None:
+        """Without a terminal: ``(still generating… 60 s · 720 tokens)`` now and then."""
+        every = progress_seconds()
+        while True:
+            await anyio.sleep(min(every, 1.0))
+            elapsed = time.monotonic() - self._since
+            if self.label and elapsed >= every and elapsed - self._reported >= every:
+                self._reported = elapsed
+                print(render.style(f"(still {self.line()})", "2", self.stream), file=self.stream)
+
+
+SHOW_ELAPSED_AFTER = 2.0
+"""A wait shorter than this shows no clock."""
+PROGRESS_SECONDS = 30.0
+"""Without a terminal, how often a long wait says it is still going
+(``CODEBOT_PROGRESS_SECONDS`` changes it)."""
+
+
+def progress_seconds() -> float:
+    """:data:`PROGRESS_SECONDS`, or ``CODEBOT_PROGRESS_SECONDS`` when it is a positive number."""
+    import os
+
+    try:
+        value = float(os.environ.get("CODEBOT_PROGRESS_SECONDS", ""))
+    except ValueError:
+        return PROGRESS_SECONDS
+    return value if 0 < value < float("inf") else PROGRESS_SECONDS
 
 
 class TurnView(AgentEvents):
@@ -146,6 +201,13 @@ class TurnView(AgentEvents):
         sys.stdout.write(text)
         sys.stdout.flush()
         self._open_line = not text.endswith("\n")
+
+    def model_progress(self, generated: int) -> None:
+        """Still generating: the status says for how long and how much (not over text that
+        is streaming on the same terminal line)."""
+        if self.stream_text and self._turn_text:
+            return
+        self.status.generating(generated)
 
     def model_finished(self, reply: Reply) -> None:
         """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""

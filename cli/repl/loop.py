@@ -317,7 +317,7 @@ class Repl:
         elif name == "/plan":
             session.set_plan_mode(not session.plan_mode)
             state = "on: read-only tools" if session.plan_mode else "off"
-            print(f"(plan mode {state}; {len(session.active_tools)} tools active)")
+            print(f"(plan mode {state}; {render.count(len(session.active_tools), 'tool')} active)")
         elif name == "/compact":
             await self._compact(runtime, rest.strip() or None)
         elif name == "/resume":
@@ -428,7 +428,8 @@ class Repl:
             await runtime.manager.roots_changed()
         model = runtime.agent.model.config if runtime.agent else None
         using = f"; model {model.model} at {model.url}" if model else ""
-        print(f"(settings reloaded; {len(runtime.session.active_tools)} tools active{using})")
+        active = render.count(len(runtime.session.active_tools), "tool")
+        print(f"(settings reloaded; {active} active{using})")
 
 
 async def repl(globals_: Globals, options: ChatOptions, pt_input: Any = None) -> int:

@@ -235,13 +235,27 @@ async def expand_mentions(line: str, manager: Manager) -> str:
     """The prompt with each ``@server:uri`` resource's contents appended.
 
     Raises:
-        CodebotError: a named resource cannot be read (the prompt is not sent).
+        CodebotError: a named server is unknown or not running, or a named resource cannot
+            be read (the prompt is not sent).
     """
-    mentions = [
-        (m.group(1), m.group(2)) for m in MENTION.finditer(line) if m.group(1) in manager.clients
-    ]
+    mentions = [(m.group(1), m.group(2)) for m in MENTION.finditer(line)]
     if not mentions:
         return line
+    for server, uri in mentions:
+        if server in manager.clients:
+            continue
+        written = f"@{server}:{uri}"
+        if server in manager.servers:
+            raise UsageError(
+                f"server '{server}' in {written} is disabled",
+                hint=f"Enable it (`codebot mcp enable {server}`, then /mcp reload), or quote "
+                f"the text to send it as it is: `{written}`.",
+            )
+        known = ", ".join(sorted(manager.clients)) or "none"
+        raise UsageError(
+            f"unknown server '{server}' in {written} (servers: {known})",
+            hint=f"/mcp lists them; to send the text as it is, quote it: `{written}`.",
+        )
     if len(mentions) > MAX_MENTIONS:
         raise UsageError(f"a prompt may name at most {MAX_MENTIONS} resources")
     blocks: list[str] = [line]

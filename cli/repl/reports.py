@@ -151,11 +151,15 @@ def _window_source(runtime: ChatRuntime, window: int) -> str:
     from codebot_mcp.core.agent.context import known_window, window_for
 
     configured = runtime.settings.context_window
-    model = runtime.agent.model.config.model if runtime.agent else ""
-    if window != window_for(model, configured):
+    config = runtime.agent.model.config if runtime.agent else None
+    model = config.model if config else ""
+    reported = config.window if config else None
+    if window != window_for(model, configured, reported):
         return "learned from the server's error"
     if configured:
         return "from 'context_window' in settings"
+    if reported:
+        return "as the model server reports it (GET /models)"
     if known_window(model):
         return f"the known window of {render.safe(model, one_line=True)}"
     return "the default (set 'context_window' in settings.json for your model)"

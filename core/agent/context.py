@@ -18,6 +18,10 @@ Costs are estimated from characters (:data:`CHARS_PER_TOKEN`) and corrected by t
 ``usage``: after an answer, the next estimate starts from the prompt tokens the server counted,
 but never goes below the local estimate (a server that reports too few tokens, or none,
 must not make codebot send too much).
+
+Size: one idea, what fits in the window: where the window comes from (settings, the endpoint,
+the table, a server's error) and the output cap sized from it, the estimates, and the five
+compaction steps with their summary requests; split, each part would need the others' state.
 """
 
 from __future__ import annotations
@@ -110,9 +114,21 @@ def known_window(model: str) -> int | None:
     return dict(KNOWN_WINDOWS)[best] if best else None
 
 
-def window_for(model: str, configured: int | None) -> int:
-    """``context_window`` from settings, else the table, else :data:`DEFAULT_WINDOW`."""
-    return configured or known_window(model) or DEFAULT_WINDOW
+def window_for(model: str, configured: int | None, reported: int | None = None) -> int:
+    """``context_window`` from settings, else what the endpoint reports for the model, else
+    the table, else :data:`DEFAULT_WINDOW`."""
+    return configured or reported or known_window(model) or DEFAULT_WINDOW
+
+
+OUTPUT_SHARE = 4
+"""With the default ``max_tokens``, a turn's output is capped at a quarter of a known window."""
+MIN_OUTPUT_CAP = 256
+
+
+def output_cap(default: int, window: int) -> int:
+    """The default output cap for a model whose window is known: a quarter of it, at most
+    ``default`` (a local model at a dozen tokens a second must not run 8k tokens a turn)."""
+    return min(default, max(MIN_OUTPUT_CAP, window // OUTPUT_SHARE))
 
 
 def estimate_text(text: str) -> int:

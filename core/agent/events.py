@@ -26,6 +26,9 @@ class AgentEvents:
     def text(self, delta: str) -> None:
         """A piece of the assistant's text, as it streams."""
 
+    def model_progress(self, generated: int) -> None:
+        """The answer is still streaming: ``generated`` pieces (about tokens) so far."""
+
     def model_finished(self, reply: Reply) -> None:
         """The model's turn is complete."""
 

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.core.agent import hooks as hook_points
-from codebot_mcp.core.agent.context import Compaction, ContextBudget, window_for
+from codebot_mcp.core.agent.context import (
+    Compaction,
+    ContextBudget,
+    known_window,
+    output_cap,
+    window_for,
+)
 from codebot_mcp.core.agent.events import (
     AgentEvents,
     Outcome,
@@ -118,6 +124,9 @@ class Agent:
         self.hooks: Hooks | None = None
         """The user's hooks (``core.agent.hooks``); None: none configured."""
         self._warned_model: str | None = None
+        self.window_known = False
+        """The window comes from settings, the endpoint, the table or a server's error (not
+        the default guess): the default output cap is then sized from it."""
 
     def configure(self, settings: Settings) -> None:
         """Follow the settings' limits (on start and after ``/mcp reload``)."""
@@ -128,10 +137,19 @@ class Agent:
 
     def follow_model(self) -> None:
         """Size the window for the current model (after a model change, too)."""
-        window = window_for(self.model.config.model, self.context_window)
+        config = self.model.config
+        window = window_for(config.model, self.context_window, config.window)
+        self.window_known = bool(self.context_window or config.window or known_window(config.model))
         self.budget.window = window
-        self.budget.reserve = min(self.model.config.max_tokens, window // 4)
+        self.budget.reserve = min(self.output_cap(), window // 4)
         self.session.set_context_window(window)
+
+    def output_cap(self) -> int:
+        """``max_tokens`` for a request: the setting, or the default sized to a known window."""
+        config = self.model.config
+        if config.max_tokens_given or not self.window_known:
+            return config.max_tokens
+        return output_cap(config.max_tokens, self.budget.window)
 
     async def run(self, prompt: str, events: AgentEvents | None = None) -> RunResult:
         """Answer one user prompt, calling tools as the model asks.
@@ -255,7 +273,12 @@ class Agent:
                         f"window of {self.budget.ceiling:,} tokens (estimated; it was not sent)"
                     )
                 reply = await self.model.complete(
-                    messages, tools, events.text, on_retry=events.model_retrying
+                    messages,
+                    tools,
+                    events.text,
+                    on_retry=events.model_retrying,
+                    max_tokens=self.output_cap(),
+                    on_progress=events.model_progress,
                 )
             except ContextOverflowError as exc:
                 exc.hint = OVERFLOW_AFTER_COMPACTING if compacted else OVERFLOW_NOTHING_TO_COMPACT
@@ -263,6 +286,7 @@ class Agent:
                     raise
                 if sent <= self.budget.ceiling:  # the server counted more than the estimate
                     self.budget.learn_overflow(sent, exc.window)
+                    self.window_known = self.window_known or bool(exc.window)
                     session.set_context_window(self.budget.window)  # "auto" tool search follows
                 if not await self._fit(start, events, result, force=True):
                     raise

@@ -134,6 +134,39 @@ def check_name(name: str) -> None:
         )
 
 
+class _Unset(dict[str, str]):
+    """The environment an entry is checked against before it is written: none of its
+    variables is set. ``${VAR:-default}`` takes its default, as it would when VAR is unset;
+    ``${VAR}`` stands for a value of the right shape (an http URL in ``url``), since it is set
+    when codebot runs. So ``"url": "${BASE:-https://host}/mcp"`` is checked as
+    ``https://host/mcp``, exactly as loading the settings would."""
+
+    PLACEHOLDER = "https://placeholder.invalid"
+
+    def __init__(self, entry: Any) -> None:
+        super().__init__()
+        from codebot_mcp.core.envexpand import defaulted, referenced
+
+        texts = list(_strings(entry))
+        with_default = {n for t in texts for n in defaulted(t)}
+        without = {n for t in texts for n in referenced(t)} - with_default
+        self._defaulted = with_default - without  # a name used both ways gets the placeholder
+
+    def get(self, key: str, default: Any = None) -> str | None:  # type: ignore[override]
+        return None if key in self._defaulted else self.PLACEHOLDER
+
+
+def _strings(value: Any) -> Any:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():  # pyright: ignore[reportUnknownVariableType]
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:  # pyright: ignore[reportUnknownVariableType]
+            yield from _strings(item)
+
+
 def validate_entry(name: str, entry: Any, path: Path) -> None:
     """Check an entry the way loading it would, before it is written.
 
@@ -145,18 +178,21 @@ def validate_entry(name: str, entry: Any, path: Path) -> None:
         UsageError: the entry is invalid, has an unknown key, or holds a secret in clear.
     """
     check_name(name)
-
-    class _AnyVariable(dict[str, str]):
-        def get(self, key: str, default: Any = None) -> str:  # type: ignore[override]
-            return "x"
-
-    config = parse_server(name, entry, path, _AnyVariable(), path.parent)
+    config = parse_server(name, entry, path, _Unset(entry), path.parent)
     if config.error is not None:
         raise UsageError(config.error, hint=config.hint)
     if config.warnings:
+        warning = config.warnings[0]
+        if warning.kind == "unknown_key":  # refused here, so not "ignored" as when loading
+            guess = f" (did you mean '{warning.did_you_mean}'?)" if warning.did_you_mean else ""
+            raise UsageError(
+                f"server '{name}': unknown key '{warning.key}'{guess}; nothing was written",
+                hint="Rename or remove the key: codebot writes only keys it knows "
+                "(`codebot mcp add --help` lists them).",
+            )
         raise UsageError(
-            f"server '{name}': {config.warnings[0]}",
-            hint="Fix the key; `codebot mcp add --help` lists the options.",
+            f"server '{name}': {warning}; nothing was written",
+            hint=f"{warning.hint}; `codebot mcp add --help` lists the options.",
         )
     from codebot_mcp.core.secrets.scan import refuse_secrets
 

@@ -90,6 +90,8 @@ class EntryWarning:
     """How to fix it, without the place (the reader names the file and server)."""
     kind: WarningKind = "unknown_key"
     """What it is about, for the doctor check that reports it."""
+    did_you_mean: str | None = None
+    """For an unknown key: the known key it is closest to."""
 
     def __str__(self) -> str:
         return self.message
@@ -319,9 +321,12 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
     cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
     url = text("url")
     if url is not None and not re.match(r"^https?://[^/\s]+", url):
+        written = str(
+            data["url"]
+        )  # as the user wrote it: never the expansion (values may be secret)
         raise _EntryError(
-            f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(url))}",
-            hint='Write it as "url": "https://host/mcp".',
+            f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(written))}",
+            hint='Write it as "url": "https://host/mcp" (or "${VAR:-https://host}/mcp").',
         )
     args = str_list("args") or ()
     oauth = OAuthSettings(enabled=False) if transport == "stdio" else OAuthSettings()
@@ -434,7 +439,10 @@ def _unknown_key_warning(key: str) -> EntryWarning:
     close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
     suggestion = f" (did you mean '{close[0]}'?)" if close else ""
     return EntryWarning(
-        key, f"unknown key '{key}' is ignored{suggestion}", "Rename or remove the key"
+        key,
+        f"unknown key '{key}' is ignored{suggestion}",
+        "Rename or remove the key",
+        did_you_mean=close[0] if close else None,
     )
 
 

@@ -6,9 +6,12 @@
 Works with OpenAI and with OpenAI-compatible servers as they are. llama.cpp's server, for one,
 rejects ``content: null`` beside ``tool_calls`` (:meth:`core.stream.Reply.message` sends ``""``),
 ignores tools unless ``tool_choice`` is ``"auto"`` (always sent with tools), and cannot stream a
-turn that may call tools (the stream ends empty, without a finish reason): such a turn is redone
-without streaming, and if that answers, the session stops streaming requests that carry tools.
-An ordinary empty answer (finished, no text) is not that quirk: it is returned as it is.
+turn that may call tools (the stream ends empty, without a finish reason); llama-cpp-python's
+``chatml-function-calling`` answers such a request ``200 OK`` and closes the connection before
+the first chunk. Either way the turn is redone once without streaming (the retry is announced,
+naming what happened), and if that answers a turn with tools, the session stops streaming
+requests that carry tools. An ordinary empty answer (finished, no text) is not that quirk: it
+is returned as it is.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from codebot_mcp.core.model.errors import (
     unreadable_answer,
 )
 from codebot_mcp.core.model.stream import (
+    ProgressCallback,
     Reply,
     StreamAccumulator,
     TextCallback,
@@ -102,8 +106,10 @@ class ChatModel:
         *,
         on_retry: RetryCallback | None = None,
         max_tokens: int | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Reply:
-        """Request one assistant turn, streaming text to ``on_text`` as it arrives.
+        """Request one assistant turn, streaming text to ``on_text`` as it arrives (and the
+        count of streamed pieces to ``on_progress``).
 
         Failed requests are retried ``config.retries`` times (each announced to
         ``on_retry``), except once the answer has started streaming.
@@ -125,7 +131,7 @@ class ChatModel:
         attempt = 0
         while True:
             try:
-                reply = await self._attempt(request, tools, on_text)
+                reply = await self._attempt(request, tools, on_text, on_retry, on_progress)
             except StreamDroppedError:
                 raise
             except Exception as exc:  # boundary: an answer over the cap, or too deep to parse
@@ -154,21 +160,49 @@ class ChatModel:
         request: dict[str, Any],
         tools: Sequence[Mapping[str, Any]],
         on_text: TextCallback | None,
+        on_retry: RetryCallback | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Reply:
         if tools and not self.stream_with_tools:
             return await self._once(request, on_text)
-        acc = await self._stream(request, on_text)
+        try:
+            acc = await self._stream(request, on_text, on_progress)
+        except _ClosedAtStart as closed:
+            what = (
+                f"the model server at {self.config.url} answered 200 and closed the stream "
+                f"before its first chunk ({closed.reason})"
+            )
+            return await self._unstreamed(request, tools, on_text, on_retry, what)
         partial = acc.reply()
-        if tools and partial.empty and acc.finish_reason is None:
+        if partial.empty and acc.finish_reason is None and (tools or acc.chunks == 0):
             # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
             # reason. Ask again without streaming; stop streaming only if that worked.
-            reply = await self._once(request, on_text)
-            if not reply.empty:
-                self.stream_with_tools = False
-            return reply
+            what = (
+                f"the model server at {self.config.url} answered 200 and ended the stream "
+                "before its first chunk"
+                if acc.chunks == 0
+                else f"the model server at {self.config.url} streamed an empty, unfinished answer"
+            )
+            return await self._unstreamed(request, tools, on_text, on_retry, what)
         if acc.finish_reason is None:
             raise StreamDroppedError.from_partial(self.config, acc, None)
         return acc.result()
+
+    async def _unstreamed(
+        self,
+        request: dict[str, Any],
+        tools: Sequence[Mapping[str, Any]],
+        on_text: TextCallback | None,
+        on_retry: RetryCallback | None,
+        what: str,
+    ) -> Reply:
+        """The same request once more without streaming, announced (``what`` happened)."""
+        if on_retry is not None:
+            on_retry(Retry(1, 1, f"{what}; asking again without streaming", 0.0))
+        reply = await self._once(request, on_text)
+        if tools and not reply.empty:
+            self.stream_with_tools = False
+        return reply
 
     def _switch_cap_param(self, exc: Exception, request: dict[str, Any]) -> bool:
         """Newer OpenAI models reject ``max_tokens``: send ``max_completion_tokens`` instead."""
@@ -180,15 +214,18 @@ class ChatModel:
         return False
 
     async def _stream(
-        self, request: dict[str, Any], on_text: TextCallback | None
+        self,
+        request: dict[str, Any],
+        on_text: TextCallback | None,
+        on_progress: ProgressCallback | None = None,
     ) -> StreamAccumulator:
         from codebot_mcp.core.model.cap import chunk_limit
 
-        acc = StreamAccumulator(on_text)
+        acc = StreamAccumulator(on_text, on_progress)
         body = {**request, "stream": True, "stream_options": {"include_usage": True}}
         cap = int(request.get(self.cap_param) or self.config.max_tokens)
         limit = chunk_limit(cap)
-        stream = await self._post(body, stream=True)
+        stream = await self._post(body, stream=True)  # the status line has arrived: 200
         try:
             async with stream:  # closes the response when cancelled mid-stream
                 async for chunk in stream:
@@ -202,9 +239,11 @@ class ChatModel:
                         )
         except RunawayStreamError:
             raise
-        except Exception as exc:  # boundary: httpx or openai errors once bytes have flowed
-            if acc.chunks == 0 or unreadable_answer(exc, self.config) is not None:
+        except Exception as exc:  # boundary: httpx or openai errors once the answer began
+            if unreadable_answer(exc, self.config) is not None:
                 raise
+            if acc.chunks == 0 and not _cancelled(exc):
+                raise _ClosedAtStart(exc) from exc
             raise StreamDroppedError.from_partial(self.config, acc, exc) from None
         return acc
 
@@ -229,6 +268,19 @@ class ChatModel:
             stream=stream,
             stream_cls=AsyncStream[ChatCompletionChunk],
         )
+
+
+class _ClosedAtStart(Exception):
+    """The server accepted a streamed request (200) and the stream broke before a chunk."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.reason = str(getattr(cause, "__cause__", None) or cause) or type(cause).__name__
+
+
+def _cancelled(exc: BaseException) -> bool:
+    """A timeout is not a closed stream: the server said nothing for ``timeout`` seconds."""
+    return "Timeout" in type(exc).__name__
 
 
 __all__ = [

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from codebot_mcp.core.config.settings import DEFAULT_MAX_TOKENS as SETTINGS_DEFAULT_MAX_TOKENS
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.errors import ModelError, SettingsError
 
@@ -45,6 +46,15 @@ class ModelConfig:
     retries: int = 0
     """Visible retries of a failed request (setting ``model_retries``); 0 for loopback
     endpoints unless configured, since a local server handles one request at a time."""
+    model_given: bool = True
+    """False when no flag, variable or setting named the model: ``model`` is then OpenAI's
+    default, which another endpoint rarely serves (:func:`core.model.discovery.settle_model`
+    asks the endpoint instead)."""
+    max_tokens_given: bool = True
+    """False when ``max_tokens`` is the default: the agent then sizes the cap from the
+    model's window when it is known (a small local model must not run 8k tokens a turn)."""
+    window: int | None = None
+    """The context window the endpoint reports for the model (``GET /models``), if any."""
 
     @property
     def url(self) -> str:
@@ -73,7 +83,8 @@ def resolve_config(
     """
     env = os.environ if environ is None else environ
     timeout = _timeout(env.get(TIMEOUT_ENV))
-    chosen_model = model or env.get("CODEBOT_MODEL") or settings.model or DEFAULT_MODEL
+    named = model or env.get("CODEBOT_MODEL") or settings.model
+    chosen_model = named or DEFAULT_MODEL
     url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
     names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
     key_env = next((n for n in names if env.get(n)), None)
@@ -81,10 +92,15 @@ def resolve_config(
     if retries is None:
         retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
     cap = settings.max_tokens
+    given = bool(named)
+    cap_given = cap != SETTINGS_DEFAULT_MAX_TOKENS  # the default is sized to a known window
     if key_env is not None:
-        return ModelConfig(chosen_model, url, env[key_env], key_env, timeout, cap, retries)
+        key = env[key_env]
+        return ModelConfig(chosen_model, url, key, key_env, timeout, cap, retries, given, cap_given)
     if url is not None:
-        return ModelConfig(chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries)
+        return ModelConfig(
+            chosen_model, url, PLACEHOLDER_KEY, None, timeout, cap, retries, given, cap_given
+        )
     wanted = settings.api_key_env or DEFAULT_KEY_ENV
     raise ModelError(
         f"no API key for the model API: {wanted} is not set and no base URL is configured",

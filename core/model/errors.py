@@ -90,11 +90,9 @@ class StreamDroppedError(ModelError):
                 f"the connection to the model API at {config.url} dropped mid-answer "
                 f"(got {got} and no finish reason){why}"
             )
-        return cls(
-            what,
-            hint=hint,
-            partial=partial,
-        )
+        if partial.strip():  # whatever the view showed, the words say it is not the whole
+            what = f"the answer above is incomplete: {what}"
+        return cls(what, hint=hint, partial=partial)
 
 
 _OVERFLOW_TEXT = re.compile(

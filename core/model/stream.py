@@ -17,6 +17,9 @@ if TYPE_CHECKING:  # openai is imported lazily at run time; these are for type c
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 TextCallback = Callable[[str], None]
+ProgressCallback = Callable[[int], None]
+"""Called with the pieces of output streamed so far (text and tool-call arguments; about one
+token each): a slow model shows that it is still generating."""
 
 
 @dataclass(slots=True)
@@ -130,8 +133,13 @@ def _usage(raw: Any) -> Usage | None:
 class StreamAccumulator:
     """Merge ``ChatCompletionChunk``s into a :class:`Reply`, emitting text as it arrives."""
 
-    def __init__(self, on_text: TextCallback | None = None) -> None:
+    def __init__(
+        self, on_text: TextCallback | None = None, on_progress: ProgressCallback | None = None
+    ) -> None:
         self._on_text = on_text
+        self._on_progress = on_progress
+        self.generated = 0
+        """Pieces of output so far (content and tool-call argument deltas)."""
         self._text: list[str] = []
         self._calls: dict[int, ToolCall] = {}
         self._last_index = -1
@@ -152,12 +160,17 @@ class StreamAccumulator:
                 continue
             delta = choice.delta
             if delta is not None:
+                before = self.generated
                 if delta.content:
                     self._text.append(delta.content)
+                    self.generated += 1
                     if self._on_text is not None:
                         self._on_text(delta.content)
                 for piece in delta.tool_calls or ():
                     self._merge_call(piece)
+                    self.generated += 1
+                if self.generated != before and self._on_progress is not None:
+                    self._on_progress(self.generated)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
 

@@ -34,6 +34,9 @@ async def call_once(
         ServerError: the server cannot be reached, or dies or times out during the call.
     """
     await manager.start_all([config.name])
+    running = manager.clients.get(config.name)
+    if running is not None:  # it crashed on an earlier call (--batch, the warm holder)
+        await running.restart_if_crashed()
     failure = manager.failures.get(config.name)
     if failure is not None:
         raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
@@ -57,7 +60,8 @@ async def call_once(
                 hint=auth.hint,
             ) from None
         if isinstance(exc, MCPError):
-            raise _call_error(exc, config, tool.original_name) from None
+            again = client.restarts_left > 0  # once per session: say so only while it holds
+            raise _call_error(exc, config, tool.original_name, again) from None
         raise ServerError(
             f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
         ) from None
@@ -169,12 +173,12 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     return server, tool, arguments
 
 
-def _call_error(exc: MCPError, config: ServerConfig, tool: str) -> CodebotError:
+def _call_error(exc: MCPError, config: ServerConfig, tool: str, again: bool) -> CodebotError:
     from codebot_mcp.mcpbridge.calls.results import (
         call_error,
     )  # one wording for the SDK and the hot path
 
-    return call_error(exc.code, exc.message, config, tool)
+    return call_error(exc.code, exc.message, config, tool, restarts=again)
 
 
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
@@ -189,4 +193,5 @@ def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
         if close
         else f"List them with: codebot mcp list --server {server}"
     )
-    raise UsageError(f"server '{server}' has no tool '{name}' ({len(names)} tools)", hint=hint)
+    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    raise UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)

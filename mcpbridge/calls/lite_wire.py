@@ -1,7 +1,8 @@
 """The JSON-RPC conversation of the hot path (:mod:`mcpbridge.lite`), without the MCP SDK.
 
 What the SDK sends, message for message: ``server/discover`` (``_meta`` envelope) with the
-sentinel ``ping`` of :mod:`mcpbridge.probe`, then ``initialize`` and
+unknown-method request and the sentinel ``ping`` of :mod:`mcpbridge.transport.probe` (decided
+as it decides: by the order of the answers), then ``initialize`` and
 ``notifications/initialized`` for handshake-era servers; the ``_meta`` envelope on every request
 to a 2026-07-28 server. Lines are bounded and junk is handled as :mod:`mcpbridge.stdio` does.
 Anything outside the plain case raises :class:`Fallback`.
@@ -30,8 +31,9 @@ LEGACY_VERSION = "2025-11-25"
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 METHOD_NOT_FOUND = -32601
 SENTINEL_ID = "codebot-discover-sentinel"
-PROBE_GRACE_SECONDS = 0.5
-"""As :data:`mcpbridge.probe.GRACE_SECONDS`: after the ping's answer, the probe's wait."""
+UNKNOWN_METHOD = "codebot/no-such-method"
+UNKNOWN_ID = "codebot-discover-unknown"
+"""As :mod:`mcpbridge.transport.probe` (a test compares)."""
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """As :data:`mcpbridge.stdio.MAX_MESSAGE_BYTES` (checked by a test)."""
 INTERNAL_ERROR = -32603
@@ -325,6 +327,8 @@ class Connection:
     async def _discover(self) -> bool:
         """True when the server speaks 2026-07-28; False when it is a handshake-era server."""
         discover_id = await self.send_request("server/discover", {_META: _envelope()})
+        self._waiting[UNKNOWN_ID] = anyio.Event()
+        await self._send({"jsonrpc": "2.0", "id": UNKNOWN_ID, "method": UNKNOWN_METHOD})
         self._waiting[SENTINEL_ID] = anyio.Event()
         await self._send({"jsonrpc": "2.0", "id": SENTINEL_ID, "method": "ping"})
         outcome: dict[str, Any] = {}
@@ -342,16 +346,18 @@ class Connection:
             sentinel_event = self._waiting.get(SENTINEL_ID)
             if sentinel_event is not None:
                 await sentinel_event.wait()
-            if self._closed:
-                return
-            await anyio.sleep(PROBE_GRACE_SECONDS)
-            outcome["ignored"] = True
+            if self._closed or UNKNOWN_ID in self._answers:
+                return  # it answers what it does not know: the probe's answer is coming
+            outcome["ignored"] = True  # it drops what it does not know, the probe included
             tg.cancel_scope.cancel()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(probe)
             tg.start_soon(sentinel)
         self._waiting.pop(discover_id, None)  # a late answer is dropped, as the probe does
+        for own in (UNKNOWN_ID, SENTINEL_ID):
+            self._waiting.pop(own, None)
+            self._answers.pop(own, None)
         if "closed" in outcome:
             raise Fallback
         result = outcome.get("result")

@@ -14,6 +14,7 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.errors import CodebotError, ServerError
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
+from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
 
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
@@ -27,8 +28,13 @@ class Fallback(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
 
 
-def call_error(code: int, message: str, config: ServerConfig, tool: str) -> CodebotError:
-    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths)."""
+def call_error(
+    code: int, message: str, config: ServerConfig, tool: str, *, restarts: bool = True
+) -> CodebotError:
+    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths).
+
+    ``restarts``: a server that closed the connection will be started again by the next call
+    (always for a new ``mcp call``; once per session in ``--batch`` and the warm holder)."""
     if code == REQUEST_TIMEOUT:
         limit = config.tool_timeout or default_tool_timeout()
         return ServerError(
@@ -36,17 +42,20 @@ def call_error(code: int, message: str, config: ServerConfig, tool: str) -> Code
             hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
         )
     if code == CONNECTION_CLOSED:
+        see = f"its stderr is logged (`codebot mcp list --server {config.name}` shows it)"
         return ServerError(
             f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"Its stderr is logged; run `codebot mcp list --server {config.name}` to see it.",
+            hint=f"The next call restarts it; {see}."
+            if restarts
+            else f"{see[0].upper()}{see[1:]}.",
         )
     if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
         return CodebotError(  # exit 1, as when the tool reports an error
-            f"'{tool}' on server '{config.name}' could not finish: {message}",
+            f"'{tool}' on server '{config.name}' could not finish: {bare_message(message)}",
             hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
         )
     return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {message} (MCP error {code})"
+        f"server '{config.name}' rejected the call to '{tool}': {rpc_error_text(code, message)}"
     )
 
 

@@ -202,8 +202,18 @@ class Client:
         if self._stop.is_set():
             return  # our own shutdown
         await exited(process.process, EXIT_CODE_WAIT)  # stdout ends just before the exit
-        if self._stop.is_set():
-            return
+        self._note_crash()
+
+    def _note_crash(self) -> bool:
+        """True when the server crashed: its stdout ended while connected, and not by our
+        stop. Recorded the moment it is seen (the exit code, if already known, with it), so a
+        call that comes at once, before :meth:`_watch_exit` has had the exit code, restarts it
+        as promised rather than failing on the dead connection."""
+        if self.crashed:
+            return True
+        process = self._process
+        if process is None or not process.closed.is_set() or self._stop.is_set():
+            return False
         returncode = process.process.returncode
         code = f" (exit code {returncode})" if returncode is not None else ""
         self._fail(
@@ -214,10 +224,11 @@ class Client:
         self.crashed = True
         self._session = None  # no call may use the dead connection from here on
         self._stop.set()
+        return True
 
     async def restart_if_crashed(self) -> bool:
         """Restart a crashed stdio server once per session; True when it is connected again."""
-        if not self.crashed or self.restarts_left <= 0 or self._spawn is None:
+        if not self._note_crash() or self.restarts_left <= 0 or self._spawn is None:
             return self.connected
         self.restarts_left -= 1
         await self.done.wait()

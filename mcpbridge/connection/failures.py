@@ -20,6 +20,7 @@ from mcp import MCPError
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.mcpbridge.auth import AuthTrace, LoginError, NeedsLoginError
 from codebot_mcp.mcpbridge.transport.process import LaunchError
+from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
 Stage = Literal["config", "launch", "handshake", "auth", "list", "call"]
 
@@ -215,4 +216,4 @@ def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | 
         return "the server closed the connection (it exited or crashed)", (
             f"Run the command of {where} by hand to see why it exits."
         )
-    return f"MCP error {exc.code}: {message}", None
+    return rpc_error_text(exc.code, message), None

@@ -44,6 +44,13 @@ ProgressHook = Callable[[str, float, float | None, str | None], None]
 """Called with (server, progress, total, message) for each progress notification of a call."""
 MAX_UPDATED = 1000
 """URIs remembered as updated; a server flooding updates must not grow memory."""
+LISTEN_RETRY_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
+"""Pauses before reopening a listen stream that ended, growing while it keeps ending soon
+after it opened (a server closing every stream must not get a busy loop)."""
+STABLE_SECONDS = 5.0
+"""A stream that stayed open this long ended for a reason of its own: reopen at once."""
+LISTEN_GIVE_UP = 5
+"""Attempts in a row that the server refused (no acknowledgment) before codebot stops."""
 
 
 class Features:
@@ -79,6 +86,8 @@ class Features:
         self._scrubbers: dict[str, StreamScrubber] = {}
         self._resubscribe: anyio.Event | None = None
         """Set when a new resource subscription needs a new listen stream (2026-07-28)."""
+        self._stream_scope: anyio.CancelScope | None = None
+        """The open stream's scope: cancelled to reopen it with new subscriptions."""
 
     def progress_callback(self) -> Any:
         """The SDK progress callback for one call, feeding ``on_progress`` (None: none)."""
@@ -107,13 +116,13 @@ class Features:
         if process is not None:
             process.note(line)
             return
-        from codebot_mcp.core.config import paths
+        if self.log_file is None:  # this connection's own log, made at its first line
+            from codebot_mcp.mcpbridge.transport.runlog import server_log
 
-        path = paths.private_dir(paths.log_dir()) / f"{self.name}.log"
-        with path.open("a", encoding="utf-8") as log:
+            self.log_file, created = server_log(self.name)
+            created.close()
+        with self.log_file.open("a", encoding="utf-8") as log:
             log.write(line + "\n")
-        path.chmod(0o600)
-        self.log_file = path
 
     def sdk_callbacks(self) -> dict[str, Any]:
         """The SDK ``Client`` keyword arguments that declare and answer servers' requests."""
@@ -162,6 +171,8 @@ class Features:
         """Reopen the listen stream with the current ``subscribed`` URIs (2026-07-28)."""
         if self._resubscribe is not None:
             self._resubscribe.set()
+        if self._stream_scope is not None:
+            self._stream_scope.cancel()  # the open stream ends; listen() opens the new one
 
     def can_subscribe(self) -> bool:
         """The server offers resource subscriptions (``resources.subscribe``)."""
@@ -171,7 +182,10 @@ class Features:
 
     async def listen(self, session: SDKClient, on_tools: Callable[[], None]) -> None:
         """On 2026-07-28 connections, change notifications and resource updates come only on
-        a listen stream; it is reopened whenever a resource is newly subscribed to."""
+        a listen stream. It is reopened whenever a resource is newly subscribed to, and
+        whenever it ends (closed by the server or lost): the spec has no replay, so what may
+        have changed meanwhile is marked stale. A server that refuses the stream
+        :data:`LISTEN_GIVE_UP` times in a row is left alone."""
         if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return
         caps = session.server_capabilities
@@ -180,24 +194,56 @@ class Features:
             "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
             "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
         }
+        refused = 0  # attempts in a row that never opened
+        quick = 0  # streams in a row that ended soon after opening
+        reopening = False
         while True:
             restart = self._resubscribe = anyio.Event()
             uris = tuple(sorted(self.subscribed)) if self.can_subscribe() else ()
             if not any(wanted.values()) and not uris:
                 await restart.wait()  # nothing to listen for until something is subscribed
                 continue
+            opened_at: float | None = None
             try:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_cancel_on, restart, tg.cancel_scope)
+                with anyio.CancelScope() as self._stream_scope:
                     async with session.listen(**wanted, resource_subscriptions=uris) as sub:  # type: ignore[arg-type]
+                        opened_at = anyio.current_time()
+                        if reopening:
+                            self._missed(wanted, uris, on_tools)
                         async for event in sub:
                             self._on_event(event, on_tools)
-                    tg.cancel_scope.cancel()
-            except (ListenNotSupportedError, MCPError, RuntimeError) as exc:
-                logger.debug("server %s: listen stream ended: %s", self.name, exc)
+            except ListenNotSupportedError:
                 return
-            if not restart.is_set():
-                return  # the server closed the stream
+            except Exception as exc:  # boundary: a lost stream never ends the connection
+                logger.debug("server %s: listen stream ended: %s", self.name, exc)
+            finally:
+                self._stream_scope = None
+            if restart.is_set():
+                reopening = opened_at is not None or reopening
+                continue  # a new subscription: reopen at once with it
+            refused = 0 if opened_at is not None else refused + 1
+            if refused >= LISTEN_GIVE_UP:
+                logger.debug("server %s: listen refused %d times; not reopened", self.name, refused)
+                return
+            stable = opened_at is not None and anyio.current_time() - opened_at >= STABLE_SECONDS
+            quick = 0 if stable else quick + 1
+            reopening = reopening or opened_at is not None
+            pause = LISTEN_RETRY_SECONDS[min(quick, len(LISTEN_RETRY_SECONDS) - 1)]
+            with anyio.move_on_after(pause):
+                await restart.wait()
+
+    def _missed(
+        self, wanted: dict[str, bool], uris: tuple[str, ...], on_tools: Callable[[], None]
+    ) -> None:
+        """After a reopened stream: whatever it would have said meanwhile may have happened."""
+        if wanted["tools_list_changed"]:
+            on_tools()
+        if wanted["resources_list_changed"]:
+            self.resources_stale = True
+        if wanted["prompts_list_changed"]:
+            self.prompts_stale = True
+        for uri in uris:
+            self._mark_updated(uri)
 
     def _on_event(self, event: Any, on_tools: Callable[[], None]) -> None:
         """Mark state for one listen event (no I/O)."""
@@ -223,8 +269,3 @@ async def roots_changed(sessions: list[tuple[str, SDKClient]]) -> None:
                 await session.session.send_roots_list_changed()
             except Exception as exc:  # boundary: a notification is best-effort
                 logger.debug("server %s: roots/list_changed not sent: %s", name, exc)
-
-
-async def _cancel_on(event: anyio.Event, scope: anyio.CancelScope) -> None:
-    await event.wait()
-    scope.cancel()

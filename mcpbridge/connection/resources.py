@@ -31,6 +31,7 @@ from codebot_mcp.core.tools.sources import (
 from codebot_mcp.mcpbridge.connection.features import MAX_UPDATED
 from codebot_mcp.mcpbridge.connection.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from codebot_mcp.mcpbridge.connection.tool import describe_block
+from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.client import Client
@@ -54,9 +55,8 @@ async def guarded(client: Client, what: str) -> AsyncIterator[None]:
     except CodebotError:
         raise
     except MCPError as exc:
-        raise ServerError(
-            f"server '{name}' rejected {what}: {client.redact(exc.message)} (MCP error {exc.code})"
-        ) from None
+        text = rpc_error_text(exc.code, client.redact(exc.message))
+        raise ServerError(f"server '{name}' rejected {what}: {text}") from None
     except ValidationError as exc:
         first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
         where = ".".join(str(p) for p in first.get("loc", ()))

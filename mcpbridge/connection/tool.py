@@ -15,6 +15,7 @@ from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
 from codebot_mcp.mcpbridge.connection.requests import too_many_rounds
 from codebot_mcp.mcpbridge.tools.arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
+from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.client import Client
@@ -117,7 +118,8 @@ class MCPTool:
         if exc.code == types.REQUEST_TIMEOUT:
             limit = self._client.tool_timeout
             return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
-        return f"MCP error {exc.code} from server '{server}': {self._client.redact(exc.message)}"
+        text = rpc_error_text(exc.code, self._client.redact(exc.message))
+        return f"server '{server}' answered an error: {text}"
 
 
 def describe_invalid_result(exc: ValidationError, server: str) -> str:

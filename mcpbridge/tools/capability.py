@@ -1,11 +1,18 @@
 """Classify an MCP tool's capability for the permission gate, keeping the reason.
 
 A server's annotations are hints, and a hostile server lies. So the signal that makes
-codebot more careful wins: ``destructiveHint``, or a write or destructive word anywhere in
-the name or the description, makes the tool a write tool, whatever ``readOnlyHint`` or a
-read word says; when such signals conflict, the reason names both. Otherwise:
-``openWorldHint`` → network, ``readOnlyHint`` → read, then keywords in the name, then in the
-description; else unknown (which asks). Only ``true`` annotations count.
+codebot more careful wins: ``destructiveHint``, or a write or destructive word in the name or
+the description, makes the tool a write tool, whatever a read word says; when such signals
+conflict, the reason names both. Otherwise: ``openWorldHint`` → network, ``readOnlyHint`` →
+read, then keywords in the name, then in the description; else unknown (which asks). Only
+``true`` annotations count.
+
+Against ``readOnlyHint``, a word must be a verb that acts, not a noun that names: a
+destructive verb (delete, drop, wipe...) anywhere in the name or the description outranks
+the hint; any other write verb (save, update, send...) does so only as the name's verb (its
+first word, or one after "and"/"then"/"or": ``save_note``, ``list_and_save``), so
+``list_notes`` "Show every note saved so far" and ``get_updates`` stay read-only. A past
+participle ("deleted", "saved") describes a state, and never outranks the hint.
 """
 
 from __future__ import annotations
@@ -42,6 +49,12 @@ _KEYWORDS: tuple[tuple[Capability, frozenset[str]], ...] = (
         ),
     ),
 )
+_DESTRUCTIVE = frozenset(
+    "delete remove rm drop truncate kill terminate destroy purge reset overwrite erase wipe "
+    "nuke shred unlink rmdir uninstall revert".split()
+)
+"""Write words that destroy: they outrank ``readOnlyHint`` anywhere, as verbs."""
+_JOINERS = frozenset({"and", "then", "or"})
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 
@@ -58,6 +71,27 @@ def _stems(word: str) -> set[str]:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             out.update((base, base + "e"))
+    return out
+
+
+def _participle(word: str) -> bool:
+    return word.endswith("ed") and len(word) > 4
+
+
+def _acting(text: str, *, name: bool) -> set[str]:
+    """The write keywords of ``text`` that act as verbs (see the module's docstring)."""
+    writes = dict(_KEYWORDS)[Capability.WRITE]
+    out: set[str] = set()
+    tokens = words(text)
+    for i, word in enumerate(tokens):
+        if _participle(word):
+            continue
+        hit = _stems(word) & writes
+        if not hit:
+            continue
+        verb_position = i == 0 or tokens[i - 1] in _JOINERS
+        if hit & _DESTRUCTIVE or (name and verb_position):
+            out |= hit
     return out
 
 
@@ -84,6 +118,13 @@ def classify(
     writes = (["annotation destructiveHint=true"] if destructive is True else []) + hits(
         Capability.WRITE
     )
+    if read_only is True and destructive is not True:  # only verbs that act outrank the hint
+        acting = {where: _acting(text, name=where == "name") for where, text in places}
+        writes = [
+            f'keyword "{sorted(acting[where])[0]}" in the tool {where}'
+            for where, _ in places
+            if acting[where]
+        ]
     if writes:
         calm = (["annotation readOnlyHint=true"] if read_only is True else []) + hits(
             Capability.READ

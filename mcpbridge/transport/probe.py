@@ -3,13 +3,23 @@
 In ``mode="auto"`` the SDK first sends ``server/discover`` and waits up to 10 s for an answer
 before falling back to ``initialize``. A server that silently ignores unknown methods makes
 every start cost those 10 s. We cannot shorten the SDK's wait without touching its internals,
-so this transport wrapper gives the probe positive evidence instead:
+so this transport wrapper gives the probe positive evidence instead, decided by the order of
+the server's answers and never by a clock:
 
-right after the ``server/discover`` request it sends a ``ping`` of its own (pings are allowed
-before initialization in every protocol era). When the ping's answer arrives and the probe's
-has not, the server is alive and ignored the probe: after a short grace period the wrapper
-answers the probe itself with ``-32601 Method not found``, and the SDK falls back to
-``initialize`` on the same connection at once. The ping's answer never reaches the SDK.
+right after the ``server/discover`` request it sends two requests of its own: one of a method
+no server has (:data:`UNKNOWN_METHOD`), then a ``ping`` (allowed before initialization in every
+protocol era). A server reads its input in order, so by the time the ping's answer arrives it
+has dealt with both earlier requests:
+
+- the unknown method was answered (an error, as JSON-RPC requires): the server answers what it
+  does not know, so the probe's own answer is still coming, however slow (a 2026-07-28 server
+  busy starting up): it is waited for, within the SDK's own timeout;
+- the unknown method went unanswered: the server drops requests it does not know, and the
+  silence on ``server/discover`` means the same. The wrapper answers the probe itself with
+  ``-32601 Method not found`` at once, and the SDK falls back to ``initialize`` on the same
+  connection.
+
+Neither of our answers ever reaches the SDK.
 """
 
 from __future__ import annotations
@@ -27,8 +37,11 @@ from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 
 DISCOVER_METHOD = "server/discover"
 SENTINEL_ID = "codebot-discover-sentinel"
-GRACE_SECONDS = 0.5
-"""After the ping is answered, how long the probe may still take before we answer it."""
+"""The ``ping`` sent after the probe."""
+UNKNOWN_METHOD = "codebot/no-such-method"
+"""A method no server implements: whether it is answered tells how the server treats methods
+it does not know (the hot path of :mod:`mcpbridge.calls.lite_wire` sends the same)."""
+UNKNOWN_ID = "codebot-discover-unknown"
 
 
 class _ProbeState:
@@ -37,6 +50,7 @@ class _ProbeState:
         self.answered = False  # the probe got a real or synthesized answer
         self.synthesized = False
         self.sentinel_sent = False
+        self.answers_unknown = False  # the unknown method was answered before the ping
 
 
 class _GuardedWriter:
@@ -57,6 +71,8 @@ class _GuardedWriter:
         ):
             state.discover_id = message.id
             state.sentinel_sent = True
+            unknown = types.JSONRPCRequest(jsonrpc="2.0", id=UNKNOWN_ID, method=UNKNOWN_METHOD)
+            await self._inner.send(SessionMessage(unknown))
             ping = types.JSONRPCRequest(jsonrpc="2.0", id=SENTINEL_ID, method="ping")
             await self._inner.send(SessionMessage(ping))
 
@@ -81,37 +97,38 @@ async def _pump(
     sink: MemoryObjectSendStream[SessionMessage | Exception],
     state: _ProbeState,
 ) -> None:
-    """Copy server messages to the SDK, swallowing the sentinel's answer."""
+    """Copy server messages to the SDK, swallowing the answers to our own two requests."""
 
-    async def answer_probe_later() -> None:
-        await anyio.sleep(GRACE_SECONDS)
-        if state.answered or state.discover_id is None:
-            return
+    async def answer_probe() -> None:
+        if state.answered or state.answers_unknown or state.discover_id is None:
+            return  # answered, or its answer is still coming (the server answers everything)
         state.answered = state.synthesized = True
         error = types.JSONRPCError(
             jsonrpc="2.0",
             id=state.discover_id,
             error=types.ErrorData(
                 code=types.METHOD_NOT_FOUND,
-                message="server/discover went unanswered while ping was answered",
+                message="the server drops requests it does not know: server/discover and "
+                f"{UNKNOWN_METHOD} went unanswered, ping was answered",
             ),
         )
         await sink.send(SessionMessage(error))
 
-    async with sink, anyio.create_task_group() as tg:
+    async with sink:
         async for item in source:
             if isinstance(item, SessionMessage):
                 rid = _response_id(item.message)
+                if rid == UNKNOWN_ID:
+                    state.answers_unknown = True
+                    continue
                 if rid == SENTINEL_ID:
-                    if not state.answered:
-                        tg.start_soon(answer_probe_later)
+                    await answer_probe()
                     continue
                 if state.discover_id is not None and rid == state.discover_id:
                     if state.synthesized:
                         continue  # a late real answer; the SDK already moved on
                     state.answered = True
             await sink.send(item)
-        tg.cancel_scope.cancel()
 
 
 @asynccontextmanager

@@ -5,8 +5,9 @@ first and import the SDK (over a second of CPU) while the servers boot, so the t
 
 A server gets a minimal environment (the SDK's allow-list) plus its configured ``env``, its own
 process group (so Ctrl-C in the terminal does not reach it and a stop reaches its children too),
-and its stderr goes to a per-server log file, capped in size. An entry with ``"sandbox"`` is
-started confined (:mod:`core.security.sandbox`), or not at all where the machine cannot.
+and its stderr goes to a log file of its own launch (:mod:`.runlog`), capped in size. An entry
+with ``"sandbox"`` is started confined (:mod:`core.security.sandbox`), or not at all where the
+machine cannot.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from typing import IO
 import anyio
 from anyio.abc import Process
 
-from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.proc.lookup import child_environment as _child_environment
 from codebot_mcp.core.proc.lookup import find_command
@@ -32,7 +32,7 @@ from codebot_mcp.core.proc.spawn import Announcement, ConfinementError, open_pro
 from codebot_mcp.core.secrets.redact import SECRETS, Redactor, entry_secrets, printable
 from codebot_mcp.core.secrets.stream import StreamScrubber
 from codebot_mcp.core.security.sandbox import Sandbox
-from codebot_mcp.mcpbridge.transport import reaper
+from codebot_mcp.mcpbridge.transport import reaper, runlog
 
 STDIN_CLOSE_GRACE = 2.0
 """After stdin closes, a well-behaved server exits on its own within this time."""
@@ -188,10 +188,7 @@ async def launch(config: ServerConfig) -> ServerProcess:
             f"Fix 'cwd' of server '{config.name}' in {config.source}.",
         )
     sandbox = server_sandbox(config)
-    log_dir = paths.private_dir(paths.log_dir())
-    log_file = log_dir / f"{config.name}.log"
-    log = log_file.open("wb")
-    os.chmod(log_file, 0o600)
+    log_file, log = runlog.server_log(config.name)  # this launch's own: never shared
     watched = reaper.active()  # a one-shot command: the reaper stops it after we exit
     env = child_environment(config)
     try:

@@ -154,6 +154,36 @@ def handoff(pid: int, keep: object) -> None:
     """Leave the rest of stopping ``pid`` (its stdin already closed) to the reaper."""
     _keep.append(keep)
     _handed.append(pid)
+    _quiet_child_watcher()
+
+
+_WATCHER_WORDS = (
+    "Loop %r that handles pid %r is closed",
+    "Unknown child process pid %d, will report returncode 255",
+)
+"""What asyncio's child watcher logs when a process it waits for exits after the event loop
+closed, or was reaped by someone else (codebot's exit sweep, as a subreaper)."""
+_quieted = False
+
+
+def _quiet_child_watcher() -> None:
+    """A handed-off server may exit between the end of the event loop and codebot's exit;
+    asyncio's child watcher, still waiting for it in a thread, would then print a warning on
+    stderr (after codebot's own output). That exit is expected: those two records, for a
+    handed-off pid only, are dropped."""
+    global _quieted
+    if _quieted:
+        return
+    import logging
+
+    class HandedOff(logging.Filter):
+        def filter(self, record: logging.LogRecord) -> bool:
+            args = record.args if isinstance(record.args, tuple) else ()
+            pids = [a for a in args if isinstance(a, int)]
+            return not (record.msg in _WATCHER_WORDS and any(p in _handed for p in pids))
+
+    logging.getLogger("asyncio").addFilter(HandedOff())
+    _quieted = True
 
 
 def pending() -> bool:

@@ -52,6 +52,43 @@ def _error(exit_code: int, message: str, hint: str | None = None) -> dict[str, A
     return {"error": {"exit_code": exit_code, "message": message, "hint": hint}}
 
 
+def _is_names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
+
+
+_SHAPES: dict[str, Any] = {
+    "op": lambda v: isinstance(v, str),
+    "digest": lambda v: v is None or isinstance(v, str),
+    "servers": lambda v: v is None or _is_names(v),
+    "schemas": lambda v: v is None or isinstance(v, bool),
+    "server": lambda v: isinstance(v, str),
+    "tool": lambda v: isinstance(v, str),
+    "arguments": lambda v: v is None or isinstance(v, dict),
+    "pairs": lambda v: v is None or isinstance(v, bool),
+}
+"""What each field of a request may hold; a request is checked whole before anything runs, so
+no value a client sends reaches the Manager in a shape it does not expect."""
+_REQUIRED = {"call": ("server", "tool")}
+
+
+def malformed(request: dict[str, Any]) -> str | None:
+    """What is wrong with a request object's shape, or None when it can be served."""
+    if not isinstance(request.get("op"), str):
+        return 'a request needs an "op" string'
+    for key in _REQUIRED.get(request["op"], ()):
+        if key not in request:
+            return f'a {request["op"]!r} request needs "{key}"'
+    for key, value in request.items():
+        check = _SHAPES.get(key)
+        if check is not None and not check(value):
+            return f'"{key}" has the wrong type ({type(value).__name__})'
+    if request["op"] == "call" and request.get("pairs"):
+        values = (request.get("arguments") or {}).values()
+        if not all(isinstance(v, str) for v in values):
+            return 'key=value arguments ("pairs") must all be strings'
+    return None
+
+
 class Holder:
     """The servers of one settings digest, kept connected, answering list and call requests."""
 
@@ -103,15 +140,21 @@ class Holder:
         }
 
     async def _read_request(self, stream: SocketStream) -> dict[str, Any] | None:
+        """The first line as a JSON object, or None: junk, too long, too slow, too deep."""
         buffer = bytearray()
         try:
             with anyio.fail_after(ACCEPT_TIMEOUT):
-                while b"\n" not in buffer:
-                    buffer += await stream.receive()
+                while True:
+                    chunk = await stream.receive()
+                    end = chunk.find(b"\n")  # only the new bytes: a huge line costs O(n)
+                    if end >= 0:
+                        buffer += chunk[:end]
+                        break
+                    buffer += chunk
                     if len(buffer) > MAX_LINE_BYTES:
                         return None
-            request = jsonutil.loads(bytes(buffer).partition(b"\n")[0])
-        except (TimeoutError, anyio.EndOfStream, ValueError):
+            request = jsonutil.loads(bytes(buffer))
+        except (TimeoutError, anyio.EndOfStream, ValueError, RecursionError):
             return None
         return request if isinstance(request, dict) else None
 
@@ -124,7 +167,12 @@ class Holder:
             if request is None:
                 return
             self._last_used = anyio.current_time()
-            op = request.get("op")
+            problem = malformed(request)
+            if problem is not None:
+                await self._send(stream, {"accepted": True})
+                await self._send(stream, _error(2, f"malformed request: {problem}"))
+                return
+            op = request["op"]
             if op in ("status", "stop"):
                 await self._send(stream, {"accepted": True})
                 facts = {"pid": os.getpid(), "servers": sorted(self.manager.servers)}
@@ -142,11 +190,14 @@ class Holder:
                     beating.start_soon(self._heartbeat, stream)
                     if op == "list":
                         reply = await self._list(request)
-                    elif op == "call" and request.get("server") in self.manager.servers:
+                    elif op == "call" and request["server"] in self.manager.servers:
                         reply = await self._call(request)
                     else:
                         reply = _error(2, f"the warm holder cannot answer {op!r}")
                     beating.cancel_scope.cancel()
+            except Exception as exc:  # boundary: one request's failure never ends the holder
+                print(f"warm holder: {op!r} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                reply = _error(1, f"the warm holder failed on this request: {type(exc).__name__}")
             finally:
                 self._busy -= 1
                 self._last_used = anyio.current_time()
@@ -163,8 +214,12 @@ class Holder:
         """Accept connections until stopped (idle timeout, ``--stop``, a signal)."""
 
         async def one(stream: SocketStream) -> None:
-            with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                await self.handle(stream)  # a client that went away needs no answer
+            try:
+                await self.handle(stream)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                pass  # a client that went away needs no answer
+            except Exception as exc:  # boundary: no connection takes the holder down with it
+                print(f"warm holder: a request failed: {type(exc).__name__}", file=sys.stderr)
 
         async def accept() -> None:
             async with anyio.create_task_group() as tg:

@@ -285,6 +285,7 @@ def test_a_learned_window_turns_auto_tool_search_on(
 async def test_repl_context_names_where_the_window_comes_from(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    fake.serve_models(["gpt-4o-mini"])  # its only model, so the one used
     fake.queue(fo.overflow(8192), fo.text("ok"))
     keys = ["/context\r", "hi\r", "/context\r", "again\r"]
     assert await type_keys(project, fake, keys, servers=False) == 0

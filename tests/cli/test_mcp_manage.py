@@ -183,6 +183,10 @@ def test_add_json_validates_like_loading(home: Path, capsys: pytest.CaptureFixtu
     code, _, err = codebot(capsys, "mcp", "add-json", "s", '{"command": "npx", "agrs": ["x"]}')
     assert code == 2
     assert "unknown key 'agrs'" in err and "did you mean 'args'" in err
+    assert "ignored" not in err and "nothing was written" in err  # refused, so said as such
+    assert not (home / "settings.json").exists()
+    code, _, err = codebot(capsys, "mcp", "add", "s", "--timeout", "30000", "--", "npx")
+    assert code == 2 and "ignored" not in err and "nothing was written" in err
     code, _, err = codebot(capsys, "mcp", "add-json", "s", "{oops")
     assert code == 2 and "invalid JSON for server 's'" in err
     code, _, err = codebot(capsys, "mcp", "add-json", "s", '{"command": "npx", "timeout": "5"}')
@@ -310,3 +314,18 @@ def test_ordinary_values_under_secret_sounding_names_are_not_refused(
     code, _, err = codebot(capsys, "mcp", "add", "s", *argv, "-e", "TOKEN_TTL=3600", "--", "x")
     assert code == 0, err
     assert global_file(home)["mcp_servers"]["s"]["env"]["SESSION_DIR"] == "/tmp/sessions"  # type: ignore[index]
+
+
+def test_a_servers_option_without_dashes_gets_a_hint(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = codebot(capsys, "mcp", "add", "fs", "npx", "-y", "pkg", "/tmp")
+    assert code == 2 and "No such option: -y" in err
+    assert "hint: '-y' is the server's, not codebot's" in err
+    assert "codebot mcp add fs -- npx -y pkg /tmp" in err
+    assert not (home / "settings.json").exists()
+    code, _, err = codebot(capsys, "mcp", "call", "s", "tool", "--verbose")
+    assert code == 2 and "'--verbose' is not an option of `codebot mcp call`" in err
+    assert "after `--`" in err
+    code, _, err = codebot(capsys, "mcp", "add", "--forse", "fs", "--", "npx")
+    assert code == 2 and "hint:" not in err  # codebot's own option, mistyped: Click's words

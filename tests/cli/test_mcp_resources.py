@@ -18,7 +18,7 @@ import pytest
 from codebot_mcp.cli.app import run
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers import everything_entry, server_entry, write_settings
+from tests.helpers import everything_entry, server_entry, server_logs, write_settings
 from tests.servers.util import REPO_ROOT
 
 
@@ -232,11 +232,9 @@ def test_sampling_refused_unless_allowed(
 def test_server_log_messages_go_to_its_log_at_its_level(
     server: str, expected: bool, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from codebot_mcp.core.config import paths
-
     code, out, err = call(capsys, project, server, "progress", "steps=2")
     assert (code, out) == (0, "done\n"), err
-    log = (paths.log_dir() / f"{server}.log").read_text()
+    log = server_logs(server)
     assert "[info] progress finished" in log
     assert ("[debug] a debug line" in log) is expected  # askl: log_level info
 
@@ -294,12 +292,9 @@ def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ},
     )
-    from codebot_mcp.core.config import paths
-
-    log = paths.log_dir() / "askl.log"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # the call is running once the server logged it
-        if log.exists() and "CallToolRequest" in log.read_text(errors="replace"):
+        if "CallToolRequest" in server_logs("askl"):
             break
         time.sleep(0.2)
     time.sleep(1.0)

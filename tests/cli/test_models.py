@@ -171,3 +171,66 @@ def test_no_probe_when_an_endpoint_is_configured(
     options = ChatOptions()
     offer_local(Globals(cwd=tmp_path), options, interactive=True)
     assert options.base_url is None
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers GET with a model list (or a redirect, per ``routes``); records each request."""
+
+    seen: list[tuple[str, str | None]]
+    routes: dict[str, str]
+
+    def do_GET(self) -> None:
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        target = self.routes.get(self.path)
+        if target is not None:
+            self.send_response(302, "Found")
+            self.send_header("Location", target)
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        body = json.dumps({"data": [{"id": "m-" + self.path.strip("/").replace("/", "-")}]})
+        self.send_response(200, "OK")
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def recorders() -> Iterator[list[tuple[ThreadingHTTPServer, type[_Recorder]]]]:
+    made = []
+    for _ in range(2):
+        handler = type("Bound", (_Recorder,), {"seen": [], "routes": {}})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        made.append((server, handler))
+    yield made
+    for server, _ in made:
+        server.shutdown()
+        server.server_close()
+
+
+def test_models_never_sends_the_key_to_another_origin_on_a_redirect(
+    recorders: list[tuple[ThreadingHTTPServer, type[_Recorder]]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    key = "sk-redirect-canary-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    (origin, first), (elsewhere, second) = recorders
+    base = f"http://127.0.0.1:{origin.server_address[1]}"
+    other = f"http://127.0.0.1:{elsewhere.server_address[1]}"
+    first.routes["/v1/models"] = f"{other}/v2/models"
+    code, out, err = codebot(capsys, "models", "--base-url", f"{base}/v1")
+    assert (code, out) == (0, "m-v2-models\n"), err
+    assert first.seen == [("/v1/models", f"Bearer {key}")]
+    assert second.seen == [("/v2/models", None)]  # another origin: no key
+
+    first.seen.clear()  # a redirect within the origin keeps it (a trailing-slash fix-up)
+    first.routes["/v1/models"] = f"{base}/v1/models/"
+    code, out, err = codebot(capsys, "models", "--base-url", f"{base}/v1")
+    assert (code, out) == (0, "m-v1-models\n"), err
+    assert first.seen == [("/v1/models", f"Bearer {key}"), ("/v1/models/", f"Bearer {key}")]

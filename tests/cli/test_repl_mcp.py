@@ -380,3 +380,40 @@ async def test_reload_with_new_roots_tells_the_servers(
     assert (first, second) == ([project], [project, docs])
     notices = [line for line in record.read_text().splitlines() if "list_changed" in line]
     assert len(notices) == 1
+
+
+@pytest.mark.anyio
+async def test_a_mention_of_an_unknown_or_disabled_server_stops_the_prompt(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As an unknown resource does: the error is shown and nothing goes to the model."""
+    off = {**server_entry("asker", protocol="legacy"), "enabled": False}
+    servers = {"ask": server_entry("asker", protocol="legacy"), "off": off}
+    write_settings(tmp_path, {"base_url": fake.base_url, "mcp_servers": servers})
+    fake.queue(fo.text("only this one"))
+    errs: list[str] = []
+
+    def errors(n: int) -> Callable[[], bool]:
+        def check() -> bool:
+            errs.append(capsys.readouterr().err)
+            return "".join(errs).count("error:") >= n
+
+        return check
+
+    code, _ = await drive(
+        tmp_path,
+        [
+            (0.2, "what is @nosuch:note://hello about\r"),
+            (errors(1), "and @off:note://hello\r"),
+            (errors(2), "and @ask:nope://missing\r"),
+            (errors(3), "plain question\r"),
+            (lambda: fake.remaining == 0, "\x04"),
+        ],
+        servers=1,
+    )
+    err = "".join(errs) + capsys.readouterr().err
+    assert code == 0, err
+    assert "unknown server 'nosuch' in @nosuch:note://hello (servers: ask)" in err
+    assert "server 'off' in @off:note://hello is disabled" in err
+    assert "nope://missing" in err  # the unknown resource, as before
+    assert [b["messages"][-1]["content"] for b in fake.bodies] == ["plain question"]

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
 from codebot_mcp.mcpbridge.transport import reaper
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings
 
@@ -159,3 +162,64 @@ def test_sigkill_of_codebot_mid_command_leaves_no_server(tmp_path: Path) -> None
         wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
     finally:
         run.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mcp", "resources"],
+        ["mcp", "resources", "s"],
+        ["mcp", "read", "s", "note://x"],
+        ["mcp", "prompts"],
+        ["mcp", "prompt", "s", "p"],
+        ["mcp", "lock"],
+        ["chat", "-p", "hi"],
+    ],
+    ids=["resources", "resources-server", "read", "prompts", "prompt", "lock", "chat-p"],
+)
+def test_every_one_shot_command_exits_before_its_servers_are_stopped(
+    tmp_path: Path, fake: FakeOpenAI, argv: list[str]
+) -> None:
+    """Not only list, call and doctor: whatever the command answers (a listing, an error),
+    it answers and exits; the reaper stops the server that ignores EOF and SIGTERM."""
+    root, mark = project_with(tmp_path, "faulty", "--ignore-term")
+    fake.queue(fo.text("hello"))
+    done = codebot(root, "--base-url", fake.base_url, *argv)
+    assert "Traceback" not in done.stderr
+    if argv[0] == "chat":
+        assert (done.returncode, done.stdout) == (0, "hello\n"), done.stderr
+    assert marked_pids(mark), "the server was stopped before codebot exited"
+    assert reapers(), "a server is left and no reaper is finishing its shutdown"
+    wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be killed")
+    wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+
+
+HANDED_OFF_EXITS_LATE = """
+import os, sys, time
+import anyio
+from codebot_mcp.mcpbridge.transport import reaper
+
+async def main():
+    process = await anyio.open_process(["sleep", "0.3"])
+    print(process.pid, flush=True)
+    reaper.handoff(process.pid, process)  # as ServerProcess.stop does in a one-shot command
+
+anyio.run(main)
+time.sleep(1.0)  # codebot's exit path (the sweep), slowed: the server exits in the meantime
+sys.stderr.flush()
+os._exit(0)
+"""
+
+
+def test_a_handed_off_server_exiting_after_the_loop_prints_nothing() -> None:
+    """The cause of a flake (`mcp list` under load): asyncio's child watcher, still waiting in
+    a thread for a handed-off server, warned "Loop ... that handles pid N is closed" on stderr
+    when the server exited between the end of the event loop and codebot's exit."""
+    done = subprocess.run(
+        [sys.executable, "-c", HANDED_OFF_EXITS_LATE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip().isdigit(), done.stderr
+    assert done.stderr == ""

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -236,7 +237,10 @@ def test_bad_idle_timeout_setting_is_a_settings_error(project: Project) -> None:
 
 
 def test_stop_and_status(project: Project) -> None:
-    assert "no warm holder" in project.run("mcp", "warm", "--status").stdout
+    none = project.run("mcp", "warm", "--status")
+    assert (none.returncode, "no warm holder" in none.stdout) == (1, True)  # a failed check
+    nothing = project.run("mcp", "warm", "--stop")
+    assert (nothing.returncode, "no warm holder" in nothing.stdout) == (0, True)
     started(project)
     assert "already running" in project.run("mcp", "warm").stdout
     status = project.run("mcp", "warm", "--status")
@@ -315,3 +319,70 @@ def test_what_the_fast_path_does_not_take_still_works(project: Project) -> None:
             cold.stdout,
             cold.stderr,
         )
+
+
+def _raw(sock_path: Path, payload: bytes) -> bytes:
+    """Send ``payload`` as is on the holder's socket; everything it answers before closing."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(20)
+        sock.connect(str(sock_path))
+        answer = bytearray()
+        try:
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+            while chunk := sock.recv(1 << 16):
+                answer += chunk
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the holder hung up on a line too long: allowed
+        return bytes(answer)
+
+
+def test_malformed_requests_never_end_the_holder(project: Project) -> None:
+    """Whatever a client of the same user writes on the socket (wrong types, junk, a partial
+    line, a line too deep or too long), the holder answers or hangs up, and keeps serving."""
+    started(project)
+    sock = project.socket()
+    pid = project.holder_pid()
+    status = warm.ask(sock, {"op": "status"})
+    assert status is not None
+    digest = status["digest"]
+
+    def call(**fields: Any) -> bytes:
+        request = {"op": "call", "digest": digest, "server": "s", "tool": "echo", **fields}
+        return json.dumps(request).encode() + b"\n"
+
+    malformed = [
+        call(arguments=["not", "an", "object"]),
+        call(arguments="text=hi"),
+        call(arguments=7),
+        call(arguments={"text": 5}, pairs=True),
+        call(pairs="yes", arguments={"text": "x"}),
+        call(server=["s"]),
+        call(server={"s": 1}),
+        call(tool=None),
+        json.dumps({"op": "call", "digest": digest}).encode() + b"\n",
+        json.dumps({"op": "list", "digest": digest, "servers": 5}).encode() + b"\n",
+        json.dumps({"op": "list", "digest": digest, "servers": [1, None]}).encode() + b"\n",
+        json.dumps({"op": ["list"], "digest": digest}).encode() + b"\n",
+        json.dumps({"op": "list", "digest": ["x"]}).encode() + b"\n",
+        json.dumps([1, 2]).encode() + b"\n",
+        b"\xff\xfe junk \x00\n",
+        b"{" * 200_000 + b"\n",
+        b"[" * 200_000 + b"\n",
+        b'{"op": "call", "digest": "',  # a partial line, then the client hangs up
+        b"",
+        b'{"op": "list", "x": "' + b"a" * (warm.MAX_LINE_BYTES + 1024),  # too long: hang up
+    ]
+    for payload in malformed:
+        answer = _raw(sock, payload)
+        assert alive(pid), payload[:80]
+        lines = [json.loads(line) for line in answer.splitlines()]
+        if lines:  # an answer, if any, is a clear usage error
+            assert lines[-1]["error"]["exit_code"] == 2, lines
+            assert "malformed request" in lines[-1]["error"]["message"]
+    assert served_warm(project)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:  # a partial line, held open
+        idle.connect(str(sock))
+        idle.sendall(b'{"op": "li')
+        assert served_warm(project)  # others are served meanwhile
+    assert project.holder_pid() == pid

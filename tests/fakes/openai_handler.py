@@ -48,6 +48,10 @@ class State:
     """GET requests (``/models``), apart from the completions."""
     model_ids: list[Any] | None = None
     """What ``/models`` lists (default: one ``fake-model``)."""
+    models_404: bool = False
+    """``/models`` answers 404 (a server without the route)."""
+    model_meta: dict[str, Any] | None = None
+    """Extra fields of each model entry (llama.cpp's ``meta``: ``{"n_ctx_train": ...}``)."""
 
 
 def count_tokens(body: dict[str, Any]) -> int:
@@ -68,9 +72,10 @@ class Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         with self.shared.lock:
             self.shared.gets.append(Recorded("GET", self.path, headers, {}))
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/").endswith("/models") and not self.shared.models_404:
             ids = self.shared.model_ids if self.shared.model_ids is not None else ["fake-model"]
-            data = [{"id": i, "object": "model"} for i in ids]
+            extra = self.shared.model_meta or {}
+            data = [{"id": i, "object": "model", **extra} for i in ids]
             self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
@@ -120,6 +125,14 @@ class Handler(BaseHTTPRequestHandler):
                 {"x-should-retry": "false"},
             )
             return
+        if "closed_at_start" in turn:
+            if not body.get("stream"):
+                turn = turn["then"]
+            else:
+                with self.shared.lock:
+                    self.shared.turns.appendleft(turn["then"])
+                self._close_at_start(turn["closed_at_start"] == "chunked")
+                return
         if "stall" in turn:
             self.shared.closing.wait(float(turn["stall"]))
         if "error" in turn:
@@ -287,6 +300,18 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _close_at_start(self, chunked: bool) -> None:
+        """``200 OK``, then the connection ends before the first chunk of the stream."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
+        else:
+            self.send_header("connection", "close")
+        self.end_headers()
         self.wfile.flush()
         self.close_connection = True
 

@@ -45,8 +45,11 @@ class FakeOpenAI:
         port: int = 0,
         respond: Callable[[dict[str, Any]], Turn] | None = None,
         window: int | None = None,
+        models: list[str] | None = None,
     ):
         self._state = State(turns=deque(turns or []), llama=llama, respond=respond, window=window)
+        if models is not None:
+            self._state.model_ids = list(models)
         state = self._state
 
         class Bound(Handler):
@@ -85,6 +88,13 @@ class FakeOpenAI:
     def bodies(self) -> list[dict[str, Any]]:
         """The JSON bodies of the completion requests so far."""
         return [r.body for r in self.requests]
+
+    def serve_models(self, models: list[str] | None, meta: dict[str, Any] | None = None) -> None:
+        """What ``GET /v1/models`` lists from now on (None: 404), with ``meta`` in each."""
+        with self._state.lock:
+            self._state.model_ids = None if models is None else list(models)
+            self._state.models_404 = models is None
+            self._state.model_meta = meta
 
     @property
     def rejected(self) -> int:

@@ -103,3 +103,12 @@ def hang(seconds: float = 30.0) -> Turn:
 def stall(seconds: float = 30.0) -> Turn:
     """Send nothing at all (not even headers) for ``seconds``, then a plain answer."""
     return {"stall": seconds, "text": "late"}
+
+
+def closed_at_start(turn: Turn, *, chunked: bool = True) -> Turn:
+    """A streamed request gets ``200 OK`` and the connection closes before the first chunk
+    (llama-cpp-python's ``chatml-function-calling`` with tools): with ``chunked``, mid-way
+    through a chunked body (the client reads a broken body), else a body that is simply empty.
+    The request is not consumed: ``turn`` answers the next one (the client's unstreamed retry).
+    """
+    return {"closed_at_start": "chunked" if chunked else "empty", "then": turn}

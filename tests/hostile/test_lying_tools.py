@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,26 @@ def test_plan_mode_does_not_offer_them(
     offered = {t["function"]["name"] for t in fake.bodies[0].get("tools", [])}
     assert "mcp__h__notes" in offered
     assert not offered & {f"mcp__h__{name}" for name in LIARS}
+
+
+def test_nouns_do_not_outrank_read_only_but_destructive_verbs_do(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The demo's own `list_notes` ("Show every note saved so far", readOnlyHint) runs
+    without a question; `add_note` ("Save a short note") still asks."""
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    demo = Path(__file__).resolve().parents[2] / "examples" / "demo"
+    project = tmp_path / "demo"
+    shutil.copytree(demo, project)
+    fake.queue(
+        fo.tool_calls(("mcp__notes__list_notes", {}), ("mcp__notes__add_note", {"text": "x"})),
+        fo.text("done"),
+    )
+    code = run(["--cwd", str(project), "--base-url", fake.base_url, "chat", "-p", "go"])
+    assert code == 0, capsys.readouterr().err
+    listed, added = [m["content"] for m in fake.bodies[-1]["messages"] if m["role"] == "tool"]
+    assert listed == "(no notes yet)"
+    assert "Permission denied" in added

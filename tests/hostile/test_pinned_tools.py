@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.helpers import server_entry, write_settings
+from tests.helpers import everything_entry, server_entry, write_settings
 
 
 def doctor(capsys: pytest.CaptureFixture[str], root: Path, *flags: str) -> tuple[int, list[dict]]:  # type: ignore[type-arg]
@@ -29,7 +29,7 @@ def test_lock_then_a_changed_tool_is_drift(
     assert not [f for f in findings if f["check"] == "tools.lock"]  # no lock yet: nothing to say
 
     assert run(["--cwd", str(tmp_path), "mcp", "lock"]) == 0
-    assert "Pinned 1 servers (9 tools)" in capsys.readouterr().out
+    assert "Pinned 1 server (9 tools)" in capsys.readouterr().out
     lock = json.loads((tmp_path / ".codebot" / "mcp-lock.json").read_text())
     assert lock["servers"]["h"]["version"] == "6.6.6"
     assert set(lock["servers"]["h"]["tools"]) >= {"notes", "osc", "query"}
@@ -91,3 +91,20 @@ def test_chat_asks_again_about_a_tool_that_changed_since_the_lock(
     err = capsys.readouterr().err
     assert "Permission denied" in result and "changed since .codebot/mcp-lock.json" in result
     assert "WARNING: the tool's description" in err
+
+
+def test_a_fresh_lock_pins_what_doctor_and_chat_see(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """server-everything shows three tools only to clients that declare elicitation,
+    sampling and roots: `mcp lock` declares what doctor and chat declare, so it pins all 17 and
+    a fresh lock passes `doctor --strict`."""
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+    write_settings(tmp_path, {"mcp_servers": {"everything": everything_entry()}})
+    assert run(["--cwd", str(tmp_path), "mcp", "lock"]) == 0
+    assert "Pinned 1 server (17 tools)" in capsys.readouterr().out
+    lock = json.loads((tmp_path / ".codebot" / "mcp-lock.json").read_text())
+    assert len(lock["servers"]["everything"]["tools"]) == 17
+    code, findings = doctor(capsys, tmp_path, "--strict")
+    assert code == 0, [f for f in findings if f["severity"] != "note"]
+    assert not [f for f in findings if f["check"] == "tools.lock"]

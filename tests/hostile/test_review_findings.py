@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.helpers import server_entry, write_settings
+from tests.helpers import server_entry, server_logs, write_settings
 from tests.servers.util import REPO_ROOT
 
 
@@ -124,6 +124,5 @@ def test_secrets_on_a_servers_stderr_never_reach_its_log(
     write_settings(tmp_path, {"mcp_servers": {"h": entry}})
     _, servers, _ = listing(capsys, tmp_path)
     assert servers["h"]["status"] == "connected"
-    log = tmp_path / "home" / "state" / "log" / "h.log"
-    text = log.read_text()
+    text = server_logs("h", tmp_path / "home")
     assert "secret=***" in text and secret not in text

@@ -17,7 +17,7 @@ from codebot_mcp.cli.app import run
 from tests.e2e.test_tmux import Terminal, model_server
 from tests.fakes import openai_turns as fo
 from tests.fakes.procs import CODEBOT, codebot_env
-from tests.helpers import server_entry, write_settings
+from tests.helpers import server_entry, server_logs, write_settings
 
 SECRET = "hs-canary-5d1f0c2b9e7a4c1d8f3b"
 API_KEY = "sk-canary-api-7a2c91d04be3f5e6a8"
@@ -36,7 +36,7 @@ def test_server_stderr_and_log_messages_split_in_two_are_scrubbed_in_its_log(
     root = project(tmp_path / "repo")
     assert run(["--cwd", str(root), "mcp", "call", "h", "leak_split"]) == 0
     assert "leaked" in capsys.readouterr().out
-    log = (Path(os.environ["CODEBOT_HOME"]) / "state" / "log" / "h.log").read_text()
+    log = server_logs("h")
     assert SECRET not in log
     head, tail = SECRET[: len(SECRET) // 2], SECRET[len(SECRET) // 2 :]
     assert head not in log and tail not in log

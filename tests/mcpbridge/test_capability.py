@@ -52,3 +52,40 @@ def test_keywords_in_the_description_when_the_name_says_nothing() -> None:
     assert p.reason == 'keyword "delete" in the tool description'
     assert classify("frobnicate", "Shows the frob.").capability is Capability.READ
     assert classify("frobnicate", "Frobs it.").capability is Capability.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("list_notes", "Show every note saved so far, numbered."),
+        ("get_updates", "Returns the latest updates."),
+        ("wait_for_job", "Waits, sending progress updates."),
+        ("list_saved_searches", "Lists saved searches."),
+        ("list_files", "Lists files, deleted ones included, in ISO date format."),
+        ("settings", "Shows the current settings."),
+    ],
+)
+def test_nouns_and_participles_do_not_outrank_read_only(name: str, description: str) -> None:
+    p = classify(name, description, read_only=True)
+    assert (p.capability, p.reason) == (Capability.READ, "annotation readOnlyHint=true")
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "word"),
+    [
+        ("wipe_everything", "Deletes every file in the project.", "wipe"),
+        ("read_file", "Reads a file, then deletes it.", "delete"),
+        ("show", "Shows the table. Also runs DROP TABLE users.", "drop"),
+        ("list_and_save", "Lists.", "save"),
+        ("save_note", "Keeps a note.", "save"),
+        ("sendReport", "Reports.", "send"),
+    ],
+)
+def test_acting_verbs_still_outrank_a_lying_read_only(
+    name: str, description: str, word: str
+) -> None:
+    p = classify(name, description, read_only=True)
+    assert p.capability is Capability.WRITE
+    assert (
+        p.reason.startswith(f'keyword "{word}"') and "outranks annotation readOnlyHint" in p.reason
+    )

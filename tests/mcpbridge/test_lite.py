@@ -49,6 +49,8 @@ def without_timing(text: str) -> Any:
     data = json.loads(text)
     for server in data["servers"]:
         server.pop("handshake_ms", None)
+        if server.get("failure"):  # each run logs to a file of its own
+            assert Path(server["failure"].pop("log_file")).parent.name == server["name"]
     return data
 
 
@@ -71,7 +73,10 @@ def test_constants_match_the_sdk() -> None:
     assert schemas.USER_REJECTED == lite_wire.USER_REJECTED == requests.USER_REJECTED
     assert lite_wire.INVALID_PARAMS == types.INVALID_PARAMS
     assert lite_wire.SENTINEL_ID == probe.SENTINEL_ID
-    assert lite_wire.PROBE_GRACE_SECONDS == probe.GRACE_SECONDS
+    assert (lite_wire.UNKNOWN_METHOD, lite_wire.UNKNOWN_ID) == (
+        probe.UNKNOWN_METHOD,
+        probe.UNKNOWN_ID,
+    )
     assert lite_wire.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
     assert lite_wire.INTERNAL_ERROR == types.INTERNAL_ERROR
     assert lite_wire._ID_PATTERN.pattern == stdio._ID_PATTERN.pattern  # pyright: ignore[reportPrivateUsage]
@@ -222,7 +227,14 @@ def sent(log: Path, methods: tuple[str, ...] | None = None) -> list[dict[str, An
     return [m for m in lines if methods is None or m.get("method") in methods or "method" not in m]
 
 
-HANDSHAKE = ("server/discover", "ping", "initialize", "notifications/initialized", "tools/list")
+HANDSHAKE = (
+    "server/discover",
+    "codebot/no-such-method",
+    "ping",
+    "initialize",
+    "notifications/initialized",
+    "tools/list",
+)
 
 
 @pytest.mark.parametrize("server", ["faulty", "echo"])  # handshake era, and 2026-07-28

@@ -261,3 +261,43 @@ async def test_instructions_about_hidden_tools_are_left_out() -> None:
     shown, hidden = text.split("## shown")[1], text.split("## hidden")[1].split("## shown")[0]
     assert "Use echo to repeat text." in shown
     assert "Use echo" not in hidden and "1 line(s) about tools not enabled here" in hidden
+
+
+@pytest.mark.parametrize("abrupt", [False, True], ids=["closed", "lost"])
+async def test_the_listen_stream_is_reopened_after_it_drops(abrupt: bool) -> None:
+    """2026-07-28: changes come only on the listen stream. When the server ends it (a graceful
+    close, or an error), it is opened again, what may have been missed meanwhile is marked
+    stale, and the next change is heard."""
+    servers = {"mut": make_server("mut", "mutating")}
+
+    async def refreshed(manager: Manager) -> list[str]:
+        with anyio.fail_after(10):
+            while (tools := await manager.refresh_if_dirty()) is None:  # noqa: ASYNC110
+                await anyio.sleep(0.02)
+        return [t.name for t in tools]
+
+    async def call(manager: Manager, tool: str, **arguments: object) -> str:
+        found = manager.tool_by_name(f"mcp__mut__{tool}")
+        assert found is not None
+        result = await found.execute(arguments)
+        assert not result.is_error, result.text
+        return result.text
+
+    async def listening(manager: Manager) -> None:
+        with anyio.fail_after(10):
+            while await call(manager, "listeners") != "1":  # noqa: ASYNC110 - its state
+                await anyio.sleep(0.05)
+
+    with anyio.fail_after(60):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            client = manager.clients["mut"]
+            assert client.info is not None and client.info.protocol_version == "2026-07-28"
+            await refreshed(manager)  # the start marks the set dirty
+            await listening(manager)
+            for round_ in range(2):  # dropped twice: reopened each time
+                assert await call(manager, "drop_listen", abrupt=abrupt) == "dropped 1"
+                await listening(manager)  # reopened
+                await refreshed(manager)  # what changed meanwhile is listed again
+                await call(manager, "add_tool", name=f"after_drop_{round_}")
+                assert f"mcp__mut__after_drop_{round_}" in await refreshed(manager)

@@ -7,7 +7,9 @@ Handshake era only (answers ``initialize``; ``server/discover`` gets -32601). To
 - ``huge(mb)``: answers with a text block of ``mb`` megabytes;
 - ``storm(count)``: sends ``count`` ``notifications/tools/list_changed``, then answers;
 - ``list_count()``: how many ``tools/list`` requests were served so far;
-- ``die()``: exits at once without answering (a crash during a call).
+- ``die()``: exits at once without answering (a crash during a call);
+- ``ts_error()``: a JSON-RPC error whose message already names its code, as servers built on
+  the TypeScript SDK word them ("MCP error -32602: ...").
 
 ``--ignore-term`` makes the process ignore SIGTERM and stdin EOF (a server that hangs on
 shutdown and must be killed).
@@ -44,6 +46,7 @@ TOOLS = [
         ),
         ("list_count", "Count tools/list requests.", {"type": "object", "properties": {}}),
         ("die", "Exit without answering.", {"type": "object", "properties": {}}),
+        ("ts_error", "Fail as the TypeScript SDK words it.", {"type": "object", "properties": {}}),
     ]
 ]
 
@@ -72,6 +75,9 @@ def call(request_id: Any, name: str, arguments: dict[str, Any], state: dict[str,
         send({"jsonrpc": "2.0", "id": request_id, "result": text_result(str(state["lists"]))})
     elif name == "die":
         os._exit(7)
+    elif name == "ts_error":
+        message = "MCP error -32602: Invalid arguments for tool ts_error"
+        send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": message}})
     else:
         send(
             {

@@ -20,6 +20,12 @@ tool list changed, in whichever protocol era the connection speaks:
   to ``client.listen(tools_list_changed=True)``. (On a 2026 connection the SDK
   drops a bare ``send_tool_list_changed()`` with a debug log.)
 
+``drop_listen(abrupt)`` ends every open listen stream (2026-07-28): gracefully (the handler's
+``close``, the stream's final result) or, with ``abrupt: true``, with an error answer to the
+listen request (the client sees the subscription lost). A client that reopens its stream hears
+the next change; one that does not never does. It answers ``dropped N`` (streams open then);
+``listeners()`` answers how many are open.
+
 Run: ``python -m tests.servers.mutating``
 """
 
@@ -28,10 +34,12 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+from mcp import MCPError
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.types import (
+    INTERNAL_ERROR,
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
@@ -56,9 +64,45 @@ TOOLS: dict[str, Tool] = {
         name="remove_tool", description="Unregister a tool at runtime.", input_schema=NAME_SCHEMA
     ),
     "ping_tool": Tool(name="ping_tool", description="Answer pong.", input_schema=EMPTY_SCHEMA),
+    "listeners": Tool(
+        name="listeners",
+        description="How many listen streams are open.",
+        input_schema=EMPTY_SCHEMA,
+    ),
+    "drop_listen": Tool(
+        name="drop_listen",
+        description="End every open listen stream (abrupt: with an error).",
+        input_schema={"type": "object", "properties": {"abrupt": {"type": "boolean"}}},
+    ),
 }
 
 bus = InMemorySubscriptionBus()
+listen_handler = ListenHandler(bus)
+open_streams: list[anyio.Event] = []
+"""One event per open listen stream: set it to end that stream with an error."""
+
+
+async def on_listen(ctx: ServerRequestContext[Any], params: Any) -> Any:
+    """``ListenHandler``, plus a way to drop the stream abruptly (an error answer)."""
+    dropped = anyio.Event()
+    open_streams.append(dropped)
+    result: Any = None
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def serve() -> None:
+                nonlocal result
+                result = await listen_handler(ctx, params)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(serve)
+            await dropped.wait()
+            tg.cancel_scope.cancel()
+    finally:
+        open_streams.remove(dropped)
+    if dropped.is_set():
+        raise MCPError(INTERNAL_ERROR, "the listen stream dropped (test server)")
+    return result
 
 
 def _text(text: str, *, is_error: bool = False) -> CallToolResult:
@@ -87,6 +131,16 @@ async def call_tool(
         return _text(f"Unknown tool: {params.name}", is_error=True)
     if params.name == "ping_tool":
         return _text("pong")
+    if params.name == "listeners":
+        return _text(str(len(open_streams)))
+    if params.name == "drop_listen":
+        count = len(open_streams)
+        if arguments.get("abrupt"):
+            for dropped in list(open_streams):
+                dropped.set()
+        else:
+            listen_handler.close()
+        return _text(f"dropped {count}")
     if params.name in ("add_tool", "remove_tool"):
         name = arguments.get("name")
         if not isinstance(name, str) or not name:
@@ -112,7 +166,7 @@ server: Server[Any] = Server(
     version="0.1.0",
     on_list_tools=list_tools,
     on_call_tool=call_tool,
-    on_subscriptions_listen=ListenHandler(bus),
+    on_subscriptions_listen=on_listen,
 )
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
@@ -19,6 +19,7 @@ from codebot_mcp.core.errors import ExitCode, ServerError, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
+    from codebot_mcp.core.tools.useragent import Policy
     from codebot_mcp.mcpbridge.auth import LoginOptions
 
 app = typer.Typer()
@@ -79,7 +80,6 @@ def login_command(
     too), waits for the redirect on 127.0.0.1, and stores the tokens. Exit 0 when logged in,
     4 when the login failed (with why).
     """
-    import anyio
 
     globals_: Globals = ctx.obj
     config = _oauth_server(globals_, name)
@@ -88,15 +88,19 @@ def login_command(
         if timeout <= 0:
             raise UsageError(f"--timeout {timeout:g}: must be a positive number of seconds")
         options.timeout = timeout
-    message = anyio.run(_login, config, options)
+    from codebot_mcp.core.tools.useragent import Policy
+
+    # The capabilities every command declares; no roots: a login has nothing to show a server
+    message = signals.run(_login, config, options, Policy())
     print(message)
     return ExitCode.OK
 
 
-async def _login(config: ServerConfig, options: LoginOptions) -> str:
+async def _login(config: ServerConfig, options: LoginOptions, agent: Policy) -> str:
     from codebot_mcp.cli.runtime import open_manager
 
-    async with open_manager({config.name: config}, prelaunch=False, login=options) as manager:
+    servers = {config.name: config}
+    async with open_manager(servers, agent=agent, prelaunch=False, login=options) as manager:
         await manager.start_all()
         client = manager.clients[config.name]
         failure = manager.failures.get(config.name)
@@ -122,13 +126,12 @@ def logout_command(
     """Forget the OAuth tokens of a server: revoke them where it supports it (RFC 7009), and
     delete them. Exit 0.
     """
-    import anyio
 
     from codebot_mcp.mcpbridge.auth.revoke import logout
 
     globals_: Globals = ctx.obj
     config = _oauth_server(globals_, name)
-    result = anyio.run(logout, config)
+    result = signals.run(logout, config)
     if not result.had_tokens:
         print(f"not logged in to '{name}': {result.detail}")
     else:

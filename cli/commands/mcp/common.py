@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.runtime import (
@@ -133,10 +133,9 @@ def listing(
     """A listing command (``mcp resources``, ``mcp prompts``): start every server (or
     ``server``, which must connect), ``fetch`` what they offer and print it as JSON (``what``:
     the views, ``failed``: the servers that failed) or a table. Exit 4 when a server failed."""
-    import anyio
 
     settings, servers = servers_for(globals_, server, timeout)
-    items, failed = anyio.run(_listed, settings, servers, server, fetch)
+    items, failed = signals.run(_listed, settings, servers, server, fetch)
     if as_json:
         render.print_json({what: [view(item) for item in items], "failed": failed})
         return ExitCode.SERVER if failed else ExitCode.OK

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -85,8 +85,6 @@ def doctor_command(
     """
     from dataclasses import replace
 
-    import anyio
-
     from codebot_mcp.cli.commands.mcp import doctor_render
     from codebot_mcp.core.config import effective
     from codebot_mcp.mcpbridge.doctor import run as doctor
@@ -117,11 +115,7 @@ def doctor_command(
             else settings.servers,
         )
         servers = with_timeout(select_servers(shown, server), timeout)
-        from codebot_mcp.mcpbridge.transport import reaper
-
-        reaper.allow()  # one-shot: the report first, the servers' shutdown after
         from codebot_mcp.cli.login import login_options
-        from codebot_mcp.cli.signals import terminable
 
         options = login_options() if login else None
         found: list[doctor.Report] = []
@@ -141,7 +135,7 @@ def doctor_command(
                 )
             )
 
-        anyio.run(terminable, diagnose)
+        signals.run(diagnose)
         report = found[0]
 
     stream = sys.stdout

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import render, warm_client
+from codebot_mcp.cli import render, signals, warm_client
 from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.commands.mcp import warm
@@ -24,7 +24,6 @@ from codebot_mcp.cli.runtime import (
     select_servers,
     with_timeout,
 )
-from codebot_mcp.cli.signals import terminable
 from codebot_mcp.cli.warm_client import print_outcome
 from codebot_mcp.core.errors import ExitCode, UsageError
 
@@ -82,11 +81,7 @@ def list_command(
     Exit 0 when every selected server connected, 4 when any failed or needs a login (the
     others are listed), 2 for an unknown or disabled --server.
     """
-    import anyio
 
-    from codebot_mcp.mcpbridge.transport import reaper
-
-    reaper.allow()  # one-shot: results first, the servers' shutdown after
     globals_: Globals = ctx.obj
     loaded = load_effective(globals_)
     settings, check = loaded.settings, loaded.trust
@@ -105,7 +100,7 @@ def list_command(
         code = _render_list(answer["views"], as_json, schemas, servers)
     else:
         requests = policy(settings, None, None)
-        code = anyio.run(terminable, _list, servers, as_json, schemas, requests, login, show_all)
+        code = signals.run(_list, servers, as_json, schemas, requests, login, show_all)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -343,13 +338,9 @@ def call_command(
     Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
     4 server unreachable. With --batch: 0 when every request succeeded, else 1.
     """
-    import anyio
 
     from codebot_mcp.core.config.servers import require_usable
     from codebot_mcp.core.tools import arguments
-    from codebot_mcp.mcpbridge.transport import reaper
-
-    reaper.allow()  # one-shot: results first, the servers' shutdown after
 
     globals_: Globals = ctx.obj
     # Trust applied once: the model behind sampling, the roots and every limit come from the
@@ -365,7 +356,7 @@ def call_command(
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
         requests = (settings, elicit, allow_sampling)
-        ok = anyio.run(terminable, _batch, servers, requests, login)
+        ok = signals.run(_batch, servers, requests, login)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -395,7 +386,7 @@ def call_command(
         outcome = ToolResult(**answer["result"])
     else:
         config = with_timeout({server: config}, timeout)[server]
-        outcome = anyio.run(terminable, _call, config, tool, arguments_, requests, login)
+        outcome = signals.run(_call, config, tool, arguments_, requests, login)
     return print_outcome(outcome, server, tool, as_json=as_json)
 
 

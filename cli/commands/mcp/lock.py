@@ -6,7 +6,8 @@ from typing import Any
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
+from codebot_mcp.cli.answers import policy
 from codebot_mcp.cli.commands.mcp.common import ServerOpt
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -33,9 +34,7 @@ def lock_command(
     Exit 0 when every selected server was pinned, 4 when one could not be reached (the others
     are pinned; an unreachable server keeps its old record).
     """
-    import anyio
 
-    from codebot_mcp.cli.signals import terminable
     from codebot_mcp.core.config import projectfiles
     from codebot_mcp.mcpbridge.tools import pinning as lock
 
@@ -48,8 +47,10 @@ def lock_command(
     path = lock.lock_path(settings.project_root, settings.cwd)
     projectfiles.landing(path, path.parent.parent)  # refused before any server starts
 
+    agent = policy(settings, None, None)  # the capabilities `mcp list`, doctor and chat declare
+
     async def pin() -> tuple[dict[str, dict[str, Any]], list[str]]:
-        async with open_manager(servers) as manager:
+        async with open_manager(servers, agent=agent) as manager:
             await manager.start_all()
             pinned: dict[str, dict[str, Any]] = {}
             failed: list[str] = []
@@ -65,7 +66,7 @@ def lock_command(
                     pinned[name]["registry"] = provenance.as_dict()
             return pinned, failed
 
-    pinned, failed = anyio.run(terminable, pin)
+    pinned, failed = signals.run(pin)
     try:
         previous = lock.read(path) or {}
     except lock.LockfileError as exc:
@@ -80,8 +81,9 @@ def lock_command(
             hint=f"Check {path.parent}: the lock must be a plain file of the project "
             "(a symlink there is refused).",
         ) from None
-    count = sum(len(e["tools"]) for e in pinned.values())
-    print(f"Pinned {len(pinned)} servers ({count} tools) in {render.safe(path)}.")
+    tools = sum(len(e["tools"]) for e in pinned.values())
+    what = f"{render.count(len(pinned), 'server')} ({render.count(tools, 'tool')})"
+    print(f"Pinned {what} in {render.safe(path)}.")
     for name in failed:
         render.warn(f"server '{name}' could not be reached; its record was not updated")
     return ExitCode.SERVER if failed else ExitCode.OK

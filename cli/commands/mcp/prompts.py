@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import (
     AllowSamplingOpt,
     ElicitOpt,
@@ -100,13 +100,12 @@ def prompt_command(
 
     Exit 0 ok, 2 unknown server or prompt, or bad arguments, 3 settings, 4 server failed.
     """
-    import anyio
 
     from codebot_mcp.core.tools.arguments import parse_prompt_args
 
     arguments = parse_prompt_args(args or [])
     settings, servers = servers_for(ctx.obj, server, timeout)
-    messages = anyio.run(
+    messages = signals.run(
         _prompt, settings, servers, server, name, arguments, elicit, allow_sampling
     )
     if as_json:

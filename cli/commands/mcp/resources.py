@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from codebot_mcp.cli import render
+from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.commands.mcp.common import (
     AllowSamplingOpt,
     ElicitOpt,
@@ -111,10 +111,9 @@ def read_command(
 
     Exit 0 ok, 2 usage (binary without --output, unknown server), 3 settings, 4 server failed.
     """
-    import anyio
 
     settings, servers = servers_for(ctx.obj, server, timeout)
-    parts = anyio.run(_read, settings, servers, server, uri, elicit, allow_sampling)
+    parts = signals.run(_read, settings, servers, server, uri, elicit, allow_sampling)
     if as_json:
         render.print_json({"contents": [_content_view(p) for p in parts]})
         return ExitCode.OK

@@ -61,12 +61,12 @@ def serve_command(
 
     Exit 0 when the client closes the connection, 3 settings error, 130 interrupted.
     """
-    import anyio
 
+    from codebot_mcp.cli import signals
     from codebot_mcp.cli.answers import policy
     from codebot_mcp.cli.chat_runtime import chat_sandbox, sandbox_mode
-    from codebot_mcp.cli.signals import terminable
     from codebot_mcp.core.agent.permissions import PermissionGate
+    from codebot_mcp.core.errors import Interrupted
     from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served, serve_stdio
 
@@ -92,9 +92,9 @@ def serve_command(
     tools.append(AskTool(ChatAsker(globals_, options)))
     served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
     served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)
-    try:
-        anyio.run(terminable, serve_stdio, served)
-    except KeyboardInterrupt:
+    try:  # serves until the client leaves: its sessions' servers are stopped here, not reaped
+        signals.run(serve_stdio, served, one_shot=False)
+    except Interrupted:
         return ExitCode.INTERRUPTED
     finally:
         confined.close()

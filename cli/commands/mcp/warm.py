@@ -61,6 +61,7 @@ def warm_command(
 
     `mcp list` and `mcp call` use it while it runs and its settings match (else they connect
     as usual). Exit 0 when the holder runs with every server connected, 4 when some failed.
+    --status: exit 0 when a holder runs, 1 when none does. --stop: exit 0 (also when none ran).
     """
     from codebot_mcp.mcpbridge.warm import client as warm
 
@@ -72,7 +73,7 @@ def warm_command(
         answer = warm.ask(path, {"op": "stop" if stop else "status"})
         if answer is None:
             print(f"no warm holder runs for these settings ({path.parent})")
-            return ExitCode.OK
+            return ExitCode.OK if stop else ExitCode.TOOL_ERROR  # --status: a check that failed
         verb = "stopped" if stop else "running"
         names = ", ".join(answer.get("servers") or []) or "no servers"
         print(f"warm holder {verb} (pid {answer.get('pid')}): {names}")
@@ -106,26 +107,25 @@ def _start(
     *,
     replacing: bool,
 ) -> int:
-    from codebot_mcp.core.config import paths
+    from codebot_mcp.mcpbridge.transport.runlog import holder_log
 
-    log_file = paths.private_dir(paths.log_dir()) / "warm.log"
     argv = [sys.executable, "-m", "codebot_mcp.mcpbridge.warm.holder", "--cwd", str(globals_.cwd)]
     if globals_.trust_project:
         argv.append("--trust-project")
     if idle_timeout is not None:
         argv += ["--idle", f"{idle_timeout:g}"]
-    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    log_file, log = holder_log()  # this holder's own log, never another's
     try:
         holder = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=fd,
+            stderr=log,
             close_fds=True,
             start_new_session=True,  # outlives this command; no terminal signal reaches it
         )
     finally:
-        os.close(fd)
+        log.close()
     from codebot_mcp.core.proc import descendants
 
     descendants.spare(holder.pid)  # it and its servers outlive this command on purpose

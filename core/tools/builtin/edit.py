@@ -9,7 +9,6 @@ The new content goes to a temporary file beside the original, gets its mode, and
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,36 +20,11 @@ from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._diff import MAX_PREVIEW_BYTES, unified
 from codebot_mcp.core.tools.builtin._files import FileTool
+from codebot_mcp.core.tools.builtin._text import Decoded, UnencodableError, decode, has_bom
 
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 """Files larger than this are not edited in memory."""
 MAX_LINES_LISTED = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Decoded:
-    """A file's text (``\\n`` line endings) and how to turn it back into the same bytes."""
-
-    text: str
-    encoding: str
-    bom: bool
-    crlf: bool
-
-    @classmethod
-    def of(cls, data: bytes) -> Decoded:
-        bom = data.startswith(b"\xef\xbb\xbf")
-        body = data[3:] if bom else data
-        try:
-            text, encoding = body.decode("utf-8"), "utf-8"
-        except UnicodeDecodeError:
-            text, encoding = body.decode("latin-1"), "latin-1"
-        crlf = "\r\n" in text and text.count("\n") == text.count("\r\n")
-        return cls(text.replace("\r\n", "\n") if crlf else text, encoding, bom, crlf)
-
-    def encode(self, text: str) -> bytes:
-        if self.crlf:
-            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return (b"\xef\xbb\xbf" if self.bom else b"") + text.encode(self.encoding, "replace")
 
 
 class EditError(Exception):
@@ -147,9 +121,9 @@ class EditTool(FileTool):
             raise EditError(f"cannot read {path}: {exc.strerror}") from None
         if more:
             raise EditError(f"{path} is larger than {MAX_EDIT_BYTES // 2**20} MiB")
-        if b"\0" in data[:8192]:
+        if b"\0" in data[:8192] and not has_bom(data):
             raise EditError(f"{path} looks binary; edit only changes text files")
-        return Decoded.of(data)
+        return decode(data)
 
     def preview(self, arguments: Mapping[str, Any]) -> str | None:
         """The diff the approval shows (or why the edit would fail)."""
@@ -170,9 +144,13 @@ class EditTool(FileTool):
             reach, old, new, replace_all = self._arguments(arguments)
             path = reach.resolved
             self.boundary.writable(reach)  # no edit through a symlink that leaves the root
-            decoded = self._load(path)
+            decoded = await anyio.to_thread.run_sync(self._load, path)
             after, lines = apply_edit(decoded.text, old, new, replace_all)
-            await anyio.to_thread.run_sync(_replace_file, path, decoded.encode(after))
+            try:
+                data = decoded.encode(after)
+            except UnencodableError as exc:
+                raise EditError(str(exc)) from None
+            await anyio.to_thread.run_sync(_replace_file, path, data)
         except BadArgument as exc:
             return ToolResult(f"edit: {exc}", is_error=True)
         except BoundaryError as exc:
@@ -183,10 +161,11 @@ class EditTool(FileTool):
             return ToolResult(f"edit: cannot write {path}: {exc.strerror or exc}", is_error=True)
         where = ", ".join(map(str, lines[:MAX_LINES_LISTED]))
         count = f"{len(lines)} occurrence{'s' if len(lines) != 1 else ''}"
-        return ToolResult(
-            f"Edited {path}: replaced {count} (line {where})",
-            data={"path": str(path), "replacements": len(lines)},
-        )
+        kept = "" if decoded.plain_utf8 else f"; written as {decoded.name}, as it was"
+        facts: dict[str, Any] = {"path": str(path), "replacements": len(lines)}
+        if not decoded.plain_utf8:
+            facts["encoding"] = decoded.name
+        return ToolResult(f"Edited {path}: replaced {count} (line {where}){kept}", data=facts)
 
 
 def _shown(path: Path, cwd: Path) -> str:

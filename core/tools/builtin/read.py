@@ -1,4 +1,7 @@
-"""``read``: a text file with line numbers, from an offset, up to a limit of lines."""
+"""``read``: a text file with line numbers, from an offset, up to a limit of lines.
+
+A file that is not UTF-8 is read in its own encoding (:mod:`._text`), and the output says
+which, so the model knows the text it sees is what ``edit`` will match."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from codebot_mcp.core.security.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool
+from codebot_mcp.core.tools.builtin._text import decode, has_bom
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -63,9 +67,10 @@ class ReadTool(FileTool):
             )
         except OSError as exc:
             return ToolResult(f"read: cannot read {path}: {exc.strerror}", is_error=True)
-        if b"\0" in data[:8192]:
+        if b"\0" in data[:8192] and not has_bom(data):
             return ToolResult(f"read: {path} looks binary ({len(data)} bytes)", is_error=True)
-        lines = data.decode("utf-8", errors="replace").splitlines()
+        decoded = await anyio.to_thread.run_sync(lambda: decode(data, partial=more))
+        lines = decoded.text.splitlines()
         if offset > max(len(lines), 1):
             return ToolResult(
                 f"read: offset {offset} is past the end of {path} ({len(lines)} lines)",
@@ -83,4 +88,8 @@ class ReadTool(FileTool):
             out.append(f"[the file is larger than {MAX_READ_BYTES} bytes; the rest was not read]")
         if not lines:
             out.append("[empty file]")
-        return ToolResult("\n".join(out), data={"path": str(path), "lines": len(chosen)})
+        facts: dict[str, Any] = {"path": str(path), "lines": len(chosen)}
+        if not decoded.plain_utf8:
+            out.insert(0, f"[encoding: {decoded.name}; shown decoded, edit keeps it]")
+            facts["encoding"] = decoded.name
+        return ToolResult("\n".join(out), data=facts)
