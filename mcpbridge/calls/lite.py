@@ -1,15 +1,38 @@
 """The hot path of ``mcp list`` and ``mcp call`` on stdio servers, without the MCP SDK.
 
-Measured (``python -X importtime``, a CPU profile): importing the SDK is about 0.5 s of CPU of a
-cold ``mcp list`` against server-everything, and its layout admits no partial import. So this
-path speaks the SDK's JSON-RPC itself (:mod:`mcpbridge.lite_wire`) over the process
-:func:`mcpbridge.process.launch` started (same environment, process group, log and shutdown);
-tests check its output against the SDK path's.
+Importing the SDK costs about 0.7 s of CPU (``from mcp import Client; import mcp_types``
+against ``python -c pass``: 0.75 s against 0.02 s, peak 66 MB against 11 MB), and its layout
+admits no partial import. So this path speaks the wire itself (:mod:`.lite_wire` over
+:mod:`mcpbridge.transport.wire`, the framing, constants, era decision, tool filter and
+capabilities the SDK path uses too) over the process :func:`mcpbridge.process.launch` started
+(same environment, process group, log and shutdown). Tests record both paths' JSON-RPC on the
+wire and compare it, with the server's log file and the number of ``tools/call`` sent.
+
+Whether it earns its place, command by command (issue 20; whole-process figures against
+server-everything, median of 10 runs after a warm-up, hot path and SDK path
+(``CODEBOT_SDK_PATH=1``) in turn A B A B, on the shared 2-core machine at load 6-8):
+
+======================  =====================  =====================  ==================
+command                 hot path               SDK path               hot / SDK
+======================  =====================  =====================  ==================
+``mcp list --no-warm``  0.27 s CPU, 1.06 s     0.90 s CPU, 2.14 s     0.30 CPU, 0.50 wall
+``mcp call --no-warm``  0.31 s CPU, 1.64 s     0.94 s CPU, 2.79 s     0.33 CPU, 0.56 wall
+``--batch`` (1 / 100)   (SDK path)             0.90 / 0.97 s CPU      the import is paid once
+warm ``mcp call``       (holder, no SDK here)  0.10 s CPU, 0.14 s     = ``--version`` (0.94)
+======================  =====================  =====================  ==================
+
+Decision: it stays for ``mcp list`` and ``mcp call`` (a third of the CPU, half the wall time,
+40 % of the memory: 30 MB against 73 MB). ``--batch`` keeps the SDK path: a hundred calls cost
+0.07 s of CPU more than one, so the import is paid once per batch, and a batch needs what the
+hot path leaves to the SDK (restarts, tasks, every policy). The warm path needs neither: the
+holder keeps the SDK connected and the client imports no SDK.
 
 Only the plain case is handled here: every selected server is stdio, enabled and valid, the
 handshake succeeds and the answers have the expected shape. Anything else raises
-:class:`Fallback` before a tool is called, and the command runs the ordinary SDK path instead,
-so failures, hints and messages stay exactly the cold path's.
+:class:`Fallback` *before a tool is called*, and the command runs the ordinary SDK path
+instead, so failures, hints and messages stay exactly the cold path's. Once ``tools/call`` is
+sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
+call's, or the SDK path would run the tool a second time.
 """
 
 from __future__ import annotations
@@ -29,23 +52,36 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.errors import ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
-from codebot_mcp.mcpbridge.calls.lite_wire import Closed, Connection, Fallback, Malformed, RpcError
+from codebot_mcp.mcpbridge.calls.lite_wire import (
+    Closed,
+    Connection,
+    Fallback,
+    Malformed,
+    RpcError,
+    TooManyRounds,
+    Unreadable,
+)
 from codebot_mcp.mcpbridge.calls.results import (
     BREAKS,
-    CONNECTION_CLOSED,
-    REQUEST_TIMEOUT,
     call_error,
     plain_result,
+    read_by_sdk,
     through_sdk,
     validate_output,
 )
-from codebot_mcp.mcpbridge.tools.apps import app_only
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
-from codebot_mcp.mcpbridge.tools.extensions import TASKS
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
+from codebot_mcp.mcpbridge.transport.rpcerror import TOO_MANY_ROUNDS_HINT, too_many_rounds
+from codebot_mcp.mcpbridge.transport.runlog import ServerLog
+from codebot_mcp.mcpbridge.transport.wire import (
+    CONNECTION_CLOSED,
+    REQUEST_TIMEOUT,
+    TASKS,
+    split_tools,
+)
 
 # -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
 
@@ -103,8 +139,7 @@ def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
     pairs = [
         (item.config.name, tool)
         for item in sorted(listed, key=lambda i: i.config.name)
-        for tool in sorted(item.tools, key=lambda t: t["name"])
-        if _selected(item.config, tool["name"]) and app_only(tool.get("_meta")) == apps
+        for tool in _split(item, apps)
     ]
     names = allocate((server, tool["name"]) for server, tool in pairs)
     return [
@@ -113,13 +148,17 @@ def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
     ]
 
 
-def _selected(config: ServerConfig, tool: str) -> bool:
-    from fnmatch import fnmatchcase
-
-    include = config.include_tools
-    if include is not None and not any(fnmatchcase(tool, p) for p in include):
-        return False
-    return not any(fnmatchcase(tool, p) for p in config.exclude_tools)
+def _split(item: Listed, apps: bool) -> list[dict[str, Any]]:
+    """The offered tools (or the app-only ones) by name, as ``Client.list_tools`` splits them."""
+    config = item.config
+    split = split_tools(
+        sorted(item.tools, key=lambda t: t["name"]),
+        config.include_tools,
+        config.exclude_tools,
+        name=lambda t: str(t["name"]),
+        meta=lambda t: t.get("_meta"),
+    )
+    return split.apps if apps else split.offered
 
 
 @dataclass(frozen=True)
@@ -208,7 +247,7 @@ class TimedOut(Exception):
         )  # the slow case: the SDK may load
 
         config = self.config
-        redact = Redactor(entry_secrets(config))
+        redact = _redactor(config)
         return Failure(
             server=config.name,
             stage=self.stage,  # type: ignore[arg-type]
@@ -232,7 +271,8 @@ async def _connect(
     config: ServerConfig, server: ServerProcess, tg: Any, roots: Sequence[Path]
 ) -> Listed:
     started = time.perf_counter()
-    connection = Connection(server, roots)
+    log = ServerLog(server.note, _redactor(config))
+    connection = Connection(server, roots, log)
     tg.start_soon(connection.pump)
     tg.start_soon(server.pump_stderr)
     stage = "handshake"
@@ -246,6 +286,11 @@ async def _connect(
     if scope.cancelled_caught:
         raise TimedOut(config, stage, server.log_file)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
+
+
+def _redactor(config: ServerConfig) -> Redactor:
+    """The server's secrets, as ``Client.redact`` holds them."""
+    return Redactor([*entry_secrets(config), *config.oauth.secrets])
 
 
 def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -378,42 +423,63 @@ def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
 async def _call(
     connection: Connection, config: ServerConfig, tool: LiteTool, arguments: dict[str, Any]
 ) -> ToolResult:
-    redact = Redactor(entry_secrets(config))
+    redact = _redactor(config)
     name = tool.original_name
     if connection.abandoned:  # checked and set with no await between: atomic for the reader
         raise Fallback
-    connection.calling = True
+    connection.calling = True  # from here on nothing falls back: the tool may run
+    limit = config.tool_timeout or default_tool_timeout()
     try:
-        with anyio.fail_after(config.tool_timeout or default_tool_timeout()):
-            result = await connection.request("tools/call", {"name": name, "arguments": arguments})
+        result = await connection.call_tool(name, arguments, limit)
     except TimeoutError:
         code, message = REQUEST_TIMEOUT, "timed out"
     except Closed:
         code, message = CONNECTION_CLOSED, "Connection closed"
     except RpcError as exc:
         code, message = exc.code, exc.message
-    except Malformed as exc:  # never a fallback: the tool ran
+    except Malformed as exc:
         text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
         raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
+    except TooManyRounds:
+        raise ServerError(
+            too_many_rounds(config.name, f"'{name}'"), hint=TOO_MANY_ROUNDS_HINT
+        ) from None
+    except Unreadable as exc:  # the SDK's model says what is wrong with it, as on its path
+        read_by_sdk(exc.result, config, name, version=connection.protocol_version)
+        raise ServerError(  # the model took what the hot path cannot answer (not seen yet)
+            f"'{name}' on server '{config.name}' asked for input codebot cannot read",
+            hint=BREAKS,
+        ) from None
     else:
-        kind = result.get("resultType", "complete") if connection.modern else "complete"
-        if kind == "task":  # the tool runs on: falling back would start it a second time
-            text = (
-                f"server '{config.name}' answered '{name}' with a task, but its server/discover "
-                "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
-            )
-            raise ServerError(text, hint=BREAKS)
-        if kind != "complete":
-            # An InputRequiredResult: the server did not finish and expects the call again
-            # with answers (SEP-2322); the SDK path makes it and answers by the policy.
-            raise Fallback
-        try:
-            validate_output(name, tool.raw.get("outputSchema"), result)
-        except RuntimeError as exc:  # as call_once words the SDK's own check
-            raise ServerError(
-                f"'{name}' on server '{config.name}' returned a result that breaks "
-                f"its own output schema: {redact(str(exc))}",
-                hint="The server breaks its tool's outputSchema; report it to its authors.",
-            ) from None
-        return plain_result(result) or through_sdk(result, config, name)
+        return _result(connection, config, tool, result, redact)
     raise call_error(code, redact(message), config, name)
+
+
+def _result(
+    connection: Connection,
+    config: ServerConfig,
+    tool: LiteTool,
+    result: dict[str, Any],
+    redact: Redactor,
+) -> ToolResult:
+    """The tool's result, as ``call_once`` reads the SDK's (a task nobody declared is an
+    error: the tool runs on, and calling again would start it a second time)."""
+    name = tool.original_name
+    if connection.modern and result.get("resultType") == "task":
+        text = (
+            f"server '{config.name}' answered '{name}' with a task, but its server/discover "
+            "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
+        )
+        raise ServerError(text, hint=BREAKS)
+    # The SDK reads the result with its model first, then checks it against the output schema.
+    version = connection.protocol_version
+    read = plain_result(result) or through_sdk(result, config, name, version=version)
+    try:
+        validate_output(name, tool.raw.get("outputSchema"), result)
+    except RuntimeError as exc:  # as call_once words the SDK's own check
+        raise ServerError(
+            f"'{name}' on server '{config.name}' returned a result that breaks "
+            f"its own output schema: {redact(str(exc))}",
+            hint="The server breaks its tool's outputSchema; report it to its authors.",
+        ) from None
+    return read

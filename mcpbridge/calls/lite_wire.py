@@ -1,64 +1,40 @@
-"""The JSON-RPC conversation of the hot path (:mod:`mcpbridge.lite`), without the MCP SDK.
+"""The JSON-RPC conversation of the hot path (:mod:`mcpbridge.calls.lite`), without the MCP SDK.
 
-What the SDK sends, message for message: ``server/discover`` (``_meta`` envelope) with the
-unknown-method request and the sentinel ``ping`` of :mod:`mcpbridge.transport.probe` (decided
-as it decides: by the order of the answers), then ``initialize`` and
-``notifications/initialized`` for handshake-era servers; the ``_meta`` envelope on every request
-to a 2026-07-28 server. Lines are bounded and junk is handled as :mod:`mcpbridge.stdio` does.
-Anything outside the plain case raises :class:`Fallback`.
+What the SDK path sends, message for message, on the wire of :mod:`mcpbridge.transport.wire`
+(its framing, its constants, its era decision, its capabilities): ``server/discover`` with the
+``_meta`` envelope and the probe's two requests, then ``initialize`` and
+``notifications/initialized`` for handshake-era servers; the envelope on every request to a
+2026-07-28 server. The server's log messages go to its log as the SDK path writes them
+(:class:`~mcpbridge.transport.runlog.ServerLog`). A call's input rounds (SEP-2322) are
+answered here, by the default policy, as the SDK's driver answers them: a call is never handed
+to the SDK path once ``tools/call`` is sent, or the tool would run twice. Anything outside the
+plain case *before* the call raises :class:`Fallback`.
 """
 
 from __future__ import annotations
 
-__all__ = ["Closed", "Connection", "Fallback", "Malformed", "RpcError"]
+__all__ = ["Closed", "Connection", "Fallback", "Malformed", "RpcError", "Unreadable"]
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from codebot_mcp.core import __version__, jsonutil
+from codebot_mcp.core import jsonutil
 from codebot_mcp.mcpbridge.calls.results import Fallback, checked_tool
-from codebot_mcp.mcpbridge.tools.extensions import TASKS
+from codebot_mcp.mcpbridge.transport import wire
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
+from codebot_mcp.mcpbridge.transport.runlog import ServerLog
 
-MODERN_VERSION = "2026-07-28"
-LEGACY_VERSION = "2025-11-25"
-"""What the SDK (2.3) offers in each era; a test checks them against ``mcp_types``."""
-LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-METHOD_NOT_FOUND = -32601
-SENTINEL_ID = "codebot-discover-sentinel"
-UNKNOWN_METHOD = "codebot/no-such-method"
-UNKNOWN_ID = "codebot-discover-unknown"
-"""As :mod:`mcpbridge.transport.probe` (a test compares)."""
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-"""As :data:`mcpbridge.stdio.MAX_MESSAGE_BYTES` (checked by a test)."""
-INTERNAL_ERROR = -32603
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 MAX_LIST_PAGES = 1000
-_META = "_meta"
-CLIENT_CAPABILITIES: dict[str, Any] = {
-    "sampling": {},
-    "elicitation": {"form": {}, "url": {}},
-    "roots": {"listChanged": True},
-    "extensions": {"io.modelcontextprotocol/skills": {}},
-}
-"""What the SDK path declares (its callbacks of :mod:`mcpbridge.requests`, and the extensions
-of ``connection.serverinfo.client_extensions``, not imported: it loads the SDK); a test
-compares the two byte for byte."""
-MODERN_CAPABILITIES: dict[str, Any] = {
-    **CLIENT_CAPABILITIES,
-    "extensions": {**CLIENT_CAPABILITIES["extensions"], TASKS: {}},
-}
-"""On 2026-07-28 requests the SDK path also declares the tasks extension (SEP-2663, a claim
-the SDK activates on modern wires only). The hot path says the same, byte for byte, and never
-meets a task: :mod:`mcpbridge.calls.lite` hands a server that advertises tasks to the SDK path
-before calling a tool."""
-USER_REJECTED = -1
-INVALID_PARAMS = -32602
+"""A server whose cursor never ends must not hang us (as ``Client.list_all_tools``)."""
+STATE_ONLY_PAUSE = (0.05, 0.25)
+"""Before retrying an ``InputRequiredResult`` that asks nothing (only ``requestState``): the
+first pause, doubled up to the second. The SDK's driver waits the same (a test compares)."""
+INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+"""What a server may ask inside an ``InputRequiredResult`` (``mcp_types.InputRequest``)."""
 
 
 class Closed(Exception):
@@ -77,21 +53,30 @@ class RpcError(Exception):
         self.message = message
 
 
-def _envelope() -> dict[str, Any]:
-    return {
-        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientInfo": {"name": "codebot", "version": __version__},
-        "io.modelcontextprotocol/clientCapabilities": MODERN_CAPABILITIES,
-    }
+class Unreadable(Exception):
+    """An ``InputRequiredResult`` whose requests the hot path cannot read: the SDK's model
+    words why (:func:`mcpbridge.calls.results.through_sdk`); nothing is sent again."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("unreadable input requests")
+        self.result = result
+
+
+class TooManyRounds(Exception):
+    """The server still asked for input after :data:`.wire.MAX_INPUT_ROUNDS` rounds."""
 
 
 class Connection:
     """One JSON-RPC conversation over a launched stdio server."""
 
-    def __init__(self, server: ServerProcess, roots: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, server: ServerProcess, roots: Sequence[Path] = (), log: ServerLog | None = None
+    ) -> None:
         self.server = server
         self.roots = list(roots)
         """Answers ``roots/list`` (the default policy's roots)."""
+        self.log = log
+        """Where the server's ``notifications/message`` go (None: nowhere)."""
         self.calling = False
         """Set once ``tools/call`` is sent: from then on nothing may fall back."""
         self.abandoned = False
@@ -101,48 +86,27 @@ class Connection:
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
+        self._probe: wire.EraProbe | None = None
         self._next_id = 0
         self._waiting: dict[Any, anyio.Event] = {}
         self._answers: dict[Any, dict[str, Any]] = {}
         self._closed = False
 
-    async def pump(self) -> None:
-        """Read stdout; route answers to their requests; answer the server's pings.
+    # -- reading ---------------------------------------------------------------------------
 
-        Lines are bounded as :mod:`mcpbridge.stdio` bounds them, with the same error answers
-        for a line that is too large or not JSON (when its request id can be read).
-        """
+    async def pump(self) -> None:
+        """Read stdout in :class:`.wire.LineFramer`'s lines; route answers to their requests,
+        answer the server's requests, log its log messages."""
         stdout = self.server.process.stdout
         assert stdout is not None
-        buffer = bytearray()
-        dropped = 0  # > 0 while skipping the rest of an oversized line
-        limit = MAX_MESSAGE_BYTES // 2**20
+        lines = wire.LineFramer()
         try:
             while True:
-                chunk = await stdout.receive()
-                while chunk:
-                    newline = chunk.find(b"\n")
-                    part, chunk = (
-                        (chunk, b"") if newline < 0 else (chunk[:newline], chunk[newline + 1 :])
-                    )
-                    if dropped:
-                        dropped += len(part)
+                for line in lines.feed(await stdout.receive()):
+                    if isinstance(line, wire.Oversized):
+                        self._fail(line.request_id, line.message)
                     else:
-                        buffer += part
-                        if len(buffer) > MAX_MESSAGE_BYTES:
-                            size = len(buffer)
-                            self._error_for(
-                                bytes(buffer[:4096]),
-                                f"the server's answer is larger than {limit} MB "
-                                f"(at least {size // 2**20} MB) and was dropped",
-                            )
-                            dropped = size
-                            buffer.clear()
-                    if newline >= 0:
-                        if not dropped and buffer.strip():
-                            await self._dispatch(bytes(buffer))
-                        buffer.clear()
-                        dropped = 0
+                        await self._dispatch(line)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         finally:
@@ -151,19 +115,14 @@ class Connection:
             for event in self._waiting.values():
                 event.set()
 
-    def _error_for(self, head: bytes, message: str) -> None:
-        """Answer the awaited request whose id starts ``head`` with an internal error."""
-        if b'"method"' in head[:4096]:
-            return
-        match = _ID_PATTERN.search(head[:4096])
-        if match is None:
-            return
-        try:
-            request_id = jsonutil.loads(match.group(1))
-        except ValueError:
-            return
-        if request_id in self._waiting:
-            self._answers[request_id] = {"error": {"code": INTERNAL_ERROR, "message": message}}
+    def _fail(self, request_id: Any, message: str) -> None:
+        """Answer our request ``request_id`` with the wire's error for a line we dropped."""
+        if request_id is not None:
+            self._resolve(request_id, wire.error_answer(request_id, message))
+
+    def _resolve(self, request_id: Any, answer: dict[str, Any]) -> None:
+        if isinstance(request_id, int | str) and request_id in self._waiting:
+            self._answers[request_id] = answer
             self._waiting.pop(request_id).set()
 
     async def _dispatch(self, line: bytes) -> None:
@@ -171,7 +130,7 @@ class Connection:
             message = jsonutil.loads(line)
         except ValueError:
             # As the SDK path: an answer we cannot read fails its request; other junk is skipped.
-            self._error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")
+            self._fail(wire.answer_id(line), wire.UNREADABLE)
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             if not self.calling:
@@ -180,22 +139,32 @@ class Connection:
             # The tool runs: never fall back (and call it twice) now. An answer to our call
             # that breaks JSON-RPC fails the call; anything else is skipped.
             request_id = message.get("id") if isinstance(message, dict) else None
-            if isinstance(request_id, int | str) and request_id in self._waiting:
-                self._answers[request_id] = {"malformed": "it is not JSON-RPC 2.0"}
-                self._waiting.pop(request_id).set()
+            self._resolve(request_id, {"malformed": "it is not JSON-RPC 2.0"})
             return
         if "method" in message:
-            if "id" in message:  # a request from the server
-                if not self.calling and message["method"] not in ("ping", "roots/list"):
-                    self._abandon()  # nothing was called yet: the SDK path answers it
-                    return
-                answer = self._server_request(message)
-                await self._send({"jsonrpc": "2.0", "id": message["id"], **answer})
-            return  # notifications change nothing for a one-shot command
+            await self._from_server(message)
+            return
         request_id = message.get("id")
-        if request_id in self._waiting:
-            self._answers[request_id] = message
-            self._waiting.pop(request_id).set()
+        if self._probe is not None:
+            verdict = self._probe.seen(request_id)
+            if verdict == "answer_probe":
+                self._resolve(self._probe.discover_id, self._probe.ignored_answer())
+            if verdict != "pass":
+                return
+        self._resolve(request_id, message)
+
+    async def _from_server(self, message: dict[str, Any]) -> None:
+        """A request or notification of the server's."""
+        method = message["method"]
+        if "id" not in message:
+            if method == "notifications/message" and self.log is not None:
+                self.log.receive(message.get("params"))
+            return  # other notifications change nothing for a one-shot command
+        if not self.calling and method not in ("ping", "roots/list"):
+            self._abandon()  # nothing was called yet: the SDK path answers it
+            return
+        answer = self.answer_request(method, message.get("params"))
+        await self._send({"jsonrpc": "2.0", "id": message["id"], **answer})
 
     def _abandon(self) -> None:
         """Give this conversation up before ``tools/call``: every wait ends in ``Fallback``.
@@ -208,44 +177,34 @@ class Connection:
         for event in self._waiting.values():
             event.set()
 
-    def _server_request(self, message: dict[str, Any]) -> dict[str, Any]:
-        """The answer of the SDK path's default policy (``--elicit decline``, no sampling).
+    def answer_request(self, method: str, params: Any) -> dict[str, Any]:
+        """The answer of the SDK path's default policy (``--elicit decline``, no sampling) to a
+        server's request, mid-call or inside an ``InputRequiredResult``: ``{"result": ...}``
+        or ``{"error": ...}``, word for word.
 
         Before ``tools/call`` anything but ``ping`` and ``roots/list`` falls back (nothing was
-        called yet); once the call runs, falling back would run the tool twice, so elicitation
-        and sampling get the default policy's answers, word for word."""
-        method = message["method"]
+        called yet); once the call runs, falling back would run the tool twice."""
         if method == "ping":
             return {"result": {}}
         if method == "roots/list":
             roots = [{"uri": p.as_uri(), "name": p.name or str(p)} for p in self.roots]
             return {"result": {"roots": roots}}
-        params: dict[str, Any] = message.get("params") or {}
-        if not isinstance(params, dict):
-            params = {}
+        params = params if isinstance(params, dict) else {}
         if method == "elicitation/create":
             if params.get("mode") != "url":
-                from codebot_mcp.mcpbridge.connection.requests import (
-                    MAX_FIELDS,
-                    form_fields,
-                )  # rare: the SDK may load
+                from codebot_mcp.core.tools.forms import NOT_A_FORM, form_fields
 
                 if form_fields(params.get("requestedSchema")) is None:
-                    text = (
-                        "codebot cannot ask for this form: its schema is not a flat object "
-                        f"of at most {MAX_FIELDS} primitive fields"
-                    )
-                    return {"error": {"code": INVALID_PARAMS, "message": text}}
+                    return {"error": {"code": wire.INVALID_PARAMS, "message": NOT_A_FORM}}
             return {"result": {"action": "decline"}}
         if method == "sampling/createMessage":
-            from codebot_mcp.core.tools.useragent import (
-                Policy,
-                refusal_reason,
-            )  # the default policy's words
+            from codebot_mcp.core.tools.useragent import Policy, refusal_reason
 
             text = f"sampling refused: {refusal_reason(Policy(), self.server.name)}"
-            return {"error": {"code": USER_REJECTED, "message": text}}
-        return {"error": {"code": METHOD_NOT_FOUND, "message": "Method not found"}}
+            return {"error": {"code": wire.USER_REJECTED, "message": text}}
+        return {"error": {"code": wire.METHOD_NOT_FOUND, "message": "Method not found"}}
+
+    # -- writing ---------------------------------------------------------------------------
 
     async def _send(self, message: dict[str, Any]) -> None:
         stdin = self.server.process.stdin
@@ -256,21 +215,25 @@ class Connection:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             raise Closed from None
 
-    def _new_id(self) -> int:
+    async def send_request(
+        self, method: str, params: dict[str, Any] | None, *, progress: bool = False
+    ) -> int:
+        """Send a request; the id to :meth:`answer` with. ``progress`` asks for progress
+        notifications as the SDK path asks on every call (its token is the request id; the
+        hot path ignores what comes, as ``mcp call`` without a terminal does)."""
         self._next_id += 1
-        return self._next_id
-
-    async def send_request(self, method: str, params: dict[str, Any] | None) -> Any:
-        """Send a request; the id to :meth:`answer` with."""
-        request_id = self._new_id()
+        request_id = self._next_id
         self._waiting[request_id] = anyio.Event()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if progress:
+            meta = {**(params or {}).get(wire.META, {}), "progressToken": request_id}
+            params = {**(params or {}), wire.META: meta}
         if params is not None:
             message["params"] = params
         await self._send(message)
         return request_id
 
-    async def answer(self, request_id: Any) -> dict[str, Any]:
+    async def answer(self, request_id: int) -> dict[str, Any]:
         """The result of a request; ``RpcError`` for an error answer, ``Closed`` at EOF."""
         event = self._waiting.get(request_id)
         if event is not None:
@@ -297,83 +260,59 @@ class Connection:
             raise broken("it has neither a result object nor an error")
         return result
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, progress: bool = False
+    ) -> dict[str, Any]:
         if self.modern:
-            params = {**(params or {}), _META: _envelope()}
-        return await self.answer(await self.send_request(method, params))
+            params = {**(params or {}), wire.META: wire.modern_envelope()}
+        return await self.answer(await self.send_request(method, params, progress=progress))
+
+    # -- the handshake ---------------------------------------------------------------------
 
     async def handshake(self, mode: str) -> None:
-        """``server/discover`` (auto) with the sentinel ping, or ``initialize`` (legacy)."""
+        """``server/discover`` (auto) with the probe's requests, or ``initialize`` (legacy)."""
         if mode == "auto" and await self._discover():
             return
         if mode not in ("auto", "legacy"):
             raise Fallback  # a pinned modern version: the SDK adopts it without a probe
         params = {
-            "protocolVersion": LEGACY_VERSION,
-            "capabilities": CLIENT_CAPABILITIES,
-            "clientInfo": {"name": "codebot", "version": __version__},
+            "protocolVersion": wire.LEGACY_VERSION,
+            "capabilities": wire.CLIENT_CAPABILITIES,
+            "clientInfo": wire.client_info(),
         }
         try:
             result = await self.request("initialize", params)
         except (RpcError, Closed):
             raise Fallback from None
         version = result.get("protocolVersion")
-        if version not in LEGACY_VERSIONS:
+        if version not in wire.LEGACY_VERSIONS:
             raise Fallback
         self.protocol_version = str(version)
         self._facts(result, result.get("serverInfo"))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     async def _discover(self) -> bool:
-        """True when the server speaks 2026-07-28; False when it is a handshake-era server."""
-        discover_id = await self.send_request("server/discover", {_META: _envelope()})
-        self._waiting[UNKNOWN_ID] = anyio.Event()
-        await self._send({"jsonrpc": "2.0", "id": UNKNOWN_ID, "method": UNKNOWN_METHOD})
-        self._waiting[SENTINEL_ID] = anyio.Event()
-        await self._send({"jsonrpc": "2.0", "id": SENTINEL_ID, "method": "ping"})
-        outcome: dict[str, Any] = {}
-
-        async def probe() -> None:
-            try:
-                outcome["result"] = await self.answer(discover_id)
-            except RpcError as exc:
-                outcome["error"] = exc
-            except Closed:
-                outcome["closed"] = True
-            tg.cancel_scope.cancel()
-
-        async def sentinel() -> None:
-            sentinel_event = self._waiting.get(SENTINEL_ID)
-            if sentinel_event is not None:
-                await sentinel_event.wait()
-            if self._closed or UNKNOWN_ID in self._answers:
-                return  # it answers what it does not know: the probe's answer is coming
-            outcome["ignored"] = True  # it drops what it does not know, the probe included
-            tg.cancel_scope.cancel()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(probe)
-            tg.start_soon(sentinel)
-        self._waiting.pop(discover_id, None)  # a late answer is dropped, as the probe does
-        for own in (UNKNOWN_ID, SENTINEL_ID):
-            self._waiting.pop(own, None)
-            self._answers.pop(own, None)
-        if "closed" in outcome:
-            raise Fallback
-        result = outcome.get("result")
-        if result is None:
-            error = outcome.get("error")
-            if error is not None and error.code != METHOD_NOT_FOUND:
-                # The SDK falls back to initialize on any error answer to the probe too.
-                pass
-            return False
+        """True when the server speaks 2026-07-28; False when it is a handshake-era server
+        (it refused the probe, or dropped it: :class:`.wire.EraProbe` decides)."""
+        self._probe = wire.EraProbe()
+        discover_id = await self.send_request(
+            wire.DISCOVER_METHOD, {wire.META: wire.modern_envelope()}
+        )
+        for request in self._probe.sent(discover_id):
+            await self._send(request)
+        try:
+            result = await self.answer(discover_id)
+        except RpcError:
+            return False  # the SDK falls back to initialize on any error answer to the probe
+        except Closed:
+            raise Fallback from None
         versions = result.get("supportedVersions")
-        if not isinstance(versions, list) or MODERN_VERSION not in versions:
+        if not isinstance(versions, list) or wire.MODERN_VERSION not in versions:
             raise Fallback
         self.modern = True
-        self.protocol_version = MODERN_VERSION
-        meta = result.get(_META) if isinstance(result.get(_META), dict) else {}
-        self._facts(result, meta.get("io.modelcontextprotocol/serverInfo"))
+        self.protocol_version = wire.MODERN_VERSION
+        meta = result.get(wire.META)
+        self._facts(result, meta.get(wire.SERVER_INFO_KEY) if isinstance(meta, dict) else None)
         return True
 
     def _facts(self, result: Mapping[str, Any], info: Any) -> None:
@@ -390,6 +329,7 @@ class Connection:
         self.instructions = instructions
 
     async def list_tools(self) -> list[dict[str, Any]]:
+        """Every page of ``tools/list``; ``Fallback`` for anything but the plain shape."""
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(MAX_LIST_PAGES):
@@ -398,7 +338,7 @@ class Connection:
             except (RpcError, Closed):
                 raise Fallback from None
             batch = page.get("tools")
-            if not isinstance(batch, list):
+            if not isinstance(batch, list) or (self.modern and not _cacheable(page)):
                 raise Fallback
             tools.extend(checked_tool(t) for t in batch)
             cursor = page.get("nextCursor")
@@ -407,3 +347,119 @@ class Connection:
             if not isinstance(cursor, str):
                 raise Fallback
         return tools
+
+    # -- the call --------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], limit: float) -> dict[str, Any]:
+        """``tools/call`` to its final result, each round within ``limit`` seconds, as the SDK's
+        ``Client.call_tool`` makes it: an ``InputRequiredResult`` (2026-07-28) is answered by
+        the default policy and the call sent again with the answers and the echoed
+        ``requestState``, at most :data:`.wire.MAX_INPUT_ROUNDS` times; a ``HEADER_MISMATCH``
+        is answered by listing the tools again and resending once (the server ran nothing).
+
+        The caller checks :attr:`abandoned` first and sets :attr:`calling`.
+
+        Raises:
+            RpcError: an error answer, or a refused input request (the SDK raises it alike).
+            Closed, Malformed, TimeoutError: the server went away, broke JSON-RPC, or was
+                silent for ``limit`` seconds.
+            TooManyRounds, Unreadable: the server's input requests never ended, or cannot be
+                read without the SDK.
+        """
+        assert self.calling
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        rounds = 0
+        pause = STATE_ONLY_PAUSE[0]
+        while True:
+            result = await self._send_call(params, limit)
+            if not self.modern or result.get("resultType") != "input_required":
+                return result
+            rounds += 1
+            if rounds > wire.MAX_INPUT_ROUNDS:
+                raise TooManyRounds
+            asked, state = _input_required(result)
+            responses: dict[str, Any] | None = None
+            if asked:
+                pause = STATE_ONLY_PAUSE[0]
+                responses = {}
+                for key, request in asked.items():
+                    answer = self.answer_request(request["method"], request.get("params"))
+                    if "error" in answer:
+                        raise RpcError(answer["error"]["code"], answer["error"]["message"])
+                    responses[key] = answer["result"]
+            else:
+                await anyio.sleep(pause)
+                pause = min(pause * 2, STATE_ONLY_PAUSE[1])
+            params = {
+                **({"inputResponses": responses} if responses is not None else {}),
+                **({"requestState": state} if state is not None else {}),
+                "name": name,
+                "arguments": arguments,
+            }
+
+    async def _send_call(self, params: dict[str, Any], limit: float) -> dict[str, Any]:
+        """One ``tools/call`` round; once more after listing again on ``HEADER_MISMATCH``."""
+        try:
+            with anyio.fail_after(limit):
+                return await self.request("tools/call", params, progress=True)
+        except RpcError as exc:
+            if exc.code != wire.HEADER_MISMATCH or not self.modern:
+                raise
+            mismatch = exc
+        try:
+            with anyio.fail_after(limit):
+                await self._relist(params["name"])
+        except (RpcError, Closed, Malformed, TimeoutError):
+            raise mismatch from None
+        with anyio.fail_after(limit):
+            return await self.request("tools/call", params, progress=True)
+
+    async def _relist(self, name: str) -> None:
+        """``tools/list`` page by page until a page lists ``name`` (the SDK's re-list)."""
+        cursor: str | None = None
+        for _ in range(MAX_LIST_PAGES):
+            page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
+            following, tools = page.get("nextCursor"), page.get("tools")
+            cursor = following if isinstance(following, str) else None
+            listed = tools if isinstance(tools, list) else []
+            if cursor is None or any(isinstance(t, dict) and t.get("name") == name for t in listed):
+                return
+
+
+def _cacheable(result: Mapping[str, Any]) -> bool:
+    """A 2026-07-28 list result carries the cache hints the SDK's model requires."""
+    ttl = result.get("ttlMs")
+    hinted = type(ttl) is int and ttl >= 0
+    return hinted and result.get("cacheScope") in ("private", "public")
+
+
+def _input_required(result: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """The input requests and ``requestState`` of an ``InputRequiredResult``, checked for
+    what the SDK's model requires of them; :class:`Unreadable` for anything else."""
+    asked = result.get("inputRequests", {})
+    state = result.get("requestState")
+    if not isinstance(asked, dict) or not (state is None or isinstance(state, str)):
+        raise Unreadable(result)
+    if not asked and state is None:
+        raise Unreadable(result)  # the spec: at least one of the two is present
+    for request in asked.values():
+        if not _readable(request):
+            raise Unreadable(result)
+    return asked, state  # pyright: ignore[reportUnknownVariableType]
+
+
+def _readable(request: Any) -> bool:
+    """An input request with the fields the SDK's model requires of its method."""
+    if not isinstance(request, dict) or request.get("method") not in INPUT_METHODS:
+        return False
+    params = request.get("params")
+    if request["method"] == "roots/list":
+        return params is None or isinstance(params, dict)
+    if not isinstance(params, dict):
+        return False
+    if request["method"] == "sampling/createMessage":
+        return isinstance(params.get("messages"), list) and type(params.get("maxTokens")) is int
+    needed = ("message", "url", "elicitationId") if params.get("mode") == "url" else ("message",)
+    if not all(isinstance(params.get(key), str) for key in needed):
+        return False
+    return params.get("mode") == "url" or isinstance(params.get("requestedSchema"), dict)

@@ -15,12 +15,8 @@ from codebot_mcp.core.errors import CodebotError, ServerError
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
+from codebot_mcp.mcpbridge.transport.wire import CONNECTION_CLOSED, REQUEST_TIMEOUT, USER_REJECTED
 
-CONNECTION_CLOSED = -32000
-REQUEST_TIMEOUT = -32001
-USER_REJECTED = -1
-"""As :data:`mcpbridge.requests.USER_REJECTED` (checked by a test)."""
-"""``mcp_types.CONNECTION_CLOSED`` and ``REQUEST_TIMEOUT`` (a test checks they agree)."""
 BREAKS = "The server breaks the protocol; report it to its authors."
 
 
@@ -105,20 +101,40 @@ def validate_output(name: str, schema: Any, result: dict[str, Any]) -> None:
         raise RuntimeError(f"Invalid structured content returned by tool {name}: {error}")
 
 
-def through_sdk(result: dict[str, Any], config: ServerConfig, tool: str) -> ToolResult:
-    """Anything but plain text: read by the SDK's own model, rendered by ``to_tool_result``."""
-    import mcp_types as types
+def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, version: str) -> Any:
+    """A ``tools/call`` answer read as the SDK path's session reads it at that protocol
+    ``version``: its model, or the error the SDK path reports for it (same words)."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 
-    from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result, to_tool_result
+    from codebot_mcp.mcpbridge._sdk import read_call_result
+    from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension
+    from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result
 
+    modern = version in MODERN_PROTOCOL_VERSIONS
+    claims = TasksExtension(TaskHooks(config.name)).claims() if modern else ()
+    if modern and "resultType" not in result:  # the spec's default (transport.resulttype)
+        result = {**result, "resultType": "complete"}
     try:
-        model = types.CallToolResult.model_validate({**result, "resultType": "complete"})
+        return read_call_result(result, version, claims)
     except ValidationError as exc:
         raise ServerError(
             f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
             hint=BREAKS,
         ) from None
+
+
+def through_sdk(
+    result: dict[str, Any], config: ServerConfig, tool: str, *, version: str
+) -> ToolResult:
+    """Anything but plain text: read by :func:`read_by_sdk`, rendered by ``to_tool_result``."""
+    import mcp_types as types
+
+    from codebot_mcp.mcpbridge.connection.tool import to_tool_result
+
+    model = read_by_sdk(result, config, tool, version=version)
+    if not isinstance(model, types.CallToolResult):  # another shape, read (not seen yet)
+        raise ServerError(f"'{tool}' failed: server '{config.name}' sent no result", hint=BREAKS)
     return to_tool_result(model)
 
 

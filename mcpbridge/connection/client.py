@@ -44,6 +44,7 @@ from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_ti
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
 from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
+from codebot_mcp.mcpbridge.transport.wire import split_tools
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.sampling import Sampler
@@ -111,6 +112,9 @@ class Client:
         command or URL (the SDK's in-memory transport; the tests' fast tier)."""
         self.crashed = False
         """The server exited while connected (stdio); the next call restarts it, once."""
+        self._was_up = False
+        """This launch got connected: only then is its end a crash (a server that failed its
+        handshake or listing was not connected, and is not restarted as if it had crashed)."""
         self.restarts_left = MAX_RESTARTS
         self.redact = Redactor([*entry_secrets(config), *config.oauth.secrets])
         self.features = Features(
@@ -152,6 +156,7 @@ class Client:
                     self.tools = await self.list_tools(session)
                     self._session = session
                     self.state = "connected"
+                    self._was_up = True
                     scope.deadline = math.inf  # the handshake is over; the connection lives on
                     self.ready.set()
                     async with anyio.create_task_group() as tg:
@@ -212,7 +217,9 @@ class Client:
         if self.crashed:
             return True
         process = self._process
-        if process is None or not process.closed.is_set() or self._stop.is_set():
+        if process is None or not self._was_up:
+            return False
+        if not process.closed.is_set() or self._stop.is_set():
             return False
         returncode = process.process.returncode
         code = f" (exit code {returncode})" if returncode is not None else ""
@@ -232,7 +239,7 @@ class Client:
             return self.connected
         self.restarts_left -= 1
         await self.done.wait()
-        self.state, self.failure, self.crashed = "pending", None, False
+        self.state, self.failure, self.crashed, self._was_up = "pending", None, False, False
         self.ready, self.done, self._stop = anyio.Event(), anyio.Event(), anyio.Event()
         self._stage = "launch"
         self._spawn(self.run)
@@ -259,16 +266,16 @@ class Client:
     async def list_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list``, filtered by include/exclude and app-only tools left
         out (both noted: :attr:`hidden_tools`, :attr:`app_tools`)."""
-        from codebot_mcp.mcpbridge.tools.apps import app_only
-
         tools = await self.list_all_tools(session)
-        selected = [t for t in tools if self._selected(t.name)]
-        self.app_tools = [t for t in selected if app_only(t.meta)]
-        apps = {t.name for t in self.app_tools}
-        self.hidden_tools = tuple(
-            t.name for t in tools if not self._selected(t.name) or t.name in apps
+        split = split_tools(
+            tools,
+            self.config.include_tools,
+            self.config.exclude_tools,
+            name=lambda t: t.name,
+            meta=lambda t: t.meta,
         )
-        return [t for t in selected if t.name not in apps]
+        self.app_tools, self.hidden_tools = split.apps, split.hidden
+        return split.offered
 
     async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
         """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
@@ -340,14 +347,6 @@ class Client:
     def process(self) -> ServerProcess | None:
         """The stdio server's process (None for HTTP and in-process servers)."""
         return self._process
-
-    def _selected(self, tool: str) -> bool:
-        from fnmatch import fnmatchcase
-
-        include = self.config.include_tools
-        if include is not None and not any(fnmatchcase(tool, p) for p in include):
-            return False
-        return not any(fnmatchcase(tool, p) for p in self.config.exclude_tools)
 
     # -- internals -----------------------------------------------------------------------
 

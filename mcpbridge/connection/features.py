@@ -24,8 +24,9 @@ from mcp.client.subscriptions import (
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from codebot_mcp.core.secrets.redact import SECRETS, Redactor
+from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.mcpbridge.transport.runlog import ServerLog, message_scrubber
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -106,8 +107,7 @@ class Features:
         """One scrubber per stream of messages (progress, log): a secret split across two
         messages is masked too. Its secrets: the server's own and every secret of the run."""
         if stream not in self._scrubbers:
-            redactor = Redactor([*self.redact.values(), *SECRETS.values()])
-            self._scrubbers[stream] = StreamScrubber(redactor, urls=False, extra=self.redact)
+            self._scrubbers[stream] = message_scrubber(self.redact)
         return self._scrubbers[stream]
 
     def write_log(self, line: str) -> None:
@@ -130,10 +130,8 @@ class Features:
             return {}
         from codebot_mcp.mcpbridge.connection.requests import ServerRequests
 
-        requests = ServerRequests(
-            self.name, self.agent, self.sampler, self.write_log, self.config.log_level
-        )
-        requests.scrub_log = self.scrubber("log").feed
+        log = ServerLog(self.write_log, self.redact, self.config.log_level)
+        requests = ServerRequests(self.name, self.agent, self.sampler, log)
         return {
             **requests.callbacks(),
             "log_level": self.config.log_level,  # 2026-07-28: the request meta asks for logs

@@ -9,9 +9,6 @@ plain data for a :class:`core.useragent.UserAgent`; nothing here talks to the te
 
 from __future__ import annotations
 
-import json
-import logging
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -19,43 +16,18 @@ from mcp.client.session import ClientRequestContext
 
 from codebot_mcp.core.agent.sampling import Sampler, SamplingRefused
 from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.tools.forms import MAX_TEXT, NOT_A_FORM, form_fields
 from codebot_mcp.core.tools.useragent import (
     MAX_SAMPLING_TOKENS,
-    ElicitField,
     ElicitRequest,
     SamplingRequest,
     UserAgent,
     refusal_reason,
 )
+from codebot_mcp.mcpbridge.transport.runlog import ServerLog
+from codebot_mcp.mcpbridge.transport.wire import MAX_INPUT_ROUNDS, USER_REJECTED
 
-logger = logging.getLogger(__name__)
-
-USER_REJECTED = -1
-"""The spec's error code for a sampling request the user rejected."""
-MAX_FIELDS = 50
-"""A form with more fields than this is declined: no one answers 500 questions."""
-MAX_TEXT = 10_000
-"""Characters of a server's message or a log line kept (a hostile server may send megabytes)."""
-
-
-MAX_INPUT_ROUNDS = 10
-"""Rounds of answers one multi-round call (SEP-2322) gets before codebot gives up on it: a
-server that asks forever must not hold the call (nor the user) forever."""
-
-
-def too_many_rounds(server: str, what: str) -> str:
-    """The message for a call that still asked for input after ``MAX_INPUT_ROUNDS`` rounds."""
-    return (
-        f"{what} on server '{server}' still asked for input after {MAX_INPUT_ROUNDS} rounds "
-        "of answers; codebot gave up"
-    )
-
-
-TOO_MANY_ROUNDS_HINT = (
-    "The server loops on its input requests (SEP-2322); report it to its authors."
-)
-
-LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+__all__ = ["USER_REJECTED", "ServerRequests", "form_fields"]
 
 
 class ServerRequests:
@@ -65,7 +37,7 @@ class ServerRequests:
         server: The server's name (every request is shown under it).
         agent: Who answers (the REPL, or the non-interactive policy).
         sampler: Sends approved sampling requests to the model; None refuses them all.
-        log: Writes one line to the server's log file.
+        log: Writes the server's log messages to its log file (the hot path's writer too).
     """
 
     def __init__(
@@ -73,17 +45,12 @@ class ServerRequests:
         server: str,
         agent: UserAgent,
         sampler: Sampler | None = None,
-        log: Callable[[str], None] | None = None,
-        log_level: str | None = None,
+        log: ServerLog | None = None,
     ) -> None:
         self.server = server
-        self.min_level = LEVELS.index(log_level) if log_level in LEVELS else 0
-        """Messages below the server's ``log_level`` are dropped (not every server filters)."""
         self.agent = agent
         self.sampler = sampler
         self.log = log
-        self.scrub_log: Callable[[str], str] | None = None
-        """Scrubs the text of each log message (a stream: a secret split in two is masked)."""
 
     def callbacks(self) -> dict[str, Any]:
         """Keyword arguments for the SDK ``Client``."""
@@ -111,11 +78,7 @@ class ServerRequests:
         else:
             fields = form_fields(params.requested_schema)
             if fields is None:
-                return types.ErrorData(
-                    code=types.INVALID_PARAMS,
-                    message="codebot cannot ask for this form: its schema is not a flat object "
-                    f"of at most {MAX_FIELDS} primitive fields",
-                )
+                return types.ErrorData(code=types.INVALID_PARAMS, message=NOT_A_FORM)
             request = ElicitRequest(self.server, message, fields=tuple(fields))
         answer = await self.agent.elicit(request)
         if answer.action != "accept":
@@ -168,19 +131,8 @@ class ServerRequests:
 
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         """``notifications/message`` goes to the server's log file, one line each."""
-        if self.log is None:
-            return
-        if params.level in LEVELS and LEVELS.index(params.level) < self.min_level:
-            return
-        data = params.data if isinstance(params.data, str) else json.dumps(params.data)
-        if self.scrub_log is not None:
-            data = self.scrub_log(data)
-        source = f" {params.logger}" if params.logger else ""
-        line = f"[{params.level}{source}] {data}"[:MAX_TEXT]
-        try:
-            self.log(line.replace("\r", "\\r").replace("\n", "\\n"))
-        except OSError as exc:
-            logger.debug("server %s: cannot write its log: %s", self.server, exc)
+        if self.log is not None:
+            self.log.write(params.level, params.logger, params.data)
 
 
 def _refuse(reason: str) -> types.ErrorData:
@@ -196,84 +148,3 @@ def _sampling_text(content: Any) -> str:
         else:
             parts.append(f"[{getattr(block, 'type', 'unknown')} content]")
     return "\n".join(parts)[: MAX_TEXT * 10]
-
-
-def form_fields(schema: Mapping[str, Any] | Any) -> list[ElicitField] | None:
-    """The fields of a form-mode schema; None when it is not a flat object of primitives."""
-    if not isinstance(schema, Mapping):
-        return None
-    properties = schema.get("properties", {})  # pyright: ignore[reportUnknownMemberType]
-    required = schema.get("required", [])  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(properties, Mapping) or len(properties) > MAX_FIELDS:  # pyright: ignore[reportUnknownArgumentType]
-        return None
-    needed = set(required) if isinstance(required, list) else set()  # pyright: ignore[reportUnknownArgumentType]
-    fields: list[ElicitField] = []
-    for name, prop in properties.items():  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(name, str) or not isinstance(prop, Mapping):
-            return None
-        field_ = _field(name, prop, name in needed)  # pyright: ignore[reportUnknownArgumentType]
-        if field_ is None:
-            return None
-        fields.append(field_)
-    return fields
-
-
-def _choices(prop: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``enum`` (with legacy ``enumNames``), or ``oneOf``/``anyOf`` of ``const`` + ``title``."""
-    if isinstance(prop.get("enum"), list):
-        values = tuple(str(v) for v in prop["enum"])
-        names = prop.get("enumNames")
-        titles = tuple(str(n) for n in names) if isinstance(names, list) else ()
-        return values, titles if len(titles) == len(values) else ()
-    for key in ("oneOf", "anyOf"):
-        options = prop.get(key)
-        if isinstance(options, list):
-            consts = [o for o in options if isinstance(o, Mapping) and "const" in o]  # pyright: ignore[reportUnknownVariableType]
-            values = tuple(str(o["const"]) for o in consts)  # pyright: ignore[reportUnknownArgumentType]
-            titles = tuple(str(o.get("title", o["const"])) for o in consts)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-            return values, titles
-    return (), ()
-
-
-def _field(name: str, prop: Mapping[str, Any], required: bool) -> ElicitField | None:
-    kind = prop.get("type", "string")
-    multiple = False
-    choices, titles = _choices(prop)
-    if kind == "array":
-        items = prop.get("items")
-        if not isinstance(items, Mapping):
-            return None
-        choices, titles = _choices(items)  # pyright: ignore[reportUnknownArgumentType]
-        multiple = True
-    elif kind not in ("string", "number", "integer", "boolean"):
-        return None
-
-    def number(key: str) -> float | None:
-        value = prop.get(key)
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(value) if ok else None  # type: ignore[arg-type]
-
-    return ElicitField(
-        name=name,
-        type=str(kind),
-        title=str(prop["title"])[:200] if "title" in prop else None,
-        description=str(prop["description"])[:MAX_TEXT] if "description" in prop else None,
-        required=required,
-        default=prop.get("default"),
-        has_default="default" in prop,
-        choices=choices,
-        choice_titles=titles,
-        multiple=multiple,
-        format=str(prop["format"]) if "format" in prop else None,
-        minimum=number("minimum"),
-        maximum=number("maximum"),
-        min_length=_count(prop, "minLength"),
-        max_length=_count(prop, "maxLength"),
-        min_items=_count(prop, "minItems"),
-        max_items=_count(prop, "maxItems"),
-    )
-
-
-def _count(prop: Mapping[str, Any], key: str) -> int | None:
-    value = prop.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -29,9 +29,12 @@ from codebot_mcp.core.tools.sources import (
     ResourceInfo,
 )
 from codebot_mcp.mcpbridge.connection.features import MAX_UPDATED
-from codebot_mcp.mcpbridge.connection.requests import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from codebot_mcp.mcpbridge.connection.tool import describe_block
-from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
+from codebot_mcp.mcpbridge.transport.rpcerror import (
+    TOO_MANY_ROUNDS_HINT,
+    rpc_error_text,
+    too_many_rounds,
+)
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.client import Client

@@ -12,20 +12,19 @@ from mcp.client.extension import ClientExtension, advertise
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
 
-from codebot_mcp.core import __version__
-
-SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
-"""Skills served over MCP (SEP-2640): codebot lists and loads them (``connection.skills``)."""
+from codebot_mcp.mcpbridge.transport import wire
 
 
 def client_info() -> types.Implementation:
-    """What codebot tells servers about itself."""
-    return types.Implementation(name="codebot", version=__version__)
+    """What codebot tells servers about itself (:func:`.wire.client_info`, as the SDK's model)."""
+    info = wire.client_info()
+    return types.Implementation(name=info["name"], version=info["version"])
 
 
 def client_extensions() -> list[ClientExtension]:
-    """The extensions codebot declares under ``capabilities.extensions``."""
-    return [advertise(SKILLS_EXTENSION)]
+    """The extensions codebot declares under ``capabilities.extensions`` on every wire
+    (:data:`.wire.CLIENT_CAPABILITIES`; tasks, modern wires only, come with ``TasksExtension``)."""
+    return [advertise(identifier) for identifier in wire.CLIENT_CAPABILITIES["extensions"]]
 
 
 @dataclass(frozen=True, slots=True)

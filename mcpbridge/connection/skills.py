@@ -26,7 +26,7 @@ from codebot_mcp.core.tools.sources import (
     skill_path,
 )
 from codebot_mcp.mcpbridge.connection.resources import guarded, read_resource
-from codebot_mcp.mcpbridge.connection.serverinfo import SKILLS_EXTENSION as EXTENSION
+from codebot_mcp.mcpbridge.transport.wire import SKILLS as EXTENSION
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.client import Client

@@ -42,7 +42,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from codebot_mcp.mcpbridge.tools.extensions import TASKS as TASKS_EXTENSION
+from codebot_mcp.mcpbridge.transport.wire import TASKS as TASKS_EXTENSION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -12,10 +12,9 @@ from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
 from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
-from codebot_mcp.mcpbridge.connection.requests import too_many_rounds
 from codebot_mcp.mcpbridge.tools.arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
-from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
+from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text, too_many_rounds
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.client import Client

@@ -1,5 +1,5 @@
 """A size cap for Streamable HTTP: one message from a server may be at most
-:data:`mcpbridge.stdio.MAX_MESSAGE_BYTES`, as over stdio.
+:data:`mcpbridge.transport.wire.MAX_MESSAGE_BYTES`, as over stdio.
 
 httpx has no response-size limit, so the transport wraps each response stream and counts the
 bytes of the current message: a JSON body (any type but an event stream) as a whole, an SSE
@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Iterator
 import httpx2
 
 from codebot_mcp.core.inflate import DECODED, Inflater
-from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
+from codebot_mcp.mcpbridge.transport.wire import MAX_MESSAGE_BYTES
 
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 """Two line ends in a row: the end of an SSE event (CRLF, CR or LF, in any mix)."""

@@ -1,5 +1,9 @@
 """One log file per run: a server's stderr (and its log messages), a warm holder's last words.
 
+What a server logs with ``notifications/message`` becomes one line each (:class:`ServerLog`),
+written the same way by the SDK path (``connection.requests``) and the hot path
+(``calls.lite_wire``).
+
 Each launch gets ``<state>/log/<name>/<UTC time>-<pid>-<n>.log``, created new (0600, never
 following a link) and never truncated by another process: two projects, two terminals or a
 restart each write their own file, so a failure message quotes the lines of its own run only.
@@ -12,14 +16,22 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
+import logging
 import os
 import re
 import time
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.secrets.redact import SECRETS, Redactor
+from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.mcpbridge.transport.wire import LOG_LEVELS
+
+logger = logging.getLogger(__name__)
 
 KEEP_LOGS = 10
 """Logs kept per server name (plus any whose process still runs): enough to compare a few
@@ -90,3 +102,58 @@ def prune(directory: Path, *, keep: int) -> None:
         if not _writer_alive(path):
             with suppress(OSError):
                 path.unlink()
+
+
+MAX_LOG_LINE = 10_000
+"""Characters of one log message kept (a hostile server may send megabytes)."""
+
+
+def message_scrubber(redact: Redactor) -> StreamScrubber:
+    """A scrubber for one stream of a server's messages (its log, its progress): its own
+    secrets and every secret of the run; a secret split across two messages is masked too."""
+    redactor = Redactor([*redact.values(), *SECRETS.values()])
+    return StreamScrubber(redactor, urls=False, extra=redact)
+
+
+class ServerLog:
+    """A server's ``notifications/message``, one line each in its log: ``[<level> <logger>]
+    <data>`` (data as sent when it is a string, else its JSON), scrubbed as a stream, at most
+    :data:`MAX_LOG_LINE` characters, CR and LF escaped. Messages below the entry's
+    ``log_level`` are dropped (not every server filters).
+
+    Args:
+        write: Appends one line to the server's log file.
+        redact: The server's secrets.
+        log_level: The entry's ``log_level`` (None: keep every level).
+    """
+
+    def __init__(
+        self, write: Callable[[str], None], redact: Redactor, log_level: str | None = None
+    ) -> None:
+        self._write = write
+        self._scrub = message_scrubber(redact)
+        self.min_level = LOG_LEVELS.index(log_level) if log_level in LOG_LEVELS else 0
+
+    def write(self, level: str, source: str | None, data: Any) -> None:
+        """Log one message (already read: ``level`` is one of :data:`.wire.LOG_LEVELS`)."""
+        if level in LOG_LEVELS and LOG_LEVELS.index(level) < self.min_level:
+            return
+        text = self._scrub.feed(data if isinstance(data, str) else json.dumps(data))
+        named = f" {source}" if source else ""
+        line = f"[{level}{named}] {text}"[:MAX_LOG_LINE]
+        try:
+            self._write(line.replace("\r", "\\r").replace("\n", "\\n"))
+        except OSError as exc:
+            logger.debug("cannot write a server's log: %s", exc)
+
+    def receive(self, params: Any) -> bool:
+        """Log the raw ``params`` of a ``notifications/message`` (the hot path) if they are
+        what the SDK's model accepts: a known ``level``, a string ``logger`` or none, and a
+        ``data``; False (nothing written) otherwise, as the SDK drops such a message."""
+        if not isinstance(params, Mapping) or "data" not in params:
+            return False
+        level, source = params.get("level"), params.get("logger")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if level not in LOG_LEVELS or not (source is None or isinstance(source, str)):
+            return False
+        self.write(str(level), source, params["data"])
+        return True

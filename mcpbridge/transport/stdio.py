@@ -2,15 +2,14 @@
 
 Like the SDK's ``stdio_client`` (newline-delimited JSON-RPC on stdin/stdout), but over a process
 we launched ourselves, which lets the launch overlap the SDK import, caps the server's stderr
-log, and bounds the size of one message: a line over ``MAX_MESSAGE_BYTES`` is dropped and, when
-its request id can be read from its start, answered with an error so the call fails at once
-instead of filling memory.
+log, and bounds the size of one message: the framing of :mod:`.wire` (the hot path's too)
+drops a line over ``MAX_MESSAGE_BYTES`` and, when its request id can be read from its start,
+answers it with an error so the call fails at once instead of filling memory.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
@@ -19,30 +18,19 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-from codebot_mcp.core import jsonutil
 from codebot_mcp.mcpbridge._sdk import TransportStreams
+from codebot_mcp.mcpbridge.transport import wire
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
+from codebot_mcp.mcpbridge.transport.wire import MAX_MESSAGE_BYTES
+
+__all__ = ["MAX_MESSAGE_BYTES", "stdio_transport"]
 
 logger = logging.getLogger(__name__)
 
-MAX_MESSAGE_BYTES = 32 * 1024 * 1024
-"""One message from a server may be this large; a 50 MB tool result is refused, not buffered."""
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)')
 
-
-def _error_for(head: bytes, message: str) -> SessionMessage | None:
-    """An error answer for the request whose id starts ``head``, if one can be found."""
-    if b'"method"' in head[:4096]:
-        return None  # a request or notification from the server, not an answer
-    match = _ID_PATTERN.search(head[:4096])
-    if match is None:
-        return None
-    try:
-        request_id = jsonutil.loads(match.group(1))
-    except ValueError:
-        return None
-    error = types.ErrorData(code=types.INTERNAL_ERROR, message=message)
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+def _error(request_id: wire.RequestId, message: str) -> SessionMessage:
+    answer = types.JSONRPCError.model_validate(wire.error_answer(request_id, message))
+    return SessionMessage(answer)
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
@@ -51,46 +39,22 @@ def _parse(line: bytes) -> SessionMessage | Exception:
     except (ValidationError, ValueError) as exc:
         # An answer we cannot read (not UTF-8, broken JSON) would leave its request waiting
         # until the timeout: answer it with an error when its id can be found.
-        reply = _error_for(line, "the server's answer is not valid JSON-RPC (not UTF-8 or JSON)")
-        if reply is not None:
-            return reply
+        request_id = wire.answer_id(line)
+        if request_id is not None:
+            return _error(request_id, wire.UNREADABLE)
         logger.debug("ignoring a line that is not JSON-RPC: %.200r", line)
         return exc
 
 
-class _LineSplitter:
-    """Newline-delimited messages from stdout chunks, each at most ``MAX_MESSAGE_BYTES``."""
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._dropped = 0  # > 0 while skipping the rest of an oversized line
-
-    def feed(self, chunk: bytes) -> list[SessionMessage | Exception]:
-        out: list[SessionMessage | Exception] = []
-        while chunk:
-            newline = chunk.find(b"\n")
-            part, chunk = (chunk, b"") if newline < 0 else (chunk[:newline], chunk[newline + 1 :])
-            if self._dropped:
-                self._dropped += len(part)
-            else:
-                self._buffer += part
-                if len(self._buffer) > MAX_MESSAGE_BYTES:
-                    size = len(self._buffer)
-                    reply = _error_for(
-                        bytes(self._buffer[:4096]),
-                        f"the server's answer is larger than {MAX_MESSAGE_BYTES // 2**20} MB "
-                        f"(at least {size // 2**20} MB) and was dropped",
-                    )
-                    if reply is not None:
-                        out.append(reply)
-                    self._dropped = size
-                    self._buffer.clear()
-            if newline >= 0:
-                if not self._dropped and self._buffer.strip():
-                    out.append(_parse(bytes(self._buffer)))
-                self._buffer.clear()
-                self._dropped = 0
-        return out
+def _messages(lines: wire.LineFramer, chunk: bytes) -> list[SessionMessage | Exception]:
+    out: list[SessionMessage | Exception] = []
+    for line in lines.feed(chunk):
+        if isinstance(line, wire.Oversized):
+            if line.request_id is not None:
+                out.append(_error(line.request_id, line.message))
+        else:
+            out.append(_parse(line))
+    return out
 
 
 @asynccontextmanager
@@ -103,14 +67,14 @@ async def stdio_transport(server: ServerProcess) -> AsyncIterator[TransportStrea
     write_stream, from_session = anyio.create_memory_object_stream[SessionMessage](0)
 
     async def read_stdout() -> None:
-        lines = _LineSplitter()
+        lines = wire.LineFramer()
         async with to_session:
             try:
                 with suppress(
                     anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError
                 ):
                     while True:
-                        for message in lines.feed(await stdout.receive()):
+                        for message in _messages(lines, await stdout.receive()):
                             await to_session.send(message)
             finally:
                 server.closed.set()

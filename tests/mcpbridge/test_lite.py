@@ -1,9 +1,10 @@
-"""The SDK-free hot path (:mod:`mcpbridge.lite`) against the SDK path, with real servers.
+"""The SDK-free hot path (:mod:`mcpbridge.calls.lite`) against the SDK path, with real servers.
 
 Every case runs ``mcp list``/``mcp call`` twice in process, once on the hot path and once with
 ``CODEBOT_SDK_PATH=1`` (the SDK's ``Client`` and models), and compares exit code, stdout and
-stderr byte for byte (``handshake_ms`` aside). The constants the hot path copies are checked
-against the SDK's own.
+stderr byte for byte (``handshake_ms`` aside). The constants of :mod:`mcpbridge.transport.wire`
+are checked against the SDK's own. What both paths send and receive on the wire, the
+servers' log files and the number of calls are compared in ``test_lite_wire.py``.
 """
 
 from __future__ import annotations
@@ -11,16 +12,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from codebot_mcp.cli.app import run
+from codebot_mcp.core.tools.useragent import Policy
 from codebot_mcp.mcpbridge.calls import lite, lite_wire
-from codebot_mcp.mcpbridge.calls import results as schemas
 from codebot_mcp.mcpbridge.connection import requests
-from codebot_mcp.mcpbridge.transport import probe, stdio
+from codebot_mcp.mcpbridge.transport import wire
 from tests.helpers import everything_entry, server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
@@ -61,25 +63,42 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_constants_match_the_sdk() -> None:
+    """The wire module's copies of the SDK's constants (it must not import the SDK)."""
     import mcp_types as types
+    from mcp.client import _input_required  # pyright: ignore[reportPrivateUsage]
     from mcp_types import version
 
-    assert lite_wire.MODERN_VERSION == version.LATEST_MODERN_VERSION
-    assert lite_wire.LEGACY_VERSION == version.LATEST_HANDSHAKE_VERSION
-    assert lite_wire.LEGACY_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
-    assert lite_wire.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
-    assert schemas.CONNECTION_CLOSED == types.CONNECTION_CLOSED
-    assert schemas.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
-    assert schemas.USER_REJECTED == lite_wire.USER_REJECTED == requests.USER_REJECTED
-    assert lite_wire.INVALID_PARAMS == types.INVALID_PARAMS
-    assert lite_wire.SENTINEL_ID == probe.SENTINEL_ID
-    assert (lite_wire.UNKNOWN_METHOD, lite_wire.UNKNOWN_ID) == (
-        probe.UNKNOWN_METHOD,
-        probe.UNKNOWN_ID,
+    assert wire.MODERN_VERSION == version.LATEST_MODERN_VERSION
+    assert (wire.MODERN_VERSION,) == version.MODERN_PROTOCOL_VERSIONS
+    assert wire.LEGACY_VERSION == version.LATEST_HANDSHAKE_VERSION
+    assert wire.LEGACY_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert wire.METHOD_NOT_FOUND == types.METHOD_NOT_FOUND
+    assert wire.INVALID_PARAMS == types.INVALID_PARAMS
+    assert wire.INTERNAL_ERROR == types.INTERNAL_ERROR
+    assert wire.CONNECTION_CLOSED == types.CONNECTION_CLOSED
+    assert wire.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
+    assert wire.HEADER_MISMATCH == types.HEADER_MISMATCH
+    assert wire.LOG_LEVELS == typing.get_args(types.LoggingLevel)
+    assert lite_wire.STATE_ONLY_PAUSE == (
+        _input_required._STATE_ONLY_BACKOFF_INITIAL_SECONDS,  # pyright: ignore[reportPrivateUsage]
+        _input_required._STATE_ONLY_BACKOFF_CAP_SECONDS,  # pyright: ignore[reportPrivateUsage]
     )
-    assert lite_wire.MAX_MESSAGE_BYTES == stdio.MAX_MESSAGE_BYTES
-    assert lite_wire.INTERNAL_ERROR == types.INTERNAL_ERROR
-    assert lite_wire._ID_PATTERN.pattern == stdio._ID_PATTERN.pattern  # pyright: ignore[reportPrivateUsage]
+    assert (
+        wire.MAX_INPUT_ROUNDS
+        == requests.ServerRequests("s", Policy()).callbacks()["input_required_max_rounds"]
+    )
+
+
+def test_the_wire_module_imports_no_sdk() -> None:
+    code = (
+        "import sys; import codebot_mcp.mcpbridge.transport.wire; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mcp', 'mcp_types', 'pydantic', 'pydantic_core')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("server", [*SERVERS, "everything"])
@@ -193,118 +212,6 @@ def test_http_and_pinned_servers_are_not_for_the_hot_path() -> None:
     assert not lite.usable({"s": config({"command": "x", "enabled": False})})
     assert lite.usable({"s": config({"command": "x"})})
     assert not lite.usable({})
-
-
-RECORDER = """
-import subprocess, sys
-log = open(sys.argv[1], "ab")
-child = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE)
-for line in sys.stdin.buffer:
-    log.write(line)
-    log.flush()
-    try:
-        child.stdin.write(line)
-        child.stdin.flush()
-    except BrokenPipeError:
-        break
-child.stdin.close()
-child.wait()
-"""
-
-
-def recorded(tmp_path: Path, name: str, server: str, **extra: Any) -> dict[str, Any]:
-    """A settings entry for ``server`` behind a recorder of everything codebot writes to it."""
-    script = tmp_path / "recorder.py"
-    script.write_text(RECORDER)
-    entry = server_entry(server, **extra)
-    log = tmp_path / f"{name}.log"
-    return {**entry, "args": [str(script), str(log), entry["command"], *entry["args"]]}
-
-
-def sent(log: Path, methods: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in log.read_bytes().splitlines() if line.strip()]
-    log.unlink()
-    return [m for m in lines if methods is None or m.get("method") in methods or "method" not in m]
-
-
-HANDSHAKE = (
-    "server/discover",
-    "codebot/no-such-method",
-    "ping",
-    "initialize",
-    "notifications/initialized",
-    "tools/list",
-)
-
-
-@pytest.mark.parametrize("server", ["faulty", "echo"])  # handshake era, and 2026-07-28
-def test_both_paths_declare_the_same_capabilities_byte_for_byte(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, server: str
-) -> None:
-    write_settings(tmp_path, {"mcp_servers": {"rec": recorded(tmp_path, "rec", server)}})
-    log = tmp_path / "rec.log"
-    for sdk in ("", "1"):
-        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
-        assert run(["--cwd", str(tmp_path), "mcp", "list"]) == 0
-        capsys.readouterr()
-        if not sdk:
-            hot = log.read_bytes().splitlines()
-            log.unlink()
-    sdk_lines = log.read_bytes().splitlines()
-    wanted = [line for line in sdk_lines if json.loads(line).get("method") in HANDSHAKE]
-    assert hot == wanted
-    assert b'clientCapabilities":{"sampling":{},"elicitation":{"form":{},"url":{}}' in hot[0]
-
-
-@pytest.mark.parametrize(
-    "call",
-    [["roots"], ["ask_name"], ["ask_color"], ["visit"], ["summarize", "text=x"]],
-    ids=lambda c: c[0],
-)
-def test_server_requests_during_a_call_get_the_sdk_paths_answers(
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
-    call: list[str],
-) -> None:
-    """roots/list, elicitation/create and sampling/createMessage mid-call (a handshake-era
-    server): the hot path answers as the default policy does, and never calls the tool twice."""
-    entry = recorded(tmp_path, "asker", "asker", protocol="legacy")
-    write_settings(tmp_path, {"mcp_servers": {"asker": entry}})
-    log = tmp_path / "asker.log"
-    answers = []
-    for sdk in ("", "1"):
-        monkeypatch.setenv("CODEBOT_SDK_PATH", sdk)
-        code = run(["--cwd", str(tmp_path), "mcp", "call", "--no-warm", "asker", *call])
-        out = capsys.readouterr()
-        lines = sent(log)
-        assert [m.get("method") for m in lines].count("tools/call") == 1
-        answers.append(([m for m in lines if "method" not in m], (code, out.out, out.err)))
-    assert answers[0] == answers[1]
-    assert answers[0][0], "the server asked nothing: the test proves nothing"
-
-
-@pytest.mark.parametrize("tool", ["ask_name", "ask_color", "roots", "summarize"])
-def test_input_required_results_go_to_the_sdk_path(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tool: str
-) -> None:
-    """A 2026-07-28 server asks inside an ``InputRequiredResult``: the server did not finish,
-    so the SDK path makes the call again and answers by the policy, as it does on its own."""
-    write_settings(tmp_path, {"mcp_servers": {"asker": server_entry("asker")}})
-    args = ["text=x"] if tool == "summarize" else []
-    hot, sdk = both(
-        capsys,
-        monkeypatch,
-        "--cwd",
-        str(tmp_path),
-        "mcp",
-        "call",
-        "--no-warm",
-        "asker",
-        tool,
-        *args,
-    )
-    assert hot == sdk
 
 
 @pytest.mark.parametrize("mode", ["string-result", "no-result", "bad-error", "not-jsonrpc"])

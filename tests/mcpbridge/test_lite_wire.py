@@ -1,0 +1,418 @@
+"""The hot path against the SDK path, on the wire: every JSON-RPC message, the server's log,
+and how often the tool was called.
+
+Each case runs one command twice in process, on the hot path and with ``CODEBOT_SDK_PATH=1``,
+with the server behind ``tests/servers/wiretap`` (a recording wrapper placed as its
+``command``), and compares, for each launch of the server:
+
+- what codebot sent, message by message, and what the server answered (each direction in its
+  own order: which of two messages crosses first is the scheduler's);
+- the server's log file of the run (its stderr and its ``notifications/message`` lines);
+- the ``tools/call`` requests: the same on both paths, exactly one that starts the call (the
+  rest carry the answers of SEP-2322 input rounds), never one more for a fallback;
+- exit code, stdout and stderr, byte for byte.
+
+Where the two may differ, and why (nothing else is normalized; client info and capabilities
+must be equal as sent):
+
+- request ids: each path numbers its own requests; ids (and progress tokens, which the SDK
+  makes of them) are replaced by their order of first use. The probe's own ids are fixed;
+- the SDK path opens a listen stream on a 2026-07-28 connection (``subscriptions/listen``, its
+  acknowledgment and answers, the ``notifications/cancelled`` that closes it): its connection
+  lives on in chat, a one-shot command has nothing to listen for;
+- ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
+
+A case the hot path hands to the SDK path before calling (a server that advertises tasks, junk
+during the handshake) has one more launch on the hot side; that launch must not have called
+anything, and the last launch must equal the SDK path's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codebot_mcp.cli.app import run
+from codebot_mcp.core.config import paths
+from codebot_mcp.mcpbridge.transport import wire
+from tests.helpers import everything_entry, server_entry, write_settings
+from tests.servers.util import REPO_ROOT, server_command
+
+PROBE_IDS = ("codebot-discover-unknown", "codebot-discover-sentinel")
+WAIT_SECONDS = 30.0
+SECRET = "sk-chatty-0123456789abcdef"
+
+
+@dataclass
+class Run:
+    """One command on one path."""
+
+    outcome: tuple[int, str, str]
+    launches: list[list[dict[str, Any]]]
+    """Each launch of the server: the wiretap's records, in the order written."""
+    logs: list[str]
+    """The server's log files of this run, oldest first."""
+
+    def calls(self) -> list[dict[str, Any]]:
+        return [
+            r["msg"]
+            for launch in self.launches
+            for r in launch
+            if r.get("dir") == ">" and _method(r) == "tools/call"
+        ]
+
+
+def _method(record: dict[str, Any]) -> Any:
+    message = record.get("msg")
+    return message.get("method") if isinstance(message, dict) else None
+
+
+def _tapped(tap: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` behind the wiretap (which runs from the repository, as the test servers do)."""
+    command, args = server_command("wiretap", str(tap), "--", entry["command"], *entry["args"])
+    return {**entry, "command": command, "args": args, "cwd": entry.get("cwd", str(REPO_ROOT))}
+
+
+def _finished(tap: Path) -> list[list[dict[str, Any]]] | None:
+    files = sorted(tap.glob("*.jsonl")) if tap.exists() else []
+    launches = []
+    for file in files:
+        records = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+        if not records or "end" not in records[-1]:
+            return None
+        launches.append(records[:-1])
+    return launches
+
+
+def record(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    entry: dict[str, Any],
+    argv: list[str],
+    *,
+    sdk: bool,
+) -> Run:
+    """Run ``codebot <argv>`` against server ``s`` (``entry`` behind the wiretap) on one path.
+
+    Both paths run in the same project with the same settings (paths show in the output);
+    each run's recordings are moved aside once read, and its log files told apart by name."""
+    side = "sdk" if sdk else "hot"
+    tap = tmp_path / "tap"
+    write_settings(tmp_path, {"mcp_servers": {"s": _tapped(tap, entry)}})
+    monkeypatch.setenv("CODEBOT_SDK_PATH", "1" if sdk else "")
+    before = set((paths.log_dir() / "s").glob("*.log"))
+    code = run(["--cwd", str(tmp_path), *argv])
+    out = capsys.readouterr()
+    deadline = time.monotonic() + WAIT_SECONDS
+    while (launches := _finished(tap)) is None or not launches:
+        assert time.monotonic() < deadline, f"the {side} run's server never finished"
+        time.sleep(0.02)
+    tap.rename(tmp_path / f"tap-{side}")
+    logs = sorted(set((paths.log_dir() / "s").glob("*.log")) - before)
+    return Run((code, out.out, out.err), launches, [p.read_text() for p in logs])
+
+
+class _Normalizer:
+    """One launch's records, normalized as the module docstring says."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, str] = {}
+        self.listens: set[str] = set()
+        self.states: list[Any] = []
+
+    def ours(self, value: Any) -> Any:
+        """A request id of codebot's (or a progress token made of one), by order of first use."""
+        key = json.dumps(value)
+        if value in PROBE_IDS or key in self.listens:
+            return value
+        return self.ids.setdefault(key, f"#{len(self.ids) + 1}")
+
+    def sent(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "subscriptions/listen":
+            self.listens.add(json.dumps(message["id"]))
+            return None
+        if method == "notifications/cancelled" and json.dumps(params.get("requestId")) in (
+            self.listens
+        ):
+            return None
+        if method is not None and "id" in message:
+            message["id"] = self.ours(message["id"])
+            meta = params.get("_meta") or {}
+            if "progressToken" in meta:
+                meta["progressToken"] = self.ours(meta["progressToken"])
+            if "requestState" in params:
+                assert self.states and params["requestState"] == self.states[-1], "not echoed"
+                params["requestState"] = "<state>"
+        return message
+
+    def received(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("method") == "notifications/subscriptions/acknowledged":
+            return None
+        if "method" not in message and "id" in message:
+            if json.dumps(message["id"]) in self.listens:
+                return None
+            message["id"] = self.ours(message["id"])
+            result = message.get("result")
+            if isinstance(result, dict) and "requestState" in result:
+                self.states.append(result["requestState"])
+                result["requestState"] = "<state>"
+        return message
+
+
+def normalized(launch: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """(what codebot sent, what the server sent), each in its own order."""
+    norm = _Normalizer()
+    sent: list[Any] = []
+    received: list[Any] = []
+    for item in launch:
+        out = sent if item["dir"] == ">" else received
+        if "msg" not in item:
+            out.append(item)  # junk, or an oversized line
+            continue
+        message = json.loads(json.dumps(item["msg"]))
+        if not isinstance(message, dict):  # JSON, but not JSON-RPC
+            out.append(message)
+            continue
+        kept = norm.sent(message) if item["dir"] == ">" else norm.received(message)
+        if kept is not None:
+            out.append(kept)
+    return sent, received
+
+
+def assert_same_wire(hot: Run, sdk: Run) -> None:
+    """Everything the module docstring lists, and one call at most (one if any was made)."""
+    assert hot.outcome == sdk.outcome
+    assert len(sdk.launches) == 1, "the SDK path launched the server more than once"
+    *handed_over, last = hot.launches
+    for launch in handed_over:  # the hot path gave up: before any call, never after
+        assert not [r for r in launch if _method(r) == "tools/call"], "a call before a fallback"
+    assert normalized(last) == normalized(sdk.launches[0])
+    assert hot.logs[-1:] == sdk.logs[-1:]
+    assert len(hot.calls()) == len(sdk.calls())
+    starts = [c for c in hot.calls() if "requestState" not in c["params"]]
+    assert len(starts) <= 1, "tools/call was sent twice"
+
+
+def both(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    entry: dict[str, Any],
+    *argv: str,
+) -> tuple[Run, Run]:
+    hot = record(tmp_path, capsys, monkeypatch, entry, list(argv), sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, list(argv), sdk=True)
+    assert_same_wire(hot, sdk)
+    return hot, sdk
+
+
+def chatty(*args: str) -> dict[str, Any]:
+    return server_entry("chatty", *args, env={"CHATTY_TOKEN": SECRET}, timeout=20)
+
+
+CALL = ["mcp", "call", "--no-warm", "s"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern", "silent"])
+def test_a_plain_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    """Handshake era, 2026-07-28, and a server that ignores ``server/discover``."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era), *CALL, "echo", "text=hi")
+    assert hot.outcome == (0, "hi\n", "")
+    assert len(hot.launches) == 1 and len(hot.calls()) == 1
+    # Both paths sent the same (asserted above): both declare what the wire module says.
+    sent = {r["msg"].get("method"): r["msg"] for r in hot.launches[0] if r["dir"] == ">"}
+    envelope = sent["server/discover"]["params"]["_meta"]
+    assert envelope[wire.CLIENT_CAPABILITIES_KEY] == wire.MODERN_CAPABILITIES
+    assert envelope[wire.CLIENT_INFO_KEY] == wire.client_info()
+    if era == "modern":
+        assert "initialize" not in sent
+    else:
+        assert sent["initialize"]["params"]["capabilities"] == wire.CLIENT_CAPABILITIES
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_log_messages_reach_the_servers_log_as_on_the_sdk_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    """During the handshake and during the call; scrubbed; a malformed one dropped by both."""
+    entry = chatty("--era", era, "--log-at-start")
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "log", "count=9")
+    assert hot.outcome[:2] == (0, "logged 9\n")
+    log = hot.logs[-1]
+    assert "[info chatty] started\n" in log
+    assert "[debug chatty] line 0\n" in log
+    assert '[info] {"i": 1, "text": "two\\nlines", "token": "***"}\n' in log
+    assert SECRET not in log and "loud" not in log
+    assert log.count("\n") == 10
+
+
+def test_log_messages_during_mcp_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--log-at-start"), "mcp", "list")
+    assert hot.logs[-1] == "[info chatty] started\n"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_an_oversized_answer_fails_the_call_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era), *CALL, "huge", "mb=40")
+    assert hot.outcome[0] == 4 and "larger than 32 MB" in hot.outcome[2]
+    assert [r["size"] > 32 * 2**20 for r in hot.launches[0] if "size" in r] == [True]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_junk_lines_during_a_call_are_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era), *CALL, "junk")
+    assert hot.outcome == (0, "after junk\n", "")
+    assert len(hot.launches) == 1
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_result_the_sdk_rejects_is_rejected_in_the_same_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era), *CALL, "bad_block")
+    assert hot.outcome[0] == 4
+    assert "sent a result that does not follow the MCP schema" in hot.outcome[2]
+
+
+@pytest.mark.parametrize("tool", ["ask", "sample"])
+def test_server_requests_during_a_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """roots/list, elicitation/create and sampling/createMessage mid-call (handshake era):
+    answered by the default policy, in the same words."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty(), *CALL, tool)
+    answers = [r["msg"] for r in hot.launches[0] if r["dir"] == ">" and "method" not in r["msg"]]
+    assert len(answers) == (2 if tool == "ask" else 1)
+    assert len(hot.launches) == 1
+
+
+@pytest.mark.parametrize(("tool", "calls"), [("ask", 2), ("sample", 1), ("wait_state", 2)])
+def test_input_required_rounds_are_answered_without_calling_again(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tool: str,
+    calls: int,
+) -> None:
+    """An ``InputRequiredResult`` (SEP-2322): the hot path answers and retries as the SDK's
+    driver does (a refused sampling ends the call; a state-only round waits, then retries);
+    it never hands the call to the SDK path, which would call the tool again from scratch."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", "modern"), *CALL, tool)
+    assert len(hot.launches) == 1
+    assert len(hot.calls()) == calls
+
+
+@pytest.mark.parametrize(
+    ("tool", "protocol"),
+    [
+        ("ask_name", "auto"),
+        ("ask_color", "auto"),
+        ("roots", "auto"),
+        ("summarize", "auto"),
+        ("ask_name", "legacy"),
+        ("visit", "legacy"),
+        ("summarize", "legacy"),
+    ],
+)
+def test_an_sdk_built_server_that_asks(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tool: str,
+    protocol: str,
+) -> None:
+    """``asker`` (the SDK's ``MCPServer``): input rounds at 2026-07-28, requests mid-call in
+    the handshake era."""
+    args = ["text=x"] if tool == "summarize" else []
+    entry = server_entry("asker", protocol=protocol)
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, tool, *args)
+    assert len(hot.launches) == 1
+
+
+def test_a_listing_the_sdk_rejects_is_handed_over_before_the_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2026-07-28 ``tools/list`` without its cache hints: the SDK's model refuses it; the hot
+    path hands over so the failure is worded as the SDK path words it."""
+    entry = chatty("--era", "modern", "--no-cache-hints")
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
+    assert hot.outcome[0] == 4 and "list failed" in hot.outcome[2]
+    assert len(hot.launches) == 2 and not hot.calls()
+
+
+def test_a_server_that_advertises_tasks_is_handed_over_before_the_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, server_entry("tasker"), *CALL, "greet", "name=x")
+    assert hot.outcome == (0, "Hello, x!\n", "")
+    assert len(hot.launches) == 2 and len(hot.calls()) == 1
+
+
+def test_junk_during_the_handshake_is_handed_over_before_the_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entry = server_entry("garbage_stdout")
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
+    assert hot.outcome[0] == 0
+    assert len(hot.launches) == 2 and len(hot.calls()) == 1
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param(lambda: server_entry("echo_sdk"), id="sdk-built-2026"),
+        pytest.param(lambda: server_entry("echo_sdk", protocol="legacy"), id="sdk-built-legacy"),
+        pytest.param(lambda: server_entry("silent_discover"), id="drops-discover"),
+        pytest.param(lambda: everything_entry(), id="server-everything"),
+    ],
+)
+def test_list_and_call_published_and_sdk_built_servers(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    entry: Any,
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry(), "mcp", "list", "--schemas")
+    assert hot.outcome[0] == 0 and len(hot.launches) == 1
+
+
+@pytest.mark.parametrize(
+    ("entry", "call"),
+    [
+        pytest.param(lambda: server_entry("echo_sdk"), ["echo", "text=hi"], id="sdk-built-2026"),
+        pytest.param(
+            lambda: server_entry("echo_sdk", protocol="legacy"),
+            ["add", "a=1", "b=2", "--json"],
+            id="sdk-built-legacy",
+        ),
+        pytest.param(lambda: server_entry("silent_discover"), ["hello"], id="drops-discover"),
+        pytest.param(lambda: everything_entry(), ["echo", "message=hi"], id="everything-text"),
+        pytest.param(
+            lambda: everything_entry(), ["get-tiny-image", "--json"], id="everything-image"
+        ),
+    ],
+)
+def test_calls_to_published_and_sdk_built_servers(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    entry: Any,
+    call: list[str],
+) -> None:
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry(), *CALL, *call)
+    assert hot.outcome[0] == 0 and len(hot.launches) == 1 and len(hot.calls()) == 1
