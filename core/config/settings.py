@@ -42,14 +42,9 @@ from codebot_mcp.core.config.keys import (
     unknown_keys,
 )
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
-from codebot_mcp.core.config.servers import (
-    EntryWarning,
-    ServerConfig,
-    is_str_list,
-    json_type,
-    parse_server,
-)
+from codebot_mcp.core.config.servers import EntryWarning, ServerConfig, parse_server
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.jsonutil import is_str_list, json_type
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that

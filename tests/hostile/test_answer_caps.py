@@ -119,7 +119,7 @@ def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path) -> None:
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
-        argv = ["--cwd", str(tmp_path), "--base-url", url, "chat", "-p", "hi"]
+        argv = ["--cwd", str(tmp_path), "--base-url", url, "--model", "m", "chat", "-p", "hi"]
         code, err, rss = peak_of_child(argv, tmp_path, env)
     finally:
         server.shutdown()
