@@ -86,6 +86,14 @@ def server_logs(name: str, home: Path | None = None) -> str:
     return "".join(p.read_text(errors="replace") for p in logs)
 
 
+def marker_text(path: Path) -> str:
+    """What a test server wrote to its marker file so far ("" before it exists)."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
 PEAK = """
 import sys
 from codebot_mcp.cli.app import run
