@@ -69,9 +69,9 @@ def build(
     """Read hooks, agents and commands (``raw``: the settings before trust, to say what was
     skipped); problems in definition files are warnings naming each file."""
     from codebot_mcp.core.agent.subagents import AgentCatalog, Subagents
-    from codebot_mcp.core.config import definitions
+    from codebot_mcp.core.config import discovery
 
-    root = definitions.project_root(cwd, settings.project_root)
+    root = discovery.project_root(cwd, settings.project_root)
     subagents = Subagents(
         agent_of,
         AgentCatalog(),
@@ -121,12 +121,12 @@ def skill_catalog(
     ``Settings.project_extensions``, each file then held to what trust hashed) and those
     ``source`` serves, with the loader that reads them. Served skills are listed later
     (``SkillCatalog.refresh``); nothing here reads a file beyond each ``SKILL.md``."""
-    from codebot_mcp.core.config import definitions, trust
+    from codebot_mcp.core.config import definitions, discovery, trust
     from codebot_mcp.core.config.skills import discover
     from codebot_mcp.core.tools.skillload import SkillLoader
     from codebot_mcp.core.tools.skills import SkillCatalog
 
-    root = definitions.project_root(settings.cwd, settings.project_root)
+    root = discovery.project_root(settings.cwd, settings.project_root)
     include = settings.project_extensions
     held = trust.held_digests(tuple(definitions.project_files(root))) if include else {}
     local = discover(root, include_project=include)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["TOO_DEEP", "JSONTooDeepError", "loads"]
+__all__ = ["TOO_DEEP", "JSONTooDeepError", "is_str_list", "json_type", "loads"]
 
 TOO_DEEP = "it is nested too deeply to read (over about 1,000 levels)"
 
@@ -48,3 +48,23 @@ def too_deep(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def json_type(value: Any) -> str:
+    """What a JSON value is, in words for an error message ("a string", "an array")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def is_str_list(value: Any) -> bool:
+    """A JSON array of strings."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]

@@ -86,25 +86,45 @@ def server_logs(name: str, home: Path | None = None) -> str:
     return "".join(p.read_text(errors="replace") for p in logs)
 
 
+def marker_text(path: Path) -> str:
+    """What a test server wrote to its marker file so far ("" before it exists)."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
 PEAK = """
-import resource, sys
+import sys
 from codebot_mcp.cli.app import run
 code = run(sys.argv[1:])
 sys.stdout.flush()
-sys.stderr.write(f"\\nPEAK={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}\\n")
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+sys.stderr.write(f"\\nPEAK={peak * 1024}\\n")
 sys.exit(code)
 """
+"""Runs codebot and reports its peak RSS from ``VmHWM``, the high-water mark of the memory
+of this program alone: ``getrusage(RUSAGE_SELF).ru_maxrss`` would not do, since Linux keeps the
+high-water mark of the process image an ``exec`` replaced, and a child ``subprocess`` starts by
+``vfork`` + ``exec`` from a test worker carries the worker's peak (hundreds of MB after a big
+test), so a growth check on it could not fail."""
 
 
-def run_measured(argv: list[str], **env: str) -> tuple[int, str, int]:
-    """(exit code, stdout + stderr, peak RSS in bytes) of codebot in a fresh process: in a
-    test worker the peak may already be past any figure, so a growth check there cannot fail."""
+def run_measured(
+    argv: list[str], *, cwd: Path | None = None, full_env: dict[str, str] | None = None, **env: str
+) -> tuple[int, str, int]:
+    """(exit code, stdout + stderr, peak RSS in bytes) of codebot in a fresh process, measured
+    by :data:`PEAK`; ``full_env`` replaces the inherited environment."""
     proc = subprocess.run(
         [sys.executable, "-c", PEAK, *argv],
-        env={**os.environ, **env},
+        cwd=cwd,
+        env={**(os.environ if full_env is None else full_env), **env},
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=120,
     )
-    err, _, peak = proc.stderr.rpartition("\nPEAK=")
+    err, found, peak = proc.stderr.rpartition("\nPEAK=")
+    assert found, f"codebot ended before it could report its peak: {proc.stderr[-2000:]}"
     return proc.returncode, proc.stdout + err, int(peak)

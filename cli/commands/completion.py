@@ -66,7 +66,9 @@ def install(shell: str) -> Path:
 
     path = install_completion(PROG, COMPLETE_VAR, shell)
     if shell == "zsh":
-        path.write_text(script(shell), encoding="utf-8")  # with the first-<TAB> fix
+        from codebot_mcp.core.fsutil import atomic_write
+
+        atomic_write(path, script(shell), follow_symlinks=True)  # with the first-<TAB> fix
     return path
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core.config.servers import json_type
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.jsonutil import json_type
 
 __all__ = ["CheckpointSettings", "merge_checkpoints", "parse_checkpoints"]
 

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.discovery import CLAUDE_DIR
 
-CLAUDE_DIR = ".claude"
 MAX_DEFINITION_BYTES = 256 * 1024
 """A definition larger than this is not read (it would go into the prompt whole)."""
 MAX_FRONT_MATTER_NODES = 2_000
@@ -151,26 +151,6 @@ def split_list(text: str) -> list[str]:
             current += char
     out.append(current.strip())
     return [o for o in out if o]
-
-
-def project_root(cwd: Path, settings_root: Path | None = None) -> Path | None:
-    """Where the project's definition folders are: the project root of the settings when
-    there is one, else the nearest directory from ``cwd`` upward holding ``.codebot/`` or
-    ``.claude/`` (never your home directory's: those are yours, not a project's)."""
-    if settings_root is not None:
-        return settings_root
-    home = Path.home().resolve()
-    global_dir = paths.codebot_home().resolve()
-    cwd = cwd.resolve()
-    for directory in (cwd, *cwd.parents):
-        if directory == home:
-            continue
-        mine = directory / paths.PROJECT_DIR
-        if mine.is_dir() and mine.resolve() != global_dir:
-            return directory
-        if (directory / CLAUDE_DIR).is_dir():
-            return directory
-    return None
 
 
 def folders(kind: Kind, root: Path | None, *, include_project: bool = True) -> list[Folder]:

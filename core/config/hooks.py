@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config.keys import SettingWarning
-from codebot_mcp.core.config.servers import json_type
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.jsonutil import json_type
 
 EVENTS = (
     "PreToolUse",

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.jsonutil import json_type
 
 Trust = Literal["gated", "free", "own"]
 """``gated``: a project file's value applies only once the project is trusted; ``free``: it
@@ -30,24 +31,10 @@ module decides, value by value (``sandbox``: tightening applies at once, widenin
 ``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
 def _text(path: Path, key: str, value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise SettingsError(
-            f"'{key}' in {path} must be a string, found {_type_name(value)}",
+            f"'{key}' in {path} must be a string, found {json_type(value)}",
             hint=f'Write it as "{key}": "...".',
         )
     return value or None
@@ -88,7 +75,7 @@ def _roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
     """Relative to the project root (a project file) or to the home directory (global)."""
     if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):  # pyright: ignore[reportUnknownVariableType]
         raise SettingsError(
-            f"'{key}' in {path} must be a list of directory paths, found {_type_name(value)}",
+            f"'{key}' in {path} must be a list of directory paths, found {json_type(value)}",
             hint=f'Write it as "{key}": ["~/src/shared", "../docs"].',
         )
     base = path.parent.parent if path.parent.name == ".codebot" else Path.home()

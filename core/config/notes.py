@@ -1,7 +1,7 @@
 """Project notes: ``AGENTS.md`` and ``CODEBOT.md``, read from the project root down to the
 working directory, after the user's own ``~/.codebot/AGENTS.md``.
 
-In each directory from the project root (:func:`paths.project_home`) down to the working
+In each directory from the project root (:func:`.discovery.project_root`) down to the working
 directory, ``AGENTS.md`` then ``CODEBOT.md`` are read; where neither exists, ``CLAUDE.md`` is
 (a repository written for Claude Code keeps working). More specific notes come later, so they
 have the last word. A note may import another file with ``@path`` (outside code spans and
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from codebot_mcp.core.config import paths
+from codebot_mcp.core.config import discovery, paths
 
 NOTE_FILES = ("AGENTS.md", "CODEBOT.md")
 FALLBACK = "CLAUDE.md"
@@ -96,7 +96,7 @@ def directories(root: Path, cwd: Path) -> list[Path]:
 def load(cwd: Path, project_root: Path | None = None) -> Notes:
     """Every note for a session in ``cwd``: the user's, then the project's, with imports."""
     cwd = cwd.resolve()
-    root = paths.project_home(cwd, project_root).resolve()
+    root = (discovery.project_root(cwd, project_root) or cwd).resolve()
     loader = _Loader(root)
     user = paths.codebot_home() / USER_NOTES
     if user.is_file():

@@ -73,28 +73,3 @@ def private_dir(path: Path) -> Path:
     except OSError:  # boundary: a directory we do not own; keep going with its mode
         pass
     return path
-
-
-PROJECT_MARKERS = (".git", PROJECT_DIR, ".claude")
-"""What marks a project's root when it has no ``.codebot/settings.json`` (nor ``.mcp.json``)."""
-
-
-def project_home(cwd: Path, settings_root: Path | None = None) -> Path:
-    """The project's root: where its settings were found, else the nearest directory from
-    ``cwd`` upward holding ``.git``, ``.codebot/`` or ``.claude/``, else ``cwd``.
-
-    The home directory is never a project root (its ``.codebot`` and ``.claude`` are the
-    user's own), and ``CODEBOT_HOME`` itself marks no project.
-    """
-    if settings_root is not None:
-        return settings_root
-    home = Path.home().resolve()
-    codebot = codebot_home().resolve()
-    for directory in (cwd, *cwd.parents):
-        if directory == home:
-            continue
-        for marker in PROJECT_MARKERS:
-            candidate = directory / marker
-            if candidate.exists() and candidate.resolve() != codebot:
-                return directory
-    return cwd

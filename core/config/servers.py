@@ -29,6 +29,7 @@ from codebot_mcp.core.config.sandboxing import (
 )
 from codebot_mcp.core.envexpand import UndefinedVariable, expand, is_expanded
 from codebot_mcp.core.errors import SettingsError, UsageError
+from codebot_mcp.core.jsonutil import is_str_list, json_type
 from codebot_mcp.core.secrets.redact import printable
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -448,21 +449,3 @@ def _unknown_key_warning(key: str) -> EntryWarning:
 
 def _strip_query(url: str) -> str:
     return url.split("?", 1)[0]
-
-
-def is_str_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"

@@ -29,6 +29,7 @@ from codebot_mcp.core.config.checkpointing import (
     merge_checkpoints,
     parse_checkpoints,
 )
+from codebot_mcp.core.config.discovery import search_dirs
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
@@ -42,14 +43,9 @@ from codebot_mcp.core.config.keys import (
     unknown_keys,
 )
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
-from codebot_mcp.core.config.servers import (
-    EntryWarning,
-    ServerConfig,
-    is_str_list,
-    json_type,
-    parse_server,
-)
+from codebot_mcp.core.config.servers import EntryWarning, ServerConfig, parse_server
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.jsonutil import is_str_list, json_type
 
 PYTHON_VARIABLE = "CODEBOT_PYTHON"
 """``${CODEBOT_PYTHON}`` is the interpreter codebot runs on (unless set): a Python server that
@@ -139,45 +135,6 @@ class Settings:
     warnings: tuple[SettingWarning, ...] = ()
     """Problems that do not stop anything, each naming its file and key: unknown top-level
     and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
-
-
-def search_dirs(cwd: Path) -> list[Path]:
-    """The directories project settings are looked for in, nearest first: ``cwd`` and its
-    parents, stopping at the first of
-
-    - the repository root (a directory holding ``.git``): searched, then nothing above it;
-    - the home directory: not searched (``~/.codebot`` is the global directory), nor above;
-    - a directory another user could have planted a file in (owned by another user, or
-      writable by group or others, as ``/tmp`` is): not searched, nor above.
-
-    A file in a parent directory of the repository, of the home directory or of a shared
-    directory never becomes "the project".
-    """
-    home = _real(Path.home())
-    found: list[Path] = []
-    for directory in (cwd, *cwd.parents):
-        if _real(directory) == home or not _ours(directory):
-            break
-        found.append(directory)
-        if (directory / ".git").exists():
-            break
-    return found
-
-
-def _real(path: Path) -> Path:
-    try:
-        return Path(os.path.realpath(path))
-    except OSError:  # boundary: an unreadable path is compared as written
-        return path
-
-
-def _ours(directory: Path) -> bool:
-    """Only this user (or root) can create files in ``directory``."""
-    try:
-        info = directory.stat()
-    except OSError:
-        return False
-    return info.st_uid in (os.getuid(), 0) and not info.st_mode & 0o022
 
 
 def find_project_file(cwd: Path) -> Path | None:

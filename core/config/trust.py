@@ -202,10 +202,10 @@ def _file_digest(path: Path) -> str:
 def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     """The root of the project's definition folders, and the files that need trust there:
     its definitions and the files its hooks name."""
-    from codebot_mcp.core.config import definitions
+    from codebot_mcp.core.config import definitions, discovery
     from codebot_mcp.core.config.hooks import script_files
 
-    root = definitions.project_root(settings.cwd, settings.project_root)
+    root = discovery.project_root(settings.cwd, settings.project_root)
     if root is None:
         return None, ()
     found = definitions.project_files(root)

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,14 @@ import pytest
 from codebot_mcp.cli.app import run
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers import everything_entry, server_entry, server_logs, write_settings
+from tests.fakes.procs import wait_until
+from tests.helpers import (
+    everything_entry,
+    marker_text,
+    server_entry,
+    server_logs,
+    write_settings,
+)
 from tests.servers.util import REPO_ROOT
 
 
@@ -265,10 +271,7 @@ def test_expired_tool_timeout_tells_the_server(
     )
     code, _, err = call(capsys, project, server, "wait", "seconds=30", f"marker={marker}")
     assert code == 4 and "gave no answer within 3 s" in err
-    deadline = time.monotonic() + 5
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert marker.read_text() == "cancelled"
+    wait_until(lambda: marker_text(marker) == "cancelled", 5, "the server to be told")
 
 
 def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
@@ -292,19 +295,16 @@ def test_ctrl_c_during_a_call_tells_the_server(project: Path) -> None:
         stderr=subprocess.PIPE,
         env={**os.environ},
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # the call is running once the server logged it
-        if "CallToolRequest" in server_logs("askl"):
-            break
-        time.sleep(0.2)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    try:  # the call runs once the server says so (it logs no line that would tell)
+        wait_until(lambda: marker_text(marker) == "started", 30, "the call to reach the server")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
-    deadline = time.monotonic() + 5
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert marker.read_text() == "cancelled"
+    wait_until(lambda: marker_text(marker) == "cancelled", 5, "the server to be told")
 
 
 def entries(body: dict[str, Any]) -> list[str]:

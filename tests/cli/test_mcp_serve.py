@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from tests.helpers import write_settings
+from tests.servers.util import REPO_ROOT
 
 CODEBOT = str(Path(sys.executable).with_name("codebot"))
 OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -110,16 +110,22 @@ def test_mcp_doctor_is_clean(project: Path, capsys: pytest.CaptureFixture[str]) 
     assert not [f for f in report["findings"] if f["check"].startswith("tool.")]
 
 
-def _claude() -> str | None:
-    """Claude Code's CLI: $CLAUDE_CODE_BIN, or ``claude`` on PATH (npm i @anthropic-ai/claude-code
-    into any scratch directory, outside the repository)."""
-    return os.environ.get("CLAUDE_CODE_BIN") or shutil.which("claude")
+CLAUDE = REPO_ROOT / "tests" / "node" / "node_modules" / ".bin" / "claude"
+"""Claude Code's CLI, pinned in tests/node/package.json and installed by ``make install``."""
 
 
-@pytest.mark.skipif(_claude() is None, reason="Claude Code is not installed (CLAUDE_CODE_BIN)")
+def _claude() -> str:
+    """$CLAUDE_CODE_BIN (another install), else the pinned one from tests/node."""
+    found = os.environ.get("CLAUDE_CODE_BIN") or (str(CLAUDE) if CLAUDE.exists() else None)
+    if found is None:
+        pytest.fail(f"{CLAUDE} is missing: run `make install` (npm ci in tests/node)")
+    return found
+
+
 def test_claude_code_connects(tmp_path: Path) -> None:
+    """Claude Code (`claude mcp add codebot -- codebot mcp serve`, then `claude mcp list`)
+    sees codebot connected."""
     claude = _claude()
-    assert claude is not None
     home = tmp_path / "claude-home"
     home.mkdir()
     project = tmp_path / "project"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core.config import definitions
+from codebot_mcp.core.config import definitions, discovery
 from codebot_mcp.core.config.definitions import FrontMatterError, Kind, Scope, find, parse
 
 
@@ -149,7 +149,34 @@ def test_the_project_root_is_never_your_home(
     (home / ".claude").mkdir()
     work = home / "src" / "app"
     work.mkdir(parents=True)
-    assert definitions.project_root(work) is None
+    assert discovery.project_root(work) is None
     (home / "src" / ".claude").mkdir()
-    assert definitions.project_root(work) == home / "src"
-    assert definitions.project_root(work, settings_root=work) == work
+    assert discovery.project_root(work) == home / "src"
+    assert discovery.project_root(work, settings_root=work) == work
+
+
+def test_a_folder_planted_above_the_repository_or_in_a_shared_directory_is_no_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One walk (core.config.discovery) for settings, definitions and notes: it stops at the
+    repository root, and never searches a directory others can write to (as /tmp)."""
+    from codebot_mcp.core.config import notes
+
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    shared = tmp_path / "shared"
+    (shared / ".claude" / "agents").mkdir(parents=True)
+    (shared / "AGENTS.md").write_text("planted\n")
+    repo = shared / "repo"
+    work = repo / "src"
+    work.mkdir(parents=True)
+    shared.chmod(0o777)  # like /tmp: anyone could have put .claude there
+    try:
+        assert discovery.project_root(work) is None
+        (repo / ".git").mkdir()
+        assert discovery.project_root(work) == repo
+        assert all("planted" not in n.text for n in notes.load(work, None).files)
+        shared.chmod(0o755)
+        (repo / ".git").rmdir()
+        assert discovery.project_root(work) == shared  # a directory of ours: searched
+    finally:
+        shared.chmod(0o755)

@@ -8,7 +8,9 @@ server dies, so a shared log file would hold only one of them.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 from codebot_mcp.mcpbridge.transport.runlog import KEEP_LOGS
@@ -60,9 +62,13 @@ def test_concurrent_runs_quote_their_own_stderr(tmp_path: Path) -> None:
 
 
 def test_old_logs_are_pruned(tmp_path: Path) -> None:
+    """A new run prunes the server's logs to the newest KEEP_LOGS, sparing a running writer's.
+    The logs before it: a real run's (its codebot gone), planted ones of a dead writer, and the
+    oldest of all, planted with a live writer's pid (two processes, not KEEP_LOGS + 3)."""
     env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
     write_settings(tmp_path, {"mcp_servers": {"s": server_entry("crash_on_start")}})
-    for _ in range(KEEP_LOGS + 3):
+
+    def mcp_list() -> Path:
         done = subprocess.run(
             [str(CODEBOT), "mcp", "list", "--json"],
             cwd=tmp_path,
@@ -72,8 +78,30 @@ def test_old_logs_are_pruned(tmp_path: Path) -> None:
             timeout=60,
         )
         assert done.returncode == 4, done.stderr
-    failure = json.loads(done.stdout)["servers"][0]["failure"]
-    latest = Path(failure["log_file"])
+        return Path(json.loads(done.stdout)["servers"][0]["failure"]["log_file"])
+
+    directory = mcp_list().parent
+    now = time.time()
+    first = list(directory.glob("*.log"))  # the real run's (one per launch it made)
+    for path in first:
+        os.utime(path, (now - 1000, now - 1000))
+    gone = subprocess.Popen(["true"])  # a writer that has exited
+    gone.wait()
+    planted = []
+    for i in range(KEEP_LOGS):
+        path = directory / f"20200101T0000{i:02d}Z-{gone.pid}-{i}.log"
+        path.write_text("old\n")
+        os.utime(path, (now - 900 + i, now - 900 + i))
+        planted.append(path)
+    running = directory / f"20190101T000000Z-{os.getpid()}-1.log"  # its writer runs: spared
+    running.write_text("still being written\n")
+    os.utime(running, (now - 2000, now - 2000))
+
+    latest = mcp_list()
     assert "database connection refused" in latest.read_text()
-    kept = list(latest.parent.glob("*.log"))
-    assert latest in kept and len(kept) <= KEEP_LOGS, kept
+    kept = set(directory.glob("*.log"))
+    assert running in kept and latest in kept
+    assert not kept & set(first), "the real run's logs are the oldest of the dead writers'"
+    assert len(kept) == KEEP_LOGS + 1, sorted(p.name for p in kept)
+    survivors = [p for p in planted if p in kept]
+    assert survivors == planted[len(planted) - len(survivors) :], "the newest planted stay"

@@ -6,7 +6,6 @@ modern one) before the call is abandoned."""
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from tests.e2e.test_tmux import DEADLINE, Terminal, leave, model_server, requests, terminal
 from tests.fakes import openai_turns as fo
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
-from tests.helpers import children_of, server_entry, write_settings
+from tests.helpers import children_of, marker_text, server_entry, write_settings
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 __all__ = ["terminal"]  # the fixture, used by name
@@ -57,11 +56,12 @@ def test_ctrl_c_during_a_call_tells_the_server(
         kids = children_of(pid)
         terminal.type_line("wait a while")
         terminal.expect("→ mcp__ask__wait")
-        time.sleep(1.0)  # the call has reached the server
+        wait_until(
+            lambda: marker_text(marker) == "started", DEADLINE, "the call to reach the server"
+        )
         terminal.send("C-c")
         terminal.expect("(interrupted)")
-        wait_until(marker.exists, DEADLINE, "the server to note the cancellation")
-        assert marker.read_text() == "cancelled"
+        wait_until(lambda: marker_text(marker) == "cancelled", DEADLINE, "the server to be told")
         assert all(alive(k) for k in kids), "the server survives a cancelled call"
         terminal.type_line("still there?")
         terminal.expect("Back again.")

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -19,38 +17,15 @@ from codebot_mcp.cli.app import run
 from codebot_mcp.core.model.cap import MAX_ANSWER_BYTES
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.procs import CODEBOT, codebot_env
-from tests.helpers import write_settings
+from tests.fakes.procs import codebot_env
+from tests.helpers import run_measured, write_settings
 from tests.servers.util import run_http_server
 
 
 def peak_of_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, int]:
-    """Run ``codebot argv``; its exit code, stderr and peak RSS in bytes (its own, by wait4),
-    killed after 120 s."""
-    import threading
-
-    child = subprocess.Popen(
-        [str(CODEBOT), *argv],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert child.stderr is not None
-    chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: chunks.append(child.stderr.read()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    watchdog = threading.Timer(120, child.kill)
-    watchdog.start()
-    try:
-        _, status, usage = os.wait4(child.pid, 0)
-    finally:
-        watchdog.cancel()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    reader.join(timeout=10)
-    child.stderr.close()
-    return child.returncode, b"".join(chunks).decode(errors="replace"), usage.ru_maxrss * 1024
+    """Run codebot with ``argv`` in a fresh process; its exit code, output and peak RSS in
+    bytes (its own: ``tests.helpers.PEAK``), killed after 120 s."""
+    return run_measured(argv, cwd=cwd, full_env=env)
 
 
 def plain_peak(tmp_path: Path) -> int:
@@ -119,7 +94,8 @@ def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path) -> None:
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
-        argv = ["--cwd", str(tmp_path), "--base-url", url, "chat", "-p", "hi"]
+        # a model is named: the bomb serves no GET /models to choose one from
+        argv = ["--cwd", str(tmp_path), "--base-url", url, "--model", "m", "chat", "-p", "hi"]
         code, err, rss = peak_of_child(argv, tmp_path, env)
     finally:
         server.shutdown()

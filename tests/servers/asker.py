@@ -18,7 +18,8 @@ Tools:
 - ``progress(steps, delay?)``: reports ``steps`` progress notifications (``delay`` seconds
   apart) with messages, logs at
   info and debug, returns ``done``;
-- ``wait(seconds, marker)``: sleeps; if cancelled, writes ``cancelled`` to ``marker``;
+- ``wait(seconds, marker)``: writes ``started`` to ``marker`` and sleeps; if cancelled,
+  writes ``cancelled`` to it;
 - ``touch(uri)``: says ``uri`` was updated (a listen-stream event at 2026-07-28,
   ``notifications/resources/updated`` before).
 
@@ -135,7 +136,8 @@ async def progress(steps: int, ctx: Context, delay: float = 0.05) -> str:
 
 @mcp.tool()
 async def wait(seconds: float, marker: str) -> str:
-    """Sleep; note a cancellation in ``marker``."""
+    """Sleep; ``marker`` says ``started`` once the call runs, ``cancelled`` if it is."""
+    Path(marker).write_text("started")  # noqa: ASYNC240 - a test marker, once
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():

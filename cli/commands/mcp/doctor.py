@@ -151,7 +151,9 @@ def doctor_command(
         stream.write(text)
     else:
         try:
-            output.write_text(text, encoding="utf-8")
+            from codebot_mcp.core.fsutil import atomic_write
+
+            atomic_write(output, text, follow_symlinks=True)  # a link the user made is theirs
         except OSError as exc:
             raise UsageError(f"--output {output}: {exc.strerror or exc}") from None
         errors, warnings = report.count("error"), report.count("warning")

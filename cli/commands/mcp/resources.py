@@ -122,7 +122,9 @@ def read_command(
         data = b"".join(p.blob if p.blob is not None else (p.text or "").encode() for p in parts)
         target = output if output.is_absolute() else ctx.obj.cwd / output
         try:
-            target.write_bytes(data)
+            from codebot_mcp.core.fsutil import atomic_write
+
+            atomic_write(target, data, follow_symlinks=True)  # a link the user made is theirs
         except OSError as exc:
             raise UsageError(
                 f"cannot write {target}: {exc.strerror or exc}", hint="Pick a writable path."

@@ -1,0 +1,73 @@
+"""Where the project is: the directories searched for its files, and its root.
+
+One walk for everything that looks for the project: its settings (:mod:`.settings`), its
+definition folders (:mod:`.definitions`: agents, commands, skills) and its notes
+(:mod:`.notes`). It goes up from the working directory and stops at the repository root, the
+home directory, or a directory someone else could have planted a file in; a file above those
+never becomes "the project".
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from codebot_mcp.core.config import paths
+
+CLAUDE_DIR = ".claude"
+"""Claude Code's project folder: its agents, commands and skills are read too."""
+
+
+def search_dirs(cwd: Path) -> list[Path]:
+    """The directories project settings are looked for in, nearest first: ``cwd`` and its
+    parents, stopping at the first of
+
+    - the repository root (a directory holding ``.git``): searched, then nothing above it;
+    - the home directory: not searched (``~/.codebot`` is the global directory), nor above;
+    - a directory another user could have planted a file in (owned by another user, or
+      writable by group or others, as ``/tmp`` is): not searched, nor above.
+
+    A file in a parent directory of the repository, of the home directory or of a shared
+    directory never becomes "the project".
+    """
+    home = _real(Path.home())
+    found: list[Path] = []
+    for directory in (cwd, *cwd.parents):
+        if _real(directory) == home or not _ours(directory):
+            break
+        found.append(directory)
+        if (directory / ".git").exists():
+            break
+    return found
+
+
+def _real(path: Path) -> Path:
+    try:
+        return Path(os.path.realpath(path))
+    except OSError:  # boundary: an unreadable path is compared as written
+        return path
+
+
+def _ours(directory: Path) -> bool:
+    """Only this user (or root) can create files in ``directory``."""
+    try:
+        info = directory.stat()
+    except OSError:
+        return False
+    return info.st_uid in (os.getuid(), 0) and not info.st_mode & 0o022
+
+
+def project_root(cwd: Path, settings_root: Path | None = None) -> Path | None:
+    """The project's root: where its settings were found, else the nearest directory of
+    :func:`search_dirs` holding ``.git``, ``.codebot/`` or ``.claude/`` (never the global
+    ``CODEBOT_HOME``); None outside any project."""
+    if settings_root is not None:
+        return settings_root
+    global_dir = _real(paths.codebot_home())
+    for directory in search_dirs(cwd.resolve()):
+        mine = directory / paths.PROJECT_DIR
+        if mine.is_dir() and _real(mine) != global_dir:
+            return directory
+        if (directory / CLAUDE_DIR).is_dir() or (directory / ".git").exists():
+            return directory
+    return None
