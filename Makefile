@@ -30,7 +30,7 @@ core/proc/codebot-exec: core/proc/exec_helper.c
 	$(CC) -O2 -Wall -Wextra -static -o $@ $< 2>/dev/null || $(CC) -O2 -Wall -Wextra -o $@ $<
 
 test: ## Run the test suite (the 25 slowest tests are named at the end)
-	$(BIN)/python -m pytest -n 2 -q --durations=25
+	$(BIN)/python -m pytest -n 4 -q --durations=25
 
 # The inner loop: unit and in-process tests only (no server subprocess per test), under a minute.
 FAST_TESTS := tests/core tests/test_settings.py tests/test_load.py tests/test_packaging.py \
@@ -38,7 +38,7 @@ FAST_TESTS := tests/core tests/test_settings.py tests/test_load.py tests/test_pa
 	tests/mcpbridge/test_manager_inproc.py tests/doctor/test_units.py tests/test_imports.py
 
 test-fast: ## The fast tier: unit and in-process tests, for the inner loop (under a minute)
-	$(BIN)/python -m pytest -n 2 -q $(FAST_TESTS)
+	$(BIN)/python -m pytest -n 4 -q $(FAST_TESTS)
 
 conformance: ## The official MCP conformance suite's client scenarios, run against codebot's CLI
 	$(BIN)/python -m tests.conformance.run $(ARGS)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 __all__ = ["SymlinkRefusedError", "atomic_write", "current_umask"]
@@ -71,6 +70,8 @@ def atomic_write(
     if mode is None:
         mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~current_umask()
     raw = data.encode(encoding) if isinstance(data, str) else data
+    import tempfile  # 5 ms at import, for a write: not on the warm path
+
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,6 +177,8 @@ def script_files(command: str, root: Path) -> list[Path]:
     """Files inside ``root`` that a hook command names (its script, a config it passes):
     the trust fingerprint covers their content. ``$CLAUDE_PROJECT_DIR`` is the root."""
     try:
+        import shlex  # only when hooks are configured
+
         words = shlex.split(command, comments=True)
     except ValueError:
         words = command.split()

@@ -19,7 +19,6 @@ object with ``mode``, ``network`` and ``writable``) to be started confined the s
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -159,6 +158,8 @@ def unknown_sandbox_keys(data: Mapping[str, Any]) -> list[tuple[str, str | None]
     out: list[tuple[str, str | None]] = []
     for key in data:
         if key not in SANDBOX_KEYS:
+            import difflib  # only for a misspelt key
+
             close = difflib.get_close_matches(str(key), SANDBOX_KEYS, n=1, cutoff=0.6)
             out.append((str(key), close[0] if close else None))
     return out

@@ -7,7 +7,6 @@ naming the file, the server and the key, so the other servers still start and ``
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -437,6 +436,8 @@ def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:
 
 
 def _unknown_key_warning(key: str) -> EntryWarning:
+    import difflib  # only for a misspelt key: not on the warm path
+
     close = difflib.get_close_matches(key, _SERVER_KEYS, n=1)
     suggestion = f" (did you mean '{close[0]}'?)" if close else ""
     return EntryWarning(

@@ -176,6 +176,7 @@ async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
     from codebot_mcp.core.agent.session import Session, tool_schema
     from codebot_mcp.core.config.servers import parse_server
     from codebot_mcp.core.tools.builtin import builtin_tools
+    from codebot_mcp.core.tools.useragent import Policy
 
     os.environ["CODEBOT_HOME"] = str(ws.home)  # server logs go there
     entry = {
@@ -185,7 +186,7 @@ async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
         "timeout": 120,
     }
     config = parse_server("many", entry, ws.root / "settings.json", os.environ, REPO_ROOT)
-    async with open_manager({"many": config}) as manager:
+    async with open_manager({"many": config}, agent=Policy(root_dirs=[ws.root])) as manager:
         await manager.start_all()
         if len(manager.tools()) != 1000:
             fail = f"many_tools: {len(manager.tools())} tools, {manager.failures}"
