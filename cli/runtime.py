@@ -4,7 +4,7 @@ of them."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -174,7 +174,7 @@ async def open_manager(
     servers: Mapping[str, ServerConfig],
     *,
     agent: UserAgent,
-    prelaunch: bool = True,
+    prelaunch: bool | Collection[str] = True,
     login: LoginOptions | None = None,
     sampler: Sampler | None = None,
 ) -> AsyncIterator[Manager]:
@@ -185,12 +185,18 @@ async def open_manager(
 
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
-    it, servers launch when ``start_all`` names them. With ``login`` a server that needs
+    it, servers launch when ``start_all`` names them; given names, only those are launched early
+    (``--batch``: the servers its waiting requests name). With ``login`` a server that needs
     authorization runs the browser flow (``--login``); without, it fails as "needs login".
     """
     from codebot_mcp.mcpbridge.transport import process  # no SDK import
 
-    async with process.prelaunch(servers if prelaunch else {}) as launched:
+    early = (
+        servers
+        if prelaunch is True
+        else {name: c for name, c in servers.items() if prelaunch and name in prelaunch}
+    )
+    async with process.prelaunch(early) as launched:
         from codebot_mcp.mcpbridge.connection.manager import (
             Manager,
         )  # imports the SDK while the servers boot

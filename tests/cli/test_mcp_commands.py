@@ -343,6 +343,44 @@ def test_batch_keeps_servers_connected_and_answers_each_line(
     assert answers[5]["error"]["message"].startswith("invalid JSON")
 
 
+def test_a_batch_from_a_file_starts_only_the_servers_its_requests_name(tmp_path: Path) -> None:
+    """The servers a piped file's requests name launch early (while the SDK is imported); the
+    others are never started, and junk or a too-deep line among the requests changes nothing."""
+    started = tmp_path / "started"
+    started.mkdir()
+
+    def marking(name: str) -> dict[str, Any]:
+        command, argv = sys.executable, ["-m", "tests.servers.echo"]
+        script = f'touch "{started / name}"; exec "$0" "$@"'
+        return {**echo_entry(), "command": "sh", "args": ["-c", script, command, *argv]}
+
+    write_settings(tmp_path, {"mcp_servers": {"named": marking("named"), "idle": marking("idle")}})
+    requests = tmp_path / "requests.jsonl"
+    lines = [
+        json.dumps({"server": "named", "tool": "echo", "arguments": {"text": "one"}}),
+        "[" * 100_000,
+        "not json",
+        json.dumps({"server": "named", "tool": "echo", "arguments": {"text": "two"}}),
+    ]
+    requests.write_text("\n".join(lines) + "\n")
+    codebot_bin = str(Path(sys.executable).with_name("codebot"))
+    with requests.open() as stdin:
+        done = subprocess.run(
+            [codebot_bin, "--cwd", str(tmp_path), "mcp", "call", "--batch"],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["line"] for a in answers] == [1, 2, 3, 4], done.stderr
+    assert answers[0]["content"][0]["text"] == "one"
+    assert answers[3]["content"][0]["text"] == "two"
+    assert "error" in answers[1] and "error" in answers[2]
+    assert done.returncode == 1
+    assert sorted(p.name for p in started.iterdir()) == ["named"]
+
+
 def test_batch_all_ok_exits_0_and_rejects_positional_arguments(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

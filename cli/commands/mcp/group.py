@@ -219,65 +219,102 @@ def _task_line(server: str, status: TaskStatus) -> None:
     sys.stderr.flush()
 
 
+class _StdinRequests:
+    """``--batch``'s requests, a line at a time from stdin."""
+
+    def __init__(self) -> None:
+        from collections import deque
+
+        try:
+            self.fd = sys.stdin.fileno()
+        except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
+            self.fd = -1
+        self.encoding = sys.stdin.encoding or "utf-8"
+        self.errors = sys.stdin.errors or "strict"
+        self.pending: deque[bytes] = deque()
+        self.rest = b""
+        self.ended = False
+
+    def _take(self, chunk: bytes) -> list[bytes]:
+        """Split ``chunk`` after what was left over into whole lines (kept for reading)."""
+        if not chunk:
+            self.ended = True
+            return []
+        *lines, self.rest = (self.rest + chunk).split(b"\n")
+        self.pending.extend(line + b"\n" for line in lines)
+        return lines
+
+    async def read_line(self) -> str:
+        """The next line of stdin ("" at its end). Stdin is read a chunk at a time in a worker
+        thread (a piped file of requests: one hop, not one per line), whole lines decoded."""
+        import os
+
+        import anyio
+
+        if self.fd < 0:
+            return await anyio.to_thread.run_sync(sys.stdin.readline)
+        while not self.pending:
+            if self.ended:
+                line, self.rest = self.rest, b""
+                return line.decode(self.encoding, self.errors)
+            self._take(await anyio.to_thread.run_sync(os.read, self.fd, 1 << 16))
+        return self.pending.popleft().decode(self.encoding, self.errors)
+
+    def servers_named_already(self) -> set[str]:
+        """The servers named by the requests stdin holds already (a piped file), read without
+        waiting for more: they launch while the SDK is imported, as a single call's server
+        does. Lines that do not parse are left to the batch to report."""
+        import os
+        import select
+
+        from codebot_mcp.core import jsonutil
+
+        if self.fd < 0:
+            return set()
+        try:
+            if not select.select([self.fd], [], [], 0)[0]:
+                return set()  # nothing written yet (a terminal, a slow producer)
+            lines = self._take(os.read(self.fd, 1 << 16))
+        except (OSError, ValueError):
+            return set()
+        names: set[str] = set()
+        for line in lines:
+            try:
+                request = jsonutil.loads(line)
+            except ValueError:  # not JSON, or too deep (JSONTooDeepError is a ValueError)
+                continue
+            if isinstance(request, dict) and isinstance(request.get("server"), str):
+                names.add(request["server"])
+        return names
+
+
 async def _batch(
     servers: dict[str, ServerConfig], requests: ServerRequestsFlags, login: bool = False
 ) -> bool:
     import json
 
+    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.secrets.redact import printable_json
 
     def emit(answer: dict[str, Any]) -> None:
         sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
-    import os
-    from collections import deque
-
-    try:
-        fd = sys.stdin.fileno()
-    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO)
-        fd = -1
-    encoding, errors = sys.stdin.encoding or "utf-8", sys.stdin.errors or "strict"
-    pending: deque[bytes] = deque()
-    rest = b""
-    ended = False
-
-    async def read_line() -> str:
-        """The next line of stdin ("" at its end). Stdin is read a chunk at a time in a worker
-        thread (a piped file of requests: one hop, not one per line), whole lines decoded."""
-        import anyio
-
-        nonlocal rest, ended
-        if fd < 0:
-            return await anyio.to_thread.run_sync(sys.stdin.readline)
-        while not pending:
-            if ended:
-                line, rest = rest, b""
-                return line.decode(encoding, errors)
-            chunk = await anyio.to_thread.run_sync(os.read, fd, 1 << 16)
-            if not chunk:
-                ended = True
-                continue
-            *lines, rest = (rest + chunk).split(b"\n")
-            pending.extend(line + b"\n" for line in lines)
-        return pending.popleft().decode(encoding, errors)
-
-    from codebot_mcp.core.agent.sampling import Sampler
-
+    stdin = _StdinRequests()
     settings, elicit, allow_sampling = requests
     lazy = LazyModel(settings)
     agent = policy(settings, elicit, allow_sampling)
     try:
         async with open_manager(
             servers,
-            prelaunch=False,
+            prelaunch=stdin.servers_named_already(),
             agent=agent,
             sampler=Sampler(lazy),
             login=login_options() if login else None,
         ) as manager:
             from codebot_mcp.mcpbridge.calls.call import call_batch
 
-            return await call_batch(manager, servers, read_line, emit)
+            return await call_batch(manager, servers, stdin.read_line, emit)
     finally:
         await lazy.aclose()
 
