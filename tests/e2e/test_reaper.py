@@ -41,9 +41,16 @@ def marked_pids(mark: str) -> list[int]:
     return found
 
 
-def reapers() -> list[int]:
-    """Live reaper processes started from this checkout."""
+def tagged_path(mark: str) -> str:
+    """A ``PATH`` carrying the test's mark: the reaper keeps only ``PATH`` of codebot's
+    environment, so the mark tells this test's reaper from those of tests running beside it."""
+    return f"{os.environ.get('PATH', '/usr/bin:/bin')}:/nonexistent/codebot-test-{mark}"
+
+
+def reapers(mark: str) -> list[int]:
+    """Live reaper processes started from this checkout by a codebot run with ``mark``."""
     script = os.path.abspath(reaper.__file__).encode()
+    needle = f"PATH={tagged_path(mark)}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -52,7 +59,13 @@ def reapers() -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if script in argv and alive(int(entry.name)):
+        if script not in argv:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if needle in environ and alive(int(entry.name)):
             found.append(int(entry.name))
     return found
 
@@ -65,8 +78,8 @@ def project_with(tmp_path: Path, server: str, *args: str) -> tuple[Path, str]:
     return root, mark
 
 
-def codebot(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = codebot_env(root.parent / "home", CODEBOT_TRUST_PROJECT="1")
+def codebot(root: Path, mark: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = codebot_env(root.parent / "home", CODEBOT_TRUST_PROJECT="1", PATH=tagged_path(mark))
     return subprocess.run(
         [str(CODEBOT), *argv], cwd=root, env=env, capture_output=True, text=True, timeout=60
     )
@@ -81,7 +94,7 @@ def test_server_ignoring_eof_and_sigterm_is_killed_after_codebot_exits(
     tmp_path: Path, argv: list[str]
 ) -> None:
     root, mark = project_with(tmp_path, "faulty", "--ignore-term")
-    done = codebot(root, *argv)
+    done = codebot(root, mark, *argv)
     assert done.returncode == 0, done.stderr
     if argv[1] == "call":
         assert done.stdout == "hi\n"
@@ -89,18 +102,18 @@ def test_server_ignoring_eof_and_sigterm_is_killed_after_codebot_exits(
     # hold our pipes); the server, which ignores EOF and SIGTERM, is still there for now ...
     left = marked_pids(mark)
     assert left, "the server was stopped before codebot exited: no reaper was needed?"
-    assert reapers(), "a server is left and no reaper is finishing its shutdown"
+    assert reapers(mark), "a server is left and no reaper is finishing its shutdown"
     # ... and the reaper SIGKILLs it, then ends itself.
     wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be killed")
-    wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+    wait_until(lambda: not reapers(mark), GONE_SECONDS, "the reaper to exit")
 
 
 def test_well_behaved_server_exits_on_eof_and_no_reaper_lingers(tmp_path: Path) -> None:
     root, mark = project_with(tmp_path, "faulty")
-    done = codebot(root, "mcp", "call", "s", "echo", "text=hi")
+    done = codebot(root, mark, "mcp", "call", "s", "echo", "text=hi")
     assert done.returncode == 0 and done.stdout == "hi\n", done.stderr
     wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to exit on EOF")
-    wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+    wait_until(lambda: not reapers(mark), GONE_SECONDS, "the reaper to exit")
 
 
 def test_server_that_ignores_eof_gets_sigterm(tmp_path: Path) -> None:
@@ -109,7 +122,7 @@ def test_server_that_ignores_eof_gets_sigterm(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     entry = server_entry("hang", "--ignore-eof", env={"CODEBOT_TEST_MARK": mark}, timeout=1)
     write_settings(root, {"mcp_servers": {"s": entry}})
-    done = codebot(root, "mcp", "list")
+    done = codebot(root, mark, "mcp", "list")
     assert done.returncode == 4  # it never answers the handshake
     wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be stopped")
 
@@ -152,14 +165,14 @@ def test_sigkill_of_codebot_mid_command_leaves_no_server(tmp_path: Path) -> None
     root = tmp_path / "repo"
     entry = server_entry("hang", "--ignore-eof", env={"CODEBOT_TEST_MARK": mark}, timeout=60)
     write_settings(root, {"mcp_servers": {"s": entry}})
-    env = codebot_env(root.parent / "home", CODEBOT_TRUST_PROJECT="1")
+    env = codebot_env(root.parent / "home", CODEBOT_TRUST_PROJECT="1", PATH=tagged_path(mark))
     run = Running(["mcp", "list"], root, env)
     try:
         wait_until(lambda: bool(marked_pids(mark)), 20, "the server to start")
         run.proc.send_signal(signal.SIGKILL)
         run.wait(10)
         wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be stopped")
-        wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+        wait_until(lambda: not reapers(mark), GONE_SECONDS, "the reaper to exit")
     finally:
         run.close()
 
@@ -184,14 +197,14 @@ def test_every_one_shot_command_exits_before_its_servers_are_stopped(
     it answers and exits; the reaper stops the server that ignores EOF and SIGTERM."""
     root, mark = project_with(tmp_path, "faulty", "--ignore-term")
     fake.queue(fo.text("hello"))
-    done = codebot(root, "--base-url", fake.base_url, *argv)
+    done = codebot(root, mark, "--base-url", fake.base_url, *argv)
     assert "Traceback" not in done.stderr
     if argv[0] == "chat":
         assert (done.returncode, done.stdout) == (0, "hello\n"), done.stderr
     assert marked_pids(mark), "the server was stopped before codebot exited"
-    assert reapers(), "a server is left and no reaper is finishing its shutdown"
+    assert reapers(mark), "a server is left and no reaper is finishing its shutdown"
     wait_until(lambda: not marked_pids(mark), GONE_SECONDS, "the server to be killed")
-    wait_until(lambda: not reapers(), GONE_SECONDS, "the reaper to exit")
+    wait_until(lambda: not reapers(mark), GONE_SECONDS, "the reaper to exit")
 
 
 HANDED_OFF_EXITS_LATE = """
