@@ -33,19 +33,14 @@ import base64
 import json
 import os
 import struct
-import sys
 import threading
 import zlib
 from typing import Any
 
+from tests.servers._era import Call, EraServer, tool_error
+
 NAME = "echo"
-SERVER_INFO = {"name": NAME, "version": "0.1.0"}
 INSTRUCTIONS = "Use echo to repeat text."
-MODERN = "2026-07-28"
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 NOTES = {"1": "buy milk", "2": "call mom"}
 
 
@@ -285,149 +280,25 @@ def run_tool(name: str, arguments: dict[str, Any], cancelled: threading.Event) -
     return HANDLERS[name](args)  # type: ignore[no-any-return]
 
 
-# -- the wire --------------------------------------------------------------------------------
+class Echo(EraServer):
+    """The echo server on the raw two-era base (:mod:`tests.servers._era`)."""
 
+    name = NAME
+    instructions = INSTRUCTIONS
+    tools = TOOLS
 
-class Server:
-    """One stdio conversation: handshake-era once ``initialize`` came, else 2026-07-28."""
+    def known_tool(self, name: str) -> bool:
+        return name in _BY_NAME
 
-    def __init__(self) -> None:
-        self._write = threading.Lock()
-        self._calls: dict[Any, threading.Event] = {}
-        self._initialized = False
-
-    def send(self, message: dict[str, Any]) -> None:
-        line = json.dumps(message, separators=(",", ":")) + "\n"
-        with self._write:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-
-    def answer(self, request_id: Any, result: dict[str, Any], modern: bool) -> None:
-        if modern:
-            result = {**result, "resultType": "complete", "_meta": {SERVER_INFO_KEY: SERVER_INFO}}
-        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-    def error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
-        error: dict[str, Any] = {"code": code, "message": message}
-        if data is not None:
-            error["data"] = data
-        self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
-
-    def serve(self) -> None:
-        for raw in sys.stdin.buffer:
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(message, dict) and "method" in message:
-                self.dispatch(message)
-
-    def dispatch(self, message: dict[str, Any]) -> None:
-        method = message["method"]
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        if "id" not in message:
-            if method == "notifications/cancelled":
-                event = self._calls.get(params.get("requestId"))
-                if event is not None:
-                    event.set()
-            return
-        request_id = message["id"]
-        meta = params.get("_meta")
-        modern = isinstance(meta, dict) and PROTOCOL_KEY in meta
-        if method == "initialize":
-            requested = params.get("protocolVersion")
-            version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
-            capabilities = {
-                "prompts": {"listChanged": False},
-                "resources": {"listChanged": False, "subscribe": False},
-                "tools": {"listChanged": False},
-            }
-            result = {
-                "capabilities": capabilities,
-                "instructions": INSTRUCTIONS,
-                "protocolVersion": version,
-                "serverInfo": SERVER_INFO,
-            }
-            self._initialized = True
-            self.answer(request_id, result, modern=False)
-            return
-        modern = modern and CAPABILITIES_KEY in meta  # type: ignore[operator]
-        if not modern and (not self._initialized or method == "server/discover"):
-            self.error(
-                request_id,
-                -32602,
-                "params._meta must be an object carrying the required "
-                "'io.modelcontextprotocol/protocolVersion' and "
-                "'io.modelcontextprotocol/clientCapabilities' envelope keys",
-            )
-            return
-        cache = {"cacheScope": "private", "ttlMs": 0} if modern else {}
-        if method == "server/discover":
-            capabilities = {
-                "prompts": {"listChanged": True},
-                "resources": {"listChanged": True, "subscribe": True},
-                "tools": {"listChanged": True},
-            }
-            result = {
-                **cache,
-                "capabilities": capabilities,
-                "instructions": INSTRUCTIONS,
-                "supportedVersions": [MODERN],
-            }
-            self.answer(request_id, result, modern=True)
-        elif method == "ping" and not modern:
-            self.answer(request_id, {}, modern=False)
-        elif method == "tools/list":
-            self.answer(request_id, {**cache, "tools": TOOLS}, modern)
-        elif method in ("prompts/list", "resources/list", "resources/templates/list"):
-            key = {"prompts/list": "prompts", "resources/list": "resources"}.get(
-                method, "resourceTemplates"
-            )
-            self.answer(request_id, {**cache, key: []}, modern)
-        elif method == "subscriptions/listen" and modern:
-            acknowledged = {
-                "_meta": {"io.modelcontextprotocol/subscriptionId": request_id},
-                "notifications": params.get("notifications") or {},
-            }
-            self.send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/subscriptions/acknowledged",
-                    "params": acknowledged,
-                }
-            )  # the stream stays open: nothing is ever sent on it
-        elif method == "tools/call":
-            self._call(request_id, params, modern)
-        else:
-            self.error(request_id, -32601, "Method not found", method)
-
-    def _call(self, request_id: Any, params: dict[str, Any], modern: bool) -> None:
-        name = params.get("name")
-        arguments = params.get("arguments") or {}
-        if name not in _BY_NAME:
-            result = {"content": [{"text": f"Unknown tool: {name}", "type": "text"}]}
-            self.answer(request_id, {**result, "isError": True}, modern)
-            return
-        cancelled = self._calls[request_id] = threading.Event()
-
-        def work() -> None:
-            try:
-                result = run_tool(str(name), arguments, cancelled)
-            except ToolError as exc:
-                text = f"Error executing tool {name}: {exc}"
-                result = {"content": [{"text": text, "type": "text"}], "isError": True}
-            self._calls.pop(request_id, None)
-            if not cancelled.is_set():
-                self.answer(request_id, result, modern)
-
-        threading.Thread(target=work, daemon=True).start()
+    def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
+        try:
+            return run_tool(name, arguments, call.cancelled)
+        except ToolError as exc:
+            return tool_error(name, str(exc))
 
 
 def main() -> None:
-    Server().serve()
+    Echo().serve()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,337 @@
+"""A stdio MCP server of both protocol eras without the SDK: the base of our raw test servers.
+
+A server built on the SDK's ``MCPServer`` takes about a second of CPU to start (importing
+``mcp`` alone is 1.1 s here); one on this class takes a twentieth of that, and the suite starts
+test servers hundreds of times. It answers as ``MCPServer`` does (``tests/test_servers_smoke.py``
+holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
+
+- **2026-07-28**: every request carries the ``_meta`` envelope (protocol version and client
+  capabilities), ``server/discover`` answers the capabilities, and each result gets
+  ``resultType`` (``"complete"`` unless the handler chose another, such as ``"input_required"``)
+  and the server's info in ``_meta``; list results are marked uncacheable.
+- **handshake era** (``initialize``, 2024-11-05 to 2025-11-25): no envelope; a request before
+  ``initialize`` (or a ``server/discover`` without the envelope) is refused with -32602, as the
+  SDK refuses it. Mid-call requests to the client (``elicitation/create``,
+  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`.
+
+A subclass lists its tools (:attr:`EraServer.tools`, or :meth:`EraServer.list_tools` for
+pagination) and answers them in :meth:`EraServer.call_tool`, which runs in a thread of its own
+per call (a call may block, ask the client, or be cancelled); other methods go to
+:meth:`EraServer.handle` (``MethodNotFound`` by default). Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any, ClassVar
+
+MODERN = "2026-07-28"
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+ENVELOPE_ERROR = (
+    "params._meta must be an object carrying the required "
+    "'io.modelcontextprotocol/protocolVersion' and "
+    "'io.modelcontextprotocol/clientCapabilities' envelope keys"
+)
+UNCACHEABLE = {"cacheScope": "private", "ttlMs": 0}
+
+
+class RpcError(Exception):
+    """Raised by a handler to answer the request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class MethodNotFound(RpcError):
+    def __init__(self, method: str) -> None:
+        super().__init__(-32601, "Method not found", method)
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"text": text, "type": "text"}
+
+
+def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
+    """A ``tools/call`` result with one text block, as ``MCPServer`` returns a ``str``."""
+    return {"content": [text_block(text)], "isError": is_error}
+
+
+def tool_error(name: str, message: str) -> dict[str, Any]:
+    """The result ``MCPServer`` gives when a tool raises: ``Error executing tool ...``."""
+    return text_result(f"Error executing tool {name}: {message}", is_error=True)
+
+
+def schema_of(
+    title: str, params: dict[str, str], *, required: list[str] | None = None
+) -> dict[str, Any]:
+    """pydantic's JSON Schema of a tool's arguments (``{name: json type}``), as the SDK lists
+    it; every parameter is required unless ``required`` says otherwise."""
+    properties = {p: {"title": p.replace("_", " ").title(), "type": t} for p, t in params.items()}
+    needed = list(params) if required is None else required
+    schema: dict[str, Any] = {"properties": properties}
+    if needed:
+        schema["required"] = needed
+    return {**schema, "title": f"{title}Arguments", "type": "object"}
+
+
+def tool(
+    name: str, description: str, params: dict[str, str] | None = None, **extra: Any
+) -> dict[str, Any]:
+    """A tool as ``MCPServer`` lists one whose arguments are ``params``."""
+    return {
+        "description": description,
+        "inputSchema": schema_of(name, params or {}),
+        "name": name,
+        **extra,
+    }
+
+
+class Call:
+    """One request being answered: its id, era and envelope, and a way back to the client."""
+
+    def __init__(self, server: EraServer, request_id: Any, params: dict[str, Any], modern: bool):
+        self.server = server
+        self.id = request_id
+        self.params = params
+        self.modern = modern
+        self.cancelled = threading.Event()
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        meta = self.params.get("_meta")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """What the client declared: in the envelope (2026-07-28) or at ``initialize``."""
+        if self.modern:
+            caps = self.meta.get(CAPABILITIES_KEY)
+            return caps if isinstance(caps, dict) else {}
+        return self.server.client_capabilities
+
+    def request(self, method: str, params: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+        """Ask the client mid-call (handshake era) and wait for its answer; ``RpcError`` when
+        it answers with an error."""
+        return self.server.request(method, params, timeout, related=self.id)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.server.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+
+class EraServer:
+    """One stdio conversation: handshake-era once ``initialize`` came, else 2026-07-28."""
+
+    name = "server"
+    version = "0.1.0"
+    instructions: str | None = None
+    tools: ClassVar[list[dict[str, Any]]] = []
+    capabilities: ClassVar[dict[str, Any]] = {
+        "prompts": {"listChanged": False},
+        "resources": {"listChanged": False, "subscribe": False},
+        "tools": {"listChanged": False},
+    }
+    """Declared at ``initialize``; ``server/discover`` declares :attr:`modern_capabilities`."""
+    modern_capabilities: ClassVar[dict[str, Any]] = {
+        "prompts": {"listChanged": True},
+        "resources": {"listChanged": True, "subscribe": True},
+        "tools": {"listChanged": True},
+    }
+
+    def __init__(self) -> None:
+        self._write = threading.Lock()
+        self._calls: dict[Any, Call] = {}
+        self._pending: dict[Any, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._next_id = 0
+        self.initialized = False
+        self.protocol_version: str | None = None
+        self.client_capabilities: dict[str, Any] = {}
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
+
+    # -- writing -------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+        with self._write:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def answer(self, call: Call, result: dict[str, Any]) -> None:
+        if call.modern:
+            meta = {**(result.get("_meta") or {}), SERVER_INFO_KEY: self.server_info}
+            result = {"resultType": "complete", **result, "_meta": meta}
+        self.send({"jsonrpc": "2.0", "id": call.id, "result": result})
+
+    def error(self, request_id: Any, code: int, message: str, data: Any = None) -> None:
+        error: dict[str, Any] = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+    def request(
+        self, method: str, params: dict[str, Any], timeout: float = 60.0, related: Any = None
+    ) -> dict[str, Any]:
+        """Send a request to the client and wait for its response's result."""
+        with self._write:
+            self._next_id += 1
+            request_id = f"s{self._next_id}"
+        done = threading.Event()
+        box: list[dict[str, Any]] = []
+        self._pending[request_id] = (done, box)
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        if not done.wait(timeout):
+            self._pending.pop(request_id, None)
+            raise RpcError(-32001, f"the client did not answer {method} in {timeout:g} s")
+        response = box[0]
+        if "error" in response:
+            error = response["error"] if isinstance(response["error"], dict) else {}
+            raise RpcError(int(error.get("code", -32603)), str(error.get("message", "")))
+        result = response.get("result")
+        return result if isinstance(result, dict) else {}
+
+    # -- reading -------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Answer stdin until it ends."""
+        for raw in sys.stdin.buffer:
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "method" in message:
+                self.dispatch(message)
+            elif message.get("id") in self._pending:
+                done, box = self._pending.pop(message["id"])
+                box.append(message)
+                done.set()
+
+    def dispatch(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        raw = message.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if "id" not in message:
+            self.notification(method, params)
+            return
+        request_id = message["id"]
+        meta = params.get("_meta")
+        modern = isinstance(meta, dict) and PROTOCOL_KEY in meta
+        if method == "initialize":
+            self._initialize(request_id, params)
+            return
+        modern = modern and CAPABILITIES_KEY in meta  # type: ignore[operator]
+        if not modern and (not self.initialized or method == "server/discover"):
+            self.error(request_id, -32602, ENVELOPE_ERROR)
+            return
+        call = Call(self, request_id, params, modern)
+        try:
+            if method == "server/discover":
+                result = {
+                    **UNCACHEABLE,
+                    "capabilities": self.modern_capabilities,
+                    "supportedVersions": [MODERN],
+                }
+                if self.instructions:
+                    result["instructions"] = self.instructions
+                self.answer(call, result)
+            elif method == "ping" and not modern:
+                self.answer(call, {})
+            elif method == "tools/list":
+                self.answer(call, self._cacheable(call, self.list_tools(call)))
+            elif method in ("prompts/list", "resources/list", "resources/templates/list"):
+                self.answer(call, self._cacheable(call, self.handle(method, call)))
+            elif method == "subscriptions/listen" and modern:
+                self.listen(call)
+            elif method == "tools/call":
+                self._call(call)
+            else:
+                self.answer(call, self.handle(method, call))
+        except RpcError as exc:
+            self.error(request_id, exc.code, exc.message, exc.data)
+
+    def _initialize(self, request_id: Any, params: dict[str, Any]) -> None:
+        requested = params.get("protocolVersion")
+        version = requested if requested in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+        caps = params.get("capabilities")
+        self.client_capabilities = caps if isinstance(caps, dict) else {}
+        self.protocol_version = version
+        result: dict[str, Any] = {"capabilities": self.capabilities}
+        if self.instructions:
+            result["instructions"] = self.instructions
+        result.update(protocolVersion=version, serverInfo=self.server_info)
+        self.initialized = True
+        self.send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    @staticmethod
+    def _cacheable(call: Call, result: dict[str, Any]) -> dict[str, Any]:
+        return {**UNCACHEABLE, **result} if call.modern else result
+
+    def notification(self, method: str, params: dict[str, Any]) -> None:
+        """A notification from the client; ``notifications/cancelled`` cancels a call."""
+        if method == "notifications/cancelled":
+            call = self._calls.get(params.get("requestId"))
+            if call is not None:
+                call.cancelled.set()
+
+    def listen(self, call: Call) -> None:
+        """``subscriptions/listen``: acknowledged; the stream stays open and quiet."""
+        acknowledged = {
+            "_meta": {"io.modelcontextprotocol/subscriptionId": call.id},
+            "notifications": call.params.get("notifications") or {},
+        }
+        call.notify("notifications/subscriptions/acknowledged", acknowledged)
+
+    # -- what a subclass answers ---------------------------------------------------------
+
+    def list_tools(self, call: Call) -> dict[str, Any]:
+        return {"tools": self.tools}
+
+    def handle(self, method: str, call: Call) -> dict[str, Any]:
+        """Any other request; the empty prompt and resource lists by default."""
+        empty = {"prompts/list": "prompts", "resources/list": "resources"}
+        if method in empty or method == "resources/templates/list":
+            return {empty.get(method, "resourceTemplates"): []}
+        raise MethodNotFound(method)
+
+    def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
+        """A tool's result (in its own thread); ``RpcError`` answers with an error."""
+        raise RpcError(-32602, f"Unknown tool: {name}")
+
+    def known_tool(self, name: str) -> bool:
+        return any(t.get("name") == name for t in self.tools)
+
+    def _call(self, call: Call) -> None:
+        name = call.params.get("name")
+        arguments = call.params.get("arguments") or {}
+        if not isinstance(name, str) or not self.known_tool(name):
+            self.answer(call, text_result(f"Unknown tool: {name}", is_error=True))
+            return
+        self._calls[call.id] = call
+
+        def work() -> None:
+            try:
+                result = self.call_tool(name, arguments, call)
+            except RpcError as exc:
+                self._calls.pop(call.id, None)
+                if not call.cancelled.is_set():
+                    self.error(call.id, exc.code, exc.message, exc.data)
+                return
+            self._calls.pop(call.id, None)
+            if not call.cancelled.is_set():
+                self.answer(call, result)
+
+        threading.Thread(target=work, daemon=True).start()
