@@ -30,6 +30,10 @@ many_raw           no    ``--count N`` tools with cursor pagination (load tests)
 sleepy_raw         no    sleeps ``--delay`` s without CPU, then serves ``echo``;
                          ``--timing-log`` records server-side call times (bench)
 lint_target        no    tools that break model-API rules (doctor tests)
+tasker             no    the Tasks extension (SEP-2663): task tools, tasks/get,
+                         tasks/update, tasks/cancel; ``--poll-ms``, ``--ttl-ms``,
+                         ``--rude``, ``--log``; ``--http`` (Streamable HTTP) and
+                         ``--sdk`` (stdio, the reference) run on the SDK
 =================  ====  =====================================================
 
 ``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free

@@ -17,7 +17,9 @@ holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
 A subclass lists its tools (:attr:`EraServer.tools`, or :meth:`EraServer.list_tools` for
 pagination) and answers them in :meth:`EraServer.call_tool`, which runs in a thread of its own
 per call (a call may block, ask the client, or be cancelled); other methods go to
-:meth:`EraServer.handle` (``MethodNotFound`` by default). Only the standard library is used.
+:meth:`EraServer.handle` (``MethodNotFound`` by default). :func:`arguments_of` checks a tool's
+arguments against its listed schema with pydantic's messages, as ``MCPServer`` does. Only the
+standard library is used.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ ENVELOPE_ERROR = (
     "'io.modelcontextprotocol/clientCapabilities' envelope keys"
 )
 UNCACHEABLE = {"cacheScope": "private", "ttlMs": 0}
+HANDSHAKE_ONLY = (
+    "this connection serves the handshake protocol era; "
+    "requests carrying the 2026-07-28 envelope are not accepted on it"
+)
 
 
 class RpcError(Exception):
@@ -53,6 +59,17 @@ class RpcError(Exception):
 class MethodNotFound(RpcError):
     def __init__(self, method: str) -> None:
         super().__init__(-32601, "Method not found", method)
+
+
+class InvalidParams(RpcError):
+    """Params that do not fit the method's shape, in the SDK's words."""
+
+    def __init__(self) -> None:
+        super().__init__(-32602, "Invalid request parameters", "")
+
+
+class ToolError(Exception):
+    """A tool's failure: an ``isError`` result (:func:`tool_error`), as ``MCPServer`` makes one."""
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -92,6 +109,86 @@ def tool(
         "name": name,
         **extra,
     }
+
+
+# -- arguments, checked as pydantic's lax mode checks them (the SDK's behaviour) -------------
+
+
+def _kind(value: Any) -> str:
+    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _coerce(value: Any, kind: str) -> tuple[Any, str | None]:
+    """(value, None) or (None, pydantic's error line) for one argument."""
+    if kind == "string":
+        if isinstance(value, str):
+            return value, None
+        return None, "Input should be a valid string [type=string_type"
+    if kind == "integer":
+        if isinstance(value, bool) or isinstance(value, int):
+            return int(value), None
+        if isinstance(value, float) and value.is_integer():
+            return int(value), None
+        if isinstance(value, float):
+            return None, (
+                "Input should be a valid integer, got a number with a fractional part "
+                "[type=int_from_float"
+            )
+        if isinstance(value, str):
+            try:
+                return int(value.strip()), None
+            except ValueError:
+                return None, (
+                    "Input should be a valid integer, unable to parse string as an integer "
+                    "[type=int_parsing"
+                )
+        return None, "Input should be a valid integer [type=int_type"
+    if isinstance(value, bool) or isinstance(value, int | float):
+        return float(value), None
+    if isinstance(value, str):
+        try:
+            return float(value.strip()), None
+        except ValueError:
+            return None, (
+                "Input should be a valid number, unable to parse string as a number "
+                "[type=float_parsing"
+            )
+    return None, "Input should be a valid number [type=float_type"
+
+
+def arguments_of(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool's arguments checked against its listed ``inputSchema`` (string, integer and number
+    properties) and coerced as pydantic does; a missing one takes the property's ``default``
+    as it stands (pydantic leaves defaults alone); ``ToolError`` with pydantic's message."""
+    out: dict[str, Any] = {}
+    problems: list[str] = []
+    for field, spec in schema["properties"].items():
+        if field not in arguments:
+            if "default" in spec:
+                out[field] = spec["default"]
+                continue
+            problems.append(
+                f"{field}\n  Field required [type=missing, input_value={arguments!r}, "
+                "input_type=dict]\n    For further information visit "
+                "https://errors.pydantic.dev/2.14/v/missing"
+            )
+            continue
+        value, problem = _coerce(arguments[field], spec["type"])
+        if problem is None:
+            out[field] = value
+            continue
+        code = problem.rsplit("[type=", 1)[1]
+        problems.append(
+            f"{field}\n  {problem}, input_value={arguments[field]!r}, "
+            f"input_type={_kind(arguments[field])}]\n    For further information visit "
+            f"https://errors.pydantic.dev/2.14/v/{code}"
+        )
+    if problems:
+        count = f"{len(problems)} validation error" + ("s" if len(problems) > 1 else "")
+        raise ToolError(f"{count} for {schema['title']}\n" + "\n".join(problems))
+    return out
 
 
 class Call:
@@ -233,6 +330,9 @@ class EraServer:
         if method == "initialize":
             self._initialize(request_id, params)
             return
+        if modern and self.initialized:  # one era per connection, as the SDK serves it
+            self.error(request_id, -32600, HANDSHAKE_ONLY)
+            return
         modern = modern and CAPABILITIES_KEY in meta  # type: ignore[operator]
         if not modern and (not self.initialized or method == "server/discover"):
             self.error(request_id, -32602, ENVELOPE_ERROR)
@@ -316,8 +416,11 @@ class EraServer:
 
     def _call(self, call: Call) -> None:
         name = call.params.get("name")
-        arguments = call.params.get("arguments") or {}
-        if not isinstance(name, str) or not self.known_tool(name):
+        arguments = call.params.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, dict | None):
+            raise InvalidParams
+        arguments = arguments or {}
+        if not self.known_tool(name):
             self.answer(call, text_result(f"Unknown tool: {name}", is_error=True))
             return
         self._calls[call.id] = call
