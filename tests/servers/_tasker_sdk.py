@@ -1,9 +1,9 @@
 """tasker on the SDK's ``MCPServer`` and its ``Extension`` interface: ``--http`` and ``--sdk``.
 
-The task logic is :class:`tests.servers.tasker.TaskBook`'s; this module only carries it over
-the SDK's transports: Streamable HTTP on 127.0.0.1 (``--http``, through
+The task logic is :class:`tests.servers._tasker_book.TaskBook`'s; this module only carries it
+over the SDK's transports: Streamable HTTP on 127.0.0.1 (``--http``, through
 :func:`tests.servers.http_server.serve`, which prints ``READY <url>``), and stdio (``--sdk``,
-the reference the raw stdio server is held to in ``tests/test_servers_smoke.py``). The
+the reference the raw stdio server is held to in ``tests/test_servers_tasker.py``). The
 extension is advertised (unless ``--rude``); ``tools/call`` goes through its interceptor, and
 the tools the SDK lists (their schemas made by pydantic from the functions below, so their
 names and titles are the wire's) run synchronously in a worker thread. Imported only for those
@@ -27,7 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 from tests.servers._era import RpcError
-from tests.servers.tasker import TASKS, TaskBook
+from tests.servers._tasker_book import TASKS, TaskBook
 
 
 def _mcp_error(exc: RpcError) -> MCPError:
@@ -62,9 +62,9 @@ class TasksExtension(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         return (
-            MethodBinding("tasks/get", TaskIdParams, self.tasks_get),  # type: ignore[arg-type]
-            MethodBinding("tasks/update", UpdateParams, self.tasks_update),  # type: ignore[arg-type]
-            MethodBinding("tasks/cancel", TaskIdParams, self.tasks_cancel),  # type: ignore[arg-type]
+            MethodBinding("tasks/get", TaskIdParams, self.tasks_get),
+            MethodBinding("tasks/update", UpdateParams, self.tasks_update),
+            MethodBinding("tasks/cancel", TaskIdParams, self.tasks_cancel),
         )
 
     async def tasks_get(
