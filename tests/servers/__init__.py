@@ -7,7 +7,7 @@ helpers that build the command line and run the HTTP server.
 =================  ====  =====================================================
 name               SDK?  behaviour
 =================  ====  =====================================================
-echo               yes   server "echo" with echo/add/fail/annotated/image/link/
+echo               no    server "echo" with echo/add/fail/annotated/image/link/
                          embedded/binary/big/sleep/env/crash tools
 mutating           yes   add_tool/remove_tool/ping_tool; emits tools list_changed
                          in both eras (legacy notification, 2026 listen stream)
@@ -34,8 +34,18 @@ tasker             no    the Tasks extension (SEP-2663): task tools, tasks/get,
                          tasks/update, tasks/cancel; ``--poll-ms``, ``--ttl-ms``,
                          ``--rude``, ``--log``; ``--http`` (Streamable HTTP) and
                          ``--sdk`` (stdio, the reference) run on the SDK
+skills             no    SEP-2640 skills (skills/list, skills/get, files as
+                         resources), both eras; ``--collide``, ``--dynamic``,
+                         ``--invalid``, ``--extra N``, ``--tamper MODE``,
+                         ``--log FILE`` (each request it lets in)
+apps               no    MCP Apps (SEP-1865): ``_meta.ui`` tools, a ``ui://``
+                         page, both eras; ``--only-app``, ``--record FILE``
+                         (the client's declared capabilities)
 =================  ====  =====================================================
 
 ``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free
 servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
+``_era.py`` is the raw two-era base (``initialize`` and 2026-07-28 envelopes) of
+those that must answer exactly as an SDK server would (echo, skills, apps,
+tasker).
 """
