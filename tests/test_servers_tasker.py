@@ -366,3 +366,47 @@ def test_the_raw_tasker_answers_as_the_sdk_tasker_does(case: str, tmp_path: Path
         assert "extensions" not in answers[1]["result"]["capabilities"]
         assert answers[2]["result"]["resultType"] == "task"
         assert answers[5]["result"]["result"]["content"][0]["text"] == "ran as a task"
+
+
+def test_a_poll_at_the_end_of_a_step_sees_the_next_one() -> None:
+    """The steps of ``slow_compute`` last its poll interval, as in the tests that follow a task
+    (``tests/mcpbridge/test_tasks.py``): a client that polls one interval after each answer
+    sees every step in turn, never one twice and the next missed, as it does on the SDK's
+    event loop. Each step's end and each poll then come within a millisecond: the raw server
+    answers such a poll only once the work moved on (``Job.wire``)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.tasker", "--poll-ms", "100"],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    rid = 0
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        nonlocal rid
+        assert proc.stdin is not None and proc.stdout is not None
+        rid += 1
+        message = req(rid, method, params, ext=True)
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        result: dict[str, Any] = json.loads(proc.stdout.readline())["result"]
+        return result
+
+    try:
+        for _ in range(8):
+            task = ask("tools/call", {"name": "slow_compute", "arguments": {"seconds": 0.4}})
+            seen = []
+            deadline = time.monotonic() + WAIT_SECONDS
+            while task["status"] == "working" and time.monotonic() < deadline:
+                time.sleep(task["pollIntervalMs"] / 1000)
+                task = ask("tasks/get", {"taskId": task["taskId"]})
+                seen.append(task.get("statusMessage", task["status"]))
+            assert seen[:3] == ["step 2 of 4", "step 3 of 4", "step 4 of 4"], seen
+            assert seen[-1] == "completed", seen
+    finally:
+        proc.stdin.close()
+        proc.wait(10)
+        proc.stdout.close()

@@ -39,6 +39,8 @@ TASK_TOOLS = {
 REQUIRED = {"required_task", "failing_job", "test_tool_with_task"}
 """Task support "required": a request without the extension gets -32021."""
 TERMINAL = ("completed", "failed", "cancelled")
+WAKE_GRACE_SECONDS = 0.1
+"""How long a ``tasks/get`` waits for work whose sleep just ended (:meth:`Job.wire`)."""
 SHUTDOWN_GRACE_SECONDS = 5.0
 """How long a stopping server waits for cancelled work to end (``wait_forever`` writes its
 marker then)."""
@@ -74,6 +76,14 @@ def pause(cancelled: threading.Event, seconds: float) -> None:
         raise Cancelled
 
 
+def nap(job: Job | None, cancelled: threading.Event, seconds: float) -> None:
+    """:func:`pause`, or :meth:`Job.sleep` for a task's work."""
+    if job is None:
+        pause(cancelled, seconds)
+    else:
+        job.sleep(seconds)
+
+
 class Job:
     """One task: its wire state, and what its work waits on (``changed`` guards it all)."""
 
@@ -89,20 +99,40 @@ class Job:
         self.pending: dict[str, dict[str, Any]] = {}
         self.answers: dict[str, Any] = {}
         self.keys = 0
+        self.due: float | None = None
+        """When the work's current sleep ends (monotonic), while it sleeps."""
         self.cancelled = threading.Event()
         self.changed = threading.Condition()
 
     def touch(self, status: str, message: str | None = None, **outcome: Any) -> None:
         """Move to ``status``; nothing moves a task out of a terminal status."""
         with self.changed:
+            self.due = None  # the work moved on: a tasks/get waiting for it may answer
+            self.changed.notify_all()
             if self.status in TERMINAL:
                 return
             for name, value in outcome.items():
                 setattr(self, name, value)
             self.status, self.status_message, self.updated = status, message, now()
 
-    def wire(self) -> dict[str, Any]:
+    def sleep(self, seconds: float) -> None:
+        """Sleep ``seconds`` (``Cancelled`` when cancelled); until the work's next change of
+        state, a ``tasks/get`` that comes after the sleep's end waits for that change."""
         with self.changed:
+            self.due = time.monotonic() + seconds
+        pause(self.cancelled, seconds)
+
+    def wire(self) -> dict[str, Any]:
+        """The task as ``tasks/get`` answers it. A poll that comes as a sleep of the work
+        ends (the period of a task's steps is often its poll interval) sees what the work
+        does next, as a single event loop would show it, not whichever thread the scheduler
+        woke first: it waits for the work up to :data:`WAKE_GRACE_SECONDS`."""
+        with self.changed:
+            while self.due is not None:
+                late = time.monotonic() - self.due
+                if late < 0 or late >= WAKE_GRACE_SECONDS:
+                    break
+                self.changed.wait(WAKE_GRACE_SECONDS - late)
             task: dict[str, Any] = {
                 "taskId": self.task_id,
                 "status": self.status,
@@ -172,7 +202,7 @@ def slow_compute(
     for step in range(1, steps + 1):
         if job is not None:
             job.touch("working", f"step {step} of {steps}")
-        pause(cancelled, seconds / steps)
+        nap(job, cancelled, seconds / steps)
     return text_result(f"computed in {args.get('seconds', 1)}s")
 
 
@@ -225,14 +255,14 @@ def multi_input(
 def failing_job(
     args: dict[str, Any], job: Job | None, cancelled: threading.Event
 ) -> dict[str, Any]:
-    pause(cancelled, 0.3)
+    nap(job, cancelled, 0.3)
     return text_result("the job failed", is_error=True)
 
 
 def protocol_error_job(
     args: dict[str, Any], job: Job | None, cancelled: threading.Event
 ) -> dict[str, Any]:
-    pause(cancelled, 0.3)
+    nap(job, cancelled, 0.3)
     raise RpcError(INTERNAL_ERROR, "the job's backend broke")
 
 
