@@ -17,7 +17,12 @@ holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
 A subclass lists its tools (:attr:`EraServer.tools`, or :meth:`EraServer.list_tools` for
 pagination) and answers them in :meth:`EraServer.call_tool`, which runs in a thread of its own
 per call (a call may block, ask the client, or be cancelled); other methods go to
-:meth:`EraServer.handle` (``MethodNotFound`` by default). Only the standard library is used.
+:meth:`EraServer.handle` (by default ``MCPServer``'s answers with no prompts or resources).
+A tool checks its arguments as pydantic does with :func:`arguments_of`, logs and reports
+progress with :meth:`Call.log` and :meth:`Call.progress` (each era's rules), and announces a
+changed tool list with :meth:`EraServer.tools_changed` (a notification, or an event on each
+``subscriptions/listen`` stream that asked for it). When stdin ends, every request still open
+gets ``Connection closed``, as from the SDK. Only the standard library is used.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 MODERN = "2026-07-28"
@@ -38,6 +44,15 @@ ENVELOPE_ERROR = (
     "'io.modelcontextprotocol/clientCapabilities' envelope keys"
 )
 UNCACHEABLE = {"cacheScope": "private", "ttlMs": 0}
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+LIST_CHANGED = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
+"""What a ``subscriptions/listen`` stream may ask for, and the notification each one brings."""
 
 
 class RpcError(Exception):
@@ -53,6 +68,17 @@ class RpcError(Exception):
 class MethodNotFound(RpcError):
     def __init__(self, method: str) -> None:
         super().__init__(-32601, "Method not found", method)
+
+
+class InvalidParams(RpcError):
+    """The SDK's answer to params that fail its validation (no detail given)."""
+
+    def __init__(self) -> None:
+        super().__init__(-32602, "Invalid request parameters", "")
+
+
+class ToolError(Exception):
+    """A tool's failure: an ``isError`` result (:func:`tool_error`), as the SDK makes one."""
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -94,6 +120,93 @@ def tool(
     }
 
 
+# -- arguments, checked as pydantic's lax mode checks them (the SDK's behaviour) -------------
+
+
+def _kind(value: Any) -> str:
+    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _coerce(value: Any, kind: str) -> tuple[Any, str | None]:
+    """(value, None) or (None, pydantic's error line) for one argument."""
+    if kind == "string":
+        if isinstance(value, str):
+            return value, None
+        return None, "Input should be a valid string [type=string_type"
+    if kind == "integer":
+        if isinstance(value, bool) or isinstance(value, int):
+            return int(value), None
+        if isinstance(value, float) and value.is_integer():
+            return int(value), None
+        if isinstance(value, float):
+            return None, (
+                "Input should be a valid integer, got a number with a fractional part "
+                "[type=int_from_float"
+            )
+        if isinstance(value, str):
+            try:
+                return int(value.strip()), None
+            except ValueError:
+                return None, (
+                    "Input should be a valid integer, unable to parse string as an integer "
+                    "[type=int_parsing"
+                )
+        return None, "Input should be a valid integer [type=int_type"
+    if isinstance(value, bool) or isinstance(value, int | float):
+        return float(value), None
+    if isinstance(value, str):
+        try:
+            return float(value.strip()), None
+        except ValueError:
+            return None, (
+                "Input should be a valid number, unable to parse string as a number "
+                "[type=float_parsing"
+            )
+    return None, "Input should be a valid number [type=float_type"
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)`` as pydantic shows an input: over 50 bytes, its first 25 and last 24
+    bytes (whole characters only) around ``...``."""
+    text = repr(value)
+    data = text.encode("utf-8")
+    if len(data) <= 50:
+        return text
+    return data[:25].decode("utf-8", "ignore") + "..." + data[-24:].decode("utf-8", "ignore")
+
+
+def arguments_of(tool: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``tool``'s arguments (every one required; string, integer or number), coerced as
+    ``MCPServer`` does; ``ToolError`` with pydantic's message otherwise."""
+    schema = tool["inputSchema"]
+    out: dict[str, Any] = {}
+    problems: list[str] = []
+    for field, spec in schema["properties"].items():
+        if field not in arguments:
+            problems.append(
+                f"{field}\n  Field required [type=missing, input_value={_shown(arguments)}, "
+                "input_type=dict]\n    For further information visit "
+                "https://errors.pydantic.dev/2.14/v/missing"
+            )
+            continue
+        value, problem = _coerce(arguments[field], spec["type"])
+        if problem is None:
+            out[field] = value
+            continue
+        code = problem.rsplit("[type=", 1)[1]
+        problems.append(
+            f"{field}\n  {problem}, input_value={_shown(arguments[field])}, "
+            f"input_type={_kind(arguments[field])}]\n    For further information visit "
+            f"https://errors.pydantic.dev/2.14/v/{code}"
+        )
+    if problems:
+        count = f"{len(problems)} validation error" + ("s" if len(problems) > 1 else "")
+        raise ToolError(f"{count} for {schema['title']}\n" + "\n".join(problems))
+    return out
+
+
 class Call:
     """One request being answered: its id, era and envelope, and a way back to the client."""
 
@@ -103,6 +216,8 @@ class Call:
         self.params = params
         self.modern = modern
         self.cancelled = threading.Event()
+        self.after: list[Callable[[], object]] = []
+        """Run once the call's answer is sent (a change the SDK makes after it answers)."""
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -124,6 +239,29 @@ class Call:
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.server.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def log(self, level: str, data: Any) -> None:
+        """``notifications/message`` as the SDK's ``ctx.log`` sends it: always in the handshake
+        era, and on 2026-07-28 only at or above the level this request's envelope asked for."""
+        if self.modern:
+            wanted = self.meta.get(LOG_LEVEL_KEY)
+            if wanted not in LOG_LEVELS or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+                return
+        self.notify("notifications/message", {"data": data, "level": level})
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """``notifications/progress`` for this request, when it carried a ``progressToken``."""
+        token = self.meta.get("progressToken")
+        if token is None:
+            return
+        params: dict[str, Any] = {"progress": progress, "progressToken": token}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.notify("notifications/progress", params)
 
 
 class EraServer:
@@ -150,6 +288,8 @@ class EraServer:
         self._calls: dict[Any, Call] = {}
         self._pending: dict[Any, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self._next_id = 0
+        self._listens: dict[Any, tuple[Call, dict[str, Any]]] = {}
+        self._closed = False
         self.initialized = False
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
@@ -163,6 +303,8 @@ class EraServer:
     def send(self, message: dict[str, Any]) -> None:
         line = json.dumps(message, separators=(",", ":")) + "\n"
         with self._write:
+            if self._closed:
+                return
             sys.stdout.write(line)
             sys.stdout.flush()
 
@@ -202,7 +344,20 @@ class EraServer:
     # -- reading -------------------------------------------------------------------------
 
     def serve(self) -> None:
-        """Answer stdin until it ends."""
+        """Answer stdin until it ends; then, as the SDK does, every request still open (a call,
+        a listen stream) gets the error ``Connection closed``."""
+        self._read()
+        for call, _ in list(self._listens.values()):
+            self._listens.pop(call.id, None)
+            self.error(call.id, -32000, "Connection closed")
+        for call in list(self._calls.values()):
+            if not call.cancelled.is_set():
+                call.cancelled.set()
+                self.error(call.id, -32000, "Connection closed")
+        with self._write:  # no thread holds stdout at exit (Python aborts if one does)
+            self._closed = True
+
+    def _read(self) -> None:
         for raw in sys.stdin.buffer:
             line = raw.strip()
             if not line:
@@ -286,14 +441,49 @@ class EraServer:
             call = self._calls.get(params.get("requestId"))
             if call is not None:
                 call.cancelled.set()
+            self._listens.pop(params.get("requestId"), None)  # the stream ends unanswered
 
     def listen(self, call: Call) -> None:
-        """``subscriptions/listen``: acknowledged; the stream stays open and quiet."""
-        acknowledged = {
-            "_meta": {"io.modelcontextprotocol/subscriptionId": call.id},
-            "notifications": call.params.get("notifications") or {},
-        }
+        """``subscriptions/listen``: acknowledged with what it asked for that the SDK honours;
+        the stream stays open until :meth:`end_listens` or stdin ends, and carries what
+        :meth:`tools_changed` announces."""
+        asked = call.params.get("notifications")
+        if not isinstance(asked, dict):
+            raise InvalidParams
+        honored: dict[str, Any] = {key: True for key in LIST_CHANGED if asked.get(key)}
+        if asked.get("resourceSubscriptions"):
+            honored["resourceSubscriptions"] = list(asked["resourceSubscriptions"])
+        self._listens[call.id] = (call, honored)
+        acknowledged = {"_meta": {SUBSCRIPTION_KEY: call.id}, "notifications": honored}
         call.notify("notifications/subscriptions/acknowledged", acknowledged)
+
+    def tools_changed(self, call: Call) -> None:
+        """Tell the client the tool list changed, as ``call``'s era expects: handshake era,
+        ``notifications/tools/list_changed``; 2026-07-28, the same on every listen stream that
+        asked for it (``toolsListChanged``), tagged with the stream's subscription id."""
+        method = LIST_CHANGED["toolsListChanged"]
+        if not call.modern:
+            self.send({"jsonrpc": "2.0", "method": method})
+            return
+        for stream, honored in list(self._listens.values()):
+            if honored.get("toolsListChanged"):
+                stream.notify(method, {"_meta": {SUBSCRIPTION_KEY: stream.id}})
+
+    def listening(self) -> int:
+        """How many listen streams are open."""
+        return len(self._listens)
+
+    def end_listens(self, error: RpcError | None = None) -> int:
+        """End every open listen stream: with its final result (graceful), or with ``error``;
+        how many there were."""
+        streams = [stream for stream, _ in list(self._listens.values())]
+        for stream in streams:
+            self._listens.pop(stream.id, None)
+            if error is None:
+                self.answer(stream, {"_meta": {SUBSCRIPTION_KEY: stream.id}})
+            else:
+                self.error(stream.id, error.code, error.message, error.data)
+        return len(streams)
 
     # -- what a subclass answers ---------------------------------------------------------
 
@@ -301,10 +491,18 @@ class EraServer:
         return {"tools": self.tools}
 
     def handle(self, method: str, call: Call) -> dict[str, Any]:
-        """Any other request; the empty prompt and resource lists by default."""
+        """Any other request; by default what ``MCPServer`` answers with no prompts and no
+        resources: empty lists, and its errors for a prompt or resource it does not have."""
         empty = {"prompts/list": "prompts", "resources/list": "resources"}
         if method in empty or method == "resources/templates/list":
             return {empty.get(method, "resourceTemplates"): []}
+        if method == "prompts/get":
+            if call.modern:
+                raise RpcError(-32603, "Internal server error")
+            raise RpcError(0, f"Unknown prompt: {call.params.get('name')}")
+        if method == "resources/read":
+            uri = call.params.get("uri")
+            raise RpcError(-32602, f"Unknown resource: {uri}", {"uri": uri})
         raise MethodNotFound(method)
 
     def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -317,7 +515,9 @@ class EraServer:
     def _call(self, call: Call) -> None:
         name = call.params.get("name")
         arguments = call.params.get("arguments") or {}
-        if not isinstance(name, str) or not self.known_tool(name):
+        if not isinstance(name, str) or not isinstance(arguments, dict):
+            raise InvalidParams
+        if not self.known_tool(name):
             self.answer(call, text_result(f"Unknown tool: {name}", is_error=True))
             return
         self._calls[call.id] = call
@@ -333,5 +533,7 @@ class EraServer:
             self._calls.pop(call.id, None)
             if not call.cancelled.is_set():
                 self.answer(call, result)
+            for then in call.after:
+                then()
 
         threading.Thread(target=work, daemon=True).start()

@@ -37,7 +37,7 @@ import threading
 import zlib
 from typing import Any
 
-from tests.servers._era import Call, EraServer, tool_error
+from tests.servers._era import Call, EraServer, ToolError, arguments_of, tool_error
 
 NAME = "echo"
 INSTRUCTIONS = "Use echo to repeat text."
@@ -120,86 +120,6 @@ def tiny_png() -> bytes:
     )
 
 
-class ToolError(Exception):
-    """A tool's failure: an ``isError`` result, as the SDK makes one."""
-
-
-# -- arguments, checked as pydantic's lax mode checks them (the SDK's behaviour) -------------
-
-
-def _kind(value: Any) -> str:
-    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _coerce(value: Any, kind: str) -> tuple[Any, str | None]:
-    """(value, None) or (None, pydantic's error line) for one argument."""
-    if kind == "string":
-        if isinstance(value, str):
-            return value, None
-        return None, "Input should be a valid string [type=string_type"
-    if kind == "integer":
-        if isinstance(value, bool) or isinstance(value, int):
-            return int(value), None
-        if isinstance(value, float) and value.is_integer():
-            return int(value), None
-        if isinstance(value, float):
-            return None, (
-                "Input should be a valid integer, got a number with a fractional part "
-                "[type=int_from_float"
-            )
-        if isinstance(value, str):
-            try:
-                return int(value.strip()), None
-            except ValueError:
-                return None, (
-                    "Input should be a valid integer, unable to parse string as an integer "
-                    "[type=int_parsing"
-                )
-        return None, "Input should be a valid integer [type=int_type"
-    if isinstance(value, bool) or isinstance(value, int | float):
-        return float(value), None
-    if isinstance(value, str):
-        try:
-            return float(value.strip()), None
-        except ValueError:
-            return None, (
-                "Input should be a valid number, unable to parse string as a number "
-                "[type=float_parsing"
-            )
-    return None, "Input should be a valid number [type=float_type"
-
-
-def _arguments(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The tool's arguments, coerced; ``ToolError`` with pydantic's message otherwise."""
-    schema = _BY_NAME[name]["inputSchema"]
-    out: dict[str, Any] = {}
-    problems: list[str] = []
-    for field, spec in schema["properties"].items():
-        if field not in arguments:
-            problems.append(
-                f"{field}\n  Field required [type=missing, input_value={arguments!r}, "
-                "input_type=dict]\n    For further information visit "
-                "https://errors.pydantic.dev/2.14/v/missing"
-            )
-            continue
-        value, problem = _coerce(arguments[field], spec["type"])
-        if problem is None:
-            out[field] = value
-            continue
-        code = problem.rsplit("[type=", 1)[1]
-        problems.append(
-            f"{field}\n  {problem}, input_value={arguments[field]!r}, "
-            f"input_type={_kind(arguments[field])}]\n    For further information visit "
-            f"https://errors.pydantic.dev/2.14/v/{code}"
-        )
-    if problems:
-        count = f"{len(problems)} validation error" + ("s" if len(problems) > 1 else "")
-        raise ToolError(f"{count} for {name}Arguments\n" + "\n".join(problems))
-    return out
-
-
 # -- the tools -------------------------------------------------------------------------------
 
 
@@ -273,7 +193,7 @@ HANDLERS: dict[str, Any] = {
 
 def run_tool(name: str, arguments: dict[str, Any], cancelled: threading.Event) -> dict[str, Any]:
     """One tool's result; ``ToolError`` for a failure. ``sleep`` wakes early when cancelled."""
-    args = _arguments(name, arguments)
+    args = arguments_of(_BY_NAME[name], arguments)
     if name == "sleep":
         cancelled.wait(max(0.0, args["seconds"]))
         return _text("slept")
