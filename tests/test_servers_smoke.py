@@ -379,6 +379,7 @@ def test_a_raw_server_answers_as_its_sdk_original_did(
         ("hostile", []),
         ("many_tools", []),
         ("mutating", []),
+        ("rugpull", []),
     ],
 )
 def test_a_raw_server_imports_only_the_standard_library(server: str, args: list[str]) -> None:
