@@ -380,6 +380,7 @@ def test_a_raw_server_answers_as_its_sdk_original_did(
         ("many_tools", []),
         ("mutating", []),
         ("rugpull", []),
+        ("toucher", []),
         ("slow_start", ["--delay", "0"]),
     ],
 )
