@@ -382,6 +382,7 @@ def test_a_raw_server_answers_as_its_sdk_original_did(
         ("rugpull", []),
         ("toucher", []),
         ("slow_start", ["--delay", "0"]),
+        ("stderr_flood", ["--megabytes", "0"]),
     ],
 )
 def test_a_raw_server_imports_only_the_standard_library(server: str, args: list[str]) -> None:
