@@ -7,23 +7,31 @@ helpers that build the command line and run the HTTP server.
 =================  ====  =====================================================
 name               SDK?  behaviour
 =================  ====  =====================================================
-echo               yes   server "echo" with echo/add/fail/annotated/image/link/
+echo               no    server "echo" with echo/add/fail/annotated/image/link/
                          embedded/binary/big/sleep/env/crash tools
-mutating           yes   add_tool/remove_tool/ping_tool; emits tools list_changed
+echo_sdk           yes   the same on the SDK's ``MCPServer``: what ``echo`` is
+                         held to (``tests/test_servers_smoke.py``)
+hostile            no    control characters, lying annotations, poisoned
+                         descriptions, secrets split across stderr, log and
+                         progress; ``--variant``, ``--poison``, ``--escape``
+mutating           no    add_tool/remove_tool/ping_tool; emits tools list_changed
                          in both eras (legacy notification, 2026 listen stream)
-slow_start         yes   sleeps ``--delay`` s (default 1.0) before serving one
-                         tool ``hello``
+rugpull            no    ``status()`` rewrites ``notes``' description and emits
+                         tools list_changed (both eras)
+toucher            no    write_file/connect/tmpdir: what a sandbox must stop
+slow_start         no    sleeps ``--delay`` s (default 1.0) before serving one
+                         tool ``hello``; ``--barrier DIR --count N``
 crash_on_start     no    prints a fatal message to stderr and exits with code 3
 hang               no    reads stdin, never answers (``--ignore-eof``,
                          ``--ignore-sigterm`` make it harder to stop)
 silent_discover    no    raw JSON-RPC 2025-era server that never answers unknown
                          methods such as ``server/discover``; tool ``hello``
-many_tools         yes   ``--count N`` tools (default 100), cursor pagination
+many_tools         no    ``--count N`` tools (default 100), cursor pagination
                          with ``--page-size P`` (default 50), ``--long-names``
 http_server        yes   Streamable HTTP on 127.0.0.1 with bearer-token auth,
                          prints ``READY <url>``; ``--html`` / ``--status N`` modes
 garbage_stdout     no    writes non-JSON lines to stdout, then serves ``echo``
-stderr_flood       yes   floods ~20 MB to stderr while serving ``echo``
+stderr_flood       no    floods ~20 MB to stderr while serving ``echo``
 faulty             no    misbehaves on request: not-UTF-8 answers, huge answers,
                          list_changed storms, dies mid-call, ignores SIGTERM
 many_raw           no    ``--count N`` tools with cursor pagination (load tests)
@@ -32,6 +40,11 @@ sleepy_raw         no    sleeps ``--delay`` s without CPU, then serves ``echo``;
 lint_target        no    tools that break model-API rules (doctor tests)
 =================  ====  =====================================================
 
-``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free
-servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
+``_era.py`` is the raw server of both protocol eras (``server/discover`` and envelopes, or
+``initialize``) that the SDK-free servers above marked "no" stand on (echo, hostile,
+mutating, rugpull, toucher, slow_start, many_tools, stderr_flood): they start in ~50 ms
+instead of the ~1 s of CPU an SDK import costs, and answer as their SDK-built originals did.
+``golden/<server>.json`` holds those originals' recorded answers, which
+``tests/test_servers_smoke.py`` replays against them. ``_raw.py`` is the tiny
+newline-delimited JSON-RPC loop of the older raw servers.
 """
