@@ -7,8 +7,15 @@ helpers that build the command line and run the HTTP server.
 =================  ====  =====================================================
 name               SDK?  behaviour
 =================  ====  =====================================================
-echo               yes   server "echo" with echo/add/fail/annotated/image/link/
+echo               no    server "echo" with echo/add/fail/annotated/image/link/
                          embedded/binary/big/sleep/env/crash tools
+echo_sdk           yes   the same "echo" on ``MCPServer``, the reference the raw
+                         one is held to (``tests/test_servers_smoke.py``)
+asker              no    server "asker": resolver tools that elicit, sample, list
+                         roots (input rounds at 2026-07-28, requests mid-call
+                         before), progress, logs, ``wait`` (cancellation marker),
+                         ``touch`` (resource updates); resources, a template, a
+                         prompt with completion
 mutating           yes   add_tool/remove_tool/ping_tool; emits tools list_changed
                          in both eras (legacy notification, 2026 listen stream)
 slow_start         yes   sleeps ``--delay`` s (default 1.0) before serving one
@@ -34,4 +41,8 @@ lint_target        no    tools that break model-API rules (doctor tests)
 
 ``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free
 servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
+``_era.py`` is the raw base of both protocol eras that answers as ``MCPServer`` does
+(``echo``, ``asker``); ``_mcpserver.py`` adds what ``MCPServer`` does around a tool
+(pydantic's argument checks and messages, resolver questions and their input rounds, a
+sealed ``requestState``).
 """

@@ -12,7 +12,9 @@ holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
 - **handshake era** (``initialize``, 2024-11-05 to 2025-11-25): no envelope; a request before
   ``initialize`` (or a ``server/discover`` without the envelope) is refused with -32602, as the
   SDK refuses it. Mid-call requests to the client (``elicitation/create``,
-  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`.
+  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`, numbered 1, 2,
+  ... as the SDK numbers them; a call cancelled while it waits tells the client
+  (``notifications/cancelled``) that its request is void, as the SDK does.
 
 A subclass lists its tools (:attr:`EraServer.tools`, or :meth:`EraServer.list_tools` for
 pagination) and answers them in :meth:`EraServer.call_tool`, which runs in a thread of its own
@@ -70,12 +72,24 @@ def tool_error(name: str, message: str) -> dict[str, Any]:
 
 
 def schema_of(
-    title: str, params: dict[str, str], *, required: list[str] | None = None
+    title: str,
+    params: dict[str, str],
+    *,
+    required: list[str] | None = None,
+    defaults: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """pydantic's JSON Schema of a tool's arguments (``{name: json type}``), as the SDK lists
-    it; every parameter is required unless ``required`` says otherwise."""
-    properties = {p: {"title": p.replace("_", " ").title(), "type": t} for p, t in params.items()}
-    needed = list(params) if required is None else required
+    it; every parameter without a default is required unless ``required`` says otherwise."""
+    defaults = defaults or {}
+    properties = {
+        p: {
+            **({"default": defaults[p]} if p in defaults else {}),
+            "title": p.replace("_", " ").title(),
+            "type": t,
+        }
+        for p, t in params.items()
+    }
+    needed = [p for p in params if p not in defaults] if required is None else required
     schema: dict[str, Any] = {"properties": properties}
     if needed:
         schema["required"] = needed
@@ -117,9 +131,12 @@ class Call:
             return caps if isinstance(caps, dict) else {}
         return self.server.client_capabilities
 
-    def request(self, method: str, params: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None, timeout: float = 60.0
+    ) -> dict[str, Any]:
         """Ask the client mid-call (handshake era) and wait for its answer; ``RpcError`` when
-        it answers with an error."""
+        it answers with an error (or the call is cancelled meanwhile). ``params=None`` sends
+        none (``roots/list``)."""
         return self.server.request(method, params, timeout, related=self.id)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -149,6 +166,7 @@ class EraServer:
         self._write = threading.Lock()
         self._calls: dict[Any, Call] = {}
         self._pending: dict[Any, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._asked_for: dict[Any, Any] = {}  # a pending request to the client -> its call's id
         self._next_id = 0
         self.initialized = False
         self.protocol_version: str | None = None
@@ -179,23 +197,33 @@ class EraServer:
         self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
     def request(
-        self, method: str, params: dict[str, Any], timeout: float = 60.0, related: Any = None
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float = 60.0,
+        related: Any = None,
     ) -> dict[str, Any]:
         """Send a request to the client and wait for its response's result."""
         with self._write:
             self._next_id += 1
-            request_id = f"s{self._next_id}"
+            request_id = self._next_id
         done = threading.Event()
         box: list[dict[str, Any]] = []
         self._pending[request_id] = (done, box)
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        if not done.wait(timeout):
+        if related is not None:
+            self._asked_for[request_id] = related
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        self.send(message if params is None else {**message, "params": params})
+        answered = done.wait(timeout)
+        self._asked_for.pop(request_id, None)
+        if not answered:
             self._pending.pop(request_id, None)
             raise RpcError(-32001, f"the client did not answer {method} in {timeout:g} s")
         response = box[0]
         if "error" in response:
             error = response["error"] if isinstance(response["error"], dict) else {}
-            raise RpcError(int(error.get("code", -32603)), str(error.get("message", "")))
+            code, text = int(error.get("code", -32603)), str(error.get("message", ""))
+            raise RpcError(code, text, error.get("data"))
         result = response.get("result")
         return result if isinstance(result, dict) else {}
 
@@ -286,6 +314,13 @@ class EraServer:
             call = self._calls.get(params.get("requestId"))
             if call is not None:
                 call.cancelled.set()
+                for asked, owner in list(self._asked_for.items()):
+                    pending = self._pending.pop(asked, None) if owner == call.id else None
+                    if pending is not None:  # the call's question to the client is void now
+                        void = {"requestId": asked, "reason": "caller cancelled"}
+                        call.notify("notifications/cancelled", void)
+                        pending[1].append({"error": {"code": -32800, "message": "cancelled"}})
+                        pending[0].set()
 
     def listen(self, call: Call) -> None:
         """``subscriptions/listen``: acknowledged; the stream stays open and quiet."""
