@@ -518,7 +518,8 @@ async def test_the_raw_asker_asks_and_answers_as_mcpserver_does(
 
 async def test_the_raw_asker_seals_request_state_to_the_call(errlog: TextIO) -> None:
     """A 2026-07-28 round's ``requestState`` resumes that call only: changed, or sent with
-    other arguments or to another tool, it is refused as the SDK refuses it."""
+    other arguments or to another tool, it is refused as the SDK refuses it; an answer
+    without the state of its question asks the question again."""
     side = _ClientSide()
     params = stdio_params("asker")
     async with stdio_session(params, errlog, elicitation_callback=side.elicit) as client:
@@ -539,6 +540,11 @@ async def test_the_raw_asker_seals_request_state_to_the_call(errlog: TextIO) -> 
                         name, arguments, input_responses=declined, request_state=token
                     )
                 assert refused.value.error.message == "Invalid or expired requestState"
+            unasked = await client.session.call_tool(  # an answer without its question
+                "ask_name", {}, input_responses=declined, allow_input_required=True
+            )
+            assert isinstance(unasked, types.InputRequiredResult)
+            assert unasked.input_requests == first.input_requests
             resumed = await client.session.call_tool(
                 "ask_name", {}, input_responses=declined, request_state=state
             )
