@@ -73,13 +73,16 @@ def _listed(
     name: str, description: str, params: dict[str, str] | None = None, **defaults: Any
 ) -> dict[str, Any]:
     """A tool as ``MCPServer`` lists a function returning ``str``."""
-    result = {"properties": {"result": {"title": "Result", "type": "string"}}}
     return {
         "description": description,
         "inputSchema": schema_of(name, params or {}, defaults=defaults),
         "name": name,
-        "outputSchema": {**result, "required": ["result"], "title": f"{name}Output"}
-        | {"type": "object"},
+        "outputSchema": {
+            "properties": {"result": {"title": "Result", "type": "string"}},
+            "required": ["result"],
+            "title": f"{name}Output",
+            "type": "object",
+        },
     }
 
 
@@ -101,12 +104,20 @@ _SCHEMAS = {t["name"]: t["inputSchema"] for t in TOOLS}
 _TEXT = "text/plain"
 RESOURCES = [
     {"description": "A greeting.", "mimeType": _TEXT, "name": "hello", "uri": "note://hello"},
-    {"description": "Every byte once.", "mimeType": "application/octet-stream"}
-    | {"name": "blob", "uri": "bin://blob"},
+    {
+        "description": "Every byte once.",
+        "mimeType": "application/octet-stream",
+        "name": "blob",
+        "uri": "bin://blob",
+    },
 ]
 TEMPLATES = [
-    {"description": "A note by name.", "mimeType": _TEXT, "name": "note"}
-    | {"uriTemplate": "note://{name}"}
+    {
+        "description": "A note by name.",
+        "mimeType": _TEXT,
+        "name": "note",
+        "uriTemplate": "note://{name}",
+    }
 ]
 PROMPTS = [
     {
