@@ -19,7 +19,8 @@ def policy(settings: Settings, elicit: str | None, allow_sampling: list[str] | N
     Raises:
         UsageError: ``--elicit`` names no known mode.
     """
-    from codebot_mcp.core.tools.useragent import ELICIT_MODES, Policy, root_dirs
+    from codebot_mcp.core.config.settings import root_dirs
+    from codebot_mcp.core.tools.useragent import ELICIT_MODES, Policy
 
     mode = elicit or "decline"
     if mode not in ELICIT_MODES:

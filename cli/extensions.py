@@ -93,7 +93,7 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     from codebot_mcp.core.agent.commands import load_commands
     from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.agent.subagents import load_agents
-    from codebot_mcp.core.config import definitions
+    from codebot_mcp.core.config import discovery
 
     project = settings.project_extensions
     agents = load_agents(ext.root, include_project=project)
@@ -103,7 +103,7 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     ext.subagents.catalog = agents
     ext.commands = commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
-    ext.untrusted_files = 0 if project else len(definitions.project_files(ext.root))
+    ext.untrusted_files = 0 if project else len(discovery.definition_files(ext.root))
     if not settings.hooks:
         if ext.hooks is not None:
             ext.hooks.commands = ()
@@ -121,14 +121,14 @@ def skill_catalog(
     ``Settings.project_extensions``, each file then held to what trust hashed) and those
     ``source`` serves, with the loader that reads them. Served skills are listed later
     (``SkillCatalog.refresh``); nothing here reads a file beyond each ``SKILL.md``."""
-    from codebot_mcp.core.config import definitions, discovery, trust
+    from codebot_mcp.core.config import discovery, trust
     from codebot_mcp.core.config.skills import discover
     from codebot_mcp.core.tools.skillload import SkillLoader
     from codebot_mcp.core.tools.skills import SkillCatalog
 
     root = discovery.project_root(settings.cwd, settings.project_root)
     include = settings.project_extensions
-    held = trust.held_digests(tuple(definitions.project_files(root))) if include else {}
+    held = trust.held_digests(tuple(discovery.definition_files(root))) if include else {}
     local = discover(root, include_project=include)
     return SkillCatalog(local, source), SkillLoader(source, held)
 

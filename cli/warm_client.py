@@ -37,7 +37,7 @@ def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) 
 
 
 def roots(settings: Settings) -> list[Path]:
-    from codebot_mcp.core.tools.useragent import root_dirs
+    from codebot_mcp.core.config.settings import root_dirs
 
     return root_dirs(settings.project_root, settings.cwd, settings.roots)
 

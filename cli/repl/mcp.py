@@ -21,6 +21,7 @@ import anyio
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.render import safe
+from codebot_mcp.core.config.settings import root_dirs
 from codebot_mcp.core.errors import CodebotError, UsageError
 from codebot_mcp.core.tools.arguments import check_prompt_args, parse_prompt_args
 from codebot_mcp.core.tools.sources import PromptMessage, content_text
@@ -30,7 +31,6 @@ from codebot_mcp.core.tools.useragent import (
     ElicitRequest,
     SamplingRequest,
     coerce,
-    root_dirs,
 )
 
 if TYPE_CHECKING:

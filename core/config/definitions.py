@@ -23,7 +23,6 @@ keep the text as written when YAML would make a list of it.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,14 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import paths
-from codebot_mcp.core.config.discovery import CLAUDE_DIR
+from codebot_mcp.core.config.discovery import CLAUDE_DIR, MAX_FILES, walk
 
 MAX_DEFINITION_BYTES = 256 * 1024
 """A definition larger than this is not read (it would go into the prompt whole)."""
 MAX_FRONT_MATTER_NODES = 2_000
 """YAML aliases can make a small file a huge (or endless) structure: it is refused."""
-MAX_FILES = 2_000
-"""Files looked at per folder tree (definitions, and the trust fingerprint)."""
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 TEXT_FIELDS = ("name", "description", "argument-hint", "model")
 """Fields that are text even when YAML would read them otherwise (``[file]`` is a list)."""
@@ -202,19 +199,6 @@ def _candidates(kind: Kind, directory: Path) -> Iterator[tuple[str, Path]]:
         if path.suffix == ".md":
             parts = path.relative_to(directory).with_suffix("").parts
             yield ":".join(parts), path
-
-
-def walk(directory: Path) -> list[Path]:
-    """The regular files below ``directory``, sorted, at most :data:`MAX_FILES` (symlinked
-    folders are not entered: a link loop or a link out of the project stays out)."""
-    out: list[Path] = []
-    for parent, dirs, files in os.walk(directory, followlinks=False):
-        dirs.sort()
-        for name in sorted(files):
-            out.append(Path(parent) / name)
-            if len(out) >= MAX_FILES:
-                return sorted(out)
-    return sorted(out)
 
 
 def _read(kind: Kind, name: str, path: Path, folder: Folder) -> Definition | Problem:
@@ -435,20 +419,6 @@ def _size(value: Any, budget: int, seen: set[int] | None = None) -> int:
                 return budget
         seen.discard(id(value))
     return budget
-
-
-def project_files(root: Path | None) -> list[Path]:
-    """Every file of the project's definition folders (``.codebot`` and ``.claude``; agents,
-    commands, skills), for the trust fingerprint: editing any of them needs trust again."""
-    if root is None:
-        return []
-    out: list[Path] = []
-    for kind in Kind:
-        for base in (paths.PROJECT_DIR, CLAUDE_DIR):
-            directory = root / base / kind
-            if directory.is_dir():
-                out += walk(directory)
-    return out
 
 
 CLAUDE_TOOL_NAMES = {

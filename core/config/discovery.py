@@ -16,6 +16,10 @@ from codebot_mcp.core.config import paths
 
 CLAUDE_DIR = ".claude"
 """Claude Code's project folder: its agents, commands and skills are read too."""
+DEFINITION_KINDS = ("agents", "commands", "skills")
+"""The definition folders (:class:`.definitions.Kind`), in both project folders."""
+MAX_FILES = 2_000
+"""Files looked at per definition folder tree (definitions, and the trust fingerprint)."""
 
 
 def search_dirs(cwd: Path) -> list[Path]:
@@ -71,3 +75,32 @@ def project_root(cwd: Path, settings_root: Path | None = None) -> Path | None:
         if (directory / CLAUDE_DIR).is_dir() or (directory / ".git").exists():
             return directory
     return None
+
+
+def walk(directory: Path) -> list[Path]:
+    """The regular files below ``directory``, sorted, at most :data:`MAX_FILES` (symlinked
+    folders are not entered: a link loop or a link out of the project stays out)."""
+    out: list[Path] = []
+    for parent, dirs, files in os.walk(directory, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            out.append(Path(parent) / name)
+            if len(out) >= MAX_FILES:
+                return sorted(out)
+    return sorted(out)
+
+
+def definition_files(root: Path | None) -> list[Path]:
+    """Every file of the project's definition folders (``.codebot`` and ``.claude``; agents,
+    commands, skills), for the trust fingerprint: editing any of them needs trust again.
+    Here rather than in :mod:`.definitions`: the trust check of every command (a warm call's
+    too) needs only this walk, not the reader's classes."""
+    if root is None:
+        return []
+    out: list[Path] = []
+    for kind in DEFINITION_KINDS:
+        for base in (paths.PROJECT_DIR, CLAUDE_DIR):
+            directory = root / base / kind
+            if directory.is_dir():
+                out += walk(directory)
+    return out

@@ -371,9 +371,10 @@ class SettingWarning:
 
 def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
     """A warning for each top-level or ``permissions`` key codebot does not know."""
-    import difflib
 
     def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
+        import difflib  # only for a key codebot does not know: not on the warm path
+
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         suggestion = f" (did you mean '{where}{close[0]}'?)" if close else ""
         message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"

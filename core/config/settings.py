@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -491,3 +491,14 @@ load = load_unfiltered
 as written. Product code never calls it: ``tests/hostile/test_trust_once.py`` lists the
 modules that may read unfiltered settings; every other one goes through
 ``core.config.effective``."""
+
+
+def root_dirs(project_root: Path | None, cwd: Path, extra: Iterable[Path] = ()) -> list[Path]:
+    """The directories offered to servers as roots: the project root (or the working
+    directory), then the ``roots`` setting, resolved and deduplicated."""
+    out: list[Path] = []
+    for path in (project_root or cwd, *extra):
+        resolved = path.resolve()
+        if resolved not in out:
+            out.append(resolved)
+    return out

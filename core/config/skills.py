@@ -4,7 +4,7 @@ The folders, in order of precedence: the project's ``.codebot/skills/`` and
 ``.claude/skills/``, then the user's ``~/.codebot/skills/`` (``$CODEBOT_HOME/skills``); where
 they are and how a ``SKILL.md`` is read is :mod:`core.config.definitions`' (one reader for
 agents, commands and skills), and so is the trust gate over the project's ones
-(``definitions.project_files``). A skill's name is its front matter's ``name`` (default: the
+(``discovery.definition_files``). A skill's name is its front matter's ``name`` (default: the
 folder's name); ``description`` is required. A name found twice keeps the first; the others
 are reported as shadowed, never dropped silently. An untrusted project's skills are not read
 (``discover(include_project=False)``): only their folders are named, to say so.

@@ -202,13 +202,13 @@ def _file_digest(path: Path) -> str:
 def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     """The root of the project's definition folders, and the files that need trust there:
     its definitions and the files its hooks name."""
-    from codebot_mcp.core.config import definitions, discovery
+    from codebot_mcp.core.config import discovery
     from codebot_mcp.core.config.hooks import script_files
 
     root = discovery.project_root(settings.cwd, settings.project_root)
     if root is None:
         return None, ()
-    found = definitions.project_files(root)
+    found = discovery.definition_files(root)
     sources = settings.project_sources or (
         (settings.project_file,) if settings.project_file else ()
     )

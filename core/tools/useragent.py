@@ -9,7 +9,7 @@ implements one that asks the user; :class:`Policy` answers for non-interactive c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -214,13 +214,3 @@ def refusal_reason(agent: UserAgent, server: str) -> str:
     if isinstance(agent, Policy):
         return f"no one is asked in a non-interactive run; --allow-sampling {server} allows it"
     return "the user declined the sampling request"
-
-
-def root_dirs(project_root: Path | None, cwd: Path, extra: Iterable[Path] = ()) -> list[Path]:
-    """The project root (or the working directory), then the ``roots`` setting, deduplicated."""
-    out: list[Path] = []
-    for path in (project_root or cwd, *extra):
-        resolved = path.resolve()
-        if resolved not in out:
-            out.append(resolved)
-    return out

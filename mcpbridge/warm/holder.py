@@ -257,7 +257,8 @@ async def serve(
     settings, result = loaded.settings, loaded.trust  # roots and limits: trust applied too
     servers = dict(settings.servers)
     from codebot_mcp.core.agent.sampling import Sampler
-    from codebot_mcp.core.tools.useragent import Policy, root_dirs
+    from codebot_mcp.core.config.settings import root_dirs
+    from codebot_mcp.core.tools.useragent import Policy
 
     roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
     digest = fingerprint(servers, result.trusted, roots)

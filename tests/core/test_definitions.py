@@ -135,7 +135,7 @@ def test_skills_are_folders_with_a_skill_md(tmp_path: Path) -> None:
     write(root / ".codebot" / "skills" / "empty" / "README.md", "no skill here")
     found = find(Kind.SKILLS, root)
     assert list(found.definitions) == ["pdf"] and found.definitions["pdf"].body == "Use it."
-    files = [p.relative_to(root).as_posix() for p in definitions.project_files(root)]
+    files = [p.relative_to(root).as_posix() for p in discovery.definition_files(root)]
     assert ".codebot/skills/pdf/scripts/fill.py" in files  # the trust fingerprint covers it
 
 
@@ -180,3 +180,9 @@ def test_a_folder_planted_above_the_repository_or_in_a_shared_directory_is_no_pr
         assert discovery.project_root(work) == shared  # a directory of ours: searched
     finally:
         shared.chmod(0o755)
+
+
+def test_the_trust_walk_covers_every_definition_kind() -> None:
+    """The trust fingerprint walks ``discovery.DEFINITION_KINDS``: a kind missing there would
+    be loaded without asking for trust again after an edit."""
+    assert tuple(kind.value for kind in Kind) == discovery.DEFINITION_KINDS

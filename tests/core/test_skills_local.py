@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core.config import definitions, paths, trust
+from codebot_mcp.core.config import discovery, paths, trust
 from codebot_mcp.core.config.settings import load
 from codebot_mcp.core.config.skills import discover
 from codebot_mcp.core.errors import UsageError
@@ -123,7 +123,7 @@ async def test_local_skill_loads_body_and_files(project: Path) -> None:
 
 async def test_project_skill_is_held_to_what_trust_saw(project: Path) -> None:
     directory = skill(project / ".codebot/skills", "deploy", files={"run.sh": "echo ok\n"})
-    held = trust.held_digests(tuple(definitions.project_files(project)))
+    held = trust.held_digests(tuple(discovery.definition_files(project)))
     loader = SkillLoader(None, held)
     catalog = SkillCatalog(discover(project))
     loaded = await loader.load(catalog.find("deploy"), all_files=True)

@@ -37,12 +37,19 @@ many_raw           no    ``--count N`` tools with cursor pagination (load tests)
 sleepy_raw         no    sleeps ``--delay`` s without CPU, then serves ``echo``;
                          ``--timing-log`` records server-side call times (bench)
 lint_target        no    tools that break model-API rules (doctor tests)
+skills             no    SEP-2640 skills (skills/list, skills/get, files as
+                         resources), both eras; ``--collide``, ``--dynamic``,
+                         ``--invalid``, ``--extra N``, ``--tamper MODE``,
+                         ``--log FILE`` (each request it lets in)
+apps               no    MCP Apps (SEP-1865): ``_meta.ui`` tools, a ``ui://``
+                         page, both eras; ``--only-app``, ``--record FILE``
+                         (the client's declared capabilities)
 =================  ====  =====================================================
 
 ``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free
 servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
-``_era.py`` is the raw base of both protocol eras that answers as ``MCPServer`` does
-(``echo``, ``asker``); ``_mcpserver.py`` adds what ``MCPServer`` does around a tool
-(pydantic's argument checks and messages, resolver questions and their input rounds, a
-sealed ``requestState``).
+``_era.py`` is the raw two-era base (``initialize`` and 2026-07-28 envelopes) of
+those that must answer exactly as an SDK server would (echo, asker, skills, apps);
+``_mcpserver.py`` adds what ``MCPServer`` does around a tool (pydantic's argument checks
+and messages, resolver questions and their input rounds, a sealed ``requestState``).
 """

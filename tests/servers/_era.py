@@ -259,12 +259,14 @@ class EraServer:
         meta = params.get("_meta")
         modern = isinstance(meta, dict) and PROTOCOL_KEY in meta
         if method == "initialize":
+            self.received(method, params)
             self._initialize(request_id, params)
             return
         modern = modern and CAPABILITIES_KEY in meta  # type: ignore[operator]
         if not modern and (not self.initialized or method == "server/discover"):
             self.error(request_id, -32602, ENVELOPE_ERROR)
             return
+        self.received(method, params)
         call = Call(self, request_id, params, modern)
         try:
             if method == "server/discover":
@@ -331,6 +333,10 @@ class EraServer:
         call.notify("notifications/subscriptions/acknowledged", acknowledged)
 
     # -- what a subclass answers ---------------------------------------------------------
+
+    def received(self, method: str, params: dict[str, Any]) -> None:
+        """Each request let in (``initialize`` too; not one refused for its envelope), before
+        it is answered, as the SDK's middleware sees it: nothing by default."""
 
     def list_tools(self, call: Call) -> dict[str, Any]:
         return {"tools": self.tools}
