@@ -9,8 +9,13 @@ name               SDK?  behaviour
 =================  ====  =====================================================
 echo               no    server "echo" with echo/add/fail/annotated/image/link/
                          embedded/binary/big/sleep/env/crash tools
-echo_sdk           yes   the same on the SDK's ``MCPServer``: what ``echo`` is
-                         held to (``tests/test_servers_smoke.py``)
+echo_sdk           yes   the same "echo" on ``MCPServer``, the reference the raw
+                         one is held to (``tests/test_servers_smoke.py``)
+asker              no    server "asker": resolver tools that elicit, sample, list
+                         roots (input rounds at 2026-07-28, requests mid-call
+                         before), progress, logs, ``wait`` (cancellation marker),
+                         ``touch`` (resource updates); resources, a template, a
+                         prompt with completion
 hostile            no    control characters, lying annotations, poisoned
                          descriptions, secrets split across stderr, log and
                          progress; ``--variant``, ``--poison``, ``--escape``
@@ -38,13 +43,23 @@ many_raw           no    ``--count N`` tools with cursor pagination (load tests)
 sleepy_raw         no    sleeps ``--delay`` s without CPU, then serves ``echo``;
                          ``--timing-log`` records server-side call times (bench)
 lint_target        no    tools that break model-API rules (doctor tests)
+skills             no    SEP-2640 skills (skills/list, skills/get, files as
+                         resources), both eras; ``--collide``, ``--dynamic``,
+                         ``--invalid``, ``--extra N``, ``--tamper MODE``,
+                         ``--log FILE`` (each request it lets in)
+apps               no    MCP Apps (SEP-1865): ``_meta.ui`` tools, a ``ui://``
+                         page, both eras; ``--only-app``, ``--record FILE``
+                         (the client's declared capabilities)
 =================  ====  =====================================================
 
-``_era.py`` is the raw server of both protocol eras (``server/discover`` and envelopes, or
-``initialize``) that the SDK-free servers above marked "no" stand on (echo, hostile,
-mutating, rugpull, toucher, slow_start, many_tools, stderr_flood): they start in ~50 ms
-instead of the ~1 s of CPU an SDK import costs, and answer as their SDK-built originals did.
-``golden/<server>.json`` holds those originals' recorded answers, which
-``tests/test_servers_smoke.py`` replays against them. ``_raw.py`` is the tiny
-newline-delimited JSON-RPC loop of the older raw servers.
+``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the older SDK-free
+servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
+``_era.py`` is the raw two-era base (``initialize`` and 2026-07-28 envelopes) of
+those that must answer exactly as an SDK server would (echo, asker, skills, apps, hostile,
+mutating, rugpull, toucher, slow_start, many_tools, stderr_flood); ``_mcpserver.py`` adds
+what ``MCPServer`` does around a tool (pydantic's argument checks and messages, resolver
+questions and their input rounds, a sealed ``requestState``). ``golden/<server>.json`` holds
+the recorded answers of the SDK-built originals of hostile, mutating, rugpull, toucher,
+slow_start, many_tools and stderr_flood, which ``tests/test_servers_smoke.py`` replays
+against the raw ones.
 """

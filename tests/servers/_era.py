@@ -12,14 +12,16 @@ holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
 - **handshake era** (``initialize``, 2024-11-05 to 2025-11-25): no envelope; a request before
   ``initialize`` (or a ``server/discover`` without the envelope) is refused with -32602, as the
   SDK refuses it. Mid-call requests to the client (``elicitation/create``,
-  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`.
+  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`, numbered 1, 2,
+  ... as the SDK numbers them; a call cancelled while it waits tells the client
+  (``notifications/cancelled``) that its request is void, as the SDK does.
 
 A subclass lists its tools (:attr:`EraServer.tools`, or :meth:`EraServer.list_tools` for
 pagination) and answers them in :meth:`EraServer.call_tool`, which runs in a thread of its own
 per call (a call may block, ask the client, or be cancelled); other methods go to
 :meth:`EraServer.handle` (by default ``MCPServer``'s answers with no prompts or resources).
-A tool checks its arguments as pydantic does with :func:`arguments_of`, logs and reports
-progress with :meth:`Call.log` and :meth:`Call.progress` (each era's rules), and announces a
+A tool logs and reports progress with :meth:`Call.log` and :meth:`Call.progress` (each era's
+rules; :mod:`tests.servers._mcpserver` checks its arguments as pydantic does), and announces a
 changed tool list with :meth:`EraServer.tools_changed` (a notification, or an event on each
 ``subscriptions/listen`` stream that asked for it). When stdin ends, every request still open
 gets ``Connection closed``, as from the SDK. Only the standard library is used.
@@ -27,6 +29,7 @@ gets ``Connection closed``, as from the SDK. Only the standard library is used.
 
 from __future__ import annotations
 
+import atexit
 import json
 import sys
 import threading
@@ -77,10 +80,6 @@ class InvalidParams(RpcError):
         super().__init__(-32602, "Invalid request parameters", "")
 
 
-class ToolError(Exception):
-    """A tool's failure: an ``isError`` result (:func:`tool_error`), as the SDK makes one."""
-
-
 def text_block(text: str) -> dict[str, Any]:
     return {"text": text, "type": "text"}
 
@@ -96,12 +95,24 @@ def tool_error(name: str, message: str) -> dict[str, Any]:
 
 
 def schema_of(
-    title: str, params: dict[str, str], *, required: list[str] | None = None
+    title: str,
+    params: dict[str, str],
+    *,
+    required: list[str] | None = None,
+    defaults: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """pydantic's JSON Schema of a tool's arguments (``{name: json type}``), as the SDK lists
-    it; every parameter is required unless ``required`` says otherwise."""
-    properties = {p: {"title": p.replace("_", " ").title(), "type": t} for p, t in params.items()}
-    needed = list(params) if required is None else required
+    it; every parameter without a default is required unless ``required`` says otherwise."""
+    defaults = defaults or {}
+    properties = {
+        p: {
+            **({"default": defaults[p]} if p in defaults else {}),
+            "title": p.replace("_", " ").title(),
+            "type": t,
+        }
+        for p, t in params.items()
+    }
+    needed = [p for p in params if p not in defaults] if required is None else required
     schema: dict[str, Any] = {"properties": properties}
     if needed:
         schema["required"] = needed
@@ -118,93 +129,6 @@ def tool(
         "name": name,
         **extra,
     }
-
-
-# -- arguments, checked as pydantic's lax mode checks them (the SDK's behaviour) -------------
-
-
-def _kind(value: Any) -> str:
-    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _coerce(value: Any, kind: str) -> tuple[Any, str | None]:
-    """(value, None) or (None, pydantic's error line) for one argument."""
-    if kind == "string":
-        if isinstance(value, str):
-            return value, None
-        return None, "Input should be a valid string [type=string_type"
-    if kind == "integer":
-        if isinstance(value, bool) or isinstance(value, int):
-            return int(value), None
-        if isinstance(value, float) and value.is_integer():
-            return int(value), None
-        if isinstance(value, float):
-            return None, (
-                "Input should be a valid integer, got a number with a fractional part "
-                "[type=int_from_float"
-            )
-        if isinstance(value, str):
-            try:
-                return int(value.strip()), None
-            except ValueError:
-                return None, (
-                    "Input should be a valid integer, unable to parse string as an integer "
-                    "[type=int_parsing"
-                )
-        return None, "Input should be a valid integer [type=int_type"
-    if isinstance(value, bool) or isinstance(value, int | float):
-        return float(value), None
-    if isinstance(value, str):
-        try:
-            return float(value.strip()), None
-        except ValueError:
-            return None, (
-                "Input should be a valid number, unable to parse string as a number "
-                "[type=float_parsing"
-            )
-    return None, "Input should be a valid number [type=float_type"
-
-
-def _shown(value: Any) -> str:
-    """``repr(value)`` as pydantic shows an input: over 50 bytes, its first 25 and last 24
-    bytes (whole characters only) around ``...``."""
-    text = repr(value)
-    data = text.encode("utf-8")
-    if len(data) <= 50:
-        return text
-    return data[:25].decode("utf-8", "ignore") + "..." + data[-24:].decode("utf-8", "ignore")
-
-
-def arguments_of(tool: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """``tool``'s arguments (every one required; string, integer or number), coerced as
-    ``MCPServer`` does; ``ToolError`` with pydantic's message otherwise."""
-    schema = tool["inputSchema"]
-    out: dict[str, Any] = {}
-    problems: list[str] = []
-    for field, spec in schema["properties"].items():
-        if field not in arguments:
-            problems.append(
-                f"{field}\n  Field required [type=missing, input_value={_shown(arguments)}, "
-                "input_type=dict]\n    For further information visit "
-                "https://errors.pydantic.dev/2.14/v/missing"
-            )
-            continue
-        value, problem = _coerce(arguments[field], spec["type"])
-        if problem is None:
-            out[field] = value
-            continue
-        code = problem.rsplit("[type=", 1)[1]
-        problems.append(
-            f"{field}\n  {problem}, input_value={_shown(arguments[field])}, "
-            f"input_type={_kind(arguments[field])}]\n    For further information visit "
-            f"https://errors.pydantic.dev/2.14/v/{code}"
-        )
-    if problems:
-        count = f"{len(problems)} validation error" + ("s" if len(problems) > 1 else "")
-        raise ToolError(f"{count} for {schema['title']}\n" + "\n".join(problems))
-    return out
 
 
 class Call:
@@ -232,9 +156,12 @@ class Call:
             return caps if isinstance(caps, dict) else {}
         return self.server.client_capabilities
 
-    def request(self, method: str, params: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None, timeout: float = 60.0
+    ) -> dict[str, Any]:
         """Ask the client mid-call (handshake era) and wait for its answer; ``RpcError`` when
-        it answers with an error."""
+        it answers with an error (or the call is cancelled meanwhile). ``params=None`` sends
+        none (``roots/list``)."""
         return self.server.request(method, params, timeout, related=self.id)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
@@ -287,8 +214,10 @@ class EraServer:
         self._write = threading.Lock()
         self._calls: dict[Any, Call] = {}
         self._pending: dict[Any, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._asked_for: dict[Any, Any] = {}  # a pending request to the client -> its call's id
         self._next_id = 0
-        self._listens: dict[Any, tuple[Call, dict[str, Any]]] = {}
+        self._streams: dict[Any, tuple[Call, dict[str, Any]]] = {}  # listen id -> call, honored
+        self._open: dict[Any, None] = {}  # calls and listen streams, in the order they came
         self._closed = False
         self.initialized = False
         self.protocol_version: str | None = None
@@ -321,43 +250,43 @@ class EraServer:
         self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
     def request(
-        self, method: str, params: dict[str, Any], timeout: float = 60.0, related: Any = None
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float = 60.0,
+        related: Any = None,
     ) -> dict[str, Any]:
         """Send a request to the client and wait for its response's result."""
         with self._write:
             self._next_id += 1
-            request_id = f"s{self._next_id}"
+            request_id = self._next_id
         done = threading.Event()
         box: list[dict[str, Any]] = []
         self._pending[request_id] = (done, box)
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        if not done.wait(timeout):
+        if related is not None:
+            self._asked_for[request_id] = related
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        self.send(message if params is None else {**message, "params": params})
+        answered = done.wait(timeout)
+        self._asked_for.pop(request_id, None)
+        if not answered:
             self._pending.pop(request_id, None)
             raise RpcError(-32001, f"the client did not answer {method} in {timeout:g} s")
         response = box[0]
         if "error" in response:
             error = response["error"] if isinstance(response["error"], dict) else {}
-            raise RpcError(int(error.get("code", -32603)), str(error.get("message", "")))
+            code, text = int(error.get("code", -32603)), str(error.get("message", ""))
+            raise RpcError(code, text, error.get("data"))
         result = response.get("result")
         return result if isinstance(result, dict) else {}
 
     # -- reading -------------------------------------------------------------------------
 
     def serve(self) -> None:
-        """Answer stdin until it ends; then, as the SDK does, every request still open (a call,
-        a listen stream) gets the error ``Connection closed``."""
-        self._read()
-        for call, _ in list(self._listens.values()):
-            self._listens.pop(call.id, None)
-            self.error(call.id, -32000, "Connection closed")
-        for call in list(self._calls.values()):
-            if not call.cancelled.is_set():
-                call.cancelled.set()
-                self.error(call.id, -32000, "Connection closed")
-        with self._write:  # no thread holds stdout at exit (Python aborts if one does)
-            self._closed = True
-
-    def _read(self) -> None:
+        """Answer stdin until it ends; then, as the SDK does, every request still open (a call
+        still running, a listen stream) gets the error ``Connection closed``, in the order
+        they came."""
+        atexit.register(self._close_output)
         for raw in sys.stdin.buffer:
             line = raw.strip()
             if not line:
@@ -374,6 +303,19 @@ class EraServer:
                 done, box = self._pending.pop(message["id"])
                 box.append(message)
                 done.set()
+        for request_id in list(self._open):
+            call = self._calls.get(request_id)
+            if call is not None and not call.cancelled.is_set():
+                call.cancelled.set()
+            elif self._streams.pop(request_id, None) is None:
+                continue
+            self.error(request_id, -32000, "Connection closed")
+
+    def _close_output(self) -> None:
+        """At exit, before Python flushes stdout: no worker thread writes it any more (Python
+        aborts if a daemon thread holds its lock then)."""
+        with self._write:
+            self._closed = True
 
     def dispatch(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -386,12 +328,14 @@ class EraServer:
         meta = params.get("_meta")
         modern = isinstance(meta, dict) and PROTOCOL_KEY in meta
         if method == "initialize":
+            self.received(method, params)
             self._initialize(request_id, params)
             return
         modern = modern and CAPABILITIES_KEY in meta  # type: ignore[operator]
         if not modern and (not self.initialized or method == "server/discover"):
             self.error(request_id, -32602, ENVELOPE_ERROR)
             return
+        self.received(method, params)
         call = Call(self, request_id, params, modern)
         try:
             if method == "server/discover":
@@ -441,19 +385,31 @@ class EraServer:
             call = self._calls.get(params.get("requestId"))
             if call is not None:
                 call.cancelled.set()
-            self._listens.pop(params.get("requestId"), None)  # the stream ends unanswered
+                for asked, owner in list(self._asked_for.items()):
+                    pending = self._pending.pop(asked, None) if owner == call.id else None
+                    if pending is not None:  # the call's question to the client is void now
+                        void = {"requestId": asked, "reason": "caller cancelled"}
+                        call.notify("notifications/cancelled", void)
+                        pending[1].append({"error": {"code": -32800, "message": "cancelled"}})
+                        pending[0].set()
+            self._streams.pop(params.get("requestId"), None)  # the stream ends unanswered
 
     def listen(self, call: Call) -> None:
         """``subscriptions/listen``: acknowledged with what it asked for that the SDK honours;
-        the stream stays open until :meth:`end_listens` or stdin ends, and carries what
-        :meth:`tools_changed` announces."""
+        the stream stays open until :meth:`end_listens`, a cancel or the end of stdin, and
+        carries what :meth:`tools_changed` announces (a subclass may send more to
+        :meth:`streams`)."""
         asked = call.params.get("notifications")
-        if not isinstance(asked, dict):
+        uris = asked.get("resourceSubscriptions") if isinstance(asked, dict) else None
+        if not isinstance(asked, dict) or not isinstance(uris, list | None):
+            raise InvalidParams
+        if not all(isinstance(uri, str) for uri in uris or ()):
             raise InvalidParams
         honored: dict[str, Any] = {key: True for key in LIST_CHANGED if asked.get(key)}
-        if asked.get("resourceSubscriptions"):
-            honored["resourceSubscriptions"] = list(asked["resourceSubscriptions"])
-        self._listens[call.id] = (call, honored)
+        if uris:
+            honored["resourceSubscriptions"] = uris
+        self._streams[call.id] = (call, honored)
+        self._open[call.id] = None
         acknowledged = {"_meta": {SUBSCRIPTION_KEY: call.id}, "notifications": honored}
         call.notify("notifications/subscriptions/acknowledged", acknowledged)
 
@@ -465,20 +421,24 @@ class EraServer:
         if not call.modern:
             self.send({"jsonrpc": "2.0", "method": method})
             return
-        for stream, honored in list(self._listens.values()):
+        for stream, honored in list(self._streams.values()):
             if honored.get("toolsListChanged"):
                 stream.notify(method, {"_meta": {SUBSCRIPTION_KEY: stream.id}})
 
     def listening(self) -> int:
         """How many listen streams are open."""
-        return len(self._listens)
+        return len(self._streams)
+
+    def streams(self) -> list[tuple[Call, dict[str, Any]]]:
+        """The open listen streams, each with what it was acknowledged for."""
+        return list(self._streams.values())
 
     def end_listens(self, error: RpcError | None = None) -> int:
         """End every open listen stream: with its final result (graceful), or with ``error``;
         how many there were."""
-        streams = [stream for stream, _ in list(self._listens.values())]
+        streams = [stream for stream, _ in list(self._streams.values())]
         for stream in streams:
-            self._listens.pop(stream.id, None)
+            self._streams.pop(stream.id, None)
             if error is None:
                 self.answer(stream, {"_meta": {SUBSCRIPTION_KEY: stream.id}})
             else:
@@ -486,6 +446,10 @@ class EraServer:
         return len(streams)
 
     # -- what a subclass answers ---------------------------------------------------------
+
+    def received(self, method: str, params: dict[str, Any]) -> None:
+        """Each request let in (``initialize`` too; not one refused for its envelope), before
+        it is answered, as the SDK's middleware sees it: nothing by default."""
 
     def list_tools(self, call: Call) -> dict[str, Any]:
         return {"tools": self.tools}
@@ -521,6 +485,7 @@ class EraServer:
             self.answer(call, text_result(f"Unknown tool: {name}", is_error=True))
             return
         self._calls[call.id] = call
+        self._open[call.id] = None
 
         def work() -> None:
             try:

@@ -19,12 +19,11 @@ from typing import Any, ClassVar
 from tests.servers._era import (
     Call,
     EraServer,
-    ToolError,
-    arguments_of,
     text_result,
     tool,
     tool_error,
 )
+from tests.servers._mcpserver import ToolFailure, check_arguments
 
 ECHO = tool("echo", "Echo the given text back unchanged.", {"text": "string"})
 
@@ -35,8 +34,8 @@ class StderrFlood(EraServer):
 
     def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
         try:
-            return text_result(arguments_of(ECHO, arguments)["text"])
-        except ToolError as exc:
+            return text_result(check_arguments(name, ECHO["inputSchema"], arguments)["text"])
+        except ToolFailure as exc:
             return tool_error(name, str(exc))
 
 

@@ -19,12 +19,11 @@ from typing import Any
 from tests.servers._era import (
     Call,
     EraServer,
-    ToolError,
-    arguments_of,
     text_result,
     tool,
     tool_error,
 )
+from tests.servers._mcpserver import ToolFailure, check_arguments
 
 TOOLS = [
     tool("write_file", "Write text to a file.", {"path": "string", "text": "string"}),
@@ -57,8 +56,8 @@ class Toucher(EraServer):
 
     def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
         try:
-            args = arguments_of(_BY_NAME[name], arguments)
-        except ToolError as exc:
+            args = check_arguments(name, _BY_NAME[name]["inputSchema"], arguments)
+        except ToolFailure as exc:
             return tool_error(name, str(exc))
         if name == "write_file":
             return text_result(write_file(args["path"], args["text"]))
