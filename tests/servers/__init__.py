@@ -9,21 +9,34 @@ name               SDK?  behaviour
 =================  ====  =====================================================
 echo               no    server "echo" with echo/add/fail/annotated/image/link/
                          embedded/binary/big/sleep/env/crash tools
-mutating           yes   add_tool/remove_tool/ping_tool; emits tools list_changed
+echo_sdk           yes   the same "echo" on ``MCPServer``, the reference the raw
+                         one is held to (``tests/test_servers_smoke.py``)
+asker              no    server "asker": resolver tools that elicit, sample, list
+                         roots (input rounds at 2026-07-28, requests mid-call
+                         before), progress, logs, ``wait`` (cancellation marker),
+                         ``touch`` (resource updates); resources, a template, a
+                         prompt with completion
+hostile            no    control characters, lying annotations, poisoned
+                         descriptions, secrets split across stderr, log and
+                         progress; ``--variant``, ``--poison``, ``--escape``
+mutating           no    add_tool/remove_tool/ping_tool; emits tools list_changed
                          in both eras (legacy notification, 2026 listen stream)
-slow_start         yes   sleeps ``--delay`` s (default 1.0) before serving one
-                         tool ``hello``
+rugpull            no    ``status()`` rewrites ``notes``' description and emits
+                         tools list_changed (both eras)
+toucher            no    write_file/connect/tmpdir: what a sandbox must stop
+slow_start         no    sleeps ``--delay`` s (default 1.0) before serving one
+                         tool ``hello``; ``--barrier DIR --count N``
 crash_on_start     no    prints a fatal message to stderr and exits with code 3
 hang               no    reads stdin, never answers (``--ignore-eof``,
                          ``--ignore-sigterm`` make it harder to stop)
 silent_discover    no    raw JSON-RPC 2025-era server that never answers unknown
                          methods such as ``server/discover``; tool ``hello``
-many_tools         yes   ``--count N`` tools (default 100), cursor pagination
+many_tools         no    ``--count N`` tools (default 100), cursor pagination
                          with ``--page-size P`` (default 50), ``--long-names``
 http_server        yes   Streamable HTTP on 127.0.0.1 with bearer-token auth,
                          prints ``READY <url>``; ``--html`` / ``--status N`` modes
 garbage_stdout     no    writes non-JSON lines to stdout, then serves ``echo``
-stderr_flood       yes   floods ~20 MB to stderr while serving ``echo``
+stderr_flood       no    floods ~20 MB to stderr while serving ``echo``
 faulty             no    misbehaves on request: not-UTF-8 answers, huge answers,
                          list_changed storms, dies mid-call, ignores SIGTERM
 many_raw           no    ``--count N`` tools with cursor pagination (load tests)
@@ -43,9 +56,15 @@ apps               no    MCP Apps (SEP-1865): ``_meta.ui`` tools, a ``ui://``
                          (the client's declared capabilities)
 =================  ====  =====================================================
 
-``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the SDK-free
+``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the older SDK-free
 servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
 ``_era.py`` is the raw two-era base (``initialize`` and 2026-07-28 envelopes) of
-those that must answer exactly as an SDK server would (echo, skills, apps,
-tasker).
+those that must answer exactly as an SDK server would (echo, asker, skills, apps, hostile,
+mutating, rugpull, toucher, slow_start, many_tools, stderr_flood, tasker: its stdio; its task
+logic, shared with its SDK-built ``--http``, is ``_tasker_book.py``); ``_mcpserver.py`` adds
+what ``MCPServer`` does around a tool (pydantic's argument checks and messages, resolver
+questions and their input rounds, a sealed ``requestState``). ``golden/<server>.json`` holds
+the recorded answers of the SDK-built originals of hostile, mutating, rugpull, toucher,
+slow_start, many_tools and stderr_flood, which ``tests/test_servers_smoke.py`` replays
+against the raw ones.
 """

@@ -12,21 +12,28 @@ holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
 - **handshake era** (``initialize``, 2024-11-05 to 2025-11-25): no envelope; a request before
   ``initialize`` (or a ``server/discover`` without the envelope) is refused with -32602, as the
   SDK refuses it. Mid-call requests to the client (``elicitation/create``,
-  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`.
+  ``sampling/createMessage``, ``roots/list``) go through :meth:`Call.request`, numbered 1, 2,
+  ... as the SDK numbers them; a call cancelled while it waits tells the client
+  (``notifications/cancelled``) that its request is void, as the SDK does.
 
 A subclass lists its tools (:attr:`EraServer.tools`, or :meth:`EraServer.list_tools` for
 pagination) and answers them in :meth:`EraServer.call_tool`, which runs in a thread of its own
 per call (a call may block, ask the client, or be cancelled); other methods go to
-:meth:`EraServer.handle` (``MethodNotFound`` by default). :func:`arguments_of` checks a tool's
-arguments against its listed schema with pydantic's messages, as ``MCPServer`` does. Only the
-standard library is used.
+:meth:`EraServer.handle` (by default ``MCPServer``'s answers with no prompts or resources).
+A tool logs and reports progress with :meth:`Call.log` and :meth:`Call.progress` (each era's
+rules; :mod:`tests.servers._mcpserver` checks its arguments as pydantic does), and announces a
+changed tool list with :meth:`EraServer.tools_changed` (a notification, or an event on each
+``subscriptions/listen`` stream that asked for it). When stdin ends, every request still open
+gets ``Connection closed``, as from the SDK. Only the standard library is used.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 MODERN = "2026-07-28"
@@ -44,6 +51,15 @@ HANDSHAKE_ONLY = (
     "this connection serves the handshake protocol era; "
     "requests carrying the 2026-07-28 envelope are not accepted on it"
 )
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+LIST_CHANGED = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
+"""What a ``subscriptions/listen`` stream may ask for, and the notification each one brings."""
 
 
 class RpcError(Exception):
@@ -62,14 +78,10 @@ class MethodNotFound(RpcError):
 
 
 class InvalidParams(RpcError):
-    """Params that do not fit the method's shape, in the SDK's words."""
+    """The SDK's answer to params that fail its validation (no detail given)."""
 
     def __init__(self) -> None:
         super().__init__(-32602, "Invalid request parameters", "")
-
-
-class ToolError(Exception):
-    """A tool's failure: an ``isError`` result (:func:`tool_error`), as ``MCPServer`` makes one."""
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -87,12 +99,24 @@ def tool_error(name: str, message: str) -> dict[str, Any]:
 
 
 def schema_of(
-    title: str, params: dict[str, str], *, required: list[str] | None = None
+    title: str,
+    params: dict[str, str],
+    *,
+    required: list[str] | None = None,
+    defaults: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """pydantic's JSON Schema of a tool's arguments (``{name: json type}``), as the SDK lists
-    it; every parameter is required unless ``required`` says otherwise."""
-    properties = {p: {"title": p.replace("_", " ").title(), "type": t} for p, t in params.items()}
-    needed = list(params) if required is None else required
+    it; every parameter without a default is required unless ``required`` says otherwise."""
+    defaults = defaults or {}
+    properties = {
+        p: {
+            **({"default": defaults[p]} if p in defaults else {}),
+            "title": p.replace("_", " ").title(),
+            "type": t,
+        }
+        for p, t in params.items()
+    }
+    needed = [p for p in params if p not in defaults] if required is None else required
     schema: dict[str, Any] = {"properties": properties}
     if needed:
         schema["required"] = needed
@@ -111,86 +135,6 @@ def tool(
     }
 
 
-# -- arguments, checked as pydantic's lax mode checks them (the SDK's behaviour) -------------
-
-
-def _kind(value: Any) -> str:
-    return {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _coerce(value: Any, kind: str) -> tuple[Any, str | None]:
-    """(value, None) or (None, pydantic's error line) for one argument."""
-    if kind == "string":
-        if isinstance(value, str):
-            return value, None
-        return None, "Input should be a valid string [type=string_type"
-    if kind == "integer":
-        if isinstance(value, bool) or isinstance(value, int):
-            return int(value), None
-        if isinstance(value, float) and value.is_integer():
-            return int(value), None
-        if isinstance(value, float):
-            return None, (
-                "Input should be a valid integer, got a number with a fractional part "
-                "[type=int_from_float"
-            )
-        if isinstance(value, str):
-            try:
-                return int(value.strip()), None
-            except ValueError:
-                return None, (
-                    "Input should be a valid integer, unable to parse string as an integer "
-                    "[type=int_parsing"
-                )
-        return None, "Input should be a valid integer [type=int_type"
-    if isinstance(value, bool) or isinstance(value, int | float):
-        return float(value), None
-    if isinstance(value, str):
-        try:
-            return float(value.strip()), None
-        except ValueError:
-            return None, (
-                "Input should be a valid number, unable to parse string as a number "
-                "[type=float_parsing"
-            )
-    return None, "Input should be a valid number [type=float_type"
-
-
-def arguments_of(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """A tool's arguments checked against its listed ``inputSchema`` (string, integer and number
-    properties) and coerced as pydantic does; a missing one takes the property's ``default``
-    as it stands (pydantic leaves defaults alone); ``ToolError`` with pydantic's message."""
-    out: dict[str, Any] = {}
-    problems: list[str] = []
-    for field, spec in schema["properties"].items():
-        if field not in arguments:
-            if "default" in spec:
-                out[field] = spec["default"]
-                continue
-            problems.append(
-                f"{field}\n  Field required [type=missing, input_value={arguments!r}, "
-                "input_type=dict]\n    For further information visit "
-                "https://errors.pydantic.dev/2.14/v/missing"
-            )
-            continue
-        value, problem = _coerce(arguments[field], spec["type"])
-        if problem is None:
-            out[field] = value
-            continue
-        code = problem.rsplit("[type=", 1)[1]
-        problems.append(
-            f"{field}\n  {problem}, input_value={arguments[field]!r}, "
-            f"input_type={_kind(arguments[field])}]\n    For further information visit "
-            f"https://errors.pydantic.dev/2.14/v/{code}"
-        )
-    if problems:
-        count = f"{len(problems)} validation error" + ("s" if len(problems) > 1 else "")
-        raise ToolError(f"{count} for {schema['title']}\n" + "\n".join(problems))
-    return out
-
-
 class Call:
     """One request being answered: its id, era and envelope, and a way back to the client."""
 
@@ -200,6 +144,8 @@ class Call:
         self.params = params
         self.modern = modern
         self.cancelled = threading.Event()
+        self.after: list[Callable[[], object]] = []
+        """Run once the call's answer is sent (a change the SDK makes after it answers)."""
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -214,13 +160,39 @@ class Call:
             return caps if isinstance(caps, dict) else {}
         return self.server.client_capabilities
 
-    def request(self, method: str, params: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+    def request(
+        self, method: str, params: dict[str, Any] | None, timeout: float = 60.0
+    ) -> dict[str, Any]:
         """Ask the client mid-call (handshake era) and wait for its answer; ``RpcError`` when
-        it answers with an error."""
+        it answers with an error (or the call is cancelled meanwhile). ``params=None`` sends
+        none (``roots/list``)."""
         return self.server.request(method, params, timeout, related=self.id)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.server.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def log(self, level: str, data: Any) -> None:
+        """``notifications/message`` as the SDK's ``ctx.log`` sends it: always in the handshake
+        era, and on 2026-07-28 only at or above the level this request's envelope asked for."""
+        if self.modern:
+            wanted = self.meta.get(LOG_LEVEL_KEY)
+            if wanted not in LOG_LEVELS or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+                return
+        self.notify("notifications/message", {"data": data, "level": level})
+
+    def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """``notifications/progress`` for this request, when it carried a ``progressToken``."""
+        token = self.meta.get("progressToken")
+        if token is None:
+            return
+        params: dict[str, Any] = {"progress": progress, "progressToken": token}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.notify("notifications/progress", params)
 
 
 class EraServer:
@@ -246,7 +218,11 @@ class EraServer:
         self._write = threading.Lock()
         self._calls: dict[Any, Call] = {}
         self._pending: dict[Any, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self._asked_for: dict[Any, Any] = {}  # a pending request to the client -> its call's id
         self._next_id = 0
+        self._streams: dict[Any, tuple[Call, dict[str, Any]]] = {}  # listen id -> call, honored
+        self._open: dict[Any, None] = {}  # calls and listen streams, in the order they came
+        self._closed = False
         self.initialized = False
         self.protocol_version: str | None = None
         self.client_capabilities: dict[str, Any] = {}
@@ -260,6 +236,8 @@ class EraServer:
     def send(self, message: dict[str, Any]) -> None:
         line = json.dumps(message, separators=(",", ":")) + "\n"
         with self._write:
+            if self._closed:
+                return
             sys.stdout.write(line)
             sys.stdout.flush()
 
@@ -276,30 +254,43 @@ class EraServer:
         self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
 
     def request(
-        self, method: str, params: dict[str, Any], timeout: float = 60.0, related: Any = None
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        timeout: float = 60.0,
+        related: Any = None,
     ) -> dict[str, Any]:
         """Send a request to the client and wait for its response's result."""
         with self._write:
             self._next_id += 1
-            request_id = f"s{self._next_id}"
+            request_id = self._next_id
         done = threading.Event()
         box: list[dict[str, Any]] = []
         self._pending[request_id] = (done, box)
-        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
-        if not done.wait(timeout):
+        if related is not None:
+            self._asked_for[request_id] = related
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        self.send(message if params is None else {**message, "params": params})
+        answered = done.wait(timeout)
+        self._asked_for.pop(request_id, None)
+        if not answered:
             self._pending.pop(request_id, None)
             raise RpcError(-32001, f"the client did not answer {method} in {timeout:g} s")
         response = box[0]
         if "error" in response:
             error = response["error"] if isinstance(response["error"], dict) else {}
-            raise RpcError(int(error.get("code", -32603)), str(error.get("message", "")))
+            code, text = int(error.get("code", -32603)), str(error.get("message", ""))
+            raise RpcError(code, text, error.get("data"))
         result = response.get("result")
         return result if isinstance(result, dict) else {}
 
     # -- reading -------------------------------------------------------------------------
 
     def serve(self) -> None:
-        """Answer stdin until it ends."""
+        """Answer stdin until it ends; then, as the SDK does, every request still open (a call
+        still running, a listen stream) gets the error ``Connection closed``, in the order
+        they came."""
+        atexit.register(self._close_output)
         for raw in sys.stdin.buffer:
             line = raw.strip()
             if not line:
@@ -316,6 +307,19 @@ class EraServer:
                 done, box = self._pending.pop(message["id"])
                 box.append(message)
                 done.set()
+        for request_id in list(self._open):
+            call = self._calls.get(request_id)
+            if call is not None and not call.cancelled.is_set():
+                call.cancelled.set()
+            elif self._streams.pop(request_id, None) is None:
+                continue
+            self.error(request_id, -32000, "Connection closed")
+
+    def _close_output(self) -> None:
+        """At exit, before Python flushes stdout: no worker thread writes it any more (Python
+        aborts if a daemon thread holds its lock then)."""
+        with self._write:
+            self._closed = True
 
     def dispatch(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -388,14 +392,65 @@ class EraServer:
             call = self._calls.get(params.get("requestId"))
             if call is not None:
                 call.cancelled.set()
+                for asked, owner in list(self._asked_for.items()):
+                    pending = self._pending.pop(asked, None) if owner == call.id else None
+                    if pending is not None:  # the call's question to the client is void now
+                        void = {"requestId": asked, "reason": "caller cancelled"}
+                        call.notify("notifications/cancelled", void)
+                        pending[1].append({"error": {"code": -32800, "message": "cancelled"}})
+                        pending[0].set()
+            self._streams.pop(params.get("requestId"), None)  # the stream ends unanswered
 
     def listen(self, call: Call) -> None:
-        """``subscriptions/listen``: acknowledged; the stream stays open and quiet."""
-        acknowledged = {
-            "_meta": {"io.modelcontextprotocol/subscriptionId": call.id},
-            "notifications": call.params.get("notifications") or {},
-        }
+        """``subscriptions/listen``: acknowledged with what it asked for that the SDK honours;
+        the stream stays open until :meth:`end_listens`, a cancel or the end of stdin, and
+        carries what :meth:`tools_changed` announces (a subclass may send more to
+        :meth:`streams`)."""
+        asked = call.params.get("notifications")
+        uris = asked.get("resourceSubscriptions") if isinstance(asked, dict) else None
+        if not isinstance(asked, dict) or not isinstance(uris, list | None):
+            raise InvalidParams
+        if not all(isinstance(uri, str) for uri in uris or ()):
+            raise InvalidParams
+        honored: dict[str, Any] = {key: True for key in LIST_CHANGED if asked.get(key)}
+        if uris:
+            honored["resourceSubscriptions"] = uris
+        self._streams[call.id] = (call, honored)
+        self._open[call.id] = None
+        acknowledged = {"_meta": {SUBSCRIPTION_KEY: call.id}, "notifications": honored}
         call.notify("notifications/subscriptions/acknowledged", acknowledged)
+
+    def tools_changed(self, call: Call) -> None:
+        """Tell the client the tool list changed, as ``call``'s era expects: handshake era,
+        ``notifications/tools/list_changed``; 2026-07-28, the same on every listen stream that
+        asked for it (``toolsListChanged``), tagged with the stream's subscription id."""
+        method = LIST_CHANGED["toolsListChanged"]
+        if not call.modern:
+            self.send({"jsonrpc": "2.0", "method": method})
+            return
+        for stream, honored in list(self._streams.values()):
+            if honored.get("toolsListChanged"):
+                stream.notify(method, {"_meta": {SUBSCRIPTION_KEY: stream.id}})
+
+    def listening(self) -> int:
+        """How many listen streams are open."""
+        return len(self._streams)
+
+    def streams(self) -> list[tuple[Call, dict[str, Any]]]:
+        """The open listen streams, each with what it was acknowledged for."""
+        return list(self._streams.values())
+
+    def end_listens(self, error: RpcError | None = None) -> int:
+        """End every open listen stream: with its final result (graceful), or with ``error``;
+        how many there were."""
+        streams = [stream for stream, _ in list(self._streams.values())]
+        for stream in streams:
+            self._streams.pop(stream.id, None)
+            if error is None:
+                self.answer(stream, {"_meta": {SUBSCRIPTION_KEY: stream.id}})
+            else:
+                self.error(stream.id, error.code, error.message, error.data)
+        return len(streams)
 
     # -- what a subclass answers ---------------------------------------------------------
 
@@ -407,10 +462,18 @@ class EraServer:
         return {"tools": self.tools}
 
     def handle(self, method: str, call: Call) -> dict[str, Any]:
-        """Any other request; the empty prompt and resource lists by default."""
+        """Any other request; by default what ``MCPServer`` answers with no prompts and no
+        resources: empty lists, and its errors for a prompt or resource it does not have."""
         empty = {"prompts/list": "prompts", "resources/list": "resources"}
         if method in empty or method == "resources/templates/list":
             return {empty.get(method, "resourceTemplates"): []}
+        if method == "prompts/get":
+            if call.modern:
+                raise RpcError(-32603, "Internal server error")
+            raise RpcError(0, f"Unknown prompt: {call.params.get('name')}")
+        if method == "resources/read":
+            uri = call.params.get("uri")
+            raise RpcError(-32602, f"Unknown resource: {uri}", {"uri": uri})
         raise MethodNotFound(method)
 
     def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
@@ -424,12 +487,13 @@ class EraServer:
         name = call.params.get("name")
         arguments = call.params.get("arguments")
         if not isinstance(name, str) or not isinstance(arguments, dict | None):
-            raise InvalidParams
+            raise InvalidParams  # (``"arguments": []`` too, falsy as it is)
         arguments = arguments or {}
         if not self.known_tool(name):
             self.answer(call, text_result(f"Unknown tool: {name}", is_error=True))
             return
         self._calls[call.id] = call
+        self._open[call.id] = None
 
         def work() -> None:
             try:
@@ -442,5 +506,7 @@ class EraServer:
             self._calls.pop(call.id, None)
             if not call.cancelled.is_set():
                 self.answer(call, result)
+            for then in call.after:
+                then()
 
         threading.Thread(target=work, daemon=True).start()

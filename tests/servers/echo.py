@@ -37,7 +37,8 @@ import threading
 import zlib
 from typing import Any
 
-from tests.servers._era import Call, EraServer, ToolError, arguments_of, tool_error
+from tests.servers._era import Call, EraServer, tool_error
+from tests.servers._mcpserver import ToolFailure, check_arguments
 
 NAME = "echo"
 INSTRUCTIONS = "Use echo to repeat text."
@@ -120,11 +121,6 @@ def tiny_png() -> bytes:
     )
 
 
-def _arguments(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The tool's arguments, coerced; ``ToolError`` with pydantic's message otherwise."""
-    return arguments_of(_BY_NAME[name]["inputSchema"], arguments)
-
-
 # -- the tools -------------------------------------------------------------------------------
 
 
@@ -165,12 +161,12 @@ def _add(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fail(args: dict[str, Any]) -> dict[str, Any]:
-    raise ToolError(args["message"])
+    raise ToolFailure(args["message"])
 
 
 def _big(args: dict[str, Any]) -> dict[str, Any]:
     if args["size"] < 0:
-        raise ToolError("size must be >= 0")
+        raise ToolFailure("size must be >= 0")
     return _text("x" * args["size"])
 
 
@@ -197,8 +193,8 @@ HANDLERS: dict[str, Any] = {
 
 
 def run_tool(name: str, arguments: dict[str, Any], cancelled: threading.Event) -> dict[str, Any]:
-    """One tool's result; ``ToolError`` for a failure. ``sleep`` wakes early when cancelled."""
-    args = _arguments(name, arguments)
+    """One tool's result; ``ToolFailure`` for a failure. ``sleep`` wakes early when cancelled."""
+    args = check_arguments(name, _BY_NAME[name]["inputSchema"], arguments)
     if name == "sleep":
         cancelled.wait(max(0.0, args["seconds"]))
         return _text("slept")
@@ -218,7 +214,7 @@ class Echo(EraServer):
     def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
         try:
             return run_tool(name, arguments, call.cancelled)
-        except ToolError as exc:
+        except ToolFailure as exc:
             return tool_error(name, str(exc))
 
 

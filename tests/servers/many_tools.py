@@ -1,5 +1,7 @@
-"""A server with many tools and real cursor pagination on ``tools/list`` (low-level ``Server``).
+"""A server with many tools and real cursor pagination on ``tools/list`` (server "many_tools").
 
+On the raw two-era base (:mod:`tests.servers._era`), answering as the same server on the SDK's
+low-level ``Server`` did (only tools: no prompts or resources, ``tools.listChanged`` false).
 Options:
 
 - ``--count N`` (default 100): tools ``tool_0000`` ... ``tool_{N-1:04d}``;
@@ -10,7 +12,7 @@ Options:
   (valid MCP names, but longer than OpenAI's 64-character limit).
 
 Each tool accepts any arguments and echoes them back as JSON text
-(``{"tool": <name>, "arguments": {...}}``).
+(``{"tool": <name>, "arguments": {...}}``, keys sorted).
 
 Run: ``python -m tests.servers.many_tools [--count N] [--page-size P] [--long-names]``
 """
@@ -19,23 +21,22 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import Any, ClassVar
 
-import anyio
-from mcp import MCPError
-from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
-from mcp.types import (
-    INVALID_PARAMS,
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
+from tests.servers._era import (
+    Call,
+    EraServer,
+    InvalidParams,
+    MethodNotFound,
+    RpcError,
+    text_result,
 )
 
 LONG_NAME_LENGTH = 80
+INPUT_SCHEMA = {
+    "type": "object",
+    "properties": {"value": {"type": "string", "description": "Anything"}},
+}
 
 
 def tool_name(index: int, *, long_names: bool) -> str:
@@ -45,50 +46,48 @@ def tool_name(index: int, *, long_names: bool) -> str:
     return name
 
 
-def build_server(count: int, page_size: int, long_names: bool) -> Server[Any]:
-    tools = [
-        Tool(
-            name=tool_name(i, long_names=long_names),
-            description=f"Test tool number {i}; echoes its arguments.",
-            input_schema={
-                "type": "object",
-                "properties": {"value": {"type": "string", "description": "Anything"}},
-            },
-        )
-        for i in range(count)
-    ]
-    names = {tool.name for tool in tools}
+class ManyTools(EraServer):
+    name = "many_tools"
+    capabilities: ClassVar[dict[str, Any]] = {"tools": {"listChanged": False}}
+    modern_capabilities = capabilities
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        cursor = params.cursor if params is not None else None
+    def __init__(self, count: int, page_size: int, long_names: bool) -> None:
+        super().__init__()
+        self.page_size = page_size
+        self._tools = [
+            {
+                "description": f"Test tool number {i}; echoes its arguments.",
+                "inputSchema": INPUT_SCHEMA,
+                "name": tool_name(i, long_names=long_names),
+            }
+            for i in range(count)
+        ]
+        self._names = {t["name"] for t in self._tools}
+
+    def list_tools(self, call: Call) -> dict[str, Any]:
+        cursor = call.params.get("cursor")
         start = 0
         if cursor is not None:
+            if not isinstance(cursor, str):
+                raise InvalidParams
             prefix, _, number = cursor.partition(":")
-            if prefix != "offset" or not number.isdigit() or int(number) > len(tools):
-                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor!r}")
+            if prefix != "offset" or not number.isdecimal() or int(number) > len(self._tools):
+                raise RpcError(-32602, f"Invalid cursor: {cursor!r}")
             start = int(number)
-        end = start + page_size
-        next_cursor = f"offset:{end}" if end < len(tools) else None
-        return ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+        end = start + self.page_size
+        page: dict[str, Any] = {"tools": self._tools[start:end]}
+        if end < len(self._tools):
+            page["nextCursor"] = f"offset:{end}"
+        return page
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
-        if params.name not in names:
-            return CallToolResult(
-                content=[TextContent(text=f"Unknown tool: {params.name}")], is_error=True
-            )
-        payload = {"tool": params.name, "arguments": params.arguments or {}}
-        return CallToolResult(content=[TextContent(text=json.dumps(payload, sort_keys=True))])
+    def handle(self, method: str, call: Call) -> dict[str, Any]:
+        raise MethodNotFound(method)  # the low-level Server serves tools only
 
-    return Server("many_tools", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+    def known_tool(self, name: str) -> bool:
+        return name in self._names
 
-
-async def amain(server: Server[Any]) -> None:
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
+        return text_result(json.dumps({"tool": name, "arguments": arguments}, sort_keys=True))
 
 
 def main() -> None:
@@ -99,7 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.count < 0 or args.page_size < 1:
         parser.error("--count must be >= 0 and --page-size >= 1")
-    anyio.run(amain, build_server(args.count, args.page_size, args.long_names))
+    ManyTools(args.count, args.page_size, args.long_names).serve()
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """An SDK-free echo server that sleeps ``--delay`` seconds before it starts (benchmarks).
 
 The delay is a plain ``time.sleep`` taken before anything else is imported, so five of these
-"slow" servers cost almost no CPU while they wait (unlike ``slow_start``, whose SDK import
-burns a second of CPU each). Then it serves, through :mod:`tests.servers._raw`:
+"slow" servers cost almost no CPU while they wait (as ``slow_start`` now does too; built on
+the SDK, it burned a second of CPU each). Then it serves, through :mod:`tests.servers._raw`:
 
 - ``initialize`` (server name ``--name``, default "sleepy"), ``ping``;
 - ``tools/list``: one tool ``echo(text)``;

@@ -1,9 +1,9 @@
 """A server that takes ``--delay SECONDS`` (default 1.0) to start (proves parallel start).
 
-It sleeps BEFORE importing the SDK and before reading stdin, then serves an
-SDK ``MCPServer`` named "slow_start" with one tool ``hello()`` that returns
-``hello from slow_start``. Total start time is the delay plus the normal SDK
-boot time.
+It sleeps before reading stdin, then serves, on the raw two-era base
+(:mod:`tests.servers._era`, answering as the same server on the SDK's ``MCPServer`` did), a
+server named "slow_start" with one tool ``hello()`` that returns ``hello from slow_start``.
+Total start time is the delay plus about 50 ms (no SDK import).
 
 With ``--barrier DIR --count N`` it also waits, before serving, until N processes have
 checked in under DIR (each writes a file named after its pid): N of them can then only
@@ -13,13 +13,26 @@ without the others it exits with code 3.
 Run: ``python -m tests.servers.slow_start [--delay SECONDS] [--barrier DIR --count N]``
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any, ClassVar
+
+from tests.servers._era import Call, EraServer, text_result, tool
 
 BARRIER_SECONDS = 60.0
+
+
+class SlowStart(EraServer):
+    name = "slow_start"
+    tools: ClassVar[list[dict[str, Any]]] = [tool("hello", "Say hello.")]
+
+    def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
+        return text_result("hello from slow_start")
 
 
 def _barrier(directory: Path, count: int) -> None:
@@ -42,16 +55,7 @@ def main() -> None:
     if args.barrier is not None:
         _barrier(args.barrier, args.count)
 
-    from mcp.server.mcpserver import MCPServer
-
-    mcp = MCPServer("slow_start", version="0.1.0")
-
-    @mcp.tool(structured_output=False)
-    def hello() -> str:
-        """Say hello."""
-        return "hello from slow_start"
-
-    mcp.run("stdio")
+    SlowStart().serve()
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""A server that floods stderr (~20 MB) while serving normally (SDK ``MCPServer``).
+"""A server that floods stderr (~20 MB) while serving normally (server "stderr_flood").
 
-At start a background thread writes ``--megabytes`` MB (default 20) of log
-lines to stderr (fd 2) as fast as it can. A client that pipes stderr without
-draining it would deadlock the server; a client that sends it to a file or
-drains it keeps working. Tool: ``echo(text)`` returns ``text`` unchanged.
+On the raw two-era base (:mod:`tests.servers._era`), answering as the same server on the SDK's
+``MCPServer`` did. At start a background thread writes ``--megabytes`` MB (default 20) of log
+lines to stderr (fd 2) as fast as it can. A client that pipes stderr without draining it would
+deadlock the server; a client that sends it to a file or drains it keeps working. Tool:
+``echo(text)`` returns ``text`` unchanged.
 
 Run: ``python -m tests.servers.stderr_flood [--megabytes N]``
 """
@@ -13,16 +14,29 @@ from __future__ import annotations
 import argparse
 import os
 import threading
+from typing import Any, ClassVar
 
-from mcp.server.mcpserver import MCPServer
+from tests.servers._era import (
+    Call,
+    EraServer,
+    text_result,
+    tool,
+    tool_error,
+)
+from tests.servers._mcpserver import ToolFailure, check_arguments
 
-mcp = MCPServer("stderr_flood", version="0.1.0")
+ECHO = tool("echo", "Echo the given text back unchanged.", {"text": "string"})
 
 
-@mcp.tool(structured_output=False)
-def echo(text: str) -> str:
-    """Echo the given text back unchanged."""
-    return text
+class StderrFlood(EraServer):
+    name = "stderr_flood"
+    tools: ClassVar[list[dict[str, Any]]] = [ECHO]
+
+    def call_tool(self, name: str, arguments: dict[str, Any], call: Call) -> dict[str, Any]:
+        try:
+            return text_result(check_arguments(name, ECHO["inputSchema"], arguments)["text"])
+        except ToolFailure as exc:
+            return tool_error(name, str(exc))
 
 
 def flood(total_bytes: int) -> None:
@@ -41,7 +55,7 @@ def main() -> None:
     parser.add_argument("--megabytes", type=float, default=20.0)
     args = parser.parse_args()
     threading.Thread(target=flood, args=(int(args.megabytes * 1024 * 1024),), daemon=True).start()
-    mcp.run("stdio")
+    StderrFlood().serve()
 
 
 if __name__ == "__main__":

@@ -67,12 +67,11 @@ from tests.servers._era import (
     Call,
     EraServer,
     InvalidParams,
-    ToolError,
-    arguments_of,
     schema_of,
     text_result,
     tool_error,
 )
+from tests.servers._mcpserver import ToolFailure, check_arguments
 from tests.servers._tasker_book import TASKS, Cancelled, TaskBook
 
 
@@ -166,9 +165,11 @@ class Tasker(EraServer):
             return started
         if name not in SCHEMAS:
             return text_result(f"Unknown tool: {name}", is_error=True)
+        schema = SCHEMAS[name]
         try:
-            return self.book.run(name, arguments_of(SCHEMAS[name], arguments), call.cancelled)
-        except ToolError as exc:
+            checked = check_arguments(schema["title"].removesuffix("Arguments"), schema, arguments)
+            return self.book.run(name, checked, call.cancelled)
+        except ToolFailure as exc:
             return tool_error(name, str(exc))
         except Cancelled:
             return text_result("cancelled")  # never sent: the call was cancelled
