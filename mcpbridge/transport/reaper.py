@@ -68,6 +68,10 @@ _handed: list[int] = []
 _keep: list[object] = []
 """The handed-off process objects, kept referenced until exit (their finalizers would kill)."""
 POLL_SECONDS = 0.02
+"""The first wait between two looks at the process table; each next one is half as long
+again, up to :data:`MAX_POLL_SECONDS` (a look reads every process's ``/proc`` stat: polling a
+busy machine every 20 ms for seconds cost more CPU than the command it followed)."""
+MAX_POLL_SECONDS = 0.25
 
 
 def arm() -> None:
@@ -220,8 +224,10 @@ def _left(targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _wait(targets: list[dict[str, Any]], seconds: float) -> list[dict[str, Any]]:
     deadline = time.monotonic() + seconds
     left = _left(targets)
-    while left and time.monotonic() < deadline:
-        time.sleep(POLL_SECONDS)
+    pause = POLL_SECONDS
+    while left and (remaining := deadline - time.monotonic()) > 0:
+        time.sleep(min(pause, remaining))
+        pause = min(pause * 1.5, MAX_POLL_SECONDS)
         left = _left(left)
     return left
 
