@@ -30,7 +30,7 @@ core/proc/codebot-exec: core/proc/exec_helper.c
 	$(CC) -O2 -Wall -Wextra -static -o $@ $< 2>/dev/null || $(CC) -O2 -Wall -Wextra -o $@ $<
 
 test: ## Run the test suite (the 25 slowest tests are named at the end)
-	$(BIN)/python -m pytest -n 4 -q --durations=25
+	$(BIN)/python -m pytest -n 6 -q --durations=25
 
 # The inner loop: unit and in-process tests only (no server subprocess per test), under a minute.
 FAST_TESTS := tests/core tests/test_settings.py tests/test_load.py tests/test_packaging.py \

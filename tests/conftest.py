@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -21,6 +22,13 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def errlog(tmp_path: Path) -> Iterator[TextIO]:
+    """A test server's stderr, in a file the test can read back (``tests.servers.talk``)."""
+    with open(tmp_path / "server-stderr.log", "w+", encoding="utf-8", errors="replace") as f:
+        yield f
 
 
 @pytest.fixture(autouse=True)
