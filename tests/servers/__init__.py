@@ -10,7 +10,7 @@ name               SDK?  behaviour
 echo               no    server "echo" with echo/add/fail/annotated/image/link/
                          embedded/binary/big/sleep/env/crash tools
 echo_sdk           yes   the same "echo" on ``MCPServer``, the reference the raw
-                         one is held to (``tests/test_servers_smoke.py``)
+                         one is held to (``tests/test_servers_raw.py``)
 asker              no    server "asker": resolver tools that elicit, sample, list
                          roots (input rounds at 2026-07-28, requests mid-call
                          before), progress, logs, ``wait`` (cancellation marker),
@@ -65,6 +65,7 @@ logic, shared with its SDK-built ``--http``, is ``_tasker_book.py``); ``_mcpserv
 what ``MCPServer`` does around a tool (pydantic's argument checks and messages, resolver
 questions and their input rounds, a sealed ``requestState``). ``golden/<server>.json`` holds
 the recorded answers of the SDK-built originals of hostile, mutating, rugpull, toucher,
-slow_start, many_tools and stderr_flood, which ``tests/test_servers_smoke.py`` replays
-against the raw ones.
+slow_start, many_tools and stderr_flood, which ``tests/test_servers_raw.py`` replays
+against the raw ones (asker, skills and apps: ``tests/test_servers_asker.py`` and
+``tests/test_servers_extensions.py``; tasker: ``tests/test_servers_tasker.py``).
 """

@@ -2,7 +2,7 @@
 
 A server built on the SDK's ``MCPServer`` takes about a second of CPU to start (importing
 ``mcp`` alone is 1.1 s here); one on this class takes a twentieth of that, and the suite starts
-test servers hundreds of times. It answers as ``MCPServer`` does (``tests/test_servers_smoke.py``
+test servers hundreds of times. It answers as ``MCPServer`` does (``tests/test_servers_raw.py``
 holds the SDK-built ``echo_sdk`` and the raw ``echo`` to the same answers):
 
 - **2026-07-28**: every request carries the ``_meta`` envelope (protocol version and client

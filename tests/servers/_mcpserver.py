@@ -3,7 +3,7 @@
 :mod:`tests.servers._era` speaks the protocol; this module answers as ``MCPServer`` answers
 for a tool written with resolvers (a parameter ``Annotated[T, Resolve(fn)]`` whose resolver
 returns ``Elicit``, ``Sample`` or ``ListRoots``), so a raw server stands in for an SDK-built
-one (``tests/test_servers_smoke.py`` holds :mod:`tests.servers.asker` to that):
+one (``tests/test_servers_asker.py`` holds :mod:`tests.servers.asker` to that):
 
 - :func:`check_arguments`: pydantic's lax validation of a tool's arguments (defaults,
   coercion, its error text, an input over 50 bytes cut as pydantic cuts it), a

@@ -7,7 +7,7 @@ connection (its default in auto mode) the resolver-based tools answer with an
 handshake-era connection (``"protocol": "legacy"``) the same tools send
 ``elicitation/create``, ``sampling/createMessage`` and ``roots/list`` mid-call. The SDK's
 resolver keys (``__main__:_ask_person``, ...), schemas, pydantic messages and error codes are
-kept; ``tests/test_servers_smoke.py`` holds it to them in both eras. It starts in a twentieth
+kept; ``tests/test_servers_asker.py`` holds it to them in both eras. It starts in a twentieth
 of the SDK version's CPU time: the suite starts it about sixty times.
 
 Tools:

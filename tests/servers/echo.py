@@ -4,7 +4,7 @@ It answers exactly as :mod:`tests.servers.echo_sdk` (the same server on the SDK'
 ``MCPServer``) does, in both protocol eras: ``server/discover`` and per-request envelopes
 (2026-07-28), or ``initialize`` (2024-11-05 to 2025-11-25). It starts in a tenth of the
 time, since it imports only the standard library: most tests start it, many of them several
-times. ``tests/test_servers_smoke.py`` checks that the two give the same answers.
+times. ``tests/test_servers_raw.py`` checks that the two give the same answers.
 
 Instructions: "Use echo to repeat text." Tools:
 

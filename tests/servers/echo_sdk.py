@@ -21,7 +21,7 @@ Instructions: "Use echo to repeat text." Tools:
 - ``crash()``: ``os._exit(1)`` without answering.
 
 Run: ``python -m tests.servers.echo_sdk``. The tests use its stand-in without the SDK,
-:mod:`tests.servers.echo` (same answers, a tenth of the start-up); ``tests/test_servers_smoke.py``
+:mod:`tests.servers.echo` (same answers, a tenth of the start-up); ``tests/test_servers_raw.py``
 checks the two answer alike.
 """
 
