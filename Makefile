@@ -29,7 +29,12 @@ helper: core/proc/codebot-exec ## Build the exec helper (core/proc/exec_helper.c
 core/proc/codebot-exec: core/proc/exec_helper.c
 	$(CC) -O2 -Wall -Wextra -static -o $@ $< 2>/dev/null || $(CC) -O2 -Wall -Wextra -o $@ $<
 
+# Bytecode first: with PYTHONDONTWRITEBYTECODE set (CI machines) every codebot and test-server
+# process of the suite would otherwise compile its modules from source again (a fresh clone has none).
+BYTECODE := $(BIN)/python -m compileall -q cli core mcpbridge tests
+
 test: ## Run the test suite (the 25 slowest tests are named at the end)
+	$(BYTECODE)
 	$(BIN)/python -m pytest -n 6 -q --durations=25
 
 # The inner loop: unit and in-process tests only (no server subprocess per test), under a minute.
@@ -38,6 +43,7 @@ FAST_TESTS := tests/core tests/test_settings.py tests/test_load.py tests/test_pa
 	tests/mcpbridge/test_manager_inproc.py tests/doctor/test_units.py tests/test_imports.py
 
 test-fast: ## The fast tier: unit and in-process tests, for the inner loop (under a minute)
+	$(BYTECODE)
 	$(BIN)/python -m pytest -n 4 -q $(FAST_TESTS)
 
 conformance: ## The official MCP conformance suite's client scenarios, run against codebot's CLI
