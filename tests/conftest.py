@@ -19,12 +19,6 @@ def fake() -> Iterator[FakeOpenAI]:
         yield server
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``slow`` run first: the workers (``pytest -n``) take tests in this
-    order, and one of them started last would hold the whole run for its length."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

@@ -68,7 +68,6 @@ def codebot(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(300)  # 13 codebot processes in a row: slow on a loaded 2-core machine
-@pytest.mark.slow
 def test_canary_never_appears_in_any_output_or_file(project: Path, tmp_path: Path) -> None:
     runs = [
         codebot(project, "mcp", "list"),

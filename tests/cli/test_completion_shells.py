@@ -74,7 +74,6 @@ def _shell(argv: list[str], cwd: Path) -> list[str]:
     return [line.split("\t")[0] for line in done.stdout.splitlines() if line]
 
 
-@pytest.mark.slow
 def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> None:
     assert in_bash(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
     assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]

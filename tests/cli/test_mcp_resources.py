@@ -57,7 +57,6 @@ def call(capsys: pytest.CaptureFixture[str], project: Path, *argv: str) -> tuple
 # --- resources and prompts ----------------------------------------------------------------
 
 
-@pytest.mark.slow
 def test_everything_resources_templates_and_prompts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

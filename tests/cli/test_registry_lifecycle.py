@@ -73,7 +73,6 @@ def test_an_installed_package_is_listed_called_and_locked(
     assert "echo" in lock["servers"]["echo"]["tools"]
 
 
-@pytest.mark.slow
 def test_doctor_reports_a_newer_version_and_the_update_it_names(
     registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:

@@ -130,7 +130,6 @@ def test_bash_edit_and_write_changes_are_listed_and_rewound(
     assert code == 1 and "no turns to rewind" in err
 
 
-@pytest.mark.slow
 def test_resume_keeps_the_sessions_checkpoints_and_the_conversation_rewinds_too(
     home: Path, project: Path, fake: FakeOpenAI
 ) -> None:

@@ -47,7 +47,6 @@ def plain_peak(tmp_path: Path) -> int:
     ],
     ids=["endless", "400MB"],
 )
-@pytest.mark.slow
 def test_the_model_answer_is_capped_with_a_clear_error_and_bounded_memory(
     tmp_path: Path, turn: fo.Turn, said: str
 ) -> None:
@@ -67,7 +66,6 @@ def test_the_model_answer_is_capped_with_a_clear_error_and_bounded_memory(
     assert len(fake.requests) == 1  # not retried
 
 
-@pytest.mark.slow
 def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path) -> None:
     """A gzip body that inflates past the cap is dropped as it inflates."""
     import gzip

@@ -32,7 +32,6 @@ def cpu_seconds(root: Path, count: int) -> float:
 
 
 @pytest.mark.timeout(300)  # CPU time is what is measured; the wall clock waits on a busy machine
-@pytest.mark.slow
 def test_doctor_cost_grows_linearly(tmp_path: Path) -> None:
     small = cpu_seconds(tmp_path, 300)
     large = cpu_seconds(tmp_path, 2400)

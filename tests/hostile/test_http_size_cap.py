@@ -13,7 +13,6 @@ from tests.helpers import run_measured, write_settings
 from tests.servers.util import run_http_server
 
 
-@pytest.mark.slow
 def test_an_oversized_http_result_is_refused_with_bounded_memory(tmp_path: Path) -> None:
     """Peak memory is measured in fresh processes (a small answer, then the oversized one):
     in a test worker the peak may already be past any figure, so the check could not fail."""

@@ -31,7 +31,6 @@ def home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(short, ignore_errors=True)
 
 
-@pytest.mark.slow
 def test_a_holder_that_hangs_after_accepting_gives_a_clear_error_in_bounded_time(
     tmp_path: Path, home: Path
 ) -> None:
@@ -72,7 +71,6 @@ def test_a_holder_that_hangs_after_accepting_gives_a_clear_error_in_bounded_time
     assert took < warm.SILENCE_SECONDS + 20, f"took {took:.0f}s"
 
 
-@pytest.mark.slow
 def test_a_call_longer_than_the_silence_limit_still_completes(tmp_path: Path, home: Path) -> None:
     code, _, err = codebot("mcp", "warm", cwd=tmp_path)
     assert code == 0, err

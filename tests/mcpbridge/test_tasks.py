@@ -209,7 +209,6 @@ def test_the_session_journal_keeps_tasks_until_they_end(tmp_path: Path) -> None:
     assert first["type"] == "session" and first["id"] == log.id  # a valid session file
 
 
-@pytest.mark.slow
 def test_continue_picks_up_a_task_left_running(
     tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -276,7 +275,6 @@ SERVER_SCENARIOS = (
 (optional notifications: it makes no check, so it could only pass vacuously)."""
 
 
-@pytest.mark.slow
 def test_the_task_server_we_test_against_passes_the_suites_task_scenarios(
     tmp_path: Path,
 ) -> None:
