@@ -46,6 +46,18 @@ class Marker:
 Step = dict[str, Any] | Until | Marker
 
 
+def start_tasker(*args: str) -> subprocess.Popen[str]:
+    """``python -m tests.servers.tasker <args>`` with its stdin and stdout as text pipes."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.servers.tasker", *args],
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+
+
 def envelope(extension: bool) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -238,14 +250,7 @@ def _wait_for(check: Any, what: str) -> None:
 
 def _talk(args: list[str], script: list[Step], marker: Path) -> list[dict[str, Any]]:
     """The answers of ``python -m tests.servers.tasker <args>`` to ``script``, one at a time."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.tasker", *args],
-        cwd=REPO_ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = start_tasker(*args)
     assert proc.stdin is not None and proc.stdout is not None
     answers: dict[int, Any] = {}
 
@@ -374,14 +379,7 @@ def test_a_poll_at_the_end_of_a_step_sees_the_next_one() -> None:
     sees every step in turn, never one twice and the next missed, as it does on the SDK's
     event loop. Each step's end and each poll then come within a millisecond: the raw server
     answers such a poll only once the work moved on (``Job.wire``)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.tasker", "--poll-ms", "100"],
-        cwd=REPO_ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = start_tasker("--poll-ms", "100")
     assert proc.stdin is not None and proc.stdout is not None
     rid = 0
 

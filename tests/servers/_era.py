@@ -36,6 +36,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from tests.servers._raw import messages
+
 MODERN = "2026-07-28"
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -291,16 +293,7 @@ class EraServer:
         still running, a listen stream) gets the error ``Connection closed``, in the order
         they came."""
         atexit.register(self._close_output)
-        for raw in sys.stdin.buffer:
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(message, dict):
-                continue
+        for message in messages():
             if "method" in message:
                 self.dispatch(message)
             elif message.get("id") in self._pending:

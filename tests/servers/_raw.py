@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -66,13 +66,9 @@ def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
-def serve(
-    handlers: dict[str, Handler],
-    *,
-    unknown: Literal["ignore", "error"] = "error",
-    before_response: Callable[[], None] | None = None,
-) -> None:
-    """Serve stdin/stdout until stdin reaches EOF."""
+def messages() -> Iterator[dict[str, Any]]:
+    """Each JSON object on stdin, one per line, until it ends; blank lines, junk and JSON
+    that is not an object are skipped (old servers often just drop what they cannot parse)."""
     for raw in sys.stdin.buffer:
         line = raw.strip()
         if not line:
@@ -80,9 +76,21 @@ def serve(
         try:
             message = json.loads(line)
         except ValueError:
-            continue  # old servers often just drop what they cannot parse
-        if not isinstance(message, dict) or "method" not in message:
-            continue  # a response (or junk): nothing to do
+            continue
+        if isinstance(message, dict):
+            yield message
+
+
+def serve(
+    handlers: dict[str, Handler],
+    *,
+    unknown: Literal["ignore", "error"] = "error",
+    before_response: Callable[[], None] | None = None,
+) -> None:
+    """Serve stdin/stdout until stdin reaches EOF."""
+    for message in messages():
+        if "method" not in message:
+            continue  # a response: nothing to do
         if "id" not in message:
             continue  # a notification: ignored
         request_id = message["id"]
