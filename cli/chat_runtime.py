@@ -243,10 +243,12 @@ class ChatRuntime:
     async def resume_tasks(self) -> list[str]:
         """Follow the tasks the resumed session left running to their end (after the servers
         started); each result joins the history as the call it was. One line per task."""
-        from codebot_mcp.mcpbridge.calls.resume import resume_into
-
         pending, self.pending_tasks = self.pending_tasks, []
-        return await resume_into(self.session, self.manager, pending) if pending else []
+        if not pending:
+            return []
+        from codebot_mcp.mcpbridge.calls.resume import resume_into  # loads the SDK
+
+        return await resume_into(self.session, self.manager, pending)
 
     async def aclose(self) -> None:
         """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_turns import text
 from tests.helpers import server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
@@ -221,6 +223,16 @@ def test_layers_hold_and_the_ruff_files_follow_the_table() -> None:
     assert "codebot_mcp.cli.runtime" in graph["codebot_mcp.cli.repl.loop"]  # the graph is real
     assert layers.circles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
     assert layers.upward({"codebot_mcp.core.config.x": {"codebot_mcp.core.agent.y"}}) != []
+
+
+def test_chat_without_mcp_servers_never_loads_the_sdk(tmp_path: Path) -> None:
+    """The SDK loads with the first server a run starts: ``chat`` alone spends no second on it."""
+    with FakeOpenAI([text("hello")]) as fake:
+        write_settings(tmp_path, {"base_url": fake.base_url})
+        code, modules = loaded_modules("--cwd", str(tmp_path), "chat", "-p", "hi")
+    assert code == 0 and len(fake.requests) == 1  # it did answer, through the model
+    assert "codebot_mcp.mcpbridge.connection.manager" in modules  # with a (serverless) manager
+    assert sorted(m for m in modules if m.split(".")[0] in ("mcp", "mcp_types")) == []
 
 
 @pytest.mark.parametrize("command", [["mcp", "list"], ["mcp", "call", "echo", "echo", "text=x"]])

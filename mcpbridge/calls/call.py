@@ -17,7 +17,7 @@ from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.connection.failures import explain_auth
+from codebot_mcp.mcpbridge.connection.explain import explain_auth
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.tool import MCPTool, describe_invalid_result, to_tool_result
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments

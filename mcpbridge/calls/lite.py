@@ -240,11 +240,8 @@ class TimedOut(Exception):
         self.log_file = log_file
 
     def failure(self) -> Any:
-        """The :class:`~mcpbridge.failures.Failure` of ``Client.run`` for a timeout."""
-        from codebot_mcp.mcpbridge.connection.failures import (
-            Failure,
-            read_tail,
-        )  # the slow case: the SDK may load
+        """The :class:`~mcpbridge.connection.failures.Failure` of ``Client.run`` for a timeout."""
+        from codebot_mcp.mcpbridge.connection.failures import Failure, read_tail
 
         config = self.config
         redact = _redactor(config)

@@ -25,13 +25,8 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
-from codebot_mcp.mcpbridge.connection.failures import (
-    Failure,
-    Stage,
-    explain,
-    explain_auth,
-    read_tail,
-)
+from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth
+from codebot_mcp.mcpbridge.connection.failures import Failure, Stage, read_tail
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import (
     ServerInfo,

@@ -1,26 +1,15 @@
 """Why a server is not usable: the stage it failed at, a readable reason and a fix.
 
-:func:`explain` turns whatever a transport or the SDK raised into one sentence and a hint that
-names the settings key to change. Messages never carry header or env values; URLs are shown
-with credentials removed.
+The record alone, on the standard library: a manager with no server to start (``chat``
+without MCP servers) never loads the SDK. :mod:`.explain` turns what a transport or the SDK
+raised into the reason and the hint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-
-import anyio
-import httpx2
-import mcp_types as types
-from mcp import MCPError
-
-from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.mcpbridge.auth import AuthTrace, LoginError, NeedsLoginError
-from codebot_mcp.mcpbridge.transport.process import LaunchError
-from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
 Stage = Literal["config", "launch", "handshake", "auth", "list", "call"]
 
@@ -68,152 +57,3 @@ def read_tail(path: Path | None) -> str:
     if size > STDERR_TAIL_BYTES and lines:
         lines = lines[1:]  # the first line is probably cut
     return "\n".join(lines[-STDERR_TAIL_LINES:]).strip()
-
-
-def _leaves(exc: BaseException) -> Sequence[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
-    return [exc]
-
-
-def explain(exc: BaseException, config: ServerConfig) -> tuple[str, str | None]:
-    """A readable reason and a hint for an exception raised while talking to a server."""
-    leaves = _leaves(exc)
-    leaf = next((e for e in leaves if not isinstance(e, anyio.get_cancelled_exc_class())), exc)
-    where = f"server '{config.name}' in {config.source}"
-    if isinstance(leaf, LaunchError):
-        return leaf.message, leaf.hint
-    if isinstance(leaf, httpx2.ConnectError) and ("SSL" in str(leaf) or "TLS" in str(leaf)):
-        return (
-            f"TLS failed talking to {config.url}: {leaf}",
-            f"If the server speaks plain HTTP, use http:// in the 'url' of {where}; if its "
-            "certificate is self-signed, add it to the system's trust store.",
-        )
-    if isinstance(leaf, httpx2.ConnectError):
-        return (
-            f"cannot connect to {config.url}: {leaf}",
-            f"Check that the server is running and the 'url' of {where} is right.",
-        )
-    if isinstance(leaf, httpx2.TimeoutException):
-        return f"the HTTP request to {config.url} timed out", f"Check the 'url' of {where}."
-    if isinstance(leaf, httpx2.HTTPError):
-        return f"HTTP error talking to {config.url}: {leaf}", f"Check the 'url' of {where}."
-    if isinstance(leaf, MCPError):
-        return _explain_mcp_error(leaf, config)
-    if isinstance(leaf, PermissionError):
-        return f"cannot start '{config.command}': permission denied", (
-            f"Make it executable (chmod +x), or fix 'command' of {where}."
-        )
-    if isinstance(leaf, FileNotFoundError | NotADirectoryError):
-        return f"cannot start '{config.command}': {leaf.strerror or leaf}", (
-            f"Fix 'command' or 'cwd' of {where}."
-        )
-    text = str(leaf) or type(leaf).__name__
-    return f"{type(leaf).__name__}: {text}", None
-
-
-@dataclass(frozen=True, slots=True)
-class AuthProblem:
-    """Why authorization failed, and whether a login would fix it."""
-
-    message: str
-    hint: str | None
-    needs_login: bool = False
-
-
-def login_hint(config: ServerConfig) -> str:
-    """How to log in to this server."""
-    return (
-        f"Run `codebot mcp login {config.name}`, or pass --login to run the browser flow "
-        "when it is needed."
-    )
-
-
-def explain_auth(
-    exc: BaseException | None, config: ServerConfig, trace: AuthTrace
-) -> AuthProblem | None:
-    """The auth failure behind ``exc``, decided from the HTTP statuses seen, or None."""
-    from mcp.client.auth import OAuthFlowError
-
-    leaves = _leaves(exc) if exc is not None else []
-    where = f"server '{config.name}' in {config.source}"
-    oauth = config.oauth
-    if any(isinstance(e, LoginError) for e in leaves):
-        leaf = next(e for e in leaves if isinstance(e, LoginError))
-        return AuthProblem(f"login failed: {leaf}", login_hint(config), needs_login=True)
-    if trace.needs_login or any(isinstance(e, NeedsLoginError) for e in leaves):
-        return AuthProblem(
-            f"{config.url} needs authorization: the stored login expired or the server asks "
-            "for more scope",
-            login_hint(config),
-            needs_login=True,
-        )
-    flow_error = next((e for e in leaves if isinstance(e, OAuthFlowError)), None)
-    if flow_error is not None:
-        hint = (
-            f"Check 'oauth.client_id', 'oauth.client_secret' / 'oauth.private_key' of {where}."
-            if oauth.grant == "client_credentials"
-            else login_hint(config)
-        )
-        return AuthProblem(f"OAuth failed: {flow_error}", hint)
-    if trace.status == 401:
-        if not oauth.enabled:
-            return AuthProblem(
-                f"{config.url} answered 401 Unauthorized ('oauth' is false)",
-                f"Check the credentials in 'headers' of {where}, or remove \"oauth\": false "
-                "to log in with OAuth.",
-            )
-        if oauth.grant == "client_credentials":
-            return AuthProblem(
-                f"{config.url} answered 401 Unauthorized with the client-credentials token",
-                f"Check 'oauth.client_id' and the secret or key of {where}.",
-            )
-        if any(k.lower() == "authorization" for k in config.headers):
-            return AuthProblem(
-                f"{config.url} answered 401 Unauthorized to the 'Authorization' header",
-                f"Check the credentials in 'headers' of {where}.",
-            )
-        return AuthProblem(
-            f"{config.url} needs authorization (HTTP 401)",
-            f"Run `codebot mcp login {config.name}` (or pass --login) if it uses OAuth; if it "
-            f"takes a static token, put it in 'headers' of {where}.",
-            needs_login=True,
-        )
-    if trace.status == 403:
-        scope = "insufficient_scope" in (trace.www_authenticate or "")
-        if scope and oauth.enabled and oauth.grant != "client_credentials":
-            return AuthProblem(
-                f"{config.url} answered 403: the login lacks a scope it needs",
-                login_hint(config),
-                needs_login=True,
-            )
-        return AuthProblem(
-            f"{config.url} answered 403 Forbidden",
-            f"The credentials are valid but not allowed; check 'headers' and 'oauth.scopes' "
-            f"of {where}.",
-        )
-    return None
-
-
-def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | None]:
-    where = f"server '{config.name}' in {config.source}"
-    message = exc.message
-    if config.type == "http":
-        lowered = message.lower()
-        # 401 and 403 are decided from the response status (explain_auth), not from text.
-        if "404" in message or "not found" in lowered:
-            return f"{config.url} answered 404 Not Found", f"Check the 'url' path of {where}."
-        if "content type" in lowered:
-            return f"{config.url} is not an MCP endpoint ({message})", (
-                f"Check the 'url' of {where}: it must be the server's Streamable HTTP endpoint, "
-                "often ending in /mcp."
-            )
-        if exc.code == types.INTERNAL_ERROR:
-            return f"{config.url} answered with an HTTP error ({message})", (
-                f"The server failed; check its logs, and the 'url' of {where}."
-            )
-    if exc.code == types.CONNECTION_CLOSED:
-        return "the server closed the connection (it exited or crashed)", (
-            f"Run the command of {where} by hand to see why it exits."
-        )
-    return rpc_error_text(exc.code, message), None

@@ -1,9 +1,11 @@
 """``Manager``: every configured server, started in parallel, as one tool source.
 
 A server that fails is recorded in :attr:`Manager.failures` and never stops the others.
-Change notifications only mark state (the dirty flag); :meth:`Manager.refresh_if_dirty`
-re-lists before the next prompt. Use it as ``async with Manager(servers) as manager:``; the
-context exit stops every server and waits for each child process to end.
+The SDK loads with the first server started, so a run without servers (``chat`` alone) never
+imports it. Change notifications only mark state (the dirty flag);
+:meth:`Manager.refresh_if_dirty` re-lists before the next prompt. Use it as
+``async with Manager(servers) as manager:``; the context exit stops every server and waits for
+each child process to end.
 """
 
 from __future__ import annotations
@@ -17,12 +19,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.mcpbridge.auth import LoginOptions
-from codebot_mcp.mcpbridge.connection.client import Client
 from codebot_mcp.mcpbridge.connection.failures import Failure
-from codebot_mcp.mcpbridge.connection.features import ProgressHook
-from codebot_mcp.mcpbridge.connection.tasks import TaskPolicy
-from codebot_mcp.mcpbridge.connection.tool import MCPTool
+from codebot_mcp.mcpbridge.connection.taskpolicy import TaskPolicy
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.process import Prelaunched
 
@@ -37,6 +35,10 @@ if TYPE_CHECKING:
         SkillListing,
     )
     from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.mcpbridge.auth import LoginOptions
+    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.mcpbridge.connection.features import ProgressHook
+    from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
 Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
 
@@ -126,6 +128,8 @@ class Manager:
                 self._config_failures[name] = Failure(name, "config", config.error, config.hint)
                 continue
             process = self._prelaunched.take(name) if self._prelaunched else None
+            from codebot_mcp.mcpbridge.connection.client import Client  # the SDK loads here
+
             client = Client(
                 config,
                 on_tools_changed=self._on_tools_changed,
@@ -249,6 +253,8 @@ class Manager:
                 (c, t) for c in self.connected() for t in sorted(c.tools, key=lambda t: t.name)
             ]
             names = allocate((c.name, t.name) for c, t in pairs)
+            from codebot_mcp.mcpbridge.connection.tool import MCPTool  # loaded with a server
+
             self._tools = [
                 MCPTool(client, tool, n.name, name_reason=n.reason)
                 for (client, tool), n in zip(pairs, names, strict=True)
@@ -262,6 +268,8 @@ class Manager:
             (c, t) for c in self.connected() for t in sorted(c.app_tools, key=lambda t: t.name)
         ]
         names = allocate((c.name, t.name) for c, t in pairs)
+        from codebot_mcp.mcpbridge.connection.tool import MCPTool  # loaded with a server
+
         return [
             MCPTool(client, tool, n.name, name_reason=n.reason)
             for (client, tool), n in zip(pairs, names, strict=True)

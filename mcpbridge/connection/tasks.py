@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import mcp_types as types
@@ -42,6 +42,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
+from codebot_mcp.mcpbridge.connection.taskpolicy import TaskPolicy, TaskStatus
 from codebot_mcp.mcpbridge.transport.wire import TASKS as TASKS_EXTENSION
 
 if TYPE_CHECKING:
@@ -113,52 +114,6 @@ class CancelTask(types.Request[TaskParams, Literal["tasks/cancel"]]):
     method: Literal["tasks/cancel"] = "tasks/cancel"
     params: TaskParams
     name_param = "taskId"
-
-
-class TaskJournal(Protocol):
-    """Where running tasks are remembered (the session log, ``core.agent.history``)."""
-
-    def task_started(self, record: Mapping[str, Any]) -> None:
-        """A task began: ``server``, ``tool``, ``arguments``, ``task_id``, ``started``."""
-        ...
-
-    def task_ended(self, task_id: str, status: str) -> None:
-        """A task reached ``status`` (or was cancelled, or is gone): no need to resume it."""
-        ...
-
-
-StatusHook = Callable[[str, "TaskStatus"], None]
-"""Called with (server, status) whenever a task's status or message changes."""
-
-
-@dataclass(frozen=True, slots=True)
-class TaskStatus:
-    """What a user is shown about a running task."""
-
-    task_id: str
-    tool: str
-    status: str
-    message: str | None
-    seconds: float
-
-    def describe(self) -> str:
-        """``task 3fa9c2: working for 4 s: step 2 of 4``."""
-        text = f"task {self.task_id[:8]} ({self.tool}): {self.status}, {self.seconds:.0f} s"
-        return f"{text}: {self.message}" if self.message else text
-
-
-@dataclass
-class TaskPolicy:
-    """What the tasks of a whole run report to and how they end: one per ``Manager``, shared
-    by its connections; the CLI fills it in."""
-
-    on_status: StatusHook | None = None
-    """Told each change of a running task's status (``mcp call``'s stderr lines)."""
-    journal: TaskJournal | None = None
-    """Where running tasks are remembered (the session log): ``--continue`` resumes them."""
-    cancel_on_interrupt: Callable[[], bool] = lambda: True
-    """Whether a cancelled call also cancels its task (``tasks/cancel``): yes for Ctrl-C; the
-    CLI says no while the process is terminated, leaving the task to resume."""
 
 
 @dataclass

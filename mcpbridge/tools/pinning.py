@@ -7,13 +7,14 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
-
-import mcp_types as types
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths, projectfiles
 from codebot_mcp.core.errors import SettingsError
+
+if TYPE_CHECKING:
+    import mcp_types as types
 
 LOCK_FILE = "mcp-lock.json"
 LOCK_VERSION = 1

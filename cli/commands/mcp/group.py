@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import ToolResult
     from codebot_mcp.core.tools.useragent import Policy
-    from codebot_mcp.mcpbridge.connection.tasks import TaskStatus
+    from codebot_mcp.mcpbridge.connection.taskpolicy import TaskStatus
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
