@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -67,21 +68,25 @@ def codebot(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.timeout(300)  # 13 codebot processes in a row: slow on a loaded 2-core machine
+@pytest.mark.timeout(300)  # 13 codebot processes: slow on a loaded 2-core machine
 def test_canary_never_appears_in_any_output_or_file(project: Path, tmp_path: Path) -> None:
-    runs = [
-        codebot(project, "mcp", "list"),
-        codebot(project, "mcp", "list", "--json", "--schemas"),
-        codebot(project, "--debug", "mcp", "list"),
-        codebot(project, "mcp", "call", "echo", "echo", "text=hello"),
-        codebot(project, "--debug", "mcp", "call", "remote", "whoami"),
-        codebot(project, "mcp", "call", "broken", "anything"),
-        codebot(project, "mcp", "call", "wrongkey", "whoami"),
-        codebot(project, "mcp", "doctor"),
-        codebot(project, "mcp", "doctor", "--format", "json"),
-        codebot(project, "mcp", "doctor", "--format", "junit"),
-        codebot(project, "--debug", "mcp", "doctor", "--verbose"),
+    commands = [
+        ("mcp", "list"),
+        ("mcp", "list", "--json", "--schemas"),
+        ("--debug", "mcp", "list"),
+        ("mcp", "call", "echo", "echo", "text=hello"),
+        ("--debug", "mcp", "call", "remote", "whoami"),
+        ("mcp", "call", "broken", "anything"),
+        ("mcp", "call", "wrongkey", "whoami"),
+        ("mcp", "doctor"),
+        ("mcp", "doctor", "--format", "json"),
+        ("mcp", "doctor", "--format", "junit"),
+        ("--debug", "mcp", "doctor", "--verbose"),
     ]
+    # Side by side, as a user's scripts may run them (they share the home and its logs); the
+    # test is at the end of the suite, so running them in a row made it the last one standing.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda argv: codebot(project, *argv), commands))
     with FakeOpenAI() as fake:
         fake.queue(fo.tool_calls(("mcp__echo__echo", {"text": "hi"})), fo.text("done"))
         runs.append(
