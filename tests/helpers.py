@@ -1,4 +1,5 @@
-"""Helpers for tests: configs for the test servers, settings files, the process table."""
+"""Helpers for tests: configs for the test servers, settings files, the process table, the CLI
+run in the test's own process."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,33 @@ def write_settings(directory: Path, data: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2))
     return path
+
+
+def cli_in_process(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    *argv: str,
+    env: Mapping[str, str | None] | None = None,
+) -> tuple[int, str, str]:
+    """``codebot argv`` through :func:`codebot_mcp.cli.app.run` in this process, as a child
+    started with stdin from /dev/null and ``env`` over the test's environment would run (a
+    value of None removes that variable); (exit code, stdout, stderr). The variables and stdin
+    are put back afterwards. Pass ``--cwd DIR`` in ``argv`` where a child would start in DIR.
+    Not what the console script adds around ``run`` (the reaper hand-off, the sweep of
+    orphaned descendants, the exit): tests of those start a real process."""
+    from codebot_mcp.cli.app import run
+
+    capsys.readouterr()  # what the test printed before is not this run's output
+    with monkeypatch.context() as patch, open(os.devnull, encoding="utf-8") as devnull:
+        for name, value in (env or {}).items():
+            if value is None:
+                patch.delenv(name, raising=False)
+            else:
+                patch.setenv(name, value)
+        patch.setattr(sys, "stdin", devnull)
+        code = run(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
 def children_of(pid: int) -> list[int]:

@@ -1,6 +1,17 @@
-"""Issue 21 part 2 through real processes: ``codebot chat -p`` changes files with ``bash``,
-``edit`` and ``write`` (the loopback model asks for them), then ``codebot rewind`` lists the
-turns and puts the files back; the REPL's ``/rewind`` does the same in a conversation."""
+"""Issue 21 part 2: ``codebot chat -p`` changes files with ``bash``, ``edit`` and ``write`` (the
+loopback model asks for them), then ``codebot rewind`` lists the turns and puts the files back;
+the REPL's ``/rewind`` does the same in a conversation.
+
+Two tiers. The first test tells the whole story through the installed ``codebot`` as real
+processes (:func:`codebot`: a minimal environment, stdin from /dev/null or a pipe); it is also
+the one that pipes stdin, since ``rewind`` must not restore without a terminal whatever the pipe
+says. The others run the CLI in the test's own process (:class:`Cli`: ``cli.app.run`` with
+``--cwd`` and the environment the child would get): resuming a session, the file cap, the
+errors and exit codes, the private store, the trust gate, the REPL and subagents. They prove
+what the commands do; what the console script adds around ``run`` (the reaper hand-off, the
+sweep of orphaned descendants, the exit) runs in the first test and is proved in tests/e2e and
+tests/hostile.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +19,7 @@ import json
 import os
 import stat
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +31,7 @@ from tests.cli.repl_driver import drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT, codebot_env
-from tests.helpers import write_settings
+from tests.helpers import cli_in_process, write_settings
 
 
 @pytest.fixture
@@ -55,6 +67,39 @@ def prompt(home: Path, project: Path, text: str, *extra: str) -> dict[str, Any]:
     code, out, err = codebot(home, project, "chat", "-p", text, "--yes", "--json", *extra)
     assert code == 0, err
     return json.loads(out)
+
+
+@dataclass
+class Cli:
+    """``codebot`` in this process, in ``project``, with what :func:`codebot` gives its child:
+    CODEBOT_HOME, NO_COLOR, stdin from /dev/null, and a trusted project unless told otherwise
+    (the variable is removed then, as :func:`codebot` leaves it out)."""
+
+    home: Path
+    project: Path
+    capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch
+
+    def __call__(self, *argv: str, trusted: bool = True) -> tuple[int, str, str]:
+        env = {
+            "CODEBOT_HOME": str(self.home),
+            "NO_COLOR": "1",
+            "CODEBOT_TRUST_PROJECT": "1" if trusted else None,
+        }
+        argv = ("--cwd", str(self.project), *argv)
+        return cli_in_process(self.capsys, self.monkeypatch, *argv, env=env)
+
+    def prompt(self, text: str, *extra: str) -> dict[str, Any]:
+        code, out, err = self("chat", "-p", text, "--yes", "--json", *extra)
+        assert code == 0, err
+        return json.loads(out)
+
+
+@pytest.fixture
+def cli(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Cli:
+    return Cli(home, project, capsys, monkeypatch)
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -131,94 +176,95 @@ def test_bash_edit_and_write_changes_are_listed_and_rewound(
 
 
 def test_resume_keeps_the_sessions_checkpoints_and_the_conversation_rewinds_too(
-    home: Path, project: Path, fake: FakeOpenAI
+    cli: Cli, project: Path, fake: FakeOpenAI
 ) -> None:
     fake.queue(fo.tool_calls(("write", {"path": "one.txt", "content": "1\n"})), fo.text("one"))
-    first = prompt(home, project, "make one")
+    first = cli.prompt("make one")
     session = first["session_id"]
     fake.queue(fo.tool_calls(("bash", {"command": "rm one.txt; echo 2 > two.txt"})))
     fake.queue(fo.text("two"))
-    prompt(home, project, "swap for two", "--resume", session)
+    cli.prompt("swap for two", "--resume", session)
     fake.queue(fo.text("just talk"))
-    prompt(home, project, "say something", "--continue")
+    cli.prompt("say something", "--continue")
     fake.queue(fo.text("elsewhere"))  # another session, newer: rewind must be told which
-    prompt(home, project, "a new session")
+    other = cli.prompt("a new session")["session_id"]
 
-    code, out, err = codebot(home, project, "rewind", "--list", "--session", session[:15])
+    # a prefix of the id names the session: the timestamp, or more if both started that second
+    n = next(n for n in range(15, len(session) + 1) if not other.startswith(session[:n]))
+    prefix = session[:n]
+    code, out, err = cli("rewind", "--list", "--session", prefix)
     assert code == 0, err
     assert f"session {session}: 3 turns" in out
     assert "make one  (1 file)" in out and "swap for two  (2 files)" in out
     assert "say something  (no file changes)" in out
 
-    code, out, err = codebot(
-        home, project, "rewind", "2", "--session", session, "--yes", "--conversation"
-    )
+    code, out, err = cli("rewind", "2", "--session", session, "--yes", "--conversation")
     assert code == 0, err
     assert (project / "one.txt").read_text() == "1\n" and not (project / "two.txt").exists()
     assert "conversation taken back to before turn 2" in out
 
     fake.queue(fo.text("resumed"))
-    prompt(home, project, "where were we?", "--resume", session)
+    cli.prompt("where were we?", "--resume", session)
     sent = [m.get("content") for m in fake.bodies[-1]["messages"][1:]]
     assert sent[0] == "make one" and "swap for two" not in sent and sent[-1] == "where were we?"
-    code, out, err = codebot(home, project, "rewind", "--list", "--session", session)
+    code, out, err = cli("rewind", "--list", "--session", session)
     assert out.splitlines()[0].endswith(": 2 turns")  # 2 and 3 were undone; a new 2 ran
     assert "make one" in out and "where were we?" in out and "swap for two" not in out
 
 
 def test_a_project_over_the_cap_is_not_snapshotted_and_says_so(
-    home: Path, project: Path, fake: FakeOpenAI
+    cli: Cli, home: Path, project: Path, fake: FakeOpenAI
 ) -> None:
     write_settings(project, {"base_url": fake.base_url, "checkpoints": {"max_files": 3}})
     for i in range(5):
         (project / f"f{i}.txt").write_text(f"{i}\n")
     fake.queue(fo.tool_calls(("bash", {"command": "rm f0.txt"})), fo.text("removed"))
-    code, out, err = codebot(home, project, "chat", "-p", "remove f0", "--yes")
+    code, out, err = cli("chat", "-p", "remove f0", "--yes")
     assert code == 0, err
     assert "warning: no checkpoint for this turn: the project has more than 3 files" in err
     assert "checkpoints.max_files" in err
     store = next(home.glob("state/sessions/*/checkpoints"))
     assert not (store / "objects.pack").exists()  # never a partial snapshot
 
-    code, out, err = codebot(home, project, "rewind", "--list")
+    code, out, err = cli("rewind", "--list")
     assert code == 0 and "(no checkpoint: the project has more than 3 files" in out
-    code, out, err = codebot(home, project, "rewind", "--yes")
+    code, out, err = cli("rewind", "--yes")
     assert code == 1 and "turn 1 has no checkpoint" in err and "cannot be undone" in err
     assert not (project / "f0.txt").exists()
 
 
-def test_clear_errors_and_exit_codes(home: Path, project: Path, fake: FakeOpenAI) -> None:
-    code, _, err = codebot(home, project, "rewind")
+def test_clear_errors_and_exit_codes(cli: Cli, project: Path, fake: FakeOpenAI) -> None:
+    code, _, err = cli("rewind")
     assert code == 2 and "no saved sessions for" in err
     fake.queue(fo.tool_calls(("write", {"path": "x.txt", "content": "x"})), fo.text("ok"))
-    session = prompt(home, project, "write x")["session_id"]
-    code, _, err = codebot(home, project, "rewind", "--session", "nosuch", "--list")
+    session = cli.prompt("write x")["session_id"]
+    code, _, err = cli("rewind", "--session", "nosuch", "--list")
     assert code == 2 and "'nosuch' is not a saved session of this project" in err
     assert f"Recent sessions: {session}" in err
-    code, _, err = codebot(home, project, "rewind", "7", "--yes")
+    code, _, err = cli("rewind", "7", "--yes")
     assert code == 2 and f"turn 7 is out of range: session {session} has turns 1 to 1" in err
-    code, _, err = codebot(home, project, "rewind", "0")
+    code, _, err = cli("rewind", "0")
     assert code == 2 and "turns count from 1" in err
     (project / "x.txt").unlink()  # undone by hand: nothing left for a rewind to do
-    code, _, err = codebot(home, project, "rewind", "--yes")
+    code, _, err = cli("rewind", "--yes")
     assert code == 1 and "nothing to rewind: the files are as they were before turn 1" in err
 
 
 def test_the_store_is_private_and_outside_the_project(
-    home: Path, project: Path, fake: FakeOpenAI
+    cli: Cli, home: Path, project: Path, fake: FakeOpenAI
 ) -> None:
     secret = home.parent / "outside.txt"
     secret.write_text("a secret outside the project\n")
     os.symlink(secret, project / "link.txt")
     fake.queue(fo.tool_calls(("bash", {"command": "rm link.txt"})), fo.text("ok"))
-    prompt(home, project, "remove the link")
+    cli.prompt("remove the link")
     store = next(home.glob("state/sessions/*/checkpoints"))
     for path in store.iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
         assert b"a secret outside" not in path.read_bytes()
     assert stat.S_IMODE(store.stat().st_mode) == 0o700
     assert not any(p.name == "objects.pack" for p in project.rglob("*"))
-    code, _, err = codebot(home, project, "rewind", "--yes")
+    code, _, err = cli("rewind", "--yes")
     assert code == 0, err
     assert os.readlink(project / "link.txt") == str(secret)  # the link, not a copy
 
@@ -299,18 +345,16 @@ def test_what_a_subagent_changed_is_rewound_with_the_prompt_that_started_it(
 
 
 def test_an_untrusted_project_cannot_turn_checkpoints_off(
-    home: Path, project: Path, fake: FakeOpenAI
+    cli: Cli, project: Path, fake: FakeOpenAI
 ) -> None:
     write_settings(project, {"base_url": fake.base_url, "checkpoints": {"enabled": False}})
     (project / "a.txt").write_text("a\n")
     fake.queue(fo.tool_calls(("bash", {"command": "rm a.txt"})), fo.text("ok"))
-    code, _, err = codebot(
-        home, project, "chat", "--base-url", fake.base_url, "-p", "rm a", "--yes", trusted=False
-    )
+    code, _, err = cli("chat", "--base-url", fake.base_url, "-p", "rm a", "--yes", trusted=False)
     assert code == 0, err
     assert "project settings (" in err and "checkpoints" in err  # skipped, and said so
-    code, out, err = codebot(home, project, "rewind", "--list", trusted=False)
+    code, out, err = cli("rewind", "--list", trusted=False)
     assert code == 0 and "rm a  (1 file)" in out and "D a.txt" in out
-    code, out, err = codebot(home, project, "rewind", "--yes", trusted=False)
+    code, out, err = cli("rewind", "--yes", trusted=False)
     assert code == 0, err
     assert (project / "a.txt").read_text() == "a\n"
