@@ -33,6 +33,14 @@ def project(tmp_path: Path, fake: FakeOpenAI) -> Path:
     return root
 
 
+@pytest.fixture
+def model_only(tmp_path: Path, fake: FakeOpenAI) -> Path:
+    """A project without MCP servers: the faults below are the model's alone."""
+    root = tmp_path / "repo"
+    write_settings(root, {"base_url": fake.base_url})
+    return root
+
+
 def start(project: Path, *argv: str, **env: str) -> Running:
     environ = codebot_env(project.parent / "home", CODEBOT_TRUST_PROJECT="1", **env)
     return Running(["chat", "-p", "hi", *argv], project, environ)
@@ -56,10 +64,10 @@ def runs() -> Iterator[list[Running]]:
 
 
 def test_stream_dropped_mid_answer_exits_5(
-    project: Path, fake: FakeOpenAI, runs: list[Running]
+    model_only: Path, fake: FakeOpenAI, runs: list[Running]
 ) -> None:
     fake.queue(fo.drop(after_text="The answer is"))
-    runs.append(run := start(project))
+    runs.append(run := start(model_only))
     code, out, err = finish(run)
     assert code == 5 and out == "The answer is\n"  # the partial answer is kept
     assert "dropped mid-answer" in err and "hint:" in err and "cannot connect" not in err
@@ -67,28 +75,28 @@ def test_stream_dropped_mid_answer_exits_5(
 
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_server_error_exits_5(
-    project: Path, fake: FakeOpenAI, runs: list[Running], status: int
+    model_only: Path, fake: FakeOpenAI, runs: list[Running], status: int
 ) -> None:
     fake.queue(fo.error(status, "upstream exploded"))
-    runs.append(run := start(project))
+    runs.append(run := start(model_only))
     code, out, err = finish(run)
     assert code == 5 and out == ""
     assert f"failed ({status}): upstream exploded" in err
 
 
 def test_model_silent_mid_stream_times_out(
-    project: Path, fake: FakeOpenAI, runs: list[Running]
+    model_only: Path, fake: FakeOpenAI, runs: list[Running]
 ) -> None:
     fake.queue(fo.hang(60))  # longer than the wait below: only the 1 s model timeout ends it
-    runs.append(run := start(project, CODEBOT_MODEL_TIMEOUT="1"))
+    runs.append(run := start(model_only, CODEBOT_MODEL_TIMEOUT="1"))
     code, _, err = finish(run)
     assert code == 5
     assert "did not answer in time (nothing received for 1 s)" in err
     assert "CODEBOT_MODEL_TIMEOUT" in err
 
 
-def test_invalid_timeout_setting_is_a_settings_error(project: Path, runs: list[Running]) -> None:
-    runs.append(run := start(project, CODEBOT_MODEL_TIMEOUT="soon"))
+def test_invalid_timeout_setting_is_a_settings_error(model_only: Path, runs: list[Running]) -> None:
+    runs.append(run := start(model_only, CODEBOT_MODEL_TIMEOUT="soon"))
     code, _, err = finish(run)
     assert code == 3 and "CODEBOT_MODEL_TIMEOUT='soon' is not a positive number" in err
 

@@ -123,22 +123,27 @@ def test_list_and_call_use_the_holder_with_identical_output(project: Project) ->
     assert (warm_call.returncode, warm_call.stdout) == (cold_call.returncode, cold_call.stdout)
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["mcp", "call", "s", "nope"],  # unknown tool: exit 2 with close matches
-        ["mcp", "call", "s", "echo", "text=1", "extra"],  # bad arguments: exit 2
-        ["mcp", "call", "s", "bad_bytes"],  # a failing call: exit 4
-        ["mcp", "call", "s", "huge", "mb=40"],  # an answer over the size limit
-        ["mcp", "list", "--server", "s", "--schemas"],
-    ],
-    ids=["unknown-tool", "bad-args", "bad-bytes", "huge", "schemas"],
-)
-def test_errors_and_exit_codes_match_the_cold_path(project: Project, argv: list[str]) -> None:
-    cold = project.run(*argv)
+COLD_AND_HOT = [
+    ["mcp", "call", "s", "nope"],  # unknown tool: exit 2 with close matches
+    ["mcp", "call", "s", "echo", "text=1", "extra"],  # bad arguments: exit 2
+    ["mcp", "call", "s", "bad_bytes"],  # a failing call: exit 4
+    ["mcp", "call", "s", "huge", "mb=40"],  # an answer over the size limit
+    ["mcp", "list", "--server", "s", "--schemas"],
+]
+
+
+def test_errors_and_exit_codes_match_the_cold_path(project: Project) -> None:
+    """Each case cold, then each through one holder (it must survive them all in turn)."""
+    cold = [project.run(*argv) for argv in COLD_AND_HOT]
     started(project)
-    hot = project.run(*argv)
-    assert (hot.returncode, hot.stdout, hot.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    for argv, before in zip(COLD_AND_HOT, cold, strict=True):
+        hot = project.run(*argv)
+        assert (hot.returncode, hot.stdout, hot.stderr) == (
+            before.returncode,
+            before.stdout,
+            before.stderr,
+        ), argv
+    assert served_warm(project)  # they were all the holder's
 
 
 def test_restart_policy_holds_in_the_holder(project: Project) -> None:

@@ -23,16 +23,23 @@ def proxy(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield url, log
 
 
+@pytest.fixture(scope="module")
+def web_url() -> Iterator[str]:
+    """The Streamable HTTP test server, shared by the module's tests (it keeps no state that
+    one call could leave for the next: each ``mcp call`` is a session of its own)."""
+    with run_http_server("--token", "t0ken-abc") as url:
+        yield url
+
+
 @pytest.fixture
-def web(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def web(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web_url: str) -> Path:
     """A project with the Streamable HTTP test server as ``web``; no NO_PROXY."""
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
-    with run_http_server("--token", "t0ken-abc") as url:
-        entry = {"url": url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
-        write_settings(tmp_path, {"mcp_servers": {"web": entry}})
-        yield tmp_path
+    entry = {"url": web_url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
+    write_settings(tmp_path, {"mcp_servers": {"web": entry}})
+    return tmp_path
 
 
 @pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
@@ -66,14 +73,13 @@ def test_no_proxy_is_honoured(
 
 
 @pytest.fixture(scope="module")
-def baseline_peak(tmp_path_factory: pytest.TempPathFactory) -> int:
+def baseline_peak(tmp_path_factory: pytest.TempPathFactory, web_url: str) -> int:
     """The peak RSS of a plain ``mcp call`` of a small answer over HTTP (the SDK path)."""
     home = tmp_path_factory.mktemp("baseline")
-    with run_http_server("--token", "t0ken-abc") as url:
-        entry = {"url": url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
-        write_settings(home, {"mcp_servers": {"web": entry}})
-        argv = ["--cwd", str(home), "mcp", "call", "web", "echo", "text=small"]
-        code, output, peak = run_measured(argv, CODEBOT_TRUST_PROJECT="1")
+    entry = {"url": web_url, "headers": {"Authorization": "Bearer t0ken-abc"}, "timeout": 30}
+    write_settings(home, {"mcp_servers": {"web": entry}})
+    argv = ["--cwd", str(home), "mcp", "call", "web", "echo", "text=small"]
+    code, output, peak = run_measured(argv, CODEBOT_TRUST_PROJECT="1")
     assert code == 0, output
     return peak
 

@@ -1,8 +1,21 @@
-"""``codebot mcp serve`` through the MCP SDK's own client over stdio (a real ``codebot``
-process), in both protocol eras: the tools and their hints, chat's permission rules with
-approvals asked by elicitation (or refused when the client cannot be asked), ``--yes`` and
-``--allow``, the project-root boundary, progress and cancellation of ``bash`` and ``ask``, and
-``ask`` running a real chat session against the loopback model."""
+"""``codebot mcp serve`` through the MCP SDK's own ``mcp.Client``, in both protocol eras (the
+SDK's auto mode negotiates 2026-07-28 with us, with approvals as input rounds; ``mode="legacy"``
+does the ``initialize`` handshake, with approvals as ``elicitation/create``), in two tiers.
+
+**In this process** (``serving``, :mod:`tests.mcpbridge.serve_inproc`): the server the command
+composes (``compose``, then ``build_server``), run as ``serve_stdio`` runs it, over memory
+streams that carry every JSON-RPC message as a line of JSON. These prove what the server does
+with a call: chat's permission rules with approvals asked of the client (both eras, checked
+on the wire) or refused with the reason when it cannot be asked; "always", the denials,
+``--yes`` and ``--allow`` with deny rules beating them, the project-root boundary, chat's
+sandbox around ``bash``, progress, cancelling ``bash`` (both eras), chat's hooks, ``ask``
+asking the client about its session's calls, and ``ask`` without a model.
+
+**The real process** (``serving_process``: ``codebot mcp serve`` on stdio; each start costs
+about a second of CPU): what is about the process. The tool listing and its truthful hints
+in both eras, a stdout that carries nothing but the protocol, a cancelled ``bash`` killed
+with its process group, a cancelled ``ask`` stopping its session's servers (the process's
+children), and one ``ask`` end to end against the loopback model."""
 
 from __future__ import annotations
 
@@ -18,14 +31,15 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import children_of, server_entry, write_settings
+from tests.mcpbridge.serve_inproc import MODERN, WAIT, Wire, serving
 
 pytestmark = pytest.mark.anyio
 CODEBOT = str(Path(sys.executable).with_name("codebot"))
-WAIT = 60  # seconds any one exchange may take on a loaded machine
 
 
 class Asked:
@@ -47,7 +61,7 @@ class Asked:
 
 
 @asynccontextmanager
-async def serving(
+async def serving_process(
     project: Path, *flags: str, mode: str = "auto", asked: Asked | None = None
 ) -> AsyncIterator[Client]:
     """The SDK client connected to ``codebot --cwd PROJECT mcp serve FLAGS`` (``--sandbox
@@ -85,9 +99,14 @@ def mode(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_tools_and_truthful_annotations(project: Path) -> None:
-    async with serving(project) as client:
-        assert client.protocol_version == "2026-07-28"
+async def test_tools_and_truthful_annotations(project: Path, mode: str) -> None:
+    """The real process, both eras: what a client lists, and a read that needs no approval."""
+    async with serving_process(project, mode=mode) as client:
+        if mode == "legacy":
+            assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+            assert client.server_info is not None and client.server_info.name == "codebot"
+        else:
+            assert client.protocol_version == MODERN
         listed = {t.name: t for t in (await client.list_tools()).tools}
         assert list(listed) == ["read", "edit", "write", "glob", "grep", "bash", "ask"]
         for name in ("read", "glob", "grep"):
@@ -112,9 +131,21 @@ async def test_tools_and_truthful_annotations(project: Path) -> None:
 
 async def test_a_call_that_would_ask_asks_the_client(project: Path, mode: str) -> None:
     asked = Asked("once")
-    async with serving(project, mode=mode, asked=asked) as client:
+    wires: list[Wire] = []
+    async with serving(project, mode=mode, asked=asked, wire=wires) as client:
         result = await client.call_tool("write", {"path": "new.txt", "content": "made\n"})
         assert not result.is_error, text(result)
+        [wire] = wires
+        if mode == "legacy":  # asked in the middle of the call
+            assert wire.requests("server") == ["elicitation/create"]
+            assert wire.requests("client").count("tools/call") == 1
+        else:  # an input round: the call answers with the question, the client calls again
+            assert wire.requests("server") == []
+            assert wire.requests("client").count("tools/call") == 2
+            assert any(
+                m.get("result", {}).get("resultType") == "input_required"
+                for m in wire.sent("server")
+            )
         assert (project / "new.txt").read_text() == "made\n"
         [question] = asked.questions
         assert isinstance(question, types.ElicitRequestFormParams)
@@ -173,12 +204,12 @@ async def test_refused_with_the_reason_when_the_client_cannot_be_asked(
 
 
 async def test_yes_and_allow_work_as_in_chat(project: Path) -> None:
-    async with serving(project, "--allow", "bash") as client:
+    async with serving(project, allow=["bash"]) as client:
         assert text(await client.call_tool("bash", {"command": "echo allowed"})) == "allowed"
         refused = await client.call_tool("write", {"path": "w.txt", "content": "x"})
         assert refused.is_error and "codebot refused 'write'" in text(refused)
     write_settings(project, {"permissions": {"deny": ["edit"]}})
-    async with serving(project, "--yes") as client:
+    async with serving(project, yes=True) as client:
         assert not (await client.call_tool("write", {"path": "w.txt", "content": "x"})).is_error
         (project / "e.txt").write_text("old\n")
         denied = await client.call_tool(
@@ -208,7 +239,7 @@ async def test_bash_runs_in_chats_sandbox(project: Path, tmp_path: Path) -> None
     """The served ``bash`` is chat's: confined by default (workspace-write here), it runs
     without asking and cannot write outside the project; leaving the sandbox asks."""
     outside = tmp_path / "escaped.txt"
-    async with serving(project, "--sandbox", "workspace-write") as client:
+    async with serving(project, sandbox="workspace-write") as client:
         inside = await client.call_tool("bash", {"command": "echo in > inside.txt; echo ok"})
         assert (text(inside), inside.is_error) == ("ok", False)
         assert (project / "inside.txt").read_text() == "in\n"
@@ -225,7 +256,7 @@ async def test_bash_reports_progress(project: Path) -> None:
     async def progress(value: float, total: float | None, message: str | None) -> None:
         seen.append((value, message))
 
-    async with serving(project, "--yes") as client:
+    async with serving(project, yes=True) as client:
         result = await client.call_tool(
             "bash", {"command": "sleep 2.5; echo slept"}, progress_callback=progress
         )
@@ -252,23 +283,38 @@ def _alive(pid: int) -> bool:
 
 
 async def test_cancelling_bash_kills_the_command(project: Path, mode: str) -> None:
+    async with serving(project, yes=True, mode=mode) as client:
+        await _cancel_bash(client, project)
+    assert not (project / "finished").exists()
+
+
+async def test_cancelling_bash_kills_the_command_of_the_process(project: Path) -> None:
+    """The same over stdio: the real process gets the cancellation and kills the group."""
+    async with serving_process(project, "--yes") as client:
+        await _cancel_bash(client, project)
+    assert not (project / "finished").exists()
+
+
+async def _cancel_bash(client: Client, project: Path) -> None:
+    """Cancel a running ``bash``: its command dies, and the server goes on serving."""
     pidfile = project / "pid"
     command = f"echo $$ > {pidfile}; sleep 30; touch finished"
-    async with serving(project, "--yes", mode=mode) as client:
-        with anyio.move_on_after(WAIT) as scope:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(client.call_tool, "bash", {"command": command})
-                await _wait_until(pidfile.exists, "the command started")
-                await anyio.sleep(0.2)  # the pid is written; the sleep runs
-                tg.cancel_scope.cancel()  # the SDK tells the server the call is cancelled
-        assert not scope.cancelled_caught
-        pid = int(pidfile.read_text())
-        await _wait_until(lambda: not _alive(pid), "the cancelled command was killed")
-        # The server goes on serving.
-        assert text(await client.call_tool("bash", {"command": "echo still here"})) == (
-            "still here"
-        )
-    assert not (project / "finished").exists()
+    with anyio.move_on_after(WAIT) as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "bash", {"command": command})
+            await _wait_until(
+                lambda: pidfile.exists() and pidfile.read_text().endswith("\n"), "it started"
+            )
+            pid = int(pidfile.read_text())
+            await _wait_until(lambda: bool(children_of(pid)), "its sleep runs")
+            group = [pid, *children_of(pid)]
+            tg.cancel_scope.cancel()  # the SDK tells the server the call is cancelled
+    assert not scope.cancelled_caught
+    await _wait_until(
+        lambda: not any(map(_alive, group)), "the cancelled command and its sleep were killed"
+    )
+    # The server goes on serving.
+    assert text(await client.call_tool("bash", {"command": "echo still here"})) == "still here"
 
 
 @pytest.fixture
@@ -290,7 +336,7 @@ async def test_ask_runs_a_chat_session_and_summarizes_it(
     async def progress(value: float, total: float | None, message: str | None) -> None:
         seen.append(message or "")
 
-    async with serving(model_project) as client:  # no elicitation: write inside is denied
+    async with serving_process(model_project) as client:  # no elicitation: write is denied
         result = await client.call_tool(
             "ask", {"prompt": "what do the notes say?"}, progress_callback=progress
         )
@@ -362,7 +408,7 @@ async def test_cancelling_ask_stops_its_session_and_servers(
     async def progress(value: float, total: float | None, message: str | None) -> None:
         started.append(message or "")
 
-    async with serving(model_project) as client:
+    async with serving_process(model_project) as client:
         serve_pid = _server_pid(model_project)
         async with anyio.create_task_group() as tg:
             tg.start_soon(
@@ -392,7 +438,7 @@ def _server_pid(project: Path) -> int:
 async def test_stdout_carries_nothing_but_the_protocol(project: Path) -> None:
     """A command that writes to the terminal cannot break the stream: bash's output is the
     tool's result, and a server warning goes to stderr."""
-    async with serving(project, "--yes") as client:
+    async with serving_process(project, "--yes") as client:
         result = await client.call_tool("bash", {"command": "echo to-stdout; echo to-stderr >&2"})
         assert text(result) == "to-stdout\nto-stderr"
         assert text(await client.call_tool("bash", {"command": "echo ok"})) == "ok"
@@ -410,7 +456,7 @@ async def test_chats_hooks_run_around_served_calls(project: Path) -> None:
         "PreToolUse": [{"matcher": "write", "hooks": [{"type": "command", "command": str(guard)}]}]
     }
     write_settings(project, {"hooks": hooks})
-    async with serving(project, "--yes") as client:
+    async with serving(project, yes=True) as client:
         blocked = await client.call_tool("write", {"path": "w.txt", "content": "x"})
         assert blocked.is_error
         assert "blocked by a PreToolUse hook: no writes today" in text(blocked)

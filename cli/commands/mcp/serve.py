@@ -1,9 +1,10 @@
 """``codebot mcp serve``: codebot's own tools as an MCP server on stdio (parse, compose, run).
 
-The composition is ``chat``'s: trust-filtered settings, the built-in tools of the working
-directory with the project-root boundary, the permission gate with ``--yes`` and ``--allow``,
-and for ``ask`` a whole ``chat -p`` runtime per call (:class:`ChatAsker`). The protocol side
-lives in :mod:`mcpbridge.serve`.
+The composition (:func:`compose`) is ``chat``'s: trust-filtered settings, the built-in tools
+of the working directory with the project-root boundary, the permission gate with ``--yes``
+and ``--allow``, chat's sandbox around ``bash``, chat's hooks, and for ``ask`` a whole ``chat
+-p`` runtime per call (:class:`ChatAsker`). The command serves it on stdio; the tests serve
+the same composition in their own process. The protocol side lives in :mod:`mcpbridge.serve`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.permissions import Approver
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.security.sandbox import Sandbox
-    from codebot_mcp.mcpbridge.serve import AskOutcome
+    from codebot_mcp.mcpbridge.serve import AskOutcome, Served
 
 app = typer.Typer()
 """Holds ``serve``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
@@ -63,14 +64,45 @@ def serve_command(
     """
 
     from codebot_mcp.cli import signals
+    from codebot_mcp.core.errors import Interrupted
+    from codebot_mcp.mcpbridge.serve import serve_stdio
+
+    served, confined = compose(
+        ctx.obj, yes=yes, allow=allow, elicit=elicit, allow_sampling=allow_sampling, sandbox=sandbox
+    )
+    try:  # serves until the client leaves: its sessions' servers are stopped here, not reaped
+        signals.run(serve_stdio, served, one_shot=False)
+    except Interrupted:
+        return ExitCode.INTERRUPTED
+    finally:
+        confined.close()
+    return ExitCode.OK
+
+
+def compose(
+    globals_: Globals,
+    *,
+    yes: bool = False,
+    allow: list[str] | None = None,
+    elicit: str | None = None,
+    allow_sampling: list[str] | None = None,
+    sandbox: str | None = None,
+) -> tuple[Served, Sandbox]:
+    """What ``mcp serve`` serves with, composed as ``chat`` composes a session: the
+    trust-filtered settings, the gate, chat's sandbox around ``bash``, the built-in tools,
+    ``ask`` and the hooks. The caller serves it (``serve_stdio``; the tests over memory
+    streams) and closes the sandbox.
+
+    Raises:
+        SettingsError: the settings cannot be read.
+        UsageError: ``--elicit`` or ``--sandbox`` names no known mode.
+    """
     from codebot_mcp.cli.answers import policy
     from codebot_mcp.cli.chat_runtime import chat_sandbox, sandbox_mode
     from codebot_mcp.core.agent.permissions import PermissionGate
-    from codebot_mcp.core.errors import Interrupted
     from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
-    from codebot_mcp.mcpbridge.serve import AskTool, Served, serve_stdio
+    from codebot_mcp.mcpbridge.serve import AskTool, Served
 
-    globals_: Globals = ctx.obj
     raw = load_unfiltered_settings(globals_)  # the hooks review it; trust applied below
     settings, _ = apply_trust(globals_, raw)
     policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
@@ -85,20 +117,18 @@ def serve_command(
     options.sandbox = sandbox_mode(sandbox)
     gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
     confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
-    tools = builtin_tools(globals_.cwd, settings.project_root)
-    for tool in tools:
-        if isinstance(tool, BashTool):
-            tool.sandbox = confined
-    tools.append(AskTool(ChatAsker(globals_, options)))
-    served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
-    served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)
-    try:  # serves until the client leaves: its sessions' servers are stopped here, not reaped
-        signals.run(serve_stdio, served, one_shot=False)
-    except Interrupted:
-        return ExitCode.INTERRUPTED
-    finally:
+    try:
+        tools = builtin_tools(globals_.cwd, settings.project_root)
+        for tool in tools:
+            if isinstance(tool, BashTool):
+                tool.sandbox = confined
+        tools.append(AskTool(ChatAsker(globals_, options)))
+        served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
+        served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)
+    except BaseException:
         confined.close()
-    return ExitCode.OK
+        raise
+    return served, confined
 
 
 def _hooks(
