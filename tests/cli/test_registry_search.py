@@ -1,19 +1,47 @@
-"""``codebot mcp search`` through the installed CLI, against the loopback registry
-(``tests/servers/registry_server.py``): what it shows, how it asks the registry (its name
-search, the catalog with ``updated_since``, cursor paging), offline answers from the cache,
-and the bounds a hostile registry meets."""
+"""``codebot mcp search`` against the loopback registry (``tests/servers/registry_server.py``):
+what it shows, how it asks the registry (its name search, the catalog with ``updated_since``,
+cursor paging), offline answers from the cache, and the bounds a hostile registry meets.
+
+Two tiers. The first test is the installed ``codebot`` as a real process (``registry_env.run``):
+the main search, start to exit, as the console script runs it. The others run the CLI in the
+test's own process (:class:`Cli`: ``cli.app.run`` with ``--cwd`` and the test's environment,
+stdin from /dev/null, as ``run`` gives its child): the requests, the cache, the errors and exit
+codes, trust and the bounds. Nothing in search reads stdin, handles a signal or outlives the
+command, so they prove what the command does; what the console script adds around ``run`` is
+proved in tests/e2e and tests/hostile.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from tests.cli.entry_point import project, user
 from tests.cli.registry_env import home, registry, run
-from tests.helpers import write_settings
+from tests.helpers import cli_in_process, write_settings
 from tests.servers.registry_server import OFFICIAL, RegistryServer
 
 __all__ = ["home", "project", "registry", "user"]  # fixtures
+
+
+@dataclass
+class Cli:
+    """``codebot`` in this process as :func:`run` starts it: in ``cwd`` (``--cwd``), with the
+    test's environment, stdin from /dev/null."""
+
+    capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch
+
+    def __call__(self, *argv: str, cwd: Path) -> tuple[int, str, str]:
+        return cli_in_process(self.capsys, self.monkeypatch, "--cwd", str(cwd), *argv)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    return Cli(capsys, monkeypatch)
 
 
 def test_search_shows_what_a_server_is_and_how_it_runs(
@@ -39,32 +67,32 @@ def test_search_shows_what_a_server_is_and_how_it_runs(
 
 
 def test_descriptions_are_searched_as_well_as_names(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
-    code, out, err = run("mcp", "search", "NOTES", cwd=project)
+    code, out, err = cli("mcp", "search", "NOTES", cwd=project)
     assert code == 0, err
     assert out.splitlines()[0] == "io.example/kv  0.3.0  Key-value store"
     # the registry's own name search found nothing; the catalog's description did
     searches = [q for p, q in registry.requests if q.get("search")]
     assert searches == [{"search": "NOTES", "version": "latest", "limit": "100"}]
-    code, out, _ = run("mcp", "search", "notes disk", cwd=project)  # every word must match
+    code, out, _ = cli("mcp", "search", "notes disk", cwd=project)  # every word must match
     assert "io.example/kv" in out
-    code, out, _ = run("mcp", "search", "notes paper", cwd=project)
+    code, out, _ = cli("mcp", "search", "notes paper", cwd=project)
     assert (code, out) == (0, "no servers match 'notes paper'\n")
 
 
 def test_all_shows_deprecated_servers_with_their_message_never_deleted_ones(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
-    code, out, err = run("mcp", "search", "weather", "--all", cwd=project)
+    code, out, err = cli("mcp", "search", "weather", "--all", cwd=project)
     assert code == 0, err
     assert "io.example/old-weather  0.9.5  [deprecated: Use io.example/weather instead]" in out
     assert "gone-weather" not in out
     assert out.splitlines()[-1] == "3 servers"
 
 
-def test_json_output(registry: RegistryServer, home: Path, project: Path) -> None:
-    code, out, err = run("mcp", "search", "weather", "--json", "--all", cwd=project)
+def test_json_output(cli: Cli, registry: RegistryServer, home: Path, project: Path) -> None:
+    code, out, err = cli("mcp", "search", "weather", "--json", "--all", cwd=project)
     assert code == 0, err
     data = json.loads(out)
     assert [s["name"] for s in data["servers"]] == [
@@ -100,9 +128,9 @@ def test_json_output(registry: RegistryServer, home: Path, project: Path) -> Non
 
 
 def test_the_catalog_is_paged_then_only_changes_are_fetched(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
-    assert run("mcp", "search", "filler", cwd=project)[0] == 0
+    assert cli("mcp", "search", "filler", cwd=project)[0] == 0
     listing = [q for p, q in registry.requests if p == "/v0.1/servers" and "search" not in q]
     # 9 fixture servers listed (not the deleted one, nor weather 1.0.1: not the latest) + 25
     # fillers, 10 a page: 4 pages, each from the cursor the last one ended on
@@ -118,7 +146,7 @@ def test_the_catalog_is_paged_then_only_changes_are_fetched(
     assert all(q["version"] == "latest" and "updated_since" not in q for q in listing)
     registry.backdate(hours=1)
     registry.requests.clear()
-    code, out, err = run("mcp", "search", "filler", cwd=project)
+    code, out, err = cli("mcp", "search", "filler", cwd=project)
     assert code == 0, err
     assert out.splitlines()[-1] == "25 servers"  # from the catalog
     listing = [q for p, q in registry.requests if p == "/v0.1/servers" and "search" not in q]
@@ -128,9 +156,9 @@ def test_the_catalog_is_paged_then_only_changes_are_fetched(
 
 
 def test_a_change_in_the_registry_reaches_the_next_search(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
-    assert "io.example/kv" in run("mcp", "search", "notes", cwd=project)[1]
+    assert "io.example/kv" in cli("mcp", "search", "notes", cwd=project)[1]
     registry.backdate(hours=1)
     registry.set_status("io.example/kv", "deleted", "gone")
     registry.publish(
@@ -142,7 +170,7 @@ def test_a_change_in_the_registry_reaches_the_next_search(
         }
     )
     registry.requests.clear()
-    code, out, err = run("mcp", "search", "notes", cwd=project)
+    code, out, err = cli("mcp", "search", "notes", cwd=project)
     assert code == 0, err
     assert "io.example/journal  2.0.0" in out and "io.example/kv" not in out
     listing = [q for p, q in registry.requests if p == "/v0.1/servers" and "search" not in q]
@@ -150,18 +178,18 @@ def test_a_change_in_the_registry_reaches_the_next_search(
 
 
 def test_a_second_search_works_offline_and_says_how_old_its_data_is(
-    home: Path, project: Path
+    cli: Cli, home: Path, project: Path
 ) -> None:
     with RegistryServer() as registry:
         (home / "settings.json").write_text(json.dumps({"registry_url": registry.url}))
-        assert run("mcp", "search", "weather", cwd=project)[0] == 0
+        assert cli("mcp", "search", "weather", cwd=project)[0] == 0
     # the registry is gone: its port refuses connections
-    code, out, err = run("mcp", "search", "notes", cwd=project)
+    code, out, err = cli("mcp", "search", "notes", cwd=project)
     assert code == 0, err
     assert "io.example/kv  0.3.0  Key-value store" in out
     assert "cannot reach" in err and "results from its cached catalog" in err
     assert "(less than a minute old)" in err
-    code, out, err = run("mcp", "search", "weather", "--offline", "--json", cwd=project)
+    code, out, err = cli("mcp", "search", "weather", "--offline", "--json", cwd=project)
     assert code == 0, err
     data = json.loads(out)
     assert data["registries"][0]["from_cache"] is True and data["registries"][0]["error"] is None
@@ -169,18 +197,18 @@ def test_a_second_search_works_offline_and_says_how_old_its_data_is(
     assert "offline: results from the cached catalog" in err
 
 
-def test_nothing_cached_and_no_registry_is_exit_1(home: Path, project: Path) -> None:
+def test_nothing_cached_and_no_registry_is_exit_1(cli: Cli, home: Path, project: Path) -> None:
     with RegistryServer() as registry:
         url = registry.url
     (home / "settings.json").write_text(json.dumps({"registry_url": url}))
-    code, out, err = run("mcp", "search", "weather", cwd=project)
+    code, out, err = cli("mcp", "search", "weather", cwd=project)
     assert code == 1 and out == ""
     assert f"error: cannot reach {url}/v0.1/servers" in err
     assert "Nothing is cached yet to search offline." in err
 
 
-def test_the_default_registry_is_the_official_one(user: Path, project: Path) -> None:
-    code, _, err = run("mcp", "search", "weather", "--offline", cwd=project)
+def test_the_default_registry_is_the_official_one(cli: Cli, user: Path, project: Path) -> None:
+    code, _, err = cli("mcp", "search", "weather", "--offline", cwd=project)
     assert code == 0
     assert (
         "nothing is cached for https://registry.modelcontextprotocol.io yet: search once "
@@ -188,14 +216,14 @@ def test_the_default_registry_is_the_official_one(user: Path, project: Path) -> 
     ) in err
 
 
-def test_registries_are_searched_in_order(home: Path, project: Path) -> None:
+def test_registries_are_searched_in_order(cli: Cli, home: Path, project: Path) -> None:
     with RegistryServer(fillers=0) as first, RegistryServer(fillers=0, fixtures=False) as second:
         second.publish(
             {"name": "io.example/weather", "description": "A private weather", "version": "9.0.0"}
         )
         settings = {"registry_url": [second.url, first.url]}
         (home / "settings.json").write_text(json.dumps(settings))
-        code, out, err = run("mcp", "search", "weather", cwd=project)
+        code, out, err = cli("mcp", "search", "weather", cwd=project)
     assert code == 0, err
     names = [line for line in out.splitlines() if not line.startswith(" ")]
     assert names[:2] == ["io.example/weather  9.0.0", "io.example/weather  1.0.2  Weather"]
@@ -203,34 +231,37 @@ def test_registries_are_searched_in_order(home: Path, project: Path) -> None:
 
 
 def test_a_project_registry_url_needs_trust(
-    registry: RegistryServer, home: Path, project: Path, monkeypatch: object
+    cli: Cli,
+    registry: RegistryServer,
+    home: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import pytest
-
-    assert isinstance(monkeypatch, pytest.MonkeyPatch)
-    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")  # for the in-process runs too
     with RegistryServer(fixtures=False, fillers=0) as evil:
         evil.publish({"name": "io.evil/weather", "description": "weather", "version": "1.0.0"})
         write_settings(project, {"registry_url": evil.url})
-        code, out, err = run("mcp", "search", "weather", cwd=project)
+        code, out, err = cli("mcp", "search", "weather", cwd=project)
         assert code == 0, err
         assert "ignoring registry_url" in err and "not trusted" in err
         assert "io.evil/weather" not in out and "io.example/weather" in out
         assert evil.requests == []
-        code, out, err = run("--trust-project", "mcp", "search", "weather", cwd=project)
+        code, out, err = cli("--trust-project", "mcp", "search", "weather", cwd=project)
         assert code == 0, err
         assert "io.evil/weather" in out
 
 
-def test_bad_registry_url_is_a_settings_error(home: Path, project: Path) -> None:
+def test_bad_registry_url_is_a_settings_error(cli: Cli, home: Path, project: Path) -> None:
     (home / "settings.json").write_text(json.dumps({"registry_url": "http://registry.example"}))
-    code, _, err = run("mcp", "search", "x", cwd=project)
+    code, _, err = cli("mcp", "search", "x", cwd=project)
     assert code == 3
     assert '"http://registry.example" uses plain http' in err and "settings.json" in err
 
 
-def test_hostile_text_is_escaped(registry: RegistryServer, home: Path, project: Path) -> None:
-    code, out, err = run("mcp", "search", "hostile", cwd=project)
+def test_hostile_text_is_escaped(
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
+) -> None:
+    code, out, err = cli("mcp", "search", "hostile", cwd=project)
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "Totally \\x1b]0;pwned\\x07 safe" in out
@@ -238,10 +269,10 @@ def test_hostile_text_is_escaped(registry: RegistryServer, home: Path, project: 
 
 
 def test_a_registry_that_never_stops_paging_is_cut_off(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
     registry.endless = True
-    code, out, err = run("mcp", "search", "weather", cwd=project)
+    code, out, err = cli("mcp", "search", "weather", cwd=project)
     assert code == 0, err
     listing = [q for p, q in registry.requests if p == "/v0.1/servers" and "search" not in q]
     searching = [q for p, q in registry.requests if "search" in q]
@@ -251,21 +282,21 @@ def test_a_registry_that_never_stops_paging_is_cut_off(
 
 
 def test_an_oversized_answer_is_refused(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
     registry.body = b'{"servers": [' + b" " * (9 << 20) + b"]}"
-    code, _, err = run("mcp", "search", "weather", cwd=project)
+    code, _, err = cli("mcp", "search", "weather", cwd=project)
     assert code == 1
     assert "more than the 8 MiB codebot accepts" in err
 
 
 def test_an_answer_that_is_not_a_registry_is_refused(
-    registry: RegistryServer, home: Path, project: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path
 ) -> None:
     registry.body = b"<html>not json</html>"
-    code, _, err = run("mcp", "search", "weather", cwd=project)
+    code, _, err = cli("mcp", "search", "weather", cwd=project)
     assert code == 1 and "did not answer JSON" in err
     registry.body = None
     registry.answer_status = 503
-    code, _, err = run("mcp", "search", "weather", cwd=project)
+    code, _, err = cli("mcp", "search", "weather", cwd=project)
     assert code == 1 and "answered HTTP 503: Service unavailable" in err
