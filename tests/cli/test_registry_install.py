@@ -1,23 +1,61 @@
-"""``codebot mcp install`` through the installed CLI, against the loopback registry: the entry
-it shows and writes for each kind of package and remote, the values it asks for (``--set``,
-stdin, a real pty, ``--yes`` without a terminal), secrets as ``${VAR}``, MCP bundles checked
-against their sha256, hostile entries, and the trust gate for project installs."""
+"""``codebot mcp install`` against the loopback registry: the entry it shows and writes for
+each kind of package and remote, the values it asks for (``--set``, stdin, a real pty, ``--yes``
+without a terminal), secrets as ``${VAR}``, MCP bundles checked against their sha256, hostile
+entries, and the trust gate for project installs.
+
+Two tiers. What reads stdin runs the installed ``codebot`` as a real process
+(``registry_env.run``, ``run_on_pty``): answers piped in (the main scenario, an install asked
+for its values and written, start to exit), the end of stdin, a real terminal, ``--yes`` with
+no terminal, the choice of a way to run it, and a hostile entry answered by a pipe. The rest
+run the CLI in the test's own process (:class:`Cli`: ``cli.app.run`` with ``--cwd``, the same
+PATH and variables over the test's environment, stdin from /dev/null, as ``run`` gives its
+child): the entries for each kind, ``--set``, secrets, errors and exit codes, bundles, hostile
+entries and trust. The servers they call are real processes all the same; what the console
+script adds around ``run`` (the reaper hand-off, the sweep of orphaned descendants, the exit)
+is proved in tests/e2e and tests/hostile.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli.entry_point import project, user
 from tests.cli.registry_env import home, registry, run, run_on_pty, runtimes, settings
+from tests.helpers import cli_in_process
 from tests.servers.registry_server import RegistryServer
 
 __all__ = ["home", "project", "registry", "runtimes", "user"]  # fixtures
 
 ECHO = "io.github.codebot-tests/echo"
+
+
+@dataclass
+class Cli:
+    """``codebot`` in this process as :func:`run` starts it without ``stdin``: in ``cwd``
+    (``--cwd``), with ``path`` as the whole PATH and ``env`` over the test's environment, stdin
+    from /dev/null."""
+
+    capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch
+
+    def __call__(
+        self, *argv: str, cwd: Path, path: Path | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
+        variables: dict[str, str | None] = {**(env or {})}
+        if path is not None:
+            variables["PATH"] = str(path)
+        argv = ("--cwd", str(cwd), *argv)
+        return cli_in_process(self.capsys, self.monkeypatch, *argv, env=variables)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    return Cli(capsys, monkeypatch)
 
 
 def shown_entry(out: str) -> dict[str, object]:
@@ -27,9 +65,9 @@ def shown_entry(out: str) -> dict[str, object]:
 
 
 def test_dry_run_shows_the_entry_and_writes_nothing(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run("mcp", "install", ECHO, "--dry-run", "--yes", cwd=project, path=runtimes)
+    code, out, err = cli("mcp", "install", ECHO, "--dry-run", "--yes", cwd=project, path=runtimes)
     assert code == 0, err
     assert out.startswith(
         f"{ECHO} 0.1.0 from {registry.url}, as pypi codebot-echo 0.1.0 (uvx)\n"
@@ -61,9 +99,9 @@ def test_dry_run_shows_the_entry_and_writes_nothing(
 
 
 def test_set_gives_values_by_argument_and_environment_name(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         ECHO,
@@ -80,7 +118,7 @@ def test_set_gives_values_by_argument_and_environment_name(
     entry = shown_entry(out)["echo"]
     assert entry["args"] == ["codebot-echo==0.1.0", "--style", "fancy"]  # type: ignore[index]
     assert entry["env"]["ECHO_GREETING"] == "hi there"  # type: ignore[index]
-    code, _, err = run(
+    code, _, err = cli(
         "mcp",
         "install",
         ECHO,
@@ -93,7 +131,7 @@ def test_set_gives_values_by_argument_and_environment_name(
     )
     assert code == 2
     assert "--set style=loud: expected one of plain, fancy" in err
-    code, _, err = run(
+    code, _, err = cli(
         "mcp", "install", ECHO, "--dry-run", "--set", "colour=red", cwd=project, path=runtimes
     )
     assert code == 2
@@ -101,9 +139,9 @@ def test_set_gives_values_by_argument_and_environment_name(
 
 
 def test_a_secret_is_never_taken_in_clear(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         ECHO,
@@ -118,7 +156,7 @@ def test_a_secret_is_never_taken_in_clear(
     assert "tok-123456789" not in err
     assert "echo" not in settings(home).get("mcp_servers", {})  # type: ignore[operator]
     # a reference to another variable is fine
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         ECHO,
@@ -272,9 +310,9 @@ def test_yes_without_a_terminal_fails_on_a_required_input_naming_it(
 
 
 def test_a_remote_with_url_variables_and_headers(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         "io.example/weather",
@@ -305,7 +343,7 @@ def test_a_remote_with_url_variables_and_headers(
 
 
 def test_several_ways_to_run_it_are_asked_the_sse_remote_never_fits(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
     code, out, err = run(
         "mcp",
@@ -336,7 +374,7 @@ def test_several_ways_to_run_it_are_asked_the_sse_remote_never_fits(
         "docker.io/example/weather-mcp:1.0.2",
     ]
     # npm without npx on PATH: the remote is the only one left; --via picks explicitly
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         "io.example/weather",
@@ -357,17 +395,17 @@ def test_several_ways_to_run_it_are_asked_the_sse_remote_never_fits(
 
 
 def test_no_runtime_on_path_is_exit_1_with_the_reasons(
-    registry: RegistryServer, home: Path, project: Path, tmp_path: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, tmp_path: Path
 ) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    code, _, err = run("mcp", "install", ECHO, "--yes", cwd=project, path=empty)
+    code, _, err = cli("mcp", "install", ECHO, "--yes", cwd=project, path=empty)
     assert code == 1
     assert (
         "no way to run io.github.codebot-tests/echo here (pypi codebot-echo 0.1.0: it needs "
         "'uvx', which is not on PATH)"
     ) in err
-    code, _, err = run(
+    code, _, err = cli(
         "mcp",
         "install",
         "io.example/weather",
@@ -382,9 +420,9 @@ def test_no_runtime_on_path_is_exit_1_with_the_reasons(
 
 
 def test_nuget_runs_through_dnx(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         "io.github.joelverhagen/knapcode-samplemcpserver",
@@ -402,9 +440,9 @@ def test_nuget_runs_through_dnx(
 
 
 def test_an_older_version_and_repeated_inputs(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         "io.example/weather@1.0.1",
@@ -418,7 +456,7 @@ def test_an_older_version_and_repeated_inputs(
     assert code == 0, err
     assert "io.example/weather 1.0.1 from" in out
     assert "/v0.1/servers/io.example%2Fweather/versions/1.0.1" in registry.paths()
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         "io.example/kv",
@@ -434,23 +472,23 @@ def test_an_older_version_and_repeated_inputs(
     assert code == 0, err
     args = shown_entry(out)["kv"]["args"]  # type: ignore[index]
     assert args == ["-y", "@example/kv-mcp@0.3.0", "/data/a", f"{os.environ['HOME']}/b"]
-    code, _, err = run("mcp", "install", "io.example/weather@9.9.9", cwd=project, path=runtimes)
+    code, _, err = cli("mcp", "install", "io.example/weather@9.9.9", cwd=project, path=runtimes)
     assert code == 2
     assert f"no server 'io.example/weather' version 9.9.9 in {registry.url}" in err
 
 
 def test_unknown_deleted_and_existing_names(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, _, err = run("mcp", "install", "io.example/nothing", cwd=project, path=runtimes)
+    code, _, err = cli("mcp", "install", "io.example/nothing", cwd=project, path=runtimes)
     assert code == 2 and "no server 'io.example/nothing'" in err
     assert "hint: Find its exact name with `codebot mcp search WORD`." in err
-    code, _, err = run("mcp", "install", "io.example/gone-weather", cwd=project, path=runtimes)
+    code, _, err = cli("mcp", "install", "io.example/gone-weather", cwd=project, path=runtimes)
     assert code == 2  # the registry does not serve deleted servers
-    assert run("mcp", "install", ECHO, "--yes", cwd=project, path=runtimes)[0] == 0
-    code, _, err = run("mcp", "install", ECHO, "--yes", cwd=project, path=runtimes)
+    assert cli("mcp", "install", ECHO, "--yes", cwd=project, path=runtimes)[0] == 0
+    code, _, err = cli("mcp", "install", ECHO, "--yes", cwd=project, path=runtimes)
     assert code == 2 and "server 'echo' already exists" in err and "--force" in err
-    code, _, err = run(
+    code, _, err = cli(
         "mcp",
         "install",
         ECHO,
@@ -466,9 +504,9 @@ def test_unknown_deleted_and_existing_names(
 
 
 def test_a_deprecated_version_installs_with_its_message(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, _out, err = run(
+    code, _out, err = cli(
         "mcp", "install", "io.example/old-weather", "--yes", "--dry-run", cwd=project, path=runtimes
     )
     assert code == 0, err
@@ -476,9 +514,9 @@ def test_a_deprecated_version_installs_with_its_message(
 
 
 def test_a_bundle_is_checked_installed_and_runs(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp",
         "install",
         "io.example/text-editor",
@@ -502,16 +540,16 @@ def test_a_bundle_is_checked_installed_and_runs(
     assert entry["cwd"] == str(directory)
     assert entry["provenance"]["package"]["fileSha256"] == sha
     assert (directory / "server" / "main.py").is_file()
-    code, out, err = run(
+    code, out, err = cli(
         "mcp", "call", "text-editor", "hello", "name=Ada", cwd=project, path=runtimes
     )
     assert (code, out) == (0, "howdy, Ada\n"), err
 
 
 def test_a_bundle_with_the_wrong_sha256_installs_nothing(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp", "install", "io.example/tampered-editor", "--yes", cwd=project, path=runtimes
     )
     assert code == 1 and out == ""
@@ -523,9 +561,9 @@ def test_a_bundle_with_the_wrong_sha256_installs_nothing(
 
 
 def test_registry_text_is_written_literally_and_a_flag_shaped_package_never_fits(
-    registry: RegistryServer, home: Path, project: Path, runtimes: Path
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:
-    code, out, err = run(
+    code, out, err = cli(
         "mcp", "install", "io.example/hostile", "--yes", "--dry-run", cwd=project, path=runtimes
     )
     assert code == 0, err
@@ -541,7 +579,7 @@ def test_registry_text_is_written_literally_and_a_flag_shaped_package_never_fits
     ]
     assert entry["env"] == {"NODE_OPTIONS": "--require /tmp/evil.js"}  # type: ignore[index]
     assert "it sets NODE_OPTIONS, which changes what programs load" in err
-    code, _, err = run(
+    code, _, err = cli(
         "mcp",
         "install",
         "io.example/hostile",
@@ -560,14 +598,15 @@ def test_registry_text_is_written_literally_and_a_flag_shaped_package_never_fits
 
 
 def test_a_project_install_needs_trust(
+    cli: Cli,
     registry: RegistryServer,
     home: Path,
     project: Path,
     runtimes: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
-    code, out, err = run(
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")  # for the in-process runs too
+    code, out, err = cli(
         "mcp", "install", ECHO, "--scope", "project", "--yes", cwd=project, path=runtimes
     )
     assert code == 0, err
@@ -576,13 +615,13 @@ def test_a_project_install_needs_trust(
     assert "'echo' is in the project file, which is not trusted" in err
     assert "`codebot trust`" in err
     env = {"ECHO_TOKEN": "t"}
-    code, _, err = run(
+    code, _, err = cli(
         "mcp", "call", "echo", "echo", "text=hi", cwd=project, path=runtimes, env=env
     )
     assert code == 3 and "the project is not trusted" in err
     # trusted with the secret exported: trust's hash covers the entry as it resolves
-    assert run("trust", "--yes", cwd=project, path=runtimes, env=env)[0] == 0
-    code, out, err = run(
+    assert cli("trust", "--yes", cwd=project, path=runtimes, env=env)[0] == 0
+    code, out, err = cli(
         "mcp", "call", "echo", "echo", "text=hi", cwd=project, path=runtimes, env=env
     )
     assert (code, out) == (0, "hi\n"), err
