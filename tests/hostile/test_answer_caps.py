@@ -28,8 +28,11 @@ def peak_of_child(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int,
     return run_measured(argv, cwd=cwd, full_env=env)
 
 
-def plain_peak(tmp_path: Path) -> int:
-    """The peak RSS of the same command answered plainly: what the process needs anyway."""
+@pytest.fixture(scope="module")
+def plain_peak(tmp_path_factory: pytest.TempPathFactory) -> int:
+    """The peak RSS of the same command answered plainly: what the process needs anyway
+    (measured once for the module: the same command in a directory of its own)."""
+    tmp_path = tmp_path_factory.mktemp("plain")
     with FakeOpenAI() as fake:
         fake.queue(fo.text("fine"))
         env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
@@ -48,9 +51,9 @@ def plain_peak(tmp_path: Path) -> int:
     ids=["endless", "400MB"],
 )
 def test_the_model_answer_is_capped_with_a_clear_error_and_bounded_memory(
-    tmp_path: Path, turn: fo.Turn, said: str
+    tmp_path: Path, plain_peak: int, turn: fo.Turn, said: str
 ) -> None:
-    baseline = plain_peak(tmp_path)
+    baseline = plain_peak
     with FakeOpenAI() as fake:
         fake.queue(turn)
         env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
@@ -66,7 +69,7 @@ def test_the_model_answer_is_capped_with_a_clear_error_and_bounded_memory(
     assert len(fake.requests) == 1  # not retried
 
 
-def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path) -> None:
+def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path, plain_peak: int) -> None:
     """A gzip body that inflates past the cap is dropped as it inflates."""
     import gzip
     import json
@@ -102,7 +105,7 @@ def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path) -> None:
         server.server_close()
     assert code == 5, err
     assert "more than 64 MB in one answer" in err
-    grown = rss - plain_peak(tmp_path)
+    grown = rss - plain_peak
     assert grown < 3 * MAX_ANSWER_BYTES, f"grew by {grown / 2**20:.0f} MB"
 
 
