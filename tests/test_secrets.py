@@ -23,8 +23,9 @@ from tests.servers.util import run_http_server
 CANARY = "canary-9f8e7d6c5b4a3"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
+    """One Streamable HTTP server for the module (each call is a session of its own)."""
     with run_http_server("--token", CANARY) as url:
         yield url
 

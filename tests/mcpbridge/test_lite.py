@@ -27,14 +27,14 @@ from tests.helpers import everything_entry, server_entry, write_settings
 from tests.servers.util import REPO_ROOT
 
 SERVERS: dict[str, dict[str, Any]] = {
-    # The raw echo speaks 2026-07-28 (server/discover) as echo_sdk does (tests/test_servers_raw.py
-    # holds them to the same answers) for a thirtieth of the start-up CPU; the SDK-built echo is
-    # here in the handshake era, and test_lite_wire.py calls it in both eras on the wire.
+    # The raw echo answers as the SDK-built echo_sdk does in both eras (tests/test_servers_raw.py
+    # holds them to the same answers) for a thirtieth of the start-up CPU; test_lite_wire.py
+    # lists and calls echo_sdk itself in both eras, comparing the wire, logs and call counts.
     "echo": server_entry("echo"),
     "faulty": server_entry("faulty"),  # raw, handshake era only
     "many": server_entry("many_raw", "--count", "120", "--page-size", "50"),  # pagination
     "garbage": server_entry("garbage_stdout"),  # junk lines: falls back to the SDK path
-    "legacy": server_entry("echo_sdk", protocol="legacy"),  # SDK-built
+    "legacy": server_entry("echo", protocol="legacy"),
 }
 
 
