@@ -1,5 +1,6 @@
 """What the registry tests share: the loopback registry, settings pointing at it, runtimes on
-a PATH of our own, and running the installed ``codebot`` with stdin (a pipe or a real pty)."""
+a PATH of our own, and running the installed ``codebot`` with stdin (a pipe or a real pty), or
+the CLI in the test's own process (:class:`Cli`)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli.entry_point import CODEBOT
+from tests.helpers import cli_in_process
 from tests.servers.registry_server import RegistryServer
 from tests.servers.util import REPO_ROOT
 
@@ -139,3 +142,27 @@ def run_on_pty(
 def settings(home: Path) -> dict[str, object]:
     """The global settings file, parsed."""
     return json.loads((home / "settings.json").read_text())
+
+
+@dataclass
+class Cli:
+    """``codebot`` in this process as :func:`run` starts it without ``stdin``: in ``cwd``
+    (``--cwd``), with ``path`` as the whole PATH and ``env`` over the test's environment, stdin
+    from /dev/null."""
+
+    capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch
+
+    def __call__(
+        self, *argv: str, cwd: Path, path: Path | None = None, env: dict[str, str] | None = None
+    ) -> tuple[int, str, str]:
+        variables: dict[str, str | None] = {**(env or {})}
+        if path is not None:
+            variables["PATH"] = str(path)
+        argv = ("--cwd", str(cwd), *argv)
+        return cli_in_process(self.capsys, self.monkeypatch, *argv, env=variables)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    return Cli(capsys, monkeypatch)

@@ -19,43 +19,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli.entry_point import project, user
-from tests.cli.registry_env import home, registry, run, run_on_pty, runtimes, settings
-from tests.helpers import cli_in_process
+from tests.cli.registry_env import Cli, cli, home, registry, run, run_on_pty, runtimes, settings
 from tests.servers.registry_server import RegistryServer
 
-__all__ = ["home", "project", "registry", "runtimes", "user"]  # fixtures
+__all__ = ["cli", "home", "project", "registry", "runtimes", "user"]  # fixtures
 
 ECHO = "io.github.codebot-tests/echo"
-
-
-@dataclass
-class Cli:
-    """``codebot`` in this process as :func:`run` starts it without ``stdin``: in ``cwd``
-    (``--cwd``), with ``path`` as the whole PATH and ``env`` over the test's environment, stdin
-    from /dev/null."""
-
-    capsys: pytest.CaptureFixture[str]
-    monkeypatch: pytest.MonkeyPatch
-
-    def __call__(
-        self, *argv: str, cwd: Path, path: Path | None = None, env: dict[str, str] | None = None
-    ) -> tuple[int, str, str]:
-        variables: dict[str, str | None] = {**(env or {})}
-        if path is not None:
-            variables["PATH"] = str(path)
-        argv = ("--cwd", str(cwd), *argv)
-        return cli_in_process(self.capsys, self.monkeypatch, *argv, env=variables)
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    return Cli(capsys, monkeypatch)
 
 
 def shown_entry(out: str) -> dict[str, object]:
