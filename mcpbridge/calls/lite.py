@@ -241,7 +241,7 @@ class TimedOut(Exception):
 
     def failure(self) -> Any:
         """The :class:`~mcpbridge.connection.failures.Failure` of ``Client.run`` for a timeout."""
-        from codebot_mcp.mcpbridge.connection.failures import Failure, read_tail
+        from codebot_mcp.mcpbridge.connection.failures import Failure, read_tail  # timeouts only
 
         config = self.config
         redact = _redactor(config)

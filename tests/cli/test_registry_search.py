@@ -14,34 +14,16 @@ proved in tests/e2e and tests/hostile.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.cli.entry_point import project, user
-from tests.cli.registry_env import home, registry, run
-from tests.helpers import cli_in_process, write_settings
+from tests.cli.registry_env import Cli, cli, home, registry, run
+from tests.helpers import write_settings
 from tests.servers.registry_server import OFFICIAL, RegistryServer
 
-__all__ = ["home", "project", "registry", "user"]  # fixtures
-
-
-@dataclass
-class Cli:
-    """``codebot`` in this process as :func:`run` starts it: in ``cwd`` (``--cwd``), with the
-    test's environment, stdin from /dev/null."""
-
-    capsys: pytest.CaptureFixture[str]
-    monkeypatch: pytest.MonkeyPatch
-
-    def __call__(self, *argv: str, cwd: Path) -> tuple[int, str, str]:
-        return cli_in_process(self.capsys, self.monkeypatch, "--cwd", str(cwd), *argv)
-
-
-@pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
-    return Cli(capsys, monkeypatch)
+__all__ = ["cli", "home", "project", "registry", "user"]  # fixtures
 
 
 def test_search_shows_what_a_server_is_and_how_it_runs(
