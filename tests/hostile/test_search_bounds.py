@@ -26,6 +26,7 @@ from codebot_mcp.core.tools.builtin.grep import GrepTool
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT, codebot_env
+from tests.helpers import children_of
 
 HOSTILE_GLOB = "*a" * 30 + "b"
 HOSTILE_REGEX = "(a+)+$"
@@ -37,17 +38,18 @@ def hostile_tree(root: Path) -> None:
     (root / "dir" / ("a" * 200 + ".txt")).write_text("a" * 60 + "!\n")
 
 
-def pygrep_children() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"codebot_mcp.core.tools.builtin.pygrep" in cmdline:
-                found.append(int(entry.name))
-    return found
+def is_pygrep(pid: int) -> bool:
+    """``pid`` is a live Python search (a zombie's cmdline is empty)."""
+    try:
+        return b"codebot_mcp.core.tools.builtin.pygrep" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def pygrep_children(under: int) -> list[int]:
+    """The Python searches among the descendants of ``under``. Scoped: tests beside this one,
+    in other workers, run Python searches of their own."""
+    return [pid for pid in children_of(under) if is_pygrep(pid)]
 
 
 @pytest.mark.anyio
@@ -94,7 +96,7 @@ async def test_the_python_search_is_stopped_at_its_timeout(
         result = await GrepTool(tmp_path).execute({"pattern": HOSTILE_REGEX})
     assert result.is_error and "took longer than 2 s" in result.text
     assert time.monotonic() - began < 10
-    assert pygrep_children() == []
+    assert pygrep_children(os.getpid()) == []  # killed and reaped, not left to run
 
 
 def test_sigterm_stops_codebot_during_a_runaway_python_search(tmp_path: Path) -> None:
@@ -111,9 +113,10 @@ def test_sigterm_stops_codebot_during_a_runaway_python_search(tmp_path: Path) ->
         )  # fmt: skip
         try:
             deadline = time.monotonic() + 30
-            while not pygrep_children() and time.monotonic() < deadline:
+            while not pygrep_children(child.pid) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert pygrep_children(), "the Python search never started"
+            searches = pygrep_children(child.pid)
+            assert searches, "the Python search never started"
             time.sleep(0.5)  # deep in the backtracking
             child.send_signal(signal.SIGTERM)
             began = time.monotonic()
@@ -127,7 +130,7 @@ def test_sigterm_stops_codebot_during_a_runaway_python_search(tmp_path: Path) ->
             child.stderr.close()  # type: ignore[union-attr]
     assert took < 5, f"SIGTERM took {took:.1f}s"
     time.sleep(0.5)
-    assert pygrep_children() == []
+    assert [pid for pid in searches if is_pygrep(pid)] == []
 
 
 @pytest.mark.skipif(grep_module.rg_path() is None, reason="ripgrep is not installed")
@@ -156,4 +159,5 @@ def test_ripgrep_output_is_streamed_and_cut_not_held(tmp_path: Path) -> None:
 
 
 def test_no_search_child_is_left_behind() -> None:
-    assert pygrep_children() == [], os.getpid()
+    """Nothing the in-process searches of this worker started is still running."""
+    assert pygrep_children(os.getpid()) == []
