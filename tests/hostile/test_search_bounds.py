@@ -61,7 +61,7 @@ async def test_a_backtracking_glob_answers_at_once(tmp_path: Path) -> None:
         result = await tool.execute({"pattern": HOSTILE_GLOB})
         nested = await tool.execute({"pattern": "**/" + HOSTILE_GLOB + ".txt"})
         braces = await tool.execute({"pattern": "{" + HOSTILE_GLOB + ",x}"})
-    assert time.monotonic() - began < 2
+    assert time.monotonic() - began < 5  # backtracking would take hours; a loaded machine, 5 s
     assert "No files match" in result.text and "No files match" in nested.text
     assert "No files match" in braces.text
 
