@@ -110,10 +110,15 @@ async def test_bash_background_child_does_not_hang_the_call(tmp_path: Path) -> N
 
 
 async def test_bash_cancel_kills_the_process_group(tmp_path: Path) -> None:
-    marker = tmp_path / "pid"
-    with anyio.move_on_after(1.0):
-        await BashTool(tmp_path).execute({"command": f"sleep 30 & echo $! > {marker}; wait"})
-    await _assert_dead(int(marker.read_text()))
+    marker = anyio.Path(tmp_path / "pid")
+    command = f"sleep 30 & echo $! > {marker}.new; mv {marker}.new {marker}; wait"
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(BashTool(tmp_path).execute, {"command": command})
+            while not await marker.exists():  # noqa: ASYNC110 - a file the shell writes
+                await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()  # as Ctrl-C cancels a running tool call
+    await _assert_dead(int(await marker.read_text()))
 
 
 async def _assert_dead(pid: int) -> None:
