@@ -186,21 +186,25 @@ class Handler(BaseHTTPRequestHandler):
             if turn.get("raw_stream"):
                 self._headers(200, "text/event-stream", None)
                 self.wfile.write(b"data: " + raw + b"\n\ndata: [DONE]\n\n")
-            else:
-                self._headers(200, "application/json", len(raw))
+            else:  # closed after it, and said so: a client must not reuse the connection
+                self._headers(200, "application/json", len(raw), close=True)
                 self.wfile.write(raw)
-            self.close_connection = True
             return True
         return False
 
-    def _headers(self, status: int, content_type: str, length: int | None) -> None:
+    def _headers(
+        self, status: int, content_type: str, length: int | None, *, close: bool = False
+    ) -> None:
+        """The status and headers; ``length`` None or ``close``: the connection closes after
+        the body, announced. (Closing a keep-alive connection unannounced races the client's
+        next request on it: "Server disconnected" under load.)"""
         self.send_response(status)
         self.send_header("content-type", content_type)
-        if length is None:
+        if length is not None:
+            self.send_header("content-length", str(length))
+        if length is None or close:
             self.send_header("connection", "close")
             self.close_connection = True
-        else:
-            self.send_header("content-length", str(length))
         self.end_headers()
 
     # --- JSON -------------------------------------------------------------------------------
