@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render, signals
-from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, sandbox_mode
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
+    from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
     from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import Agent, RunResult
 
@@ -77,6 +77,9 @@ def chat_command(
     Exit 0 ok, 2 usage (a bad option, an empty prompt, no such session to resume), 3
     settings error, 5 model API error, 6 turn limit, 7 empty answer, 130 interrupted.
     """
+    # the chat's runtime on use: `codebot --help` builds this command without running it
+    from codebot_mcp.cli.chat_runtime import ChatOptions, sandbox_mode
+
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url
     options = ChatOptions(
@@ -128,6 +131,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     import anyio
 
     from codebot_mcp.cli import extensions
+    from codebot_mcp.cli.chat_runtime import open_runtime
     from codebot_mcp.cli.repl.chatview import Status, TurnView, empty_answer_message, report_mcp
     from codebot_mcp.core.agent.loop import Outcome
 

@@ -7,6 +7,7 @@ secret value out of arbitrary text (error messages from servers included).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -16,20 +17,28 @@ from codebot_mcp.core.secrets.credentials import is_credential_name, looks_like_
 
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
-# Bounded repeats: unbounded ones make a long run of letters (a hostile tool result) take
-# quadratic time, 40 kB in half a minute. A ``${VAR}`` reference in place of the secret is not
-# one: it stays readable.
-_URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)"
-    r"(?![^/@\s]{0,1024}:\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}@)[^/@\s]{1,1024}@",
-    re.IGNORECASE,
-)
-_SECRET_QUERY = re.compile(
-    r"(?P<key>[?&](?=[a-z0-9_-]{0,128}=)(?:[a-z0-9_-]{0,64}(?:token|key|secret|password|"
-    r"passwd|auth|sig|signature|credential)[a-z0-9_-]{0,64})=)"
-    r"(?!\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}(?:[&#\s]|$))[^&#\s]+",
-    re.IGNORECASE,
-)
+
+
+@functools.cache
+def _url_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``user:pass@`` in a URL, and a secret-looking query value; compiled on first use (about
+    1.5 ms, which ``codebot --help`` and a warm call would otherwise pay at every start).
+
+    Bounded repeats: unbounded ones make a long run of letters (a hostile tool result) take
+    quadratic time, 40 kB in half a minute. A ``${VAR}`` reference in place of the secret is
+    not one: it stays readable."""
+    credentials = re.compile(
+        r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)"
+        r"(?![^/@\s]{0,1024}:\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}@)[^/@\s]{1,1024}@",
+        re.IGNORECASE,
+    )
+    query = re.compile(
+        r"(?P<key>[?&](?=[a-z0-9_-]{0,128}=)(?:[a-z0-9_-]{0,64}(?:token|key|secret|password|"
+        r"passwd|auth|sig|signature|credential)[a-z0-9_-]{0,64})=)"
+        r"(?!\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}(?:[&#\s]|$))[^&#\s]+",
+        re.IGNORECASE,
+    )
+    return credentials, query
 
 
 _PLAIN_ENV = frozenset(
@@ -111,9 +120,9 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
 def redact_url(text: str) -> str:
     """Remove ``user:pass@`` and secret-looking query values from URLs in ``text``."""
     if "://" in text:  # fast paths: a log flood has neither
-        text = _URL_CREDENTIALS.sub(rf"\g<scheme>{MASK}@", text)
+        text = _url_patterns()[0].sub(rf"\g<scheme>{MASK}@", text)
     if "?" in text or "&" in text:
-        text = _SECRET_QUERY.sub(rf"\g<key>{MASK}", text)
+        text = _url_patterns()[1].sub(rf"\g<key>{MASK}", text)
     return text
 
 

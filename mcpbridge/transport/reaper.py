@@ -27,7 +27,6 @@ Kept free of any import beyond the standard library: it runs as a script.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -139,6 +138,8 @@ def watch(pid: int, stdin_grace: float, term_grace: float) -> bool:
     ticks = start_ticks(pid)
     if _pipe is None or ticks is None:
         return False
+    import json  # on use: every codebot start arms the reaper, few announce a server
+
     line = json.dumps({"pid": pid, "ticks": ticks, "grace": stdin_grace, "term": term_grace})
     try:
         _pipe.write(line.encode() + b"\n")
@@ -255,6 +256,8 @@ def reap(targets: list[dict[str, Any]]) -> None:
 
 def _read_targets(stream: IO[bytes]) -> list[dict[str, Any]]:
     """Every target codebot announces, until its end of the pipe closes (it exited)."""
+    import json
+
     targets: dict[tuple[int, int], dict[str, Any]] = {}
     for line in stream:
         try:

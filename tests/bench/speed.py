@@ -236,7 +236,7 @@ def target_13(ws: Workspace, n: int, log: Log) -> list[Row]:
                 r.returncode = -1000
         hundreds: list[float] = []
         failures = 0
-        for i in range(max(3, n // 2)):
+        for i in range(3):  # 300 calls; the single calls above take the samples
             t0 = time.perf_counter()
             for _ in range(100):
                 failures += run(call, env=ws.env).returncode != 0

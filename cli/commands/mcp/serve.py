@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
+    from codebot_mcp.cli.chat_runtime import ChatOptions
     from codebot_mcp.core.agent.events import AgentEvents
     from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.agent.permissions import Approver
@@ -98,7 +98,7 @@ def compose(
         UsageError: ``--elicit`` or ``--sandbox`` names no known mode.
     """
     from codebot_mcp.cli.answers import policy
-    from codebot_mcp.cli.chat_runtime import chat_sandbox, sandbox_mode
+    from codebot_mcp.cli.chat_runtime import ChatOptions, chat_sandbox, sandbox_mode
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served
