@@ -129,14 +129,18 @@ async def _assert_dead(pid: int) -> None:
             except ProcessLookupError:
                 return
             # a killed child of an exited shell may linger as a zombie until init reaps it
-            if _proc_state(pid) == "Z":
+            if _proc_state(pid) in ("Z", "X"):
                 return
             await anyio.sleep(0.05)
 
 
 def _proc_state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as fh:
-        return fh.read().split()[2]
+    """The state letter of ``pid``: "X" (dead) once it is gone, between two reads too."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "X"
 
 
 def _real(path: Path) -> str:

@@ -35,6 +35,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.procs import alive
 from tests.helpers import children_of, server_entry, write_settings
 from tests.mcpbridge.serve_inproc import MODERN, WAIT, Wire, serving
 
@@ -273,15 +274,6 @@ async def _wait_until(check: Callable[[], bool], what: str, seconds: float = 20)
     assert check(), what
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
-
-
 async def test_cancelling_bash_kills_the_command(project: Path, mode: str) -> None:
     async with serving(project, yes=True, mode=mode) as client:
         await _cancel_bash(client, project)
@@ -311,7 +303,7 @@ async def _cancel_bash(client: Client, project: Path) -> None:
             tg.cancel_scope.cancel()  # the SDK tells the server the call is cancelled
     assert not scope.cancelled_caught
     await _wait_until(
-        lambda: not any(map(_alive, group)), "the cancelled command and its sleep were killed"
+        lambda: not any(map(alive, group)), "the cancelled command and its sleep were killed"
     )
     # The server goes on serving.
     assert text(await client.call_tool("bash", {"command": "echo still here"})) == "still here"
