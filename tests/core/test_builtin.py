@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import anyio
@@ -9,6 +8,7 @@ import pytest
 from codebot_mcp.core.tools.base import Capability, Tool
 from codebot_mcp.core.tools.builtin import BashTool, ReadTool, WriteTool, builtin_tools
 from codebot_mcp.core.tools.builtin.bash import MAX_OUTPUT_BYTES
+from tests.fakes.procs import alive
 
 pytestmark = pytest.mark.anyio
 
@@ -122,25 +122,11 @@ async def test_bash_cancel_kills_the_process_group(tmp_path: Path) -> None:
 
 
 async def _assert_dead(pid: int) -> None:
+    """``pid`` ends within 5 s (a killed child of an exited shell may linger as a zombie until
+    init reaps it: that counts as dead)."""
     with anyio.fail_after(5):
-        while True:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return
-            # a killed child of an exited shell may linger as a zombie until init reaps it
-            if _proc_state(pid) in ("Z", "X"):
-                return
+        while alive(pid):  # noqa: ASYNC110 - another program's process
             await anyio.sleep(0.05)
-
-
-def _proc_state(pid: int) -> str:
-    """The state letter of ``pid``: "X" (dead) once it is gone, between two reads too."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return "X"
 
 
 def _real(path: Path) -> str:

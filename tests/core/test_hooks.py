@@ -27,6 +27,7 @@ from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.procs import alive
 
 pytestmark = pytest.mark.anyio
 
@@ -77,14 +78,6 @@ def agent_with(
 
 def tool_texts(body: dict[str, Any]) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "tool"]
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 # -- PreToolUse: exit codes ---------------------------------------------------------------------

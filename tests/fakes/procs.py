@@ -35,12 +35,13 @@ def codebot_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 def alive(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie."""
+    """True while ``pid`` exists and is neither a zombie nor dead (one read of /proc: a
+    process that vanishes meanwhile is not alive)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def wait_until(predicate: Callable[[], bool], seconds: float, what: str) -> None:
