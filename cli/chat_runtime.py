@@ -438,7 +438,7 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
     lacks is said once, here."""
     from codebot_mcp.cli import render
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.security.sandbox import Sandbox, settings_secrets
 
     config = settings.sandbox
     mode, source = options.sandbox, "--sandbox"
@@ -452,6 +452,7 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
         roots=settings.roots,
         writable=config.writable,
         source=source,
+        deny_read=(*config.deny_read, *settings_secrets(settings)),
     )
     notice = sandbox.notice()
     if notice is not None:
