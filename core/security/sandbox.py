@@ -480,14 +480,16 @@ class Sandbox:
             'with "sandbox": false: it then runs outside the sandbox, after the user approves.]'
         )
 
-    def hidden_note(self, command: str, output: str) -> str | None:
+    def hidden_note(self, command: str, output: str, cwd: Path | None = None) -> str | None:
         """For a confined command that named a hidden path (in the command, or in its
-        output: ``cat: /home/me/.ssh/id_ed25519: No such file or directory``), whatever its
-        exit status: a note that the sandbox hid it, and how to get it if it is really
-        needed; else None."""
+        output: ``cat: /home/me/.ssh/id_ed25519: No such file or directory``), or a path of
+        the command that leads into one (a symlink), whatever its exit status: a note that
+        the sandbox hid it, and how to get it if it is really needed; else None."""
         text = f"{command}\n{output}"
         hidden = self._hidden if self._hidden is not None else self.hidden_paths()
-        named = [h for h in hidden if h.named_in(text)]
+        bases = (Path.home(), cwd or self.workspace)
+        named = [h for h in hidden if h.named_in(text, bases)]
+        named += [h for h in _reached(command, cwd or self.workspace, hidden) if h not in named]
         if not named:
             return None
         shown = ", ".join(str(h.shown) for h in named[:6])
@@ -534,18 +536,40 @@ class Hidden:
     real: Path
     """Every symlink followed: what the exec helper covers."""
 
-    def named_in(self, text: str) -> bool:
+    def named_in(self, text: str, bases: Sequence[Path] = ()) -> bool:
         """Whether ``text`` names this path: absolute, ``~/…``, ``$HOME/…``, or (for a path
-        in home) its home-relative name standing alone (``cd && cat .netrc``)."""
+        in home or in one of ``bases``, the working directory) its relative name standing
+        alone (``cd && cat .netrc``, ``cat .env.local``)."""
         if self.shown.name not in text and self.real.name not in text:
             return False  # the common case, without building a pattern
-        return _spelling(self.shown, self.real).search(text) is not None
+        return _spelling(self.shown, self.real, tuple(bases)).search(text) is not None
 
 
 _END = r"(?=$|[/\s'\"`:;,)\]])"
+_WORD = re.compile(r"[^\s'\"`;|&<>()]+")
+_MAX_WORDS = 64
+"""Words of a command looked up as paths (for a symlink leading into a hidden path)."""
 
 
-def _spelling(shown: Path, real: Path) -> re.Pattern[str]:
+def _reached(command: str, cwd: Path, hidden: Sequence[Hidden]) -> list[Hidden]:
+    """The hidden paths that words of ``command``, taken as paths from ``cwd``, lead into
+    (``ln -s ~/.ssh/id_ed25519 k; cat k`` in an earlier call: ``cat k``)."""
+    out: list[Hidden] = []
+    if not hidden:
+        return out
+    for word in _WORD.findall(command)[:_MAX_WORDS]:
+        path = os.path.join(cwd, os.path.expanduser(word))
+        if not os.path.lexists(path):
+            continue
+        real = os.path.realpath(path)
+        for h in hidden:
+            base = str(h.real)
+            if (real == base or real.startswith(base + "/")) and h not in out:
+                out.append(h)
+    return out
+
+
+def _spelling(shown: Path, real: Path, bases: tuple[Path, ...] = ()) -> re.Pattern[str]:
     forms = {str(shown), str(real)}
     bare: set[str] = set()
     home = Path.home()
@@ -554,6 +578,11 @@ def _spelling(shown: Path, real: Path) -> re.Pattern[str]:
             rel = path.relative_to(home).as_posix()
             forms |= {f"~/{rel}", f"$HOME/{rel}", f"${{HOME}}/{rel}"}
             bare.add(rel)
+        for base in bases:
+            if path.is_relative_to(base) and path != base:
+                rel = path.relative_to(base).as_posix()
+                forms.add(f"./{rel}")
+                bare.add(rel)
     alternatives = [re.escape(f) + _END for f in sorted(forms)]
     alternatives += [r"(?:^|(?<=[\s'\"=(`]))" + re.escape(b) + _END for b in sorted(bare)]
     return re.compile("|".join(alternatives), re.MULTILINE)
