@@ -173,9 +173,16 @@ static void hide(const char *path) {
     char at[64];
     snprintf(at, sizeof at, "/proc/self/fd/%d", fd);
     unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
-    if (S_ISDIR(st.st_mode)) {
+    static int empty = -1; /* the first directory's tmpfs, bound over the next ones */
+    if (S_ISDIR(st.st_mode) && empty >= 0) {
+        char from[64];
+        snprintf(from, sizeof from, "/proc/self/fd/%d", empty);
+        if (mount(from, at, NULL, MS_BIND, NULL) != 0) die(path, errno); /* stays read-only */
+    } else if (S_ISDIR(st.st_mode)) {
         if (mount("codebot-hidden", at, "tmpfs", flags, "size=4k,nr_inodes=1,mode=0555") != 0)
             die(path, errno);
+        empty = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); /* the tmpfs, now on the path */
+        if (empty < 0) die(path, errno);
     } else { /* nodev would refuse the read: an empty file reads better to a tool */
         flags &= ~(unsigned long)MS_NODEV;
         if (mount("/dev/null", at, NULL, MS_BIND, NULL) != 0) die(path, errno);

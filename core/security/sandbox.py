@@ -284,6 +284,7 @@ class Sandbox:
         self.deny_read = tuple(deny_read)
         self._tmp: Path | None = None
         self._candidates: list[str] | None = None
+        self._made: dict[tuple[str, str], Hidden] = {}
         self._hidden: list[Hidden] | None = None
         """What the last confinement hid (what a command's note speaks of)."""
 
@@ -381,18 +382,25 @@ class Sandbox:
             self._candidates = list(dict.fromkeys(str(p) for p in found))
         keep = [os.path.realpath(p) for p in (Path.home(), self.workspace)]
         keep += [str(p) for p in (writable or self.writable_paths())]
-        out: dict[Path, Hidden] = {}
+        out: dict[str, Hidden] = {}
         for shown in self._candidates:
-            if not os.path.lexists(shown):  # most of them: one system call each
+            try:  # most of them are missing: one system call each
+                link = stat.S_ISLNK(os.lstat(shown).st_mode)
+            except OSError:
                 continue
-            real = os.path.realpath(shown)
-            if not os.path.exists(real) or any(
-                k == real or k.startswith(real.rstrip("/") + "/") for k in keep
-            ):
+            # A symlink is followed here (the helper refuses one); a directory on the way
+            # there, by the kernel when the helper covers it.
+            real = os.path.realpath(shown) if link else shown
+            if real in out or (link and not os.path.exists(real)):
                 continue
-            out.setdefault(Path(real), Hidden(Path(shown), Path(real)))
+            if any(k == real or k.startswith(real.rstrip("/") + "/") for k in keep):
+                continue
+            made = self._made.get((shown, real))
+            if made is None:  # pathlib is slow: one object per (path, target), kept
+                made = self._made[(shown, real)] = Hidden(Path(shown), Path(real))
+            out[real] = made
         for device in _block_devices():
-            out.setdefault(device, Hidden(device, device))
+            out.setdefault(str(device.real), device)
         return list(out.values())
 
     def confinement(self) -> Confinement:
@@ -668,10 +676,10 @@ def _holds_secret(path: Path) -> bool:
     return False
 
 
-_devices: list[Path] | None = None
+_devices: list[Hidden] | None = None
 
 
-def _block_devices() -> list[Path]:
+def _block_devices() -> list[Hidden]:
     """The block devices in ``/dev`` this process may open for reading (root's disks): a
     confined root could read a secret off the raw disk, under every mount. Listed once."""
     global _devices
@@ -688,7 +696,7 @@ def _block_devices() -> list[Path]:
                         found.append(Path(entry.path))
         except OSError:  # boundary: no /dev to list (not Linux)
             pass
-        _devices = sorted(found)
+        _devices = [Hidden(p, p) for p in sorted(found)]
     return _devices
 
 
