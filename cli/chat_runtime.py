@@ -460,6 +460,15 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     return sandbox
 
 
+def hide_from_file_tool(tool: Tool, sandbox: Sandbox | None) -> None:
+    """A file tool (``read``, ``grep`` …) asks before it opens what ``sandbox`` hides from
+    confined commands (credentials, ``sandbox.deny_read``), as for a path outside the root."""
+    from codebot_mcp.core.tools.builtin._files import FileTool
+
+    if sandbox is not None and isinstance(tool, FileTool):
+        tool.boundary.hidden = sandbox.hidden_reals
+
+
 def chat_tools(
     cwd: Path,
     settings: Settings,
@@ -476,5 +485,6 @@ def chat_tools(
     for tool in local:
         if isinstance(tool, BashTool):
             tool.sandbox = sandbox
+        hide_from_file_tool(tool, sandbox)
     local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local

@@ -403,6 +403,11 @@ class Sandbox:
             out.setdefault(str(device.real), device)
         return list(out.values())
 
+    def hidden_reals(self) -> list[Path]:
+        """:meth:`hidden_paths` with every symlink followed (for the file tools' boundary,
+        which compares real paths)."""
+        return [Path(os.path.realpath(h.real)) for h in self.hidden_paths()]
+
     def confinement(self) -> Confinement:
         """What the exec helper applies to a command."""
         writable = self.writable_paths()
