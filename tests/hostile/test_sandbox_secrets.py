@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.core.config import settings as settings_mod
+from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.proc import helper
 from codebot_mcp.core.security.sandbox import (
     HIDDEN_IN_HOME,
@@ -300,3 +301,22 @@ def test_the_helper_refuses_a_symlink_to_hide(tmp_path: Path) -> None:
         timeout=30,
     )
     assert (fine.returncode, fine.stdout) == (0, "")
+
+
+def test_a_confined_server_hides_the_same_and_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio server entry's sandbox covers the built-in list and its own ``deny_read``
+    (the helper's ``--hide``, as for ``bash``); the global setting's does not reach it."""
+    home = tmp_path / "userhome"
+    (home / ".ssh").mkdir(parents=True)
+    own = tmp_path / "server-secret.txt"
+    own.write_text("x\n")
+    monkeypatch.setenv("HOME", str(home))
+    spec = ServerSandbox("read-only", workspace=tmp_path, deny_read=(own,))
+    sandbox = Sandbox.for_server(spec, tmp_path)
+    try:
+        hidden = sandbox.confinement().hidden
+        assert str(home / ".ssh") in hidden and str(own) in hidden
+    finally:
+        sandbox.close()
