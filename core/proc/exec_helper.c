@@ -20,6 +20,9 @@
  *   --hide PATH         hidden: an empty read-only tmpfs over a directory, /dev/null (bound
  *                       read-only) over anything else, in the private mount namespace
  *                       (credentials: ~/.ssh, ~/.aws, ...); repeatable; a missing PATH is skipped.
+ *   --pin PATH          a directory bound onto itself (still writable), in the same mount
+ *                       namespace: a mount point cannot be renamed or removed, so a folder
+ *                       holding a hidden path cannot be moved away from what hides it.
  *   --no-network        a new, empty network namespace (its own loopback, up; nothing else).
  *   --probe             print what this kernel supports, as JSON, and exit.
  *   -- COMMAND [ARG]... what to exec (PATH is searched).
@@ -192,6 +195,14 @@ static void hide(const char *path) {
     close(fd);
 }
 
+/* Bind PATH onto itself, submounts kept: a mount point, so not renamable (EBUSY). */
+static void pin(const char *path) {
+    if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return;
+        die(path, errno);
+    }
+}
+
 /* No new AF_UNIX sockets (a socket path such as docker's or the session bus leads out of
  * any file sandbox), no io_uring (it creates sockets past this filter), and only the native
  * system-call ABI (x32 and 32-bit calls would go around it). socketpair() stays allowed. */
@@ -334,8 +345,9 @@ static void parent_death(pid_t parent) {
 
 int main(int argc, char **argv) {
     pid_t parent = 0;
-    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, nhide = 0, i = 1;
+    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, nhide = 0, npin = 0, i = 1;
     char *writable[MAX_PATHS], *protect_paths[MAX_PATHS], *hide_paths[MAX_PATHS];
+    char *pin_paths[MAX_PATHS];
     const char *announce_spec = NULL;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *arg = argv[i];
@@ -358,6 +370,8 @@ int main(int argc, char **argv) {
             protect_paths[nprotect++] = argv[++i];
         } else if (strcmp(arg, "--hide") == 0 && nhide < MAX_PATHS) {
             hide_paths[nhide++] = argv[++i];
+        } else if (strcmp(arg, "--pin") == 0 && npin < MAX_PATHS) {
+            pin_paths[npin++] = argv[++i];
         } else {
             fprintf(stderr, "codebot-exec: unknown or repeated option %s\n", arg);
             return FAIL;
@@ -373,7 +387,7 @@ int main(int argc, char **argv) {
     if (sandbox) {
         int abi = landlock_abi();
         if (abi < LL_MIN_ABI) die("landlock", abi ? ENOTSUP : ENOSYS);
-        int mounts = nprotect || nhide;
+        int mounts = nprotect || nhide || npin;
         int flags = (no_network ? CLONE_NEWNET : 0) | (mounts ? CLONE_NEWNS : 0);
         int err = enter_namespaces(flags);
         if (err) die("user namespace", err);
@@ -381,6 +395,7 @@ int main(int argc, char **argv) {
         if (mounts && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
             die("mount namespace", errno);
         for (int p = 0; p < nprotect; p++) protect(protect_paths[p]);
+        for (int p = 0; p < npin; p++) pin(pin_paths[p]);
         for (int h = 0; h < nhide; h++) hide(hide_paths[h]);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs", errno);
         seccomp_filter();

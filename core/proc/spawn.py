@@ -39,6 +39,8 @@ class Confinement:
     network: bool = False
     hidden: tuple[str, ...] = ()
     """Real paths covered by an empty read-only mount (credentials)."""
+    pinned: tuple[str, ...] = ()
+    """Writable folders holding a hidden path: made mount points, so none can be renamed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,8 @@ def helper_argv(
             argv += ["--write", path]
         for path in confine.protected:
             argv += ["--protect", path]
+        for path in confine.pinned:
+            argv += ["--pin", path]
         for path in confine.hidden:
             argv += ["--hide", path]
     return [*argv, "--", *command]

@@ -418,6 +418,7 @@ class Sandbox:
             tuple(str(p) for p in protected),
             self.network,
             hidden=tuple(str(h.real) for h in hidden),
+            pinned=_pins(hidden, writable),
         )
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -599,6 +600,22 @@ def _spelling(shown: Path, real: Path, bases: tuple[Path, ...] = ()) -> re.Patte
     alternatives = [re.escape(f) + _END for f in sorted(forms)]
     alternatives += [r"(?:^|(?<=[\s'\"=(`]))" + re.escape(b) + _END for b in sorted(bare)]
     return re.compile("|".join(alternatives), re.MULTILINE)
+
+
+def _pins(hidden: Iterable[Hidden], writable: Iterable[Path]) -> tuple[str, ...]:
+    """The folders between a writable directory and a hidden path inside it (``~/.config``
+    for ``~/.config/gh`` when home is writable): each is pinned (a mount point), or a
+    command could move it (``mv ~/.config ~/c``) and the next one read ``~/c/gh`` unhidden."""
+    roots = [str(w) for w in writable]
+    out: dict[str, None] = {}
+    for h in hidden:
+        parent = os.path.realpath(os.path.dirname(h.real))
+        for root in roots:
+            if parent.startswith(root.rstrip("/") + "/"):
+                while parent != root and parent not in out:
+                    out[parent] = None
+                    parent = os.path.dirname(parent)
+    return tuple(sorted(out))  # parents first: a pin holds the pins below it
 
 
 def _secret_locations(environ: Mapping[str, str]) -> list[Path]:

@@ -184,6 +184,20 @@ async def test_hidden_even_where_home_is_writable(
         assert not (made.home / ".ssh" / "authorized_keys").exists()
         assert not (made.home / "gone").exists()
         hidden(result, key, made.home / ".ssh")
+        # Moving a folder that holds a hidden path, for the next command to read it under
+        # the new name: each such folder is a mount point inside, so it cannot be moved.
+        moved = await made.run(
+            "mv ~/.docker ~/dk; mv ~/.config ~/cfg; mv ~/.local/share ~/share; "
+            "mv ~/.mozilla/firefox ~/ff; ls ~"
+        )
+        assert not (made.home / "dk").exists() and not (made.home / "cfg").exists(), moved.text
+        assert "Device or resource busy" in moved.text  # (mv copies ~/.local/share: empty)
+        after = await made.run(
+            "cat ~/dk/config.json ~/cfg/gh/hosts.yml ~/share/keyrings/login.keyring "
+            "~/ff/p/logins.json ~/.docker/config.json ~/.config/gh/hosts.yml 2>&1"
+        )
+        assert not any(s in after.text for s in SECRETS.values()), after.text
+        assert (made.home / ".config" / "gh" / "hosts.yml").exists()
     finally:
         made.sandbox.close()
 
