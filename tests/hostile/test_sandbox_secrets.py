@@ -334,3 +334,30 @@ def test_a_confined_server_hides_the_same_and_its_own(
         assert str(home / ".ssh") in hidden and str(own) in hidden
     finally:
         sandbox.close()
+
+
+@needs_sandbox
+def test_slash_sandbox_lists_what_is_hidden(home: Home) -> None:
+    report = home.sandbox.report()
+    at = report.index("hidden (credentials; sandbox.deny_read adds more):")
+    listed = [line.strip() for line in report[at + 1 :] if line.startswith("  ")]
+    assert str(home.home / ".ssh") in listed and str(home.home / ".netrc") in listed
+
+
+@needs_sandbox
+async def test_read_only_and_network_modes_hide_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = Home(tmp_path, monkeypatch)
+    made.sandbox.close()
+    key = SECRETS[".ssh/id_ed25519"]
+    for sandbox in (
+        Sandbox("read-only", workspace=made.project),
+        Sandbox("workspace-write", network=True, workspace=made.project),
+    ):
+        try:
+            tool = BashTool(made.project, made.project, sandbox)
+            result = await tool.execute({"command": "cat ~/.ssh/id_ed25519"})
+            hidden(result, key, made.home / ".ssh")
+        finally:
+            sandbox.close()
