@@ -438,7 +438,7 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
     lacks is said once, here."""
     from codebot_mcp.cli import render
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.security.sandbox import Sandbox, settings_secrets
 
     config = settings.sandbox
     mode, source = options.sandbox, "--sandbox"
@@ -452,11 +452,21 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
         roots=settings.roots,
         writable=config.writable,
         source=source,
+        deny_read=(*config.deny_read, *settings_secrets(settings)),
     )
     notice = sandbox.notice()
     if notice is not None:
         render.warn(notice)
     return sandbox
+
+
+def hide_from_file_tool(tool: Tool, sandbox: Sandbox | None) -> None:
+    """A file tool (``read``, ``grep`` …) asks before it opens what ``sandbox`` hides from
+    confined commands (credentials, ``sandbox.deny_read``), as for a path outside the root."""
+    from codebot_mcp.core.tools.builtin._files import FileTool
+
+    if sandbox is not None and isinstance(tool, FileTool):
+        tool.boundary.hidden = sandbox.hidden_reals
 
 
 def chat_tools(
@@ -475,5 +485,6 @@ def chat_tools(
     for tool in local:
         if isinstance(tool, BashTool):
             tool.sandbox = sandbox
+        hide_from_file_tool(tool, sandbox)
     local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local

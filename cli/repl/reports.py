@@ -41,8 +41,8 @@ def approval_details(request: ApprovalRequest) -> str:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
-    if request.rule is None and request.reason.startswith("the path leads outside"):
-        because = "the path leads outside the project root"
+    if request.rule is None and request.reason.startswith("the path leads "):
+        because = request.reason.partition(": ")[0]  # outside the root, or into a hidden path
     reason = render.safe(permission.reason, one_line=True)
     because = render.safe(because, one_line=True)
     text = f"  capability: {capability} ({reason})\n  asks because: {because}"

@@ -224,11 +224,10 @@ class PermissionGate:
         if hook is not None:
             decision = _with_hook(decision, hook)
         reach = self._reach(tool, arguments)
-        outside = reach is not None and not reach.inside
+        outside = reach is not None and reach.asks  # outside the root, or hidden (secrets)
         named = decision.rule is not None and decision.rule.startswith("--allow")
         if outside and decision.verdict is not Verdict.DENY and not named:
-            where = reach.describe()
-            decision = Decision(Verdict.ASK, f"the path leads outside the project root: {where}")
+            decision = Decision(Verdict.ASK, reach.why())
         if decision.verdict is not Verdict.ASK:
             return decision
         if self.assume_yes:

@@ -265,14 +265,15 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "sandbox",
-        "How bash runs confined: mode, network, writable. A project file may tighten it; "
-        "widening it needs trust.",
+        "How bash runs confined: mode, network, writable, deny_read. A project file may "
+        "tighten it (deny_read only adds paths); widening it needs trust.",
         {
             "type": "object",
             "properties": {
                 "mode": {"type": "string"},
                 "network": {"type": "boolean"},
                 "writable": {"type": "array", "items": {"type": "string"}},
+                "deny_read": {"type": "array", "items": {"type": "string", "minLength": 1}},
             },
             "additionalProperties": False,
         },
@@ -303,7 +304,7 @@ PERMISSION_TRUST: Mapping[str, Trust] = {"allow": "gated", "ask": "free", "deny"
 """``permissions`` is a section: ``allow`` lets tools run unasked (gated); ``ask`` and
 ``deny`` only make codebot more careful (free)."""
 PERMISSION_KEYS: tuple[str, ...] = tuple(PERMISSION_TRUST)
-SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable", "deny_read")
 """``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
 CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
 SECTION_KEYS: dict[str, tuple[str, ...]] = {

@@ -2,16 +2,20 @@
 
 The setting (``settings.json``, global or project)::
 
-    "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache"]}
+    "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache"],
+                "deny_read": ["~/.config/mytool/token"]}
 
 - ``mode``: ``read-only`` | ``workspace-write`` | ``off``; left out: ``workspace-write`` where
   the machine supports it (``core.security.sandbox`` decides), else off.
 - ``network``: ``false`` (the default) = no network at all from inside, loopback included.
 - ``writable``: more directories a ``workspace-write`` command may write (``~`` expands;
   relative paths start at the project root for the project file, at home for the global one).
+- ``deny_read``: more files and directories hidden from confined commands, on top of the
+  built-in credential locations (``core.security.sandbox``); paths as for ``writable``.
 
-A project file may tighten the sandbox at once; what widens it (a looser mode, ``network``
-true, more ``writable`` paths) needs trust (``core.config.trust``), like ``roots``.
+A project file may tighten the sandbox at once (``deny_read`` only tightens: its paths add
+up); what widens it (a looser mode, ``network`` true, more ``writable`` paths) needs trust
+(``core.config.trust``), like ``roots``.
 
 A stdio server entry may set ``"sandbox": "read-only"`` or ``"workspace-write"`` (or an
 object with ``mode``, ``network`` and ``writable``) to be started confined the same way.
@@ -20,6 +24,7 @@ object with ``mode``, ``network`` and ``writable``) to be started confined the s
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +35,7 @@ from codebot_mcp.core.errors import SettingsError
 MODES: tuple[str, ...] = ("read-only", "workspace-write", "off")
 """From the tightest to none."""
 DEFAULT_MODE = "workspace-write"
-SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable")
+SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable", "deny_read")
 _RANK = {"off": 0, "workspace-write": 1, "read-only": 2}
 
 
@@ -45,6 +50,9 @@ class SandboxSettings:
     """True lets commands reach the network; False: none at all, loopback included."""
     writable: tuple[Path, ...] = ()
     """Directories ``workspace-write`` may also write (absolute, resolved)."""
+    deny_read: tuple[Path, ...] = ()
+    """More paths hidden from confined commands (absolute, ``~`` expanded, symlinks kept:
+    the sandbox follows them when a command starts)."""
 
     def widens(self, other: SandboxSettings) -> bool:
         """True when ``self`` allows something ``other`` does not (a project that does this
@@ -67,6 +75,8 @@ class ServerSandbox:
     writable: tuple[Path, ...] = ()
     workspace: Path | None = None
     """The project root (or working directory) it may write in ``workspace-write``."""
+    deny_read: tuple[Path, ...] = ()
+    """More paths hidden from it (the built-in credential locations are hidden anyway)."""
 
 
 def base_of(path: Path) -> Path:
@@ -95,6 +105,21 @@ def _paths(value: Any, key: str, path: Path) -> tuple[Path, ...]:
     base = base_of(path)
     items: list[str] = value  # pyright: ignore[reportUnknownVariableType]
     return tuple((base / Path(v).expanduser()).resolve() for v in items)
+
+
+def _deny_read(value: Any, key: str, path: Path) -> tuple[Path, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):  # pyright: ignore[reportUnknownVariableType]
+        found = _kind(value)
+        if isinstance(value, list):
+            found = "a list with an empty or non-string item"
+        raise _Bad(
+            key,
+            f"must be a list of file or directory paths, found {found}",
+            'Write it as "deny_read": ["~/.config/mytool/token", ".env.local"].',
+        )
+    base = base_of(path)
+    items: list[str] = value  # pyright: ignore[reportUnknownVariableType]
+    return tuple(Path(os.path.normpath(base / Path(v).expanduser())) for v in items)
 
 
 def _mode(value: Any, key: str) -> str:
@@ -137,19 +162,24 @@ def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
             out["network"] = _network(data["network"], "sandbox.network")
         if "writable" in data:
             out["writable"] = _paths(data["writable"], "sandbox.writable", path)
+        if "deny_read" in data:
+            out["deny_read"] = _deny_read(data["deny_read"], "sandbox.deny_read", path)
     except _Bad as exc:
         raise SettingsError(f"'{exc.key}' in {path} {exc.problem}", hint=exc.hint) from None
     return out
 
 
 def merge(global_part: Mapping[str, Any], project_part: Mapping[str, Any]) -> SandboxSettings:
-    """The project's keys over the global ones; ``writable`` adds up (as ``roots`` does)."""
+    """The project's keys over the global ones; ``writable`` and ``deny_read`` add up (as
+    ``roots`` does)."""
     merged = {**global_part, **project_part}
     writable = (*global_part.get("writable", ()), *project_part.get("writable", ()))
+    deny_read = (*global_part.get("deny_read", ()), *project_part.get("deny_read", ()))
     return SandboxSettings(
         mode=merged.get("mode"),
         network=merged.get("network", False),
         writable=tuple(dict.fromkeys(writable)),
+        deny_read=tuple(dict.fromkeys(deny_read)),
     )
 
 
@@ -175,8 +205,8 @@ class EntrySandboxError(Exception):
 
 
 def parse_server_sandbox(value: Any, source: Path, workspace: Path) -> ServerSandbox | None:
-    """A stdio entry's ``sandbox``: a mode, or ``{"mode", "network", "writable"}``; None
-    for ``"off"``.
+    """A stdio entry's ``sandbox``: a mode, or ``{"mode", "network", "writable",
+    "deny_read"}``; None for ``"off"``.
 
     Raises:
         EntrySandboxError: the value is not one of those.
@@ -198,11 +228,12 @@ def parse_server_sandbox(value: Any, source: Path, workspace: Path) -> ServerSan
         mode = _mode(data.get("mode"), "sandbox.mode")
         network = _network(data.get("network", False), "sandbox.network")
         writable = _paths(data.get("writable", []), "sandbox.writable", source)
+        deny_read = _deny_read(data.get("deny_read", []), "sandbox.deny_read", source)
     except _Bad as exc:
         raise EntrySandboxError(f"'{exc.key}' {exc.problem}", exc.hint) from None
     if mode == "off":
         return None
-    return ServerSandbox(mode, network, writable, workspace)
+    return ServerSandbox(mode, network, writable, workspace, deny_read)
 
 
 def _kind(value: Any) -> str:

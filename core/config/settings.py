@@ -273,7 +273,8 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
         else {}
     )
     sandbox = merge(global_sandbox, project_sandbox)
-    untrusted_sandbox = merge(global_sandbox, {})
+    # deny_read only tightens: it holds even while the rest of the project's sandbox waits
+    untrusted_sandbox = merge(global_sandbox, {"deny_read": project_sandbox.get("deny_read", ())})
     if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
         gated["sandbox"] = project_data["sandbox"]
     else:

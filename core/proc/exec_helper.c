@@ -17,6 +17,12 @@
  *   --write PATH        writable beneath PATH (repeatable; a missing PATH is skipped).
  *   --protect PATH      read-only even beneath a --write path (a bind mount in a private mount
  *                       namespace: .git/hooks, .git/config, .codebot); repeatable.
+ *   --hide PATH         hidden: an empty read-only tmpfs over a directory, /dev/null (bound
+ *                       read-only) over anything else, in the private mount namespace
+ *                       (credentials: ~/.ssh, ~/.aws, ...); repeatable; a missing PATH is skipped.
+ *   --pin PATH          a directory bound onto itself (still writable), in the same mount
+ *                       namespace: a mount point cannot be renamed or removed, so a folder
+ *                       holding a hidden path cannot be moved away from what hides it.
  *   --no-network        a new, empty network namespace (its own loopback, up; nothing else).
  *   --probe             print what this kernel supports, as JSON, and exit.
  *   -- COMMAND [ARG]... what to exec (PATH is searched).
@@ -149,6 +155,52 @@ static void protect(const char *path) {
     if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) die(path, errno);
     if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, NULL) != 0)
         die(path, errno);
+}
+
+/* Hide PATH from what follows: an empty tmpfs over a directory, /dev/null over a file, both
+ * read-only; nothing can be unmounted afterwards (Landlock forbids it). PATH is opened without
+ * following a final symlink and mounted on through /proc/self/fd, so what was checked is what
+ * is covered; a missing PATH is skipped (the caller hides what exists at spawn time). */
+static void hide(const char *path) {
+    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return;
+        die(path, errno);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) die(path, errno);
+    if (S_ISLNK(st.st_mode)) { /* the caller passes real paths: a symlink here is a race */
+        fprintf(stderr, "codebot-exec: %s: a symlink, not hidden\n", path);
+        exit(FAIL);
+    }
+    char at[64];
+    snprintf(at, sizeof at, "/proc/self/fd/%d", fd);
+    unsigned long flags = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY;
+    static int empty = -1; /* the first directory's tmpfs, bound over the next ones */
+    if (S_ISDIR(st.st_mode) && empty >= 0) {
+        char from[64];
+        snprintf(from, sizeof from, "/proc/self/fd/%d", empty);
+        if (mount(from, at, NULL, MS_BIND, NULL) != 0) die(path, errno); /* stays read-only */
+    } else if (S_ISDIR(st.st_mode)) {
+        if (mount("codebot-hidden", at, "tmpfs", flags, "size=4k,nr_inodes=1,mode=0555") != 0)
+            die(path, errno);
+        empty = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC); /* the tmpfs, now on the path */
+        if (empty < 0) die(path, errno);
+    } else { /* nodev would refuse the read: an empty file reads better to a tool */
+        flags &= ~(unsigned long)MS_NODEV;
+        if (mount("/dev/null", at, NULL, MS_BIND, NULL) != 0) die(path, errno);
+        /* the descriptor still names the file below: remount what now lies on the path */
+        if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | flags, NULL) != 0) die(path, errno);
+    }
+    close(fd);
+}
+
+/* Bind PATH onto itself, submounts kept: a mount point, so not renamable (EBUSY). */
+static void pin(const char *path) {
+    if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return;
+        die(path, errno);
+    }
 }
 
 /* No new AF_UNIX sockets (a socket path such as docker's or the session bus leads out of
@@ -293,8 +345,9 @@ static void parent_death(pid_t parent) {
 
 int main(int argc, char **argv) {
     pid_t parent = 0;
-    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, i = 1;
-    char *writable[MAX_PATHS], *protect_paths[MAX_PATHS];
+    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, nhide = 0, npin = 0, i = 1;
+    char *writable[MAX_PATHS], *protect_paths[MAX_PATHS], *hide_paths[MAX_PATHS];
+    char *pin_paths[MAX_PATHS];
     const char *announce_spec = NULL;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *arg = argv[i];
@@ -315,6 +368,10 @@ int main(int argc, char **argv) {
             writable[nwrite++] = argv[++i];
         } else if (strcmp(arg, "--protect") == 0 && nprotect < MAX_PATHS) {
             protect_paths[nprotect++] = argv[++i];
+        } else if (strcmp(arg, "--hide") == 0 && nhide < MAX_PATHS) {
+            hide_paths[nhide++] = argv[++i];
+        } else if (strcmp(arg, "--pin") == 0 && npin < MAX_PATHS) {
+            pin_paths[npin++] = argv[++i];
         } else {
             fprintf(stderr, "codebot-exec: unknown or repeated option %s\n", arg);
             return FAIL;
@@ -330,13 +387,16 @@ int main(int argc, char **argv) {
     if (sandbox) {
         int abi = landlock_abi();
         if (abi < LL_MIN_ABI) die("landlock", abi ? ENOTSUP : ENOSYS);
-        int flags = (no_network ? CLONE_NEWNET : 0) | (nprotect ? CLONE_NEWNS : 0);
+        int mounts = nprotect || nhide || npin;
+        int flags = (no_network ? CLONE_NEWNET : 0) | (mounts ? CLONE_NEWNS : 0);
         int err = enter_namespaces(flags);
         if (err) die("user namespace", err);
         if (no_network && (err = loopback_up()) != 0) die("loopback", err);
-        if (nprotect && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        if (mounts && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
             die("mount namespace", errno);
         for (int p = 0; p < nprotect; p++) protect(protect_paths[p]);
+        for (int p = 0; p < npin; p++) pin(pin_paths[p]);
+        for (int h = 0; h < nhide; h++) hide(hide_paths[h]);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs", errno);
         seccomp_filter();
         landlock(abi, writable, nwrite);

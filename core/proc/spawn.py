@@ -29,13 +29,18 @@ from codebot_mcp.core.proc import descendants, helper
 class Confinement:
     """What a confined child may do (``core.security.sandbox`` builds one from the settings).
 
-    It reads and executes anywhere; it writes only beneath ``writable`` (and to ``/dev/null``
-    and the like), never beneath ``protected``; ``network`` False: no network at all.
+    It reads and executes anywhere but ``hidden`` (an empty directory or file there); it
+    writes only beneath ``writable`` (and to ``/dev/null`` and the like), never beneath
+    ``protected``; ``network`` False: no network at all.
     """
 
     writable: tuple[str, ...]
     protected: tuple[str, ...] = ()
     network: bool = False
+    hidden: tuple[str, ...] = ()
+    """Real paths covered by an empty read-only mount (credentials)."""
+    pinned: tuple[str, ...] = ()
+    """Writable folders holding a hidden path: made mount points, so none can be renamed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,10 @@ def helper_argv(
             argv += ["--write", path]
         for path in confine.protected:
             argv += ["--protect", path]
+        for path in confine.pinned:
+            argv += ["--pin", path]
+        for path in confine.hidden:
+            argv += ["--hide", path]
     return [*argv, "--", *command]
 
 

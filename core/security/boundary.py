@@ -3,6 +3,8 @@
 - Inside the project root (or the working directory when there is no project): allowed.
 - Outside: the permission gate asks (:meth:`Boundary.reach` says so), and a run nobody can
   answer denies it unless ``--allow`` or ``--yes`` says otherwise.
+- A path that leads into one the sandbox hides (credentials, ``sandbox.deny_read``:
+  :attr:`Boundary.hidden`) asks too, even inside the root (a project that is your home).
 - Devices, FIFOs and sockets are refused: reading ``/dev/zero`` would never end, a FIFO
   would block forever.
 - Reads are bounded (:data:`MAX_READ_BYTES`).
@@ -15,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,11 +40,27 @@ class Reach:
     inside: bool
     """True when the resolved path is inside the root."""
     root: Path
+    hidden: Path | None = None
+    """The path hidden from the sandbox (credentials) that it leads into, if any."""
+
+    @property
+    def asks(self) -> bool:
+        """Whether the gate asks whatever the rules say: outside the root, or hidden."""
+        return not self.inside or self.hidden is not None
 
     def describe(self) -> str:
         """``/real/path (outside the project root /root)`` for approvals and denials."""
         where = "inside" if self.inside else "outside"
-        return f"{self.resolved} ({where} the project root {self.root})"
+        text = f"{self.resolved} ({where} the project root {self.root})"
+        if self.hidden is not None:
+            text += f", in {self.hidden}, which the sandbox hides (credentials)"
+        return text
+
+    def why(self) -> str:
+        """Why the gate asks (when :attr:`asks`)."""
+        if self.inside and self.hidden is not None:
+            return f"the path leads into one hidden from the sandbox: {self.describe()}"
+        return f"the path leads outside the project root: {self.describe()}"
 
 
 class Boundary:
@@ -55,12 +74,18 @@ class Boundary:
     def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = Path(os.path.abspath(cwd))
         self.root = Path(os.path.realpath(root or cwd))
+        self.hidden: Callable[[], Iterable[Path]] | None = None
+        """What the sandbox hides now (``Sandbox.hidden_reals``), set by whoever composes
+        the tools: a path leading into one asks."""
 
     def reach(self, path: str) -> Reach:
         """Where ``path`` leads, symlinks followed (the path need not exist)."""
         lexical = Path(os.path.abspath(self.cwd / Path(path).expanduser()))
         resolved = Path(os.path.realpath(lexical))
-        return Reach(path, resolved, resolved.is_relative_to(self.root), self.root)
+        hidden = None
+        if self.hidden is not None:
+            hidden = next((h for h in self.hidden() if resolved.is_relative_to(h)), None)
+        return Reach(path, resolved, resolved.is_relative_to(self.root), self.root, hidden)
 
     def read_bytes(self, path: Path, limit: int = MAX_READ_BYTES) -> tuple[bytes, bool]:
         """Up to ``limit`` bytes of a regular file, and whether there was more (see

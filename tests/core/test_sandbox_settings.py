@@ -114,3 +114,68 @@ def test_a_server_entry_sandbox(tmp_path: Path) -> None:
     assert http.error is not None and "only for stdio servers" in http.error
     odd = server_config("s", {**base, "sandbox": {"mood": "read-only"}}, source)
     assert odd.error is not None and "sandbox.mood" in odd.error
+
+
+def test_deny_read_expands_and_adds_up(tmp_path: Path) -> None:
+    write_global({"sandbox": {"deny_read": ["~/.config/mytool/token", "/srv/keys"]}})
+    write_settings(tmp_path, {"sandbox": {"deny_read": [".env.local", "~/.vault"]}})
+    loaded = settings_mod.load(tmp_path).sandbox
+    assert loaded.deny_read == (
+        Path.home() / ".config/mytool/token",
+        Path("/srv/keys"),
+        tmp_path / ".env.local",
+        Path.home() / ".vault",
+    )
+    assert "sandbox" not in settings_mod.load(tmp_path).project_gated  # it only tightens
+
+
+@pytest.mark.parametrize(
+    ("value", "found"),
+    [
+        ("~/.token", "a string"),
+        ([1], "a list with an empty or non-string item"),
+        (["ok", ""], "a list with an empty or non-string item"),
+        ({"path": "x"}, "an object"),
+    ],
+)
+def test_bad_deny_read_names_the_file_and_key(tmp_path: Path, value: object, found: str) -> None:
+    path = write_settings(tmp_path, {"sandbox": {"deny_read": value}})
+    with pytest.raises(SettingsError) as caught:
+        settings_mod.load(tmp_path)
+    message = caught.value.message
+    assert f"'sandbox.deny_read' in {path}" in message and found in message
+    assert caught.value.hint and "deny_read" in caught.value.hint
+
+
+def test_an_untrusted_project_may_add_deny_read_even_when_the_rest_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``deny_read`` only tightens: it applies before trust, alone or beside a widening key
+    that waits for trust."""
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    write_global({"sandbox": {"deny_read": ["/srv/global"]}})
+    write_settings(tmp_path, {"sandbox": {"deny_read": ["secret.txt"]}})
+    loaded = settings_mod.load(tmp_path)
+    check = trust.check(loaded)
+    assert not check.needs_trust
+    assert trust.without_untrusted(loaded, check).sandbox.deny_read == (
+        Path("/srv/global"),
+        tmp_path / "secret.txt",
+    )
+    write_settings(tmp_path, {"sandbox": {"network": True, "deny_read": ["secret.txt"]}})
+    loaded = settings_mod.load(tmp_path)
+    check = trust.check(loaded)
+    effective = trust.without_untrusted(loaded, check).sandbox
+    assert check.needs_trust and not effective.network
+    assert effective.deny_read == (Path("/srv/global"), tmp_path / "secret.txt")
+
+
+def test_a_server_entry_may_hide_more(tmp_path: Path) -> None:
+    source = tmp_path / ".codebot" / "settings.json"
+    entry = {"command": "x", "sandbox": {"mode": "read-only", "deny_read": ["keys"]}}
+    config = server_config("s", entry, source)
+    assert config.sandbox is not None and config.sandbox.deny_read == (tmp_path / "keys",)
+    bad = server_config(
+        "s", {"command": "x", "sandbox": {"mode": "read-only", "deny_read": 3}}, source
+    )
+    assert bad.error is not None and "'sandbox.deny_read'" in bad.error

@@ -98,7 +98,12 @@ def compose(
         UsageError: ``--elicit`` or ``--sandbox`` names no known mode.
     """
     from codebot_mcp.cli.answers import policy
-    from codebot_mcp.cli.chat_runtime import ChatOptions, chat_sandbox, sandbox_mode
+    from codebot_mcp.cli.chat_runtime import (
+        ChatOptions,
+        chat_sandbox,
+        hide_from_file_tool,
+        sandbox_mode,
+    )
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served
@@ -122,6 +127,7 @@ def compose(
         for tool in tools:
             if isinstance(tool, BashTool):
                 tool.sandbox = confined
+            hide_from_file_tool(tool, confined)
         tools.append(AskTool(ChatAsker(globals_, options)))
         served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
         served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)

@@ -30,6 +30,19 @@ class FileTool:
         self.cwd = cwd
         self.boundary = Boundary(cwd, root)
 
+    def hidden_under(self, target: Path) -> list[Path]:
+        """The paths the sandbox hides (:attr:`Boundary.hidden`) below ``target``, spelled
+        under ``target`` as given (a search's results are): a search of ``target`` leaves
+        them out. One that holds ``target`` itself is not listed: the gate asked for it."""
+        if self.boundary.hidden is None:
+            return []
+        real = Path(os.path.realpath(target))
+        return [
+            target / h.relative_to(real)
+            for h in self.boundary.hidden()
+            if h.is_relative_to(real) and h != real
+        ]
+
     def reach(self, arguments: Mapping[str, Any]) -> Reach | None:
         """Where the call's ``path`` leads, symlinks followed: the gate asks when it is outside
         the root, and shows the resolved path when it asks."""

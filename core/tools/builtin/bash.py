@@ -196,6 +196,10 @@ class BashTool:
             note = sandbox.refusal_note(output.text(), command)
             if note is not None:
                 result.text = f"{result.text}\n{note}"
+        if sandbox is not None:  # a hidden path reads as empty: say so, failed or not
+            hidden = sandbox.hidden_note(command, output.text(), self.cwd)
+            if hidden is not None:
+                result.text = f"{result.text}\n{hidden}"
         return result
 
     @staticmethod

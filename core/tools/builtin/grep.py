@@ -305,7 +305,14 @@ class GrepTool(FileTool):
                 "forever in the Python search)",
                 is_error=True,
             )
+        hidden = self.hidden_under(query.target)
+        kept = [x for x in lines if not any(x.path.is_relative_to(h) for h in hidden)]
+        note = ""
+        if len(kept) < len(lines):  # what the sandbox hides is not shown by grep either
+            names = ", ".join(str(h) for h in hidden[:3]) + (" …" if len(hidden) > 3 else "")
+            note = f"\n[matches in paths hidden from the sandbox (credentials) left out: {names}]"
+        lines = kept
         if not lines:
-            return ToolResult(f"No matches for {query.regex!r}", data={"matches": 0})
+            return ToolResult(f"No matches for {query.regex!r}{note}", data={"matches": 0})
         matches = sum(1 for line in lines if line.match)
-        return ToolResult(render(lines, self.cwd), data={"matches": matches})
+        return ToolResult(render(lines, self.cwd) + note, data={"matches": matches})
