@@ -93,6 +93,8 @@ class ChatRuntime:
     model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
+    end_reason: str = "other"
+    """``SessionEnd``'s reason when the chat ends: the REPL says ``prompt_input_exit``."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -231,6 +233,16 @@ class ChatRuntime:
 
             render.warn(warning)
 
+    async def session_ended(self, reason: str) -> None:
+        """``SessionEnd`` hooks (``reason``: clear, resume, prompt_input_exit, other)."""
+        from codebot_mcp.core.agent.hooks import session_end
+
+        hooks = self.ext.hooks if self.ext else None
+        for warning in await session_end(hooks, reason):
+            from codebot_mcp.cli import render
+
+            render.warn(warning)
+
     def reload_extensions(self, settings: Settings, raw: Settings) -> None:
         """Read hooks, agents and commands again (``/mcp reload``)."""
         from codebot_mcp.cli import extensions
@@ -257,6 +269,8 @@ class ChatRuntime:
 
         if self.sandbox is not None:
             self.sandbox.close()
+        if self.ext is not None and self.ext.confine is not None:
+            self.ext.confine.close()
         with anyio.CancelScope(shield=True):
             if self.checkpoints is not None and (problem := await self.checkpoints.settle()):
                 from codebot_mcp.cli import render
@@ -373,10 +387,6 @@ async def open_runtime(
         runtime.untrusted = untrusted
         runtime.skills, runtime.skill_loader = catalog, loader
         runtime.sandbox = sandbox
-        if sandbox.active:  # hooks run inside the sandbox too
-            ext.spawn["confine"] = sandbox.confinement()
-            if ext.hooks is not None:
-                ext.hooks.spawn = ext.spawn
         runtime.ext = ext
         runtime.follow_hooks()
         held.append(runtime)
@@ -388,9 +398,36 @@ async def open_runtime(
                     raise
             runtime.start_log()
             await runtime.session_started("resume" if session.history else "startup")
-            yield runtime
+            async with _background(ext):
+                yield runtime
         finally:
+            await runtime.session_ended(runtime.end_reason)
             await runtime.aclose()
+
+
+@asynccontextmanager
+async def _background(ext: Extensions) -> AsyncIterator[None]:
+    """The chat's task group, where ``async`` hooks run; a hook still running when the
+    chat ends is stopped (as Claude Code's ``-p`` does). An error of the chat itself comes
+    out as it is, not wrapped in the task group's exception group."""
+    import anyio
+
+    try:
+        async with anyio.create_task_group() as background:
+            ext.background = background
+            if ext.hooks is not None:
+                ext.hooks.background = background
+            try:
+                yield
+            finally:
+                ext.background = None
+                if ext.hooks is not None:
+                    ext.hooks.background = None
+                background.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0]  # noqa: B904 (the chat's own error, as it was raised)
+        raise
 
 
 def _mode_of(session: Session, options: ChatOptions) -> Callable[[], str]:

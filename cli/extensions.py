@@ -55,8 +55,55 @@ class Extensions:
     untrusted_files: int = 0
     """Project definition files not read: the project is not trusted."""
     spawn: dict[str, Any] = field(default_factory=dict[str, Any])
-    """How hook processes start (``core.proc.spawn.open_process`` options): the chat's
-    sandbox puts its confinement here, so hooks run confined as ``bash`` does."""
+    """More options for starting hook processes (``core.proc.spawn.open_process``). Hooks
+    run as you, unconfined; an entry with ``"sandbox": MODE`` runs in :attr:`confine`'s."""
+    confine: HookSandboxes | None = None
+    """The sandboxes of hooks that ask for one (made on first use, closed with the chat)."""
+    background: Any = None
+    """The chat's task group, where ``async`` hooks run (an ``anyio.abc.TaskGroup``)."""
+
+
+class HookSandboxes:
+    """The sandboxes of hook entries that say ``"sandbox": MODE``: one per mode, made on
+    first use, writing where ``bash``'s would (the project, ``roots``, ``writable``)."""
+
+    def __init__(self, settings: Settings, workspace: Path) -> None:
+        self.settings = settings
+        self.workspace = workspace
+        self._made: dict[str, Any] = {}
+
+    def __call__(self, mode: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """Spawn options and environment for a hook confined in ``mode``.
+
+        Raises:
+            CodebotError: the machine cannot confine commands in that mode.
+        """
+        from codebot_mcp.core.errors import CodebotError
+        from codebot_mcp.core.security.sandbox import Sandbox
+
+        sandbox = self._made.get(mode)
+        if sandbox is None:
+            config = self.settings.sandbox
+            sandbox = self._made[mode] = Sandbox(
+                mode,
+                network=config.network,
+                workspace=self.workspace,
+                roots=self.settings.roots,
+                writable=config.writable,
+                source="the hook's entry",
+            )
+        if not sandbox.active:
+            missing = "; ".join(sandbox.missing)
+            raise CodebotError(
+                f'it asks for "sandbox": "{mode}", which this machine cannot give ({missing}); '
+                "it did not run"
+            )
+        return {"confine": sandbox.confinement()}, sandbox.environment({})
+
+    def close(self) -> None:
+        """Remove the sandboxes' temp directories."""
+        for sandbox in self._made.values():
+            sandbox.close()
 
 
 def build(
@@ -83,6 +130,7 @@ def build(
     from codebot_mcp.core.agent.commands import CommandCatalog
 
     ext = Extensions(root, None, subagents, CommandCatalog())
+    ext.confine = HookSandboxes(settings, settings.project_root or cwd)
     reload(ext, settings, raw, cwd)
     subagents.events_for = SubagentView
     return ext
@@ -112,6 +160,8 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
         ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=settings.project_root or cwd)
     ext.hooks.commands = settings.hooks
     ext.hooks.spawn = ext.spawn
+    ext.hooks.confine = ext.confine
+    ext.hooks.background = ext.background
 
 
 def skill_catalog(

@@ -236,6 +236,7 @@ class Repl:
                             break
                         continue
                     await self.turn(line)
+                runtime.end_reason = "prompt_input_exit"  # /exit, Ctrl-D, Ctrl-C twice
                 tg.cancel_scope.cancel()
         return ExitCode.OK
 
@@ -311,6 +312,7 @@ class Repl:
         if report is not None:
             print(report(runtime))
         elif name == "/clear":
+            await runtime.session_ended("clear")
             session.clear()
             print("(conversation cleared)")
             await runtime.session_started("clear")
@@ -397,6 +399,7 @@ class Repl:
             if choice.isdigit() and 1 <= int(choice) <= len(saved):
                 choice = saved[int(choice) - 1].id
             session_id = choice
+        await runtime.session_ended("resume")
         try:
             runtime.start_log(session_id)
         except CodebotError as exc:

@@ -156,6 +156,8 @@ class Compaction:
     """The current turn itself was compacted (its results cut, its steps summarised)."""
     shortened_results: int = 0
     """The newest step's results shortened to fit."""
+    summary: str = ""
+    """The summary the model wrote ("" when only results were cut)."""
 
 
 Notify = Callable[[Compaction], None]
@@ -277,6 +279,7 @@ class ContextBudget:
             summary = await self._summarise(history[:keep_from], model, focus)
             done.summarised_messages = keep_from
             done.summary_requests = 1
+            done.summary = summary
             replacement = summary_messages(summary)
             history[:keep_from] = replacement
             keep_from = len(replacement)
@@ -318,6 +321,7 @@ class ContextBudget:
             history[start + 1 : newest + 1] = [_with_summary(history[newest], summary)]
             done.summarised_messages += len(steps)
             done.summary_requests += 1
+            done.summary = "\n\n".join(s for s in (done.summary, summary) if s)
             done.in_turn = True
             self._anchor = None
             done.after = self.cost(*request())

@@ -17,24 +17,27 @@ exit code and output:
 - any other exit code, a timeout, a hook that cannot start: a visible warning, and the run
   goes on.
 
-Every hook of an event that matches runs, in parallel (identical commands once), through
-:func:`core.proc.oneshot.run_once`: the minimal child environment (plus
+Every hook of an event that matches (its matcher, and for a tool call its ``if``) runs, in
+parallel (identical commands once), through :func:`core.proc.oneshot.run_once`: as the user
+(an entry's ``sandbox`` confines it), the minimal child environment (plus
 ``CLAUDE_PROJECT_DIR``/``CODEBOT_PROJECT_DIR``), its own process group, its ``timeout``, and
-nothing it started left behind. A hook's ``allow`` never passes a ``deny`` rule (the gate
+nothing it started left behind; an ``async`` one runs in the session's task group and what it
+says waits for the next prompt. Tool names and fields are Claude Code's
+(:mod:`core.config.hookcontract`). A hook's ``allow`` never passes a ``deny`` rule (the gate
 decides last: :meth:`PermissionGate.check`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.abc
 
 from codebot_mcp.core.agent.permissions import (
     Answer,
@@ -43,8 +46,13 @@ from codebot_mcp.core.agent.permissions import (
     HookDecision,
     Verdict,
 )
-from codebot_mcp.core.config.definitions import CLAUDE_TOOL_NAMES
-from codebot_mcp.core.config.hooks import PROJECT_DIR_VARIABLES, HookCommand, matches
+from codebot_mcp.core.config import hookcontract
+from codebot_mcp.core.config.hooks import (
+    PROJECT_DIR_VARIABLES,
+    TOOL_EVENTS,
+    HookCommand,
+    matches,
+)
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.proc.lookup import child_environment
 from codebot_mcp.core.proc.oneshot import Finished, run_once
@@ -58,8 +66,14 @@ if TYPE_CHECKING:
 BLOCK_EXIT = 2
 MAX_CONTEXT_CHARS = 10_000
 """Of what hooks add to the transcript per event, this much is kept."""
-_ALIASES = {v: k for k, v in reversed(CLAUDE_TOOL_NAMES.items())}
-"""``bash`` → ``Bash``: a matcher written for Claude Code matches codebot's tool."""
+KNOWN_ANSWER_FIELDS = frozenset(
+    {"continue", "stopReason", "suppressOutput", "systemMessage", "decision", "reason"}
+    | {"hookSpecificOutput"}
+)
+KNOWN_SPECIFIC_FIELDS = frozenset(
+    {"hookEventName", "additionalContext", "permissionDecision", "permissionDecisionReason"}
+    | {"updatedInput"}
+)
 
 
 class HookBlockedError(CodebotError):
@@ -82,6 +96,8 @@ class Outcome:
     """For the user: failed hooks, timeouts, ``systemMessage``."""
     halt: str | None = None
     """``"continue": false``: the run ends, with this for the user."""
+    updated_input: dict[str, Any] | None = None
+    """``PreToolUse``'s ``updatedInput`` (Claude Code's field names), the last one given."""
 
     @property
     def reason(self) -> str:
@@ -120,21 +136,42 @@ class Hooks:
         """Context from ``SessionStart``, for the next prompt."""
         self.runs: list[HookRun] = []
         self.subagent = False
-        """In a subagent only tool hooks fire (no prompts, no ``Stop``)."""
+        """In a subagent only tool hooks and ``SubagentStop`` fire (no prompts, no ``Stop``)."""
+        self.agent_fields: dict[str, str] = {}
+        """A subagent's ``agent_id``, ``agent_type``, ``agent_transcript_path``."""
         self.spawn: dict[str, Any] = {}
-        """More options for starting hook processes (the sandbox's confinement, when on)."""
+        """More options for starting hook processes (never a confinement: see ``confine``)."""
+        self.confine: Callable[[str], tuple[dict[str, Any], dict[str, str]]] | None = None
+        """Spawn options and environment that confine a hook whose entry says ``"sandbox":
+        MODE`` (raises :class:`CodebotError` where it cannot); None: this session cannot
+        confine (such a hook then does not run, with a warning)."""
+        self.background: anyio.abc.TaskGroup | None = None
+        """Where ``async`` hooks run (the session's); None: they run inline, their decisions
+        ignored as Claude Code ignores an async hook's."""
+        self.later = Outcome()
+        """What finished ``async`` hooks said (context, messages), for the next prompt."""
+        self.warned: set[str] = set()
+        """Answer fields already warned about (one warning each)."""
 
     def for_subagent(self) -> Hooks:
         """The same hooks, for a subagent's calls."""
         child = Hooks(self.commands, cwd=self.cwd, project_dir=self.project_dir)
         child.session_id, child.transcript_path = self.session_id, self.transcript_path
         child.mode_of, child.subagent, child.runs = self.mode_of, True, self.runs
-        child.spawn = self.spawn
+        child.spawn, child.confine, child.background = self.spawn, self.confine, self.background
+        child.later, child.warned = self.later, self.warned
         return child
 
-    def selected(self, event: str, names: Sequence[str] = ()) -> list[HookCommand]:
+    def selected(
+        self,
+        event: str,
+        names: Sequence[str] = (),
+        call: tuple[str, Mapping[str, Any]] | None = None,
+    ) -> list[HookCommand]:
         """The hooks of ``event`` whose matcher matches one of ``names`` (identical commands
-        once; events without a subject ignore matchers)."""
+        once; events without a subject ignore matchers) and, for a tool ``call`` (codebot's
+        tool name and the arguments), whose ``if`` covers it. A hook with an ``if`` never
+        runs on other events (Claude Code's rule)."""
         out: list[HookCommand] = []
         seen: set[str] = set()
         for hook in self.commands:
@@ -142,15 +179,26 @@ class Hooks:
                 continue
             if names and not matches(hook.matcher, names):
                 continue
+            if hook.condition and (event not in TOOL_EVENTS or call is None):
+                continue
+            if hook.condition and call is not None:
+                tool, arguments = call
+                if not hookcontract.condition_matches(hook.condition, tool, arguments, self.cwd):
+                    continue
             seen.add(hook.command)
             out.append(hook)
         return out
 
     async def fire(
-        self, event: str, fields: Mapping[str, Any], names: Sequence[str] = ()
+        self,
+        event: str,
+        fields: Mapping[str, Any],
+        names: Sequence[str] = (),
+        call: tuple[str, Mapping[str, Any]] | None = None,
     ) -> Outcome:
-        """Run the matching hooks of ``event`` with ``fields`` added to the common input."""
-        selected = self.selected(event, names)
+        """Run the matching hooks of ``event`` with ``fields`` added to the common input;
+        ``async`` ones start beside the agent and decide nothing."""
+        selected = self.selected(event, names, call)
         outcome = Outcome()
         if not selected:
             return outcome
@@ -163,30 +211,105 @@ class Hooks:
             **fields,
         }
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        finished: list[Finished | OSError | CodebotError | None] = [None] * len(selected)
+        waited = [h for h in selected if not h.background]
+        inline: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        for hook in selected:
+            if not hook.background:
+                continue
+            run = self._async_runner(hook, data)
+            if self.background is not None:
+                self.background.start_soon(run)
+            else:  # no session to run beside (a one-off call): now, deciding nothing
+                inline.append(run)
+        finished: list[Finished | OSError | CodebotError | None] = [None] * len(waited)
 
         async def one(index: int, hook: HookCommand) -> None:
-            try:
-                finished[index] = await run_once(
-                    _shell(hook.command),
-                    stdin=data,
-                    env=self._environment(),
-                    cwd=self.cwd,
-                    limit=hook.timeout,
-                    **self.spawn,
-                )
-            except (OSError, CodebotError) as exc:  # e.g. a sandbox that cannot start
-                finished[index] = exc
+            finished[index] = await self._run(hook, data)
 
         async with anyio.create_task_group() as tg:
-            for index, hook in enumerate(selected):
+            for index, hook in enumerate(waited):
                 tg.start_soon(one, index, hook)
-        for hook, done in zip(selected, finished, strict=True):
+        for hook, done in zip(waited, finished, strict=True):
             assert done is not None
             _merge(outcome, hook, done)
+            self._warn_fields(outcome, hook, done)
             if isinstance(done, Finished):
                 self.runs.append(HookRun(hook, done.code, done.timed_out, done.seconds))
+        for run in inline:
+            await run()
         return outcome
+
+    async def _run(self, hook: HookCommand, data: bytes) -> Finished | OSError | CodebotError:
+        """Run one hook: as the user, or confined when its entry asks for a sandbox."""
+        spawn, env = dict(self.spawn), self._environment()
+        try:
+            if hook.sandbox is not None:
+                if self.confine is None:
+                    return CodebotError(
+                        f'it asks for "sandbox": "{hook.sandbox}" and this session cannot '
+                        "confine commands; it did not run"
+                    )
+                options, extra = self.confine(hook.sandbox)
+                spawn.update(options)
+                env.update(extra)
+            return await run_once(
+                _shell(hook.command),
+                stdin=data,
+                env=env,
+                cwd=self.cwd,
+                limit=hook.timeout,
+                **spawn,
+            )
+        except (OSError, CodebotError) as exc:  # e.g. a sandbox that cannot start
+            return exc
+
+    def _async_runner(
+        self, hook: HookCommand, data: bytes
+    ) -> Callable[[], Coroutine[Any, Any, None]]:
+        """An ``async`` hook's run: when it ends, its context and messages wait in
+        :attr:`later` for the next prompt."""
+
+        async def run() -> None:
+            try:
+                done = await self._run(hook, data)
+            except Exception as exc:  # boundary: a background hook never ends the chat
+                done = CodebotError(f"it failed: {exc!r}")
+            outcome = Outcome()
+            _merge(outcome, hook, done)
+            self._warn_fields(outcome, hook, done)
+            if isinstance(done, Finished):
+                self.runs.append(HookRun(hook, done.code, done.timed_out, done.seconds))
+            self.later.context += outcome.context
+            self.later.warnings += outcome.warnings
+
+        return run
+
+    def _warn_fields(
+        self, outcome: Outcome, hook: HookCommand, done: Finished | OSError | CodebotError
+    ) -> None:
+        """One warning per answer field codebot does not honour (never silence)."""
+        answer = _json(done.stdout) if isinstance(done, Finished) and done.code == 0 else None
+        if answer is None:
+            return
+        specific = answer.get("hookSpecificOutput")
+        names = [k for k in answer if k not in KNOWN_ANSWER_FIELDS]
+        if isinstance(specific, dict):
+            names += [
+                f"hookSpecificOutput.{k}"
+                for k in specific  # pyright: ignore[reportUnknownVariableType]
+                if k not in KNOWN_SPECIFIC_FIELDS
+            ]
+        if hook.background:
+            names += [k for k in ("decision", "continue") if k in answer]
+        for name in names:
+            if name in self.warned:
+                continue
+            self.warned.add(name)
+            where = " in an async hook" if name in ("decision", "continue") else ""
+            outcome.warnings.append(
+                f"{_describe(hook)} answered '{name}', which codebot does not support{where}; "
+                "ignored"
+            )
 
     def _environment(self) -> dict[str, str]:
         project = str(self.project_dir)
@@ -199,37 +322,50 @@ class Hooks:
     ) -> Outcome:
         """``PreToolUse``: before the gate decides about a call."""
         fields = {
-            "tool_name": call.name,
+            "tool_name": hookcontract.claude_name(tool.name),
             "tool_input": self._tool_input(tool, arguments),
             "tool_use_id": call.id,
         }
-        return await self.fire("PreToolUse", fields, _names(call.name))
+        return await self.fire(
+            "PreToolUse", fields, _names(call.name, tool), (tool.name, arguments)
+        )
 
     async def post_tool_use(
-        self, call: ToolCall, tool: Tool, arguments: Mapping[str, Any], result: ToolResult
+        self,
+        call: ToolCall,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        result: ToolResult,
+        seconds: float = 0.0,
     ) -> Outcome:
-        """``PostToolUse``: after a call succeeded."""
-        fields = {
-            "tool_name": call.name,
+        """``PostToolUse`` after a call that succeeded, ``PostToolUseFailure`` after one
+        that failed."""
+        fields: dict[str, Any] = {
+            "tool_name": hookcontract.claude_name(tool.name),
             "tool_input": self._tool_input(tool, arguments),
             "tool_use_id": call.id,
-            "tool_response": {"content": result.text, "is_error": result.is_error, **result.data},
+            "duration_ms": int(seconds * 1000),
         }
-        return await self.fire("PostToolUse", fields, _names(call.name))
+        event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        if result.is_error:
+            fields.update(error=result.text, is_interrupt=False)
+        else:
+            fields["tool_response"] = hookcontract.claude_response(
+                tool.name, arguments, (result.text, result.is_error, result.data), self.cwd
+            )
+        return await self.fire(event, fields, _names(call.name, tool), (tool.name, arguments))
 
     def _tool_input(self, tool: Tool, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The call's arguments; a built-in file tool's also as ``file_path`` (absolute), the
-        field scripts written for Claude Code read."""
-        out = dict(arguments)
-        path = out.get("path")
-        if tool.name in ("read", "edit", "write") and isinstance(path, str) and path:
-            out.setdefault("file_path", os.path.abspath(self.cwd / Path(path).expanduser()))
-        return out
+        """The call's arguments in Claude Code's field names (``file_path``, absolute)."""
+        return hookcontract.claude_input(tool.name, arguments, self.cwd)
 
 
-def _names(tool_name: str) -> tuple[str, ...]:
-    alias = _ALIASES.get(tool_name)
-    return (tool_name, alias) if alias else (tool_name,)
+def _names(tool_name: str, tool: Tool) -> tuple[str, ...]:
+    """What a matcher is tested against: the name the model sees, codebot's tool name and
+    Claude Code's name for it (``bash``, ``Bash``)."""
+    names = [tool_name, tool.name, hookcontract.claude_name(tool.name)]
+    names += [old for old, mine in hookcontract.OLD_NAMES.items() if mine == tool.name]
+    return tuple(dict.fromkeys(names))
 
 
 def _shell(command: str) -> list[str]:
@@ -261,8 +397,14 @@ def _merge(outcome: Outcome, hook: HookCommand, done: Finished | OSError | Codeb
         outcome.reasons.append(stderr or f"blocked by {_describe(hook)}")
         return
     if done.code != 0:
-        first = stderr.splitlines()[0] if stderr else "no message"
-        outcome.warnings.append(f"{_describe(hook)} failed with exit code {done.code}: {first}")
+        last = stderr.splitlines()[-1].strip() if stderr else "no message"
+        warning = f"{_describe(hook)} failed with exit code {done.code}: {last}"
+        if hook.sandbox is not None and _refused(stderr):
+            warning += (
+                f' (the sandbox refused it: this hook runs with "sandbox": "{hook.sandbox}"; '
+                "remove that key from its entry to run it as you)"
+            )
+        outcome.warnings.append(warning)
         return
     answer = _json(done.stdout)
     if answer is None:
@@ -270,6 +412,13 @@ def _merge(outcome: Outcome, hook: HookCommand, done: Finished | OSError | Codeb
             outcome.context.append(done.stdout.strip())
         return
     _decide(outcome, hook, answer)
+
+
+def _refused(stderr: str) -> bool:
+    """Whether a confined hook's stderr shows the sandbox refusing a write or the network."""
+    from codebot_mcp.core.security.sandbox import FILE_REFUSALS, NETWORK_REFUSALS
+
+    return any(sign in stderr for sign in (*FILE_REFUSALS, *NETWORK_REFUSALS))
 
 
 def _json(stdout: str) -> dict[str, Any] | None:
@@ -305,9 +454,12 @@ def _decide(outcome: Outcome, hook: HookCommand, answer: Mapping[str, Any]) -> N
         outcome.context.append(extra.strip())
     if hook.event != "PreToolUse":
         return
+    updated = specific.get("updatedInput")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(updated, dict):
+        outcome.updated_input = dict(updated)  # pyright: ignore[reportUnknownArgumentType]
     verdict = {"allow": Verdict.ALLOW, "deny": Verdict.DENY, "ask": Verdict.ASK}.get(
         str(specific.get("permissionDecision")),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-    )
+    )  # "defer": the usual rules decide, as when no hook spoke
     if verdict is not None:
         why = specific.get("permissionDecisionReason")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         _permission(outcome, verdict, str(why or ""))
@@ -355,6 +507,8 @@ async def submit(hooks: Hooks | None, prompt: str, events: AgentEvents) -> str:
     """
     if hooks is None or hooks.subagent:
         return prompt
+    later, hooks.later = hooks.later, Outcome()
+    _notify(events, later)
     outcome = await hooks.fire("UserPromptSubmit", {"prompt": prompt})
     _notify(events, outcome)
     _halt(outcome)
@@ -367,6 +521,8 @@ async def submit(hooks: Hooks | None, prompt: str, events: AgentEvents) -> str:
     if hooks.pending:
         parts.append(_context("SessionStart", hooks.pending))
         hooks.pending = []
+    if later.context:
+        parts.append(_context("async", later.context))
     if outcome.context:
         parts.append(_context("UserPromptSubmit", outcome.context))
     return "\n\n".join(parts)
@@ -379,7 +535,8 @@ async def before_call(
     arguments: Mapping[str, Any],
     events: AgentEvents,
 ) -> HookDecision | None:
-    """``PreToolUse``: what the hooks say about a call, for the gate.
+    """``PreToolUse``: what the hooks say about a call, for the gate (with the arguments a
+    hook's ``updatedInput`` gave, in codebot's names).
 
     Raises:
         HookBlockedError: a hook stopped the run.
@@ -389,13 +546,17 @@ async def before_call(
     outcome = await hooks.pre_tool_use(call, tool, arguments)
     _notify(events, outcome)
     _halt(outcome)
+    updated = None
+    if outcome.updated_input is not None:
+        updated = hookcontract.codebot_input(tool.name, outcome.updated_input)
     if outcome.blocked:
         return HookDecision(Verdict.DENY, f"blocked by a PreToolUse hook: {outcome.reason}")
     if outcome.decision is None:
-        return None
+        return None if updated is None else HookDecision(None, "", updated)
     why = "; ".join(outcome.decision_reasons)
     text = {Verdict.ALLOW: "allowed", Verdict.ASK: "asks", Verdict.DENY: "denied"}[outcome.decision]
-    return HookDecision(outcome.decision, f"a PreToolUse hook {text}" + (f": {why}" if why else ""))
+    reason = f"a PreToolUse hook {text}" + (f": {why}" if why else "")
+    return HookDecision(outcome.decision, reason, updated)
 
 
 async def after_call(
@@ -405,18 +566,20 @@ async def after_call(
     arguments: Mapping[str, Any],
     result: ToolResult,
     events: AgentEvents,
+    seconds: float = 0.0,
 ) -> ToolResult:
-    """``PostToolUse`` after a call that succeeded: the result, with what the hooks tell the
-    model added (a block's reason, ``additionalContext``)."""
-    if hooks is None or result.is_error:
+    """``PostToolUse`` (or ``PostToolUseFailure`` after a failed call): the result, with
+    what the hooks tell the model added (a block's reason, ``additionalContext``)."""
+    if hooks is None:
         return result
-    outcome = await hooks.post_tool_use(call, tool, arguments, result)
+    outcome = await hooks.post_tool_use(call, tool, arguments, result, seconds)
     _notify(events, outcome)
     notes = []
+    event = "PostToolUseFailure" if result.is_error else "PostToolUse"
     if outcome.blocked:
-        notes.append(f"[a PostToolUse hook objected: {outcome.reason}]")
+        notes.append(f"[a {event} hook objected: {outcome.reason}]")
     if outcome.context:
-        notes.append(_context("PostToolUse", outcome.context))
+        notes.append(_context(event, outcome.context))
     if not notes:
         return result
     return ToolResult("\n\n".join([result.text, *notes]), result.is_error, result.data)
@@ -425,18 +588,37 @@ async def after_call(
 async def keep_going(
     hooks: Hooks | None, history: list[Message], active: bool, events: AgentEvents
 ) -> bool:
-    """``Stop``: True when a hook blocked the stop; its reason is then the next user message
-    (``stop_hook_active`` tells a hook it already did so once in this run)."""
-    if hooks is None or hooks.subagent:
+    """``Stop`` (``SubagentStop`` in a subagent): True when a hook blocked the stop; its
+    reason is then the next user message (``stop_hook_active`` tells a hook it already did
+    so once in this run)."""
+    if hooks is None:
         return False
-    outcome = await hooks.fire("Stop", {"stop_hook_active": active})
+    fields: dict[str, Any] = {
+        "stop_hook_active": active,
+        "last_assistant_message": _last_answer(history),
+    }
+    event = "Stop"
+    names: tuple[str, ...] = ()
+    if hooks.subagent:
+        event = "SubagentStop"
+        fields.update(hooks.agent_fields)
+        names = (str(hooks.agent_fields.get("agent_type", "")),)
+    outcome = await hooks.fire(event, fields, names)
     _notify(events, outcome)
     _halt(outcome)
     if not outcome.blocked:
         return False
-    events.notice(f"a Stop hook asked the agent to go on: {outcome.reason}")
+    events.notice(f"a {event} hook asked the agent to go on: {outcome.reason}")
     history.append({"role": "user", "content": f"Stop hook feedback:\n{outcome.reason}"})
     return True
+
+
+def _last_answer(history: Sequence[Message]) -> str:
+    for message in reversed(history):
+        if message.get("role") == "assistant":
+            content = message.get("content")
+            return content if isinstance(content, str) else ""
+    return ""
 
 
 async def before_compact(
@@ -473,6 +655,43 @@ async def session_start(hooks: Hooks | None, source: str) -> list[str]:
     if outcome.blocked:
         warnings.append(f"a SessionStart hook: {outcome.reason}")
     return warnings
+
+
+async def subagent_start(hooks: Hooks | None, events: AgentEvents) -> str:
+    """``SubagentStart`` (``hooks``: the subagent's, its ``agent_fields`` set): the context
+    its hooks add to the subagent's prompt ("" for none)."""
+    if hooks is None:
+        return ""
+    names = (hooks.agent_fields.get("agent_type", ""),)
+    outcome = await hooks.fire("SubagentStart", dict(hooks.agent_fields), names)
+    _notify(events, outcome)
+    return _context("SubagentStart", outcome.context) if outcome.context else ""
+
+
+async def post_compact(
+    hooks: Hooks | None, trigger: str, summary: str, events: AgentEvents
+) -> None:
+    """``PostCompact``: after the conversation was compacted (its summary in the input)."""
+    if hooks is None:
+        return
+    fields = {"trigger": trigger, "compact_summary": summary}
+    outcome = await hooks.fire("PostCompact", fields, (trigger,))
+    _notify(events, outcome)
+
+
+SESSION_END_SECONDS = 1.5
+"""``SessionEnd`` hooks get this long at most (Claude Code's budget): codebot is exiting."""
+
+
+async def session_end(hooks: Hooks | None, reason: str) -> list[str]:
+    """``SessionEnd`` (``reason``: clear, resume, prompt_input_exit, other); it never blocks.
+    Returns the warnings for the user."""
+    if hooks is None or not hooks.selected("SessionEnd", (reason,)):
+        return []
+    with anyio.CancelScope(shield=True), anyio.move_on_after(SESSION_END_SECONDS * 2):
+        outcome = await hooks.fire("SessionEnd", {"reason": reason}, (reason,))
+        return list(outcome.warnings)
+    return [f"SessionEnd hooks did not finish within {SESSION_END_SECONDS * 2:g}s; stopped"]
 
 
 def notifying(hooks_of: Callable[[], Hooks | None], approver: Approver, warn: Any) -> Approver:

@@ -316,6 +316,7 @@ class Agent:
         session.rewrote_history()
         result.compactions.append(done)
         events.compacted(done)
+        await hook_points.post_compact(self.hooks, "auto", done.summary, events)
         return True
 
     async def compact(
@@ -340,6 +341,9 @@ class Agent:
         if done is not None:
             session.rewrote_history()
             session.checkpoint()
+            await hook_points.post_compact(
+                self.hooks, "manual", done.summary, events or AgentEvents()
+            )
         return done
 
     def _account(
@@ -413,6 +417,8 @@ class Agent:
             if not read:
                 await run_reads()  # a change runs after the reads before it, and alone
             hook = await hook_points.before_call(self.hooks, call, tool, arguments, events)
+            if hook is not None and hook.updated is not None:  # a hook's updatedInput
+                arguments = hook.updated
             decision = await self.gate.check(tool, arguments, hook)
             if not decision.allowed:
                 events.tool_denied(call, decision)
@@ -444,8 +450,10 @@ class Agent:
             result.is_error,
             scrub(result.data),
         )
-        result = await hook_points.after_call(self.hooks, call, tool, arguments, result, events)
         seconds = time.monotonic() - began
+        result = await hook_points.after_call(
+            self.hooks, call, tool, arguments, result, events, seconds
+        )
         events.tool_finished(call, result, seconds)
         return ToolRecord(call, result, seconds=seconds)
 

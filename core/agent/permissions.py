@@ -86,8 +86,11 @@ Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 class HookDecision:
     """What ``PreToolUse`` hooks said about a call (``core.agent.hooks``)."""
 
-    verdict: Verdict
+    verdict: Verdict | None
+    """None: no verdict (the usual rules decide), only ``updated``."""
     reason: str
+    updated: dict[str, Any] | None = None
+    """The arguments a hook's ``updatedInput`` put in place of the model's."""
 
 
 def rule_matches(pattern: str, tool: Tool) -> bool:
@@ -273,6 +276,8 @@ class PermissionGate:
 
 
 def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
+    if hook.verdict is None:
+        return decision
     if decision.verdict is Verdict.DENY or hook.verdict is Verdict.DENY:
         return decision if decision.verdict is Verdict.DENY else Decision(Verdict.DENY, hook.reason)
     if hook.verdict is Verdict.ASK:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import anyio
 
+from codebot_mcp.core.agent import hooks as hook_points
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.history import SessionLog, new_id
 from codebot_mcp.core.agent.loop import Agent
@@ -291,8 +292,18 @@ class Subagents:
         # Its changes belong to the parent's turn: its first write takes that turn's snapshot.
         child.checkpoints = parent.checkpoints.for_subagent() if parent.checkpoints else None
         session.recorder = self._log(record, spec, child)
+        events = self.events_for(record)
+        if child.hooks is not None:  # SubagentStart now, SubagentStop when it would stop
+            transcript = str(record.transcript) if record.transcript else ""
+            child.hooks.agent_fields = {
+                "agent_id": record.id,
+                "agent_type": spec.name,
+                "agent_transcript_path": transcript,
+            }
+            if extra := await hook_points.subagent_start(child.hooks, events):
+                prompt = f"{prompt}\n\n{extra}"
         try:
-            result = await child.run(prompt, self.events_for(record))
+            result = await child.run(prompt, events)
         except CodebotError as exc:
             record.status, record.error = "failed", exc.message
             partial = child.last.text if child.last is not None else ""

@@ -39,9 +39,26 @@ EVENTS = (
     "SessionStart",
     "PreCompact",
     "Notification",
+    "PostToolUseFailure",
+    "PostCompact",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionEnd",
 )
 """The events codebot fires (Claude Code's names)."""
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+"""The events about one tool call: the only ones where a hook's ``if`` is tested."""
+SANDBOX_MODES = ("workspace-write", "read-only")
+"""A hook entry's ``sandbox``: run it confined (hooks run as the user by default)."""
+UNSUPPORTED_FIELDS = {
+    "asyncRewake": 'codebot does not wake the agent from a background hook; use "async"',
+    "once": "codebot runs a hook every time its event fires",
+    "args": 'codebot runs the "command" line with bash; put the arguments in it',
+    "statusMessage": "codebot shows no spinner text for hooks",
+}
+"""Fields of Claude Code's hook entries that codebot reads but does not honour (a warning
+names each); fields nobody documents are warned about too."""
+KNOWN_FIELDS = ("type", "command", "timeout", "if", "async", "sandbox", "shell")
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook may run (Claude Code's default)."""
 MAX_TIMEOUT = 600.0
@@ -62,17 +79,23 @@ class HookCommand:
     source: Path
     key: str
     """Where in the file: ``hooks.PreToolUse[0].hooks[1]``."""
+    condition: str = ""
+    """``if``: one permission rule (``Bash(git commit:*)``); tool events only."""
+    background: bool = False
+    """``async``: runs beside the agent; what it says arrives with the next prompt."""
+    sandbox: str | None = None
+    """``sandbox``: ``workspace-write`` or ``read-only`` runs it confined; None: as the user."""
 
 
 def matches(matcher: str, values: Iterable[str]) -> bool:
     """Claude Code's matcher rules: ``""`` or ``*`` match everything; only letters, digits,
-    ``_`` and ``|`` is a list of exact names; anything else is a regular expression searched
-    in the name. ``values`` are the names of the one thing (a tool's name and its Claude Code
-    alias), any of which may match."""
+    ``_``, ``-``, spaces, ``,`` and ``|`` is a list of exact names; anything else is a
+    regular expression searched in the name. ``values`` are the names of the one thing (a
+    tool's name and its Claude Code alias), any of which may match."""
     if matcher in ("", "*"):
         return True
-    if re.fullmatch(r"[A-Za-z0-9_|]+", matcher):
-        names = set(matcher.split("|"))
+    if re.fullmatch(r"[A-Za-z0-9_|, -]+", matcher):
+        names = {n.strip() for n in re.split(r"[|,]", matcher)}
         return any(v in names for v in values)
     pattern = re.compile(matcher)
     return any(pattern.search(v) for v in values)
@@ -161,8 +184,80 @@ def _group(
             )
             warnings.append(SettingWarning(path, f"{key}.timeout", message))
             timeout = MAX_TIMEOUT
-        out.append(HookCommand(event, matcher, command, float(timeout), path, key))
+        extra = _extras(path, event, key, hook)  # pyright: ignore[reportUnknownArgumentType]
+        warnings += extra.warnings
+        out.append(
+            HookCommand(
+                event,
+                matcher,
+                command,
+                float(timeout),
+                path,
+                key,
+                condition=extra.condition,
+                background=extra.background,
+                sandbox=extra.sandbox,
+            )
+        )
     return out, warnings
+
+
+@dataclass(slots=True)
+class _Extras:
+    condition: str
+    background: bool
+    sandbox: str | None
+    warnings: list[SettingWarning]
+
+
+def _extras(path: Path, event: str, key: str, hook: Mapping[str, Any]) -> _Extras:
+    """A hook entry's ``if``, ``async`` and ``sandbox``, and a warning for each field codebot
+    does not honour.
+
+    Raises:
+        SettingsError: one of them has the wrong type or value.
+    """
+    warnings: list[SettingWarning] = []
+    condition = hook.get("if", "")
+    if not isinstance(condition, str):
+        raise _error(path, f"{key}.if", 'must be one permission rule like "Bash(git *)"', condition)
+    from codebot_mcp.core.config.hookcontract import condition_valid
+
+    if condition and not condition_valid(condition):
+        message = (
+            f"'{key}.if' in {path} is not a permission rule like \"Bash(git commit:*)\"; "
+            "the hook runs on every call (as Claude Code does with a rule it cannot read)"
+        )
+        warnings.append(SettingWarning(path, f"{key}.if", message))
+    if condition and event not in TOOL_EVENTS:
+        message = (
+            f"'{key}.if' in {path} is tested only on tool events; as in Claude Code, this "
+            f"{event} hook never runs"
+        )
+        warnings.append(SettingWarning(path, f"{key}.if", message))
+    background = hook.get("async", False)
+    if not isinstance(background, bool):
+        raise _error(path, f"{key}.async", "must be true or false", background)
+    sandbox = hook.get("sandbox")
+    if sandbox is not None and sandbox not in SANDBOX_MODES:
+        raise SettingsError(
+            f"'{key}.sandbox' in {path} must be one of {', '.join(SANDBOX_MODES)}, "
+            f"found {json.dumps(sandbox)}",
+            hint='Leave it out to run the hook as you, or write "sandbox": "workspace-write".',
+        )
+    shell = hook.get("shell", "bash")
+    if shell != "bash":
+        message = (
+            f"'{key}.shell' in {path} is {json.dumps(shell)}; codebot runs hooks with bash only"
+        )
+        warnings.append(SettingWarning(path, f"{key}.shell", message))
+    for name in hook:
+        if name in KNOWN_FIELDS:
+            continue
+        why = UNSUPPORTED_FIELDS.get(name, "codebot does not know this field")
+        message = f"'{key}.{name}' in {path} is not supported ({why}); ignored"
+        warnings.append(SettingWarning(path, f"{key}.{name}", message))
+    return _Extras(condition, background, sandbox, warnings)
 
 
 def _error(path: Path, key: str, what: str, value: Any) -> SettingsError:

@@ -161,6 +161,9 @@ async def _decide(
             return decision
         return Decision(Verdict.ALLOW, "each call of its session goes through the gate")
     hook = await hook_points.before_call(served.hooks, call, tool, arguments, _HOOK_EVENTS)
+    if hook is not None and hook.updated is not None:  # a hook's updatedInput: run that
+        arguments.clear()
+        arguments.update(hook.updated)
     return await served.gate.check(tool, arguments, hook)
 
 

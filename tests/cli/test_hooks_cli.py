@@ -108,15 +108,58 @@ def test_unknown_events_and_hook_types_warn_and_are_skipped(
     tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     hooks = {
-        "SessionEnd": [{"hooks": [{"type": "command", "command": "touch ended"}]}],
+        "TeammateIdle": [{"hooks": [{"type": "command", "command": "touch idle"}]}],
         "Stop": [{"hooks": [{"type": "prompt", "prompt": "are you done?"}]}],
     }
     write_settings(tmp_path, {"base_url": fake.base_url, "hooks": hooks})
     fake.queue(fo.text("hi"))
     code, out, err = chat(capsys, tmp_path, "-p", "hi")
     assert code == 0 and out == "hi\n"
-    assert "hook event 'hooks.SessionEnd'" in err and "not one codebot fires" in err
+    assert "hook event 'hooks.TeammateIdle'" in err and "not one codebot fires" in err
     assert "hooks.Stop[0].hooks[0]' in" in err and 'has type "prompt"' in err
+    assert not (tmp_path / "idle").exists()
+
+
+def test_session_end_and_the_subagent_events_fire_with_claude_codes_fields(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def record(name: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "hooks": [
+                    {"type": "command", "command": f"cat >> {name}.jsonl; echo >> {name}.jsonl"}
+                ]
+            }
+        ]
+
+    hooks = {
+        "SessionEnd": record("end"),
+        "SubagentStart": record("substart"),
+        "SubagentStop": record("substop"),
+        "Stop": record("stop"),
+    }
+    write_settings(tmp_path, {"base_url": fake.base_url, "hooks": hooks})
+    fake.queue(
+        fo.tool_calls(("task", {"description": "look", "prompt": "look around"})),
+        fo.text("nothing here"),  # the subagent's answer
+        fo.text("all done"),
+    )
+    code, out, err = chat(capsys, tmp_path, "-p", "delegate", "--yes")
+    assert code == 0 and out == "all done\n", err
+
+    def events(name: str) -> list[dict[str, Any]]:
+        text = (tmp_path / f"{name}.jsonl").read_text()
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    (end,) = events("end")
+    assert end["hook_event_name"] == "SessionEnd" and end["reason"] == "other"
+    (start,) = events("substart")
+    (stop,) = events("substop")
+    assert start["agent_type"] == stop["agent_type"] == "general-purpose"
+    assert start["agent_id"] == stop["agent_id"] and stop["agent_transcript_path"]
+    assert stop["last_assistant_message"] == "nothing here"
+    (main,) = events("stop")  # Stop fires for the main conversation only
+    assert main["last_assistant_message"] == "all done" and "agent_id" not in main
 
 
 # -- the REPL ------------------------------------------------------------------------------------
@@ -254,24 +297,31 @@ async def test_reload_picks_up_new_hooks_and_commands(
     assert "no writes today" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("mode", ["workspace-write", "off"])
-def test_hooks_run_inside_the_chats_sandbox(
-    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], mode: str
+@pytest.mark.parametrize("confined", [None, "workspace-write"])
+def test_hooks_run_as_the_user_unless_their_entry_asks_for_the_sandbox(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], confined: str | None
 ) -> None:
-    """A hook is a command like bash's: with a sandbox on, it may write in the project and
-    nowhere else (issue 23: "inside the sandbox when one is on")."""
+    """Hooks run as the user whatever the chat's sandbox (issue 31: as Claude Code and Gemini
+    CLI do; logging and formatter hooks write outside the project); an entry with
+    ``"sandbox": "workspace-write"`` runs confined, and its failure says "sandbox"."""
     from codebot_mcp.core.security.sandbox import Sandbox
 
     root = tmp_path / "repo"
     root.mkdir()
     outside = tmp_path / "outside.txt"
-    command = f"echo in > inside.txt; echo out > {outside}; exit 0"
-    hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}
+    command = f"echo in > inside.txt; echo out > {outside} || exit 1; exit 0"
+    hook: dict[str, Any] = {"type": "command", "command": command}
+    if confined:
+        hook["sandbox"] = confined
+    hooks = {"UserPromptSubmit": [{"hooks": [hook]}]}
     write_settings(root, {"base_url": fake.base_url, "hooks": hooks})
-    if mode != "off" and not Sandbox("workspace-write", workspace=root).active:
+    if not Sandbox("workspace-write", workspace=root).active:
         pytest.skip("this machine cannot sandbox")
     fake.queue(fo.text("ok"))
-    code, _, err = chat(capsys, root, "-p", "hi", "--sandbox", mode)
+    code, _, err = chat(capsys, root, "-p", "hi", "--sandbox", "workspace-write")
     assert code == 0, err
     assert (root / "inside.txt").read_text() == "in\n"
-    assert outside.exists() is (mode == "off")
+    assert outside.exists() is (confined is None)
+    if confined:
+        assert "UserPromptSubmit hook" in err and "failed with exit code 1" in err
+        assert "the sandbox refused it" in err and '"sandbox": "workspace-write"' in err

@@ -101,7 +101,7 @@ async def test_exit_2_blocks_the_call_and_its_stderr_reaches_the_model(
     assert "writes are frozen" in text and "PreToolUse hook" in text
     assert events.denied and "writes are frozen" in events.denied[0]
     given = json.loads((tmp_path / "input.json").read_text())
-    assert given["hook_event_name"] == "PreToolUse" and given["tool_name"] == "write"
+    assert given["hook_event_name"] == "PreToolUse" and given["tool_name"] == "Write"
     assert given["session_id"] == "s-1" and given["transcript_path"].endswith("s-1.jsonl")
     assert given["cwd"] == str(tmp_path) and given["tool_use_id"] == "call_1"
     assert given["tool_input"]["content"] == "x"
@@ -339,8 +339,11 @@ async def test_post_tool_use_sees_the_result_and_can_object(
     assert "line 3 is too long" in text
     given = json.loads((tmp_path / "post.json").read_text())
     assert given["hook_event_name"] == "PostToolUse"
-    assert (
-        given["tool_response"]["is_error"] is False and "a.py" in given["tool_response"]["content"]
+    response = given["tool_response"]  # Claude Code's Write response: what was written
+    assert response["is_error"] is False and response["success"] is True
+    assert response["filePath"] == str(tmp_path / "a.py") and response["content"] == "x = 1\n"
+    assert given["tool_name"] == "Write" and given["tool_input"]["file_path"] == str(
+        tmp_path / "a.py"
     )
 
 

@@ -456,7 +456,6 @@ async def test_chats_hooks_run_around_served_calls(project: Path) -> None:
         assert not (await client.call_tool("read", {"path": "notes.txt"})).is_error
     given = json.loads((project / "guard.json").read_text())
     assert given["hook_event_name"] == "PreToolUse"
-    assert given["tool_name"] == "write"
-    assert (given["tool_input"]["path"], given["tool_input"]["content"]) == ("w.txt", "x")
-    assert given["tool_input"]["file_path"] == str(project / "w.txt")  # as chat tells it
+    assert given["tool_name"] == "Write"  # Claude Code's names, as chat tells it
+    assert given["tool_input"] == {"file_path": str(project / "w.txt"), "content": "x"}
     assert given["permission_mode"] == "bypassPermissions"  # --yes

@@ -147,9 +147,6 @@ def _hooks(
     hooks = ext.hooks
     if hooks is None:
         return None
-    if sandbox.active:
-        ext.spawn["confine"] = sandbox.confinement()
-        hooks.spawn = ext.spawn
     hooks.mode_of = lambda: "bypassPermissions" if yes else "default"
     return hooks
 
