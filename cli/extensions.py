@@ -83,6 +83,8 @@ class HookSandboxes:
 
         sandbox = self._made.get(mode)
         if sandbox is None:
+            from codebot_mcp.core.security.sandbox import settings_secrets
+
             config = self.settings.sandbox
             sandbox = self._made[mode] = Sandbox(
                 mode,
@@ -91,6 +93,7 @@ class HookSandboxes:
                 roots=self.settings.roots,
                 writable=config.writable,
                 source="the hook's entry",
+                deny_read=(*config.deny_read, *settings_secrets(self.settings)),
             )
         if not sandbox.active:
             missing = "; ".join(sandbox.missing)
