@@ -16,7 +16,10 @@
  *                       write only beneath --write paths (and /dev/null and friends).
  *   --write PATH        writable beneath PATH (repeatable; a missing PATH is skipped).
  *   --protect PATH      read-only even beneath a --write path (a bind mount in a private mount
- *                       namespace: .git/hooks, .git/config, .codebot); repeatable.
+ *                       namespace: git directories, .codebot, codebot's own files); a mount
+ *                       point cannot be renamed or removed either (EBUSY); repeatable.
+ *   --pin PATH          bound onto itself, still writable: it cannot be renamed or removed
+ *                       (the directories above a protected path); repeatable, done first.
  *   --no-network        a new, empty network namespace (its own loopback, up; nothing else).
  *   --probe             print what this kernel supports, as JSON, and exit.
  *   -- COMMAND [ARG]... what to exec (PATH is searched).
@@ -149,6 +152,14 @@ static void protect(const char *path) {
     if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) die(path, errno);
     if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, NULL) != 0)
         die(path, errno);
+}
+
+/* Bind PATH onto itself, writable: a mount point, which rename(2) and rmdir(2) refuse. */
+static void pin(const char *path) {
+    if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) != 0) {
+        if (errno == ENOENT) return;
+        die(path, errno);
+    }
 }
 
 /* No new AF_UNIX sockets (a socket path such as docker's or the session bus leads out of
@@ -293,8 +304,8 @@ static void parent_death(pid_t parent) {
 
 int main(int argc, char **argv) {
     pid_t parent = 0;
-    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, i = 1;
-    char *writable[MAX_PATHS], *protect_paths[MAX_PATHS];
+    int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, npin = 0, i = 1;
+    char *writable[MAX_PATHS], *protect_paths[MAX_PATHS], *pin_paths[MAX_PATHS];
     const char *announce_spec = NULL;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *arg = argv[i];
@@ -315,6 +326,8 @@ int main(int argc, char **argv) {
             writable[nwrite++] = argv[++i];
         } else if (strcmp(arg, "--protect") == 0 && nprotect < MAX_PATHS) {
             protect_paths[nprotect++] = argv[++i];
+        } else if (strcmp(arg, "--pin") == 0 && npin < MAX_PATHS) {
+            pin_paths[npin++] = argv[++i];
         } else {
             fprintf(stderr, "codebot-exec: unknown or repeated option %s\n", arg);
             return FAIL;
@@ -330,12 +343,14 @@ int main(int argc, char **argv) {
     if (sandbox) {
         int abi = landlock_abi();
         if (abi < LL_MIN_ABI) die("landlock", abi ? ENOTSUP : ENOSYS);
-        int flags = (no_network ? CLONE_NEWNET : 0) | (nprotect ? CLONE_NEWNS : 0);
+        int mounts = nprotect + npin;
+        int flags = (no_network ? CLONE_NEWNET : 0) | (mounts ? CLONE_NEWNS : 0);
         int err = enter_namespaces(flags);
         if (err) die("user namespace", err);
         if (no_network && (err = loopback_up()) != 0) die("loopback", err);
-        if (nprotect && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        if (mounts && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
             die("mount namespace", errno);
+        for (int p = 0; p < npin; p++) pin(pin_paths[p]);
         for (int p = 0; p < nprotect; p++) protect(protect_paths[p]);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs", errno);
         seccomp_filter();

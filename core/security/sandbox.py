@@ -14,9 +14,12 @@ Policy and detection live here; the confinement itself is applied by the exec he
 - **escapes**: no new ``AF_UNIX`` sockets (a socket such as docker's or the session bus would
   run commands outside) and no ``io_uring`` (seccomp); no mounts, no ``ptrace`` of a process
   outside, and (Landlock ABI 6) no signals to one, no abstract sockets outside.
-- **protected**: in each writable directory, ``.git/hooks``, ``.git/config`` and ``.codebot``
-  stay read-only (a private mount namespace), so nothing written by a confined command runs
-  later, unconfined, as a git hook or a codebot setting.
+- **protected** (:mod:`.guarded`): every git directory in the writable trees as a whole, the
+  project's ``.codebot``, ``.claude``, ``.mcp.json`` and memory files, codebot's own
+  directories and installation stay read-only and cannot be renamed (a private mount
+  namespace), so nothing written by a confined command runs later, unconfined, as git's
+  configuration, a codebot setting or codebot itself. What is missing cannot be protected:
+  its creation is reported after the call (:meth:`Sandbox.watch`).
 
 Modes (the ``sandbox`` setting, ``--sandbox``): ``read-only`` writes only a private temp
 directory (``$TMPDIR``); ``workspace-write`` (the default where the machine supports it) also
@@ -31,17 +34,17 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codebot_mcp.core.config import notes
 from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbox
 from codebot_mcp.core.proc import helper
 from codebot_mcp.core.proc.spawn import Confinement
+from codebot_mcp.core.security import guarded
 
-PROTECTED = (".git/hooks", ".git/config", ".codebot")
-"""Kept read-only inside every writable directory (when they exist)."""
 FILE_REFUSALS = (
     "Permission denied",
     "Read-only file system",
@@ -73,6 +76,8 @@ NETWORK_COMMAND = re.compile(
 printed nothing: ``curl -s``, ``nc -z``)."""
 _SIGNS = "|".join(FILE_REFUSALS)
 _PATH_BEFORE = re.compile(rf"""['"‘`]?(/[^\s'"’`:]+)['"’`]?:?\s*(?:{_SIGNS})""")
+_READ_ONLY = re.compile(r"""['"‘`]?([^\s'"‘’`:]+)['"’`]?:?\s*Read-only file system""")
+"""A path refused with EROFS, relative or not: inside a sandbox, a protected path."""
 _PATH_AFTER = re.compile(rf"""(?:{_SIGNS})\S*:?\s*['"‘`]?(/[^\s'"’`]+)""")
 
 
@@ -123,7 +128,7 @@ class Support:
                 "privilege outside the sandbox"
             )
         elif not self.mountns:
-            out.append("mount namespaces: they keep .git/hooks and .git/config read-only")
+            out.append("mount namespaces: they keep git directories and codebot's files read-only")
         if not network and self.userns and not self.netns:
             out.append("network namespaces: they cut the network")
         if not self.seccomp:
@@ -175,6 +180,11 @@ class Sandbox:
         writable: The configured ``writable`` paths.
         source: Where the mode came from, for messages (``--sandbox``, the settings file).
         machine: What the machine supports (measured when left out).
+        writable_key: Where ``writable`` was set, for messages.
+
+    Raises:
+        SettingsError: a ``writable`` path holds (or lies in) one of codebot's own
+            directories or its installation (:func:`.guarded.refuse_writable`).
     """
 
     def __init__(
@@ -187,6 +197,7 @@ class Sandbox:
         writable: Sequence[Path] = (),
         source: str = "the default",
         machine: Support | None = None,
+        writable_key: str = "sandbox.writable",
     ) -> None:
         assert mode is None or mode in MODES, mode
         self.requested = mode or DEFAULT_MODE
@@ -199,6 +210,13 @@ class Sandbox:
         self.missing: list[str] = [] if self.requested == "off" else self.support.missing(network)
         """What the requested mode needs and the machine lacks (empty: it is enforced)."""
         self._tmp: Path | None = None
+        helpers = [helper.INSTALLED] if helper.INSTALLED.exists() else []
+        located = helper.locate() if helper.decided() else None
+        helpers += [located] if located is not None else []
+        self._own = guarded.own_paths(helpers)
+        self._scan = guarded.GitScan()
+        if self.active and self.requested == "workspace-write":
+            guarded.refuse_writable(self.writable, self._own, writable_key)
 
     @classmethod
     def for_server(cls, spec: ServerSandbox, workspace: Path) -> Sandbox:
@@ -272,22 +290,44 @@ class Sandbox:
                 seen.setdefault(str(real), real)
         return list(seen.values())
 
-    def protected_paths(self, writable: Iterable[Path]) -> list[Path]:
-        """``.git/hooks``, ``.git/config`` and ``.codebot`` of each writable directory."""
-        out: list[Path] = []
-        for directory in writable:
-            for name in PROTECTED:
-                candidate = directory / name
-                if candidate.exists() and not candidate.is_symlink():
-                    out.append(candidate)
-        return out
+    def guard(self, writable: Sequence[Path]) -> guarded.Plan:
+        """What stays read-only (and unrenameable) inside ``writable``: the git directories
+        and project files found there, codebot's own paths (:mod:`.guarded`)."""
+        tmp = self.tmpdir()
+        found = self._scan.find([w for w in writable if w != tmp])
+        return guarded.plan(writable, found, self._own)
+
+    def protected_paths(self, writable: Sequence[Path]) -> list[Path]:
+        """The read-only paths inside ``writable`` (:meth:`guard`)."""
+        return list(self.guard(writable).protected)
 
     def confinement(self) -> Confinement:
         """What the exec helper applies to a command."""
         writable = self.writable_paths()
-        protected = self.protected_paths(writable)
+        guard = self.guard(writable)
         return Confinement(
-            tuple(str(p) for p in writable), tuple(str(p) for p in protected), self.network
+            tuple(str(p) for p in writable),
+            tuple(str(p) for p in guard.protected),
+            self.network,
+            pinned=tuple(str(p) for p in guard.pinned),
+        )
+
+    def watch(self, cwd: Path) -> guarded.Watch:
+        """Start noting what a call creates of ``.git``, ``.codebot``, ``.claude``,
+        ``.mcp.json`` and the memory files, from the project root down to ``cwd`` (a
+        missing one cannot be protected)."""
+        if self.requested != "workspace-write":
+            return guarded.Watch(())
+        return guarded.Watch(notes.directories(self.workspace, cwd))
+
+    def created_note(self, created: Sequence[Path]) -> str:
+        """What the result says when a confined call created :data:`.guarded.WATCHED_NAMES`."""
+        names = ", ".join(str(p) for p in created)
+        return (
+            f"[sandbox: this command created {names}. The sandbox keeps these read-only "
+            "where they exist, but cannot stop a command from creating them; git, codebot "
+            "and Claude Code read them outside the sandbox (a new .git runs its hooks and "
+            "config on your next git command). The user is told to check them.]"
         )
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -328,10 +368,11 @@ class Sandbox:
         lines.append(f"kernel: {self.support.summary()}")
         return lines
 
-    def refusal_note(self, output: str, command: str = "") -> str | None:
+    def refusal_note(self, output: str, command: str = "", cwd: Path | None = None) -> str | None:
         """For a failed confined command: a note naming the sandbox when its output (or, for
         the network, the command itself) looks like the sandbox refused something (a write
-        outside, the network), else None."""
+        outside or to a protected path, the network), else None. A relative path in the
+        output is taken from ``cwd`` (the project root when left out)."""
         if HELPER_FAILED in output:
             line = next(x for x in output.splitlines() if HELPER_FAILED in x)
             return (
@@ -340,12 +381,27 @@ class Sandbox:
                 "asked.]"
             )
         what: list[str] = []
+        read_only = _READ_ONLY.search(output)
+        if read_only is not None and guarded.GIT in Path(read_only.group(1)).parts:
+            refused = os.path.normpath((cwd or self.workspace) / read_only.group(1))
+            return (
+                f"[sandbox: git directories are read-only in the {self.requested} sandbox "
+                f"(refused: a write to {refused}): what git reads there (hooks, config) would "
+                "run outside the sandbox. Commands that write a repository (git add, commit, "
+                "checkout, stash, fetch, init over it) need an unsandboxed run: call bash "
+                'again with "sandbox": false; the user is asked first.]'
+            )
         if any(sign in output for sign in FILE_REFUSALS):
             where = _refused_path(output)
             if where is None:
                 what.append("a write outside the writable paths")
             elif self._refuses(Path(where)):
                 what.append(f"a write to {where}")
+            elif "Device or resource busy" in output:
+                what.append(
+                    "renaming or removing a protected path (a git directory, a project or "
+                    "codebot file kept read-only, or a directory holding one)"
+                )
         if not self.network and (
             any(sign in output for sign in NETWORK_REFUSALS) or NETWORK_COMMAND.search(command)
         ):
@@ -375,7 +431,10 @@ class Sandbox:
     def _where(self) -> str:
         paths = [str(p) for p in self.writable_paths()]
         shown = ", ".join(paths[:6]) + (f" and {len(paths) - 6} more" if len(paths) > 6 else "")
-        return f"{shown} ($TMPDIR is {self.tmpdir()}; .git/hooks, .git/config stay read-only)"
+        return (
+            f"{shown} ($TMPDIR is {self.tmpdir()}; git directories, .codebot, .claude, "
+            ".mcp.json, the memory files and codebot's own files stay read-only)"
+        )
 
     def _network_words(self) -> str:
         if self.network:

@@ -160,6 +160,7 @@ class BashTool:
         }
         sandbox = self.sandbox if self.sandboxed(arguments) else None
         label = sandbox.requested if sandbox is not None else "off"
+        watch = sandbox.watch(self.cwd) if sandbox is not None else None
         try:
             if sandbox is not None:
                 env = sandbox.environment(env)
@@ -193,9 +194,13 @@ class BashTool:
         result = self._result(output, process.returncode, timed_out, timeout)
         result.data["sandbox"] = label
         if sandbox is not None and result.is_error and not timed_out:
-            note = sandbox.refusal_note(output.text(), command)
+            note = sandbox.refusal_note(output.text(), command, self.cwd)
             if note is not None:
                 result.text = f"{result.text}\n{note}"
+        created = watch.created() if watch is not None else []
+        if sandbox is not None and created:  # what the sandbox cannot prevent, said
+            result.text = f"{result.text}\n{sandbox.created_note(created)}"
+            result.data["sandbox_created"] = [str(p) for p in created]
         return result
 
     @staticmethod
