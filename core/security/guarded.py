@@ -51,7 +51,13 @@ PROJECT_NAMES: tuple[str, ...] = (
 """Files codebot reads as the project's configuration or memory, in any directory."""
 WATCHED_NAMES: tuple[str, ...] = (GIT, *PROJECT_NAMES)
 """Names whose creation by a confined command is reported (it cannot be prevented)."""
-MAX_DIRS = 4_000
+SKIPPED = frozenset(
+    ("node_modules", "__pycache__", "site-packages", ".tox", ".nox", ".mypy_cache",
+     ".pytest_cache", ".ruff_cache", ".gradle", ".next")
+)  # fmt: skip
+"""Directories the scan does not enter: generated trees, large, that hold no repository of
+the user's (a virtual environment, a folder holding ``pyvenv.cfg``, is not entered either)."""
+MAX_DIRS = 2_000
 """Directories the scan keeps track of, over all writable trees (breadth first: shallow
 directories first); past it, deeper repositories are not protected (:attr:`GitScan.capped`)."""
 MAX_DEPTH = 8
@@ -120,6 +126,7 @@ def _example(entry: Path) -> str:
 class _Listed:
     mtime: int
     children: tuple[str, ...]
+    """Subdirectories to enter, as full paths."""
     found: tuple[str, ...]
     """Entries named ``.git`` or one of :data:`PROJECT_NAMES` (not symlinks)."""
 
@@ -155,7 +162,7 @@ class GitScan:
             if depth >= MAX_DEPTH:
                 self.capped = self.capped or bool(listed.children)
                 continue
-            queue.extend((os.path.join(directory, c), depth + 1) for c in listed.children)
+            queue.extend((child, depth + 1) for child in listed.children)
         self.listed = seen
         return found
 
@@ -169,6 +176,7 @@ class GitScan:
             return known
         children: list[str] = []
         found: list[str] = []
+        venv = False
         try:
             with os.scandir(directory) as entries:
                 for entry in entries:
@@ -177,11 +185,14 @@ class GitScan:
                         continue
                     if name == GIT or name in PROJECT_NAMES:
                         found.append(name)
-                    elif entry.is_dir(follow_symlinks=False):
-                        children.append(name)
+                    elif name == "pyvenv.cfg":
+                        venv = True
+                    elif name not in SKIPPED and entry.is_dir(follow_symlinks=False):
+                        children.append(entry.path)
         except OSError:  # boundary: unreadable: nothing found there
             return None
-        return _Listed(mtime, tuple(sorted(children)), tuple(sorted(found)))
+        kept = () if venv else tuple(sorted(children))
+        return _Listed(mtime, kept, tuple(sorted(found)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -272,7 +272,7 @@ class Sandbox:
     def writable_paths(self) -> list[Path]:
         """Where a confined command may write: the temp dir, and in ``workspace-write`` the
         project root, ``roots`` and ``writable`` (a missing ``writable`` directory is made
-        first, as ``mkdir -p`` would: ``~/.cache`` on a fresh account; other missing paths are
+        first, as ``mkdir -p`` would: ``~/.npm`` on a fresh account; other missing paths are
         left out)."""
         if self.requested == "workspace-write":
             for path in self.writable:
@@ -357,10 +357,16 @@ class Sandbox:
                 lines.append("writable:")
                 writable = self.writable_paths()
                 lines += [f"  {p}" for p in writable]
-                protected = self.protected_paths(writable)
-                if protected:
-                    lines.append("read-only inside them:")
-                    lines += [f"  {p}" for p in protected]
+                guard = self.guard(writable)
+                if guard.protected:
+                    lines.append("read-only inside them (and not renameable):")
+                    lines += [f"  {p}" for p in guard.protected]
+                if self._scan.capped:
+                    lines.append(
+                        f"the scan for nested git repositories stopped at "
+                        f"{guarded.MAX_DIRS} directories or {guarded.MAX_DEPTH} levels: "
+                        "repositories deeper down are not protected"
+                    )
                 lines.append(
                     'bash runs confined without asking (unless a permission rule asks); "sandbox":'
                     " false on a call runs it outside, after asking"
