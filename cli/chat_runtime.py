@@ -374,7 +374,7 @@ async def open_runtime(
         runtime.skills, runtime.skill_loader = catalog, loader
         runtime.sandbox = sandbox
         if sandbox.active:  # hooks run inside the sandbox too
-            ext.spawn["confine"] = sandbox.confinement()
+            ext.spawn["confine"] = sandbox.confinement  # fresh at each hook start
             if ext.hooks is not None:
                 ext.hooks.spawn = ext.spawn
         runtime.ext = ext

@@ -122,7 +122,8 @@ class Hooks:
         self.subagent = False
         """In a subagent only tool hooks fire (no prompts, no ``Stop``)."""
         self.spawn: dict[str, Any] = {}
-        """More options for starting hook processes (the sandbox's confinement, when on)."""
+        """More options for starting hook processes (the sandbox's confinement, when on); a
+        callable value is called at each start (the confinement, fresh for each hook)."""
 
     def for_subagent(self) -> Hooks:
         """The same hooks, for a subagent's calls."""
@@ -173,7 +174,7 @@ class Hooks:
                     env=self._environment(),
                     cwd=self.cwd,
                     limit=hook.timeout,
-                    **self.spawn,
+                    **{k: v() if callable(v) else v for k, v in self.spawn.items()},
                 )
             except (OSError, CodebotError) as exc:  # e.g. a sandbox that cannot start
                 finished[index] = exc

@@ -105,14 +105,23 @@ def refuse_writable(entries: Sequence[Path], own: Iterable[Own], key: str) -> No
     for entry in entries:
         real = _real(entry)
         for item in owned:
-            if _inside(item.path, real) or _inside(real, item.path):
-                raise SettingsError(
-                    f"'{key}' lists {entry}, which holds {item.label} ({item.path}): no "
-                    "sandbox may write there, or what a confined command writes would run "
-                    "outside the sandbox",
-                    hint=f"Name the directories the tool needs instead (e.g. {_example(real)}), "
-                    f"none of them containing {item.path}.",
+            if real == item.path or _inside(real, item.path):
+                how = "is" if real == item.path else "lies inside"
+                hint = f"Remove {entry} from '{key}': codebot's own files stay read-only."
+            elif _inside(item.path, real):
+                how = "holds"
+                hint = (
+                    f"Name the directories the tool needs instead (e.g. {_example(real)}), "
+                    f"none of them containing {item.path}."
                 )
+            else:
+                continue
+            raise SettingsError(
+                f"'{key}' lists {entry}, which {how} {item.label} ({item.path}): no sandbox "
+                "may write there, or what a confined command writes would run outside the "
+                "sandbox",
+                hint=hint,
+            )
 
 
 def _example(entry: Path) -> str:

@@ -264,8 +264,9 @@ def test_hooks_run_inside_the_chats_sandbox(
 
     root = tmp_path / "repo"
     root.mkdir()
+    (root / ".git").mkdir()  # issue 29: what git reads stays read-only for hooks too
     outside = tmp_path / "outside.txt"
-    command = f"echo in > inside.txt; echo out > {outside}; exit 0"
+    command = f"echo in > inside.txt; echo out > {outside}; echo x > .git/commondir; exit 0"
     hooks = {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}
     write_settings(root, {"base_url": fake.base_url, "hooks": hooks})
     if mode != "off" and not Sandbox("workspace-write", workspace=root).active:
@@ -275,3 +276,4 @@ def test_hooks_run_inside_the_chats_sandbox(
     assert code == 0, err
     assert (root / "inside.txt").read_text() == "in\n"
     assert outside.exists() is (mode == "off")
+    assert (root / ".git" / "commondir").exists() is (mode == "off")

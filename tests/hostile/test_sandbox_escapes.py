@@ -381,3 +381,29 @@ def test_scans_are_bounded_and_kept_between_calls(tmp_path: Path) -> None:
     deep.mkdir(parents=True)
     (deep / ".git").mkdir()
     assert deep / ".git" not in scan.find([root]) and scan.capped
+
+
+@needs_sandbox
+async def test_a_sandboxed_server_gets_the_same_protection(project: Path, tmp_path: Path) -> None:
+    """A stdio server entry with ``"sandbox"`` starts through the same confinement."""
+    from codebot_mcp.core.proc.spawn import open_process
+
+    (project / ".claude").mkdir()
+    spec = ServerSandbox("workspace-write", workspace=project)
+    sandbox = Sandbox.for_server(spec, project)
+    script = "echo x > .git/commondir; mkdir .claude/commands; echo ok > served.txt"
+    try:
+        process = await open_process(
+            ["sh", "-c", script],
+            confine=sandbox.confinement(),
+            cwd=project,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        await process.wait()
+    finally:
+        sandbox.close()
+    assert (project / "served.txt").exists()  # it ran, confined
+    assert not (project / ".git" / "commondir").exists()
+    assert not (project / ".claude" / "commands").exists()

@@ -142,7 +142,7 @@ def _hooks(
     if hooks is None:
         return None
     if sandbox.active:
-        ext.spawn["confine"] = sandbox.confinement()
+        ext.spawn["confine"] = sandbox.confinement  # fresh at each hook start
         hooks.spawn = ext.spawn
     hooks.mode_of = lambda: "bypassPermissions" if yes else "default"
     return hooks
