@@ -316,7 +316,7 @@ def test_a_writable_entry_holding_codebots_home_stops_chat(
     home.mkdir(parents=True, exist_ok=True)
     (home / "settings.json").write_text(json.dumps({"sandbox": {"writable": [str(home)]}}))
     fake.queue(fo.text("never"))
-    code, doc, err = chat(capsys, project)
+    code, _, err = chat(capsys, project)
     assert code == 3, err
     assert "'sandbox.writable' lists" in err and "codebot's global directory" in err
     assert not fake.bodies  # nothing ran
