@@ -14,9 +14,10 @@ protects in the command's private mount namespace (``core/proc/exec_helper.c``):
   helper, data) and its installation (a virtual environment, the package, the helper) when
   they lie in a writable tree. A mount point cannot be renamed, removed or replaced (EBUSY),
   and nothing beneath it can be written (EROFS), ``chmod`` included.
-- **pinned**: each directory between a writable root and a protected path that could be
-  renamed (its parent is writable) is bound onto itself, read-write: renaming it gives EBUSY
-  too, so ``mv vendor/x elsewhere`` cannot put a fresh repository in its place.
+- **pinned**: each directory between a writable root and a protected git directory or path of
+  codebot's that could be renamed (its parent is writable) is bound onto itself, read-write:
+  renaming it gives EBUSY too, so ``mv vendor/x elsewhere`` cannot put a fresh repository in
+  its place.
 
 What does not exist cannot be mounted over: a confined command can still *create* a missing
 ``.git``, ``.codebot``, ``.claude``, ``.mcp.json`` or memory file. :class:`Watch` notices
@@ -214,7 +215,9 @@ class Plan:
 
 def plan(writable: Sequence[Path], found: Iterable[Path], own: Iterable[Own]) -> Plan:
     """The mounts that keep ``found`` (from :class:`GitScan`) and codebot's ``own`` paths
-    read-only inside the ``writable`` roots, each one unrenameable."""
+    read-only inside the ``writable`` roots, each one unrenameable, and the directories above
+    a git directory or one of codebot's paths pinned (a new memory file in a renamed
+    directory is no more than one made anywhere, which cannot be stopped: those are not)."""
     candidates: list[Path] = []
     for item in own:
         if any(_inside(item.path, w) for w in writable) and not any(
@@ -232,6 +235,8 @@ def plan(writable: Sequence[Path], found: Iterable[Path], own: Iterable[Own]) ->
     protected = _outermost(p for p in candidates if p.exists())[:MAX_MOUNTS]
     pinned: set[Path] = set()
     for path in protected:
+        if path.name in PROJECT_NAMES:
+            continue
         for parent in path.parents:
             if not any(w in parent.parents for w in writable):
                 break  # a writable root, or outside: its parent is not writable
