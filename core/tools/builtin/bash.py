@@ -101,7 +101,9 @@ class BashTool:
         net = "with network" if sandbox.network else "without any network"
         return (
             f"{self.DESCRIPTION} Commands run in a {sandbox.requested} sandbox: they may read "
-            f"anywhere and write {where}, {net}. If a command fails because the sandbox "
+            f"anywhere and write {where}, {net}; git directories stay read-only (git "
+            "commands that write a repository, such as add or commit, need the sandbox off). "
+            "If a command fails because the sandbox "
             'refused something it really needs, call bash again with "sandbox": false to run '
             "it outside the sandbox; the user is asked first."
         )
