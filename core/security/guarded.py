@@ -81,7 +81,8 @@ class Own:
 
 
 def own_paths(helpers: Iterable[Path] = ()) -> list[Own]:
-    """codebot's own directories and its installation, resolved: what no sandbox may write."""
+    """codebot's own directories and its installation, resolved, and git's global
+    configuration (``~/.gitconfig``, ``~/.config/git``): what no sandbox may write."""
     out = [
         Own(_real(paths.codebot_home()), "codebot's global directory", make=True),
         Own(_real(paths.state_dir()), "codebot's state directory (trust store, tokens)", True),
@@ -93,6 +94,9 @@ def own_paths(helpers: Iterable[Path] = ()) -> list[Own]:
     package = Path(paths.__file__).resolve().parent.parent.parent  # codebot_mcp/
     out.append(Own(package, "codebot's installed package"))
     out += [Own(_real(path), "codebot's exec helper") for path in helpers]
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    for path in (Path.home() / ".gitconfig", config / "git"):  # what git reads everywhere
+        out.append(Own(_real(path), "git's global configuration"))
     return out
 
 

@@ -234,6 +234,7 @@ def test_a_writable_entry_holding_codebots_files_is_refused(
     monkeypatch.delenv("CODEBOT_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(dot_cache))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     with pytest.raises(SettingsError) as caught:  # the docs' old example
         Sandbox("workspace-write", workspace=tmp_path / "p", writable=[dot_cache], machine=machine)
     message = str(caught.value)
@@ -248,6 +249,11 @@ def test_a_writable_entry_holding_codebots_files_is_refused(
             writable=[tmp_path / ".codebot" / "skills"],
             machine=machine,
         )
+    with pytest.raises(SettingsError, match="git's global configuration"):  # ~/.config/git
+        Sandbox(
+            "workspace-write", workspace=tmp_path / "p", writable=[tmp_path / ".config"],
+            machine=machine,
+        )  # fmt: skip
     # A narrower entry is fine; a server entry's writable is held to the same rule.
     Sandbox("workspace-write", workspace=tmp_path, writable=[dot_cache / "pip"], machine=machine)
     spec = ServerSandbox("workspace-write", writable=(dot_cache,), workspace=tmp_path)
