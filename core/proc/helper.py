@@ -19,8 +19,9 @@ Where it comes from:
 What runs outside the sandbox must not be writable from inside it: the cache directory is
 0700, and every sandbox keeps it (and the helper beside its source, when that lies in a
 writable tree) read-only (``core.security.guarded``). Before each use :func:`check` compares
-the file with what :func:`locate` verified (owner, mode, and its sha256 whenever the file's
-identity changed); a helper that changed is never run.
+the file with what :func:`locate` verified (its identity, and its sha256 whenever that moved;
+:func:`locate` also refuses one another user owns or anyone may write); a helper that changed
+is never run.
 """
 
 from __future__ import annotations
@@ -144,18 +145,17 @@ def _digest(path: Path) -> str:
 
 
 def _verify(path: Path) -> None:
-    """Record the helper as it is now, after checking that only its owner can change it.
+    """Record the helper as it is now, after checking that no other user can change it.
 
     Raises:
-        HelperChangedError: it (or its directory) is another user's, or group- or
-            world-writable.
+        HelperChangedError: it (or its directory) is another user's, or world-writable.
     """
     global _verified
     for item in (path, path.parent):
         info = item.stat()
-        if info.st_uid not in (os.geteuid(), 0) or info.st_mode & 0o022:
+        if info.st_uid not in (os.geteuid(), 0) or info.st_mode & 0o002:
             raise HelperChangedError(
-                f"the exec helper {path} is not safe to run: {item} is writable by others "
+                f"the exec helper {path} is not safe to run: {item} is writable by everyone "
                 f"or owned by another user (mode {info.st_mode & 0o7777:o}, uid {info.st_uid})"
             )
     before = _identity(path.stat())

@@ -413,3 +413,24 @@ async def test_a_sandboxed_server_gets_the_same_protection(project: Path, tmp_pa
     assert (project / "served.txt").exists()  # it ran, confined
     assert not (project / ".git" / "commondir").exists()
     assert not (project / ".claude" / "commands").exists()
+
+
+def test_a_helper_anyone_may_replace_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = helper.locate()
+    if original is None:
+        pytest.skip(f"no exec helper: {helper.problem()}")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    copy = shared / "codebot-exec"
+    shutil.copy2(original, copy)
+    os.utime(copy)
+    shared.chmod(0o777)  # like /tmp without the sticky bit: anyone could swap it
+    monkeypatch.setattr(helper, "INSTALLED", copy)
+    helper.forget()
+    try:
+        assert helper.locate() is None
+        assert "writable by everyone" in (helper.problem() or "")
+    finally:
+        helper.forget()
