@@ -180,7 +180,6 @@ class Sandbox:
         writable: The configured ``writable`` paths.
         source: Where the mode came from, for messages (``--sandbox``, the settings file).
         machine: What the machine supports (measured when left out).
-        writable_key: Where ``writable`` was set, for messages.
 
     Raises:
         SettingsError: a ``writable`` path holds (or lies in) one of codebot's own
@@ -197,7 +196,6 @@ class Sandbox:
         writable: Sequence[Path] = (),
         source: str = "the default",
         machine: Support | None = None,
-        writable_key: str = "sandbox.writable",
     ) -> None:
         assert mode is None or mode in MODES, mode
         self.requested = mode or DEFAULT_MODE
@@ -216,7 +214,7 @@ class Sandbox:
         self._own = guarded.own_paths(helpers)
         self._scan = guarded.GitScan()
         if self.active and self.requested == "workspace-write":
-            guarded.refuse_writable(self.writable, self._own, writable_key)
+            guarded.refuse_writable(self.writable, self._own, "sandbox.writable")
 
     @classmethod
     def for_server(cls, spec: ServerSandbox, workspace: Path) -> Sandbox:
