@@ -196,6 +196,8 @@ class GitScan:
                 for entry in entries:
                     name = entry.name
                     if entry.is_symlink():
+                        if name == GIT:  # its target is protected; the link can be replaced
+                            found.append(name)
                         continue
                     if name == GIT or name in PROJECT_NAMES:
                         found.append(name)
@@ -231,6 +233,8 @@ def plan(writable: Sequence[Path], found: Iterable[Path], own: Iterable[Own]) ->
                 _make_private(item.path)
             candidates.append(item.path)
     for path in found:
+        if path.is_symlink():
+            path = _real(path)
         candidates.append(path)
         if path.name == GIT and path.is_file():
             target = _gitdir(path)

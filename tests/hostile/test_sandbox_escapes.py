@@ -168,9 +168,15 @@ async def test_repositories_in_roots_and_writable_are_protected(tmp_path: Path) 
     for where in (project, extra / "repo"):
         where.mkdir(parents=True)
         _git("init", "-q", ".", cwd=where)
+    linked = extra / "linked"  # a .git that is a symlink: what it leads to is protected
+    linked.mkdir()
+    _git("init", "-q", "--separate-git-dir", str(extra / "real-git"), ".", cwd=linked)
+    (linked / ".git").unlink()
+    (linked / ".git").symlink_to(extra / "real-git")
     shell = Shell(project, writable=[extra])
     try:
         refused(await shell.run(f"echo '[core]' >> {extra}/repo/.git/config"))
+        refused(await shell.run(f"echo '[core]' >> {extra}/real-git/config"))
         refused(await shell.run(f"mv {extra}/repo {extra}/moved"))
         assert not (await shell.run(f"echo ok > {extra}/repo/file")).is_error
     finally:
