@@ -63,6 +63,8 @@ MAX_DIRS = 2_000
 directories first); past it, deeper repositories are not protected (:attr:`GitScan.capped`)."""
 MAX_DEPTH = 8
 """Directory levels below a writable root the scan descends."""
+MAX_SCAN_SECONDS = 0.25
+"""Wall time one scan may take (a slow network file system): past it, it stops there."""
 MAX_MOUNTS = 200
 """Protected paths per command (the exec helper takes up to 256 of each kind)."""
 RECENT_NS = 2_000_000_000
@@ -151,12 +153,14 @@ class GitScan:
 
     listed: dict[str, _Listed] = field(default_factory=dict[str, _Listed])
     capped: bool = False
-    """The last scan stopped at :data:`MAX_DIRS` or :data:`MAX_DEPTH`."""
+    """The last scan stopped at :data:`MAX_DIRS`, :data:`MAX_DEPTH` or
+    :data:`MAX_SCAN_SECONDS`."""
 
     def find(self, roots: Sequence[Path]) -> list[Path]:
         """Every ``.git`` (directory or file) and project file below ``roots``, shallow
         first (symlinks and the insides of ``.git`` are not entered)."""
         now = time.time_ns()
+        deadline = time.monotonic() + MAX_SCAN_SECONDS
         seen: dict[str, _Listed] = {}
         found: list[Path] = []
         queue = deque((str(root), 0) for root in roots)
@@ -165,7 +169,7 @@ class GitScan:
             directory, depth = queue.popleft()
             if directory in seen:
                 continue
-            if len(seen) >= MAX_DIRS:
+            if len(seen) >= MAX_DIRS or (len(seen) % 64 == 0 and time.monotonic() > deadline):
                 self.capped = True
                 break
             listed = self._list(directory, now)

@@ -362,8 +362,8 @@ class Sandbox:
                 if self._scan.capped:
                     lines.append(
                         f"the scan for nested git repositories stopped at "
-                        f"{guarded.MAX_DIRS} directories or {guarded.MAX_DEPTH} levels: "
-                        "repositories deeper down are not protected"
+                        f"{guarded.MAX_DIRS} directories, {guarded.MAX_DEPTH} levels or "
+                        f"{guarded.MAX_SCAN_SECONDS} s: repositories past it are not protected"
                     )
                 lines.append(
                     'bash runs confined without asking (unless a permission rule asks); "sandbox":'
