@@ -377,8 +377,9 @@ class Sandbox:
         the network, the command itself) looks like the sandbox refused something (a write
         outside or to a protected path, the network), else None. A relative path in the
         output is taken from ``cwd`` (the project root when left out)."""
-        if HELPER_FAILED in output:
-            line = next(x for x in output.splitlines() if HELPER_FAILED in x)
+        failed = [x for x in output.splitlines() if x.startswith(HELPER_FAILED)]
+        if failed:  # the helper's own message (not a path that ends in codebot-exec)
+            line = failed[0]
             return (
                 f"[sandbox: the {self.requested} sandbox could not be set up ({line.strip()}). "
                 'Call bash again with "sandbox": false to run it unconfined; the user will be '
@@ -395,7 +396,11 @@ class Sandbox:
                 "checkout, stash, fetch, init over it) need an unsandboxed run: call bash "
                 'again with "sandbox": false; the user is asked first.]'
             )
-        if any(sign in output for sign in FILE_REFUSALS):
+        if read_only is not None:  # EROFS: a protected path, relative or not
+            refused = os.path.normpath((cwd or self.workspace) / read_only.group(1))
+            if self._refuses(Path(refused)):
+                what.append(f"a write to {refused}, which stays read-only")
+        if not what and any(sign in output for sign in FILE_REFUSALS):
             where = _refused_path(output)
             if where is None:
                 what.append("a write outside the writable paths")
