@@ -222,6 +222,8 @@ async def test_codebot_directories_inside_the_project_are_read_only(
             "mv codebot-home elsewhere",
         ):
             refused(await shell.run(command))
+        trust = await shell.run("echo '{}' > codebot-home/state/trust.json")
+        assert f"a write to {home / 'state' / 'trust.json'}, which stays read-only" in trust.text
         assert not (home / "state" / "trust.json").exists()
         assert not (home / "settings.json").exists()
         assert not (await shell.run("echo ok > beside.txt")).is_error
