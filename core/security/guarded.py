@@ -63,7 +63,7 @@ MAX_DIRS = 2_000
 directories first); past it, deeper repositories are not protected (:attr:`GitScan.capped`)."""
 MAX_DEPTH = 8
 """Directory levels below a writable root the scan descends."""
-MAX_SCAN_SECONDS = 0.25
+MAX_SCAN_SECONDS = 1.0
 """Wall time one scan may take (a slow network file system): past it, it stops there."""
 MAX_MOUNTS = 200
 """Protected paths per command (the exec helper takes up to 256 of each kind)."""
