@@ -31,6 +31,7 @@ time is unchanged is not listed again, so a call costs one ``stat`` per known di
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections import deque
@@ -96,6 +97,9 @@ def own_paths(helpers: Iterable[Path] = ()) -> list[Own]:
     package = Path(paths.__file__).resolve().parent.parent.parent  # codebot_mcp/
     out.append(Own(package, "codebot's installed package"))
     out += [Own(_real(path), "codebot's exec helper") for path in helpers]
+    command = shutil.which("codebot")
+    if command is not None:  # a script outside the environment (pip --user, a shim)
+        out.append(Own(_real(Path(command)), "the codebot command"))
     config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     for path in (Path.home() / ".gitconfig", config / "git"):  # what git reads everywhere
         out.append(Own(_real(path), "git's global configuration"))
