@@ -160,6 +160,8 @@ def _verify(path: Path) -> None:
             )
     before = _identity(path.stat())
     digest = _digest(path)
+    if _identity(path.stat()) != before:
+        raise HelperChangedError(f"the exec helper {path} changed while codebot checked it")
     _verified = (before, digest)
 
 
