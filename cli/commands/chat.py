@@ -327,6 +327,11 @@ def transcript(
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
                 "sandbox": r.result.data.get("sandbox"),
+                **(
+                    {"sandbox_created": r.result.data["sandbox_created"]}
+                    if r.result.data.get("sandbox_created")
+                    else {}
+                ),
             }
             for r in records
         ],

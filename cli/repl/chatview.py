@@ -288,6 +288,14 @@ class TurnView(AgentEvents):
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)
             print(f"  {mark} {name} ({seconds:.1f}s{where})", file=sys.stderr)
+        created = result.data.get("sandbox_created")
+        if created:  # what the sandbox cannot prevent: the user checks it
+            render.warn(
+                f"sandbox: this {render.safe(call.name, one_line=True)} call created "
+                f"{render.safe(', '.join(created), one_line=True)}; git and codebot read these "
+                "outside the sandbox (a new .git's hooks and config run on your next git "
+                "command there): check them before you use them"
+            )
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """``⊘ name denied: reason``."""

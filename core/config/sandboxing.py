@@ -2,7 +2,7 @@
 
 The setting (``settings.json``, global or project)::
 
-    "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache"],
+    "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache/pip"],
                 "deny_read": ["~/.config/mytool/token"]}
 
 - ``mode``: ``read-only`` | ``workspace-write`` | ``off``; left out: ``workspace-write`` where
@@ -100,7 +100,7 @@ def _paths(value: Any, key: str, path: Path) -> tuple[Path, ...]:
         raise _Bad(
             key,
             f"must be a list of directory paths, found {_kind(value)}",
-            'Write it as "writable": ["~/.cache", "../shared"].',
+            'Write it as "writable": ["~/.cache/pip", "../shared"].',
         )
     base = base_of(path)
     items: list[str] = value  # pyright: ignore[reportUnknownVariableType]

@@ -16,13 +16,15 @@
  *                       write only beneath --write paths (and /dev/null and friends).
  *   --write PATH        writable beneath PATH (repeatable; a missing PATH is skipped).
  *   --protect PATH      read-only even beneath a --write path (a bind mount in a private mount
- *                       namespace: .git/hooks, .git/config, .codebot); repeatable.
+ *                       namespace: git directories, .codebot, codebot's own files); a mount
+ *                       point cannot be renamed or removed either (EBUSY); repeatable.
  *   --hide PATH         hidden: an empty read-only tmpfs over a directory, /dev/null (bound
  *                       read-only) over anything else, in the private mount namespace
  *                       (credentials: ~/.ssh, ~/.aws, ...); repeatable; a missing PATH is skipped.
  *   --pin PATH          a directory bound onto itself (still writable), in the same mount
- *                       namespace: a mount point cannot be renamed or removed, so a folder
- *                       holding a hidden path cannot be moved away from what hides it.
+ *                       namespace: a mount point cannot be renamed or removed, so the folders
+ *                       above a protected or hidden path cannot be moved away; repeatable,
+ *                       done first.
  *   --no-network        a new, empty network namespace (its own loopback, up; nothing else).
  *   --probe             print what this kernel supports, as JSON, and exit.
  *   -- COMMAND [ARG]... what to exec (PATH is searched).
@@ -394,8 +396,8 @@ int main(int argc, char **argv) {
         if (no_network && (err = loopback_up()) != 0) die("loopback", err);
         if (mounts && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
             die("mount namespace", errno);
-        for (int p = 0; p < nprotect; p++) protect(protect_paths[p]);
         for (int p = 0; p < npin; p++) pin(pin_paths[p]);
+        for (int p = 0; p < nprotect; p++) protect(protect_paths[p]);
         for (int h = 0; h < nhide; h++) hide(hide_paths[h]);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs", errno);
         seccomp_filter();

@@ -15,6 +15,13 @@ Where it comes from:
   cache directory, named by the source's hash, once;
 - when neither works, :func:`locate` returns None and :func:`problem` says why: children start
   without the parent-death signal, and the sandbox reports itself unavailable.
+
+What runs outside the sandbox must not be writable from inside it: the cache directory is
+0700, and every sandbox keeps it (and the helper beside its source, when that lies in a
+writable tree) read-only (``core.security.guarded``). Before each use :func:`check` compares
+the file with what :func:`locate` verified (its identity, and its sha256 whenever that moved;
+:func:`locate` also refuses one another user owns or anyone may write); a helper that changed
+is never run.
 """
 
 from __future__ import annotations
@@ -43,6 +50,12 @@ STATIC = "-static"
 _located: Path | None = None
 _problem: str | None = None
 _probe: dict[str, Any] | None = None
+_verified: tuple[tuple[int, ...], str] | None = None
+"""The located helper's identity (device, inode, size, times) and sha256 when verified."""
+
+
+class HelperChangedError(OSError):
+    """The exec helper is not the file codebot verified (or anyone else may write it)."""
 
 
 def _cache_dir() -> Path:
@@ -87,7 +100,7 @@ def build(target: Path) -> None:
     compiler = next((found for name in COMPILERS if (found := shutil.which(name))), None)
     if compiler is None:
         raise OSError("no C compiler (cc, gcc or clang) on PATH to build it")
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _private_dirs(target.parent)
     fd, temporary = tempfile.mkstemp(prefix=".codebot-exec-", dir=target.parent)
     os.close(fd)
     try:
@@ -113,6 +126,73 @@ def build(target: Path) -> None:
             os.unlink(temporary)
 
 
+def _private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents 0700 (as ``core.config.paths.private_dir``;
+    ``proc`` sits below ``config``)."""
+    missing = [p for p in (directory, *directory.parents) if not p.exists()]
+    for made in reversed(missing):
+        made.mkdir(mode=0o700, exist_ok=True)
+        made.chmod(0o700)
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _verify(path: Path) -> None:
+    """Record the helper as it is now, after checking that no other user can change it.
+
+    Raises:
+        HelperChangedError: it (or its directory) is another user's, or world-writable.
+    """
+    global _verified
+    for item in (path, path.parent):
+        info = item.stat()
+        if info.st_uid not in (os.geteuid(), 0) or info.st_mode & 0o002:
+            raise HelperChangedError(
+                f"the exec helper {path} is not safe to run: {item} is writable by everyone "
+                f"or owned by another user (mode {info.st_mode & 0o7777:o}, uid {info.st_uid})"
+            )
+    before = _identity(path.stat())
+    digest = _digest(path)
+    if _identity(path.stat()) != before:
+        raise HelperChangedError(f"the exec helper {path} changed while codebot checked it")
+    _verified = (before, digest)
+
+
+def check(path: Path) -> None:
+    """Before each use: ``path`` is still the helper :func:`locate` verified (a ``stat``; its
+    sha256 again when the file's identity moved).
+
+    Raises:
+        HelperChangedError: its content changed since (it is not run).
+    """
+    global _verified
+    if _verified is None:
+        _verify(path)
+        return
+    identity, digest = _verified
+    try:
+        now = _identity(path.stat())
+        if now == identity:
+            return
+        current = _digest(path)
+    except OSError as exc:
+        raise HelperChangedError(f"the exec helper {path} cannot be checked: {exc}") from None
+    if current != digest:
+        raise HelperChangedError(
+            f"the exec helper {path} changed since codebot verified it (sha256 {current[:12]}, "
+            f"expected {digest[:12]}): nothing is started through it. Remove it and run "
+            "codebot again (or `make install` in a checkout) to build it afresh."
+        )
+    _verified = (now, digest)
+
+
 def locate() -> Path | None:
     """The helper's path, building it on first use when need be; None when it cannot be had
     (:func:`problem` says why). Remembered for the process. Blocks while it compiles."""
@@ -122,14 +202,17 @@ def locate() -> Path | None:
     if not sys.platform.startswith("linux"):
         _problem = "the exec helper is for Linux only"
         return None
-    if _fresh(INSTALLED):
-        _located = INSTALLED
-        return _located
     try:
-        cached = cached_path()
-        if not _usable(cached):
-            build(cached)
-        _located = cached
+        if _fresh(INSTALLED):
+            found = INSTALLED
+        else:
+            found = cached_path()
+            if not _usable(found):
+                build(found)
+        _verify(found)
+        _located = found
+    except HelperChangedError as exc:
+        _problem = str(exc)
     except OSError as exc:
         _problem = f"the exec helper codebot-exec is not built ({exc}); run `make install`"
     return _located
@@ -174,5 +257,5 @@ def probe() -> dict[str, Any]:
 
 def forget() -> None:
     """Locate and probe again next time (tests)."""
-    global _located, _problem, _probe
-    _located = _problem = _probe = None
+    global _located, _problem, _probe, _verified
+    _located = _problem = _probe = _verified = None

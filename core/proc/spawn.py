@@ -31,7 +31,8 @@ class Confinement:
 
     It reads and executes anywhere but ``hidden`` (an empty directory or file there); it
     writes only beneath ``writable`` (and to ``/dev/null`` and the like), never beneath
-    ``protected``; ``network`` False: no network at all.
+    ``protected``; ``network`` False: no network at all; ``pinned`` directories stay
+    writable but cannot be renamed or removed.
     """
 
     writable: tuple[str, ...]
@@ -40,7 +41,8 @@ class Confinement:
     hidden: tuple[str, ...] = ()
     """Real paths covered by an empty read-only mount (credentials)."""
     pinned: tuple[str, ...] = ()
-    """Writable folders holding a hidden path: made mount points, so none can be renamed."""
+    """Writable folders above a protected or hidden path: made mount points, so none can be
+    renamed or removed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +79,10 @@ def helper_argv(
             argv.append("--no-network")
         for path in confine.writable:
             argv += ["--write", path]
-        for path in confine.protected:
-            argv += ["--protect", path]
         for path in confine.pinned:
             argv += ["--pin", path]
+        for path in confine.protected:
+            argv += ["--protect", path]
         for path in confine.hidden:
             argv += ["--hide", path]
     return [*argv, "--", *command]
@@ -103,8 +105,9 @@ async def open_process(
     tells that reaper about the child before it execs.
 
     Raises:
-        ConfinementError: ``confine`` was given and the helper is missing.
-        OSError: the helper (or, without it, the command) cannot be started.
+        ConfinementError: ``confine`` was given and the helper is missing or changed.
+        OSError: the helper (or, without it, the command) cannot be started, or it changed
+            since codebot verified it (:class:`.helper.HelperChangedError`).
     """
     descendants.become_subreaper()
     # The first call may compile the helper (a wheel install): off the event loop then.
@@ -114,6 +117,12 @@ async def open_process(
             raise ConfinementError(helper.problem() or "the exec helper is missing")
         process = await anyio.open_process(list(command), **kwargs)
     else:
+        try:
+            helper.check(located)  # what runs outside the sandbox, checked before each use
+        except helper.HelperChangedError as exc:
+            if confine is not None:
+                raise ConfinementError(str(exc)) from None
+            raise
         argv = helper_argv(
             command,
             die_with_parent=die_with_parent,

@@ -14,9 +14,12 @@ Policy and detection live here; the confinement itself is applied by the exec he
 - **escapes**: no new ``AF_UNIX`` sockets (a socket such as docker's or the session bus would
   run commands outside) and no ``io_uring`` (seccomp); no mounts, no ``ptrace`` of a process
   outside, and (Landlock ABI 6) no signals to one, no abstract sockets outside.
-- **protected**: in each writable directory, ``.git/hooks``, ``.git/config`` and ``.codebot``
-  stay read-only (a private mount namespace), so nothing written by a confined command runs
-  later, unconfined, as a git hook or a codebot setting.
+- **protected** (:mod:`.guarded`): every git directory in the writable trees as a whole, the
+  project's ``.codebot``, ``.claude``, ``.mcp.json`` and memory files, codebot's own
+  directories and installation stay read-only and cannot be renamed (a private mount
+  namespace), so nothing written by a confined command runs later, unconfined, as git's
+  configuration, a codebot setting or codebot itself. What is missing cannot be protected:
+  its creation is reported after the call (:meth:`Sandbox.watch`).
 - **hidden** (:meth:`Sandbox.hidden_paths`): the well-known credential locations
   (:data:`HIDDEN_IN_HOME`, the files their variables name, codebot's token store), the files
   the settings name as secrets and ``sandbox.deny_read``: in the same mount namespace an empty
@@ -42,15 +45,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.config import notes
 from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbox
 from codebot_mcp.core.proc import helper
 from codebot_mcp.core.proc.spawn import Confinement
+from codebot_mcp.core.security import guarded
 
 if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
 
-PROTECTED = (".git/hooks", ".git/config", ".codebot")
-"""Kept read-only inside every writable directory (when they exist)."""
 FILE_REFUSALS = (
     "Permission denied",
     "Read-only file system",
@@ -153,6 +156,8 @@ NETWORK_COMMAND = re.compile(
 printed nothing: ``curl -s``, ``nc -z``)."""
 _SIGNS = "|".join(FILE_REFUSALS)
 _PATH_BEFORE = re.compile(rf"""['"‘`]?(/[^\s'"’`:]+)['"’`]?:?\s*(?:{_SIGNS})""")
+_READ_ONLY = re.compile(r"""['"‘`]?([^\s'"‘’`:]+)['"’`]?:?\s*Read-only file system""")
+"""A path refused with EROFS, relative or not: inside a sandbox, a protected path."""
 _PATH_AFTER = re.compile(rf"""(?:{_SIGNS})\S*:?\s*['"‘`]?(/[^\s'"’`]+)""")
 
 
@@ -203,7 +208,7 @@ class Support:
                 "privilege outside the sandbox"
             )
         elif not self.mountns:
-            out.append("mount namespaces: they keep .git/hooks and .git/config read-only")
+            out.append("mount namespaces: they keep git directories and codebot's files read-only")
         if not network and self.userns and not self.netns:
             out.append("network namespaces: they cut the network")
         if not self.seccomp:
@@ -257,6 +262,10 @@ class Sandbox:
         machine: What the machine supports (measured when left out).
         deny_read: More paths to hide (``sandbox.deny_read``, files the settings name as
             secrets), on top of the built-in ones.
+
+    Raises:
+        SettingsError: a ``writable`` path holds (or lies in) one of codebot's own
+            directories or its installation (:func:`.guarded.refuse_writable`).
     """
 
     def __init__(
@@ -287,6 +296,13 @@ class Sandbox:
         self._made: dict[tuple[str, str], Hidden] = {}
         self._hidden: list[Hidden] | None = None
         """What the last confinement hid (what a command's note speaks of)."""
+        helpers = [helper.INSTALLED] if helper.INSTALLED.exists() else []
+        located = helper.locate() if helper.decided() else None
+        helpers += [located] if located is not None else []
+        self._own = guarded.own_paths(helpers)
+        self._scan = guarded.GitScan()
+        if self.active and self.requested == "workspace-write":
+            guarded.refuse_writable(self.writable, self._own, "sandbox.writable")
 
     @classmethod
     def for_server(cls, spec: ServerSandbox, workspace: Path) -> Sandbox:
@@ -343,7 +359,7 @@ class Sandbox:
     def writable_paths(self) -> list[Path]:
         """Where a confined command may write: the temp dir, and in ``workspace-write`` the
         project root, ``roots`` and ``writable`` (a missing ``writable`` directory is made
-        first, as ``mkdir -p`` would: ``~/.cache`` on a fresh account; other missing paths are
+        first, as ``mkdir -p`` would: ``~/.npm`` on a fresh account; other missing paths are
         left out)."""
         if self.requested == "workspace-write":
             for path in self.writable:
@@ -361,15 +377,16 @@ class Sandbox:
                 seen.setdefault(str(real), real)
         return list(seen.values())
 
-    def protected_paths(self, writable: Iterable[Path]) -> list[Path]:
-        """``.git/hooks``, ``.git/config`` and ``.codebot`` of each writable directory."""
-        out: list[Path] = []
-        for directory in writable:
-            for name in PROTECTED:
-                candidate = directory / name
-                if candidate.exists() and not candidate.is_symlink():
-                    out.append(candidate)
-        return out
+    def guard(self, writable: Sequence[Path]) -> guarded.Plan:
+        """What stays read-only (and unrenameable) inside ``writable``: the git directories
+        and project files found there, codebot's own paths (:mod:`.guarded`)."""
+        tmp = self.tmpdir()
+        found = self._scan.find([w for w in writable if w != tmp])
+        return guarded.plan(writable, found, self._own)
+
+    def protected_paths(self, writable: Sequence[Path]) -> list[Path]:
+        """The read-only paths inside ``writable`` (:meth:`guard`)."""
+        return list(self.guard(writable).protected)
 
     def hidden_paths(self, writable: Iterable[Path] | None = None) -> list[Hidden]:
         """What confined commands cannot read, as it stands now (a path that does not
@@ -411,14 +428,33 @@ class Sandbox:
     def confinement(self) -> Confinement:
         """What the exec helper applies to a command."""
         writable = self.writable_paths()
-        protected = self.protected_paths(writable)
+        guard = self.guard(writable)
         hidden = self._hidden = self.hidden_paths(writable)
+        pinned = dict.fromkeys((*(str(p) for p in guard.pinned), *_pins(hidden, writable)))
         return Confinement(
             tuple(str(p) for p in writable),
-            tuple(str(p) for p in protected),
+            tuple(str(p) for p in guard.protected),
             self.network,
             hidden=tuple(str(h.real) for h in hidden),
-            pinned=_pins(hidden, writable),
+            pinned=tuple(pinned),
+        )
+
+    def watch(self, cwd: Path) -> guarded.Watch:
+        """Start noting what a call creates of ``.git``, ``.codebot``, ``.claude``,
+        ``.mcp.json`` and the memory files, from the project root down to ``cwd`` (a
+        missing one cannot be protected)."""
+        if self.requested != "workspace-write":
+            return guarded.Watch(())
+        return guarded.Watch(notes.directories(self.workspace, cwd))
+
+    def created_note(self, created: Sequence[Path]) -> str:
+        """What the result says when a confined call created :data:`.guarded.WATCHED_NAMES`."""
+        names = ", ".join(str(p) for p in created)
+        return (
+            f"[sandbox: this command created {names}. The sandbox keeps these read-only "
+            "where they exist, but cannot stop a command from creating them; git, codebot "
+            "and Claude Code read them outside the sandbox (a new .git runs its hooks and "
+            "config on your next git command). The user is told to check them.]"
         )
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
@@ -448,10 +484,16 @@ class Sandbox:
                 lines.append("writable:")
                 writable = self.writable_paths()
                 lines += [f"  {p}" for p in writable]
-                protected = self.protected_paths(writable)
-                if protected:
-                    lines.append("read-only inside them:")
-                    lines += [f"  {p}" for p in protected]
+                guard = self.guard(writable)
+                if guard.protected:
+                    lines.append("read-only inside them (and not renameable):")
+                    lines += [f"  {p}" for p in guard.protected]
+                if self._scan.capped:
+                    lines.append(
+                        f"the scan for nested git repositories stopped at "
+                        f"{guarded.MAX_DIRS} directories, {guarded.MAX_DEPTH} levels or "
+                        f"{guarded.MAX_SCAN_SECONDS} s: repositories past it are not protected"
+                    )
                 hidden = self.hidden_paths(writable)
                 if hidden:
                     lines.append("hidden (credentials; sandbox.deny_read adds more):")
@@ -463,24 +505,45 @@ class Sandbox:
         lines.append(f"kernel: {self.support.summary()}")
         return lines
 
-    def refusal_note(self, output: str, command: str = "") -> str | None:
+    def refusal_note(self, output: str, command: str = "", cwd: Path | None = None) -> str | None:
         """For a failed confined command: a note naming the sandbox when its output (or, for
         the network, the command itself) looks like the sandbox refused something (a write
-        outside, the network), else None."""
-        if HELPER_FAILED in output:
-            line = next(x for x in output.splitlines() if HELPER_FAILED in x)
+        outside or to a protected path, the network), else None. A relative path in the
+        output is taken from ``cwd`` (the project root when left out)."""
+        failed = [x for x in output.splitlines() if x.startswith(HELPER_FAILED)]
+        if failed:  # the helper's own message (not a path that ends in codebot-exec)
+            line = failed[0]
             return (
                 f"[sandbox: the {self.requested} sandbox could not be set up ({line.strip()}). "
                 'Call bash again with "sandbox": false to run it unconfined; the user will be '
                 "asked.]"
             )
         what: list[str] = []
-        if any(sign in output for sign in FILE_REFUSALS):
+        read_only = _READ_ONLY.search(output)
+        if read_only is not None and guarded.GIT in Path(read_only.group(1)).parts:
+            refused = os.path.normpath((cwd or self.workspace) / read_only.group(1))
+            return (
+                f"[sandbox: git directories are read-only in the {self.requested} sandbox "
+                f"(refused: a write to {refused}): what git reads there (hooks, config) would "
+                "run outside the sandbox. Commands that write a repository (git add, commit, "
+                "checkout, stash, fetch, init over it) need an unsandboxed run: call bash "
+                'again with "sandbox": false; the user is asked first.]'
+            )
+        if read_only is not None:  # EROFS: a protected path, relative or not
+            refused = os.path.normpath((cwd or self.workspace) / read_only.group(1))
+            if self._refuses(Path(refused)):
+                what.append(f"a write to {refused}, which stays read-only")
+        if not what and any(sign in output for sign in FILE_REFUSALS):
             where = _refused_path(output)
             if where is None:
                 what.append("a write outside the writable paths")
             elif self._refuses(Path(where)):
                 what.append(f"a write to {where}")
+            elif "Device or resource busy" in output:
+                what.append(
+                    "renaming or removing a protected path (a git directory, a project or "
+                    "codebot file kept read-only, or a directory holding one)"
+                )
         if not self.network and (
             any(sign in output for sign in NETWORK_REFUSALS) or NETWORK_COMMAND.search(command)
         ):
@@ -533,7 +596,10 @@ class Sandbox:
     def _where(self) -> str:
         paths = [str(p) for p in self.writable_paths()]
         shown = ", ".join(paths[:6]) + (f" and {len(paths) - 6} more" if len(paths) > 6 else "")
-        return f"{shown} ($TMPDIR is {self.tmpdir()}; .git/hooks, .git/config stay read-only)"
+        return (
+            f"{shown} ($TMPDIR is {self.tmpdir()}; git directories, .codebot, .claude, "
+            ".mcp.json, the memory files and codebot's own files stay read-only)"
+        )
 
     def _network_words(self) -> str:
         if self.network:

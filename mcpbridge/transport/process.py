@@ -26,6 +26,7 @@ import anyio
 from anyio.abc import Process
 
 from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import child_environment as _child_environment
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.proc.spawn import Announcement, ConfinementError, open_process
@@ -234,7 +235,14 @@ def server_sandbox(config: ServerConfig) -> Sandbox | None:
     """
     if config.sandbox is None:
         return None
-    sandbox = Sandbox.for_server(config.sandbox, config.cwd or Path.cwd())
+    try:
+        sandbox = Sandbox.for_server(config.sandbox, config.cwd or Path.cwd())
+    except SettingsError as exc:  # a `writable` path that holds codebot's own files
+        raise LaunchError(
+            f"server '{config.name}': {exc}",
+            f"{exc.hint or ''} Fix 'sandbox.writable' of server '{config.name}' in "
+            f"{config.source}.".strip(),
+        ) from None
     if sandbox.missing:
         raise LaunchError(
             f"server '{config.name}' asks for the {sandbox.requested} sandbox, which this "

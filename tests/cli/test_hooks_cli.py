@@ -308,8 +308,9 @@ def test_hooks_run_as_the_user_unless_their_entry_asks_for_the_sandbox(
 
     root = tmp_path / "repo"
     root.mkdir()
+    (root / ".git").mkdir()  # issue 29: what git reads stays read-only for hooks too
     outside = tmp_path / "outside.txt"
-    command = f"echo in > inside.txt; echo out > {outside} || exit 1; exit 0"
+    command = f"echo in > inside.txt; echo x > .git/commondir; echo out > {outside} || exit 1"
     hook: dict[str, Any] = {"type": "command", "command": command}
     if confined:
         hook["sandbox"] = confined
@@ -322,6 +323,8 @@ def test_hooks_run_as_the_user_unless_their_entry_asks_for_the_sandbox(
     assert code == 0, err
     assert (root / "inside.txt").read_text() == "in\n"
     assert outside.exists() is (confined is None)
+    # issue 29: what git reads stays read-only for a confined hook too
+    assert (root / ".git" / "commondir").exists() is (confined is None)
     if confined:
         assert "UserPromptSubmit hook" in err and "failed with exit code 1" in err
         assert "the sandbox refused it" in err and '"sandbox": "workspace-write"' in err

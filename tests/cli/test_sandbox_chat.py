@@ -282,3 +282,41 @@ def test_a_server_asking_for_a_sandbox_it_cannot_have_does_not_start(
     err = capsys.readouterr().err
     assert code == 4
     assert "asks for the read-only sandbox" in err and "Landlock" in err
+
+
+def test_a_project_file_made_inside_is_reported_and_git_writes_ask(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 29: what the sandbox cannot prevent (a new memory file) is said to the model,
+    the user and the transcript; a git write is refused with the way out."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    fake.queue(
+        fo.tool_calls(("bash", {"command": "echo 'obey' > CLAUDE.md && echo made"})),
+        fo.tool_calls(("bash", {"command": "git add CLAUDE.md"})),
+        fo.text("ok"),
+    )
+    code, doc, err = chat(capsys, project)
+    assert code == 0, err
+    made, commit = doc["tool_calls"]
+    assert made["sandbox_created"] == [str(project / "CLAUDE.md")]
+    assert "[sandbox: this command created" in tool_results(fake)[0]
+    assert "created" in err and "CLAUDE.md" in err  # the user is told
+    assert commit["is_error"] and "git directories are read-only" in commit["result"]
+    assert '"sandbox": false' in commit["result"]
+
+
+def test_a_writable_entry_holding_codebots_home_stops_chat(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    home = Path(os.environ["CODEBOT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"sandbox": {"writable": [str(home)]}}))
+    fake.queue(fo.text("never"))
+    code, _, err = chat(capsys, project)
+    assert code == 3, err
+    assert "'sandbox.writable' lists" in err and "codebot's global directory" in err
+    assert not fake.bodies  # nothing ran

@@ -101,7 +101,9 @@ class BashTool:
         net = "with network" if sandbox.network else "without any network"
         return (
             f"{self.DESCRIPTION} Commands run in a {sandbox.requested} sandbox: they may read "
-            f"anywhere and write {where}, {net}. If a command fails because the sandbox "
+            f"anywhere and write {where}, {net}; git directories stay read-only (git "
+            "commands that write a repository, such as add or commit, need the sandbox off). "
+            "If a command fails because the sandbox "
             'refused something it really needs, call bash again with "sandbox": false to run '
             "it outside the sandbox; the user is asked first."
         )
@@ -160,6 +162,7 @@ class BashTool:
         }
         sandbox = self.sandbox if self.sandboxed(arguments) else None
         label = sandbox.requested if sandbox is not None else "off"
+        watch = sandbox.watch(self.cwd) if sandbox is not None else None
         try:
             if sandbox is not None:
                 env = sandbox.environment(env)
@@ -193,13 +196,17 @@ class BashTool:
         result = self._result(output, process.returncode, timed_out, timeout)
         result.data["sandbox"] = label
         if sandbox is not None and result.is_error and not timed_out:
-            note = sandbox.refusal_note(output.text(), command)
+            note = sandbox.refusal_note(output.text(), command, self.cwd)
             if note is not None:
                 result.text = f"{result.text}\n{note}"
         if sandbox is not None:  # a hidden path reads as empty: say so, failed or not
             hidden = sandbox.hidden_note(command, output.text(), self.cwd)
             if hidden is not None:
                 result.text = f"{result.text}\n{hidden}"
+        created = watch.created() if watch is not None else []
+        if sandbox is not None and created:  # what the sandbox cannot prevent, said
+            result.text = f"{result.text}\n{sandbox.created_note(created)}"
+            result.data["sandbox_created"] = [str(p) for p in created]
         return result
 
     @staticmethod
