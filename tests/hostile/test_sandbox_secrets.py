@@ -169,9 +169,13 @@ async def test_ways_around_lead_nowhere(home: Home) -> None:
 async def test_hidden_even_where_home_is_writable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``writable: ["~"]``: home is writable, the credentials in it still are not readable,
-    nor movable, nor writable (no key planted in ``authorized_keys``)."""
-    made = Home(tmp_path, monkeypatch, writable=[tmp_path / "userhome"])
+    """Home is writable (a chat started in ``~``: home is the workspace; a ``writable`` entry
+    holding home is refused since issue 29 item 2), the credentials in it still are not
+    readable, nor movable, nor writable (no key planted in ``authorized_keys``)."""
+    made = Home(tmp_path, monkeypatch)
+    made.sandbox.close()
+    made.sandbox = Sandbox("workspace-write", workspace=made.home)
+    made.tool = BashTool(made.home, made.home, made.sandbox)
     try:
         key = SECRETS[".ssh/id_ed25519"]
         result = await made.run(
