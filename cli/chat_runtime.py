@@ -442,6 +442,14 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
 
     config = settings.sandbox
     mode, source = options.sandbox, "--sandbox"
+    if mode is not None and mode != config.mode and "sandbox.mode" in settings.managed_locked:
+        from codebot_mcp.core.errors import SettingsError
+
+        raise SettingsError(
+            f"--sandbox {mode}: the managed settings file {settings.managed_file} locks "
+            f"sandbox.mode{f' to {config.mode}' if config.mode else ''}",
+            hint="Leave out --sandbox; whoever manages this machine sets the sandbox.",
+        )
     if mode is None:
         mode = config.mode
         source = "the 'sandbox' setting" if mode is not None else "the default"

@@ -94,6 +94,16 @@ def apply_trust(globals_: Globals, settings: Settings, *, warn: bool = True) -> 
     from codebot_mcp.core.config import effective
 
     result = effective.apply(settings, assume_trusted=globals_.trust_project)
+    if result.policy_warnings:
+        from codebot_mcp.cli import render
+
+        for line in result.policy_warnings:
+            render.warn_once(line)
+    if warn and result.settings.policy_removed:
+        from codebot_mcp.cli import render
+
+        for name, reason in result.settings.policy_removed.items():
+            render.warn_once(f"server '{name}' is left out by the managed settings: {reason}")
     if warn and result.trust.needs_trust:
         from codebot_mcp.cli import render
         from codebot_mcp.core.config import trust
@@ -116,10 +126,24 @@ def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> 
         )
 
 
+def require_allowed(name: str, settings: Settings) -> None:
+    """A server named on the command line that the managed settings removed is an error
+    naming the managed file and the rule (exit 3)."""
+    reason = settings.policy_removed.get(name)
+    if reason is not None:
+        raise SettingsError(
+            f"server '{name}' is not allowed by the managed settings: {reason}",
+            hint=f"{settings.managed_file} is set by whoever manages this machine; ask them "
+            "to allow the server.",
+        )
+
+
 def select_servers(settings: Settings, names: list[str] | None) -> dict[str, ServerConfig]:
     """The named servers (all when ``names`` is empty), or a usage error naming the known ones."""
     if not names:
         return dict(settings.servers)
+    for name in names:
+        require_allowed(name, settings)
     unknown = [n for n in names if n not in settings.servers]
     if unknown:
         known = ", ".join(settings.servers) or "none"

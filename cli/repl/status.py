@@ -96,7 +96,11 @@ async def show_mcp(runtime: ChatRuntime) -> None:
         print(f"{render.safe(name)}: not trusted (skipped)")
     if runtime.untrusted:
         print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
-    if not statuses and not runtime.untrusted:
+    removed = runtime.settings.policy_removed  # the managed settings' verdicts
+    for name, reason in removed.items():
+        print(f"{render.safe(name)}: left out by the managed settings")
+        print(f"  {render.safe(reason)}")
+    if not statuses and not runtime.untrusted and not removed:
         print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
         return
     extra = await counts(runtime.manager)

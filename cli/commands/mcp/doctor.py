@@ -98,10 +98,10 @@ def doctor_command(
     globals_: Globals = ctx.obj
     try:
         unfiltered = load_unfiltered_settings(globals_)
-    except SettingsError as exc:
+        loaded = effective.apply(unfiltered, assume_trusted=globals_.trust_project)
+    except SettingsError as exc:  # the managed settings file included
         report = doctor.unreadable(exc)
     else:
-        loaded = effective.apply(unfiltered, assume_trusted=globals_.trust_project)
         settings, result = loaded.settings, loaded.trust
         untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
         # Trusted settings run everything (roots, limits, model); an untrusted project's own
