@@ -59,8 +59,13 @@ def ask_holder(
     if not path.exists():
         return None
     servers = dict(settings.servers)
+    from codebot_mcp.cli.runtime import session_pins
+
+    pins = session_pins(settings)  # the holder checks the same lock (its digest says so)
     try:
-        digest = warm.fingerprint(servers, check.trusted, roots(settings))
+        digest = warm.fingerprint(
+            servers, check.trusted, roots(settings), pins.digest() if pins else ""
+        )
         return warm.request(path, digest, payload)
     except warm.WarmError as exc:
         raise ServerError(
