@@ -33,6 +33,9 @@ handshake succeeds and the answers have the expected shape. Anything else raises
 instead, so failures, hints and messages stay exactly the cold path's. Once ``tools/call`` is
 sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
 call's, or the SDK path would run the tool a second time.
+
+Size: one path, the hot one: its views, its run and its one call (the wire is in
+:mod:`.lite_wire`, the results in :mod:`.results`).
 """
 
 from __future__ import annotations

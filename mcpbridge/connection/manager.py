@@ -6,6 +6,9 @@ imports it. Change notifications only mark state (the dirty flag);
 :meth:`Manager.refresh_if_dirty` re-lists before the next prompt. Use it as
 ``async with Manager(servers) as manager:``; the context exit stops every server and waits for
 each child process to end.
+
+Size: one idea, the set of servers as one source (lifecycle, tools, resources, prompts and
+skills route through it to their clients); each part is a few lines that delegate.
 """
 
 from __future__ import annotations
