@@ -11,6 +11,9 @@ the checked-in copy is current).
 only once the project is trusted. The default is deliberate: a key added later cannot forget
 to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
 does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
+
+Size: one table, and the few functions that read it; most lines are the table's rows and the
+JSON Schema of a server entry.
 """
 
 from __future__ import annotations

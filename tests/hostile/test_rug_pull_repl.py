@@ -1,6 +1,7 @@
 """The REPL, driven in tmux against a real server that changes a tool mid-session: a tool
-approved "always" is asked about again with a warning, and so is one that drifted from
-``.codebot/mcp-lock.json`` although a settings rule allows it."""
+approved "always" is asked about again with a warning; with ``--allow-drift`` so is one that
+drifted from ``.codebot/mcp-lock.json`` although a settings rule allows it (without it, the
+server is held back: ``tests/cli/test_pins_session.py``)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_a_tool_that_drifted_from_the_lock_is_asked_about_despite_an_allow_rule(
         env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
         subprocess.run([str(CODEBOT), "mcp", "lock"], cwd=root, env=env, check=True, timeout=60)
         assert (root / ".codebot" / "mcp-lock.json").exists()
-        pid = terminal.start([str(CODEBOT), "chat"], root, env)
+        pid = terminal.start([str(CODEBOT), "chat", "--allow-drift"], root, env)
         terminal.expect("1 MCP server ready")
         kids = children_of(pid)
 
