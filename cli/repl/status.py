@@ -75,9 +75,19 @@ class UpdateNotices:
 
     def __init__(self) -> None:
         self.told: set[tuple[str, str]] = set()
+        self.held: set[str] | None = None
+        """Servers held back by their pinned tools, as last told (None: not looked yet; the
+        start's report named those of the start)."""
 
     def show(self, manager: Manager) -> None:
-        """Print the updates not yet told (a resource read again and updated again is new)."""
+        """Print the updates not yet told (a resource read again and updated again is new),
+        and a server held back since (its tools drifted from the lock mid-session)."""
+        held = {n: f for n, f in manager.failures.items() if f.stage == "lock"}
+        for name in sorted(set(held) - (self.held if self.held is not None else set(held))):
+            render.warn(f"server '{name}' {held[name].message}")
+            if held[name].hint:
+                render.hint(held[name].hint or "")
+        self.held = set(held)
         current = {(c.name, uri) for c in manager.connected() for uri in c.features.updated}
         new = sorted(current - self.told)
         self.told = current
