@@ -200,3 +200,20 @@ def test_managed_only_keys_in_a_user_file_warn_and_do_nothing(
     code, out, err = cli_in_process(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list")
     assert code == 0 and "good" in out
     assert "'denied_mcp_servers'" in err and "only the managed settings file" in err
+
+
+def test_mcp_import_skips_a_server_the_policy_denies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = policy_file(tmp_path, {"denied_mcp_servers": [{"name": "evil"}]}, monkeypatch)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    mcp_json = {"mcpServers": {"evil": {"command": "evil"}, "fine": {"command": "fine"}}}
+    (repo / ".mcp.json").write_text(json.dumps(mcp_json))
+    argv = ("--cwd", str(repo), "mcp", "import", "--from", "claude-code", "--scope", "project")
+    code, out, err = cli_in_process(capsys, monkeypatch, *argv)
+    assert code == 0, err
+    assert "is not allowed by the managed settings" in out + err and str(path) in out + err
+    written = json.loads((repo / ".codebot" / "settings.json").read_text())["mcp_servers"]
+    assert set(written) == {"fine"}
