@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings, open_manager
+from codebot_mcp.cli.runtime import (
+    Globals,
+    apply_trust,
+    load_unfiltered_settings,
+    open_manager,
+    session_pins,
+)
 from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
@@ -56,6 +62,8 @@ class ChatOptions:
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
     sandbox: str | None = None
     """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
+    allow_drift: bool = False
+    """``--allow-drift``: servers whose tools drifted from the lock are used for this run."""
 
 
 @dataclass
@@ -362,7 +370,10 @@ async def open_runtime(
 
         approver = notifying(lambda: ext.hooks, approver, render.warn)
     sandbox = chat_sandbox(globals_, settings, options)
-    async with open_manager(settings.servers, agent=answers, sampler=sampler) as manager:
+    locked = session_pins(settings, allow_drift=options.allow_drift)  # checked as they connect
+    async with open_manager(
+        settings.servers, agent=answers, sampler=sampler, pins=locked
+    ) as manager:
         task = ext.subagents.tool()
         from codebot_mcp.core.tools.builtin.skill import SkillTool
 
@@ -479,6 +490,14 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
 
     config = settings.sandbox
     mode, source = options.sandbox, "--sandbox"
+    if mode is not None and mode != config.mode and "sandbox.mode" in settings.managed_locked:
+        from codebot_mcp.core.errors import SettingsError
+
+        raise SettingsError(
+            f"--sandbox {mode}: the managed settings file {settings.managed_file} locks "
+            f"sandbox.mode{f' to {config.mode}' if config.mode else ''}",
+            hint="Leave out --sandbox; whoever manages this machine sets the sandbox.",
+        )
     if mode is None:
         mode = config.mode
         source = "the 'sandbox' setting" if mode is not None else "the default"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
+    from codebot_mcp.mcpbridge.tools.pinning import Pins
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
     """Asks the user whether to trust the project's servers (the REPL supplies one)."""
@@ -94,6 +95,16 @@ def apply_trust(globals_: Globals, settings: Settings, *, warn: bool = True) -> 
     from codebot_mcp.core.config import effective
 
     result = effective.apply(settings, assume_trusted=globals_.trust_project)
+    if result.policy_warnings:
+        from codebot_mcp.cli import render
+
+        for line in result.policy_warnings:
+            render.warn_once(line)
+    if warn and result.settings.policy_removed:
+        from codebot_mcp.cli import render
+
+        for name, reason in result.settings.policy_removed.items():
+            render.warn_once(f"server '{name}' is left out by the managed settings: {reason}")
     if warn and result.trust.needs_trust:
         from codebot_mcp.cli import render
         from codebot_mcp.core.config import trust
@@ -116,10 +127,39 @@ def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> 
         )
 
 
+def session_pins(settings: Settings, *, allow_drift: bool = False) -> Pins | None:
+    """The lock every server of this run is checked against as it connects (``chat``, ``mcp
+    call``, ``mcp list``, ``mcp serve``); None: no lock (and none required), or
+    ``--allow-drift``. Raises ``LockfileError`` (exit 3) for a lock that cannot be read."""
+    from codebot_mcp.mcpbridge.tools.pinning import load_pins
+
+    return load_pins(
+        settings.project_root,
+        settings.cwd,
+        require=settings.require_mcp_lock,
+        managed_file=settings.managed_file,
+        allow_drift=allow_drift,
+    )
+
+
+def require_allowed(name: str, settings: Settings) -> None:
+    """A server named on the command line that the managed settings removed is an error
+    naming the managed file and the rule (exit 3)."""
+    reason = settings.policy_removed.get(name)
+    if reason is not None:
+        raise SettingsError(
+            f"server '{name}' is not allowed by the managed settings: {reason}",
+            hint=f"{settings.managed_file} is set by whoever manages this machine; ask them "
+            "to allow the server.",
+        )
+
+
 def select_servers(settings: Settings, names: list[str] | None) -> dict[str, ServerConfig]:
     """The named servers (all when ``names`` is empty), or a usage error naming the known ones."""
     if not names:
         return dict(settings.servers)
+    for name in names:
+        require_allowed(name, settings)
     unknown = [n for n in names if n not in settings.servers]
     if unknown:
         known = ", ".join(settings.servers) or "none"
@@ -177,6 +217,7 @@ async def open_manager(
     prelaunch: bool | Collection[str] = True,
     login: LoginOptions | None = None,
     sampler: Sampler | None = None,
+    pins: Pins | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
     ``agent`` (and ``sampler``) answer the servers' requests: required, so every command
@@ -202,7 +243,7 @@ async def open_manager(
         )  # imports the SDK while the servers boot
 
         async with Manager(
-            servers, prelaunched=launched, login=login, agent=agent, sampler=sampler
+            servers, prelaunched=launched, login=login, agent=agent, sampler=sampler, pins=pins
         ) as manager:
             from codebot_mcp.cli.signals import terminating
 

@@ -58,14 +58,23 @@ def ask_holder(
     path = location(settings)
     if not path.exists():
         return None
-    servers = dict(settings.servers)
     try:
-        digest = warm.fingerprint(servers, check.trusted, roots(settings))
-        return warm.request(path, digest, payload)
+        return warm.request(path, settings_digest(settings, check), payload)
     except warm.WarmError as exc:
         raise ServerError(
             str(exc), hint="Run the command again with --no-warm, or restart `codebot mcp warm`."
         ) from None
+
+
+def settings_digest(settings: Settings, check: trust.TrustCheck) -> str:
+    """The digest a holder for these settings answers to: the servers, trust, roots and the
+    lock it checks them against (``Pins.digest``), as ``mcpbridge.warm.holder`` takes it."""
+    from codebot_mcp.cli.runtime import session_pins
+    from codebot_mcp.mcpbridge.warm import client as warm
+
+    pins = session_pins(settings)
+    servers = dict(settings.servers)
+    return warm.fingerprint(servers, check.trusted, roots(settings), pins.digest() if pins else "")
 
 
 def raise_answer_error(answer: dict[str, Any]) -> None:

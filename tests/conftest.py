@@ -39,6 +39,8 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("CODEBOT_HOME", str(tmp_path / "home"))
+    # No machine's /etc/codebot/managed-settings.json reaches a test (tests/cli/test_managed.py).
+    monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(tmp_path / "no-managed-settings.json"))
     # Project settings written by tests are trusted; tests/test_trust.py unsets this.
     monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
     yield

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render, signals
-from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.commands.mcp.common import AllowDriftOpt, AllowSamplingOpt, ElicitOpt
 from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
@@ -52,6 +52,7 @@ def chat_command(
     ] = None,
     elicit: ElicitOpt = None,
     allow_sampling: AllowSamplingOpt = None,
+    allow_drift: AllowDriftOpt = False,
     continue_: Annotated[
         bool,
         typer.Option("--continue", "-c", help="Resume the latest session of this project."),
@@ -95,6 +96,7 @@ def chat_command(
     )
     options.resume_latest, options.resume = continue_, resume
     options.sandbox = sandbox_mode(sandbox)
+    options.allow_drift = allow_drift
     if continue_ and resume is not None:
         raise UsageError(
             "--continue and --resume both pick a session to resume",

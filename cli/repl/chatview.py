@@ -328,15 +328,22 @@ def report_mcp(manager: Manager) -> None:
         return
     tools = len(manager.tools())
     parts = [f"{len(ready)} MCP server{'s' if len(ready) != 1 else ''} ready ({tools} tools)"]
+    held = {n: f for n, f in failures.items() if f.stage == "lock"}
     parts += [
         f"'{render.safe(name)}' needs login (/mcp login {render.safe(name)})"
         if f.needs_login
+        else f"'{render.safe(name)}' held back by its pinned tools (below)"
+        if name in held
         else f"'{render.safe(name)}' failed: {render.safe(f.message)}"
         for name, f in failures.items()
     ]
     line = "; ".join(parts)
     if failures:
         render.warn(line + " (/mcp or `codebot mcp doctor` for details)")
+        for name, f in held.items():  # the diff and how to accept it
+            render.warn(f"server '{name}' {f.message}")
+            if f.hint:
+                render.hint(f.hint)
     else:
         print(render.style(line, "2", sys.stderr), file=sys.stderr)
 

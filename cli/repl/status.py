@@ -75,9 +75,19 @@ class UpdateNotices:
 
     def __init__(self) -> None:
         self.told: set[tuple[str, str]] = set()
+        self.held: set[str] | None = None
+        """Servers held back by their pinned tools, as last told (None: not looked yet; the
+        start's report named those of the start)."""
 
     def show(self, manager: Manager) -> None:
-        """Print the updates not yet told (a resource read again and updated again is new)."""
+        """Print the updates not yet told (a resource read again and updated again is new),
+        and a server held back since (its tools drifted from the lock mid-session)."""
+        held = {n: f for n, f in manager.failures.items() if f.stage == "lock"}
+        for name in sorted(set(held) - (self.held if self.held is not None else set(held))):
+            render.warn(f"server '{name}' {held[name].message}")
+            if held[name].hint:
+                render.hint(held[name].hint or "")
+        self.held = set(held)
         current = {(c.name, uri) for c in manager.connected() for uri in c.features.updated}
         new = sorted(current - self.told)
         self.told = current
@@ -96,7 +106,11 @@ async def show_mcp(runtime: ChatRuntime) -> None:
         print(f"{render.safe(name)}: not trusted (skipped)")
     if runtime.untrusted:
         print("  hint: run `codebot trust` (or answer y after /mcp reload) to start them")
-    if not statuses and not runtime.untrusted:
+    removed = runtime.settings.policy_removed  # the managed settings' verdicts
+    for name, reason in removed.items():
+        print(f"{render.safe(name)}: left out by the managed settings")
+        print(f"  {render.safe(reason)}")
+    if not statuses and not runtime.untrusted and not removed:
         print("no MCP servers are configured (add one with `codebot mcp add NAME -- COMMAND`)")
         return
     extra = await counts(runtime.manager)

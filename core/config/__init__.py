@@ -1,7 +1,8 @@
 """Configuration: where codebot keeps its files (:mod:`.paths`), settings (load, merge,
 expand, validate; :mod:`.settings`) and the one table of their keys (:mod:`.keys`), server
 entries (:mod:`.servers`, :mod:`.oauth`), editing them (:mod:`.edit`), trust for project
-settings (:mod:`.trust`), other clients' configurations (:mod:`.importers`), front matter of
+settings (:mod:`.trust`), the administrator's managed settings (:mod:`.managed`), both applied
+once (:mod:`.effective`), other clients' configurations (:mod:`.importers`), front matter of
 definition files (:mod:`.frontmatter`), local skill folders (:mod:`.skills`), project notes
 (:mod:`.notes`) and a first ``AGENTS.md`` (:mod:`.initnotes`).
 

@@ -176,11 +176,16 @@ def validate_entry(name: str, entry: Any, path: Path) -> None:
 
     Raises:
         UsageError: the entry is invalid, has an unknown key, or holds a secret in clear.
+        PolicyError: the managed settings do not allow the server (``core.config.managed``).
+        SettingsError: the managed settings file is broken.
     """
+    from codebot_mcp.core.config import managed
+
     check_name(name)
     config = parse_server(name, entry, path, _Unset(entry), path.parent)
     if config.error is not None:
         raise UsageError(config.error, hint=config.hint)
+    managed.require_allowed(managed.load(), config)  # before anything is written
     if config.warnings:
         warning = config.warnings[0]
         if warning.kind == "unknown_key":  # refused here, so not "ignored" as when loading

@@ -1,4 +1,4 @@
-"""The settings every command runs with: trust applied, once, here.
+"""The settings every command runs with: trust and the managed policy applied, once, here.
 
 :func:`load` reads the settings files and removes what an untrusted project asks for (its
 servers, and every gated key of its file: endpoint, key variable, model, limits, roots,
@@ -6,16 +6,19 @@ servers, and every gated key of its file: endpoint, key variable, model, limits,
 and doctor all start from it, so no path can forget the trust rule. The unfiltered settings
 (:func:`core.config.settings.load_unfiltered`) are for showing the user what trust holds back
 and for editing the files; a test keeps the list of their readers short.
+
+After trust, the managed settings (:mod:`core.config.managed`) are applied the same way: the
+servers they deny (or do not allow) are left out, the keys they set or lock take their value.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core.config import trust
+from codebot_mcp.core.config import managed, trust
 from codebot_mcp.core.config.settings import Settings, load_unfiltered
 
 
@@ -28,6 +31,10 @@ class Effective:
     trust: trust.TrustCheck
     """What the project file asks for (``servers``, ``gated``) and whether it is trusted;
     when ``trust.needs_trust`` those were left out of ``settings``."""
+    policy: managed.ManagedPolicy = field(default_factory=managed.ManagedPolicy)
+    """The managed settings applied (``settings.policy_removed`` names what they removed)."""
+    policy_warnings: tuple[str, ...] = ()
+    """Values of the user's or project's files that a locked key overrode."""
 
     def __iter__(self) -> Iterator[Any]:
         """``settings, check = effective.load(...)``."""
@@ -35,10 +42,16 @@ class Effective:
 
 
 def apply(unfiltered: Settings, *, assume_trusted: bool = False) -> Effective:
-    """Apply trust to settings read with ``load_unfiltered`` (for a caller that also shows
-    the user what is held back); :func:`load` is the usual way."""
+    """Apply trust and the managed policy to settings read with ``load_unfiltered`` (for a
+    caller that also shows the user what is held back); :func:`load` is the usual way.
+
+    Raises:
+        SettingsError: the managed settings file is broken (naming it).
+    """
+    policy = managed.load()
     result = trust.check(unfiltered, assume_trusted=assume_trusted)
-    return Effective(trust.without_untrusted(unfiltered, result), result)
+    settings, warnings = managed.enforce(trust.without_untrusted(unfiltered, result), policy)
+    return Effective(settings, result, policy, tuple(warnings))
 
 
 def load(

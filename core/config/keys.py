@@ -11,6 +11,9 @@ the checked-in copy is current).
 only once the project is trusted. The default is deliberate: a key added later cannot forget
 to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
 does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
+
+Size: one table, and the few functions that read it; most lines are the table's rows and the
+JSON Schema of a server entry.
 """
 
 from __future__ import annotations
@@ -104,6 +107,9 @@ class Key:
     """The ``Settings`` attribute it fills (its name by default when ``parse`` is set)."""
     example: Any = None
     """A valid value other than the default (the schema's example; tests set it)."""
+    managed_only: bool = False
+    """Only the managed settings file may set it (``core.config.managed``); in a user or
+    project file it warns and does nothing."""
 
     @property
     def attribute(self) -> str | None:
@@ -292,6 +298,38 @@ KEYS: tuple[Key, ...] = (
         },
     ),
     Key(
+        "allowed_mcp_servers",
+        "Managed settings only: the servers that may run, by name, command or URL pattern "
+        '(entries {"name": ...}, {"command": [...]}, {"url": "https://*.corp.example/*"}).',
+        {"type": "array", "items": {"$ref": "#/$defs/server_rule"}},
+        trust="free",
+        managed_only=True,
+    ),
+    Key(
+        "denied_mcp_servers",
+        "Managed settings only: servers that never run (entries as in allowed_mcp_servers; "
+        "denied wins over allowed).",
+        {"type": "array", "items": {"$ref": "#/$defs/server_rule"}},
+        trust="free",
+        managed_only=True,
+    ),
+    Key(
+        "require_mcp_lock",
+        "Managed settings only: every server must be pinned in .codebot/mcp-lock.json "
+        "(one that is not is held back).",
+        {"type": "boolean"},
+        trust="free",
+        managed_only=True,
+    ),
+    Key(
+        "locked",
+        "Managed settings only: keys the user's and the project's files may not set "
+        '(e.g. "base_url", "permissions.allow", "sandbox.network").',
+        {"type": "array", "items": {"type": "string"}},
+        trust="free",
+        managed_only=True,
+    ),
+    Key(
         "$schema",
         "The JSON Schema of this file, for editors.",
         {"type": "string"},
@@ -382,6 +420,16 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
         return SettingWarning(path, where + key, message)
 
     out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
+    out += [
+        SettingWarning(
+            path,
+            k,
+            f"'{k}' in {path} is ignored: only the managed settings file may set it "
+            "(docs/managed-settings.md)",
+        )
+        for k in data
+        if k in BY_NAME and BY_NAME[k].managed_only
+    ]
     for name, known in SECTION_KEYS.items():
         section = data.get(name)
         if isinstance(section, dict):
@@ -454,6 +502,33 @@ _SERVER_SCHEMA: dict[str, Any] = {
 }
 
 
+_SERVER_RULE_SCHEMA: dict[str, Any] = {
+    "description": "One server: by name, by exact command and arguments, or by URL pattern.",
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"name": {"type": "string", "minLength": 1}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {
+                "command": {"type": "array", "items": {"type": "string"}, "minItems": 1}
+            },
+            "required": ["command"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"url": {"type": "string", "pattern": "^(https?|\\*)://"}},
+            "required": ["url"],
+            "additionalProperties": False,
+        },
+    ],
+}
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of ``settings.json``, from :data:`KEYS` (each key's help and whether a
     project file needs trust for it)."""
@@ -473,7 +548,7 @@ def json_schema() -> dict[str, Any]:
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
-        "$defs": {"server": _SERVER_SCHEMA},
+        "$defs": {"server": _SERVER_SCHEMA, "server_rule": _SERVER_RULE_SCHEMA},
     }
 
 

@@ -135,6 +135,14 @@ class Settings:
     warnings: tuple[SettingWarning, ...] = ()
     """Problems that do not stop anything, each naming its file and key: unknown top-level
     and ``permissions`` keys (with a "did you mean"). Entry warnings live on each server."""
+    policy_removed: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Servers the managed settings removed, with the reason (``core.config.managed``)."""
+    managed_file: Path | None = None
+    """The managed settings file in force, if any."""
+    managed_locked: frozenset[str] = frozenset()
+    """Keys the managed file sets or locks (``base_url``, ``permissions.allow``...)."""
+    require_mcp_lock: bool = False
+    """The managed file requires every server to be pinned in ``.codebot/mcp-lock.json``."""
 
 
 def find_project_file(cwd: Path) -> Path | None:

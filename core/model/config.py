@@ -84,8 +84,12 @@ def resolve_config(
     env = os.environ if environ is None else environ
     timeout = _timeout(env.get(TIMEOUT_ENV))
     named = model or env.get("CODEBOT_MODEL") or settings.model
-    chosen_model = named or DEFAULT_MODEL
     url = base_url or env.get("OPENAI_BASE_URL") or settings.base_url or None
+    if "model" in settings.managed_locked:  # the managed settings win over flags and env
+        named = settings.model
+    if "base_url" in settings.managed_locked:
+        url = settings.base_url or None
+    chosen_model = named or DEFAULT_MODEL
     names = [n for n in (settings.api_key_env, DEFAULT_KEY_ENV) if n]
     key_env = next((n for n in names if env.get(n)), None)
     retries = settings.model_retries

@@ -33,6 +33,9 @@ handshake succeeds and the answers have the expected shape. Anything else raises
 instead, so failures, hints and messages stay exactly the cold path's. Once ``tools/call`` is
 sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
 call's, or the SDK path would run the tool a second time.
+
+Size: one path, the hot one: its views, its run and its one call (the wire is in
+:mod:`.lite_wire`, the results in :mod:`.results`).
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -82,6 +85,9 @@ from codebot_mcp.mcpbridge.transport.wire import (
     TASKS,
     split_tools,
 )
+
+if TYPE_CHECKING:
+    from codebot_mcp.mcpbridge.tools.pinning import Pins
 
 # -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
 
@@ -310,22 +316,30 @@ async def list_servers(
     schemas: bool,
     roots: Sequence[Path] = (),
     show_app_tools: bool = False,
+    pins: Pins | None = None,
 ) -> list[dict[str, Any]]:
-    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``."""
+    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server the
+    pins hold back is ``Fallback`` too: the SDK path says why, in the cold path's words."""
     try:
         return await _list_servers(
-            servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools
+            servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
         )
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
 
 async def call_tool(
-    config: ServerConfig, tool_name: str, arguments: dict[str, Any], *, roots: Sequence[Path] = ()
+    config: ServerConfig,
+    tool_name: str,
+    arguments: dict[str, Any],
+    *,
+    roots: Sequence[Path] = (),
+    pins: Pins | None = None,
 ) -> ToolResult:
-    """One call, as :func:`mcpbridge.call.call_once` makes it; ``Fallback`` before the call."""
+    """One call, as :func:`mcpbridge.call.call_once` makes it; ``Fallback`` before the call
+    (a server the pins hold back included: the SDK path holds it back, with the diff)."""
     try:
-        return await _call_tool(config, tool_name, arguments, roots)
+        return await _call_tool(config, tool_name, arguments, roots, pins)
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
@@ -336,6 +350,7 @@ async def _list_servers(
     schemas: bool,
     roots: Sequence[Path],
     show_app_tools: bool,
+    pins: Pins | None,
 ) -> list[dict[str, Any]]:
     launched: list[ServerProcess] = []
     try:
@@ -358,6 +373,8 @@ async def _list_servers(
             async with anyio.create_task_group() as connecting:
                 for config, server in zip(servers.values(), launched, strict=True):
                     connecting.start_soon(one, config, server)
+            for item in listed:
+                _check_pins(item, pins)
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
             result = shown + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
@@ -375,7 +392,11 @@ async def _stop_all(launched: list[ServerProcess]) -> None:
 
 
 async def _call_tool(
-    config: ServerConfig, tool_name: str, arguments: dict[str, Any], roots: Sequence[Path]
+    config: ServerConfig,
+    tool_name: str,
+    arguments: dict[str, Any],
+    roots: Sequence[Path],
+    pins: Pins | None,
 ) -> ToolResult:
     try:
         server = await launch(config)
@@ -390,6 +411,7 @@ async def _call_tool(
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
                 ) from None
+            _check_pins(listed, pins)
             if listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
                 # hand the call over now, before tools/call is sent, never after.
@@ -402,6 +424,19 @@ async def _call_tool(
     finally:
         await _stop_all([server])
     return result
+
+
+def _check_pins(item: Listed, pins: Pins | None) -> None:
+    """``Fallback`` when the pins hold the server back (the one check, ``Pins.check``, on the
+    offered tools as the wire has them); the SDK path then holds it back and says why."""
+    if pins is None:
+        return
+    from codebot_mcp.mcpbridge.tools.pinning import raw_definition
+
+    offered = {str(t["name"]): raw_definition(t) for t in _split(item, apps=False)}
+    version = item.connection.server_info.get("version")
+    if pins.check(item.config.name, version, offered) is not None:
+        raise Fallback
 
 
 def _offers_tasks(connection: Connection) -> bool:

@@ -44,6 +44,7 @@ from codebot_mcp.mcpbridge.transport.wire import split_tools
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.mcpbridge.tools.pinning import Held, Pins
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,12 @@ class Client:
         sampler: Sampler | None = None,
         login: LoginOptions | None = None,
         in_process: Any = None,
+        pins: Pins | None = None,
     ) -> None:
         self.config = config
+        self.pins = pins
+        """The project's lock: a server whose tools drifted from it is held back (stage
+        "lock") when it connects and when it re-lists (``mcpbridge.tools.pinning``)."""
         self.agent = agent
         """Answers elicitation, sampling and roots requests; None declares none of them."""
         self.name = config.name
@@ -149,17 +154,22 @@ class Client:
                     self.info = server_info(session, started)
                     self._stage = "list"
                     self.tools = await self.list_tools(session)
-                    self._session = session
-                    self.state = "connected"
-                    self._was_up = True
-                    scope.deadline = math.inf  # the handshake is over; the connection lives on
-                    self.ready.set()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._listen, session)
-                        if self._process is not None:
-                            tg.start_soon(self._watch_exit, self._process)
-                        await self._stop.wait()
-                        tg.cancel_scope.cancel()
+                    held = self.pin_problem()
+                    if held is not None:  # a rug pull: never offered, the connection closes
+                        self.tools, self.app_tools = [], []
+                        self._fail("lock", held.message, held.hint)
+                    else:
+                        self._session = session
+                        self.state = "connected"
+                        self._was_up = True
+                        scope.deadline = math.inf  # the handshake is over; the connection lives
+                        self.ready.set()
+                        async with anyio.create_task_group() as tg:
+                            tg.start_soon(self._listen, session)
+                            if self._process is not None:
+                                tg.start_soon(self._watch_exit, self._process)
+                            await self._stop.wait()
+                            tg.cancel_scope.cancel()
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
             elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
@@ -184,6 +194,24 @@ class Client:
                 self.state = "stopped"
             self.ready.set()
             self.done.set()
+
+    def pin_problem(self) -> Held | None:
+        """Whether the listed tools hold this server back (:class:`Pins`); None: they may be
+        offered (no lock, ``--allow-drift``, or as pinned)."""
+        if self.pins is None:
+            return None
+        from codebot_mcp.mcpbridge.tools.pinning import sdk_definition
+
+        version = self.info.version if self.info else None
+        return self.pins.check(self.name, version, {t.name: sdk_definition(t) for t in self.tools})
+
+    def hold(self, held: Held) -> None:
+        """A re-listing drifted from the lock (a rug pull mid-session): the tools go at once
+        and the connection closes; the server stays failed (stage "lock")."""
+        self.tools, self.app_tools = [], []
+        self._fail("lock", held.message, held.hint)
+        self._session = None
+        self._stop.set()
 
     async def stop(self) -> None:
         """Ask the lifecycle task to close the connection, and wait until it has.

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-Stage = Literal["config", "launch", "handshake", "auth", "list", "call"]
+Stage = Literal["config", "launch", "handshake", "auth", "list", "call", "lock"]
+"""Where it failed; ``lock``: connected, but held back by the pinned tools
+(``mcpbridge.tools.pinning``: a rug pull, or a tool the lock does not know)."""
 
 STDERR_TAIL_LINES = 12
 STDERR_TAIL_BYTES = 4096
@@ -35,6 +37,8 @@ class Failure:
     def describe(self) -> str:
         """One paragraph: message, then the stderr tail indented."""
         text = f"{self.stage} failed: {self.message}"
+        if self.stage == "lock":
+            text = self.message  # "server 'x' is held back: ...", with the diff
         if self.stderr_tail:
             tail = "\n".join(f"    {line}" for line in self.stderr_tail.splitlines())
             text += f"\n  server stderr (last lines):\n{tail}"

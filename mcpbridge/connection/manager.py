@@ -6,6 +6,9 @@ imports it. Change notifications only mark state (the dirty flag);
 :meth:`Manager.refresh_if_dirty` re-lists before the next prompt. Use it as
 ``async with Manager(servers) as manager:``; the context exit stops every server and waits for
 each child process to end.
+
+Size: one idea, the set of servers as one source (lifecycle, tools, resources, prompts and
+skills route through it to their clients); each part is a few lines that delegate.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
+    from codebot_mcp.mcpbridge.tools.pinning import Pins
 
 Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
 
@@ -67,8 +71,12 @@ class Manager:
         sampler: Sampler | None = None,
         login: LoginOptions | None = None,
         in_process: Mapping[str, Any] | None = None,
+        pins: Pins | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
+        self.pins = pins
+        """The project's lock every server is checked against as it connects and re-lists
+        (None: no lock, or ``--allow-drift``)."""
         self.agent = agent
         """Answers the servers' elicitation, sampling and roots requests (None: declare none)."""
         self.sampler = sampler
@@ -140,6 +148,7 @@ class Manager:
                 sampler=self.sampler,
                 login=self.login,
                 in_process=self._in_process.get(name),
+                pins=self.pins,
             )
             client.features.on_progress = self._progress
             client.tasks.policy = self.tasks
@@ -295,6 +304,10 @@ class Manager:
             client.tools = await client.list_tools()
         except Exception:  # boundary: keep the old listing; status() shows the failure
             client.tools_stale = True
+            return
+        held = client.pin_problem()
+        if held is not None:  # the tools changed under a pinned server: it goes
+            client.hold(held)
 
     def _on_tools_changed(self, _server: str) -> None:
         self._dirty = True

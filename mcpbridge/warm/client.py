@@ -76,10 +76,14 @@ def _config_data(config: ServerConfig) -> dict[str, Any]:
     return data
 
 
-def fingerprint(servers: Mapping[str, ServerConfig], trusted: bool, roots: Any = ()) -> str:
+def fingerprint(
+    servers: Mapping[str, ServerConfig], trusted: bool, roots: Any = (), pins: str = ""
+) -> str:
     """The digest of everything that decides what the servers are and how they run (and the
-    roots the holder answers ``roots/list`` with)."""
+    roots the holder answers ``roots/list`` with, and ``pins``: the lock's state,
+    ``Pins.digest``, so a re-lock is never served by a holder that checked the old one)."""
     section = {
+        "pins": pins,
         "servers": {name: _config_data(c) for name, c in sorted(servers.items())},
         "trusted": trusted,
         "roots": [str(p) for p in roots],

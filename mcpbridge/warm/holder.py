@@ -261,7 +261,15 @@ async def serve(
     from codebot_mcp.core.tools.useragent import Policy
 
     roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
-    digest = fingerprint(servers, result.trusted, roots)
+    from codebot_mcp.mcpbridge.tools.pinning import load_pins
+
+    pins = load_pins(  # as cli.runtime.session_pins: every call it serves is checked
+        settings.project_root,
+        settings.cwd,
+        require=settings.require_mcp_lock,
+        managed_file=settings.managed_file,
+    )
+    digest = fingerprint(servers, result.trusted, roots, pins.digest() if pins else "")
     # The cold path's default answers: --elicit decline, no sampling (refused, same words).
     agent, sampler = Policy(root_dirs=roots), Sampler(lambda: None)
     path = socket_path(settings.project_file, settings.cwd)
@@ -278,7 +286,7 @@ async def serve(
         listener = await anyio.create_unix_listener(temporary, mode=0o600)
     finally:
         os.umask(old_umask)
-    async with listener, Manager(servers, agent=agent, sampler=sampler) as manager:
+    async with listener, Manager(servers, agent=agent, sampler=sampler, pins=pins) as manager:
         await manager.start_all()
         os.replace(temporary, path)  # atomic: a holder for changed settings replaces the old
         identity = os.stat(path).st_ino

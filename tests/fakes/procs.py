@@ -30,6 +30,7 @@ def codebot_env(home: Path, **extra: str) -> dict[str, str]:
     env.update(
         CODEBOT_HOME=str(home), NO_PROXY="127.0.0.1,localhost", NO_COLOR="1", PYTHONUNBUFFERED="1"
     )
+    env["CODEBOT_MANAGED_SETTINGS"] = str(home / "no-managed-settings.json")  # not the machine's
     env.update(extra)
     return env
 

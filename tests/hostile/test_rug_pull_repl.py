@@ -1,6 +1,7 @@
 """The REPL, driven in tmux against a real server that changes a tool mid-session: a tool
-approved "always" is asked about again with a warning, and so is one that drifted from
-``.codebot/mcp-lock.json`` although a settings rule allows it."""
+approved "always" is asked about again with a warning; with ``--allow-drift`` so is one that
+drifted from ``.codebot/mcp-lock.json`` although a settings rule allows it (without it, the
+server is held back: ``tests/cli/test_pins_session.py``)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def test_a_tool_that_drifted_from_the_lock_is_asked_about_despite_an_allow_rule(
         env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
         subprocess.run([str(CODEBOT), "mcp", "lock"], cwd=root, env=env, check=True, timeout=60)
         assert (root / ".codebot" / "mcp-lock.json").exists()
-        pid = terminal.start([str(CODEBOT), "chat"], root, env)
+        pid = terminal.start([str(CODEBOT), "chat", "--allow-drift"], root, env)
         terminal.expect("1 MCP server ready")
         kids = children_of(pid)
 
@@ -109,4 +110,34 @@ def test_a_tool_that_drifted_from_the_lock_is_asked_about_despite_an_allow_rule(
         wait_until(lambda: len(requests(log)) == 6, 5, "the request log")
         result = requests(log)[-1]["messages"][-1]
         assert result["role"] == "tool" and result["content"] == "notes"
+        leave(terminal, pid, kids)
+
+
+def test_a_pinned_server_that_drifts_mid_session_is_held_back_and_said_so(
+    terminal: Terminal,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    turns = [
+        fo.tool_calls(("mcp__r__status", {})),
+        fo.text("status done"),
+        fo.text("second done"),
+    ]
+    with model_server(tmp_path, turns) as (base_url, log):
+        root = tmp_path / "repo"
+        write_settings(root, {"base_url": base_url, "mcp_servers": {"r": server_entry("rugpull")}})
+        env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
+        subprocess.run([str(CODEBOT), "mcp", "lock"], cwd=root, env=env, check=True, timeout=60)
+        pid = terminal.start([str(CODEBOT), "chat", "--allow", "mcp__r__*"], root, env)
+        terminal.expect("1 MCP server ready")
+        kids = children_of(pid)
+
+        terminal.type_line("status")  # the server rewrites `notes` and says the list changed
+        terminal.expect("status done")
+        terminal.type_line("anything")
+        screen = terminal.expect("second done")
+        assert "server 'r' held back: its tools differ from" in screen, screen
+        assert "codebot mcp lock" in screen
+        wait_until(lambda: len(requests(log)) == 3, 5, "the request log")
+        offered = {t["function"]["name"] for t in requests(log)[-1].get("tools", [])}
+        assert not {n for n in offered if n.startswith("mcp__r__")}
         leave(terminal, pid, kids)

@@ -172,7 +172,9 @@ def test_every_gated_key_of_an_untrusted_project_file_waits_for_trust(
 
 def test_free_keys_are_only_those_that_cannot_widen_anything() -> None:
     free = {k.name for k in keys.KEYS if k.trust == "free"}
-    assert free == {"$schema"}
+    managed_only = {k.name for k in keys.KEYS if k.managed_only}
+    assert free == {"$schema", *managed_only}  # the managed file's keys do nothing elsewhere
+    assert all(keys.BY_NAME[k].attribute is None for k in managed_only)
     assert {n for n, t in keys.PERMISSION_TRUST.items() if t == "free"} == {"ask", "deny"}
 
 

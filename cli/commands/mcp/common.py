@@ -64,6 +64,15 @@ ServerArg = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+AllowDriftOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-drift",
+        help="Use servers whose tools drifted from .codebot/mcp-lock.json (or that the lock "
+        "does not know) for this run only; without it they are held back. `codebot mcp lock` "
+        "accepts the change for good.",
+    ),
+]
 TimeoutOpt = Annotated[
     float | None,
     typer.Option("--timeout", help="Seconds for the handshake and for each request."),

@@ -98,18 +98,29 @@ def doctor_command(
     globals_: Globals = ctx.obj
     try:
         unfiltered = load_unfiltered_settings(globals_)
-    except SettingsError as exc:
+        loaded = effective.apply(unfiltered, assume_trusted=globals_.trust_project)
+    except SettingsError as exc:  # the managed settings file included
         report = doctor.unreadable(exc)
     else:
-        loaded = effective.apply(unfiltered, assume_trusted=globals_.trust_project)
         settings, result = loaded.settings, loaded.trust
-        untrusted = {c.name for c in result.servers} if result.needs_trust else set[str]()
+        from codebot_mcp.core.config.managed import server_verdict
+
+        untrusted = (  # shown, never started; what the managed settings deny is not shown
+            {c.name for c in result.servers if server_verdict(loaded.policy, c) is None}
+            if result.needs_trust
+            else set[str]()
+        )
         # Trusted settings run everything (roots, limits, model); an untrusted project's own
         # entries are only reported (doctor never starts them).
         shown = replace(
             settings,
             servers=dict(
-                sorted({**settings.servers, **{c.name: c for c in result.servers}}.items())
+                sorted(
+                    {
+                        **settings.servers,
+                        **{c.name: c for c in result.servers if c.name in untrusted},
+                    }.items()
+                )
             )
             if untrusted
             else settings.servers,

@@ -9,13 +9,16 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.errors import ExitCode
 from codebot_mcp.core.secrets.redact import printable, printable_json
 from codebot_mcp.mcpbridge.connection.report import server_view
 from codebot_mcp.mcpbridge.doctor.checks import CHECKS, Finding
 from codebot_mcp.mcpbridge.doctor.run import Report, ServerReport
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.config.settings import Settings
 
 _MARKS = {"error": ("✗", "31"), "warning": ("!", "33"), "info": ("i", "36"), "pass": ("✓", "32")}
 _SCOPE = {c.id: c.scope for c in CHECKS}
@@ -190,9 +193,22 @@ def json_document(report: Report, *, strict: bool = False) -> dict[str, Any]:
             "infos": report.count("info"),
         },
         "checks": dict(report.checks),
+        "policy": _policy_json(settings),
         "servers": [_server_json(s) for s in report.servers],
         "findings": [_finding_json(f) for f in report.findings],
         "elapsed_ms": round(report.elapsed_ms, 1),
+    }
+
+
+def _policy_json(settings: Settings | None) -> dict[str, Any]:
+    """The managed settings in force and what they removed (``core.config.managed``)."""
+    if settings is None or settings.managed_file is None:
+        return {"managed_file": None, "removed": [], "locked": [], "require_mcp_lock": False}
+    return {
+        "managed_file": str(settings.managed_file),
+        "removed": [{"server": n, "reason": r} for n, r in settings.policy_removed.items()],
+        "locked": sorted(settings.managed_locked),
+        "require_mcp_lock": settings.require_mcp_lock,
     }
 
 

@@ -12,7 +12,12 @@ from codebot_mcp.cli.answers import LazyModel, policy
 from codebot_mcp.cli.commands import completion
 from codebot_mcp.cli.commands.mcp import warm
 from codebot_mcp.cli.commands.mcp.auth import LoginOpt
-from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt, ServerOpt
+from codebot_mcp.cli.commands.mcp.common import (
+    AllowDriftOpt,
+    AllowSamplingOpt,
+    ElicitOpt,
+    ServerOpt,
+)
 from codebot_mcp.cli.commands.mcp.views import print_servers
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
@@ -22,6 +27,7 @@ from codebot_mcp.cli.runtime import (
     open_manager,
     require_trusted,
     select_servers,
+    session_pins,
     with_timeout,
 )
 from codebot_mcp.cli.warm_client import print_outcome
@@ -33,6 +39,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.tools.base import ToolResult
     from codebot_mcp.core.tools.useragent import Policy
     from codebot_mcp.mcpbridge.connection.taskpolicy import TaskStatus
+    from codebot_mcp.mcpbridge.tools.pinning import Pins
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
@@ -72,14 +79,16 @@ def list_command(
             help="Also show app-only tools (MCP Apps), which are never offered to the model.",
         ),
     ] = False,
+    allow_drift: AllowDriftOpt = False,
 ) -> int:
     """List every configured server with its status and tools.
 
     Tools a server marks app-only (MCP Apps: ``_meta.ui.visibility`` without "model") are
     never offered to the model; they are counted, and shown with --all.
 
-    Exit 0 when every selected server connected, 4 when any failed or needs a login (the
-    others are listed), 2 for an unknown or disabled --server.
+    Exit 0 when every selected server connected, 4 when any failed, needs a login or is held
+    back by .codebot/mcp-lock.json (the others are listed), 2 for an unknown or disabled
+    --server.
     """
 
     globals_: Globals = ctx.obj
@@ -92,15 +101,16 @@ def list_command(
         render.warn("no MCP servers are configured")
         render.hint(describe_settings_files(settings))
         return ExitCode.OK
+    pins = session_pins(settings, allow_drift=allow_drift)
     answer = None
-    if not no_warm and timeout is None and not login:  # the holder never runs a browser flow
+    if not no_warm and timeout is None and not login and not allow_drift:  # no browser there
         payload = {"op": "list", "servers": list(servers), "schemas": schemas, "all": show_all}
         answer = warm_client.ask_holder(settings, check, payload)
     if answer is not None and isinstance(answer.get("views"), list):
         code = _render_list(answer["views"], as_json, schemas, servers)
     else:
         requests = policy(settings, None, None)
-        code = signals.run(_list, servers, as_json, schemas, requests, login, show_all)
+        code = signals.run(_list, servers, as_json, schemas, requests, login, show_all, pins)
     off = [c for c in servers.values() if server and not c.enabled]
     if off and code == ExitCode.OK:
         render.error_line(
@@ -118,6 +128,7 @@ async def _list(
     agent: Policy,
     login: bool = False,
     show_all: bool = False,
+    pins: Pins | None = None,
 ) -> int:
     from codebot_mcp.mcpbridge.calls import (
         lite,
@@ -126,7 +137,7 @@ async def _list(
     if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
         try:
             views = await lite.list_servers(
-                servers, schemas=schemas, roots=agent.roots(), show_app_tools=show_all
+                servers, schemas=schemas, roots=agent.roots(), show_app_tools=show_all, pins=pins
             )
         except lite.Fallback:
             pass
@@ -135,7 +146,7 @@ async def _list(
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
     options = login_options() if login else None
-    async with open_manager(servers, agent=agent, login=options) as manager:
+    async with open_manager(servers, agent=agent, login=options, pins=pins) as manager:
         from codebot_mcp.mcpbridge.connection.report import status_view
 
         await manager.start_all()
@@ -164,6 +175,7 @@ async def _call(
     arguments: dict[str, Any],
     requests: ServerRequestsFlags,
     login: bool = False,
+    pins: Pins | None = None,
 ) -> ToolResult:
     from codebot_mcp.mcpbridge.calls import (
         lite,
@@ -173,7 +185,7 @@ async def _call(
     agent = policy(settings, elicit, allow_sampling)
     if warm_client.plain(requests, login) and lite.usable({config.name: config}):
         try:
-            return await lite.call_tool(config, tool, arguments, roots=agent.roots())
+            return await lite.call_tool(config, tool, arguments, roots=agent.roots(), pins=pins)
         except lite.Fallback:
             pass
     from codebot_mcp.core.agent.sampling import Sampler
@@ -185,6 +197,7 @@ async def _call(
             agent=agent,
             sampler=Sampler(lazy),
             login=login_options() if login else None,
+            pins=pins,
         ) as manager:
             from codebot_mcp.mcpbridge.calls.call import call_once
 
@@ -289,7 +302,10 @@ class _StdinRequests:
 
 
 async def _batch(
-    servers: dict[str, ServerConfig], requests: ServerRequestsFlags, login: bool = False
+    servers: dict[str, ServerConfig],
+    requests: ServerRequestsFlags,
+    login: bool = False,
+    pins: Pins | None = None,
 ) -> bool:
     import json
 
@@ -311,6 +327,7 @@ async def _batch(
             agent=agent,
             sampler=Sampler(lazy),
             login=login_options() if login else None,
+            pins=pins,
         ) as manager:
             from codebot_mcp.mcpbridge.calls.call import call_batch
 
@@ -369,11 +386,13 @@ def call_command(
     elicit: ElicitOpt = None,
     allow_sampling: AllowSamplingOpt = None,
     login: LoginOpt = False,
+    allow_drift: AllowDriftOpt = False,
 ) -> int:
     """Call one tool of one server and print its result.
 
     Exit 0 ok, 1 the tool reported an error, 2 bad arguments, 3 settings error,
-    4 server unreachable. With --batch: 0 when every request succeeded, else 1.
+    4 server unreachable or held back by .codebot/mcp-lock.json (its tools drifted: the
+    message shows the diff). With --batch: 0 when every request succeeded, else 1.
     """
 
     from codebot_mcp.core.config.servers import require_usable
@@ -384,6 +403,7 @@ def call_command(
     # trusted settings, whichever server is called.
     loaded = load_effective(globals_, warn=batch)
     settings, check = loaded.settings, loaded.trust
+    pins = session_pins(settings, allow_drift=allow_drift)
     if batch:
         if server or tool or args:
             raise UsageError(
@@ -393,7 +413,7 @@ def call_command(
         servers = with_timeout(settings.servers, timeout)
         policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
         requests = (settings, elicit, allow_sampling)
-        ok = signals.run(_batch, servers, requests, login)
+        ok = signals.run(_batch, servers, requests, login, pins)
         return ExitCode.OK if ok else ExitCode.TOOL_ERROR
     if server is None or tool is None:
         raise UsageError(
@@ -407,7 +427,7 @@ def call_command(
     policy(settings, elicit, allow_sampling)  # a bad --elicit is a usage error up front
     answer = None
     requests = (settings, elicit, allow_sampling)
-    if not no_warm and timeout is None and warm_client.plain(requests, login):
+    if not no_warm and timeout is None and not allow_drift and warm_client.plain(requests, login):
         payload = {
             "op": "call",
             "server": server,
@@ -423,7 +443,7 @@ def call_command(
         outcome = ToolResult(**answer["result"])
     else:
         config = with_timeout({server: config}, timeout)[server]
-        outcome = signals.run(_call, config, tool, arguments_, requests, login)
+        outcome = signals.run(_call, config, tool, arguments_, requests, login, pins)
     return print_outcome(outcome, server, tool, as_json=as_json)
 
 

@@ -13,8 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from codebot_mcp.cli.commands.mcp.common import AllowSamplingOpt, ElicitOpt
-from codebot_mcp.cli.runtime import Globals, apply_trust, load_unfiltered_settings
+from codebot_mcp.cli.commands.mcp.common import AllowDriftOpt, AllowSamplingOpt, ElicitOpt
+from codebot_mcp.cli.runtime import (
+    Globals,
+    apply_trust,
+    load_unfiltered_settings,
+    session_pins,
+)
 from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -42,6 +47,7 @@ def serve_command(
     ] = None,
     elicit: ElicitOpt = None,
     allow_sampling: AllowSamplingOpt = None,
+    allow_drift: AllowDriftOpt = False,
     sandbox: Annotated[
         str | None,
         typer.Option(
@@ -68,7 +74,13 @@ def serve_command(
     from codebot_mcp.mcpbridge.serve import serve_stdio
 
     served, confined = compose(
-        ctx.obj, yes=yes, allow=allow, elicit=elicit, allow_sampling=allow_sampling, sandbox=sandbox
+        ctx.obj,
+        yes=yes,
+        allow=allow,
+        elicit=elicit,
+        allow_sampling=allow_sampling,
+        sandbox=sandbox,
+        allow_drift=allow_drift,
     )
     try:  # serves until the client leaves: its sessions' servers are stopped here, not reaped
         signals.run(serve_stdio, served, one_shot=False)
@@ -87,6 +99,7 @@ def compose(
     elicit: str | None = None,
     allow_sampling: list[str] | None = None,
     sandbox: str | None = None,
+    allow_drift: bool = False,
 ) -> tuple[Served, Sandbox]:
     """What ``mcp serve`` serves with, composed as ``chat`` composes a session: the
     trust-filtered settings, the gate, chat's sandbox around ``bash``, the built-in tools,
@@ -120,6 +133,8 @@ def compose(
         allow_sampling=list(allow_sampling or []),
     )
     options.sandbox = sandbox_mode(sandbox)
+    options.allow_drift = allow_drift  # ask's sessions check their servers against the lock
+    session_pins(settings, allow_drift=allow_drift)  # a lock that cannot be read: exit 3 now
     gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
     confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
     try:

@@ -33,7 +33,10 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         print(f"  from {render.safe(source)}")
         if v["failure"]:
             err = v["failure"]
-            print(f"  {err['stage']} failed: {render.safe(err['message'])}")
+            if err["stage"] == "lock":  # "held back: ..." (mcpbridge.tools.pinning)
+                print(f"  {render.safe(err['message'])}")
+            else:
+                print(f"  {err['stage']} failed: {render.safe(err['message'])}")
             if err.get("hint"):
                 print(f"  hint: {render.safe(err['hint'])}")
             if err.get("stderr_tail"):

@@ -18,7 +18,7 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.runtime import Globals, load_effective
-from codebot_mcp.cli.warm_client import location, roots
+from codebot_mcp.cli.warm_client import location, settings_digest
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def warm_command(
         return ExitCode.OK
     if idle_timeout is not None and idle_timeout <= 0:
         raise UsageError("--idle-timeout must be a positive number of seconds")
-    digest = warm.fingerprint(dict(settings.servers), check.trusted, roots(settings))
+    digest = settings_digest(settings, check)
     current = warm.ask(path, {"op": "status"})
     if current is not None and current.get("digest") == digest:
         print(f"warm holder already running (pid {current.get('pid')}) for these settings")

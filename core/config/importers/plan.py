@@ -74,7 +74,9 @@ def discover(clients: list[str], cwd: Path, home: Path) -> ImportPlan:
 def decide(plan: ImportPlan, scope: Scope | None, cwd: Path) -> None:
     """Set each server's target file and action: validation, secrets, clashes."""
     from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import managed
 
+    managed.load()  # a broken managed settings file stops the import (exit 3), not each entry
     documents: dict[Path, dict[str, Any]] = {}
     chosen: dict[tuple[Path, str], Planned] = {}
     for planned in plan.servers:
@@ -86,7 +88,7 @@ def decide(plan: ImportPlan, scope: Scope | None, cwd: Path) -> None:
         no_clear_secrets(item)
         try:
             settings_edit.validate_entry(item.name, item.entry, target)
-        except UsageError as exc:
+        except (UsageError, managed.PolicyError) as exc:
             planned.action, planned.reason = "skip", exc.message
             continue
         if target not in documents:
