@@ -2,6 +2,11 @@
 
 :func:`open_runtime` wires a chat (the REPL and ``-p`` alike) from the command runtime of
 :mod:`cli.runtime`; :class:`ChatRuntime` holds it and follows ``/mcp reload``.
+
+Size: one composition (trust, the model, the sandbox, hooks and their background task group,
+servers, skills, the gate) and the runtime that follows it through reloads; it is long
+because the parts are wired by assignment after construction, which issue 30 (item 4: build
+it finished) replaces with one function returning finished objects.
 """
 
 from __future__ import annotations
@@ -233,7 +238,7 @@ class ChatRuntime:
 
     async def session_started(self, source: str) -> None:
         """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
-        from codebot_mcp.core.agent.hooks import session_start
+        from codebot_mcp.core.agent.hookpoints import session_start
 
         hooks = self.ext.hooks if self.ext else None
         for warning in await session_start(hooks, source):
@@ -243,7 +248,7 @@ class ChatRuntime:
 
     async def session_ended(self, reason: str) -> None:
         """``SessionEnd`` hooks (``reason``: clear, resume, prompt_input_exit, other)."""
-        from codebot_mcp.core.agent.hooks import session_end
+        from codebot_mcp.core.agent.hookpoints import session_end
 
         hooks = self.ext.hooks if self.ext else None
         for warning in await session_end(hooks, reason):
@@ -366,7 +371,7 @@ async def open_runtime(
     )
     if approver is not None:  # hooks may come with /mcp reload: looked up when asking
         from codebot_mcp.cli import render
-        from codebot_mcp.core.agent.hooks import notifying
+        from codebot_mcp.core.agent.hookpoints import notifying
 
         approver = notifying(lambda: ext.hooks, approver, render.warn)
     sandbox = chat_sandbox(globals_, settings, options)
@@ -486,7 +491,8 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
     lacks is said once, here."""
     from codebot_mcp.cli import render
-    from codebot_mcp.core.security.sandbox import Sandbox, settings_secrets
+    from codebot_mcp.core.security.hiding import settings_secrets
+    from codebot_mcp.core.security.sandbox import Sandbox
 
     config = settings.sandbox
     mode, source = options.sandbox, "--sandbox"

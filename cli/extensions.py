@@ -83,7 +83,7 @@ class HookSandboxes:
 
         sandbox = self._made.get(mode)
         if sandbox is None:
-            from codebot_mcp.core.security.sandbox import settings_secrets
+            from codebot_mcp.core.security.hiding import settings_secrets
 
             config = self.settings.sandbox
             sandbox = self._made[mode] = Sandbox(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codebot_mcp.core.agent import hooks as hook_points
+from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.context import (
     Compaction,
     ContextBudget,

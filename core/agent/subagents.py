@@ -30,7 +30,7 @@ from pathlib import Path
 
 import anyio
 
-from codebot_mcp.core.agent import hooks as hook_points
+from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.history import SessionLog, new_id
 from codebot_mcp.core.agent.loop import Agent

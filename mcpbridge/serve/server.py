@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from codebot_mcp.core import __version__
-from codebot_mcp.core.agent import hooks as hook_points
+from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.hooks import HookBlockedError, Hooks
 from codebot_mcp.core.agent.permissions import Decision, PermissionGate, Verdict, denial_text

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.core.agent import hooks as hook_points
+from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.hooks import HookBlockedError, Hooks
 from codebot_mcp.core.agent.loop import Agent, AgentEvents
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest, PermissionGate
