@@ -98,9 +98,13 @@ def server_view(
     schemas: bool = False,
     app_tools: Sequence[MCPTool] = (),
     show_app_tools: bool = False,
+    stale: str | None = None,
 ) -> dict[str, Any]:
     """One server, the same keys for ``mcp list --json`` and doctor's ``--format json``:
-    status, the entry (masked), handshake facts, failure and tools.
+    status, the entry (masked), handshake facts, failure, staleness and tools.
+
+    ``stale``: why the tools shown are out of date (a re-list after ``tools/list_changed``
+    failed; ``{"message": …}`` in the view, null otherwise).
 
     ``tools`` are what the model is offered (``tool_count``); ``app_tools`` the app-only ones
     (``app_only_count``), listed after them only with ``show_app_tools`` (``mcp list --all``).
@@ -120,6 +124,7 @@ def server_view(
         "tool_count": len(tools),
         "app_only_count": len(app_tools),
         "failure": failure_view(failure),
+        "stale": {"message": stale} if stale else None,
         "tools": listed,
     }
 
@@ -141,4 +146,5 @@ def status_view(
         schemas=schemas,
         app_tools=apps if connected else [],
         show_app_tools=show_app_tools,
+        stale=status.stale,
     )
