@@ -1,7 +1,9 @@
 """Plain-data views of servers and tools: one shape for ``mcp list`` (text and JSON) and
 ``mcp doctor --format json``.
 
-Secrets never enter these views: env and header values are masked, URLs lose credentials.
+Secrets never enter these views: env and header values that are secrets (the one heuristic,
+:func:`core.secrets.credentials.is_secret`) are masked, configuration is shown, URLs lose
+credentials.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, redact_values
+from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, masked_values
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
     from codebot_mcp.mcpbridge.connection.client import Client
@@ -32,12 +34,12 @@ def config_view(config: ServerConfig) -> dict[str, Any]:
     }
     if config.type == "http":
         view["url"] = redact(config.url or "")
-        view["headers"] = redact_values(config.headers)
+        view["headers"] = masked_values(config, "headers")
         view["oauth"] = oauth_view(config.oauth)
     else:
         view["command"] = config.command
         view["args"] = [redact(a) for a in config.args]
-        view["env"] = redact_values(config.env)
+        view["env"] = masked_values(config, "env")
         view["cwd"] = str(config.cwd) if config.cwd else None
     return view
 
