@@ -162,7 +162,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
                 try:
                     # @server:uri as in the REPL: inserted, or the prompt stops (exit 2 for
                     # a server that is unknown, disabled or did not start) before the model
-                    prompt = await expand_mentions(prompt, runtime.manager)
+                    prompt = await expand_mentions(prompt, runtime.manager, runtime.untrusted)
                     async with extensions.running(agent, command):
                         result = await agent.run(prompt, view)
                 except CodebotError as exc:  # raised below, outside the group: not wrapped

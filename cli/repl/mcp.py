@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -231,12 +231,12 @@ def _limits(field_: ElicitField) -> list[str]:
 # -- @server:uri --------------------------------------------------------------------------
 
 
-def check_mention(server: str, uri: str, manager: Manager) -> None:
+def check_mention(server: str, uri: str, manager: Manager, untrusted: Sequence[str] = ()) -> None:
     """Nothing when ``@server:uri`` names a server that started; else why it cannot be read.
 
     Raises:
-        UsageError: the server is not configured (naming the configured ones), is disabled,
-            or did not start (with its failure).
+        UsageError: the server is not configured (naming the configured ones), is held back
+            by trust (``untrusted``), is disabled, or did not start (with its failure).
     """
     client = manager.clients.get(server)
     if client is not None and (client.failure is None or client in manager.connected()):
@@ -244,6 +244,11 @@ def check_mention(server: str, uri: str, manager: Manager) -> None:
     written = f"@{server}:{uri}"
     quote = f"to send the text as it is, quote it: `{written}`"
     config = manager.servers.get(server)
+    if config is None and server in untrusted:
+        raise UsageError(
+            f"server '{server}' in {written} is defined by this project, which is not trusted",
+            hint=f"Run `codebot trust` (or pass --trust-project) to start it, or {quote}.",
+        )
     if config is None:
         known = ", ".join(sorted(manager.servers)) or "none"
         raise UsageError(
@@ -263,7 +268,7 @@ def check_mention(server: str, uri: str, manager: Manager) -> None:
     )
 
 
-async def expand_mentions(line: str, manager: Manager) -> str:
+async def expand_mentions(line: str, manager: Manager, untrusted: Sequence[str] = ()) -> str:
     """The prompt with each ``@server:uri`` resource's contents appended.
 
     Raises:
@@ -274,7 +279,7 @@ async def expand_mentions(line: str, manager: Manager) -> str:
     if not mentions:
         return line
     for server, uri in mentions:
-        check_mention(server, uri, manager)
+        check_mention(server, uri, manager, untrusted)
     if len(mentions) > MAX_MENTIONS:
         raise UsageError(f"a prompt may name at most {MAX_MENTIONS} resources")
     blocks: list[str] = [line]

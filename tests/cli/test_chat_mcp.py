@@ -202,3 +202,19 @@ def test_one_shot_mention_of_a_server_that_did_not_start_says_why(
     assert code == 2, err
     assert "server 'gone' in @gone:note://x did not start:" in err
     assert not fake.bodies
+
+
+def test_one_shot_mention_of_an_untrusted_project_server_says_so(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    argv = ("-p", "see @ask:note://hello", "--base-url", fake.base_url)
+    code, _, err = chat(capsys, project, *argv)
+    assert code == 2, err
+    assert (
+        "server 'ask' in @ask:note://hello is defined by this project, which is not trusted" in err
+    )
+    assert not fake.bodies
