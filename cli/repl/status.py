@@ -105,7 +105,7 @@ async def show_mcp(runtime: ChatRuntime) -> None:
         if s.status == "connected":
             facts += [_plural(s.tool_count, "tool"), *extra.get(s.name, [])]
         if s.stale is not None:
-            facts.append("tools out of date")
+            facts.append("stale (its tool list is out of date)")
         print(f"{render.safe(s.name)}: {', '.join(facts)}")
         if s.stale is not None:
             print(f"  {render.safe(s.stale)}")

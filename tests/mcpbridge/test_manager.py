@@ -195,7 +195,7 @@ async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
             assert view["stale"] == {"message": status.stale}
             await show_mcp(SimpleNamespace(manager=manager, untrusted=[]))  # type: ignore[arg-type]
             shown = capsys.readouterr().out
-            assert "rl: connected, 2 tools, tools out of date" in shown
+            assert "rl: connected, 2 tools, stale (its tool list is out of date)" in shown
             assert "the tool registry is reloading" in shown
 
             retried = await manager.refresh_if_dirty()  # no new notification: a retry
