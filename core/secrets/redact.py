@@ -94,11 +94,6 @@ def redact_url(text: str) -> str:
     return text
 
 
-def redact_values(mapping: Mapping[str, str]) -> dict[str, str]:
-    """The same keys with every value masked (an empty value stays empty)."""
-    return {key: (MASK if value else "") for key, value in mapping.items()}
-
-
 class Redactor:
     """Scrubs known secret values, and URL credentials, out of text."""
 
