@@ -23,8 +23,8 @@ _ADDRESSED = re.compile(
     r"(do not|don't|never) (tell|mention|inform|show|reveal|alert)\b[^.]{0,20}\buser|"
     r"without (telling|informing|alerting|asking) the user|"
     r"(hide|conceal) (this|it) from the user|"
-    r"you must (always|first) (read|send|pass|include|ignore|disregard|hide|upload|forward)\b|"
-    r"before (using|calling|answering)[^.]{0,40}\b(read|send|pass|include|upload|forward)\b",
+    r"you must (always|first) (send|ignore|disregard|hide|upload|forward)\b|"
+    r"before (using|calling|answering)[^.]{0,40}\b(send|pass|upload|forward|exfiltrate)\b",
     re.IGNORECASE,
 )
 """Text addressed to the model behind the user's back. Honest sequencing ("Before calling
@@ -83,13 +83,32 @@ def credential_request(text: str) -> str | None:
     return None
 
 
+_INTRODUCERS = frozenset(
+    "and then also please first always now just to must should you simply finally next so or "
+    "immediately additionally secretly quietly silently need have will make sure be remember "
+    "it's important".split()
+)
+"""Words that may stand between a clause's start and its imperative ("then pass", "you must
+first send", "please include")."""
+_CLAUSE_START = re.compile(r"[,;:(]|\b(and|then)\b", re.IGNORECASE)
+
+
 def _asked(verbs: re.Pattern[str], sentence: str) -> bool:
-    """One of ``verbs`` is in ``sentence`` and not negated ("is never read by the model")."""
+    """One of ``verbs`` is an imperative in ``sentence``: it opens a clause (after nothing but
+    words like "then", "please", "you must") and is not negated. "Responses include the API
+    key's name" and "is never read by the model" are not."""
     for match in verbs.finditer(sentence):
-        before = sentence[: match.start()].split()[-3:]
-        if not any(_NEGATION.fullmatch(word.strip(".,;:()'\"`")) for word in before):
+        before = sentence[: match.start()]
+        if any(_NEGATION.fullmatch(_bare(word)) for word in before.split()[-3:]):
+            continue
+        head = _CLAUSE_START.split(before)[-1]
+        if all(_bare(word).lower() in _INTRODUCERS for word in head.split()):
             return True
     return False
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,;:()'\"`")
 
 
 def _negated(clauses: list[str], term: str) -> bool:
