@@ -6,6 +6,10 @@ imports it. Change notifications only mark state (the dirty flag);
 :meth:`Manager.refresh_if_dirty` re-lists before the next prompt. Use it as
 ``async with Manager(servers) as manager:``; the context exit stops every server and waits for
 each child process to end.
+
+Size: one class, every server of a run as one source: starting and stopping, the dirty flag
+and its re-lists (with the retry of a failed one), status, and the resource, prompt and skill
+calls that only route to a client (a split would leave a second class holding the same map).
 """
 
 from __future__ import annotations
