@@ -81,12 +81,20 @@ def looks_like_token(value: str) -> bool:
     )
 
 
-def plain_value(value: str) -> bool:
+_PASSWORD_NAME = re.compile(r"passw|(?:^|[_-])(?:pass|pin)(?:$|[_-])|secret", re.IGNORECASE)
+"""Names whose number is a secret too (``DB_PASSWORD=123456``, ``PIN=1234``), unlike a count
+or a time under a token's or a key's name (``MAX_TOKENS=4096``, ``TOKEN_TTL=3600``)."""
+
+
+def plain_value(value: str, name: str = "") -> bool:
     """Configuration even under a credential's name: a boolean word, a number of at most six
-    digits (a port, a TTL), a path, a URL without credentials."""
+    digits (a port, a TTL, a count; not under a password's name), a path, a URL without
+    credentials."""
     value = value.strip()
-    if value.lower() in _PLAIN_WORDS or re.fullmatch(r"\d{1,6}", value):
+    if value.lower() in _PLAIN_WORDS:
         return True
+    if re.fullmatch(r"\d{1,6}", value):
+        return not _PASSWORD_NAME.search(name)
     if value.startswith(("/", "./", "../", "~/")) and " " not in value:
         return True
     return "://" in value and not url_has_credentials(value)
@@ -136,7 +144,9 @@ def is_secret(name: str, value: str, *, sources: Iterable[str] = ()) -> bool:
         return True
     if name.upper() in PLAIN_ENV and not any(is_credential_name(s) for s in sources):
         return False
-    if not any(is_credential_name(n) for n in names) or plain_value(value):
+    if not any(is_credential_name(n) for n in names):
+        return False
+    if all(plain_value(value, n) for n in names):
         return False
     if any(_STRONG_NAME.search(n) for n in names):
         return True

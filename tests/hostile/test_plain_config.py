@@ -24,11 +24,13 @@ PLAIN = {
     "READ_ONLY": "true",
     "PORT": "8080",
     "TOKEN_TTL": "3600",
+    "MAX_TOKENS": "4096",
 }
 SECRETS = {
     "GRAFANA_API_KEY": "glsa_canary0123456789abcdef",
     "DB_PASSWORD": "hunter2pass",
     "SMTP_PASS": "letmein",
+    "ADMIN_PASSWORD": "123456",  # a number, but under a password's name
     "UPSTREAM": "sk-canary-0123456789",  # no credential name, but a token's shape
     "DATABASE_URL": "postgres://app:pg-canary-pw@127.0.0.1:5432/app",
 }
