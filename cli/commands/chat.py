@@ -135,6 +135,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
     from codebot_mcp.cli import extensions
     from codebot_mcp.cli.chat_runtime import open_runtime
     from codebot_mcp.cli.repl.chatview import Status, TurnView, empty_answer_message, report_mcp
+    from codebot_mcp.cli.repl.mcp import expand_mentions
     from codebot_mcp.core.agent.loop import Outcome
 
     assert options.prompt is not None
@@ -161,6 +162,9 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
                 try:
+                    # @server:uri as in the REPL: inserted, or the prompt stops (exit 2 for
+                    # a server that is unknown, disabled or did not start) before the model
+                    prompt = await expand_mentions(prompt, runtime.manager, runtime.untrusted)
                     async with extensions.running(agent, command):
                         result = await agent.run(prompt, view)
                 except CodebotError as exc:  # raised below, outside the group: not wrapped

@@ -279,7 +279,7 @@ class Repl:
                 tg.start_soon(self.status.run)
                 try:
                     if mentions:
-                        line = await expand_mentions(line, runtime.manager)
+                        line = await expand_mentions(line, runtime.manager, runtime.untrusted)
                     async with extensions.running(runtime.agent, command):
                         result = await runtime.agent.run(line, view)
                 except CodebotError as exc:

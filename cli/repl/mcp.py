@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -231,7 +231,44 @@ def _limits(field_: ElicitField) -> list[str]:
 # -- @server:uri --------------------------------------------------------------------------
 
 
-async def expand_mentions(line: str, manager: Manager) -> str:
+def check_mention(server: str, uri: str, manager: Manager, untrusted: Sequence[str] = ()) -> None:
+    """Nothing when ``@server:uri`` names a server that started; else why it cannot be read.
+
+    Raises:
+        UsageError: the server is not configured (naming the configured ones), is held back
+            by trust (``untrusted``), is disabled, or did not start (with its failure).
+    """
+    client = manager.clients.get(server)
+    if client is not None and (client.failure is None or client in manager.connected()):
+        return  # a crashed stdio server with a restart left is restarted by the read
+    written = f"@{server}:{uri}"
+    quote = f"to send the text as it is, quote it: `{written}`"
+    config = manager.servers.get(server)
+    if config is None and server in untrusted:
+        raise UsageError(
+            f"server '{server}' in {written} is defined by this project, which is not trusted",
+            hint=f"Run `codebot trust` (or pass --trust-project) to start it, or {quote}.",
+        )
+    if config is None:
+        known = ", ".join(sorted(manager.servers)) or "none"
+        raise UsageError(
+            f"unknown server '{server}' in {written} (configured: {known})",
+            hint=f"/mcp and `codebot mcp list` list them; {quote}.",
+        )
+    if not config.enabled:
+        raise UsageError(
+            f"server '{server}' in {written} is disabled",
+            hint=f"Enable it (`codebot mcp enable {server}`, then /mcp reload), or {quote}.",
+        )
+    failure = manager.failures.get(server)
+    why = failure.message if failure is not None else "it is not connected"
+    raise UsageError(
+        f"server '{server}' in {written} did not start: {why}",
+        hint=f"/mcp and `codebot mcp doctor` say why; {quote}.",
+    )
+
+
+async def expand_mentions(line: str, manager: Manager, untrusted: Sequence[str] = ()) -> str:
     """The prompt with each ``@server:uri`` resource's contents appended.
 
     Raises:
@@ -242,20 +279,7 @@ async def expand_mentions(line: str, manager: Manager) -> str:
     if not mentions:
         return line
     for server, uri in mentions:
-        if server in manager.clients:
-            continue
-        written = f"@{server}:{uri}"
-        if server in manager.servers:
-            raise UsageError(
-                f"server '{server}' in {written} is disabled",
-                hint=f"Enable it (`codebot mcp enable {server}`, then /mcp reload), or quote "
-                f"the text to send it as it is: `{written}`.",
-            )
-        known = ", ".join(sorted(manager.clients)) or "none"
-        raise UsageError(
-            f"unknown server '{server}' in {written} (servers: {known})",
-            hint=f"/mcp lists them; to send the text as it is, quote it: `{written}`.",
-        )
+        check_mention(server, uri, manager, untrusted)
     if len(mentions) > MAX_MENTIONS:
         raise UsageError(f"a prompt may name at most {MAX_MENTIONS} resources")
     blocks: list[str] = [line]

@@ -118,7 +118,12 @@ async def show_mcp(runtime: ChatRuntime) -> None:
         facts: list[str] = [s.status]
         if s.status == "connected":
             facts += [_plural(s.tool_count, "tool"), *extra.get(s.name, [])]
+        if s.stale is not None:
+            facts.append("stale (its tool list is out of date)")
         print(f"{render.safe(s.name)}: {', '.join(facts)}")
+        if s.stale is not None:
+            print(f"  {render.safe(s.stale)}")
+            print("  hint: codebot retries before the next prompt; /mcp reload reconnects it")
         if s.failure is not None:
             print(f"  {render.safe(s.failure.message)}")
             if s.failure.hint:

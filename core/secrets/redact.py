@@ -1,51 +1,21 @@
 """Keep secrets out of everything codebot prints or writes.
 
-Header values, env values and API keys are secrets by definition; URLs may carry them as
-``user:pass@`` or as ``?token=`` style query parameters. :class:`Redactor` scrubs every known
+Which header and env values are secrets is :func:`core.secrets.credentials.is_secret`'s call
+(the one heuristic); API keys are secrets by definition; URLs may carry them as ``user:pass@``
+or as ``?token=`` style query parameters. :class:`Redactor` scrubs every known
 secret value out of arbitrary text (error messages from servers included).
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from codebot_mcp.core.secrets.credentials import is_credential_name, looks_like_token
+from codebot_mcp.core.secrets.credentials import is_credential_name, is_secret, url_patterns
 
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
-
-
-@functools.cache
-def _url_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """``user:pass@`` in a URL, and a secret-looking query value; compiled on first use (about
-    1.5 ms, which ``codebot --help`` and a warm call would otherwise pay at every start).
-
-    Bounded repeats: unbounded ones make a long run of letters (a hostile tool result) take
-    quadratic time, 40 kB in half a minute. A ``${VAR}`` reference in place of the secret is
-    not one: it stays readable."""
-    credentials = re.compile(
-        r"(?P<scheme>(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}://)"
-        r"(?![^/@\s]{0,1024}:\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}@)[^/@\s]{1,1024}@",
-        re.IGNORECASE,
-    )
-    query = re.compile(
-        r"(?P<key>[?&](?=[a-z0-9_-]{0,128}=)(?:[a-z0-9_-]{0,64}(?:token|key|secret|password|"
-        r"passwd|auth|sig|signature|credential)[a-z0-9_-]{0,64})=)"
-        r"(?!\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}(?:[&#\s]|$))[^&#\s]+",
-        re.IGNORECASE,
-    )
-    return credentials, query
-
-
-_PLAIN_ENV = frozenset(
-    "PATH HOME PYTHONPATH NODE_PATH NODE_ENV LANG LANGUAGE TERM USER LOGNAME SHELL TMPDIR TZ "
-    "PWD DEBUG LOG_LEVEL".split()
-)
-"""Env keys whose values are configuration, not secrets."""
 
 
 def expandable_values(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -65,70 +35,63 @@ class _Entry(Protocol):
     def raw(self) -> Mapping[str, Any]: ...
 
 
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+def _written(config: _Entry, section: str) -> Mapping[str, Any]:
+    raw: Any = config.raw.get(section)
+    return raw if isinstance(raw, dict) else {}  # pyright: ignore[reportUnknownVariableType]
 
 
-def _paths_only(value: str) -> bool:
-    parts = [p for p in value.split(os.pathsep) if p]
-    return bool(parts) and all(p.startswith(("/", "~", "./", "../")) for p in parts)
+def _value_is_secret(key: str, value: str, written: Any) -> bool:
+    """:func:`is_secret` of one env or header value, knowing the variables it came from."""
+    from codebot_mcp.core.envexpand import referenced
+
+    sources = referenced(written) if isinstance(written, str) else []
+    return is_secret(key, value, sources=sources)
+
+
+def masked_values(config: _Entry, section: str) -> dict[str, str]:
+    """The entry's ``env`` or ``headers`` (expanded) with each secret value masked and
+    configuration shown as it is (``MODE=server``, ``REGION=eu-west-1``)."""
+    values: Mapping[str, str] = config.env if section == "env" else config.headers
+    written = _written(config, section)
+    return {
+        key: (MASK if _value_is_secret(key, value, written.get(key)) else value)
+        for key, value in values.items()
+    }
 
 
 def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> list[str]:
     """The secret values one server entry carries, to be redacted wherever they appear.
 
-    Header and env values named like a credential (``Authorization``, ``*_TOKEN``) or
-    expanded from a credential-looking variable; other header and env values only when they
-    look like a credential themselves (``looks_like_token``, loose; configuration such as
-    ``PATH``, ``HOME`` and plain paths never); and the value of every credential-looking
-    variable the entry expands anywhere (``args``, ``url``), so ``--key=${API_KEY}`` is masked too.
+    Header and env values that :func:`is_secret` calls secrets (a credential's name, or the
+    shape of a key or token; expanded from a credential-named variable), and the value of every
+    credential-named variable the entry expands anywhere (``args``, ``url``), so
+    ``--key=${API_KEY}`` is masked too. Configuration (``MODE=server``, ``REGION=eu-west-1``,
+    ``GRAFANA_URL=http://127.0.0.1:9``) is not: it would mask ordinary text in every result.
     """
     from codebot_mcp.core.envexpand import referenced
 
     environ = os.environ if environ is None else environ
-    raw_env: Any = config.raw.get("env")
-    written: Mapping[str, Any] = raw_env if isinstance(raw_env, dict) else {}  # pyright: ignore[reportUnknownVariableType]
-    raw_headers: Any = config.raw.get("headers")
-    written_headers: Mapping[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}  # pyright: ignore[reportUnknownVariableType]
     secrets: list[str] = []
-    for section, values, raw in (
-        ("headers", config.headers, written_headers),
-        ("env", config.env, written),
-    ):
+    for section, values in (("headers", config.headers), ("env", config.env)):
+        written = _written(config, section)
         for key, value in values.items():
-            source = raw.get(key)
-            refs = referenced(source) if isinstance(source, str) else []
-            credential = (
-                is_credential_name(key)
-                or key.lower() in _CREDENTIAL_HEADERS
-                or any(is_credential_name(r) for r in refs)
-            )
-            if credential:
-                secrets.append(value)
-            elif section == "env" and (key.upper() in _PLAIN_ENV or _paths_only(value)):
-                continue
-            elif looks_like_token(
-                value, strict=False
-            ):  # not named a credential: masked only if it looks like one
+            if _value_is_secret(key, value, written.get(key)):
                 secrets.append(value)
     for _, text in expandable_values(config.raw):
         for name in referenced(text):
-            if is_credential_name(name) and environ.get(name):
-                secrets.append(environ[name])
+            expanded = environ.get(name)
+            if expanded and is_credential_name(name) and is_secret(name, expanded):
+                secrets.append(expanded)
     return secrets
 
 
 def redact_url(text: str) -> str:
     """Remove ``user:pass@`` and secret-looking query values from URLs in ``text``."""
     if "://" in text:  # fast paths: a log flood has neither
-        text = _url_patterns()[0].sub(rf"\g<scheme>{MASK}@", text)
+        text = url_patterns()[0].sub(rf"\g<scheme>{MASK}@", text)
     if "?" in text or "&" in text:
-        text = _url_patterns()[1].sub(rf"\g<key>{MASK}", text)
+        text = url_patterns()[1].sub(rf"\g<key>{MASK}", text)
     return text
-
-
-def redact_values(mapping: Mapping[str, str]) -> dict[str, str]:
-    """The same keys with every value masked (an empty value stays empty)."""
-    return {key: (MASK if value else "") for key, value in mapping.items()}
 
 
 class Redactor:

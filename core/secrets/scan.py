@@ -1,11 +1,11 @@
 """Does a settings value look like a credential written in clear?
 
 ``mcp add`` refuses such values and ``mcp import`` turns them into ``${VAR}`` references: the
-settings should name a variable and the secret stay in the environment. The signs: a known token
-shape (``sk-``, ``ghp_``, ``xoxb-``, ``AKIA`` …), ``Bearer <token>``, a secret-sounding key
-(``*_TOKEN``, ``*_KEY``, ``PASSWORD``) holding something other than a path, URL or number, a long
-random-looking string, a URL carrying credentials. A hand-written heuristic: no library we use
-ships one.
+settings should name a variable and the secret stay in the environment. What counts is what
+redaction masks (:func:`core.secrets.credentials.is_secret`, the one heuristic): a known token
+shape (``sk-``, ``ghp_``, ``xoxb-``, ``AKIA`` …), ``Bearer <token>``, a long random-looking run,
+a URL carrying credentials, or a credential-named key (``*_TOKEN``, ``*_KEY``, ``PASSWORD``)
+holding something other than a path, a URL without credentials, a small number or a boolean.
 """
 
 from __future__ import annotations
@@ -16,39 +16,23 @@ from typing import Any
 
 from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.secrets.credentials import (
+    AUTH_SCHEME,
     TOKEN_PREFIX,
-    is_credential_name,
+    is_secret,
     looks_like_token,
 )
 
-_BEARER = re.compile(r"^(bearer|basic|token)\s+\S{8,}$", re.IGNORECASE)
 _VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}")
 
 
 def looks_secret(key: str, value: str) -> bool:
-    """Whether a value written under ``key`` looks like a credential in clear text."""
+    """Whether a value written under ``key`` is a credential in clear text: what
+    :func:`core.secrets.credentials.is_secret` (the one heuristic) calls a secret. Beside a
+    ``${VAR}`` reference, only literal text with a known token prefix counts."""
     if _VARIABLE.search(value):
         literal = _VARIABLE.sub("", value).strip()
         return bool(literal) and _strong(literal.split()[-1])
-    value = value.strip()
-    if not value:
-        return False
-    if _BEARER.match(value) or TOKEN_PREFIX.match(value):
-        return True
-    if is_credential_name(key) and len(value) >= 8 and not _plain_value(value):
-        return True
-    return looks_like_token(value, strict=True)
-
-
-def _plain_value(value: str) -> bool:
-    """A path, a URL without credentials, a number or a word list: not a credential."""
-    from codebot_mcp.core.secrets.redact import MASK, redact_url
-
-    if value.startswith(("/", "./", "../", "~")) or re.fullmatch(r"[\d.:]+", value):
-        return True
-    if "://" in value:
-        return MASK not in redact_url(value)
-    return value.lower() in ("true", "false", "yes", "no", "none", "null")
+    return is_secret(key, value)
 
 
 def _strong(value: str) -> bool:
@@ -75,7 +59,7 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
         if isinstance(arg, str):
             flag, sep, value = arg.partition("=")
             candidate = value if sep and arg.startswith("-") else arg
-            if _BEARER.match(candidate) or looks_like_token(candidate, strict=True):
+            if looks_like_token(candidate):
                 # Name the variable after the option it belongs to (--api-key → API_KEY).
                 before = args[i - 1] if i else ""  # pyright: ignore[reportUnknownVariableType]
                 option = flag if sep and arg.startswith("-") else before
@@ -135,7 +119,7 @@ def _refuse(server: str, where: str, key: str, value: str, suggestion: str | Non
     variable = _variable(key)
     if suggestion is not None:
         pass
-    elif where.startswith("headers.") and _BEARER.match(value):
+    elif where.startswith("headers.") and AUTH_SCHEME.match(value):
         scheme = value.split()[0]
         suggestion = f"'{key}: {scheme} ${{{variable}}}'"
     elif where.startswith("env."):

@@ -94,6 +94,8 @@ class Client:
         """Selected tools whose ``_meta.ui.visibility`` leaves out "model" (MCP Apps): never
         offered to the model; ``mcp list --all`` shows them, ``mcp call`` may call them."""
         self.tools_stale = False
+        self.relist_error: str | None = None
+        """Why the last re-list after a change notification failed (None: it did not)."""
         self.ready = anyio.Event()
         self.done = anyio.Event()
         self._stop = anyio.Event()

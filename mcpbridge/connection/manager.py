@@ -7,8 +7,10 @@ imports it. Change notifications only mark state (the dirty flag);
 ``async with Manager(servers) as manager:``; the context exit stops every server and waits for
 each child process to end.
 
-Size: one idea, the set of servers as one source (lifecycle, tools, resources, prompts and
-skills route through it to their clients); each part is a few lines that delegate.
+Size: one class, every server of a run as one source: starting and stopping, the dirty flag
+and its re-lists (with the retry of a failed one, and the pin check that holds a drifted
+server back), status, and the resource, prompt and skill calls that only route to a client
+(a split would leave a second class holding the same map).
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class ServerStatus:
     tool_count: int = 0
     protocol_version: str | None = None
     failure: Failure | None = None
+    stale: str | None = None
+    """Connected, but the re-list after ``tools/list_changed`` failed: why. The tools shown
+    are the last good listing; the re-list is retried before the next prompt."""
 
 
 class Manager:
@@ -285,7 +290,12 @@ class Manager:
         ]
 
     async def refresh_if_dirty(self) -> list[MCPTool] | None:
-        """None when nothing changed (no I/O); else re-list changed servers and return all tools."""
+        """None when nothing changed (no I/O); else re-list changed servers and return all tools.
+
+        A re-list that fails keeps the server's last good listing, records why
+        (:attr:`ServerStatus.stale`) and leaves the manager dirty, so the next call retries it
+        (before the next prompt) until it succeeds or the server goes.
+        """
         if not self._dirty:
             return None
         self._dirty = False  # check-and-reset with no await in between: atomic on the loop
@@ -302,9 +312,12 @@ class Manager:
     async def _relist(self, client: Client) -> None:
         try:
             client.tools = await client.list_tools()
-        except Exception:  # boundary: keep the old listing; status() shows the failure
+        except Exception as exc:  # boundary: keep the old listing; status() shows the failure
             client.tools_stale = True
+            client.relist_error = _relist_failure(client, exc)
+            self._dirty = True  # retried at the next refresh, not only at the next change
             return
+        client.relist_error = None
         held = client.pin_problem()
         if held is not None:  # the tools changed under a pinned server: it goes
             client.hold(held)
@@ -342,8 +355,9 @@ class Manager:
         for name, client in self.clients.items():
             if client.connected:
                 protocol = client.info.protocol_version if client.info else None
+                stale = client.relist_error if client.tools_stale else None
                 results[name] = ServerStatus(
-                    name, "connected", client.config, len(client.tools), protocol
+                    name, "connected", client.config, len(client.tools), protocol, stale=stale
                 )
             else:
                 failure = client.failure
@@ -510,3 +524,12 @@ class Manager:
         client = find_client(self.clients, server)
         served.require_skills(client)
         return await served.read_file(client, uri)
+
+
+def _relist_failure(client: Client, exc: Exception) -> str:
+    """Why a re-list failed, in one line, secrets masked."""
+    if isinstance(exc, TimeoutError):
+        why = f"no answer within {client.config.timeout:g} s"
+    else:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return client.redact(f"re-listing its tools after tools/list_changed failed: {why}")

@@ -1,7 +1,9 @@
 """Plain-data views of servers and tools: one shape for ``mcp list`` (text and JSON) and
 ``mcp doctor --format json``.
 
-Secrets never enter these views: env and header values are masked, URLs lose credentials.
+Secrets never enter these views: env and header values that are secrets (the one heuristic,
+:func:`core.secrets.credentials.is_secret`) are masked, configuration is shown, URLs lose
+credentials.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, redact_values
+from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, masked_values
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
     from codebot_mcp.mcpbridge.connection.client import Client
@@ -32,12 +34,12 @@ def config_view(config: ServerConfig) -> dict[str, Any]:
     }
     if config.type == "http":
         view["url"] = redact(config.url or "")
-        view["headers"] = redact_values(config.headers)
+        view["headers"] = masked_values(config, "headers")
         view["oauth"] = oauth_view(config.oauth)
     else:
         view["command"] = config.command
         view["args"] = [redact(a) for a in config.args]
-        view["env"] = redact_values(config.env)
+        view["env"] = masked_values(config, "env")
         view["cwd"] = str(config.cwd) if config.cwd else None
     return view
 
@@ -98,9 +100,13 @@ def server_view(
     schemas: bool = False,
     app_tools: Sequence[MCPTool] = (),
     show_app_tools: bool = False,
+    stale: str | None = None,
 ) -> dict[str, Any]:
     """One server, the same keys for ``mcp list --json`` and doctor's ``--format json``:
-    status, the entry (masked), handshake facts, failure and tools.
+    status, the entry (masked), handshake facts, failure, staleness and tools.
+
+    ``stale``: why the tools shown are out of date (a re-list after ``tools/list_changed``
+    failed; ``{"message": …}`` in the view, null otherwise).
 
     ``tools`` are what the model is offered (``tool_count``); ``app_tools`` the app-only ones
     (``app_only_count``), listed after them only with ``show_app_tools`` (``mcp list --all``).
@@ -120,6 +126,7 @@ def server_view(
         "tool_count": len(tools),
         "app_only_count": len(app_tools),
         "failure": failure_view(failure),
+        "stale": {"message": stale} if stale else None,
         "tools": listed,
     }
 
@@ -141,4 +148,5 @@ def status_view(
         schemas=schemas,
         app_tools=apps if connected else [],
         show_app_tools=show_app_tools,
+        stale=status.stale,
     )

@@ -26,6 +26,7 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings, root_dirs
 from codebot_mcp.core.errors import ExitCode, SettingsError
 from codebot_mcp.core.model import tokens
+from codebot_mcp.core.secrets.credentials import is_secret
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.core.tools.useragent import Policy, UserAgent
 from codebot_mcp.mcpbridge.auth import LoginOptions
@@ -291,13 +292,18 @@ def _worst(findings: list[Finding]) -> CheckStatus:
 
 
 def _redactor(ctx: ServerContext) -> Redactor:
-    """Every env and header value of the entry, parsed or as written, is a secret."""
+    """The entry's secrets (the one heuristic), parsed or as written (an invalid entry's
+    headers are only in ``raw``)."""
     config = ctx.config
     values = entry_secrets(config, ctx.environ)
     raw = config.raw.get("headers")
     if isinstance(raw, dict):
         # A value that references ${VAR} is not the secret; its expansion (above) is.
-        values.extend(v for v in raw.values() if isinstance(v, str) and "${" not in v)  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+        values.extend(
+            v
+            for k, v in raw.items()  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(v, str) and "${" not in v and is_secret(str(k), v)  # pyright: ignore[reportUnknownArgumentType]
+        )
     return Redactor(values)
 
 

@@ -122,6 +122,26 @@ def test_list_changed_puts_the_new_tool_in_the_next_request(
     assert fake.bodies[3]["messages"][-1]["content"] == "extra called"
 
 
+def test_a_relist_that_failed_is_retried_before_the_next_request(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server announces a new tool, then fails the re-list once: a later request of the
+    same run lists again and offers the tool (it was never retried before)."""
+    write_settings(
+        tmp_path, {"base_url": fake.base_url, "mcp_servers": {"rl": entry("relist_fail")}}
+    )
+    fake.queue(
+        fo.tool_calls(("mcp__rl__change", {"fails": 1})),
+        fo.tool_calls(("mcp__rl__ping", {}), delay=0.5),
+        fo.tool_calls(("mcp__rl__ping", {})),
+        fo.text("done"),
+    )
+    code, _, err = chat(capsys, tmp_path, "-p", "grow", "--yes")
+    assert code == 0, err
+    assert "mcp__rl__added_1" not in tools_of(fake.bodies[1])  # the re-list failed
+    assert "mcp__rl__added_1" in tools_of(fake.bodies[3])
+
+
 def test_truncation_notice_reaches_the_model(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -165,3 +165,56 @@ def test_one_shot_chat_answers_elicitation_by_flag(
     code, _, err = chat(capsys, project, "-p", "pick a colour", "--yes", *flags)
     assert code == 0, err
     assert tool_results(fake.bodies[1])[-1] == answer
+
+
+def test_one_shot_inserts_a_mention_and_stops_on_a_server_it_cannot_read(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-p`` reads ``@server:uri`` as the REPL does: a known resource is inserted; a server
+    that is not configured (or disabled) stops the prompt with exit 2 before the model."""
+    settings = json.loads((project / ".codebot" / "settings.json").read_text())
+    settings["mcp_servers"]["off"] = {**server_entry("asker"), "enabled": False}
+    write_settings(project, settings)
+    fake.queue(fo.text("read it"))
+    code, out, err = chat(capsys, project, "-p", "what is @ask:note://hello about?")
+    assert code == 0 and out == "read it\n", err
+    sent = fake.bodies[0]["messages"][-1]["content"]
+    assert sent.startswith("what is @ask:note://hello about?")
+    assert '<resource server="ask" uri="note://hello">' in sent
+
+    code, out, err = chat(capsys, project, "-p", "what is @nosuch:note://hello about?")
+    assert code == 2, err
+    assert "unknown server 'nosuch' in @nosuch:note://hello (configured: ask, off)" in err
+    code, out, err = chat(capsys, project, "-p", "and @off:note://hello", "--json")
+    assert code == 2, err
+    document = json.loads(out)
+    assert document["exit_code"] == 2 and document["outcome"] == "error"
+    assert "server 'off' in @off:note://hello is disabled" in document["error"]["message"]
+    assert len(fake.bodies) == 1  # neither prompt reached the model
+
+
+def test_one_shot_mention_of_a_server_that_did_not_start_says_why(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    servers = {"gone": {"command": str(tmp_path / "no-such-server")}}
+    write_settings(tmp_path, {"base_url": fake.base_url, "mcp_servers": servers})
+    code, _, err = chat(capsys, tmp_path, "-p", "see @gone:note://x")
+    assert code == 2, err
+    assert "server 'gone' in @gone:note://x did not start:" in err
+    assert not fake.bodies
+
+
+def test_one_shot_mention_of_an_untrusted_project_server_says_so(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    argv = ("-p", "see @ask:note://hello", "--base-url", fake.base_url)
+    code, _, err = chat(capsys, project, *argv)
+    assert code == 2, err
+    assert (
+        "server 'ask' in @ask:note://hello is defined by this project, which is not trusted" in err
+    )
+    assert not fake.bodies

@@ -218,12 +218,12 @@ def test_project_scope_and_get_shows_source_and_override(
     assert f"from {project_file}" in out
     assert f"overrides the entry in {home / 'settings.json'}" in out
     assert "command: project-cmd" in out
-    assert '"B": "***"' in out  # env values are masked
+    assert '"B": "2"' in out  # configuration is shown (a secret is masked: test_redaction)
     code, out, _ = codebot(capsys, *cwd, "mcp", "get", "s", "--json")
     view = json.loads(out)
     assert view["source"] == str(project_file)
     assert view["overrides"] == str(home / "settings.json")
-    assert view["entry"]["env"] == {"B": "***"}
+    assert view["entry"]["env"] == {"B": "2"}
 
     # Defined in both files: remove needs --scope.
     code, _, err = codebot(capsys, *cwd, "mcp", "remove", "s")

@@ -413,7 +413,7 @@ async def test_a_mention_of_an_unknown_or_disabled_server_stops_the_prompt(
     )
     err = "".join(errs) + capsys.readouterr().err
     assert code == 0, err
-    assert "unknown server 'nosuch' in @nosuch:note://hello (servers: ask)" in err
+    assert "unknown server 'nosuch' in @nosuch:note://hello (configured: ask, off)" in err
     assert "server 'off' in @off:note://hello is disabled" in err
     assert "nope://missing" in err  # the unknown resource, as before
     assert [b["messages"][-1]["content"] for b in fake.bodies] == ["plain question"]

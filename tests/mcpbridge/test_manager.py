@@ -162,6 +162,51 @@ async def test_list_changed_marks_dirty_and_refresh_shows_the_new_tool(protocol:
             assert "mcp__mut__brand_new" in [t.name for t in refreshed]
 
 
+@pytest.mark.parametrize("protocol", ["legacy", "auto"])
+async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
+    protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """list_changed, then the re-list fails once: the last good listing stays, status() and
+    /mcp say why, and the next refresh lists again (no new notification needed)."""
+    from types import SimpleNamespace
+
+    from codebot_mcp.cli.repl.status import show_mcp
+    from codebot_mcp.mcpbridge.connection.report import status_view
+
+    servers = {"rl": make_server("rl", "relist_fail", protocol=protocol)}
+    with anyio.fail_after(30):
+        async with Manager(servers) as manager:
+            await manager.start_all()
+            assert await manager.refresh_if_dirty() is not None  # the start marks it dirty
+            change = manager.tool_by_name("mcp__rl__change")
+            assert change is not None
+            assert not (await change.execute({"fails": 1})).is_error
+            refreshed = None
+            while refreshed is None:  # until the notification came and the re-list ran
+                await anyio.sleep(0.02)
+                refreshed = await manager.refresh_if_dirty()
+            assert "mcp__rl__added_1" not in [t.name for t in refreshed]  # the old listing
+            [status] = manager.status()
+            assert status.status == "connected" and status.tool_count == 2
+            assert status.stale is not None
+            assert "re-listing its tools after tools/list_changed failed" in status.stale
+            assert "the tool registry is reloading" in status.stale
+            view = status_view(status, manager)
+            assert view["stale"] == {"message": status.stale}
+            await show_mcp(SimpleNamespace(manager=manager, untrusted=[]))  # type: ignore[arg-type]
+            shown = capsys.readouterr().out
+            assert "rl: connected, 2 tools, stale (its tool list is out of date)" in shown
+            assert "the tool registry is reloading" in shown
+
+            retried = await manager.refresh_if_dirty()  # no new notification: a retry
+            assert retried is not None
+            assert "mcp__rl__added_1" in [t.name for t in retried]
+            [status] = manager.status()
+            assert status.stale is None and status.tool_count == 3
+            assert status_view(status, manager)["stale"] is None
+            assert await manager.refresh_if_dirty() is None  # clean again: no I/O
+
+
 async def test_clean_refresh_does_no_io() -> None:
     servers = {"echo": make_server("echo", "echo")}
     with anyio.fail_after(30):

@@ -21,6 +21,10 @@ hostile            no    control characters, lying annotations, poisoned
                          progress; ``--variant``, ``--poison``, ``--escape``
 mutating           no    add_tool/remove_tool/ping_tool; emits tools list_changed
                          in both eras (legacy notification, 2026 listen stream)
+described          no    tools named and described by ``--tools FILE`` (a JSON list
+                         of name/description): doctor's lint on real descriptions
+relist_fail        no    ``change(fails)`` adds a tool, emits tools list_changed
+                         (both eras), then fails the next ``fails`` tools/list
 rugpull            no    ``status()`` rewrites ``notes``' description and emits
                          tools list_changed (both eras)
 toucher            no    write_file/connect/tmpdir: what a sandbox must stop

@@ -26,7 +26,8 @@ def get_command(
 ) -> int:
     """Show a server's entry as codebot uses it, where it comes from and what it overrides.
 
-    Env and header values are masked unless they are ${VAR} references.
+    Env and header values that are secrets are masked; configuration and ${VAR} references
+    are shown.
     Exit 0, 2 unknown server, 3 settings unreadable.
     """
     from codebot_mcp.core.config import effective
@@ -78,7 +79,7 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
     for key, value in config.raw.items():
         if key in ("env", "headers") and isinstance(value, dict):
             entry[key] = {
-                k: (v if isinstance(v, str) and _only_references(v) else MASK)
+                k: (v if isinstance(v, str) and _shown(str(k), v) else MASK)  # pyright: ignore[reportUnknownArgumentType]
                 for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
             }
         elif key == "oauth" and isinstance(value, dict):
@@ -109,6 +110,16 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
         "warnings": [render.REDACTOR(str(w)) for w in config.warnings],
         "entry": entry,
     }
+
+
+def _shown(key: str, value: str) -> bool:
+    """An env or header value as written is shown unless it is a secret (the one heuristic,
+    :func:`core.secrets.credentials.is_secret`); ``${VAR}`` references always are."""
+    from codebot_mcp.core.secrets.credentials import is_secret
+
+    if "${" in value:
+        return _only_references(value)
+    return not is_secret(key, value)
 
 
 def _only_references(value: str) -> bool:

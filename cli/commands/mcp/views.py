@@ -43,6 +43,8 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                 print("  server stderr (last lines):")
                 for line in err["stderr_tail"].splitlines():
                     print(f"    {render.safe(line)}")
+        if v.get("stale"):
+            print(f"  stale (its tool list is out of date): {render.safe(v['stale']['message'])}")
         _print_tools(v, apps, shown)
         if schemas:
             import json

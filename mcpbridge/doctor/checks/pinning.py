@@ -17,16 +17,106 @@ from codebot_mcp.mcpbridge.tools.pinning import (
 )
 
 _ADDRESSED = re.compile(
-    r"ignore (all |any )?(previous|prior|above) instructions|disregard (the |all )?(previous|"
-    r"above)|<\s*/?\s*(important|system|instructions?)\s*>|do not (tell|mention|inform) the user|"
-    r"you must (always|first)|before (using|calling|answering)[^.]{0,40}(read|send|call)",
+    r"ignore (all |any )?(previous|prior|above|earlier|other) instructions|"
+    r"disregard (the |all |any )?(previous|prior|above|earlier|other)|"
+    r"<\s*/?\s*(important|system|instructions?)\s*>|"
+    r"(do not|don't|never) (tell|mention|inform|show|reveal|alert)\b[^.]{0,20}\buser|"
+    r"without (telling|informing|alerting|asking) the user|"
+    r"(hide|conceal) (this|it) from the user|"
+    r"you must (always|first) (send|ignore|disregard|hide|upload|forward)\b|"
+    r"before (using|calling|answering)[^.]{0,40}\b(send|pass|upload|forward|exfiltrate)\b",
     re.IGNORECASE,
 )
-_CREDENTIALS = re.compile(
-    r"~/\.ssh|\bid_(rsa|ed25519|ecdsa)\b|(^|[\s'\"`/])\.env\b|\.aws/credentials|\.netrc|"
-    r"\.npmrc|\.pypirc|private key|api[_ -]?key|/etc/(passwd|shadow)",
+"""Text addressed to the model behind the user's back. Honest sequencing ("Before calling
+this tool, call list_tables"; "You must first call get_schema") is not: it names no reading or
+sending."""
+_SECRET_PLACES = re.compile(
+    r"~/\.ssh|\bid_(rsa|ed25519|ecdsa|dsa)\b|\.aws/credentials|\.netrc\b|\.npmrc\b|"
+    r"\.pypirc\b|\.git-credentials|\.docker/config\.json|\.kube/config|/etc/shadow|"
+    r"(~/|\b)\.(cursor|claude|codebot)/[\w./-]*\.json|\bmcp\.json\b",
     re.IGNORECASE,
 )
+"""Where credentials live: asked to read one of these, a description is poisoned."""
+_SECRET_WORDS = re.compile(
+    r"(^|[\s'\"`(/])\.env\b|\bapi[_ -]?keys?\b|\bprivate keys?\b|/etc/passwd|"
+    r"\b(your|the user'?s?|their)\s+(\w+\s+){0,2}(passwords?|credentials|secrets?|tokens?)\b",
+    re.IGNORECASE,
+)
+"""Words an honest description also uses (".env" as an example file name, "never emits API
+keys"): poisoned only when the sentence asks to hand them over."""
+_READ = re.compile(
+    r"\b(read|cat|open|load|dump|print|output|extract|collect|grab|steal|access|exfiltrate)\b",
+    re.IGNORECASE,
+)
+_SEND = re.compile(
+    r"\b(send|pass|include|forward|upload|post|attach|append|embed|provide|transmit|share|"
+    r"copy|paste|insert|leak|submit|supply|give|exfiltrate)\b",
+    re.IGNORECASE,
+)
+"""Imperatives, as an instruction to the model is written ("read …", "pass them to …"); a
+description of what the tool does says "reads", "sends"."""
+_NEGATION = re.compile(
+    r"\b(never|not|no|nor|don't|doesn't|won't|cannot|can't|without|except|excluding|avoid\w*|"
+    r"redact\w*|mask\w*|omit\w*|strip\w*|filter\w*)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE = re.compile(r"[;:,]|\s(?:and then|then|but)\s")
+
+
+def credential_request(text: str) -> str | None:
+    """The credential a description asks the model to read or hand over, or None.
+
+    Sentence by sentence: a place where credentials live (``~/.ssh``, ``.aws/credentials`` …)
+    named with an imperative to read or send it, or a credential word (``.env``, ``API key``,
+    ``private key``) named with an imperative to send it. A mention in a negated clause
+    ("never emits secrets or API keys") is a promise, not a request.
+    """
+    for sentence in _SENTENCE.split(text):
+        clauses = _CLAUSE.split(sentence)
+        for pattern, verbs in ((_SECRET_PLACES, (_READ, _SEND)), (_SECRET_WORDS, (_SEND,))):
+            for match in pattern.finditer(sentence):
+                if _negated(clauses, match.group(0)):
+                    continue
+                if any(_asked(v, sentence) for v in verbs):
+                    return match.group(0).strip()
+    return None
+
+
+_INTRODUCERS = frozenset(
+    "and then also please first always now just to must should you simply finally next so or "
+    "immediately additionally secretly quietly silently need have will make sure be remember "
+    "it's important".split()
+)
+"""Words that may stand between a clause's start and its imperative ("then pass", "you must
+first send", "please include")."""
+_CLAUSE_START = re.compile(r"[,;:(]|\b(and|then)\b", re.IGNORECASE)
+
+
+def _asked(verbs: re.Pattern[str], sentence: str) -> bool:
+    """One of ``verbs`` is an imperative in ``sentence``: it opens a clause (after nothing but
+    words like "then", "please", "you must") and is not negated. "Responses include the API
+    key's name" and "is never read by the model" are not."""
+    for match in verbs.finditer(sentence):
+        before = sentence[: match.start()]
+        if any(_NEGATION.fullmatch(_bare(word)) for word in before.split()[-3:]):
+            continue
+        head = _CLAUSE_START.split(before)[-1]
+        if all(_bare(word).lower() in _INTRODUCERS for word in head.split()):
+            return True
+    return False
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,;:()'\"`")
+
+
+def _negated(clauses: list[str], term: str) -> bool:
+    """The clause naming ``term`` is negated (all of them, when it is named in several)."""
+    holding = [c for c in clauses if term.strip() in c]
+    return bool(holding) and all(_NEGATION.search(c) for c in holding)
+
+
 _OTHER_TOOL = re.compile(r"\bmcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__[A-Za-z0-9_-]+")
 
 
@@ -100,8 +190,8 @@ def _hidden(ctx: ToolContext) -> Iterator[Finding]:
     others = sorted({m.group(0) for m in _OTHER_TOOL.finditer(text) if m.group(1) != server})
     if others:
         reasons.append(f"it mentions other servers' tools ({', '.join(others)})")
-    if match := _CREDENTIALS.search(text):
-        reasons.append(f"it asks about credentials ('{match.group(0).strip()}')")
+    if (term := credential_request(text)) is not None:
+        reasons.append(f"it asks about credentials ('{term}')")
     for reason in reasons:
         yield ctx.finding(
             "tool.hidden_instructions",
