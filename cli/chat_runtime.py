@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.agent.session import Session
@@ -56,6 +57,14 @@ class ChatOptions:
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
     sandbox: str | None = None
     """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
+    output_format: str = "text"
+    """``--output-format``: text, json (``--json``) or stream-json (one-shot)."""
+    input_format: str = "text"
+    """``--input-format``: text, or stream-json (user messages as JSON lines on stdin)."""
+    include_partial: bool = False
+    """``--include-partial``: stream-json also carries the text as it streams."""
+    output_schema: OutputSchema | None = None
+    """``--output-schema FILE``, read and checked: the answer must validate against it."""
 
 
 @dataclass

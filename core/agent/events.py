@@ -44,6 +44,10 @@ class AgentEvents:
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """A call finished (the result is what the model will see)."""
 
+    def tool_approved(self, call: ToolCall, decision: Decision) -> None:
+        """The gate (or the user) allowed a call; it starts now, or with the reads of its turn
+        (``decision.by`` says what allowed it)."""
+
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """The gate (or the user) denied a call."""
 
