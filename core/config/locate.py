@@ -7,7 +7,7 @@ scanner over strict JSON (what settings files are), with strings decoded by ``js
 
 from __future__ import annotations
 
-import json.decoder
+import json
 from pathlib import Path
 
 MAX_DEPTH = 4
@@ -28,8 +28,9 @@ def key_lines(text: str, max_depth: int = MAX_DEPTH) -> dict[tuple[str, ...], in
         if c == "\n":
             line += 1
         elif c == '"':
+            end = _string_end(text, i + 1)
             try:
-                value, end = json.decoder.scanstring(text, i + 1)
+                value = json.loads(text[i:end])
             except ValueError:
                 return found
             line += text.count("\n", i, end)
@@ -55,6 +56,20 @@ def key_lines(text: str, max_depth: int = MAX_DEPTH) -> dict[tuple[str, ...], in
             path = _container_path(stack)
         i += 1
     return found
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index after the closing quote of the string whose body starts at ``start``."""
+    i, n = start, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            return i + 1
+        i += 1
+    return n
 
 
 def _container_path(stack: list[tuple[str, ...] | None]) -> tuple[str, ...]:
