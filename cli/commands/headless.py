@@ -69,6 +69,8 @@ class Answer:
     @property
     def outcome(self) -> str:
         """``answer``, ``empty_answer``, ``error`` or ``interrupted``."""
+        if isinstance(self.failure, Interrupted):
+            return "interrupted"
         if self.failure is not None:
             return "error"
         code = self.code

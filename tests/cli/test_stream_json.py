@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -393,3 +394,35 @@ def test_output_schema_falls_back_when_the_endpoint_rejects_response_format(
     assert "rejected structured output" in retry["reason"]
     assert "response_format" in fake.bodies[0] and "response_format" not in fake.bodies[1]
     assert found[-1]["structured_output"] == {"files": 1, "ok": True}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_still_ends_with_its_result(
+    project: Path, fake: FakeOpenAI, sig: signal.Signals
+) -> None:
+    fake.queue(fo.stall(30))
+    proc = subprocess.Popen(
+        [CODEBOT, "chat", "-p", "wait", "--output-format", "stream-json"],
+        cwd=project,
+        env={**os.environ, "OPENAI_API_KEY": KEY},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        seen = [proc.stdout.readline(), proc.stdout.readline()]  # init, user
+        assert '"type": "user"' in seen[1]
+        deadline = time.monotonic() + 30
+        while not fake.requests and time.monotonic() < deadline:  # the request is out
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        rest, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    final = events("".join(seen) + rest)[-1]
+    assert (final["outcome"], final["exit_code"]) == ("interrupted", 130)
+    assert final["error"]["message"] == "interrupted"
