@@ -15,12 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 MAX_SCHEMA_BYTES = 1_000_000
 """A schema is a few kilobytes; a bigger file is a mistake (or a hostile one), not a schema."""
 _FENCE = re.compile(r"\A```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class OutputSchemaError(CodebotError):
+    """The final answer did not validate against ``--output-schema``, twice (exit 1)."""
+
+    exit_code = ExitCode.TOOL_ERROR
 
 
 @dataclass(frozen=True, slots=True)
