@@ -46,6 +46,13 @@ def events(out: str) -> list[dict[str, Any]]:
     return parsed
 
 
+def buffered_env() -> dict[str, str]:
+    """The environment of a real run, with stdout buffered as Python buffers a pipe: without
+    ``PYTHONUNBUFFERED``, an event is on stdout only if codebot flushed it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return {**env, "OPENAI_API_KEY": KEY}
+
+
 def of(found: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in found if e["type"] == kind]
 
@@ -88,7 +95,7 @@ def test_events_stream_as_they_happen_from_the_real_process(
     proc = subprocess.Popen(
         [CODEBOT, "chat", "-p", "echo then delete", "--output-format", "stream-json"],
         cwd=project,
-        env={**os.environ, "OPENAI_API_KEY": KEY},
+        env=buffered_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -404,7 +411,7 @@ def test_an_interrupted_run_still_ends_with_its_result(
     proc = subprocess.Popen(
         [CODEBOT, "chat", "-p", "wait", "--output-format", "stream-json"],
         cwd=project,
-        env={**os.environ, "OPENAI_API_KEY": KEY},
+        env=buffered_env(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
