@@ -143,7 +143,7 @@ def chat_command(
             raise UsageError("the prompt is empty", hint='Pass one with -p "..." or on stdin.')
         if one_shot and options.prompt is None and not streamed:
             raise UsageError(
-                f"--output-format {options.output_format} answers one prompt",
+                "--output-format, --output-schema and --json answer one prompt, and there is none",
                 hint='Pass it with -p "...", on stdin, or as stream-json lines '
                 "(--input-format stream-json).",
             )

@@ -1,6 +1,11 @@
 """What a run reports as it goes (:class:`AgentEvents`) and what it produced (:class:`RunResult`).
 
-The CLI renders the events; ``--json`` is built from the result. Kept apart from the loop in
+The CLI renders the events, each renderer an :class:`AgentEvents`: the terminal's
+(``cli.repl.chatview.TurnView``), stream-json's (``cli.streamjson.StreamJsonView``), and any
+other (ACP's updates) the same way; ``--json`` is built from the result. A call's events come
+in order: ``tool_rejected`` (it cannot run), or ``tool_denied`` / ``tool_approved`` (with the
+:class:`~core.agent.permissions.Decision`, whose ``by`` says what decided), then for an
+approved call ``tool_started`` and ``tool_finished``. Kept apart from the loop in
 :mod:`core.agent`, which re-exports every name here.
 """
 
