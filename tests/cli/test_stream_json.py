@@ -433,3 +433,43 @@ def test_an_interrupted_run_still_ends_with_its_result(
     final = events("".join(seen) + rest)[-1]
     assert (final["outcome"], final["exit_code"]) == ("interrupted", 130)
     assert final["error"]["message"] == "interrupted"
+
+
+def test_a_compaction_is_an_event(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (project / "big.txt").write_text("word " * 4000)
+    fake.queue(fo.tool_calls(("read", {"path": "big.txt"})), fo.text("read it"))
+    assert chat(capsys, monkeypatch, project, "-p", "read big.txt")[0] == 0
+    fake.queue(fo.overflow(4096), fo.text("the summary"), fo.text("after compaction"))
+    code, out, _ = chat(
+        capsys, monkeypatch, project, "-p", "and now?", "--continue",
+        "--output-format", "stream-json",
+    )  # fmt: skip
+    assert code == 0
+    found = events(out)
+    (compaction,) = of(found, "compaction")
+    assert compaction["cut_tool_results"] == 1 and compaction["after_tokens"] < 4096
+    assert found[-1]["answer"] == "after compaction"
+    assert found[-1]["usage"]["summary_requests"] == 1
+
+
+def test_a_long_result_is_cut_in_the_stream_but_not_for_the_model(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake.queue(fo.tool_calls(("mcp__echo__big", {"size": 20_000})), fo.text("big"))
+    code, out, _ = chat(
+        capsys, monkeypatch, project, "-p", "big", "--yes", "--output-format", "stream-json"
+    )
+    assert code == 0
+    (result,) = of(events(out), "tool_result")
+    assert (result["truncated"], result["chars"], len(result["content"])) == (True, 20_000, 16_000)
+    assert len(fake.bodies[1]["messages"][-1]["content"]) == 20_000
+    (permission,) = of(events(out), "permission")
+    assert permission["by"] == "mode" and permission["reason"].startswith("allowed by --yes")
