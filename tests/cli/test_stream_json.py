@@ -473,3 +473,30 @@ def test_a_long_result_is_cut_in_the_stream_but_not_for_the_model(
     assert len(fake.bodies[1]["messages"][-1]["content"]) == 20_000
     (permission,) = of(events(out), "permission")
     assert permission["by"] == "mode" and permission["reason"].startswith("allowed by --yes")
+
+
+def test_a_rule_that_decides_is_named(
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = project / ".codebot" / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "permissions": {"deny": ["mcp__echo__echo"]}}))
+    fake.queue(
+        fo.tool_calls(("mcp__echo__delete_note", {"id": "1"}), ("mcp__echo__echo", {"text": "x"})),
+        fo.text("done"),
+    )
+    code, out, _ = chat(
+        capsys, monkeypatch, project, "-p", "go", "--allow", "mcp__echo__delete_*",
+        "--output-format", "stream-json",
+    )  # fmt: skip
+    assert code == 0
+    decided = [
+        (p["name"], p["decision"], p["by"], p["rule"]) for p in of(events(out), "permission")
+    ]
+    assert decided == [
+        ("mcp__echo__delete_note", "allow", "rule", "--allow 'mcp__echo__delete_*'"),
+        ("mcp__echo__echo", "deny", "rule", "permissions.deny 'mcp__echo__echo'"),
+    ]
