@@ -500,3 +500,23 @@ def test_a_rule_that_decides_is_named(
         ("mcp__echo__delete_note", "allow", "rule", "--allow 'mcp__echo__delete_*'"),
         ("mcp__echo__echo", "deny", "rule", "permissions.deny 'mcp__echo__echo'"),
     ]
+
+
+def test_init_names_a_server_that_failed(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    servers = {"echo": entry("echo"), "crash": entry("crash_on_start")}
+    write_settings(tmp_path, {"base_url": fake.base_url, "mcp_servers": servers})
+    fake.queue(fo.text("fine without it"))
+    code, out, _ = chat(capsys, monkeypatch, tmp_path, "-p", "hi", "--output-format", "stream-json")
+    assert code == 0
+    init = events(out)[0]
+    by_name = {s["name"]: s for s in init["servers"]}
+    assert by_name["echo"]["status"] == "connected" and by_name["echo"]["tools"] == 15
+    crash = by_name["crash"]
+    assert crash["status"] == "failed" and crash["tools"] == 0
+    assert crash["stage"] and crash["error"]
+    assert not [t for t in init["tools"] if t.startswith("mcp__crash__")]
