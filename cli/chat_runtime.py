@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.agent.session import Session
@@ -69,6 +70,14 @@ class ChatOptions:
     """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
     allow_drift: bool = False
     """``--allow-drift``: servers whose tools drifted from the lock are used for this run."""
+    output_format: str = "text"
+    """``--output-format``: text, json (``--json``) or stream-json (one-shot)."""
+    input_format: str = "text"
+    """``--input-format``: text, or stream-json (user messages as JSON lines on stdin)."""
+    include_partial: bool = False
+    """``--include-partial``: stream-json also carries the text as it streams."""
+    output_schema: OutputSchema | None = None
+    """``--output-schema FILE``, read and checked: the answer must validate against it."""
 
 
 @dataclass

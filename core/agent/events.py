@@ -1,6 +1,11 @@
 """What a run reports as it goes (:class:`AgentEvents`) and what it produced (:class:`RunResult`).
 
-The CLI renders the events; ``--json`` is built from the result. Kept apart from the loop in
+The CLI renders the events, each renderer an :class:`AgentEvents`: the terminal's
+(``cli.repl.chatview.TurnView``), stream-json's (``cli.streamjson.StreamJsonView``), and any
+other (ACP's updates) the same way; ``--json`` is built from the result. A call's events come
+in order: ``tool_rejected`` (it cannot run), or ``tool_denied`` / ``tool_approved`` (with the
+:class:`~core.agent.permissions.Decision`, whose ``by`` says what decided), then for an
+approved call ``tool_started`` and ``tool_finished``. Kept apart from the loop in
 :mod:`core.agent`, which re-exports every name here.
 """
 
@@ -43,6 +48,10 @@ class AgentEvents:
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
         """A call finished (the result is what the model will see)."""
+
+    def tool_approved(self, call: ToolCall, decision: Decision) -> None:
+        """The gate (or the user) allowed a call; it starts now, or with the reads of its turn
+        (``decision.by`` says what allowed it)."""
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """The gate (or the user) denied a call."""

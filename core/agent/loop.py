@@ -424,7 +424,9 @@ class Agent:
                 events.tool_denied(call, decision)
                 denied = ToolResult(denial_text(call.name, decision), is_error=True)
                 records[index] = ToolRecord(call, denied, denied=True, reason=decision.reason)
-            elif read:
+                continue
+            events.tool_approved(call, decision)
+            if read:
                 reads.append((index, tool, arguments))
             else:
                 await execute(index, tool, arguments)

@@ -31,6 +31,21 @@ class Verdict(StrEnum):
     DENY = "deny"
 
 
+class DecidedBy(StrEnum):
+    """Who or what made a decision (``by`` in stream-json's ``permission`` event)."""
+
+    RULE = "rule"
+    """A settings rule (``permissions.*``) or an ``--allow`` pattern."""
+    USER = "user"
+    """The user's answer to the question (now, or "always" earlier in this session)."""
+    MODE = "mode"
+    """The run's mode: ``--yes``, or nobody to ask (non-interactive: denied)."""
+    CAPABILITY = "capability"
+    """The tool's capability: a read, or a command that runs in the sandbox."""
+    HOOK = "hook"
+    """A ``PreToolUse`` hook."""
+
+
 class Answer(StrEnum):
     """The user's answer to an approval question."""
 
@@ -51,6 +66,8 @@ class Decision:
     skills: tuple[str, ...] = ()
     """Served skills the model is acting on whose code the user has not approved: the call
     asks because of them (an "always" answer approves them, not the tool)."""
+    by: DecidedBy = DecidedBy.CAPABILITY
+    """What decided: a rule, the user, the run's mode, the capability, a hook."""
 
     @property
     def allowed(self) -> bool:
@@ -153,7 +170,9 @@ class PermissionGate:
         name = tool.name
         if pattern := _match(tool, self.rules.deny):
             rule = f"permissions.deny '{pattern}'"
-            return Decision(Verdict.DENY, f"denied by the settings rule '{pattern}'", rule)
+            return Decision(
+                Verdict.DENY, f"denied by the settings rule '{pattern}'", rule, by=DecidedBy.RULE
+            )
         if served := self._served_skills(tool):
             names = ", ".join(f"'{h}'" for h in served)
             return Decision(
@@ -166,16 +185,25 @@ class PermissionGate:
         if changed := self._changed(tool):
             return Decision(Verdict.ASK, changed)
         if name in self.always:
-            return Decision(Verdict.ALLOW, "approved for this session")
+            return Decision(Verdict.ALLOW, "approved for this session", by=DecidedBy.USER)
         if pattern := _match(tool, self.allow_patterns):
             rule = f"--allow '{pattern}'"
-            return Decision(Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule)
+            return Decision(
+                Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule, by=DecidedBy.RULE
+            )
         if pattern := _match(tool, self.rules.ask):
             rule = f"permissions.ask '{pattern}'"
-            return Decision(Verdict.ASK, f"the settings rule '{pattern}' asks first", rule)
+            return Decision(
+                Verdict.ASK, f"the settings rule '{pattern}' asks first", rule, by=DecidedBy.RULE
+            )
         if pattern := _match(tool, self.rules.allow):
             rule = f"permissions.allow '{pattern}'"
-            return Decision(Verdict.ALLOW, f"allowed by the settings rule '{pattern}'", rule)
+            return Decision(
+                Verdict.ALLOW,
+                f"allowed by the settings rule '{pattern}'",
+                rule,
+                by=DecidedBy.RULE,
+            )
         permission = tool.permission()
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
@@ -234,13 +262,16 @@ class PermissionGate:
         if decision.verdict is not Verdict.ASK:
             return decision
         if self.assume_yes:
-            return Decision(Verdict.ALLOW, f"allowed by --yes ({decision.reason})")
+            return Decision(
+                Verdict.ALLOW, f"allowed by --yes ({decision.reason})", by=DecidedBy.MODE
+            )
         if self.approver is None:
             rerun = "--yes" if decision.skills else f"--yes or --allow '{tool.name}'"
             return Decision(
                 Verdict.DENY,
                 f"needs approval and nobody can answer in non-interactive mode "
                 f"({decision.reason}); rerun with {rerun}",
+                by=DecidedBy.MODE,
             )
         detail = reach.describe() if reach is not None else None
         request = ApprovalRequest(
@@ -255,37 +286,47 @@ class PermissionGate:
         )
         async with self._asking:  # subagents ask concurrently: one question at a time
             if decision.skills and not self._served_skills(tool):
-                return Decision(Verdict.ALLOW, "approved by the user for the skill, this session")
+                return Decision(
+                    Verdict.ALLOW,
+                    "approved by the user for the skill, this session",
+                    by=DecidedBy.USER,
+                )
             if (
                 not outside
                 and not decision.skills
                 and tool.name in self.always
                 and self._changed(tool) is None
             ):
-                return Decision(Verdict.ALLOW, "approved for this session")
+                return Decision(Verdict.ALLOW, "approved for this session", by=DecidedBy.USER)
             answer = await self.approver(request)
         if answer is Answer.ALWAYS and decision.skills and self.skills is not None:
             self.skills.approve(s for s in self.skills.unapproved() if s.handle in decision.skills)
-            return Decision(Verdict.ALLOW, "approved by the user for the skill, this session")
+            return Decision(
+                Verdict.ALLOW, "approved by the user for the skill, this session", by=DecidedBy.USER
+            )
         if answer is Answer.ALWAYS and not outside:
             self.always[tool.name] = _fingerprint(tool)
-            return Decision(Verdict.ALLOW, "approved by the user for this session")
+            return Decision(
+                Verdict.ALLOW, "approved by the user for this session", by=DecidedBy.USER
+            )
         if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
-            return Decision(Verdict.ALLOW, "approved by the user")
-        return Decision(Verdict.DENY, "the user denied it")
+            return Decision(Verdict.ALLOW, "approved by the user", by=DecidedBy.USER)
+        return Decision(Verdict.DENY, "the user denied it", by=DecidedBy.USER)
 
 
 def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
     if hook.verdict is None:
         return decision
     if decision.verdict is Verdict.DENY or hook.verdict is Verdict.DENY:
-        return decision if decision.verdict is Verdict.DENY else Decision(Verdict.DENY, hook.reason)
+        if decision.verdict is Verdict.DENY:
+            return decision
+        return Decision(Verdict.DENY, hook.reason, by=DecidedBy.HOOK)
     if hook.verdict is Verdict.ASK:
-        return Decision(Verdict.ASK, hook.reason, skills=decision.skills)
+        return Decision(Verdict.ASK, hook.reason, skills=decision.skills, by=DecidedBy.HOOK)
     asked_by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
     if decision.verdict is Verdict.ASK and (asked_by_rule or decision.reason.startswith("WARNING")):
         return decision
-    return Decision(Verdict.ALLOW, hook.reason, decision.rule)
+    return Decision(Verdict.ALLOW, hook.reason, decision.rule, by=DecidedBy.HOOK)
 
 
 def _fingerprint(tool: Tool) -> str | None:

@@ -93,6 +93,9 @@ class ChatModel:
         """Becomes ``max_completion_tokens`` for servers that reject ``max_tokens``."""
         self.served_model: str | None = None
         """The model name the server reported in its last answer."""
+        self.response_format: dict[str, Any] | None = None
+        """Structured output to ask for (``--output-schema``); None again once the endpoint
+        rejected it (the answer is then validated all the same, by the caller)."""
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -128,6 +131,8 @@ class ChatModel:
         if tools:
             request["tools"] = list(tools)
             request["tool_choice"] = "auto"  # llama.cpp ignores tools without it
+        if self.response_format is not None:
+            request["response_format"] = self.response_format
         attempt = 0
         while True:
             try:
@@ -141,6 +146,8 @@ class ChatModel:
                 if not isinstance(exc, openai.OpenAIError):
                     raise
                 if self._switch_cap_param(exc, request):
+                    continue
+                if self._drop_response_format(exc, request, on_retry):
                     continue
                 error = map_error(exc, self.config)
                 if attempt >= self.config.retries or not retryable(exc):
@@ -212,6 +219,34 @@ class ChatModel:
             self.cap_param = "max_completion_tokens"
             return True
         return False
+
+    def _drop_response_format(
+        self, exc: Exception, request: dict[str, Any], on_retry: RetryCallback | None
+    ) -> bool:
+        """An endpoint that rejects ``response_format`` (a 4xx other than auth and rate
+        limits) is asked again without it, announced; structured output stays off."""
+        import openai
+
+        status = getattr(exc, "status_code", None)
+        if "response_format" not in request or not isinstance(exc, openai.APIStatusError):
+            return False
+        if status is None or not 400 <= status < 500 or status in (401, 403, 408, 429):
+            return False
+        request.pop("response_format")
+        self.response_format = None
+        if on_retry is not None:
+            why = server_message(exc)[:200] or f"status {status}"
+            on_retry(
+                Retry(
+                    1,
+                    1,
+                    f"the model server at {self.config.url} rejected structured output "
+                    f"(response_format: {why}); asking again without it (the answer is "
+                    "still checked against the schema)",
+                    0.0,
+                )
+            )
+        return True
 
     async def _stream(
         self,

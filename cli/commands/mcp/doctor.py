@@ -27,6 +27,7 @@ class Format(StrEnum):
     TEXT = "text"
     JSON = "json"
     JUNIT = "junit"
+    SARIF = "sarif"
 
 
 app = typer.Typer()
@@ -40,7 +41,10 @@ def doctor_command(
     output_format: Annotated[
         Format,
         typer.Option(
-            "--format", "-f", metavar="text|json|junit", help="text, json or junit (XML for CI)."
+            "--format",
+            "-f",
+            metavar="text|json|junit|sarif",
+            help="text, json, junit (XML for CI) or sarif (SARIF 2.1.0, for code scanning).",
         ),
     ] = Format.TEXT,
     strict: Annotated[
@@ -154,6 +158,10 @@ def doctor_command(
         text = doctor_render.as_json(report, strict=strict)
     elif output_format is Format.JUNIT:
         text = doctor_render.junit(report, strict=strict)
+    elif output_format is Format.SARIF:
+        from codebot_mcp.cli.commands.mcp.doctor_sarif import sarif
+
+        text = sarif(report, strict=strict)
     else:
         color = output is None and render.use_color(stream)
         text = doctor_render.text(report, strict=strict, verbose=verbose, color=color)

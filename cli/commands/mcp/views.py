@@ -32,17 +32,7 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
         print(f"  from {render.safe(source)}")
         if v["failure"]:
-            err = v["failure"]
-            if err["stage"] == "lock":  # "held back: ..." (mcpbridge.tools.pinning)
-                print(f"  {render.safe(err['message'])}")
-            else:
-                print(f"  {err['stage']} failed: {render.safe(err['message'])}")
-            if err.get("hint"):
-                print(f"  hint: {render.safe(err['hint'])}")
-            if err.get("stderr_tail"):
-                print("  server stderr (last lines):")
-                for line in err["stderr_tail"].splitlines():
-                    print(f"    {render.safe(line)}")
+            _print_failure(v["failure"])
         if v.get("stale"):
             print(f"  stale (its tool list is out of date): {render.safe(v['stale']['message'])}")
         _print_tools(v, apps, shown)
@@ -53,6 +43,20 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
                 print(f"\n  {t['name']} input schema:")
                 for line in json.dumps(t["input_schema"], indent=2).splitlines():
                     print(f"    {line}")
+
+
+def _print_failure(err: dict[str, Any]) -> None:
+    """Why a server is not connected: the stage and message, the hint, its stderr's tail."""
+    if err["stage"] == "lock":  # "held back: ..." (mcpbridge.tools.pinning)
+        print(f"  {render.safe(err['message'])}")
+    else:
+        print(f"  {err['stage']} failed: {render.safe(err['message'])}")
+    if err.get("hint"):
+        print(f"  hint: {render.safe(err['hint'])}")
+    if err.get("stderr_tail"):
+        print("  server stderr (last lines):")
+        for line in err["stderr_tail"].splitlines():
+            print(f"    {render.safe(line)}")
 
 
 def _print_tools(view: dict[str, Any], apps: int, shown: bool) -> None:
