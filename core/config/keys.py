@@ -436,13 +436,38 @@ _SERVER_SCHEMA: dict[str, Any] = {
                         "client_metadata_url": {"type": "string", "pattern": "^https://"},
                         "scopes": {"type": "array", "items": {"type": "string"}},
                         "callback_port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                        "grant": {"enum": ["authorization_code", "client_credentials"]},
+                        "grant": {
+                            "enum": [
+                                "authorization_code",
+                                "client_credentials",
+                                "jwt_bearer",
+                                "identity_assertion",
+                            ]
+                        },
                         "private_key": {"type": "string", "pattern": "\\$\\{"},
                         "signing_algorithm": {"type": "string"},
                         "issuer": {"type": "string", "pattern": "^https?://"},
                         "token_endpoint_auth_method": {
                             "enum": ["client_secret_basic", "client_secret_post", "none"]
                         },
+                        "assertion": {
+                            "type": "string",
+                            "pattern": "\\$\\{",
+                            "description": "jwt_bearer: the workload JWT, a ${VAR} reference.",
+                        },
+                        "assertion_file": {"type": "string", "minLength": 1},
+                        "idp_token_endpoint": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+                        "idp_issuer": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+                        "idp_client_id": {"type": "string", "minLength": 1},
+                        "id_token": {"type": "string", "pattern": "\\$\\{"},
+                        "id_token_file": {"type": "string", "minLength": 1},
+                        "id_token_command": {
+                            "oneOf": [
+                                {"type": "string", "minLength": 1},
+                                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                            ]
+                        },
+                        "dpop": {"type": "boolean"},
                     },
                     "additionalProperties": False,
                 },
