@@ -15,6 +15,7 @@ from mcp import MCPError
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.mcpbridge.auth import AuthTrace, GrantError, LoginError, NeedsLoginError
+from codebot_mcp.mcpbridge.auth.errors import MAX_ANSWER_CHARS
 from codebot_mcp.mcpbridge.transport.process import LaunchError
 from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
@@ -94,7 +95,8 @@ def explain_auth(
     if token_error is not None and oauth.grant == "identity_assertion":
         return AuthProblem(
             f"the identity_assertion grant of server '{config.name}' was refused by "
-            f"authorization server '{trace.auth_server}': {token_error}",
+            f"authorization server '{trace.auth_server}': "
+            f"{' '.join(str(token_error).split())[:MAX_ANSWER_CHARS]}",
             f"Check 'oauth.client_id' and 'oauth.client_secret' of {where} (the ID-JAG's "
             "client must be the one that authenticates); codebot does not retry.",
         )

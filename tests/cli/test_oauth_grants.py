@@ -193,6 +193,20 @@ def test_id_token_command_failure_names_the_key(
     assert code == 4
     assert "('oauth.id_token_command') exited with code 3" in out + err
 
+    # Leg 1 works, leg 2 is refused (a wrong client secret): the authorization server is named.
+    oauth["id_token_command"] = [sys.executable, "-c", f"print({ID_TOKEN!r})"]
+    oauth["client_secret"] = "not-the-secret"
+    global_settings(tmp_path, {"corp": {"type": "http", "url": server, "oauth": oauth}})
+    code, out, err = codebot(capsys, "--cwd", str(tmp_path), "mcp", "list")
+    assert code == 4
+    origin = server.rsplit("/mcp", 1)[0]
+    said = out + err
+    assert (
+        f"identity_assertion grant of server 'corp' was refused by authorization server '{origin}'"
+        in said
+    )
+    assert "invalid_client" in said and "not-the-secret" not in said
+
 
 @pytest.mark.timeout(180)  # several CLI runs, each a full connection
 def test_dpop_binds_tokens_with_nonces_from_both_servers(
@@ -250,6 +264,8 @@ def test_dpop_false_opts_out_and_true_refuses_a_server_without_it(
     assert view["auth"] == {"grant": "jwt_bearer", "browser": False, "dpop": "off"}
     seen = delta(before, dpop_server)
     assert seen["dpop:token-without-proof"] == 1 and "dpop:token-proof" not in seen
+    code, out, err = codebot(capsys, *cwd, "mcp", "doctor")
+    assert "oauth jwt_bearer" in out and "DPoP-bound" not in out, err
 
     # "dpop": true against an authorization server that offers no DPoP: refused, no token asked.
     monkeypatch.setenv("WL_JWT", workload_jwt(key, server))
