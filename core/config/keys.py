@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from codebot_mcp.core.config.oauth import BROWSERLESS_SCHEMA
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -436,38 +437,14 @@ _SERVER_SCHEMA: dict[str, Any] = {
                         "client_metadata_url": {"type": "string", "pattern": "^https://"},
                         "scopes": {"type": "array", "items": {"type": "string"}},
                         "callback_port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                        "grant": {
-                            "enum": [
-                                "authorization_code",
-                                "client_credentials",
-                                "jwt_bearer",
-                                "identity_assertion",
-                            ]
-                        },
+                        "grant": {"enum": ["authorization_code", "client_credentials"]},
                         "private_key": {"type": "string", "pattern": "\\$\\{"},
                         "signing_algorithm": {"type": "string"},
                         "issuer": {"type": "string", "pattern": "^https?://"},
                         "token_endpoint_auth_method": {
                             "enum": ["client_secret_basic", "client_secret_post", "none"]
                         },
-                        "assertion": {
-                            "type": "string",
-                            "pattern": "\\$\\{",
-                            "description": "jwt_bearer: the workload JWT, a ${VAR} reference.",
-                        },
-                        "assertion_file": {"type": "string", "minLength": 1},
-                        "idp_token_endpoint": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
-                        "idp_issuer": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
-                        "idp_client_id": {"type": "string", "minLength": 1},
-                        "id_token": {"type": "string", "pattern": "\\$\\{"},
-                        "id_token_file": {"type": "string", "minLength": 1},
-                        "id_token_command": {
-                            "oneOf": [
-                                {"type": "string", "minLength": 1},
-                                {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                            ]
-                        },
-                        "dpop": {"type": "boolean"},
+                        **BROWSERLESS_SCHEMA,  # the grants without a browser, DPoP (issue 34)
                     },
                     "additionalProperties": False,
                 },

@@ -40,6 +40,29 @@ SIGNING_ALGORITHMS: tuple[str, ...] = (
 )
 DEFAULT_SIGNING_ALGORITHM = "ES256"
 
+BROWSERLESS_SCHEMA: dict[str, Any] = {
+    "grant": {"enum": list(GRANTS)},
+    "assertion": {
+        "type": "string",
+        "pattern": "\\$\\{",
+        "description": "jwt_bearer: the workload JWT, a ${VAR} reference.",
+    },
+    "assertion_file": {"type": "string", "minLength": 1},
+    "idp_token_endpoint": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+    "idp_issuer": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+    "idp_client_id": {"type": "string", "minLength": 1},
+    "id_token": {"type": "string", "pattern": "\\$\\{"},
+    "id_token_file": {"type": "string", "minLength": 1},
+    "id_token_command": {
+        "oneOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        ]
+    },
+    "dpop": {"type": "boolean"},
+}
+"""The JSON Schema of the ``oauth`` keys of issue 34 (``core.config.keys`` merges it in)."""
+
 OAUTH_KEYS = (
     "client_id",
     "client_secret",
