@@ -104,7 +104,7 @@ class DPoPKey:
         self, method: str, url: str, *, nonce: str | None = None, access_token: str | None = None
     ) -> str:
         """A fresh proof JWT for one request."""
-        import jwt
+        import jwt  # PyJWT[crypto]: the SDK's own maintained JOSE library; ES256 on cryptography
 
         claims: dict[str, Any] = {
             "jti": secrets.token_urlsafe(24),
