@@ -207,10 +207,9 @@ class DPoPBinding:
 
     def refusal(self, why: str) -> GrantError:
         """The error for ``oauth.dpop: true`` and a server that cannot do it."""
-        issuer = self.issuer or "of the server"
+        who = f"authorization server '{self.issuer}'" if self.issuer else "its authorization server"
         return GrantError(
-            f"server '{self.config.name}' requires DPoP (\"oauth.dpop\": true) but "
-            f"authorization server '{issuer}' {why}",
+            f"server '{self.config.name}' requires DPoP (\"oauth.dpop\": true) but {who} {why}",
             f"Remove \"dpop\": true from 'oauth' of server '{self.config.name}' in "
             f"{self.config.source} to accept bearer tokens from it.",
         )
