@@ -69,6 +69,13 @@ EXPANDED_STRINGS = (
     "oauth.client_metadata_url",
     "oauth.private_key",
     "oauth.issuer",
+    "oauth.assertion",
+    "oauth.assertion_file",
+    "oauth.idp_token_endpoint",
+    "oauth.idp_issuer",
+    "oauth.idp_client_id",
+    "oauth.id_token",
+    "oauth.id_token_file",
 )
 """Every string of a server entry where ``${VAR}`` expands (``args[]``: each argument;
 ``env.*``: each value). The loader expands these and nothing else, and the trust review and

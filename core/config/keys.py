@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from codebot_mcp.core.config.oauth import BROWSERLESS_SCHEMA
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -492,6 +493,7 @@ _SERVER_SCHEMA: dict[str, Any] = {
                         "token_endpoint_auth_method": {
                             "enum": ["client_secret_basic", "client_secret_post", "none"]
                         },
+                        **BROWSERLESS_SCHEMA,  # the grants without a browser, DPoP (issue 34)
                     },
                     "additionalProperties": False,
                 },

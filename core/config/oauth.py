@@ -3,6 +3,11 @@
 Absent, codebot tries OAuth when the server asks for it (HTTP 401), registering itself
 dynamically. ``false`` never tries. An object tunes the flow; every value is checked here,
 so a bad key fails that server alone with a message naming the key.
+
+Grants: ``authorization_code`` (the browser), ``client_credentials``, ``jwt_bearer``
+(workload identity: a signed JWT the platform gives the job, SEP-1933) and
+``identity_assertion`` (enterprise-managed: the user's ID token exchanged at the company's
+identity provider for an ID-JAG, SEP-990). ``dpop`` binds tokens to a key (RFC 9449).
 """
 
 from __future__ import annotations
@@ -13,9 +18,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Grant = Literal["authorization_code", "client_credentials"]
+Grant = Literal["authorization_code", "client_credentials", "jwt_bearer", "identity_assertion"]
 TokenAuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
-GRANTS: tuple[str, ...] = ("authorization_code", "client_credentials")
+GRANTS: tuple[str, ...] = (
+    "authorization_code",
+    "client_credentials",
+    "jwt_bearer",
+    "identity_assertion",
+)
+BROWSERLESS_GRANTS: tuple[str, ...] = ("client_credentials", "jwt_bearer", "identity_assertion")
+"""Grants that never open a browser: codebot gets its tokens by itself on every run."""
 TOKEN_AUTH_METHODS: tuple[str, ...] = ("client_secret_basic", "client_secret_post", "none")
 SIGNING_ALGORITHMS: tuple[str, ...] = (
     "ES256",
@@ -28,6 +40,29 @@ SIGNING_ALGORITHMS: tuple[str, ...] = (
 )
 DEFAULT_SIGNING_ALGORITHM = "ES256"
 
+BROWSERLESS_SCHEMA: dict[str, Any] = {
+    "grant": {"enum": list(GRANTS)},
+    "assertion": {
+        "type": "string",
+        "pattern": "\\$\\{",
+        "description": "jwt_bearer: the workload JWT, a ${VAR} reference.",
+    },
+    "assertion_file": {"type": "string", "minLength": 1},
+    "idp_token_endpoint": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+    "idp_issuer": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
+    "idp_client_id": {"type": "string", "minLength": 1},
+    "id_token": {"type": "string", "pattern": "\\$\\{"},
+    "id_token_file": {"type": "string", "minLength": 1},
+    "id_token_command": {
+        "oneOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        ]
+    },
+    "dpop": {"type": "boolean"},
+}
+"""The JSON Schema of the ``oauth`` keys of issue 34 (``core.config.keys`` merges it in)."""
+
 OAUTH_KEYS = (
     "client_id",
     "client_secret",
@@ -39,8 +74,17 @@ OAUTH_KEYS = (
     "signing_algorithm",
     "issuer",
     "token_endpoint_auth_method",
+    "assertion",
+    "assertion_file",
+    "idp_token_endpoint",
+    "idp_issuer",
+    "idp_client_id",
+    "id_token",
+    "id_token_file",
+    "id_token_command",
+    "dpop",
 )
-SECRET_KEYS = ("client_secret", "private_key")
+SECRET_KEYS = ("client_secret", "private_key", "assertion", "id_token")
 """Values never shown: in ``--json`` output and findings they are masked."""
 
 
@@ -64,17 +108,42 @@ class OAuthSettings:
     """The authorization server the pre-registered credentials belong to (checked)."""
     token_endpoint_auth_method: TokenAuthMethod | None = None
     """For a pre-registered client; default ``client_secret_basic`` with a secret, else none."""
+    assertion: str | None = None
+    """``jwt_bearer``: the workload's signed JWT itself (normally ``${VAR}``)."""
+    assertion_file: str | None = None
+    """``jwt_bearer``: a file holding it, re-read at every token request (it rotates)."""
+    idp_token_endpoint: str | None = None
+    """``identity_assertion``: the identity provider's token endpoint (RFC 8693 exchange)."""
+    idp_issuer: str | None = None
+    """``identity_assertion``: the identity provider's issuer; its token endpoint is discovered."""
+    idp_client_id: str | None = None
+    """``identity_assertion``: codebot's client id at the identity provider."""
+    id_token: str | None = None
+    """``identity_assertion``: the user's ID token (normally ``${VAR}``)."""
+    id_token_file: str | None = None
+    """``identity_assertion``: a file holding the ID token, re-read at every exchange."""
+    id_token_command: tuple[str, ...] | None = None
+    """``identity_assertion``: a command (argv, run without a shell) that prints the ID token."""
+    dpop: bool | None = None
+    """None: bind tokens with DPoP when the authorization server offers it; False: never;
+    True: always, refusing an authorization server that cannot."""
 
     @property
     def secrets(self) -> tuple[str, ...]:
         """Values to redact wherever text is shown."""
-        return tuple(v for v in (self.client_secret, self.private_key) if v)
+        values = (self.client_secret, self.private_key, self.assertion, self.id_token)
+        return tuple(v for v in values if v)
+
+    @property
+    def browserless(self) -> bool:
+        """The grant gets tokens without a browser (nothing to do interactively)."""
+        return self.grant in BROWSERLESS_GRANTS
 
     @property
     def client_key(self) -> str:
         """Which client this is, for the token store's key (never a secret)."""
-        if self.grant == "client_credentials":
-            return f"client_credentials:{self.client_id}"
+        if self.grant != "authorization_code":
+            return f"{self.grant}:{self.client_id}"
         if self.client_id:
             return f"pre-registered:{self.client_id}"
         if self.client_metadata_url:
@@ -157,9 +226,128 @@ def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSet
         signing_algorithm=choice("signing_algorithm", SIGNING_ALGORITHMS, "ES256") or "ES256",
         issuer=text("issuer"),
         token_endpoint_auth_method=choice("token_endpoint_auth_method", TOKEN_AUTH_METHODS, None),  # type: ignore[arg-type]
+        assertion=text("assertion"),
+        assertion_file=text("assertion_file"),
+        idp_token_endpoint=text("idp_token_endpoint"),
+        idp_issuer=text("idp_issuer"),
+        idp_client_id=text("idp_client_id"),
+        id_token=text("id_token"),
+        id_token_file=text("id_token_file"),
+        id_token_command=_command(data.get("id_token_command")),
+        dpop=_flag(data.get("dpop")),
     )
     _check_combination(settings)
     return settings, warnings
+
+
+def _command(raw: Any) -> tuple[str, ...] | None:
+    """``id_token_command``: a list of arguments, or one string split as a shell would split
+    it (but never run by a shell)."""
+    if raw is None:
+        return None
+    import shlex
+
+    if isinstance(raw, str):
+        try:
+            argv = shlex.split(raw)
+        except ValueError as exc:
+            raise OAuthSettingsError(
+                f"'oauth.id_token_command' cannot be split into arguments: {exc}",
+                hint='Write it as a list: "id_token_command": ["my-idp-cli", "print-id-token"].',
+            ) from None
+    elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):  # pyright: ignore[reportUnknownVariableType]
+        argv = [str(a) for a in raw]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    else:
+        argv = []
+    if not argv or not argv[0]:
+        raise OAuthSettingsError(
+            "'oauth.id_token_command' must be a non-empty list of arguments (or a string)",
+            hint='Write "id_token_command": ["my-idp-cli", "print-id-token"].',
+        )
+    return tuple(argv)
+
+
+def _flag(raw: Any) -> bool | None:
+    if raw is None or isinstance(raw, bool):
+        return raw
+    raise OAuthSettingsError(
+        f"'oauth.dpop' must be true or false, found {json.dumps(raw)}",
+        hint='Write "dpop": false to never bind tokens, "dpop": true to require it, or remove '
+        "it to use DPoP whenever the authorization server offers it.",
+    )
+
+
+_GRANT_KEYS: dict[str, tuple[str, ...]] = {
+    "jwt_bearer": ("assertion", "assertion_file"),
+    "identity_assertion": (
+        "idp_token_endpoint",
+        "idp_issuer",
+        "idp_client_id",
+        "id_token",
+        "id_token_file",
+        "id_token_command",
+    ),
+}
+
+
+def _check_browserless(s: OAuthSettings) -> None:
+    """The keys of ``jwt_bearer`` and ``identity_assertion``: each where it belongs, one
+    source of the assertion or ID token."""
+    for grant, keys in _GRANT_KEYS.items():
+        if s.grant == grant:
+            continue
+        for key in keys:
+            if getattr(s, key) is not None:
+                raise OAuthSettingsError(
+                    f'\'oauth.{key}\' is only used with "grant": "{grant}"',
+                    hint=f'Set "grant": "{grant}", or remove "{key}".',
+                )
+    if s.grant in _GRANT_KEYS and not s.client_id:
+        raise OAuthSettingsError(
+            f"'oauth.grant' is {s.grant} but 'oauth.client_id' is missing",
+            hint='Add "client_id": the client this workload or user is registered as at the '
+            "MCP server's authorization server.",
+        )
+    if s.grant == "jwt_bearer":
+        _one_source(s, ("assertion", "assertion_file"), "the workload's JWT")
+    if s.grant == "identity_assertion":
+        if not s.client_secret:
+            raise OAuthSettingsError(
+                "'oauth.grant' is identity_assertion but 'oauth.client_secret' is missing",
+                hint='Add "client_secret": "${CLIENT_SECRET}" (the MCP authorization server '
+                "authenticates the client that presents the ID-JAG).",
+            )
+        if not s.idp_token_endpoint and not s.idp_issuer:
+            raise OAuthSettingsError(
+                "'oauth.grant' is identity_assertion but neither 'oauth.idp_token_endpoint' "
+                "nor 'oauth.idp_issuer' is set",
+                hint='Add "idp_issuer": "https://login.example.com" (its token endpoint is '
+                'discovered) or "idp_token_endpoint".',
+            )
+        if not s.idp_client_id:
+            raise OAuthSettingsError(
+                "'oauth.grant' is identity_assertion but 'oauth.idp_client_id' is missing",
+                hint='Add "idp_client_id": codebot\'s client id at the identity provider.',
+            )
+        _one_source(s, ("id_token", "id_token_file", "id_token_command"), "the ID token")
+        for key in ("idp_token_endpoint", "idp_issuer"):
+            value = getattr(s, key)
+            if value is not None and not re.match(r"^https?://[^/\s]+", value):
+                raise OAuthSettingsError(f"'oauth.{key}' must be an http(s) URL")
+
+
+def _one_source(s: OAuthSettings, keys: tuple[str, ...], what: str) -> None:
+    given = [k for k in keys if getattr(s, k) is not None]
+    names = ", ".join(f"'oauth.{k}'" for k in keys)
+    if not given:
+        raise OAuthSettingsError(
+            f"'oauth.grant' is {s.grant} but {what} has no source: set one of {names}",
+            hint=f'Write "{keys[0]}": "${{VAR}}", or "{keys[1]}": "/path/to/file".',
+        )
+    if len(given) > 1:
+        raise OAuthSettingsError(
+            f"{what} has {len(given)} sources ({', '.join(given)}): set exactly one of {names}",
+        )
 
 
 def _check_combination(s: OAuthSettings) -> None:
@@ -177,6 +365,7 @@ def _check_combination(s: OAuthSettings) -> None:
             "'oauth.client_secret' is set without 'oauth.client_id'",
             hint="Add the client id the secret belongs to.",
         )
+    _check_browserless(s)
     if s.grant == "client_credentials":
         if not s.client_id:
             raise OAuthSettingsError(

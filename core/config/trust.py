@@ -146,6 +146,10 @@ def run_facts(config: ServerConfig) -> dict[str, Any]:
         facts["path"] = config.env.get("PATH")
     else:
         facts["url"] = config.url
+        command = config.oauth.id_token_command
+        if command:  # a program the entry runs too: which file it is counts (absent otherwise)
+            found = find_command(command[0], config.cwd, {})
+            facts["id_token_command"] = os.path.realpath(found) if found else None
     return facts
 
 

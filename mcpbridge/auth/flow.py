@@ -5,8 +5,10 @@ metadata (resource checked), RFC 8414 / OpenID / 2025-03-26 discovery (issuer ch
 CIMD, dynamic registration, PKCE S256 with ``resource``, the token endpoint's auth methods,
 scope selection with ``offline_access``, step-up on 403 ``insufficient_scope``, the RFC 9207
 ``iss`` check, re-registration when the authorization server changes, refresh, and the
-client-credentials grant (secret or ``private_key_jwt``). This module chooses the provider
-from the settings, gives it the token store, the loopback listener and the browser opener
+client-credentials grant (secret or ``private_key_jwt``) and leg 2 of the identity-assertion
+grant; :mod:`.grants` adds the jwt-bearer grant and leg 1, :mod:`.dpop` binds the tokens of
+any of them (RFC 9449) when the authorization server offers it. This module chooses the
+provider from the settings, gives it the token store, the loopback listener and the browser opener
 (injected by ``cli``), and records what happened as data (:class:`AuthTrace`) so failures
 are classified by status, not by message text.
 
@@ -26,6 +28,7 @@ import warnings
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
@@ -34,8 +37,11 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth.dpop import DPoPAuth, DPoPBinding, DPoPState
+from codebot_mcp.mcpbridge.auth.grants import JWTBearerAuth, TokenExchange, discover_issuer
 from codebot_mcp.mcpbridge.auth.guard import GuardedAuth
 from codebot_mcp.mcpbridge.auth.loopback import LOGIN_TIMEOUT_SECONDS, LoginError, LoopbackListener
+from codebot_mcp.mcpbridge.auth.sources import assertion_source, id_token_source
 from codebot_mcp.mcpbridge.auth.store import TokenStore
 
 OpenURL = Callable[[str, str], None]
@@ -69,6 +75,8 @@ class AuthTrace:
     """Requests the origin rule kept from being sent (``auth.guard``): ``reason: URL``."""
     uses_oauth: bool = False
     """An OAuth provider is attached (tokens stored, client credentials, or a login)."""
+    auth_server: str | None = None
+    """The authorization server a browserless grant talks to, once known (for messages)."""
 
 
 class ServerAuth:
@@ -80,7 +88,10 @@ class ServerAuth:
         self.store = TokenStore(config, hide_tokens=bool(login and login.force))
         self.store.on_saved = self._remember
         self.trace = AuthTrace()
-        self.provider: OAuthClientProvider | None = None
+        self.provider: httpx2.Auth | None = None
+        """The OAuth provider: the SDK's (``OAuthClientProvider`` and its extensions) or
+        :class:`~.grants.JWTBearerAuth`."""
+        self.dpop: DPoPBinding | None = None
         self.listener: LoopbackListener | None = None
         self.on_wait: Callable[[bool], None] | None = None
         """Called with True while the user is in the browser, False after (the client
@@ -104,13 +115,19 @@ class ServerAuth:
         if not self.enabled:
             return None
         oauth = self.config.oauth
+        provider: httpx2.Auth
         if oauth.grant == "client_credentials":
-            self.provider = self._client_credentials()
+            provider = self._client_credentials()
+        elif oauth.grant == "jwt_bearer":
+            provider = JWTBearerAuth(self.config, self.store, assertion_source(oauth, self._base))
+            self.trace.auth_server = oauth.issuer
+        elif oauth.grant == "identity_assertion":
+            provider = await self._identity_assertion()
         elif self.login is None and not self.store.has_tokens():
             return None  # a 401 says "needs login"; nothing is registered behind the user's back
         else:
             redirect = await self._redirect_uri(stack)
-            self.provider = OAuthClientProvider(
+            provider = OAuthClientProvider(
                 server_url=self._url,
                 client_metadata=OAuthClientMetadata(
                     client_name="codebot",
@@ -126,9 +143,48 @@ class ServerAuth:
             )
             if oauth.client_id:
                 self.store.preset = self._pre_registered(redirect)
-        self._restore(self.provider)
+        self.provider = provider
+        auth: httpx2.Auth = provider
+        if isinstance(provider, OAuthClientProvider):
+            self._restore(provider)
+            auth = GuardedAuth(provider, self._refused)
         self.trace.uses_oauth = True
-        return GuardedAuth(self.provider, self._refused)
+        self.dpop = DPoPBinding(self.config, self.store)
+        return DPoPAuth(auth, self.dpop)
+
+    @property
+    def dpop_state(self) -> DPoPState | None:
+        """Whether this server's tokens are DPoP-bound (None: no OAuth in this run)."""
+        if not self.enabled:
+            return None
+        if self.config.oauth.dpop is False:
+            return "off"
+        return self.dpop.state if self.dpop is not None else None
+
+    async def _identity_assertion(self) -> httpx2.Auth:
+        """Leg 2 is the SDK's provider; leg 1 (:class:`~.grants.TokenExchange`) gives it the
+        ID-JAG. Its authorization server is configuration: ``oauth.issuer``, else the one
+        remembered with the tokens, else the server's protected-resource metadata names it."""
+        from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+        oauth = self.config.oauth
+        assert oauth.client_id is not None and oauth.client_secret is not None
+        remembered = self.store.load_server().get("issuer")
+        issuer = oauth.issuer or (remembered if isinstance(remembered, str) else None)
+        issuer = issuer or await discover_issuer(self.config)
+        self.trace.auth_server = issuer
+        return IdentityAssertionOAuthProvider(
+            server_url=self._url,
+            storage=self.store,
+            client_id=oauth.client_id,
+            client_secret=oauth.client_secret,
+            issuer=issuer,
+            assertion_provider=TokenExchange(self.config, id_token_source(oauth, self._base)),
+            scope=" ".join(oauth.scopes) if oauth.scopes else None,
+            token_endpoint_auth_method="client_secret_post"
+            if oauth.token_endpoint_auth_method == "client_secret_post"
+            else "client_secret_basic",
+        )
 
     async def http_client(
         self,
@@ -171,7 +227,20 @@ class ServerAuth:
         """Save what discovery found beside the tokens: the authorization server's metadata
         (its endpoints, for refresh and logout) and the protected-resource metadata."""
         provider = self.provider
-        if provider is None:
+        if isinstance(provider, JWTBearerAuth) and provider.metadata is not None:
+            self.trace.auth_server = provider.issuer
+            self.store.save_server(
+                {
+                    "issuer": provider.issuer,
+                    "token_endpoint": str(provider.metadata.token_endpoint),
+                    "revocation_endpoint": _text(provider.metadata.revocation_endpoint),
+                    "auth_server_url": provider.issuer,
+                }
+            )
+            return
+        if not isinstance(provider, OAuthClientProvider):
+            if self.trace.auth_server:  # identity_assertion: the issuer it was given
+                self.store.save_server({"issuer": self.trace.auth_server})
             return
         context = provider.context
         metadata = context.oauth_metadata
@@ -223,6 +292,11 @@ class ServerAuth:
     def _url(self) -> str:
         assert self.config.url is not None
         return self.config.url
+
+    @property
+    def _base(self) -> Path:
+        """Where a relative ``assertion_file`` / ``id_token_file`` / command starts."""
+        return self.config.cwd or self.config.source.parent
 
     def _client_credentials(self) -> OAuthClientProvider:
         from mcp.client.auth.extensions.client_credentials import (
@@ -336,6 +410,10 @@ class ServerAuth:
         merged = [*scopes, *(s for s in chosen if s in challenged or s == "offline_access")]
         query["scope"] = " ".join(dict.fromkeys(merged))
         return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def _text(value: object) -> str | None:
+    return str(value) if value is not None else None
 
 
 def _challenge_scopes(header: str | None) -> set[str]:

@@ -1,8 +1,9 @@
 """Where OAuth tokens live: one 0700 folder per (settings file, server URL, client).
 
 ``<state dir>/oauth/<key>/`` holds ``tokens.json`` (access and refresh token, with the
-absolute expiry), ``client.json`` (the registration) and ``server.json`` (the authorization
-server's endpoints, for refresh and revocation), each 0600. The key is a hash of the file
+absolute expiry), ``client.json`` (the registration), ``server.json`` (the authorization
+server's endpoints, for refresh and revocation) and ``dpop.json`` (the DPoP key the tokens
+are bound to, and whether they are), each 0600. The key is a hash of the file
 that defined the entry, the URL and the client, so another entry with the same name, another
 project, or another client never reads these tokens.
 
@@ -144,6 +145,14 @@ class TokenStore:
     def load_server(self) -> dict[str, Any]:
         """What :meth:`save_server` wrote, or an empty dict."""
         return self._read("server.json") or {}
+
+    def load_dpop(self) -> dict[str, Any]:
+        """What :meth:`save_dpop` wrote (the DPoP key and binding), or an empty dict."""
+        return self._read("dpop.json") or {}
+
+    def save_dpop(self, data: dict[str, Any]) -> None:
+        """Keep the DPoP key and binding beside the tokens (0600: the key is a secret)."""
+        self._write("dpop.json", data)
 
     def read_tokens_raw(self) -> OAuthToken | None:
         """The stored token as it is (for revocation), expired or not."""

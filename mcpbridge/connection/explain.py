@@ -14,7 +14,8 @@ import mcp_types as types
 from mcp import MCPError
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.mcpbridge.auth import AuthTrace, LoginError, NeedsLoginError
+from codebot_mcp.mcpbridge.auth import AuthTrace, GrantError, LoginError, NeedsLoginError
+from codebot_mcp.mcpbridge.auth.errors import MAX_ANSWER_CHARS
 from codebot_mcp.mcpbridge.transport.process import LaunchError
 from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
@@ -82,11 +83,23 @@ def explain_auth(
     exc: BaseException | None, config: ServerConfig, trace: AuthTrace
 ) -> AuthProblem | None:
     """The auth failure behind ``exc``, decided from the HTTP statuses seen, or None."""
-    from mcp.client.auth import OAuthFlowError
+    from mcp.client.auth import OAuthFlowError, OAuthTokenError
 
     leaves = _leaves(exc) if exc is not None else []
     where = f"server '{config.name}' in {config.source}"
     oauth = config.oauth
+    grant_error = next((e for e in leaves if isinstance(e, GrantError)), None)
+    if grant_error is not None:  # a browserless grant or DPoP: its own message names all
+        return AuthProblem(grant_error.message, grant_error.hint)
+    token_error = next((e for e in leaves if isinstance(e, OAuthTokenError)), None)
+    if token_error is not None and oauth.grant == "identity_assertion":
+        return AuthProblem(
+            f"the identity_assertion grant of server '{config.name}' was refused by "
+            f"authorization server '{trace.auth_server}': "
+            f"{' '.join(str(token_error).split())[:MAX_ANSWER_CHARS]}",
+            f"Check 'oauth.client_id' and 'oauth.client_secret' of {where} (the ID-JAG's "
+            "client must be the one that authenticates); codebot does not retry.",
+        )
     if any(isinstance(e, LoginError) for e in leaves):
         leaf = next(e for e in leaves if isinstance(e, LoginError))
         return AuthProblem(f"login failed: {leaf}", login_hint(config), needs_login=True)
@@ -102,6 +115,8 @@ def explain_auth(
         hint = (
             f"Check 'oauth.client_id', 'oauth.client_secret' / 'oauth.private_key' of {where}."
             if oauth.grant == "client_credentials"
+            else f"Check 'oauth' of {where}."
+            if oauth.browserless
             else login_hint(config)
         )
         return AuthProblem(f"OAuth failed: {flow_error}", hint)
@@ -112,10 +127,10 @@ def explain_auth(
                 f"Check the credentials in 'headers' of {where}, or remove \"oauth\": false "
                 "to log in with OAuth.",
             )
-        if oauth.grant == "client_credentials":
+        if oauth.browserless:
             return AuthProblem(
-                f"{config.url} answered 401 Unauthorized with the client-credentials token",
-                f"Check 'oauth.client_id' and the secret or key of {where}.",
+                f"{config.url} answered 401 Unauthorized with the {oauth.grant} token",
+                f"Check 'oauth.client_id' and the credentials in 'oauth' of {where}.",
             )
         if any(k.lower() == "authorization" for k in config.headers):
             return AuthProblem(
@@ -130,7 +145,7 @@ def explain_auth(
         )
     if trace.status == 403:
         scope = "insufficient_scope" in (trace.www_authenticate or "")
-        if scope and oauth.enabled and oauth.grant != "client_credentials":
+        if scope and oauth.enabled and not oauth.browserless:
             return AuthProblem(
                 f"{config.url} answered 403: the login lacks a scope it needs",
                 login_hint(config),

@@ -57,6 +57,20 @@ def oauth_view(oauth: OAuthSettings) -> dict[str, Any] | bool:
     return view
 
 
+def auth_view(config: ServerConfig, client: Client | None) -> dict[str, Any]:
+    """How an http server authorizes: ``grant`` (null with ``"oauth": false``) and ``dpop``:
+    ``bound`` (the tokens are bound to codebot's key, RFC 9449), ``bearer`` (the
+    authorization server offers no DPoP), ``off`` (``"dpop": false``), ``unknown`` (no token
+    seen yet), null without OAuth."""
+    oauth = config.oauth
+    if not oauth.enabled:
+        return {"grant": None, "browser": False, "dpop": None}
+    state = client.auth.dpop_state if client is not None else None
+    if state is None:
+        state = "off" if oauth.dpop is False else "unknown"
+    return {"grant": oauth.grant, "browser": not oauth.browserless, "dpop": state}
+
+
 def tool_view(tool: MCPTool, *, schema: bool = False, app_only: bool = False) -> dict[str, Any]:
     """One tool: visible and original name, capability with its reason, description, and
     whether it is app-only (MCP Apps: never offered to the model)."""
@@ -115,6 +129,7 @@ def server_view(
     listed = [tool_view(t, schema=schemas) for t in tools]
     if show_app_tools:
         listed += [tool_view(t, schema=schemas, app_only=True) for t in app_tools]
+    auth = {"auth": auth_view(config, client)} if config.type == "http" else {}
     return {
         "name": name,
         "status": status,
@@ -127,6 +142,7 @@ def server_view(
         "app_only_count": len(app_tools),
         "failure": failure_view(failure),
         "stale": {"message": stale} if stale else None,
+        **auth,
         "tools": listed,
     }
 

@@ -168,7 +168,9 @@ class Codebot:
 def _masked(value: Any) -> Any:
     if isinstance(value, dict):
         return {
-            k: "***" if k in ("client_secret", "private_key") else _masked(v)
+            k: "***"
+            if k in ("client_secret", "private_key", "assertion", "id_token")
+            else _masked(v)
             for k, v in value.items()
         }
     return value

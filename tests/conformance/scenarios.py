@@ -217,8 +217,28 @@ def run_skills_verify(cb: Codebot, ctx: dict[str, Any]) -> None:
         cb.first_failure = cb.first_failure or 1
 
 
+# Browserless grants: the credential reaches codebot as a ${VAR}, as in CI (never in the file).
+ASSERTION_VAR = "CONFORMANCE_WIF_ASSERTION"
+ID_TOKEN_VAR = "CONFORMANCE_ID_TOKEN"
+
+
 def oauth_settings(name: str, ctx: dict[str, Any]) -> dict[str, Any]:
     """The ``oauth`` object of the server entry for an ``auth/*`` scenario and its context."""
+    if name == "auth/wif-jwt-bearer":  # workload identity (SEP-1933): the valid workload JWT
+        return {
+            "grant": "jwt_bearer",
+            "client_id": ctx.get("client_id"),
+            "assertion": "${" + ASSERTION_VAR + "}",
+        }
+    if name == "auth/enterprise-managed-authorization":  # SEP-990: ID token -> ID-JAG -> token
+        return {
+            "grant": "identity_assertion",
+            "client_id": ctx.get("client_id"),
+            "client_secret": ctx.get("client_secret"),
+            "idp_token_endpoint": ctx.get("idp_token_endpoint"),
+            "idp_client_id": ctx.get("idp_client_id"),
+            "id_token": "${" + ID_TOKEN_VAR + "}",
+        }
     if name in ("auth/client-credentials-jwt", "auth/client-credentials-basic"):
         oauth: dict[str, Any] = {"grant": "client_credentials", "client_id": ctx.get("client_id")}
         if ctx.get("private_key_pem"):
@@ -236,6 +256,18 @@ def oauth_settings(name: str, ctx: dict[str, Any]) -> dict[str, Any]:
     if ctx.get("scopes"):
         oauth["scopes"] = ctx["scopes"]
     return oauth
+
+
+@scenario("auth/wif-jwt-bearer", "auth/enterprise-managed-authorization")
+def run_browserless(cb: Codebot, ctx: dict[str, Any]) -> None:
+    """The grants that need no browser: the credential in the environment, no ``--login``."""
+    if ctx.get("valid_jwt"):
+        cb.env[ASSERTION_VAR] = ctx["valid_jwt"]
+    if ctx.get("idp_id_token"):
+        cb.env[ID_TOKEN_VAR] = ctx["idp_id_token"]
+    tools = cb.list_tools()
+    if tools:
+        cb.call(tools[0]["original_name"], {}, *cb.elicit_flags(), must_succeed=False)
 
 
 def run_auth(cb: Codebot, ctx: dict[str, Any]) -> None:

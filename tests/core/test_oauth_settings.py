@@ -88,3 +88,76 @@ def test_unknown_oauth_key_is_a_warning() -> None:
     config = parse({"scope": ["read"]})
     assert config.error is None
     assert [w.key for w in config.warnings] == ["oauth.scope"]
+
+
+def test_browserless_grants_read_their_keys_and_mask_their_credentials() -> None:
+    env_jwt = {"client_id": "wl", "assertion": "${SECRET}", "dpop": True}
+    config = parse({"grant": "jwt_bearer", **env_jwt})
+    assert config.error is None, config.error
+    oauth = config.oauth
+    assert (oauth.grant, oauth.assertion, oauth.dpop, oauth.browserless) == (
+        "jwt_bearer",
+        "s3cr3t-value",
+        True,
+        True,
+    )
+    assert "s3cr3t-value" in oauth.secrets
+    assert config_view(config)["oauth"]["assertion"] == "***"
+    config = parse(
+        {
+            "grant": "identity_assertion",
+            "client_id": "app",
+            "client_secret": "${SECRET}",
+            "idp_issuer": "https://login.example.com",
+            "idp_client_id": "cb",
+            "id_token_command": "idp-cli print-token --audience 'the app'",
+        }
+    )
+    assert config.error is None, config.error
+    assert config.oauth.id_token_command == ("idp-cli", "print-token", "--audience", "the app")
+    assert config.oauth.client_key == "identity_assertion:app"
+    assert not parse({}).oauth.browserless and parse({}).oauth.dpop is None
+
+
+@pytest.mark.parametrize(
+    ("oauth", "key"),
+    [
+        ({"grant": "jwt_bearer", "assertion": "x"}, "'oauth.client_id' is missing"),
+        ({"grant": "jwt_bearer", "client_id": "c"}, "has no source"),
+        (
+            {"grant": "jwt_bearer", "client_id": "c", "assertion": "a", "assertion_file": "/f"},
+            "has 2 sources",
+        ),
+        ({"assertion_file": "/f"}, 'only used with "grant": "jwt_bearer"'),
+        ({"id_token": "t"}, 'only used with "grant": "identity_assertion"'),
+        ({"dpop": "yes"}, "'oauth.dpop' must be true or false"),
+        (
+            {"grant": "identity_assertion", "client_id": "c", "id_token": "t"},
+            "'oauth.client_secret' is missing",
+        ),
+        (
+            {
+                "grant": "identity_assertion",
+                "client_id": "c",
+                "client_secret": "s",
+                "id_token": "t",
+            },
+            "neither 'oauth.idp_token_endpoint' nor 'oauth.idp_issuer'",
+        ),
+        (
+            {
+                "grant": "identity_assertion",
+                "client_id": "c",
+                "client_secret": "s",
+                "idp_issuer": "https://idp",
+                "idp_client_id": "i",
+                "id_token_command": [],
+            },
+            "'oauth.id_token_command' must be a non-empty list",
+        ),
+    ],
+)
+def test_bad_browserless_settings_name_the_key(oauth: Any, key: str) -> None:
+    config = parse(oauth)
+    assert config.error is not None
+    assert key in config.error and "server 'remote'" in config.error

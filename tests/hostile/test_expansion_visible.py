@@ -128,4 +128,5 @@ def test_the_list_names_every_oauth_string() -> None:
 
     text_keys = {k for k in OAUTH_KEYS if k not in ("scopes", "callback_port", "grant")}
     text_keys -= {"signing_algorithm", "token_endpoint_auth_method"}  # choices, not expanded
+    text_keys -= {"dpop", "id_token_command"}  # a flag; a command run as written, never expanded
     assert {f"oauth.{k}" for k in text_keys} <= set(EXPANDED_STRINGS)

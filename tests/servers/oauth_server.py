@@ -11,6 +11,13 @@ tokens issued for it; the tool ``admin_op`` needs the ``admin`` scope (HTTP 403
 (grants by type, revocations, registrations, the last authorize request), so tests can check
 what the client did rather than trust it.
 
+The extensions (``tests/servers/oauth_extensions.py``): ``--jwt-bearer-key FILE`` accepts
+workload JWTs signed by that key in the RFC 7523 jwt-bearer grant (client authentication
+``none`` for a client registered without a secret); ``/idp/token`` is an identity provider
+(issuer ``<origin>/idp``) that exchanges the ID token ``--id-token VALUE`` for an ID-JAG,
+which the jwt-bearer grant accepts from the client it names; ``--dpop`` advertises DPoP and
+binds tokens requested with a proof (``--dpop-nonce``: both endpoints demand nonces).
+
 ``--issuer-path /as`` moves the authorization server under that path (issuer
 ``http://127.0.0.1:<port>/as``, its endpoints below it), as when the authorization server is
 not the resource server; ``/token`` at the resource server's root then answers 400 and
@@ -23,7 +30,8 @@ server that echoes credentials).
 Prints exactly one stdout line ``READY http://127.0.0.1:<port>/mcp`` once it accepts
 connections. Run: ``python -m tests.servers.oauth_server [--port 0] [--token-lifetime S]
 [--client-id ID --client-secret S] [--jwt-public-key FILE] [--no-registration] [--deny]
-[--issuer-path PATH] [--resource-metadata URL]``.
+[--issuer-path PATH] [--resource-metadata URL] [--jwt-bearer-key FILE] [--id-token VALUE]
+[--dpop] [--dpop-nonce]``.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tests.servers.http_server import serve
+from tests.servers.oauth_extensions import JWT_BEARER, RS_NONCE, Extensions
 
 BASE_SCOPES = ["mcp"]
 ALL_SCOPES = ["mcp", "admin", "offline_access"]
@@ -63,8 +72,10 @@ class AuthServer:
         self.stats: Counter[str] = Counter()
         self.last_authorize: dict[str, str] = {}
         self.origin = ""  # set once the port is known
+        self.jkt: str | None = None  # the key the token being issued is bound to (DPoP)
         self.rs_token_requests: list[dict[str, Any]] = []
         self.last_bearer = ""
+        self.ext = Extensions(args, self)
         if args.client_id:
             self.clients[args.client_id] = {
                 "client_id": args.client_id,
@@ -73,6 +84,12 @@ class AuthServer:
                 "token_endpoint_auth_method": "client_secret_basic"
                 if args.client_secret
                 else "private_key_jwt",
+            }
+        if args.public_client:  # a workload's client: no secret, authentication "none"
+            self.clients[args.public_client] = {
+                "client_id": args.public_client,
+                "redirect_uris": None,
+                "token_endpoint_auth_method": "none",
             }
 
     @property
@@ -110,6 +127,7 @@ class AuthServer:
         }
         if not self.args.no_registration:
             data["registration_endpoint"] = f"{self.base}/register"
+        self.ext.metadata(data)
         return JSONResponse(data)
 
     # -- registration and authorization -------------------------------------------------
@@ -177,6 +195,17 @@ class AuthServer:
             return JSONResponse({"error": "invalid_client", "error_description": problem}, 401)
         grant = form.get("grant_type")
         self.stats[f"token:{grant}"] += 1
+        jkt = None
+        if self.args.dpop:
+            jkt, refused = self.ext.token_proof(request)
+            if refused is not None:
+                return refused
+        self.jkt = jkt
+        if grant == JWT_BEARER:
+            scopes = self.ext.jwt_bearer(client, form)
+            if isinstance(scopes, Response):
+                return scopes
+            return self._issue(client["client_id"], scopes, form.get("resource"), False)
         if grant == "authorization_code":
             return self._code_grant(client, form)
         if grant == "refresh_token":
@@ -211,10 +240,11 @@ class AuthServer:
             "scopes": scopes,
             "resource": resource,
             "expires": time.time() + lifetime,
+            "jkt": self.jkt,
         }
         body: dict[str, Any] = {
             "access_token": token,
-            "token_type": "Bearer",
+            "token_type": "DPoP" if self.jkt else "Bearer",
             "expires_in": lifetime,
             "scope": " ".join(scopes),
         }
@@ -302,6 +332,8 @@ class AuthServer:
                 "last_authorize": self.last_authorize,
                 "live_access_tokens": len(self.access),
                 "live_refresh_tokens": len(self.refresh),
+                "last_exchange": self.ext.last_exchange,
+                "last_jwt_bearer": self.ext.last_jwt_bearer,
             }
         )
 
@@ -323,8 +355,21 @@ class AuthServer:
                 return
             headers = dict(scope.get("headers") or [])
             supplied = headers.get(b"authorization", b"").decode()
-            token = supplied[7:] if supplied.startswith("Bearer ") else ""
+            token = supplied.partition(" ")[2] if supplied.startswith(("Bearer ", "DPoP ")) else ""
             entry = self.access.get(token)
+            if entry is not None and entry.get("jkt"):
+                url = self.origin + scope["path"]
+                problem = self.ext.resource_check(headers, entry, scope["method"], url)
+                if problem is not None:
+                    self.stats["mcp:401"] += 1
+                    extra = {"DPoP-Nonce": RS_NONCE} if problem[0] == "use_dpop_nonce" else {}
+                    challenge = f'DPoP error="{problem[0]}", error_description="{problem[1]}"'
+                    await JSONResponse(
+                        {"error": problem[0]},
+                        401,
+                        headers={"WWW-Authenticate": challenge, **extra},
+                    )(scope, receive, send)
+                    return
             ok = (
                 entry is not None
                 and entry["expires"] > time.time()
@@ -393,6 +438,8 @@ def build_app(args: argparse.Namespace) -> tuple[Any, AuthServer]:
         Route(f"{prefix}/token", server.token, methods=["POST"]),
         Route(f"{prefix}/revoke", server.revoke, methods=["POST"]),
         Route("/_test/stats", server.test_stats),
+        Route("/idp/.well-known/openid-configuration", server.ext.idp_metadata),
+        Route("/idp/token", server.ext.idp_token, methods=["POST"]),
     ]
     if prefix:
         routes.append(Route("/token", server.resource_token, methods=["POST"]))
@@ -422,6 +469,11 @@ def main() -> None:
     parser.add_argument("--deny", action="store_true", help="the user denies every request")
     parser.add_argument("--issuer-path", default="", help="serve the authorization server here")
     parser.add_argument("--resource-metadata", help="resource_metadata URL in the 401 challenge")
+    parser.add_argument("--jwt-bearer-key", help="PEM file to verify workload JWT assertions")
+    parser.add_argument("--public-client", help="a pre-registered client without a secret")
+    parser.add_argument("--id-token", help="the one ID token the identity provider accepts")
+    parser.add_argument("--dpop", action="store_true", help="advertise and bind DPoP tokens")
+    parser.add_argument("--dpop-nonce", action="store_true", help="demand DPoP nonces")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     app, server = build_app(args)

@@ -77,8 +77,9 @@ def login_command(
     """Log in to an http server with OAuth and store its tokens.
 
     Opens the authorization page in the browser ($BROWSER picks it; the URL is printed
-    too), waits for the redirect on 127.0.0.1, and stores the tokens. Exit 0 when logged in,
-    4 when the login failed (with why).
+    too), waits for the redirect on 127.0.0.1, and stores the tokens. The grants that need
+    no browser (client_credentials, jwt_bearer, identity_assertion) get a token at once, to
+    show they work. Exit 0 when logged in, 4 when the login failed (with why).
     """
 
     globals_: Globals = ctx.obj
@@ -110,6 +111,19 @@ async def _login(config: ServerConfig, options: LoginOptions, agent: Policy) -> 
             )
         store = client.auth.store
         render.REDACTOR.add(store.secrets())
+        oauth = config.oauth
+        if oauth.browserless:
+            bound = " (DPoP-bound)" if client.auth.dpop_state == "bound" else ""
+            got = (
+                f"got a token{bound} without a browser (stored in {store.directory})"
+                if store.saved
+                else "the server asked for no token"
+            )
+            return (
+                f"server '{config.name}' uses the {oauth.grant} grant: there is nothing to do "
+                f"interactively; codebot gets its tokens by itself on every run. {got[0].upper()}"
+                f"{got[1:]}."
+            )
         if not store.saved:
             return (
                 f"server '{config.name}' did not ask for authorization: it works without a "

@@ -107,6 +107,7 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
                 facts.append(printable(about, one_line=True))
             count = len(ctx.tools)
             facts.append(f"{count} tool{'s' if count != 1 else ''}")
+            facts.extend(_auth_facts(server))
             facts.append(f"~{server.tokens:,} tokens")
         elif server.status == "needs login":
             facts.append("needs login")
@@ -134,6 +135,21 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
                 f"    {tool.name}{renamed}  {permission.capability.value} "
                 f"({permission.reason}) · ~{entry.tokens:,} tokens"
             )
+
+
+def _auth_facts(server: ServerReport) -> list[str]:
+    """``oauth jwt_bearer · DPoP-bound`` for a server that authorized with OAuth."""
+    ctx = server.context
+    client = ctx.client
+    if ctx.config.type != "http" or client is None or not client.auth.trace.uses_oauth:
+        return []
+    facts = [f"oauth {ctx.config.oauth.grant}"]
+    state = client.auth.dpop_state
+    if state == "bound":
+        facts.append("DPoP-bound")
+    elif state == "bearer":
+        facts.append("bearer token (no DPoP offered)")
+    return facts
 
 
 def _summary(report: Report, strict: bool, verbose: bool, color: bool) -> str:
