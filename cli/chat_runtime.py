@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.config.trust import TurnWatch
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
@@ -93,6 +94,8 @@ class ChatRuntime:
     model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
+    watch: TurnWatch | None = None
+    """The project files that need trust: a prompt that changed one says so at its end."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -148,6 +151,7 @@ class ChatRuntime:
         self.agent.sampler = self.manager.sampler
         self.agent.checkpoints = self.checkpoints
         self.agent.hooks = self.ext.hooks if self.ext else None
+        self.agent.watch = self.watch
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -361,6 +365,7 @@ async def open_runtime(
             plan_mode=options.plan,
             skills=catalog,
             skill_tool=SkillTool(catalog, loader),
+            project_notes=settings.project_extensions,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
@@ -371,6 +376,9 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        from codebot_mcp.core.config.trust import TurnWatch
+
+        runtime.watch = TurnWatch(raw)
         runtime.skills, runtime.skill_loader = catalog, loader
         runtime.sandbox = sandbox
         if sandbox.active:  # hooks run inside the sandbox too

@@ -304,6 +304,7 @@ def transcript(
         "finish_reason": result.finish_reason if result else None,
         "turns": result.turns if result else 0,
         "usage": usage_dict(agent, result),
+        "trust_changes": list(result.trust_changes) if result else [],
         "compactions": [
             {
                 "before_tokens": c.before,

@@ -119,6 +119,7 @@ async def diagnose(
     agent: UserAgent | None = None,
     offline: bool = False,
     withheld: Sequence[str] = (),
+    trust_state: str | None = None,
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -136,11 +137,21 @@ async def diagnose(
             tools chat sees), ``roots/list`` gets the roots, elicitation is declined and
             sampling refused.
         offline: Do not ask registries for newer versions of installed servers.
+        trust_state: How the untrusted project is described (``TrustCheck.state``: it names
+            the files changed since the project was trusted).
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
     reports = [
-        ServerReport(ServerContext(c, settings, env, trusted=n not in untrusted))
+        ServerReport(
+            ServerContext(
+                c,
+                settings,
+                env,
+                trusted=n not in untrusted,
+                **({"trust_state": trust_state} if trust_state else {}),
+            )
+        )
         for n, c in sorted(servers.items())
     ]
     to_connect: list[ServerReport] = []
