@@ -143,17 +143,12 @@ async def diagnose(
     started = time.perf_counter()
     env = os.environ if environ is None else environ
     reports = [
-        ServerReport(
-            ServerContext(
-                c,
-                settings,
-                env,
-                trusted=n not in untrusted,
-                **({"trust_state": trust_state} if trust_state else {}),
-            )
-        )
+        ServerReport(ServerContext(c, settings, env, trusted=n not in untrusted))
         for n, c in sorted(servers.items())
     ]
+    if trust_state:
+        for report in reports:
+            report.context.trust_state = trust_state
     to_connect: list[ServerReport] = []
     for report in reports:
         if not report.context.config.enabled:
