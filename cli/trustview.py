@@ -84,10 +84,9 @@ def describe_all(result: TrustCheck) -> list[str]:
 
 
 def _shown(path: Path, result: TrustCheck) -> str:
-    try:
-        return path.relative_to(result.root).as_posix() if result.root else str(path)
-    except ValueError:
-        return str(path)
+    from codebot_mcp.core.config.trust import relative
+
+    return relative(path, result.root)
 
 
 FILES_SHOWN = 30

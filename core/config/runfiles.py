@@ -74,23 +74,49 @@ def server_files(config: ServerConfig, root: Path) -> list[Path]:
     _add(out, program)
     _siblings(out, program, root)
     args = list(config.args)
+    starts = [base, root]
     for index, arg in enumerate(args):
         if arg == "-m" and index + 1 < len(args):
-            bases = (base, root, *_pythonpath(config, root))
+            bases = (*starts, *_pythonpath(config, root))
             for path in module_files(args[index + 1], bases, root):
                 _add(out, path)
             continue
         word = arg.partition("=")[2] if arg.startswith("-") else arg
         if not word or word.startswith("-"):
             continue
-        for start in (base, root):
-            candidate = Path(word).expanduser()
-            found_file = inside(candidate if candidate.is_absolute() else start / candidate, root)
-            if found_file is not None:
-                _add(out, found_file)
-                _siblings(out, found_file, root)
-                break
+        words = _split(word) if any(c.isspace() for c in word) else [word]  # `sh -c "..."`
+        for one in words:
+            _named(out, one, starts, root)
     return out
+
+
+def _named(out: list[Path], word: str, starts: list[Path], root: Path) -> None:
+    """``word`` as a file inside ``root`` (from each of ``starts``), with its siblings; a
+    folder inside the project becomes a start for the words after it (``--directory X``)."""
+    candidate = Path(word).expanduser()
+    for start in list(starts):
+        path = candidate if candidate.is_absolute() else start / candidate
+        found = inside(path, root)
+        if found is not None:
+            _add(out, found)
+            _siblings(out, found, root)
+            return
+        try:
+            if path.is_dir() and path.resolve().is_relative_to(root) and len(starts) < 8:
+                starts.append(path.resolve())
+                return
+        except (OSError, RuntimeError):
+            continue
+
+
+def _split(text: str) -> list[str]:
+    import shlex
+
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:
+        words = text.split()
+    return [w for w in words if w and not w.startswith("-")][:MAX_PER_ENTRY]
 
 
 def _pythonpath(config: ServerConfig, root: Path) -> list[Path]:

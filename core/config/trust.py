@@ -207,11 +207,18 @@ def digest(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def relative(path: Path, root: Path | None) -> str:
+    """``path`` as the user reads it: relative to ``root`` (as given or resolved), else whole."""
+    return _relative(path, root)
+
+
 def _relative(path: Path, root: Path | None) -> str:
-    try:
-        return path.relative_to(root).as_posix() if root else str(path)
-    except ValueError:
+    if root is None:
         return str(path)
+    for base in (root, Path(os.path.realpath(root))):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return str(path)
 
 
 def file_digests(files: tuple[Path, ...], root: Path | None) -> dict[str, str]:
@@ -505,7 +512,9 @@ class TurnWatch:
         sources = self.settings.project_sources or (
             (self.settings.project_file,) if self.settings.project_file else ()
         )
-        return root, (*files, *notes, *sources)
+        if root is not None:  # where a project file could appear
+            sources = (*sources, root / paths.PROJECT_DIR / paths.SETTINGS_FILE, root / ".mcp.json")
+        return root, tuple(dict.fromkeys((*files, *notes, *sources)))
 
     def snapshot(self) -> dict[Path, Any]:
         """The watched files' signatures now."""
@@ -521,6 +530,26 @@ class TurnWatch:
         root, now = self.files()
         after = signature((*before, *(p for p in now if p not in before)))
         return [_relative(p, root) for p, sig in after.items() if before.get(p) != sig]
+
+
+def accept_note(settings: Settings, path: Path) -> bool:
+    """Record ``path``, a project note the user just wrote (``/init``), as trusted, when the
+    project's trust is recorded: only that note, nothing else that changed. False when there
+    is no record to add it to (the next start asks, as for any new note)."""
+    root, _ = project_files(settings)
+    root, notes = project_notes(settings, root)
+    key = store_key(settings, root)
+    store = _read_store()
+    before = _record_of(store.get(key)) if key else None
+    if key is None or before is None or not before.named:
+        return False
+    if path.resolve() not in {p.resolve() for p in notes}:
+        return False
+    noted = dict(before.notes)
+    noted[_relative(path.resolve(), root)] = _file_digest(path.resolve())
+    store[key] = {"digest": before.digest, "files": dict(before.files), "notes": noted}
+    atomic_write(_store_path(), json.dumps(store, indent=2, sort_keys=True), mode=0o600)
+    return True
 
 
 def turn_message(names: list[str]) -> str:

@@ -191,3 +191,39 @@ def test_notes_pass_the_trust_gate_and_a_confined_edit_asks_again(
     assert code == 0, err
     assert "NOTE-TWO" not in system_prompt(fake)
     assert "(changed: AGENTS.md)" in err
+
+
+def test_scripts_inside_a_shell_line_or_a_directory_option_are_covered(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for entry in (
+        {"command": "sh", "args": ["-c", "exec python tools/server.py"]},
+        {"command": "uv", "args": ["run", "--directory", "tools", "server.py"]},
+    ):
+        root = project(tmp_path / entry["command"], fake, entry)
+        assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+        out = capsys.readouterr().out
+        assert "file tools/server.py" in out and "file tools/helpers.py" in out, entry
+
+
+def test_a_note_written_by_init_stays_trusted(tmp_path: Path) -> None:
+    from codebot_mcp.core.config import effective, trust
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "CLAUDE.md").write_text("old notes\n")
+    check = effective.load(root).trust
+    assert check.needs_trust and [p.name for p in check.notes] == ["CLAUDE.md"]
+    trust.record(check)
+    assert not effective.load(root).trust.needs_trust
+    (root / "AGENTS.md").write_text("fresh from /init\n")  # replaces CLAUDE.md in the prompt
+    again = effective.load(root).trust
+    assert again.needs_trust and again.changed_files == ("AGENTS.md (new)",)
+    assert trust.accept_note(again_settings(root), root / "AGENTS.md")
+    assert not effective.load(root).trust.needs_trust
+
+
+def again_settings(root: Path) -> Any:
+    from codebot_mcp.core.config import effective
+
+    return effective.load(root).settings
