@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.settings import Settings
-    from codebot_mcp.core.config.trust import TurnWatch
+    from codebot_mcp.core.config.trustwatch import TurnWatch
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
@@ -376,7 +376,7 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
-        from codebot_mcp.core.config.trust import TurnWatch
+        from codebot_mcp.core.config.trustwatch import TurnWatch
 
         runtime.watch = TurnWatch(raw)
         runtime.skills, runtime.skill_loader = catalog, loader

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.checkpoints import Checkpoints, SubagentCheckpoints
     from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.config.settings import Settings
-    from codebot_mcp.core.config.trust import TurnWatch
+    from codebot_mcp.core.config.trustwatch import TurnWatch
 
 REPEAT_WARN_AT = 3
 """The third identical call (same tool, same arguments) in one prompt is not run: the model
@@ -125,9 +125,7 @@ class Agent:
         self.hooks: Hooks | None = None
         """The user's hooks (``core.agent.hooks``); None: none configured."""
         self.watch: TurnWatch | None = None
-        """The project files that need trust (``core.config.trust.TurnWatch``): a prompt that
-        ran tools and changed one says so at its end (None: not watched)."""
-        self._watched: dict[Any, Any] | None = None
+        """Files that need trust: a prompt that changed one says so at its end."""
         self._warned_model: str | None = None
         self.window_known = False
         """The window comes from settings, the endpoint, the table or a server's error (not
@@ -172,7 +170,6 @@ class Agent:
         events = events or AgentEvents()
         prompt = await hook_points.submit(self.hooks, prompt, events)
         checkpoints = self.checkpoints
-        self._watched = None
         try:
             if checkpoints is None:
                 return await self._run(prompt, events)
@@ -183,23 +180,9 @@ class Agent:
             finally:
                 checkpoints.end()
         finally:
-            self._report_changes(events)
-
-    def _report_changes(self, events: AgentEvents) -> None:
-        """At the end of a prompt that ran tools: name the files that need trust it changed."""
-        before, self._watched = self._watched, None
-        if before is None or self.watch is None:
-            return
-        try:
-            changed = self.watch.changed(before)
-        except OSError:  # boundary: a vanished folder mid-walk is no reason to fail the run
-            return
-        if changed:
-            from codebot_mcp.core.config.trust import turn_message
-
-            if self.last is not None:
+            if self.watch is not None and self.last is not None and (changed := self.watch.end()):
                 self.last.trust_changes = changed
-            events.warning(turn_message(changed))
+                events.warning(self.watch.message(changed))
 
     async def _run(self, prompt: str, events: AgentEvents) -> RunResult:
         history = self.session.history
@@ -259,13 +242,9 @@ class Agent:
         raise error
 
     async def _before_changes(self, calls: list[ToolCall], events: AgentEvents) -> None:
-        """A checkpoint before the prompt's first call that may change files (and the
-        watched files' state, once per prompt)."""
-        if self.watch is not None and self._watched is None:
-            try:
-                self._watched = self.watch.snapshot()
-            except OSError:  # boundary: nothing to compare against; the run goes on
-                self._watched = None
+        """The watch's snapshot, and a checkpoint before the first call that may change files."""
+        if self.watch is not None:
+            self.watch.begin()
         if self.checkpoints is not None:
             problem = await self.checkpoints.before_calls(calls, self.session.find_tool)
             if problem:

@@ -16,6 +16,10 @@ trusted.
 The store is ``<state dir>/trust.json`` (0600, in a 0700 directory): per project root,
 ``{"digest", "files": {path: digest}, "notes": {path: digest}}`` (a plain digest string, as
 written before files were named, is still read).
+
+Size: one idea, the trust decision: what needs trust (entries, settings, files, notes), its
+digest, the store, and the messages that name what changed; what a prompt changed is
+:mod:`.trustwatch`, which files an entry runs is :mod:`.runfiles`.
 """
 
 from __future__ import annotations
@@ -491,75 +495,17 @@ def untrusted_message(result: TrustCheck) -> str:
     )
 
 
-class TurnWatch:
-    """Which project files that need trust a turn changed (:class:`core.agent.loop.Agent`
-    asks before its first tool call and at the end): the files :func:`check` hashes, the
-    notes and the project's settings files, compared by inode, size and times, so a turn
-    that ran tools pays a few ``stat`` calls and one walk of the definition folders.
-
-    Args:
-        settings: The settings as the files write them (``load_unfiltered``): what would run
-            once trusted, so an untrusted project's files are watched too.
-    """
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def files(self) -> tuple[Path | None, tuple[Path, ...]]:
-        """The project root and every watched file."""
-        root, files = project_files(self.settings)
-        root, notes = project_notes(self.settings, root)
-        sources = self.settings.project_sources or (
-            (self.settings.project_file,) if self.settings.project_file else ()
-        )
-        if root is not None:  # where a project file could appear
-            sources = (*sources, root / paths.PROJECT_DIR / paths.SETTINGS_FILE, root / ".mcp.json")
-        return root, tuple(dict.fromkeys((*files, *notes, *sources)))
-
-    def snapshot(self) -> dict[Path, Any]:
-        """The watched files' signatures now."""
-        from codebot_mcp.core.config.runfiles import signature
-
-        return signature(self.files()[1])
-
-    def changed(self, before: Mapping[Path, Any]) -> list[str]:
-        """The watched files (relative to the root) that differ from ``before``: changed,
-        new, or gone."""
-        from codebot_mcp.core.config.runfiles import signature
-
-        root, now = self.files()
-        after = signature((*before, *(p for p in now if p not in before)))
-        return [_relative(p, root) for p, sig in after.items() if before.get(p) != sig]
-
-
-def accept_note(settings: Settings, path: Path) -> bool:
-    """Record ``path``, a project note the user just wrote (``/init``), as trusted, when the
-    project's trust is recorded: only that note, nothing else that changed. False when there
-    is no record to add it to (the next start asks, as for any new note)."""
-    root, _ = project_files(settings)
-    root, notes = project_notes(settings, root)
-    key = store_key(settings, root)
+def record_note(key: str, name: str, value: str) -> bool:
+    """Add one note's digest to the project's record (False: no record written since files
+    were named, so nothing to add it to)."""
     store = _read_store()
-    before = _record_of(store.get(key)) if key else None
-    if key is None or before is None or not before.named:
+    before = _record_of(store.get(key))
+    if before is None or not before.named:
         return False
-    if path.resolve() not in {p.resolve() for p in notes}:
-        return False
-    noted = dict(before.notes)
-    noted[_relative(path.resolve(), root)] = _file_digest(path.resolve())
-    store[key] = {"digest": before.digest, "files": dict(before.files), "notes": noted}
+    store[key] = {
+        "digest": before.digest,
+        "files": before.files,
+        "notes": {**before.notes, name: value},
+    }
     atomic_write(_store_path(), json.dumps(store, indent=2, sort_keys=True), mode=0o600)
     return True
-
-
-def turn_message(names: list[str]) -> str:
-    """What the end of a turn says when it changed files that need trust."""
-    from codebot_mcp.core.secrets.redact import printable
-
-    shown = ", ".join(printable(n, one_line=True) for n in names[:10])
-    more = f" and {len(names) - 10} more" if len(names) > 10 else ""
-    return (
-        f"this turn changed project files that codebot runs or reads outside the sandbox: "
-        f"{shown}{more}; they need trust again before the next session uses them "
-        "(`codebot trust` shows what changed)"
-    )

@@ -207,7 +207,7 @@ def test_scripts_inside_a_shell_line_or_a_directory_option_are_covered(
 
 
 def test_a_note_written_by_init_stays_trusted(tmp_path: Path) -> None:
-    from codebot_mcp.core.config import effective, trust
+    from codebot_mcp.core.config import effective, trust, trustwatch
 
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
@@ -219,7 +219,7 @@ def test_a_note_written_by_init_stays_trusted(tmp_path: Path) -> None:
     (root / "AGENTS.md").write_text("fresh from /init\n")  # replaces CLAUDE.md in the prompt
     again = effective.load(root).trust
     assert again.needs_trust and again.changed_files == ("AGENTS.md (new)",)
-    assert trust.accept_note(again_settings(root), root / "AGENTS.md")
+    assert trustwatch.accept_note(again_settings(root), root / "AGENTS.md")
     assert not effective.load(root).trust.needs_trust
 
 
