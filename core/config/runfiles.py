@@ -48,11 +48,12 @@ _PATH_WORD = re.compile(r"[\w.~${}/-]*[/.][\w.${}/-]+")
 def inside(path: Path, root: Path) -> Path | None:
     """``path`` resolved, when it is a regular file inside ``root`` (resolved); else None."""
     try:
-        resolved = path.resolve()
-        resolved.relative_to(root)
-    except (OSError, ValueError, RuntimeError):
+        if not os.path.isfile(path):  # one stat: most words name no file
+            return None
+        resolved = Path(os.path.realpath(path))
+    except (OSError, ValueError):
         return None
-    return resolved if resolved.is_file() else None
+    return resolved if resolved.is_relative_to(root) else None
 
 
 def _add(out: list[Path], path: Path | None) -> None:
@@ -101,12 +102,11 @@ def _named(out: list[Path], word: str, starts: list[Path], root: Path) -> None:
             _add(out, found)
             _siblings(out, found, root)
             return
-        try:
-            if path.is_dir() and path.resolve().is_relative_to(root) and len(starts) < 8:
-                starts.append(path.resolve())
+        if len(starts) < 8 and os.path.isdir(path):
+            real = Path(os.path.realpath(path))
+            if real.is_relative_to(root):
+                starts.append(real)
                 return
-        except (OSError, RuntimeError):
-            continue
 
 
 def _split(text: str) -> list[str]:
