@@ -227,3 +227,27 @@ def again_settings(root: Path) -> Any:
     from codebot_mcp.core.config import effective
 
     return effective.load(root).settings
+
+
+@pytest.mark.anyio
+async def test_the_repl_trust_question_names_the_changed_file(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli.repl_driver import drive
+
+    root = project(tmp_path, fake, {"command": sys.executable, "args": ["tools/server.py"]})
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    (root / "tools" / "server.py").write_text(SERVER + "# edited\n")
+    seen = ""
+
+    def asked() -> bool:
+        nonlocal seen
+        got = capsys.readouterr()
+        seen += got.out + got.err
+        return "Trust this project" in seen or "[n]o" in seen or "changed since" in seen
+
+    code, _ = await drive(root, [(asked, "n\r"), (0.5, "\x04")])
+    asked()
+    assert code == 0
+    assert "(changed since it was trusted) would start or set:" in seen
+    assert "changed since trusted: tools/server.py" in seen
