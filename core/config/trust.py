@@ -294,14 +294,6 @@ def project_notes(settings: Settings, root: Path | None) -> tuple[Path | None, t
     return root, notes
 
 
-def watched_files(settings: Settings) -> tuple[Path, ...]:
-    """Every project file whose change needs trust again (for the end-of-turn report): what
-    :func:`check` hashes, notes included."""
-    root, files = project_files(settings)
-    _, notes = project_notes(settings, root)
-    return (*files, *notes)
-
-
 def held_digests(files: tuple[Path, ...]) -> dict[Path, str]:
     """Each file's digest as :func:`digest` takes it, by resolved path: what a load of a
     project definition is held to (a file edited after trust is refused, not used)."""
@@ -434,7 +426,10 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
         return result(True, TrustReason.RECORDED)
     if recorded is None:
         return result(False, TrustReason.UNTRUSTED)
-    return result(False, TrustReason.CHANGED, _changes(recorded, hashed, noted))
+    changed = _changes(recorded, hashed, noted)
+    if recorded.digest != value and file is not None and not _changes(recorded, hashed, {}):
+        changed = (_relative(file, root), *changed)  # no file changed: its entries or settings
+    return result(False, TrustReason.CHANGED, changed)
 
 
 def record(result: TrustCheck) -> Path:
