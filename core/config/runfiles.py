@@ -12,8 +12,8 @@ the content of every project file a trusted entry executes, found here:
   way. Next to a script, the files of the same kind in its folder (what it imports from
   beside it: ``helpers.py`` next to ``server.py``) are covered too;
 - a hook: every project file its command names (:func:`.hooks.script_files`);
-- a custom command or skill (:func:`definition_scripts`): the project files its text names
-  (``scripts/deploy.sh``, ``python tools/gen.py``), the files of its own folder being
+- a custom command, skill or agent (:func:`definition_scripts`): the project files its text
+  names (``scripts/deploy.sh``, ``python tools/gen.py``), the files of its own folder being
   definition files already;
 - the project's notes (:func:`note_files`): ``AGENTS.md``/``CODEBOT.md``/``CLAUDE.md`` from the
   root down to the working directory and what they import: they go into every prompt.
@@ -187,13 +187,14 @@ def _siblings(out: list[Path], script: Path | None, root: Path) -> None:
 
 
 def definition_scripts(files: Iterable[Path], root: Path) -> list[Path]:
-    """Project files outside the definition folders that commands and skills name: words of
+    """Project files outside the definition folders that commands, skills and agents name:
+    words of
     their text that end like a script (:data:`SCRIPT_SUFFIXES`) or hold a ``/`` and name a
     file inside ``root`` (from the definition's folder, then from the root)."""
     root = root.resolve()
     out: list[Path] = []
     for path in files:
-        if path.suffix != ".md" or "agents" in path.parts[-3:-1]:
+        if path.suffix != ".md":
             continue
         try:
             with path.open("rb") as handle:
