@@ -41,8 +41,9 @@ SCRIPT_SUFFIXES = frozenset(
     {".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl", ".php"}
 )
 """A word with one of these endings in a command's or skill's text names a script it runs."""
-_PATH_WORD = re.compile(r"[\w.~${}/-]*[/.][\w.${}/-]+")
-"""A word that could name a file: it holds a ``/`` or a ``.``."""
+_PATH_WORD = r"[\w.~${}/-]*[/.][\w.${}/-]+"
+"""A word that could name a file: it holds a ``/`` or a ``.`` (compiled where definitions
+are searched: the trust check of every command pays nothing for it otherwise)."""
 
 
 def inside(path: Path, root: Path) -> Path | None:
@@ -188,21 +189,22 @@ def _siblings(out: list[Path], script: Path | None, root: Path) -> None:
 
 def definition_scripts(files: Iterable[Path], root: Path) -> list[Path]:
     """Project files outside the definition folders that commands, skills and agents name:
-    words of
-    their text that end like a script (:data:`SCRIPT_SUFFIXES`) or hold a ``/`` and name a
+    words of their text that end like a script (:data:`SCRIPT_SUFFIXES`) or hold a ``/`` and name a
     file inside ``root`` (from the definition's folder, then from the root)."""
+    texts = [p for p in files if p.suffix == ".md"]
+    if not texts:
+        return []
     root = root.resolve()
+    words = re.compile(_PATH_WORD)
     out: list[Path] = []
-    for path in files:
-        if path.suffix != ".md":
-            continue
+    for path in texts:
         try:
             with path.open("rb") as handle:
                 text = handle.read(MAX_DEFINITION_SCAN).decode("utf-8", errors="replace")
         except OSError:
             continue
         mine: list[Path] = []
-        for word in _PATH_WORD.findall(text):
+        for word in words.findall(text):
             word = word.strip(".,;:'\"`()[]")
             for variable in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"):
                 word = word.replace(variable, str(root))
@@ -223,9 +225,15 @@ def _suffix(word: str) -> str | None:
     return suffix if suffix in SCRIPT_SUFFIXES else None
 
 
+NOTE_NAMES = ("AGENTS.md", "CODEBOT.md", "CLAUDE.md")
+"""The notes :mod:`.notes` reads in each directory (looked for before it is imported)."""
+
+
 def note_files(cwd: Path, root: Path | None) -> list[Path]:
     """The project's notes the prompt reads for ``cwd`` (``AGENTS.md``, ``CODEBOT.md``,
     ``CLAUDE.md`` and the files they import), not the user's own."""
+    if not _any_note(cwd, root):
+        return []  # the common case, without loading the notes reader
     from codebot_mcp.core.config import notes
 
     try:
@@ -250,3 +258,21 @@ def signature(files: Iterable[Path]) -> dict[Path, tuple[int, int, int, int] | N
             continue
         out[path] = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     return out
+
+
+def _any_note(cwd: Path, root: Path | None) -> bool:
+    """A note file exists in ``cwd`` or a directory above it up to the project root (a cheap
+    look before :func:`.notes.load`)."""
+    from codebot_mcp.core.config import discovery
+
+    try:
+        cwd = cwd.resolve()
+        top = (discovery.project_root(cwd, root) or cwd).resolve()
+    except OSError:
+        return True  # let the reader say what is wrong
+    for directory in (cwd, *cwd.parents):
+        if any(os.path.isfile(directory / name) for name in NOTE_NAMES):
+            return True
+        if directory == top or not directory.is_relative_to(top):
+            return False
+    return False
