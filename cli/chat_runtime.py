@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.config.trustwatch import TurnWatch
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.tools.base import Tool
@@ -117,6 +118,8 @@ class ChatRuntime:
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
     end_reason: str = "other"
     """``SessionEnd``'s reason when the chat ends: the REPL says ``prompt_input_exit``."""
+    watch: TurnWatch | None = None
+    """The project files that need trust: a prompt that changed one says so at its end."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -172,6 +175,7 @@ class ChatRuntime:
         self.agent.sampler = self.manager.sampler
         self.agent.checkpoints = self.checkpoints
         self.agent.hooks = self.ext.hooks if self.ext else None
+        self.agent.watch = self.watch
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -400,6 +404,7 @@ async def open_runtime(
             plan_mode=options.plan,
             skills=catalog,
             skill_tool=SkillTool(catalog, loader),
+            project_notes=settings.project_extensions,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
@@ -410,6 +415,9 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        from codebot_mcp.core.config.trustwatch import TurnWatch
+
+        runtime.watch = TurnWatch(raw)
         runtime.skills, runtime.skill_loader = catalog, loader
         runtime.sandbox = sandbox
         runtime.ext = ext

@@ -122,8 +122,8 @@ def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> 
         raise SettingsError(
             f"server '{name}' is defined by {result.project_file}, "
             f"and the project is {result.state}",
-            hint="Review it and run `codebot trust`, or pass --trust-project "
-            "(or set CODEBOT_TRUST_PROJECT=1).",
+            hint="Review it (`codebot trust` shows what changed) and run `codebot trust`, or "
+            "pass --trust-project (or set CODEBOT_TRUST_PROJECT=1).",
         )
 
 

@@ -9,6 +9,8 @@ from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.secrets.redact import redact_url
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.trust import TrustCheck
 
@@ -57,10 +59,15 @@ def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
 
 
 def describe_all(result: TrustCheck) -> list[str]:
-    """One line per thing the project would do once trusted: servers (each with its facts
-    indented below), gated settings (each hook command in full), then the project files
-    whose content is trusted with it (agents, commands, skills, hook scripts)."""
-    lines = [line for config in result.servers for line in describe(config, result.api_key_env)]
+    """One line per thing the project would do once trusted: first what changed since it
+    was trusted (each file by name), then servers (each with its facts indented below),
+    gated settings (each hook command in full), then the project files whose content is
+    trusted with it (agents, commands, skills, the scripts servers, hooks, commands and
+    skills run, and the notes that go into the prompt)."""
+    lines = [f"changed since trusted: {name}" for name in result.changed_files[:FILES_SHOWN]]
+    if len(result.changed_files) > FILES_SHOWN:
+        lines.append(f"... and {len(result.changed_files) - FILES_SHOWN} more changed files")
+    lines += [line for config in result.servers for line in describe(config, result.api_key_env)]
     for key, value in result.gated.items():
         if key == "hooks":
             lines += _hooks(result)
@@ -68,14 +75,18 @@ def describe_all(result: TrustCheck) -> list[str]:
         shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
         lines.append(f"setting {key}: {shown}")
     for path in result.files[:FILES_SHOWN]:
-        try:
-            shown = path.relative_to(result.root).as_posix() if result.root else str(path)
-        except ValueError:
-            shown = str(path)
-        lines.append(f"file {shown}")
+        lines.append(f"file {_shown(path, result)}")
     if len(result.files) > FILES_SHOWN:
         lines.append(f"... and {len(result.files) - FILES_SHOWN} more files")
+    for path in result.notes[:FILES_SHOWN]:
+        lines.append(f"notes {_shown(path, result)} (into every prompt)")
     return lines
+
+
+def _shown(path: Path, result: TrustCheck) -> str:
+    from codebot_mcp.core.config.trust import relative
+
+    return relative(path, result.root)
 
 
 FILES_SHOWN = 30

@@ -80,7 +80,7 @@ def test_trust_records_and_a_change_needs_trust_again(
     write_settings(project, {"mcp_servers": {"repo-server": changed}})
     _, servers, err = listing(capsys, "--cwd", str(project))
     assert "repo-server" not in servers
-    assert "changed since it was trusted" in err
+    assert "changed since it was trusted (changed: .codebot/settings.json)" in err
 
 
 def test_call_on_an_untrusted_project_server_is_a_settings_error(

@@ -298,6 +298,7 @@ def transcript(runtime: ChatRuntime | None, answer: Answer) -> dict[str, Any]:
         "turns": result.turns if result else 0,
         "usage": usage_dict(agent, result),
         "compactions": [compaction_dict(c) for c in (result.compactions if result else [])],
+        "trust_changes": list(result.trust_changes) if result else [],
         "tool_calls": [
             {
                 "id": r.call.id,

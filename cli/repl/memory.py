@@ -60,6 +60,10 @@ async def init_notes(runtime: ChatRuntime, ask: Callable[[str], Awaitable[str]])
     except OSError as exc:
         render.error_line(f"cannot write {path}: {exc.strerror or exc}")
         return
+    from codebot_mcp.core.config import trustwatch
+
+    if runtime.session.project_notes:  # trusted: the note you wrote stays trusted
+        trustwatch.accept_note(runtime.settings, path)
     runtime.session.reload_notes()
     print(
         render.safe(

@@ -107,6 +107,9 @@ class RunResult:
     last_usage: Usage | None = None
     """The last model turn's usage (None when it reported none)."""
     compactions: list[Compaction] = field(default_factory=list[Compaction])
+    trust_changes: list[str] = field(default_factory=list[str])
+    """Project files that need trust (a server's script, a hook's, the notes...) this prompt's
+    tool calls changed, relative to the project root (``core.config.trust.TurnWatch``)."""
 
 
 class RepeatedCallError(TurnLimitError):

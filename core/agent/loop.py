@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.checkpoints import Checkpoints, SubagentCheckpoints
     from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.config.trustwatch import TurnWatch
 
 REPEAT_WARN_AT = 3
 """The third identical call (same tool, same arguments) in one prompt is not run: the model
@@ -123,6 +124,8 @@ class Agent:
         """Snapshots before each prompt's first change, for rewinding (None: off)."""
         self.hooks: Hooks | None = None
         """The user's hooks (``core.agent.hooks``); None: none configured."""
+        self.watch: TurnWatch | None = None
+        """Files that need trust: a prompt that changed one says so at its end."""
         self._warned_model: str | None = None
         self.window_known = False
         """The window comes from settings, the endpoint, the table or a server's error (not
@@ -167,14 +170,19 @@ class Agent:
         events = events or AgentEvents()
         prompt = await hook_points.submit(self.hooks, prompt, events)
         checkpoints = self.checkpoints
-        if checkpoints is None:
-            return await self._run(prompt, events)
-        if problem := await checkpoints.begin(prompt):
-            events.warning(problem)
         try:
-            return await self._run(prompt, events)
+            if checkpoints is None:
+                return await self._run(prompt, events)
+            if problem := await checkpoints.begin(prompt):
+                events.warning(problem)
+            try:
+                return await self._run(prompt, events)
+            finally:
+                checkpoints.end()
         finally:
-            checkpoints.end()
+            if self.watch is not None and self.last is not None and (changed := self.watch.end()):
+                self.last.trust_changes = changed
+                events.warning(self.watch.message(changed))
 
     async def _run(self, prompt: str, events: AgentEvents) -> RunResult:
         history = self.session.history
@@ -234,7 +242,9 @@ class Agent:
         raise error
 
     async def _before_changes(self, calls: list[ToolCall], events: AgentEvents) -> None:
-        """A checkpoint before the prompt's first call that may change files."""
+        """The watch's snapshot, and a checkpoint before the first call that may change files."""
+        if self.watch is not None:
+            self.watch.begin()
         if self.checkpoints is not None:
             problem = await self.checkpoints.before_calls(calls, self.session.find_tool)
             if problem:

@@ -54,6 +54,8 @@ class Session:
             again whenever the servers change).
         skill_tool: The tool that loads them (``skill``): offered, after the local layer,
             while there is at least one skill.
+        project_notes: Read the project's notes into the prompt (False while the project
+            is not trusted: they are listed as skipped).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class Session:
         plan_mode: bool = False,
         skills: SkillCatalog | None = None,
         skill_tool: Tool | None = None,
+        project_notes: bool = True,
     ) -> None:
         self.source = source
         self.skills = skills
@@ -75,7 +78,9 @@ class Session:
         self.server_instructions = ""
         self.identity = prompt.IDENTITY
         self.cwd, self.project_root = cwd, project_root
-        self.notes = load_notes(cwd, project_root)
+        self.project_notes = project_notes
+        """The project's notes may go into the prompt (False: the project is not trusted)."""
+        self.notes = load_notes(cwd, project_root, project=project_notes)
         """The project notes in the prompt (``/memory`` shows them)."""
         self.instructions = prompt.instructions_block(cwd, project_root, self.notes)
         self._local: list[Tool] = list(local_tools)
@@ -152,7 +157,7 @@ class Session:
 
     def reload_notes(self) -> None:
         """Read the project notes again (after ``/init`` wrote one) and rebuild the prompt."""
-        self.notes = load_notes(self.cwd, self.project_root)
+        self.notes = load_notes(self.cwd, self.project_root, project=self.project_notes)
         self.instructions = prompt.instructions_block(self.cwd, self.project_root, self.notes)
         self._rebuild()
 

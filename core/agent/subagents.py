@@ -276,7 +276,13 @@ class Subagents:
     async def _run(
         self, spec: AgentSpec, prompt: str, tools: list[Tool], parent: Agent, record: SubagentRun
     ) -> ToolResult:
-        session = Session(tools, None, cwd=self.cwd, project_root=self.project_root)
+        session = Session(
+            tools,
+            None,
+            cwd=self.cwd,
+            project_root=self.project_root,
+            project_notes=parent.session.project_notes,
+        )
         session.set_tool_search(False)
         session.set_identity("\n\n".join([spec.prompt or parent.session.identity, SUBAGENT_NOTE]))
         child = Agent(

@@ -10,7 +10,11 @@ deep, and only inside the project (the user's notes: inside ``~/.codebot``) afte
 are resolved: a cloned repository cannot pull ``~/.ssh`` into the prompt. The whole is cut at
 :data:`MAX_TOTAL` characters, each file at :data:`MAX_FILE`.
 
-Notes are text for the model, not settings: they need no trust.
+Notes are text for the model, but a repository's notes steer what the model does with your
+tools: the project's notes pass the trust gate like the project's other files
+(:mod:`.trust`). While the project is not trusted (never trusted, or a note changed since, by
+you or by a confined turn) they are not read: :func:`load` with ``project=False`` lists them
+as skipped, saying why.
 """
 
 from __future__ import annotations
@@ -93,8 +97,13 @@ def directories(root: Path, cwd: Path) -> list[Path]:
     return out
 
 
-def load(cwd: Path, project_root: Path | None = None) -> Notes:
-    """Every note for a session in ``cwd``: the user's, then the project's, with imports."""
+UNTRUSTED = "the project is not trusted (or this note changed since); run `codebot trust`"
+"""Why a project note is left out of the prompt."""
+
+
+def load(cwd: Path, project_root: Path | None = None, *, project: bool = True) -> Notes:
+    """Every note for a session in ``cwd``: the user's, then the project's, with imports
+    (``project=False``: the project's are listed as skipped, untrusted)."""
     cwd = cwd.resolve()
     root = (discovery.project_root(cwd, project_root) or cwd).resolve()
     loader = _Loader(root)
@@ -106,7 +115,10 @@ def load(cwd: Path, project_root: Path | None = None) -> Notes:
         if not found and (directory / FALLBACK).is_file():
             found = [directory / FALLBACK]
         for path in found:
-            loader.add(path, "project", root, None, 0)
+            if project:
+                loader.add(path, "project", root, None, 0)
+            else:
+                loader.skipped.append((path, UNTRUSTED))
     return Notes(root, tuple(loader.files), tuple(loader.skipped))
 
 

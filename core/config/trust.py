@@ -3,14 +3,23 @@
 Servers defined by the project's ``.codebot/settings.json`` start only once the project is
 trusted, and so do the project settings that decide where the API key goes (``base_url``,
 ``api_key_env``), let tools run without asking (``permissions.allow``) or run commands
-(``hooks``), and the project's definition files: agents, commands and skills in ``.codebot/``
-and ``.claude/`` (:mod:`core.config.definitions`), and every project file a hook command
-names. Trust is recorded per project root as the user reached it (never through a symlinked
-settings file) together with a hash of everything that decides what runs (see
-:func:`digest`: entries, settings and each file's content), so a change needs trust again.
-Global settings and your own definitions are always trusted.
+(``hooks``), the project's definition files (agents, commands and skills in ``.codebot/``
+and ``.claude/``, :mod:`core.config.definitions`), every project file a trusted entry runs
+(a server's script, a hook's script, what a command or skill names: :mod:`.runfiles`) and the
+project's notes (``AGENTS.md``, ``CLAUDE.md``...: they go into every prompt). Trust is
+recorded per project root as the user reached it (never through a symlinked settings file)
+together with a hash of everything that decides what runs (see :func:`digest`: entries,
+settings and each file's content) and each file's own digest, so a change needs trust again
+and the question names the changed file. Global settings and your own definitions are always
+trusted.
 
-The store is ``<state dir>/trust.json`` (0600, in a 0700 directory).
+The store is ``<state dir>/trust.json`` (0600, in a 0700 directory): per project root,
+``{"digest", "files": {path: digest}, "notes": {path: digest}}`` (a plain digest string, as
+written before files were named, is still read).
+
+Size: one idea, the trust decision: what needs trust (entries, settings, files, notes), its
+digest, the store, and the messages that name what changed; what a prompt changed is
+:mod:`.trustwatch`, which files an entry runs is :mod:`.runfiles`.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -65,9 +74,21 @@ class TrustCheck:
     reason: TrustReason
     files: tuple[Path, ...] = ()
     """Project files that need trust: definitions (agents, commands, skills) and the files
-    its hooks name; their content is part of :attr:`digest`."""
+    its servers, hooks, commands and skills run (:mod:`.runfiles`); their content is part
+    of :attr:`digest`."""
     root: Path | None = None
     """The project root the files are in."""
+    notes: tuple[Path, ...] = ()
+    """The project's notes the prompt would read (``AGENTS.md``...): trusted file by file."""
+    changed_files: tuple[str, ...] = ()
+    """Files (relative to :attr:`root`) whose content differs from what was trusted, or that
+    are new or gone since (``tools/server.py``, ``AGENTS.md (new)``)."""
+    core_digest: str = ""
+    """:func:`digest` alone (:attr:`digest` adds the notes)."""
+    file_digests: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Each of :attr:`files` by relative path: its digest, as recorded."""
+    note_digests: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Each of :attr:`notes` by relative path: its digest, as recorded."""
 
     @property
     def needs_trust(self) -> bool:
@@ -77,7 +98,7 @@ class TrustCheck:
     @property
     def asks(self) -> bool:
         """True when the project has anything that needs trust (trusted or not)."""
-        return bool(self.servers) or bool(self.gated) or bool(self.files)
+        return bool(self.servers) or bool(self.gated) or bool(self.files) or bool(self.notes)
 
     @property
     def changed(self) -> bool:
@@ -86,8 +107,25 @@ class TrustCheck:
 
     @property
     def state(self) -> str:
-        """How an untrusted project is described to the user."""
-        return "changed since it was trusted" if self.changed else "not trusted"
+        """How an untrusted project is described to the user (naming what changed)."""
+        if not self.changed:
+            return "not trusted"
+        return "changed since it was trusted" + changed_suffix(self.changed_files)
+
+
+CHANGED_SHOWN = 5
+"""Changed files named in one line (the review lists them all)."""
+
+
+def changed_suffix(names: tuple[str, ...]) -> str:
+    """`` (changed: a, b and 3 more)``, or nothing."""
+    if not names:
+        return ""
+    from codebot_mcp.core.secrets.redact import printable
+
+    shown = ", ".join(printable(n, one_line=True) for n in names[:CHANGED_SHOWN])
+    more = f" and {len(names) - CHANGED_SHOWN} more" if len(names) > CHANGED_SHOWN else ""
+    return f" (changed: {shown}{more})"
 
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
@@ -158,10 +196,12 @@ def digest(
     gated: Mapping[str, Any],
     root: Path | None = None,
     files: tuple[Path, ...] = (),
+    hashed: Mapping[str, str] | None = None,
 ) -> str:
     """A hash of everything that decides what the project runs: the project root, each server
     entry as written and its :func:`run_facts`, the gated settings, and each project file
-    (definitions, hook scripts) by path and content."""
+    (definitions, the files servers, hooks, commands and skills run) by path and content
+    (``hashed``: those digests, already taken by :func:`file_digests`)."""
     import hashlib  # deferred: 2-3 ms that `codebot --help` need not pay
 
     section: dict[str, Any] = {
@@ -170,16 +210,28 @@ def digest(
         "settings": dict(gated),
     }
     if files:  # absent otherwise: trust recorded before files were covered stays valid
-        section["files"] = {_relative(p, root): _file_digest(p) for p in files}
+        section["files"] = dict(hashed) if hashed is not None else file_digests(files, root)
     text = json.dumps(section, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def relative(path: Path, root: Path | None) -> str:
+    """``path`` as the user reads it: relative to ``root`` (as given or resolved), else whole."""
+    return _relative(path, root)
+
+
 def _relative(path: Path, root: Path | None) -> str:
-    try:
-        return path.relative_to(root).as_posix() if root else str(path)
-    except ValueError:
+    if root is None:
         return str(path)
+    for base in (root, Path(os.path.realpath(root))):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return str(path)
+
+
+def file_digests(files: tuple[Path, ...], root: Path | None) -> dict[str, str]:
+    """Each file's digest by its path relative to ``root``."""
+    return {_relative(p, root): _file_digest(p) for p in files}
 
 
 MAX_HASHED_BYTES = 16 * 1024 * 1024
@@ -205,21 +257,45 @@ def _file_digest(path: Path) -> str:
 
 def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     """The root of the project's definition folders, and the files that need trust there:
-    its definitions and the files its hooks name."""
-    from codebot_mcp.core.config import discovery
+    its definitions, the files its servers run, the files its hooks name, and the files its
+    commands and skills name (:mod:`.runfiles`)."""
+    from codebot_mcp.core.config import discovery, runfiles
     from codebot_mcp.core.config.hooks import script_files
 
     root = discovery.project_root(settings.cwd, settings.project_root)
     if root is None:
         return None, ()
-    found = discovery.definition_files(root)
+    definitions = discovery.definition_files(root)
+    found = list(definitions)
+    seen = set(found)
+
+    def add(paths: list[Path]) -> None:
+        for path in paths:
+            if path not in seen:
+                seen.add(path)
+                found.append(path)
+
+    for config in project_servers(settings):
+        add(runfiles.server_files(config, root))
     sources = settings.project_sources or (
         (settings.project_file,) if settings.project_file else ()
     )
     for hook in settings.hooks:
         if hook.source in sources:
-            found += [p for p in script_files(hook.command, root) if p not in found]
+            add(script_files(hook.command, root))
+    add(runfiles.definition_scripts(definitions, root))
     return root, tuple(found)
+
+
+def project_notes(settings: Settings, root: Path | None) -> tuple[Path | None, tuple[Path, ...]]:
+    """The project's notes the prompt reads for ``settings.cwd``, and the root they are
+    trusted under (the project's, else the working directory that holds them)."""
+    from codebot_mcp.core.config import runfiles
+
+    notes = tuple(runfiles.note_files(settings.cwd, settings.project_root or root))
+    if notes and root is None:
+        root = settings.cwd.resolve()
+    return root, notes
 
 
 def held_digests(files: tuple[Path, ...]) -> dict[Path, str]:
@@ -242,46 +318,138 @@ def _store_path() -> Path:
     return paths.state_dir() / STORE_NAME
 
 
-def _read_store() -> dict[str, str]:
+def _read_store() -> dict[str, Any]:
     try:
         data = jsonutil.loads(_store_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): str(v) for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType]
+    return {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType]
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    digest: str
+    files: Mapping[str, str]
+    notes: Mapping[str, str]
+    named: bool
+    """The record names its files (written since files were named)."""
+
+
+def _record_of(value: Any) -> _Record | None:
+    if isinstance(value, str):
+        return _Record(value, {}, {}, False)
+    if not isinstance(value, dict):
+        return None
+
+    def names(key: str) -> dict[str, str]:
+        part = value.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if not isinstance(part, dict):
+            return {}
+        return {str(k): str(v) for k, v in part.items()}  # pyright: ignore[reportUnknownVariableType]
+
+    return _Record(str(value.get("digest", "")), names("files"), names("notes"), True)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+
+
+MAX_RECORDED_FILES = 4_000
+"""File digests kept per project in the store (beyond them a change is still caught by the
+project's digest, only not named)."""
+
+
+def _changes(
+    recorded: _Record | None, files: Mapping[str, str], notes: Mapping[str, str]
+) -> tuple[str, ...]:
+    """What differs from the record, by file: changed, ``(new)`` or ``(removed)``."""
+    if recorded is None:
+        return ()
+    out: list[str] = []
+    if recorded.named:
+        for name, value in files.items():
+            before = recorded.files.get(name)
+            if before != value:
+                out.append(name if before is not None else f"{name} (new)")
+        out += [f"{name} (removed)" for name in recorded.files if name not in files]
+    for name, value in notes.items():
+        before = recorded.notes.get(name)
+        if before != value:
+            out.append(name if before is not None else f"{name} (new)")
+    return tuple(out)
 
 
 def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
     """Decide whether the project's servers, gated settings and files may take effect."""
+    import hashlib
+
     servers = project_servers(settings)
     gated = settings.project_gated
     file = settings.project_file
     root, files = project_files(settings)
-    value = digest(servers, gated, settings.project_root or root, files)
+    root, notes = project_notes(settings, root)
+    hashed = file_digests(files, root)
+    value = digest(servers, gated, settings.project_root or root, files, hashed)
+    noted = file_digests(notes, root)
+    combined = value
+    if noted:
+        text = json.dumps([value, noted], sort_keys=True)
+        combined = hashlib.sha256(text.encode()).hexdigest()
     key = store_key(settings, root)
     api = settings.untrusted_fallback.get("api_key_env") or settings.api_key_env
 
-    def result(trusted: bool, reason: TrustReason) -> TrustCheck:
-        return TrustCheck(file, value, key, api, servers, gated, trusted, reason, files, root)
+    def result(trusted: bool, reason: TrustReason, changed: tuple[str, ...] = ()) -> TrustCheck:
+        return TrustCheck(
+            file,
+            combined,
+            key,
+            api,
+            servers,
+            gated,
+            trusted,
+            reason,
+            files,
+            root,
+            notes,
+            changed,
+            value,
+            hashed,
+            noted,
+        )
 
-    if (not servers and not gated and not files) or key is None:
-        return TrustCheck(file, value, key, api, (), {}, True, TrustReason.NOTHING)
+    if (not servers and not gated and not files and not notes) or key is None:
+        return TrustCheck(file, combined, key, api, (), {}, True, TrustReason.NOTHING)
     if assume_trusted:
         return result(True, TrustReason.FLAG)
     if os.environ.get(TRUST_ENV, "") in ("1", "true", "yes"):
         return result(True, TrustReason.ENV)
-    recorded = _read_store().get(key)
-    if recorded == value:
+    recorded = _record_of(_read_store().get(key))
+    if (
+        recorded is not None
+        and recorded.digest == value
+        and all(recorded.notes.get(n) == d for n, d in noted.items())
+    ):
         return result(True, TrustReason.RECORDED)
-    return result(False, TrustReason.CHANGED if recorded else TrustReason.UNTRUSTED)
+    if recorded is None:
+        return result(False, TrustReason.UNTRUSTED)
+    changed = _changes(recorded, hashed, noted)
+    if recorded.digest != value and file is not None and not _changes(recorded, hashed, {}):
+        changed = (_relative(file, root), *changed)  # no file changed: its entries or settings
+    return result(False, TrustReason.CHANGED, changed)
 
 
 def record(result: TrustCheck) -> Path:
-    """Remember that the project's current server entries are trusted; returns the store path."""
+    """Remember that the project's current entries, settings, files and notes are trusted;
+    returns the store path."""
     assert result.key is not None
     store = _read_store()
-    store[result.key] = result.digest
+    before = _record_of(store.get(result.key))
+    notes = dict(before.notes) if before is not None else {}
+    notes.update(result.note_digests)
+    files = dict(list(result.file_digests.items())[:MAX_RECORDED_FILES])
+    store[result.key] = {
+        "digest": result.core_digest or result.digest,
+        "files": files,
+        "notes": dict(list(notes.items())[-MAX_RECORDED_FILES:]),
+    }
     path = _store_path()
     paths.private_dir(path.parent)
     atomic_write(path, json.dumps(store, indent=2, sort_keys=True), mode=0o600)
@@ -313,9 +481,10 @@ def untrusted_message(result: TrustCheck) -> str:
         parts.append(f"project servers ({names})")
     if result.gated:
         parts.append(f"project settings ({', '.join(result.gated)})")
-    if result.files:
-        shown = [printable(_relative(p, result.root), one_line=True) for p in result.files[:3]]
-        more = f" and {len(result.files) - 3} more" if len(result.files) > 3 else ""
+    listed = (*result.files, *result.notes)
+    if listed:
+        shown = [printable(_relative(p, result.root), one_line=True) for p in listed[:3]]
+        more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
         parts.append(f"project files ({', '.join(shown)}{more})")
     return (
         f"skipping {' and '.join(parts)} from {result.project_file or result.root}: "
@@ -323,3 +492,19 @@ def untrusted_message(result: TrustCheck) -> str:
         f"run `codebot trust` to review and trust it, or pass --trust-project "
         f"(or set {TRUST_ENV}=1)"
     )
+
+
+def record_note(key: str, name: str, value: str) -> bool:
+    """Add one note's digest to the project's record (False: no record written since files
+    were named, so nothing to add it to)."""
+    store = _read_store()
+    before = _record_of(store.get(key))
+    if before is None or not before.named:
+        return False
+    store[key] = {
+        "digest": before.digest,
+        "files": before.files,
+        "notes": {**before.notes, name: value},
+    }
+    atomic_write(_store_path(), json.dumps(store, indent=2, sort_keys=True), mode=0o600)
+    return True

@@ -2,10 +2,16 @@
 
 A bundle is a zip with a ``manifest.json`` whose ``server.mcp_config`` says how to start it.
 The download is checked against the registry's ``fileSha256`` before anything else reads
-it; a mismatch deletes it and installs nothing. Unpacking refuses links, absolute paths and
-``..``, and stops at a size and file count no real bundle reaches; the files land in
-``<data dir>/bundles/<sha256>`` (by content: the same bundle is unpacked once), moved there
-whole once every file is written.
+it; a mismatch deletes it and installs nothing. Every later read (the manifest, the unpack
+after you confirm) copies the archive into a private unlinked temporary file, checks the
+sha256 of that copy and reads only the copy: the bytes unpacked are the bytes checked, even
+if the cached file is replaced in between (a mismatch then refuses, naming the file).
+Unpacking refuses links, absolute paths and ``..``, and stops at a size and file count no
+real bundle reaches; the files land in ``<data dir>/bundles/<sha256>`` (by content: the same
+bundle is unpacked once), moved there whole once every file is written, read-only, with the
+sha256 of each file recorded beside it (``<sha256>.files.json``). An unpacked folder is
+reused only when it still matches that record (no file changed, added or removed);
+otherwise it is unpacked again from the checked archive, and the install says why.
 
 The manifest's ``${__dirname}``, ``${HOME}``, ``${/}`` and ``${user_config.KEY}`` are
 substituted; its ``user_config`` settings become install questions (a ``sensitive`` one is a
@@ -25,10 +31,11 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.fsutil import atomic_write
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.registry import http
 from codebot_mcp.core.registry.http import RegistryError
@@ -54,6 +61,10 @@ class Bundle:
     """Where it is (or will be) unpacked."""
     settings: list[Question] = field(default_factory=list[Question])
     """Its ``user_config``, as questions."""
+    url: str = ""
+    """Where it was downloaded from (for messages)."""
+    replaced: str | None = None
+    """Set by :func:`unpack`: why an earlier unpacked folder was not reused."""
 
 
 def _shown(url: str) -> str:
@@ -87,10 +98,46 @@ def fetch(package: Package) -> Bundle:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-    manifest = _manifest(archive, package.identifier)
+    with verified(archive, expected, package.identifier) as data:
+        manifest = _manifest(data, package.identifier)
     bundle = Bundle(expected, archive, manifest, paths.data_dir() / "bundles" / expected)
     bundle.settings = _settings(manifest)
+    bundle.url = package.identifier
     return bundle
+
+
+def verified(archive: Path, expected: str, url: str) -> IO[bytes]:
+    """A private copy of ``archive`` (an unlinked temporary file, at its start) whose sha256
+    is ``expected``: what is read from it is what was checked.
+
+    Raises:
+        RegistryError: the archive cannot be read, or is no longer the bundle checked.
+    """
+    import hashlib
+
+    copy = tempfile.TemporaryFile(dir=paths.private_dir(archive.parent))
+    digest = hashlib.sha256()
+    try:
+        with archive.open("rb") as source:
+            while chunk := source.read(1 << 20):
+                digest.update(chunk)
+                copy.write(chunk)
+        if digest.hexdigest() != expected:
+            raise RegistryError(
+                f"the downloaded bundle {archive} changed since it was checked against the "
+                f"registry's sha256 (expected {expected}, got {digest.hexdigest()}) for "
+                f"{_shown(url)}: nothing was installed",
+                hint=f"Something rewrote codebot's cache; delete {archive} and run the "
+                "install again (it downloads and checks the bundle anew).",
+            )
+    except OSError as exc:
+        copy.close()
+        raise RegistryError(f"cannot read the downloaded bundle {archive}: {exc}") from None
+    except BaseException:
+        copy.close()
+        raise
+    copy.seek(0)
+    return copy
 
 
 def _sha256(path: Path) -> str:
@@ -103,7 +150,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _manifest(archive: Path, url: str) -> dict[str, Any]:
+def _manifest(archive: IO[bytes], url: str) -> dict[str, Any]:
     problem = f"the bundle {_shown(url)} is not an MCP bundle codebot can read"
     try:
         with zipfile.ZipFile(archive) as bundle:
@@ -245,37 +292,125 @@ def entry(bundle: Bundle, answers: Mapping[str, list[str]], cwd: Path) -> dict[s
     return out
 
 
+RECORD_SUFFIX = ".files.json"
+"""Beside ``<sha256>/``: the sha256 of each unpacked file, written at unpack time."""
+
+
+def record_path(directory: Path) -> Path:
+    """Where the digests of the files unpacked into ``directory`` are recorded."""
+    return directory.with_name(directory.name + RECORD_SUFFIX)
+
+
 def unpack(bundle: Bundle) -> Path:
-    """Unpack the checked bundle into its directory (kept when already there).
+    """Unpack the checked bundle into its directory, from a copy whose sha256 is checked
+    again (:func:`verified`). A folder already there is kept when it matches the digests
+    recorded when it was unpacked; otherwise it is replaced (``bundle.replaced`` says why).
 
     Raises:
-        RegistryError: a member is a link, leaves the directory, or the bundle is too big.
+        RegistryError: the archive changed since it was checked, a member is a link or
+            leaves the directory, or the bundle is too big.
     """
     target = bundle.directory
-    if (target / "manifest.json").is_file():
-        return target
     parent = paths.private_dir(target.parent)
-    temp = Path(tempfile.mkdtemp(dir=parent, prefix=".unpack-"))
-    try:
-        with zipfile.ZipFile(bundle.archive) as archive:
-            _extract(archive, temp)
+    with verified(bundle.archive, bundle.sha256, bundle.url) as data:
+        if target.exists() or target.is_symlink():
+            problem = check_unpacked(target)
+            if problem is None:
+                return target
+            bundle.replaced = problem
+            _remove(target)
+        temp = Path(tempfile.mkdtemp(dir=parent, prefix=".unpack-"))
         try:
-            os.rename(temp, target)
-        except OSError:
-            if not (target / "manifest.json").is_file():  # not another install's, just now
-                raise
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise RegistryError(f"cannot unpack the bundle into {target}: {exc}") from None
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
+            with zipfile.ZipFile(data) as archive:
+                digests = _extract(archive, temp)
+            atomic_write(record_path(target), json.dumps(digests, sort_keys=True), mode=0o600)
+            _read_only(temp)
+            try:
+                os.rename(temp, target)
+            except OSError:
+                if check_unpacked(target) is not None:  # not another install's, just now
+                    raise
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise RegistryError(f"cannot unpack the bundle into {target}: {exc}") from None
+        finally:
+            if temp.exists():
+                _remove(temp)
     return target
 
 
-def _extract(archive: zipfile.ZipFile, root: Path) -> None:
+def check_unpacked(directory: Path) -> str | None:
+    """Why the unpacked ``directory`` no longer matches the digests recorded when it was
+    unpacked (a file changed, added, removed, or a link), or None when it matches."""
+    import hashlib
+
+    try:
+        recorded = json.loads(record_path(directory).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"{directory} has no record of its files (unpacked by an older codebot?)"
+    if not isinstance(recorded, dict) or directory.is_symlink() or not directory.is_dir():
+        return f"{directory} is not the folder codebot unpacked"
+    seen: set[str] = set()
+    for folder, dirs, files in os.walk(directory, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            relative = path.relative_to(directory).as_posix()
+            if path.is_symlink():
+                return f"{relative} in {directory} is a link, which the bundle does not hold"
+            if name in files:
+                expected = recorded.get(relative)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                if expected is None:
+                    return f"{relative} in {directory} is not a file of the bundle"
+                digest = hashlib.sha256()
+                try:
+                    with path.open("rb") as handle:
+                        while chunk := handle.read(1 << 20):
+                            digest.update(chunk)
+                except OSError as exc:
+                    return f"{relative} in {directory} cannot be read ({exc.strerror})"
+                if digest.hexdigest() != expected:
+                    return f"{relative} in {directory} changed since it was unpacked"
+                seen.add(relative)
+    missing = [str(k) for k in recorded if k not in seen]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if missing:
+        return f"{missing[0]} in {directory} is missing"
+    return None
+
+
+def _read_only(root: Path) -> None:
+    """Files and folders read-only (nothing the server runs writes beside its code: a
+    planted ``__pycache__`` would be code too)."""
+    for folder, dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            path = Path(folder) / name
+            path.chmod(stat.S_IMODE(path.stat().st_mode) & ~0o222)
+        for name in dirs:
+            (Path(folder) / name).chmod(0o555)
+    root.chmod(0o555)
+
+
+def _remove(root: Path) -> None:
+    """Delete ``root`` (made writable again first); a link is removed, not followed."""
+    if root.is_symlink() or root.is_file():
+        root.unlink()
+        return
+    for folder, dirs, _ in os.walk(root):
+        os.chmod(folder, 0o700)
+        for name in dirs:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                path.chmod(0o700)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _extract(archive: zipfile.ZipFile, root: Path) -> dict[str, str]:
+    """Write the members under ``root``; the sha256 of each file written, by path."""
+    import hashlib
+
     members = archive.infolist()
     if len(members) > MAX_FILES:
         raise RegistryError(f"the bundle has more than {MAX_FILES} files")
     written = 0
+    digests: dict[str, str] = {}
     for info in members:
         name = PurePosixPath(info.filename)
         mode = info.external_attr >> 16
@@ -295,6 +430,7 @@ def _extract(archive: zipfile.ZipFile, root: Path) -> None:
             path.mkdir(parents=True, exist_ok=True)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
         with archive.open(info) as source, path.open("wb") as sink:
             while chunk := source.read(1 << 20):
                 written += len(chunk)
@@ -302,5 +438,8 @@ def _extract(archive: zipfile.ZipFile, root: Path) -> None:
                     raise RegistryError(
                         f"the bundle unpacks to more than {MAX_UNPACKED_BYTES >> 30} GiB"
                     )
+                digest.update(chunk)
                 sink.write(chunk)
         path.chmod(0o755 if mode & 0o111 else 0o644)
+        digests[path.relative_to(root).as_posix()] = digest.hexdigest()
+    return digests

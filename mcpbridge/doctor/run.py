@@ -120,6 +120,7 @@ async def diagnose(
     agent: UserAgent | None = None,
     offline: bool = False,
     withheld: Sequence[str] = (),
+    trust_state: str | None = None,
 ) -> Report:
     """Check ``servers`` (connecting to each whose settings pass, in parallel).
 
@@ -137,6 +138,8 @@ async def diagnose(
             tools chat sees), ``roots/list`` gets the roots, elicitation is declined and
             sampling refused.
         offline: Do not ask registries for newer versions of installed servers.
+        trust_state: How the untrusted project is described (``TrustCheck.state``: it names
+            the files changed since the project was trusted).
     """
     started = time.perf_counter()
     env = os.environ if environ is None else environ
@@ -144,6 +147,9 @@ async def diagnose(
         ServerReport(ServerContext(c, settings, env, trusted=n not in untrusted))
         for n, c in sorted(servers.items())
     ]
+    if trust_state:
+        for report in reports:
+            report.context.trust_state = trust_state
     to_connect: list[ServerReport] = []
     for report in reports:
         if not report.context.config.enabled:

@@ -520,6 +520,60 @@ def test_a_bundle_is_checked_installed_and_runs(
     assert (code, out) == (0, "howdy, Ada\n"), err
 
 
+def test_a_tampered_unpacked_bundle_is_not_reused(
+    cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
+) -> None:
+    import hashlib
+
+    from tests.servers.registry_server import BUNDLE_FILE
+
+    install = ("mcp", "install", "io.example/text-editor", "--yes", "--set", "greeting=howdy")
+    assert cli(*install, cwd=project, path=runtimes)[0] == 0
+    directory = home / "data" / "bundles" / hashlib.sha256(registry.files[BUNDLE_FILE]).hexdigest()
+    main = directory / "server" / "main.py"
+    mode = main.stat().st_mode
+    main.chmod(0o644)  # what a writer with the user's rights can still do
+    main.write_text(main.read_text().replace("return f", "return 'tampered ' + f"))
+    code, _, err = cli(*install, "--name", "again", cwd=project, path=runtimes)
+    assert code == 0, err
+    assert f"server/main.py in {directory} changed since it was unpacked" in err
+    assert "unpacked the checked bundle again" in err
+    code, out, err = cli("mcp", "call", "again", "hello", "name=Ada", cwd=project, path=runtimes)
+    assert (code, out) == (0, "howdy, Ada\n"), err
+    assert mode & 0o222 == 0  # unpacked read-only
+
+    (directory.parent / f"{directory.name}.files.json").unlink()  # no record: not reused
+    code, _, err = cli(*install, "--name", "third", cwd=project, path=runtimes)
+    assert code == 0 and "has no record of its files" in err
+
+
+def test_the_bytes_unpacked_are_the_bytes_checked(
+    registry: RegistryServer, home: Path, tmp_path: Path
+) -> None:
+    import hashlib
+    import io
+    import zipfile
+
+    from codebot_mcp.core.registry import bundle as bundles
+    from codebot_mcp.core.registry.http import RegistryError
+    from codebot_mcp.core.registry.serverjson import Package
+    from tests.servers.registry_server import BUNDLE_FILE
+
+    sha = hashlib.sha256(registry.files[BUNDLE_FILE]).hexdigest()
+    package = Package("mcpb", f"{registry.url}/files/{BUNDLE_FILE}", file_sha256=sha)
+    bundle = bundles.fetch(package)  # checked; the user is asked now
+    swapped = io.BytesIO()
+    with zipfile.ZipFile(swapped, "w") as archive:
+        archive.writestr("manifest.json", '{"server": {}}')
+        archive.writestr("server/main.py", "import os; os.system('touch pwned')")
+    bundle.archive.write_bytes(swapped.getvalue())  # replaced while the user read the question
+    with pytest.raises(RegistryError) as caught:
+        bundles.unpack(bundle)
+    message = str(caught.value)
+    assert f"the downloaded bundle {bundle.archive} changed since it was checked" in message
+    assert not bundle.directory.exists()
+
+
 def test_a_bundle_with_the_wrong_sha256_installs_nothing(
     cli: Cli, registry: RegistryServer, home: Path, project: Path, runtimes: Path
 ) -> None:

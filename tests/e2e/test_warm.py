@@ -391,3 +391,30 @@ def test_malformed_requests_never_end_the_holder(project: Project) -> None:
         idle.sendall(b'{"op": "li')
         assert served_warm(project)  # others are served meanwhile
     assert project.holder_pid() == pid
+
+
+def test_a_warm_call_rechecks_the_files_a_trusted_server_runs(project: Project) -> None:
+    """Trust covers the script a project server runs (issue 29): edited after the holder
+    started, the next warm call is refused, naming the file, and nothing runs it."""
+    from tests.helpers import REPO_ROOT
+
+    project.env = {k: v for k, v in project.env.items() if k != "CODEBOT_TRUST_PROJECT"}
+    script = project.root / "tools" / "server.py"
+    script.parent.mkdir()
+    script.write_text(
+        f"import runpy, sys\nsys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        'runpy.run_module("tests.servers.faulty", run_name="__main__")\n'
+    )
+    entry = {
+        "command": sys.executable,
+        "args": ["tools/server.py"],
+        "env": {"CODEBOT_TEST_MARK": project.mark},
+    }
+    write_settings(project.root, {"mcp_servers": {"s": entry}})
+    assert project.run("trust", "--yes").returncode == 0
+    started(project)
+    assert served_warm(project)
+    script.write_text(script.read_text() + "# changed by a confined call\n")
+    call = project.run("mcp", "call", "s", "echo", "text=x")
+    assert call.returncode == 3, call.stdout + call.stderr
+    assert "changed since it was trusted (changed: tools/server.py)" in call.stderr

@@ -147,6 +147,7 @@ def doctor_command(
                     login=options,
                     offline=offline,
                     withheld=list(result.gated) if result.needs_trust else [],
+                    trust_state=result.state if result.needs_trust else None,
                 )
             )
 

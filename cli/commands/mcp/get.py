@@ -51,7 +51,7 @@ def get_command(
         return ExitCode.OK
     state = "disabled" if not used.enabled else ("not usable" if used.error else "enabled")
     if untrusted and pending is None:
-        state += ", project not trusted: will not start"
+        state += f", project {check.state}: will not start"
     print(f"{render.style(render.safe(name), '1')}  ({state})")
     print(f"  from {render.safe(view['source'])}")
     if view["overrides"]:

@@ -233,6 +233,8 @@ def install_command(
         return ExitCode.DECLINED
     if bundle is not None:
         bundles.unpack(bundle)
+        if bundle.replaced:
+            render.warn(f"{bundle.replaced}: unpacked the checked bundle again")
     edit = settings_edit.add_server(path, local, draft.entry, force=force)
     print(f"installed server '{local}' in {edit.path}")
     _after(globals_, local, scope, draft.secrets)

@@ -85,6 +85,9 @@ class ServerContext:
     environ: Mapping[str, str] = field(repr=False)
     trusted: bool = True
     """False for a project server whose project is not trusted (it is never started)."""
+    trust_state: str = "not trusted (or its servers changed since)"
+    """How the untrusted project is described: ``not trusted``, or ``changed since it was
+    trusted (changed: tools/server.py)`` (``core.config.trust.TrustCheck.state``)."""
     client: Client | None = None
     """Set once a connection was attempted."""
     listed: list[types.Tool] | None = None

@@ -68,9 +68,9 @@ def _trust(ctx: ServerContext) -> Iterator[Finding]:
         "settings.trust",
         "error",
         f"server '{ctx.name}' is defined by the project file {ctx.config.source}, and the "
-        "project is not trusted (or its servers changed since): it was not started",
-        "Review what it runs, then `codebot trust`; or pass --trust-project (or set "
-        "CODEBOT_TRUST_PROJECT=1) for one run.",
+        f"project is {ctx.trust_state}: it was not started",
+        "Review what it runs (`codebot trust` shows it, and what changed), then "
+        "`codebot trust`; or pass --trust-project (or set CODEBOT_TRUST_PROJECT=1) for one run.",
     )
 
 
