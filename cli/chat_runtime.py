@@ -56,6 +56,10 @@ class ChatOptions:
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
     sandbox: str | None = None
     """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
+    api: str | None = None
+    """``--api``: chat_completions or responses (None: the ``api`` setting, or the default)."""
+    effort: str | None = None
+    """``--effort``: low, medium or high (None: the ``reasoning_effort`` setting)."""
 
 
 @dataclass
@@ -121,7 +125,13 @@ class ChatRuntime:
             self.agent.configure(settings)
         options = self.options
         try:
-            resolved = resolve_config(settings, model=options.model, base_url=options.base_url)
+            resolved = resolve_config(
+                settings,
+                model=options.model,
+                base_url=options.base_url,
+                api=options.api,
+                effort=options.effort,
+            )
             if self.agent is not None and self.resolved == resolved:
                 return
             config, note = await anyio.to_thread.run_sync(settle_model, resolved)
@@ -331,7 +341,13 @@ async def open_runtime(
         sessions.find(raw.project_root or globals_.cwd, options.resume or None)
     settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
-        resolve_config(settings, model=options.model, base_url=options.base_url)
+        resolve_config(
+            settings,
+            model=options.model,
+            base_url=options.base_url,
+            api=options.api,
+            effort=options.effort,
+        )
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
@@ -432,6 +448,14 @@ def sandbox_mode(value: str | None) -> str | None:
         f"--sandbox {value}: unknown mode",
         hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
     )
+
+
+def model_flags(api: str | None, effort: str | None) -> tuple[str | None, str | None]:
+    """``--api`` and ``--effort`` (chat), checked (a usage error names the values)."""
+    from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
+    from codebot_mcp.core.model.config import flag_value
+
+    return flag_value("--api", api, MODEL_APIS), flag_value("--effort", effort, REASONING_EFFORTS)
 
 
 def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:

@@ -71,6 +71,23 @@ def chat_command(
             "(default: the 'sandbox' setting; workspace-write where supported).",
         ),
     ] = None,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            "--api",
+            metavar="API",
+            help="The model API: chat_completions or responses (default: the 'api' setting; "
+            "responses for a reasoning model at api.openai.com).",
+        ),
+    ] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option(
+            "--effort",
+            metavar="LEVEL",
+            help="Reasoning effort: low, medium or high (default: 'reasoning_effort').",
+        ),
+    ] = None,
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
@@ -78,7 +95,7 @@ def chat_command(
     settings error, 5 model API error, 6 turn limit, 7 empty answer, 130 interrupted.
     """
     # the chat's runtime on use: `codebot --help` builds this command without running it
-    from codebot_mcp.cli.chat_runtime import ChatOptions, sandbox_mode
+    from codebot_mcp.cli.chat_runtime import ChatOptions, model_flags, sandbox_mode
 
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url
@@ -95,6 +112,7 @@ def chat_command(
     )
     options.resume_latest, options.resume = continue_, resume
     options.sandbox = sandbox_mode(sandbox)
+    options.api, options.effort = model_flags(api, effort)
     if continue_ and resume is not None:
         raise UsageError(
             "--continue and --resume both pick a session to resume",
@@ -298,10 +316,12 @@ def transcript(
     return {
         "model": agent.model.config.model if agent else None,
         "served_model": agent.model.served_model if agent else None,
+        "api": agent.model.config.api if agent else None,
         "session_id": runtime.log.id if runtime.log else None,
         "outcome": (result.outcome.value if result else "error") if error is None else "error",
         "answer": result.text if result else "",
         "finish_reason": result.finish_reason if result else None,
+        "reasoning": result.reasoning if result else [],
         "turns": result.turns if result else 0,
         "usage": usage_dict(agent, result),
         "compactions": [

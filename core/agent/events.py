@@ -26,6 +26,10 @@ class AgentEvents:
     def text(self, delta: str) -> None:
         """A piece of the assistant's text, as it streams."""
 
+    def reasoning(self, delta: str) -> None:
+        """A piece of the summary of the model's reasoning, as it streams (before the text;
+        the whole summary is also on the :class:`Reply` of :meth:`model_finished`)."""
+
     def model_progress(self, generated: int) -> None:
         """The answer is still streaming: ``generated`` pieces (about tokens) so far."""
 
@@ -98,6 +102,8 @@ class RunResult:
     last_usage: Usage | None = None
     """The last model turn's usage (None when it reported none)."""
     compactions: list[Compaction] = field(default_factory=list[Compaction])
+    reasoning: list[str] = field(default_factory=list[str])
+    """The summary of the model's reasoning, one entry per model turn that gave one."""
 
 
 class RepeatedCallError(TurnLimitError):

@@ -82,6 +82,25 @@ def _roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
     return tuple((base / Path(r).expanduser()).resolve() for r in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
 
 
+MODEL_APIS = ("chat_completions", "responses")
+"""The two wire formats of the model API (``api``; ``--api`` on ``chat``)."""
+REASONING_EFFORTS = ("low", "medium", "high")
+"""The values of ``reasoning_effort`` (``--effort`` on ``chat``)."""
+
+
+def _choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
+    def parse(path: Path, key: str, value: Any) -> str | None:
+        if value is not None and value not in values:
+            shown = ", ".join(f'"{v}"' for v in values)
+            raise SettingsError(
+                f"'{key}' in {path} must be one of {shown}, found {json.dumps(value)}",
+                hint=f'Write it as "{key}": "{values[-1]}", or leave it out for the default.',
+            )
+        return value  # type: ignore[no-any-return]
+
+    return parse
+
+
 def _ignored(path: Path, key: str, value: Any) -> Any:
     return value
 
@@ -153,6 +172,23 @@ KEYS: tuple[Key, ...] = (
         None,
         _text,
         example="MY_API_KEY",
+    ),
+    Key(
+        "api",
+        'The wire format of the model API: "chat_completions" or "responses" (default: '
+        "responses for a reasoning model at api.openai.com, else chat_completions).",
+        {"enum": [*MODEL_APIS, None]},
+        None,
+        _choice(MODEL_APIS),
+        example="responses",
+    ),
+    Key(
+        "reasoning_effort",
+        'How hard a reasoning model thinks: "low", "medium" or "high" (default: the model\'s own).',
+        {"enum": [*REASONING_EFFORTS, None]},
+        None,
+        _choice(REASONING_EFFORTS),
+        example="high",
     ),
     Key(
         "max_turns",
