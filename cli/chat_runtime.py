@@ -61,6 +61,13 @@ class ChatOptions:
     effort: str | None = None
     """``--effort``: low, medium or high (None: the ``reasoning_effort`` setting)."""
 
+    def model_config(self, settings: Settings) -> ModelConfig:
+        """The model these flags and ``settings`` name (``core.model.config.resolve_config``)."""
+        from codebot_mcp.core.model.config import resolve_config
+
+        model, url, api, effort = self.model, self.base_url, self.api, self.effort
+        return resolve_config(settings, model=model, base_url=url, api=api, effort=effort)
+
 
 @dataclass
 class ChatRuntime:
@@ -113,7 +120,6 @@ class ChatRuntime:
 
         from codebot_mcp.core.agent.loop import Agent
         from codebot_mcp.core.model.client import ChatModel, create_client
-        from codebot_mcp.core.model.config import resolve_config
         from codebot_mcp.core.model.discovery import settle_model
 
         self.settings = settings
@@ -125,13 +131,7 @@ class ChatRuntime:
             self.agent.configure(settings)
         options = self.options
         try:
-            resolved = resolve_config(
-                settings,
-                model=options.model,
-                base_url=options.base_url,
-                api=options.api,
-                effort=options.effort,
-            )
+            resolved = options.model_config(settings)
             if self.agent is not None and self.resolved == resolved:
                 return
             config, note = await anyio.to_thread.run_sync(settle_model, resolved)
@@ -332,7 +332,6 @@ async def open_runtime(
     from codebot_mcp.cli import extensions
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.session import Session
-    from codebot_mcp.core.model.config import resolve_config
 
     raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
     if options.resume_latest or options.resume:  # no such session: say so before anything runs
@@ -341,13 +340,7 @@ async def open_runtime(
         sessions.find(raw.project_root or globals_.cwd, options.resume or None)
     settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
-        resolve_config(
-            settings,
-            model=options.model,
-            base_url=options.base_url,
-            api=options.api,
-            effort=options.effort,
-        )
+        options.model_config(settings)
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)
@@ -448,14 +441,6 @@ def sandbox_mode(value: str | None) -> str | None:
         f"--sandbox {value}: unknown mode",
         hint=f"Use one of {', '.join(MODES)} (e.g. --sandbox workspace-write).",
     )
-
-
-def model_flags(api: str | None, effort: str | None) -> tuple[str | None, str | None]:
-    """``--api`` and ``--effort`` (chat), checked (a usage error names the values)."""
-    from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
-    from codebot_mcp.core.model.config import flag_value
-
-    return flag_value("--api", api, MODEL_APIS), flag_value("--effort", effort, REASONING_EFFORTS)
 
 
 def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) -> Sandbox:

@@ -95,7 +95,7 @@ def chat_command(
     settings error, 5 model API error, 6 turn limit, 7 empty answer, 130 interrupted.
     """
     # the chat's runtime on use: `codebot --help` builds this command without running it
-    from codebot_mcp.cli.chat_runtime import ChatOptions, model_flags, sandbox_mode
+    from codebot_mcp.cli.chat_runtime import ChatOptions, sandbox_mode
 
     globals_: Globals = ctx.obj
     model, base_url = model or globals_.model, base_url or globals_.base_url
@@ -209,6 +209,14 @@ ONE_SHOT_COMMANDS = (
     *("/memory", "/init", "/skills"),
 )
 """The REPL's report commands that ``-p`` runs too (``codebot chat -p /memory``)."""
+
+
+def model_flags(api: str | None, effort: str | None) -> tuple[str | None, str | None]:
+    """``--api`` and ``--effort``, checked (a usage error names the values)."""
+    from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
+    from codebot_mcp.core.model.config import flag_value
+
+    return flag_value("--api", api, MODEL_APIS), flag_value("--effort", effort, REASONING_EFFORTS)
 
 
 def _builtin_name(prompt: str) -> str | None:

@@ -11,6 +11,9 @@ the checked-in copy is current).
 only once the project is trusted. The default is deliberate: a key added later cannot forget
 to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
 does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
+
+Size: one idea, the key table: a row per key with its parser and schema, and the functions
+every reader of keys shares; splitting it would give each key two homes.
 """
 
 from __future__ import annotations
