@@ -205,9 +205,16 @@ class ChatModel:
             )
             return await self._unstreamed(request, tools, callbacks, what)
         failure = getattr(acc, "failure", None)  # the Responses API's failed response
-        if failure is not None:
-            raise failed_response(failure, self.config)
         partial = acc.reply()
+        if failure is not None:
+            error = failed_response(failure, self.config)
+            if partial.text.strip() and not isinstance(error, ContextOverflowError):
+                raise StreamDroppedError(  # what arrived is kept, as for a dropped stream
+                    f"the answer above is incomplete: {error.message}",
+                    hint=error.hint,
+                    partial=partial.text,
+                )
+            raise error
         if partial.empty and acc.finish_reason is None and (tools or acc.chunks == 0):
             # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
             # reason. Ask again without streaming; stop streaming only if that worked.

@@ -262,6 +262,14 @@ async def test_a_failed_response_is_a_model_error_and_an_overflow_compacts(
     fake.queue({"error_event": "rate limit reached mid-stream", "code": "rate_limit_exceeded"})
     with pytest.raises(ModelError, match="rate limit reached mid-stream"):
         await model.complete([USER])
+    fake.queue(fo.stream_error("the GPU caught fire", after_text="ok so"))
+    with pytest.raises(StreamDroppedError, match=r"incomplete: .*the GPU caught fire") as caught:
+        await model.complete([USER])
+    assert caught.value.partial == "ok so"  # what arrived is kept
+    fake.queue(fo.hang_up(fo.failed("the JSON answer failed too")))  # the unstreamed retry
+    with pytest.raises(ModelError, match=r"failed the response .*the JSON answer failed too"):
+        await model.complete([USER])
+    assert [b["stream"] for b in fake.bodies[-2:]] == [True, False]
 
 
 async def test_an_incomplete_response_says_it_hit_the_cap(
