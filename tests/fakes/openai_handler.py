@@ -104,6 +104,12 @@ class Handler(BaseHTTPRequestHandler):
         if state.llama and (problem := llama_rejects(body)):  # rejected before any turn is used
             self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
             return
+        if route.endswith("/responses"):
+            from tests.fakes.openai_responses import rejects
+
+            if problem := rejects(body):
+                self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+                return
         with state.lock:
             turn = state.turns.popleft() if state.turns else None
         if state.window is not None and count_tokens(body) > state.window:

@@ -9,6 +9,9 @@ Responses shape: a JSON ``response`` object, or (``"stream": true``) SSE events,
 ``response.output_item.done``, and last ``response.completed`` with the usage (input,
 cached, output and reasoning tokens). No ``[DONE]``: the stream ends with the connection.
 
+A request with ``store: false`` whose ``input`` names an item id (or holds a reasoning item
+without its encrypted content) is refused with 400, as OpenAI refuses it (:func:`rejects`).
+
 What only this API has, set on a turn (:func:`tests.fakes.openai_turns.reasoned`):
 ``reasoning`` (the summary's parts), ``reasoning_tokens``; ``failed`` (a
 ``response.failed`` event with ``code``), ``error_event`` (an ``error`` event),
@@ -244,6 +247,26 @@ def sse_lines(event: dict[str, Any]) -> bytes:
 
 def arguments_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def rejects(body: dict[str, Any]) -> str | None:
+    """Why OpenAI would refuse this request's ``input`` (a 400), or None. With ``store:
+    false`` nothing was kept, so an item that names an id is looked up and not found; a
+    reasoning item needs its encrypted content then."""
+    if body.get("store", True) is not False:
+        return None
+    for item in body.get("input") or ():
+        if not isinstance(item, dict):
+            continue
+        if item.get("id"):
+            return (
+                f"Item with id '{item['id']}' not found. Items are not persisted when `store` "
+                "is set to false. Try again with `store` set to true, or remove this item "
+                "from your input."
+            )
+        if item.get("type") == "reasoning" and not item.get("encrypted_content"):
+            return "Reasoning input items need encrypted_content when `store` is false."
+    return None
 
 
 def input_text(body: dict[str, Any]) -> str:
