@@ -178,10 +178,13 @@ def hung_up(exc: BaseException) -> bool:
     import httpx2
     import openai
 
+    from codebot_mcp.core.model.cap import AnswerTooLargeError
+
     if not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
         return False
     chain = _chain(exc)
-    if any(isinstance(one, httpx2.ConnectError | httpx2.TimeoutException) for one in chain):
+    refused = httpx2.ConnectError | httpx2.TimeoutException | AnswerTooLargeError
+    if any(isinstance(one, refused) for one in chain):  # not a hang-up: said so elsewhere
         return False
     return any(isinstance(one, httpx2.RemoteProtocolError | httpx2.ReadError) for one in chain)
 
