@@ -6,11 +6,11 @@ The history stays in the Chat Completions shape; this module translates at the e
 loop never knows which API answers. What only the Responses API has rides along in that
 shape: an assistant message's reasoning items (``REASONING_KEY``), sent back in the next
 request's ``input`` so that, with ``store: false``, the model's reasoning survives its tool
-calls (``include: ["reasoning.encrypted_content"]``). It goes back without its ``id``, as
-Codex sends it: with ``store: false`` nothing is kept under that id, and OpenAI answers an id
-it cannot find with a 400 ("Items are not persisted when `store` is set to false"). A reasoning
-item without encrypted content (a server that ignored ``include``) cannot be sent back at all
-and is kept for the transcript only.
+calls (``include: ["reasoning.encrypted_content"]``). It goes back as it came (its id, summary
+and encrypted content; not its status). A reasoning item without encrypted content (a server
+that ignored ``include``) cannot go back: with ``store: false`` OpenAI looks its id up, finds
+nothing and answers 400 ("Items are not persisted when `store` is set to false"), so it is
+kept for the transcript only. Messages and calls go back without ids, for the same reason.
 
 Events are read by their ``type``; those codebot has no use for (built-in tools, audio,
 annotations) are counted and ignored.
@@ -134,13 +134,14 @@ def _assistant(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         if isinstance(item, Mapping) and (item := cast(Mapping[str, Any], item)).get(
             "encrypted_content"
         ):
-            items.append(  # without its id: with store false, OpenAI looks an id up, and fails
-                {
-                    "type": "reasoning",
-                    "summary": item.get("summary") or [],
-                    "encrypted_content": item["encrypted_content"],
-                }
-            )
+            back = {
+                "type": "reasoning",
+                "summary": item.get("summary") or [],
+                "encrypted_content": item["encrypted_content"],
+            }
+            if item.get("id"):
+                back = {"id": item["id"], **back}
+            items.append(back)
     text = _text(message.get("content"))
     if text:
         items.append({"role": "assistant", "content": text})

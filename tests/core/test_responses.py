@@ -160,8 +160,15 @@ async def test_a_tool_call_streams_and_its_reasoning_goes_back_with_the_next_req
         "function_call",
         "function_call_output",
     ]
-    assert sent[1]["encrypted_content"] == "enc:rs_1"
-    assert "id" not in sent[1]  # with store false an id is looked up, and not found
+    assert sent[1] == {  # as it came, but for its status
+        "id": "rs_1",
+        "type": "reasoning",
+        "summary": [
+            {"type": "summary_text", "text": "First I look."},
+            {"type": "summary_text", "text": "Then I read."},
+        ],
+        "encrypted_content": "enc:rs_1",
+    }
     assert sent[2] == {
         "type": "function_call",
         "call_id": call.id,
@@ -346,3 +353,22 @@ async def test_a_refused_connection_still_says_the_server_is_not_running() -> No
     assert caught.value.hint and "Is the server running" in caught.value.hint
     assert retries == []
     await model.aclose()
+
+
+async def test_reasoning_without_encrypted_content_is_kept_but_never_sent_back(
+    fake: FakeOpenAI,
+) -> None:
+    """A server that ignores ``include``: its bare reasoning item (an id OpenAI would look
+    up, and not find, under ``store: false``) stays in the history for the transcript."""
+    plain = make(fake, "gpt-4.1")  # nothing asked, so no encrypted content comes
+    fake.queue(fo.reasoned(fo.tool_calls(("read", {"path": "a"})), "Bare."), fo.text("done"))
+    reply = await plain.complete([USER], [TOOL])
+    assert reply.reasoning_summary == "Bare." and "encrypted_content" not in reply.reasoning[0]
+    result = {"role": "tool", "tool_call_id": reply.tool_calls[0].id, "content": "x"}
+    assert (await plain.complete([USER, reply.message(), result], [TOOL])).text == "done"
+    assert [i.get("type", i.get("role")) for i in fake.bodies[1]["input"]] == [
+        "user",
+        "function_call",
+        "function_call_output",
+    ]
+    await plain.aclose()

@@ -9,8 +9,9 @@ Responses shape: a JSON ``response`` object, or (``"stream": true``) SSE events,
 ``response.output_item.done``, and last ``response.completed`` with the usage (input,
 cached, output and reasoning tokens). No ``[DONE]``: the stream ends with the connection.
 
-A request with ``store: false`` whose ``input`` names an item id (or holds a reasoning item
-without its encrypted content) is refused with 400, as OpenAI refuses it (:func:`rejects`).
+A request with ``store: false`` whose ``input`` names an item id (but for a reasoning item that
+carries its encrypted content), or holds a reasoning item without its encrypted content, is
+refused with 400, as OpenAI refuses it (:func:`rejects`).
 
 What only this API has, set on a turn (:func:`tests.fakes.openai_turns.reasoned`):
 ``reasoning`` (the summary's parts), ``reasoning_tokens``; ``failed`` (a
@@ -251,14 +252,15 @@ def arguments_text(arguments: Any) -> str:
 
 def rejects(body: dict[str, Any]) -> str | None:
     """Why OpenAI would refuse this request's ``input`` (a 400), or None. With ``store:
-    false`` nothing was kept, so an item that names an id is looked up and not found; a
-    reasoning item needs its encrypted content then."""
+    false`` nothing was kept, so an item that names an id is looked up and not found, unless
+    it is a reasoning item that carries its encrypted content."""
     if body.get("store", True) is not False:
         return None
     for item in body.get("input") or ():
         if not isinstance(item, dict):
             continue
-        if item.get("id"):
+        carried = item.get("type") == "reasoning" and item.get("encrypted_content")
+        if item.get("id") and not carried:
             return (
                 f"Item with id '{item['id']}' not found. Items are not persisted when `store` "
                 "is set to false. Try again with `store` set to true, or remove this item "
