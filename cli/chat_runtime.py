@@ -79,6 +79,17 @@ class ChatOptions:
     """``--include-partial``: stream-json also carries the text as it streams."""
     output_schema: OutputSchema | None = None
     """``--output-schema FILE``, read and checked: the answer must validate against it."""
+    api: str | None = None
+    """``--api``: chat_completions or responses (None: the ``api`` setting, or the default)."""
+    effort: str | None = None
+    """``--effort``: low, medium or high (None: the ``reasoning_effort`` setting)."""
+
+    def model_config(self, settings: Settings) -> ModelConfig:
+        """The model these flags and ``settings`` name (``core.model.config.resolve_config``)."""
+        from codebot_mcp.core.model.config import resolve_config
+
+        model, url, api, effort = self.model, self.base_url, self.api, self.effort
+        return resolve_config(settings, model=model, base_url=url, api=api, effort=effort)
 
 
 @dataclass
@@ -136,7 +147,6 @@ class ChatRuntime:
 
         from codebot_mcp.core.agent.loop import Agent
         from codebot_mcp.core.model.client import ChatModel, create_client
-        from codebot_mcp.core.model.config import resolve_config
         from codebot_mcp.core.model.discovery import settle_model
 
         self.settings = settings
@@ -148,7 +158,7 @@ class ChatRuntime:
             self.agent.configure(settings)
         options = self.options
         try:
-            resolved = resolve_config(settings, model=options.model, base_url=options.base_url)
+            resolved = options.model_config(settings)
             if self.agent is not None and self.resolved == resolved:
                 return
             config, note = await anyio.to_thread.run_sync(settle_model, resolved)
@@ -362,7 +372,6 @@ async def open_runtime(
     from codebot_mcp.cli import extensions
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.session import Session
-    from codebot_mcp.core.model.config import resolve_config
 
     raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
     if options.resume_latest or options.resume:  # no such session: say so before anything runs
@@ -371,7 +380,7 @@ async def open_runtime(
         sessions.find(raw.project_root or globals_.cwd, options.resume or None)
     settings, untrusted = await settle_trust(globals_, raw, ask_trust)
     if need_model:  # fail before any server is launched
-        resolve_config(settings, model=options.model, base_url=options.base_url)
+        options.model_config(settings)
 
     held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
     answers, sampler = chat_answers(settings, options, user_agent, held)

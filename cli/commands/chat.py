@@ -99,6 +99,23 @@ def chat_command(
             "(default: the 'sandbox' setting; workspace-write where supported).",
         ),
     ] = None,
+    api: Annotated[
+        str | None,
+        typer.Option(
+            "--api",
+            metavar="API",
+            help="The model API: chat_completions or responses (default: the 'api' setting; "
+            "responses for a reasoning model at api.openai.com).",
+        ),
+    ] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option(
+            "--effort",
+            metavar="LEVEL",
+            help="Reasoning effort: low, medium or high (default: 'reasoning_effort').",
+        ),
+    ] = None,
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
@@ -133,6 +150,7 @@ def chat_command(
         headless.check_formats(options, as_json=as_json)
         options.as_json = options.output_format == "json"
         options.sandbox = sandbox_mode(sandbox)
+        options.api, options.effort = model_flags(api, effort)
         if continue_ and resume is not None:
             raise UsageError(
                 "--continue and --resume both pick a session to resume",
@@ -180,3 +198,11 @@ def chat_command(
         # loop has already unwound (servers stopped); say so instead of exiting silently.
         render.error_line("interrupted")
         return ExitCode.INTERRUPTED
+
+
+def model_flags(api: str | None, effort: str | None) -> tuple[str | None, str | None]:
+    """``--api`` and ``--effort``, checked (a usage error names the values)."""
+    from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
+    from codebot_mcp.core.model.config import flag_value
+
+    return flag_value("--api", api, MODEL_APIS), flag_value("--effort", effort, REASONING_EFFORTS)

@@ -258,6 +258,7 @@ def result_fields(runtime: ChatRuntime | None, answer: Answer, *, final: bool) -
         "answer": result.text if result else "",
         "structured_output": answer.value,
         "finish_reason": result.finish_reason if result else None,
+        "reasoning": result.reasoning if result else [],
         "turns": result.turns if result else 0,
         "tool_calls": len(result.tool_calls) if result else 0,
         "usage": usage_dict(agent, result),
@@ -290,6 +291,7 @@ def transcript(runtime: ChatRuntime | None, answer: Answer) -> dict[str, Any]:
     return {
         "model": agent.model.config.model if agent else None,
         "served_model": agent.model.served_model if agent else None,
+        "api": agent.model.config.api if agent else None,
         "session_id": runtime.log.id if runtime and runtime.log else None,
         "outcome": answer.outcome,
         "answer": result.text if result else "",

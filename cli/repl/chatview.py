@@ -174,6 +174,9 @@ class TurnView(AgentEvents):
         self._turn_text: list[str] = []
         self._markdown: Any = None
         self._scrub = StreamScrubber(render.REDACTOR)
+        self._thinking = StreamScrubber(render.REDACTOR)
+        self._reasoning_open = False
+        """A dimmed reasoning summary is streaming on stdout (closed before the text)."""
         if stream_text and markdown and render.use_color(sys.stdout):
             from codebot_mcp.cli.repl.markdown import MarkdownStream
 
@@ -189,7 +192,30 @@ class TurnView(AgentEvents):
         self._turn_text.append(delta)
         if self.stream_text:
             self.status.clear()
+            self._end_reasoning()
             self._show(self._scrub.feed(delta))
+
+    def reasoning(self, delta: str) -> None:
+        """The summary of the model's reasoning, dimmed, as it streams (REPL); in one-shot
+        mode it goes to stderr once the turn is complete (:meth:`model_finished`)."""
+        if not self.stream_text:
+            return
+        self.status.clear()
+        self._reasoning_open = True
+        self._dim(self._thinking.feed(delta))
+
+    def _dim(self, text: str) -> None:
+        if text:
+            sys.stdout.write(render.style(printable(text), "2", sys.stdout))
+            sys.stdout.flush()
+
+    def _end_reasoning(self) -> None:
+        """Close a streamed reasoning summary: the rest of it, then a blank line."""
+        if self._reasoning_open:
+            self._reasoning_open = False
+            self._dim(self._thinking.flush())
+            sys.stdout.write("\n\n")
+            sys.stdout.flush()
 
     def _show(self, text: str) -> None:
         if not text:
@@ -210,8 +236,12 @@ class TurnView(AgentEvents):
         self.status.generating(generated)
 
     def model_finished(self, reply: Reply) -> None:
-        """End the streamed line; in one-shot mode, text beside tool calls goes to stderr."""
+        """End the streamed line; in one-shot mode, the reasoning summary and text beside tool
+        calls go to stderr, dimmed."""
         self.end_line()
+        summary = reply.reasoning_summary.strip()
+        if not self.stream_text and summary:
+            print(render.style(render.safe(summary), "2", sys.stderr), file=sys.stderr)
         if not self.stream_text and reply.tool_calls and reply.text.strip():
             print(render.style(render.safe(reply.text.strip()), "2", sys.stderr), file=sys.stderr)
 
@@ -221,6 +251,7 @@ class TurnView(AgentEvents):
     def end_line(self) -> None:
         """Finish a streamed line (before an error is printed below the partial answer)."""
         self.status.clear()
+        self._end_reasoning()
         if self.stream_text:
             self._show(self._scrub.flush())
         if self._markdown is not None:

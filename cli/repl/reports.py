@@ -133,6 +133,13 @@ def context_report(runtime: ChatRuntime) -> str:
     counted = agent.budget.last_counted if agent else None
     if counted:
         head += f"\nlast request: {counted:,} prompt tokens, as counted by the API"
+    if agent is not None and agent.usage.reasoning_tokens:
+        last = agent.last.last_usage if agent.last else None
+        head += (
+            f"\nreasoning: {last.reasoning_tokens if last else 0:,} tokens in the last "
+            f"answer, {agent.usage.reasoning_tokens:,} this session (output tokens; "
+            f"{reasoning_kept(session.history)} reasoning item(s) go back with the history)"
+        )
     text = head + "\n" + render.table(table, indent="  ")
     deferred = session.search.deferred if session.search_on else []
     if deferred:
@@ -165,12 +172,22 @@ def _window_source(runtime: ChatRuntime, window: int) -> str:
     return "the default (set 'context_window' in settings.json for your model)"
 
 
+def reasoning_kept(history: list[Any]) -> int:
+    """How many reasoning items the history holds (sent back on the Responses API)."""
+    from codebot_mcp.core.model.stream import REASONING_KEY
+
+    return sum(len(m.get(REASONING_KEY) or ()) for m in history if isinstance(m, dict))
+
+
 def _usage_cells(usage: Any) -> str:
     if usage is None or not usage.known:
         return "unknown (the server reported no usage)"
     share = usage.cached_share
     cached = f"{usage.cached_tokens:,} cached ({share:.0%})" if share is not None else "0 cached"
-    return f"{usage.prompt_tokens:,} prompt ({cached}), {usage.completion_tokens:,} completion"
+    text = f"{usage.prompt_tokens:,} prompt ({cached}), {usage.completion_tokens:,} completion"
+    if usage.reasoning_tokens:
+        text += f" ({usage.reasoning_tokens:,} reasoning)"
+    return text
 
 
 def usage_report(runtime: ChatRuntime) -> str:
@@ -203,7 +220,7 @@ HELP = """\
 /sandbox      the sandbox bash runs in: mode, network, writable paths, what the kernel supports
 /context      what fills the context window, largest first
 /compact [focus]  summarise the conversation now (optionally: what to keep)
-/usage        tokens: prompt, cached, completion; last turn and this session
+/usage        tokens: prompt, cached, completion, reasoning; last turn and this session
 /hooks        the hooks: each event's commands, and the file each comes from
 /agents       the agents task can start, and this session's subagent runs
 /resume [ID]  continue a saved session of this project (a list without ID)

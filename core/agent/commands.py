@@ -161,7 +161,7 @@ async def applied(agent: Agent, command: CustomCommand) -> AsyncIterator[None]:
         gate.rules = replace(rules, allow=(*rules.allow, *command.allowed_tools))
     name = command.model
     if name and name.lower() not in INHERIT_MODELS and name != model.config.model:
-        agent.model = ChatModel(model.client, replace(model.config, model=name))
+        agent.model = ChatModel(model.client, model.config.with_model(name))
         agent.follow_model()
     try:
         yield

@@ -31,6 +31,10 @@ class AgentEvents:
     def text(self, delta: str) -> None:
         """A piece of the assistant's text, as it streams."""
 
+    def reasoning(self, delta: str) -> None:
+        """A piece of the summary of the model's reasoning, as it streams (before the text;
+        the whole summary is also on the :class:`Reply` of :meth:`model_finished`)."""
+
     def model_progress(self, generated: int) -> None:
         """The answer is still streaming: ``generated`` pieces (about tokens) so far."""
 
@@ -110,6 +114,8 @@ class RunResult:
     trust_changes: list[str] = field(default_factory=list[str])
     """Project files that need trust (a server's script, a hook's, the notes...) this prompt's
     tool calls changed, relative to the project root (``core.config.trust.TurnWatch``)."""
+    reasoning: list[str] = field(default_factory=list[str])
+    """The summary of the model's reasoning, one entry per model turn that gave one."""
 
 
 class RepeatedCallError(TurnLimitError):

@@ -202,6 +202,8 @@ class Agent:
                 events.model_started(turn)
                 reply = await self._ask(start, events, result)
                 events.model_finished(reply)
+                if summary := reply.reasoning_summary:
+                    result.reasoning.append(summary)
                 result.finish_reason = reply.finish_reason
                 if not reply.tool_calls:
                     history.append(reply.message())
@@ -289,6 +291,7 @@ class Agent:
                     on_retry=events.model_retrying,
                     max_tokens=self.output_cap(),
                     on_progress=events.model_progress,
+                    on_reasoning=events.reasoning,
                 )
             except ContextOverflowError as exc:
                 exc.hint = OVERFLOW_AFTER_COMPACTING if compacted else OVERFLOW_NOTHING_TO_COMPACT

@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -341,7 +341,7 @@ class Subagents:
         name = spec.model
         if not name or name.lower() in INHERIT_MODELS or name == parent.model.config.model:
             return parent.model
-        return ChatModel(parent.model.client, replace(parent.model.config, model=name))
+        return ChatModel(parent.model.client, parent.model.config.with_model(name))
 
     def _log(self, record: SubagentRun, spec: AgentSpec, child: Agent) -> SessionLog | None:
         parent_log = self.log_of()

@@ -12,8 +12,8 @@ only once the project is trusted. The default is deliberate: a key added later c
 to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
 does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
 
-Size: one table, and the few functions that read it; most lines are the table's rows and the
-JSON Schema of a server entry.
+Size: one idea, the key table: a row per key with its parser and schema, and the functions
+every reader of keys shares; splitting it would give each key two homes.
 """
 
 from __future__ import annotations
@@ -84,6 +84,25 @@ def _roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
         )
     base = path.parent.parent if path.parent.name == ".codebot" else Path.home()
     return tuple((base / Path(r).expanduser()).resolve() for r in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+
+
+MODEL_APIS = ("chat_completions", "responses")
+"""The two wire formats of the model API (``api``; ``--api`` on ``chat``)."""
+REASONING_EFFORTS = ("low", "medium", "high")
+"""The values of ``reasoning_effort`` (``--effort`` on ``chat``)."""
+
+
+def _choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
+    def parse(path: Path, key: str, value: Any) -> str | None:
+        if value is not None and value not in values:
+            shown = ", ".join(f'"{v}"' for v in values)
+            raise SettingsError(
+                f"'{key}' in {path} must be one of {shown}, found {json.dumps(value)}",
+                hint=f'Write it as "{key}": "{values[-1]}", or leave it out for the default.',
+            )
+        return value  # type: ignore[no-any-return]
+
+    return parse
 
 
 def _ignored(path: Path, key: str, value: Any) -> Any:
@@ -160,6 +179,23 @@ KEYS: tuple[Key, ...] = (
         None,
         _text,
         example="MY_API_KEY",
+    ),
+    Key(
+        "api",
+        'The wire format of the model API: "chat_completions" or "responses" (default: '
+        "responses for a reasoning model at api.openai.com, else chat_completions).",
+        {"enum": [*MODEL_APIS, None]},
+        None,
+        _choice(MODEL_APIS),
+        example="responses",
+    ),
+    Key(
+        "reasoning_effort",
+        'How hard a reasoning model thinks: "low", "medium" or "high" (default: the model\'s own).',
+        {"enum": [*REASONING_EFFORTS, None]},
+        None,
+        _choice(REASONING_EFFORTS),
+        example="high",
     ),
     Key(
         "max_turns",

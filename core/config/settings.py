@@ -84,6 +84,11 @@ class Settings:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
+    api: str | None = None
+    """The model API's wire format, "chat_completions" or "responses"; None: chosen by
+    endpoint and model (``core.model.config.default_api``)."""
+    reasoning_effort: str | None = None
+    """"low", "medium" or "high" for a reasoning model; None: the model's default."""
     max_turns: int = DEFAULT_MAX_TURNS
     tool_result_max_tokens: int = DEFAULT_TOOL_RESULT_MAX_TOKENS
     max_tokens: int = DEFAULT_MAX_TOKENS

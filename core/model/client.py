@@ -8,10 +8,17 @@ rejects ``content: null`` beside ``tool_calls`` (:meth:`core.stream.Reply.messag
 ignores tools unless ``tool_choice`` is ``"auto"`` (always sent with tools), and cannot stream a
 turn that may call tools (the stream ends empty, without a finish reason); llama-cpp-python's
 ``chatml-function-calling`` answers such a request ``200 OK`` and closes the connection before
-the first chunk. Either way the turn is redone once without streaming (the retry is announced,
-naming what happened), and if that answers a turn with tools, the session stops streaming
-requests that carry tools. An ordinary empty answer (finished, no text) is not that quirk: it
-is returned as it is.
+the first chunk, or (its function-calling server) hangs up on the streamed request without
+any response at all: no status line, no byte. Each way the turn is redone once without
+streaming (the retry is announced, naming what happened), and if that answers a turn with
+tools, the session stops streaming requests that carry tools. An ordinary empty answer
+(finished, no text) is not that quirk: it is returned as it is; nor is a refused connection
+(no server listening), which fails as it did.
+
+Two wire formats, one request shape: the history and the tools stay in the Chat Completions
+shape, and ``config.api`` picks where they go: ``POST /chat/completions``, or
+``POST /responses`` through :mod:`core.model.responses`. Everything above (retries, the
+quirks, the caps) is the same for both; the agent loop never knows which API answers.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.errors import (
     ContextOverflowError,
     StreamDroppedError,
+    failed_response,
+    hung_up,
     map_error,
     retry_delay,
     retryable,
@@ -34,6 +43,7 @@ from codebot_mcp.core.model.errors import (
     unreadable_answer,
 )
 from codebot_mcp.core.model.stream import (
+    REASONING_KEY,
     ProgressCallback,
     Reply,
     StreamAccumulator,
@@ -43,6 +53,8 @@ from codebot_mcp.core.model.stream import (
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+    from codebot_mcp.core.model.responses import ResponsesAccumulator
 
 
 class RunawayStreamError(ModelError):
@@ -89,8 +101,11 @@ class ChatModel:
         self.stream_with_tools = True
         """False once the server streamed an empty, unfinished turn that had tools (llama.cpp)
         and then answered the same request without streaming."""
-        self.cap_param = "max_tokens"
+        self.cap_param = "max_output_tokens" if config.responses else "max_tokens"
         """Becomes ``max_completion_tokens`` for servers that reject ``max_tokens``."""
+        self.reasoning_extras = True
+        """False once the server refused reasoning summaries or encrypted reasoning (the
+        Responses API, for a model that has none): they are no longer asked for."""
         self.served_model: str | None = None
         """The model name the server reported in its last answer."""
         self.response_format: dict[str, Any] | None = None
@@ -110,9 +125,11 @@ class ChatModel:
         on_retry: RetryCallback | None = None,
         max_tokens: int | None = None,
         on_progress: ProgressCallback | None = None,
+        on_reasoning: TextCallback | None = None,
     ) -> Reply:
-        """Request one assistant turn, streaming text to ``on_text`` as it arrives (and the
-        count of streamed pieces to ``on_progress``).
+        """Request one assistant turn, streaming text to ``on_text`` as it arrives (the
+        model's reasoning summaries to ``on_reasoning``, and the count of streamed pieces to
+        ``on_progress``).
 
         Failed requests are retried ``config.retries`` times (each announced to
         ``on_retry``), except once the answer has started streaming.
@@ -124,19 +141,13 @@ class ChatModel:
         """
         import openai
 
-        request: dict[str, Any] = {"model": self.config.model, "messages": list(messages)}
         cap = max_tokens or self.config.max_tokens
-        if cap:
-            request[self.cap_param] = cap
-        if tools:
-            request["tools"] = list(tools)
-            request["tool_choice"] = "auto"  # llama.cpp ignores tools without it
-        if self.response_format is not None:
-            request["response_format"] = self.response_format
+        request = self._request(messages, tools, cap)
+        callbacks = _Callbacks(on_text, on_retry, on_progress, on_reasoning)
         attempt = 0
         while True:
             try:
-                reply = await self._attempt(request, tools, on_text, on_retry, on_progress)
+                reply = await self._attempt(request, tools, callbacks)
             except StreamDroppedError:
                 raise
             except Exception as exc:  # boundary: an answer over the cap, or too deep to parse
@@ -145,7 +156,7 @@ class ChatModel:
                     raise unreadable from None
                 if not isinstance(exc, openai.OpenAIError):
                     raise
-                if self._switch_cap_param(exc, request):
+                if self._switch_cap_param(exc, request) or self._drop_extras(exc, request):
                     continue
                 if self._drop_response_format(exc, request, on_retry):
                     continue
@@ -162,25 +173,59 @@ class ChatModel:
                 self.served_model = reply.model
             return reply
 
+    def _request(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], cap: int
+    ) -> dict[str, Any]:
+        """The request body for this API (without ``stream``)."""
+        config = self.config
+        if config.responses:
+            from codebot_mcp.core.model.responses import request_body
+
+            body = request_body(config, messages, tools, cap, extras=self.reasoning_extras)
+            if self.response_format is not None:  # Responses: text.format, flattened
+                shape = self.response_format.get("json_schema", {})
+                body["text"] = {"format": {"type": "json_schema", **shape}}
+            return body
+        sent = [m if REASONING_KEY not in m else _without_reasoning(m) for m in messages]
+        request: dict[str, Any] = {"model": config.model, "messages": sent}
+        if cap:
+            request[self.cap_param] = cap
+        if tools:
+            request["tools"] = list(tools)
+            request["tool_choice"] = "auto"  # llama.cpp ignores tools without it
+        if config.reasoning_effort:
+            request["reasoning_effort"] = config.reasoning_effort
+        if self.response_format is not None:
+            request["response_format"] = self.response_format
+        return request
+
     async def _attempt(
-        self,
-        request: dict[str, Any],
-        tools: Sequence[Mapping[str, Any]],
-        on_text: TextCallback | None,
-        on_retry: RetryCallback | None = None,
-        on_progress: ProgressCallback | None = None,
+        self, request: dict[str, Any], tools: Sequence[Mapping[str, Any]], callbacks: _Callbacks
     ) -> Reply:
         if tools and not self.stream_with_tools:
-            return await self._once(request, on_text)
+            return await self._once(request, callbacks)
         try:
-            acc = await self._stream(request, on_text, on_progress)
+            acc = await self._stream(request, callbacks)
         except _ClosedAtStart as closed:
             what = (
-                f"the model server at {self.config.url} answered 200 and closed the stream "
-                f"before its first chunk ({closed.reason})"
+                f"the model server at {self.config.url} closed the connection without any "
+                "response to a streamed request (no status line, not a byte)"
+                if closed.hung_up
+                else f"the model server at {self.config.url} answered 200 and closed the "
+                f"stream before its first chunk ({closed.reason})"
             )
-            return await self._unstreamed(request, tools, on_text, on_retry, what)
+            return await self._unstreamed(request, tools, callbacks, what)
+        failure = getattr(acc, "failure", None)  # the Responses API's failed response
         partial = acc.reply()
+        if failure is not None:
+            error = failed_response(failure, self.config)
+            if partial.text.strip() and not isinstance(error, ContextOverflowError):
+                raise StreamDroppedError(  # what arrived is kept, as for a dropped stream
+                    f"the answer above is incomplete: {error.message}",
+                    hint=error.hint,
+                    partial=partial.text,
+                )
+            raise error
         if partial.empty and acc.finish_reason is None and (tools or acc.chunks == 0):
             # llama.cpp's quirk: a turn that may call tools streams nothing and no finish
             # reason. Ask again without streaming; stop streaming only if that worked.
@@ -190,7 +235,7 @@ class ChatModel:
                 if acc.chunks == 0
                 else f"the model server at {self.config.url} streamed an empty, unfinished answer"
             )
-            return await self._unstreamed(request, tools, on_text, on_retry, what)
+            return await self._unstreamed(request, tools, callbacks, what)
         if acc.finish_reason is None:
             raise StreamDroppedError.from_partial(self.config, acc, None)
         return acc.result()
@@ -199,14 +244,13 @@ class ChatModel:
         self,
         request: dict[str, Any],
         tools: Sequence[Mapping[str, Any]],
-        on_text: TextCallback | None,
-        on_retry: RetryCallback | None,
+        callbacks: _Callbacks,
         what: str,
     ) -> Reply:
         """The same request once more without streaming, announced (``what`` happened)."""
-        if on_retry is not None:
-            on_retry(Retry(1, 1, f"{what}; asking again without streaming", 0.0))
-        reply = await self._once(request, on_text)
+        if callbacks.on_retry is not None:
+            callbacks.on_retry(Retry(1, 1, f"{what}; asking again without streaming", 0.0))
+        reply = await self._once(request, callbacks)
         if tools and not reply.empty:
             self.stream_with_tools = False
         return reply
@@ -228,11 +272,15 @@ class ChatModel:
         import openai
 
         status = getattr(exc, "status_code", None)
-        if "response_format" not in request or not isinstance(exc, openai.APIStatusError):
+        asked = "response_format" in request or "format" in request.get("text", {})
+        if not asked or not isinstance(exc, openai.APIStatusError):
             return False
         if status is None or not 400 <= status < 500 or status in (401, 403, 408, 429):
             return False
-        request.pop("response_format")
+        request.pop("response_format", None)
+        request.get("text", {}).pop("format", None)
+        if request.get("text") == {}:
+            request.pop("text")
         self.response_format = None
         if on_retry is not None:
             why = server_message(exc)[:200] or f"status {status}"
@@ -248,19 +296,45 @@ class ChatModel:
             )
         return True
 
+    def _drop_extras(self, exc: Exception, request: dict[str, Any]) -> bool:
+        """A model without reasoning rejects the summary or the encrypted reasoning (400):
+        ask without them, this turn and the rest of the session."""
+        if not self.config.responses or getattr(exc, "status_code", None) != 400:
+            return False
+        text = server_message(exc).lower()
+        if not any(word in text for word in ("reasoning", "encrypted", "include", "summary")):
+            return False
+        from codebot_mcp.core.model.responses import drop_extras
+
+        if not drop_extras(request):
+            return False
+        self.reasoning_extras = False
+        return True
+
     async def _stream(
-        self,
-        request: dict[str, Any],
-        on_text: TextCallback | None,
-        on_progress: ProgressCallback | None = None,
-    ) -> StreamAccumulator:
+        self, request: dict[str, Any], callbacks: _Callbacks
+    ) -> StreamAccumulator | ResponsesAccumulator:
         from codebot_mcp.core.model.cap import chunk_limit
 
-        acc = StreamAccumulator(on_text, on_progress)
-        body = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        acc: StreamAccumulator | ResponsesAccumulator
+        if self.config.responses:
+            from codebot_mcp.core.model.responses import ResponsesAccumulator
+
+            acc = ResponsesAccumulator(
+                callbacks.on_text, callbacks.on_progress, callbacks.on_reasoning
+            )
+            body = {**request, "stream": True}
+        else:
+            acc = StreamAccumulator(callbacks.on_text, callbacks.on_progress)
+            body = {**request, "stream": True, "stream_options": {"include_usage": True}}
         cap = int(request.get(self.cap_param) or self.config.max_tokens)
         limit = chunk_limit(cap)
-        stream = await self._post(body, stream=True)  # the status line has arrived: 200
+        try:
+            stream = await self._post(body, stream=True)  # the status line has arrived: 200
+        except Exception as exc:  # boundary: only a hang-up is handled here
+            if hung_up(exc):
+                raise _ClosedAtStart(exc, hung_up=True) from exc
+            raise
         try:
             async with stream:  # closes the response when cancelled mid-stream
                 async for chunk in stream:
@@ -282,19 +356,39 @@ class ChatModel:
             raise StreamDroppedError.from_partial(self.config, acc, exc) from None
         return acc
 
-    async def _once(self, request: dict[str, Any], on_text: TextCallback | None) -> Reply:
-        completion = await self._post({**request, "stream": False}, stream=False)
-        return reply_from_completion(completion, on_text)
+    async def _once(self, request: dict[str, Any], callbacks: _Callbacks) -> Reply:
+        answer = await self._post({**request, "stream": False}, stream=False)
+        if not self.config.responses:
+            return reply_from_completion(answer, callbacks.on_text)
+        from codebot_mcp.core.model.responses import reply_from_response
+
+        reply, failure = reply_from_response(answer, callbacks.on_text, callbacks.on_reasoning)
+        if failure is not None:
+            raise failed_response(failure, self.config)
+        return reply
 
     async def _post(self, body: dict[str, Any], *, stream: bool) -> Any:
-        """``POST /chat/completions`` through the client's own ``post`` (its documented way to
-        any endpoint: same auth, retries, errors and stream type). ``chat.completions.create``
-        would walk the whole body (every message and tool schema) through its type-directed
-        transform first, several ms a turn that grow with the history; ours is plain JSON."""
+        """``POST /chat/completions`` (or ``/responses``) through the client's own ``post``
+        (its documented way to any endpoint: same auth, retries, errors and stream type).
+        ``chat.completions.create`` would walk the whole body (every message and tool
+        schema) through its type-directed transform first, several ms a turn that grow with
+        the history; ours is plain JSON."""
         from openai import AsyncStream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         options: Any = {"security": {"bearer_auth": True}}
+        if self.config.responses:
+            from openai.types.responses import Response, ResponseStreamEvent
+
+            return await self.client.post(
+                "/responses",
+                body=body,
+                cast_to=Response,
+                options=options,
+                stream=stream,
+                stream_cls=AsyncStream[ResponseStreamEvent],
+            )
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
         return await self.client.post(
             "/chat/completions",
             body=body,
@@ -305,12 +399,30 @@ class ChatModel:
         )
 
 
-class _ClosedAtStart(Exception):
-    """The server accepted a streamed request (200) and the stream broke before a chunk."""
+@dataclass(frozen=True, slots=True)
+class _Callbacks:
+    """Where one turn reports what arrives."""
 
-    def __init__(self, cause: BaseException) -> None:
+    on_text: TextCallback | None
+    on_retry: RetryCallback | None
+    on_progress: ProgressCallback | None
+    on_reasoning: TextCallback | None
+
+
+def _without_reasoning(message: Mapping[str, Any]) -> dict[str, Any]:
+    """An assistant message without its reasoning items (Chat Completions has no place for
+    them: a session saved on the Responses API, resumed on Chat Completions)."""
+    return {k: v for k, v in message.items() if k != REASONING_KEY}
+
+
+class _ClosedAtStart(Exception):
+    """The server accepted a streamed request (200) and the stream broke before a chunk, or
+    (``hung_up``) closed the connection without any response to it."""
+
+    def __init__(self, cause: BaseException, *, hung_up: bool = False) -> None:
         super().__init__(str(cause))
         self.reason = str(getattr(cause, "__cause__", None) or cause) or type(cause).__name__
+        self.hung_up = hung_up
 
 
 def _cancelled(exc: BaseException) -> bool:

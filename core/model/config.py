@@ -7,9 +7,11 @@ Plain data and no I/O: the client (:mod:`core.model.client`) and the error mappi
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
 from codebot_mcp.core.config.settings import DEFAULT_MAX_TOKENS as SETTINGS_DEFAULT_MAX_TOKENS
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.errors import ModelError, SettingsError
@@ -28,6 +30,28 @@ DEFAULT_MAX_TOKENS = 8192
 """Output tokens per model turn: enough for a long file in a tool call, short of a runaway."""
 REMOTE_RETRIES = 2
 """Retries of a failed request to a remote API (timeouts, 429, 5xx, connection errors)."""
+CHAT_COMPLETIONS = "chat_completions"
+RESPONSES = "responses"
+_REASONING_MODEL = re.compile(r"(?:openai/)?(?:o[1-9][0-9]*(?:-|$)|gpt-5|codex-)")
+"""OpenAI's reasoning models: the o-series (o1, o3-mini, o4-mini...), gpt-5 and its
+variants (gpt-5-mini, gpt-5.1, gpt-5-codex), codex-mini."""
+
+
+def is_reasoning_model(model: str) -> bool:
+    """Whether ``model`` names one of OpenAI's reasoning models (by its name)."""
+    return bool(_REASONING_MODEL.match(model.strip().lower()))
+
+
+def default_api(url: str, model: str) -> str:
+    """The API a session speaks when neither ``api`` nor ``--api`` says: the Responses API
+    for a reasoning model at api.openai.com (only there does its reasoning survive tool
+    calls), Chat Completions everywhere else (what OpenAI-compatible servers speak)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "api.openai.com" and is_reasoning_model(model):
+        return RESPONSES
+    return CHAT_COMPLETIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,11 +79,35 @@ class ModelConfig:
     model's window when it is known (a small local model must not run 8k tokens a turn)."""
     window: int | None = None
     """The context window the endpoint reports for the model (``GET /models``), if any."""
+    api: str = CHAT_COMPLETIONS
+    """The wire format: ``chat_completions`` or ``responses`` (setting ``api``, ``--api``)."""
+    api_given: bool = False
+    """True when ``api`` or ``--api`` chose it; else it follows the model
+    (:func:`default_api`), also when the model changes."""
+    reasoning_effort: str | None = None
+    """``low``, ``medium`` or ``high`` (setting ``reasoning_effort``, ``--effort``); None:
+    not sent, the model's own default applies."""
 
     @property
     def url(self) -> str:
         """The base URL for messages (OpenAI's when none is configured)."""
         return self.base_url or OPENAI_URL
+
+    @property
+    def responses(self) -> bool:
+        """Whether requests go to the Responses API (``POST /responses``)."""
+        return self.api == RESPONSES
+
+    @property
+    def reasoning(self) -> bool:
+        """Whether to ask for reasoning (summaries, encrypted items): a reasoning model, or
+        an effort the user set."""
+        return self.reasoning_effort is not None or is_reasoning_model(self.model)
+
+    def with_model(self, model: str, **changes: object) -> ModelConfig:
+        """This configuration for another model; a default ``api`` follows the model."""
+        api = self.api if self.api_given else default_api(self.url, model)
+        return replace(self, model=model, api=api, **changes)  # type: ignore[arg-type]
 
 
 def resolve_config(
@@ -68,19 +116,56 @@ def resolve_config(
     model: str | None = None,
     base_url: str | None = None,
     environ: Mapping[str, str] | None = None,
+    api: str | None = None,
+    effort: str | None = None,
 ) -> ModelConfig:
     """Combine flags, environment and settings (in that order of precedence).
 
     Args:
-        settings: Loaded settings (``model``, ``base_url``, ``api_key_env``).
+        settings: Loaded settings (``model``, ``base_url``, ``api_key_env``, ``api``,
+            ``reasoning_effort``).
         model: ``--model``.
         base_url: ``--base-url``.
         environ: Defaults to ``os.environ``.
+        api: ``--api``.
+        effort: ``--effort``.
 
     Raises:
         ModelError: no API key is set and no base URL points at a local server.
         SettingsError: ``CODEBOT_MODEL_TIMEOUT`` is not a positive number.
+        UsageError: ``api`` or ``effort`` is not one of the known values.
     """
+    config = _resolve(settings, model=model, base_url=base_url, environ=environ)
+    chosen_api = flag_value("--api", api, MODEL_APIS) or settings.api
+    effort = flag_value("--effort", effort, REASONING_EFFORTS) or settings.reasoning_effort
+    return replace(
+        config,
+        api=chosen_api or default_api(config.url, config.model),
+        api_given=chosen_api is not None,
+        reasoning_effort=effort,
+    )
+
+
+def flag_value(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
+    """``value`` of the flag ``name`` when it is one of ``allowed`` (or None).
+
+    Raises:
+        UsageError: it is not.
+    """
+    if value is None or value in allowed:
+        return value
+    from codebot_mcp.core.errors import UsageError
+
+    raise UsageError(f"{name} {value}: unknown value", hint=f"Use one of {', '.join(allowed)}.")
+
+
+def _resolve(
+    settings: Settings,
+    *,
+    model: str | None,
+    base_url: str | None,
+    environ: Mapping[str, str] | None,
+) -> ModelConfig:
     env = os.environ if environ is None else environ
     timeout = _timeout(env.get(TIMEOUT_ENV))
     named = model or env.get("CODEBOT_MODEL") or settings.model

@@ -261,7 +261,7 @@ def settle_model(config: ModelConfig) -> tuple[ModelConfig, str | None]:
     models = [str(e["id"]) for e in entries]
     if len(models) == 1:
         chosen = models[0]
-        settled = replace(config, model=chosen, model_given=True, window=window_of(entries[0]))
+        settled = config.with_model(chosen, model_given=True, window=window_of(entries[0]))
         return settled, f"model {chosen}: the only one {url} serves"
     if not models:
         raise ModelError(f"no model is named, and {url} serves none", hint=hint)

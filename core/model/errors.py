@@ -15,6 +15,7 @@ from codebot_mcp.core.model.config import DEFAULT_KEY_ENV, PLACEHOLDER_KEY, TIME
 
 if TYPE_CHECKING:
     from codebot_mcp.core.model.config import ModelConfig
+    from codebot_mcp.core.model.responses import ResponsesAccumulator
     from codebot_mcp.core.model.stream import StreamAccumulator
 
 RETRY_BASE_SECONDS = 1.0
@@ -66,7 +67,10 @@ class StreamDroppedError(ModelError):
 
     @classmethod
     def from_partial(
-        cls, config: ModelConfig, acc: StreamAccumulator, cause: Exception | None
+        cls,
+        config: ModelConfig,
+        acc: StreamAccumulator | ResponsesAccumulator,
+        cause: Exception | None,
     ) -> StreamDroppedError:
         """The error for a stream that ended after ``acc.chunks`` chunks without finishing."""
         partial = acc.reply().text
@@ -167,6 +171,47 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
+def hung_up(exc: BaseException) -> bool:
+    """Whether the server took the connection and closed it without any response: no status
+    line, not a byte (llama-cpp-python's function-calling server, to a streamed request with
+    tools). A refused connection (nothing listening) or a timeout is not that."""
+    import httpx2
+    import openai
+
+    from codebot_mcp.core.model.cap import AnswerTooLargeError
+
+    if not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
+        return False
+    chain = _chain(exc)
+    refused = httpx2.ConnectError | httpx2.TimeoutException | AnswerTooLargeError
+    if any(isinstance(one, refused) for one in chain):  # not a hang-up: said so elsewhere
+        return False
+    return any(isinstance(one, httpx2.RemoteProtocolError | httpx2.ReadError) for one in chain)
+
+
+def failed_response(failure: Mapping[str, Any], config: ModelConfig) -> ModelError:
+    """The error for a response the Responses API reports failed (``response.failed``, or an
+    ``error`` event): an overflow of the window is a :class:`ContextOverflowError`, so the
+    agent compacts as it does for a 400."""
+    message = _redact(str(failure.get("message") or "the response failed"), config.api_key)
+    code = failure.get("code")
+    named = f" ({code})" if isinstance(code, str) and code else ""
+    if code == "context_length_exceeded" or _OVERFLOW_TEXT.search(message):
+        found = _WINDOW_NUMBER.search(message)
+        return ContextOverflowError(
+            f"the request is longer than the context window of model '{config.model}' at "
+            f"{config.url}: {message}",
+            hint="codebot compacts and retries once by itself; if this persists, run /compact "
+            "or start a new conversation (/clear).",
+            window=int(found.group(1)) if found else None,
+        )
+    return ModelError(
+        f"the model API at {config.url} failed the response{named}: {message}",
+        hint="Retry the request; if it keeps failing, check the model and the request "
+        "(--model, 'api' and 'reasoning_effort' in settings.json).",
+    )
+
+
 def unreadable_answer(exc: BaseException, config: ModelConfig) -> ModelError | None:
     """The error for an answer codebot will not read (over the size cap, or nested too deeply
     to parse), whatever wrapped it; None for any other failure. Such an answer is never
@@ -223,6 +268,13 @@ def map_error(exc: Exception, config: ModelConfig) -> ModelError:
             f"the API key may not use model '{model}' at {url} (403): {detail}",
             hint="Use a model your key has access to (--model or CODEBOT_MODEL).",
         )
+    if isinstance(exc, openai.NotFoundError) and config.responses:
+        return ModelError(
+            f"the model API at {url} has no Responses API or no model '{model}' (404): {detail}",
+            hint="Check the model name (--model) and the base URL; a server that speaks only "
+            'Chat Completions needs "api": "chat_completions" in settings.json (or --api '
+            "chat_completions).",
+        )
     if isinstance(exc, openai.NotFoundError):
         return ModelError(
             f"model '{model}' not found at {url} (404): {detail}",
@@ -240,9 +292,10 @@ def map_error(exc: Exception, config: ModelConfig) -> ModelError:
             hint="The problem is on the server's side; retry later or check its logs.",
         )
     if isinstance(exc, openai.APIStatusError):
+        api = "the Responses API" if config.responses else "chat completions"
         return ModelError(
             f"the model API at {url} rejected the request ({status}): {detail}",
-            hint=f"Check that model '{model}' supports chat completions and tool calls.",
+            hint=f"Check that model '{model}' supports {api} and tool calls.",
         )
     if isinstance(exc, openai.APITimeoutError):
         return ModelError(
@@ -250,6 +303,13 @@ def map_error(exc: Exception, config: ModelConfig) -> ModelError:
             f"(nothing received for {config.timeout:g} s)",
             hint="The server may be overloaded or the model still loading; retry, or allow "
             f"more time with {TIMEOUT_ENV}=<seconds>.",
+        )
+    if hung_up(exc):
+        cause = _redact(str(exc.__cause__ or exc), config.api_key)
+        return ModelError(
+            f"the model server at {url} closed the connection without any response ({cause})",
+            hint="The server is running but dropped the request: check its log (a crash, or "
+            "a request it cannot handle), or try another model or server.",
         )
     if isinstance(exc, openai.APIConnectionError):
         cause = _redact(str(exc.__cause__ or exc), config.api_key)

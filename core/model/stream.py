@@ -45,6 +45,8 @@ class Usage:
     """Prompt tokens the server served from its prompt cache."""
     reported: int = 0
     unreported: int = 0
+    reasoning_tokens: int = 0
+    """Completion tokens the model spent reasoning (included in ``completion_tokens``)."""
 
     @property
     def known(self) -> bool:
@@ -69,6 +71,7 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.cached_tokens += other.cached_tokens
+        self.reasoning_tokens += other.reasoning_tokens
         self.reported += other.reported
         self.unreported += other.unreported
 
@@ -79,6 +82,7 @@ class Usage:
             "prompt_tokens": self.prompt_tokens if known else None,
             "completion_tokens": self.completion_tokens if known else None,
             "cached_tokens": self.cached_tokens if known else None,
+            "reasoning_tokens": self.reasoning_tokens if known else None,
             "total_tokens": self.total if known else None,
             "cached_share": round(self.cached_share, 4) if self.cached_share is not None else None,
             "turns_reported": self.reported,
@@ -96,11 +100,19 @@ class Reply:
     usage: Usage | None = None
     model: str | None = None
     """The model the server says answered."""
+    reasoning: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """The model's reasoning items as the API sent them (the Responses API: a summary, and
+    the encrypted reasoning that goes back with the turn so it survives tool calls)."""
 
     @property
     def empty(self) -> bool:
         """No text and no tool calls (what llama.cpp streams for a turn that has tools)."""
         return not self.text and not self.tool_calls
+
+    @property
+    def reasoning_summary(self) -> str:
+        """The summaries of the reasoning, as text ("" when there are none)."""
+        return reasoning_summary(self.reasoning)
 
     def message(self) -> dict[str, Any]:
         """The assistant message to put in the history.
@@ -108,6 +120,8 @@ class Reply:
         ``content`` is always a string: llama.cpp rejects ``null`` next to ``tool_calls``.
         """
         message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.reasoning and not self.empty:  # an item the API gets back needs a successor
+            message[REASONING_KEY] = self.reasoning
         if self.tool_calls:
             message["tool_calls"] = [
                 {
@@ -120,13 +134,35 @@ class Reply:
         return message
 
 
+REASONING_KEY = "reasoning"
+"""An assistant message's reasoning items in the history (and the saved session); only the
+Responses API is sent them, Chat Completions requests leave the key out."""
+
+
+def reasoning_summary(items: list[dict[str, Any]]) -> str:
+    """The summary text of reasoning items, paragraphs apart."""
+    parts = [
+        str(part.get("text") or "")
+        for item in items
+        for part in item.get("summary") or ()
+        if isinstance(part, dict)
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
 def _usage(raw: Any) -> Usage | None:
     if raw is None:
         return None
     details = getattr(raw, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) if details is not None else None
+    out = getattr(raw, "completion_tokens_details", None)
+    reasoning = getattr(out, "reasoning_tokens", None) if out is not None else None
     return Usage(
-        int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0), int(cached or 0), reported=1
+        int(raw.prompt_tokens or 0),
+        int(raw.completion_tokens or 0),
+        int(cached or 0),
+        reported=1,
+        reasoning_tokens=int(reasoning or 0),
     )
 
 

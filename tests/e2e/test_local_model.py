@@ -2,8 +2,9 @@
 server plays llama-cpp-python and llama.cpp; the last test runs it as a process and kills it).
 
 - A streamed request answered ``200 OK`` and closed before its first chunk (llama-cpp-python's
-  ``chatml-function-calling`` with tools) is asked again once without streaming, and said so;
-  never "cannot connect".
+  ``chatml-function-calling`` with tools), or hung up on without any response at all (its
+  function-calling server), is asked again once without streaming, and said so; never
+  "cannot connect" (on either API). A refused connection still says the server is not running.
 - A stream cut mid-answer says the answer above is incomplete, in the REPL as in ``-p``.
 - A long wait says it is still going: the time so far, and the tokens once they stream.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +48,30 @@ def test_a_200_closed_before_the_first_chunk_is_asked_again_unstreamed(
     assert "asking again without streaming" in err and "cannot connect" not in err
     # The session learned: requests with tools are no longer streamed to this server.
     assert [b["stream"] for b in fake.bodies] == [True, False, False]
+
+
+@pytest.mark.parametrize("api", ["chat_completions", "responses"])
+def test_a_hang_up_without_any_response_is_asked_again_unstreamed(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], api: str
+) -> None:
+    """llama-cpp-python's function-calling server closes the connection on a streamed request
+    with tools without a status line or a byte; a refused connection still says the server
+    is not running."""
+    write_settings(tmp_path, {"base_url": fake.base_url, "api": api})
+    (tmp_path / "a.txt").write_text("alpha\n")
+    read = fo.tool_calls(("read", {"path": "a.txt"}))
+    fake.queue(fo.hang_up(read), fo.text("it says alpha"))
+    code, out, err = chat(capsys, tmp_path, "-p", "what is in a.txt?")
+    assert (code, out) == (0, "it says alpha\n"), err
+    assert "closed the connection without any response to a streamed request" in err
+    assert "asking again without streaming" in err and "cannot connect" not in err
+    assert [b["stream"] for b in fake.bodies] == [True, False, False]
+    with socket.socket() as sock:  # nothing listens on this port
+        sock.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    code, _, err = chat(capsys, tmp_path, "-p", "hi", "--base-url", refused)
+    assert code == 5 and "cannot connect to the model API" in err
+    assert "Is the server running" in err and "asking again" not in err
 
 
 def test_without_tools_too_and_a_second_failure_is_named(

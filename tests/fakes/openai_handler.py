@@ -2,8 +2,9 @@
 
 Each ``POST /v1/chat/completions`` is recorded and pops one scripted turn
 (:mod:`tests.fakes.openai_turns`); ``"stream": true`` gets it as SSE chunks, otherwise one JSON
-completion. ``llama`` and ``window`` in :class:`State` change what is accepted, as the
-server's docstring (:mod:`tests.fakes.openai_server`) says.
+completion. ``POST /v1/responses`` does the same in the Responses API's shape
+(:mod:`tests.fakes.openai_responses`). ``llama`` and ``window`` in :class:`State` change what
+is accepted, as the server's docstring (:mod:`tests.fakes.openai_server`) says.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def count_tokens(body: dict[str, Any]) -> int:
     """The fake's token count of a request: 1 per 3.5 characters of messages and tools
     (harsher than codebot's estimate of 4, as real tokenizers are for code and JSON)."""
     text = json.dumps(body.get("messages", [])) + json.dumps(body.get("tools", []))
+    if "input" in body:  # the Responses API
+        from tests.fakes.openai_responses import input_text
+
+        text += input_text(body)
     return int(len(text) / 3.5) + 1
 
 
@@ -89,7 +94,8 @@ class Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "invalid JSON body", "type": "bad_request"}})
             return
         state = self.shared
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        route = self.path.rstrip("/")
+        if not route.endswith(("/chat/completions", "/responses")):
             self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -98,6 +104,12 @@ class Handler(BaseHTTPRequestHandler):
         if state.llama and (problem := llama_rejects(body)):  # rejected before any turn is used
             self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
             return
+        if route.endswith("/responses"):
+            from tests.fakes.openai_responses import rejects
+
+            if problem := rejects(body):
+                self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+                return
         with state.lock:
             turn = state.turns.popleft() if state.turns else None
         if state.window is not None and count_tokens(body) > state.window:
@@ -125,6 +137,14 @@ class Handler(BaseHTTPRequestHandler):
                 {"x-should-retry": "false"},
             )
             return
+        if "hang_up" in turn:
+            if not body.get("stream"):
+                turn = turn["then"]
+            else:  # no status line, not a byte: the connection just closes
+                with self.shared.lock:
+                    self.shared.turns.appendleft(turn["then"])
+                self.close_connection = True
+                return
         if "closed_at_start" in turn:
             if not body.get("stream"):
                 turn = turn["then"]
@@ -149,6 +169,9 @@ class Handler(BaseHTTPRequestHandler):
         if "tool_calls" in turn and not tools_seen:
             # Like a server that dropped the tools: the model can only answer in text.
             turn = text("I have no tools to call.")
+        if self.path.rstrip("/").endswith("/responses"):
+            self._responses(body, turn)
+            return
         if body.get("stream"):
             if self.shared.llama and body.get("tools"):
                 # The turn is not consumed: the client's non-streamed retry gets it.
@@ -328,6 +351,38 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"data: {payload}\n\n".encode())
         self.wfile.flush()
         self.close_connection = True
+
+    def _responses(self, body: dict[str, Any], turn: Turn) -> None:
+        """A turn in the Responses API's shape: SSE events, or one JSON response."""
+        from tests.fakes import openai_responses as wire
+
+        if not body.get("stream"):
+            time.sleep(float(turn.get("delay") or 0))
+            self._json(200, wire.json_answer(body, turn, self._next_id))
+            return
+        events = list(wire.events(body, turn, self._next_id))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        delay = float(turn.get("delay") or 0)
+        for event in events:
+            if "__hang__" in event:
+                self.wfile.flush()
+                self.shared.closing.wait(event["__hang__"])
+                continue
+            if "__drop__" in event:
+                break
+            time.sleep(delay)
+            self.wfile.write(wire.sse_lines(event))
+            self.wfile.flush()
+        self.close_connection = True
+
+    def _next_id(self, prefix: str) -> str:
+        with self.shared.lock:
+            self.shared.call_counter += 1
+            return f"{prefix}_{self.shared.call_counter}"
 
     def _call_id(self) -> str:
         with self.shared.lock:

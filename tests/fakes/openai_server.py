@@ -3,6 +3,8 @@
 Real HTTP on ``127.0.0.1:<free port>`` (stdlib ``ThreadingHTTPServer`` in a daemon thread), so
 the real ``openai`` client and its parser are exercised. Each ``POST /v1/chat/completions``
 pops one scripted turn; ``"stream": true`` gets SSE, otherwise JSON. Every request is recorded.
+``POST /v1/responses`` pops from the same script and answers in the Responses API's shape
+(:mod:`tests.fakes.openai_responses`: its SSE events, or one JSON response).
 
 Turns are plain JSON-able dicts (build them with :mod:`tests.fakes.openai_turns`: ``text``,
 ``tool_calls``, ``error``, ``drop``, ``raw_sse``, ``hang``, ``stall``, ...), so a script file

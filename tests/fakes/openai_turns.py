@@ -112,3 +112,37 @@ def closed_at_start(turn: Turn, *, chunked: bool = True) -> Turn:
     The request is not consumed: ``turn`` answers the next one (the client's unstreamed retry).
     """
     return {"closed_at_start": "chunked" if chunked else "empty", "then": turn}
+
+
+def hang_up(turn: Turn) -> Turn:
+    """A streamed request gets no response at all: the server closes the connection without
+    a status line or a byte (llama-cpp-python's function-calling server, streamed with
+    tools). The request is not consumed: ``turn`` answers the next one (the client's
+    unstreamed retry)."""
+    return {"hang_up": True, "then": turn}
+
+
+def reasoned(
+    turn: Turn,
+    summary: str | list[str] = "Thinking it through.",
+    *,
+    tokens: int = 64,
+    encrypted: str | None = None,
+) -> Turn:
+    """``turn`` with a reasoning item before it (the Responses API): its summary (one part, or
+    several), ``tokens`` reasoning tokens in the usage, and, when the request asks for it,
+    the encrypted reasoning (``encrypted``, else ``enc:<item id>``)."""
+    extra: Turn = {"reasoning": summary, "reasoning_tokens": tokens}
+    if encrypted is not None:
+        extra["encrypted"] = encrypted
+    return {**turn, **extra}
+
+
+def failed(message: str, *, code: str = "server_error", after_text: str = "") -> Turn:
+    """A Responses stream (or JSON answer) that ends in ``response.failed`` with ``code``."""
+    return {"failed": message, "code": code, "text": after_text}
+
+
+def incomplete(turn: Turn, reason: str = "max_output_tokens") -> Turn:
+    """``turn`` ending in ``response.incomplete`` for ``reason`` (the Responses API)."""
+    return {**turn, "incomplete": reason}
