@@ -56,6 +56,8 @@ class ChatOptions:
     """``--resume ID``; ``""`` when ID was left out (pick from a list)."""
     sandbox: str | None = None
     """``--sandbox MODE`` for this run (None: the ``sandbox`` setting)."""
+    verbose: bool = False
+    """``--verbose``: with ``-p``, a preview of each tool result on stderr."""
 
 
 @dataclass

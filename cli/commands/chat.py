@@ -71,6 +71,10 @@ def chat_command(
             "(default: the 'sandbox' setting; workspace-write where supported).",
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="With -p: a preview of each tool's result on stderr."),
+    ] = False,
 ) -> int:
     """Talk to the model; it uses read, edit, write, glob, grep, bash and every MCP tool.
 
@@ -95,6 +99,7 @@ def chat_command(
     )
     options.resume_latest, options.resume = continue_, resume
     options.sandbox = sandbox_mode(sandbox)
+    options.verbose = verbose
     if continue_ and resume is not None:
         raise UsageError(
             "--continue and --resume both pick a session to resume",
@@ -146,7 +151,7 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
         assert agent is not None
         prompt, command = _custom_command(runtime, options.prompt)
         status = Status()
-        view = TurnView(status, stream_text=False)
+        view = TurnView(status, stream_text=False, previews=options.verbose)
         result: RunResult | None = None
         failure: CodebotError | None = None
         # Ctrl-C anywhere from the handshakes to the answer cancels this scope: the servers
@@ -156,8 +161,11 @@ async def one_shot(globals_: Globals, options: ChatOptions) -> int:
             report_mcp(runtime.manager)
             for line in await runtime.resume_tasks():  # --continue: tasks left running
                 print(render.safe(line), file=sys.stderr)
+            from codebot_mcp.core.tools import live
+
             async with anyio.create_task_group() as tg:
                 tg.start_soon(status.run)
+                live.WATCHER.set(view.watch)  # --verbose: bash output streams to stderr
                 try:
                     async with extensions.running(agent, command):
                         result = await agent.run(prompt, view)
