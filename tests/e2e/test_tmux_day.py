@@ -1,0 +1,75 @@
+"""Issue 32 in a real terminal: the first screen, tool previews (``bash`` streaming into its
+own), Ctrl-O, one-key approvals that type-ahead cannot answer, and ``/model``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.e2e.test_tmux import DEADLINE, Terminal, leave, model_server, project, requests
+from tests.e2e.test_tmux import terminal as terminal  # noqa: F401 - the fixture
+from tests.fakes import openai_turns as fo
+from tests.fakes.procs import CODEBOT, codebot_env, wait_until
+from tests.helpers import children_of
+
+SCRIPT = "echo alpha; sleep 2; echo omega; seq 1 30"
+
+
+def test_a_day_in_the_repl(terminal: Terminal, tmp_path: Path) -> None:
+    turns = [
+        fo.tool_calls(("bash", {"command": SCRIPT})),
+        fo.text("Ran it."),
+        fo.tool_calls(("mcp__echo__delete_note", {"id": "7"}), delay=2.0),
+        fo.text("Deleted note 7 for you."),
+        fo.text("Same model, same talk."),
+    ]
+    with model_server(tmp_path, turns) as (base_url, log):
+        root = project(tmp_path / "repo", base_url)
+        env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
+        pid = terminal.start([str(CODEBOT), "chat", "--allow", "bash"], root, env)
+
+        # The first screen: model and endpoint, servers, sandbox, trust, /help.
+        screen = terminal.expect("/help for commands")
+        assert f"codebot · model fake-model at {base_url}" in screen
+        assert "1 MCP server connecting" in screen
+        assert "sandbox" in screen and "project trusted" in screen
+        terminal.expect("1 MCP server ready")
+        kids = children_of(pid)
+
+        # bash streams into its preview while it runs; the preview stays, cut, with a hint.
+        terminal.type_line("run the script")
+        screen = terminal.expect("│ alpha")
+        assert "│ omega" not in screen and "✓ bash" not in screen, screen
+        screen = terminal.expect("Ran it.")
+        assert "✓ bash" in screen and "│ omega" in screen
+        assert "… +28 lines (Ctrl-O or /expand shows all)" in screen, screen
+        assert "│ 3\n" not in screen  # only four lines in the preview
+
+        # Ctrl-O at the prompt: the last result whole.
+        wait_until(lambda: terminal.screen().rstrip().endswith("›"), DEADLINE, "the prompt")
+        terminal.send("C-o")
+        screen = terminal.expect("── bash result ──")
+        terminal.expect("\n30\n")
+
+        # A key typed before the question exists does not answer it.
+        terminal.type_line("delete note 7")
+        terminal.send("-l", "y")  # typed ahead while the model thinks (2 s)
+        screen = terminal.expect("allow? [y]es once")
+        time.sleep(0.8)
+        assert "Deleted note 7" not in terminal.screen()
+        assert len(requests(log)) == 3  # the call has not run: no 4th request
+        terminal.send("-l", "y")  # one key, no Enter
+        terminal.expect("Deleted note 7 for you.")
+
+        # /model lists the endpoint's models and switches; the conversation is kept.
+        terminal.type_line("/model")
+        terminal.expect("* fake-model")
+        terminal.type_line("/model nosuch")
+        terminal.expect("does not serve that model")
+        terminal.type_line("/model fake-model")
+        terminal.expect("(now using model fake-model")
+        terminal.type_line("still there?")
+        terminal.expect("Same model, same talk.")
+        wait_until(lambda: len(requests(log)) == 5, 5, "the request log")
+        assert len(requests(log)[-1]["messages"]) > 5  # the earlier turns went with it
+        leave(terminal, pid, kids)
