@@ -84,13 +84,15 @@ class LiveOutput:
         data = self._partial + data
         *complete, self._partial = data.split(b"\n")
         self._partial = self._partial[-MAX_PARTIAL_BYTES:]
-        for raw in complete:
-            line = raw.decode("utf-8", errors="replace")
-            if len(self.shown) < PREVIEW_LINES:
-                self.shown.append(line)
-                self.show(BAR + cut_line(line, self._width))
-            elif line.strip():
-                self.tail(cut_line(line.strip(), self._width))
+        while complete and len(self.shown) < PREVIEW_LINES:
+            line = complete.pop(0).decode("utf-8", errors="replace")
+            self.shown.append(line)
+            self.show(BAR + cut_line(line, self._width))
+        for raw in reversed(complete):  # past the preview: only the latest line is shown
+            if raw.strip():
+                line = raw[-MAX_PARTIAL_BYTES:].decode("utf-8", errors="replace").strip()
+                self.tail(cut_line(line, self._width))
+                break
 
     def matches(self, text: str) -> int:
         """How many lines already shown start ``text`` too (these are not printed again)."""

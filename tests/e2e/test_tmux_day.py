@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from tests.e2e.test_tmux import DEADLINE, Terminal, leave, model_server, project, requests
-from tests.e2e.test_tmux import terminal as terminal  # noqa: F401 - the fixture
+from tests.e2e.test_tmux import terminal as terminal
 from tests.fakes import openai_turns as fo
 from tests.fakes.procs import CODEBOT, codebot_env, wait_until
 from tests.helpers import children_of
