@@ -108,3 +108,47 @@ async def ask_key(
     # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT handler
     # on return, and a later Ctrl-C during the approved call would be lost.
     return await session.prompt_async(question, handle_sigint=False)
+
+
+ESCAPE_SEQUENCE_SECONDS = 0.05
+"""After Esc, how long to wait for the rest of an escape sequence (an arrow key is not Esc)."""
+
+
+def read_key(question: str, keys: str, *, enter: str | None = None) -> str:
+    """:func:`ask_key` for the shell commands (``codebot rewind``, ``codebot trust``), on the
+    terminal that is stdin: type-ahead flushed, one key read in cbreak mode, echoed.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C.
+        EOFError: Ctrl-D.
+    """
+    import sys
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    sys.stdout.write(question)
+    sys.stdout.flush()
+    before = termios.tcgetattr(fd)
+    try:
+        termios.tcflush(fd, termios.TCIFLUSH)
+        tty.setcbreak(fd)  # keys one by one, no echo; Ctrl-C still signals
+        while True:
+            char = os.read(fd, 1).decode("latin-1").lower()
+            if char in keys.lower():
+                break
+            if char == "\x1b":
+                if select.select([fd], [], [], ESCAPE_SEQUENCE_SECONDS)[0]:
+                    os.read(fd, 64)  # an arrow or function key: ignored
+                    continue
+                char = NO
+                break
+            if char in ("\r", "\n") and enter is not None:
+                char = enter
+                break
+            if char in ("\x04", ""):
+                raise EOFError
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, before)
+    print(char)
+    return char

@@ -108,7 +108,13 @@ class Repl:
         return [(f"/{c.name}", c.description) for c in ext.commands.commands.values()]
 
     async def ask(self, question: str) -> str:
-        """One line typed at a prompt of its own (a server's question)."""
+        """One line typed at a prompt of its own (a server's question); what was typed before
+        the question appeared is thrown away first, as for :meth:`ask_key`."""
+        from prompt_toolkit.application.current import get_app_session
+
+        from codebot_mcp.cli.repl.keys import flush_typeahead
+
+        flush_typeahead(self.pt_input if self.pt_input is not None else get_app_session().input)
         return await self._session().prompt_async(question, handle_sigint=False)
 
     async def ask_key(self, question: str, keys: str, enter: str | None = None) -> str:

@@ -73,3 +73,30 @@ def test_a_day_in_the_repl(terminal: Terminal, tmp_path: Path) -> None:
         wait_until(lambda: len(requests(log)) == 5, 5, "the request log")
         assert len(requests(log)[-1]["messages"]) > 5  # the earlier turns went with it
         leave(terminal, pid, kids)
+
+
+def test_codebot_trust_takes_one_key_and_esc_is_no(terminal: Terminal, tmp_path: Path) -> None:
+    from codebot_mcp.core.errors import ExitCode
+
+    root = project(tmp_path / "repo", "http://127.0.0.1:9/v1")
+    env = codebot_env(tmp_path / "home")
+    terminal.start([str(CODEBOT), "trust"], root, env)
+    terminal.expect("[y/N]")
+    terminal.send("x")  # not an answer: nothing happens
+    time.sleep(0.3)
+    assert terminal.exit_status() is None
+    terminal.send("Escape")
+    wait_until(lambda: terminal.exit_status() is not None, DEADLINE, "codebot to exit")
+    assert terminal.exit_status() == ExitCode.DECLINED, terminal.screen()
+    assert not (tmp_path / "home" / "state" / "trust.json").exists()
+
+    second = Terminal(tmp_path / "tmux2.sock")
+    try:
+        second.start([str(CODEBOT), "trust"], root, env)
+        second.expect("[y/N]")
+        second.send("-l", "y")  # no Enter
+        wait_until(lambda: second.exit_status() is not None, DEADLINE, "codebot to exit")
+        assert second.exit_status() == 0, second.screen()
+        second.expect("Trusted (recorded in")
+    finally:
+        second.close()
