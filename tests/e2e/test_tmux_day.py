@@ -19,7 +19,7 @@ def test_a_day_in_the_repl(terminal: Terminal, tmp_path: Path) -> None:
     turns = [
         fo.tool_calls(("bash", {"command": SCRIPT})),
         fo.text("Ran it."),
-        fo.tool_calls(("mcp__echo__delete_note", {"id": "7"}), delay=2.0),
+        fo.tool_calls(("mcp__echo__delete_note", {"id": "7"}), delay=3.0),
         fo.text("Deleted note 7 for you."),
         fo.text("Same model, same talk."),
     ]
@@ -53,7 +53,8 @@ def test_a_day_in_the_repl(terminal: Terminal, tmp_path: Path) -> None:
 
         # A key typed before the question exists does not answer it.
         terminal.type_line("delete note 7")
-        terminal.send("-l", "y")  # typed ahead while the model thinks (2 s)
+        wait_until(lambda: len(requests(log)) == 3, DEADLINE, "the model to be asked")
+        terminal.send("-l", "y")  # typed ahead while the model thinks (3 s): in the tty's queue
         screen = terminal.expect("allow? [y]es once")
         time.sleep(0.8)
         assert "Deleted note 7" not in terminal.screen()
