@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -133,7 +134,9 @@ class Status:
                 await anyio.sleep(TICK)
                 if self.label:
                     self._frame = (self._frame + 1) % len(SPINNER)
-                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {self.line()}")
+                    # never wider than the terminal: a wrapped line would not be cleared
+                    line = self.line()[: max(shutil.get_terminal_size().columns - 3, 10)]
+                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {line}")
                     self.stream.flush()
                     self._shown = True
         finally:
