@@ -91,6 +91,9 @@ class ChatOptions:
         model, url, api, effort = self.model, self.base_url, self.api, self.effort
         return resolve_config(settings, model=model, base_url=url, api=api, effort=effort)
 
+    verbose: bool = False
+    """``--verbose``: with ``-p``, a preview of each tool result on stderr."""
+
 
 @dataclass
 class ChatRuntime:

@@ -99,6 +99,10 @@ def chat_command(
             "(default: the 'sandbox' setting; workspace-write where supported).",
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="With -p: a preview of each tool's result on stderr."),
+    ] = False,
     api: Annotated[
         str | None,
         typer.Option(
@@ -141,6 +145,7 @@ def chat_command(
         list(allow_sampling or []),
     )
     options.resume_latest, options.resume = continue_, resume
+    options.verbose = verbose
     options.allow_drift = allow_drift
     options.output_format = "json" if as_json and output_format == "text" else output_format
     options.input_format = input_format

@@ -94,9 +94,13 @@ class Output:
     def view(self, runtime: ChatRuntime) -> AgentEvents:
         """What renders the agent's events."""
         from codebot_mcp.cli.repl.chatview import Status, TurnView
+        from codebot_mcp.core.tools import live
 
         self.status = Status()
-        return TurnView(self.status, stream_text=False)
+        view = TurnView(self.status, stream_text=False, previews=self.options.verbose)
+        if self.options.verbose:
+            live.WATCHER.set(view.watch)  # bash's output streams to stderr as it comes
+        return view
 
     def started(self, runtime: ChatRuntime) -> None:
         """The servers are up; the first prompt is next."""

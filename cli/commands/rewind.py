@@ -184,8 +184,10 @@ def _confirm(number: int) -> bool:
             "not restoring without confirmation: stdin is not a terminal",
             hint="Run it in a terminal, pass --yes to restore, or --dry-run to only look.",
         )
+    from codebot_mcp.cli.repl.keys import read_key
+
     try:
-        answer = input(f"Restore to before turn {number}? [y/N] ")
+        answer = read_key(f"Restore to before turn {number}? [y/N] ", "yn", enter="n")
     except EOFError:
         answer = ""
-    return answer.strip().lower() in ("y", "yes")
+    return answer == "y"

@@ -57,8 +57,17 @@ def trust_command(
                 "not trusting without confirmation: stdin is not a terminal",
                 hint="Run `codebot trust` in a terminal, or pass --yes.",
             )
-        answer = input("Trust this project (start these servers, apply these settings)? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
+        from codebot_mcp.cli.repl.keys import read_key
+
+        try:
+            answer = read_key(
+                "Trust this project (start these servers, apply these settings)? [y/N] ",
+                "yn",
+                enter="n",
+            )
+        except EOFError:
+            answer = "n"
+        if answer != "y":
             render.warn("not trusted; the project's servers stay off")
             return ExitCode.DECLINED
     store = trust.record(result)

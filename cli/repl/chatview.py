@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 import anyio
 
 from codebot_mcp.cli import render
+from codebot_mcp.cli.repl.preview import LiveOutput, preview, print_lines
 from codebot_mcp.core.agent.context import Compaction
 from codebot_mcp.core.agent.loop import AgentEvents
 from codebot_mcp.core.agent.permissions import Decision
@@ -80,6 +82,8 @@ class Status:
         self.stream = stream or sys.stderr
         self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.label = ""
+        self.detail = ""
+        """Shown after the label: the latest line of a running command's output."""
         self._shown = False
         self._frame = 0
         self._since = time.monotonic()
@@ -89,6 +93,7 @@ class Status:
     def set(self, label: str) -> None:
         """Show ``label`` with the spinner (from the next tick); its clock starts now."""
         self.label = label
+        self.detail = ""
         self._since = time.monotonic()
         self._tokens = 0
         self._reported = 0.0
@@ -115,6 +120,8 @@ class Status:
             text += f" {elapsed:.0f} s"
         if self._tokens:
             text += f" · {self._tokens} tokens"
+        if self.detail:
+            text += f" │ {self.detail}"
         return text
 
     async def run(self) -> None:
@@ -127,7 +134,9 @@ class Status:
                 await anyio.sleep(TICK)
                 if self.label:
                     self._frame = (self._frame + 1) % len(SPINNER)
-                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {self.line()}")
+                    # never wider than the terminal: a wrapped line would not be cleared
+                    line = self.line()[: max(shutil.get_terminal_size().columns - 3, 10)]
+                    self.stream.write(f"\r\x1b[2K{SPINNER[self._frame]} {line}")
                     self.stream.flush()
                     self._shown = True
         finally:
@@ -166,10 +175,22 @@ class TurnView(AgentEvents):
     """Renders agent events. ``stream_text=False`` (one-shot) keeps stdout for the answer."""
 
     def __init__(
-        self, status: Status | None = None, *, stream_text: bool = True, markdown: bool = False
+        self,
+        status: Status | None = None,
+        *,
+        stream_text: bool = True,
+        markdown: bool = False,
+        previews: bool = True,
+        on_result: Callable[[ToolCall, ToolResult], None] | None = None,
     ) -> None:
         self.status = status or Status()
         self.stream_text = stream_text
+        self.previews = previews
+        """Show a few lines of each result under its call (errors show theirs always)."""
+        self.on_result = on_result
+        """Told of every finished call (the REPL keeps the last for ``/expand``)."""
+        self._running = 0
+        self._live: LiveOutput | None = None
         self._open_line = False
         self._turn_text: list[str] = []
         self._markdown: Any = None
@@ -271,8 +292,23 @@ class TurnView(AgentEvents):
             file=sys.stderr,
         )
 
+    def watch(self, data: bytes) -> None:
+        """A chunk of a running ``bash`` call's output (``core.tools.live``): streamed into
+        its preview while exactly one call runs, else the latest line on the status line."""
+        if self._live is not None:
+            self._live.feed(data)
+
+    def _live_line(self, line: str) -> None:
+        self.status.clear()
+        print_lines([line])
+
+    def _tail(self, line: str) -> None:
+        self.status.detail = line
+
     def tool_rejected(self, call: ToolCall, result: ToolResult) -> None:
         """A call that could not run still shows: ``→ name args`` and ``✗ name: why``."""
+        if self.on_result is not None:
+            self.on_result(call, result)
         self.status.clear()
         name = render.safe(call.name, one_line=True)
         head = render.style(f"→ {name}", "36", sys.stderr)
@@ -303,10 +339,17 @@ class TurnView(AgentEvents):
         head = render.style(f"→ {name}", "36", sys.stderr)
         print(f"{head} {short_args(call.arguments)}".rstrip(), file=sys.stderr)
         self.status.set(f"running {name}…")
+        self._running += 1
+        streams = self.previews and self._running == 1 and call.name == "bash"
+        self._live = LiveOutput(self._live_line, self._tail) if streams else None
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        """``✓ name (0.1s)`` or ``✗ name: first line``."""
+        """``✓ name (0.1s)`` or ``✗ name: first line``, then a preview of the result."""
         self.status.clear()
+        self._running = max(self._running - 1, 0)
+        live, self._live = self._live, None
+        if self.on_result is not None:
+            self.on_result(call, result)
         sandbox = result.data.get("sandbox")
         where = f", sandbox: {render.safe(sandbox, one_line=True)}" if sandbox else ""
         if result.is_error:
@@ -315,10 +358,15 @@ class TurnView(AgentEvents):
             name += f" [sandbox: {render.safe(sandbox, one_line=True)}]" if sandbox else ""
             why = result.text.removeprefix(f"{call.name}: ")  # built-ins start with their name
             print(f"  {mark} {name}: {render.first_line(why)}", file=sys.stderr)
+            rest = why.lstrip("\n").partition("\n")[2]  # the first line is on the mark's line
+            print_lines(preview(rest), dim=False)  # errors show their text, previews or not
         else:
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)
             print(f"  {mark} {name} ({seconds:.1f}s{where})", file=sys.stderr)
+            if self.previews:
+                done = live.matches(result.text) if live is not None else 0
+                print_lines(preview(result.text, skip=done))
         created = result.data.get("sandbox_created")
         if created:  # what the sandbox cannot prevent: the user checks it
             render.warn(

@@ -62,6 +62,7 @@ SLASH_COMMANDS = [
     *("/mcp", "/mcp reload", "/tools", "/plan", "/sandbox", "/context", "/compact", "/usage"),
     *("/hooks", "/agents", "/skills", "/memory", "/init", "/resume", "/rewind", "/clear"),
     *("/help", "/exit"),
+    *("/model", "/expand"),
 ]
 """The REPL's own commands, as completed at its prompt."""
 

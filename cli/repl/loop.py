@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
     from codebot_mcp.core.agent.commands import CustomCommand
+    from codebot_mcp.core.model.stream import ToolCall
+    from codebot_mcp.core.tools.base import ToolResult
 
 
 REPORTS: dict[str, Callable[[ChatRuntime], str]] = {
@@ -82,6 +84,8 @@ class Repl:
         self.updates = UpdateNotices()
         self.answers = ReplAgent(self)
         """Answers the servers' requests: elicitation, sampling, roots."""
+        self.last_result: tuple[ToolCall, ToolResult] | None = None
+        """The last finished tool call and its result, for ``/expand`` and Ctrl-O."""
 
     def _session(self, **kwargs: Any) -> PromptSession[str]:
         from prompt_toolkit import PromptSession
@@ -104,8 +108,23 @@ class Repl:
         return [(f"/{c.name}", c.description) for c in ext.commands.commands.values()]
 
     async def ask(self, question: str) -> str:
-        """One line typed at a prompt of its own (a server's question, an approval)."""
+        """One line typed at a prompt of its own (a server's question); what was typed before
+        the question appeared is thrown away first, as for :meth:`ask_key`."""
+        from prompt_toolkit.application.current import get_app_session
+
+        from codebot_mcp.cli.repl.keys import flush_typeahead
+
+        flush_typeahead(self.pt_input if self.pt_input is not None else get_app_session().input)
         return await self._session().prompt_async(question, handle_sigint=False)
+
+    async def ask_key(self, question: str, keys: str, enter: str | None = None) -> str:
+        """One key, no Enter (``cli.repl.keys``): approvals, trust, rewind. Keys typed
+        before the question are thrown away first; Esc is "n"."""
+        from codebot_mcp.cli.repl.keys import ask_key
+
+        return await ask_key(
+            question, keys, pt_input=self.pt_input, pt_output=self.pt_output, enter=enter
+        )
 
     def _input_session(self) -> PromptSession[str]:
         from prompt_toolkit.history import FileHistory
@@ -116,6 +135,12 @@ class Repl:
         @keys.add("escape", "enter")
         def _newline(event: KeyPressEvent) -> None:
             event.current_buffer.insert_text("\n")
+
+        @keys.add("c-o")
+        def _expand(event: KeyPressEvent) -> None:
+            from prompt_toolkit.application import run_in_terminal
+
+            run_in_terminal(self.expand)  # printed above the prompt; the typed line stays
 
         @keys.add("c-c")
         def _interrupt(event: KeyPressEvent) -> None:
@@ -149,14 +174,11 @@ class Repl:
         try:
             # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT
             # handler on return, and a later Ctrl-C during the approved call would be lost.
-            text = await self._session().prompt_async(
-                "  allow? [y]es once, [a]lways, [n]o: ", handle_sigint=False
-            )
+            choice = await self.ask_key("  allow? [y]es once, [a]lways, [n]o: ", "yan")
         except (KeyboardInterrupt, EOFError):
             if self.turn_scope is not None:
                 self.turn_scope.cancel()
             return Answer.NO
-        choice = text.strip().lower()[:1]
         return {"y": Answer.ONCE, "a": Answer.ALWAYS}.get(choice, Answer.NO)
 
     async def ask_trust(self, result: trust.TrustCheck) -> bool:
@@ -169,13 +191,13 @@ class Repl:
         lines += [f"  {render.safe(line, one_line=True)}" for line in describe_all(result)]
         print("\n".join(lines), file=sys.stderr)
         try:
-            text = await self._session().prompt_async(
+            text = await self.ask_key(
                 "Trust this project and start them? [y]es (remember) / [n]o (skip for now): ",
-                handle_sigint=False,
+                "yn",
             )
         except (KeyboardInterrupt, EOFError):
             text = ""
-        if text.strip().lower() in ("y", "yes"):
+        if text == "y":
             return True
         self.declined.add(result.digest)
         return False
@@ -203,6 +225,9 @@ class Repl:
                     f"{len(runtime.session.history)} messages)",
                     file=sys.stderr,
                 )
+            from codebot_mcp.cli.repl.welcome import show_first_screen
+
+            show_first_screen(runtime)
             prompt = self._input_session()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._connect, runtime)
@@ -270,9 +295,12 @@ class Repl:
         from codebot_mcp.cli.repl.chatview import empty_answer_message
         from codebot_mcp.core.agent.loop import Outcome
 
-        view = TurnView(self.status, markdown=True)
+        view = TurnView(self.status, markdown=True, on_result=self._keep_result)
         result = None
         runtime.manager.on_progress = progress_hook(self.status)
+        from codebot_mcp.core.tools import live
+
+        watching = live.WATCHER.set(view.watch)  # bash output streams into its preview
         with anyio.CancelScope() as scope, sigint_cancels(scope):
             self.turn_scope = scope
             async with anyio.create_task_group() as tg:
@@ -287,6 +315,7 @@ class Repl:
                     render.error(exc)
                 finally:
                     tg.cancel_scope.cancel()
+        live.WATCHER.reset(watching)
         view.end_line()
         self.turn_scope = None
         if scope.cancelled_caught:
@@ -300,6 +329,23 @@ class Repl:
         if result is not None and agent.usage.total > runtime.settings.usage_line_after:
             print(render.style(usage_line(agent, result), "2", sys.stderr), file=sys.stderr)
 
+    def _keep_result(self, call: ToolCall, result: ToolResult) -> None:
+        self.last_result = (call, result)
+
+    def expand(self) -> None:
+        """``/expand`` and Ctrl-O: the last tool result, whole (secrets masked, controls
+        escaped)."""
+        from codebot_mcp.cli.repl.preview import whole
+
+        if self.last_result is None:
+            print("(no tool result yet in this session)", file=sys.stderr)
+            return
+        call, result = self.last_result
+        name = render.safe(call.name, one_line=True)
+        state = "error" if result.is_error else "result"
+        print(render.style(f"── {name} {state} ──", "2", sys.stderr), file=sys.stderr)
+        print(whole(result.text))
+
     async def command(self, line: str) -> str | None:
         """Run a slash command; returns "exit" to leave."""
         runtime = self.runtime
@@ -311,6 +357,12 @@ class Repl:
         report = REPORTS.get(name)
         if report is not None:
             print(report(runtime))
+        elif name == "/expand":
+            self.expand()
+        elif name == "/model":
+            from codebot_mcp.cli.repl.welcome import switch_model
+
+            await switch_model(runtime, rest.strip())
         elif name == "/clear":
             await runtime.session_ended("clear")
             session.clear()
@@ -327,7 +379,7 @@ class Repl:
         elif name == "/rewind":
             from codebot_mcp.cli.repl.rewind import rewind
 
-            await rewind(runtime, rest.strip(), self.ask)
+            await rewind(runtime, rest.strip(), self.ask_key)
         elif name in NOTES_AND_SKILLS:
             await NOTES_AND_SKILLS[name](self, rest.strip())
         elif name == "/mcp" and rest.strip() == "reload":

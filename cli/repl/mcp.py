@@ -55,6 +55,14 @@ class ReplHost(Protocol):
         ...
 
 
+class KeyHost(ReplHost, Protocol):
+    """A host that also takes one-key answers (the REPL, on a terminal)."""
+
+    async def ask_key(self, question: str, keys: str, enter: str | None = None) -> str:
+        """One of ``keys``, pressed without Enter (Esc: "n")."""
+        ...
+
+
 PROMPT_PREFIX = "/mcp__"
 MENTION = re.compile(r"(?:^|(?<=\s))@([A-Za-z0-9_-]+):(\S+)")
 MAX_MENTIONS = 10
@@ -70,7 +78,7 @@ def _err(text: str) -> None:
 class ReplAgent:
     """Asks the user, in the terminal, on behalf of the servers."""
 
-    def __init__(self, repl: ReplHost) -> None:
+    def __init__(self, repl: KeyHost) -> None:
         self.repl = repl
         self.always_sample: set[str] = set()
         self._lock = anyio.Lock()  # one question at a time, whatever asks concurrently
@@ -200,12 +208,11 @@ class ReplAgent:
             for role, text in request.messages[-5:]:
                 _err(f"  {safe(role)}: {render.first_line(safe(text), 100)}")
             try:
-                answer = await self._ask(
-                    f"  allow? [y]es once, [a]lways for '{safe(request.server)}', [n]o: "
+                choice = await self.repl.ask_key(
+                    f"  allow? [y]es once, [a]lways for '{safe(request.server)}', [n]o: ", "yan"
                 )
             except (KeyboardInterrupt, EOFError):
                 return False
-            choice = answer.strip().lower()[:1]
             if choice == "a":
                 self.always_sample.add(request.server)
             return choice in ("y", "a")

@@ -229,7 +229,10 @@ HELP = """\
 /init         write a first AGENTS.md for this project (asks before overwriting)
 /rewind [N]   the turns and the files each changed; with N, restore the files (and if you
               like the conversation) to before turn N
+/model [NAME]  the endpoint's models (no NAME); with NAME, use it for this session
+/expand       the last tool result in full (also Ctrl-O at the prompt)
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)
-Alt+Enter inserts a new line; Ctrl-C cancels a running turn."""
+Alt+Enter inserts a new line; Ctrl-C cancels a running turn; Ctrl-O shows the last tool
+result whole. Questions (approvals, trust, rewind) take one key, no Enter; Esc is no."""

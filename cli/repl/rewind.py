@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime
     from codebot_mcp.core.agent.checkpoints import Plan
 
-Ask = Callable[[str], Awaitable[str]]
+Ask = Callable[[str, str], Awaitable[str]]
+"""A question answered with one of the keys given (``Repl.ask_key``)."""
 
 QUESTION = "  restore [f]iles, files and [c]onversation, conversation [o]nly, or [n]o? "
 QUESTION_TALK = "  take the conversation back to before this turn? [y/N] "
@@ -60,9 +61,9 @@ async def _carry_out(runtime: ChatRuntime, plan: Plan, ask: Ask) -> None:
     talk_possible = plan.turn.conversation is not None and runtime.log is not None
     try:
         if plan.actions:
-            choice = (await ask(QUESTION)).strip().lower()[:1]
+            choice = await ask(QUESTION, "fcon")
         elif talk_possible:
-            choice = "o" if (await ask(QUESTION_TALK)).strip().lower()[:1] == "y" else "n"
+            choice = "o" if await ask(QUESTION_TALK, "yn") == "y" else "n"
         else:
             choice = "n"
     except (KeyboardInterrupt, EOFError):

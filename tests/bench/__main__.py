@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.bench import cases, rewind_cases, speed, stream_cases
+from tests.bench import cases, repl_cases, rewind_cases, speed, stream_cases
 from tests.bench.harness import REPO_ROOT, Row, machine, table, write_json
 from tests.bench.workspace import Workspace, log_to_stderr
 
@@ -22,7 +22,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", help="comma-separated target numbers, e.g. 2,7")
     args = parser.parse_args(argv)
-    targets = {**cases.TARGETS, **speed.TARGETS, **rewind_cases.TARGETS, **stream_cases.TARGETS}
+    targets = {
+        **cases.TARGETS,
+        **speed.TARGETS,
+        **rewind_cases.TARGETS,
+        **stream_cases.TARGETS,
+        **repl_cases.TARGETS,
+    }
     wanted = args.only.split(",") if args.only else list(targets)
     meta = machine()
     _compile_bytecode()

@@ -123,13 +123,13 @@ async def test_repl_mentions_prompts_elicitation_and_sampling(
             (0.3, "what is @ask:note://hello about?\r"),
             (bodies(1), "/mcp__ask__greet name=Bo style=pirate\r"),
             (bodies(2), "who am I\r"),
-            (bodies(3), "y\r"),  # approve the call (unknown capability asks)
+            (bodies(3), "y"),  # approve the call (unknown capability asks): one key
             (1.0, "y\r"),  # answer the form
             (0.5, "Ada\r"),  # name
             (0.5, "\r"),  # color: the default
             (bodies(4), "summarize\r"),
-            (bodies(5), "y\r"),  # approve the call
-            (1.0, "y\r"),  # allow sampling once
+            (bodies(5), "y"),  # approve the call
+            (1.0, "y"),  # allow sampling once
             (bodies(7), "\x04"),
         ],
         servers=1,

@@ -82,7 +82,7 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
 
     async def steps(repl: Repl, inp: Any) -> None:
         await anyio.sleep(0.3)
-        inp.send_text("n\r")  # do not trust: the project's servers stay off
+        inp.send_text("n")  # do not trust: the project's servers stay off
         await until(lambda: repl.runtime is not None)
         await anyio.sleep(0.3)
         inp.send_text("/mcp\r")
@@ -161,7 +161,7 @@ async def test_mcp_reload_applies_new_servers_and_permission_rules(
         inp.send_text("delete note 1 and read notes\r")
         await until(lambda: len(fake.bodies) == 1)
         await anyio.sleep(0.5)
-        inp.send_text("y\r")  # the read approval
+        inp.send_text("y")  # the read approval
         await until(lambda: len(fake.bodies) == 2)
         await anyio.sleep(0.3)
         inp.send_text("\x04")

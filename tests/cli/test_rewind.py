@@ -297,7 +297,7 @@ async def test_repl_rewind_lists_and_restores_files_and_conversation(
         inp.send_text("/rewind 1\r")
         await until(lambda: printed("Rewind to before turn 1 (change the notes):"))
         await anyio.sleep(0.3)  # the question is up
-        inp.send_text("c\r")  # files and conversation
+        inp.send_text("c")  # files and conversation: one key, no Enter
         await until(lambda: printed("(conversation taken back") or history() == [])
         inp.send_text("\x04")
 

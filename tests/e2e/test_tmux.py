@@ -198,7 +198,7 @@ def test_trust_prompt_mcp_and_an_approved_tool_call(terminal: Terminal, tmp_path
         screen = terminal.expect("Trust this project and start them?")
         assert "would start or set:" in screen
         assert "echo: " in screen and "tests.servers.echo" in screen
-        terminal.type_line("y")
+        terminal.send("-l", "y")  # one key, no Enter
         terminal.expect("1 MCP server ready")
         kids = children_of(pid)
         assert kids, "the echo server should be a child of codebot"
@@ -212,7 +212,7 @@ def test_trust_prompt_mcp_and_an_approved_tool_call(terminal: Terminal, tmp_path
         assert 'mcp__echo__delete_note id="7"' in screen
         assert "capability: write (" in screen
         assert "asks because: no permission rule matches, and write tools ask by default" in screen
-        terminal.type_line("y")
+        terminal.send("-l", "y")
         terminal.expect("Deleted note 7 for you.")
         wait_until(lambda: len(requests(log)) == 2, 5, "the request log")  # written every 0.1 s
         result = requests(log)[1]["messages"][-1]

@@ -40,7 +40,7 @@ def test_rewind_asks_in_a_terminal(terminal: Terminal, tmp_path: Path) -> None:
     screen = terminal.expect("Restore to before turn 1? [y/N]")
     assert "Rewind to before turn 1 (change the notes):" in screen
     assert "restore   notes.txt" in screen
-    terminal.type_line("n")
+    terminal.send("-l", "n")  # one key, no Enter
     wait_until(lambda: terminal.exit_status() is not None, DEADLINE, "codebot to exit")
     assert terminal.exit_status() == 1
     terminal.expect("nothing was restored")  # the pane may show the last line after the exit
@@ -50,7 +50,7 @@ def test_rewind_asks_in_a_terminal(terminal: Terminal, tmp_path: Path) -> None:
     try:
         second.start([str(CODEBOT), "rewind", "1"], root, env)
         second.expect("Restore to before turn 1? [y/N]")
-        second.type_line("y")
+        second.send("-l", "y")
         wait_until(lambda: second.exit_status() is not None, DEADLINE, "codebot to exit")
         assert second.exit_status() == 0, second.screen()
         second.expect("restored 1 file")

@@ -26,6 +26,7 @@ from codebot_mcp.core.proc.spawn import ConfinementError, open_process
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
 from codebot_mcp.core.security.sandbox import Sandbox
+from codebot_mcp.core.tools import live
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 
@@ -218,6 +219,7 @@ class BashTool:
         async def pump() -> None:
             async for data in stdout:
                 output.add(data)
+                live.emit(data)  # the REPL's live preview; nothing when no one watches
             eof.set()
 
         async with anyio.create_task_group() as tg:
