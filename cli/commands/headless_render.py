@@ -317,6 +317,11 @@ def transcript(runtime: ChatRuntime | None, answer: Answer) -> dict[str, Any]:
                 "reason": r.reason,
                 "seconds": round(r.seconds, 3),
                 "sandbox": r.result.data.get("sandbox"),
+                **(
+                    {"sandbox_created": r.result.data["sandbox_created"]}
+                    if r.result.data.get("sandbox_created")
+                    else {}
+                ),
             }
             for r in records
         ],

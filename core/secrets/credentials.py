@@ -73,6 +73,8 @@ def looks_like_token(value: str) -> bool:
         return True
     if len(value) < RANDOM_SEGMENT_LENGTH or not _RUN.fullmatch(value):
         return False
+    if value.startswith(("/", "./", "../", "~/")):  # a path: a digest in it names a folder
+        return False
     return any(
         len(part) >= RANDOM_SEGMENT_LENGTH
         and any(c.isdigit() for c in part)

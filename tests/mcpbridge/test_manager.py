@@ -193,7 +193,13 @@ async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
             assert "the tool registry is reloading" in status.stale
             view = status_view(status, manager)
             assert view["stale"] == {"message": status.stale}
-            await show_mcp(SimpleNamespace(manager=manager, untrusted=[]))  # type: ignore[arg-type]
+            await show_mcp(
+                SimpleNamespace(  # type: ignore[arg-type]
+                    manager=manager,
+                    untrusted=[],
+                    settings=SimpleNamespace(policy_removed={}),
+                )
+            )
             shown = capsys.readouterr().out
             assert "rl: connected, 2 tools, stale (its tool list is out of date)" in shown
             assert "the tool registry is reloading" in shown
