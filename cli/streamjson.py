@@ -117,9 +117,12 @@ class StreamJsonView(AgentEvents):
             self.writer.emit("assistant_delta", turn=self.turn, text=shown)
 
     def model_finished(self, reply: Reply) -> None:
-        """``assistant`` (the whole message), then ``usage`` when the server reported it."""
+        """``reasoning`` (the summary of the model's reasoning, when the Responses API gave
+        one), ``assistant`` (the whole message), then ``usage`` when the server reported it."""
         if self.partial and (rest := self._scrub.flush()):
             self.writer.emit("assistant_delta", turn=self.turn, text=rest)
+        if summary := reply.reasoning_summary:
+            self.writer.emit("reasoning", turn=self.turn, summary=render.REDACTOR(summary))
         message: dict[str, Any] = {"role": "assistant", "content": reply.text}
         if reply.tool_calls:
             message["tool_calls"] = [

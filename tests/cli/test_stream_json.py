@@ -520,3 +520,49 @@ def test_init_names_a_server_that_failed(
     assert crash["status"] == "failed" and crash["tools"] == 0
     assert crash["stage"] and crash["error"]
     assert not [t for t in init["tools"] if t.startswith("mcp__crash__")]
+
+
+def test_the_responses_api_streams_the_same_events_and_its_reasoning(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 34: stream-json works on the Responses API as on Chat Completions: the same
+    events (an MCP tool call and its result), plus a ``reasoning`` event per reasoned turn;
+    the encrypted reasoning goes back to the model and never into the stream."""
+    settings = {
+        "base_url": fake.base_url,
+        "model": "o4-mini",
+        "api": "responses",
+        "mcp_servers": {"echo": entry("echo")},
+    }
+    write_settings(tmp_path, settings)
+    fake.queue(
+        fo.reasoned(
+            fo.tool_calls(("mcp__echo__echo", {"text": "ping"})),
+            "Echo first.",
+            encrypted="enc-secret-one",
+        ),
+        fo.reasoned(fo.text("pong received"), "Done.", encrypted="enc-secret-two"),
+    )
+    code, out, err = chat(
+        capsys, monkeypatch, tmp_path, "-p", "go", "--output-format", "stream-json", "--yes"
+    )
+    assert code == 0, err
+    found = events(out)
+    assert [e["summary"] for e in of(found, "reasoning")] == ["Echo first.", "Done."]
+    (result,) = of(found, "tool_result")
+    assert (result["name"], result["status"], result["content"]) == (
+        "mcp__echo__echo",
+        "ok",
+        "ping",
+    )
+    assert found[-1]["answer"] == "pong received"
+    assert "enc-secret" not in out
+    assert all(r.path.endswith("/v1/responses") for r in fake.requests)
+    assert any(
+        item.get("encrypted_content") == "enc-secret-one"
+        for item in fake.bodies[1]["input"]
+        if isinstance(item, dict)
+    )
