@@ -10,6 +10,11 @@ raise.
 
 Cancellation (Ctrl-C) is ordinary structured cancellation: the running request and tool calls
 are cancelled, and the history keeps only complete turns, so the next request is valid.
+
+Size: one loop and the steps of one turn (ask, compact to fit, approve, run, account); hooks,
+checkpoints and the trust watch each add a call or two at the points they need. Issue 30's
+feature packages move those calls behind small protocols the kernel owns; the execution
+policy ("reads together, changes alone") is the next thing to leave, as a strategy object.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ directory, and local names."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import socket
 import stat
@@ -205,7 +206,8 @@ def _zip(members: list[tuple[zipfile.ZipInfo, bytes]]) -> bytes:
 def _bundle(tmp_path: Path, data: bytes) -> bundles.Bundle:
     archive = tmp_path / "b.mcpb"
     archive.write_bytes(data)
-    return bundles.Bundle("0" * 64, archive, {"server": {}}, tmp_path / "out" / ("0" * 64))
+    digest = hashlib.sha256(data).hexdigest()  # unpack checks the bytes it unpacks (issue 29)
+    return bundles.Bundle(digest, archive, {"server": {}}, tmp_path / "out" / digest)
 
 
 def test_a_bundle_cannot_leave_its_directory(tmp_path: Path) -> None:
