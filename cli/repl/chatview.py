@@ -368,13 +368,23 @@ class TurnView(AgentEvents):
                 done = live.matches(result.text) if live is not None else 0
                 print_lines(preview(result.text, skip=done))
         created = result.data.get("sandbox_created")
-        if created:  # what the sandbox cannot prevent: the user checks it
-            render.warn(
-                f"sandbox: this {render.safe(call.name, one_line=True)} call created "
-                f"{render.safe(', '.join(created), one_line=True)}; git and codebot read these "
-                "outside the sandbox (a new .git's hooks and config run on your next git "
-                "command there): check them before you use them"
-            )
+        if created:  # moved out of the project (what could not be moved: check it)
+            moved = result.data.get("sandbox_quarantined") or {}
+            name = render.safe(call.name, one_line=True)
+            for path in created:
+                where = moved.get(path)
+                shown = render.safe(path, one_line=True)
+                if where:
+                    render.warn(
+                        f"sandbox: this {name} call created {shown}, which git and codebot read "
+                        f"outside the sandbox; it was moved to {render.safe(where)}"
+                    )
+                else:
+                    render.warn(
+                        f"sandbox: this {name} call created {shown}, which git and codebot read "
+                        "outside the sandbox, and it could not be moved: check it before you "
+                        "use git or codebot there"
+                    )
 
     def tool_denied(self, call: ToolCall, decision: Decision) -> None:
         """``⊘ name denied: reason``."""

@@ -79,6 +79,9 @@ NETWORK_REFUSALS = (
     "Couldn't connect to server",
 )
 HELPER_FAILED = "codebot-exec:"
+QUARANTINE = "quarantine"
+"""Under codebot's state directory: what confined commands created of the names git and
+codebot read (:meth:`Sandbox.quarantine`)."""
 TMP_PREFIX = "codebot-sandbox-"
 NETWORK_COMMAND = re.compile(
     r"(?<![./-])\b(?:curl|wget|nc|ncat|netcat|telnet|ssh|scp|rsync|ping|dig|nslookup|host|ftp)\b"
@@ -381,15 +384,55 @@ class Sandbox:
             return guarded.Watch(())
         return guarded.Watch(notes.directories(self.workspace, cwd))
 
-    def created_note(self, created: Sequence[Path]) -> str:
-        """What the result says when a confined call created :data:`.guarded.WATCHED_NAMES`."""
-        names = ", ".join(str(p) for p in created)
-        return (
-            f"[sandbox: this command created {names}. The sandbox keeps these read-only "
-            "where they exist, but cannot stop a command from creating them; git, codebot "
-            "and Claude Code read them outside the sandbox (a new .git runs its hooks and "
-            "config on your next git command). The user is told to check them.]"
-        )
+    def quarantine(self, created: Sequence[Path]) -> list[tuple[Path, Path | None]]:
+        """Move what a confined call created of :data:`.guarded.WATCHED_NAMES` out of the
+        project, into codebot's state directory (which no sandbox can write), so nothing a
+        confined command wrote is read later by git, codebot or Claude Code outside the
+        sandbox; nothing is deleted. Returns each path with where it went (None: it could not
+        be moved, and stays where it is)."""
+        import secrets
+        import time
+
+        from codebot_mcp.core.config import paths
+
+        if not created:
+            return []
+        stamp = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+        folder = paths.private_dir(paths.state_dir() / QUARANTINE / stamp)
+        moved: list[tuple[Path, Path | None]] = []
+        for path in created:
+            rel = os.path.relpath(path, self.workspace)
+            name = rel.replace(os.sep, "__") if not rel.startswith("..") else path.name
+            target = folder / name
+            try:
+                shutil.move(str(path), str(target))
+            except OSError:  # boundary: reported as created and not moved, never lost
+                moved.append((path, None))
+                continue
+            moved.append((path, target))
+        return moved
+
+    def created_note(self, moved: Sequence[tuple[Path, Path | None]]) -> str:
+        """What the result says when a confined call created one of
+        :data:`.guarded.WATCHED_NAMES` (:meth:`quarantine` moved it away)."""
+        away = [f"{path} (moved to {target})" for path, target in moved if target is not None]
+        kept = [str(path) for path, target in moved if target is None]
+        parts = []
+        if away:
+            parts.append(
+                f"[sandbox: this command created {', '.join(away)}. A confined command may not "
+                "create these: git, codebot and Claude Code read them outside the sandbox (a "
+                "new .git's hooks and config run on your next git command). Nothing is lost: "
+                "the user can look at the moved copy. To create one on purpose, use the write "
+                'tool, or call bash again with "sandbox": false; the user is asked first.]'
+            )
+        if kept:
+            parts.append(
+                f"[sandbox: this command created {', '.join(kept)}, which could not be moved "
+                "out of the project; the user is told to check it before using git or codebot "
+                "there.]"
+            )
+        return "\n".join(parts)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
         """``env`` with ``TMPDIR`` (and ``TMP``, ``TEMP``) on the private temp directory."""

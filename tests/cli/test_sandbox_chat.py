@@ -287,8 +287,8 @@ def test_a_server_asking_for_a_sandbox_it_cannot_have_does_not_start(
 def test_a_project_file_made_inside_is_reported_and_git_writes_ask(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 29: what the sandbox cannot prevent (a new memory file) is said to the model,
-    the user and the transcript; a git write is refused with the way out."""
+    """Issue 29: a memory file a confined call creates is moved out of the project and said
+    to the model, the user and the transcript; a git write is refused with the way out."""
     import subprocess
 
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -302,7 +302,8 @@ def test_a_project_file_made_inside_is_reported_and_git_writes_ask(
     made, commit = doc["tool_calls"]
     assert made["sandbox_created"] == [str(project / "CLAUDE.md")]
     assert "[sandbox: this command created" in tool_results(fake)[0]
-    assert "created" in err and "CLAUDE.md" in err  # the user is told
+    assert "created" in err and "CLAUDE.md" in err and "moved to" in err  # the user is told
+    assert not (project / "CLAUDE.md").exists()  # moved out: the next prompt never reads it
     assert commit["is_error"] and "git directories are read-only" in commit["result"]
     assert '"sandbox": false' in commit["result"]
 

@@ -9,7 +9,8 @@ the fix, checks where it would land, and has a control run outside the sandbox
 2. codebot's own directories and installation, and the exec helper, cannot be written, and
    a ``writable`` entry that holds one is refused; the helper is checked before each use;
 5. the project's ``.codebot``, ``.claude``, ``.mcp.json`` and memory files are read-only
-   where they exist, and their creation is reported where they do not.
+   where they exist; what a confined call creates of them where they do not is moved out of
+   the project when the call ends (into codebot's state directory), and said.
 """
 
 # ruff: noqa: ASYNC240 - the tests read small files of their own tmp_path between calls
@@ -184,16 +185,22 @@ async def test_repositories_in_roots_and_writable_are_protected(tmp_path: Path) 
 
 
 @needs_sandbox
-async def test_a_git_directory_made_inside_is_reported(tmp_path: Path) -> None:
-    project = tmp_path / "plain"  # no repository yet: a .git made now cannot be stopped
+async def test_a_git_directory_made_inside_is_moved_out_of_the_project(tmp_path: Path) -> None:
+    """No repository yet: a .git a confined call makes (a planted core.fsmonitor) is moved
+    out of the project when the call ends, into codebot's state directory, nothing lost."""
+    project = tmp_path / "plain"
     project.mkdir()
     shell = Shell(project)
     try:
-        result = await shell.run("git init -q . && echo made")
+        result = await shell.run(
+            "git init -q . && git config core.fsmonitor 'touch /tmp/owned' && echo made"
+        )
         assert result.data["sandbox_created"] == [str(project / ".git")]
+        assert not (project / ".git").exists()  # the user's next git command finds none
+        moved = Path(result.data["sandbox_quarantined"][str(project / ".git")])
+        assert "fsmonitor" in (moved / "config").read_text()  # kept, outside the project
         assert "sandbox" in result.text and str(project / ".git") in result.text
-        again = await shell.run("echo '[core]' >> .git/config")  # from the next call on: kept
-        refused(again)
+        assert '"sandbox": false' in result.text  # how to make one on purpose
     finally:
         shell.sandbox.close()
 
@@ -364,12 +371,19 @@ async def test_project_files_are_read_only_and_their_creation_is_reported(
         refused(await shell.run(command))
     assert (project / "AGENTS.md").read_text() == "be careful\n"
     assert list((project / ".claude" / "commands").iterdir()) == []
-    # What is missing cannot be mounted over: made anyway, and said.
-    made = await shell.run("mkdir -p .codebot && echo hi > CLAUDE.md && echo done")
+    # What is missing cannot be mounted over: made, then moved out of the project, and said.
+    made = await shell.run(
+        "mkdir -p .codebot && echo '{}' > .codebot/settings.json && echo hi > CLAUDE.md "
+        "&& echo done"
+    )
     assert made.text.startswith("done"), made.text
     expected = [str(project / ".codebot"), str(project / "CLAUDE.md")]
     assert made.data["sandbox_created"] == expected
     assert "[sandbox: this command created" in made.text
+    assert not (project / ".codebot").exists() and not (project / "CLAUDE.md").exists()
+    kept = made.data["sandbox_quarantined"]
+    assert Path(kept[str(project / "CLAUDE.md")]).read_text() == "hi\n"
+    assert (Path(kept[str(project / ".codebot")]) / "settings.json").read_text() == "{}\n"
     quiet = await shell.run("echo fine > other.md")
     assert "sandbox_created" not in quiet.data and "sandbox" not in quiet.text
     shell.sandbox.close()

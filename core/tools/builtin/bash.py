@@ -205,9 +205,11 @@ class BashTool:
             if hidden is not None:
                 result.text = f"{result.text}\n{hidden}"
         created = watch.created() if watch is not None else []
-        if sandbox is not None and created:  # what the sandbox cannot prevent, said
-            result.text = f"{result.text}\n{sandbox.created_note(created)}"
+        if sandbox is not None and created:  # moved out of the project, and said
+            moved = sandbox.quarantine(created)
+            result.text = f"{result.text}\n{sandbox.created_note(moved)}"
             result.data["sandbox_created"] = [str(p) for p in created]
+            result.data["sandbox_quarantined"] = {str(p): str(t) for p, t in moved if t}
         return result
 
     @staticmethod
