@@ -372,12 +372,12 @@ class TurnView(AgentEvents):
             moved = result.data.get("sandbox_quarantined") or {}
             name = render.safe(call.name, one_line=True)
             for path in created:
-                where = moved.get(path)
+                moved_to = moved.get(path)
                 shown = render.safe(path, one_line=True)
-                if where:
+                if moved_to:
                     render.warn(
                         f"sandbox: this {name} call created {shown}, which git and codebot read "
-                        f"outside the sandbox; it was moved to {render.safe(where)}"
+                        f"outside the sandbox; it was moved to {render.safe(moved_to)}"
                     )
                 else:
                     render.warn(

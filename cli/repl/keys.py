@@ -11,12 +11,27 @@ from __future__ import annotations
 
 import os
 import select
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 NO = "n"
 """What Esc answers."""
 MAX_DRAIN_BYTES = 1 << 16
 """The most typed-ahead bytes thrown away from a pipe before a question (bounded)."""
+OPEN = {"key": 0, "line": 0}
+"""Questions waiting for their answer now, by kind, counted once the type-ahead was dropped:
+what is typed from then on answers them (what drivers of the REPL, and its tests, wait for)."""
+
+
+@contextmanager
+def question_open(kind: str) -> Iterator[None]:
+    """Count a question of ``kind`` (``key`` or ``line``) in :data:`OPEN` while it waits."""
+    OPEN[kind] += 1
+    try:
+        yield
+    finally:
+        OPEN[kind] -= 1
 
 
 def flush_typeahead(pt_input: Any) -> None:
@@ -105,9 +120,10 @@ async def ask_key(
     session: PromptSession[str] = PromptSession(
         input=pt_input, output=pt_output, key_bindings=bindings
     )
-    # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT handler
-    # on return, and a later Ctrl-C during the approved call would be lost.
-    return await session.prompt_async(question, handle_sigint=False)
+    with question_open("key"):
+        # handle_sigint=False: prompt-toolkit would otherwise remove the turn's SIGINT
+        # handler on return, and a later Ctrl-C during the approved call would be lost.
+        return await session.prompt_async(question, handle_sigint=False)
 
 
 ESCAPE_SEQUENCE_SECONDS = 0.05

@@ -112,10 +112,11 @@ class Repl:
         the question appeared is thrown away first, as for :meth:`ask_key`."""
         from prompt_toolkit.application.current import get_app_session
 
-        from codebot_mcp.cli.repl.keys import flush_typeahead
+        from codebot_mcp.cli.repl.keys import flush_typeahead, question_open
 
         flush_typeahead(self.pt_input if self.pt_input is not None else get_app_session().input)
-        return await self._session().prompt_async(question, handle_sigint=False)
+        with question_open("line"):
+            return await self._session().prompt_async(question, handle_sigint=False)
 
     async def ask_key(self, question: str, keys: str, enter: str | None = None) -> str:
         """One key, no Enter (``cli.repl.keys``): approvals, trust, rewind. Keys typed

@@ -79,6 +79,32 @@ async def drive(
     return code, repl
 
 
+ANSWER_KEYS = frozenset("yanfcoYANFCO\x1b")
+"""A step of one of these keys (Enter after it allowed) answers a one-key question."""
+
+
+async def question_open(seconds: float = 30) -> str:
+    """Wait until a question waits for its answer (``cli.repl.keys.OPEN``): what is sent
+    earlier is dropped as typed ahead, and the question would wait forever. Returns its
+    kind: ``key`` (one key answers it) or ``line``; fails after ``seconds``."""
+    from codebot_mcp.cli.repl import keys
+
+    await until(lambda: keys.OPEN["key"] + keys.OPEN["line"] > 0, seconds)
+    return "key" if keys.OPEN["key"] else "line"
+
+
+QUESTION_WAIT_SECONDS = 8.0
+"""How long a step that looks like an answer (``y``, ``n\\r``) waits for a question before
+it is typed at the main prompt instead (a sandboxed bash asks nothing, say)."""
+
+
+async def maybe_question() -> str | None:
+    """:func:`question_open`, or None when none opened within the wait."""
+    with anyio.move_on_after(QUESTION_WAIT_SECONDS):
+        return await question_open(QUESTION_WAIT_SECONDS + 1)
+    return None
+
+
 async def play(inp: Any, steps: list[Step]) -> None:
     for wait, text in steps:
         if callable(wait):
@@ -86,7 +112,11 @@ async def play(inp: Any, steps: list[Step]) -> None:
             await anyio.sleep(0.3)  # the question is on screen
         else:
             await anyio.sleep(wait)
-        inp.send_text(text)
+        key = text.removesuffix("\r")
+        if len(key) == 1 and key in ANSWER_KEYS and await maybe_question() == "key":
+            inp.send_text(key)  # one key answers; an Enter after it would be typed ahead
+        else:
+            inp.send_text(text)
 
 
 def connected_count(repl: Repl) -> int:

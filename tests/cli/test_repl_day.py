@@ -16,7 +16,7 @@ from codebot_mcp.cli.app import run
 from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.repl.loop import Repl
 from codebot_mcp.cli.repl.preview import head, preview
-from tests.cli.repl_driver import connected, drive, until
+from tests.cli.repl_driver import connected, drive, question_open, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry as entry
@@ -91,19 +91,19 @@ async def test_one_key_answers_and_type_ahead_never_answers(
         await until(lambda: bool(connected(repl)))
         inp.send_text("write a\r")
         await until(asked(1))
-        await anyio.sleep(0.5)
+        await question_open()
         inp.send_text("y")  # one key, no Enter
         await until(asked(2))
         await anyio.sleep(0.5)
         inp.send_text("write b\ra")  # "a" typed ahead, before the question exists
         await until(asked(3))
-        await anyio.sleep(0.5)
+        await question_open()
         inp.send_text("\x1b")  # Esc: no
         await until(asked(4))
         await anyio.sleep(0.5)
         inp.send_text("write c\r")
         await until(asked(5))
-        await anyio.sleep(0.5)
+        await question_open()
         inp.send_text("A")  # upper case counts too: always
         await finished(fake)
         inp.send_text("\x04")

@@ -243,7 +243,7 @@ def test_ctrl_c_cancels_a_turn_and_the_prompt_comes_back(
 
         terminal.type_line("sleep for a minute")  # a long MCP tool call
         terminal.expect("allow? [y]es once")
-        terminal.type_line("y")
+        terminal.send("y")
         terminal.expect("→ mcp__echo__sleep")
         terminal.send("C-c")
         terminal.expect("(interrupted)", count=2)

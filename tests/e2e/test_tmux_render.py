@@ -125,7 +125,7 @@ def test_edit_and_write_approvals_show_coloured_diffs_and_a_drop_errors_on_a_new
         removed = next(line for line in colours.splitlines() if "-x = 1" in line)
         added = next(line for line in colours.splitlines() if "+x = 2" in line)
         assert "\x1b[31m" in removed and "\x1b[32m" in added, (removed, added)
-        term.type_line("y")
+        term.send("y")
         term.expect("Edited.")
         assert (root / "app.py").read_text() == "import os\nx = 2\nprint(x)\n"
         term.type_line("rewrite it")  # write over an existing file: a diff too
@@ -134,7 +134,7 @@ def test_edit_and_write_approvals_show_coloured_diffs_and_a_drop_errors_on_a_new
         assert any("-import os" in line and "\x1b[31m" in line for line in colours.splitlines())
         assert any("+import sys" in line and "\x1b[32m" in line for line in colours.splitlines())
         assert any("-print(x)" in line for line in colours.splitlines())
-        term.type_line("y")
+        term.send("y")
         term.expect("Rewritten.")
         assert (root / "app.py").read_text() == "import sys\nx = 2\n"
         term.type_line("go on")

@@ -47,7 +47,7 @@ def test_always_is_asked_again_after_the_tool_changes(
 
         terminal.type_line("show the notes")
         terminal.expect(ASK)
-        terminal.type_line("a")  # always, for this session
+        terminal.send("a")  # always, for this session (one key, no Enter)
         terminal.expect("first done")
 
         terminal.type_line("again")
@@ -60,7 +60,7 @@ def test_always_is_asked_again_after_the_tool_changes(
         terminal.type_line("notes once more")
         screen = terminal.expect(ASK, count=2)
         assert ALWAYS_WARNING in screen
-        terminal.type_line("n")
+        terminal.send("n")
         terminal.expect("fourth done")
         wait_until(lambda: len(requests(log)) == 8, 5, "the request log")
         result = requests(log)[-1]["messages"][-1]
@@ -105,7 +105,7 @@ def test_a_tool_that_drifted_from_the_lock_is_asked_about_despite_an_allow_rule(
         terminal.type_line("notes again")
         screen = terminal.expect(ASK)
         assert LOCK_WARNING in screen, screen
-        terminal.type_line("y")
+        terminal.send("y")
         terminal.expect("third done")
         wait_until(lambda: len(requests(log)) == 6, 5, "the request log")
         result = requests(log)[-1]["messages"][-1]
