@@ -219,6 +219,7 @@ class ChatRuntime:
         if saved is not None:
             self.session.replace_history(sessions.replay(saved.path))
             self.session.restore_loaded(sessions.loaded_tools(saved.path))
+            self.session.todos.restore(sessions.todos(saved.path))
             log.adopt(self.session)
             self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log

@@ -282,6 +282,7 @@ class Subagents:
             cwd=self.cwd,
             project_root=self.project_root,
             project_notes=parent.session.project_notes,
+            todos=False,
         )
         session.set_tool_search(False)
         session.set_identity("\n\n".join([spec.prompt or parent.session.identity, SUBAGENT_NOTE]))
