@@ -418,6 +418,7 @@ async def open_runtime(
             skills=catalog,
             skill_tool=SkillTool(catalog, loader),
             project_notes=settings.project_extensions,
+            todos=True,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow

@@ -58,7 +58,8 @@ class Session:
         project_notes: Read the project's notes into the prompt (False while the project
             is not trusted: they are listed as skipped).
         todos: Offer ``todo_write`` (the session's visible plan, :attr:`todos`), after the
-            local layer; a subagent's session has none (nobody would see its list).
+            local layer: the chat's session does; a subagent's has none (nobody would see
+            its list).
     """
 
     def __init__(
@@ -72,7 +73,7 @@ class Session:
         skills: SkillCatalog | None = None,
         skill_tool: Tool | None = None,
         project_notes: bool = True,
-        todos: bool = True,
+        todos: bool = False,
     ) -> None:
         self.source = source
         self.skills = skills

@@ -235,9 +235,12 @@ class Subagents:
         return child
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
-        """The parent's current tools that ``spec`` allows (no ``task`` past the depth)."""
+        """The parent's current tools that ``spec`` allows (no ``task`` past the depth; no
+        ``todo_write``: the plan is the parent's, the one the user sees)."""
         tools = [
-            t for t in parent.session.active_tools if t.name != "task" and allows(spec.tools, t)
+            t
+            for t in parent.session.active_tools
+            if t.name not in ("task", "todo_write") and allows(spec.tools, t)
         ]
         child = self._child()
         task = child.tool()
@@ -282,7 +285,6 @@ class Subagents:
             cwd=self.cwd,
             project_root=self.project_root,
             project_notes=parent.session.project_notes,
-            todos=False,
         )
         session.set_tool_search(False)
         session.set_identity("\n\n".join([spec.prompt or parent.session.identity, SUBAGENT_NOTE]))

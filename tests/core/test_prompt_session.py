@@ -13,7 +13,7 @@ from tests.core.fakes import ListSource, ScriptedTool
 
 pytestmark = pytest.mark.anyio
 
-BUILTINS = ["read", "edit", "write", "glob", "grep", "bash", "todo_write"]
+BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
 
 
 def mcp(server: str, tool: str, capability: Capability = Capability.READ) -> ScriptedTool:
@@ -88,7 +88,7 @@ async def test_plan_mode_keeps_read_tools_and_survives_refresh(tmp_path: Path) -
     source = ListSource([mcp("a", "get"), mcp("a", "put", Capability.WRITE)])
     session = Session(builtin_tools(tmp_path), source, cwd=tmp_path, plan_mode=True)
     await session.before_prompt()
-    read_only = ["read", "glob", "grep", "todo_write"]  # todo_write changes only the session
+    read_only = ["read", "glob", "grep"]
     assert names(session.active_tools) == [*read_only, "mcp__a__get"]
     assert "Plan mode is on" in session.system_prompt
     assert [s["function"]["name"] for s in session.tool_schemas()] == [*read_only, "mcp__a__get"]
@@ -97,7 +97,7 @@ async def test_plan_mode_keeps_read_tools_and_survives_refresh(tmp_path: Path) -
     assert names(session.active_tools) == [*read_only, "mcp__a__get", "mcp__a__list"]
     session.set_plan_mode(False)
     assert "Plan mode" not in session.system_prompt
-    assert len(session.active_tools) == 10
+    assert len(session.active_tools) == 9
 
 
 def test_messages_and_clear(tmp_path: Path) -> None:
