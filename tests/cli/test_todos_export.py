@@ -89,6 +89,10 @@ def test_todo_write_in_print_mode_is_saved_and_resumed(
     assert code == 0, err
     assert "status must be one of pending, in_progress, completed" in str(fake.bodies[3])
     assert history.todos(saved.path) == PLAN
+    # -p runs /todos like the other reports: the plan of the session it continues.
+    code, out, err = cli(capsys, monkeypatch, project, "chat", "-p", "/todos", "--continue")
+    assert code == 0, err
+    assert "todo list: 1/3 completed" in out and "◐ Fix the \\x1b[31mbug" in out
 
 
 def test_stream_json_emits_a_todos_event(
@@ -224,3 +228,13 @@ def test_export_both_formats_masks_secrets(
     assert code == 2 and out == ""
     assert "'nope-123' is not a saved session of this project" in err
     assert "codebot chat --resume" in err
+
+
+def test_the_checklist_falls_back_to_ascii_marks() -> None:
+    import io
+
+    from codebot_mcp.cli.repl.reports import todo_checklist
+
+    ascii_stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    lines = todo_checklist(PLAN, ascii_stream).splitlines()
+    assert lines == ["  [x] Read the code", "  [~] Fix the \\x1b[31mbug", "  [ ] Run the tests"]
