@@ -238,3 +238,11 @@ def test_the_checklist_falls_back_to_ascii_marks() -> None:
     ascii_stream = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
     lines = todo_checklist(PLAN, ascii_stream).splitlines()
     assert lines == ["  [x] Read the code", "  [~] Fix the \\x1b[31mbug", "  [ ] Run the tests"]
+
+
+def test_hooks_know_todo_write_by_its_claude_code_name() -> None:
+    from codebot_mcp.core.config.hookcontract import CODEBOT_NAMES, claude_input, claude_name
+
+    assert claude_name("todo_write") == "TodoWrite"
+    assert CODEBOT_NAMES["TodoWrite"] == "todo_write"
+    assert claude_input("todo_write", {"todos": PLAN}, Path("/")) == {"todos": PLAN}
