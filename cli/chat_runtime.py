@@ -219,6 +219,7 @@ class ChatRuntime:
         if saved is not None:
             self.session.replace_history(sessions.replay(saved.path))
             self.session.restore_loaded(sessions.loaded_tools(saved.path))
+            self.session.todos.restore(sessions.todos(saved.path))
             log.adopt(self.session)
             self.pending_tasks = sessions.pending_tasks(saved.path)
         self.session.recorder = log
@@ -417,6 +418,7 @@ async def open_runtime(
             skills=catalog,
             skill_tool=SkillTool(catalog, loader),
             project_notes=settings.project_extensions,
+            todos=True,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow

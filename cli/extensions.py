@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 RESERVED = (
     *("exit", "quit", "help", "clear", "plan", "tools", "context", "usage", "compact"),
     *("resume", "mcp", "hooks", "agents", "skills", "memory", "init", "rewind"),
+    *("todos", "export"),
 )
 """The REPL's own command names: a custom command of the same name is not used."""
 

@@ -206,7 +206,8 @@ class StreamJsonView(AgentEvents):
         self._result(call, "rejected", result.text, seconds=0.0, sandbox=None)
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
-        """``tool_result``: ok or error, masked and cut."""
+        """``tool_result``: ok or error, masked and cut; then ``todos`` when ``todo_write``
+        changed the plan."""
         sandbox = result.data.get("sandbox")
         self._result(
             call,
@@ -215,6 +216,9 @@ class StreamJsonView(AgentEvents):
             seconds=round(seconds, 3),
             sandbox=sandbox if isinstance(sandbox, str) else None,
         )
+        todos = result.data.get("todos") if call.name == "todo_write" else None
+        if isinstance(todos, list) and result.data.get("changed", True):
+            self.writer.emit("todos", tool_call_id=call.id, todos=todos)
 
     def compacted(self, compaction: Compaction) -> None:
         """``compaction``."""

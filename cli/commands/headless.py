@@ -297,6 +297,7 @@ def _joined(first: RunResult, second: RunResult) -> RunResult:
 ONE_SHOT_COMMANDS = (
     *("/help", "/tools", "/context", "/usage", "/sandbox", "/hooks", "/agents"),
     *("/memory", "/init", "/skills"),
+    *("/todos",),
 )
 """The REPL's report commands that ``-p`` runs too (``codebot chat -p /memory``)."""
 

@@ -364,7 +364,13 @@ class TurnView(AgentEvents):
             mark = render.style("✓", "32", sys.stderr)
             name = render.safe(call.name, one_line=True)
             print(f"  {mark} {name} ({seconds:.1f}s{where})", file=sys.stderr)
-            if self.previews:
+            todos = result.data.get("todos") if call.name == "todo_write" else None
+            if isinstance(todos, list):  # the plan changed: shown as a checklist
+                from codebot_mcp.cli.repl.reports import todo_checklist
+
+                if result.data.get("changed", True):
+                    print(todo_checklist(todos, sys.stderr), file=sys.stderr)  # pyright: ignore[reportUnknownArgumentType]
+            elif self.previews:
                 done = live.matches(result.text) if live is not None else 0
                 print_lines(preview(result.text, skip=done))
         created = result.data.get("sandbox_created")

@@ -63,6 +63,7 @@ SLASH_COMMANDS = [
     *("/hooks", "/agents", "/skills", "/memory", "/init", "/resume", "/rewind", "/clear"),
     *("/help", "/exit"),
     *("/model", "/expand"),
+    *("/todos", "/export"),
 ]
 """The REPL's own commands, as completed at its prompt."""
 

@@ -29,6 +29,7 @@ from codebot_mcp.cli.repl.reports import (
     color_diff,
     context_report,
     sandbox_report,
+    todos_report,
     tools_report,
     usage_line,
     usage_report,
@@ -56,6 +57,7 @@ REPORTS: dict[str, Callable[[ChatRuntime], str]] = {
     "/sandbox": sandbox_report,
     "/hooks": lambda runtime: extensions.hooks_report(runtime.ext),
     "/agents": lambda runtime: extensions.agents_report(runtime.ext),
+    "/todos": todos_report,
 }
 """The commands that print a report of the runtime, and nothing else."""
 
@@ -347,7 +349,7 @@ class Repl:
         print(render.style(f"── {name} {state} ──", "2", sys.stderr), file=sys.stderr)
         print(whole(result.text))
 
-    async def command(self, line: str) -> str | None:
+    async def command(self, line: str) -> str | None:  # noqa: C901 (a dispatcher: a branch a command)
         """Run a slash command; returns "exit" to leave."""
         runtime = self.runtime
         assert runtime is not None
@@ -360,6 +362,10 @@ class Repl:
             print(report(runtime))
         elif name == "/expand":
             self.expand()
+        elif name == "/export":
+            from codebot_mcp.cli.repl.exportfile import repl_export
+
+            repl_export(runtime, rest.strip())
         elif name == "/model":
             from codebot_mcp.cli.repl.welcome import switch_model
 

@@ -12,6 +12,41 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime
 
 
+def todo_checklist(todos: list[dict[str, Any]], stream: Any) -> str:
+    """The plan as a checklist, one item a line: ``☐``/``◐``/``☑`` (``[ ]``/``[~]``/``[x]``
+    where the stream cannot print them), the model's words escaped; the item in progress
+    bold, done items dimmed."""
+    from codebot_mcp.core.tools.builtin.todo import Todo, checklist
+
+    items = [
+        Todo(safe(t.get("content", ""), one_line=True), str(t.get("status", "pending")))
+        for t in todos
+    ]
+    encoding = getattr(stream, "encoding", None) or "ascii"
+    try:
+        "☐◐☑".encode(encoding)
+        plain = False
+    except (UnicodeEncodeError, LookupError):
+        plain = True
+    lines: list[str] = []
+    for item, line in zip(items, checklist(items, ascii_marks=plain), strict=True):
+        code = {"in_progress": "1", "completed": "2"}.get(item.status, "")
+        lines.append("  " + (render.style(line, code, stream) if code else line))
+    return "\n".join(lines)
+
+
+def todos_report(runtime: ChatRuntime) -> str:
+    """``/todos``: the session's plan, or a line saying there is none."""
+    import sys
+
+    todos = runtime.session.todos
+    if not todos.items:
+        return "(no todo list in this session; the model writes one with todo_write)"
+    done = sum(t.status == "completed" for t in todos.items)
+    head = f"todo list: {done}/{len(todos.items)} completed"
+    return f"{head}\n{todo_checklist(todos.as_json(), sys.stdout)}"
+
+
 def color_diff(diff: str, stream: Any) -> str:
     """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
     out: list[str] = []
@@ -231,6 +266,8 @@ HELP = """\
               like the conversation) to before turn N
 /model [NAME]  the endpoint's models (no NAME); with NAME, use it for this session
 /expand       the last tool result in full (also Ctrl-O at the prompt)
+/todos        the plan the model keeps with todo_write (☐ pending, ◐ in progress, ☑ done)
+/export [FILE]  write this conversation as Markdown (default ./codebot-<session>.md)
 /clear        forget the conversation
 /help         this list
 /exit         leave (also Ctrl-D, or Ctrl-C twice at an empty prompt)

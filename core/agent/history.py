@@ -9,6 +9,8 @@ One file per session, ``<state>/sessions/<project key>/<id>.jsonl`` (directories
   ``/clear``): a reader starts over from it;
 - ``{"type": "loaded", "tools": [...]}`` for MCP tools ``search_tools`` loaded (tool search),
   in load order: they stay loaded when the session is resumed;
+- ``{"type": "todos", "todos": [...]}`` whenever ``todo_write`` changed the session's plan
+  (and an empty list when ``/clear`` dropped it): the last one is resumed (:func:`todos`);
 - ``{"type": "task", "event": "started", "server", "tool", "arguments", "task_id", "started"}``
   when a server turned a tool call into a task (SEP-2663), and ``{"type": "task", "event":
   "ended", "task_id", "status"}`` when it ended (or was cancelled, or is gone): a task that
@@ -93,6 +95,7 @@ class SessionLog:
         self._written = 0
         self._version = -1
         self._loaded = 0
+        self._todos = 0
         self.error: str | None = None
         """Why saving stopped (disk full, permissions); the conversation goes on."""
 
@@ -113,6 +116,7 @@ class SessionLog:
         self._written = len(session.history)
         self._version = session.history_version
         self._loaded = len(session.search.loaded)
+        self._todos = session.todos.version
 
     def sync(self, session: Session) -> None:
         """Append the messages added since the last call, or a reset after a rewrite."""
@@ -131,6 +135,9 @@ class SessionLog:
         loaded = list(session.search.loaded)
         if len(loaded) > self._loaded:
             records.append({"type": "loaded", "tools": loaded[self._loaded :]})
+        todos = session.todos.version
+        if todos != self._todos:
+            records.append({"type": "todos", "todos": session.todos.as_json()})
         if not records:
             return
         try:
@@ -141,6 +148,7 @@ class SessionLog:
         self._written = len(history)
         self._version = session.history_version
         self._loaded = len(loaded)
+        self._todos = todos
 
     def task_started(self, record: Mapping[str, Any]) -> None:
         """A tool call became a server-side task: remember it until it ends."""
@@ -251,6 +259,23 @@ def loaded_tools(path: Path) -> list[str]:
         if isinstance(tools, list):
             names += [n for n in tools if isinstance(n, str) and n not in names]
     return names
+
+
+def header(path: Path) -> dict[str, Any]:
+    """The session file's first record (id, created, project, cwd, model), or {}."""
+    for record in _records(path):
+        return record if record.get("type") == "session" else {}
+    return {}
+
+
+def todos(path: Path) -> list[dict[str, Any]]:
+    """The todo list a session file ends with (``todo_write``'s last list), or []."""
+    found: list[Any] = []
+    for record in _records(path):
+        items: Any = record.get("todos") if record.get("type") == "todos" else None
+        if isinstance(items, list):
+            found = [i for i in items if isinstance(i, dict)]  # pyright: ignore[reportUnknownVariableType]
+    return found
 
 
 def pending_tasks(path: Path) -> list[dict[str, Any]]:

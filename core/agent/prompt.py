@@ -35,7 +35,8 @@ GUIDELINES = """\
 PLAN_MODE = """\
 # Plan mode
 Plan mode is on: only read-only tools are available. Investigate and propose a plan; do not \
-try to change anything. The user leaves plan mode with /plan."""
+try to change anything. Lay the plan out with todo_write, the checklist the user sees. The \
+user leaves plan mode with /plan."""
 
 
 def instructions_block(

@@ -19,6 +19,7 @@ from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
 from codebot_mcp.core.config.notes import load as load_notes
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
 from codebot_mcp.core.tools.skills import SkillCatalog
 
 Message = dict[str, Any]
@@ -56,6 +57,9 @@ class Session:
             while there is at least one skill.
         project_notes: Read the project's notes into the prompt (False while the project
             is not trusted: they are listed as skipped).
+        todos: Offer ``todo_write`` (the session's visible plan, :attr:`todos`), after the
+            local layer: the chat's session does; a subagent's has none (nobody would see
+            its list).
     """
 
     def __init__(
@@ -69,6 +73,7 @@ class Session:
         skills: SkillCatalog | None = None,
         skill_tool: Tool | None = None,
         project_notes: bool = True,
+        todos: bool = False,
     ) -> None:
         self.source = source
         self.skills = skills
@@ -83,7 +88,11 @@ class Session:
         self.notes = load_notes(cwd, project_root, project=project_notes)
         """The project notes in the prompt (``/memory`` shows them)."""
         self.instructions = prompt.instructions_block(cwd, project_root, self.notes)
+        self.todos = TodoList()
+        """The plan ``todo_write`` keeps (``/todos`` shows it; saved with the session)."""
         self._local: list[Tool] = list(local_tools)
+        if todos:
+            self._local.append(TodoWriteTool(self.todos))
         self._mcp: list[Tool] = []
         self.system_prompt = ""
         self.blocks: dict[str, str] = {}
@@ -259,8 +268,9 @@ class Session:
             self._rebuild()
 
     def clear(self) -> None:
-        """Forget the conversation (tools and plan mode stay)."""
+        """Forget the conversation and its todo list (tools and plan mode stay)."""
         self.history.clear()
+        self.todos.replace([])
         self.history_version += 1
         self.checkpoint()
 

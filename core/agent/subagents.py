@@ -235,9 +235,12 @@ class Subagents:
         return child
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
-        """The parent's current tools that ``spec`` allows (no ``task`` past the depth)."""
+        """The parent's current tools that ``spec`` allows (no ``task`` past the depth; no
+        ``todo_write``: the plan is the parent's, the one the user sees)."""
         tools = [
-            t for t in parent.session.active_tools if t.name != "task" and allows(spec.tools, t)
+            t
+            for t in parent.session.active_tools
+            if t.name not in ("task", "todo_write") and allows(spec.tools, t)
         ]
         child = self._child()
         task = child.tool()

@@ -32,6 +32,7 @@ CLAUDE_NAMES = {
     "grep": "Grep",
     "task": "Agent",
     "skill": "Skill",
+    "todo_write": "TodoWrite",
 }
 """codebot's built-in tool → the name Claude Code gives the same tool."""
 OLD_NAMES = {"Task": "task", "MultiEdit": "edit", "LS": "glob"}

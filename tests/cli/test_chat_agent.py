@@ -160,7 +160,7 @@ def names_of(body: dict[str, Any]) -> list[str]:
 
 
 BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
-LOCAL = [*BUILTINS, "task", "list_mcp_resources", "read_mcp_resource"]
+LOCAL = [*BUILTINS, "task", "list_mcp_resources", "read_mcp_resource", "todo_write"]
 """The local layer when any server is configured: the built-ins, ``task`` and the resource
 tools."""
 
@@ -247,7 +247,7 @@ async def test_repl_usage_context_compact_and_resume(
     assert "older message(s) summarised" in out
     summary = fake.bodies[1]
     assert "keep the greeting" in summary["messages"][0]["content"]
-    assert "loaded (7, in the request):" in out and "tool search: off" in out
+    assert "loaded (8, in the request):" in out and "tool search: off" in out
     # A second REPL resumes it by picking from the list.
     fake.queue(fo.text("welcome back"))
     from codebot_mcp.cli.chat_runtime import ChatOptions
