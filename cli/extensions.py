@@ -147,10 +147,15 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     from codebot_mcp.core.config import discovery
 
     project = settings.project_extensions
-    agents = load_agents(ext.root, include_project=project)
-    commands = load_commands(ext.root, include_project=project, reserved=RESERVED)
+    aliases = settings.model_aliases
+    agents = load_agents(ext.root, include_project=project, model_aliases=aliases)
+    commands = load_commands(
+        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases
+    )
     for problem in [*agents.problems, *commands.problems]:
         render.warn_once(f"skipping {problem}")
+    for note in [*agents.notes, *commands.notes]:
+        render.warn_once(note)
     ext.subagents.catalog = agents
     ext.commands = commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
@@ -183,6 +188,9 @@ def skill_catalog(
     include = settings.project_extensions
     held = trust.held_digests(tuple(discovery.definition_files(root))) if include else {}
     local = discover(root, include_project=include)
+    for skill in local.skills:
+        if skill.note:
+            render.warn_once(f"{skill.skill_file}: {skill.note}")
     return SkillCatalog(local, source), SkillLoader(source, held)
 
 
@@ -208,15 +216,22 @@ def command_for(ext: Extensions | None, line: str) -> tuple[CustomCommand, str] 
 
 
 @asynccontextmanager
-async def running(agent: Agent, command: CustomCommand | None) -> AsyncIterator[None]:
-    """The command's ``allowed-tools`` and ``model`` while its prompt runs (nothing for None)."""
+async def running(
+    ext: Extensions | None, agent: Agent, command: CustomCommand | None, prompt: str
+) -> AsyncIterator[str]:
+    """The command's ``allowed-tools`` and ``model`` while its prompt runs; yields the prompt,
+    its ``!`cmd``` lines run and its ``@path`` files inlined (as written for None)."""
     if command is None:
-        yield
+        yield prompt
         return
-    from codebot_mcp.core.agent.commands import applied
+    from codebot_mcp.core.agent.commands import applied, prepare
 
+    root = ext.root if ext is not None and ext.root is not None else Path.cwd()
     async with applied(agent, command):
-        yield
+        prepared = await prepare(agent, command, prompt, root)
+        for note in prepared.notes:
+            render.warn(note)
+        yield prepared.text
 
 
 # -- what the REPL shows -------------------------------------------------------------------------
@@ -265,12 +280,26 @@ def agents_report(ext: Extensions | None) -> str:
     """``/agents``: the agents ``task`` can start, then this session's runs."""
     if ext is None:
         return "(no agents)"
+    from codebot_mcp.core.agent.subagents import allows
+
     subagents = ext.subagents
+    parent = subagents.agent_of()
+    mine = [t.name for t in parent.session.active_tools] if parent is not None else None
+
+    def tools_of(patterns: tuple[str, ...] | None) -> str:
+        """The tools the agent really gets: its list over this session's tools."""
+        if patterns is None:
+            return "(all of yours)"
+        if mine is not None and parent is not None:
+            names = [t.name for t in parent.session.active_tools if allows(patterns, t)]
+            return ", ".join(names) or "(none)"
+        return ", ".join(patterns) or "(none)"
+
     rows = [
         [
             s.name,
             str(s.path) if s.path else s.origin,
-            ", ".join(s.tools) if s.tools is not None else "(all of yours)",
+            tools_of(s.tools),
             s.model or "(yours)",
             render.first_line(s.description, 60),
         ]
