@@ -10,7 +10,13 @@ namespace (``frontend/review.md`` is ``/frontend:review``). Front matter (all op
   ``permissions.allow`` held them (deny and ask rules still win; Claude Code's ``Bash`` and
   friends are understood; an entry narrowed by a specifier, ``Bash(git add:*)``, is not
   honoured, since codebot's rules cannot narrow by arguments: that tool still asks);
-- ``model``: the model (at the same endpoint) that answers this prompt.
+- ``model``: the model (at the same endpoint) that answers this prompt; a Claude model name
+  (``sonnet``, ``claude-sonnet-4-0``) goes through ``model_aliases``
+  (:mod:`core.config.modelnames`).
+
+Before the prompt is sent, :func:`prepare` runs its ``!`cmd``` lines (the session's ``bash``
+tool and gate; ``allowed-tools`` ``Bash(...)`` entries pre-approve the lines they cover) and
+inlines its ``@path`` files, as Claude Code does.
 
 The body is the prompt: ``$ARGUMENTS`` is everything after the name, ``$1``, ``$2``... the
 arguments one by one (shell-style quoting groups words). A body with neither gets the

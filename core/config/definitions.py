@@ -16,9 +16,12 @@ name, a symlink out of the project) is reported as a :class:`Problem` naming it;
 Front matter is YAML (PyYAML's safe loader with YAML 1.2's core scalars, a key written twice
 refused: skills served over MCP carry their front matter as JSON, and local files must read
 the same way). Files written for Claude Code
-are often not strict YAML (``description: Use when: ...``, ``argument-hint: [file]``), so a
-line-based ``key: value`` reading takes over when YAML fails, and fields that must be text
-keep the text as written when YAML would make a list of it.
+are often not strict YAML (``description: Use when: ...``, ``argument-hint: [file]``, a
+multi-line ``description`` holding ``<example>`` dialogue), so a line-based reading takes over
+when YAML fails, as Claude Code's loader reads them (:func:`_lenient`: a multi-line value kept
+whole, only known keys opening a field after a free-text one), and fields that must be text
+keep the text as written when YAML would make a list of it. Lists (``tools``) read in every
+form: ``Read, Grep``, ``["Read", "Grep"]``, a YAML list (:meth:`Definition.names`).
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ async def test_agents_shows_the_tools_each_agent_really_gets_and_shell_lines_in_
         inp.send_text("\x04")
 
     code, _ = await drive(project, steps, seconds=30)
-    out, err = capsys.readouterr()
+    out, _ = capsys.readouterr()
     assert code == 0
     (row,) = [line for line in out.splitlines() if "code-checker.md" in line]
     assert "read, grep" in row and "WebFetch" not in row
