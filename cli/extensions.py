@@ -284,14 +284,18 @@ def agents_report(ext: Extensions | None) -> str:
 
     subagents = ext.subagents
     parent = subagents.agent_of()
-    mine = [t.name for t in parent.session.active_tools] if parent is not None else None
+    nests = subagents.depth + 1 < subagents.max_depth  # a subagent gets `task` too
 
     def tools_of(patterns: tuple[str, ...] | None) -> str:
         """The tools the agent really gets: its list over this session's tools."""
         if patterns is None:
             return "(all of yours)"
-        if mine is not None and parent is not None:
-            names = [t.name for t in parent.session.active_tools if allows(patterns, t)]
+        if parent is not None:
+            names = [
+                t.name
+                for t in parent.session.active_tools
+                if allows(patterns, t) and (t.name != "task" or nests)
+            ]
             return ", ".join(names) or "(none)"
         return ", ".join(patterns) or "(none)"
 

@@ -229,7 +229,10 @@ async def prepare(agent: Agent, command: CustomCommand, prompt: str, root: Path)
     out = Prepared("")
     parts: list[str] = []
     last = 0
+    fenced = _fenced(prompt)
     for match in _INLINE.finditer(prompt):
+        if match.group(1) is None and any(a <= match.start() < b for a, b in fenced):
+            continue  # `@pytest.fixture` in a code block is code, not a file
         if match.group(1) is not None:
             text = await _shell(agent, command, match.group(1).strip(), root, out.notes)
         else:
@@ -243,6 +246,24 @@ async def prepare(agent: Agent, command: CustomCommand, prompt: str, root: Path)
     parts.append(prompt[last:])
     out.text = "".join(parts)
     return out
+
+
+def _fenced(text: str) -> list[tuple[int, int]]:
+    """The spans of ```` ``` ```` fenced blocks (an unclosed one runs to the end)."""
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("```"):
+            if start is None:
+                start = offset
+            else:
+                spans.append((start, offset + len(line)))
+                start = None
+        offset += len(line)
+    if start is not None:
+        spans.append((start, len(text)))
+    return spans
 
 
 async def _shell(

@@ -108,6 +108,9 @@ class Definition:
             return None
         if isinstance(value, str) and value.strip().startswith("["):
             value = _flow_list(value.strip())
+        elif isinstance(value, str) and value.lstrip().startswith("- "):
+            # a YAML block list the lenient reader kept as lines (`tools:` then `  - Read`)
+            value = [line.strip()[2:] for line in value.splitlines() if line.strip()[:2] == "- "]
         if isinstance(value, list):
             items = [str(v).strip() for v in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         else:

@@ -51,6 +51,10 @@ model: claude-sonnet-4-0
 - The readme: @docs/readme.txt
 - Outside: @../secret.txt and missing: @docs/none.md
 
+```python
+@pytest.fixture
+```
+
 Write a commit message for $ARGUMENTS.
 """
 
@@ -106,6 +110,8 @@ def test_a_commands_shell_lines_files_and_claude_model_in_one_shot_mode(
     assert "@../secret.txt [not inlined: it is outside the project]" in sent
     assert "not for the model" not in sent
     assert "@docs/none.md [not inlined: no such file in the project]" in sent
+    assert "```python\n@pytest.fixture\n```" in sent  # code in a fence is no file
+    assert sent.count("[not inlined") == 2 and err.count("is not inlined") == 2
     assert sent.endswith("Write a commit message for the greeting.")
     # claude-sonnet-4-0 is no model at this endpoint: the user's answers, with one note
     assert body["model"] == model.bodies[0]["model"] != "claude-sonnet-4-0"
@@ -164,3 +170,24 @@ async def test_agents_shows_the_tools_each_agent_really_gets_and_shell_lines_in_
     sent = model.bodies[0]["messages"][-1]["content"]
     assert "- Greeting: hello from echo" in sent
     assert "@docs/readme.txt\n```\nThe readme's text." in sent
+
+
+def test_a_skill_titled_by_name_loads_under_its_folder_with_one_note(
+    project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = project / ".claude" / "skills" / "hook-development"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: Hook Development\ndescription: This skill should be used when the user "
+        'asks to "create a hook".\nversion: 0.1.0\n---\n\nHooks are commands.\n'
+    )
+    router.main = [fo.text("ok")]
+    code, _, err = chat(capsys, project, "-p", "hello")
+    assert code == 0, err
+    system = model.bodies[-1]["messages"][0]["content"]
+    assert "hook-development" in system and "create a hook" in system
+    assert err.count("'Hook Development' is not a skill name") == 1
+    assert "loaded as 'hook-development'" in err
+    assert run(["--cwd", str(project), "skills", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "hook-development" in out and "note: " in out and "skipped" not in out

@@ -242,6 +242,7 @@ def test_a_plugin_agent_with_example_dialogue_reads_as_claude_code_reads_it(
         # not strict YAML anywhere else in the file: the lenient reader gives the same list
         "description: Use when: a\n<example>x: y</example>\n"
         "tools: ['Read', 'Grep', 'Bash(git diff:*)']",
+        "description: Use when: a\ntools:\n  - Read\n  - Grep\n  - Bash(git diff:*)",
     ],
 )
 def test_lists_of_tools_in_every_form(tmp_path: Path, written: str) -> None:
