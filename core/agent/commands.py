@@ -202,7 +202,10 @@ SHELL_OUTPUT_CAP = 16_000
 """Characters of a ``!`cmd``` line's output inlined; the rest is cut, and said."""
 FILE_CAP = 64 * 1024
 """Bytes of an ``@path`` file inlined; a larger file is cut, and said."""
-_INLINE = re.compile(r"(?<!\S)(?:!`([^`\n]+)`|@([A-Za-z0-9_.~/-][^\s`'\"<>]*))")
+_INLINE = re.compile(
+    r"(?<!\S)(?:!`([^`\n]+)`|@([A-Za-z0-9_.~/-][^\s`'\"<>]*))"
+    r"|(?ms:^```!\s*\n(.*?)^```[ \t]*$)"
+)
 _TRAILING = ".,;:!?)]}"
 
 
@@ -216,7 +219,7 @@ class Prepared:
 
 
 async def prepare(agent: Agent, command: CustomCommand, prompt: str, root: Path) -> Prepared:
-    """Run ``prompt``'s ``!`cmd``` lines and inline its ``@path`` files, once (what they bring
+    """Run ``prompt``'s ``!`cmd``` lines (and ```` ```! ```` blocks) and inline its ``@path`` files, once (what they bring
     in is never scanned again).
 
     A ``!`cmd``` runs as the model's ``bash`` call would: the session's ``bash`` tool, its
@@ -231,10 +234,11 @@ async def prepare(agent: Agent, command: CustomCommand, prompt: str, root: Path)
     last = 0
     fenced = _fenced(prompt)
     for match in _INLINE.finditer(prompt):
-        if match.group(1) is None and any(a <= match.start() < b for a, b in fenced):
+        if match.group(2) is not None and any(a <= match.start() < b for a, b in fenced):
             continue  # `@pytest.fixture` in a code block is code, not a file
-        if match.group(1) is not None:
-            text = await _shell(agent, command, match.group(1).strip(), root, out.notes)
+        shell = match.group(1) if match.group(1) is not None else match.group(3)
+        if shell is not None:
+            text = await _shell(agent, command, shell.strip(), root, out.notes)
         else:
             reference = match.group(2)
             target = reference.rstrip(_TRAILING)

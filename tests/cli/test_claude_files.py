@@ -55,6 +55,11 @@ model: claude-sonnet-4-0
 @pytest.fixture
 ```
 
+```!
+echo block one
+echo block two
+```
+
 Write a commit message for $ARGUMENTS.
 """
 
@@ -111,6 +116,7 @@ def test_a_commands_shell_lines_files_and_claude_model_in_one_shot_mode(
     assert "not for the model" not in sent
     assert "@docs/none.md [not inlined: no such file in the project]" in sent
     assert "```python\n@pytest.fixture\n```" in sent  # code in a fence is no file
+    assert "block one\nblock two" in sent and "```!" not in sent  # a ```! block runs too
     assert sent.count("[not inlined") == 2 and err.count("is not inlined") == 2
     assert sent.endswith("Write a commit message for the greeting.")
     # claude-sonnet-4-0 is no model at this endpoint: the user's answers, with one note
