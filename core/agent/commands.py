@@ -219,8 +219,8 @@ class Prepared:
 
 
 async def prepare(agent: Agent, command: CustomCommand, prompt: str, root: Path) -> Prepared:
-    """Run ``prompt``'s ``!`cmd``` lines (and ```` ```! ```` blocks) and inline its ``@path`` files, once (what they bring
-    in is never scanned again).
+    """Run ``prompt``'s ``!`cmd``` lines (and ```` ```! ```` blocks) and inline its ``@path``
+    files, once (what they bring in is never scanned again).
 
     A ``!`cmd``` runs as the model's ``bash`` call would: the session's ``bash`` tool, its
     gate and its sandbox; an ``allowed-tools`` ``Bash(...)`` entry of the command that covers
