@@ -244,7 +244,7 @@ async def prepare(agent: Agent, command: CustomCommand, prompt: str, root: Path)
             target = reference.rstrip(_TRAILING)
             if ":" in target or not ("/" in target or "." in target.lstrip(".")):
                 continue  # @server:uri (a resource mention) or a plain @word
-            text = _file(target, root, out.notes) + reference[len(target) :]
+            text = _file(agent, target, root, out.notes) + reference[len(target) :]
         parts += [prompt[last : match.start()], text]
         last = match.end()
     parts.append(prompt[last:])
@@ -302,7 +302,9 @@ async def _shell(
         return refused(f"it ran past {SHELL_TIMEOUT}s and was stopped")
     except Exception as exc:  # boundary: a failing tool becomes text the model reads
         return refused(f"bash failed: {exc}")
-    text = result.text
+    from codebot_mcp.core.secrets.redact import SECRETS
+
+    text = SECRETS(result.text)
     if len(text) > SHELL_OUTPUT_CAP:
         text = f"{text[:SHELL_OUTPUT_CAP]}\n[... output cut at {SHELL_OUTPUT_CAP} characters]"
     if result.is_error:
@@ -316,7 +318,10 @@ def render_first(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "(no output)")
 
 
-def _file(reference: str, root: Path, notes: list[str]) -> str:
+def _file(agent: Agent, reference: str, root: Path, notes: list[str]) -> str:
+    from codebot_mcp.core.secrets.redact import SECRETS
+    from codebot_mcp.core.security.boundary import BoundaryError, read_regular
+
     def missing(why: str) -> str:
         notes.append(f"@{reference} is not inlined: {why}")
         return f"@{reference} [not inlined: {why}]"
@@ -326,13 +331,17 @@ def _file(reference: str, root: Path, notes: list[str]) -> str:
         path.relative_to(root.resolve())
     except ValueError:
         return missing("it is outside the project")
-    if not path.is_file():
+    if not path.exists():
         return missing("no such file in the project")
+    read = agent.session.find_tool("read")
+    reach_of = getattr(read, "reach", None)
+    reach = reach_of({"path": str(path)}) if reach_of is not None else None
+    if reach is not None and reach.hidden is not None:
+        return missing(f"it is in {reach.hidden}, which the sandbox hides (credentials)")
     try:
-        with path.open("rb") as handle:
-            data = handle.read(FILE_CAP + 1)
-    except OSError as exc:
-        return missing(f"cannot read it: {exc.strerror or exc}")
-    text = data[:FILE_CAP].decode("utf-8", errors="replace")
-    cut = f"\n[... cut at {FILE_CAP} bytes]" if len(data) > FILE_CAP else ""
+        data, more = read_regular(path, FILE_CAP)
+    except (OSError, BoundaryError) as exc:
+        return missing(f"cannot read it: {getattr(exc, 'strerror', None) or exc}")
+    text = SECRETS(data.decode("utf-8", errors="replace"))
+    cut = f"\n[... cut at {FILE_CAP} bytes]" if more else ""
     return f"@{reference}\n```\n{text}{cut}\n```"

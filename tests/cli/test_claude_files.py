@@ -5,6 +5,7 @@ fixture is written here, in Claude Code's formats."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ model: claude-sonnet-4-0
 - Not covered: !`printf refused`
 - The readme: @docs/readme.txt
 - Outside: @../secret.txt and missing: @docs/none.md
+- A pipe: @docs/pipe and a big one: @docs/big.txt
 
 ```python
 @pytest.fixture
@@ -85,6 +87,8 @@ def project(tmp_path: Path, model: FakeOpenAI) -> Path:
     (root / "docs").mkdir()
     (root / "docs" / "readme.txt").write_text("The readme's text.\n")
     (tmp_path / "secret.txt").write_text("not for the model\n")
+    os.mkfifo(root / "docs" / "pipe")  # reading it would block forever: refused
+    (root / "docs" / "big.txt").write_text("x" * 70_000)
     write_settings(root, {"base_url": model.base_url})
     return root
 
@@ -117,7 +121,9 @@ def test_a_commands_shell_lines_files_and_claude_model_in_one_shot_mode(
     assert "@docs/none.md [not inlined: no such file in the project]" in sent
     assert "```python\n@pytest.fixture\n```" in sent  # code in a fence is no file
     assert "block one\nblock two" in sent and "```!" not in sent  # a ```! block runs too
-    assert sent.count("[not inlined") == 2 and err.count("is not inlined") == 2
+    assert "@docs/pipe [not inlined: cannot read it: " in sent
+    assert "x" * 65_536 + "\n[... cut at 65536 bytes]\n```" in sent and "x" * 65_537 not in sent
+    assert sent.count("[not inlined") == 3 and err.count("is not inlined") == 3
     assert sent.endswith("Write a commit message for the greeting.")
     # claude-sonnet-4-0 is no model at this endpoint: the user's answers, with one note
     assert body["model"] == model.bodies[0]["model"] != "claude-sonnet-4-0"
