@@ -159,6 +159,17 @@ def test_a_plugin_agent_gets_the_tools_it_lists(
     assert "code-checker.md" in err and "model 'sonnet'" in err
 
 
+def test_model_aliases_maps_an_agents_claude_model(
+    project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(project, {"base_url": model.base_url, "model_aliases": {"sonnet": "small"}})
+    router.main = [fo.tool_calls(task("check app.py", "code-checker")), fo.text("done")]
+    code, _, err = chat(capsys, project, "-p", "check my code")
+    assert code == 0, err
+    assert router.sub_bodies[0]["model"] == "small" != model.bodies[0]["model"]
+    assert "model 'sonnet'" not in err
+
+
 @pytest.mark.anyio
 async def test_agents_shows_the_tools_each_agent_really_gets_and_shell_lines_in_the_repl(
     project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
