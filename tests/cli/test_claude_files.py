@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
+from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.repl.loop import Repl
 from tests.cli.repl_driver import drive, until
 from tests.cli.test_subagents import Router, task, tool_names
@@ -214,3 +215,28 @@ def test_a_skill_titled_by_name_loads_under_its_folder_with_one_note(
     assert run(["--cwd", str(project), "skills", "list"]) == 0
     out = capsys.readouterr().out
     assert "hook-development" in out and "note: " in out and "skipped" not in out
+
+
+@pytest.mark.anyio
+async def test_in_the_repl_a_shell_line_no_rule_covers_is_asked(
+    project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    router.main = [fo.text("committed")]
+
+    async def steps(repl: Repl, inp: Any) -> None:
+        await until(lambda: repl.runtime is not None)
+        inp.send_text("/commit now\r")
+        await anyio.sleep(1.0)
+        assert not model.bodies  # held by the question about `printf refused`
+        inp.send_text("y")
+        await until(lambda: len(model.bodies) == 1)
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    code, _ = await drive(project, steps, options=ChatOptions(sandbox="off"), seconds=30)
+    _, err = capsys.readouterr()
+    assert code == 0
+    assert "printf refused" in err  # the approval named the command
+    sent = model.bodies[0]["messages"][-1]["content"]
+    assert "- Greeting: hello from echo" in sent  # covered by Bash(echo:*): never asked
+    assert "- Not covered: refused" in sent  # asked, approved, run
