@@ -281,30 +281,31 @@ def agents_report(ext: Extensions | None) -> str:
     """``/agents``: the agents ``task`` can start, then this session's runs."""
     if ext is None:
         return "(no agents)"
-    from codebot_mcp.core.agent.subagents import allows
+    from codebot_mcp.core.agent.subagents import AgentSpec
 
     subagents = ext.subagents
     parent = subagents.agent_of()
     nests = subagents.depth + 1 < subagents.max_depth  # a subagent gets `task` too
 
-    def tools_of(patterns: tuple[str, ...] | None) -> str:
-        """The tools the agent really gets: its list over this session's tools."""
-        if patterns is None:
+    def tools_of(spec: AgentSpec) -> str:
+        """The tools the agent really gets: its lists over this session's tools."""
+        if spec.tools is None and not spec.disallowed:
             return "(all of yours)"
         if parent is not None:
             names = [
                 t.name
                 for t in parent.session.active_tools
-                if allows(patterns, t) and (t.name != "task" or nests)
+                if spec.gets(t) and (t.name != "task" or nests)
             ]
             return ", ".join(names) or "(none)"
-        return ", ".join(patterns) or "(none)"
+        given = ", ".join(spec.tools) if spec.tools is not None else "all of yours"
+        return given + "".join(f", not {d}" for d in spec.disallowed)
 
     rows = [
         [
             s.name,
             str(s.path) if s.path else s.origin,
-            tools_of(s.tools),
+            tools_of(s),
             s.model or "(yours)",
             render.first_line(s.description, 60),
         ]

@@ -65,6 +65,13 @@ class AgentSpec:
     path: Path | None = None
     origin: str = "built-in"
     """``built-in``, or the folder it came from (``.codebot/agents``...)."""
+    disallowed: tuple[str, ...] = ()
+    """``disallowedTools``: never given, whatever ``tools`` says (``Bash(git push:*)`` takes
+    the whole ``bash`` away: codebot cannot narrow a tool by its arguments)."""
+
+    def gets(self, tool: Tool) -> bool:
+        """Whether this agent gets ``tool`` (of its parent's)."""
+        return allows(self.tools, tool) and not (self.disallowed and allows(self.disallowed, tool))
 
 
 BUILT_IN = AgentSpec(
@@ -119,6 +126,7 @@ def load_agents(
     def spec(item: definitions.Definition) -> AgentSpec:
         description = item.text("description") or (item.body.splitlines() or [""])[0][:200]
         tools, unknown = agent_tools(item.names("tools"))
+        disallowed, _ = agent_tools(item.names("disallowedTools") or item.names("disallowed-tools"))
         if unknown:
             catalog.notes.append(
                 f"{item.path}: agent '{item.name}' lists {', '.join(unknown)}, which codebot "
@@ -134,6 +142,7 @@ def load_agents(
             modelnames.resolve(item.text("model"), aliases),
             item.path,
             item.folder.label,
+            disallowed or (),
         )
 
     for name, item in found.definitions.items():
@@ -271,12 +280,10 @@ class Subagents:
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
         """The parent's current tools that ``spec`` allows (no ``task`` past the depth)."""
-        tools = [
-            t for t in parent.session.active_tools if t.name != "task" and allows(spec.tools, t)
-        ]
+        tools = [t for t in parent.session.active_tools if t.name != "task" and spec.gets(t)]
         child = self._child()
         task = child.tool()
-        if task is not None and allows(spec.tools, task):
+        if task is not None and spec.gets(task):
             tools.append(task)
         return tools
 

@@ -83,6 +83,10 @@ def project(tmp_path: Path, model: FakeOpenAI) -> Path:
     root = tmp_path / "repo"
     (root / ".claude" / "agents").mkdir(parents=True)
     (root / ".claude" / "agents" / "code-checker.md").write_text(CHECKER)
+    (root / ".claude" / "agents" / "no-shell.md").write_text(
+        "---\nname: no-shell\ndescription: Edits without a shell\n"
+        "disallowedTools: Bash, Write\n---\nYou edit, never run.\n"
+    )
     (root / ".claude" / "commands").mkdir()
     (root / ".claude" / "commands" / "commit.md").write_text(COMMIT)
     (root / "docs").mkdir()
@@ -160,6 +164,17 @@ def test_a_plugin_agent_gets_the_tools_it_lists(
     assert "code-checker.md" in err and "model 'sonnet'" in err
 
 
+def test_an_agents_disallowed_tools_are_never_given(
+    project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    router.main = [fo.tool_calls(task("fix app.py", "no-shell")), fo.text("done")]
+    code, _, err = chat(capsys, project, "-p", "fix my code", "--yes")
+    assert code == 0, err
+    names = tool_names(router.sub_bodies[0])
+    assert "read" in names and "edit" in names
+    assert "bash" not in names and "write" not in names
+
+
 def test_model_aliases_maps_an_agents_claude_model(
     project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +206,8 @@ async def test_agents_shows_the_tools_each_agent_really_gets_and_shell_lines_in_
     assert code == 0
     (row,) = [line for line in out.splitlines() if "code-checker.md" in line]
     assert "read, grep" in row and "WebFetch" not in row
+    (row,) = [line for line in out.splitlines() if "no-shell.md" in line]
+    assert "read" in row and "edit" in row and "bash" not in row and "write" not in row
     sent = model.bodies[0]["messages"][-1]["content"]
     assert "- Greeting: hello from echo" in sent
     assert "@docs/readme.txt\n```\nThe readme's text." in sent
