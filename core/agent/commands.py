@@ -288,8 +288,10 @@ async def _shell(
     arguments = {"command": line, "timeout": SHELL_TIMEOUT}
     decision = agent.gate.evaluate(tool, arguments)
     by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
+    warned = bool(decision.skills) or decision.reason.startswith("WARNING")
     covered = any(condition_matches(r, "bash", arguments, root) for r in command.shell_rules)
-    if decision.verdict is not Verdict.DENY and covered and not by_rule:
+    if decision.verdict is Verdict.ASK and covered and not by_rule and not warned:
+        # the command's allowed-tools approve what the capability alone would ask
         decision = Decision(Verdict.ALLOW, f"allowed by /{command.name}'s allowed-tools")
     else:
         decision = await agent.gate.check(tool, arguments)

@@ -149,6 +149,19 @@ def test_model_aliases_maps_a_claude_model_and_yes_answers_a_shell_line(
     assert "- Not covered: refused" in model.bodies[-1]["messages"][-1]["content"]
 
 
+def test_a_deny_rule_refuses_a_shell_line_allowed_tools_covers(
+    project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_settings(project, {"base_url": model.base_url, "permissions": {"deny": ["bash"]}})
+    router.main = [fo.text("ok")]
+    code, _, err = chat(capsys, project, "-p", "/commit x", "--sandbox", "off", "--yes")
+    assert code == 0, err
+    sent = model.bodies[-1]["messages"][-1]["content"]
+    why = "denied by the settings rule 'bash'"
+    assert f"- Greeting: [!`echo hello from echo` did not run: {why}]" in sent
+    assert f"/commit: !`echo hello from echo` did not run: {why}" in err
+
+
 def test_a_plugin_agent_gets_the_tools_it_lists(
     project: Path, model: FakeOpenAI, router: Router, capsys: pytest.CaptureFixture[str]
 ) -> None:
