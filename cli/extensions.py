@@ -148,10 +148,15 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     from codebot_mcp.core.config import discovery
 
     project = settings.project_extensions
-    agents = load_agents(ext.root, include_project=project)
-    commands = load_commands(ext.root, include_project=project, reserved=RESERVED)
+    aliases = settings.model_aliases
+    agents = load_agents(ext.root, include_project=project, model_aliases=aliases)
+    commands = load_commands(
+        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases
+    )
     for problem in [*agents.problems, *commands.problems]:
         render.warn_once(f"skipping {problem}")
+    for note in [*agents.notes, *commands.notes]:
+        render.warn_once(note)
     ext.subagents.catalog = agents
     ext.commands = commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
@@ -184,6 +189,9 @@ def skill_catalog(
     include = settings.project_extensions
     held = trust.held_digests(tuple(discovery.definition_files(root))) if include else {}
     local = discover(root, include_project=include)
+    for skill in local.skills:
+        if skill.note:
+            render.warn_once(f"{skill.skill_file}: {skill.note}")
     return SkillCatalog(local, source), SkillLoader(source, held)
 
 
@@ -202,22 +210,30 @@ def command_for(ext: Extensions | None, line: str) -> tuple[CustomCommand, str] 
     command, arguments = found
     for entry in command.ignored_tools:
         render.warn_once(
-            f"/{command.name}: allowed-tools entry '{entry}' is not honoured (codebot cannot "
-            f"narrow a tool by its arguments); that tool still asks ({command.path})"
+            f"/{command.name}: allowed-tools entry '{entry}' is not honoured for the model's "
+            "calls (codebot cannot narrow a tool by its arguments; a Bash(...) entry approves "
+            f"only the command's !`cmd` lines); that tool still asks ({command.path})"
         )
     return command, expand(command, arguments)
 
 
 @asynccontextmanager
-async def running(agent: Agent, command: CustomCommand | None) -> AsyncIterator[None]:
-    """The command's ``allowed-tools`` and ``model`` while its prompt runs (nothing for None)."""
+async def running(
+    ext: Extensions | None, agent: Agent, command: CustomCommand | None, prompt: str
+) -> AsyncIterator[str]:
+    """The command's ``allowed-tools`` and ``model`` while its prompt runs; yields the prompt,
+    its ``!`cmd``` lines run and its ``@path`` files inlined (as written for None)."""
     if command is None:
-        yield
+        yield prompt
         return
-    from codebot_mcp.core.agent.commands import applied
+    from codebot_mcp.core.agent.commands import applied, prepare
 
+    root = ext.root if ext is not None and ext.root is not None else Path.cwd()
     async with applied(agent, command):
-        yield
+        prepared = await prepare(agent, command, prompt, root)
+        for note in prepared.notes:
+            render.warn(note)
+        yield prepared.text
 
 
 # -- what the REPL shows -------------------------------------------------------------------------
@@ -266,12 +282,31 @@ def agents_report(ext: Extensions | None) -> str:
     """``/agents``: the agents ``task`` can start, then this session's runs."""
     if ext is None:
         return "(no agents)"
+    from codebot_mcp.core.agent.subagents import AgentSpec
+
     subagents = ext.subagents
+    parent = subagents.agent_of()
+    nests = subagents.depth + 1 < subagents.max_depth  # a subagent gets `task` too
+
+    def tools_of(spec: AgentSpec) -> str:
+        """The tools the agent really gets: its lists over this session's tools."""
+        if spec.tools is None and not spec.disallowed:
+            return "(all of yours)"
+        if parent is not None:
+            names = [
+                t.name
+                for t in parent.session.active_tools
+                if spec.gets(t) and (t.name != "task" or nests)
+            ]
+            return ", ".join(names) or "(none)"
+        given = ", ".join(spec.tools) if spec.tools is not None else "all of yours"
+        return given + "".join(f", not {d}" for d in spec.disallowed)
+
     rows = [
         [
             s.name,
             str(s.path) if s.path else s.origin,
-            ", ".join(s.tools) if s.tools is not None else "(all of yours)",
+            tools_of(s),
             s.model or "(yours)",
             render.first_line(s.description, 60),
         ]

@@ -76,6 +76,7 @@ def catalog_text(catalog: SkillCatalog) -> str:
         for hidden, winner in local.shadowed
     ]
     notes += [f"skipped: {issue.path}: {issue.message}" for issue in local.issues]
+    notes += [f"note: {s.skill_file}: {s.note}" for s in local.skills if s.note]
     if local.untrusted:
         notes.append(
             f"skipped: {len(local.untrusted)} project skill(s) ("

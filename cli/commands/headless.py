@@ -248,10 +248,11 @@ async def _answer(runtime: ChatRuntime, options: ChatOptions, answer: Answer, vi
     try:
         # @server:uri as in the REPL: inserted, or the prompt stops (exit 2 for a server
         # that is unknown, disabled or did not start) before the model is asked
-        prompt = await expand_mentions(prompt, runtime.manager, runtime.untrusted)
-        if schema is not None:
-            prompt = f"{prompt}\n\n{schema.instruction()}"
-        async with extensions.running(agent, command):
+        # a command's !`cmd` lines and @path files first: what mentions bring is not scanned
+        async with extensions.running(runtime.ext, agent, command, prompt) as prompt:
+            prompt = await expand_mentions(prompt, runtime.manager, runtime.untrusted)
+            if schema is not None:
+                prompt = f"{prompt}\n\n{schema.instruction()}"
             result = await agent.run(prompt, view)
         if schema is not None and result.outcome is Outcome.ANSWER:
             value, problem = schema.check(result.text)

@@ -309,9 +309,10 @@ class Repl:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
-                    if mentions:
-                        line = await expand_mentions(line, runtime.manager, runtime.untrusted)
-                    async with extensions.running(runtime.agent, command):
+                    running = extensions.running(runtime.ext, runtime.agent, command, line)
+                    async with running as line:  # !`cmd` and @path first, then mentions
+                        if mentions:
+                            line = await expand_mentions(line, runtime.manager, runtime.untrusted)
                         result = await runtime.agent.run(line, view)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text

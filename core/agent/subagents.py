@@ -22,7 +22,7 @@ Rules a subagent lives by:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -35,7 +35,7 @@ from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.history import SessionLog, new_id
 from codebot_mcp.core.agent.loop import Agent
 from codebot_mcp.core.agent.session import Session
-from codebot_mcp.core.config import definitions
+from codebot_mcp.core.config import definitions, modelnames
 from codebot_mcp.core.config.definitions import Kind, codebot_tool_name
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.model.client import ChatModel
@@ -44,9 +44,6 @@ from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
 from codebot_mcp.core.tools.builtin.task import TaskTool
 
 GENERAL = "general-purpose"
-INHERIT_MODELS = ("inherit", "sonnet", "opus", "haiku")
-"""``model`` values that mean the parent's model (Claude Code's aliases name no model on an
-OpenAI-compatible endpoint)."""
 SUBAGENT_NOTE = """\
 # You are a subagent
 Another agent gave you one task. Work on it with your tools, then end with a final answer that \
@@ -68,6 +65,13 @@ class AgentSpec:
     path: Path | None = None
     origin: str = "built-in"
     """``built-in``, or the folder it came from (``.codebot/agents``...)."""
+    disallowed: tuple[str, ...] = ()
+    """``disallowedTools``: never given, whatever ``tools`` says (``Bash(git push:*)`` takes
+    the whole ``bash`` away: codebot cannot narrow a tool by its arguments)."""
+
+    def gets(self, tool: Tool) -> bool:
+        """Whether this agent gets ``tool`` (of its parent's)."""
+        return allows(self.tools, tool) and not (self.disallowed and allows(self.disallowed, tool))
 
 
 BUILT_IN = AgentSpec(
@@ -84,28 +88,68 @@ class AgentCatalog:
     specs: dict[str, AgentSpec] = field(default_factory=dict[str, AgentSpec])
     problems: list[str] = field(default_factory=list[str])
     shadowed: list[AgentSpec] = field(default_factory=list[AgentSpec])
+    notes: list[str] = field(default_factory=list[str])
+    """Agents that load, with something said once (a tool codebot does not have)."""
 
 
-def load_agents(root: Path | None, *, include_project: bool) -> AgentCatalog:
-    """The built-in agent and every agent file (project ones only when ``include_project``)."""
+def agent_tools(
+    entries: Sequence[str] | None,
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """An agent's ``tools`` as codebot's names (``Read`` → ``read``, ``Task``/``Agent`` →
+    ``task``; ``Bash(git:*)`` counts as ``bash``), and the Claude Code names codebot has no
+    tool for (``WebFetch``, ``TodoWrite``...). Lower-case names, globs and ``mcp__`` names
+    pass as they are (codebot's own and MCP tools)."""
+    if entries is None:
+        return None, ()
+    tools: list[str] = []
+    unknown: list[str] = []
+    for entry in entries:
+        base = entry.split("(", 1)[0].strip()
+        name = codebot_tool_name(base)
+        if name == base and base[:1].isupper() and not any(c in base for c in "*?["):
+            unknown.append(base)
+        elif name not in tools:
+            tools.append(name)
+    return tuple(tools), tuple(unknown)
+
+
+def load_agents(
+    root: Path | None, *, include_project: bool, model_aliases: Mapping[str, str] | None = None
+) -> AgentCatalog:
+    """The built-in agent and every agent file (project ones only when ``include_project``);
+    a Claude model name in ``model:`` resolves through ``model_aliases``
+    (:mod:`core.config.modelnames`: unmapped, the parent's model, with one note)."""
+    aliases = model_aliases or {}
     found = definitions.find(Kind.AGENTS, root, include_project=include_project)
     catalog = AgentCatalog(problems=[str(p) for p in found.problems])
 
     def spec(item: definitions.Definition) -> AgentSpec:
         description = item.text("description") or (item.body.splitlines() or [""])[0][:200]
+        tools, unknown = agent_tools(item.names("tools"))
+        disallowed, _ = agent_tools(item.names("disallowedTools") or item.names("disallowed-tools"))
+        if unknown:
+            catalog.notes.append(
+                f"{item.path}: agent '{item.name}' lists {', '.join(unknown)}, which codebot "
+                "does not have; it runs without "
+                + ("them" if len(unknown) > 1 else "it")
+                + ("" if tools else " (so with no tools at all)")
+            )
         return AgentSpec(
             item.name,
             description or "(no description)",
             item.body,
-            item.names("tools"),
-            item.text("model"),
+            tools,
+            modelnames.resolve(item.text("model"), aliases),
             item.path,
             item.folder.label,
+            disallowed or (),
         )
 
     for name, item in found.definitions.items():
         catalog.specs[name] = spec(item)
     catalog.shadowed = [spec(item) for item in found.shadowed]
+    uses = [(d.text("model"), str(d.path)) for d in found.definitions.values()]
+    catalog.notes += modelnames.notes(uses, aliases)
     catalog.specs.setdefault(GENERAL, BUILT_IN)
     catalog.specs = dict(sorted(catalog.specs.items()))
     return catalog
@@ -240,11 +284,11 @@ class Subagents:
         tools = [
             t
             for t in parent.session.active_tools
-            if t.name not in ("task", "todo_write") and allows(spec.tools, t)
+            if t.name not in ("task", "todo_write") and spec.gets(t)
         ]
         child = self._child()
         task = child.tool()
-        if task is not None and allows(spec.tools, task):
+        if task is not None and spec.gets(task):
             tools.append(task)
         return tools
 
@@ -342,7 +386,7 @@ class Subagents:
     def _model(spec: AgentSpec, parent: Agent) -> ChatModel:
         """The parent's model, or ``spec.model`` at the same endpoint (same connection)."""
         name = spec.model
-        if not name or name.lower() in INHERIT_MODELS or name == parent.model.config.model:
+        if not name or name == parent.model.config.model:
             return parent.model
         return ChatModel(parent.model.client, parent.model.config.with_model(name))
 

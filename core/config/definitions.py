@@ -16,9 +16,12 @@ name, a symlink out of the project) is reported as a :class:`Problem` naming it;
 Front matter is YAML (PyYAML's safe loader with YAML 1.2's core scalars, a key written twice
 refused: skills served over MCP carry their front matter as JSON, and local files must read
 the same way). Files written for Claude Code
-are often not strict YAML (``description: Use when: ...``, ``argument-hint: [file]``), so a
-line-based ``key: value`` reading takes over when YAML fails, and fields that must be text
-keep the text as written when YAML would make a list of it.
+are often not strict YAML (``description: Use when: ...``, ``argument-hint: [file]``, a
+multi-line ``description`` holding ``<example>`` dialogue), so a line-based reading takes over
+when YAML fails, as Claude Code's loader reads them (:func:`_lenient`: a multi-line value kept
+whole, only known keys opening a field after a free-text one), and fields that must be text
+keep the text as written when YAML would make a list of it. Lists (``tools``) read in every
+form: ``Read, Grep``, ``["Read", "Grep"]``, a YAML list (:meth:`Definition.names`).
 """
 
 from __future__ import annotations
@@ -97,16 +100,22 @@ class Definition:
         return text or None
 
     def names(self, key: str) -> tuple[str, ...] | None:
-        """A list field (``tools``, ``allowed-tools``): a YAML list, or text separated by
-        commas (outside parentheses: ``Bash(git add:*), Read``); None when absent."""
+        """A list field (``tools``, ``allowed-tools``): a YAML list, a flow list written as
+        text (``["Read", "Grep"]``), or names separated by commas or spaces (outside
+        parentheses: ``Bash(git add:*), Read``); None when absent."""
         value = self.front.get(key)
         if value is None:
             return None
+        if isinstance(value, str) and value.strip().startswith("["):
+            value = _flow_list(value.strip())
+        elif isinstance(value, str) and value.lstrip().startswith("- "):
+            # a YAML block list the lenient reader kept as lines (`tools:` then `  - Read`)
+            value = [line.strip()[2:] for line in value.splitlines() if line.strip()[:2] == "- "]
         if isinstance(value, list):
             items = [str(v).strip() for v in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
         else:
             items = split_list(str(value))
-        return tuple(i for i in items if i)
+        return tuple(_unquote(i.strip()) for i in items if i.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +141,8 @@ class Found:
 
 
 def split_list(text: str) -> list[str]:
-    """``a, b(c, d), e`` → ``["a", "b(c, d)", "e"]`` (commas inside parentheses stay)."""
+    """``a, b(c, d), e`` or ``a b(c d) e`` → ``["a", "b(c, d)", "e"]`` (commas and spaces
+    inside parentheses stay)."""
     out: list[str] = []
     depth = 0
     current = ""
@@ -141,13 +151,25 @@ def split_list(text: str) -> list[str]:
             depth += 1
         elif char == ")":
             depth = max(0, depth - 1)
-        if char == "," and depth == 0:
+        if (char == "," or char.isspace()) and depth == 0:
             out.append(current.strip())
             current = ""
         else:
             current += char
     out.append(current.strip())
     return [o for o in out if o]
+
+
+def _flow_list(text: str) -> Any:
+    """``["Read", "Grep"]`` written where YAML could not read it: as YAML (JSON) when it
+    reads, else the text between the brackets."""
+    import yaml
+
+    try:
+        value: Any = yaml.load(text, Loader=_loader())  # a safe loader
+    except (yaml.YAMLError, FrontMatterError):
+        value = None
+    return value if isinstance(value, list) else text.strip("[]")
 
 
 def folders(kind: Kind, root: Path | None, *, include_project: bool = True) -> list[Folder]:
@@ -377,20 +399,69 @@ def _front(block: str) -> dict[str, Any]:
     return out
 
 
+KNOWN_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "tools",
+        "disallowedTools",
+        "model",
+        "color",
+        "permissionMode",
+        "maxTurns",
+        "skills",
+        "mcpServers",
+        "hooks",
+        "memory",
+        "background",
+        "effort",
+        "isolation",
+        "initialPrompt",
+        "argument-hint",
+        "allowed-tools",
+        "disallowed-tools",
+        "disable-model-invocation",
+        "user-invocable",
+        "when_to_use",
+        "arguments",
+        "context",
+        "agent",
+        "paths",
+        "shell",
+        "license",
+        "metadata",
+        "compatibility",
+        "version",
+        "hide-from-slash-command-tool",
+    }
+)
+"""The front matter keys Claude Code documents for agents, commands and skills: after a
+free-text field (``description``...), only these start a new field on a line of their own."""
+FREE_TEXT = frozenset({"description", "when_to_use", "initialPrompt"})
+
+
 def _lenient(block: str) -> dict[str, str]:
-    """``key: value`` lines (indented lines continue the value before them)."""
+    """Front matter that is not strict YAML, read as Claude Code's files are written: a
+    ``key: value`` line at the start of a line opens a field; other lines continue the field
+    before them, kept whole (new lines included). Inside a free-text field (a ``description``
+    holding ``<example>`` dialogue with ``user: ...`` lines) only a known key opens a new field,
+    and none does inside an open ``<example>``."""
     out: dict[str, str] = {}
     key: str | None = None
     for line in block.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
         match = re.match(r"^([A-Za-z0-9_-]+)\s*:(.*)$", line)
-        if match and not line[0].isspace():
+        opens = match is not None and not line[0].isspace()
+        if opens and key in FREE_TEXT and match is not None:
+            in_example = out[key].count("<example>") > out[key].count("</example>")
+            opens = match.group(1) in KNOWN_KEYS and not in_example
+        if opens and match is not None:
             key = match.group(1)
             out[key] = _unquote(match.group(2).strip())
-        elif key is not None and line[0].isspace():
-            out[key] = f"{out[key]} {line.strip()}".strip()
-    return out
+        elif key is not None:
+            if not line.strip() and key not in FREE_TEXT:
+                continue
+            out[key] = f"{out[key]}\n{line.strip()}" if out[key] else line.strip()
+    return {k: v.strip() for k, v in out.items()}
 
 
 def _unquote(value: str) -> str:
@@ -431,11 +502,15 @@ CLAUDE_TOOL_NAMES = {
     "Grep": "grep",
     "LS": "glob",
     "Task": "task",
+    "Agent": "task",
     "Skill": "skill",
 }
 """Claude Code's names of the built-in tools, as files written for it use them."""
 
 
 def codebot_tool_name(name: str) -> str:
-    """A tool name as codebot knows it (``Bash`` → ``bash``); others unchanged."""
-    return CLAUDE_TOOL_NAMES.get(name, name)
+    """A tool name as codebot knows it (``Bash`` → ``bash``, ``Agent`` → ``task``); others
+    unchanged."""
+    from codebot_mcp.core.config.hookcontract import CODEBOT_NAMES
+
+    return CLAUDE_TOOL_NAMES.get(name) or CODEBOT_NAMES.get(name, name)

@@ -105,6 +105,18 @@ def _choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
     return parse
 
 
+def _aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k and v
+        for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+    ):
+        raise SettingsError(
+            f"'{key}' in {path} must be an object of model names, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": {{"sonnet": "gpt-4o", "haiku": "gpt-4o-mini"}}.',
+        )
+    return dict(value)  # pyright: ignore[reportUnknownArgumentType]
+
+
 def _ignored(path: Path, key: str, value: Any) -> Any:
     return value
 
@@ -276,6 +288,15 @@ KEYS: tuple[Key, ...] = (
         DEFAULT_SUBAGENT_DEPTH,
         _integer(0),
         example=0,
+    ),
+    Key(
+        "model_aliases",
+        "Models for the Claude model names and aliases in agent and command files "
+        '("sonnet", "claude-opus-4-1"...); a name not listed means your model.',
+        {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
+        {},
+        _aliases,
+        example={"sonnet": "gpt-4o", "haiku": "gpt-4o-mini"},
     ),
     Key(
         "registry_url",

@@ -116,6 +116,9 @@ class Settings:
     subagent_depth: int = DEFAULT_SUBAGENT_DEPTH
     """How deep ``task`` may nest (0: no ``task`` tool). A project file's needs trust (a
     deeper nesting multiplies what runs)."""
+    model_aliases: Mapping[str, str] = field(default_factory=dict[str, str])
+    """``model_aliases``: the model for a Claude model name or alias an agent or command file
+    names (``core.config.modelnames``); a name not listed means the session's model."""
     project_extensions: bool = True
     """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
     folders (False while the project is not trusted; ``core.config.definitions``)."""

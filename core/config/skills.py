@@ -46,6 +46,8 @@ class LocalSkill:
     directory: Path
     scope: ScopeName
     front_matter: dict[str, Any] = field(default_factory=dict[str, Any])
+    note: str | None = None
+    """Said once: how it was read differently from its file (a title as ``name``)."""
 
     @property
     def skill_file(self) -> Path:
@@ -77,6 +79,14 @@ def from_definition(item: definitions.Definition) -> LocalSkill | SkillIssue:
     """A skill from its ``SKILL.md`` as the definitions reader read it, or why it is skipped."""
     directory = item.path.parent
     name = item.front.get("name") or directory.name
+    note = None
+    if isinstance(name, str) and not NAME.match(name) and NAME.match(directory.name):
+        # Claude Code names a skill by its folder; `name: Hook Development` is a label
+        note = (
+            f"its name {name!r} is not a skill name (letters, digits, '.', '_' and '-'); "
+            f"it is loaded as '{directory.name}', its folder's name"
+        )
+        name = directory.name
     if not isinstance(name, str) or not NAME.match(name):
         return SkillIssue(
             item.path,
@@ -88,7 +98,7 @@ def from_definition(item: definitions.Definition) -> LocalSkill | SkillIssue:
         return SkillIssue(item.path, "its front matter has no 'description' (the model needs one)")
     scope: ScopeName = "project" if item.scope is Scope.PROJECT else "user"
     text = description.strip()[:MAX_DESCRIPTION]
-    return LocalSkill(name, text, directory.resolve(), scope, dict(item.front))
+    return LocalSkill(name, text, directory.resolve(), scope, dict(item.front), note)
 
 
 def discover(project_root: Path | None, *, include_project: bool = True) -> LocalSkills:

@@ -186,3 +186,68 @@ def test_the_trust_walk_covers_every_definition_kind() -> None:
     """The trust fingerprint walks ``discovery.DEFINITION_KINDS``: a kind missing there would
     be loaded without asking for trust again after an edit."""
     assert tuple(kind.value for kind in Kind) == discovery.DEFINITION_KINDS
+
+
+PLUGIN_AGENT = """\
+---
+name: code-checker
+description: Use this agent when the user has written code and wants it checked. Examples:
+
+<example>
+Context: The user just wrote a parser.
+user: "I added the parser, can you check it?"
+assistant: "I'll use the code-checker agent to review it."
+<commentary>
+model: this line is dialogue, not a field
+</commentary>
+</example>
+
+<example>
+user: "Check this"
+</example>
+model: inherit
+color: yellow
+tools: ["Read", "Grep", "WebFetch"]
+---
+
+You check code.
+"""
+
+
+def test_a_plugin_agent_with_example_dialogue_reads_as_claude_code_reads_it(
+    tmp_path: Path,
+) -> None:
+    front, body = parse(PLUGIN_AGENT)
+    assert set(front) == {"name", "description", "model", "color", "tools"}
+    description = front["description"]
+    assert description.startswith("Use this agent when the user has written code")
+    assert 'user: "I added the parser, can you check it?"' in description
+    assert "model: this line is dialogue, not a field" in description
+    assert description.endswith('user: "Check this"\n</example>')
+    assert front["model"] == "inherit" and front["color"] == "yellow"
+    path = write(tmp_path / "repo/.claude/agents/code-checker.md", PLUGIN_AGENT)
+    (tmp_path / "repo/.git").mkdir()
+    item = find(Kind.AGENTS, tmp_path / "repo").definitions["code-checker"]
+    assert item.path == path and body == "You check code."
+    assert item.names("tools") == ("Read", "Grep", "WebFetch")
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "tools: Read, Grep, Bash(git diff:*)",
+        'tools: ["Read", "Grep", "Bash(git diff:*)"]',
+        "tools: Read Grep Bash(git diff:*)",
+        "tools:\n  - Read\n  - Grep\n  - Bash(git diff:*)",
+        # not strict YAML anywhere else in the file: the lenient reader gives the same list
+        "description: Use when: a\n<example>x: y</example>\n"
+        "tools: ['Read', 'Grep', 'Bash(git diff:*)']",
+        "description: Use when: a\ntools:\n  - Read\n  - Grep\n  - Bash(git diff:*)",
+    ],
+)
+def test_lists_of_tools_in_every_form(tmp_path: Path, written: str) -> None:
+    path = write(tmp_path / "a.md", f"---\n{written}\n---\nbody\n")
+    front, body = parse(path.read_text())
+    folder = definitions.Folder(Scope.USER, "x", tmp_path, tmp_path)
+    item = definitions.Definition(Kind.AGENTS, "a", path, folder, front, body)
+    assert item.names("tools") == ("Read", "Grep", "Bash(git diff:*)")

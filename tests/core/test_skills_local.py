@@ -70,12 +70,29 @@ def test_bad_skill_folders_are_skipped_with_the_reason(project: Path) -> None:
     (folder / "empty").mkdir()  # no SKILL.md: not a skill at all
     skill(folder, "fine")
     found = discover(project)
-    assert [s.name for s in found.skills] == ["fine"]
+    # a name that is no skill name falls back to the folder's, as Claude Code names skills
+    assert [s.name for s in found.skills] == ["badname", "fine"]
+    notes = {s.name: s.note for s in found.skills}
+    assert "'a b:c' is not a skill name" in (notes["badname"] or "")
+    assert notes["fine"] is None
     reasons = {i.path.parent.name: i.message for i in found.issues}
     assert "no 'description'" in reasons["nodesc"]
-    assert "is not a skill name" in reasons["badname"]
-    assert "is not a skill name" in reasons["broken"]  # read leniently: name is "["
+    assert "no 'description'" in reasons["broken"]  # read leniently: name is "[", no description
     assert "empty" not in reasons
+
+
+def test_a_title_as_name_loads_under_the_folder_name_with_a_note(project: Path) -> None:
+    directory = project / ".claude/skills/hook-development"
+    directory.mkdir(parents=True)
+    (directory / "SKILL.md").write_text(
+        "---\nname: Hook Development\ndescription: This skill should be used when the user "
+        'asks to "create a hook" or "add a PreToolUse hook".\nversion: 0.1.0\n---\n\nBody.\n'
+    )
+    found = discover(project)
+    assert [s.name for s in found.skills] == ["hook-development"] and not found.issues
+    note = found.skills[0].note or ""
+    assert "'Hook Development' is not a skill name" in note
+    assert "loaded as 'hook-development', its folder's name" in note
 
 
 def test_name_defaults_to_the_folder(project: Path) -> None:
