@@ -282,7 +282,7 @@ def agents_report(ext: Extensions | None) -> str:
     """``/agents``: the agents ``task`` can start, then this session's runs."""
     if ext is None:
         return "(no agents)"
-    from codebot_mcp.core.agent.subagents import AgentSpec
+    from codebot_mcp.core.agent.subagents import PARENT_ONLY, AgentSpec
 
     subagents = ext.subagents
     parent = subagents.agent_of()
@@ -296,7 +296,7 @@ def agents_report(ext: Extensions | None) -> str:
             names = [
                 t.name
                 for t in parent.session.active_tools
-                if spec.gets(t) and (t.name != "task" or nests)
+                if spec.gets(t) and (t.name != "task" or nests) and t.name not in PARENT_ONLY
             ]
             return ", ".join(names) or "(none)"
         given = ", ".join(spec.tools) if spec.tools is not None else "all of yours"

@@ -51,6 +51,11 @@ reports what you found or did, completely: that answer is all the other agent wi
 your tool calls, not this conversation)."""
 
 
+PARENT_ONLY = ("todo_write",)
+"""Tools a subagent never gets, whatever its list says: the plan is the parent's, the one the
+user sees."""
+
+
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     """One agent ``task`` can start."""
@@ -284,7 +289,7 @@ class Subagents:
         tools = [
             t
             for t in parent.session.active_tools
-            if t.name not in ("task", "todo_write") and spec.gets(t)
+            if t.name not in ("task", *PARENT_ONLY) and spec.gets(t)
         ]
         child = self._child()
         task = child.tool()

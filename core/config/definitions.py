@@ -22,6 +22,10 @@ when YAML fails, as Claude Code's loader reads them (:func:`_lenient`: a multi-l
 whole, only known keys opening a field after a free-text one), and fields that must be text
 keep the text as written when YAML would make a list of it. Lists (``tools``) read in every
 form: ``Read, Grep``, ``["Read", "Grep"]``, a YAML list (:meth:`Definition.names`).
+
+Size: one reader for three kinds of file, and most of it is reading front matter the way
+Claude Code does when it is not strict YAML (keys on their own lines, multi-line descriptions
+with example dialogue, tool lists in every form); the kinds' own rules live with each kind.
 """
 
 from __future__ import annotations
