@@ -3,13 +3,30 @@
 from __future__ import annotations
 
 import os
+import socketserver
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
+
+SERVER_ERRORS: list[BaseException] = []
+"""Exceptions of request handlers in the test servers that run in a test's own process."""
+
+
+def _keep_handler_error(self: socketserver.BaseServer, request: Any, address: Any) -> None:
+    """socketserver prints a handler's exception (a client that hung up mid-answer: a
+    cancelled turn, a test that ended first) to the process's stderr, where whichever test
+    runs next in this worker captures it as its own; they are kept here instead."""
+    error = sys.exc_info()[1]
+    if error is not None:
+        SERVER_ERRORS.append(error)
+
+
+socketserver.BaseServer.handle_error = _keep_handler_error  # type: ignore[method-assign]
 
 
 @pytest.fixture

@@ -36,19 +36,6 @@ from tests.fakes.openai_handler import Handler, Recorded, State
 from tests.fakes.openai_turns import Turn
 
 
-class _QuietServer(ThreadingHTTPServer):
-    """A handler's exception (a client that hung up mid-answer: a cancelled turn, a
-    hang-up test) is kept in :attr:`errors`, not printed: socketserver prints it to the
-    process's stderr, where whichever test runs then in this worker would capture it."""
-
-    errors: list[BaseException]
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if error is not None:
-            self.errors.append(error)
-
-
 class FakeOpenAI:
     """The server; a context manager. ``base_url`` ends in ``/v1``."""
 
@@ -70,8 +57,7 @@ class FakeOpenAI:
         class Bound(Handler):
             shared = state
 
-        self._httpd = _QuietServer(("127.0.0.1", port), Bound)
-        self._httpd.errors = []
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Bound)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
