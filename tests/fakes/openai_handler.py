@@ -307,7 +307,16 @@ class Handler(BaseHTTPRequestHandler):
         if (body.get("stream_options") or {}).get("include_usage") and not turn.get("no_usage"):
             yield {**chunk({}, None), "choices": [], "usage": usage(turn)}
 
-    def _sse(self, events: list[dict[str, Any]], turn: Turn) -> None:
+    def _sse(
+        self,
+        events: list[dict[str, Any]],
+        turn: Turn,
+        *,
+        encode: Callable[[dict[str, Any]], bytes] | None = None,
+        done: bytes | None = b"data: [DONE]\n\n",
+    ) -> None:
+        """Stream ``events`` (Chat Completions chunks by default; ``encode`` and ``done``
+        give another wire's framing), with the turn's delay, hangs and drops."""
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
@@ -324,10 +333,12 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             time.sleep(delay)
-            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+            line = encode(event) if encode else f"data: {json.dumps(event)}\n\n".encode()
+            self.wfile.write(line)
             self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+        if done is not None:
+            self.wfile.write(done)
+            self.wfile.flush()
         self.close_connection = True
 
     def _close_at_start(self, chunked: bool) -> None:
@@ -361,23 +372,7 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, wire.json_answer(body, turn, self._next_id))
             return
         events = list(wire.events(body, turn, self._next_id))
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        delay = float(turn.get("delay") or 0)
-        for event in events:
-            if "__hang__" in event:
-                self.wfile.flush()
-                self.shared.closing.wait(event["__hang__"])
-                continue
-            if "__drop__" in event:
-                break
-            time.sleep(delay)
-            self.wfile.write(wire.sse_lines(event))
-            self.wfile.flush()
-        self.close_connection = True
+        self._sse(events, turn, encode=wire.sse_lines, done=None)  # no [DONE] on this wire
 
     def _next_id(self, prefix: str) -> str:
         with self.shared.lock:
