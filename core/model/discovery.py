@@ -69,11 +69,12 @@ class Found:
 
 
 def probe(
-    candidates: tuple[Candidate, ...] | None = None, budget: float = BUDGET_SECONDS
+    candidates: tuple[Candidate, ...] | None = None, budget: float | None = None
 ) -> list[Found]:
     """The candidates (default :data:`CANDIDATES`) that answer like an OpenAI-compatible
-    server, in candidate order."""
+    server within ``budget`` seconds (default :data:`BUDGET_SECONDS`), in candidate order."""
     candidates = CANDIDATES if candidates is None else candidates
+    budget = BUDGET_SECONDS if budget is None else budget
     pool = ThreadPoolExecutor(max_workers=max(1, len(candidates)), thread_name_prefix="probe")
     futures = [pool.submit(_try, c, budget) for c in candidates]
     wait(futures, timeout=budget)
