@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
-from codebot_mcp.core.config.settings import DEFAULT_MAX_TOKENS as SETTINGS_DEFAULT_MAX_TOKENS
-from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.core.config.settings import DEFAULT_MAX_TOKENS, Settings
 from codebot_mcp.core.errors import ModelError, SettingsError
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -26,8 +25,6 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to establish the connection; a refused or unroutable host fails fast."""
 READ_TIMEOUT = 600.0
 """Seconds between bytes; a local model on a CPU can think for minutes before its first token."""
-DEFAULT_MAX_TOKENS = 8192
-"""Output tokens per model turn: enough for a long file in a tool call, short of a runaway."""
 REMOTE_RETRIES = 2
 """Retries of a failed request to a remote API (timeouts, 429, 5xx, connection errors)."""
 CHAT_COMPLETIONS = "chat_completions"
@@ -182,7 +179,7 @@ def _resolve(
         retries = 0 if url is not None and is_loopback(url) else REMOTE_RETRIES
     cap = settings.max_tokens
     given = bool(named)
-    cap_given = cap != SETTINGS_DEFAULT_MAX_TOKENS  # the default is sized to a known window
+    cap_given = cap != DEFAULT_MAX_TOKENS  # the default is sized to a known window
     if key_env is not None:
         key = env[key_env]
         return ModelConfig(chosen_model, url, key, key_env, timeout, cap, retries, given, cap_given)

@@ -28,8 +28,6 @@ from codebot_mcp.mcpbridge.transport import wire
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
 
-MAX_LIST_PAGES = 1000
-"""A server whose cursor never ends must not hang us (as ``Client.list_all_tools``)."""
 STATE_ONLY_PAUSE = (0.05, 0.25)
 """Before retrying an ``InputRequiredResult`` that asks nothing (only ``requestState``): the
 first pause, doubled up to the second. The SDK's driver waits the same (a test compares)."""
@@ -332,7 +330,7 @@ class Connection:
         """Every page of ``tools/list``; ``Fallback`` for anything but the plain shape."""
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
-        for _ in range(MAX_LIST_PAGES):
+        for _ in range(wire.MAX_LIST_PAGES):
             try:
                 page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
             except (RpcError, Closed):
@@ -417,7 +415,7 @@ class Connection:
     async def _relist(self, name: str) -> None:
         """``tools/list`` page by page until a page lists ``name`` (the SDK's re-list)."""
         cursor: str | None = None
-        for _ in range(MAX_LIST_PAGES):
+        for _ in range(wire.MAX_LIST_PAGES):
             page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
             following, tools = page.get("nextCursor"), page.get("tools")
             cursor = following if isinstance(following, str) else None

@@ -39,7 +39,7 @@ from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_ti
 from codebot_mcp.mcpbridge.transport.probe import guard_discover
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
 from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
-from codebot_mcp.mcpbridge.transport.wire import split_tools
+from codebot_mcp.mcpbridge.transport.wire import MAX_LIST_PAGES, split_tools
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.sampling import Sampler
@@ -52,8 +52,6 @@ MAX_RESTARTS = 1
 """How often a stdio server that crashed is restarted on the next call, per session."""
 EXIT_CODE_WAIT = 0.5
 """After a server's stdout ends, how long to wait for its exit code (for the message)."""
-MAX_LIST_PAGES = 1000
-"""A server whose cursor never ends must not hang us."""
 State = Literal["pending", "connected", "failed", "stopped"]
 
 

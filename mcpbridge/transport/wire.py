@@ -59,6 +59,9 @@ LEGACY_VERSION = "2025-11-25"
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 """Handshake-era versions a server may answer ``initialize`` with."""
 
+MAX_LIST_PAGES = 1000
+"""A server whose cursor never ends must not hang us: pages of one ``*/list`` read, at most."""
+
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603

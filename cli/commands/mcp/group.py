@@ -16,6 +16,7 @@ from codebot_mcp.cli.commands.mcp.common import (
     AllowDriftOpt,
     AllowSamplingOpt,
     ElicitOpt,
+    JsonOpt,
     ServerOpt,
 )
 from codebot_mcp.cli.commands.mcp.views import print_servers
@@ -52,8 +53,6 @@ app = typer.Typer(
 )
 """The ``mcp`` group; :mod:`cli.app` adds it to the root as ``mcp``."""
 """The former name, kept while branches that register on it are in flight."""
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
 @app.command("list")

@@ -42,7 +42,6 @@ SEARCH_TIMEOUT_SECONDS = 30.0
 """A whole search, ripgrep's or Python's: past it the child is killed and the call fails."""
 MAX_EVENT_BYTES = 1024 * 1024
 """One ``--json`` line longer than this (a giant minified line) is skipped, not held."""
-RG_TIMEOUT_SECONDS = SEARCH_TIMEOUT_SECONDS  # the former name
 
 
 class SearchTimeoutError(Exception):
