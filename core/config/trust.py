@@ -34,6 +34,7 @@ from typing import Any
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.fsutil import atomic_write
@@ -284,7 +285,45 @@ def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
         if hook.source in sources:
             add(script_files(hook.command, root))
     add(runfiles.definition_scripts(definitions, root))
+    for files in global_runs(settings, root).values():
+        add(list(files))
     return root, tuple(found)
+
+
+def global_runs(settings: Settings, root: Path | None) -> dict[str, tuple[Path, ...]]:
+    """Your own (global) hooks and stdio servers that run a file inside this project, by
+    ``hook <event> <key>`` / ``server <name>``: the files they name.
+
+    A global entry runs as you, but a script it names inside the project is the project's:
+    a confined ``bash`` could rewrite it and have it run unconfined later. So these files are
+    covered by the project's trust like its own run files (:func:`project_files`), and while
+    the project is not trusted the entries run confined (:func:`without_untrusted`). An entry
+    that already runs confined (its own ``sandbox``), and files of codebot's global folder,
+    are left out.
+    """
+    if root is None:
+        return {}
+    from codebot_mcp.core.config import runfiles
+    from codebot_mcp.core.config.hooks import script_files
+
+    sources = set(settings.project_sources or ())
+    if settings.project_file is not None:
+        sources.add(settings.project_file)
+    mine = Path(os.path.realpath(paths.codebot_home()))
+    out: dict[str, tuple[Path, ...]] = {}
+
+    def keep(name: str, files: list[Path]) -> None:
+        files = [p for p in files if not p.is_relative_to(mine)]
+        if files:
+            out[name] = tuple(files)
+
+    for hook in settings.hooks:
+        if hook.source not in sources and hook.sandbox is None:
+            keep(f"hook {hook.event} {hook.key}", script_files(hook.command, root))
+    for config in settings.servers.values():
+        if config.source not in sources and config.sandbox is None:
+            keep(f"server {config.name}", runfiles.server_files(config, root))
+    return out
 
 
 def project_notes(settings: Settings, root: Path | None) -> tuple[Path | None, tuple[Path, ...]]:
@@ -468,6 +507,21 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
     kept.update({n: settings.shadowed[n] for n in names if n in settings.shadowed})
     kept = dict(sorted(kept.items()))
     fallback = dict(settings.untrusted_fallback)
+    confine = global_runs(replace(settings, servers=kept, **fallback), result.root)
+    if confine and result.root is not None:
+        # Your own hooks and servers that run a file of this untrusted project run confined
+        # (the file may have been written by a confined tool): see :func:`global_runs`.
+        fallback["hooks"] = tuple(
+            replace(h, sandbox="workspace-write") if f"hook {h.event} {h.key}" in confine else h
+            for h in fallback.get("hooks", settings.hooks)
+        )
+        workspace = Path(os.path.realpath(result.root))
+        kept = {
+            n: replace(c, sandbox=ServerSandbox("workspace-write", workspace=workspace))
+            if f"server {n}" in confine
+            else c
+            for n, c in kept.items()
+        }
     return replace(settings, servers=kept, project_gated={}, **fallback)
 
 

@@ -1,0 +1,142 @@
+"""Your own (global) hooks and servers that run a script *inside* the project (issue 29
+follow-up, issue 31): the script is the project's, so a confined ``bash`` could rewrite it
+and have it run as you. The project's trust covers such files; while the project is not
+trusted (new, or changed since), those entries run confined.
+
+Real processes: the model is the loopback fake, ``bash`` and the hooks run in the real
+sandbox, the hook is a real shell script.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codebot_mcp.cli.app import run
+from codebot_mcp.core.security.sandbox import support
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
+
+sandboxed = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or bool(support().missing(network=False)),
+    reason="the sandbox is unavailable here",
+)
+
+
+@pytest.fixture(autouse=True)
+def _untrusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT", raising=False)
+
+
+def setup(tmp_path: Path, fake: FakeOpenAI, extra: dict[str, Any] | None = None) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)  # a clone: no settings of its own
+    (root / "hooks").mkdir()
+    (root / "hooks" / "log.sh").write_text("exit 0\n")
+    hook = {"type": "command", "command": 'sh "${CLAUDE_PROJECT_DIR}/hooks/log.sh"'}
+    settings = {
+        "base_url": fake.base_url,
+        "hooks": {"UserPromptSubmit": [{"hooks": [hook]}]},
+        **(extra or {}),
+    }
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "settings.json").write_text(json.dumps(settings))
+    return root
+
+
+def chat(capsys: pytest.CaptureFixture[str], root: Path) -> tuple[int, Any, str]:
+    code = run(["--cwd", str(root), "chat", "-p", "go", "--json"])
+    out = capsys.readouterr()
+    return code, json.loads(out.out) if out.out.strip() else None, out.err
+
+
+@sandboxed
+def test_a_confined_edit_of_a_script_a_global_hook_runs_asks_again_and_runs_confined(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = setup(tmp_path, fake)
+    marker = tmp_path / "pwned"  # outside the project: only an unconfined run can write it
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    assert "file hooks/log.sh" in capsys.readouterr().out
+
+    fake.queue(
+        fo.tool_calls(("bash", {"command": f"echo 'echo x > {marker}' > hooks/log.sh"})),
+        fo.text("done"),
+    )
+    code, doc, err = chat(capsys, root)
+    assert code == 0, err
+    assert doc["tool_calls"][0]["sandbox"] == "workspace-write"  # the edit ran confined
+    assert (root / "hooks" / "log.sh").read_text().startswith("echo x")
+    assert doc["trust_changes"] == ["hooks/log.sh"]
+    assert not marker.exists()
+
+    fake.queue(fo.text("hi"))  # the next session: the global hook runs the edited script
+    code, _, err = chat(capsys, root)
+    assert "(changed: hooks/log.sh)" in err
+    assert not marker.exists()  # confined: it could not write outside the project
+    assert code == 1 and "Permission denied" in err  # its exit 2 blocks the prompt
+
+    assert run(["--cwd", str(root), "trust"]) == 2  # no terminal: shows, then refuses
+    assert "changed since trusted: hooks/log.sh" in capsys.readouterr().out
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    capsys.readouterr()
+    fake.queue(fo.text("hi"))  # trusted again, by you: it runs as you
+    code, _, err = chat(capsys, root)
+    assert code == 0, err
+    assert marker.exists()
+
+
+def test_a_global_server_that_runs_a_project_script_is_covered_and_confined_untrusted(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    from codebot_mcp.core.config import effective
+
+    (tmp_path / "repo" / "tools").mkdir(parents=True)
+    (tmp_path / "repo" / "tools" / "srv.py").write_text("pass\n")
+    servers = {
+        "mcp_servers": {
+            "local": {"command": sys.executable, "args": ["tools/srv.py"]},
+            "boxed": {
+                "command": sys.executable,
+                "args": ["tools/srv.py"],
+                "sandbox": "read-only",
+            },
+        }
+    }
+    root = setup(tmp_path, fake, servers)
+    loaded = effective.load(root)
+    names = [p.name for p in loaded.trust.files]
+    assert "srv.py" in names and "log.sh" in names and loaded.trust.needs_trust
+    local = loaded.settings.servers["local"]
+    assert local.sandbox is not None and local.sandbox.mode == "workspace-write"
+    assert loaded.settings.servers["boxed"].sandbox.mode == "read-only"  # its own, kept
+    [hook] = loaded.settings.hooks
+    assert hook.sandbox == "workspace-write"
+
+    from codebot_mcp.core.config import trust
+
+    trust.record(loaded.trust)
+    again = effective.load(root)
+    assert not again.trust.needs_trust
+    assert again.settings.servers["local"].sandbox is None  # trusted: as you
+    assert again.settings.hooks[0].sandbox is None
+
+
+def test_a_global_hook_outside_the_project_asks_nothing(tmp_path: Path, fake: FakeOpenAI) -> None:
+    from codebot_mcp.core.config import effective
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    home = tmp_path / "home"
+    (home / "hooks").mkdir(parents=True)
+    (home / "hooks" / "log.sh").write_text("exit 0\n")
+    hook = {"type": "command", "command": f"sh {home}/hooks/log.sh"}
+    settings = {"base_url": fake.base_url, "hooks": {"Stop": [{"hooks": [hook]}]}}
+    (home / "settings.json").write_text(json.dumps(settings))
+    loaded = effective.load(root)
+    assert not loaded.trust.asks and loaded.settings.hooks[0].sandbox is None
