@@ -1,0 +1,329 @@
+"""``codebot import claude`` (issue 31, item 6) on real files in Claude Code's formats
+(``tests/fixtures/claude_setup``, written for these tests): what is copied, translated and
+skipped; merging without clobbering; ``--dry-run``, ``--force``, ``--json``, the user scope
+with ``CLAUDE_CONFIG_DIR``; and the imported setup at work in a real session with
+``.claude/`` gone (hook scripts in Python and shell that branch on Claude Code's names, a
+translated permission rule, a real stdio server).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codebot_mcp.cli.app import run
+from codebot_mcp.core.security.sandbox import support
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import REPO_ROOT
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_setup"
+sandboxed = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or bool(support().missing(network=False)),
+    reason="the sandbox is unavailable here",
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "user"
+    path.mkdir()
+    monkeypatch.setenv("HOME", str(path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path, home: Path) -> Path:
+    path = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "project", path, symlinks=True)
+    (path / ".git").mkdir()
+    mcp = {
+        "mcpServers": {
+            "echo": {
+                "command": sys.executable,
+                "args": ["-m", "tests.servers.echo"],
+                "env": {"PYTHONPATH": str(REPO_ROOT)},
+            },
+            "remote": {
+                "type": "sse",
+                "url": "https://mcp.example.com/sse",
+                "headers": {"Authorization": "Bearer sk-live-abcdefghijklmnopqrstuvwx"},
+            },
+        }
+    }
+    (path / ".mcp.json").write_text(json.dumps(mcp))
+    return path
+
+
+def imported(
+    capsys: pytest.CaptureFixture[str], root: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    code = run(["--cwd", str(root), "import", "claude", "--json", *extra])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f"{i['kind']} {i['name']}": i for i in report["items"]}
+
+
+def test_the_project_setup_is_copied_translated_and_every_item_reported(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = imported(capsys, repo)
+    assert code == 0, report
+    items = by_name(report)
+    settings = json.loads((repo / ".codebot" / "settings.json").read_text())
+
+    # hooks: kept in Claude Code's shape, the scripts copied out of .claude/ and pointed to
+    hook = items['hook PreToolUse Bash: "$CLAUDE_PROJECT_DIR"/.claude/hooks/check.py']
+    assert hook["action"] == "translate"
+    assert any("statusMessage" in n for n in hook["notes"])
+    [pre] = [g for g in settings["hooks"]["PreToolUse"] if g["matcher"] == "Bash"]
+    assert pre["hooks"] == [
+        {
+            "type": "command",
+            "command": '"$CLAUDE_PROJECT_DIR"/.codebot/hooks/check.py',
+            "if": "Bash(git commit:*)",
+        }
+    ]
+    copied = repo / ".codebot" / "hooks" / "check.py"
+    assert copied.read_bytes() == (repo / ".claude" / "hooks" / "check.py").read_bytes()
+    assert copied.stat().st_mode & stat.S_IXUSR  # still executable
+    assert settings["hooks"]["PostToolUse"][0]["hooks"] == [
+        {"type": "command", "command": "sh .codebot/hooks/format.sh", "timeout": 30}
+    ]
+    assert items["hook Stop *: " + settings["hooks"]["Stop"][0]["hooks"][0]["command"]]
+    assert items["hook PostToolUse Edit|Write: prompt"]["action"] == "skip"
+    assert "TeammateIdle" in items["hook TeammateIdle"]["reason"]
+
+    # permissions: whole tools as codebot rules, narrowed ones as hooks answering the same
+    assert settings["permissions"] == {"allow": ["read", "glob", "grep", "mcp__github__get_issue"]}
+    conditions = {
+        h["if"]: h["command"]
+        for g in settings["hooks"]["PreToolUse"]
+        for h in g["hooks"]
+        if "printf" in h["command"]
+    }
+    assert set(conditions) == {"Bash(npm run test:*)", "Bash(git push:*)", "Read(./.env)"}
+    assert '"permissionDecision":"deny"' in conditions["Read(./.env)"]
+    assert items["permission deny: WebFetch"]["action"] == "skip"
+    assert items["permission permissions.defaultMode"]["action"] == "skip"
+    assert items["setting env"]["action"] == "skip" and items["setting model"]["reason"]
+
+    # servers: translated as `mcp import` does, the secret never copied
+    assert settings["mcp_servers"]["remote"] == {
+        "type": "http",
+        "url": "https://mcp.example.com/sse",
+        "headers": {"Authorization": "Bearer ${REMOTE_TOKEN}"},
+    }
+    assert "sk-live" not in json.dumps(report) + json.dumps(settings)
+    assert items["server echo"]["action"] == "copy"
+
+    # agents and commands: written flat, front matter in codebot's names
+    agent = (repo / ".codebot" / "agents" / "code-reviewer.md").read_text()
+    assert "tools: read, grep, glob, bash\n" in agent
+    assert "</example>\n" in agent and "model: sonnet\n" in agent  # the rest as written
+    notes = " ".join(items["agent review/code-reviewer"]["notes"])
+    assert "WebFetch dropped" in notes and "written flat" in notes and "sonnet" in notes
+    plain = repo / ".codebot" / "agents" / "plain.md"
+    assert plain.read_bytes() == (repo / ".claude" / "agents" / "plain.md").read_bytes()
+    assert items["agent plain"]["action"] == "copy"
+    command = (repo / ".codebot" / "commands" / "component.md").read_text()
+    assert "allowed-tools: bash(git add:*), bash(git status:*), read\n" in command
+    assert "argument-hint: [name]\n" in command and "!`git status`" in command
+    assert items["command hello"]["action"] == "copy"
+
+    # skills: the whole folder, a title as name → the folder's name
+    skill = repo / ".codebot" / "skills" / "hook-dev"
+    assert "name: hook-dev\n" in (skill / "SKILL.md").read_text()
+    assert "allowed-tools: read, grep\n" in (skill / "SKILL.md").read_text()
+    assert (skill / "scripts" / "lint.sh").read_text() == "echo lint\n"
+
+    # memory: CLAUDE.md is read where it is
+    assert items["memory CLAUDE.md"]["action"] == "kept"
+    assert report["counts"]["clash"] == 0 and report["exit_code"] == 0
+
+
+def test_a_second_run_is_idempotent_and_dry_run_writes_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, plan = imported(capsys, repo, "--dry-run")
+    assert code == 0 and plan["written"] == [] and not (repo / ".codebot").exists()
+    assert plan["counts"]["copy"] + plan["counts"]["translate"] > 10
+
+    code, first = imported(capsys, repo)
+    assert code == 0 and first["written"]
+    files = sorted(p for p in (repo / ".codebot").rglob("*") if p.is_file())
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
+    code, second = imported(capsys, repo)
+    assert code == 0 and second["written"] == []
+    assert {i["action"] for i in second["items"]} <= {"same", "kept", "skip"}
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
+    assert [(i["kind"], i["name"]) for i in first["items"]] == [
+        (i["kind"], i["name"]) for i in second["items"]
+    ]
+
+
+def test_an_existing_entry_of_the_same_name_is_kept_unless_force(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / ".codebot" / "agents").mkdir(parents=True)
+    mine = "---\nname: plain\ndescription: mine\n---\nMine.\n"
+    (repo / ".codebot" / "agents" / "plain.md").write_text(mine)
+    theirs = {"command": "my-echo"}
+    (repo / ".codebot" / "settings.json").write_text(
+        json.dumps({"mcp_servers": {"echo": theirs}, "model": "gpt-4o"})
+    )
+    code, report = imported(capsys, repo)
+    assert code == 0
+    items = by_name(report)
+    assert items["agent plain"]["action"] == "clash" and "--force" in items["agent plain"]["reason"]
+    assert items["server echo"]["action"] == "clash"
+    assert (repo / ".codebot" / "agents" / "plain.md").read_text() == mine
+    settings = json.loads((repo / ".codebot" / "settings.json").read_text())
+    assert settings["mcp_servers"]["echo"] == theirs and settings["model"] == "gpt-4o"
+    assert "remote" in settings["mcp_servers"]  # the rest merged in
+
+    code, report = imported(capsys, repo, "--force")
+    assert code == 0
+    items = by_name(report)
+    assert items["agent plain"]["action"] == "replace"
+    assert items["server echo"]["action"] == "replace"
+    assert "You answer briefly." in (repo / ".codebot" / "agents" / "plain.md").read_text()
+    settings = json.loads((repo / ".codebot" / "settings.json").read_text())
+    assert settings["mcp_servers"]["echo"]["args"] == ["-m", "tests.servers.echo"]
+    assert settings["model"] == "gpt-4o"  # what the import does not touch stays
+
+
+def test_model_aliases_translate_a_claude_model_name(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "settings.json").write_text(
+        json.dumps({"model_aliases": {"sonnet": "gpt-4o-mini"}})
+    )
+    code, report = imported(capsys, repo)
+    assert code == 0
+    agent = (repo / ".codebot" / "agents" / "code-reviewer.md").read_text()
+    assert "model: gpt-4o-mini\n" in agent
+    notes = by_name(report)["agent review/code-reviewer"]["notes"]
+    assert "model 'sonnet' → 'gpt-4o-mini' (model_aliases)" in notes
+
+
+def test_the_text_report_lists_every_item(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["--cwd", str(repo), "import", "claude", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "~ agent review/code-reviewer → " in out
+    assert "- permission deny: WebFetch" in out and "skip: codebot has no built-in tool" in out
+    assert "translated: tools: WebFetch dropped (codebot has no such tool)" in out
+    assert "= memory CLAUDE.md" in out
+    assert "(dry run: nothing written)" in out
+
+
+def test_the_user_setup_honours_claude_config_dir(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "claude-config"
+    shutil.copytree(FIXTURES / "user" / ".claude", config)
+    shutil.copy(FIXTURES / "user" / ".claude.json", config / ".claude.json")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    project = tmp_path / "elsewhere"
+    project.mkdir()
+    code, report = imported(capsys, project, "--user")
+    assert code == 0, report
+    codebot_home = tmp_path / "home"
+    assert report["target"] == str(codebot_home)
+    settings_path = codebot_home / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    assert stat.S_IMODE(settings_path.stat().st_mode) == 0o600  # your global file: private
+    assert settings["mcp_servers"]["memory"]["command"] == "npx"
+    [start] = settings["hooks"]["SessionStart"][0]["hooks"]
+    assert start["command"] == f"sh {codebot_home}/hooks/hello.sh"
+    assert (codebot_home / "hooks" / "hello.sh").is_file()
+    assert (codebot_home / "AGENTS.md").read_text() == "# My notes\nAnswer in English.\n"
+    agent = (codebot_home / "agents" / "researcher.md").read_text()
+    assert "tools: read, grep, task\n" in agent
+    items = by_name(report)
+    assert "codebot plugin install" in items["setting enabledPlugins"]["reason"]
+    assert items["permission deny: Bash(rm -rf:*)"]["action"] == "translate"
+    assert not (project / ".codebot").exists()  # nothing of the project's
+
+
+def test_nothing_found_exits_1_and_an_unreadable_file_exits_3(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty"
+    (empty / ".git").mkdir(parents=True)
+    assert run(["--cwd", str(empty), "import", "claude"]) == 1
+    err = capsys.readouterr().err
+    assert "no Claude Code setup found" in err and ".claude/settings.json" in err
+    (empty / ".claude").mkdir()
+    (empty / ".claude" / "settings.json").write_text("{ not json")
+    (empty / ".claude" / "commands").mkdir()
+    (empty / ".claude" / "commands" / "go.md").write_text("Go.\n")
+    assert run(["--cwd", str(empty), "import", "claude"]) == 3
+    out = capsys.readouterr()
+    assert "invalid JSON in" in out.err and "settings.json" in out.err
+    assert (empty / ".codebot" / "commands" / "go.md").read_text() == "Go.\n"  # the rest went in
+    assert run(["--cwd", str(empty), "import", "claude", "--user", "--scope", "project"]) == 2
+
+
+def test_other_clients_are_reached_the_same_way(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "cursor-repo"
+    (repo / ".cursor").mkdir(parents=True)
+    (repo / ".cursor" / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"files": {"command": "npx", "args": ["server-files"]}}})
+    )
+    assert run(["--cwd", str(repo), "import", "cursor", "--dry-run"]) == 0
+    assert "would import 1 server" in capsys.readouterr().out
+    assert run(["--cwd", str(repo), "mcp", "import", "--from", "cursor", "--dry-run"]) == 0
+    assert "would import 1 server" in capsys.readouterr().out
+
+
+@sandboxed
+def test_the_imported_setup_works_with_claude_left_behind(
+    repo: Path, fake: FakeOpenAI, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "home" / "settings.json").write_text(json.dumps({"base_url": fake.base_url}))
+    assert run(["--cwd", str(repo), "import", "claude"]) == 0
+    capsys.readouterr()
+    shutil.rmtree(repo / ".claude")
+    (repo / ".mcp.json").unlink()
+    (repo / ".env").write_text("SECRET=1\n")
+    assert run(["--cwd", str(repo), "trust", "--yes"]) == 0
+    capsys.readouterr()
+
+    fake.queue(
+        fo.tool_calls(
+            ("bash", {"command": "git commit -m wip"}),
+            ("read", {"path": ".env"}),
+            ("write", {"path": "notes.txt", "content": "hi\n"}),
+        ),
+        fo.text("done"),
+    )
+    code = run(["--cwd", str(repo), "chat", "-p", "go", "--json", "--yes"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    calls = {c["name"]: c for c in json.loads(out.out)["tool_calls"]}
+    # check.py (Python, copied to .codebot/hooks) saw Claude Code's "Bash" and denied
+    assert calls["bash"]["denied"] and "check.py: no commits here" in calls["bash"]["result"]
+    assert (repo / "check.log").read_text() == "git commit -m wip\n"
+    # Claude Code's deny rule Read(./.env), now a hook, refuses the read
+    assert calls["read"]["denied"] and "Read(./.env)" in calls["read"]["result"]
+    # format.sh (shell) saw "Write" after the write; the local settings' Stop hook ran
+    assert (repo / "format.log").read_text() == "write\n"
+    assert (repo / "stop.log").read_text() == "stopped\n"
+
+    assert run(["--cwd", str(repo), "mcp", "call", "echo", "echo", "text=hi"]) == 0
+    assert "hi" in capsys.readouterr().out
