@@ -327,3 +327,16 @@ def test_the_imported_setup_works_with_claude_left_behind(
 
     assert run(["--cwd", str(repo), "mcp", "call", "echo", "echo", "text=hi"]) == 0
     assert "hi" in capsys.readouterr().out
+
+
+def test_the_coming_from_claude_code_page_matches_the_code() -> None:
+    import re
+
+    from codebot_mcp.core.config.hookcontract import CLAUDE_NAMES
+    from codebot_mcp.core.config.hooks import EVENTS
+
+    page = (REPO_ROOT / "docs" / "claude-code.md").read_text()
+    rows = dict(re.findall(r"^\| `([a-z_]+)` \| `([A-Za-z]+)`", page, re.MULTILINE))
+    assert rows == CLAUDE_NAMES
+    fired = page.split("**Events.**", 1)[1].split("Claude Code's other", 1)[0]
+    assert set(re.findall(r"`([A-Za-z]+)`", fired)) == set(EVENTS)
