@@ -24,6 +24,8 @@ app = typer.Typer(
 class ClaudeScope(StrEnum):
     PROJECT = "project"
     USER = "user"
+    GLOBAL = "global"
+    """The same as ``user`` (``mcp import``'s word for your own settings)."""
 
 
 MARKS = {
@@ -53,8 +55,8 @@ def claude_command(
         typer.Option(
             "--scope",
             metavar="project|user",
-            help="project (default): .claude/, .mcp.json, CLAUDE.md → .codebot/; user: "
-            "~/.claude/ → ~/.codebot/.",
+            help="project (default): .claude/, .mcp.json, CLAUDE.md → .codebot/; user (or "
+            "global): ~/.claude/ → ~/.codebot/.",
             show_default=False,
         ),
     ] = None,
@@ -85,7 +87,7 @@ def claude_command(
     globals_: Globals = ctx.obj
     if user and scope is ClaudeScope.PROJECT:
         raise UsageError("--user and --scope project contradict each other", hint="Pick one.")
-    chosen = "user" if user or scope is ClaudeScope.USER else "project"
+    chosen = "project" if not user and scope in (None, ClaudeScope.PROJECT) else "user"
     warn_settings(globals_)
     aliases = _aliases(globals_)
     setup = claude_setup.plan(chosen, globals_.cwd, force=force, aliases=aliases)  # type: ignore[arg-type]

@@ -340,3 +340,66 @@ def test_the_coming_from_claude_code_page_matches_the_code() -> None:
     assert rows == CLAUDE_NAMES
     fired = page.split("**Events.**", 1)[1].split("Claude Code's other", 1)[0]
     assert set(re.findall(r"`([A-Za-z]+)`", fired)) == set(EVENTS)
+
+
+@pytest.mark.parametrize(
+    ("rule", "verdict", "rules", "condition", "skipped"),
+    [
+        ("Bash", "allow", ["bash"], None, None),
+        ("Bash(*)", "deny", ["bash"], None, None),
+        ("Edit", "ask", ["edit", "write"], None, None),
+        ("Read", "allow", ["read", "glob", "grep"], None, None),
+        ("Task", "deny", ["task"], None, None),
+        ("mcp__github__*", "allow", ["mcp__github__*"], None, None),
+        ("mcp__github", "deny", ["mcp__github"], None, None),
+        ("Bash(git push:*)", "ask", [], "Bash(git push:*)", None),
+        ("Edit(src/**)", "deny", [], "Edit(src/**)", None),
+        ("WebFetch(domain:example.com)", "allow", [], None, "WebFetch"),
+        ("NotebookEdit", "deny", [], None, "NotebookEdit"),
+        ("mcp__x__y(z)", "deny", [], None, "specifier"),
+        ("not a rule!", "deny", [], None, "not a permission rule"),
+    ],
+)
+def test_claude_permission_rules_translate(
+    rule: str, verdict: Any, rules: list[str], condition: str | None, skipped: str | None
+) -> None:
+    from codebot_mcp.core.config.importers.claude_permissions import translate
+
+    out = translate(rule, verdict)
+    assert out.rules == rules
+    if skipped is None:
+        assert out.skipped is None
+    else:
+        assert out.skipped is not None and skipped in out.skipped
+    if condition is None:
+        assert out.hooks == []
+    else:
+        assert out.hooks[0]["hooks"][0]["if"] == condition
+        assert f'"permissionDecision":"{verdict}"' in out.hooks[0]["hooks"][0]["command"]
+    if rule.startswith("Edit("):  # Claude Code's Edit rules cover writes too
+        assert [g["hooks"][0]["if"] for g in out.hooks] == ["Edit(src/**)", "Write(src/**)"]
+
+
+def test_a_permission_hook_answers_through_a_real_shell(tmp_path: Path) -> None:
+    import subprocess
+
+    from codebot_mcp.core.config.importers.claude_permissions import translate
+
+    [group] = translate("Bash(echo 'it''s':*)", "deny").hooks
+    command = group["hooks"][0]["command"]
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=10)
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "Bash(echo 'it''s':*)" in answer["permissionDecisionReason"]
+
+
+def test_the_home_folder_is_not_a_project(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CODEBOT_HOME", str(home / ".codebot"))
+    (home / ".claude" / "agents").mkdir(parents=True)
+    (home / ".claude" / "agents" / "a.md").write_text("---\nname: a\ndescription: b\n---\nx\n")
+    assert run(["--cwd", str(home), "import", "claude"]) == 2
+    assert "codebot import claude --user" in capsys.readouterr().err
+    assert run(["--cwd", str(home), "import", "claude", "--scope", "global"]) == 0
+    assert (home / ".codebot" / "agents" / "a.md").is_file()

@@ -154,6 +154,7 @@ def plan(
 
     Raises:
         SettingsError: codebot's own settings file cannot be read.
+        UsageError: the project would be your home folder (its ``.claude`` is yours).
     """
     from codebot_mcp.core.config import discovery
     from codebot_mcp.core.config import edit as settings_edit
@@ -164,6 +165,14 @@ def plan(
         )
     else:
         root = discovery.project_root(cwd) or cwd
+        if os.path.realpath(root / paths.PROJECT_DIR) == os.path.realpath(paths.codebot_home()):
+            from codebot_mcp.core.errors import UsageError
+
+            raise UsageError(
+                f"{root} is your home folder: its .claude/ is your own Claude Code setup, and "
+                "its .codebot/ your own codebot settings",
+                hint="Run `codebot import claude --user` to import it.",
+            )
         target = settings_edit.settings_file("project", root)
         setup = Setup(scope, root / ".claude", target.parent, target, root, force)
     setup.document = settings_edit.read_document(setup.settings_path)
@@ -257,37 +266,46 @@ def _hooks(setup: Setup, path: Path, section: Any) -> None:
                 _merge_hook(setup, event, matcher, out, item)
 
 
-_CLAUDE_PATH = re.compile(r"(?<![\w.])\.claude/([\w.@+-]+(?:/[\w.@+-]+)*)")
+_RELATIVE = r"([\w.@+-]+(?:/[\w.@+-]+)*)"
+"""A path below the Claude folder, as a hook command names it."""
 
 
 def _hook_scripts(setup: Setup, command: str, item: Item) -> str:
     """Scripts the command runs from the Claude folder, copied to the same place in
-    codebot's folder, and the command pointed there."""
-    home = str(Path.home())
-    if setup.scope == "user" and setup.source_dir != Path(home) / ".claude":
-        command = command.replace(str(setup.source_dir) + "/", f"{home}/.claude/")
-    for found in list(_CLAUDE_PATH.finditer(command)):
-        relative = found.group(1)
+    codebot's folder, and the command pointed there. Project: ``.claude/…`` (after
+    ``"$CLAUDE_PROJECT_DIR"/``, ``./`` or nothing); user: ``~/.claude/…``, ``$HOME/.claude/…``
+    or the folder's path (``$CLAUDE_CONFIG_DIR``)."""
+    home = Path.home()
+    if setup.scope == "project":
+        pattern = re.compile(r"(?<![\w.])(\.claude/)" + _RELATIVE)
+    else:
+        starts = [r"~/\.claude/", r"\$HOME/\.claude/", r"\$\{HOME\}/\.claude/"]
+        starts += [re.escape(f"{home}/.claude/"), re.escape(f"{setup.source_dir}/")]
+        pattern = re.compile("(" + "|".join(starts) + ")" + _RELATIVE)
+
+    def point(found: re.Match[str]) -> str:
+        start, relative = found.group(1), found.group(2)
         source = setup.source_dir / relative
         if not source.is_file() or source.is_symlink():
-            continue
+            return found.group(0)
         target = setup.target_dir / relative
         data = _read_bytes(source)
         if data is None:
-            continue
+            return found.group(0)
         script = Item("file", relative, source, target=target)
         setup.items.append(script)
         _place(setup, script, target, data, source.stat().st_mode & 0o777, data)
         if script.action in ("clash", "skip"):
-            continue
-        if setup.scope == "user" and setup.target_dir != Path(home) / ".codebot":
-            new = str(setup.target_dir / relative)
-            pattern = r"(?:~|\$HOME|\$\{HOME\}|" + re.escape(home) + r")/\.claude/"
-            command = re.sub(pattern + re.escape(relative), new.replace("\\", "\\\\"), command)
-        else:
-            command = command.replace(f".claude/{relative}", f".codebot/{relative}")
-        item.notes.append(f"runs {relative} from {setup.target_dir.name}/ (copied)")
-    return command
+            item.notes.append(f"still runs {relative} from {setup.source_dir} ({script.action})")
+            return found.group(0)
+        item.notes.append(f"runs {relative} from {target.parent} (copied)")
+        if setup.scope == "project":
+            return f".codebot/{relative}"
+        if start.endswith(".claude/") and setup.target_dir == home / ".codebot":
+            return start[: -len(".claude/")] + f".codebot/{relative}"
+        return str(target)
+
+    return pattern.sub(point, command)
 
 
 def _merge_hook(
