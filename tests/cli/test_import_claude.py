@@ -403,3 +403,58 @@ def test_the_home_folder_is_not_a_project(
     assert "codebot import claude --user" in capsys.readouterr().err
     assert run(["--cwd", str(home), "import", "claude", "--scope", "global"]) == 0
     assert (home / ".codebot" / "agents" / "a.md").is_file()
+
+
+TRICKY = {
+    "agents/listed.md": (
+        "---\nname: listed\ndescription: Triggers include: review, audit\ntools:\n  - Read\n"
+        "  - LS\n  - NotebookRead\n  - Task\nmodel: inherit\n---\nBody.\n"
+    ),
+    "agents/crlf.md": "---\r\nname: crlf\r\ndescription: d\r\ntools: Read, Edit\r\n---\r\nB.\r\n",
+    "agents/bare.md": "No front matter at all.\n",
+    "commands/git/commit.md": (
+        '---\nallowed-tools: ["Bash(git add:*)", "Bash(git commit:*)", "mcp__gh__pr"]\n'
+        'description: "Commit: staged changes"\n---\n!`git diff --cached`\nCommit.\n'
+    ),
+}
+
+
+def test_translated_files_mean_to_codebot_what_the_originals_meant(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codebot_mcp.core.agent.subagents import agent_tools
+    from codebot_mcp.core.config import definitions
+
+    for name, text in TRICKY.items():
+        path = repo / ".claude" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode())
+    code, report = imported(capsys, repo)
+    assert code == 0, report
+    pairs = [
+        (Path(i["source"]), Path(i["target"]))
+        for i in report["items"]
+        if i["kind"] in ("agent", "command") and i["action"] in ("copy", "translate")
+    ]
+    assert len(pairs) == 8
+    for source, target in pairs:
+        before, _ = definitions.parse(source.read_text())
+        after, body = definitions.parse(target.read_text())
+        assert body == definitions.parse(source.read_text())[1], target
+        for key in ("name", "description", "argument-hint", "color"):
+            assert after.get(key) == before.get(key), (target, key)
+        folder = definitions.Folder(definitions.Scope.PROJECT, "", target, target)
+        old = definitions.Definition(definitions.Kind.AGENTS, "x", source, folder, before, "")
+        new = definitions.Definition(definitions.Kind.AGENTS, "x", target, folder, after, "")
+        for key in ("tools", "allowed-tools"):
+            if old.names(key) is None:
+                assert new.names(key) is None
+                continue
+            tools, _ = agent_tools(old.names(key))
+            assert agent_tools(new.names(key)) == (tools, ()), (target, key)
+    listed = (repo / ".codebot" / "agents" / "listed.md").read_text()
+    assert "tools: read, glob, task\nmodel: inherit\n" in listed
+    commit = (repo / ".codebot" / "commands" / "commit.md").read_text()
+    assert "allowed-tools: bash(git add:*), bash(git commit:*), mcp__gh__pr\n" in commit
+    crlf = (repo / ".codebot" / "agents" / "crlf.md").read_bytes()
+    assert crlf == b"---\r\nname: crlf\r\ndescription: d\r\ntools: read, edit\r\n---\r\nB.\r\n"

@@ -144,7 +144,7 @@ def _rewrite(block: str, replacements: Mapping[str, str]) -> str:
         elif skipping:
             continue  # a continuation of a replaced value
         out.append(line)
-    return "\n".join(out)
+    return ("\r\n" if "\r\n" in block else "\n").join(out)
 
 
 def _yaml_text(value: str) -> str:
