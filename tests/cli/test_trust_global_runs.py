@@ -140,3 +140,40 @@ def test_a_global_hook_outside_the_project_asks_nothing(tmp_path: Path, fake: Fa
     (home / "settings.json").write_text(json.dumps(settings))
     loaded = effective.load(root)
     assert not loaded.trust.asks and loaded.settings.hooks[0].sandbox is None
+
+
+@sandboxed
+@pytest.mark.parametrize("whose", ["global", "project"])
+def test_a_hook_whose_script_a_turn_rewrote_runs_confined_in_the_same_session(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], whose: str
+) -> None:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "hooks").mkdir()
+    (root / "hooks" / "log.sh").write_text("exit 0\n")
+    hook = {"type": "command", "command": 'sh "${CLAUDE_PROJECT_DIR}/hooks/log.sh"'}
+    hooks = {"PostToolUse": [{"matcher": "Bash", "hooks": [hook]}]}
+    home = tmp_path / "home"
+    home.mkdir()
+    mine: dict[str, Any] = {"base_url": fake.base_url}
+    if whose == "global":
+        mine["hooks"] = hooks
+    else:
+        (root / ".codebot").mkdir()
+        (root / ".codebot" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    (home / "settings.json").write_text(json.dumps(mine))
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    capsys.readouterr()
+
+    marker = tmp_path / "pwned"
+    fake.queue(
+        fo.tool_calls(("bash", {"command": f"echo 'echo x > {marker}' > hooks/log.sh"})),
+        fo.tool_calls(("bash", {"command": "true"})),  # the hook fires again, after the edit
+        fo.text("done"),
+    )
+    code, doc, err = chat(capsys, root)
+    assert code == 0, err
+    assert (root / "hooks" / "log.sh").read_text().startswith("echo x")
+    assert not marker.exists()  # the edited script ran confined, in this very session
+    assert "runs confined for the rest of this session: hooks/log.sh changed" in err
+    assert doc["trust_changes"] == ["hooks/log.sh"]
