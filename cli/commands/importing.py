@@ -82,6 +82,7 @@ def claude_command(
     """
     from codebot_mcp.cli.commands.mcp.manage import warn_settings
     from codebot_mcp.core.config.importers import claude_setup
+    from codebot_mcp.core.config.importers.claude_setup import WRITES
     from codebot_mcp.core.errors import UsageError
 
     globals_: Globals = ctx.obj
@@ -128,6 +129,11 @@ def claude_command(
             )
         return code
     _print(setup, dry_run)
+    if not dry_run and any(i.action in WRITES for i in setup.items):
+        render.hint(
+            f"codebot also reads {setup.source_dir} as it is: once you have checked the "
+            "import, move it aside so its hooks do not run twice."
+        )
     if not dry_run and chosen == "project" and setup.settings_changed and _needs_trust(globals_):
         render.warn(
             f"{setup.settings_path} now holds hooks or servers that need trust: run `codebot "

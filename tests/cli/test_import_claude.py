@@ -458,3 +458,12 @@ def test_translated_files_mean_to_codebot_what_the_originals_meant(
     assert "allowed-tools: bash(git add:*), bash(git commit:*), mcp__gh__pr\n" in commit
     crlf = (repo / ".codebot" / "agents" / "crlf.md").read_bytes()
     assert crlf == b"---\r\nname: crlf\r\ndescription: d\r\ntools: read, edit\r\n---\r\nB.\r\n"
+
+
+def test_the_import_says_to_move_the_claude_folder_aside(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["--cwd", str(repo), "import", "claude"]) == 0
+    assert "move it aside so its hooks do not run twice" in capsys.readouterr().err
+    assert run(["--cwd", str(repo), "import", "claude"]) == 0  # nothing written: no hint
+    assert "move it aside" not in capsys.readouterr().err
