@@ -78,6 +78,7 @@ def test_a_confined_edit_of_a_script_a_global_hook_runs_asks_again_and_runs_conf
     fake.queue(fo.text("hi"))  # the next session: the global hook runs the edited script
     code, _, err = chat(capsys, root)
     assert "(changed: hooks/log.sh)" in err
+    assert "until then your own hook hooks.UserPromptSubmit[0].hooks[0] of " in err
     assert not marker.exists()  # confined: it could not write outside the project
     assert code == 1 and "Permission denied" in err  # its exit 2 blocks the prompt
 
