@@ -178,3 +178,39 @@ def test_a_hook_whose_script_a_turn_rewrote_runs_confined_in_the_same_session(
     assert not marker.exists()  # the edited script ran confined, in this very session
     assert "runs confined for the rest of this session: hooks/log.sh changed" in err
     assert doc["trust_changes"] == ["hooks/log.sh"]
+
+
+@sandboxed
+def test_your_server_that_runs_a_project_script_starts_confined_until_trusted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers import REPO_ROOT
+
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "tools").mkdir()
+    marker = tmp_path / "outside"
+    (root / "tools" / "server.py").write_text(
+        "import pathlib, runpy, sys\n"
+        f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "try:\n"
+        f"    pathlib.Path({str(marker)!r}).write_text('as you')\n"
+        "except OSError:\n"
+        "    pass\n"
+        'runpy.run_module("tests.servers.echo", run_name="__main__")\n'
+    )
+    entry = {"command": sys.executable, "args": ["tools/server.py"]}
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"mcp_servers": {"local": entry}}))
+
+    assert run(["--cwd", str(root), "mcp", "call", "local", "echo", "text=hi"]) == 0
+    out = capsys.readouterr()
+    assert "hi" in out.out
+    assert not marker.exists()  # it started, confined: nothing written outside the project
+
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    assert "file tools/server.py" in capsys.readouterr().out
+    assert run(["--cwd", str(root), "mcp", "call", "local", "echo", "text=hi"]) == 0
+    capsys.readouterr()
+    assert marker.read_text() == "as you"
