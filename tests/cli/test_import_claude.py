@@ -467,3 +467,22 @@ def test_the_import_says_to_move_the_claude_folder_aside(
     assert "move it aside so its hooks do not run twice" in capsys.readouterr().err
     assert run(["--cwd", str(repo), "import", "claude"]) == 0  # nothing written: no hint
     assert "move it aside" not in capsys.readouterr().err
+
+
+def test_servers_in_a_settings_file_are_imported_with_the_others(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mcp = json.loads((repo / ".mcp.json").read_text())["mcpServers"]
+    local = {"mcpServers": {"echo": mcp["echo"], "other": {"command": "other-server"}}}
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps(local))
+    code, report = imported(capsys, repo)
+    assert code == 0
+    servers = [i for i in report["items"] if i["kind"] == "server"]
+    assert [(i["name"], i["action"]) for i in servers] == [
+        ("echo", "copy"),
+        ("remote", "translate"),
+        ("echo", "same"),
+        ("other", "copy"),
+    ]
+    settings = json.loads((repo / ".codebot" / "settings.json").read_text())
+    assert settings["mcp_servers"]["other"] == {"command": "other-server"}

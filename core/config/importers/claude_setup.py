@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.config import paths
-from codebot_mcp.core.config.importers import ImportFormatError, Source, read_json
+from codebot_mcp.core.config.importers import Imported, ImportFormatError, Source, read_json
 from codebot_mcp.core.config.importers.claude_frontmatter import translate_text
 
 Scope = Literal["project", "user"]
@@ -121,6 +121,8 @@ class Setup:
     """The settings file as it will be written."""
     original: str = ""
     looked: list[Path] = field(default_factory=list[Path])
+    servers: list[Imported] = field(default_factory=list[Imported])
+    """Server entries found in settings files (``mcpServers``), decided with the others."""
 
     def count(self, action: str) -> int:
         return sum(1 for i in self.items if i.action == action)
@@ -214,6 +216,15 @@ def _settings(setup: Setup) -> None:
                 _hooks(setup, path, value)
             elif key == "permissions":
                 _permissions(setup, path, value)
+            elif key == "mcpServers" and isinstance(value, dict):
+                from codebot_mcp.core.config.importers import claude_code
+
+                source = Source(
+                    claude_code.NAME, path, "global" if setup.scope == "user" else "project"
+                )
+                setup.servers += [
+                    claude_code.translate(str(n), e, source) for n, e in value.items()
+                ]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
             elif key != "$schema":
                 reason = KEY_REASONS.get(str(key), "codebot does not use this key")  # pyright: ignore[reportUnknownArgumentType]
                 setup.items.append(Item("setting", str(key), path, "skip", reason=reason))  # pyright: ignore[reportUnknownArgumentType]
@@ -386,12 +397,14 @@ def _servers(setup: Setup, cwd: Path) -> None:
         assert setup.root is not None
         source = Source(claude_code.NAME, setup.root / ".mcp.json", "project")
     setup.looked.append(source.path)
-    if not source.path.is_file():
-        return
-    try:
-        found = claude_code.read(source)
-    except ImportFormatError as exc:
-        setup.errors.append(str(exc))
+    found: list[Imported] = []
+    if source.path.is_file():
+        try:
+            found = claude_code.read(source)
+        except ImportFormatError as exc:
+            setup.errors.append(str(exc))
+    found += setup.servers
+    if not found:
         return
     servers = ImportPlan(
         servers=[Planned(i, None, "skip" if i.skipped else "add", i.skipped) for i in found]
@@ -400,7 +413,7 @@ def _servers(setup: Setup, cwd: Path) -> None:
     entries = settings_edit.server_entries(setup.document, setup.settings_path)
     for planned in servers.servers:
         it = planned.item
-        item = Item("server", it.name, source.path, target=planned.target, notes=list(it.notes))
+        item = Item("server", it.name, it.source.path, target=planned.target, notes=list(it.notes))
         setup.items.append(item)
         if planned.action == "add" or (planned.action == "clash" and setup.force):
             item.action = "translate" if it.notes else "copy"
