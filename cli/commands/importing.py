@@ -11,7 +11,7 @@ import typer
 from codebot_mcp.cli import render
 from codebot_mcp.cli.commands.mcp.manage import ScopeChoice
 from codebot_mcp.cli.runtime import Globals
-from codebot_mcp.core.errors import ExitCode, SettingsError
+from codebot_mcp.core.errors import CodebotError, ExitCode, SettingsError
 
 app = typer.Typer(
     help="Bring another tool's setup into codebot's own files.",
@@ -91,7 +91,17 @@ def claude_command(
     chosen = "project" if not user and scope in (None, ClaudeScope.PROJECT) else "user"
     warn_settings(globals_)
     aliases = _aliases(globals_)
-    setup = claude_setup.plan(chosen, globals_.cwd, force=force, aliases=aliases)  # type: ignore[arg-type]
+    try:
+        setup = claude_setup.plan(chosen, globals_.cwd, force=force, aliases=aliases)  # type: ignore[arg-type]
+    except CodebotError as exc:
+        if not as_json:
+            raise
+        render.error(exc)  # stderr as always; stdout still holds the document
+        render.print_json(
+            {"scope": chosen, "dry_run": dry_run, "items": [], "written": [],
+             "errors": [exc.message], "exit_code": int(exc.exit_code)}
+        )  # fmt: skip
+        return exc.exit_code
     written: list[str] = []
     error: SettingsError | None = None
     if not dry_run and setup.items:

@@ -486,3 +486,17 @@ def test_servers_in_a_settings_file_are_imported_with_the_others(
     ]
     settings = json.loads((repo / ".codebot" / "settings.json").read_text())
     assert settings["mcp_servers"]["other"] == {"command": "other-server"}
+
+
+def test_a_broken_codebot_settings_file_stops_the_import_before_any_write(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / ".codebot").mkdir()
+    (repo / ".codebot" / "settings.json").write_text("{broken")
+    code = run(["--cwd", str(repo), "import", "claude", "--json"])
+    out = capsys.readouterr()
+    assert code == 3
+    report = json.loads(out.out)
+    assert report["exit_code"] == 3 and "settings.json" in report["errors"][0]
+    assert "invalid JSON" in out.err
+    assert sorted(p.name for p in (repo / ".codebot").iterdir()) == ["settings.json"]

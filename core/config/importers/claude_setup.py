@@ -460,7 +460,7 @@ def _definitions(setup: Setup, kind: str, aliases: Mapping[str, str]) -> None:
         taken[target] = path
         data = _read_bytes(path)
         if data is None:
-            item.action, item.reason = "skip", "cannot be read"
+            item.action, item.reason = "skip", "cannot be read (or over 16 MiB)"
             continue
         translated = translate_text(data, kind, aliases, item, folder_name=None)
         if translated is None:
@@ -585,11 +585,14 @@ def _memory(setup: Setup) -> None:
 
 
 def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes; None when it cannot be read or is over :data:`MAX_FILE_BYTES`
+    (never a part of it)."""
     try:
         with path.open("rb") as handle:
-            return handle.read(MAX_FILE_BYTES + 1)[: MAX_FILE_BYTES + 1]
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError:
         return None
+    return None if len(data) > MAX_FILE_BYTES else data
 
 
 def _place(
