@@ -164,12 +164,14 @@ def _exit_code(setup: object, error: SettingsError | None) -> ExitCode:
 
 
 def _aliases(globals_: Globals) -> dict[str, str]:
-    from codebot_mcp.cli.runtime import load_unfiltered_settings
+    """``model_aliases`` as the session would use them (a project's only once trusted)."""
+    from codebot_mcp.core.config import effective
 
     try:
-        return dict(load_unfiltered_settings(globals_).model_aliases)
+        loaded = effective.load(globals_.cwd, assume_trusted=globals_.trust_project)
     except SettingsError:
         return {}
+    return dict(loaded.settings.model_aliases)
 
 
 def _needs_trust(globals_: Globals) -> bool:
