@@ -500,3 +500,21 @@ def test_a_broken_codebot_settings_file_stops_the_import_before_any_write(
     assert report["exit_code"] == 3 and "settings.json" in report["errors"][0]
     assert "invalid JSON" in out.err
     assert sorted(p.name for p in (repo / ".codebot").iterdir()) == ["settings.json"]
+
+
+def test_a_project_hook_keeps_pointing_at_your_own_claude_folder(tmp_path: Path) -> None:
+    from codebot_mcp.core.config.importers.claude_setup import Item, Setup, _hook_scripts  # pyright: ignore[reportPrivateUsage]
+
+    root = tmp_path / "p"
+    (root / ".claude" / "hooks").mkdir(parents=True)
+    (root / ".claude" / "hooks" / "x.sh").write_text("exit 0\n")
+    setup = Setup("project", root / ".claude", root / ".codebot", root / ".codebot/s.json", root)
+    item = Item("hook", "h", root)
+    command = 'sh ~/.claude/hooks/x.sh; sh "$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh; sh .claude/x'
+    command = command.replace(".claude/x", ".claude/hooks/x.sh")
+    assert _hook_scripts(setup, command, item) == (
+        'sh ~/.claude/hooks/x.sh; sh "$CLAUDE_PROJECT_DIR"/.codebot/hooks/x.sh; '
+        "sh .codebot/hooks/x.sh"
+    )
+    assert len(item.notes) == 1 and [i.kind for i in setup.items] == ["file", "file"]
+    assert [i.action for i in setup.items] == ["copy", "same"]

@@ -296,6 +296,9 @@ def _hook_scripts(setup: Setup, command: str, item: Item) -> str:
 
     def point(found: re.Match[str]) -> str:
         start, relative = found.group(1), found.group(2)
+        before = found.string[: found.start()]
+        if setup.scope == "project" and before.endswith(("~/", "$HOME/", "${HOME}/")):
+            return found.group(0)  # the user's own ~/.claude, not the project's
         source = setup.source_dir / relative
         if not source.is_file() or source.is_symlink():
             return found.group(0)
@@ -309,7 +312,9 @@ def _hook_scripts(setup: Setup, command: str, item: Item) -> str:
         if script.action in ("clash", "skip"):
             item.notes.append(f"still runs {relative} from {setup.source_dir} ({script.action})")
             return found.group(0)
-        item.notes.append(f"runs {relative} from {target.parent} (copied)")
+        note = f"runs {relative} from {target.parent} (copied)"
+        if note not in item.notes:
+            item.notes.append(note)
         if setup.scope == "project":
             return f".codebot/{relative}"
         if start.endswith(".claude/") and setup.target_dir == home / ".codebot":
