@@ -151,9 +151,11 @@ def _root(
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
     from codebot_mcp.cli.commands import chat, export, models, rewind, skills, trust
+    from codebot_mcp.cli.commands import importing as import_
     from codebot_mcp.cli.commands.mcp import group as mcp
 
     app.add_typer(mcp.app, name="mcp")
+    app.add_typer(import_.app, name="import")
     app.add_typer(skills.app, name="skills")
     app.add_typer(trust.app)
     app.add_typer(chat.app)

@@ -25,14 +25,22 @@ nothing it started left behind; an ``async`` one runs in the session's task grou
 says waits for the next prompt. Tool names and fields are Claude Code's
 (:mod:`core.config.hookcontract`). A hook's ``allow`` never passes a ``deny`` rule (the gate
 decides last: :meth:`PermissionGate.check`).
+
+A hook that runs as the user and names a project script (``sh "$CLAUDE_PROJECT_DIR"/hooks/
+log.sh``) runs confined for the rest of the session once that script changes (a confined
+``bash`` may have rewritten it; trust has not seen the change): :meth:`Hooks.guarded`.
+
+Size: one idea, running the session's hooks in Claude Code's contract: choosing them, their
+input, running them (as the user or confined), and merging what they answered.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +57,7 @@ from codebot_mcp.core.config.hooks import (
     HookCommand,
     matches,
 )
+from codebot_mcp.core.config.runfiles import signature
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.proc.lookup import child_environment
 from codebot_mcp.core.proc.oneshot import Finished, run_once
@@ -146,6 +155,10 @@ class Hooks:
         """What finished ``async`` hooks said (context, messages), for the next prompt."""
         self.warned: set[str] = set()
         """Answer fields already warned about (one warning each)."""
+        self.scripts = _scripts(self.commands, project_dir)
+        """The project files each hook that runs as you names, with their signatures at the
+        session's start: one changed since (a confined ``bash`` may have rewritten it) makes
+        the hook run confined for the rest of the session (:meth:`guarded`)."""
 
     def for_subagent(self) -> Hooks:
         """The same hooks, for a subagent's calls."""
@@ -153,8 +166,30 @@ class Hooks:
         child.session_id, child.transcript_path = self.session_id, self.transcript_path
         child.mode_of, child.subagent, child.runs = self.mode_of, True, self.runs
         child.spawn, child.confine, child.background = self.spawn, self.confine, self.background
-        child.later, child.warned = self.later, self.warned
+        child.later, child.warned, child.scripts = self.later, self.warned, self.scripts
         return child
+
+    def guarded(self, hooks: Sequence[HookCommand], outcome: Outcome) -> list[HookCommand]:
+        """``hooks``, each that runs as you but whose project script changed since the session
+        started run confined instead (``workspace-write``), said once per hook in
+        ``outcome``: the change may be a confined tool's, and trust has not seen it."""
+        out: list[HookCommand] = []
+        for hook in hooks:
+            files = self.scripts.get(hook)
+            changed = [p for p, sig in signature(files or ()).items() if files and files[p] != sig]
+            if changed:
+                hook = replace(hook, sandbox="workspace-write")
+                key = f"confined:{hook.command}"
+                if key not in self.warned:
+                    self.warned.add(key)
+                    names = ", ".join(_relative(p, self.project_dir) for p in changed)
+                    outcome.warnings.append(
+                        f"{_describe(hook)} runs confined for the rest of this session: {names} "
+                        "changed since it started (review it, then `codebot trust`, to run it "
+                        "as you again)"
+                    )
+            out.append(hook)
+        return out
 
     def selected(
         self,
@@ -192,8 +227,8 @@ class Hooks:
     ) -> Outcome:
         """Run the matching hooks of ``event`` with ``fields`` added to the common input;
         ``async`` ones start beside the agent and decide nothing."""
-        selected = self.selected(event, names, call)
         outcome = Outcome()
+        selected = self.guarded(self.selected(event, names, call), outcome)
         if not selected:
             return outcome
         payload = {
@@ -467,3 +502,34 @@ def _permission(outcome: Outcome, verdict: Verdict, reason: str) -> None:
         outcome.decision = verdict
     if reason:
         outcome.decision_reasons.append(reason)
+
+
+def _scripts(
+    commands: Sequence[HookCommand], project_dir: Path
+) -> dict[HookCommand, dict[Path, tuple[int, int, int, int] | None]]:
+    """For each hook that runs as you, the project files its command names (codebot's own
+    folder left out) and their signatures now."""
+    from codebot_mcp.core.config import paths
+    from codebot_mcp.core.config.hooks import script_files
+
+    mine = Path(os.path.realpath(paths.codebot_home()))
+    out: dict[HookCommand, dict[Path, tuple[int, int, int, int] | None]] = {}
+    for hook in commands:
+        if hook.sandbox is not None or hook in out:
+            continue
+        try:
+            files = [
+                p for p in script_files(hook.command, project_dir) if not p.is_relative_to(mine)
+            ]
+        except OSError:
+            continue
+        if files:
+            out[hook] = signature(files)
+    return out
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(Path(os.path.realpath(root))).as_posix()
+    except ValueError:
+        return str(path)

@@ -34,6 +34,7 @@ from typing import Any
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.fsutil import atomic_write
@@ -89,6 +90,9 @@ class TrustCheck:
     """Each of :attr:`files` by relative path: its digest, as recorded."""
     note_digests: Mapping[str, str] = field(default_factory=dict[str, str])
     """Each of :attr:`notes` by relative path: its digest, as recorded."""
+    confined: tuple[str, ...] = ()
+    """Your own hooks and servers that run a file of this project (:func:`global_runs`):
+    while the project is not trusted they run confined."""
 
     @property
     def needs_trust(self) -> bool:
@@ -284,7 +288,45 @@ def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
         if hook.source in sources:
             add(script_files(hook.command, root))
     add(runfiles.definition_scripts(definitions, root))
+    for files in global_runs(settings, root).values():
+        add(list(files))
     return root, tuple(found)
+
+
+def global_runs(settings: Settings, root: Path | None) -> dict[str, tuple[Path, ...]]:
+    """Your own (global) hooks and stdio servers that run a file inside this project, by
+    ``hook <key> of <file>`` / ``server <name> of <file>``: the files they name.
+
+    A global entry runs as you, but a script it names inside the project is the project's:
+    a confined ``bash`` could rewrite it and have it run unconfined later. So these files are
+    covered by the project's trust like its own run files (:func:`project_files`), and while
+    the project is not trusted the entries run confined (:func:`without_untrusted`). An entry
+    that already runs confined (its own ``sandbox``), and files of codebot's global folder,
+    are left out.
+    """
+    if root is None:
+        return {}
+    from codebot_mcp.core.config import runfiles
+    from codebot_mcp.core.config.hooks import script_files
+
+    sources = set(settings.project_sources or ())
+    if settings.project_file is not None:
+        sources.add(settings.project_file)
+    mine = Path(os.path.realpath(paths.codebot_home()))
+    out: dict[str, tuple[Path, ...]] = {}
+
+    def keep(name: str, files: list[Path]) -> None:
+        files = [p for p in files if not p.is_relative_to(mine)]
+        if files:
+            out[name] = tuple(files)
+
+    for hook in settings.hooks:
+        if hook.source not in sources and hook.sandbox is None:
+            keep(f"hook {hook.key} of {hook.source}", script_files(hook.command, root))
+    for config in settings.servers.values():
+        if config.source not in sources and config.sandbox is None:
+            keep(f"server {config.name} of {config.source}", runfiles.server_files(config, root))
+    return out
 
 
 def project_notes(settings: Settings, root: Path | None) -> tuple[Path | None, tuple[Path, ...]]:
@@ -413,6 +455,7 @@ def check(settings: Settings, *, assume_trusted: bool = False) -> TrustCheck:
             value,
             hashed,
             noted,
+            tuple(global_runs(settings, root)),
         )
 
     if (not servers and not gated and not files and not notes) or key is None:
@@ -468,6 +511,21 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
     kept.update({n: settings.shadowed[n] for n in names if n in settings.shadowed})
     kept = dict(sorted(kept.items()))
     fallback = dict(settings.untrusted_fallback)
+    confine = global_runs(replace(settings, servers=kept, **fallback), result.root)
+    if confine and result.root is not None:
+        # Your own hooks and servers that run a file of this untrusted project run confined
+        # (the file may have been written by a confined tool): see :func:`global_runs`.
+        fallback["hooks"] = tuple(
+            replace(h, sandbox="workspace-write") if f"hook {h.key} of {h.source}" in confine else h
+            for h in fallback.get("hooks", settings.hooks)
+        )
+        workspace = Path(os.path.realpath(result.root))
+        kept = {
+            n: replace(c, sandbox=ServerSandbox("workspace-write", workspace=workspace))
+            if f"server {n} of {c.source}" in confine
+            else c
+            for n, c in kept.items()
+        }
     return replace(settings, servers=kept, project_gated={}, **fallback)
 
 
@@ -486,11 +544,16 @@ def untrusted_message(result: TrustCheck) -> str:
         shown = [printable(_relative(p, result.root), one_line=True) for p in listed[:3]]
         more = f" and {len(listed) - 3} more" if len(listed) > 3 else ""
         parts.append(f"project files ({', '.join(shown)}{more})")
+    confined = ""
+    if result.confined:
+        names = ", ".join(printable(n, one_line=True) for n in result.confined[:3])
+        more = f" and {len(result.confined) - 3} more" if len(result.confined) > 3 else ""
+        confined = f"; until then your own {names}{more} run confined"
     return (
         f"skipping {' and '.join(parts)} from {result.project_file or result.root}: "
         f"the project is {result.state}; "
         f"run `codebot trust` to review and trust it, or pass --trust-project "
-        f"(or set {TRUST_ENV}=1)"
+        f"(or set {TRUST_ENV}=1){confined}"
     )
 
 
