@@ -55,11 +55,11 @@ from codebot_mcp.core.config import notes
 from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbox
 from codebot_mcp.core.proc import helper
 from codebot_mcp.core.proc.spawn import Confinement, ConfinementError
-from codebot_mcp.core.security import guarded, hiding, netproxy
+from codebot_mcp.core.security import guarded, hiding
 from codebot_mcp.core.security.hiding import Hidden
 
 if TYPE_CHECKING:
-    pass
+    from codebot_mcp.core.security.netproxy import DomainProxy
 
 FILE_REFUSALS = (
     "Permission denied",
@@ -227,7 +227,7 @@ class Sandbox:
         self.network = network
         self.domains: tuple[str, ...] = () if network else tuple(domains)
         """The hosts reachable through the proxy (none with the whole network)."""
-        self._proxy: netproxy.DomainProxy | None = None
+        self._proxy: DomainProxy | None = None
         self.workspace = workspace
         self.roots = tuple(roots)
         self.writable = tuple(writable)
@@ -393,6 +393,8 @@ class Sandbox:
         """
         if not self.domains:
             return None
+        from codebot_mcp.core.security import netproxy  # sockets and threads: only then
+
         if self._proxy is None:
             self._proxy = netproxy.DomainProxy(self.domains)
         try:
@@ -483,7 +485,11 @@ class Sandbox:
         """``env`` with ``TMPDIR`` (and ``TMP``, ``TEMP``) on the private temp directory, and
         with :attr:`domains` the proxy variables (``HTTPS_PROXY``...) on the forwarder."""
         tmp = str(self.tmpdir())
-        proxy = netproxy.environment() if self.domains else {}
+        proxy: dict[str, str] = {}
+        if self.domains:
+            from codebot_mcp.core.security import netproxy
+
+            proxy = netproxy.environment()
         return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, **proxy}
 
     def close(self) -> None:
