@@ -70,6 +70,8 @@ def test_network_by_domain_in_the_repl(terminal: Terminal, tmp_path: Path, remot
         terminal.type_line("fetch the other one")
         screen = terminal.expect("That host is refused.")
         assert "refused connection to other.example" in screen, screen
+        # the line under the call says so too
+        assert "[sandbox: workspace-write; refused connection to other.example]" in screen, screen
 
         terminal.type_line("/sandbox")
         screen = terminal.expect("over HTTP and HTTPS through codebot's proxy")
