@@ -70,6 +70,7 @@
 #define PROXY_MAX_CONNECTIONS 64 /* at once; more wait in the listen backlog */
 #define PROXY_BUFFER 65536       /* per direction of one connection */
 #define PROXY_IDLE_MS 600000     /* a connection with nothing moving either way for 10 min ends */
+#define PROXY_PARENT_CHECK_MS 100 /* how soon the forwarder notices the command is gone */
 
 /* Landlock's ABI, spelled out here: the build machine's headers may predate it. */
 #ifndef __NR_landlock_create_ruleset
@@ -215,8 +216,8 @@ static void relay(int c, const char *path) {
 }
 
 /* The forwarder (see --proxy): bound and listening before the command starts, so its first
- * connection never races it; a child of the command (same pid as this program after exec),
- * killed with it (PR_SET_PDEATHSIG, and its process group). */
+ * connection never races it; a child of the command (same pid as this program after exec)
+ * that ends when the command does (it checks; and its process group is killed with it). */
 static void forwarder(const char *spec) {
     char *end;
     long port = strtol(spec, &end, 10);
@@ -252,8 +253,16 @@ static void forwarder(const char *spec) {
     signal(SIGPIPE, SIG_IGN);
     int active = 0;
     for (;;) {
+        /* The parent-death signal alone is not enough: Landlock's signal scope (ABI 6) stops
+         * the confined command's exit from signalling us, outside its domain. So look. */
+        if (getppid() != command) _exit(0);
         while (active > 0 && waitpid(-1, NULL, WNOHANG) > 0) active--;
-        if (active >= PROXY_MAX_CONNECTIONS && waitpid(-1, NULL, 0) > 0) active--;
+        if (active >= PROXY_MAX_CONNECTIONS) { /* full: wait for one to end, still looking */
+            poll(NULL, 0, PROXY_PARENT_CHECK_MS);
+            continue;
+        }
+        struct pollfd ready = {lfd, POLLIN, 0};
+        if (poll(&ready, 1, PROXY_PARENT_CHECK_MS) <= 0) continue;
         int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;

@@ -383,3 +383,70 @@ def test_the_proxy_bounds_the_request_head_and_speaks_only_proxy_http() -> None:
 )
 def test_patterns_match_a_host_exactly_or_any_subdomain(host: str, expected: bool) -> None:
     assert netproxy.allowed(host, ("pypi.org", "*.npmjs.org")) is expected
+
+
+def test_the_proxy_answers_503_past_its_connection_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(netproxy, "MAX_CONNECTIONS", 3)
+    proxy = netproxy.DomainProxy(("allowed.test",))
+    held: list[socket.socket] = []
+    try:
+        path = proxy.start()
+        for _ in range(3):  # each holds its slot, sending no head
+            sock = socket.socket(socket.AF_UNIX)
+            sock.connect(str(path))
+            held.append(sock)
+        time.sleep(0.3)  # the server threads took them
+        assert _ask(path, b"CONNECT allowed.test:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 503 ")
+        for sock in held:
+            sock.close()
+        held.clear()
+        deadline = time.monotonic() + 5  # the slots come back
+        while _ask(path, b"CONNECT other.test:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 503 "):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        for sock in held:
+            sock.close()
+        proxy.close()
+
+
+def _forwarders(marker: str) -> list[int]:
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@needs_sandbox
+@pytest.mark.parametrize("how", ["exits", "is killed"])
+def test_the_forwarder_dies_with_the_command(tmp_path: Path, how: str) -> None:
+    from codebot_mcp.core.proc import helper
+
+    located = helper.locate()
+    assert located is not None
+    marker = str(tmp_path / "no-proxy-here.sock")  # only the forwarder's command line has it
+    command = "sleep 0.5" if how == "exits" else "sleep 60"
+    options = ["--sandbox", "--no-network", "--proxy", f"3128:{marker}"]
+    child = subprocess.Popen([str(located), *options, "--", "bash", "-c", command])
+    try:
+        deadline = time.monotonic() + 5
+        while not [p for p in _forwarders(marker) if p != child.pid]:
+            assert time.monotonic() < deadline, "no forwarder started"
+            time.sleep(0.05)
+        if how == "is killed":
+            child.kill()
+        child.wait(10)
+        deadline = time.monotonic() + 5
+        while _forwarders(marker):
+            assert time.monotonic() < deadline, _forwarders(marker)
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.wait()
