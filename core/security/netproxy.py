@@ -63,6 +63,8 @@ CONNECT_SECONDS = 15.0
 """To reach the host (every address it resolves to, in turn)."""
 IDLE_SECONDS = 300.0
 """A tunnel with nothing moving either way for this long is closed."""
+ANSWER_DRAIN_SECONDS = 1.0
+"""After an error answer: how long the client may take to hang up (see :func:`_answer`)."""
 MAX_REFUSALS = 1000
 """Refusals remembered (the oldest go first)."""
 TEST_HOSTS_ENV = "CODEBOT_TEST_PROXY_HOSTS"
@@ -363,6 +365,13 @@ def _answer(client: socket.socket, status: int, reason: str, body: str) -> None:
     with contextlib.suppress(OSError):
         client.settimeout(5)
         client.sendall(head.encode() + data)
+        # Closing with unread bytes (the head, when it was not read) resets the connection,
+        # and the client may lose the answer: end ours, then read a little of theirs.
+        client.shutdown(socket.SHUT_WR)
+        client.settimeout(ANSWER_DRAIN_SECONDS)
+        for _ in range(16):
+            if not client.recv(_BUFFER):
+                break
 
 
 def _pipe(a: socket.socket, b: socket.socket) -> None:
