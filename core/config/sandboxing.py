@@ -59,7 +59,6 @@ class SandboxSettings:
     deny_read: tuple[Path, ...] = ()
     """More paths hidden from confined commands (absolute, ``~`` expanded, symlinks kept:
     the sandbox follows them when a command starts)."""
-
     domains: tuple[str, ...] = ()
     """``network`` as a list: the host patterns reachable through the proxy (normalized)."""
 

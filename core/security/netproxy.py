@@ -74,6 +74,8 @@ SOCKET_NAME = "proxy.sock"
 ENV_NAMES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")
 NO_PROXY_NAMES = ("NO_PROXY", "no_proxy")
 _BUFFER = 65536
+_HOST = re.compile(r"^(?:[a-z0-9_.-]{1,253}|[0-9a-f:.]{2,45})$")
+"""A host name or an IP address (nothing else is looked up, recorded or shown)."""
 
 
 def allowed(host: str, patterns: Sequence[str]) -> bool:
@@ -351,9 +353,10 @@ def _host_port(authority: str, default: int) -> tuple[str, int]:
         port = tail[1:] if tail.startswith(":") else ""
     else:
         host, _, port = authority.partition(":")
-    if not host or (port and not port.isdigit()) or int(port or default) > 65535:
+    host = host.lower().rstrip(".")
+    if not _HOST.match(host) or (port and not port.isdigit()) or int(port or default) > 65535:
         raise _Refused(400, "Bad Request", f"sandbox proxy: bad host {authority!r}\n")
-    return host.lower().rstrip("."), int(port or default)
+    return host, int(port or default)
 
 
 def _answer(client: socket.socket, status: int, reason: str, body: str) -> None:

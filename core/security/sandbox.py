@@ -404,7 +404,7 @@ class Sandbox:
         return (netproxy.PORT, str(path))
 
     def network_mark(self) -> float:
-        """Before a confined call: the point :meth:`network_note` counts refusals from."""
+        """Before a confined call: the point :meth:`refused_hosts` counts refusals from."""
         return self._proxy.mark() if self._proxy is not None else 0.0
 
     def refused_hosts(self, mark: float) -> list[str]:

@@ -450,3 +450,14 @@ def test_the_forwarder_dies_with_the_command(tmp_path: Path, how: str) -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_host_that_is_no_host_name_is_never_recorded_or_shown() -> None:
+    proxy = netproxy.DomainProxy(("allowed.test",))
+    try:
+        path = proxy.start()
+        answer = _ask(path, b"CONNECT \x1b[2Jevil:443 HTTP/1.1\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 400 ")
+        assert proxy.refusals_since(0.0) == []
+    finally:
+        proxy.close()
