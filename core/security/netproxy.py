@@ -199,6 +199,16 @@ class DomainProxy:
             hosts = [host for at, host in self._refusals if at >= mark]
         return list(dict.fromkeys(hosts))
 
+    def note(self, hosts: Sequence[str]) -> str:
+        """What a call's result says when the proxy refused ``hosts`` during it."""
+        shown = ", ".join(hosts[:6]) + (f" and {len(hosts) - 6} more" if len(hosts) > 6 else "")
+        return (
+            f"[sandbox: refused connection to {shown}: not in sandbox.network (allowed: "
+            f"{', '.join(self.patterns)}). If the command really needs it, ask the user to add "
+            'it to sandbox.network, or call bash again with "sandbox": false: it then runs '
+            "outside the sandbox, after the user approves.]"
+        )
+
     def close(self) -> None:
         """Stop listening and remove the socket's directory (open tunnels end with codebot)."""
         with self._lock:

@@ -413,15 +413,9 @@ class Sandbox:
 
     def network_note(self, hosts: Sequence[str]) -> str | None:
         """What a call's result says when the proxy refused ``hosts`` during it."""
-        if not hosts:
+        if not hosts or self._proxy is None:
             return None
-        shown = ", ".join(hosts[:6]) + (f" and {len(hosts) - 6} more" if len(hosts) > 6 else "")
-        return (
-            f"[sandbox: refused connection to {shown}: not in sandbox.network (allowed: "
-            f"{', '.join(self.domains)}). If the command really needs it, ask the user to add "
-            'it to sandbox.network, or call bash again with "sandbox": false: it then runs '
-            "outside the sandbox, after the user approves.]"
-        )
+        return self._proxy.note(hosts)
 
     def watch(self, cwd: Path) -> guarded.Watch:
         """Start noting what a call creates of ``.git``, ``.codebot``, ``.claude``,
