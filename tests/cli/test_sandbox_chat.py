@@ -409,3 +409,23 @@ async def test_slash_sandbox_names_the_listed_hosts(
     out = capsys.readouterr().out
     assert code == 0
     assert "network: only pypi.org, *.npmjs.org, over HTTP and HTTPS" in out
+
+
+def test_a_server_with_a_network_list_reaches_only_those_hosts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], remote: Remote
+) -> None:
+    root = tmp_path / "repo"
+    boxed = {"mode": "workspace-write", "network": ["pkgs.example"]}
+    write_settings(root, {"mcp_servers": {"boxed": server_entry("fetcher", sandbox=boxed)}})
+
+    def fetch(url: str) -> str:
+        code = run(["--cwd", str(root), "mcp", "call", "boxed", "fetch", f"url={url}"])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        return out.out.strip()
+
+    assert fetch("http://pkgs.example/simple/") == "remote says hi /simple/"
+    refused = fetch("https://other.example/")
+    assert "403 Forbidden by the codebot sandbox" in refused, refused
+    by_address = fetch(f"http://127.0.0.1:{remote.port}/")  # the proxy will not lead there
+    assert "sandbox: refused connection to 127.0.0.1" in by_address, by_address
