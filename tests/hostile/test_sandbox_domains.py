@@ -330,6 +330,13 @@ def test_the_proxy_is_gone_when_codebot_dies(tmp_path: Path, how: signal.Signals
         with pytest.raises(OSError):  # nothing listens (the file may stay until the sweep)
             probe.connect(path)
         probe.close()
+        # The next codebot's proxy removes what a dead one left behind.
+        nxt = (
+            "from codebot_mcp.core.security import netproxy as n; "
+            "p = n.DomainProxy(()); p.start(); p.close()"
+        )
+        subprocess.run([sys.executable, "-c", nxt], check=True, timeout=30)
+        assert not Path(path).parent.exists()
     finally:
         child.kill()
         child.wait()
