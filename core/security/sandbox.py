@@ -642,8 +642,9 @@ class Sandbox:
     def _network_short(self) -> str:
         if self.network:
             return "network on"
-        if self.domains:
-            return f"network: {', '.join(self.domains)} only"
+        if self.domains:  # a line of the first screen: three at most
+            more = len(self.domains) - 3
+            return f"network: {', '.join(self.domains[:3])}{f' +{more}' if more > 0 else ''} only"
         return "no network"
 
     def _network_long(self) -> str:

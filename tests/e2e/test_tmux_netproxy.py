@@ -57,7 +57,8 @@ def test_network_by_domain_in_the_repl(terminal: Terminal, tmp_path: Path, remot
             CODEBOT_TEST_PROXY_HOSTS=f"pkgs.example=127.0.0.1:{remote}",
         )
         pid = terminal.start([str(CODEBOT), "chat"], root, env)
-        terminal.expect("/help for commands")
+        screen = terminal.expect("/help for commands")
+        assert "network: pkgs.example, *.pkgs.example only" in screen, screen  # the first screen
 
         terminal.type_line("fetch the index")
         screen = terminal.expect("Fetched it.")
