@@ -541,6 +541,7 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     sandbox = Sandbox(
         mode,
         network=config.network,
+        domains=config.domains,
         workspace=settings.project_root or globals_.cwd,
         roots=settings.roots,
         writable=config.writable,

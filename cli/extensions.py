@@ -90,6 +90,7 @@ class HookSandboxes:
             sandbox = self._made[mode] = Sandbox(
                 mode,
                 network=config.network,
+                domains=config.domains,
                 workspace=self.workspace,
                 roots=self.settings.roots,
                 writable=config.writable,

@@ -351,6 +351,9 @@ class TurnView(AgentEvents):
         if self.on_result is not None:
             self.on_result(call, result)
         sandbox = result.data.get("sandbox")
+        refused = result.data.get("sandbox_refused_hosts")  # the network proxy's refusals
+        if sandbox and isinstance(refused, list) and refused:
+            sandbox = f"{sandbox}; refused connection to {', '.join(map(str, refused))}"  # pyright: ignore[reportUnknownArgumentType]
         where = f", sandbox: {render.safe(sandbox, one_line=True)}" if sandbox else ""
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)

@@ -329,13 +329,19 @@ KEYS: tuple[Key, ...] = (
     ),
     Key(
         "sandbox",
-        "How bash runs confined: mode, network, writable, deny_read. A project file may "
+        "How bash runs confined: mode, network (true, false, or a list of host patterns "
+        "reached through codebot's proxy), writable, deny_read. A project file may "
         "tighten it (deny_read only adds paths); widening it needs trust.",
         {
             "type": "object",
             "properties": {
                 "mode": {"type": "string"},
-                "network": {"type": "boolean"},
+                "network": {
+                    "anyOf": [
+                        {"type": "boolean"},
+                        {"type": "array", "items": {"type": "string", "minLength": 1}},
+                    ]
+                },
                 "writable": {"type": "array", "items": {"type": "string"}},
                 "deny_read": {"type": "array", "items": {"type": "string", "minLength": 1}},
             },

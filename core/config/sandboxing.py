@@ -7,7 +7,10 @@ The setting (``settings.json``, global or project)::
 
 - ``mode``: ``read-only`` | ``workspace-write`` | ``off``; left out: ``workspace-write`` where
   the machine supports it (``core.security.sandbox`` decides), else off.
-- ``network``: ``false`` (the default) = no network at all from inside, loopback included.
+- ``network``: ``false`` (the default) = no network at all from inside, loopback included;
+  ``true`` = the whole network; a list of host patterns (``["pypi.org", "*.npmjs.org"]``) =
+  only those hosts, over HTTP and HTTPS through codebot's proxy (``core.security.netproxy``:
+  ``x`` is that host exactly, ``*.x`` any subdomain of ``x`` at any depth, not ``x`` itself).
 - ``writable``: more directories a ``workspace-write`` command may write (``~`` expands;
   relative paths start at the project root for the project file, at home for the global one).
 - ``deny_read``: more files and directories hidden from confined commands, on top of the
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +41,7 @@ MODES: tuple[str, ...] = ("read-only", "workspace-write", "off")
 DEFAULT_MODE = "workspace-write"
 SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable", "deny_read")
 _RANK = {"off": 0, "workspace-write": 1, "read-only": 2}
+_LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +52,15 @@ class SandboxSettings:
     """``read-only``, ``workspace-write`` or ``off``; None: the default (workspace-write where
     the machine supports it)."""
     network: bool = False
-    """True lets commands reach the network; False: none at all, loopback included."""
+    """True lets commands reach the network; False: none at all, loopback included (but
+    the ``domains``, when there are some)."""
     writable: tuple[Path, ...] = ()
     """Directories ``workspace-write`` may also write (absolute, resolved)."""
     deny_read: tuple[Path, ...] = ()
     """More paths hidden from confined commands (absolute, ``~`` expanded, symlinks kept:
     the sandbox follows them when a command starts)."""
+    domains: tuple[str, ...] = ()
+    """``network`` as a list: the host patterns reachable through the proxy (normalized)."""
 
     def widens(self, other: SandboxSettings) -> bool:
         """True when ``self`` allows something ``other`` does not (a project that does this
@@ -62,6 +70,7 @@ class SandboxSettings:
         return (
             mine < theirs
             or (self.network and not other.network)
+            or (not other.network and bool(set(self.domains) - set(other.domains)))
             or bool(set(self.writable) - set(other.writable))
         )
 
@@ -77,6 +86,34 @@ class ServerSandbox:
     """The project root (or working directory) it may write in ``workspace-write``."""
     deny_read: tuple[Path, ...] = ()
     """More paths hidden from it (the built-in credential locations are hidden anyway)."""
+    domains: tuple[str, ...] = ()
+    """``network`` as a list: the host patterns it reaches through the proxy."""
+
+
+class PatternError(ValueError):
+    """A ``sandbox.network`` entry is not a host name pattern."""
+
+
+def normalize_pattern(entry: str) -> str:
+    """A ``sandbox.network`` entry, checked and in lower case: a host name (``pypi.org``), or
+    ``*.`` and one (``*.npmjs.org``: any subdomain, at any depth, not the name itself).
+
+    Raises:
+        PatternError: it is not one of those (the message says why).
+    """
+    text = entry.strip().lower().rstrip(".")
+    name = text[2:] if text.startswith("*.") else text
+    if not name:
+        raise PatternError(f"{entry!r} names no host")
+    if "*" in name:
+        raise PatternError(f"{entry!r}: '*' may only start a pattern, as '*.example.com'")
+    if "/" in name or ":" in name:
+        raise PatternError(f"{entry!r}: a host name only, without scheme, port or path")
+    if not all(_LABEL.match(label) for label in name.split(".")) or len(name) > 253:
+        raise PatternError(f"{entry!r} is not a host name (letters, digits, '-', '.')")
+    if text.startswith("*.") and "." not in name:
+        raise PatternError(f"{entry!r} would allow a whole top-level domain")
+    return text
 
 
 def base_of(path: Path) -> Path:
@@ -132,14 +169,34 @@ def _mode(value: Any, key: str) -> str:
     return str(value)
 
 
-def _network(value: Any, key: str) -> bool:
-    if not isinstance(value, bool):
+def _network(value: Any, key: str) -> bool | tuple[str, ...]:
+    """``true``, ``false``, or a list of host patterns (normalized, each once)."""
+    hint = 'Write it as "network": false (no network), true, or ["pypi.org", "*.npmjs.org"].'
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, list):
         raise _Bad(
             key,
-            f"must be true or false, found {json.dumps(value)}",
-            'Write it as "network": false (no network) or true.',
+            f"must be true, false or a list of host names, found {json.dumps(value)}",
+            hint,
         )
-    return value
+    items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    out: list[str] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise _Bad(f"{key}[{index}]", f"must be a host name, found {_kind(item)}", hint)
+        try:
+            out.append(normalize_pattern(item))
+        except PatternError as exc:
+            raise _Bad(f"{key}[{index}]", f"is not a host pattern: {exc}", hint) from None
+    return tuple(dict.fromkeys(out))
+
+
+def network_parts(value: bool | tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
+    """``network`` as written, as (the whole network, the domains through the proxy)."""
+    if isinstance(value, tuple):
+        return False, value
+    return value, ()
 
 
 def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
@@ -175,11 +232,13 @@ def merge(global_part: Mapping[str, Any], project_part: Mapping[str, Any]) -> Sa
     merged = {**global_part, **project_part}
     writable = (*global_part.get("writable", ()), *project_part.get("writable", ()))
     deny_read = (*global_part.get("deny_read", ()), *project_part.get("deny_read", ()))
+    network, domains = network_parts(merged.get("network", False))
     return SandboxSettings(
         mode=merged.get("mode"),
-        network=merged.get("network", False),
+        network=network,
         writable=tuple(dict.fromkeys(writable)),
         deny_read=tuple(dict.fromkeys(deny_read)),
+        domains=domains,
     )
 
 
@@ -226,14 +285,14 @@ def parse_server_sandbox(value: Any, source: Path, workspace: Path) -> ServerSan
         )
     try:
         mode = _mode(data.get("mode"), "sandbox.mode")
-        network = _network(data.get("network", False), "sandbox.network")
+        network, domains = network_parts(_network(data.get("network", False), "sandbox.network"))
         writable = _paths(data.get("writable", []), "sandbox.writable", source)
         deny_read = _deny_read(data.get("deny_read", []), "sandbox.deny_read", source)
     except _Bad as exc:
         raise EntrySandboxError(f"'{exc.key}' {exc.problem}", exc.hint) from None
     if mode == "off":
         return None
-    return ServerSandbox(mode, network, writable, workspace, deny_read)
+    return ServerSandbox(mode, network, writable, workspace, deny_read, domains)
 
 
 def _kind(value: Any) -> str:

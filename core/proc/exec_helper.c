@@ -26,6 +26,12 @@
  *                       above a protected or hidden path cannot be moved away; repeatable,
  *                       done first.
  *   --no-network        a new, empty network namespace (its own loopback, up; nothing else).
+ *   --proxy PORT:PATH   with --no-network: a forwarder listens on 127.0.0.1:PORT inside that
+ *                       namespace and relays each connection to the Unix socket PATH (codebot's
+ *                       domain proxy, outside: a filesystem socket crosses network namespaces).
+ *                       It is forked before the seccomp filter (which forbids the command any
+ *                       AF_UNIX socket) and before Landlock (so the command cannot ptrace it),
+ *                       holds no descriptor of the command's, and dies with the command.
  *   --probe             print what this kernel supports, as JSON, and exit.
  *   -- COMMAND [ARG]... what to exec (PATH is searched).
  *
@@ -38,7 +44,9 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -53,11 +61,16 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define FAIL 125
 #define MAX_PATHS 256
+#define PROXY_MAX_CONNECTIONS 64 /* at once; more wait in the listen backlog */
+#define PROXY_BUFFER 65536       /* per direction of one connection */
+#define PROXY_IDLE_MS 600000     /* a connection with nothing moving either way for 10 min ends */
+#define PROXY_PARENT_CHECK_MS 100 /* how soon the forwarder notices the command is gone */
 
 /* Landlock's ABI, spelled out here: the build machine's headers may predate it. */
 #ifndef __NR_landlock_create_ruleset
@@ -138,6 +151,133 @@ static int loopback_up(void) {
     if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr) != 0) err = errno;
     close(fd);
     return err;
+}
+
+/* One connection: relay between the client C (TCP, inside) and the proxy's Unix socket. Each
+ * direction has one buffer; a side is read only while the buffer towards the other is empty, so
+ * nothing blocks and memory stays bounded; a side's end of stream is passed on as a half-close. */
+static void relay(int c, const char *path) {
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    memcpy(addr.sun_path, path, strlen(path));
+    int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (u < 0 || connect(u, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        static const char gone[] =
+            "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+            "Content-Length: 50\r\n\r\nsandbox: codebot's network proxy is not running.\n";
+        ssize_t ignored = write(c, gone, sizeof gone - 1);
+        (void)ignored;
+        _exit(0);
+    }
+    int fds[2] = {c, u};
+    static char buf[2][PROXY_BUFFER]; /* buf[i]: read from fds[i], to write to fds[1 - i] */
+    size_t len[2] = {0, 0}, off[2] = {0, 0};
+    int eof[2] = {0, 0};
+    for (int i = 0; i < 2; i++) fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    while (!(eof[0] && eof[1] && len[0] == 0 && len[1] == 0)) {
+        struct pollfd p[2];
+        for (int i = 0; i < 2; i++) {
+            p[i].events = (short)((!eof[i] && len[i] == 0 ? POLLIN : 0) |
+                                  (len[1 - i] > 0 ? POLLOUT : 0));
+            p[i].fd = p[i].events ? fds[i] : -1; /* nothing to do there: no hang-up spin */
+            p[i].revents = 0;
+        }
+        int n = poll(p, 2, PROXY_IDLE_MS);
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (p[i].revents & POLLOUT) { /* drain what the other side sent */
+                ssize_t w = write(fds[i], buf[1 - i] + off[1 - i], len[1 - i] - off[1 - i]);
+                if (w < 0 && errno != EAGAIN && errno != EINTR) _exit(0);
+                if (w > 0) off[1 - i] += (size_t)w;
+                if (off[1 - i] == len[1 - i]) {
+                    len[1 - i] = off[1 - i] = 0;
+                    if (eof[1 - i]) shutdown(fds[i], SHUT_WR);
+                }
+            }
+            if (p[i].revents & (POLLIN | POLLHUP | POLLERR) && !eof[i] && len[i] == 0) {
+                ssize_t r = read(fds[i], buf[i], sizeof buf[i]);
+                if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+                if (r <= 0) {
+                    eof[i] = 1;
+                    shutdown(fds[1 - i], SHUT_WR);
+                    if (r < 0) _exit(0); /* a reset: the other side learns it by our exit */
+                } else {
+                    len[i] = (size_t)r;
+                }
+            }
+        }
+    }
+    _exit(0);
+}
+
+/* The forwarder (see --proxy): bound and listening before the command starts, so its first
+ * connection never races it; a child of the command (same pid as this program after exec)
+ * that ends when the command does (it checks; and its process group is killed with it). */
+static void forwarder(const char *spec) {
+    char *end;
+    long port = strtol(spec, &end, 10);
+    const char *path = end + 1;
+    struct sockaddr_un check;
+    if (end == spec || *end != ':' || port < 1 || port > 65535 || *path != '/' ||
+        strlen(path) >= sizeof check.sun_path)
+        die("--proxy", EINVAL);
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd < 0) die("proxy forwarder", errno);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons((uint16_t)port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(lfd, (struct sockaddr *)&addr, sizeof addr) != 0) die("proxy forwarder", errno);
+    if (listen(lfd, 128) != 0) die("proxy forwarder", errno);
+    pid_t command = getpid();
+    pid_t pid = fork();
+    if (pid < 0) die("proxy forwarder", errno);
+    if (pid > 0) {
+        close(lfd);
+        return;
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != command) _exit(0);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC); /* hold none of the command's pipes */
+    if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(0);
+    if (dup2(lfd, 3) < 0) _exit(0);
+    lfd = 3;
+    syscall(__NR_close_range, 4U, ~0U, 0U);
+    signal(SIGPIPE, SIG_IGN);
+    int active = 0;
+    for (;;) {
+        /* The parent-death signal alone is not enough: Landlock's signal scope (ABI 6) stops
+         * the confined command's exit from signalling us, outside its domain. So look. */
+        if (getppid() != command) _exit(0);
+        while (active > 0 && waitpid(-1, NULL, WNOHANG) > 0) active--;
+        if (active >= PROXY_MAX_CONNECTIONS) { /* full: wait for one to end, still looking */
+            poll(NULL, 0, PROXY_PARENT_CHECK_MS);
+            continue;
+        }
+        struct pollfd ready = {lfd, POLLIN, 0};
+        if (poll(&ready, 1, PROXY_PARENT_CHECK_MS) <= 0) continue;
+        int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            _exit(0);
+        }
+        pid_t me = getpid();
+        pid_t child = fork();
+        if (child == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != me) _exit(0);
+            close(lfd);
+            relay(c, path);
+        }
+        close(c);
+        if (child > 0) active++;
+    }
 }
 
 /* Bind PATH onto itself read-only; the flags a user namespace may not drop are kept. */
@@ -350,7 +490,7 @@ int main(int argc, char **argv) {
     int sandbox = 0, no_network = 0, nwrite = 0, nprotect = 0, nhide = 0, npin = 0, i = 1;
     char *writable[MAX_PATHS], *protect_paths[MAX_PATHS], *hide_paths[MAX_PATHS];
     char *pin_paths[MAX_PATHS];
-    const char *announce_spec = NULL;
+    const char *announce_spec = NULL, *proxy_spec = NULL;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *arg = argv[i];
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -364,6 +504,8 @@ int main(int argc, char **argv) {
             return FAIL;
         } else if (strcmp(arg, "--parent") == 0) {
             parent = (pid_t)atoi(value), i++;
+        } else if (strcmp(arg, "--proxy") == 0 && proxy_spec == NULL) {
+            proxy_spec = value, i++;
         } else if (strcmp(arg, "--announce") == 0) {
             announce_spec = value, i++;
         } else if (strcmp(arg, "--write") == 0 && nwrite < MAX_PATHS) {
@@ -384,6 +526,10 @@ int main(int argc, char **argv) {
         return FAIL;
     }
     char **command = argv + i + 1;
+    if (proxy_spec != NULL && !(sandbox && no_network)) {
+        fprintf(stderr, "codebot-exec: --proxy needs --sandbox and --no-network\n");
+        return FAIL;
+    }
     if (parent > 0) parent_death(parent);
     if (announce_spec != NULL) announce(announce_spec);
     if (sandbox) {
@@ -394,6 +540,7 @@ int main(int argc, char **argv) {
         int err = enter_namespaces(flags);
         if (err) die("user namespace", err);
         if (no_network && (err = loopback_up()) != 0) die("loopback", err);
+        if (proxy_spec != NULL) forwarder(proxy_spec);
         if (mounts && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
             die("mount namespace", errno);
         for (int p = 0; p < npin; p++) pin(pin_paths[p]);

@@ -31,8 +31,8 @@ class Confinement:
 
     It reads and executes anywhere but ``hidden`` (an empty directory or file there); it
     writes only beneath ``writable`` (and to ``/dev/null`` and the like), never beneath
-    ``protected``; ``network`` False: no network at all; ``pinned`` directories stay
-    writable but cannot be renamed or removed.
+    ``protected``; ``network`` False: no network at all (but the proxy's forwarder, when
+    ``proxy`` is set); ``pinned`` directories stay writable but cannot be renamed or removed.
     """
 
     writable: tuple[str, ...]
@@ -43,6 +43,9 @@ class Confinement:
     pinned: tuple[str, ...] = ()
     """Writable folders above a protected or hidden path: made mount points, so none can be
     renamed or removed."""
+    proxy: tuple[int, str] | None = None
+    """Without network: (port, Unix socket path): a forwarder inside listens on
+    ``127.0.0.1:port`` and relays to the socket (``core.security.netproxy``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,8 @@ def helper_argv(
         argv.append("--sandbox")
         if not confine.network:
             argv.append("--no-network")
+            if confine.proxy is not None:
+                argv += ["--proxy", f"{confine.proxy[0]}:{confine.proxy[1]}"]
         for path in confine.writable:
             argv += ["--write", path]
         for path in confine.pinned:

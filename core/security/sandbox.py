@@ -10,7 +10,9 @@ Policy and detection live here; the confinement itself is applied by the exec he
 - **privileges** (a user namespace, ``no_new_privs``): no capability outside the sandbox,
   root's included; setuid programs gain nothing.
 - **network** (a network namespace, unless ``network`` is true): no interface but a loopback
-  of its own, so nothing outside is reachable, the host's loopback included.
+  of its own, so nothing outside is reachable, the host's loopback included. With ``network``
+  a list of host patterns, the session's proxy (:mod:`.netproxy`) is the one way out: a
+  forwarder in the namespace relays to it, and it lets through only the hosts listed.
 - **escapes**: no new ``AF_UNIX`` sockets (a socket such as docker's or the session bus would
   run commands outside) and no ``io_uring`` (seccomp); no mounts, no ``ptrace`` of a process
   outside, and (Landlock ABI 6) no signals to one, no abstract sockets outside.
@@ -52,12 +54,12 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core.config import notes
 from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbox
 from codebot_mcp.core.proc import helper
-from codebot_mcp.core.proc.spawn import Confinement
+from codebot_mcp.core.proc.spawn import Confinement, ConfinementError
 from codebot_mcp.core.security import guarded, hiding
 from codebot_mcp.core.security.hiding import Hidden
 
 if TYPE_CHECKING:
-    pass
+    from codebot_mcp.core.security.netproxy import DomainProxy
 
 FILE_REFUSALS = (
     "Permission denied",
@@ -199,6 +201,8 @@ class Sandbox:
         machine: What the machine supports (measured when left out).
         deny_read: More paths to hide (``sandbox.deny_read``, files the settings name as
             secrets), on top of the built-in ones.
+        domains: Without ``network``: the host patterns commands reach through the proxy
+            (``sandbox.network`` as a list, normalized).
 
     Raises:
         SettingsError: a ``writable`` path holds (or lies in) one of codebot's own
@@ -216,10 +220,14 @@ class Sandbox:
         source: str = "the default",
         machine: Support | None = None,
         deny_read: Sequence[Path] = (),
+        domains: Sequence[str] = (),
     ) -> None:
         assert mode is None or mode in MODES, mode
         self.requested = mode or DEFAULT_MODE
         self.network = network
+        self.domains: tuple[str, ...] = () if network else tuple(domains)
+        """The hosts reachable through the proxy (none with the whole network)."""
+        self._proxy: DomainProxy | None = None
         self.workspace = workspace
         self.roots = tuple(roots)
         self.writable = tuple(writable)
@@ -251,6 +259,7 @@ class Sandbox:
             writable=spec.writable,
             source="the server entry",
             deny_read=spec.deny_read,
+            domains=spec.domains,
         )
 
     @property
@@ -266,8 +275,7 @@ class Sandbox:
     def describe(self) -> str:
         """``workspace-write sandbox, no network`` (or why there is none)."""
         if self.active:
-            net = "network on" if self.network else "no network"
-            return f"{self.requested} sandbox, {net}"
+            return f"{self.requested} sandbox, {self._network_short()}"
         if self.requested == "off":
             return "no sandbox (off)"
         return f"no sandbox ({self.requested} is unavailable here)"
@@ -374,7 +382,40 @@ class Sandbox:
             self.network,
             hidden=tuple(str(h.real) for h in hidden),
             pinned=tuple(pinned),
+            proxy=self._proxy_spec(),
         )
+
+    def _proxy_spec(self) -> tuple[int, str] | None:
+        """The proxy for :attr:`domains` (started on first use, for the session).
+
+        Raises:
+            ConfinementError: it cannot be started (nothing runs then).
+        """
+        if not self.domains:
+            return None
+        from codebot_mcp.core.security import netproxy  # sockets and threads: only then
+
+        if self._proxy is None:
+            self._proxy = netproxy.DomainProxy(self.domains)
+        try:
+            path = self._proxy.start()
+        except OSError as exc:
+            raise ConfinementError(f"the network proxy cannot start: {exc}") from None
+        return (netproxy.PORT, str(path))
+
+    def network_mark(self) -> float:
+        """Before a confined call: the point :meth:`refused_hosts` counts refusals from."""
+        return self._proxy.mark() if self._proxy is not None else 0.0
+
+    def refused_hosts(self, mark: float) -> list[str]:
+        """The hosts the proxy refused since ``mark`` (:meth:`network_mark`)."""
+        return self._proxy.refusals_since(mark) if self._proxy is not None else []
+
+    def network_note(self, hosts: Sequence[str]) -> str | None:
+        """What a call's result says when the proxy refused ``hosts`` during it."""
+        if not hosts or self._proxy is None:
+            return None
+        return self._proxy.note(hosts)
 
     def watch(self, cwd: Path) -> guarded.Watch:
         """Start noting what a call creates of ``.git``, ``.codebot``, ``.claude``,
@@ -435,12 +476,21 @@ class Sandbox:
         return "\n".join(parts)
 
     def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """``env`` with ``TMPDIR`` (and ``TMP``, ``TEMP``) on the private temp directory."""
+        """``env`` with ``TMPDIR`` (and ``TMP``, ``TEMP``) on the private temp directory, and
+        with :attr:`domains` the proxy variables (``HTTPS_PROXY``...) on the forwarder."""
         tmp = str(self.tmpdir())
-        return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+        proxy: dict[str, str] = {}
+        if self.domains:
+            from codebot_mcp.core.security import netproxy
+
+            proxy = netproxy.environment()
+        return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, **proxy}
 
     def close(self) -> None:
-        """Remove the private temp directory."""
+        """Remove the private temp directory; stop the proxy."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
@@ -454,9 +504,7 @@ class Sandbox:
             lines.append("not enforced here; missing: " + "; ".join(self.missing))
             lines.append("bash asks before every command")
         if self.requested != "off":
-            lines.append(
-                "network: " + ("on" if self.network else "off (none at all, loopback included)")
-            )
+            lines.append("network: " + self._network_long())
             if self.active:
                 lines.append("writable:")
                 writable = self.writable_paths()
@@ -522,9 +570,10 @@ class Sandbox:
                     "codebot file kept read-only, or a directory holding one)"
                 )
         if not self.network and (
-            any(sign in output for sign in NETWORK_REFUSALS) or NETWORK_COMMAND.search(command)
+            any(sign in output for sign in NETWORK_REFUSALS)
+            or (not self.domains and NETWORK_COMMAND.search(command))
         ):
-            what.append("network access")
+            what.append("network access" if not self.domains else "a direct network connection")
         if not what:
             return None
         return (
@@ -583,7 +632,30 @@ class Sandbox:
     def _network_words(self) -> str:
         if self.network:
             return "it has the network"
+        if self.domains:
+            return (
+                f"it reaches only {', '.join(self.domains)} over HTTP(S), through the proxy "
+                "that HTTPS_PROXY names (nothing else, the host's loopback included)"
+            )
         return "it has no network (the host's loopback included)"
+
+    def _network_short(self) -> str:
+        if self.network:
+            return "network on"
+        if self.domains:  # a line of the first screen: three at most
+            more = len(self.domains) - 3
+            return f"network: {', '.join(self.domains[:3])}{f' +{more}' if more > 0 else ''} only"
+        return "no network"
+
+    def _network_long(self) -> str:
+        if self.network:
+            return "on"
+        if self.domains:
+            return (
+                f"only {', '.join(self.domains)}, over HTTP and HTTPS through codebot's proxy "
+                "(it sees host names, never content); nothing else, loopback included"
+            )
+        return "off (none at all, loopback included)"
 
 
 _swept = False

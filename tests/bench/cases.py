@@ -26,6 +26,7 @@ TARGETS: dict[str, Callable[[Workspace, int, Log], list[Row]]] = {
     "9": agent_cases.target_9,
     "10": agent_cases.target_10,
     "15": sandbox_cases.target_15,
+    "20": sandbox_cases.target_20,
 }
 
 

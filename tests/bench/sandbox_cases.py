@@ -105,3 +105,70 @@ def target_15(ws: Workspace, n: int, log: Log) -> list[Row]:
             codebot_samples=extra,
         ),
     ]
+
+
+async def _measure_domains(root: Path, calls: int) -> dict[str, list[float]]:
+    """``bash true`` confined with ``network: false`` and with a domain list, interleaved."""
+    none = Sandbox("workspace-write", network=False, workspace=root)
+    listed = Sandbox(
+        "workspace-write",
+        workspace=root,
+        domains=("pypi.org", "files.pythonhosted.org", "*.npmjs.org"),
+    )
+    tools = {"no network": BashTool(root, root, none), "domains": BashTool(root, root, listed)}
+    samples: dict[str, list[float]] = {name: [] for name in tools}
+    try:
+        for tool in tools.values():  # warm-up, unrecorded (it starts the proxy)
+            result = await tool.execute({"command": "true"})
+            assert not result.is_error, result.text
+        for _ in range(calls):
+            for name, tool in tools.items():
+                began = time.perf_counter()
+                result = await tool.execute({"command": "true"})
+                samples[name].append((time.perf_counter() - began) * 1000)
+                assert not result.is_error, result.text
+    finally:
+        none.close()
+        listed.close()
+    return samples
+
+
+def target_20(ws: Workspace, n: int, log: Log) -> list[Row]:
+    """Issue 32: what ``sandbox.network`` as a domain list adds to a confined call (the
+    forwarder the exec helper forks in the namespace, the proxy variables) over
+    ``network: false``; the proxy itself starts once per session (the warm-up call)."""
+    missing = support().missing(network=False) if sys.platform.startswith("linux") else ["Linux"]
+    if missing:
+        why = "; ".join(missing)
+        return [
+            Row("20", "bash true, domain list", "ms", float("nan"), failed=f"no sandbox: {why}")
+        ]
+    root = ws.root / "sandbox-domains-project"
+    (root / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    calls = CALLS_PER_RUN * n
+    log(f"  {calls} calls of each, interleaved")
+    samples = anyio.run(_measure_domains, root, calls)
+    none, listed = (statistics.median(samples[k]) for k in ("no network", "domains"))
+    extra = [d - o for d, o in zip(samples["domains"], samples["no network"], strict=True)]
+    return [
+        Row(
+            "20",
+            "bash `true` per call: sandbox with a domain list vs network: false",
+            "ms",
+            listed,
+            baseline=none,
+            codebot_samples=samples["domains"],
+            baseline_samples=samples["no network"],
+            note=f"medians of {calls} calls each through the bash tool (workspace-write)",
+        ),
+        Row(
+            "20",
+            "a domain list's extra cost per confined call (median of paired differences)",
+            "ms",
+            statistics.median(extra),
+            limit=LIMIT_MS,
+            absolute=True,
+            codebot_samples=extra,
+        ),
+    ]

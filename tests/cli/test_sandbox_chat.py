@@ -321,3 +321,111 @@ def test_a_writable_entry_holding_codebots_home_stops_chat(
     assert code == 3, err
     assert "'sandbox.writable' lists" in err and "codebot's global directory" in err
     assert not fake.bodies  # nothing ran
+
+
+class Remote:
+    """A plain HTTP host on the host's loopback, reached by name only through the proxy's
+    test mapping (``CODEBOT_TEST_PROXY_HOSTS``)."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = f"remote says hi {self.path}\n".encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        import threading
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def remote(monkeypatch: pytest.MonkeyPatch) -> Iterator[Remote]:
+    made = Remote()
+    monkeypatch.setenv("CODEBOT_TEST_PROXY_HOSTS", f"pkgs.example=127.0.0.1:{made.port}")
+    yield made
+    made.close()
+
+
+def _proxy_dirs() -> set[Path]:
+    import os
+    import tempfile
+
+    return {
+        *Path(tempfile.gettempdir()).glob(f"codebot-proxy-{os.getpid()}-*"),
+        *Path("/tmp").glob(f"codebot-proxy-{os.getpid()}-*"),
+    }
+
+
+def test_a_network_list_reaches_listed_hosts_and_names_refused_ones(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], remote: Remote
+) -> None:
+    root = tmp_path / "repo"
+    sandbox = {"mode": "workspace-write", "network": ["pkgs.example"]}
+    write_settings(root, {"base_url": fake.base_url, "sandbox": sandbox})
+    fake.queue(
+        fo.tool_calls(("bash", {"command": "curl -sS --max-time 10 http://pkgs.example/simple/"})),
+        fo.tool_calls(("bash", {"command": "curl -sS --max-time 10 https://other.example/"})),
+        fo.tool_calls(
+            ("bash", {"command": f"curl -sS --noproxy '*' http://127.0.0.1:{remote.port}/"})
+        ),
+        fo.text("ok"),
+    )
+    before = _proxy_dirs()
+    code, doc, err = chat(capsys, root)
+    assert code == 0, err
+    allowed, refused, direct = doc["tool_calls"]
+    assert not allowed["is_error"] and allowed["result"] == "remote says hi /simple/"
+    assert (
+        refused["is_error"] and "[sandbox: refused connection to other.example" in refused["result"]
+    )
+    assert direct["is_error"] and "sandbox" in direct["result"]
+    assert "remote says hi" not in direct["result"]
+    assert "refused connection to other.example" in tool_results(fake)[1]  # what the model read
+    assert _proxy_dirs() == before  # the session's proxy went with it
+
+
+@pytest.mark.anyio
+async def test_slash_sandbox_names_the_listed_hosts(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "repo"
+    sandbox = {"network": ["pypi.org", "*.npmjs.org"]}
+    write_settings(root, {"base_url": fake.base_url, "sandbox": sandbox})
+    code, _ = await drive(root, [(0.8, "/sandbox\r"), (0.8, "\x04")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "network: only pypi.org, *.npmjs.org, over HTTP and HTTPS" in out
+
+
+def test_a_server_with_a_network_list_reaches_only_those_hosts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], remote: Remote
+) -> None:
+    root = tmp_path / "repo"
+    boxed = {"mode": "workspace-write", "network": ["pkgs.example"]}
+    write_settings(root, {"mcp_servers": {"boxed": server_entry("fetcher", sandbox=boxed)}})
+
+    def fetch(url: str) -> str:
+        code = run(["--cwd", str(root), "mcp", "call", "boxed", "fetch", f"url={url}"])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        return out.out.strip()
+
+    assert fetch("http://pkgs.example/simple/") == "remote says hi /simple/"
+    refused = fetch("https://other.example/")
+    assert "403 Forbidden by the codebot sandbox" in refused, refused
+    by_address = fetch(f"http://127.0.0.1:{remote.port}/")  # the proxy will not lead there
+    assert "sandbox: refused connection to 127.0.0.1" in by_address, by_address

@@ -75,6 +75,8 @@ def test_the_project_adds_writable_paths_and_overrides_the_rest(tmp_path: Path) 
         ({"writable": ["/"]}, True),
         ({"mode": "read-only"}, False),
         ({"mode": "workspace-write", "network": False}, False),
+        ({"network": ["pypi.org"]}, True),
+        ({"network": []}, False),
     ],
 )
 def test_loosening_needs_trust_tightening_does_not(
@@ -179,3 +181,72 @@ def test_a_server_entry_may_hide_more(tmp_path: Path) -> None:
         "s", {"command": "x", "sandbox": {"mode": "read-only", "deny_read": 3}}, source
     )
     assert bad.error is not None and "'sandbox.deny_read'" in bad.error
+
+
+def test_network_as_a_list_of_host_patterns(tmp_path: Path) -> None:
+    write_settings(
+        tmp_path, {"sandbox": {"network": ["PyPI.org.", "*.npmjs.org", "pypi.org", "10.0.0.5"]}}
+    )
+    loaded = settings_mod.load(tmp_path).sandbox
+    assert loaded.network is False  # never the whole network
+    assert loaded.domains == ("pypi.org", "*.npmjs.org", "10.0.0.5")
+    write_settings(tmp_path, {"sandbox": {"network": []}})
+    assert settings_mod.load(tmp_path).sandbox == SandboxSettings()
+
+
+@pytest.mark.parametrize(
+    ("entries", "key", "found"),
+    [
+        (["pypi.org", "https://files.pythonhosted.org"], "sandbox.network[1]", "without scheme"),
+        ([3], "sandbox.network[0]", "a number"),
+        (["*.com"], "sandbox.network[0]", "top-level domain"),
+        (["npm*.org"], "sandbox.network[0]", "'*' may only start"),
+        (["pypi.org:443"], "sandbox.network[0]", "without scheme, port or path"),
+        ([""], "sandbox.network[0]", "names no host"),
+        (["bad_host!.org"], "sandbox.network[0]", "not a host name"),
+    ],
+)
+def test_a_bad_host_pattern_names_the_file_the_key_and_the_entry(
+    tmp_path: Path, entries: list[object], key: str, found: str
+) -> None:
+    path = write_settings(tmp_path, {"sandbox": {"network": entries}})
+    with pytest.raises(SettingsError) as caught:
+        settings_mod.load(tmp_path)
+    message = caught.value.message
+    assert f"'{key}' in {path}" in message and found in message, message
+    assert "pypi.org" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize(
+    ("global_network", "project_network", "gated"),
+    [
+        (True, ["pypi.org"], False),  # from everything to a list: tighter
+        (["pypi.org", "*.npmjs.org"], ["pypi.org"], False),
+        (["pypi.org"], ["pypi.org", "evil.example"], True),
+        (["pypi.org"], True, True),
+        (["pypi.org"], False, False),
+    ],
+)
+def test_a_project_list_that_adds_hosts_needs_trust(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    global_network: object,
+    project_network: object,
+    gated: bool,
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    write_global({"sandbox": {"network": global_network}})
+    write_settings(tmp_path, {"sandbox": {"network": project_network}})
+    assert ("sandbox" in settings_mod.load(tmp_path).project_gated) is gated
+
+
+def test_a_server_entry_may_list_hosts(tmp_path: Path) -> None:
+    source = tmp_path / ".codebot" / "settings.json"
+    entry = {"command": "x", "sandbox": {"mode": "workspace-write", "network": ["*.npmjs.org"]}}
+    made = server_config("s", entry, source)
+    assert made.sandbox is not None and not made.sandbox.network
+    assert made.sandbox.domains == ("*.npmjs.org",)
+    bad = server_config(
+        "s", {"command": "x", "sandbox": {"mode": "read-only", "network": ["*"]}}, source
+    )
+    assert bad.error is not None and "'sandbox.network[0]'" in bad.error

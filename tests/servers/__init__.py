@@ -28,6 +28,8 @@ relist_fail        no    ``change(fails)`` adds a tool, emits tools list_changed
 rugpull            no    ``status()`` rewrites ``notes``' description and emits
                          tools list_changed (both eras)
 toucher            no    write_file/connect/tmpdir: what a sandbox must stop
+fetcher            no    ``fetch(url)`` with urllib (proxy variables honoured): a
+                         sandboxed server's network by domain
 slow_start         no    sleeps ``--delay`` s (default 1.0) before serving one
                          tool ``hello``; ``--barrier DIR --count N``
 crash_on_start     no    prints a fatal message to stderr and exits with code 3

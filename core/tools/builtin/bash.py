@@ -100,6 +100,11 @@ class BashTool:
             else "only in the project, the configured roots and writable paths, and $TMPDIR"
         )
         net = "with network" if sandbox.network else "without any network"
+        if sandbox.domains:  # sandbox.network as a list: those hosts through the proxy
+            net = (
+                f"with network only to {', '.join(sandbox.domains)} (HTTP and HTTPS through "
+                "the proxy that HTTPS_PROXY names)"
+            )
         return (
             f"{self.DESCRIPTION} Commands run in a {sandbox.requested} sandbox: they may read "
             f"anywhere and write {where}, {net}; git directories stay read-only (git "
@@ -164,6 +169,7 @@ class BashTool:
         sandbox = self.sandbox if self.sandboxed(arguments) else None
         label = sandbox.requested if sandbox is not None else "off"
         watch = sandbox.watch(self.cwd) if sandbox is not None else None
+        mark = sandbox.network_mark() if sandbox is not None else 0.0
         try:
             if sandbox is not None:
                 env = sandbox.environment(env)
@@ -200,6 +206,10 @@ class BashTool:
             note = sandbox.refusal_note(output.text(), command, self.cwd)
             if note is not None:
                 result.text = f"{result.text}\n{note}"
+        refused = sandbox.refused_hosts(mark) if sandbox is not None else []
+        if sandbox is not None and refused:  # the proxy's 403s, failed or not
+            result.text = f"{result.text}\n{sandbox.network_note(refused)}"
+            result.data["sandbox_refused_hosts"] = refused
         if sandbox is not None:  # a hidden path reads as empty: say so, failed or not
             hidden = sandbox.hidden_note(command, output.text(), self.cwd)
             if hidden is not None:
