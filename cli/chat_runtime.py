@@ -419,6 +419,7 @@ async def open_runtime(
             skill_tool=SkillTool(catalog, loader),
             project_notes=settings.project_extensions,
             todos=True,
+            claude_notes=settings.claude_files,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow

@@ -149,9 +149,10 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
 
     project = settings.project_extensions
     aliases = settings.model_aliases
-    agents = load_agents(ext.root, include_project=project, model_aliases=aliases)
+    claude = settings.claude_files
+    agents = load_agents(ext.root, include_project=project, model_aliases=aliases, claude=claude)
     commands = load_commands(
-        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases
+        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases, claude=claude
     )
     for problem in [*agents.problems, *commands.problems]:
         render.warn_once(f"skipping {problem}")
@@ -160,7 +161,7 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     ext.subagents.catalog = agents
     ext.commands = commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
-    ext.untrusted_files = 0 if project else len(discovery.definition_files(ext.root))
+    ext.untrusted_files = 0 if project else len(discovery.definition_files(ext.root, claude=claude))
     if not settings.hooks:
         if ext.hooks is not None:
             ext.hooks.commands = ()
@@ -187,8 +188,10 @@ def skill_catalog(
 
     root = discovery.project_root(settings.cwd, settings.project_root)
     include = settings.project_extensions
-    held = trust.held_digests(tuple(discovery.definition_files(root))) if include else {}
-    local = discover(root, include_project=include)
+    claude = settings.claude_files
+    files = tuple(discovery.definition_files(root, claude=claude))
+    held = trust.held_digests(files) if include else {}
+    local = discover(root, include_project=include, claude=claude)
     for skill in local.skills:
         if skill.note:
             render.warn_once(f"{skill.skill_file}: {skill.note}")

@@ -101,9 +101,14 @@ def from_definition(item: definitions.Definition) -> LocalSkill | SkillIssue:
     return LocalSkill(name, text, directory.resolve(), scope, dict(item.front), note)
 
 
-def discover(project_root: Path | None, *, include_project: bool = True) -> LocalSkills:
-    """Every local skill, the first of a name winning, with the folders that were skipped."""
-    found = definitions.find(Kind.SKILLS, project_root, include_project=include_project)
+def discover(
+    project_root: Path | None, *, include_project: bool = True, claude: bool = True
+) -> LocalSkills:
+    """Every local skill, the first of a name winning, with the folders that were skipped
+    (``claude=False``: none from ``.claude`` or ``~/.claude``)."""
+    found = definitions.find(
+        Kind.SKILLS, project_root, include_project=include_project, claude=claude
+    )
     ordered = sorted(
         [*found.definitions.values(), *found.shadowed], key=lambda d: _precedence(d, project_root)
     )
@@ -120,7 +125,7 @@ def discover(project_root: Path | None, *, include_project: bool = True) -> Loca
             skills[skill.name] = skill
     untrusted: list[Path] = []
     if not include_project:
-        for folder in definitions.folders(Kind.SKILLS, project_root):
+        for folder in definitions.folders(Kind.SKILLS, project_root, claude=claude):
             if folder.scope is Scope.PROJECT and folder.path.is_dir():
                 untrusted += sorted(d for d in folder.path.iterdir() if (d / SKILL_FILE).is_file())
     return LocalSkills(tuple(skills.values()), tuple(shadowed), tuple(issues), tuple(untrusted))
