@@ -243,9 +243,12 @@ async def running(
 
 
 def hooks_report(ext: Extensions | None) -> str:
-    """``/hooks``: every hook by event: matcher, command, timeout, the file it comes from."""
+    """``/hooks``: every hook by event: matcher, command, timeout, the file it comes from
+    (``~/.claude/settings.json``, ``.claude/settings.local.json``, ``.codebot/settings.json``)."""
+    from codebot_mcp.core.config.claudefiles import origin
     from codebot_mcp.core.config.hooks import EVENTS
 
+    root = ext.root if ext is not None else None
     hooks = ext.hooks.commands if ext and ext.hooks else ()
     lines: list[str] = []
     for event in EVENTS:
@@ -254,13 +257,14 @@ def hooks_report(ext: Extensions | None) -> str:
             continue
         lines.append(f"{event}:")
         rows = [
-            [h.matcher or "*", h.command, f"{h.timeout:g}s", f"{h.source} ({h.key})"] for h in mine
+            [h.matcher or "*", h.command, f"{h.timeout:g}s", f"{origin(h.source, root)} ({h.key})"]
+            for h in mine
         ]
         lines.append(render.table(rows, indent="  "))
     if not lines:
         lines.append('(no hooks configured: add them under "hooks" in settings.json)')
     if ext and ext.skipped_hooks:
-        files = sorted({str(h.source) for h in ext.skipped_hooks})
+        files = sorted({origin(h.source, root) for h in ext.skipped_hooks})
         lines.append(
             f"not run: {len(ext.skipped_hooks)} project hook(s) from {', '.join(files)}: the "
             "project is not trusted (`codebot trust`)"
@@ -286,6 +290,7 @@ def agents_report(ext: Extensions | None) -> str:
     if ext is None:
         return "(no agents)"
     from codebot_mcp.core.agent.subagents import PARENT_ONLY, AgentSpec
+    from codebot_mcp.core.config.claudefiles import origin
 
     subagents = ext.subagents
     parent = subagents.agent_of()
@@ -308,7 +313,7 @@ def agents_report(ext: Extensions | None) -> str:
     rows = [
         [
             s.name,
-            str(s.path) if s.path else s.origin,
+            origin(s.path, ext.root) if s.path else s.origin,
             tools_of(s),
             s.model or "(yours)",
             render.first_line(s.description, 60),

@@ -131,6 +131,16 @@ def label(path: Path, root: Path | None = None) -> str:
     return str(path)
 
 
+def origin(path: Path, root: Path | None = None) -> str:
+    """A file as ``/hooks`` and ``/agents`` name it: Claude Code's by :func:`label`
+    (``~/.claude/settings.json``, ``.claude/settings.local.json``, ``.claude/agents/x.md``),
+    codebot's by its path."""
+    claude = path.parent.name == discovery.CLAUDE_DIR or path.is_relative_to(user_dir())
+    if root is not None and path.is_relative_to(root / discovery.CLAUDE_DIR):
+        claude = True
+    return label(path, root) if claude else str(path)
+
+
 def translate_rule(rule: str) -> tuple[tuple[str, ...], str | None]:
     """codebot's rules for one of Claude Code's permission rules, or ``()`` and why none.
 

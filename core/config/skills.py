@@ -48,6 +48,8 @@ class LocalSkill:
     front_matter: dict[str, Any] = field(default_factory=dict[str, Any])
     note: str | None = None
     """Said once: how it was read differently from its file (a title as ``name``)."""
+    folder: str = ""
+    """Where it was found, as shown: ``.codebot/skills``, ``~/.claude/skills``..."""
 
     @property
     def skill_file(self) -> Path:
@@ -98,7 +100,9 @@ def from_definition(item: definitions.Definition) -> LocalSkill | SkillIssue:
         return SkillIssue(item.path, "its front matter has no 'description' (the model needs one)")
     scope: ScopeName = "project" if item.scope is Scope.PROJECT else "user"
     text = description.strip()[:MAX_DESCRIPTION]
-    return LocalSkill(name, text, directory.resolve(), scope, dict(item.front), note)
+    return LocalSkill(
+        name, text, directory.resolve(), scope, dict(item.front), note, item.folder.label
+    )
 
 
 def discover(
