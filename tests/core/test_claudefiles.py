@@ -313,7 +313,9 @@ def test_project_claude_hooks_pass_the_trust_gate_and_a_change_asks_again(
     assert "bash" in loaded.settings.permissions.deny
 
 
-def test_the_label_of_each_file(repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_label_of_each_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("CLAUDE_CONFIG_DIR")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert claudefiles.user_dir() == tmp_path / ".claude"
