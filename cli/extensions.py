@@ -167,7 +167,7 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
             ext.hooks.commands = ()
         return
     if ext.hooks is None:
-        ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=settings.project_root or cwd)
+        ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=ext.root or cwd)
     ext.hooks.commands = settings.hooks
     ext.hooks.spawn = ext.spawn
     ext.hooks.confine = ext.confine

@@ -50,7 +50,10 @@ SETTINGS = {
             {
                 "matcher": "Bash",
                 "hooks": [
-                    {"type": "command", "command": "python3 .claude/hooks/guard.py"},
+                    {
+                        "type": "command",
+                        "command": 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.py"',
+                    },
                     {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh'},
                 ],
             }
@@ -286,3 +289,42 @@ async def test_the_repl_shows_where_each_item_came_from(
     assert "user ~/.claude/skills/changelog-writer" in row("changelog-writer", "team's")
     assert "~/.claude/CLAUDE.md" in row("CLAUDE.md", "user")
     assert "(~/.claude/commands)" in row("/greet NAME", "Greet someone warmly")
+
+
+def test_from_a_subfolder_claude_project_dir_is_the_root_the_files_are_in(
+    project: Path, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sub = project / "src" / "app"
+    sub.mkdir(parents=True)
+    router.main = [fo.tool_calls(bash("git push")), fo.text("done")]
+    code, out, err = chat(capsys, sub, "-p", "push", "--json", "--sandbox", "off")
+    assert code == 0, err
+    (call,) = json.loads(out)["tool_calls"]
+    # "$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh found from src/app: the root's hook ran
+    assert call["denied"] and "no pushes from here" in call["result"]
+    assert (project / "last-hook-input.json").exists()
+
+
+def test_trust_and_doctor_name_claude_codes_files(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    assert run(["--cwd", str(project), "trust", "--yes"]) == 0
+    review = capsys.readouterr().out
+    guard = 'python3 "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.py"'
+    assert f"hook PreToolUse [Bash]: runs {guard} (.claude/settings.json)" in review
+    assert "setting permissions.allow (.claude/settings.json): Bash(echo:*)" in review
+    for script in ("guard.py", "guard.sh"):  # the scripts the hooks name are trusted with them
+        assert f"file .claude/hooks/{script}" in review
+
+    run(["--cwd", str(project), "mcp", "doctor"])
+    text = capsys.readouterr().out
+    shown = f"{os.environ['CLAUDE_CONFIG_DIR']}/settings.json"
+    assert "also read (Claude Code's settings): .claude/settings.json, " in text
+    assert ".claude/settings.local.json" in text and shown not in text  # no user file here
+    run(["--cwd", str(project), "mcp", "doctor", "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["settings"]["claude_files"] == [
+        str(project / ".claude" / "settings.json"),
+        str(project / ".claude" / "settings.local.json"),
+    ]
