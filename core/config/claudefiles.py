@@ -187,6 +187,9 @@ class ClaudeFile:
     disabled_servers: tuple[str, ...] = ()
     no_hooks: bool = False
     """``disableAllHooks: true``."""
+    deny_read: tuple[Path, ...] = ()
+    """The paths of ``Read(...)`` deny rules, hidden from ``bash`` too (the sandbox's
+    ``deny_read``), as Claude Code's sandbox does with them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +233,11 @@ class ClaudeLayer:
         """``additionalDirectories`` of the files of ``scopes``."""
         wanted = set(scopes)
         return tuple(r for f in self.files if f.scope in wanted for r in f.roots)
+
+    def deny_read(self, scopes: Iterable[Scope]) -> tuple[Path, ...]:
+        """The paths of ``Read(...)`` deny rules of the files of ``scopes``."""
+        wanted = set(scopes)
+        return tuple(p for f in self.files if f.scope in wanted for p in f.deny_read)
 
     @property
     def disabled_servers(self) -> frozenset[str]:
@@ -326,6 +334,7 @@ def _parse(
     rules: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
     origins: dict[str, str] = {}
     roots: list[Path] = []
+    deny_read: list[Path] = []
     section = data.get("permissions", {})
     if not isinstance(section, dict):
         unused.append("permissions (not an object)")
@@ -344,6 +353,8 @@ def _parse(
             roots += [(base / Path(v).expanduser()).resolve() for v in items]
             continue
         for rule in items:
+            if key == "deny" and (hidden := read_path(rule, scope, root)) is not None:
+                deny_read.append(hidden)
             translated, why = translate_rule(rule)
             if not translated:
                 unused.append(f"permissions.{key} rule {json.dumps(rule)} ({why})")
@@ -375,9 +386,37 @@ def _parse(
             tuple(roots),
             tuple(disabled),  # pyright: ignore[reportUnknownArgumentType]
             data.get("disableAllHooks") is True,
+            tuple(deny_read),
         ),
         warnings,
     )
+
+
+_READ_RULE = re.compile(r"^\s*Read\((.+)\)\s*$")
+
+
+def read_path(rule: str, scope: Scope, root: Path | None) -> Path | None:
+    """The file or folder a ``Read(...)`` deny rule names, when it names one: ``Read(./.env)``,
+    ``Read(./secrets/**)`` (the folder), ``Read(~/.aws/**)``, ``Read(//etc/shadow)``; None
+    for a glob (``Read(**/*.pem)``) or another tool's rule. A project file's relative path
+    is from the project root; your file's must start with ``~/`` or ``//``."""
+    found = _READ_RULE.match(rule)
+    if found is None:
+        return None
+    pattern = found.group(1).strip()
+    for tail in ("/**", "/*", "/"):
+        if pattern.endswith(tail) and len(pattern) > len(tail):
+            pattern = pattern[: -len(tail)]
+            break
+    if any(c in pattern for c in "*?[") or pattern in ("", ".", "~", "/"):
+        return None
+    if pattern.startswith("//"):
+        return Path(os.path.normpath(pattern[1:]))
+    if pattern.startswith("~/"):
+        return Path(os.path.normpath(Path.home() / pattern[2:]))
+    if scope == "user" or root is None:
+        return None
+    return Path(os.path.normpath(root / pattern.lstrip("/")))
 
 
 def switch(

@@ -329,6 +329,9 @@ def load_unfiltered(
     roots = scalars.get("roots", ()) + layer.roots(both)
     untrusted_roots = global_scalars.get("roots", ()) + layer.roots(mine[:1])
     project_claude = tuple(f.path for f in layer.of("project")) if claude.on else ()
+    # Read(...) deny rules hide their paths from bash too (deny_read only tightens)
+    sandbox = _hiding(sandbox, layer.deny_read(both))
+    untrusted_sandbox = _hiding(untrusted_sandbox, layer.deny_read(mine))
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -366,6 +369,13 @@ def load_unfiltered(
         claude_sources=tuple(f.path for f in layer.files if claude.on or f.scope == "user"),
         **{**scalars, "roots": roots, "claude_files": claude.on},
     )
+
+
+def _hiding(sandbox: SandboxSettings, paths: tuple[Path, ...]) -> SandboxSettings:
+    """``sandbox`` with ``paths`` added to its ``deny_read``."""
+    if not paths:
+        return sandbox
+    return replace(sandbox, deny_read=tuple(dict.fromkeys((*sandbox.deny_read, *paths))))
 
 
 def _disable(servers: dict[str, ServerConfig], names: Iterable[str], mcp_json: Path | None) -> None:

@@ -328,3 +328,13 @@ def test_trust_and_doctor_name_claude_codes_files(
         str(project / ".claude" / "settings.json"),
         str(project / ".claude" / "settings.local.json"),
     ]
+
+
+def test_a_read_deny_hides_the_path_from_a_confined_bash_too(
+    project: Path, router: Router, capsys: pytest.CaptureFixture[str]
+) -> None:
+    router.main = [fo.tool_calls(bash("cat secrets/key.txt; cat README.md")), fo.text("ok")]
+    code, out, err = chat(capsys, project, "-p", "read", "--json", "--sandbox", "workspace-write")
+    assert code == 0, err
+    (call,) = json.loads(out)["tool_calls"]
+    assert "hunter2" not in call["result"] and "the readme" in call["result"]

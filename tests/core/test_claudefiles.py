@@ -164,6 +164,7 @@ def test_hooks_permissions_and_unused_keys_of_the_three_files(
     )
     assert settings.permissions.origins["bash(rm:*)"] == "Bash(rm:*) in .claude/settings.local.json"
     assert (repo.parent / "shared").resolve() in settings.roots
+    assert repo / "secrets" in settings.sandbox.deny_read  # hidden from bash too
     assert settings.claude_sources == (
         claude_home / "settings.json",
         repo / ".claude" / "settings.json",
@@ -324,3 +325,24 @@ def test_the_label_of_each_file(
     assert claudefiles.label(local, repo) == ".claude/settings.local.json"
     mine = repo / ".codebot" / "settings.json"
     assert claudefiles.origin(mine, repo) == str(mine)  # codebot's own: the path as before
+
+
+@pytest.mark.parametrize(
+    ("rule", "scope", "expected"),
+    [
+        ("Read(./.env)", "project", "{root}/.env"),
+        ("Read(./secrets/**)", "project", "{root}/secrets"),
+        ("Read(/config/keys/*)", "project", "{root}/config/keys"),
+        ("Read(~/.aws/**)", "user", "{home}/.aws"),
+        ("Read(//etc/shadow)", "user", "/etc/shadow"),
+        ("Read(./secrets/**)", "user", None),  # your file: from where? not guessed
+        ("Read(**/*.pem)", "project", None),  # a glob: only the read tools refuse it
+        ("Bash(cat:*)", "project", None),
+    ],
+)
+def test_the_paths_read_deny_rules_hide_from_bash(
+    repo: Path, rule: str, scope: claudefiles.Scope, expected: str | None
+) -> None:
+    found = claudefiles.read_path(rule, scope, repo)
+    shown = expected.format(root=repo, home=Path.home()) if expected else None
+    assert (str(found) if found else None) == shown
