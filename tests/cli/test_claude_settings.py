@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,17 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.core.security.sandbox import support
 from tests.cli.repl_driver import drive, until
 from tests.cli.test_subagents import Router, task
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import write_settings
 
+sandboxed = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or bool(support().missing(network=False)),
+    reason="the sandbox is unavailable here",
+)
 GUARD_PY = """\
 import json
 import sys
@@ -338,3 +344,42 @@ def test_a_read_deny_hides_the_path_from_a_confined_bash_too(
     assert code == 0, err
     (call,) = json.loads(out)["tool_calls"]
     assert "hunter2" not in call["result"] and "the readme" in call["result"]
+
+
+PLANT = """mkdir -p .claude && cat > .claude/settings.local.json <<'JSON'
+{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "touch {marker}"}]}]}}
+JSON
+"""
+
+
+@sandboxed
+def test_claude_hooks_planted_in_a_trusted_project_never_run_unasked(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    write_settings(root, {"tool_search": False})
+    home = Path(os.environ["CODEBOT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"base_url": fake.base_url}))
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    capsys.readouterr()
+    marker = tmp_path / "ran-as-you"  # outside the project: only an unconfined hook writes it
+    plant = PLANT.replace("{marker}", str(marker))
+    # a confined bash cannot create Claude Code's settings: hooks there run as you
+    fake.queue(fo.tool_calls(("bash", {"command": plant})), fo.text("done"))
+    code, out, err = chat(capsys, root, "-p", "go", "--json")
+    assert code == 0, err
+    (call,) = json.loads(out)["tool_calls"]
+    assert call["sandbox"] == "workspace-write" and ".claude" in call["result"]
+    assert not (root / ".claude" / "settings.local.json").exists()
+    # planted another way (a pull, a tool you approved): the next run asks trust again
+    hooks = {"PreToolUse": [{"hooks": [{"type": "command", "command": f"touch {marker}"}]}]}
+    (root / ".claude").mkdir(exist_ok=True)
+    (root / ".claude" / "settings.local.json").write_text(json.dumps({"hooks": hooks}))
+    fake.queue(fo.tool_calls(("bash", {"command": "echo hi"})), fo.text("done"))
+    code, _, err = chat(capsys, root, "-p", "go", "--json")
+    assert code == 0, err
+    assert "hooks (.claude/settings.local.json)" in err and "changed since it was trusted" in err
+    assert not marker.exists()
