@@ -425,6 +425,7 @@ async def open_runtime(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
         gate.skills = catalog.activity
+        gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
         from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)

@@ -177,11 +177,13 @@ def test_a_settings_local_deny_holds_even_with_yes(
     project: Path, router: Router, capsys: pytest.CaptureFixture[str]
 ) -> None:
     read = ("read", {"path": "secrets/key.txt"})
-    router.main = [fo.tool_calls(read, ("read", {"path": "README.md"})), fo.text("ok")]
+    whole = ("read", {"path": str(project / "secrets" / "key.txt")})  # from --cwd, not ours
+    readme = ("read", {"path": "README.md"})
+    router.main = [fo.tool_calls(read, whole, readme), fo.text("ok")]
     code, out, err = chat(capsys, project, "-p", "read", "--json", "--yes")
     assert code == 0, err
-    secret, readme = json.loads(out)["tool_calls"]
-    assert secret["denied"] and "hunter2" not in out
+    secret, again, readme = json.loads(out)["tool_calls"]
+    assert secret["denied"] and again["denied"] and "hunter2" not in out
     assert "Read(./secrets/**) in .claude/settings.local.json" in secret["result"]
     assert not readme["denied"] and "the readme" in readme["result"]
 
