@@ -57,7 +57,7 @@ def _origin(skill: Skill) -> str:
         return f"{skill.entry.server} {skill.entry.uri}"
     assert skill.local is not None
     local = skill.local
-    if local.folder:  # `user ~/.claude/skills/review`: where it was found
+    if local.folder.startswith(("~/.claude/", ".claude/")):  # Claude Code's, as users know it
         return f"{local.scope} {local.folder}/{local.directory.name}"
     return f"{local.scope} {local.directory}"
 
