@@ -27,8 +27,8 @@ Every other key is named once per file and run as "not used by codebot" (a
 cannot be read, or a section with the wrong shape, is a warning too: these are Claude Code's
 files, and a mistake in one does not stop codebot.
 
-Trust: a project file's ``hooks``, ``permissions.allow`` and ``additionalDirectories`` wait
-for trust (they are gated settings, in the trust digest, so a change asks again); its
+Trust: a project file's ``hooks``, ``disableAllHooks``, ``permissions.allow`` and
+``additionalDirectories`` wait for trust (they are gated settings, in the trust digest, so a change asks again); its
 ``deny`` and ``ask`` rules and ``disabledMcpjsonServers`` apply at once (they only make
 codebot more careful). ``"claude_files": false`` (:mod:`.keys`) turns the whole layer off:
 these files, the ``.claude`` and ``~/.claude`` agents, commands and skills, and
@@ -204,11 +204,13 @@ class ClaudeLayer:
         return tuple(f for f in self.files if f.scope == scope)
 
     def hooks(self, scopes: Iterable[Scope]) -> tuple[HookCommand, ...]:
-        """The hooks of the files of ``scopes`` (none when one of them disables them all)."""
-        if any(f.no_hooks for f in self.files):
-            return ()
+        """The hooks of the files of ``scopes`` (none when one of them disables them all: a
+        project's ``disableAllHooks`` counts only once it is trusted, like its hooks)."""
         wanted = set(scopes)
-        return tuple(h for f in self.files if f.scope in wanted for h in f.hooks)
+        files = [f for f in self.files if f.scope in wanted]
+        if any(f.no_hooks for f in files):
+            return ()
+        return tuple(h for f in files for h in f.hooks)
 
     def rules(self, scopes: Iterable[Scope], lists: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """``allow``/``ask``/``deny`` of the files of ``scopes``, only the ``lists`` named."""
@@ -251,6 +253,8 @@ class ClaudeLayer:
         for file in self.of("project"):
             if file.hooks:
                 out[f"hooks ({file.label})"] = file.data["hooks"]
+            if file.no_hooks:  # it would turn your ~/.claude hooks off
+                out[f"disableAllHooks ({file.label})"] = True
             section = file.data.get("permissions")
             if isinstance(section, dict):
                 for key in ("allow", "additionalDirectories"):

@@ -225,6 +225,18 @@ def test_disable_all_hooks_turns_off_claude_files_hooks_not_codebots(
     assert [h.command for h in load_unfiltered(repo).hooks] == ["echo mine"]
 
 
+def test_a_projects_disable_all_hooks_waits_for_trust(
+    repo: Path, claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    write(claude_home / "settings.json", {"hooks": {"Stop": [{"hooks": [HOOK]}]}})
+    write(repo / ".claude" / "settings.json", {"disableAllHooks": True})
+    untrusted = effective.load(repo)  # a cloned repo must not turn your hooks off
+    assert "disableAllHooks (.claude/settings.json)" in untrusted.trust.gated
+    assert [h.command for h in untrusted.settings.hooks] == [HOOK["command"]]
+    assert effective.load(repo, assume_trusted=True).settings.hooks == ()
+
+
 def test_a_broken_claude_file_is_a_warning_not_an_error(repo: Path, claude_home: Path) -> None:
     (claude_home).mkdir(parents=True)
     (claude_home / "settings.json").write_text('{"hooks": {,}')
