@@ -28,11 +28,11 @@ cannot be read, or a section with the wrong shape, is a warning too: these are C
 files, and a mistake in one does not stop codebot.
 
 Trust: a project file's ``hooks``, ``disableAllHooks``, ``permissions.allow`` and
-``additionalDirectories`` wait for trust (they are gated settings, in the trust digest, so a change asks again); its
-``deny`` and ``ask`` rules and ``disabledMcpjsonServers`` apply at once (they only make
-codebot more careful). ``"claude_files": false`` (:mod:`.keys`) turns the whole layer off:
-these files, the ``.claude`` and ``~/.claude`` agents, commands and skills, and
-``~/.claude/CLAUDE.md``.
+``additionalDirectories`` wait for trust (they are gated settings, in the trust digest, so a
+change asks again); its ``deny`` and ``ask`` rules and ``disabledMcpjsonServers`` apply at once
+(they only make codebot more careful). ``"claude_files": false`` (:mod:`.keys`) turns the
+whole layer off: these files, the ``.claude`` and ``~/.claude`` agents, commands and skills,
+and ``~/.claude/CLAUDE.md``.
 """
 
 from __future__ import annotations
