@@ -271,9 +271,10 @@ def paths_of(root: Path | None) -> list[tuple[Path, Scope]]:
     if mine.is_file():
         out.append((mine, "user"))
     if root is not None:
+        moved = CONFIG_ENV in os.environ  # ~/.claude itself is never a project's .claude
         for name in SETTINGS_FILES:
             path = root / discovery.CLAUDE_DIR / name
-            if path.is_file() and path.resolve() != mine.resolve():
+            if path.is_file() and not (moved and path.resolve() == mine.resolve()):
                 out.append((path, "project"))
     return out
 
