@@ -362,11 +362,12 @@ def load_unfiltered(
                 origins=layer.origins,
             ),
             "claude_files": claude.mine_on,
+            "claude_sources": tuple(f.path for f in layer.files) if claude.mine_on else (),
         },
         warnings=tuple(warnings),
         shadowed=shadowed,
         sandbox=sandbox,
-        claude_sources=tuple(f.path for f in layer.files if claude.on or f.scope == "user"),
+        claude_sources=tuple(f.path for f in layer.files) if claude.on else (),
         **{**scalars, "roots": roots, "claude_files": claude.on},
     )
 
