@@ -419,11 +419,13 @@ async def open_runtime(
             skill_tool=SkillTool(catalog, loader),
             project_notes=settings.project_extensions,
             todos=True,
+            claude_notes=settings.claude_files,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
         )
         gate.skills = catalog.activity
+        gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
         from codebot_mcp.mcpbridge.tools.pinning import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)

@@ -150,9 +150,10 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
 
     project = settings.project_extensions
     aliases = settings.model_aliases
-    agents = load_agents(ext.root, include_project=project, model_aliases=aliases)
+    claude = settings.claude_files
+    agents = load_agents(ext.root, include_project=project, model_aliases=aliases, claude=claude)
     commands = load_commands(
-        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases
+        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases, claude=claude
     )
     for problem in [*agents.problems, *commands.problems]:
         render.warn_once(f"skipping {problem}")
@@ -161,13 +162,13 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     ext.subagents.catalog = agents
     ext.commands = commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
-    ext.untrusted_files = 0 if project else len(discovery.definition_files(ext.root))
+    ext.untrusted_files = 0 if project else len(discovery.definition_files(ext.root, claude=claude))
     if not settings.hooks:
         if ext.hooks is not None:
             ext.hooks.commands = ()
         return
     if ext.hooks is None:
-        ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=settings.project_root or cwd)
+        ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=ext.root or cwd)
     ext.hooks.commands = settings.hooks
     ext.hooks.spawn = ext.spawn
     ext.hooks.confine = ext.confine
@@ -188,8 +189,10 @@ def skill_catalog(
 
     root = discovery.project_root(settings.cwd, settings.project_root)
     include = settings.project_extensions
-    held = trust.held_digests(tuple(discovery.definition_files(root))) if include else {}
-    local = discover(root, include_project=include)
+    claude = settings.claude_files
+    files = tuple(discovery.definition_files(root, claude=claude))
+    held = trust.held_digests(files) if include else {}
+    local = discover(root, include_project=include, claude=claude)
     for skill in local.skills:
         if skill.note:
             render.warn_once(f"{skill.skill_file}: {skill.note}")
@@ -241,9 +244,12 @@ async def running(
 
 
 def hooks_report(ext: Extensions | None) -> str:
-    """``/hooks``: every hook by event: matcher, command, timeout, the file it comes from."""
+    """``/hooks``: every hook by event: matcher, command, timeout, the file it comes from
+    (``~/.claude/settings.json``, ``.claude/settings.local.json``, ``.codebot/settings.json``)."""
+    from codebot_mcp.core.config.claudefiles import origin
     from codebot_mcp.core.config.hooks import EVENTS
 
+    root = ext.root if ext is not None else None
     hooks = ext.hooks.commands if ext and ext.hooks else ()
     lines: list[str] = []
     for event in EVENTS:
@@ -252,13 +258,14 @@ def hooks_report(ext: Extensions | None) -> str:
             continue
         lines.append(f"{event}:")
         rows = [
-            [h.matcher or "*", h.command, f"{h.timeout:g}s", f"{h.source} ({h.key})"] for h in mine
+            [h.matcher or "*", h.command, f"{h.timeout:g}s", f"{origin(h.source, root)} ({h.key})"]
+            for h in mine
         ]
         lines.append(render.table(rows, indent="  "))
     if not lines:
         lines.append('(no hooks configured: add them under "hooks" in settings.json)')
     if ext and ext.skipped_hooks:
-        files = sorted({str(h.source) for h in ext.skipped_hooks})
+        files = sorted({origin(h.source, root) for h in ext.skipped_hooks})
         lines.append(
             f"not run: {len(ext.skipped_hooks)} project hook(s) from {', '.join(files)}: the "
             "project is not trusted (`codebot trust`)"
@@ -284,6 +291,7 @@ def agents_report(ext: Extensions | None) -> str:
     if ext is None:
         return "(no agents)"
     from codebot_mcp.core.agent.subagents import PARENT_ONLY, AgentSpec
+    from codebot_mcp.core.config.claudefiles import origin
 
     subagents = ext.subagents
     parent = subagents.agent_of()
@@ -306,7 +314,7 @@ def agents_report(ext: Extensions | None) -> str:
     rows = [
         [
             s.name,
-            str(s.path) if s.path else s.origin,
+            origin(s.path, ext.root) if s.path else s.origin,
             tools_of(s),
             s.model or "(yours)",
             render.first_line(s.description, 60),

@@ -56,7 +56,10 @@ def _origin(skill: Skill) -> str:
     if skill.entry is not None:
         return f"{skill.entry.server} {skill.entry.uri}"
     assert skill.local is not None
-    return f"{skill.local.scope} {skill.local.directory}"
+    local = skill.local
+    if local.folder.startswith(("~/.claude/", ".claude/")):  # Claude Code's, as users know it
+        return f"{local.scope} {local.folder}/{local.directory.name}"
+    return f"{local.scope} {local.directory}"
 
 
 def catalog_text(catalog: SkillCatalog) -> str:

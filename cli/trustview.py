@@ -69,8 +69,8 @@ def describe_all(result: TrustCheck) -> list[str]:
         lines.append(f"... and {len(result.changed_files) - FILES_SHOWN} more changed files")
     lines += [line for config in result.servers for line in describe(config, result.api_key_env)]
     for key, value in result.gated.items():
-        if key == "hooks":
-            lines += _hooks(result)
+        if key == "hooks" or key.startswith("hooks ("):
+            lines += _hooks(result, key)
             continue
         shown = ", ".join(value) if isinstance(value, list) else redact_url(str(value))
         lines.append(f"setting {key}: {shown}")
@@ -93,15 +93,21 @@ FILES_SHOWN = 30
 """Project files listed by name in the review (a skills folder can hold hundreds)."""
 
 
-def _hooks(result: TrustCheck) -> list[str]:
-    """The project's hooks: event, matcher and the command line each would run."""
+def _hooks(result: TrustCheck, key: str = "hooks") -> list[str]:
+    """The project's hooks: event, matcher and the command line each would run (``key``:
+    ``hooks``, or ``hooks (.claude/settings.json)`` for Claude Code's files)."""
+    from pathlib import Path
+
     from codebot_mcp.core.config.hooks import parse_hooks
 
-    assert result.project_file is not None
+    origin = key[len("hooks (") : -1] if key != "hooks" else ""
+    path = (result.root / origin) if origin and result.root else result.project_file
+    where = f" ({origin})" if origin else ""
     try:
-        hooks, _ = parse_hooks(result.project_file, {"hooks": result.gated["hooks"]})
+        hooks, _ = parse_hooks(path or Path(origin), {"hooks": result.gated[key]})
     except CodebotError:  # cannot happen: the settings loaded; say what is there anyway
-        return ["setting hooks: (unreadable)"]
+        return [f"setting {key}: (unreadable)"]
     return [
-        f"hook {h.event}{f' [{h.matcher}]' if h.matcher else ''}: runs {h.command}" for h in hooks
+        f"hook {h.event}{f' [{h.matcher}]' if h.matcher else ''}: runs {h.command}{where}"
+        for h in hooks
     ]

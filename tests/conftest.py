@@ -56,6 +56,8 @@ def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("CODEBOT_HOME", str(tmp_path / "home"))
+    # Nor the developer's ~/.claude (settings, agents, CLAUDE.md: core.config.claudefiles).
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
     # No machine's /etc/codebot/managed-settings.json reaches a test (tests/cli/test_managed.py).
     monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(tmp_path / "no-managed-settings.json"))
     # Project settings written by tests are trusted; tests/test_trust.py unsets this.

@@ -85,11 +85,12 @@ def load_commands(
     include_project: bool,
     reserved: Iterable[str] = (),
     model_aliases: Mapping[str, str] | None = None,
+    claude: bool = True,
 ) -> CommandCatalog:
     """Every command file (project ones only when ``include_project``); a command named like
     a built-in one (``reserved``, without the slash) is shadowed by it. A Claude model name in
     ``model:`` resolves through ``model_aliases`` (:mod:`core.config.modelnames`)."""
-    found = definitions.find(Kind.COMMANDS, root, include_project=include_project)
+    found = definitions.find(Kind.COMMANDS, root, include_project=include_project, claude=claude)
     catalog = CommandCatalog(problems=[str(p) for p in found.problems])
     aliases = model_aliases or {}
     uses = [(d.text("model"), str(d.path)) for d in found.definitions.values()]

@@ -10,10 +10,12 @@ callback the REPL supplies; without one (``-p``, stdin not a terminal) it become
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -110,15 +112,36 @@ class HookDecision:
     """The arguments a hook's ``updatedInput`` put in place of the model's."""
 
 
-def rule_matches(pattern: str, tool: Tool) -> bool:
+def rule_matches(
+    pattern: str,
+    tool: Tool,
+    arguments: Mapping[str, Any] | None = None,
+    cwd: Path | None = None,
+    *,
+    every: bool = False,
+) -> bool:
     """Whether a permission rule (or ``--allow`` pattern) covers ``tool``.
 
     A rule ``mcp__<server>__<tool>`` is split at its first ``__`` after the prefix (server
     names cannot hold ``__``) and matches on the pair: the server glob against the tool's
     server, the tool glob against the tool's own name. So ``mcp__x__*`` covers every tool of
     server ``x`` and none of server ``x_``. ``mcp__<server-glob>`` alone covers every tool of
-    the matching servers. Any other rule is a glob over the model-visible name.
+    the matching servers. ``tool(pattern)`` (``bash(git commit:*)``, ``read(./secrets/**)``:
+    Claude Code's rule syntax with codebot's tool names, :mod:`core.config.claudefiles`)
+    covers the calls whose command or path matches, only when the ``arguments`` are known;
+    ``every`` is how an allow rule reads it (every subcommand must match). Any other rule is
+    a glob over the model-visible name.
     """
+    if _ARGUMENT_RULE.match(pattern) and not pattern.startswith(MCP_PREFIX):
+        if arguments is None:
+            return False
+        from codebot_mcp.core.config.hookcontract import condition_matches
+
+        name = pattern[: pattern.index("(")].strip()
+        if not fnmatchcase(tool.name, name):
+            return False
+        rule = tool.name + pattern[pattern.index("(") :]
+        return condition_matches(rule, tool.name, arguments, cwd or Path.cwd(), every=every)
     server = getattr(tool, "server", None)
     if pattern.startswith(MCP_PREFIX) and isinstance(server, str):
         server_glob, sep, tool_glob = pattern[len(MCP_PREFIX) :].partition("__")
@@ -127,8 +150,18 @@ def rule_matches(pattern: str, tool: Tool) -> bool:
     return fnmatchcase(tool.name, pattern)  # a tool that names no server: by its name
 
 
-def _match(tool: Tool, patterns: Iterable[str]) -> str | None:
-    return next((p for p in patterns if rule_matches(p, tool)), None)
+_ARGUMENT_RULE = re.compile(r"^[A-Za-z0-9_*.-]+\(.*\)$", re.DOTALL)
+
+
+def _match(
+    tool: Tool,
+    patterns: Iterable[str],
+    arguments: Mapping[str, Any] | None = None,
+    cwd: Path | None = None,
+    *,
+    every: bool = False,
+) -> str | None:
+    return next((p for p in patterns if rule_matches(p, tool, arguments, cwd, every=every)), None)
 
 
 class PermissionGate:
@@ -160,6 +193,8 @@ class PermissionGate:
         self.pinned: Mapping[tuple[str, str], str] = {}
         """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
         matches its pin is asked about, whatever the rules say (deny still wins)."""
+        self.cwd: Path | None = None
+        """Where relative paths of ``read(./x)``-style rules start (None: the process's)."""
         self.skills: SkillActivity | None = None
         """The skills the model loaded: while it acts on one served over MCP, a tool that
         executes code asks, whatever the rules and earlier "always" answers say."""
@@ -168,10 +203,14 @@ class PermissionGate:
         """The static decision, before anybody is asked (``arguments``: the call's, which tell
         whether it runs in the sandbox)."""
         name = tool.name
-        if pattern := _match(tool, self.rules.deny):
+        cwd = self.cwd
+        if pattern := _match(tool, self.rules.deny, arguments, cwd):
             rule = f"permissions.deny '{pattern}'"
             return Decision(
-                Verdict.DENY, f"denied by the settings rule '{pattern}'", rule, by=DecidedBy.RULE
+                Verdict.DENY,
+                f"denied by the settings rule '{pattern}'{self._origin(pattern)}",
+                rule,
+                by=DecidedBy.RULE,
             )
         if served := self._served_skills(tool):
             names = ", ".join(f"'{h}'" for h in served)
@@ -191,16 +230,19 @@ class PermissionGate:
             return Decision(
                 Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule, by=DecidedBy.RULE
             )
-        if pattern := _match(tool, self.rules.ask):
+        if pattern := _match(tool, self.rules.ask, arguments, cwd):
             rule = f"permissions.ask '{pattern}'"
             return Decision(
-                Verdict.ASK, f"the settings rule '{pattern}' asks first", rule, by=DecidedBy.RULE
+                Verdict.ASK,
+                f"the settings rule '{pattern}'{self._origin(pattern)} asks first",
+                rule,
+                by=DecidedBy.RULE,
             )
-        if pattern := _match(tool, self.rules.allow):
+        if pattern := _match(tool, self.rules.allow, arguments, cwd, every=True):
             rule = f"permissions.allow '{pattern}'"
             return Decision(
                 Verdict.ALLOW,
-                f"allowed by the settings rule '{pattern}'",
+                f"allowed by the settings rule '{pattern}'{self._origin(pattern)}",
                 rule,
                 by=DecidedBy.RULE,
             )
@@ -210,6 +252,12 @@ class PermissionGate:
         if mode := sandboxed(tool, arguments):
             return Decision(Verdict.ALLOW, f"sandboxed: runs in the {mode} sandbox")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
+
+    def _origin(self, pattern: str) -> str:
+        """`` (Bash(rm:*) in .claude/settings.json)`` for a rule read from Claude Code's
+        files; empty for codebot's own."""
+        origin = self.rules.origins.get(pattern)
+        return f" ({origin})" if origin else ""
 
     def _served_skills(self, tool: Tool) -> tuple[str, ...]:
         """The unapproved served skills being acted on, when ``tool`` executes code."""

@@ -74,6 +74,7 @@ class Session:
         skill_tool: Tool | None = None,
         project_notes: bool = True,
         todos: bool = False,
+        claude_notes: bool = True,
     ) -> None:
         self.source = source
         self.skills = skills
@@ -85,7 +86,9 @@ class Session:
         self.cwd, self.project_root = cwd, project_root
         self.project_notes = project_notes
         """The project's notes may go into the prompt (False: the project is not trusted)."""
-        self.notes = load_notes(cwd, project_root, project=project_notes)
+        self.claude_notes = claude_notes
+        """``~/.claude/CLAUDE.md`` goes into the prompt (``claude_files``)."""
+        self.notes = load_notes(cwd, project_root, project=project_notes, claude=claude_notes)
         """The project notes in the prompt (``/memory`` shows them)."""
         self.instructions = prompt.instructions_block(cwd, project_root, self.notes)
         self.todos = TodoList()
@@ -166,7 +169,9 @@ class Session:
 
     def reload_notes(self) -> None:
         """Read the project notes again (after ``/init`` wrote one) and rebuild the prompt."""
-        self.notes = load_notes(self.cwd, self.project_root, project=self.project_notes)
+        self.notes = load_notes(
+            self.cwd, self.project_root, project=self.project_notes, claude=self.claude_notes
+        )
         self.instructions = prompt.instructions_block(self.cwd, self.project_root, self.notes)
         self._rebuild()
 

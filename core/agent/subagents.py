@@ -119,13 +119,17 @@ def agent_tools(
 
 
 def load_agents(
-    root: Path | None, *, include_project: bool, model_aliases: Mapping[str, str] | None = None
+    root: Path | None,
+    *,
+    include_project: bool,
+    model_aliases: Mapping[str, str] | None = None,
+    claude: bool = True,
 ) -> AgentCatalog:
     """The built-in agent and every agent file (project ones only when ``include_project``);
     a Claude model name in ``model:`` resolves through ``model_aliases``
     (:mod:`core.config.modelnames`: unmapped, the parent's model, with one note)."""
     aliases = model_aliases or {}
-    found = definitions.find(Kind.AGENTS, root, include_project=include_project)
+    found = definitions.find(Kind.AGENTS, root, include_project=include_project, claude=claude)
     catalog = AgentCatalog(problems=[str(p) for p in found.problems])
 
     def spec(item: definitions.Definition) -> AgentSpec:
@@ -334,6 +338,7 @@ class Subagents:
             cwd=self.cwd,
             project_root=self.project_root,
             project_notes=parent.session.project_notes,
+            claude_notes=parent.session.claude_notes,
         )
         session.set_tool_search(False)
         session.set_identity("\n\n".join([spec.prompt or parent.session.identity, SUBAGENT_NOTE]))

@@ -176,27 +176,41 @@ def _flow_list(text: str) -> Any:
     return value if isinstance(value, list) else text.strip("[]")
 
 
-def folders(kind: Kind, root: Path | None, *, include_project: bool = True) -> list[Folder]:
-    """Where definitions of ``kind`` are looked for, in order of precedence."""
+def folders(
+    kind: Kind, root: Path | None, *, include_project: bool = True, claude: bool = True
+) -> list[Folder]:
+    """Where definitions of ``kind`` are looked for, in order of precedence: the project's
+    ``.codebot`` and ``.claude``, then your ``~/.codebot`` and ``~/.claude``
+    (``$CLAUDE_CONFIG_DIR``); ``claude=False`` (``"claude_files": false``) leaves out both
+    ``.claude`` folders."""
+    from codebot_mcp.core.config.claudefiles import label, user_dir
+
     out: list[Folder] = []
+    bases = (paths.PROJECT_DIR, CLAUDE_DIR) if claude else (paths.PROJECT_DIR,)
     if root is not None and include_project:
-        for base in (paths.PROJECT_DIR, CLAUDE_DIR):
+        for base in bases:
             out.append(Folder(Scope.PROJECT, f"{base}/{kind}", root / base / kind, root))
     home = paths.codebot_home()
     out.append(Folder(Scope.USER, f"~/{paths.PROJECT_DIR}/{kind}", home / kind, home))
+    if claude:
+        theirs = user_dir()
+        out.append(Folder(Scope.USER, label(theirs / str(kind)), theirs / kind, theirs))
     return out
 
 
-def find(kind: Kind, root: Path | None, *, include_project: bool = True) -> Found:
+def find(
+    kind: Kind, root: Path | None, *, include_project: bool = True, claude: bool = True
+) -> Found:
     """Every definition of ``kind`` (see the module docstring for where, and precedence).
 
     Args:
         kind: Which folder.
         root: The project root (:func:`project_root`); None for none.
         include_project: False while the project is not trusted: only yours are read.
+        claude: False (``"claude_files": false``): no ``.claude`` or ``~/.claude`` folder.
     """
     found = Found()
-    for folder in folders(kind, root, include_project=include_project):
+    for folder in folders(kind, root, include_project=include_project, claude=claude):
         for name, path in _candidates(kind, folder.path):
             item = _read(kind, name, path, folder)
             if isinstance(item, Problem):

@@ -90,16 +90,17 @@ def walk(directory: Path) -> list[Path]:
     return sorted(out)
 
 
-def definition_files(root: Path | None) -> list[Path]:
+def definition_files(root: Path | None, *, claude: bool = True) -> list[Path]:
     """Every file of the project's definition folders (``.codebot`` and ``.claude``; agents,
     commands, skills), for the trust fingerprint: editing any of them needs trust again.
     Here rather than in :mod:`.definitions`: the trust check of every command (a warm call's
-    too) needs only this walk, not the reader's classes."""
+    too) needs only this walk, not the reader's classes. ``claude=False``
+    (``"claude_files": false``): the ``.claude`` folders are not read, so not fingerprinted."""
     if root is None:
         return []
     out: list[Path] = []
     for kind in DEFINITION_KINDS:
-        for base in (paths.PROJECT_DIR, CLAUDE_DIR):
+        for base in (paths.PROJECT_DIR, CLAUDE_DIR) if claude else (paths.PROJECT_DIR,):
             directory = root / base / kind
             if directory.is_dir():
                 out += walk(directory)

@@ -49,6 +49,11 @@ def apply(unfiltered: Settings, *, assume_trusted: bool = False) -> Effective:
         SettingsError: the managed settings file is broken (naming it).
     """
     policy = managed.load()
+    forced = policy.values.get("claude_files")
+    fallback = unfiltered.untrusted_fallback.get("claude_files", forced)
+    if forced is not None and (forced != unfiltered.claude_files or forced != fallback):
+        # the policy turns Claude Code's files on or off: read them so
+        unfiltered = load_unfiltered(unfiltered.cwd, claude_files=forced)
     result = trust.check(unfiltered, assume_trusted=assume_trusted)
     settings, warnings = managed.enforce(trust.without_untrusted(unfiltered, result), policy)
     return Effective(settings, result, policy, tuple(warnings))

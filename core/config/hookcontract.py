@@ -140,14 +140,20 @@ def condition_valid(rule: str) -> bool:
     return _RULE.match(rule) is not None
 
 
-def condition_matches(rule: str, tool: str, arguments: Mapping[str, Any], cwd: Path) -> bool:
+def condition_matches(
+    rule: str, tool: str, arguments: Mapping[str, Any], cwd: Path, *, every: bool = False
+) -> bool:
     """Whether a hook's ``if`` covers this call of codebot's ``tool``. As Claude Code: for
     Bash every subcommand is tested (``$(…)`` and backticks included) after leading
     ``VAR=x`` assignments; ``:*`` at the end is `` *``; a rule that cannot be read, or a
-    command that cannot be parsed, matches (the hook runs: it fails open)."""
+    command that cannot be parsed, matches (the hook runs: it fails open).
+
+    ``every``: the reading of an *allow* permission rule (``core.agent.permissions``): every
+    subcommand must match, and a rule or command that cannot be read matches nothing (it
+    fails closed: ``Bash(git status:*)`` does not allow ``git status; rm -rf ~``)."""
     found = _RULE.match(rule)
     if found is None:
-        return True
+        return not every
     name, pattern = found.group(1), found.group(2)
     if not _name_matches(name, tool):
         return False
@@ -156,7 +162,9 @@ def condition_matches(rule: str, tool: str, arguments: Mapping[str, Any], cwd: P
     pattern = pattern.strip()
     if tool == "bash":
         command = arguments.get("command")
-        return not isinstance(command, str) or _command_matches(pattern, command)
+        if not isinstance(command, str):
+            return not every
+        return _command_matches(pattern, command, every=every)
     if tool in ("read", "write", "edit", "glob", "grep"):
         path = arguments.get("path")
         return isinstance(path, str) and _path_matches(pattern, path, cwd)
@@ -171,18 +179,18 @@ def _name_matches(name: str, tool: str) -> bool:
     return CODEBOT_NAMES.get(name, name) == tool
 
 
-def _command_matches(pattern: str, command: str) -> bool:
+def _command_matches(pattern: str, command: str, *, every: bool = False) -> bool:
     if pattern.endswith(":*"):
         pattern = pattern[:-2].rstrip() + " *"
     parts = _subcommands(command)
     if parts is None:
-        return True
-    for part in parts:
-        if fnmatchcase(part, pattern):
-            return True
-        if pattern.endswith(" *") and part == pattern[:-2]:
-            return True  # `git commit:*` covers a bare `git commit`
-    return False
+        return not every
+    # `git commit:*` covers a bare `git commit` too
+    covered = [
+        fnmatchcase(part, pattern) or (pattern.endswith(" *") and part == pattern[:-2])
+        for part in parts
+    ]
+    return all(covered) and bool(covered) if every else any(covered)
 
 
 def _subcommands(command: str) -> list[str] | None:

@@ -117,6 +117,15 @@ def _aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
     return dict(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
+def _bool(path: Path, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(
+            f"'{key}' in {path} must be true or false, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": false, or leave it out for the default.',
+        )
+    return value
+
+
 def _ignored(path: Path, key: str, value: Any) -> Any:
     return value
 
@@ -360,6 +369,16 @@ KEYS: tuple[Key, ...] = (
             },
             "additionalProperties": False,
         },
+    ),
+    Key(
+        "claude_files",
+        "Read Claude Code's files too: .claude/settings.json, .claude/settings.local.json, "
+        "~/.claude/settings.json, the .claude and ~/.claude agents, commands and skills, "
+        "~/.claude/CLAUDE.md (false: none of them).",
+        {"type": "boolean"},
+        True,
+        _bool,
+        example=False,
     ),
     Key(
         "allowed_mcp_servers",

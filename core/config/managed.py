@@ -432,7 +432,7 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
     enforced = replace(
         settings,
         servers=kept,
-        permissions=PermissionRules(**rules),
+        permissions=PermissionRules(**rules, origins=settings.permissions.origins),
         sandbox=replace(sandbox, **parts),
         policy_removed=removed,
         managed_file=policy.file,

@@ -1,14 +1,15 @@
 """Project notes: ``AGENTS.md`` and ``CODEBOT.md``, read from the project root down to the
-working directory, after the user's own ``~/.codebot/AGENTS.md``.
+working directory, after the user's own ``~/.codebot/AGENTS.md`` and ``~/.claude/CLAUDE.md``
+(Claude Code's user memory; ``$CLAUDE_CONFIG_DIR`` moves it, ``"claude_files": false`` skips it).
 
 In each directory from the project root (:func:`.discovery.project_root`) down to the working
 directory, ``AGENTS.md`` then ``CODEBOT.md`` are read; where neither exists, ``CLAUDE.md`` is
 (a repository written for Claude Code keeps working). More specific notes come later, so they
 have the last word. A note may import another file with ``@path`` (outside code spans and
 fences): the file is read after the note that names it, once, up to :data:`MAX_DEPTH` imports
-deep, and only inside the project (the user's notes: inside ``~/.codebot``) after symlinks
-are resolved: a cloned repository cannot pull ``~/.ssh`` into the prompt. The whole is cut at
-:data:`MAX_TOTAL` characters, each file at :data:`MAX_FILE`.
+deep, and only inside the project (the user's notes: inside ``~/.codebot`` or ``~/.claude``)
+after symlinks are resolved: a cloned repository cannot pull ``~/.ssh`` into the prompt. The
+whole is cut at :data:`MAX_TOTAL` characters, each file at :data:`MAX_FILE`.
 
 Notes are text for the model, but a repository's notes steer what the model does with your
 tools: the project's notes pass the trust gate like the project's other files
@@ -101,15 +102,24 @@ UNTRUSTED = "the project is not trusted (or this note changed since); run `codeb
 """Why a project note is left out of the prompt."""
 
 
-def load(cwd: Path, project_root: Path | None = None, *, project: bool = True) -> Notes:
-    """Every note for a session in ``cwd``: the user's, then the project's, with imports
-    (``project=False``: the project's are listed as skipped, untrusted)."""
+def load(
+    cwd: Path, project_root: Path | None = None, *, project: bool = True, claude: bool = True
+) -> Notes:
+    """Every note for a session in ``cwd``: the user's (``~/.codebot/AGENTS.md``, then
+    ``~/.claude/CLAUDE.md`` unless ``claude`` is False: ``"claude_files": false``), then the
+    project's, with imports (``project=False``: the project's are listed as skipped,
+    untrusted)."""
+    from codebot_mcp.core.config import claudefiles
+
     cwd = cwd.resolve()
     root = (discovery.project_root(cwd, project_root) or cwd).resolve()
     loader = _Loader(root)
     user = paths.codebot_home() / USER_NOTES
     if user.is_file():
         loader.add(user, "user", paths.codebot_home().resolve(), None, 0)
+    theirs = claudefiles.user_dir() / claudefiles.USER_NOTES
+    if claude and theirs.is_file():
+        loader.add(theirs, "user", claudefiles.user_dir().resolve(), None, 0)
     for directory in directories(root, cwd):
         found = [directory / name for name in NOTE_FILES if (directory / name).is_file()]
         if not found and (directory / FALLBACK).is_file():
@@ -185,7 +195,8 @@ def prompt_block(notes: Notes) -> str:
         return ""
     parts = [
         "# Project notes\nNotes for this project from its AGENTS.md/CODEBOT.md files (and the "
-        "user's own ~/.codebot/AGENTS.md). Later, more specific notes take precedence."
+        "user's own ~/.codebot/AGENTS.md and ~/.claude/CLAUDE.md). Later, more specific notes "
+        "take precedence."
     ]
     for note in notes.files:
         by = note.imported_by

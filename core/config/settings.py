@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core.config import keys, paths
+from codebot_mcp.core.config import claudefiles, keys, paths
 from codebot_mcp.core.config.checkpointing import (
     CheckpointSettings,
     merge_checkpoints,
@@ -74,6 +74,9 @@ class PermissionRules:
     allow: tuple[str, ...] = ()
     ask: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    origins: Mapping[str, str] = field(default_factory=dict[str, str], compare=False)
+    """Rules read from Claude Code's files: codebot's rule → ``Bash(rm:*) in
+    .claude/settings.json`` (shown with a decision; :mod:`core.config.claudefiles`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,12 @@ class Settings:
     project_extensions: bool = True
     """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
     folders (False while the project is not trusted; ``core.config.definitions``)."""
+    claude_files: bool = True
+    """``claude_files``: read Claude Code's ``.claude`` and ``~/.claude`` files too
+    (:mod:`core.config.claudefiles`)."""
+    claude_sources: tuple[Path, ...] = ()
+    """Claude Code's settings files that were read (``~/.claude/settings.json``,
+    ``.claude/settings.json``, ``.claude/settings.local.json``), below codebot's own."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
@@ -215,7 +224,12 @@ def project_sources(cwd: Path) -> tuple[Path | None, Path | None, Path | None]:
     return project_path, mcp_json, project_root
 
 
-def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+def load_unfiltered(
+    cwd: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    claude_files: bool | None = None,
+) -> Settings:
     """Every setting as the files write them, **before trust**: an untrusted project's
     servers, endpoint, key variable and limits included.
 
@@ -226,6 +240,8 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
     Args:
         cwd: The working directory (``--cwd``); defaults to the process's.
         environ: Variables for ``${VAR}`` expansion; defaults to ``os.environ``.
+        claude_files: The managed settings' ``claude_files``, which wins over the files'
+            (``core.config.effective``); None: the files decide.
 
     Raises:
         SettingsError: a file exists but cannot be read, is not valid JSON, or its top level
@@ -282,6 +298,11 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
     gated.update(project_checkpoints)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
+    claude = _claude_layer(cwd, project_root, global_scalars, project_scalars, claude_files)
+    warnings += claude.layer.warnings
+    gated.update(claude.layer.gated() if claude.on else {})
+    if claude.on:
+        _disable(servers, claude.layer.disabled_servers, mcp_json)
     global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
     project_sandbox = (
         parse_sandbox(project_path, project_data["sandbox"])
@@ -295,36 +316,107 @@ def load_unfiltered(cwd: Path | None = None, environ: Mapping[str, str] | None =
         gated["sandbox"] = project_data["sandbox"]
     else:
         untrusted_sandbox = sandbox
+    layer = claude.layer
+    both: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.on else ()
+    mine: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.mine_on else ()
+    trusted_rules = layer.rules(both, ("allow", "ask", "deny"))
+    # untrusted: your own allow rules, and every deny and ask (they only make codebot careful)
+    untrusted_rules = layer.rules(mine[:1], ("allow",))
+    untrusted_rules.update(
+        (k, v) for k, v in layer.rules(mine, ("ask", "deny")).items() if k != "allow"
+    )
+    scalars = {**global_scalars, **project_scalars}
+    roots = scalars.get("roots", ()) + layer.roots(both)
+    untrusted_roots = global_scalars.get("roots", ()) + layer.roots(mine[:1])
+    project_claude = tuple(f.path for f in layer.of("project")) if claude.on else ()
+    # Read(...) deny rules hide their paths from bash too (deny_read only tightens)
+    sandbox = _hiding(sandbox, layer.deny_read(both))
+    untrusted_sandbox = _hiding(untrusted_sandbox, layer.deny_read(mine))
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
-            allow=global_rules.allow + project_rules.allow,
-            ask=global_rules.ask + project_rules.ask,
-            deny=global_rules.deny + project_rules.deny,
+            allow=global_rules.allow + project_rules.allow + trusted_rules["allow"],
+            ask=global_rules.ask + project_rules.ask + trusted_rules["ask"],
+            deny=global_rules.deny + project_rules.deny + trusted_rules["deny"],
+            origins=layer.origins,
         ),
         cwd=cwd,
         project_root=project_root,
         global_file=global_path if global_path.exists() else None,
         project_file=project_path or mcp_json,
-        project_sources=tuple(p for p in (project_path, mcp_json) if p is not None),
+        project_sources=tuple(p for p in (project_path, mcp_json) if p is not None)
+        + project_claude,
         project_gated=gated,
-        hooks=global_hooks[0] + project_hooks[0],
+        hooks=claudefiles.unique(global_hooks[0] + project_hooks[0] + layer.hooks(both)),
         untrusted_fallback={
             **_fallback(global_scalars),
-            "hooks": global_hooks[0],
+            "hooks": claudefiles.unique(global_hooks[0] + layer.hooks(mine[:1])),
             "project_extensions": False,
             "sandbox": untrusted_sandbox,
+            "roots": untrusted_roots,
             "permissions": replace(
                 global_rules,
-                ask=global_rules.ask + project_rules.ask,
-                deny=global_rules.deny + project_rules.deny,
+                allow=global_rules.allow + untrusted_rules["allow"],
+                ask=global_rules.ask + project_rules.ask + untrusted_rules["ask"],
+                deny=global_rules.deny + project_rules.deny + untrusted_rules["deny"],
+                origins=layer.origins,
             ),
+            "claude_files": claude.mine_on,
+            "claude_sources": tuple(f.path for f in layer.files) if claude.mine_on else (),
         },
         warnings=tuple(warnings),
         shadowed=shadowed,
         sandbox=sandbox,
-        **{**global_scalars, **project_scalars},
+        claude_sources=tuple(f.path for f in layer.files) if claude.on else (),
+        **{**scalars, "roots": roots, "claude_files": claude.on},
     )
+
+
+def _hiding(sandbox: SandboxSettings, paths: tuple[Path, ...]) -> SandboxSettings:
+    """``sandbox`` with ``paths`` added to its ``deny_read``."""
+    if not paths:
+        return sandbox
+    return replace(sandbox, deny_read=tuple(dict.fromkeys((*sandbox.deny_read, *paths))))
+
+
+def _disable(servers: dict[str, ServerConfig], names: Iterable[str], mcp_json: Path | None) -> None:
+    """``disabledMcpjsonServers``: those ``.mcp.json`` entries are off (an entry of the same
+    name in codebot's own files replaced the ``.mcp.json`` one, and stays on)."""
+    for name in names:
+        if name in servers and mcp_json is not None and servers[name].source == mcp_json:
+            servers[name] = replace(servers[name], enabled=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Claude:
+    layer: claudefiles.ClaudeLayer
+    on: bool
+    """``claude_files`` with the project's value (trusted)."""
+    mine_on: bool
+    """``claude_files`` of your settings (the project's value waits for trust)."""
+
+
+def _claude_layer(
+    cwd: Path,
+    project_root: Path | None,
+    global_scalars: Mapping[str, Any],
+    project_scalars: Mapping[str, Any],
+    forced: bool | None,
+) -> _Claude:
+    """Claude Code's settings files (:mod:`.claudefiles`), unless ``claude_files`` is off."""
+    mine_on, on = claudefiles.switch(
+        global_scalars.get("claude_files", True), project_scalars.get("claude_files"), forced
+    )
+    if not (on or mine_on):
+        return _Claude(claudefiles.ClaudeLayer(), on, mine_on)
+    from codebot_mcp.core.config import discovery
+
+    layer = claudefiles.read(discovery.project_root(cwd, project_root))
+    if not on:  # the project turns it off: only your files are read, for the fallback
+        mine = layer.of("user")
+        kept = {f.path for f in mine} | {claudefiles.user_settings()}
+        layer = claudefiles.ClaudeLayer(mine, tuple(w for w in layer.warnings if w.file in kept))
+    return _Claude(layer, on, mine_on)
 
 
 def _gated(
@@ -500,7 +592,7 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
                 hint=f'Write it as "{key}": ["mcp__server__*", "bash"].',
             )
         lists[key] = tuple(value)
-    return PermissionRules(**lists)
+    return PermissionRules(lists["allow"], lists["ask"], lists["deny"])
 
 
 load = load_unfiltered

@@ -48,6 +48,8 @@ class LocalSkill:
     front_matter: dict[str, Any] = field(default_factory=dict[str, Any])
     note: str | None = None
     """Said once: how it was read differently from its file (a title as ``name``)."""
+    folder: str = ""
+    """Where it was found, as shown: ``.codebot/skills``, ``~/.claude/skills``..."""
 
     @property
     def skill_file(self) -> Path:
@@ -98,12 +100,19 @@ def from_definition(item: definitions.Definition) -> LocalSkill | SkillIssue:
         return SkillIssue(item.path, "its front matter has no 'description' (the model needs one)")
     scope: ScopeName = "project" if item.scope is Scope.PROJECT else "user"
     text = description.strip()[:MAX_DESCRIPTION]
-    return LocalSkill(name, text, directory.resolve(), scope, dict(item.front), note)
+    return LocalSkill(
+        name, text, directory.resolve(), scope, dict(item.front), note, item.folder.label
+    )
 
 
-def discover(project_root: Path | None, *, include_project: bool = True) -> LocalSkills:
-    """Every local skill, the first of a name winning, with the folders that were skipped."""
-    found = definitions.find(Kind.SKILLS, project_root, include_project=include_project)
+def discover(
+    project_root: Path | None, *, include_project: bool = True, claude: bool = True
+) -> LocalSkills:
+    """Every local skill, the first of a name winning, with the folders that were skipped
+    (``claude=False``: none from ``.claude`` or ``~/.claude``)."""
+    found = definitions.find(
+        Kind.SKILLS, project_root, include_project=include_project, claude=claude
+    )
     ordered = sorted(
         [*found.definitions.values(), *found.shadowed], key=lambda d: _precedence(d, project_root)
     )
@@ -120,7 +129,7 @@ def discover(project_root: Path | None, *, include_project: bool = True) -> Loca
             skills[skill.name] = skill
     untrusted: list[Path] = []
     if not include_project:
-        for folder in definitions.folders(Kind.SKILLS, project_root):
+        for folder in definitions.folders(Kind.SKILLS, project_root, claude=claude):
             if folder.scope is Scope.PROJECT and folder.path.is_dir():
                 untrusted += sorted(d for d in folder.path.iterdir() if (d / SKILL_FILE).is_file())
     return LocalSkills(tuple(skills.values()), tuple(shadowed), tuple(issues), tuple(untrusted))

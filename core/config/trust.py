@@ -269,7 +269,7 @@ def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     root = discovery.project_root(settings.cwd, settings.project_root)
     if root is None:
         return None, ()
-    definitions = discovery.definition_files(root)
+    definitions = discovery.definition_files(root, claude=settings.claude_files)
     found = list(definitions)
     seen = set(found)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from codebot_mcp.core.config import paths, trust
+from codebot_mcp.core.config import discovery, paths, trust
 from codebot_mcp.core.config.runfiles import signature
 from codebot_mcp.core.config.settings import Settings
 from codebot_mcp.core.config.trust import project_files, project_notes, relative
@@ -41,6 +41,8 @@ class TurnWatch:
         )
         if root is not None:  # where a project file could appear
             sources = (*sources, root / paths.PROJECT_DIR / paths.SETTINGS_FILE, root / ".mcp.json")
+            claude = root / discovery.CLAUDE_DIR  # Claude Code's settings (core.config.claudefiles)
+            sources = (*sources, claude / "settings.json", claude / "settings.local.json")
         return root, tuple(dict.fromkeys((*files, *notes, *sources)))
 
     def begin(self) -> None:

@@ -66,6 +66,12 @@ def text(
             f"codebot mcp doctor: {count} server{'s' if count != 1 else ''}"
             + (f" from {' and '.join(files)}" if files else "")
         )
+        if settings.claude_sources:  # hooks and permissions from Claude Code's files
+            from codebot_mcp.core.config.claudefiles import label
+
+            root = settings.project_root or settings.cwd
+            shown = ", ".join(printable(label(p, root)) for p in settings.claude_sources)
+            lines.append(f"also read (Claude Code's settings): {shown}")
     findings([f for f in report.findings if _SCOPE.get(f.check) == "settings"], indent="")
     for server in report.servers:
         lines.append("")
@@ -197,6 +203,7 @@ def json_document(report: Report, *, strict: bool = False) -> dict[str, Any]:
             "readable": not report.settings_unreadable,
             "global_file": _path(settings.global_file if settings else None),
             "project_file": _path(settings.project_file if settings else None),
+            "claude_files": [str(p) for p in settings.claude_sources] if settings else [],
         },
         "summary": {
             "servers": len(report.servers),

@@ -136,6 +136,7 @@ def compose(
     options.allow_drift = allow_drift  # ask's sessions check their servers against the lock
     session_pins(settings, allow_drift=allow_drift)  # a lock that cannot be read: exit 3 now
     gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
+    gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
     confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
     try:
         tools = builtin_tools(globals_.cwd, settings.project_root)
