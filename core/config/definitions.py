@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -75,6 +75,10 @@ class Folder:
     path: Path
     root: Path
     """Files must stay inside it (a project file that is a symlink out of it is refused)."""
+    namespace: str = ""
+    """A plugin's name: its definitions are ``PLUGIN:NAME`` (``core.config.plugins``)."""
+    only: tuple[Path, ...] = ()
+    """When set, only these files (or skill folders) of ``path`` are read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +188,10 @@ def folders(kind: Kind, root: Path | None, *, include_project: bool = True) -> l
             out.append(Folder(Scope.PROJECT, f"{base}/{kind}", root / base / kind, root))
     home = paths.codebot_home()
     out.append(Folder(Scope.USER, f"~/{paths.PROJECT_DIR}/{kind}", home / kind, home))
+    from codebot_mcp.core.config.plugins.load import folders as plugin_folders
+
+    for spec in plugin_folders(str(kind), root):  # installed plugins: last
+        out.append(Folder(Scope.USER, spec.label, spec.path, spec.root, spec.namespace, spec.only))
     return out
 
 
@@ -198,7 +206,14 @@ def find(kind: Kind, root: Path | None, *, include_project: bool = True) -> Foun
     found = Found()
     for folder in folders(kind, root, include_project=include_project):
         for name, path in _candidates(kind, folder.path):
+            if folder.only and path not in folder.only and path.parent not in folder.only:
+                continue
             item = _read(kind, name, path, folder)
+            if isinstance(item, Problem):
+                found.problems.append(item)
+                continue
+            if folder.namespace:  # a plugin's: /PLUGIN:NAME
+                item = replace(item, name=f"{folder.namespace}:{item.name}")
             if isinstance(item, Problem):
                 found.problems.append(item)
             elif item.name in found.definitions:
