@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,6 +198,8 @@ def write(record: Record, path: Path | None = None) -> Path:
         "plugins": {n: p.to_json() for n, p in sorted(record.plugins.items())},
         "marketplaces": {n: m.to_json() for n, m in sorted(record.marketplaces.items())},
     }
+    import tempfile  # only when writing: loading settings reads the record
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plugins.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
