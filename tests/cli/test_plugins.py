@@ -348,7 +348,7 @@ def test_a_bad_plugin_json_names_the_file_and_the_key(
     folder = tmp_path / "bad"
     (folder / ".claude-plugin").mkdir(parents=True)
     (folder / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
-    code, out, err = cli(capsys, project, "plugin", "install", str(folder), "--yes")
+    code, _out, err = cli(capsys, project, "plugin", "install", str(folder), "--yes")
     assert code == 3, err
     assert key in err and "plugin.json" in err and "Traceback" not in err
     assert installed(capsys, project) == {}
@@ -367,7 +367,7 @@ def test_bad_json_and_a_bad_marketplace_name_their_files(
     (market / ".claude-plugin" / "marketplace.json").write_text(
         json.dumps({"name": "m", "owner": {"name": "x"}, "plugins": [{"name": "p"}]})
     )
-    code, out, err = cli(capsys, project, "plugin", "marketplace", "add", str(market))
+    code, _out, err = cli(capsys, project, "plugin", "marketplace", "add", str(market))
     assert code == 3 and "'plugins[0].source'" in err and "marketplace.json" in err
 
 
@@ -383,6 +383,6 @@ def test_managed_settings_deny_a_plugins_server(
     policy = tmp_path / "managed.json"
     policy.write_text(json.dumps({"denied_mcp_servers": [{"name": "plugin_reviewer_echo"}]}))
     monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(policy))
-    code, out, err = cli(capsys, project, "mcp", "list")
+    _code, out, err = cli(capsys, project, "mcp", "list")
     assert "server 'plugin_reviewer_echo' is left out by the managed settings" in err
     assert "mcp__plugin_reviewer_echo__echo" not in out
