@@ -360,7 +360,7 @@ def test_bad_json_and_a_bad_marketplace_name_their_files(
     folder = tmp_path / "broken"
     (folder / ".claude-plugin").mkdir(parents=True)
     (folder / ".claude-plugin" / "plugin.json").write_text('{"name": "broken",}')
-    code, out, err = cli(capsys, project, "plugin", "install", str(folder), "--yes")
+    code, _, err = cli(capsys, project, "plugin", "install", str(folder), "--yes")
     assert code == 3 and "invalid JSON in" in err and "plugin.json at line 1" in err
     market = tmp_path / "market"
     (market / ".claude-plugin").mkdir(parents=True)
