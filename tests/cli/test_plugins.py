@@ -386,3 +386,117 @@ def test_managed_settings_deny_a_plugins_server(
     _code, out, err = cli(capsys, project, "mcp", "list")
     assert "server 'plugin_reviewer_echo' is left out by the managed settings" in err
     assert "mcp__plugin_reviewer_echo__echo" not in out
+
+
+def test_the_reports_show_each_plugin_item_with_its_origin(
+    tmp_path: Path, market: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = market / "plugins" / "reviewer"
+    assert cli(capsys, project, "plugin", "install", str(folder), "--yes")[0] == 0
+    cached = Path(installed(capsys, project)["reviewer"]["path"])
+    code, out, err = cli(capsys, project, "chat", "-p", "/help")
+    assert code == 0, err
+    assert "/reviewer:review [files]  Review the given files  (plugin:reviewer/commands)" in out
+    code, out, err = cli(capsys, project, "chat", "-p", "/agents")
+    (row,) = [line for line in out.splitlines() if "reviewer:checker" in line]
+    assert str(cached / "agents" / "checker.md") in row and "read, grep" in row
+    code, out, err = cli(capsys, project, "chat", "-p", "/skills")
+    (row,) = [line for line in out.splitlines() if line.startswith("style-guide")]
+    assert str(cached / "skills" / "style-guide") in row
+    code, out, err = cli(capsys, project, "chat", "-p", "/hooks")
+    assert f'python3 "{cached}/hooks/guard.py"' in out
+    assert str(cached / "hooks" / "hooks.json") + " (hooks.PreToolUse[0].hooks[0])" in out
+
+
+def test_a_marketplace_json_by_url_with_git_sources_and_a_project_scope(
+    tmp_path: Path, project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import http.server
+    import threading
+
+    repo = make_repo(FIXTURE / "plugins" / "notes", tmp_path / "notes-repo")
+    catalog = {
+        "name": "remote-tools",
+        "owner": {"name": "Remote"},
+        "plugins": [
+            {"name": "notes", "source": {"source": "url", "url": repo.as_uri(), "ref": "main"}},
+            {"name": "local", "source": "./plugins/local"},
+        ],
+    }
+    body = json.dumps(catalog).encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/marketplace.json"
+        code, out, err = cli(capsys, project, "plugin", "marketplace", "add", url)
+        assert code == 0, err
+        assert "added marketplace 'remote-tools' (url); plugins: notes, local" in out
+    finally:
+        server.shutdown()
+        server.server_close()
+    # a relative source needs the marketplace's folder, which a URL does not have
+    code, out, err = cli(capsys, project, "plugin", "install", "local@remote-tools", "--yes")
+    assert code == 3 and "'plugins[1].source'" in err and "git URL" in err
+    code, out, err = cli(
+        capsys, project, "plugin", "install", "notes@remote-tools", "--yes", "--scope", "project"
+    )
+    assert code == 0, err
+    record = installed(capsys, project)["notes"]
+    assert record["scope"] == "project" and record["project"] == str(project.resolve())
+    assert record["commit"] == git(repo, "rev-parse", "HEAD")
+    fake.queue(fo.text("noted"))
+    code, out, err = cli(capsys, project, "chat", "-p", "/notes:jot milk")
+    assert fake.bodies[-1]["messages"][-1]["content"] == "Write a one-line note about: milk"
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    write_settings(elsewhere, {"base_url": fake.base_url})
+    fake.queue(fo.text("as typed"))
+    code, out, err = cli(capsys, elsewhere, "chat", "-p", "/notes:jot milk")
+    assert code == 0, err
+    assert fake.bodies[-1]["messages"][-1]["content"] == "/notes:jot milk"  # not this project
+
+
+@pytest.mark.anyio
+async def test_an_enabled_plugin_loads_in_the_repl(
+    tmp_path: Path,
+    market: Path,
+    project: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import anyio
+
+    from tests.cli.repl_driver import drive, until
+
+    folder = market / "plugins" / "reviewer"
+    assert run(["--cwd", str(project), "plugin", "install", str(folder), "--yes"]) == 0
+    capsys.readouterr()
+    fake.queue(fo.text("reviewed in the repl"))
+
+    async def steps(repl: Any, inp: Any) -> None:
+        await until(lambda: repl.runtime is not None)
+        inp.send_text("/reviewer:review repl.py\r")
+        await until(lambda: len(fake.bodies) == 1)
+        await anyio.sleep(0.3)
+        inp.send_text("\x04")
+
+    code, _ = await drive(project, steps, servers=1, seconds=30)
+    assert code == 0
+    sent = fake.bodies[0]["messages"][-1]["content"]
+    assert "- Reviewer: reviewed-by-plugin" in sent and "Review repl.py" in sent
+    assert "reviewer plugin context v1" in json.dumps(fake.bodies[0]["messages"])
+    tools = {t["function"]["name"] for t in fake.bodies[0].get("tools", [])}
+    assert "mcp__plugin_reviewer_echo__echo" in tools
