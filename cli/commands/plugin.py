@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -268,7 +269,8 @@ def list_command(as_json: JsonOpt = False) -> int:
             [
                 _safe(row["name"]),
                 _safe(row["version"] or "-"),
-                "enabled" if row["enabled"] else "disabled",
+                ("enabled" if row["enabled"] else "disabled")
+                + ("" if Path(row["path"]).is_dir() else " (copy missing: reinstall)"),
                 row["scope"] + (f" {row['project']}" if row["project"] else ""),
                 _safe(source),
             ]

@@ -6,7 +6,8 @@ order of precedence (the first definition of a name wins, the others are *shadow
 
 1. ``<project>/.codebot/<kind>/`` and 2. ``<project>/.claude/<kind>/`` (project configuration:
    read only while the project is trusted, see :mod:`core.config.trust`);
-3. ``$CODEBOT_HOME/<kind>/`` (``~/.codebot/<kind>/``: yours, always read).
+3. ``$CODEBOT_HOME/<kind>/`` (``~/.codebot/<kind>/``: yours, always read);
+4. the enabled plugins' folders (``core.config.plugins``): their names are ``PLUGIN:NAME``.
 
 Layouts: ``agents`` are ``NAME.md``; ``commands`` are ``NAME.md`` in any depth of subfolders,
 each folder a namespace (``frontend/review.md`` is ``frontend:review``); ``skills`` are
@@ -205,15 +206,11 @@ def find(kind: Kind, root: Path | None, *, include_project: bool = True) -> Foun
     """
     found = Found()
     for folder in folders(kind, root, include_project=include_project):
-        for name, path in _candidates(kind, folder.path):
-            if folder.only and path not in folder.only and path.parent not in folder.only:
-                continue
+        listed = _plugin_candidates(kind, folder) if folder.namespace else None
+        for name, path in listed if listed is not None else _candidates(kind, folder.path):
             item = _read(kind, name, path, folder)
-            if isinstance(item, Problem):
-                found.problems.append(item)
-                continue
-            if folder.namespace:  # a plugin's: /PLUGIN:NAME
-                item = replace(item, name=f"{folder.namespace}:{item.name}")
+            if isinstance(item, Definition) and folder.namespace:  # a plugin's: PLUGIN:NAME
+                item = _namespaced(item, folder)
             if isinstance(item, Problem):
                 found.problems.append(item)
             elif item.name in found.definitions:
@@ -240,6 +237,27 @@ def _candidates(kind: Kind, directory: Path) -> Iterator[tuple[str, Path]]:
         if path.suffix == ".md":
             parts = path.relative_to(directory).with_suffix("").parts
             yield ":".join(parts), path
+
+
+def _plugin_candidates(kind: Kind, folder: Folder) -> list[tuple[str, Path]]:
+    """An installed plugin's definitions: its agents in subfolders too (as Claude Code reads
+    them), only the files ``plugin.json`` names when it names files."""
+    if kind is Kind.AGENTS and folder.path.is_dir():
+        found = [(p.stem, p) for p in walk(folder.path) if p.suffix == ".md"]
+    else:
+        found = list(_candidates(kind, folder.path))
+    if folder.only:
+        found = [(n, p) for n, p in found if p in folder.only or p.parent in folder.only]
+    return found
+
+
+def _namespaced(item: Definition, folder: Folder) -> Definition:
+    """``PLUGIN:NAME``; an agent in a subfolder gets it too (``agents/review/security.md`` is
+    ``PLUGIN:review:security``)."""
+    parts = [folder.namespace]
+    if item.kind is Kind.AGENTS and item.path.is_relative_to(folder.path):
+        parts += item.path.relative_to(folder.path).parent.parts
+    return replace(item, name=":".join([*parts, item.name]))
 
 
 def _read(kind: Kind, name: str, path: Path, folder: Folder) -> Definition | Problem:

@@ -116,8 +116,34 @@ def pull(directory: Path, url: str) -> str:
     return _git(["rev-parse", "HEAD"], url, cwd=directory)
 
 
+MAX_FILES = 20_000
+MAX_BYTES = 256 << 20
+"""A plugin copied into the cache: more than this is not a plugin (a home folder, a
+monorepo's build output)."""
+
+
 def copy_tree(source: Path, target: Path) -> None:
-    """Copy a folder (without ``.git``; symlinks kept as links)."""
+    """Copy a folder (without ``.git``; symlinks kept as links), at most :data:`MAX_FILES`
+    files and :data:`MAX_BYTES` bytes.
+
+    Raises:
+        FetchError: it is larger.
+    """
+    files = total = 0
+    for top, dirs, names in os.walk(source, followlinks=False):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in names:
+            files += 1
+            try:
+                total += (Path(top) / name).lstat().st_size
+            except OSError:
+                continue
+            if files > MAX_FILES or total > MAX_BYTES:
+                raise FetchError(
+                    f"{source} holds more than {MAX_FILES} files or {MAX_BYTES >> 20} MiB; "
+                    "that is not a plugin",
+                    hint="Point at the plugin's own folder (the one holding .claude-plugin/).",
+                )
     shutil.copytree(source, target, symlinks=True, ignore=_IGNORED)
 
 

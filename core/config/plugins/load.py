@@ -180,7 +180,8 @@ def _servers(
                 env.setdefault(key, value)
             entry["env"] = env
         name = server_name(plugin.name, server)
-        out[name] = parse_server(name, entry, source, {**environ, **names}, base_dir)
+        variables = {"CLAUDE_PROJECT_DIR": str(base_dir), **environ, **names}
+        out[name] = parse_server(name, entry, source, variables, base_dir)
     return out
 
 

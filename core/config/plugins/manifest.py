@@ -17,14 +17,15 @@ adds to the default folder) or give ``hooks`` and ``mcpServers`` inline. Paths s
 the file and the key.
 
 :func:`runs` lists everything the plugin makes codebot run (hook commands, server commands
-and URLs, ``!`cmd``` lines of its commands, its scripts, by content): installing shows it and
-asks, and an update that changes it asks again (:func:`changes`).
+and URLs, ``!`cmd``` lines of its commands, its scripts by content, its symlinks by target):
+installing shows it and asks, and an update that changes it asks again (:func:`changes`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 from collections.abc import Mapping
@@ -297,6 +298,9 @@ def runs(plugin: Plugin) -> dict[str, str]:
                 for match in _SHELL_LINE.finditer(line):
                     out[f"command line {_rel(path, plugin.root)}:{number}"] = match.group(1)
     for path in _scripts(plugin.root):
+        if path.is_symlink():  # where it leads is what runs
+            out[f"link {_rel(path, plugin.root)}"] = f"-> {os.readlink(path)}"
+            continue
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         out[f"script {_rel(path, plugin.root)}"] = f"sha256 {digest}"
     return dict(sorted(out.items()))
@@ -347,9 +351,11 @@ def _scripts(root: Path) -> list[Path]:
     for path in sorted(root.rglob("*")):
         if len(found) >= MAX_FILES:
             break
-        if ".git" in path.relative_to(root).parts or not path.is_file() or path.is_symlink():
+        if ".git" in path.relative_to(root).parts:
             continue
-        if path.suffix in SCRIPT_SUFFIXES or path.stat().st_mode & 0o111:
+        if path.is_symlink() or (
+            path.is_file() and (path.suffix in SCRIPT_SUFFIXES or path.stat().st_mode & 0o111)
+        ):
             found.append(path)
     return found
 
