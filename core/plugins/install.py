@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from codebot_mcp.core.config.paths import private_dir
 from codebot_mcp.core.config.plugins import manifest, store
@@ -37,6 +38,8 @@ class Prepared:
     previous: store.Installed | None = None
     changes: list[str] = field(default_factory=list[str])
     """What runs differently from the installed version (an update)."""
+    entry: dict[str, Any] | None = None
+    """Its marketplace entry, recorded: loading reads the copy with it."""
 
     @property
     def needs_consent(self) -> bool:
@@ -119,6 +122,7 @@ def _prepare(spec: str, cwd: Path, staging: Path) -> Prepared:
     prepared = Prepared(
         plugin, staging, spec, market, commit, runs, manifest.digest(runs), previous
     )
+    prepared.entry = {**(entry or {}), "name": plugin.name}
     if previous is not None:
         prepared.changes = manifest.changes(previous.runs, runs)
     return prepared
@@ -167,6 +171,7 @@ def commit(
         scope,
         project.resolve() if scope == "project" and project is not None else None,
         _now(),
+        prepared.entry,
     )
     record = store.read()
     record.plugins[plugin.name] = installed

@@ -152,3 +152,35 @@ def test_what_an_update_changes_is_named_line_by_line() -> None:
 )
 def test_server_names_are_claude_codes(plugin: str, server: str, name: str) -> None:
     assert load.server_name(plugin, server) == name
+
+
+def test_a_plugin_without_plugin_json_keeps_its_marketplace_name_once_installed(
+    tmp_path: Path,
+) -> None:
+    from codebot_mcp.core.plugins import marketplace
+
+    market = tmp_path / "market"
+    write(
+        market / ".claude-plugin" / "marketplace.json",
+        json.dumps(
+            {
+                "name": "m",
+                "owner": {"name": "o"},
+                "plugins": [
+                    {"name": "bare", "source": "./plugins/bare", "version": "0.3.0"},
+                    {"name": "loose", "source": "./", "strict": False, "skills": ["./s/one"]},
+                ],
+            }
+        ),
+    )
+    write(market / "plugins" / "bare" / "commands" / "go.md", "Go\n")
+    write(market / "s" / "one" / "SKILL.md", "---\ndescription: One\n---\nOne\n")
+    write(market / "s" / "two" / "SKILL.md", "---\ndescription: Two\n---\nTwo\n")
+    marketplace.add(str(market), tmp_path)
+    for name in ("bare", "loose"):
+        installed = install.commit(install.prepare(f"{name}@m", tmp_path))
+    assert installed.path.name == "unversioned"
+    commands = load_commands(None, include_project=False)
+    assert list(commands.commands) == ["bare:go"]  # not "0.3.0:go" (its cache folder)
+    specs = load.folders("skills", None)
+    assert [s.only for s in specs if s.namespace == "loose"] == [(installed.path / "s" / "one",)]

@@ -89,7 +89,7 @@ def _enabled(
             out.append((installed, f"its copy {installed.path} is gone; reinstall it"))
             continue
         try:
-            out.append((installed, manifest.read(installed.path)))
+            out.append((installed, manifest.read(installed.path, installed.manifest_entry())))
         except SettingsError as exc:
             out.append((installed, exc.message))
     _cache.clear()

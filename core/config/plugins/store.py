@@ -74,6 +74,8 @@ class Installed:
     project: Path | None = None
     """For ``project`` scope: the project root it is enabled in."""
     installed_at: str = ""
+    entry: Mapping[str, Any] | None = None
+    """Its marketplace entry (its fields fill in what ``plugin.json`` does not say)."""
 
     def applies_to(self, project_root: Path | None) -> bool:
         """Whether it loads in a session whose project root is ``project_root``."""
@@ -95,7 +97,14 @@ class Installed:
             "project": str(self.project) if self.project else None,
             "path": str(self.path),
             "installed_at": self.installed_at,
+            "entry": dict(self.entry) if self.entry is not None else None,
         }
+
+    def manifest_entry(self) -> dict[str, Any]:
+        """What :func:`.manifest.read` takes beside the copy: its name (a plugin without
+        ``plugin.json`` is named by its marketplace entry or folder, not by the cache's
+        folder) and its marketplace entry."""
+        return {"name": self.name, **(self.entry or {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +184,7 @@ def read(path: Path | None = None) -> Record:
             "project" if raw.get("scope") == "project" else "user",  # pyright: ignore[reportUnknownMemberType]
             Path(project) if project else None,
             str(raw.get("installed_at", "")),  # pyright: ignore[reportUnknownMemberType]
+            raw.get("entry") if isinstance(raw.get("entry"), dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
         )
     markets = data.get("marketplaces", {}) if isinstance(data, dict) else {}
     for name, raw in markets.items() if isinstance(markets, dict) else ():  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
