@@ -184,3 +184,14 @@ def test_a_plugin_without_plugin_json_keeps_its_marketplace_name_once_installed(
     assert list(commands.commands) == ["bare:go"]  # not "0.3.0:go" (its cache folder)
     specs = load.folders("skills", None)
     assert [s.only for s in specs if s.namespace == "loose"] == [(installed.path / "s" / "one",)]
+
+
+def test_skills_listed_inside_the_default_folder_are_the_only_ones(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    for name in ("xlsx", "pdf", "art"):
+        write(root / "skills" / name / "SKILL.md", f"---\ndescription: {name}\n---\n")
+    write(root / "extra" / "more" / "SKILL.md", "---\ndescription: more\n---\n")
+    picked = manifest.read(root, {"name": "p", "skills": ["./skills/xlsx", "./skills/pdf"]})
+    assert picked.skills == (root / "skills" / "xlsx", root / "skills" / "pdf")
+    added = manifest.read(root, {"name": "p", "skills": "./extra"})
+    assert added.skills == (root / "skills", root / "extra")

@@ -239,7 +239,13 @@ def _paths(
                 warnings.append(f"'{label}' in {where}: {item} does not exist; skipped")
                 continue
             given.append(path)
-    out = given if value is not None and replace_default else [default, *given]
+    picked = any(p != default and p.is_relative_to(default) for p in given)
+    if value is not None and (replace_default or picked):
+        # `skills` adds to `skills/`, unless it picks skills inside it (Anthropic's skills
+        # marketplace: "skills": ["./skills/xlsx", ...] means those, not every one)
+        out = given
+    else:
+        out = [default, *given]
     return tuple(p for p in dict.fromkeys(out) if p.exists())
 
 
