@@ -253,11 +253,21 @@ def _plugin_candidates(kind: Kind, folder: Folder) -> list[tuple[str, Path]]:
 
 def _namespaced(item: Definition, folder: Folder) -> Definition:
     """``PLUGIN:NAME``; an agent in a subfolder gets it too (``agents/review/security.md`` is
-    ``PLUGIN:review:security``)."""
+    ``PLUGIN:review:security``). ``${CLAUDE_PLUGIN_ROOT}`` and ``${CLAUDE_PLUGIN_DATA}`` are
+    replaced in its body and front matter (a command's ``!`cmd``` lines and ``allowed-tools``
+    name the plugin's scripts so)."""
+    from codebot_mcp.core.config.plugins.load import plugin_variables, substitute
+
     parts = [folder.namespace]
     if item.kind is Kind.AGENTS and item.path.is_relative_to(folder.path):
         parts += item.path.relative_to(folder.path).parent.parts
-    return replace(item, name=":".join([*parts, item.name]))
+    names = plugin_variables(folder.namespace, folder.root)
+    return replace(
+        item,
+        name=":".join([*parts, item.name]),
+        body=substitute(item.body, names),
+        front=substitute(dict(item.front), names),
+    )
 
 
 def _read(kind: Kind, name: str, path: Path, folder: Folder) -> Definition | Problem:

@@ -116,6 +116,9 @@ def _prepare(spec: str, cwd: Path, staging: Path) -> Prepared:
             hint="e.g. codebot plugin install ./my-plugin, or formatter@team-tools "
             "(after `codebot plugin marketplace add`).",
         )
+    if entry is None:  # without plugin.json, named after its folder (not the staging one)
+        base = local.name if local.is_dir() else fetch.split_ref(spec)[0].rstrip("/")
+        entry = {"name": base.rpartition("/")[2].removesuffix(".git")}
     plugin = manifest.read(target, entry, entry_source=entry_source)
     runs = manifest.runs(plugin)
     previous = store.read().plugins.get(plugin.name)

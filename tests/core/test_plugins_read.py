@@ -195,3 +195,19 @@ def test_skills_listed_inside_the_default_folder_are_the_only_ones(tmp_path: Pat
     assert picked.skills == (root / "skills" / "xlsx", root / "skills" / "pdf")
     added = manifest.read(root, {"name": "p", "skills": "./extra"})
     assert added.skills == (root / "skills", root / "extra")
+
+
+def test_plugin_root_is_replaced_in_a_commands_lines_and_allowed_tools(tmp_path: Path) -> None:
+    root = tmp_path / "loop"
+    write(
+        root / "commands" / "start.md",
+        '---\nallowed-tools: ["Bash(${CLAUDE_PLUGIN_ROOT}/scripts/setup.sh:*)"]\n---\n'
+        '```!\n"${CLAUDE_PLUGIN_ROOT}/scripts/setup.sh" $ARGUMENTS\n```\n'
+        "State lives in $CLAUDE_PLUGIN_DATA.\n",
+    )
+    installed = install.commit(install.prepare(str(root), tmp_path))
+    (command,) = load_commands(None, include_project=False).commands.values()
+    data = tmp_path / "home" / "data" / "plugins" / "data" / "loop"
+    assert f'"{installed.path}/scripts/setup.sh" $ARGUMENTS' in command.body
+    assert f"State lives in {data}." in command.body
+    assert command.shell_rules == (f"Bash({installed.path}/scripts/setup.sh:*)",)

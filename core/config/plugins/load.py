@@ -99,9 +99,15 @@ def _enabled(
 
 def variables(plugin: manifest.Plugin) -> dict[str, str]:
     """``CLAUDE_PLUGIN_ROOT`` and ``CLAUDE_PLUGIN_DATA`` for this plugin."""
+    return plugin_variables(plugin.name, plugin.root)
+
+
+def plugin_variables(name: str, root: Path) -> dict[str, str]:
+    """``CLAUDE_PLUGIN_ROOT`` (its installed copy) and ``CLAUDE_PLUGIN_DATA`` (its data
+    folder) of the plugin ``name``."""
     return {
-        manifest.ROOT_VARIABLE: str(plugin.root),
-        manifest.DATA_VARIABLE: str(store.data_dir(plugin.name)),
+        manifest.ROOT_VARIABLE: str(root),
+        manifest.DATA_VARIABLE: str(store.data_dir(name)),
     }
 
 
