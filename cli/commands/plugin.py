@@ -121,6 +121,11 @@ def _show(prepared: Prepared) -> None:
         print(f"  {line}")
     for warning in plugin.warnings:
         render.warn(warning)
+    if prepared.previous is not None and prepared.source_changed:
+        render.warn(
+            f"this replaces plugin '{_safe(plugin.name)}' installed from "
+            f"{_safe(prepared.previous.source)}"
+        )
     if prepared.previous is not None and prepared.changes:
         print("This update changes what the plugin runs:")
         for line in prepared.changes:

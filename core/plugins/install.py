@@ -42,9 +42,14 @@ class Prepared:
     """Its marketplace entry, recorded: loading reads the copy with it."""
 
     @property
+    def source_changed(self) -> bool:
+        """It replaces an installed plugin of its name that came from elsewhere."""
+        return self.previous is not None and self.previous.source != self.source
+
+    @property
     def needs_consent(self) -> bool:
-        """A new plugin, or an update that changes what runs."""
-        return self.previous is None or self.previous.digest != self.digest
+        """A new plugin, one from another source, or an update that changes what runs."""
+        return self.previous is None or self.source_changed or self.previous.digest != self.digest
 
     def discard(self) -> None:
         """Remove the fetched copy."""

@@ -317,6 +317,14 @@ def test_install_from_a_local_folder_and_from_a_git_url(
     record = installed(capsys, project)["reviewer"]
     assert record["commit"] == git(repo, "rev-parse", "HEAD")
     assert record["source"] == repo.as_uri() + "#main" and record["marketplace"] is None
+    # the same name from another source asks again, even when what runs is the same
+    clone = tmp_path / "reviewer-copy"
+    shutil.copytree(FIXTURE / "plugins" / "reviewer", clone)
+    code, out, err = cli(capsys, project, "plugin", "install", str(clone))
+    assert (
+        code == 2 and f"this replaces plugin 'reviewer' installed from {repo.as_uri()}#main" in err
+    )
+    assert installed(capsys, project)["reviewer"]["source"] == repo.as_uri() + "#main"
     # both plugins give /review: the plain name is ambiguous, the namespaced ones work
     notes = tmp_path / "notes2"
     shutil.copytree(FIXTURE / "plugins" / "notes", notes)
