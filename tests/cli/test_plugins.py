@@ -411,6 +411,9 @@ def test_the_reports_show_each_plugin_item_with_its_origin(
     code, out, err = cli(capsys, project, "chat", "-p", "/skills")
     (row,) = [line for line in out.splitlines() if line.startswith("style-guide")]
     assert str(cached / "skills" / "style-guide") in row
+    code, out, err = cli(capsys, project, "skills", "show", "style-guide")
+    assert code == 0, err
+    assert f"The checklist is\n{cached}/skills/style-guide/checklist.md." in out
     code, out, err = cli(capsys, project, "chat", "-p", "/hooks")
     assert f'python3 "{cached}/hooks/guard.py"' in out
     assert str(cached / "hooks" / "hooks.json") + " (hooks.PreToolUse[0].hooks[0])" in out

@@ -102,6 +102,19 @@ def variables(plugin: manifest.Plugin) -> dict[str, str]:
     return plugin_variables(plugin.name, plugin.root)
 
 
+def variables_at(directory: Path) -> dict[str, str]:
+    """The plugin variables for a folder inside an installed plugin's copy (a skill's), or
+    {} for a folder that is not in one."""
+    cache = (store.plugins_dir() / "cache").resolve()
+    try:
+        parts = directory.resolve().relative_to(cache).parts
+    except ValueError:
+        return {}
+    if len(parts) < 2:
+        return {}
+    return plugin_variables(parts[0], cache / parts[0] / parts[1])
+
+
 def plugin_variables(name: str, root: Path) -> dict[str, str]:
     """``CLAUDE_PLUGIN_ROOT`` (its installed copy) and ``CLAUDE_PLUGIN_DATA`` (its data
     folder) of the plugin ``name``."""
