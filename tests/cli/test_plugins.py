@@ -164,7 +164,7 @@ def test_a_git_marketplace_over_file_installs_and_every_part_of_the_plugin_loads
     # mcp list shows it with its origin; doctor checks it like any other
     code, out, err = cli(capsys, project, "mcp", "list")
     assert code == 0, err
-    assert "plugin_reviewer_echo" in out and str(cached / ".mcp.json") in out
+    assert f"  from plugin reviewer: {cached / '.mcp.json'}" in out
     code, out, err = cli(capsys, project, "mcp", "doctor", "--offline")
     assert code == 0, out + err
     assert "✓ plugin_reviewer_echo  stdio · connected" in out and "15 tools" in out

@@ -102,6 +102,15 @@ def variables(plugin: manifest.Plugin) -> dict[str, str]:
     return plugin_variables(plugin.name, plugin.root)
 
 
+def plugin_of(path: Path) -> str | None:
+    """The installed plugin whose copy holds ``path`` (a server's ``.mcp.json``), or None."""
+    try:
+        parts = path.resolve().relative_to((store.plugins_dir() / "cache").resolve()).parts
+    except (OSError, ValueError):
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
 def variables_at(directory: Path) -> dict[str, str]:
     """The plugin variables for a folder inside an installed plugin's copy (a skill's), or
     {} for a folder that is not in one."""
