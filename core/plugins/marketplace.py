@@ -133,6 +133,7 @@ def add(source: str, cwd: Path) -> tuple[store.Marketplace, Catalog]:
                 hint="A marketplace's folder has .claude-plugin/marketplace.json.",
             )
         catalog = read_catalog(path, root)
+        _check_new(record, catalog.name, lambda: None)
         market = store.Marketplace(catalog.name, str(root), "directory", root, _now())
     elif source.startswith(("http://", "https://")) and source.split("#")[0].endswith(".json"):
         data = fetch.get_json(source)

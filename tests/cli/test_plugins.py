@@ -227,6 +227,8 @@ def test_without_a_terminal_install_refuses_unless_yes(
     tmp_path: Path, market: Path, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli(capsys, project, "plugin", "marketplace", "add", str(market))[0] == 0
+    code, out, err = cli(capsys, project, "plugin", "marketplace", "add", market.as_uri())
+    assert code == 2 and "a marketplace named 'team-tools' is already added" in err
     code, out, err = cli(capsys, project, "plugin", "install", "reviewer@team-tools")
     assert code == 2
     assert "not installing plugin 'reviewer' without confirmation: stdin is not a terminal" in err
