@@ -157,6 +157,9 @@ def _register() -> None:
     app.add_typer(mcp.app, name="mcp")
     app.add_typer(import_.app, name="import")
     app.add_typer(skills.app, name="skills")
+    from codebot_mcp.cli.commands import plugin
+
+    app.add_typer(plugin.app, name="plugin")
     app.add_typer(trust.app)
     app.add_typer(chat.app)
     app.add_typer(models.app)

@@ -29,6 +29,7 @@ STACKS: dict[str, list[tuple[str, str]]] = {
         ("secrets", "secrets: redaction, the credential heuristic, stream scrubbing"),
         ("config", "paths, settings, keys, servers, trust, importers, definition files"),
         ("registry", "the MCP Registry: its /v0.1 API, the catalog cache, search, install"),
+        ("plugins", "Claude Code plugins and marketplaces: fetch, install, update, remove"),
         ("security", "confinement: the file tools' boundary, the sandbox"),
         ("model", "the model API: configuration, client, errors, streams, tokens"),
         ("tools", "the Tool protocol, built-in tools, arguments, what servers offer and ask"),

@@ -76,7 +76,19 @@ class CommandCatalog:
         """The command ``line`` (``/name args``) runs, and its arguments; None for none."""
         head, _, rest = line.strip().partition(" ")
         command = self.commands.get(head.removeprefix("/")) if head.startswith("/") else None
+        if command is None and head.startswith("/") and ":" not in head:
+            command = self.plugin_command(head.removeprefix("/"))
         return (command, rest.strip()) if command is not None else None
+
+    def plugin_command(self, name: str) -> CustomCommand | None:
+        """A plugin's ``/PLUGIN:NAME`` typed as ``/NAME``, when exactly one plugin has it
+        (and no other command is named so), as Claude Code allows."""
+        found = [
+            c
+            for c in self.commands.values()
+            if c.origin.startswith("plugin:") and c.name.rpartition(":")[2] == name
+        ]
+        return found[0] if len(found) == 1 else None
 
 
 def load_commands(

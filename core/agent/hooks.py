@@ -271,6 +271,7 @@ class Hooks:
     async def _run(self, hook: HookCommand, data: bytes) -> Finished | OSError | CodebotError:
         """Run one hook: as the user, or confined when its entry asks for a sandbox."""
         spawn, env = dict(self.spawn), self._environment()
+        env.update(hook.env)  # a plugin's CLAUDE_PLUGIN_ROOT and CLAUDE_PLUGIN_DATA
         try:
             if hook.sandbox is not None:
                 if self.confine is None:

@@ -6,7 +6,8 @@ order of precedence (the first definition of a name wins, the others are *shadow
 
 1. ``<project>/.codebot/<kind>/`` and 2. ``<project>/.claude/<kind>/`` (project configuration:
    read only while the project is trusted, see :mod:`core.config.trust`);
-3. ``$CODEBOT_HOME/<kind>/`` (``~/.codebot/<kind>/``: yours, always read).
+3. ``$CODEBOT_HOME/<kind>/`` (``~/.codebot/<kind>/``: yours, always read);
+4. the enabled plugins' folders (``core.config.plugins``): their names are ``PLUGIN:NAME``.
 
 Layouts: ``agents`` are ``NAME.md``; ``commands`` are ``NAME.md`` in any depth of subfolders,
 each folder a namespace (``frontend/review.md`` is ``frontend:review``); ``skills`` are
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
@@ -75,6 +76,10 @@ class Folder:
     path: Path
     root: Path
     """Files must stay inside it (a project file that is a symlink out of it is refused)."""
+    namespace: str = ""
+    """A plugin's name: its definitions are ``PLUGIN:NAME`` (``core.config.plugins``)."""
+    only: tuple[Path, ...] = ()
+    """When set, only these files (or skill folders) of ``path`` are read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +200,10 @@ def folders(
     if claude:
         theirs = user_dir()
         out.append(Folder(Scope.USER, label(theirs / str(kind)), theirs / kind, theirs))
+    from codebot_mcp.core.config.plugins.load import folders as plugin_folders
+
+    for spec in plugin_folders(str(kind), root):  # installed plugins: last
+        out.append(Folder(Scope.USER, spec.label, spec.path, spec.root, spec.namespace, spec.only))
     return out
 
 
@@ -211,8 +220,11 @@ def find(
     """
     found = Found()
     for folder in folders(kind, root, include_project=include_project, claude=claude):
-        for name, path in _candidates(kind, folder.path):
+        listed = _plugin_candidates(kind, folder) if folder.namespace else None
+        for name, path in listed if listed is not None else _candidates(kind, folder.path):
             item = _read(kind, name, path, folder)
+            if isinstance(item, Definition) and folder.namespace:  # a plugin's: PLUGIN:NAME
+                item = _namespaced(item, folder)
             if isinstance(item, Problem):
                 found.problems.append(item)
             elif item.name in found.definitions:
@@ -239,6 +251,37 @@ def _candidates(kind: Kind, directory: Path) -> Iterator[tuple[str, Path]]:
         if path.suffix == ".md":
             parts = path.relative_to(directory).with_suffix("").parts
             yield ":".join(parts), path
+
+
+def _plugin_candidates(kind: Kind, folder: Folder) -> list[tuple[str, Path]]:
+    """An installed plugin's definitions: its agents in subfolders too (as Claude Code reads
+    them), only the files ``plugin.json`` names when it names files."""
+    if kind is Kind.AGENTS and folder.path.is_dir():
+        found = [(p.stem, p) for p in walk(folder.path) if p.suffix == ".md"]
+    else:
+        found = list(_candidates(kind, folder.path))
+    if folder.only:
+        found = [(n, p) for n, p in found if p in folder.only or p.parent in folder.only]
+    return found
+
+
+def _namespaced(item: Definition, folder: Folder) -> Definition:
+    """``PLUGIN:NAME``; an agent in a subfolder gets it too (``agents/review/security.md`` is
+    ``PLUGIN:review:security``). ``${CLAUDE_PLUGIN_ROOT}`` and ``${CLAUDE_PLUGIN_DATA}`` are
+    replaced in its body and front matter (a command's ``!`cmd``` lines and ``allowed-tools``
+    name the plugin's scripts so)."""
+    from codebot_mcp.core.config.plugins.load import plugin_variables, substitute
+
+    parts = [folder.namespace]
+    if item.kind is Kind.AGENTS and item.path.is_relative_to(folder.path):
+        parts += item.path.relative_to(folder.path).parent.parts
+    names = plugin_variables(folder.namespace, folder.root)
+    return replace(
+        item,
+        name=":".join([*parts, item.name]),
+        body=substitute(item.body, names),
+        front=substitute(dict(item.front), names),
+    )
 
 
 def _read(kind: Kind, name: str, path: Path, folder: Folder) -> Definition | Problem:

@@ -85,6 +85,8 @@ class HookCommand:
     """``async``: runs beside the agent; what it says arrives with the next prompt."""
     sandbox: str | None = None
     """``sandbox``: ``workspace-write`` or ``read-only`` runs it confined; None: as the user."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Variables set for it besides the usual ones (a plugin's ``CLAUDE_PLUGIN_ROOT``)."""
 
 
 def matches(matcher: str, values: Iterable[str]) -> bool:

@@ -294,6 +294,15 @@ def load_unfiltered(
     ]
     global_hooks, project_hooks = parse_both(global_path, global_data, project_path, project_data)
     warnings += global_hooks[1] + project_hooks[1]
+    # Installed plugins (`codebot plugin install`): accepted when installed, so yours, below
+    # your own entries (a name you define wins).
+    from codebot_mcp.core.config.plugins.load import load as load_plugins
+
+    plugins = load_plugins(project_root, environ, base_dir)
+    for name, config in plugins.servers.items():
+        servers.setdefault(name, config)
+    global_hooks = (global_hooks[0] + plugins.hooks, global_hooks[1])
+    warnings += plugins.warnings
     gated = _gated(project_data, project_scalars, project_rules, bool(project_hooks[0]))
     gated.update(project_checkpoints)
     if "roots" in project_scalars:

@@ -223,6 +223,9 @@ class SkillLoader:
             ) from None
         files = [FileRef(f.relative, f.size) for f in listing]
         files = [f for f in files if f.path != SKILL_FILE]
+        from codebot_mcp.core.config.plugins.load import substitute, variables_at
+
+        body = substitute(body, variables_at(directory))  # a plugin's ${CLAUDE_PLUGIN_ROOT}
         loaded = LoadedSkill(skill, front, body, files)
         loaded.fetched[SKILL_FILE] = data
         return loaded

@@ -30,6 +30,7 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
             f"  {' · '.join(facts)}"
         )
         source = v["source"] + (f" (overrides {v['overrides']})" if v["overrides"] else "")
+        source = _plugin_origin(v["source"]) + source
         print(f"  from {render.safe(source)}")
         if v["failure"]:
             _print_failure(v["failure"])
@@ -77,3 +78,13 @@ def _print_tools(view: dict[str, Any], apps: int, shown: bool) -> None:
             f"  {apps} app-only tool{'s' if apps != 1 else ''} hidden (MCP Apps: never "
             "offered to the model); --all shows them"
         )
+
+
+def _plugin_origin(source: str) -> str:
+    """``plugin NAME: `` for a server an installed plugin brings (``codebot plugin``)."""
+    from pathlib import Path
+
+    from codebot_mcp.core.config.plugins.load import plugin_of
+
+    name = plugin_of(Path(source)) if source else None
+    return f"plugin {name}: " if name else ""
