@@ -1,0 +1,296 @@
+"""``codebot acp`` driven by the official ACP client library (``agent-client-protocol``'s
+client side) over a real subprocess's stdio, with the real ``openai`` client inside codebot
+talking to the loopback model server: approvals, modes, the editor's fs, a cancellation
+mid-turn, a server the client supplies, a session loaded again."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    EnvVariable,
+    FileSystemCapabilities,
+    McpServerStdio,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+)
+from tests.cli.entry_point import CODEBOT
+from tests.fakes import openai_turns as fo
+from tests.fakes.openai_server import FakeOpenAI
+from tests.servers.util import REPO_ROOT, server_command
+
+TIMEOUT = 60.0
+
+
+class Editor:
+    """An ACP client as an editor is: it records every update, answers approvals with
+    ``answer`` (an option id, or None: cancelled), and holds file buffers (``buffers``)."""
+
+    def __init__(self, answer: str | None = "allow_once") -> None:
+        self.answer = answer
+        self.updates: list[Any] = []
+        self.permissions: list[Any] = []
+        self.buffers: dict[str, str] = {}
+        self.reads: list[str] = []
+        self.writes: list[tuple[str, str]] = []
+        self.first_update = asyncio.Event()
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: Any, **kw: Any
+    ) -> Any:
+        self.permissions.append((tool_call, options))
+        if self.answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=self.answer)
+        )
+
+    async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
+        self.updates.append(update)
+        self.first_update.set()
+
+    async def read_text_file(self, session_id: str, path: str, **kw: Any) -> Any:
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        return ReadTextFileResponse(content=Path(path).read_text())
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kw: Any) -> None:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        return None
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    def kinds(self) -> list[str]:
+        return [u.session_update for u in self.updates]
+
+    def calls(self, call_id: str) -> list[Any]:
+        return [u for u in self.updates if getattr(u, "tool_call_id", None) == call_id]
+
+    def text(self) -> str:
+        return "".join(
+            u.content.text for u in self.updates if u.session_update == "agent_message_chunk"
+        )
+
+
+def _env(fake: FakeOpenAI) -> dict[str, str]:
+    return {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-acp-test"}
+
+
+async def _drive(
+    project: Path,
+    fake: FakeOpenAI,
+    editor: Editor,
+    body: Callable[[Any, Any], Any],
+    *,
+    fs: bool = False,
+) -> None:
+    """Start ``codebot acp`` in ``project``, initialize, and run ``body(conn, process)``;
+    its stderr goes to ``project/acp-stderr.log`` (a pipe nobody reads would fill)."""
+    with (project / "acp-stderr.log").open("ab") as log:
+        async with acp.spawn_agent_process(
+            editor,
+            CODEBOT,
+            "acp",
+            env=_env(fake),
+            cwd=str(project),
+            transport_kwargs={"stderr": log.fileno()},
+        ) as (conn, process):
+            await _initialized(conn, process, body, fs=fs)
+
+
+async def _initialized(
+    conn: Any, process: Any, body: Callable[[Any, Any], Any], *, fs: bool
+) -> None:
+    if True:
+        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+        init = await asyncio.wait_for(
+            conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=caps),
+            TIMEOUT,
+        )
+        assert init.agent_capabilities.load_session is True
+        assert init.agent_capabilities.prompt_capabilities.embedded_context is True
+        assert init.agent_capabilities.mcp_capabilities.http is True
+        await asyncio.wait_for(body(conn, process), TIMEOUT)
+
+
+def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
+    """A write asks the editor (allow once: written, a diff shown; reject: not written, the
+    call failed); in acceptEdits the next write asks nothing; back in default it asks."""
+    (tmp_path / "a.txt").write_text("old\n")
+    turns = [
+        fo.tool_calls(("write", {"path": "a.txt", "content": "new\n"})),
+        fo.text("wrote it"),
+        fo.tool_calls(("write", {"path": "b.txt", "content": "no\n"})),
+        fo.text("was denied"),
+        fo.tool_calls(("write", {"path": "c.txt", "content": "auto\n"})),
+        fo.text("accepted"),
+    ]
+    editor = Editor()
+
+    async def body(conn: Any, _process: Any) -> None:
+        session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        assert session.modes.current_mode_id == "default"
+        assert {m.id for m in session.modes.available_modes} == {"default", "acceptEdits", "plan"}
+        sid = session.session_id
+        first = await conn.prompt(session_id=sid, prompt=[acp.text_block("write a")])
+        assert first.stop_reason == "end_turn"
+        assert (tmp_path / "a.txt").read_text() == "new\n"
+        assert len(editor.permissions) == 1
+        asked, options = editor.permissions[0]
+        assert asked.tool_call_id == "call_1"
+        assert {o.kind for o in options} == {"allow_once", "allow_always", "reject_once"}
+        updates = editor.calls("call_1")
+        assert [u.status for u in updates] == ["pending", "in_progress", "completed"]
+        assert updates[0].session_update == "tool_call" and updates[0].kind == "edit"
+        assert updates[0].locations[0].path == str(tmp_path / "a.txt")
+        diff = [c for c in updates[-1].content if c.type == "diff"]
+        assert diff and diff[0].old_text == "old\n" and diff[0].new_text == "new\n"
+        assert "wrote it" in editor.text()
+
+        editor.answer = "reject"
+        second = await conn.prompt(session_id=sid, prompt=[acp.text_block("write b")])
+        assert second.stop_reason == "end_turn"
+        assert not (tmp_path / "b.txt").exists()
+        denied = editor.calls("call_2")
+        assert denied[-1].status == "failed"
+        assert "denied" in denied[-1].content[-1].content.text
+
+        await conn.set_session_mode(session_id=sid, mode_id="acceptEdits")
+        asked_before = len(editor.permissions)
+        third = await conn.prompt(session_id=sid, prompt=[acp.text_block("write c")])
+        assert third.stop_reason == "end_turn"
+        assert (tmp_path / "c.txt").read_text() == "auto\n"
+        assert len(editor.permissions) == asked_before  # acceptEdits: no question
+        assert "current_mode_update" in editor.kinds()
+
+    with FakeOpenAI(turns) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body))
+
+
+def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
+    """With the client's fs, ``read`` sees the unsaved buffer (not the disk) and ``edit``
+    writes through the editor; the disk is left to the editor."""
+    path = tmp_path / "notes.txt"
+    path.write_text("on disk\n")
+    turns = [
+        fo.tool_calls(("read", {"path": "notes.txt"})),
+        fo.text("read"),
+        fo.tool_calls(
+            ("edit", {"path": "notes.txt", "old_string": "unsaved", "new_string": "edited"})
+        ),
+        fo.text("edited"),
+    ]
+    editor = Editor(answer="allow_once")
+    editor.buffers[str(path)] = "unsaved buffer\n"
+
+    async def body(conn: Any, _process: Any) -> None:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("read it")])
+        result = editor.calls("call_1")[-1]
+        assert result.status == "completed"
+        assert "unsaved buffer" in result.content[-1].content.text
+        assert "on disk" not in result.content[-1].content.text
+        assert str(path) in editor.reads
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("edit it")])
+        assert editor.writes == [(str(path), "edited buffer\n")]
+        assert path.read_text() == "on disk\n"  # the editor owns the file
+        diff = [c for c in editor.calls("call_2")[-1].content if c.type == "diff"]
+        assert diff[0].old_text == "unsaved buffer\n" and diff[0].new_text == "edited buffer\n"
+
+    with FakeOpenAI(turns) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body, fs=True))
+
+
+def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
+    """``session/cancel`` while the model's stream hangs: the prompt answers ``cancelled``
+    at once (not after the 30 s hang), and the session takes the next prompt."""
+    editor = Editor()
+
+    async def body(conn: Any, _process: Any) -> None:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        turn = asyncio.create_task(
+            conn.prompt(session_id=sid, prompt=[acp.text_block("take your time")])
+        )
+        await asyncio.sleep(1.0)  # the request is out, its stream hangs
+        assert not turn.done()
+        started = time.monotonic()
+        await conn.cancel(session_id=sid)
+        response = await asyncio.wait_for(turn, 10)
+        assert response.stop_reason == "cancelled"
+        assert time.monotonic() - started < 10
+        again = await conn.prompt(session_id=sid, prompt=[acp.text_block("again")])
+        assert again.stop_reason == "end_turn"
+        assert "fine" in editor.text()
+
+    with FakeOpenAI([fo.hang(30), fo.text("fine")]) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body))
+
+
+def test_an_mcp_server_the_client_supplies(tmp_path: Path) -> None:
+    """A stdio server in ``session/new``'s ``mcpServers`` is connected like the settings'
+    servers; the model calls its tool, the editor sees the call and its result."""
+    command, args = server_command("echo")
+    server = McpServerStdio(
+        name="editorecho", command=command, args=args, env=[EnvVariable(name="PYTHONPATH", value=str(REPO_ROOT))]
+    )
+    turns = [
+        fo.tool_calls(("mcp__editorecho__echo", {"text": "through the editor's server"})),
+        fo.text("echoed"),
+    ]
+    editor = Editor(answer="allow_once")
+
+    async def body(conn: Any, _process: Any) -> None:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
+        response = await conn.prompt(session_id=sid, prompt=[acp.text_block("echo")])
+        assert response.stop_reason == "end_turn"
+        updates = editor.calls("call_1")
+        assert updates[0].title == "editorecho: echo", updates[0]  # the server's tool
+        assert updates[-1].status == "completed"
+        assert "through the editor's server" in updates[-1].content[-1].content.text
+
+    with FakeOpenAI(turns) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body))
+        tools = [t["function"]["name"] for t in fake.bodies[0]["tools"]]
+        assert "mcp__editorecho__echo" in tools
+
+
+def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None:
+    """``session/load`` of a session a first process saved: the conversation comes back as
+    updates before the response, and the next prompt carries it to the model."""
+    editor = Editor()
+    saved: list[str] = []
+
+    async def first(conn: Any, _process: Any) -> None:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("remember the word kiwi")])
+        saved.append(sid)
+
+    loader = Editor()
+
+    async def second(conn: Any, _process: Any) -> None:
+        await conn.load_session(cwd=str(tmp_path), session_id=saved[0], mcp_servers=[])
+        kinds = loader.kinds()
+        assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"]
+        assert loader.updates[0].content.text == "remember the word kiwi"
+        assert "noted" in loader.updates[1].content.text
+        replayed = len(loader.updates)
+        await conn.prompt(session_id=saved[0], prompt=[acp.text_block("which word?")])
+        assert len(loader.updates) > replayed
+
+    with FakeOpenAI([fo.text("noted"), fo.text("kiwi")]) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, first))
+        asyncio.run(_drive(tmp_path, fake, loader, second))
+        last = fake.bodies[-1]["messages"]
+        assert any("kiwi" in str(m.get("content")) for m in last if m["role"] == "user")
