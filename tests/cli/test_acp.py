@@ -23,6 +23,7 @@ from acp.schema import (
     ReadTextFileResponse,
     RequestPermissionResponse,
 )
+
 from tests.cli.entry_point import CODEBOT
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -113,21 +114,21 @@ async def _drive(
 async def _initialized(
     conn: Any, process: Any, body: Callable[[Any, Any], Any], *, fs: bool
 ) -> None:
-    if True:
-        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
-        init = await asyncio.wait_for(
-            conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=caps),
-            TIMEOUT,
-        )
-        assert init.agent_capabilities.load_session is True
-        assert init.agent_capabilities.prompt_capabilities.embedded_context is True
-        assert init.agent_capabilities.mcp_capabilities.http is True
-        await asyncio.wait_for(body(conn, process), TIMEOUT)
+    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+    init = await asyncio.wait_for(
+        conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=caps),
+        TIMEOUT,
+    )
+    assert init.agent_capabilities.load_session is True
+    assert init.agent_capabilities.prompt_capabilities.embedded_context is True
+    assert init.agent_capabilities.mcp_capabilities.http is True
+    await asyncio.wait_for(body(conn, process), TIMEOUT)
 
 
 def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
     """A write asks the editor (allow once: written, a diff shown; reject: not written, the
-    call failed); in acceptEdits the next write asks nothing; back in default it asks."""
+    call failed); in acceptEdits the next write asks nothing; in plan the model is offered
+    only the read tools."""
     (tmp_path / "a.txt").write_text("old\n")
     turns = [
         fo.tool_calls(("write", {"path": "a.txt", "content": "new\n"})),
@@ -136,6 +137,7 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
         fo.text("was denied"),
         fo.tool_calls(("write", {"path": "c.txt", "content": "auto\n"})),
         fo.text("accepted"),
+        fo.text("a plan"),
     ]
     editor = Editor()
 
@@ -175,8 +177,14 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
         assert len(editor.permissions) == asked_before  # acceptEdits: no question
         assert "current_mode_update" in editor.kinds()
 
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("plan it")])
+
     with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, body))
+        offered = [{t["function"]["name"] for t in b["tools"]} for b in fake.bodies]
+        assert {"write", "edit", "bash"} <= offered[0]
+        assert "read" in offered[-1] and not {"write", "edit", "bash"} & offered[-1]
 
 
 def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
@@ -243,7 +251,10 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path) -> None:
     servers; the model calls its tool, the editor sees the call and its result."""
     command, args = server_command("echo")
     server = McpServerStdio(
-        name="editorecho", command=command, args=args, env=[EnvVariable(name="PYTHONPATH", value=str(REPO_ROOT))]
+        name="editorecho",
+        command=command,
+        args=args,
+        env=[EnvVariable(name="PYTHONPATH", value=str(REPO_ROOT))],
     )
     turns = [
         fo.tool_calls(("mcp__editorecho__echo", {"text": "through the editor's server"})),
