@@ -6,6 +6,7 @@ mid-turn, a server the client supplies, a session loaded again."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import acp
+import pytest
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -246,16 +248,17 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
         asyncio.run(_drive(tmp_path, fake, editor, body))
 
 
-def test_an_mcp_server_the_client_supplies(tmp_path: Path) -> None:
+def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stdio server in ``session/new``'s ``mcpServers`` is connected like the settings'
-    servers; the model calls its tool, the editor sees the call and its result."""
+    servers; the model calls its tool, the editor sees the call and its result. One the
+    managed settings deny is left out, as in ``chat``."""
+    managed = tmp_path / "managed-settings.json"
+    managed.write_text(json.dumps({"denied_mcp_servers": [{"name": "blocked"}]}))
+    monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(managed))
     command, args = server_command("echo")
-    server = McpServerStdio(
-        name="editorecho",
-        command=command,
-        args=args,
-        env=[EnvVariable(name="PYTHONPATH", value=str(REPO_ROOT))],
-    )
+    path = [EnvVariable(name="PYTHONPATH", value=str(REPO_ROOT))]
+    server = McpServerStdio(name="editorecho", command=command, args=args, env=path)
+    blocked = McpServerStdio(name="blocked", command=command, args=args, env=path)
     turns = [
         fo.tool_calls(("mcp__editorecho__echo", {"text": "through the editor's server"})),
         fo.text("echoed"),
@@ -263,7 +266,7 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path) -> None:
     editor = Editor(answer="allow_once")
 
     async def body(conn: Any, _process: Any) -> None:
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server])).session_id
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server, blocked])).session_id
         response = await conn.prompt(session_id=sid, prompt=[acp.text_block("echo")])
         assert response.stop_reason == "end_turn"
         updates = editor.calls("call_1")
@@ -275,11 +278,14 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path) -> None:
         asyncio.run(_drive(tmp_path, fake, editor, body))
         tools = [t["function"]["name"] for t in fake.bodies[0]["tools"]]
         assert "mcp__editorecho__echo" in tools
+        assert not [t for t in tools if t.startswith("mcp__blocked__")]
+    assert "left out by the managed settings" in (tmp_path / "acp-stderr.log").read_text()
 
 
 def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None:
     """``session/load`` of a session a first process saved: the conversation comes back as
-    updates before the response, and the next prompt carries it to the model."""
+    updates before the response (the tool call too), and the next prompt carries it to the
+    model. The todo list the model wrote went to the editor as the ``plan``."""
     editor = Editor()
     saved: list[str] = []
 
@@ -287,20 +293,36 @@ def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None
         sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
         await conn.prompt(session_id=sid, prompt=[acp.text_block("remember the word kiwi")])
         saved.append(sid)
+        plans = [u for u in editor.updates if u.session_update == "plan"]
+        assert [(e.content, e.status) for e in plans[-1].entries] == [
+            ("remember kiwi", "in_progress"),
+            ("answer", "pending"),
+        ]
 
     loader = Editor()
 
     async def second(conn: Any, _process: Any) -> None:
         await conn.load_session(cwd=str(tmp_path), session_id=saved[0], mcp_servers=[])
         kinds = loader.kinds()
-        assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"]
+        assert kinds[:4] == [
+            "user_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk",
+        ]
         assert loader.updates[0].content.text == "remember the word kiwi"
-        assert "noted" in loader.updates[1].content.text
+        assert loader.updates[1].title == "todo_write" and loader.updates[1].status == "completed"
+        assert "noted" in loader.updates[3].content.text
         replayed = len(loader.updates)
         await conn.prompt(session_id=saved[0], prompt=[acp.text_block("which word?")])
         assert len(loader.updates) > replayed
 
-    with FakeOpenAI([fo.text("noted"), fo.text("kiwi")]) as fake:
+    todos = [
+        {"content": "remember kiwi", "status": "in_progress"},
+        {"content": "answer", "status": "pending"},
+    ]
+    turns = [fo.tool_calls(("todo_write", {"todos": todos})), fo.text("noted"), fo.text("kiwi")]
+    with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, first))
         asyncio.run(_drive(tmp_path, fake, loader, second))
         last = fake.bodies[-1]["messages"]
