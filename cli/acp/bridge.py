@@ -15,6 +15,8 @@ from codebot_mcp.core.config.servers import ServerConfig, parse_server
 CLIENT_SOURCE = Path("<ACP client mcpServers>")
 """The ``source`` of a server the client supplied: named in messages; no settings file."""
 EDITOR_TIMEOUT_SECONDS = 30.0
+REMEMBERED_FILES = 64
+"""Texts kept per session for diffs (the last files read and written), oldest dropped."""
 """An ``fs/*`` request the editor leaves unanswered this long fails the tool call."""
 
 
@@ -86,6 +88,7 @@ class EditorFiles:
             raise OSError(f"the editor refused: {exc}") from None
         self.reads += 1
         self._seen[str(path)] = str(response.content)
+        _trim(self._seen)
         return str(response.content)
 
     async def write_text(self, path: Path, text: str) -> None:
@@ -98,6 +101,7 @@ class EditorFiles:
                 old = None
             self._seen.pop(str(path), None)
         self.written[str(path)] = (old, text)
+        _trim(self.written)
         if not self.can_write:
             from codebot_mcp.core.fsutil import atomic_write
 
@@ -119,6 +123,12 @@ class EditorFiles:
         except RequestError as exc:
             raise OSError(f"the editor refused: {exc}") from None
         self.writes += 1
+
+
+def _trim(texts: dict[str, Any]) -> None:
+    """Keep the last :data:`REMEMBERED_FILES` entries."""
+    while len(texts) > REMEMBERED_FILES:
+        del texts[next(iter(texts))]
 
 
 def _disk_text(path: Path) -> str:

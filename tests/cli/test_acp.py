@@ -29,6 +29,7 @@ from acp.schema import (
 from tests.cli.entry_point import CODEBOT
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import server_entry, write_settings
 from tests.servers.util import REPO_ROOT, server_command
 
 TIMEOUT = 60.0
@@ -87,8 +88,11 @@ class Editor:
         )
 
 
+KEY = "sk-acp-secret-0123456789abcdef"
+
+
 def _env(fake: FakeOpenAI) -> dict[str, str]:
-    return {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-acp-test"}
+    return {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": KEY}
 
 
 async def _drive(
@@ -225,7 +229,9 @@ def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
 
 def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
     """``session/cancel`` while the model's stream hangs: the prompt answers ``cancelled``
-    at once (not after the 30 s hang), and the session takes the next prompt."""
+    at once (not after the 30 s hang), and the session takes the next prompt (the API key
+    the model echoes is masked). A model API error is the prompt's JSON-RPC error with
+    ``chat``'s exit code; closing stdin ends the agent with 0."""
     editor = Editor()
 
     async def body(conn: Any, _process: Any) -> None:
@@ -243,15 +249,28 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
         again = await conn.prompt(session_id=sid, prompt=[acp.text_block("again")])
         assert again.stop_reason == "end_turn"
         assert "fine" in editor.text()
+        assert KEY not in editor.text()  # the key the model echoed is masked
+        with pytest.raises(acp.RequestError) as failed:
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("fail")])
+        assert "401" in str(failed.value) or "authentication" in str(failed.value).lower()
+        assert failed.value.data == {"exitCode": 5}  # chat's exit code: model API error
+        codes.append(_process)
 
-    with FakeOpenAI([fo.hang(30), fo.text("fine")]) as fake:
+    codes: list[Any] = []
+    turns = [fo.hang(30), fo.text(f"fine {KEY}"), fo.error(401, "bad key")]
+    with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, body))
+    assert codes[0].returncode == 0  # the editor closed stdin: exit 0
 
 
 def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stdio server in ``session/new``'s ``mcpServers`` is connected like the settings'
     servers; the model calls its tool, the editor sees the call and its result. One the
-    managed settings deny is left out, as in ``chat``."""
+    managed settings deny is left out, as in ``chat``. A settings server that takes 30 s to
+    start holds up neither ``session/new`` nor the prompt beyond its 1 s handshake timeout."""
+    write_settings(
+        tmp_path, {"mcp_servers": {"slow": server_entry("slow_start", "--delay", "30", timeout=1)}}
+    )
     managed = tmp_path / "managed-settings.json"
     managed.write_text(json.dumps({"denied_mcp_servers": [{"name": "blocked"}]}))
     monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(managed))
