@@ -230,7 +230,8 @@ def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
 def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
     """``session/cancel`` while the model's stream hangs: the prompt answers ``cancelled``
     at once (not after the 30 s hang), and the session takes the next prompt (the API key
-    the model echoes is masked). A model API error is the prompt's JSON-RPC error with
+    the model echoes is masked). A cancel while ``bash`` runs a 30 s command ends the turn at
+    once, the call failed. A model API error is the prompt's JSON-RPC error with
     ``chat``'s exit code; closing stdin ends the agent with 0."""
     editor = Editor()
 
@@ -250,6 +251,18 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
         assert again.stop_reason == "end_turn"
         assert "fine" in editor.text()
         assert KEY not in editor.text()  # the key the model echoed is masked
+
+        turn = asyncio.create_task(
+            conn.prompt(session_id=sid, prompt=[acp.text_block("run something long")])
+        )
+        while not [u for u in editor.calls("call_1") if u.status == "in_progress"]:
+            await asyncio.sleep(0.05)  # bounded by the test's TIMEOUT
+        started = time.monotonic()
+        await conn.cancel(session_id=sid)
+        response = await asyncio.wait_for(turn, 10)
+        assert response.stop_reason == "cancelled"
+        assert time.monotonic() - started < 10  # the 30 s command was killed
+        assert editor.calls("call_1")[-1].status == "failed"
         with pytest.raises(acp.RequestError) as failed:
             await conn.prompt(session_id=sid, prompt=[acp.text_block("fail")])
         assert "401" in str(failed.value) or "authentication" in str(failed.value).lower()
@@ -257,7 +270,12 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
         codes.append(_process)
 
     codes: list[Any] = []
-    turns = [fo.hang(30), fo.text(f"fine {KEY}"), fo.error(401, "bad key")]
+    turns = [
+        fo.hang(30),
+        fo.text(f"fine {KEY}"),
+        fo.tool_calls(("bash", {"command": "sleep 30"})),
+        fo.error(401, "bad key"),
+    ]
     with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, body))
     assert codes[0].returncode == 0  # the editor closed stdin: exit 0
