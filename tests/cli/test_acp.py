@@ -21,6 +21,8 @@ from acp.schema import (
     DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
+    HttpHeader,
+    HttpMcpServer,
     McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -30,7 +32,7 @@ from tests.cli.entry_point import CODEBOT
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
-from tests.servers.util import REPO_ROOT, server_command
+from tests.servers.util import REPO_ROOT, run_http_server, server_command
 
 TIMEOUT = 60.0
 
@@ -255,7 +257,7 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
         turn = asyncio.create_task(
             conn.prompt(session_id=sid, prompt=[acp.text_block("run something long")])
         )
-        while not [u for u in editor.calls("call_1") if u.status == "in_progress"]:
+        while not [u for u in editor.calls("call_1") if u.status == "in_progress"]:  # noqa: ASYNC110
             await asyncio.sleep(0.05)  # bounded by the test's TIMEOUT
         started = time.monotonic()
         await conn.cancel(session_id=sid)
@@ -283,7 +285,8 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
 
 def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stdio server in ``session/new``'s ``mcpServers`` is connected like the settings'
-    servers; the model calls its tool, the editor sees the call and its result. One the
+    servers, and so is a Streamable HTTP one with its header; the model calls their tools, the
+    editor sees the calls and their results. One the
     managed settings deny is left out, as in ``chat``. A settings server that takes 30 s to
     start holds up neither ``session/new`` nor the prompt beyond its 1 s handshake timeout."""
     write_settings(
@@ -296,27 +299,39 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.M
     path = [EnvVariable(name="PYTHONPATH", value=str(REPO_ROOT))]
     server = McpServerStdio(name="editorecho", command=command, args=args, env=path)
     blocked = McpServerStdio(name="blocked", command=command, args=args, env=path)
+    token = "tok-acp-http-0123456789"
     turns = [
         fo.tool_calls(("mcp__editorecho__echo", {"text": "through the editor's server"})),
+        fo.tool_calls(("mcp__remote__whoami", {})),
         fo.text("echoed"),
     ]
     editor = Editor(answer="allow_once")
 
     async def body(conn: Any, _process: Any) -> None:
-        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[server, blocked])).session_id
+        started = time.monotonic()
+        servers = [server, blocked, remote]
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
+        assert time.monotonic() - started < 10
         response = await conn.prompt(session_id=sid, prompt=[acp.text_block("echo")])
+        assert time.monotonic() - started < 20  # not the slow server's 30 s
         assert response.stop_reason == "end_turn"
         updates = editor.calls("call_1")
         assert updates[0].title == "editorecho: echo", updates[0]  # the server's tool
         assert updates[-1].status == "completed"
         assert "through the editor's server" in updates[-1].content[-1].content.text
+        over_http = editor.calls("call_2")
+        assert over_http[0].title == "remote: whoami" and over_http[-1].status == "completed"
+        assert over_http[-1].content[-1].content.text.strip() == "http"
 
-    with FakeOpenAI(turns) as fake:
+    with FakeOpenAI(turns) as fake, run_http_server("--token", token) as url:
+        auth = [HttpHeader(name="Authorization", value=f"Bearer {token}")]
+        remote = HttpMcpServer(type="http", name="remote", url=url, headers=auth)
         asyncio.run(_drive(tmp_path, fake, editor, body))
         tools = [t["function"]["name"] for t in fake.bodies[0]["tools"]]
         assert "mcp__editorecho__echo" in tools
         assert not [t for t in tools if t.startswith("mcp__blocked__")]
-    assert "left out by the managed settings" in (tmp_path / "acp-stderr.log").read_text()
+    log = (tmp_path / "acp-stderr.log").read_text()
+    assert "left out by the managed settings" in log and token not in log
 
 
 def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None:
