@@ -34,7 +34,9 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
 from tests.servers.util import REPO_ROOT, run_http_server, server_command
 
-TIMEOUT = 60.0
+pytestmark = pytest.mark.timeout(240)  # each test is a codebot process and a conversation
+TIMEOUT = 120.0
+"""One test's whole conversation (a loaded machine imports the SDK slowly)."""
 
 
 class Editor:
@@ -287,10 +289,10 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.M
     """A stdio server in ``session/new``'s ``mcpServers`` is connected like the settings'
     servers, and so is a Streamable HTTP one with its header; the model calls their tools, the
     editor sees the calls and their results. One the
-    managed settings deny is left out, as in ``chat``. A settings server that takes 30 s to
+    managed settings deny is left out, as in ``chat``. A settings server that takes 300 s to
     start holds up neither ``session/new`` nor the prompt beyond its 1 s handshake timeout."""
     write_settings(
-        tmp_path, {"mcp_servers": {"slow": server_entry("slow_start", "--delay", "30", timeout=1)}}
+        tmp_path, {"mcp_servers": {"slow": server_entry("slow_start", "--delay", "300", timeout=1)}}
     )
     managed = tmp_path / "managed-settings.json"
     managed.write_text(json.dumps({"denied_mcp_servers": [{"name": "blocked"}]}))
@@ -311,9 +313,9 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.M
         started = time.monotonic()
         servers = [server, blocked, remote]
         sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=servers)).session_id
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 60  # a loaded machine imports slowly
         response = await conn.prompt(session_id=sid, prompt=[acp.text_block("echo")])
-        assert time.monotonic() - started < 20  # not the slow server's 30 s
+        assert time.monotonic() - started < 80  # far from the slow server's 300 s
         assert response.stop_reason == "end_turn"
         updates = editor.calls("call_1")
         assert updates[0].title == "editorecho: echo", updates[0]  # the server's tool
