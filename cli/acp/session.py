@@ -116,6 +116,8 @@ class AcpSession:
             raise RequestError(-32603, f"the session took over {OPEN_TIMEOUT_SECONDS:g} s to start")
         if self._error is not None:
             error = self._error
+            while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+                error = error.exceptions[0]  # a task group's wrapping of the one real error
             if isinstance(error, CodebotError):
                 raise request_error(error)
             raise RequestError(

@@ -136,7 +136,8 @@ async def _initialized(
 
 
 def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
-    """A write asks the editor (allow once: written, a diff shown; reject: not written, the
+    """A session/new in a relative cwd, or one whose settings are broken, is a JSON-RPC error
+    saying so. A write asks the editor (allow once: written, a diff shown; reject: not written, the
     call failed); in acceptEdits the next write asks nothing; in plan the model is offered
     only the read tools."""
     (tmp_path / "a.txt").write_text("old\n")
@@ -151,7 +152,18 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
     ]
     editor = Editor()
 
+    broken = tmp_path / "broken"
+    (broken / ".codebot").mkdir(parents=True)
+    (broken / ".codebot" / "settings.json").write_text("{not json")
+
     async def body(conn: Any, _process: Any) -> None:
+        with pytest.raises(acp.RequestError) as bad_cwd:
+            await conn.new_session(cwd="relative/dir", mcp_servers=[])
+        assert "absolute path" in str(bad_cwd.value.data)
+        with pytest.raises(acp.RequestError) as bad_settings:
+            await conn.new_session(cwd=str(broken), mcp_servers=[])
+        assert "settings.json" in str(bad_settings.value)
+        assert bad_settings.value.data == {"exitCode": 3}  # chat's: settings error
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
         assert session.modes.current_mode_id == "default"
         assert {m.id for m in session.modes.available_modes} == {"default", "acceptEdits", "plan"}
