@@ -29,6 +29,7 @@ from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.permissions import Decision, denial_text
 from codebot_mcp.core.model.client import Retry
 from codebot_mcp.core.model.stream import Reply, ToolCall
+from codebot_mcp.core.secrets.redact import scrub
 from codebot_mcp.core.secrets.stream import StreamScrubber
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
 
@@ -40,6 +41,8 @@ OUTBOX_CAP = 20_000
 """Updates waiting for the client; beyond, new ones are dropped (a client that stopped
 reading) and counted, never held without bound."""
 TITLE_CAP_CHARS = 200
+RAW_INPUT_CAP_CHARS = 64_000
+"""Arguments longer than this (a whole file in ``write``) are not repeated as ``rawInput``."""
 
 Send = Callable[[Any], Awaitable[None]]
 Edits = Callable[[str], "tuple[str | None, str] | None"]
@@ -258,7 +261,9 @@ class UpdateView(AgentEvents):
                 kind=tool_kind(tool, call.name),  # type: ignore[arg-type]
                 status="pending",
                 locations=locations(self.cwd, arguments),
-                raw_input=render.REDACTOR(call.arguments) if len(call.arguments) < 64_000 else None,
+                raw_input=scrub(arguments, render.REDACTOR)
+                if len(call.arguments) <= RAW_INPUT_CAP_CHARS
+                else None,
             )
         )
 

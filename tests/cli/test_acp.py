@@ -179,6 +179,7 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
         assert [u.status for u in updates] == ["pending", "in_progress", "completed"]
         assert updates[0].session_update == "tool_call" and updates[0].kind == "edit"
         assert updates[0].locations[0].path == str(tmp_path / "a.txt")
+        assert updates[0].raw_input == {"path": "a.txt", "content": "new\n"}
         diff = [c for c in updates[-1].content if c.type == "diff"]
         assert diff and diff[0].old_text == "old\n" and diff[0].new_text == "new\n"
         assert "wrote it" in editor.text()
