@@ -86,6 +86,10 @@ class Editor:
     def calls(self, call_id: str) -> list[Any]:
         return [u for u in self.updates if getattr(u, "tool_call_id", None) == call_id]
 
+    def call_ids(self) -> list[str]:
+        """The ids of the calls shown, in order (the Responses API names them its own way)."""
+        return [u.tool_call_id for u in self.updates if u.session_update == "tool_call"]
+
     def text(self) -> str:
         return "".join(
             u.content.text for u in self.updates if u.session_update == "agent_message_chunk"
@@ -212,12 +216,13 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
 
 def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
     """With the client's fs, ``read`` sees the unsaved buffer (not the disk) and ``edit``
-    writes through the editor; the disk is left to the editor."""
+    writes through the editor; the disk is left to the editor. On the Responses API the
+    reasoning summary streams as ``agent_thought_chunk``."""
     path = tmp_path / "notes.txt"
     path.write_text("on disk\n")
     turns = [
         fo.tool_calls(("read", {"path": "notes.txt"})),
-        fo.text("read"),
+        fo.reasoned(fo.text("read"), "Thinking about the buffer."),
         fo.tool_calls(
             ("edit", {"path": "notes.txt", "old_string": "unsaved", "new_string": "edited"})
         ),
@@ -225,19 +230,24 @@ def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
     ]
     editor = Editor(answer="allow_once")
     editor.buffers[str(path)] = "unsaved buffer\n"
+    write_settings(tmp_path, {"api": "responses", "model": "o4-mini"})
 
     async def body(conn: Any, _process: Any) -> None:
         sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
         await conn.prompt(session_id=sid, prompt=[acp.text_block("read it")])
-        result = editor.calls("call_1")[-1]
+        result = editor.calls(editor.call_ids()[0])[-1]
         assert result.status == "completed"
         assert "unsaved buffer" in result.content[-1].content.text
         assert "on disk" not in result.content[-1].content.text
         assert str(path) in editor.reads
+        thoughts = [
+            u.content.text for u in editor.updates if u.session_update == "agent_thought_chunk"
+        ]
+        assert "".join(thoughts) == "Thinking about the buffer."
         await conn.prompt(session_id=sid, prompt=[acp.text_block("edit it")])
         assert editor.writes == [(str(path), "edited buffer\n")]
         assert path.read_text() == "on disk\n"  # the editor owns the file
-        diff = [c for c in editor.calls("call_2")[-1].content if c.type == "diff"]
+        diff = [c for c in editor.calls(editor.call_ids()[1])[-1].content if c.type == "diff"]
         assert diff[0].old_text == "unsaved buffer\n" and diff[0].new_text == "edited buffer\n"
 
     with FakeOpenAI(turns) as fake:
