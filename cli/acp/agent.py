@@ -21,10 +21,14 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    ListSessionsResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     SetSessionModeResponse,
 )
 
@@ -33,6 +37,7 @@ from codebot_mcp.cli.acp.session import (
     AcpSession,
     Capabilities,
     mode_state,
+    request_error,
     session_globals,
     session_options,
 )
@@ -44,6 +49,8 @@ if TYPE_CHECKING:
 
 STDIO_LIMIT_BYTES = 50 * 1024 * 1024
 """One protocol message may be this long (the library's default: prompts carry files)."""
+LISTED_SESSIONS = 200
+"""``session/list`` answers with the newest sessions, this many at most (no paging)."""
 IMAGES = False
 """``promptCapabilities.image``: the agent loop takes text prompts only in this build, so an
 image would be dropped; it turns true once the loop sends images to the model."""
@@ -85,6 +92,7 @@ class CodebotAgent:
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=IMAGES, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="codebot", title="codebot", version=__version__),
             auth_methods=[],
@@ -124,6 +132,35 @@ class CodebotAgent:
         session = await self._open(cwd, mcp_servers, session_id)
         await session.replay()
         return LoadSessionResponse(modes=mode_state(session.mode))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """``session/list``: codebot's saved sessions of the project of ``cwd`` (default: the
+        directory ``codebot acp`` started in), newest first, at most :data:`LISTED_SESSIONS`."""
+        from datetime import UTC, datetime
+
+        from codebot_mcp.cli.runtime import load_unfiltered_settings
+        from codebot_mcp.core.agent import history
+        from codebot_mcp.core.errors import CodebotError
+
+        globals_ = session_globals(self.globals, cwd) if cwd else self.globals
+        try:
+            settings = load_unfiltered_settings(globals_)
+        except CodebotError as exc:
+            raise request_error(exc) from None
+        project = settings.project_root or globals_.cwd
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=saved.id,
+                    cwd=str(project),
+                    title=saved.title or None,
+                    updated_at=datetime.fromtimestamp(saved.updated, UTC).isoformat(),
+                )
+                for saved in history.list_sessions(project)[:LISTED_SESSIONS]
+            ]
+        )
 
     async def set_session_mode(
         self, session_id: str, mode_id: str, **kwargs: Any

@@ -362,7 +362,8 @@ def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.M
 def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None:
     """``session/load`` of a session a first process saved: the conversation comes back as
     updates before the response (the tool call too), and the next prompt carries it to the
-    model. The todo list the model wrote went to the editor as the ``plan``."""
+    model; ``session/list`` lists it, an unknown id is an error. The todo list the model
+    wrote went to the editor as the ``plan``."""
     editor = Editor()
     saved: list[str] = []
 
@@ -379,6 +380,13 @@ def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None
     loader = Editor()
 
     async def second(conn: Any, _process: Any) -> None:
+        listed = await conn.list_sessions(cwd=str(tmp_path))
+        assert [(i.session_id, i.title) for i in listed.sessions] == [
+            (saved[0], "remember the word kiwi")
+        ]
+        with pytest.raises(acp.RequestError) as unknown:
+            await conn.load_session(cwd=str(tmp_path), session_id="no-such", mcp_servers=[])
+        assert unknown.value.data == {"exitCode": 2}
         await conn.load_session(cwd=str(tmp_path), session_id=saved[0], mcp_servers=[])
         kinds = loader.kinds()
         assert kinds[:4] == [
