@@ -49,6 +49,8 @@ if TYPE_CHECKING:
 
 STDIO_LIMIT_BYTES = 50 * 1024 * 1024
 """One protocol message may be this long (the library's default: prompts carry files)."""
+AFTER_RESPONSE_SECONDS = 0.1
+"""How long after ``session/new`` returns its updates (the commands) are sent."""
 LISTED_SESSIONS = 200
 """``session/list`` answers with the newest sessions, this many at most (no paging)."""
 IMAGES = False
@@ -120,6 +122,7 @@ class CodebotAgent:
     ) -> NewSessionResponse:
         """A new codebot session for ``cwd``; the client's servers join the settings'."""
         session = await self._open(cwd, mcp_servers, None)
+        self.tg.start_soon(_after_response, session.announce_commands)
         return NewSessionResponse(session_id=session.session_id, modes=mode_state(session.mode))
 
     async def load_session(
@@ -190,6 +193,13 @@ class CodebotAgent:
         for session in list(self.sessions.values()):
             await session.close()
         self.sessions.clear()
+
+
+async def _after_response(send: Any) -> None:
+    """``send()`` once the response that names the session is out (the client drops updates
+    about a session it does not know yet)."""
+    await anyio.sleep(AFTER_RESPONSE_SECONDS)
+    send()
 
 
 def prompt_text(blocks: list[Any]) -> str:

@@ -271,6 +271,27 @@ class AcpSession:
         if self.outbox is not None:
             self.outbox.put(helpers.update_current_mode(mode_id))
 
+    def announce_commands(self) -> None:
+        """``available_commands_update``: the custom commands (``.codebot/commands/``, the
+        Claude Code layer's, plugins'), which a prompt ``/name args`` runs as in ``chat``."""
+        from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
+
+        runtime = self.runtime
+        if runtime is None or runtime.ext is None or self.outbox is None:
+            return
+        commands = [
+            AvailableCommand(
+                name=c.name,
+                description=render.first_line(c.description, 200) or c.name,
+                input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.argument_hint))
+                if c.argument_hint
+                else None,
+            )
+            for c in runtime.ext.commands.commands.values()
+        ]
+        if commands:
+            self.outbox.put(helpers.update_available_commands(commands))
+
     # -- approvals and replay -----------------------------------------------------------------
 
     async def _approve(self, request: ApprovalRequest) -> Answer:
@@ -316,6 +337,7 @@ class AcpSession:
             return
         for update in replay_updates(self.runtime.session.history):
             self.outbox.put(update)
+        self.announce_commands()
         await self.outbox.drain(seconds=30.0)
 
 

@@ -143,7 +143,8 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
     """A session/new in a relative cwd, or one whose settings are broken, is a JSON-RPC error
     saying so. A write asks the editor (allow once: written, a diff shown; reject: not written, the
     call failed); in acceptEdits the next write asks nothing; in plan the model is offered
-    only the read tools."""
+    only the read tools. The project's custom commands are announced, and ``/name args``
+    runs one."""
     (tmp_path / "a.txt").write_text("old\n")
     turns = [
         fo.tool_calls(("write", {"path": "a.txt", "content": "new\n"})),
@@ -156,6 +157,11 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
     ]
     editor = Editor()
 
+    commands = tmp_path / ".codebot" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "shout.md").write_text(
+        "---\ndescription: Say it loud\nargument-hint: [words]\n---\nSay $1 LOUDLY.\n"
+    )
     broken = tmp_path / "broken"
     (broken / ".codebot").mkdir(parents=True)
     (broken / ".codebot" / "settings.json").write_text("{not json")
@@ -203,12 +209,22 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
         assert (tmp_path / "c.txt").read_text() == "auto\n"
         assert len(editor.permissions) == asked_before  # acceptEdits: no question
         assert "current_mode_update" in editor.kinds()
+        (announced,) = [
+            u for u in editor.updates if u.session_update == "available_commands_update"
+        ]
+        (shout,) = announced.available_commands
+        assert (shout.name, shout.description, shout.input.root.hint) == (
+            "shout",
+            "Say it loud",
+            "[words]",
+        )
 
         await conn.set_session_mode(session_id=sid, mode_id="plan")
-        await conn.prompt(session_id=sid, prompt=[acp.text_block("plan it")])
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("/shout hello")])
 
     with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, body))
+        assert fake.bodies[-1]["messages"][-1]["content"].startswith("Say hello LOUDLY.")
         offered = [{t["function"]["name"] for t in b["tools"]} for b in fake.bodies]
         assert {"write", "edit", "bash"} <= offered[0]
         assert "read" in offered[-1] and not {"write", "edit", "bash"} & offered[-1]
