@@ -225,7 +225,10 @@ def prompt_text(blocks: list[Any]) -> str:
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """The protocol's own stdin and stdout; fd 0 becomes /dev/null and fd 1 stderr."""
+    """The protocol's own stdin and stdout; fd 0 becomes /dev/null and fd 1 stderr.
+
+    Pipes (an editor's) are read and written by the event loop; anything else (a file, a
+    terminal the loop cannot watch) by a thread, as the library does on Windows."""
     from acp.stdio import _WritePipeProtocol  # pyright: ignore[reportPrivateUsage]
 
     loop = asyncio.get_running_loop()
@@ -237,11 +240,63 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     sys.stdout.flush()
     os.dup2(2, 1)
     reader = asyncio.StreamReader(limit=STDIO_LIMIT_BYTES)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proto_in)
+    if _pollable(proto_in):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proto_in)
+    else:
+        _feed_from_thread(loop, reader, proto_in)
     protocol = _WritePipeProtocol()
-    transport, _ = await loop.connect_write_pipe(lambda: protocol, proto_out)
-    writer = asyncio.StreamWriter(transport, protocol, None, loop)  # type: ignore[arg-type]
+    transport: Any
+    if _pollable(proto_out):
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, proto_out)
+    else:
+        transport = _FileTransport(proto_out)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return reader, writer
+
+
+def _pollable(stream: Any) -> bool:
+    """A pipe or a socket: what the event loop can wait on (not a file, a terminal or
+    /dev/null, which ``epoll`` cannot watch)."""
+    import stat
+
+    mode = os.fstat(stream.fileno()).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _feed_from_thread(loop: Any, reader: asyncio.StreamReader, source: Any) -> None:
+    """Read ``source`` line by line in a daemon thread into ``reader``."""
+    import threading
+
+    def pump() -> None:
+        try:
+            while line := source.readline():
+                loop.call_soon_threadsafe(reader.feed_data, line)
+        finally:
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+    threading.Thread(target=pump, name="acp-stdin", daemon=True).start()
+
+
+class _FileTransport(asyncio.WriteTransport):
+    """Writes straight to a file that is not a pipe (each message is one small write)."""
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        self._target = target
+        self._closing = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._closing:
+            self._target.write(bytes(data))
+
+    def is_closing(self) -> bool:
+        return self._closing
+
+    def close(self) -> None:
+        self._closing = True
+
+    def can_write_eof(self) -> bool:
+        return False
 
 
 async def serve(globals_: Globals, options: ChatOptions) -> int:

@@ -428,3 +428,46 @@ def test_a_saved_session_loads_with_its_history_replayed(tmp_path: Path) -> None
         asyncio.run(_drive(tmp_path, fake, loader, second))
         last = fake.bodies[-1]["messages"]
         assert any("kiwi" in str(m.get("content")) for m in last if m["role"] == "user")
+
+
+def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
+    """Raw JSON-RPC lines over real pipes: a settings warning printed while a session starts
+    goes to stderr, stdout holds nothing but the two responses, and closing stdin ends the
+    agent with 0."""
+    import subprocess
+
+    write_settings(tmp_path, {"bogus_key": 1})
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "session/new",
+            "params": {"cwd": str(tmp_path), "mcpServers": []},
+        },
+    ]
+    with FakeOpenAI([]) as fake, (tmp_path / "stderr.log").open("w+") as err:
+        proc = subprocess.Popen(
+            [CODEBOT, "acp"],
+            cwd=tmp_path,
+            env=_env(fake),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        proc.stdin.flush()
+        first = json.loads(proc.stdout.readline())
+        second = json.loads(proc.stdout.readline())
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        proc.stdout.close()
+        assert proc.wait(timeout=TIMEOUT) == 0
+        err.seek(0)
+        stderr = err.read()
+    assert first["id"] == 0 and first["result"]["protocolVersion"] == 1
+    assert second["id"] == 1 and second["result"]["sessionId"]
+    for line in rest.splitlines():  # only notifications may follow (available commands)
+        assert json.loads(line)["jsonrpc"] == "2.0"
+    assert "bogus_key" in stderr
