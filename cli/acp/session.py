@@ -104,6 +104,7 @@ class AcpSession:
     _error: BaseException | None = None
     _turn: anyio.CancelScope | None = None
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
+    _trust_asked: bool = False
 
     async def open(self, tg: Any) -> None:
         """Build the runtime in a task of ``tg``; return once it is built (servers connect
@@ -210,6 +211,7 @@ class AcpSession:
             raise RequestError(-32603, "the session is closed")
         async with self._lock:  # one turn at a time
             await self._started.wait()  # bounded: each server's handshake timeout
+            await self._settle_trust()
             agent = runtime.agent
             self.view = view = UpdateView(
                 outbox,
@@ -248,6 +250,89 @@ class AcpSession:
             if failure is not None:
                 raise request_error(failure)
             return stop
+
+    # -- trust ------------------------------------------------------------------------------
+
+    async def _settle_trust(self) -> None:
+        """The session's first prompt, in a project whose own servers were skipped for want
+        of trust, asks the editor once, as the REPL asks at start
+        (``session/new`` cannot: the client does not know the session yet). Trusting records
+        it (as ``codebot trust`` does) and starts them, as ``/mcp reload`` would."""
+        runtime = self.runtime
+        if self._trust_asked or runtime is None or not runtime.untrusted:
+            return
+        self._trust_asked = True
+        from codebot_mcp.cli.chat_runtime import settle_trust
+        from codebot_mcp.cli.repl.chatview import report_mcp
+        from codebot_mcp.cli.runtime import load_unfiltered_settings
+        from codebot_mcp.core.errors import ModelError
+
+        try:
+            raw = load_unfiltered_settings(runtime.globals)
+        except CodebotError as exc:
+            _log.info("trust: settings not read again: %s", exc)
+            return
+        if self.servers:
+            raw = replace(raw, servers={**raw.servers, **self.servers})
+        settings, untrusted = await settle_trust(runtime.globals, raw, self._ask_trust)
+        if untrusted:
+            return
+        runtime.untrusted = ()
+        runtime.reload_extensions(settings, raw)
+        await runtime.manager.reconfigure(settings.servers)
+        await runtime.session.before_prompt()
+        report_mcp(runtime.manager)
+        try:
+            await runtime.apply(settings)
+        except ModelError as exc:
+            _log.info("trust: the model of the trusted settings does not resolve: %s", exc)
+
+    async def _ask_trust(self, check: Any) -> bool:
+        """The trust question as ``session/request_permission``: what the project would run."""
+        from codebot_mcp.cli.trustview import describe_all
+
+        what = "\n".join(describe_all(check))
+        where = check.project_file or check.root
+        text = render.REDACTOR(
+            f"{where} would start or set (codebot trust):\n{what}\n\n"
+            "Trust records it for these files as they are now; a change asks again."
+        )
+        call_id = f"trust-{self.session_id}"
+        title = f"Trust the project {check.root}?"
+        options = [
+            PermissionOption(option_id="trust", name="Trust the project", kind="allow_always"),
+            PermissionOption(option_id="skip", name="Not now", kind="reject_once"),
+        ]
+        update = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=title,
+            kind="other",
+            status="pending",
+            content=[helpers.tool_content(helpers.text_block(text))],
+        )
+        if self.outbox is not None:
+            self.outbox.put(helpers.start_tool_call(call_id, title, kind="other", status="pending"))
+            await self.outbox.drain()
+        trusted = False
+        with anyio.move_on_after(APPROVAL_TIMEOUT_SECONDS):
+            response = await self.conn.request_permission(
+                session_id=self.session_id, tool_call=update, options=options
+            )
+            outcome = response.outcome
+            trusted = (
+                getattr(outcome, "outcome", None) == "selected" and outcome.option_id == "trust"
+            )
+        if self.outbox is not None:
+            status = "completed" if trusted else "failed"
+            said = "trusted" if trusted else "not trusted: the project's servers stay off"
+            self.outbox.put(
+                helpers.update_tool_call(
+                    call_id,
+                    status=status,  # type: ignore[arg-type]
+                    content=[helpers.tool_content(helpers.text_block(said))],
+                )
+            )
+        return trusted
 
     # -- modes ------------------------------------------------------------------------------
 

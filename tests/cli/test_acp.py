@@ -58,8 +58,14 @@ class Editor:
         self.permissions.append((tool_call, options))
         if self.answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        ids = [o.option_id for o in options]
+        if self.answer in ids:
+            chosen = self.answer
+        else:  # a question with options of its own (trust): the first of the answer's kind
+            allow = self.answer.startswith("allow")
+            chosen = next(o.option_id for o in options if o.kind.startswith("allow") == allow)
         return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=self.answer)
+            outcome=AllowedOutcome(outcome="selected", option_id=chosen)
         )
 
     async def session_update(self, session_id: str, update: Any, **kw: Any) -> None:
@@ -471,3 +477,34 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     for line in rest.splitlines():  # only notifications may follow (available commands)
         assert json.loads(line)["jsonrpc"] == "2.0"
     assert "bogus_key" in stderr
+
+
+def test_an_untrusted_project_asks_the_editor_at_the_first_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's own server is skipped until trusted: the first prompt of a session asks
+    the editor; declined, the model is not offered its tools; trusted (in a second session),
+    it starts and the model is offered them."""
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    write_settings(tmp_path, {"mcp_servers": {"echo": server_entry("echo")}})
+    editor = Editor(answer="reject")
+
+    async def body(conn: Any, _process: Any) -> None:
+        first = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        await conn.prompt(session_id=first, prompt=[acp.text_block("hi")])
+        asked, options = editor.permissions[-1]
+        assert asked.title.startswith("Trust the project")
+        assert "echo" in asked.content[0].content.text
+        assert {o.option_id for o in options} == {"trust", "skip"}
+        await conn.prompt(session_id=first, prompt=[acp.text_block("again")])
+        assert len(editor.permissions) == 1  # asked once per session
+        editor.answer = "allow_once"
+        second = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        await conn.prompt(session_id=second, prompt=[acp.text_block("hi")])
+        assert len(editor.permissions) == 2
+
+    with FakeOpenAI([fo.text("one"), fo.text("two"), fo.text("three")]) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body))
+        offered = [{t["function"]["name"] for t in b["tools"]} for b in fake.bodies]
+    assert not [n for n in offered[0] | offered[1] if n.startswith("mcp__echo__")]
+    assert "mcp__echo__echo" in offered[2]
