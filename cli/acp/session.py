@@ -211,7 +211,6 @@ class AcpSession:
             raise RequestError(-32603, "the session is closed")
         async with self._lock:  # one turn at a time
             await self._started.wait()  # bounded: each server's handshake timeout
-            await self._settle_trust()
             agent = runtime.agent
             self.view = view = UpdateView(
                 outbox,
@@ -224,6 +223,7 @@ class AcpSession:
             with anyio.CancelScope() as scope:
                 self._turn = scope
                 try:
+                    await self._settle_trust()  # the first prompt only; cancel ends it too
                     found = extensions.command_for(runtime.ext, text)
                     command, line = (found[0], found[1]) if found else (None, text)
                     async with extensions.running(runtime.ext, agent, command, line) as line:
