@@ -150,7 +150,7 @@ def _root(
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from codebot_mcp.cli.commands import chat, export, models, rewind, skills, trust
+    from codebot_mcp.cli.commands import acp, chat, export, models, rewind, skills, trust
     from codebot_mcp.cli.commands import importing as import_
     from codebot_mcp.cli.commands.mcp import group as mcp
 
@@ -165,6 +165,7 @@ def _register() -> None:
     app.add_typer(models.app)
     app.add_typer(rewind.app)
     app.add_typer(export.app)
+    app.add_typer(acp.app)
 
 
 _register()

@@ -11,7 +11,7 @@ it finished) replaces with one function returning finished objects.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
     from codebot_mcp.core.model.config import ModelConfig
@@ -362,8 +363,12 @@ async def open_runtime(
     need_model: bool,
     ask_trust: TrustPrompt | None = None,
     user_agent: UserAgent | None = None,
+    extra_servers: Mapping[str, ServerConfig] | None = None,
 ) -> AsyncIterator[ChatRuntime]:
     """Build the runtime; MCP servers are not started here (the caller decides when).
+
+    ``extra_servers`` join the settings' servers before trust and the managed policy apply
+    (an ACP client's ``mcpServers``; one of the same name replaces the settings' entry).
 
     Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
     launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
@@ -378,6 +383,10 @@ async def open_runtime(
     from codebot_mcp.core.agent.session import Session
 
     raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
+    if extra_servers:
+        from dataclasses import replace
+
+        raw = replace(raw, servers={**raw.servers, **extra_servers})
     if options.resume_latest or options.resume:  # no such session: say so before anything runs
         from codebot_mcp.core.agent import history as sessions
 

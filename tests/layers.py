@@ -49,6 +49,7 @@ STACKS: dict[str, list[tuple[str, str]]] = {
     "cli": [
         ("", "shared: rendering, the runtime, signals, login, answers, the warm client"),
         ("repl", "the interactive loop and its views"),
+        ("acp", "the ACP agent: editors drive a chat runtime over stdio (codebot acp)"),
         ("commands", "one module per command group"),
     ],
 }
@@ -69,6 +70,7 @@ EXTERNAL: dict[str, dict[str, str]] = {
         "typer": "core never imports typer: commands live in cli/",
         "click": "core never imports click: commands live in cli/",
         "prompt_toolkit": "core never imports prompt_toolkit: the REPL lives in cli/",
+        "acp": "core never imports the ACP library: the ACP agent lives in cli/acp/",
     },
     "mcpbridge": {
         "codebot_mcp.cli": "imports point one way: cli imports mcpbridge, never the other way",

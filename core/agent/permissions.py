@@ -195,6 +195,10 @@ class PermissionGate:
         matches its pin is asked about, whatever the rules say (deny still wins)."""
         self.cwd: Path | None = None
         """Where relative paths of ``read(./x)``-style rules start (None: the process's)."""
+        self.accept_edits = False
+        """The ``acceptEdits`` mode (ACP's session modes): the built-in file tools' edits
+        inside the project root are allowed without asking; rules, pins and the boundary
+        still decide first."""
         self.skills: SkillActivity | None = None
         """The skills the model loaded: while it acts on one served over MCP, a tool that
         executes code asks, whatever the rules and earlier "always" answers say."""
@@ -249,6 +253,10 @@ class PermissionGate:
         permission = tool.permission()
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
+        if self.accept_edits and edits_files(tool):
+            return Decision(
+                Verdict.ALLOW, "accepted: the session is in the acceptEdits mode", by=DecidedBy.MODE
+            )
         if mode := sandboxed(tool, arguments):
             return Decision(Verdict.ALLOW, f"sandboxed: runs in the {mode} sandbox")
         return Decision(Verdict.ASK, f"{permission.capability.value}: {permission.reason}")
@@ -360,6 +368,13 @@ class PermissionGate:
         if answer in (Answer.ONCE, Answer.ALWAYS):  # "always" never covers outside the root
             return Decision(Verdict.ALLOW, "approved by the user", by=DecidedBy.USER)
         return Decision(Verdict.DENY, "the user denied it", by=DecidedBy.USER)
+
+
+def edits_files(tool: Tool) -> bool:
+    """Whether ``tool`` is a built-in file tool that changes files (``edit``, ``write``)."""
+    from codebot_mcp.core.tools.builtin._files import FileTool
+
+    return isinstance(tool, FileTool) and tool.permission().capability is Capability.WRITE
 
 
 def _with_hook(decision: Decision, hook: HookDecision) -> Decision:

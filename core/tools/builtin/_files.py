@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from codebot_mcp.core.security.boundary import Boundary, Reach
 from codebot_mcp.core.tools.gitignore import IgnoreStack
@@ -23,12 +23,29 @@ MAX_FILES = 200_000
 ALWAYS_SKIPPED = frozenset({".git"})
 
 
+class TextFiles(Protocol):
+    """Text files as an editor holds them, unsaved buffers included (ACP's ``fs`` methods,
+    :mod:`cli.acp.files`). ``read``, ``edit`` and ``write`` go through it when it is set;
+    the boundary and the gate decide first, as for the disk. Both raise ``OSError`` with a
+    message for the model when the editor refuses or fails."""
+
+    async def read_text(self, path: Path) -> str:
+        """The file's text (an absolute path)."""
+        ...
+
+    async def write_text(self, path: Path, text: str) -> None:
+        """Replace (or create) the file's text."""
+        ...
+
+
 class FileTool:
     """A built-in tool that works on files under ``cwd``, inside the boundary of ``root``."""
 
     def __init__(self, cwd: Path, root: Path | None = None) -> None:
         self.cwd = cwd
         self.boundary = Boundary(cwd, root)
+        self.files: TextFiles | None = None
+        """Where ``read``, ``edit`` and ``write`` read and write (None: the disk)."""
 
     def hidden_under(self, target: Path) -> list[Path]:
         """The paths the sandbox hides (:attr:`Boundary.hidden`) below ``target``, spelled

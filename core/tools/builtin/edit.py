@@ -144,6 +144,8 @@ class EditTool(FileTool):
             reach, old, new, replace_all = self._arguments(arguments)
             path = reach.resolved
             self.boundary.writable(reach)  # no edit through a symlink that leaves the root
+            if self.files is not None:  # the editor's buffer (ACP), unsaved changes included
+                return await self._edit_in_editor(path, old, new, replace_all)
             decoded = await anyio.to_thread.run_sync(self._load, path)
             after, lines = apply_edit(decoded.text, old, new, replace_all)
             try:
@@ -166,6 +168,24 @@ class EditTool(FileTool):
         if not decoded.plain_utf8:
             facts["encoding"] = decoded.name
         return ToolResult(f"Edited {path}: replaced {count} (line {where}){kept}", data=facts)
+
+    async def _edit_in_editor(
+        self, path: Path, old: str, new: str, replace_all: bool
+    ) -> ToolResult:
+        """The edit made on the editor's text (:attr:`files`): read, replace, write back."""
+        assert self.files is not None
+        try:
+            text = await self.files.read_text(path)
+            after, lines = apply_edit(text, old, new, replace_all)
+            await self.files.write_text(path, after)
+        except EditError as exc:
+            return ToolResult(f"edit: {path}: {exc}", is_error=True)
+        except OSError as exc:
+            return ToolResult(f"edit: {path} in the editor: {exc}", is_error=True)
+        where = ", ".join(map(str, lines[:MAX_LINES_LISTED]))
+        count = f"{len(lines)} occurrence{'s' if len(lines) != 1 else ''}"
+        facts: dict[str, Any] = {"path": str(path), "replacements": len(lines), "editor": True}
+        return ToolResult(f"Edited {path}: replaced {count} (line {where})", data=facts)
 
 
 def _shown(path: Path, cwd: Path) -> str:

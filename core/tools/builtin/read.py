@@ -6,6 +6,7 @@ which, so the model knows the text it sees is what ``edit`` will match."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -55,6 +56,12 @@ class ReadTool(FileTool):
             limit = integer(arguments, "limit", DEFAULT_LIMIT)
         except BadArgument as exc:
             return ToolResult(f"read: {exc}", is_error=True)
+        if self.files is not None:  # the editor's buffer (ACP): what the user sees
+            try:
+                text = await self.files.read_text(path)
+            except OSError as exc:
+                return ToolResult(f"read: cannot read {path} in the editor: {exc}", is_error=True)
+            return _numbered(path, text, offset, limit, more=False, encoding=None)
         try:
             data, more = await anyio.to_thread.run_sync(self.boundary.read_bytes, path)
         except BoundaryError as exc:
@@ -70,26 +77,35 @@ class ReadTool(FileTool):
         if b"\0" in data[:8192] and not has_bom(data):
             return ToolResult(f"read: {path} looks binary ({len(data)} bytes)", is_error=True)
         decoded = await anyio.to_thread.run_sync(lambda: decode(data, partial=more))
-        lines = decoded.text.splitlines()
-        if offset > max(len(lines), 1):
-            return ToolResult(
-                f"read: offset {offset} is past the end of {path} ({len(lines)} lines)",
-                is_error=True,
-            )
-        chosen = lines[offset - 1 : offset - 1 + limit]
-        out = [
-            f"{n:>6}\t{line[:MAX_LINE_CHARS]}{' [line cut]' if len(line) > MAX_LINE_CHARS else ''}"
-            for n, line in enumerate(chosen, start=offset)
-        ]
-        rest = len(lines) - (offset - 1 + len(chosen))
-        if rest > 0:
-            out.append(f"[{rest} more lines; read again with offset={offset + len(chosen)}]")
-        if more and rest <= 0:
-            out.append(f"[the file is larger than {MAX_READ_BYTES} bytes; the rest was not read]")
-        if not lines:
-            out.append("[empty file]")
-        facts: dict[str, Any] = {"path": str(path), "lines": len(chosen)}
-        if not decoded.plain_utf8:
-            out.insert(0, f"[encoding: {decoded.name}; shown decoded, edit keeps it]")
-            facts["encoding"] = decoded.name
-        return ToolResult("\n".join(out), data=facts)
+        encoding = None if decoded.plain_utf8 else decoded.name
+        return _numbered(path, decoded.text, offset, limit, more=more, encoding=encoding)
+
+
+def _numbered(
+    path: Path, text: str, offset: int, limit: int, *, more: bool, encoding: str | None
+) -> ToolResult:
+    """The lines ``offset`` to ``offset + limit`` of ``text``, numbered (``encoding``: the
+    file's, when it is not plain UTF-8)."""
+    lines = text.splitlines()
+    if offset > max(len(lines), 1):
+        return ToolResult(
+            f"read: offset {offset} is past the end of {path} ({len(lines)} lines)",
+            is_error=True,
+        )
+    chosen = lines[offset - 1 : offset - 1 + limit]
+    out = [
+        f"{n:>6}\t{line[:MAX_LINE_CHARS]}{' [line cut]' if len(line) > MAX_LINE_CHARS else ''}"
+        for n, line in enumerate(chosen, start=offset)
+    ]
+    rest = len(lines) - (offset - 1 + len(chosen))
+    if rest > 0:
+        out.append(f"[{rest} more lines; read again with offset={offset + len(chosen)}]")
+    if more and rest <= 0:
+        out.append(f"[the file is larger than {MAX_READ_BYTES} bytes; the rest was not read]")
+    if not lines:
+        out.append("[empty file]")
+    facts: dict[str, Any] = {"path": str(path), "lines": len(chosen)}
+    if encoding is not None:
+        out.insert(0, f"[encoding: {encoding}; shown decoded, edit keeps it]")
+        facts["encoding"] = encoding
+    return ToolResult("\n".join(out), data=facts)

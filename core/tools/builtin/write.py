@@ -66,6 +66,17 @@ class WriteTool(FileTool):
         except BadArgument as exc:
             return ToolResult(f"write: {exc}", is_error=True)
         path = reach.resolved
+        if self.files is not None:  # the editor's buffer (ACP)
+            try:
+                await self.files.write_text(self.boundary.writable(reach), content)
+            except BoundaryError as exc:
+                return ToolResult(f"write: {exc}", is_error=True)
+            except OSError as exc:
+                return ToolResult(f"write: {path} in the editor: {exc}", is_error=True)
+            size = len(content.encode("utf-8"))
+            return ToolResult(
+                f"Wrote {path} ({size} bytes)", data={"path": str(path), "editor": True}
+            )
         try:
             existed = await anyio.to_thread.run_sync(self.boundary.write_text, reach, content)
         except BoundaryError as exc:

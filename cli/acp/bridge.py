@@ -1,0 +1,138 @@
+"""What an ACP client lends a session: its ``mcpServers`` (as codebot server entries, which
+then meet trust, the managed policy and the lock like the settings' own) and its ``fs``
+methods (as :class:`~codebot_mcp.core.tools.builtin._files.TextFiles`, so ``read``, ``edit``
+and ``write`` see the editor's unsaved buffers)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from codebot_mcp.core.config.servers import ServerConfig, parse_server
+
+CLIENT_SOURCE = Path("<ACP client mcpServers>")
+"""The ``source`` of a server the client supplied: named in messages; no settings file."""
+EDITOR_TIMEOUT_SECONDS = 30.0
+REMEMBERED_FILES = 64
+"""Texts kept per session for diffs (the last files read and written), oldest dropped."""
+"""An ``fs/*`` request the editor leaves unanswered this long fails the tool call."""
+
+
+def client_servers(entries: Sequence[Any] | None, cwd: Path) -> dict[str, ServerConfig]:
+    """The ``mcpServers`` of ``session/new`` (stdio entries, ``http`` ones) as server entries.
+
+    ``sse`` entries are parsed too and fail as the settings' would (codebot speaks Streamable
+    HTTP; ``initialize`` says ``sse: false``). Problems stay on the entry (``error``), so one
+    bad server never fails the session.
+    """
+    servers: dict[str, ServerConfig] = {}
+    for item in entries or ():
+        data = item.model_dump(by_alias=True, exclude_none=True)
+        name = str(data.get("name", ""))
+        entry: dict[str, Any]
+        if "command" in data:
+            entry = {
+                "command": data["command"],
+                "args": list(data.get("args") or []),
+                "env": {e["name"]: e["value"] for e in data.get("env") or []},
+            }
+        else:
+            entry = {
+                "type": data.get("type", "http"),
+                "url": data.get("url", ""),
+                "headers": {h["name"]: h["value"] for h in data.get("headers") or []},
+            }
+        servers[name] = parse_server(name, entry, CLIENT_SOURCE, os.environ, cwd)
+    return servers
+
+
+class EditorFiles:
+    """The client's ``fs/read_text_file`` and ``fs/write_text_file`` for one session; each
+    side only when the client offers it (else the disk, as in ``chat``)."""
+
+    def __init__(self, conn: Any, session_id: str, *, read: bool, write: bool) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.can_read = read
+        self.can_write = write
+        self.reads = 0
+        self.writes = 0
+        self._seen: dict[str, str] = {}  # path → the text last read, for diffs
+        self.written: dict[str, tuple[str | None, str]] = {}
+        """path → (text before, text after) of the last write through the editor."""
+
+    def last_edit(self, path: str) -> tuple[str | None, str] | None:
+        """The (old, new) text of the last write to ``path`` (for the call's diff)."""
+        return self.written.get(path)
+
+    async def read_text(self, path: Path) -> str:
+        """The editor's text of ``path`` (its buffer when open); the disk when the client
+        does not read files."""
+        if not self.can_read:
+            return _disk_text(path)
+        import anyio
+        from acp import RequestError
+
+        try:
+            with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
+                response = await self.conn.read_text_file(
+                    session_id=self.session_id, path=str(path)
+                )
+        except TimeoutError:
+            raise OSError(
+                f"the editor did not answer within {EDITOR_TIMEOUT_SECONDS:g} s"
+            ) from None
+        except RequestError as exc:
+            raise OSError(f"the editor refused: {exc}") from None
+        self.reads += 1
+        self._seen[str(path)] = str(response.content)
+        _trim(self._seen)
+        return str(response.content)
+
+    async def write_text(self, path: Path, text: str) -> None:
+        """Write through the editor (it updates the buffer and the file)."""
+        old = self._seen.pop(str(path), None)
+        if old is None and self.can_read:  # write over a file: the diff needs its text
+            try:
+                old = await self.read_text(path)
+            except OSError:
+                old = None
+            self._seen.pop(str(path), None)
+        self.written[str(path)] = (old, text)
+        _trim(self.written)
+        if not self.can_write:
+            from codebot_mcp.core.fsutil import atomic_write
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, text)
+            return
+        import anyio
+        from acp import RequestError
+
+        try:
+            with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
+                await self.conn.write_text_file(
+                    session_id=self.session_id, path=str(path), content=text
+                )
+        except TimeoutError:
+            raise OSError(
+                f"the editor did not answer within {EDITOR_TIMEOUT_SECONDS:g} s"
+            ) from None
+        except RequestError as exc:
+            raise OSError(f"the editor refused: {exc}") from None
+        self.writes += 1
+
+
+def _trim(texts: dict[str, Any]) -> None:
+    """Keep the last :data:`REMEMBERED_FILES` entries."""
+    while len(texts) > REMEMBERED_FILES:
+        del texts[next(iter(texts))]
+
+
+def _disk_text(path: Path) -> str:
+    from codebot_mcp.core.security.boundary import read_regular
+
+    data, _ = read_regular(path)
+    return data.decode("utf-8", errors="replace")
