@@ -44,6 +44,7 @@ from codebot_mcp.core.config.keys import (
 )
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import EntryWarning, ServerConfig, parse_server
+from codebot_mcp.core.config.telemetry import TelemetrySettings
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 
@@ -123,6 +124,8 @@ class Settings:
     """Read agents, commands and skills from the project's ``.codebot/`` and ``.claude/``
     folders (False while the project is not trusted; ``core.config.definitions``)."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    """OpenTelemetry export (``core.config.telemetry``, ``core.telemetry``); off by default."""
     """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
