@@ -31,6 +31,7 @@ from opentelemetry.trace import SpanKind
 
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.telemetry.config import Export
+from codebot_mcp.core.telemetry.genai import Instruments
 from codebot_mcp.core.telemetry.scope import MCP_SCOPE
 
 MCP_SCOPE_NAME = "mcp-python-sdk"
@@ -66,6 +67,8 @@ class _Failures(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.failed += 1
+        if self.last is not None:  # the first says why (a refused connection), not the retries
+            return
         try:
             self.last = record.getMessage()
         except Exception:  # boundary: a log record that cannot format is no reason to fail
@@ -159,8 +162,6 @@ class Telemetry:
     (:meth:`begin_session` .. :meth:`close`); :meth:`observe` wraps each ``Agent.run``."""
 
     def __init__(self, export: Export, warn: Callable[[str], None]) -> None:
-        from codebot_mcp.core.telemetry.observer import Instruments
-
         self.export = export
         self.warn = warn
         self.log_content = export.log_content
@@ -277,11 +278,11 @@ class Telemetry:
             if late:
                 why = f"no answer within {time.monotonic() - began:.1f} s"
             self.warn(
-                f"telemetry: could not export to {self.export.where}: {_short(why)}. The run "
+                f"telemetry: could not export to {self.export.where}: {_short(why)} The run "
                 "is not affected; check telemetry.endpoint in settings.json (or "
                 "OTEL_EXPORTER_OTLP_ENDPOINT) and that the collector listens."
             )
-            self._failures.failed = 0
+            self._failures.failed, self._failures.last = 0, None
 
     def _flush(self) -> None:
         millis = int(self.export.timeout * 1000)
@@ -291,8 +292,8 @@ class Telemetry:
 
 
 def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= 300 else text[:297] + "..."
+    text = " ".join(text.split()).rstrip(".")
+    return text + "." if len(text) <= 300 else text[:297] + "..."
 
 
 def _version() -> str:

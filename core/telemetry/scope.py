@@ -8,10 +8,14 @@ costs the same whether telemetry is on or off.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.config.servers import ServerConfig
 
 MCP_SCOPE: ContextVar[Mapping[str, Any] | None] = ContextVar("mcp_scope", default=None)
 """The attributes of the MCP requests sent from this context (None: none known)."""
@@ -35,3 +39,25 @@ def server_attributes(name: str, url: str | None) -> dict[str, Any]:
         return out
     out["server.port"] = port
     return out
+
+
+def server_scope(
+    config: ServerConfig, protocol_version: str | None = None, tool: str | None = None
+) -> dict[str, Any]:
+    """The attributes of a server's requests (a tool call's with ``gen_ai.tool.name``)."""
+    out = server_attributes(config.name, config.url if config.type == "http" else None)
+    if protocol_version:
+        out["mcp.protocol.version"] = protocol_version
+    if tool:
+        out["gen_ai.tool.name"] = tool
+    return out
+
+
+@contextmanager
+def tool_call(config: ServerConfig, protocol_version: str | None, tool: str) -> Iterator[None]:
+    """:data:`MCP_SCOPE` for one tool call of a server, put back after it."""
+    token = MCP_SCOPE.set(server_scope(config, protocol_version, tool))
+    try:
+        yield
+    finally:
+        MCP_SCOPE.reset(token)

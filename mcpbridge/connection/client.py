@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
-from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_attributes
+from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
 from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth
@@ -82,7 +82,6 @@ class Client:
         self.agent = agent
         """Answers elicitation, sampling and roots requests; None declares none of them."""
         self.name = config.name
-        self._telemetry_scope: dict[str, Any] | None = None
         self.state: State = "pending"
         self.failure: Failure | None = None
         self.info: ServerInfo | None = None
@@ -146,7 +145,7 @@ class Client:
     async def run(self) -> None:
         """The lifecycle task: connect, list, serve until stopped. Never raises."""
         started = time.perf_counter()
-        MCP_SCOPE.set(self.telemetry_scope)  # this task's requests: the handshake, the lists
+        MCP_SCOPE.set(server_scope(self.config))  # this task's requests (spans: core.telemetry)
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.config.timeout) as scope:
                 self._handshake = scope
@@ -328,29 +327,17 @@ class Client:
         """
         await self.restart_if_crashed()
         token = calling(name, arguments or {})  # a task the call turns into is journaled
-        scoped = MCP_SCOPE.set({**self.telemetry_scope, "gen_ai.tool.name": name})
+        version = self.info.protocol_version if self.info is not None else None
         try:
-            return await self.session.call_tool(
-                name,
-                arguments,
-                read_timeout_seconds=self.tool_timeout,
-                progress_callback=self.features.progress_callback(),
-            )
+            with tool_call(self.config, version, name):  # its span's attributes
+                return await self.session.call_tool(
+                    name,
+                    arguments,
+                    read_timeout_seconds=self.tool_timeout,
+                    progress_callback=self.features.progress_callback(),
+                )
         finally:
-            MCP_SCOPE.reset(scoped)
             done_calling(token)
-
-    @property
-    def telemetry_scope(self) -> dict[str, Any]:
-        """What this server's MCP request spans carry (``core.telemetry.scope``; read only
-        when telemetry is on)."""
-        if self._telemetry_scope is None:
-            self._telemetry_scope = server_attributes(
-                self.name, self.config.url if self.config.type == "http" else None
-            )
-        if self.info is not None and "mcp.protocol.version" not in self._telemetry_scope:
-            self._telemetry_scope["mcp.protocol.version"] = self.info.protocol_version
-        return self._telemetry_scope
 
     async def resume_task(self, record: dict[str, Any]) -> types.CallToolResult:
         """Follow a task a previous run started (``--continue``) to its end.
