@@ -529,3 +529,32 @@ def test_a_protocol_codebot_cannot_speak_is_a_clear_error() -> None:
 def test_bad_settings_name_the_key(value: Any, message: str) -> None:
     with pytest.raises(SettingsError, match=message.replace(".", r"\.")):
         parse_telemetry(Path("s.json"), "telemetry", value)
+
+
+def test_a_subagent_run_is_a_span_under_its_task_call(tmp_path: Path) -> None:
+    turns = [
+        fo.tool_calls(("task", {"description": "look", "prompt": "probe it"})),
+        fo.tool_calls(("mcp__traced__probe", {"text": ARGUMENT})),  # the subagent's turns
+        fo.text("the subagent's answer"),
+        fo.text(ANSWER),
+    ]
+    with OtlpReceiver() as receiver:
+        run = chat(
+            tmp_path,
+            turns,
+            telemetry={"enabled": True, "endpoint": receiver.endpoint},
+            receiver=receiver,
+        )
+    assert run.code == 0, run.stderr
+    task = run.one("execute_tool task")
+    runs = receiver.named("invoke_agent codebot")
+    assert len(runs) == 2
+    inner = next(r for r in runs if r.parent_id == task.span_id)
+    assert task.parent_id == next(r for r in runs if r is not inner).span_id
+    probe = run.one("execute_tool mcp__traced__probe")
+    assert probe.parent_id == inner.span_id
+    assert run.one("tools/call probe").parent_id == probe.span_id
+    inner_models = [
+        s for s in receiver.spans if s.name.startswith("chat ") and s.parent_id == inner.span_id
+    ]
+    assert len(inner_models) == 2

@@ -75,9 +75,10 @@ def observe_run(
         attributes["gen_ai.input.messages"] = content(
             [{"role": "user", "parts": [{"type": "text", "content": prompt}]}]
         )
+    inside = trace.get_current_span().get_span_context().is_valid  # a subagent: the task call
     span = telemetry.tracer.start_span(
         "invoke_agent codebot",
-        context=telemetry.session_context,
+        context=None if inside else telemetry.session_context,
         kind=SpanKind.INTERNAL,
         attributes=attributes,
     )
