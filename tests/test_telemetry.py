@@ -558,3 +558,45 @@ def test_a_subagent_run_is_a_span_under_its_task_call(tmp_path: Path) -> None:
         s for s in receiver.spans if s.name.startswith("chat ") and s.parent_id == inner.span_id
     ]
     assert len(inner_models) == 2
+
+
+def test_an_sdk_server_over_stdio_and_http_joins_the_trace(tmp_path: Path) -> None:
+    """The official SDK's server reads ``_meta`` and runs the tool under codebot's span."""
+    from tests.servers.util import run_http_server
+
+    turns = [
+        fo.tool_calls(("mcp__local__whose_trace", {}), ("mcp__remote__whose_trace", {})),
+        fo.text(ANSWER),
+    ]
+    with (
+        run_http_server("--http", module="traced_sdk") as url,
+        OtlpReceiver() as receiver,
+    ):
+        servers = {"local": server_entry("traced_sdk"), "remote": {"type": "http", "url": url}}
+        run = chat(
+            tmp_path,
+            turns,
+            telemetry={"enabled": True, "endpoint": receiver.endpoint},
+            receiver=receiver,
+            servers=False,
+            settings={"mcp_servers": servers},
+        )
+    assert run.code == 0, run.stderr
+    answers = {
+        m["tool_call_id"]: m["content"]
+        for m in run.fake.bodies[1]["messages"]
+        if m["role"] == "tool"
+    }
+    for server, call_id, transport in (("local", "call_1", "pipe"), ("remote", "call_2", "tcp")):
+        (span,) = [
+            s
+            for s in receiver.named("tools/call whose_trace")
+            if s.attributes["codebot.mcp.server.name"] == server
+        ]
+        assert span.attributes["network.transport"] == transport
+        assert answers[call_id] == f"trace {span.trace_id} parent {span.span_id}"
+    remote = next(
+        s for s in receiver.named("tools/call") if s.attributes["network.transport"] == "tcp"
+    )
+    assert remote.attributes["server.address"] == "127.0.0.1"
+    assert remote.attributes["server.port"] == int(url.rsplit(":", 1)[1].split("/")[0])
