@@ -600,3 +600,26 @@ def test_an_sdk_server_over_stdio_and_http_joins_the_trace(tmp_path: Path) -> No
     )
     assert remote.attributes["server.address"] == "127.0.0.1"
     assert remote.attributes["server.port"] == int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+def test_a_collector_refusing_the_key_is_one_warning_without_a_secret(tmp_path: Path) -> None:
+    secret, password = "collector-key-5e2f9a7c1b", "pass-9f8e7d6c5b"
+    with OtlpReceiver(refuse=401) as receiver:
+        endpoint = receiver.endpoint.replace("http://", f"http://otel:{password}@")
+        run = chat(
+            tmp_path,
+            [fo.text("fine")],
+            telemetry={
+                "enabled": True,
+                "endpoint": endpoint,
+                "headers": {"x-collector-key": "${COLLECTOR_KEY}"},
+            },
+            receiver=receiver,
+            servers=False,
+            env={"COLLECTOR_KEY": secret},
+        )
+    assert run.code == 0, run.stderr
+    assert receiver.headers and receiver.headers[0]["x-collector-key"] == secret
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "401" in lines[0], run.stderr
+    assert secret not in run.stderr and password not in run.stderr, run.stderr

@@ -46,6 +46,9 @@ def start(
         return None
     if export is None:
         return None
+    from codebot_mcp.core.secrets.redact import SECRETS
+
+    SECRETS.add(export.headers.values())  # a collector's key is never printed
     try:
         from codebot_mcp.core.telemetry.otel import shared
     except ImportError as exc:

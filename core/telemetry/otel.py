@@ -30,6 +30,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind
 
 from codebot_mcp.core.agent.events import AgentEvents
+from codebot_mcp.core.secrets.redact import SECRETS
 from codebot_mcp.core.telemetry.config import Export
 from codebot_mcp.core.telemetry.genai import Instruments
 from codebot_mcp.core.telemetry.scope import MCP_SCOPE
@@ -278,9 +279,11 @@ class Telemetry:
             if late:
                 why = f"no answer within {time.monotonic() - began:.1f} s"
             self.warn(
-                f"telemetry: could not export to {self.export.where}: {_short(why)} The run "
-                "is not affected; check telemetry.endpoint in settings.json (or "
-                "OTEL_EXPORTER_OTLP_ENDPOINT) and that the collector listens."
+                SECRETS(
+                    f"telemetry: could not export to {self.export.where}: {_short(why)} The "
+                    "run is not affected; check telemetry.endpoint in settings.json (or "
+                    "OTEL_EXPORTER_OTLP_ENDPOINT) and that the collector listens."
+                )
             )
             self._failures.failed, self._failures.last = 0, None
 

@@ -121,6 +121,9 @@ class _Store:
 
 class _Handler(BaseHTTPRequestHandler):
     store: _Store
+    refuse: int | None = None
+    """Answer every export with this status and a body that echoes ``x-collector-key`` (a
+    collector rejecting a key, as some quote it back)."""
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -130,6 +133,13 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         with self.store.lock:
             self.store.headers.append({k.lower(): v for k, v in self.headers.items()})
+        if self.refuse is not None:
+            text = f"invalid key {self.headers.get('x-collector-key')}".encode()
+            self.send_response(self.refuse)
+            self.send_header("Content-Length", str(len(text)))
+            self.end_headers()
+            self.wfile.write(text)
+            return
         if self.path == "/v1/traces":
             answer = self.store.traces(body)
         elif self.path == "/v1/metrics":
@@ -178,7 +188,7 @@ class _Received:
 class OtlpReceiver(_Received):
     """OTLP/HTTP (protobuf) on loopback; a context manager. ``endpoint`` is the base URL."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, refuse: int | None = None) -> None:
         self._store = _Store()
         store = self._store
 
@@ -186,6 +196,7 @@ class OtlpReceiver(_Received):
             pass
 
         Bound.store = store
+        Bound.refuse = refuse
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Bound)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
