@@ -623,3 +623,35 @@ def test_a_collector_refusing_the_key_is_one_warning_without_a_secret(tmp_path: 
     lines = [line for line in run.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "401" in lines[0], run.stderr
     assert secret not in run.stderr and password not in run.stderr, run.stderr
+
+
+BLOCK_SDK = """
+import sys
+
+class NoSdk:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith(("opentelemetry.sdk", "opentelemetry.exporter")):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NoSdk())
+"""
+
+
+def test_without_the_sdk_installed_one_warning_names_the_extra(tmp_path: Path) -> None:
+    blocker = tmp_path / "nosdk"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCK_SDK)  # as if the extra were not installed
+    run = chat(
+        tmp_path / "project",
+        [fo.text("fine")],
+        telemetry={"enabled": True, "endpoint": "http://127.0.0.1:9"},
+        servers=False,
+        env={"PYTHONPATH": str(blocker)},
+    )
+    assert run.code == 0, run.stderr
+    assert run.stdout.strip() == "fine"
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    assert "OpenTelemetry's SDK is not installed" in lines[0]
+    assert "pip install 'codebot-mcp[otel]'" in lines[0]
