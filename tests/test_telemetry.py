@@ -655,3 +655,22 @@ def test_without_the_sdk_installed_one_warning_names_the_extra(tmp_path: Path) -
     assert len(lines) == 1, run.stderr
     assert "OpenTelemetry's SDK is not installed" in lines[0]
     assert "pip install 'codebot-mcp[otel]'" in lines[0]
+
+
+def test_the_responses_api_request_carries_the_trace_too(tmp_path: Path) -> None:
+    with OtlpReceiver() as receiver:
+        run = chat(
+            tmp_path,
+            [fo.text("fine")],
+            telemetry={"enabled": True, "endpoint": receiver.endpoint},
+            receiver=receiver,
+            servers=False,
+            settings={"api": "responses"},
+        )
+    assert run.code == 0, run.stderr
+    (request,) = run.fake.requests
+    assert request.path.endswith("/responses")
+    model = run.one("chat fake-model")
+    parent = {k.lower(): v for k, v in request.headers.items()}["traceparent"]
+    assert parent.split("-")[1:3] == [model.trace_id, model.span_id]
+    assert model.attributes["gen_ai.usage.output_tokens"] > 0
