@@ -360,6 +360,7 @@ def test_off_a_chat_imports_nothing_of_opentelemetry(tmp_path: Path) -> None:
     assert "codebot_mcp.core.telemetry" not in bare.modules
 
 
+@pytest.mark.timeout(180)  # two or three processes: slow on a loaded 2-core machine
 def test_off_with_mcp_only_the_sdk_own_imports_and_no_trace_context(tmp_path: Path) -> None:
     run = chat(tmp_path, calls(), telemetry={"enabled": False}, settings=DENY)
     assert run.code == 0, run.stderr
@@ -531,6 +532,7 @@ def test_bad_settings_name_the_key(value: Any, message: str) -> None:
         parse_telemetry(Path("s.json"), "telemetry", value)
 
 
+@pytest.mark.timeout(180)  # two or three processes: slow on a loaded 2-core machine
 def test_a_subagent_run_is_a_span_under_its_task_call(tmp_path: Path) -> None:
     turns = [
         fo.tool_calls(("task", {"description": "look", "prompt": "probe it"})),
@@ -560,6 +562,7 @@ def test_a_subagent_run_is_a_span_under_its_task_call(tmp_path: Path) -> None:
     assert len(inner_models) == 2
 
 
+@pytest.mark.timeout(180)  # two or three processes: slow on a loaded 2-core machine
 def test_an_sdk_server_over_stdio_and_http_joins_the_trace(tmp_path: Path) -> None:
     """The official SDK's server reads ``_meta`` and runs the tool under codebot's span."""
     from tests.servers.util import run_http_server
