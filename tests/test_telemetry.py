@@ -677,3 +677,26 @@ def test_the_responses_api_request_carries_the_trace_too(tmp_path: Path) -> None
     parent = {k.lower(): v for k, v in request.headers.items()}["traceparent"]
     assert parent.split("-")[1:3] == [model.trace_id, model.span_id]
     assert model.attributes["gen_ai.usage.output_tokens"] > 0
+
+
+def test_managed_settings_can_turn_it_on_and_lock_it(tmp_path: Path) -> None:
+    with OtlpReceiver() as receiver:
+        managed = tmp_path / "managed-settings.json"
+        managed.write_text(
+            json.dumps(
+                {
+                    "telemetry": {"enabled": True, "endpoint": receiver.endpoint},
+                    "locked": ["telemetry"],
+                }
+            )
+        )
+        run = chat(
+            tmp_path / "project",
+            [fo.text("fine")],
+            telemetry={"enabled": False},  # the project's own value: locked out
+            receiver=receiver,
+            servers=False,
+            env={"CODEBOT_MANAGED_SETTINGS": str(managed)},
+        )
+    assert run.code == 0, run.stderr
+    assert run.one("invoke_agent codebot").parent_id == run.one("session codebot").span_id
