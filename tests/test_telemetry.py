@@ -568,14 +568,22 @@ def test_an_sdk_server_over_stdio_and_http_joins_the_trace(tmp_path: Path) -> No
     from tests.servers.util import run_http_server
 
     turns = [
-        fo.tool_calls(("mcp__local__whose_trace", {}), ("mcp__remote__whose_trace", {})),
+        fo.tool_calls(
+            ("mcp__local__whose_trace", {}),
+            ("mcp__remote__whose_trace", {}),
+            ("mcp__older__whose_trace", {}),
+        ),
         fo.text(ANSWER),
     ]
     with (
         run_http_server("--http", module="traced_sdk") as url,
         OtlpReceiver() as receiver,
     ):
-        servers = {"local": server_entry("traced_sdk"), "remote": {"type": "http", "url": url}}
+        servers = {
+            "local": server_entry("traced_sdk"),
+            "remote": {"type": "http", "url": url},
+            "older": {"type": "http", "url": url, "protocol": "legacy"},  # with a session id
+        }
         run = chat(
             tmp_path,
             turns,
@@ -590,7 +598,11 @@ def test_an_sdk_server_over_stdio_and_http_joins_the_trace(tmp_path: Path) -> No
         for m in run.fake.bodies[1]["messages"]
         if m["role"] == "tool"
     }
-    for server, call_id, transport in (("local", "call_1", "pipe"), ("remote", "call_2", "tcp")):
+    for server, call_id, transport in (
+        ("local", "call_1", "pipe"),
+        ("remote", "call_2", "tcp"),
+        ("older", "call_3", "tcp"),
+    ):
         (span,) = [
             s
             for s in receiver.named("tools/call whose_trace")
@@ -601,6 +613,12 @@ def test_an_sdk_server_over_stdio_and_http_joins_the_trace(tmp_path: Path) -> No
     remote = next(
         s for s in receiver.named("tools/call") if s.attributes["network.transport"] == "tcp"
     )
+    older = next(
+        s
+        for s in receiver.named("tools/call")
+        if s.attributes["codebot.mcp.server.name"] == "older"
+    )
+    assert older.attributes["mcp.session.id"]
     assert remote.attributes["server.address"] == "127.0.0.1"
     assert remote.attributes["server.port"] == int(url.rsplit(":", 1)[1].split("/")[0])
 

@@ -42,21 +42,29 @@ def server_attributes(name: str, url: str | None) -> dict[str, Any]:
 
 
 def server_scope(
-    config: ServerConfig, protocol_version: str | None = None, tool: str | None = None
+    config: ServerConfig,
+    protocol_version: str | None = None,
+    tool: str | None = None,
+    session_id: str | None = None,
 ) -> dict[str, Any]:
-    """The attributes of a server's requests (a tool call's with ``gen_ai.tool.name``)."""
+    """The attributes of a server's requests (a tool call's with ``gen_ai.tool.name``;
+    ``mcp.session.id`` for a handshake-era HTTP server that gave one)."""
     out = server_attributes(config.name, config.url if config.type == "http" else None)
     if protocol_version:
         out["mcp.protocol.version"] = protocol_version
     if tool:
         out["gen_ai.tool.name"] = tool
+    if session_id:
+        out["mcp.session.id"] = session_id
     return out
 
 
 @contextmanager
-def tool_call(config: ServerConfig, protocol_version: str | None, tool: str) -> Iterator[None]:
+def tool_call(
+    config: ServerConfig, protocol_version: str | None, tool: str, session_id: str | None = None
+) -> Iterator[None]:
     """:data:`MCP_SCOPE` for one tool call of a server, put back after it."""
-    token = MCP_SCOPE.set(server_scope(config, protocol_version, tool))
+    token = MCP_SCOPE.set(server_scope(config, protocol_version, tool, session_id))
     try:
         yield
     finally:

@@ -328,8 +328,9 @@ class Client:
         await self.restart_if_crashed()
         token = calling(name, arguments or {})  # a task the call turns into is journaled
         version = self.info.protocol_version if self.info is not None else None
+        session = self._cap.session_id if self._cap is not None else None
         try:
-            with tool_call(self.config, version, name):  # its span's attributes
+            with tool_call(self.config, version, name, session):  # its span's attributes
                 return await self.session.call_tool(
                     name,
                     arguments,
