@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.trustwatch import TurnWatch
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.telemetry.otel import Telemetry
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.skillload import SkillLoader
     from codebot_mcp.core.tools.skills import SkillCatalog
@@ -135,6 +136,8 @@ class ChatRuntime:
     """``SessionEnd``'s reason when the chat ends: the REPL says ``prompt_input_exit``."""
     watch: TurnWatch | None = None
     """The project files that need trust: a prompt that changed one says so at its end."""
+    telemetry: Telemetry | None = None
+    """OpenTelemetry export (``core.telemetry``); None: off, nothing of it imported."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings``: permission rules, limits, and the model.
@@ -190,6 +193,7 @@ class ChatRuntime:
         self.agent.checkpoints = self.checkpoints
         self.agent.hooks = self.ext.hooks if self.ext else None
         self.agent.watch = self.watch
+        self.agent.observer = self.telemetry
 
     def start_log(self, session_id: str | None = None) -> None:
         """Save this conversation; with --continue/--resume (or ``session_id``) resume one
@@ -319,6 +323,12 @@ class ChatRuntime:
                 render.warn(problem)
             if self.agent is not None:
                 await self.agent.model.aclose()
+        if self.telemetry is not None:  # the session's span ends; export flushed (bounded)
+            import anyio.to_thread
+
+            self.telemetry.end_session()
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.telemetry.flush)
 
 
 async def settle_trust(
@@ -410,6 +420,7 @@ async def open_runtime(
 
         approver = notifying(lambda: ext.hooks, approver, render.warn)
     sandbox = chat_sandbox(globals_, settings, options)
+    telemetry = start_telemetry(settings)  # before the servers: their handshakes are traced
     locked = session_pins(settings, allow_drift=options.allow_drift)  # checked as they connect
     async with open_manager(
         settings.servers, agent=answers, sampler=sampler, pins=locked
@@ -440,6 +451,7 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.telemetry = telemetry
         from codebot_mcp.core.config.trustwatch import TurnWatch
 
         runtime.watch = TurnWatch(raw)
@@ -455,12 +467,29 @@ async def open_runtime(
                 if need_model:
                     raise
             runtime.start_log()
+            if telemetry is not None and runtime.log is not None:
+                telemetry.name_conversation(runtime.log.id)
             await runtime.session_started("resume" if session.history else "startup")
             async with _background(ext):
                 yield runtime
         finally:
             await runtime.session_ended(runtime.end_reason)
             await runtime.aclose()
+
+
+def start_telemetry(settings: Settings) -> Telemetry | None:
+    """The process's OpenTelemetry export with its session span begun, when the setting
+    ``telemetry`` turns it on (``core.telemetry``); else None, and nothing of OpenTelemetry
+    is imported."""
+    if not settings.telemetry.enabled:
+        return None
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.telemetry import start
+
+    telemetry = start(settings.telemetry, render.warn)
+    if telemetry is not None:
+        telemetry.begin_session()
+    return telemetry
 
 
 @asynccontextmanager

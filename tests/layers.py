@@ -34,6 +34,7 @@ STACKS: dict[str, list[tuple[str, str]]] = {
         ("model", "the model API: configuration, client, errors, streams, tokens"),
         ("tools", "the Tool protocol, built-in tools, arguments, what servers offer and ask"),
         ("agent", "the loop, session, prompt, context, history, permissions, sampling"),
+        ("telemetry", "OpenTelemetry export: settings over OTEL_*, spans and metrics of runs"),
     ],
     "mcpbridge": [
         ("", "the SDK's private parts (_sdk)"),

@@ -11,8 +11,10 @@ approved call ``tool_started`` and ``tool_finished``. Kept apart from the loop i
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, Protocol
 
 from codebot_mcp.core.agent.context import Compaction
 from codebot_mcp.core.agent.permissions import Decision
@@ -20,6 +22,17 @@ from codebot_mcp.core.errors import CodebotError, TurnLimitError
 from codebot_mcp.core.model.client import Retry
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.tools.base import Tool, ToolResult
+
+
+class RunObserver(Protocol):
+    """Watches whole runs (``core.telemetry``): :meth:`observe` wraps one ``Agent.run``."""
+
+    def observe(
+        self, agent: Any, prompt: str, events: AgentEvents
+    ) -> AbstractContextManager[AgentEvents]:
+        """Around one run of ``agent``: yields the events the run reports to (``events``
+        and the observer's own); the agent's ``last`` holds the result when it exits."""
+        ...
 
 
 class AgentEvents:

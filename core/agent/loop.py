@@ -38,6 +38,7 @@ from codebot_mcp.core.agent.events import (
     AgentEvents,
     Outcome,
     RepeatedCallError,
+    RunObserver,
     RunResult,
     ToolRecord,
 )
@@ -131,6 +132,8 @@ class Agent:
         """The user's hooks (``core.agent.hooks``); None: none configured."""
         self.watch: TurnWatch | None = None
         """Files that need trust: a prompt that changed one says so at its end."""
+        self.observer: RunObserver | None = None
+        """Sees every run and its events (``core.telemetry`` when it is on); None: nothing."""
         self._warned_model: str | None = None
         self.window_known = False
         """The window comes from settings, the endpoint, the table or a server's error (not
@@ -173,6 +176,12 @@ class Agent:
             HookBlockedError: a hook blocked the prompt, or stopped the run.
         """
         events = events or AgentEvents()
+        if self.observer is None:
+            return await self._prompt(prompt, events)
+        with self.observer.observe(self, prompt, events) as observed:
+            return await self._prompt(prompt, observed)
+
+    async def _prompt(self, prompt: str, events: AgentEvents) -> RunResult:
         prompt = await hook_points.submit(self.hooks, prompt, events)
         checkpoints = self.checkpoints
         try:

@@ -352,6 +352,7 @@ class Subagents:
         child.context_window = parent.context_window
         child.follow_model()
         child.hooks = parent.hooks.for_subagent() if parent.hooks is not None else None
+        child.observer = parent.observer  # telemetry: its run is a span under this call's
         # Its changes belong to the parent's turn: its first write takes that turn's snapshot.
         child.checkpoints = parent.checkpoints.for_subagent() if parent.checkpoints else None
         session.recorder = self._log(record, spec, child)

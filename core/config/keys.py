@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.config.oauth import BROWSERLESS_SCHEMA
+from codebot_mcp.core.config.telemetry import PROTOCOLS as TELEMETRY_PROTOCOLS
+from codebot_mcp.core.config.telemetry import TELEMETRY_KEYS, parse_telemetry
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -413,6 +415,28 @@ KEYS: tuple[Key, ...] = (
         managed_only=True,
     ),
     Key(
+        "telemetry",
+        "OpenTelemetry export (off by default): enabled, endpoint, protocol (http/protobuf or "
+        "grpc), headers, log_content, service_name, traces, metrics (docs/telemetry.md).",
+        {
+            "type": "object",
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "endpoint": {"type": "string", "minLength": 1},
+                "protocol": {"enum": list(TELEMETRY_PROTOCOLS)},
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "log_content": {"type": "boolean"},
+                "service_name": {"type": "string", "minLength": 1},
+                "traces": {"type": "boolean"},
+                "metrics": {"type": "boolean"},
+            },
+            "additionalProperties": False,
+        },
+        None,
+        parse_telemetry,
+        example={"enabled": True, "endpoint": "http://127.0.0.1:4318"},
+    ),
+    Key(
         "$schema",
         "The JSON Schema of this file, for editors.",
         {"type": "string"},
@@ -432,6 +456,7 @@ SECTION_KEYS: dict[str, tuple[str, ...]] = {
     "permissions": PERMISSION_KEYS,
     "sandbox": SANDBOX_KEYS,
     "checkpoints": CHECKPOINT_KEYS,
+    "telemetry": TELEMETRY_KEYS,
 }
 """Objects whose own keys are checked too."""
 TOP_LEVEL_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS)

@@ -44,6 +44,7 @@ from codebot_mcp.core.config.keys import (
 )
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import EntryWarning, ServerConfig, parse_server
+from codebot_mcp.core.config.telemetry import TelemetrySettings
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 
@@ -132,6 +133,8 @@ class Settings:
     """Claude Code's settings files that were read (``~/.claude/settings.json``,
     ``.claude/settings.json``, ``.claude/settings.local.json``), below codebot's own."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    """OpenTelemetry export (``core.config.telemetry``, ``core.telemetry``); off by default."""
     """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
@@ -464,6 +467,7 @@ def _fallback(global_scalars: Mapping[str, Any]) -> dict[str, Any]:
         if key.attribute is not None and key.trust == "gated"
     }
     out["checkpoints"] = global_scalars.get("checkpoints", CheckpointSettings())
+    out["telemetry"] = global_scalars.get("telemetry", TelemetrySettings())
     return out
 
 

@@ -24,6 +24,7 @@ quirks, the caps) is the same for both; the agent loop never knows which API ans
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,12 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from codebot_mcp.core.model.responses import ResponsesAccumulator
+
+
+TRACE_HEADERS: ContextVar[Mapping[str, str] | None] = ContextVar("trace_headers", default=None)
+"""Headers every model request of this context carries: the W3C trace context
+(``traceparent``, ``tracestate``) of the model request's span, set by ``core.telemetry`` only
+when telemetry is on (so the endpoint, or a proxy in front of it, joins the trace)."""
 
 
 class RunawayStreamError(ModelError):
@@ -376,6 +383,8 @@ class ChatModel:
         from openai import AsyncStream
 
         options: Any = {"security": {"bearer_auth": True}}
+        if (traced := TRACE_HEADERS.get()) is not None:
+            options["headers"] = dict(traced)
         if self.config.responses:
             from openai.types.responses import Response, ResponseStreamEvent
 

@@ -23,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
+from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
 from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth
@@ -142,6 +143,7 @@ class Client:
     async def run(self) -> None:
         """The lifecycle task: connect, list, serve until stopped. Never raises."""
         started = time.perf_counter()
+        MCP_SCOPE.set(server_scope(self.config))  # this task's requests (spans: core.telemetry)
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + self.config.timeout) as scope:
                 self._handshake = scope
@@ -323,13 +325,16 @@ class Client:
         """
         await self.restart_if_crashed()
         token = calling(name, arguments or {})  # a task the call turns into is journaled
+        version = self.info.protocol_version if self.info is not None else None
+        session = self._cap.session_id if self._cap is not None else None
         try:
-            return await self.session.call_tool(
-                name,
-                arguments,
-                read_timeout_seconds=self.tool_timeout,
-                progress_callback=self.features.progress_callback(),
-            )
+            with tool_call(self.config, version, name, session):  # its span's attributes
+                return await self.session.call_tool(
+                    name,
+                    arguments,
+                    read_timeout_seconds=self.tool_timeout,
+                    progress_callback=self.features.progress_callback(),
+                )
         finally:
             done_calling(token)
 

@@ -118,6 +118,8 @@ class CappedTransport(httpx2.AsyncBaseTransport):
         self._limit = limit
         self.tripped = False
         """Set once an answer went over the cap (the SDK then reports a closed connection)."""
+        self.session_id: str | None = None
+        """The server's latest ``Mcp-Session-Id`` (handshake-era HTTP), for telemetry."""
 
     def proxy_for(self, url: httpx2.URL) -> str | None:
         """The proxy URL the environment names for ``url`` (None: connect directly)."""
@@ -147,6 +149,7 @@ class CappedTransport(httpx2.AsyncBaseTransport):
         """Send the request; the answer's body is decoded and counted as it streams in."""
         request.headers["Accept-Encoding"] = "identity"
         response = await self._route(request).handle_async_request(request)
+        self.session_id = response.headers.get("mcp-session-id") or self.session_id
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > self._limit:

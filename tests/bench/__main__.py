@@ -9,7 +9,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.bench import acp_cases, cases, repl_cases, rewind_cases, speed, stream_cases
+from tests.bench import (
+    acp_cases,
+    cases,
+    repl_cases,
+    rewind_cases,
+    speed,
+    stream_cases,
+    telemetry_cases,
+)
 from tests.bench.harness import REPO_ROOT, Row, machine, table, write_json
 from tests.bench.workspace import Workspace, log_to_stderr
 
@@ -29,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         **stream_cases.TARGETS,
         **repl_cases.TARGETS,
         **acp_cases.TARGETS,
+        **telemetry_cases.TARGETS,
     }
     wanted = args.only.split(",") if args.only else list(targets)
     meta = machine()
