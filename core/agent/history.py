@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.model import images
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Message, Session
@@ -304,8 +305,12 @@ def _complete(messages: list[Message]) -> list[Message]:
 
 def _title(messages: list[Message]) -> str:
     for message in messages:
-        content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) and content.strip():
+        content = images.text_of(message.get("content"))
+        if (
+            message.get("role") == "user"
+            and images.TOOL_IMAGES_KEY not in message
+            and content.strip()
+        ):
             line = content.strip().splitlines()[0]
             return line if len(line) <= 60 else line[:59] + "…"
     return "(empty)"

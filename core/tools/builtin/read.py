@@ -1,4 +1,5 @@
-"""``read``: a text file with line numbers, from an offset, up to a limit of lines.
+"""``read``: a text file with line numbers, from an offset, up to a limit of lines; an image
+file (PNG, JPEG, GIF or WebP, known by its bytes) as an image the model sees.
 
 A file that is not UTF-8 is read in its own encoding (:mod:`._text`), and the output says
 which, so the model knows the text it sees is what ``edit`` will match."""
@@ -6,11 +7,13 @@ which, so the model knows the text it sees is what ``edit`` will match."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
+from codebot_mcp.core.model import images
 from codebot_mcp.core.security.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
@@ -28,7 +31,8 @@ class ReadTool(FileTool):
     name = "read"
     description = (
         "Read a text file. Lines are numbered from 1. Use offset (first line) and limit "
-        f"(number of lines, default {DEFAULT_LIMIT}) to page through large files."
+        f"(number of lines, default {DEFAULT_LIMIT}) to page through large files. An image "
+        "file (PNG, JPEG, GIF, WebP) is returned as an image you can see."
     )
 
     def schema(self) -> dict[str, Any]:
@@ -67,6 +71,14 @@ class ReadTool(FileTool):
             )
         except OSError as exc:
             return ToolResult(f"read: cannot read {path}: {exc.strerror}", is_error=True)
+        if (found := images.sniff(data[: images.SNIFF_BYTES])) is not None:
+            return _image(path, data, found, more=more)
+        if images.named_like_image(path):
+            return ToolResult(
+                f"read: {path} is named like an image, but its content is not a PNG, JPEG, GIF "
+                "or WebP image (images are recognised by their bytes, not their name)",
+                is_error=True,
+            )
         if b"\0" in data[:8192] and not has_bom(data):
             return ToolResult(f"read: {path} looks binary ({len(data)} bytes)", is_error=True)
         decoded = await anyio.to_thread.run_sync(lambda: decode(data, partial=more))
@@ -93,3 +105,17 @@ class ReadTool(FileTool):
             out.insert(0, f"[encoding: {decoded.name}; shown decoded, edit keeps it]")
             facts["encoding"] = decoded.name
         return ToolResult("\n".join(out), data=facts)
+
+
+def _image(path: Path, data: bytes, found: tuple[str, int, int], *, more: bool) -> ToolResult:
+    """An image file as an image (its size checked against ``images.max_bytes`` later, by
+    the agent, which downscales it or says why it cannot)."""
+    if more:
+        return ToolResult(
+            f"read: {path} is an image larger than {MAX_READ_BYTES // 2**20} MB; make a "
+            "smaller copy to look at",
+            is_error=True,
+        )
+    image = images.Image(data, found[0], found[1], found[2], path.name)
+    facts: dict[str, Any] = {"path": str(path), "image": image.mime, "bytes": len(data)}
+    return ToolResult(f"[image: {image.describe()}]", data=facts, images=(image,))
