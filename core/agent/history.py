@@ -16,6 +16,9 @@ One file per session, ``<state>/sessions/<project key>/<id>.jsonl`` (directories
   "ended", "task_id", "status"}`` when it ended (or was cancelled, or is gone): a task that
   started and never ended is picked up again by ``--continue`` (:func:`pending_tasks`).
 
+Images stay in their messages as base64 data URLs (``core.model.images``: each at most
+``images.max_bytes``), so a resumed session shows the model the same images.
+
 Every string is scrubbed (the ``scrub`` function the CLI passes knows every secret) before it
 reaches the disk. Tools are never saved (only the names tool search loaded): a resumed session
 gets the current tool set.

@@ -255,7 +255,7 @@ def test_without_pillow_an_image_over_max_bytes_is_refused_saying_how_to_fix_it(
     assert fake.bodies == []
 
 
-def test_a_resumed_session_keeps_its_images(
+def test_a_resumed_session_keeps_its_images_and_export_names_them(
     project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.queue(fo.text("seen"), fo.text("still seen"))
@@ -264,6 +264,10 @@ def test_a_resumed_session_keeps_its_images(
     code, _, err = chat(capsys, project, "--continue", "-p", "and again?")
     assert code == 0, err
     assert all_images(fake.bodies[1]) == [(project / "shot.png").read_bytes()]
+    code = run(["--cwd", str(project), "export"])
+    exported = capsys.readouterr().out
+    assert code == 0
+    assert "[image: PNG, 40×30, " in exported and "base64" not in exported
 
 
 @pytest.mark.anyio
