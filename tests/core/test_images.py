@@ -176,3 +176,22 @@ def test_settings_check_the_images_section() -> None:
         parse_images(where, "images", {"max_byte": 10})
     with pytest.raises(SettingsError, match="must be an object"):
         parse_images(where, "images", 5)
+
+
+@pytest.mark.anyio
+async def test_the_current_turn_starts_at_the_prompt_not_at_the_tool_images(
+    model: Any, tmp_path: Any
+) -> None:
+    from tests.core.test_agent import make_agent
+
+    agent = make_agent(model, tmp_path)
+    call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    agent.session.history[:] = [
+        {"role": "user", "content": "look at the screenshot"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[image: ...]"},
+        images.tool_images_message([("c1", "read", [Image(png(), "PNG", 8, 6)])]),
+        {"role": "assistant", "content": "", "tool_calls": [call | {"id": "c2"}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "more"},
+    ]
+    assert agent._current_turn(5) == 0  # compaction moved the prompt: it is found again
