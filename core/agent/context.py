@@ -141,7 +141,11 @@ def estimate(value: Any) -> int:
     """Tokens of a message, a tool schema, or a list of them, estimated from their JSON."""
     if isinstance(value, str):
         return estimate_text(value)
-    return estimate_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    pictures = 0
+    if isinstance(value, list):  # an image costs about IMAGE_TOKENS, not its base64
+        value, pictures = images.for_estimate(value)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return estimate_text(text) + pictures * images.IMAGE_TOKENS
 
 
 @dataclass(slots=True)
@@ -226,9 +230,7 @@ class ContextBudget:
     @staticmethod
     def raw_estimate(messages: Sequence[Any], tools: Sequence[Any]) -> int:
         """Characters / 4 over the request's messages and tools."""
-        shown, pictures = images.for_estimate(messages)  # an image is not its base64
-        cost = estimate(list(shown)) + pictures * images.IMAGE_TOKENS
-        return cost + (estimate(list(tools)) if tools else 0)
+        return estimate(list(messages)) + (estimate(list(tools)) if tools else 0)
 
     def cost(self, messages: Sequence[Any], tools: Sequence[Any]) -> int:
         """Estimated prompt tokens of a request: the larger of the local estimate and the

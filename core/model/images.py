@@ -313,8 +313,8 @@ def has_images(messages: Iterable[Mapping[str, Any]]) -> bool:
     return any(_image_parts(m) for m in messages)
 
 
-def _image_parts(message: Mapping[str, Any]) -> list[int]:
-    content = message.get("content")
+def _image_parts(message: Any) -> list[int]:
+    content = message.get("content") if isinstance(message, Mapping) else None
     if not isinstance(content, list):
         return []
     return [

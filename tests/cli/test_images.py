@@ -295,3 +295,42 @@ async def test_repl_attaches_a_typed_path_and_refuses_a_fake_png(
     assert len(fake.bodies) == 1  # the fake one was never sent
     shapes = [sniff(i) for i in all_images(fake.bodies[0])]
     assert shapes == [("PNG", 12, 9), ("PNG", 40, 30)]
+
+
+@pytest.mark.anyio
+async def test_repl_image_flag_goes_with_the_first_message_only(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codebot_mcp.cli.chat_runtime import ChatOptions
+
+    fake.queue(fo.text("seen"), fo.text("nothing new"))
+    code, _ = await drive(
+        project,
+        [
+            (0.3, "what is this?\r"),
+            (lambda: len(fake.bodies) >= 1, "and now?\r"),
+            (lambda: len(fake.bodies) >= 2, "\x04"),
+        ],
+        options=ChatOptions(images=["shot.png"]),
+    )
+    assert code == 0
+    assert "attached shot.png (PNG, 40×30, " in capsys.readouterr().err
+    first, second = fake.bodies
+    assert images_in(first["messages"][-1]) == [(project / "shot.png").read_bytes()]
+    assert images_in(second["messages"][-1]) == []  # the new prompt has none of its own
+    assert len(all_images(second)) == 1  # the first one is still in the history
+
+
+def test_responses_endpoint_that_rejects_images_falls_back_too(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAI(no_images=True) as blind:
+        write_settings(project, {"base_url": blind.base_url, "api": "responses"})
+        blind.queue(fo.text("no eyes"))
+        code, out, err = chat(capsys, project, "-p", "look", "--image", "shot.png")
+        assert code == 0, err
+        assert out == "no eyes\n" and err.count("rejected images") == 1
+        assert blind.image_rejections == 1
+        assert [r.path.rsplit("/", 1)[1] for r in blind.requests] == ["responses"] * 2
+        [prompt] = [i for i in blind.bodies[1]["input"] if i.get("role") == "user"]
+        assert "[image not sent (PNG, 40×30, " in prompt["content"]
