@@ -27,6 +27,7 @@ import binascii
 import io
 import math
 import struct
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -258,6 +259,12 @@ def fit(image: Image, max_bytes: int) -> Image:
 
 def _downscale(pil: Any, image: Image, max_bytes: int) -> Image | None:
     """Smaller and smaller copies until one fits (JPEG stays JPEG, the rest become PNG)."""
+    with warnings.catch_warnings():  # a decompression bomb fails, it does not warn
+        warnings.simplefilter("error", pil.DecompressionBombWarning)
+        return _smaller(pil, image, max_bytes)
+
+
+def _smaller(pil: Any, image: Image, max_bytes: int) -> Image | None:
     with pil.open(io.BytesIO(image.data)) as source:
         source.load()  # the first frame of an animation
         out_format = "JPEG" if image.format == "JPEG" else "PNG"

@@ -16,7 +16,7 @@ from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.model import images
 from codebot_mcp.core.model.images import Image, sniff
 from codebot_mcp.core.model.responses import request_input
-from tests.fakes.pngs import png
+from tests.fakes.pngs import png, png_claiming
 
 
 def jpeg(width: int, height: int) -> bytes:
@@ -195,3 +195,11 @@ async def test_the_current_turn_starts_at_the_prompt_not_at_the_tool_images(
         {"role": "tool", "tool_call_id": "c2", "content": "more"},
     ]
     assert agent._current_turn(5) == 0  # compaction moved the prompt: it is found again
+
+
+def test_a_decompression_bomb_is_refused_not_decoded() -> None:
+    pytest.importorskip("PIL.Image")
+    bomb = images.from_bytes(png_claiming(10_000, 10_000, 4000), "bomb.png", 10**9)
+    assert (bomb.width, bomb.height) == (10_000, 10_000)
+    with pytest.raises(images.ImageError, match=r"bomb\.png could not be downscaled"):
+        images.fit(bomb, 1000)

@@ -34,3 +34,11 @@ def png(width: int = 8, height: int = 6, *, noise: bool = False, seed: int = 1) 
         + _chunk(b"IDAT", zlib.compress(bytes(rows), 9))
         + _chunk(b"IEND", b"")
     )
+
+
+def png_claiming(width: int, height: int, size: int) -> bytes:
+    """A PNG header that claims ``width``×``height`` pixels (a decompression bomb's), padded
+    with a junk chunk to ``size`` bytes."""
+    header = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+    start = b"\x89PNG\r\n\x1a\n" + header
+    return start + _chunk(b"tEXt", b"x" * max(0, size - len(start) - 12))
