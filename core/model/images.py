@@ -321,8 +321,10 @@ def has_images(messages: Iterable[Mapping[str, Any]]) -> bool:
 
 
 def _image_parts(message: Any) -> list[int]:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if not isinstance(content, list):
+    # dict, not Mapping: an ABC check costs more than the rest of this scan, which runs over
+    # the whole history for every request and every estimate
+    content = message.get("content") if isinstance(message, dict) else None
+    if content.__class__ is not list:
         return []
     return [
         i for i, p in enumerate(content) if isinstance(p, dict) and p.get("type") in _IMAGE_PARTS
