@@ -3,10 +3,11 @@ path to an image file, or ``@./shot.png``.
 
 A word of the prompt attaches its file when, once a leading ``@`` and the quotes or
 backslash escapes a terminal adds to a dropped file are removed, it names an existing file
-whose bytes are a PNG, JPEG, GIF or WebP image. The prompt keeps its words (the model reads
-the path too). A word that names an existing file and asks for an image (``@`` before it, or
-a ``.png``-like name) but is not one stops the prompt with an error, as an unreadable
-``@server:uri`` does; any other word is only text.
+whose bytes are a PNG, JPEG, GIF or WebP image (a word with no ``/`` must also be named like
+one, so a plain word is never looked up). The prompt keeps its words (the model reads the path
+too). A word that names an existing file and asks for an image (``@`` before it, or a
+``.png``-like name) but is not one stops the prompt with an error, as an unreadable
+``@server:uri`` does, and so does ``@missing.png``; any other word is only text.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _candidate(word: str) -> tuple[str, bool]:
         word = re.sub(r"\\(.)", r"\1", word)
     if word.startswith("file://"):
         word = word.removeprefix("file://")
-    return word, asked or images.named_like_image(word)
+    return word, asked or images.named_like_image(word.rstrip(TRAILING))
 
 
 def _existing(cwd: Path, text: str) -> Path | None:
@@ -87,6 +88,15 @@ def attached_images(line: str, cwd: Path, limits: ImageLimits) -> tuple[images.I
         if not text or not ("/" in text or asked):
             continue
         path = _existing(cwd, text)
+        if (
+            path is None
+            and match.group(0)[0] == "@"
+            and images.named_like_image(text.rstrip(TRAILING))
+        ):
+            raise UsageError(
+                f"{text.rstrip(TRAILING)} does not exist; the prompt was not sent",
+                hint="Check the path (relative to the working directory) of the image to attach.",
+            )
         try:
             if path is None or path.resolve() in seen:
                 continue

@@ -334,3 +334,63 @@ def test_responses_endpoint_that_rejects_images_falls_back_too(
         assert [r.path.rsplit("/", 1)[1] for r in blind.requests] == ["responses"] * 2
         [prompt] = [i for i in blind.bodies[1]["input"] if i.get("role") == "user"]
         assert "[image not sent (PNG, 40×30, " in prompt["content"]
+
+
+def test_a_tool_image_over_the_cap_without_pillow_becomes_a_note_for_the_model(
+    project: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str], no_pillow: None
+) -> None:
+    write_settings(
+        project,
+        {
+            "base_url": fake.base_url,
+            "mcp_servers": {"pictures": server_entry("pictures")},
+            "images": {"max_bytes": 100},
+        },
+    )
+    fake.queue(
+        fo.tool_calls(("mcp__pictures__screenshot", {"width": 50, "height": 50})),
+        fo.text("no picture then"),
+    )
+    code, _, err = chat(capsys, project, "-p", "shoot", "--yes")
+    assert code == 0, err
+    result = fake.bodies[1]["messages"][-1]
+    assert result["role"] == "tool"  # no message with images follows
+    assert "[codebot: an image was not sent: image is " in result["content"]
+    assert "over images.max_bytes (100 bytes)" in result["content"]
+    assert "follows in the next message" not in result["content"]
+
+
+def test_prompt_words_that_attach_and_words_that_do_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codebot_mcp.cli.repl.attach import attached_images
+    from codebot_mcp.core.config.imagelimits import ImageLimits
+    from codebot_mcp.core.errors import UsageError
+
+    (tmp_path / "a b.png").write_bytes(png(3, 2))
+    (tmp_path / "c.jpg").write_bytes(png(5, 4))  # a PNG named .jpg: the bytes decide
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "chart").write_bytes(png(7, 6))  # no suffix, but a path
+    (tmp_path / "chart").write_bytes(png(9, 9))  # a bare word: only text
+    (tmp_path / "notes.txt").write_text("hi")
+    limits = ImageLimits()
+
+    def shapes(line: str) -> list[tuple[str, int, int] | None]:
+        return [sniff(i.data) for i in attached_images(line, tmp_path, limits)]
+
+    assert shapes(r"see a\ b.png, c.jpg! and data/chart") == [
+        ("PNG", 3, 2),
+        ("PNG", 5, 4),
+        ("PNG", 7, 6),
+    ]
+    assert shapes(f'"{tmp_path / "a b.png"}" twice: "{tmp_path / "a b.png"}"') == [("PNG", 3, 2)]
+    assert shapes("chart notes.txt ./notes.txt missing.png @someone http://x/y.png") == []
+    err = capsys.readouterr().err
+    assert "attached a b.png (PNG, 3×2, " in err and "attached c.jpg (PNG, 5×4, " in err
+    with pytest.raises(UsageError, match=r"notes\.txt is not a PNG"):
+        attached_images("@notes.txt", tmp_path, limits)
+    with pytest.raises(UsageError, match=r"nothing\.png does not exist; the prompt was not sent"):
+        attached_images("see @nothing.png.", tmp_path, limits)
+    (tmp_path / "fake.webp").write_text("RIFF")
+    with pytest.raises(UsageError, match=r"fake\.webp is not a PNG"):
+        attached_images("look at fake.webp", tmp_path, limits)
