@@ -163,9 +163,9 @@ class ChatModel:
                     raise
                 if self._switch_cap_param(exc, request) or self._drop_extras(exc, request):
                     continue
-                if self._drop_response_format(exc, request, on_retry):
+                if self._drop_images(exc, request, on_retry):  # before: it names images
                     continue
-                if self._drop_images(exc, request, on_retry):
+                if self._drop_response_format(exc, request, on_retry):
                     continue
                 error = map_error(exc, self.config)
                 if attempt >= self.config.retries or not retryable(exc):

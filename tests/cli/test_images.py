@@ -394,3 +394,19 @@ def test_prompt_words_that_attach_and_words_that_do_not(
     (tmp_path / "fake.webp").write_text("RIFF")
     with pytest.raises(UsageError, match=r"fake\.webp is not a PNG"):
         attached_images("look at fake.webp", tmp_path, limits)
+
+
+def test_an_image_refusal_is_not_taken_for_a_structured_output_refusal(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schema = project / "answer.schema.json"
+    schema.write_text('{"type": "object", "properties": {"n": {"type": "integer"}}}')
+    with FakeOpenAI(no_images=True) as blind:
+        write_settings(project, {"base_url": blind.base_url})
+        blind.queue(fo.text('{"n": 2}'))
+        argv = ["-p", "count", "--image", "shot.png", "--output-schema", str(schema)]
+        code, out, err = chat(capsys, project, *argv)
+        assert out.strip() == '{"n": 2}'
+        assert code == 0, err
+        assert "rejected images" in err and "structured output" not in err
+        assert "response_format" in blind.bodies[1]  # still asked for
