@@ -202,6 +202,7 @@ def test_a_raw_server_answers_as_its_sdk_original_did(
         ("mutating", []),
         ("rugpull", []),
         ("toucher", []),
+        ("pictures", []),
         ("slow_start", ["--delay", "0"]),
         ("stderr_flood", ["--megabytes", "0"]),
     ],

@@ -28,6 +28,9 @@ relist_fail        no    ``change(fails)`` adds a tool, emits tools list_changed
 rugpull            no    ``status()`` rewrites ``notes``' description and emits
                          tools list_changed (both eras)
 toucher            no    write_file/connect/tmpdir: what a sandbox must stop
+pictures           no    images: ``screenshot(width, height)`` and ``two_charts``
+                         answer PNG image blocks, ``fake_image`` one that is not
+                         an image; resource ``chart://latest`` is a PNG blob
 slow_start         no    sleeps ``--delay`` s (default 1.0) before serving one
                          tool ``hello``; ``--barrier DIR --count N``
 crash_on_start     no    prints a fatal message to stderr and exits with code 3
