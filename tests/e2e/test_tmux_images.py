@@ -5,6 +5,7 @@ server's screenshot reaches the model as an image, in a user message after the t
 from __future__ import annotations
 
 import base64
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,13 @@ def test_images_in_a_terminal(terminal: Terminal, tmp_path: Path) -> None:
         screen = terminal.expect("Two gradients.")
         assert "attached screen shot.png (PNG, 40×30, " in screen, screen
         assert "attached shot.png (PNG, 16×12, " in screen, screen
+        wait_until(lambda: len(requests(log)) >= 1, DEADLINE, "the request log")  # 0.1 s polls
         first = requests(log)[0]
         assert images_of(first) == [(shots / "screen shot.png").read_bytes(), png(16, 12)]
         wait_until(lambda: terminal.screen().rstrip().endswith("›"), DEADLINE, "the prompt")
         terminal.type_line("and @notes.png")
         terminal.expect("notes.png is not a PNG, JPEG, GIF or WebP image")
+        time.sleep(0.5)  # the log is written every 0.1 s: a request sent would be there
         assert len(requests(log)) == 1  # not sent
         wait_until(lambda: terminal.screen().rstrip().endswith("›"), DEADLINE, "the prompt")
         terminal.type_line("take a screenshot")
