@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
+
 from codebot_mcp.cli import render
 from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.errors import CodebotError, UsageError
@@ -147,11 +149,13 @@ class Attachments:
         for image in self.pending:
             announce(image)
 
-    def take(self, line: str, runtime: ChatRuntime) -> tuple[images.Image, ...] | None:
+    async def take(self, line: str, runtime: ChatRuntime) -> tuple[images.Image, ...] | None:
         """The images that go with this prompt; None when one failed (shown: the prompt is
-        not sent, and the ``--image`` files wait for the next)."""
+        not sent, and the ``--image`` files wait for the next). In a thread: downscaling a
+        4K screenshot takes seconds, and the MCP servers' connections live on this loop."""
+        cwd, limits = runtime.globals.cwd, runtime.settings.images
         try:
-            found = attached_images(line, runtime.globals.cwd, runtime.settings.images)
+            found = await anyio.to_thread.run_sync(attached_images, line, cwd, limits)
         except CodebotError as exc:
             render.error(exc)
             return None

@@ -319,7 +319,7 @@ class Repl:
                     async with running as line:  # !`cmd` and @path first, then mentions
                         if mentions:
                             line = await expand_mentions(line, runtime.manager, runtime.untrusted)
-                        if (pictures := self.attachments.take(asked, runtime)) is not None:
+                        if (pictures := await self.attachments.take(asked, runtime)) is not None:
                             result = await runtime.agent.run(line, view, pictures)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text
