@@ -95,6 +95,8 @@ class ChatOptions:
 
     verbose: bool = False
     """``--verbose``: with ``-p``, a preview of each tool result on stderr."""
+    images: list[str] = field(default_factory=list[str])
+    """``--image PATH`` (repeatable): image files that go with the first prompt."""
 
 
 @dataclass

@@ -203,6 +203,7 @@ def test_a_raw_server_answers_as_its_sdk_original_did(
         ("rugpull", []),
         ("toucher", []),
         ("fetcher", []),
+        ("pictures", []),
         ("slow_start", ["--delay", "0"]),
         ("stderr_flood", ["--megabytes", "0"]),
     ],

@@ -99,6 +99,15 @@ def chat_command(
             "(default: the 'sandbox' setting; workspace-write where supported).",
         ),
     ] = None,
+    image: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--image",
+            metavar="PATH",
+            help="An image (PNG, JPEG, GIF, WebP) for the model with the prompt (repeatable; "
+            "in the REPL, with the first message).",
+        ),
+    ] = None,
     verbose: Annotated[
         bool,
         typer.Option("--verbose", help="With -p: a preview of each tool's result on stderr."),
@@ -146,6 +155,7 @@ def chat_command(
     )
     options.resume_latest, options.resume = continue_, resume
     options.verbose = verbose
+    options.images = list(image or [])
     options.allow_drift = allow_drift
     options.output_format = "json" if as_json and output_format == "text" else output_format
     options.input_format = input_format

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.repl.chatview import Status
     from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import RunResult
+    from codebot_mcp.core.model.images import Image
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")
@@ -126,6 +127,7 @@ async def _headless(globals_: Globals, options: ChatOptions, out: Output) -> int
             agent.model.response_format = options.output_schema.response_format()
         answers: list[Answer] = []
         view = out.view(runtime)
+        pictures = _images(runtime, options)  # --image: a bad file exits 2 before any server
         # Ctrl-C anywhere from the handshakes to the answer cancels this scope: the servers
         # are then stopped by open_runtime's exit, and the run ends with 130.
         with anyio.CancelScope() as scope, sigint_cancels(scope):
@@ -140,7 +142,8 @@ async def _headless(globals_: Globals, options: ChatOptions, out: Output) -> int
                     answer = Answer(prompt)
                     answers.append(answer)
                     out.prompted(answer)
-                    await _answer(runtime, options, answer, view)
+                    await _answer(runtime, options, answer, view, pictures)
+                    pictures = ()  # they go with the first prompt
                     if stream_input:
                         out.answered(answer)
                         if answer.failure is not None:
@@ -234,8 +237,24 @@ async def _lines(stream: BinaryIO) -> AsyncIterator[tuple[int, bytes | None]]:
         yield number, line
 
 
-async def _answer(runtime: ChatRuntime, options: ChatOptions, answer: Answer, view: Any) -> None:
-    """Run one prompt into ``answer`` (``--output-schema``: validated, asked once more)."""
+def _images(runtime: ChatRuntime, options: ChatOptions) -> tuple[Image, ...]:
+    """``--image`` files, loaded and fitted to ``images.max_bytes`` (exit 2 when one cannot)."""
+    if not options.images:
+        return ()
+    from codebot_mcp.cli.repl.attach import load_images
+
+    return load_images(options.images, runtime.globals.cwd, runtime.settings.images)
+
+
+async def _answer(
+    runtime: ChatRuntime,
+    options: ChatOptions,
+    answer: Answer,
+    view: Any,
+    images: tuple[Image, ...] = (),
+) -> None:
+    """Run one prompt (with its ``--image`` files) into ``answer`` (``--output-schema``:
+    validated, asked once more)."""
     from codebot_mcp.cli import extensions
     from codebot_mcp.cli.repl.mcp import expand_mentions
     from codebot_mcp.core.agent.loop import Outcome
@@ -253,7 +272,7 @@ async def _answer(runtime: ChatRuntime, options: ChatOptions, answer: Answer, vi
             prompt = await expand_mentions(prompt, runtime.manager, runtime.untrusted)
             if schema is not None:
                 prompt = f"{prompt}\n\n{schema.instruction()}"
-            result = await agent.run(prompt, view)
+            result = await agent.run(prompt, view, images)
         if schema is not None and result.outcome is Outcome.ANSWER:
             value, problem = schema.check(result.text)
             if problem is not None:

@@ -2,6 +2,9 @@
 
 MCP servers connect in the background, so the prompt is usable at once. Ctrl-C during a
 turn cancels it (and its tool calls); at an empty prompt, Ctrl-C twice or Ctrl-D exits.
+
+Size: one idea, the session at the prompt (read a line, dispatch it, run the turn); what a
+command or a turn needs beyond a call or two lives beside it (chatview, reports, attach...).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import anyio
 from codebot_mcp.cli import extensions, render
 from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, settle_trust
 from codebot_mcp.cli.render import safe
+from codebot_mcp.cli.repl.attach import Attachments
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
 from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
@@ -79,6 +83,7 @@ class Repl:
         self.status = Status()
         self.turn_scope: anyio.CancelScope | None = None
         self.runtime: ChatRuntime | None = None
+        self.attachments = Attachments()  # images: --image, paths and @./shot.png in prompts
         self.declined: set[str] = set()
         """Digests of project server sections the user declined to trust: not asked again."""
         from codebot_mcp.cli.repl.status import UpdateNotices
@@ -231,6 +236,7 @@ class Repl:
             from codebot_mcp.cli.repl.welcome import show_first_screen
 
             show_first_screen(runtime)
+            self.attachments.load_flags(options.images, runtime)
             prompt = self._input_session()
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._connect, runtime)
@@ -289,7 +295,7 @@ class Repl:
     ) -> None:
         """One prompt to the agent (``command``: the custom command it comes from); errors are
         shown and the REPL goes on."""
-        runtime = self.runtime
+        runtime, asked = self.runtime, line  # images come from what was typed, not inserted
         assert runtime is not None
         if runtime.agent is None:
             assert runtime.model_error is not None
@@ -309,11 +315,12 @@ class Repl:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.status.run)
                 try:
-                    running = extensions.running(runtime.ext, runtime.agent, command, line)
+                    running = extensions.running(runtime.ext, runtime.agent, command, asked)
                     async with running as line:  # !`cmd` and @path first, then mentions
                         if mentions:
                             line = await expand_mentions(line, runtime.manager, runtime.untrusted)
-                        result = await runtime.agent.run(line, view)
+                        if (pictures := await self.attachments.take(asked, runtime)) is not None:
+                            result = await runtime.agent.run(line, view, pictures)
                 except CodebotError as exc:
                     view.end_line()  # the error starts on its own line, below any partial text
                     render.error(exc)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.model import images
 from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
 
 if TYPE_CHECKING:
@@ -140,7 +141,11 @@ def estimate(value: Any) -> int:
     """Tokens of a message, a tool schema, or a list of them, estimated from their JSON."""
     if isinstance(value, str):
         return estimate_text(value)
-    return estimate_text(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    pictures = 0
+    if isinstance(value, list):  # an image costs about IMAGE_TOKENS, not its base64
+        value, pictures = images.for_estimate(value)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return estimate_text(text) + pictures * images.IMAGE_TOKENS
 
 
 @dataclass(slots=True)
@@ -388,6 +393,10 @@ def cut_tool_results(history: list[dict[str, Any]], keep_from: int) -> int:
 def cut_result(message: dict[str, Any]) -> int:
     """Replace a long tool result with a short note; the characters saved (0: not cut)."""
     content = message.get("content")
+    if images.has_images([message]):  # an old image: its placeholder from now on
+        before = len(json.dumps(content))
+        message["content"] = images.strip([message], "cut to save context")[0]["content"]
+        return max(1, before - len(str(message["content"])))
     if message.get("role") != "tool" or not isinstance(content, str):
         return 0
     if len(content) <= KEEP_TOOL_RESULT_CHARS or content.startswith(CUT_NOTE):
@@ -461,7 +470,7 @@ def render_transcript(messages: Sequence[Mapping[str, Any]], limit: int) -> str:
     for message in messages:
         role = str(message.get("role", "?"))
         content = message.get("content")
-        text = content if isinstance(content, str) else json.dumps(content)
+        text = images.text_of(content)
         if role == "tool" and len(text) > 2000:
             text = text[:2000] + " [...]"
         item: dict[str, Any] = {"role": role, "content": text}

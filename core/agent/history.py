@@ -16,6 +16,9 @@ One file per session, ``<state>/sessions/<project key>/<id>.jsonl`` (directories
   "ended", "task_id", "status"}`` when it ended (or was cancelled, or is gone): a task that
   started and never ended is picked up again by ``--continue`` (:func:`pending_tasks`).
 
+Images stay in their messages as base64 data URLs (``core.model.images``: each at most
+``images.max_bytes``), so a resumed session shows the model the same images.
+
 Every string is scrubbed (the ``scrub`` function the CLI passes knows every secret) before it
 reaches the disk. Tools are never saved (only the names tool search loaded): a resumed session
 gets the current tool set.
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
+from codebot_mcp.core.model import images
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Message, Session
@@ -304,8 +308,12 @@ def _complete(messages: list[Message]) -> list[Message]:
 
 def _title(messages: list[Message]) -> str:
     for message in messages:
-        content = message.get("content")
-        if message.get("role") == "user" and isinstance(content, str) and content.strip():
+        content = images.text_of(message.get("content"))
+        if (
+            message.get("role") == "user"
+            and images.TOOL_IMAGES_KEY not in message
+            and content.strip()
+        ):
             line = content.strip().splitlines()[0]
             return line if len(line) <= 60 else line[:59] + "…"
     return "(empty)"

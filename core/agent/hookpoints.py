@@ -133,7 +133,9 @@ async def after_call(
         notes.append(_context(event, outcome.context))
     if not notes:
         return result
-    return ToolResult("\n\n".join([result.text, *notes]), result.is_error, result.data)
+    return ToolResult(
+        "\n\n".join([result.text, *notes]), result.is_error, result.data, result.images
+    )
 
 
 async def keep_going(

@@ -45,9 +45,18 @@ from codebot_mcp.core.agent.events import (
 from codebot_mcp.core.agent.permissions import PermissionGate, denial_text
 from codebot_mcp.core.agent.sampling import Sampler
 from codebot_mcp.core.agent.session import Message, Session
-from codebot_mcp.core.agent.toolcalls import parse_arguments, tool_message, truncate
+from codebot_mcp.core.agent.toolcalls import (
+    fitted_images,
+    images_message,
+    parse_arguments,
+    tool_message,
+    truncate,
+)
+from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.model import images as image_parts
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
+from codebot_mcp.core.model.images import Image
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
@@ -135,6 +144,8 @@ class Agent:
         self.observer: RunObserver | None = None
         """Sees every run and its events (``core.telemetry`` when it is on); None: nothing."""
         self._warned_model: str | None = None
+        self.image_limits = ImageLimits()
+        """``images`` from settings: each image's size, and how many one request carries."""
         self.window_known = False
         """The window comes from settings, the endpoint, the table or a server's error (not
         the default guess): the default output cap is then sized from it."""
@@ -144,6 +155,7 @@ class Agent:
         self.max_turns = settings.max_turns
         self.tool_result_max_tokens = settings.tool_result_max_tokens
         self.context_window = settings.context_window
+        self.image_limits = settings.images
         self.follow_model()
 
     def follow_model(self) -> None:
@@ -162,8 +174,11 @@ class Agent:
             return config.max_tokens
         return output_cap(config.max_tokens, self.budget.window)
 
-    async def run(self, prompt: str, events: AgentEvents | None = None) -> RunResult:
-        """Answer one user prompt, calling tools as the model asks.
+    async def run(
+        self, prompt: str, events: AgentEvents | None = None, images: tuple[Image, ...] = ()
+    ) -> RunResult:
+        """Answer one user prompt (with the images attached to it), calling tools as the
+        model asks.
 
         The result is also kept in :attr:`last` while the run goes, so a caller that catches
         an error still sees the calls that ran. With :attr:`checkpoints`, the prompt is a
@@ -177,20 +192,22 @@ class Agent:
         """
         events = events or AgentEvents()
         if self.observer is None:
-            return await self._prompt(prompt, events)
+            return await self._prompt(prompt, events, images)
         with self.observer.observe(self, prompt, events) as observed:
-            return await self._prompt(prompt, observed)
+            return await self._prompt(prompt, observed, images)
 
-    async def _prompt(self, prompt: str, events: AgentEvents) -> RunResult:
+    async def _prompt(
+        self, prompt: str, events: AgentEvents, images: tuple[Image, ...]
+    ) -> RunResult:
         prompt = await hook_points.submit(self.hooks, prompt, events)
         checkpoints = self.checkpoints
         try:
             if checkpoints is None:
-                return await self._run(prompt, events)
+                return await self._run(prompt, events, images)
             if problem := await checkpoints.begin(prompt):
                 events.warning(problem)
             try:
-                return await self._run(prompt, events)
+                return await self._run(prompt, events, images)
             finally:
                 checkpoints.end()
         finally:
@@ -198,10 +215,10 @@ class Agent:
                 self.last.trust_changes = changed
                 events.warning(self.watch.message(changed))
 
-    async def _run(self, prompt: str, events: AgentEvents) -> RunResult:
+    async def _run(self, prompt: str, events: AgentEvents, images: tuple[Image, ...]) -> RunResult:
         history = self.session.history
         start = len(history)
-        history.append({"role": "user", "content": prompt})
+        history.append(image_parts.user_message(prompt, images))
         result = self.last = RunResult()
         seen: Counter[tuple[str, str]] = Counter()
         stop_hook_active = False
@@ -234,6 +251,8 @@ class Agent:
                 # Appended only once complete: a cancel above leaves no dangling tool_calls.
                 history.append(reply.message())
                 history.extend(tool_message(r.call, r.result) for r in records)
+                if any(r.result.images for r in records):  # Chat Completions: in a user turn
+                    history.append(images_message(records))
                 self.session.checkpoint()
                 self._stop_if_looping(seen)
         except StreamDroppedError as exc:
@@ -270,7 +289,8 @@ class Agent:
         """Where the current prompt starts (compaction may have moved it)."""
         history = self.session.history
         for index in range(min(start, len(history) - 1), -1, -1):
-            if history[index].get("role") == "user":
+            message = history[index]
+            if message.get("role") == "user" and image_parts.TOOL_IMAGES_KEY not in message:
                 return index
         return 0
 
@@ -291,6 +311,7 @@ class Agent:
         compacted = await self._fit(start, events, result)
         for attempt in range(OVERFLOW_RETRIES + 1):
             messages, tools = session.messages(), session.tool_schemas()
+            messages = image_parts.limit_request(messages, self.image_limits)
             sent = self.budget.cost(messages, tools)
             try:
                 if sent > self.budget.ceiling:
@@ -478,7 +499,10 @@ class Agent:
             truncate(SECRETS(result.text), self.tool_result_max_tokens),
             result.is_error,
             scrub(result.data),
+            result.images,
         )
+        if result.images:  # each under images.max_bytes (downscaled, or a note instead)
+            result = await fitted_images(result, self.image_limits.max_bytes)
         seconds = time.monotonic() - began
         result = await hook_points.after_call(
             self.hooks, call, tool, arguments, result, events, seconds

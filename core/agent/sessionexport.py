@@ -18,6 +18,7 @@ from typing import Any
 
 from codebot_mcp.core.agent import history
 from codebot_mcp.core.agent.history import SavedSession, scrubbed
+from codebot_mcp.core.model import images
 from codebot_mcp.core.secrets.redact import printable, printable_json
 from codebot_mcp.core.tools.builtin.todo import ASCII_MARKS
 
@@ -99,20 +100,9 @@ def _message(message: Message, names: dict[str, str]) -> list[str]:
 
 
 def _text(content: Any) -> str:
-    """A message's content: a string, or parts (text kept, an image named)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for part in content:  # pyright: ignore[reportUnknownVariableType]
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text":  # pyright: ignore[reportUnknownMemberType]
-            parts.append(str(part.get("text", "")))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        else:
-            parts.append(f"[{part.get('type', 'part')}]")  # pyright: ignore[reportUnknownMemberType]
-    return "\n".join(parts)
+    """A message's content: a string, or parts (text kept, an image named by its format,
+    size and bytes: ``[image: PNG, 800×600, 41 KB]``)."""
+    return images.text_of(content)
 
 
 def _arguments(raw: Any) -> str:

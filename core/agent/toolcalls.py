@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.agent.session import Message
+from codebot_mcp.core.model import images
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
 from codebot_mcp.core.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.agent.events import ToolRecord
 
 
 def truncate(text: str, max_tokens: int) -> str:
@@ -28,11 +34,38 @@ def truncate(text: str, max_tokens: int) -> str:
 def tool_message(call: ToolCall, result: ToolResult) -> Message:
     """The ``tool`` message that answers ``call`` (errors marked as such)."""
     text = result.text or "(no output)"
+    if result.images:
+        count = len(result.images)
+        text += (
+            f"\n[codebot: {'this image follows' if count == 1 else f'these {count} images follow'}"
+            " in the next message]"
+        )
     return {
         "role": "tool",
         "tool_call_id": call.id,
         "content": f"Error: {text}" if result.is_error else text,
     }
+
+
+def images_message(records: list[ToolRecord]) -> Message:
+    """The user message after a step's tool results that carries their images."""
+    return images.tool_images_message(
+        [(r.call.id, r.call.name, r.result.images) for r in records if r.result.images]
+    )
+
+
+async def fitted_images(result: ToolResult, max_bytes: int) -> ToolResult:
+    """``result`` with each image under ``max_bytes`` (downscaled by Pillow in a thread);
+    an image that cannot be is dropped, and the text says why."""
+    kept: list[images.Image] = []
+    notes: list[str] = []
+    for image in result.images:
+        try:
+            kept.append(await anyio.to_thread.run_sync(images.fit, image, max_bytes))
+        except images.ImageError as exc:
+            notes.append(f"[codebot: an image was not sent: {exc}]")
+    text = "\n".join([result.text, *notes]) if notes else result.text
+    return ToolResult(text, result.is_error, result.data, tuple(kept))
 
 
 def finished_elsewhere(call: ToolCall, result: ToolResult) -> list[Message]:

@@ -4,7 +4,8 @@ entries (:mod:`.servers`, :mod:`.oauth`), editing them (:mod:`.edit`), trust for
 settings (:mod:`.trust`), the administrator's managed settings (:mod:`.managed`), both applied
 once (:mod:`.effective`), other clients' configurations (:mod:`.importers`), front matter of
 definition files (:mod:`.frontmatter`), local skill folders (:mod:`.skills`), project notes
-(:mod:`.notes`) and a first ``AGENTS.md`` (:mod:`.initnotes`).
+(:mod:`.notes`), a first ``AGENTS.md`` (:mod:`.initnotes`) and the ``images`` limits
+(:mod:`.imagelimits`).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from codebot_mcp.core.config.imagelimits import SCHEMA as IMAGES_SCHEMA
+from codebot_mcp.core.config.imagelimits import parse_images
 from codebot_mcp.core.config.oauth import BROWSERLESS_SCHEMA
 from codebot_mcp.core.config.telemetry import PROTOCOLS as TELEMETRY_PROTOCOLS
 from codebot_mcp.core.config.telemetry import TELEMETRY_KEYS, parse_telemetry
@@ -251,6 +253,16 @@ KEYS: tuple[Key, ...] = (
         None,
         _integer(0),
         example=0,
+    ),
+    Key(
+        "images",
+        "Images sent to the model: max_bytes per image (larger ones are downscaled with "
+        "Pillow, or refused), max_per_request and max_request_bytes per request (older "
+        "images beyond them go as a text placeholder).",
+        IMAGES_SCHEMA,
+        None,  # Settings.images: ImageLimits() (each field's default is in the schema)
+        parse_images,
+        example={"max_bytes": 2_000_000, "max_per_request": 4},
     ),
     Key(
         "context_window",

@@ -31,6 +31,7 @@ from codebot_mcp.core.config.checkpointing import (
 )
 from codebot_mcp.core.config.discovery import search_dirs
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
+from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
@@ -99,6 +100,9 @@ class Settings:
     """Output cap per model turn, sent as ``max_tokens``."""
     model_retries: int | None = None
     """Retries of a failed model request; None: 2 for remote APIs, 0 for loopback ones."""
+    images: ImageLimits = field(default_factory=ImageLimits)
+    """``images``: the size of one image, and how many (and how many bytes) one request
+    carries (``core.config.imagelimits``)."""
     context_window: int | None = None
     """The model's context window in tokens; None: from the table of known models, or 128k."""
     tool_search: str | bool = "auto"

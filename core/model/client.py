@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.core.errors import ModelError
+from codebot_mcp.core.model import images
 from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.errors import (
     ContextOverflowError,
@@ -115,6 +116,10 @@ class ChatModel:
         Responses API, for a model that has none): they are no longer asked for."""
         self.served_model: str | None = None
         """The model name the server reported in its last answer."""
+        self.images = True
+        """False once the endpoint rejected a request with images (a model without vision,
+        a server that takes only string content): from then on every image goes as its text
+        placeholder, for the rest of the session."""
         self.response_format: dict[str, Any] | None = None
         """Structured output to ask for (``--output-schema``); None again once the endpoint
         rejected it (the answer is then validated all the same, by the caller)."""
@@ -165,6 +170,8 @@ class ChatModel:
                     raise
                 if self._switch_cap_param(exc, request) or self._drop_extras(exc, request):
                     continue
+                if self._drop_images(exc, request, on_retry):  # before: it names images
+                    continue
                 if self._drop_response_format(exc, request, on_retry):
                     continue
                 error = map_error(exc, self.config)
@@ -185,6 +192,8 @@ class ChatModel:
     ) -> dict[str, Any]:
         """The request body for this API (without ``stream``)."""
         config = self.config
+        if not self.images:
+            messages = images.strip(messages, images.NO_IMAGES)
         if config.responses:
             from codebot_mcp.core.model.responses import request_body
 
@@ -193,7 +202,7 @@ class ChatModel:
                 shape = self.response_format.get("json_schema", {})
                 body["text"] = {"format": {"type": "json_schema", **shape}}
             return body
-        sent = [m if REASONING_KEY not in m else _without_reasoning(m) for m in messages]
+        sent = [m if not _private(m) else _without_reasoning(m) for m in messages]
         request: dict[str, Any] = {"model": config.model, "messages": sent}
         if cap:
             request[self.cap_param] = cap
@@ -298,6 +307,39 @@ class ChatModel:
                     f"the model server at {self.config.url} rejected structured output "
                     f"(response_format: {why}); asking again without it (the answer is "
                     "still checked against the schema)",
+                    0.0,
+                )
+            )
+        return True
+
+    def _drop_images(
+        self, exc: Exception, request: dict[str, Any], on_retry: RetryCallback | None
+    ) -> bool:
+        """An endpoint that rejects the first request with images (a 400, 415 or 422 that
+        names images or content types) gets it again with text placeholders, and no image
+        for the rest of the session; announced once."""
+        import openai
+
+        key = "input" if self.config.responses else "messages"
+        sent = request.get(key)
+        if not self.images or not isinstance(exc, openai.APIStatusError):
+            return False
+        if exc.status_code not in (400, 415, 422) or not isinstance(sent, list):
+            return False
+        text = server_message(exc).lower()
+        if not any(word in text for word in images.REFUSALS) or not images.has_images(sent):
+            return False
+        request[key] = images.strip(sent, images.NO_IMAGES)
+        self.images = False
+        if on_retry is not None:
+            why = server_message(exc)[:200] or f"status {exc.status_code}"
+            on_retry(
+                Retry(
+                    1,
+                    1,
+                    f"the model server at {self.config.url} rejected images ({why}); asking "
+                    "again with a text placeholder for each, and sending no images for the "
+                    "rest of this session",
                     0.0,
                 )
             )
@@ -418,10 +460,18 @@ class _Callbacks:
     on_reasoning: TextCallback | None
 
 
+_PRIVATE = (REASONING_KEY, images.TOOL_IMAGES_KEY)
+
+
+def _private(message: Mapping[str, Any]) -> bool:
+    return any(key in message for key in _PRIVATE)
+
+
 def _without_reasoning(message: Mapping[str, Any]) -> dict[str, Any]:
-    """An assistant message without its reasoning items (Chat Completions has no place for
-    them: a session saved on the Responses API, resumed on Chat Completions)."""
-    return {k: v for k, v in message.items() if k != REASONING_KEY}
+    """A message without codebot's own keys: an assistant message's reasoning items (Chat
+    Completions has no place for them: a session saved on the Responses API, resumed on
+    Chat Completions), the mark on the message that carries tool results' images."""
+    return {k: v for k, v in message.items() if k not in _PRIVATE}
 
 
 class _ClosedAtStart(Exception):

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.model import images
 from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
 from codebot_mcp.core.tools.sources import ServerSource, content_text
 
@@ -106,7 +107,8 @@ class ReadResourceTool:
         return Permission(Capability.READ, "built-in read_mcp_resource: only reads")
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
-        """The resource's text; binary parts are described in one line each."""
+        """The resource's text; an image part as an image (PNG, JPEG, GIF, WebP, known by its
+        bytes), other binary parts described in one line each."""
         try:
             server = _text(arguments, "server", required=True)
             uri = _text(arguments, "uri", required=True)
@@ -116,7 +118,18 @@ class ReadResourceTool:
             return ToolResult(f"read_mcp_resource: {exc}", is_error=True)
         except CodebotError as exc:
             return ToolResult(f"read_mcp_resource: {exc.message}", is_error=True)
-        return ToolResult(content_text(parts) or "(the resource is empty)")
+        pictures: list[images.Image] = []
+        lines: list[str] = []
+        for part in parts:
+            found = images.sniff(part.blob[: images.SNIFF_BYTES]) if part.blob else None
+            if part.blob is None or found is None:
+                lines.append(content_text([part]))
+                continue
+            image = images.Image(part.blob, *found, name=part.uri)
+            pictures.append(image)
+            lines.append(f"[image: {image.describe()}]")
+        text = "\n".join(lines)
+        return ToolResult(text or "(the resource is empty)", images=tuple(pictures))
 
 
 def resource_tools(source: ServerSource) -> list[Tool]:

@@ -11,6 +11,7 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
+from codebot_mcp.core.model.images import SNIFF_BYTES, Image, sniff
 from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
 from codebot_mcp.mcpbridge.tools.arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
@@ -138,6 +139,8 @@ def to_tool_result(result: types.CallToolResult) -> ToolResult:
     from codebot_mcp.core.secrets.redact import SECRETS, scrub
 
     parts = [describe_block(block) for block in result.content]
+    found = [image_of(block) for block in result.content]
+    pictures = tuple(i for i in found if i is not None)
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
     data: dict[str, Any] = {
@@ -149,8 +152,30 @@ def to_tool_result(result: types.CallToolResult) -> ToolResult:
         data["structuredContent"] = result.structured_content
     data["isError"] = result.is_error
     return ToolResult(
-        SECRETS("\n".join(parts)), is_error=result.is_error, data=scrub(data, SECRETS)
+        SECRETS("\n".join(parts)),
+        is_error=result.is_error,
+        data=scrub(data, SECRETS),
+        images=pictures,
     )
+
+
+def image_of(block: types.ContentBlock) -> Image | None:
+    """The image an image block (or an embedded blob resource) holds, when its bytes are a
+    PNG, JPEG, GIF or WebP (whatever its ``mimeType`` claims); None otherwise."""
+    if isinstance(block, types.ImageContent):
+        payload, name = block.data, "image"
+    elif isinstance(block, types.EmbeddedResource) and isinstance(
+        block.resource, types.BlobResourceContents
+    ):
+        payload, name = block.resource.blob, str(block.resource.uri)
+    else:
+        return None
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (ValueError, TypeError):
+        return None
+    found = sniff(data[:SNIFF_BYTES])
+    return None if found is None else Image(data, *found, name=name)
 
 
 def describe_block(block: types.ContentBlock) -> str:

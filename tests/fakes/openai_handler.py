@@ -51,6 +51,10 @@ class State:
     """What ``/models`` lists (default: one ``fake-model``)."""
     models_404: bool = False
     """``/models`` answers 404 (a server without the route)."""
+    no_images: bool = False
+    """Reject a request that holds an image part with 400, as OpenAI answers for a model
+    without vision (counted in ``image_rejections``)."""
+    image_rejections: int = 0
     model_meta: dict[str, Any] | None = None
     """Extra fields of each model entry (llama.cpp's ``meta``: ``{"n_ctx_train": ...}``)."""
 
@@ -64,6 +68,21 @@ def count_tokens(body: dict[str, Any]) -> int:
 
         text += input_text(body)
     return int(len(text) / 3.5) + 1
+
+
+NO_IMAGES = "Invalid content type. image_url is only supported by certain models."
+"""OpenAI's answer to an image sent to a model without vision."""
+
+
+def holds_image(body: dict[str, Any]) -> bool:
+    """Whether a request (either wire) carries an image content part."""
+    for message in [*body.get("messages", []), *body.get("input", [])]:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") in ("image_url", "input_image") for p in content
+        ):
+            return True
+    return False
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -103,6 +122,11 @@ class Handler(BaseHTTPRequestHandler):
             state.requests.append(Recorded("POST", self.path, headers, body))
         if state.llama and (problem := llama_rejects(body)):  # rejected before any turn is used
             self._json(400, {"error": {"message": problem, "type": "invalid_request_error"}})
+            return
+        if state.no_images and holds_image(body):  # rejected before any turn is used
+            with state.lock:
+                state.image_rejections += 1
+            self._json(400, {"error": {"message": NO_IMAGES, "type": "invalid_request_error"}})
             return
         if route.endswith("/responses"):
             from tests.fakes.openai_responses import rejects

@@ -14,6 +14,9 @@ works too::
 
 prints ``READY <base_url>`` and serves until killed. The file is ``{"turns": [...]}`` or a list.
 
+``no_images=True`` answers a request that holds an image part with OpenAI's 400 for a model
+without vision ("Invalid content type. image_url is only supported by certain models.").
+
 ``llama=True`` behaves like llama.cpp's Python server: an assistant message with
 ``tool_calls`` and ``content`` null or missing is rejected with 400; tools are ignored unless
 ``tool_choice`` is ``"auto"``; a streamed request that carries tools ends empty, no error.
@@ -48,10 +51,12 @@ class FakeOpenAI:
         respond: Callable[[dict[str, Any]], Turn] | None = None,
         window: int | None = None,
         models: list[str] | None = None,
+        no_images: bool = False,
     ):
         self._state = State(turns=deque(turns or []), llama=llama, respond=respond, window=window)
         if models is not None:
             self._state.model_ids = list(models)
+        self._state.no_images = no_images
         state = self._state
 
         class Bound(Handler):
@@ -103,6 +108,12 @@ class FakeOpenAI:
         """Requests refused for passing ``window``."""
         with self._state.lock:
             return self._state.rejected
+
+    @property
+    def image_rejections(self) -> int:
+        """Requests refused for holding an image (``no_images=True``)."""
+        with self._state.lock:
+            return self._state.image_rejections
 
     @property
     def remaining(self) -> int:

@@ -30,6 +30,9 @@ rugpull            no    ``status()`` rewrites ``notes``' description and emits
 toucher            no    write_file/connect/tmpdir: what a sandbox must stop
 fetcher            no    ``fetch(url)`` with urllib (proxy variables honoured): a
                          sandboxed server's network by domain
+pictures           no    images: ``screenshot(width, height)`` and ``two_charts``
+                         answer PNG image blocks, ``fake_image`` one that is not
+                         an image; resource ``chart://latest`` is a PNG blob
 slow_start         no    sleeps ``--delay`` s (default 1.0) before serving one
                          tool ``hello``; ``--barrier DIR --count N``
 crash_on_start     no    prints a fatal message to stderr and exits with code 3

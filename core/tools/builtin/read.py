@@ -1,4 +1,5 @@
-"""``read``: a text file with line numbers, from an offset, up to a limit of lines.
+"""``read``: a text file with line numbers, from an offset, up to a limit of lines; an image
+file (PNG, JPEG, GIF or WebP, known by its bytes) as an image the model sees.
 
 A file that is not UTF-8 is read in its own encoding (:mod:`._text`), and the output says
 which, so the model knows the text it sees is what ``edit`` will match."""
@@ -12,6 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from codebot_mcp.core.model import images
 from codebot_mcp.core.security.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
@@ -29,7 +31,8 @@ class ReadTool(FileTool):
     name = "read"
     description = (
         "Read a text file. Lines are numbered from 1. Use offset (first line) and limit "
-        f"(number of lines, default {DEFAULT_LIMIT}) to page through large files."
+        f"(number of lines, default {DEFAULT_LIMIT}) to page through large files. An image "
+        "file (PNG, JPEG, GIF, WebP) is returned as an image you can see."
     )
 
     def schema(self) -> dict[str, Any]:
@@ -56,7 +59,8 @@ class ReadTool(FileTool):
             limit = integer(arguments, "limit", DEFAULT_LIMIT)
         except BadArgument as exc:
             return ToolResult(f"read: {exc}", is_error=True)
-        if self.files is not None:  # the editor's buffer (ACP): what the user sees
+        if self.files is not None and not images.named_like_image(path):
+            # the editor's buffer (ACP): what the user sees; an image is read from the disk
             try:
                 text = await self.files.read_text(path)
             except OSError as exc:
@@ -74,6 +78,14 @@ class ReadTool(FileTool):
             )
         except OSError as exc:
             return ToolResult(f"read: cannot read {path}: {exc.strerror}", is_error=True)
+        if (found := images.sniff(data[: images.SNIFF_BYTES])) is not None:
+            return _image(path, data, found, more=more)
+        if images.named_like_image(path):
+            return ToolResult(
+                f"read: {path} is named like an image, but its content is not a PNG, JPEG, GIF "
+                "or WebP image (images are recognised by their bytes, not their name)",
+                is_error=True,
+            )
         if b"\0" in data[:8192] and not has_bom(data):
             return ToolResult(f"read: {path} looks binary ({len(data)} bytes)", is_error=True)
         decoded = await anyio.to_thread.run_sync(lambda: decode(data, partial=more))
@@ -109,3 +121,17 @@ def _numbered(
         out.insert(0, f"[encoding: {encoding}; shown decoded, edit keeps it]")
         facts["encoding"] = encoding
     return ToolResult("\n".join(out), data=facts)
+
+
+def _image(path: Path, data: bytes, found: tuple[str, int, int], *, more: bool) -> ToolResult:
+    """An image file as an image (its size checked against ``images.max_bytes`` later, by
+    the agent, which downscales it or says why it cannot)."""
+    if more:
+        return ToolResult(
+            f"read: {path} is an image larger than {MAX_READ_BYTES // 2**20} MB; make a "
+            "smaller copy to look at",
+            is_error=True,
+        )
+    image = images.Image(data, found[0], found[1], found[2], path.name)
+    facts: dict[str, Any] = {"path": str(path), "image": image.mime, "bytes": len(data)}
+    return ToolResult(f"[image: {image.describe()}]", data=facts, images=(image,))
