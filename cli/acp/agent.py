@@ -53,9 +53,9 @@ AFTER_RESPONSE_SECONDS = 0.1
 """How long after ``session/new`` returns its updates (the commands) are sent."""
 LISTED_SESSIONS = 200
 """``session/list`` answers with the newest sessions, this many at most (no paging)."""
-IMAGES = False
-"""``promptCapabilities.image``: the agent loop takes text prompts only in this build, so an
-image would be dropped; it turns true once the loop sends images to the model."""
+IMAGES = True
+"""``promptCapabilities.image``: a prompt's image blocks reach the model as image parts (the
+same limits as ``chat --image``: ``images.max_bytes``, checked by content, downscaled)."""
 _log = logging.getLogger("codebot_mcp.acp")
 
 
@@ -174,7 +174,7 @@ class CodebotAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         """One turn: updates stream while it runs; the stop reason ends it."""
         session = self._session(session_id)
-        stop = await session.prompt(prompt_text(prompt))
+        stop = await session.prompt(prompt_text(prompt), prompt_images(prompt))
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -219,9 +219,29 @@ def prompt_text(blocks: list[Any]) -> str:
                 parts.append(f"[attached: {resource.uri} (binary, not shown)]")
         elif kind == "resource_link":
             parts.append(f"[{block.name}]({block.uri})")
-        elif kind in ("image", "audio"):
-            parts.append(f"[an {kind} was attached; codebot cannot pass it to the model]")
+        elif kind == "audio":
+            parts.append("[an audio clip was attached; codebot cannot pass it to the model]")
     return "\n\n".join(p for p in parts if p)
+
+
+def prompt_images(blocks: list[Any]) -> list[tuple[str, bytes]]:
+    """The prompt's image blocks as (name, bytes); a block whose data is not base64 is a
+    ``session/prompt`` error naming it (the bytes are checked as images by the session)."""
+    import base64
+    import binascii
+
+    found: list[tuple[str, bytes]] = []
+    for n, block in enumerate(blocks, start=1):
+        if getattr(block, "type", None) != "image":
+            continue
+        name = getattr(block, "uri", None) or f"image {n} of the prompt"
+        try:
+            found.append((str(name), base64.b64decode(block.data, validate=True)))
+        except (binascii.Error, ValueError, TypeError) as exc:
+            raise RequestError.invalid_params(
+                {"message": f"{name}: its data is not base64 ({exc})"}
+            ) from exc
+    return found
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

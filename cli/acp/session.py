@@ -10,6 +10,7 @@ session's id is codebot's saved-session id, so ``session/load`` finds it again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ from codebot_mcp.cli.acp.bridge import EditorFiles
 from codebot_mcp.cli.acp.updates import Outbox, UpdateView, replay_updates, tool_title
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.model import images
+from codebot_mcp.core.model.images import Image
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
@@ -200,8 +203,9 @@ class AcpSession:
         if self._turn is not None:
             self._turn.cancel()
 
-    async def prompt(self, text: str) -> str:
-        """Run one turn; the stop reason."""
+    async def prompt(self, text: str, attached: Sequence[tuple[str, bytes]] = ()) -> str:
+        """Run one turn (``attached``: the prompt's images, as name and bytes); the stop
+        reason."""
         from codebot_mcp.cli import extensions
         from codebot_mcp.cli.repl.mcp import expand_mentions
         from codebot_mcp.core.agent.events import Outcome
@@ -209,6 +213,8 @@ class AcpSession:
         runtime, outbox = self.runtime, self.outbox
         if runtime is None or outbox is None or runtime.agent is None:
             raise RequestError(-32603, "the session is closed")
+        cap = runtime.settings.images.max_bytes
+        pictures = await anyio.to_thread.run_sync(_images, attached, cap)  # may downscale
         async with self._lock:  # one turn at a time
             await self._started.wait()  # bounded: each server's handshake timeout
             agent = runtime.agent
@@ -228,7 +234,7 @@ class AcpSession:
                     command, line = (found[0], found[1]) if found else (None, text)
                     async with extensions.running(runtime.ext, agent, command, line) as line:
                         line = await expand_mentions(line, runtime.manager, runtime.untrusted)
-                        result = await agent.run(line, view)
+                        result = await agent.run(line, view, pictures)
                     if result.outcome is Outcome.INTERRUPTED:
                         stop = "cancelled"
                     elif result.finish_reason == "length":
@@ -439,3 +445,15 @@ def session_globals(base: Globals, cwd: str) -> Globals:
             {"message": f"cwd {cwd!r} must be an absolute path to an existing directory"}
         )
     return replace(base, cwd=path.resolve())
+
+
+def _images(attached: Sequence[tuple[str, bytes]], max_bytes: int) -> tuple[Image, ...]:
+    """The prompt's images, each checked by its content and fitted under ``max_bytes``; one
+    that is not an image, or cannot be made small enough, is the prompt's error."""
+    out: list[Image] = []
+    for name, data in attached:
+        try:
+            out.append(images.from_bytes(data, name, max_bytes))
+        except images.ImageError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from exc
+    return tuple(out)

@@ -141,6 +141,7 @@ async def _initialized(
     )
     assert init.agent_capabilities.load_session is True
     assert init.agent_capabilities.prompt_capabilities.embedded_context is True
+    assert init.agent_capabilities.prompt_capabilities.image is True
     assert init.agent_capabilities.mcp_capabilities.http is True
     await asyncio.wait_for(body(conn, process), TIMEOUT)
 
@@ -274,6 +275,43 @@ def test_reads_and_edits_go_through_the_editors_buffers(tmp_path: Path) -> None:
 
     with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, body, fs=True))
+
+
+def test_an_image_in_the_prompt_reaches_the_model(tmp_path: Path) -> None:
+    """An editor's image block reaches the model as an image part of the user message (its
+    bytes unchanged); a block whose bytes are not an image is the prompt's error, naming it,
+    and the session goes on."""
+    import base64
+
+    from tests.cli.test_images import images_in
+    from tests.fakes.pngs import png
+
+    picture = png(16, 9)
+    editor = Editor()
+
+    async def body(conn: Any, _process: Any) -> None:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        encoded = base64.b64encode(picture).decode()
+        blocks = [acp.text_block("what is this?"), acp.image_block(encoded, "image/png")]
+        await conn.prompt(session_id=sid, prompt=blocks)
+        with pytest.raises(acp.RequestError) as refused:
+            fake_png = base64.b64encode(b"not a picture at all").decode()
+            await conn.prompt(
+                session_id=sid,
+                prompt=[acp.image_block(fake_png, "image/png", uri="file:///shot.png")],
+            )
+        assert "file:///shot.png is not a PNG, JPEG, GIF or WebP image" in str(
+            refused.value.data
+        )
+        again = await conn.prompt(session_id=sid, prompt=[acp.text_block("still there?")])
+        assert again.stop_reason == "end_turn"
+
+    with FakeOpenAI([fo.text("a small picture"), fo.text("yes")]) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body))
+        user = [m for m in fake.bodies[0]["messages"] if m["role"] == "user"][-1]
+        assert images_in(user) == [picture]
+        assert "what is this?" in json.dumps(user)
+        assert len(fake.bodies) == 2  # the refused prompt never reached the model
 
 
 def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
