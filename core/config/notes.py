@@ -3,8 +3,9 @@ working directory, after the user's own ``~/.codebot/AGENTS.md`` and ``~/.claude
 (Claude Code's user memory; ``$CLAUDE_CONFIG_DIR`` moves it, ``"claude_files": false`` skips it).
 
 In each directory from the project root (:func:`.discovery.project_root`) down to the working
-directory, ``AGENTS.md`` then ``CODEBOT.md`` are read; where neither exists, ``CLAUDE.md`` is
-(a repository written for Claude Code keeps working). More specific notes come later, so they
+directory, ``AGENTS.md`` then ``CODEBOT.md`` are read; where neither exists, ``CLAUDE.md``,
+``.claude/CLAUDE.md`` and ``CLAUDE.local.md`` are, as Claude Code reads them (a repository written
+for Claude Code keeps working). More specific notes come later, so they
 have the last word. A note may import another file with ``@path`` (outside code spans and
 fences): the file is read after the note that names it, once, up to :data:`MAX_DEPTH` imports
 deep, and only inside the project (the user's notes: inside ``~/.codebot`` or ``~/.claude``)
@@ -30,6 +31,10 @@ from codebot_mcp.core.config import discovery, paths
 NOTE_FILES = ("AGENTS.md", "CODEBOT.md")
 FALLBACK = "CLAUDE.md"
 """Read in a directory that has neither of :data:`NOTE_FILES`."""
+CLAUDE_MORE = (".claude/CLAUDE.md", "CLAUDE.local.md")
+"""Claude Code's other project memory files, read beside :data:`FALLBACK` where it would be
+(its project memory may live in ``.claude/``; ``CLAUDE.local.md`` is the personal one), unless
+``"claude_files": false``."""
 USER_NOTES = "AGENTS.md"
 MAX_DEPTH = 5
 """Imports within imports: deeper ones are listed as skipped."""
@@ -122,8 +127,9 @@ def load(
         loader.add(theirs, "user", claudefiles.user_dir().resolve(), None, 0)
     for directory in directories(root, cwd):
         found = [directory / name for name in NOTE_FILES if (directory / name).is_file()]
-        if not found and (directory / FALLBACK).is_file():
-            found = [directory / FALLBACK]
+        if not found:
+            names = (FALLBACK, *CLAUDE_MORE) if claude else (FALLBACK,)
+            found = [directory / name for name in names if (directory / name).is_file()]
         for path in found:
             if project:
                 loader.add(path, "project", root, None, 0)

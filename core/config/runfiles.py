@@ -225,7 +225,7 @@ def _suffix(word: str) -> str | None:
     return suffix if suffix in SCRIPT_SUFFIXES else None
 
 
-NOTE_NAMES = ("AGENTS.md", "CODEBOT.md", "CLAUDE.md")
+NOTE_NAMES = ("AGENTS.md", "CODEBOT.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
 """The notes :mod:`.notes` reads in each directory (looked for before it is imported)."""
 
 

@@ -53,6 +53,30 @@ def test_hierarchy_from_the_user_file_to_the_working_directory(root: Path) -> No
     assert block.index("## AGENTS.md\nroot agents") < block.index("## pkg/app/CODEBOT.md")
 
 
+def test_claude_codes_other_memory_files_where_claude_md_would_be(root: Path) -> None:
+    """``.claude/CLAUDE.md`` and ``CLAUDE.local.md`` are read as Claude Code reads them,
+    beside ``CLAUDE.md`` where no AGENTS.md or CODEBOT.md is; ``claude=False`` leaves them
+    out; the trust digest lists them (a cloned repository's notes need trust)."""
+    from codebot_mcp.core.config import runfiles
+
+    write(root / ".claude/CLAUDE.md", "in dot claude, see @rules.md")
+    write(root / ".claude/rules.md", "imported next to it")
+    write(root / "CLAUDE.local.md", "mine, local")
+    write(root / "pkg/CLAUDE.md", "pkg claude")
+    write(root / "pkg/AGENTS.md", "pkg agents")
+    write(root / "pkg/CLAUDE.local.md", "not read: AGENTS.md is here")
+    found = notes.load(root / "pkg")
+    assert [n.text for n in found.files] == [
+        "in dot claude, see @rules.md",
+        "imported next to it",
+        "mine, local",
+        "pkg agents",
+    ]
+    assert [n.text for n in notes.load(root / "pkg", claude=False).files] == ["pkg agents"]
+    listed = runfiles.note_files(root, None)
+    assert {p.name for p in listed} == {"CLAUDE.md", "rules.md", "CLAUDE.local.md"}
+
+
 def test_imports_stay_inside_the_project(root: Path, tmp_path: Path) -> None:
     write(tmp_path / "outside.md", "SECRET OUTSIDE")
     write(root / "docs/style.md", "use tabs; see @./deep.md")
