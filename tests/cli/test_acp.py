@@ -300,9 +300,7 @@ def test_an_image_in_the_prompt_reaches_the_model(tmp_path: Path) -> None:
                 session_id=sid,
                 prompt=[acp.image_block(fake_png, "image/png", uri="file:///shot.png")],
             )
-        assert "file:///shot.png is not a PNG, JPEG, GIF or WebP image" in str(
-            refused.value.data
-        )
+        assert "file:///shot.png is not a PNG, JPEG, GIF or WebP image" in str(refused.value.data)
         again = await conn.prompt(session_id=sid, prompt=[acp.text_block("still there?")])
         assert again.stop_reason == "end_turn"
 
