@@ -1,7 +1,8 @@
 """Your own (global) hooks and servers that run a script *inside* the project (issue 29
 follow-up, issue 31; a hook of your ``~/.claude/settings.json`` too): the script is the
-project's, so a confined ``bash`` could rewrite it and have it run as you. The project's trust covers such files; while the project is not
-trusted (new, or changed since), those entries run confined.
+project's, so a confined ``bash`` could rewrite it and have it run as you. The project's
+trust covers such files; while the project is not trusted (new, or changed since), those
+entries run confined.
 
 Real processes: the model is the loopback fake, ``bash`` and the hooks run in the real
 sandbox, the hook is a real shell script.
