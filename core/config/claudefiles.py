@@ -384,7 +384,7 @@ def _parse(
                 if mine not in rules[key]:
                     rules[key].append(mine)
                 origins.setdefault(mine, f"{rule} in {shown}")
-    domains = _domains(data.get("sandbox"), unused)
+    domains = allowed_domains(data.get("sandbox"), unused)
     disabled = data.get("disabledMcpjsonServers", [])
     if not isinstance(disabled, list) or not all(isinstance(v, str) for v in disabled):  # pyright: ignore[reportUnknownVariableType]
         unused.append("disabledMcpjsonServers (not a list of names)")
@@ -417,7 +417,7 @@ def _parse(
     )
 
 
-def _domains(section: Any, unused: list[str]) -> tuple[str, ...]:
+def allowed_domains(section: Any, unused: list[str]) -> tuple[str, ...]:
     """``sandbox.network.allowedDomains`` as codebot's host patterns (Claude Code's match
     the same way: ``*.x.org`` is any subdomain, not ``x.org``); every other key of
     ``sandbox`` and an entry codebot refuses go to ``unused``."""

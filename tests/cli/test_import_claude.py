@@ -425,6 +425,7 @@ def test_hidden_paths_roots_and_disabled_hooks_are_imported_as_they_work_in_plac
         },
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}]},
         "theme": "dark",
+        "sandbox": {"enabled": True, "network": {"allowedDomains": ["PyPI.org", "*.npmjs.org"]}},
     }
     (root / ".claude" / "settings.json").write_text(json.dumps(claude))
     (root / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": True}))
@@ -432,13 +433,21 @@ def test_hidden_paths_roots_and_disabled_hooks_are_imported_as_they_work_in_plac
     assert code == 0, report
     settings = json.loads((root / ".codebot" / "settings.json").read_text())
     assert settings["permissions"]["deny"][-1] == "bash(curl:*)"
-    assert settings["sandbox"] == {"deny_read": ["secrets", "~/.aws"]}
+    assert settings["sandbox"] == {
+        "deny_read": ["secrets", "~/.aws"],
+        "network": ["pypi.org", "*.npmjs.org"],
+    }
     assert settings["roots"] == ["../shared"]
     assert "hooks" not in settings  # disableAllHooks: they do not run in place either
     items = by_name(report)
     assert "disableAllHooks is true" in items["hook hooks"]["reason"]
     assert "looks or updates" in items["setting theme"]["reason"]
     assert items["permission additionalDirectories: ../shared"]["action"] == "translate"
+    assert items["setting sandbox.network.allowedDomains"]["action"] == "translate"
+    assert "sandbox is its own" in items["setting sandbox.enabled"]["reason"]
+
+    again = imported(capsys, root)[1]  # a second run: nothing new
+    assert {i["action"] for i in again["items"]} == {"same", "skip"} and not again["written"]
 
     # what codebot reads from the imported file is what it read from .claude/ in place
     from codebot_mcp.core.config import effective
@@ -448,6 +457,7 @@ def test_hidden_paths_roots_and_disabled_hooks_are_imported_as_they_work_in_plac
     assert "bash(curl:*)" in loaded.settings.permissions.deny
     assert (root / "secrets") in loaded.settings.sandbox.deny_read
     assert (tmp_path / "shared").resolve() in loaded.settings.roots
+    assert loaded.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
     assert imported(capsys, root)[0] == 1  # nothing left to import
 
 

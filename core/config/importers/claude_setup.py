@@ -240,6 +240,8 @@ def _settings(setup: Setup) -> None:
                 setup.servers += [
                     claude_code.translate(str(n), e, source) for n, e in value.items()
                 ]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            elif key == "sandbox":
+                _sandbox(setup, path, value)
             elif key == "$schema" or (key == "disableAllHooks" and value is not True):
                 continue  # nothing to carry over
             elif key in claudefiles.HARMLESS:
@@ -248,6 +250,35 @@ def _settings(setup: Setup) -> None:
             else:
                 reason = KEY_REASONS.get(key, "codebot does not use this key")
                 setup.items.append(Item("setting", key, path, "skip", reason=reason))
+
+
+def _sandbox(setup: Setup, path: Path, section: Any) -> None:
+    """``sandbox.network.allowedDomains`` → ``sandbox.network`` (a list of host patterns), read
+    as in place (:func:`.claudefiles.allowed_domains`); codebot's own value wins."""
+    from codebot_mcp.core.config import claudefiles
+
+    unused: list[str] = []
+    domains = claudefiles.allowed_domains(section, unused)
+    for name in unused:
+        reason = "codebot's sandbox is its own (`sandbox.mode`, `sandbox.writable`, ...)"
+        if "allowedDomains" in name:
+            reason = "not a host name codebot's sandbox.network takes"
+        setup.items.append(Item("setting", name, path, "skip", reason=reason))
+    if not domains:
+        return
+    item = Item("setting", "sandbox.network.allowedDomains", path, target=setup.settings_path)
+    setup.items.append(item)
+    item.notes.append(f"→ sandbox.network: {', '.join(domains)} (through codebot's proxy)")
+    box = setup.document.setdefault("sandbox", {})
+    network = box.get("network") if isinstance(box, dict) else True  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(network, list) and all(d in network for d in domains):
+        item.action, item.reason = "same", f"already in {setup.settings_path}"
+    elif network is not None:  # as in place: codebot's own value wins
+        item.action = "skip"
+        item.reason = f"sandbox.network is already set in {setup.settings_path}: it wins"
+    else:
+        box["network"] = list(domains)
+        item.action = "translate"
 
 
 def _permissions(setup: Setup, path: Path, section: Any) -> None:
