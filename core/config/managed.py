@@ -389,7 +389,7 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
     """
     if not policy.active:
         return settings, []
-    from codebot_mcp.core.config.sandboxing import SandboxSettings
+    from codebot_mcp.core.config.sandboxing import SandboxSettings, network_parts
     from codebot_mcp.core.config.settings import PermissionRules
 
     removed: dict[str, str] = {}
@@ -426,6 +426,10 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
         if f"sandbox.{name}" in policy.locked:
             default = getattr(defaults, name)
             value = policy.sandbox.get(name, default)
+            if name == "network":  # the whole network and the host list go together
+                value, parts["domains"] = network_parts(value)
+                if sandbox.domains not in (parts["domains"], ()):
+                    warnings.append(_overridden("sandbox.network", policy))
             if getattr(sandbox, name) not in (value, default):
                 warnings.append(_overridden(f"sandbox.{name}", policy))
             parts[name] = value

@@ -390,3 +390,17 @@ def test_claude_allowed_domains_are_the_sandbox_network_below_codebots_own(
     assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ("example.org",)
     write(home / "settings.json", {"claude_files": False})
     assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ()
+
+
+@pytest.mark.parametrize("network", [False, True, ["corp.example"]])
+def test_the_managed_sandbox_network_wins_over_claude_and_codebot_host_lists(
+    repo: Path, claude_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: Any
+) -> None:
+    policy = write(tmp_path / "etc" / "managed.json", {"sandbox": {"network": network}})
+    monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(policy))
+    claude = {"sandbox": {"network": {"allowedDomains": ["pypi.org"]}}}
+    write(claude_home / "settings.json", claude)
+    write(tmp_path / "home" / "settings.json", {"sandbox": {"network": ["npmjs.org"]}})
+    sandbox = effective.load(repo, assume_trusted=True).settings.sandbox
+    expected = (False, tuple(network)) if isinstance(network, list) else (network, ())
+    assert (sandbox.network, sandbox.domains) == expected
