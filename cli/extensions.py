@@ -212,11 +212,10 @@ def command_for(ext: Extensions | None, line: str) -> tuple[CustomCommand, str] 
     from codebot_mcp.core.agent.commands import expand
 
     command, arguments = found
-    for entry in command.ignored_tools:
+    for entry, why in command.ignored_tools:
         render.warn_once(
-            f"/{command.name}: allowed-tools entry '{entry}' is not honoured for the model's "
-            "calls (codebot cannot narrow a tool by its arguments; a Bash(...) entry approves "
-            f"only the command's !`cmd` lines); that tool still asks ({command.path})"
+            f"/{command.name}: allowed-tools entry '{entry}' is not honoured: {why}; that tool "
+            f"still asks ({command.path})"
         )
     return command, expand(command, arguments)
 

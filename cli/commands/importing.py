@@ -71,9 +71,10 @@ def claude_command(
 ) -> int:
     """Copy a Claude Code setup into codebot's own files, and say what was not translated.
 
-    Reads hooks and permissions from .claude/settings.json and .claude/settings.local.json,
-    agents, commands and skills from .claude/, servers from .mcp.json, and CLAUDE.md (with
-    --user: ~/.claude/ or $CLAUDE_CONFIG_DIR, and ~/.claude.json). Writes .codebot/settings.json
+    Reads hooks, permissions and sandbox.network.allowedDomains from .claude/settings.json and
+    .claude/settings.local.json, agents, commands and skills from .claude/, servers from
+    .mcp.json, and CLAUDE.md (with --user: ~/.claude/ or $CLAUDE_CONFIG_DIR, and
+    ~/.claude.json). Writes .codebot/settings.json
     (merged: an entry of the same name is kept unless --force) and .codebot/agents|commands|
     skills/. Every item is listed: copied, translated (how), already there, clash, skipped
     (why). A second run changes nothing.

@@ -7,9 +7,12 @@ namespace (``frontend/review.md`` is ``/frontend:review``). Front matter (all op
 - ``description``: shown by ``/help`` and completion;
 - ``argument-hint``: what the arguments are (``[file] [focus]``), shown beside it;
 - ``allowed-tools``: tools that run without asking while this command's prompt runs, as if
-  ``permissions.allow`` held them (deny and ask rules still win; Claude Code's ``Bash`` and
-  friends are understood; an entry narrowed by a specifier, ``Bash(git add:*)``, is not
-  honoured, since codebot's rules cannot narrow by arguments: that tool still asks);
+  ``permissions.allow`` held them (deny and ask rules still win). Each entry is a Claude Code
+  permission rule, translated as ``.claude/settings.json``'s are
+  (:func:`core.config.claudefiles.translate_rule`): ``Bash(git add:*)`` allows the ``bash``
+  calls whose every part matches ``git add *`` and nothing else, as in Claude Code; an entry
+  codebot cannot narrow (``WebFetch(domain:x)``, an MCP tool with a pattern) is not honoured,
+  with the reason;
 - ``model``: the model (at the same endpoint) that answers this prompt; a Claude model name
   (``sonnet``, ``claude-sonnet-4-0``) goes through ``model_aliases``
   (:mod:`core.config.modelnames`).
@@ -33,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from codebot_mcp.core.agent.loop import Agent
-from codebot_mcp.core.config import definitions, modelnames
+from codebot_mcp.core.config import claudefiles, definitions, modelnames
 from codebot_mcp.core.config.definitions import Kind, codebot_tool_name
 from codebot_mcp.core.model.client import ChatModel
 
@@ -50,8 +53,8 @@ class CustomCommand:
     argument_hint: str | None
     allowed_tools: tuple[str, ...]
     """As permission rules over codebot's tool names."""
-    ignored_tools: tuple[str, ...]
-    """``allowed-tools`` entries not honoured (narrowed by a specifier)."""
+    ignored_tools: tuple[tuple[str, str], ...]
+    """``allowed-tools`` entries narrowed by a pattern that are not honoured, and why."""
     model: str | None
     body: str
     path: Path
@@ -124,16 +127,22 @@ def load_commands(
 
 def _command(item: definitions.Definition, aliases: Mapping[str, str]) -> CustomCommand:
     allowed: list[str] = []
-    ignored: list[str] = []
+    ignored: list[tuple[str, str]] = []
     shell: list[str] = []
     for entry in item.names("allowed-tools") or ():
-        name, paren, _ = entry.partition("(")
-        if codebot_tool_name(name.strip()) == "bash":
+        name, paren, rest = entry.partition("(")
+        tool = codebot_tool_name(name.strip())
+        if tool == "bash":
             shell.append(entry)
-        if paren and entry.rstrip(")").partition("(")[2].strip() not in ("", "*"):
-            ignored.append(entry)
-            continue
-        allowed.append(codebot_tool_name(name.strip()))
+        rules, why = claudefiles.translate_rule(entry)
+        pattern = rest.rstrip().removesuffix(")").strip() if paren else ""
+        if not rules and tool in claudefiles.PATTERN_TOOLS:  # codebot's own name: bash(...)
+            rules = (f"{tool}({pattern})",) if pattern not in ("", "*") else (tool,)
+        elif not rules and pattern in ("", "*"):
+            rules = (tool,)  # a tool codebot does not have: a rule that matches nothing
+        if not rules:
+            ignored.append((entry, why or "not a permission rule"))
+        allowed += [r for r in rules if r not in allowed]
     description = item.text("description") or _first_line(item.body)
     return CustomCommand(
         item.name,

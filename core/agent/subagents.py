@@ -72,7 +72,8 @@ class AgentSpec:
     """``built-in``, or the folder it came from (``.codebot/agents``...)."""
     disallowed: tuple[str, ...] = ()
     """``disallowedTools``: never given, whatever ``tools`` says (``Bash(git push:*)`` takes
-    the whole ``bash`` away: codebot cannot narrow a tool by its arguments)."""
+    the whole ``bash`` away: an agent's tools are whole tools; to refuse only some calls, use
+    a ``permissions.deny`` rule such as ``bash(git push:*)``)."""
 
     def gets(self, tool: Tool) -> bool:
         """Whether this agent gets ``tool`` (of its parent's)."""

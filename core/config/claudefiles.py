@@ -17,6 +17,12 @@ What codebot understands takes effect; codebot's files and the managed settings 
   ``edit`` and ``write``, ``Read(./secrets/**)`` → ``read``/``glob``/``grep`` with that
   pattern, ``mcp__server__tool`` and ``mcp__server`` as they are); deny wins over ask, ask
   over allow, whichever file says it. ``permissions.additionalDirectories`` adds ``roots``.
+- ``sandbox.network.allowedDomains``: the hosts a confined command reaches through codebot's
+  proxy (``sandbox.network`` as a list: Claude Code's patterns are codebot's, ``*.x.org``
+  any subdomain of ``x.org``), when codebot's own files set no ``sandbox.network`` (theirs
+  wins, ``false`` included); the lists of the files add up. The rest of Claude Code's
+  ``sandbox`` (``enabled``, ``filesystem``, ``excludedCommands``...) is named as not used:
+  codebot's sandbox is its own (``sandbox.mode``).
 - ``disabledMcpjsonServers``: those ``.mcp.json`` servers are off (an entry of the same name
   in codebot's own files is codebot's, and stays on). ``enabledMcpjsonServers`` and
   ``enableAllProjectMcpServers`` are read and change nothing: codebot's trust gate is what
@@ -27,12 +33,12 @@ Every other key is named once per file and run as "not used by codebot" (a
 cannot be read, or a section with the wrong shape, is a warning too: these are Claude Code's
 files, and a mistake in one does not stop codebot.
 
-Trust: a project file's ``hooks``, ``disableAllHooks``, ``permissions.allow`` and
-``additionalDirectories`` wait for trust (they are gated settings, in the trust digest, so a
-change asks again); its ``deny`` and ``ask`` rules and ``disabledMcpjsonServers`` apply at once
-(they only make codebot more careful). ``"claude_files": false`` (:mod:`.keys`) turns the
-whole layer off: these files, the ``.claude`` and ``~/.claude`` agents, commands and skills,
-and ``~/.claude/CLAUDE.md``.
+Trust: a project file's ``hooks``, ``disableAllHooks``, ``permissions.allow``,
+``additionalDirectories`` and ``sandbox.network.allowedDomains`` wait for trust (they are
+gated settings, in the trust digest, so a change asks again); its ``deny`` and ``ask`` rules
+and ``disabledMcpjsonServers`` apply at once (they only make codebot more careful).
+``"claude_files": false`` (:mod:`.keys`) turns the whole layer off: these files, the
+``.claude`` and ``~/.claude`` agents, commands and skills, and ``~/.claude/CLAUDE.md``.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from typing import Any, Literal
 from codebot_mcp.core.config import discovery
 from codebot_mcp.core.config.hooks import HookCommand, parse_hooks
 from codebot_mcp.core.config.keys import SettingWarning
+from codebot_mcp.core.config.sandboxing import PatternError, normalize_pattern
 from codebot_mcp.core.errors import SettingsError
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
@@ -61,6 +68,7 @@ USER_NOTES = "CLAUDE.md"
 UNDERSTOOD = (
     "hooks",
     "permissions",
+    "sandbox",
     "disableAllHooks",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
@@ -190,6 +198,8 @@ class ClaudeFile:
     deny_read: tuple[Path, ...] = ()
     """The paths of ``Read(...)`` deny rules, hidden from ``bash`` too (the sandbox's
     ``deny_read``), as Claude Code's sandbox does with them."""
+    domains: tuple[str, ...] = ()
+    """``sandbox.network.allowedDomains``, as codebot's host patterns (normalized)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +251,11 @@ class ClaudeLayer:
         wanted = set(scopes)
         return tuple(p for f in self.files if f.scope in wanted for p in f.deny_read)
 
+    def domains(self, scopes: Iterable[Scope]) -> tuple[str, ...]:
+        """``sandbox.network.allowedDomains`` of the files of ``scopes``, merged."""
+        wanted = set(scopes)
+        return tuple(dict.fromkeys(d for f in self.files if f.scope in wanted for d in f.domains))
+
     @property
     def disabled_servers(self) -> frozenset[str]:
         """``disabledMcpjsonServers`` of every file."""
@@ -255,6 +270,8 @@ class ClaudeLayer:
                 out[f"hooks ({file.label})"] = file.data["hooks"]
             if file.no_hooks:  # it would turn your ~/.claude hooks off
                 out[f"disableAllHooks ({file.label})"] = True
+            if file.domains:  # more hosts a confined command reaches
+                out[f"sandbox.network.allowedDomains ({file.label})"] = list(file.domains)
             section = file.data.get("permissions")
             if isinstance(section, dict):
                 for key in ("allow", "additionalDirectories"):
@@ -367,6 +384,7 @@ def _parse(
                 if mine not in rules[key]:
                     rules[key].append(mine)
                 origins.setdefault(mine, f"{rule} in {shown}")
+    domains = allowed_domains(data.get("sandbox"), unused)
     disabled = data.get("disabledMcpjsonServers", [])
     if not isinstance(disabled, list) or not all(isinstance(v, str) for v in disabled):  # pyright: ignore[reportUnknownVariableType]
         unused.append("disabledMcpjsonServers (not a list of names)")
@@ -374,7 +392,8 @@ def _parse(
     if unused:
         message = (
             f"{shown}: not used by codebot: {', '.join(unused)} (Claude Code's setting; "
-            "codebot reads hooks, permissions and the .mcp.json switches there)"
+            "codebot reads hooks, permissions, sandbox.network.allowedDomains and the .mcp.json "
+            "switches there)"
         )
         warnings.append(SettingWarning(path, unused[0], message))
     return (
@@ -392,9 +411,42 @@ def _parse(
             tuple(disabled),  # pyright: ignore[reportUnknownArgumentType]
             data.get("disableAllHooks") is True,
             tuple(deny_read),
+            domains,
         ),
         warnings,
     )
+
+
+def allowed_domains(section: Any, unused: list[str]) -> tuple[str, ...]:
+    """``sandbox.network.allowedDomains`` as codebot's host patterns (Claude Code's match
+    the same way: ``*.x.org`` is any subdomain, not ``x.org``); every other key of
+    ``sandbox`` and an entry codebot refuses go to ``unused``."""
+    if section is None:
+        return ()
+    if not isinstance(section, dict):
+        unused.append("sandbox (not an object)")
+        return ()
+    out: list[str] = []
+    for key, value in section.items():  # pyright: ignore[reportUnknownVariableType]
+        if key != "network" or not isinstance(value, dict):
+            unused.append(f"sandbox.{key}")
+            continue
+        for name, entries in value.items():  # pyright: ignore[reportUnknownVariableType]
+            if name != "allowedDomains":
+                unused.append(f"sandbox.network.{name}")
+                continue
+            if not isinstance(entries, list):
+                unused.append("sandbox.network.allowedDomains (not a list of host names)")
+                continue
+            for entry in entries:  # pyright: ignore[reportUnknownVariableType]
+                try:
+                    pattern = normalize_pattern(str(entry))  # pyright: ignore[reportUnknownArgumentType]
+                except PatternError as exc:
+                    unused.append(f"sandbox.network.allowedDomains entry {exc}")
+                    continue
+                if pattern not in out:
+                    out.append(pattern)
+    return tuple(out)
 
 
 _READ_RULE = re.compile(r"^\s*Read\((.+)\)\s*$")

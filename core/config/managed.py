@@ -46,6 +46,7 @@ from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.config.sandboxing import SandboxSettings
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
 
@@ -382,6 +383,29 @@ def require_allowed(policy: ManagedPolicy, config: ServerConfig) -> None:
         )
 
 
+def _sandbox(
+    sandbox: SandboxSettings, policy: ManagedPolicy, warnings: list[str]
+) -> SandboxSettings:
+    """``sandbox`` with the keys the policy sets or locks in its values (``network`` sets the
+    host list too: a user's list, or Claude Code's ``allowedDomains``, is no way around it)."""
+    from codebot_mcp.core.config.sandboxing import SandboxSettings, network_parts
+
+    parts: dict[str, Any] = {}
+    defaults = SandboxSettings()
+    for name in keys.SANDBOX_KEYS:
+        if f"sandbox.{name}" in policy.locked:
+            default = getattr(defaults, name)
+            value = policy.sandbox.get(name, default)
+            if name == "network":  # the whole network and the host list go together
+                value, parts["domains"] = network_parts(value)
+                if sandbox.domains not in (parts["domains"], ()):
+                    warnings.append(_overridden("sandbox.network", policy))
+            if getattr(sandbox, name) not in (value, default):
+                warnings.append(_overridden(f"sandbox.{name}", policy))
+            parts[name] = value
+    return replace(sandbox, **parts)
+
+
 def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[str]]:
     """The settings with the policy applied: the servers it removes are left out (and kept,
     with the reason, in ``Settings.policy_removed``), the keys it sets or locks take its value
@@ -389,7 +413,6 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
     """
     if not policy.active:
         return settings, []
-    from codebot_mcp.core.config.sandboxing import SandboxSettings
     from codebot_mcp.core.config.settings import PermissionRules
 
     removed: dict[str, str] = {}
@@ -419,21 +442,12 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
                 warnings.append(_overridden(f"permissions.{name}", policy))
             theirs = ()
         rules[name] = mine + tuple(r for r in theirs if r not in mine)
-    sandbox = settings.sandbox
-    parts: dict[str, Any] = {}
-    defaults = SandboxSettings()
-    for name in keys.SANDBOX_KEYS:
-        if f"sandbox.{name}" in policy.locked:
-            default = getattr(defaults, name)
-            value = policy.sandbox.get(name, default)
-            if getattr(sandbox, name) not in (value, default):
-                warnings.append(_overridden(f"sandbox.{name}", policy))
-            parts[name] = value
+    sandbox = _sandbox(settings.sandbox, policy, warnings)
     enforced = replace(
         settings,
         servers=kept,
         permissions=PermissionRules(**rules, origins=settings.permissions.origins),
-        sandbox=replace(sandbox, **parts),
+        sandbox=sandbox,
         policy_removed=removed,
         managed_file=policy.file,
         managed_locked=policy.locked,

@@ -328,8 +328,10 @@ def load_unfiltered(
     sandbox = merge(global_sandbox, project_sandbox)
     # deny_read only tightens: it holds even while the rest of the project's sandbox waits
     untrusted_sandbox = merge(global_sandbox, {"deny_read": project_sandbox.get("deny_read", ())})
+    untrusted_project_sandbox = project_sandbox
     if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
         gated["sandbox"] = project_data["sandbox"]
+        untrusted_project_sandbox = {}
     else:
         untrusted_sandbox = sandbox
     layer = claude.layer
@@ -348,6 +350,11 @@ def load_unfiltered(
     # Read(...) deny rules hide their paths from bash too (deny_read only tightens)
     sandbox = _hiding(sandbox, layer.deny_read(both))
     untrusted_sandbox = _hiding(untrusted_sandbox, layer.deny_read(mine))
+    # Claude Code's sandbox.network.allowedDomains, where codebot's files set no network
+    sandbox = _reaching(sandbox, (global_sandbox, project_sandbox), layer.domains(both))
+    untrusted_sandbox = _reaching(
+        untrusted_sandbox, (global_sandbox, untrusted_project_sandbox), layer.domains(mine[:1])
+    )
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -393,6 +400,16 @@ def _hiding(sandbox: SandboxSettings, paths: tuple[Path, ...]) -> SandboxSetting
     if not paths:
         return sandbox
     return replace(sandbox, deny_read=tuple(dict.fromkeys((*sandbox.deny_read, *paths))))
+
+
+def _reaching(
+    sandbox: SandboxSettings, parts: Iterable[Mapping[str, Any]], domains: tuple[str, ...]
+) -> SandboxSettings:
+    """``sandbox`` reaching Claude Code's ``allowedDomains`` through the proxy, unless one of
+    codebot's own files (``parts``) sets ``network``: codebot's value wins."""
+    if any("network" in part for part in parts):
+        return sandbox
+    return replace(sandbox, domains=domains)
 
 
 def _disable(servers: dict[str, ServerConfig], names: Iterable[str], mcp_json: Path | None) -> None:

@@ -302,7 +302,8 @@ def global_runs(settings: Settings, root: Path | None) -> dict[str, tuple[Path, 
     covered by the project's trust like its own run files (:func:`project_files`), and while
     the project is not trusted the entries run confined (:func:`without_untrusted`). An entry
     that already runs confined (its own ``sandbox``), and files of codebot's global folder,
-    are left out.
+    are left out. "Your own" hooks include those of ``~/.claude/settings.json`` (Claude Code's
+    file, :mod:`.claudefiles`): any hook whose file is not one of the project's.
     """
     if root is None:
         return {}

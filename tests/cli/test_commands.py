@@ -94,18 +94,27 @@ def test_allowed_tools_run_without_asking_only_while_the_command_runs(
     command(
         project,
         "note",
-        "---\nallowed-tools: Write, Bash(git add:*)\n---\nWrite the note $1 into notes.txt\n",
+        "---\nallowed-tools: Write, Bash(git add:*), WebFetch(domain:x.org)\n---\n"
+        "Write the note $1 into notes.txt\n",
     )
     write = fo.tool_calls(("write", {"path": "notes.txt", "content": "hello"}))
-    bash = fo.tool_calls(("bash", {"command": "git add notes.txt"}))
+    bash = fo.tool_calls(
+        ("bash", {"command": "git init -q . && git add notes.txt"}),
+        ("bash", {"command": "git add notes.txt"}),
+        ("bash", {"command": "git add notes.txt; touch other.txt"}),
+        ("bash", {"command": "git status"}),
+    )
     fake.queue(write, bash, fo.text("noted"))
     # --sandbox off: a sandboxed bash would run without asking anyway
     code, out, err = chat(capsys, project, "-p", "/note hello", "--json", "--sandbox", "off")
     assert code == 0, err
     calls = json.loads(out)["tool_calls"]
     assert (project / "notes.txt").read_text() == "hello" and not calls[0]["denied"]
-    assert calls[1]["denied"]  # a narrowed entry is not honoured: bash still asks
-    assert "allowed-tools entry 'Bash(git add:*)' is not honoured" in err
+    # Bash(git add:*) allows, as in Claude Code, the calls whose every part is `git add ...`
+    assert [c["denied"] for c in calls[1:]] == [True, False, True, True]
+    assert not (project / "other.txt").exists()
+    assert "entry 'Bash(git add:*)' is not honoured" not in err
+    assert "entry 'WebFetch(domain:x.org)' is not honoured: codebot has no WebFetch tool" in err
     # The same call outside the command needs approval (and nobody can answer in -p).
     fake.queue(fo.tool_calls(("write", {"path": "other.txt", "content": "x"})), fo.text("no"))
     code, out, _ = chat(capsys, project, "-p", "write other.txt", "--json")

@@ -104,16 +104,20 @@ def test_the_project_setup_is_copied_translated_and_every_item_reported(
     assert items["hook PostToolUse Edit|Write: prompt"]["action"] == "skip"
     assert "TeammateIdle" in items["hook TeammateIdle"]["reason"]
 
-    # permissions: whole tools as codebot rules, narrowed ones as hooks answering the same
-    assert settings["permissions"] == {"allow": ["read", "glob", "grep", "mcp__github__get_issue"]}
-    conditions = {
-        h["if"]: h["command"]
-        for g in settings["hooks"]["PreToolUse"]
-        for h in g["hooks"]
-        if "printf" in h["command"]
+    # permissions: codebot rules, narrowed ones too (the gate reads Claude Code's patterns),
+    # by the translator that reads .claude/ in place; Read(./.env) also hidden from bash
+    assert settings["permissions"] == {
+        "allow": ["bash(npm run test:*)", "read", "glob", "grep", "mcp__github__get_issue"],
+        "deny": ["read(./.env)", "glob(./.env)", "grep(./.env)"],
+        "ask": ["bash(git push:*)"],
     }
-    assert set(conditions) == {"Bash(npm run test:*)", "Bash(git push:*)", "Read(./.env)"}
-    assert '"permissionDecision":"deny"' in conditions["Read(./.env)"]
+    assert settings["sandbox"] == {"deny_read": [".env"]}
+    assert not [
+        h for g in settings["hooks"]["PreToolUse"] for h in g["hooks"] if "printf" in h["command"]
+    ]
+    env = items["permission deny: Read(./.env)"]
+    assert env["action"] == "translate" and "sandbox.deny_read" in env["notes"][0]
+    assert items["permission ask: Bash(git push:*)"]["notes"] == ["→ bash(git push:*)"]
     assert items["permission deny: WebFetch"]["action"] == "skip"
     assert items["permission permissions.defaultMode"]["action"] == "skip"
     assert items["setting env"]["action"] == "skip" and items["setting model"]["reason"]
@@ -222,7 +226,7 @@ def test_the_text_report_lists_every_item(repo: Path, capsys: pytest.CaptureFixt
     assert run(["--cwd", str(repo), "import", "claude", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "~ agent review/code-reviewer → " in out
-    assert "- permission deny: WebFetch" in out and "skip: codebot has no built-in tool" in out
+    assert "- permission deny: WebFetch" in out and "skip: codebot has no WebFetch tool" in out
     assert "translated: tools: WebFetch dropped (codebot has no such tool)" in out
     assert "= memory CLAUDE.md" in out
     assert "(dry run: nothing written)" in out
@@ -310,17 +314,21 @@ def test_the_imported_setup_works_with_claude_left_behind(
             ("read", {"path": ".env"}),
             ("write", {"path": "notes.txt", "content": "hi\n"}),
         ),
+        fo.tool_calls(("bash", {"command": "cat .env; echo read-done"})),
         fo.text("done"),
     )
     code = run(["--cwd", str(repo), "chat", "-p", "go", "--json", "--yes"])
     out = capsys.readouterr()
     assert code == 0, out.err
-    calls = {c["name"]: c for c in json.loads(out.out)["tool_calls"]}
+    listed = json.loads(out.out)["tool_calls"]
+    calls = {c["name"]: c for c in listed[:3]}
+    # ...and its path went to sandbox.deny_read: a confined cat finds it empty
+    assert "read-done" in listed[3]["result"] and "SECRET" not in listed[3]["result"]
     # check.py (Python, copied to .codebot/hooks) saw Claude Code's "Bash" and denied
     assert calls["bash"]["denied"] and "check.py: no commits here" in calls["bash"]["result"]
     assert (repo / "check.log").read_text() == "git commit -m wip\n"
-    # Claude Code's deny rule Read(./.env), now a hook, refuses the read
-    assert calls["read"]["denied"] and "Read(./.env)" in calls["read"]["result"]
+    # Claude Code's deny rule Read(./.env), now codebot's rule read(./.env), refuses the read
+    assert calls["read"]["denied"] and "rule 'read(./.env)'" in calls["read"]["result"]
     # format.sh (shell) saw "Write" after the write; the local settings' Stop hook ran
     assert (repo / "format.log").read_text() == "write\n"
     assert (repo / "stop.log").read_text() == "stopped\n"
@@ -343,7 +351,7 @@ def test_the_coming_from_claude_code_page_matches_the_code() -> None:
 
 
 @pytest.mark.parametrize(
-    ("rule", "verdict", "rules", "condition", "skipped"),
+    ("rule", "verdict", "rules", "hidden", "skipped"),
     [
         ("Bash", "allow", ["bash"], None, None),
         ("Bash(*)", "deny", ["bash"], None, None),
@@ -352,45 +360,105 @@ def test_the_coming_from_claude_code_page_matches_the_code() -> None:
         ("Task", "deny", ["task"], None, None),
         ("mcp__github__*", "allow", ["mcp__github__*"], None, None),
         ("mcp__github", "deny", ["mcp__github"], None, None),
-        ("Bash(git push:*)", "ask", [], "Bash(git push:*)", None),
-        ("Edit(src/**)", "deny", [], "Edit(src/**)", None),
+        ("Bash(git push:*)", "ask", ["bash(git push:*)"], None, None),
+        ("Edit(src/**)", "deny", ["edit(src/**)", "write(src/**)"], None, None),
+        (
+            "Read(./secrets/**)",
+            "deny",
+            ["read(./secrets/**)", "glob(./secrets/**)", "grep(./secrets/**)"],
+            "secrets",
+            None,
+        ),
+        (
+            "Read(~/.aws/**)",
+            "deny",
+            ["read(~/.aws/**)", "glob(~/.aws/**)", "grep(~/.aws/**)"],
+            "~/.aws",
+            None,
+        ),
+        ("Read(./.env)", "allow", ["read(./.env)", "glob(./.env)", "grep(./.env)"], None, None),
+        (
+            "Read(**/*.pem)",
+            "deny",
+            ["read(**/*.pem)", "glob(**/*.pem)", "grep(**/*.pem)"],
+            None,
+            None,
+        ),
         ("WebFetch(domain:example.com)", "allow", [], None, "WebFetch"),
         ("NotebookEdit", "deny", [], None, "NotebookEdit"),
-        ("mcp__x__y(z)", "deny", [], None, "specifier"),
+        ("mcp__x__y(z)", "deny", [], None, "pattern"),
         ("not a rule!", "deny", [], None, "not a permission rule"),
     ],
 )
-def test_claude_permission_rules_translate(
-    rule: str, verdict: Any, rules: list[str], condition: str | None, skipped: str | None
+def test_claude_permission_rules_translate_as_they_are_read_in_place(
+    rule: str,
+    verdict: Any,
+    rules: list[str],
+    hidden: str | None,
+    skipped: str | None,
+    home: Path,
+    tmp_path: Path,
 ) -> None:
+    from codebot_mcp.core.config.claudefiles import translate_rule
     from codebot_mcp.core.config.importers.claude_permissions import translate
 
-    out = translate(rule, verdict)
+    out = translate(rule, verdict, tmp_path)
     assert out.rules == rules
+    assert tuple(out.rules) == translate_rule(rule)[0]  # one translator
+    assert out.hidden == hidden
     if skipped is None:
         assert out.skipped is None
     else:
         assert out.skipped is not None and skipped in out.skipped
-    if condition is None:
-        assert out.hooks == []
-    else:
-        assert out.hooks[0]["hooks"][0]["if"] == condition
-        assert f'"permissionDecision":"{verdict}"' in out.hooks[0]["hooks"][0]["command"]
-    if rule.startswith("Edit("):  # Claude Code's Edit rules cover writes too
-        assert [g["hooks"][0]["if"] for g in out.hooks] == ["Edit(src/**)", "Write(src/**)"]
 
 
-def test_a_permission_hook_answers_through_a_real_shell(tmp_path: Path) -> None:
-    import subprocess
+def test_hidden_paths_roots_and_disabled_hooks_are_imported_as_they_work_in_place(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / ".claude").mkdir()
+    claude = {
+        "permissions": {
+            "deny": ["Read(./secrets/**)", "Read(~/.aws/**)", "Bash(curl:*)"],
+            "additionalDirectories": ["../shared"],
+        },
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo stop"}]}]},
+        "theme": "dark",
+        "sandbox": {"enabled": True, "network": {"allowedDomains": ["PyPI.org", "*.npmjs.org"]}},
+    }
+    (root / ".claude" / "settings.json").write_text(json.dumps(claude))
+    (root / ".claude" / "settings.local.json").write_text(json.dumps({"disableAllHooks": True}))
+    code, report = imported(capsys, root)
+    assert code == 0, report
+    settings = json.loads((root / ".codebot" / "settings.json").read_text())
+    assert settings["permissions"]["deny"][-1] == "bash(curl:*)"
+    assert settings["sandbox"] == {
+        "deny_read": ["secrets", "~/.aws"],
+        "network": ["pypi.org", "*.npmjs.org"],
+    }
+    assert settings["roots"] == ["../shared"]
+    assert "hooks" not in settings  # disableAllHooks: they do not run in place either
+    items = by_name(report)
+    assert "disableAllHooks is true" in items["hook hooks"]["reason"]
+    assert "looks or updates" in items["setting theme"]["reason"]
+    assert items["permission additionalDirectories: ../shared"]["action"] == "translate"
+    assert items["setting sandbox.network.allowedDomains"]["action"] == "translate"
+    assert "sandbox is its own" in items["setting sandbox.enabled"]["reason"]
 
-    from codebot_mcp.core.config.importers.claude_permissions import translate
+    again = imported(capsys, root)[1]  # a second run: nothing new
+    assert {i["action"] for i in again["items"]} == {"same", "skip"} and not again["written"]
 
-    [group] = translate("Bash(echo 'it''s':*)", "deny").hooks
-    command = group["hooks"][0]["command"]
-    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=10)
-    answer = json.loads(done.stdout)["hookSpecificOutput"]
-    assert answer["permissionDecision"] == "deny"
-    assert "Bash(echo 'it''s':*)" in answer["permissionDecisionReason"]
+    # what codebot reads from the imported file is what it read from .claude/ in place
+    from codebot_mcp.core.config import effective
+
+    shutil.rmtree(root / ".claude")
+    loaded = effective.load(root, assume_trusted=True)
+    assert "bash(curl:*)" in loaded.settings.permissions.deny
+    assert (root / "secrets") in loaded.settings.sandbox.deny_read
+    assert (tmp_path / "shared").resolve() in loaded.settings.roots
+    assert loaded.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
+    assert imported(capsys, root)[0] == 1  # nothing left to import
 
 
 def test_the_home_folder_is_not_a_project(

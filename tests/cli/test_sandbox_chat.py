@@ -429,3 +429,54 @@ def test_a_server_with_a_network_list_reaches_only_those_hosts(
     assert "403 Forbidden by the codebot sandbox" in refused, refused
     by_address = fetch(f"http://127.0.0.1:{remote.port}/")  # the proxy will not lead there
     assert "sandbox: refused connection to 127.0.0.1" in by_address, by_address
+
+
+def test_claude_codes_allowed_domains_reach_through_the_proxy(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    remote: Remote,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT", raising=False)
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    home = Path(os.environ["CODEBOT_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"base_url": fake.base_url}))
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"])  # your ~/.claude/settings.json
+    claude.mkdir(parents=True, exist_ok=True)
+    mine = {"sandbox": {"enabled": True, "network": {"allowedDomains": ["pkgs.example"]}}}
+    (claude / "settings.json").write_text(json.dumps(mine))
+    (root / ".claude").mkdir()
+    theirs = {"sandbox": {"network": {"allowedDomains": ["more.example"]}}}
+    mapped = f"pkgs.example=127.0.0.1:{remote.port},more.example=127.0.0.1:{remote.port}"
+    monkeypatch.setenv("CODEBOT_TEST_PROXY_HOSTS", mapped)
+    (root / ".claude" / "settings.json").write_text(json.dumps(theirs))
+    fake.queue(
+        fo.tool_calls(("bash", {"command": "curl -sS --max-time 10 http://pkgs.example/a"})),
+        fo.tool_calls(("bash", {"command": "curl -sS --max-time 10 http://more.example/b"})),
+        fo.text("ok"),
+    )
+    code, doc, err = chat(capsys, root)
+    assert code == 0, err
+    mine_call, theirs_call = doc["tool_calls"]
+    assert not mine_call["is_error"] and mine_call["result"] == "remote says hi /a"
+    # the project's list waits for trust: a cloned repo cannot open the network
+    assert "[sandbox: refused connection to more.example" in theirs_call["result"]
+    assert "sandbox.network.allowedDomains (.claude/settings.json)" in err
+    assert "not used by codebot: sandbox.enabled" in err  # codebot's sandbox is its own
+
+    from codebot_mcp.cli.app import run
+
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    capsys.readouterr()
+    fake.queue(
+        fo.tool_calls(("bash", {"command": "curl -sS --max-time 10 http://more.example/b"})),
+        fo.text("ok"),
+    )
+    code, doc, err = chat(capsys, root)
+    assert code == 0, err
+    assert doc["tool_calls"][0]["result"] == "remote says hi /b"  # trusted: the lists add up

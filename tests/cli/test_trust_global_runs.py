@@ -1,7 +1,8 @@
 """Your own (global) hooks and servers that run a script *inside* the project (issue 29
-follow-up, issue 31): the script is the project's, so a confined ``bash`` could rewrite it
-and have it run as you. The project's trust covers such files; while the project is not
-trusted (new, or changed since), those entries run confined.
+follow-up, issue 31; a hook of your ``~/.claude/settings.json`` too): the script is the
+project's, so a confined ``bash`` could rewrite it and have it run as you. The project's
+trust covers such files; while the project is not trusted (new, or changed since), those
+entries run confined.
 
 Real processes: the model is the loopback fake, ``bash`` and the hooks run in the real
 sandbox, the hook is a real shell script.
@@ -214,3 +215,70 @@ def test_your_server_that_runs_a_project_script_starts_confined_until_trusted(
     assert run(["--cwd", str(root), "mcp", "call", "local", "echo", "text=hi"]) == 0
     capsys.readouterr()
     assert marker.read_text() == "as you"
+
+
+# --- the same for a hook of your ~/.claude/settings.json (Claude Code's file, read in place) ---
+
+
+def claude_hook(tmp_path: Path, fake: FakeOpenAI, hooks: dict[str, Any]) -> Path:
+    """A clone whose hooks/log.sh your ``~/.claude/settings.json`` runs (``$CLAUDE_CONFIG_DIR``
+    is ``tmp_path/claude-home`` in every test)."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "hooks").mkdir()
+    (root / "hooks" / "log.sh").write_text("exit 0\n")
+    claude = tmp_path / "claude-home"
+    claude.mkdir(exist_ok=True)
+    (claude / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"base_url": fake.base_url}))
+    return root
+
+
+LOG_HOOK = {"type": "command", "command": 'sh "$CLAUDE_PROJECT_DIR/hooks/log.sh"'}
+
+
+def test_a_claude_user_hook_that_runs_a_project_script_is_covered_and_confined_untrusted(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    from codebot_mcp.core.config import effective, trust
+
+    root = claude_hook(tmp_path, fake, {"UserPromptSubmit": [{"hooks": [LOG_HOOK]}]})
+    loaded = effective.load(root)
+    assert loaded.trust.needs_trust  # nothing of the project's but the script
+    assert [p.name for p in loaded.trust.files] == ["log.sh"]
+    [name] = loaded.trust.confined
+    assert name.endswith(f"of {tmp_path / 'claude-home' / 'settings.json'}")
+    [hook] = loaded.settings.hooks
+    assert hook.sandbox == "workspace-write"  # while untrusted: confined
+
+    trust.record(loaded.trust)
+    again = effective.load(root)
+    assert not again.trust.needs_trust and again.settings.hooks[0].sandbox is None
+    (root / "hooks" / "log.sh").write_text("echo changed\n")  # the digest covers it
+    changed = effective.load(root)
+    assert changed.trust.needs_trust and changed.settings.hooks[0].sandbox == "workspace-write"
+
+
+@sandboxed
+def test_a_claude_user_hook_whose_script_a_turn_rewrote_runs_confined_in_the_same_session(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hooks = {"PostToolUse": [{"matcher": "Bash", "hooks": [LOG_HOOK]}]}
+    root = claude_hook(tmp_path, fake, hooks)
+    assert run(["--cwd", str(root), "trust", "--yes"]) == 0
+    assert "file hooks/log.sh" in capsys.readouterr().out
+
+    marker = tmp_path / "pwned"
+    fake.queue(
+        fo.tool_calls(("bash", {"command": f"echo 'echo x > {marker}' > hooks/log.sh"})),
+        fo.tool_calls(("bash", {"command": "true"})),  # the hook fires again, after the edit
+        fo.text("done"),
+    )
+    code, doc, err = chat(capsys, root)
+    assert code == 0, err
+    assert (root / "hooks" / "log.sh").read_text().startswith("echo x")
+    assert not marker.exists()  # the edited script ran confined, in this very session
+    assert "runs confined for the rest of this session: hooks/log.sh changed" in err
+    assert doc["trust_changes"] == ["hooks/log.sh"]

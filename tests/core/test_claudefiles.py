@@ -358,3 +358,49 @@ def test_the_paths_read_deny_rules_hide_from_bash(
     found = claudefiles.read_path(rule, scope, repo)
     shown = expected.format(root=repo, home=Path.home()) if expected else None
     assert (str(found) if found else None) == shown
+
+
+def test_claude_allowed_domains_are_the_sandbox_network_below_codebots_own(
+    repo: Path, claude_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    network = {"allowedDomains": ["PyPI.org", "*.npmjs.org", "https://x.org/", "*.com"]}
+    write(claude_home / "settings.json", {"sandbox": {"enabled": True, "network": network}})
+    loaded = effective.load(repo)
+    assert loaded.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
+    assert not loaded.settings.sandbox.network
+    [said] = [w.message for w in loaded.settings.warnings if "not used" in w.message]
+    assert "sandbox.enabled" in said and "'https://x.org/'" in said and "'*.com'" in said
+
+    # the project's own list waits for trust (it widens), then adds up
+    more = {"sandbox": {"network": {"allowedDomains": ["files.pythonhosted.org"]}}}
+    write(repo / ".claude" / "settings.json", more)
+    untrusted = effective.load(repo)
+    assert untrusted.trust.needs_trust
+    assert "sandbox.network.allowedDomains (.claude/settings.json)" in untrusted.trust.gated
+    assert untrusted.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
+    trusted = effective.load(repo, assume_trusted=True).settings.sandbox
+    assert trusted.domains == ("pypi.org", "*.npmjs.org", "files.pythonhosted.org")
+
+    # codebot's own sandbox.network wins, false included
+    home = tmp_path / "home"
+    write(home / "settings.json", {"sandbox": {"network": False}})
+    assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ()
+    write(home / "settings.json", {"sandbox": {"network": ["example.org"]}})
+    assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ("example.org",)
+    write(home / "settings.json", {"claude_files": False})
+    assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ()
+
+
+@pytest.mark.parametrize("network", [False, True, ["corp.example"]])
+def test_the_managed_sandbox_network_wins_over_claude_and_codebot_host_lists(
+    repo: Path, claude_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, network: Any
+) -> None:
+    policy = write(tmp_path / "etc" / "managed.json", {"sandbox": {"network": network}})
+    monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(policy))
+    claude = {"sandbox": {"network": {"allowedDomains": ["pypi.org"]}}}
+    write(claude_home / "settings.json", claude)
+    write(tmp_path / "home" / "settings.json", {"sandbox": {"network": ["npmjs.org"]}})
+    sandbox = effective.load(repo, assume_trusted=True).settings.sandbox
+    expected = (False, tuple(network)) if isinstance(network, list) else (network, ())
+    assert (sandbox.network, sandbox.domains) == expected

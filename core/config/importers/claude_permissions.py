@@ -1,43 +1,36 @@
-"""Claude Code's ``permissions`` rules (``.claude/settings.json``) in codebot's terms, for
+"""Claude Code's ``permissions`` (``.claude/settings*.json``) as codebot settings, for
 ``codebot import claude`` (:mod:`.claude_setup`).
 
-codebot's rules (``permissions.allow|ask|deny``) name whole tools: ``bash``, ``edit``,
-``mcp__github__*``. Claude Code's may narrow a tool with a specifier in parentheses
-(``Bash(git commit:*)``, ``Read(./.env)``, ``Edit(src/**)``). So:
+One translator: each rule goes through :func:`core.config.claudefiles.translate_rule`, the
+function that reads the same files in place, so an imported rule means what the rule meant
+while codebot read ``.claude/``:
 
-- a rule without a specifier (``Bash``, ``Bash(*)``, ``Read``) becomes codebot's rule for the
-  same tool (``Edit`` also covers ``write``: Claude Code's ``Edit`` rules cover every tool
-  that edits files); an ``mcp__...`` rule is kept as written (same syntax);
-- a rule with a specifier becomes a ``PreToolUse`` hook whose ``if`` is the rule itself
-  (codebot evaluates ``if`` in Claude Code's rule syntax, :mod:`core.config.hookcontract`)
-  and whose output is the rule's verdict (``permissionDecision`` ``allow``/``ask``/``deny``):
-  the same calls get the same answer;
-- a tool codebot does not have (``WebFetch``, ``WebSearch``, ``NotebookEdit``...) is skipped,
-  saying so.
-
-Another translator of the same rules (for reading ``.claude/settings.json`` in place) may
-exist beside this one; this one writes codebot's own settings.
+- ``Bash`` → ``bash``; ``Bash(git push:*)`` → ``bash(git push:*)`` (codebot's gate reads
+  Claude Code's pattern syntax against the call's command, :mod:`core.agent.permissions`);
+  ``Edit(src/**)`` → ``edit(src/**)`` and ``write(src/**)``; ``Read(./.env)`` → ``read``,
+  ``glob`` and ``grep`` with that path; ``mcp__server__tool`` as it is;
+- a ``deny`` ``Read(...)`` rule naming a file or folder (:func:`.claudefiles.read_path`) also
+  goes to ``sandbox.deny_read``, so a confined ``bash`` cannot read it either (as in place);
+- ``additionalDirectories`` → ``roots`` (both relative to the project root, or home);
+- a tool codebot does not have (``WebFetch``...) or a rule it cannot narrow is skipped with
+  translate_rule's reason; ``defaultMode`` and other keys are skipped, saying why.
 """
 
 from __future__ import annotations
 
-import json
-import re
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
+
+from codebot_mcp.core.config import claudefiles
 
 Verdict = Literal["allow", "ask", "deny"]
 LISTS: tuple[Verdict, ...] = ("allow", "ask", "deny")
-
-_RULE = re.compile(r"^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
-COVERS = {
-    "Edit": ("edit", "write"),
-    "MultiEdit": ("edit", "write"),
-    "Read": ("read", "glob", "grep"),
+KEY_REASONS = {
+    "defaultMode": "codebot's modes are chosen per run (--yes, the sandbox)",
 }
-"""Claude Code's rule names that cover more than one of codebot's tools."""
-SPECIFIER_NAMES = {"Edit": ("Edit", "Write"), "MultiEdit": ("Edit", "Write")}
-"""The ``if`` conditions a narrowed rule becomes (one per codebot tool it covers)."""
+"""Why a key of ``permissions`` other than the rule lists is not imported."""
 
 
 @dataclass(slots=True)
@@ -48,79 +41,137 @@ class Translated:
     verdict: Verdict
     rules: list[str] = field(default_factory=list[str])
     """codebot rules for ``permissions.<verdict>``."""
-    hooks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    """``PreToolUse`` matcher groups carrying the verdict (for a narrowed rule)."""
-    how: str = ""
+    hidden: str | None = None
+    """A path for ``sandbox.deny_read`` (a ``deny`` ``Read(...)`` rule naming a file or
+    folder), as the target settings file writes it."""
     skipped: str | None = None
 
+    @property
+    def how(self) -> str:
+        """The translation in words (empty: kept as written)."""
+        if self.rules == [self.rule]:
+            return ""
+        how = f"→ {', '.join(self.rules)}"
+        if self.hidden is not None:
+            how += f"; {self.hidden} added to sandbox.deny_read (hidden from bash too)"
+        return how
 
-def translate(rule: str, verdict: Verdict) -> Translated:
-    """``rule`` from Claude Code's ``permissions.<verdict>`` as codebot rules or hooks."""
-    from codebot_mcp.core.config.hookcontract import CODEBOT_NAMES
 
+def translate(rule: str, verdict: Verdict, root: Path | None = None) -> Translated:
+    """``rule`` from Claude Code's ``permissions.<verdict>`` as codebot rules (``root``: the
+    project's, None for your own ``~/.claude/settings.json``)."""
     out = Translated(rule, verdict)
-    found = _RULE.match(rule) if isinstance(rule, str) else None  # pyright: ignore[reportUnnecessaryIsInstance]
-    if found is None:
-        out.skipped = "not a permission rule (Tool or Tool(specifier))"
+    rules, why = claudefiles.translate_rule(rule)
+    if not rules:
+        out.skipped = why or "not a permission rule"
         return out
-    name, spec = found.group(1), found.group(2)
-    narrowed = spec is not None and spec.strip() not in ("", "*")
-    if name.startswith("mcp__"):
-        if narrowed:
-            out.skipped = "an MCP rule takes no specifier in parentheses"
-        else:
-            out.rules = [name]
-            out.how = "kept (same syntax)"
-        return out
-    tool = CODEBOT_NAMES.get(name)
-    if tool is None:
-        if name == name.lower():  # codebot's own name already
-            tool = name
-        else:
-            out.skipped = f"codebot has no built-in tool like Claude Code's {name}"
-            return out
-    if not narrowed:
-        out.rules = list(COVERS.get(name, (tool,)))
-        out.how = f"→ {', '.join(out.rules)}"
-        return out
-    conditions = [f"{n}({spec})" for n in SPECIFIER_NAMES.get(name, (name,))]
-    for condition in conditions:
-        out.hooks.append(_hook(condition, verdict))
-    out.how = (
-        f'→ a PreToolUse hook with "if": {json.dumps(conditions[0])} that answers '
-        f"{verdict} (codebot's rules name whole tools)"
-    )
+    out.rules = list(rules)
+    if verdict == "deny":
+        scope: claudefiles.Scope = "user" if root is None else "project"
+        hidden = claudefiles.read_path(rule, scope, root)
+        if hidden is not None:
+            out.hidden = _written(hidden, None if "(~/" in rule else root)
     return out
 
 
-def _hook(condition: str, verdict: Verdict) -> dict[str, Any]:
-    """A matcher group whose one hook answers ``verdict`` for calls ``condition`` covers."""
-    from codebot_mcp.core.config.hookcontract import CODEBOT_NAMES
-
-    name = condition.split("(", 1)[0]
-    answer = {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": verdict,
-            "permissionDecisionReason": f"the rule {condition} (imported from Claude Code)",
-        }
-    }
-    text = json.dumps(answer, separators=(",", ":")).replace("'", "\\u0027")
-    return {
-        "matcher": CODEBOT_NAMES.get(name, name),
-        "hooks": [{"type": "command", "command": f"printf '%s\\n' '{text}'", "if": condition}],
-    }
+def _written(path: Path, root: Path | None) -> str:
+    """``path`` as a settings file of that scope writes it: relative to the project root,
+    ``~/...`` below home, else absolute."""
+    if root is not None and path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    home = Path(os.path.normpath(Path.home()))
+    if path.is_relative_to(home):
+        return "~/" + path.relative_to(home).as_posix()
+    return str(path)
 
 
-def translate_section(section: Any) -> tuple[list[Translated], list[str]]:
-    """Every rule of a Claude Code ``permissions`` object, and the keys of it codebot does
-    not use (``defaultMode``, ``additionalDirectories``...)."""
+def translate_section(
+    section: Any, root: Path | None = None
+) -> tuple[list[Translated], list[str], list[str]]:
+    """Every rule of a Claude Code ``permissions`` object, its ``additionalDirectories`` (as
+    written: codebot's ``roots`` read them from the same base), and the keys of it codebot
+    does not use (``defaultMode``...)."""
     if not isinstance(section, dict):
-        return [], []
+        return [], [], []
     out: list[Translated] = []
     for verdict in LISTS:
         rules: Any = section.get(verdict)  # pyright: ignore[reportUnknownMemberType]
         if isinstance(rules, list):
-            out += [translate(str(r), verdict) for r in rules]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    others = [str(k) for k in section if k not in LISTS]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    return out, others
+            out += [translate(str(r), verdict, root) for r in rules]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    extra: Any = section.get("additionalDirectories")  # pyright: ignore[reportUnknownMemberType]
+    directories = [str(d) for d in extra] if isinstance(extra, list) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    known = (*LISTS, "additionalDirectories")
+    others = [str(k) for k in section if k not in known]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return out, directories, others
+
+
+@dataclass(slots=True)
+class Planned:
+    """What the import does with one rule or key of ``permissions`` (an item of the report)."""
+
+    name: str
+    action: str = "copy"
+    notes: list[str] = field(default_factory=list[str])
+    reason: str | None = None
+    written: bool = True
+    """It goes to the target settings file (False: a skipped key)."""
+
+
+def plan_section(
+    document: dict[str, Any], section: Any, root: Path | None, target: Path
+) -> list[Planned]:
+    """Merge every rule of ``section`` (a Claude Code ``permissions`` object) into the target
+    settings ``document`` (of the file ``target``), deciding each."""
+    rules, directories, others = translate_section(section, root)
+    out = [
+        Planned(f"permissions.{key}", "skip", [], KEY_REASONS.get(key, _NO_SUCH), written=False)
+        for key in others
+    ]
+    table = document.setdefault("permissions", {})
+    for rule in rules:
+        item = Planned(f"{rule.verdict}: {rule.rule}")
+        out.append(item)
+        if rule.skipped:
+            item.action, item.reason = "skip", rule.skipped
+            continue
+        if not isinstance(table, dict):
+            item.action, item.reason = "skip", "'permissions' is not an object"
+            continue
+        if rule.how:
+            item.notes.append(rule.how)
+        item.action = "translate" if item.notes else "copy"
+        listed = table.setdefault(rule.verdict, [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        new = [r for r in rule.rules if r not in listed]
+        listed.extend(new)  # pyright: ignore[reportUnknownMemberType]
+        hidden = rule.hidden is not None and _add_to(
+            document, ("sandbox", "deny_read"), rule.hidden
+        )
+        if not new and not hidden:
+            item.action, item.reason = "same", f"already in {target}"
+    if table == {}:
+        del document["permissions"]
+    for directory in directories:
+        item = Planned(f"additionalDirectories: {directory}", "translate")
+        item.notes.append("→ roots (offered to servers, writable in the sandbox)")
+        out.append(item)
+        if not _add_to(document, ("roots",), directory):
+            item.action, item.reason = "same", f"already in {target}"
+    return out
+
+
+_NO_SUCH = "codebot has no such permission setting"
+
+
+def _add_to(document: dict[str, Any], keys: tuple[str, ...], value: str) -> bool:
+    """Add ``value`` to the list at ``keys`` of the settings ``document`` (False: already
+    there, or a value of another shape is in the way)."""
+    node: Any = document
+    for key in keys[:-1]:
+        node = node.setdefault(key, {}) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        return False
+    listed: Any = node.setdefault(keys[-1], [])  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(listed, list) or value in listed:
+        return False
+    listed.append(value)  # pyright: ignore[reportUnknownMemberType]
+    return True

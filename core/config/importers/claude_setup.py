@@ -20,10 +20,13 @@ Translations: front matter tool names (``Read, Grep`` → ``read, grep``; ``Bash
 ``model_aliases`` (:mod:`..modelnames`), a skill's title-like ``name`` → its folder's name;
 commands and agents in subfolders are written flat (Claude Code names them by file name);
 hook handlers keep Claude Code's shape (codebot reads it), scripts they run from ``.claude/``
-are copied beside the settings and the command points there; permission rules through
-:mod:`.claude_permissions`. Nothing is clobbered: an existing entry or file of the same name
-that differs is kept and reported as a clash, unless ``force``. Every write is atomic
-(temporary file and rename); a second run finds everything ``same``.
+are copied beside the settings and the command points there; a file's ``disableAllHooks:
+true`` leaves the hooks out, as they do not run in place; permission rules through
+:mod:`.claude_permissions` (the translator that reads ``.claude/`` in place,
+:func:`.claudefiles.translate_rule`: ``Bash(git push:*)`` → ``bash(git push:*)``). Nothing is
+clobbered: an existing entry or file of the same name that differs is kept and reported as a
+clash, unless ``force``. Every write is atomic (temporary file and rename); a second run finds
+everything ``same``.
 
 Size: one idea, the import's plan: every kind of item Claude Code has (settings keys, hooks,
 permissions, servers, agents, commands, skills, notes) gets its decision and its line in the
@@ -53,13 +56,13 @@ WRITES = ("copy", "translate", "replace")
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """A file of a skill folder larger than this is not copied."""
 MAX_FILES_PER_KIND = 2_000
-SETTINGS_FILES = ("settings.json", "settings.local.json")
 KEY_REASONS = {
     "model": "codebot uses its own `model`; map Claude model names with `model_aliases`",
     "env": "codebot sets no session environment from settings; export the variables instead",
     "enabledPlugins": "plugins are installed with `codebot plugin install`",
     "extraKnownMarketplaces": "marketplaces are added with `codebot plugin marketplace add`",
-    "disableAllHooks": "codebot has no switch for all hooks; remove the hooks you do not want",
+    "disableAllHooks": "codebot's own settings have no switch for all hooks: the hooks of these "
+    "files are not imported",
     "statusLine": "codebot draws its own status line",
     "outputStyle": "codebot has no output styles",
     "apiKeyHelper": "codebot reads its API key from `api_key_env`",
@@ -137,9 +140,11 @@ class Setup:
 
 
 def claude_home() -> Path:
-    """Claude Code's user folder: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".claude"
+    """Claude Code's user folder: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``
+    (:func:`.claudefiles.user_dir`)."""
+    from codebot_mcp.core.config import claudefiles
+
+    return claudefiles.user_dir()
 
 
 def claude_json() -> Path:
@@ -197,7 +202,10 @@ def _dump(document: Mapping[str, Any]) -> str:
 
 
 def _settings(setup: Setup) -> None:
-    names = SETTINGS_FILES if setup.scope == "project" else ("settings.json",)
+    from codebot_mcp.core.config import claudefiles
+
+    names = claudefiles.SETTINGS_FILES if setup.scope == "project" else ("settings.json",)
+    found: list[tuple[Path, dict[str, Any]]] = []
     for name in names:
         path = setup.source_dir / name
         setup.looked.append(path)
@@ -211,8 +219,15 @@ def _settings(setup: Setup) -> None:
         if not isinstance(data, dict):
             setup.errors.append(f"{path} does not hold a JSON object")
             continue
-        for key, value in data.items():  # pyright: ignore[reportUnknownVariableType]
-            if key == "hooks":
+        found.append((path, data))  # pyright: ignore[reportUnknownArgumentType]
+    # as in place (claudefiles.ClaudeLayer.hooks): one file's disableAllHooks stops them all
+    off = next((p for p, d in found if d.get("disableAllHooks") is True), None)
+    for path, data in found:
+        for key, value in data.items():
+            if key == "hooks" and off is not None:
+                reason = f"disableAllHooks is true in {off}: these hooks do not run today"
+                setup.items.append(Item("hook", "hooks", path, "skip", reason=reason))
+            elif key == "hooks":
                 _hooks(setup, path, value)
             elif key == "permissions":
                 _permissions(setup, path, value)
@@ -225,9 +240,55 @@ def _settings(setup: Setup) -> None:
                 setup.servers += [
                     claude_code.translate(str(n), e, source) for n, e in value.items()
                 ]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            elif key != "$schema":
-                reason = KEY_REASONS.get(str(key), "codebot does not use this key")  # pyright: ignore[reportUnknownArgumentType]
-                setup.items.append(Item("setting", str(key), path, "skip", reason=reason))  # pyright: ignore[reportUnknownArgumentType]
+            elif key == "sandbox":
+                _sandbox(setup, path, value)
+            elif key == "$schema" or (key == "disableAllHooks" and value is not True):
+                continue  # nothing to carry over
+            elif key in claudefiles.HARMLESS:
+                reason = "it changes only how Claude Code itself looks or updates"
+                setup.items.append(Item("setting", key, path, "skip", reason=reason))
+            else:
+                reason = KEY_REASONS.get(key, "codebot does not use this key")
+                setup.items.append(Item("setting", key, path, "skip", reason=reason))
+
+
+def _sandbox(setup: Setup, path: Path, section: Any) -> None:
+    """``sandbox.network.allowedDomains`` → ``sandbox.network`` (a list of host patterns), read
+    as in place (:func:`.claudefiles.allowed_domains`); codebot's own value wins."""
+    from codebot_mcp.core.config import claudefiles
+
+    unused: list[str] = []
+    domains = claudefiles.allowed_domains(section, unused)
+    for name in unused:
+        reason = "codebot's sandbox is its own (`sandbox.mode`, `sandbox.writable`, ...)"
+        if "allowedDomains" in name:
+            reason = "not a host name codebot's sandbox.network takes"
+        setup.items.append(Item("setting", name, path, "skip", reason=reason))
+    if not domains:
+        return
+    item = Item("setting", "sandbox.network.allowedDomains", path, target=setup.settings_path)
+    setup.items.append(item)
+    item.notes.append(f"→ sandbox.network: {', '.join(domains)} (through codebot's proxy)")
+    box = setup.document.setdefault("sandbox", {})
+    network = box.get("network") if isinstance(box, dict) else True  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if isinstance(network, list) and all(d in network for d in domains):
+        item.action, item.reason = "same", f"already in {setup.settings_path}"
+    elif network is not None:  # as in place: codebot's own value wins
+        item.action = "skip"
+        item.reason = f"sandbox.network is already set in {setup.settings_path}: it wins"
+    else:
+        box["network"] = list(domains)
+        item.action = "translate"
+
+
+def _permissions(setup: Setup, path: Path, section: Any) -> None:
+    from codebot_mcp.core.config.importers.claude_permissions import plan_section
+
+    for it in plan_section(setup.document, section, setup.root, setup.settings_path):
+        target = setup.settings_path if it.written else None
+        setup.items.append(
+            Item("permission", it.name, path, it.action, target, it.notes, it.reason)
+        )
 
 
 def _hooks(setup: Setup, path: Path, section: Any) -> None:
@@ -348,44 +409,6 @@ def _merge_hook(
             group["hooks"].append(handler)
             return
     groups.append({"matcher": matcher, "hooks": [handler]} if matcher else {"hooks": [handler]})  # pyright: ignore[reportUnknownMemberType]
-
-
-def _permissions(setup: Setup, path: Path, section: Any) -> None:
-    from codebot_mcp.core.config.importers.claude_permissions import translate_section
-
-    rules, others = translate_section(section)
-    for key in others:
-        reason = "codebot has no such permission setting"
-        if key == "defaultMode":
-            reason = "codebot's modes are chosen per run (--yes, the sandbox)"
-        elif key == "additionalDirectories":
-            reason = "codebot's sandbox takes more writable paths in `sandbox.writable`"
-        setup.items.append(Item("permission", f"permissions.{key}", path, "skip", reason=reason))
-    for rule in rules:
-        item = Item("permission", f"{rule.verdict}: {rule.rule}", path, target=setup.settings_path)
-        setup.items.append(item)
-        if rule.skipped:
-            item.action, item.reason = "skip", rule.skipped
-            continue
-        if rule.how and rule.how != "kept (same syntax)" and rule.rules != [rule.rule]:
-            item.notes.append(rule.how)
-        item.action = "translate" if item.notes else "copy"
-        if rule.hooks:
-            before = len(item.notes)
-            for group in rule.hooks:
-                handler = group["hooks"][0]
-                _merge_hook(setup, "PreToolUse", group["matcher"], handler, item)
-            del item.notes[before:]
-            continue
-        table = setup.document.setdefault("permissions", {})
-        if not isinstance(table, dict):
-            item.action, item.reason = "skip", "'permissions' is not an object"
-            continue
-        listed = table.setdefault(rule.verdict, [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        new = [r for r in rule.rules if r not in listed]
-        if not new:
-            item.action, item.reason = "same", f"already in {setup.settings_path}"
-        listed.extend(new)  # pyright: ignore[reportUnknownMemberType]
 
 
 # --- MCP servers --------------------------------------------------------------------------
