@@ -5,9 +5,10 @@ A word of the prompt attaches its file when, once a leading ``@`` and the quotes
 backslash escapes a terminal adds to a dropped file are removed, it names an existing file
 whose bytes are a PNG, JPEG, GIF or WebP image (a word with no ``/`` must also be named like
 one, so a plain word is never looked up). The prompt keeps its words (the model reads the path
-too). A word that names an existing file and asks for an image (``@`` before it, or a
-``.png``-like name) but is not one stops the prompt with an error, as an unreadable
-``@server:uri`` does, and so does ``@missing.png``; any other word is only text.
+too). A word that names an existing file with an image's name (``.png``...) whose bytes are
+not one stops the prompt with an error, as an unreadable ``@server:uri`` does, and so does
+``@missing.png``; any other word is only text (``@notes.md`` mentions a file, as a custom
+command's ``@path`` does).
 """
 
 from __future__ import annotations
@@ -107,7 +108,7 @@ def attached_images(line: str, cwd: Path, limits: ImageLimits) -> tuple[images.I
         except OSError:
             continue
         if images.sniff(head) is None:
-            if asked:
+            if images.named_like_image(path.name):  # `@notes.md` mentions a file: only text
                 raise UsageError(
                     f"{path.name} is not a PNG, JPEG, GIF or WebP image (checked by its content, "
                     "not its name); the prompt was not sent",

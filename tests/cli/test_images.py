@@ -387,8 +387,11 @@ def test_prompt_words_that_attach_and_words_that_do_not(
     assert shapes("chart notes.txt ./notes.txt missing.png @someone http://x/y.png") == []
     err = capsys.readouterr().err
     assert "attached a b.png (PNG, 3×2, " in err and "attached c.jpg (PNG, 5×4, " in err
-    with pytest.raises(UsageError, match=r"notes\.txt is not a PNG"):
-        attached_images("@notes.txt", tmp_path, limits)
+    # `@notes.txt` mentions a file (a custom command's @path inlines it): never an error
+    assert shapes("@notes.txt and @./notes.txt") == []
+    (tmp_path / "shot.png").write_text("not a picture")
+    with pytest.raises(UsageError, match=r"shot\.png is not a PNG"):
+        attached_images("@shot.png", tmp_path, limits)
     with pytest.raises(UsageError, match=r"nothing\.png does not exist; the prompt was not sent"):
         attached_images("see @nothing.png.", tmp_path, limits)
     (tmp_path / "fake.webp").write_text("RIFF")
