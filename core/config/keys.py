@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from codebot_mcp.core.config.imagelimits import SCHEMA as IMAGES_SCHEMA
-from codebot_mcp.core.config.imagelimits import parse_images
+from codebot_mcp.core.config.imagelimits import ImageLimits, parse_images
 from codebot_mcp.core.config.oauth import BROWSERLESS_SCHEMA
 from codebot_mcp.core.config.telemetry import PROTOCOLS as TELEMETRY_PROTOCOLS
-from codebot_mcp.core.config.telemetry import TELEMETRY_KEYS, parse_telemetry
+from codebot_mcp.core.config.telemetry import TELEMETRY_KEYS, TelemetrySettings, parse_telemetry
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -260,7 +260,7 @@ KEYS: tuple[Key, ...] = (
         "Pillow, or refused), max_per_request and max_request_bytes per request (older "
         "images beyond them go as a text placeholder).",
         IMAGES_SCHEMA,
-        None,  # Settings.images: ImageLimits() (each field's default is in the schema)
+        ImageLimits(),  # each field's default is in the schema
         parse_images,
         example={"max_bytes": 2_000_000, "max_per_request": 4},
     ),
@@ -444,7 +444,7 @@ KEYS: tuple[Key, ...] = (
             },
             "additionalProperties": False,
         },
-        None,
+        TelemetrySettings(),  # off
         parse_telemetry,
         example={"enabled": True, "endpoint": "http://127.0.0.1:4318"},
     ),
@@ -657,8 +657,8 @@ def json_schema() -> dict[str, Any]:
     for key in KEYS:
         note = " Needs trust in a project file." if key.trust == "gated" else ""
         entry = {**key.schema, "description": key.help + note}
-        if key.default not in (None, ()):
-            entry["default"] = key.default
+        if key.default not in (None, ()) and not is_dataclass(key.default):  # a section's
+            entry["default"] = key.default  # fields say their own defaults
         if key.example is not None:
             entry["examples"] = [key.example]
         properties[key.name] = entry

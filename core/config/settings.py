@@ -488,7 +488,6 @@ def _fallback(global_scalars: Mapping[str, Any]) -> dict[str, Any]:
         if key.attribute is not None and key.trust == "gated"
     }
     out["checkpoints"] = global_scalars.get("checkpoints", CheckpointSettings())
-    out["telemetry"] = global_scalars.get("telemetry", TelemetrySettings())
     return out
 
 

@@ -259,6 +259,8 @@ UNFILTERED_CALLERS = {
     "cli/chat_runtime.py",  # the extensions' review (hooks, agents) shows what is held back
     "cli/repl/loop.py",  # /mcp reload: the same, read again
     "cli/commands/mcp/serve.py",  # its hooks are reviewed like chat's; runs with trust applied
+    "cli/acp/agent.py",  # session/list: the project root only, to find its saved sessions
+    "cli/acp/session.py",  # the editor is asked about trust: the same review as chat's
 }
 
 
