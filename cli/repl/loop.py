@@ -363,6 +363,16 @@ class Repl:
             print(report(runtime))
         elif name == "/expand":
             self.expand()
+        elif name == "/jobs":
+            from codebot_mcp.cli.repl.reports import jobs_report, kill_job
+
+            verb, _, job_id = rest.strip().partition(" ")
+            if verb == "kill":
+                print(await kill_job(runtime, job_id.strip()))
+            elif verb:
+                render.error_line(f"/jobs {safe(verb, one_line=True)}: use /jobs or /jobs kill ID")
+            else:
+                print(jobs_report(runtime))
         elif name == "/export":
             from codebot_mcp.cli.repl.exportfile import repl_export
 
