@@ -2,6 +2,9 @@
 
 MCP servers connect in the background, so the prompt is usable at once. Ctrl-C during a
 turn cancels it (and its tool calls); at an empty prompt, Ctrl-C twice or Ctrl-D exits.
+
+Size: the loop and its one dispatcher of slash commands (a branch a command); what each
+command does lives in its own module.
 """
 
 from __future__ import annotations
@@ -364,15 +367,9 @@ class Repl:
         elif name == "/expand":
             self.expand()
         elif name == "/jobs":
-            from codebot_mcp.cli.repl.reports import jobs_report, kill_job
+            from codebot_mcp.cli.repl.reports import jobs_command
 
-            verb, _, job_id = rest.strip().partition(" ")
-            if verb == "kill":
-                print(await kill_job(runtime, job_id.strip()))
-            elif verb:
-                render.error_line(f"/jobs {safe(verb, one_line=True)}: use /jobs or /jobs kill ID")
-            else:
-                print(jobs_report(runtime))
+            await jobs_command(runtime, rest.strip())
         elif name == "/export":
             from codebot_mcp.cli.repl.exportfile import repl_export
 

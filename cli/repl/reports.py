@@ -76,6 +76,17 @@ def _size(n: int) -> str:
     return f"{n / 1024 / 1024:.1f} MB"
 
 
+async def jobs_command(runtime: ChatRuntime, rest: str) -> None:
+    """``/jobs`` (the list) and ``/jobs kill ID``."""
+    verb, _, job_id = rest.partition(" ")
+    if verb == "kill":
+        print(await kill_job(runtime, job_id.strip()))
+    elif verb:
+        render.error_line(f"/jobs {safe(verb, one_line=True)}: use /jobs, or /jobs kill ID")
+    else:
+        print(jobs_report(runtime))
+
+
 async def kill_job(runtime: ChatRuntime, job_id: str) -> str:
     """``/jobs kill ID``: end that job's whole tree; what became of it."""
     jobs = runtime.session.jobs

@@ -87,12 +87,8 @@ class BashTool:
         f"is empty. timeout is in seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT})."
     )
 
-    BACKGROUND = (
-        ' With "run_in_background": true the command runs as a background job (a dev '
-        "server, a watcher, a long build): the call returns a job id at once; bash_output "
-        "reads what the job printed since the last look and whether it ended, bash_kill ends "
-        "it. Jobs end when the session ends."
-    )
+    BACKGROUND = " run_in_background: a job (dev server, watcher); see bash_output, bash_kill."
+    """Kept short: every request carries it."""
 
     def __init__(
         self,
@@ -141,8 +137,7 @@ class BashTool:
         if self.jobs is not None:
             properties["run_in_background"] = {
                 "type": "boolean",
-                "description": "true: start it as a background job and return its id at once "
-                "(no timeout; follow it with bash_output, end it with bash_kill).",
+                "description": "Return a job id at once; no timeout.",
             }
         if self.sandbox is not None and self.sandbox.active:
             properties["sandbox"] = {

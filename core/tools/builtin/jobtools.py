@@ -12,12 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
-from codebot_mcp.core.tools.jobs import MAX_WAIT_SECONDS, READ_BYTES, Job, JobTable
+from codebot_mcp.core.tools.jobs import MAX_WAIT_SECONDS, Job, JobTable
 
-_JOB_ID = {
-    "type": "string",
-    "description": "The job id bash returned when it started the job.",
-}
+_JOB_ID = {"type": "string"}
 
 
 def _job(jobs: JobTable, tool: str, arguments: Mapping[str, Any]) -> Job | ToolResult:
@@ -50,14 +47,8 @@ class BashOutputTool:
     """What a background job printed since the last look, and whether it ended."""
 
     name = "bash_output"
-    description = (
-        "Read what a background job (bash with run_in_background) printed since the last "
-        "bash_output of that job (stdout and stderr together), and whether it is still "
-        f"running or ended with which exit code. At most {READ_BYTES} bytes per call (the "
-        "newest). Optional: 'filter', a regular expression: only the lines that match are "
-        "returned (the others are consumed too); 'wait', seconds to wait for new output when "
-        f"there is none yet (up to {MAX_WAIT_SECONDS})."
-    )
+    description = "A background job's output since the last call, and whether it ended (exit code)."
+    """Kept short (every request carries it); the result says the rest (limits, state)."""
 
     def __init__(self, jobs: JobTable) -> None:
         self.jobs = jobs
@@ -68,11 +59,12 @@ class BashOutputTool:
             "type": "object",
             "properties": {
                 "job_id": _JOB_ID,
-                "filter": {
-                    "type": "string",
-                    "description": "A regular expression: return only the lines matching it.",
+                "filter": {"type": "string", "description": "Regex: only matching lines."},
+                "wait": {
+                    "type": "integer",
+                    "maximum": MAX_WAIT_SECONDS,
+                    "description": "Seconds to wait for new output.",
                 },
-                "wait": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS},
             },
             "required": ["job_id"],
         }
@@ -110,10 +102,7 @@ class BashKillTool:
     """End a background job and everything it started."""
 
     name = "bash_kill"
-    description = (
-        "End a background job (bash with run_in_background) and every process it started: "
-        "SIGTERM, then SIGKILL after a short grace."
-    )
+    description = "End a background job and every process it started."
 
     def __init__(self, jobs: JobTable) -> None:
         self.jobs = jobs
