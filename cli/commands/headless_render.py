@@ -161,7 +161,8 @@ class JsonOutput(Output):
     def fail(self, error: CodebotError) -> None:
         """The transcript of a run that failed outside a prompt (at start, usually)."""
         if not self.finished:
-            self._print(transcript(self.runtime, Answer("", failure=error, done=True)))
+            answer = Answer("", failure=error, done=True)
+            self._print(transcript(self.runtime, answer) | {"jobs_killed": self.killed})
 
     def _print(self, document: dict[str, Any]) -> None:
         from codebot_mcp.core.agent.history import scrubbed

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -193,8 +192,6 @@ class JobTable:
         self.jobs: dict[str, Job] = {}
         self._next = 1
         self._group: anyio.abc.TaskGroup | None = None
-        self.on_change: Callable[[Job], None] | None = None
-        """Told when a job ends (the REPL may say so); must be quick and not raise."""
 
     @property
     def open(self) -> bool:
@@ -358,5 +355,3 @@ class JobTable:
                 _created_note(job)
                 job.wake()
                 job.finished.set()
-                if self.on_change is not None:
-                    self.on_change(job)
