@@ -200,3 +200,54 @@ def test_a_signal_to_codebot_kills_its_jobs(
     assert code == 130, run.stderr
     assert "Traceback" not in run.stderr
     wait_until(lambda: not any(alive(p) for p in tree), 10, f"the job's processes {tree} to end")
+
+
+def test_without_a_sandbox_a_job_asks_as_bash_does(
+    tmp_path: Path,
+    fake: FakeOpenAI,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = tmp_path / "off"
+    write_settings(root, {"base_url": fake.base_url, "sandbox": {"mode": "off"}})
+    fake.queue(fo.tool_calls(background("echo $$ > job.pid; exec sleep 300")), fo.text("no"))
+    code, out, err = cli(capsys, monkeypatch, root, "chat", "-p", "go", "--json")  # no --yes
+    assert code == 0, err
+    (call,) = json.loads(out)["tool_calls"]
+    assert call["denied"] and "non-interactive" in call["result"], call
+    assert not (root / "job.pid").exists()  # nothing ran
+    assert json.loads(out)["jobs_killed"] == []
+
+
+def test_a_subagents_job_belongs_to_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.cli.test_subagents import Router, task
+
+    said: list[str] = []
+
+    def sub(prompt: str) -> dict[str, Any]:
+        said.append(prompt)
+        if len(said) == 1:
+            job = "echo $$ > job.pid; sleep 1; echo from-the-subagent-job; exec sleep 300"
+            return fo.tool_calls(background(job))
+        return fo.text("started job 1")
+
+    router = Router(
+        [
+            fo.tool_calls(task("start the server")),
+            fo.tool_calls(("bash_output", {"job_id": "1", "wait": 20})),
+            fo.text("done"),
+        ],
+        sub,
+    )
+    with FakeOpenAI(respond=router) as model:
+        root = tmp_path / "repo"
+        write_settings(root, {"base_url": model.base_url})
+        code, out, err = cli(capsys, monkeypatch, root, "chat", "-p", "go", "--json", "--yes")
+    assert code == 0, err
+    doc = json.loads(out)
+    # the main agent reads the job its subagent started, after the subagent ended
+    assert "from-the-subagent-job" in doc["tool_calls"][-1]["result"], doc["tool_calls"]
+    assert [j["id"] for j in doc["jobs_killed"]] == ["1"]
+    assert not alive(pid_in(root / "job.pid"))
