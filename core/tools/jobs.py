@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +99,8 @@ class Job:
     """The sandbox mode it runs under, or "off"."""
     sandbox: Sandbox | None = None
     watch: Watch | None = None
+    cwd: Path | None = None
+    """Where it runs (the sandbox's notes name paths relative to it)."""
     started: float = field(default_factory=time.monotonic)
     ended: float | None = None
     state: str = "running"
@@ -173,6 +176,18 @@ class Job:
         }
 
 
+def _refusal_note(job: Job) -> None:
+    """A confined job that failed the way the sandbox refuses things: the note ``bash`` adds
+    to such a result, for the next read (it says how to run it outside)."""
+    sandbox = job.sandbox
+    if sandbox is None or job.state != "exited" or not job.exit_code:
+        return
+    text = job.output.data[-READ_BYTES:].decode("utf-8", errors="replace")
+    note = sandbox.refusal_note(text, job.command, job.cwd)
+    if note is not None:
+        job.notes.append(note)
+
+
 def _created_note(job: Job) -> None:
     """Move what the confined job created of the watched names out of the project."""
     sandbox, watch = job.sandbox, job.watch
@@ -246,10 +261,11 @@ class JobTable:
         label: str,
         sandbox: Sandbox | None = None,
         watch: Watch | None = None,
+        cwd: Path | None = None,
     ) -> Job:
         """Follow a started shell as a new job (the caller checked :meth:`refusal`)."""
         assert self._group is not None
-        job = Job(str(self._next), command, process, label, sandbox, watch)
+        job = Job(str(self._next), command, process, label, sandbox, watch, cwd)
         self._next += 1
         self.jobs[job.id] = job
         descendants.mortal(process.pid)
@@ -352,6 +368,7 @@ class JobTable:
                 job.exit_code = process.returncode
                 descendants.forget_mortal(job.pid)
                 descendants.reap_adopted()
+                _refusal_note(job)
                 _created_note(job)
                 job.wake()
                 job.finished.set()

@@ -192,6 +192,17 @@ async def test_the_sandbox_confines_a_background_job(tmp_path: Path) -> None:
             await output.execute({"job_id": ident, "wait": 20, "filter": "tried"})
             assert (project / "inside.txt").read_text() == "in\n"
             assert not (outside / "escape.txt").exists()
+            # A job the sandbox made fail gets bash's note on how to run it outside.
+            failed = await bash.execute(
+                {"command": f"echo out > {outside}/again.txt", "run_in_background": True}
+            )
+            failing = jobs.find(job_id(failed.text))
+            assert failing is not None
+            with anyio.fail_after(20):
+                await failing.finished.wait()
+            told = failed.text + (await output.execute({"job_id": failing.id})).text
+            assert "[sandbox: " in told and '"sandbox": false' in told, told
+            assert not (outside / "again.txt").exists()
             # A watched name it made leaves the project at the turn's end, and is told.
             with anyio.fail_after(20):
                 while not (project / ".codebot").exists():  # noqa: ASYNC110

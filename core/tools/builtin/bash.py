@@ -29,12 +29,11 @@ from codebot_mcp.core.proc import descendants
 from codebot_mcp.core.proc.spawn import ConfinementError, open_process
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
-from codebot_mcp.core.security.guarded import Watch
 from codebot_mcp.core.security.sandbox import Sandbox
 from codebot_mcp.core.tools import live
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
-from codebot_mcp.core.tools.jobs import JobTable
+from codebot_mcp.core.tools.jobs import Job, JobTable
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -226,7 +225,8 @@ class BashTool:
         except OSError as exc:
             return ToolResult(f"bash: cannot start bash: {exc.strerror or exc}", is_error=True)
         if jobs is not None:
-            return await self._start_job(jobs, process, command, label, sandbox, watch)
+            job = jobs.adopt(process, command, label, sandbox, watch, self.cwd)
+            return await self._started(jobs, job)
         output = _Capped(MAX_OUTPUT_BYTES)
         try:
             timed_out = await self._collect(process, output, timeout)
@@ -254,16 +254,8 @@ class BashTool:
         return result
 
     @staticmethod
-    async def _start_job(
-        jobs: JobTable,
-        process: anyio.abc.Process,
-        command: str,
-        label: str,
-        sandbox: Sandbox | None,
-        watch: Watch | None,
-    ) -> ToolResult:
-        """Hand the shell to the job table; its id and its first output (if any soon)."""
-        job = jobs.adopt(process, command, label, sandbox, watch)
+    async def _started(jobs: JobTable, job: Job) -> ToolResult:
+        """A job's id and its first output (if any comes soon)."""
         await jobs.peek(job)
         first = job.read()
         state = "is running" if job.running else f"ended already ({job.status()})"
@@ -272,7 +264,11 @@ class BashTool:
             f'bash_output {{"job_id": "{job.id}"}}, end it with bash_kill.'
         )
         text = f"{head}\n{first}" if first else f"{head}\n[no output yet]"
-        return ToolResult(text, data={"sandbox": label, "job_id": job.id, "state": job.state})
+        if not job.running and job.notes:  # ended at once: what the sandbox says about it
+            text = "\n".join([text, *job.notes])
+            job.notes.clear()
+        data = {"sandbox": job.sandbox_label, "job_id": job.id, "state": job.state}
+        return ToolResult(text, data=data)
 
     @staticmethod
     async def _collect(process: anyio.abc.Process, output: _Capped, limit: float) -> bool:
