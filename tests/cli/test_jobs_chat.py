@@ -229,7 +229,7 @@ def test_a_subagents_job_belongs_to_the_session(
     def sub(prompt: str) -> dict[str, Any]:
         said.append(prompt)
         if len(said) == 1:
-            job = "echo $$ > job.pid; sleep 1; echo from-the-subagent-job; exec sleep 300"
+            job = "echo $$ > job.pid; while :; do echo from-the-subagent-job; sleep 0.2; done"
             return fo.tool_calls(background(job))
         return fo.text("started job 1")
 
@@ -248,6 +248,7 @@ def test_a_subagents_job_belongs_to_the_session(
     assert code == 0, err
     doc = json.loads(out)
     # the main agent reads the job its subagent started, after the subagent ended
-    assert "from-the-subagent-job" in doc["tool_calls"][-1]["result"], doc["tool_calls"]
+    read = doc["tool_calls"][-1]["result"]
+    assert "from-the-subagent-job" in read and "[job 1 is running" in read, doc["tool_calls"]
     assert [j["id"] for j in doc["jobs_killed"]] == ["1"]
     assert not alive(pid_in(root / "job.pid"))
