@@ -224,3 +224,14 @@ async def test_jobs_and_their_tools_are_offered_by_the_session(tmp_path: Path) -
     session.set_plan_mode(True)
     assert {"bash_output", "bash_kill"} <= {t.name for t in session.active_tools}
     assert "bash_output" not in [t.name for t in Session([], cwd=tmp_path).all_tools]
+
+
+def test_hooks_know_the_job_tools_by_their_claude_code_names(tmp_path: Path) -> None:
+    from codebot_mcp.core.config.hookcontract import CODEBOT_NAMES, claude_input, claude_name
+
+    assert claude_name("bash_output") == "BashOutput" and claude_name("bash_kill") == "KillShell"
+    assert CODEBOT_NAMES["KillBash"] == "bash_kill"  # the older name
+    assert claude_input("bash_output", {"job_id": "1"}, tmp_path) == {"bash_id": "1"}
+    assert claude_input("bash_kill", {"job_id": "1"}, tmp_path) == {"shell_id": "1"}
+    background = claude_input("bash", {"command": "x", "run_in_background": True}, tmp_path)
+    assert background["run_in_background"] is True
