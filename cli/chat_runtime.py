@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.telemetry.otel import Telemetry
     from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.jobs import JobTable
     from codebot_mcp.core.tools.skillload import SkillLoader
     from codebot_mcp.core.tools.skills import SkillCatalog
     from codebot_mcp.core.tools.useragent import UserAgent
@@ -431,8 +432,11 @@ async def open_runtime(
         from codebot_mcp.core.tools.builtin.skill import SkillTool
 
         catalog, loader = extensions.skill_catalog(settings, manager)
+        from codebot_mcp.core.tools.jobs import JobTable
+
+        jobs = JobTable()  # bash's background jobs: entered below, killed when the chat ends
         session = Session(
-            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox),
+            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox, jobs),
             manager,
             cwd=globals_.cwd,
             project_root=settings.project_root,
@@ -442,6 +446,7 @@ async def open_runtime(
             project_notes=settings.project_extensions,
             todos=True,
             claude_notes=settings.claude_files,
+            jobs=jobs,
         )
         gate = PermissionGate(
             settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
@@ -472,7 +477,7 @@ async def open_runtime(
             if telemetry is not None and runtime.log is not None:
                 telemetry.name_conversation(runtime.log.id)
             await runtime.session_started("resume" if session.history else "startup")
-            async with _background(ext):
+            async with _background(ext), jobs:
                 yield runtime
         finally:
             await runtime.session_ended(runtime.end_reason)
@@ -611,9 +616,11 @@ def chat_tools(
     manager: Manager,
     extra: list[Tool] | None = None,
     sandbox: Sandbox | None = None,
+    jobs: JobTable | None = None,
 ) -> list[Tool]:
-    """The local layer: the built-ins (``bash`` in ``sandbox``), ``extra`` (``task``), and
-    the servers' resources for the model (read capability) when any server is configured."""
+    """The local layer: the built-ins (``bash`` in ``sandbox``, its background ``jobs``),
+    ``extra`` (``task``), and the servers' resources for the model (read capability) when
+    any server is configured."""
     from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
@@ -621,6 +628,7 @@ def chat_tools(
     for tool in local:
         if isinstance(tool, BashTool):
             tool.sandbox = sandbox
+            tool.jobs = jobs
         hide_from_file_tool(tool, sandbox)
     local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local

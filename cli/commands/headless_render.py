@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.streamjson import EventWriter
     from codebot_mcp.core.agent.events import AgentEvents
     from codebot_mcp.core.agent.loop import Agent, RunResult
+    from codebot_mcp.core.tools.jobs import Job
 
 
 @dataclass
@@ -90,6 +91,8 @@ class Output:
         self.status: Status | None = None
         self.finished = False
         """The run's end was rendered (a later error is not rendered again)."""
+        self.killed: list[dict[str, Any]] = []
+        """Background jobs killed at the end (``jobs_killed`` in ``--json``)."""
 
     def view(self, runtime: ChatRuntime) -> AgentEvents:
         """What renders the agent's events."""
@@ -128,6 +131,16 @@ class Output:
         """The run failed outside a prompt (at start): the error is printed by the caller."""
         self.finished = True
 
+    def jobs_killed(self, jobs: list[Job]) -> None:
+        """Background jobs still running at the end were killed: a warning each (stderr)."""
+        self.killed = [job.summary() for job in jobs]
+        for job in jobs:
+            render.warn(
+                f"background job {job.id} ({render.safe(job.command, one_line=True)[:80]}) "
+                f"was still running after {job.runtime():.1f}s when the answer came: killed "
+                "(-p does not wait for background jobs)"
+            )
+
 
 def _answer_text(answer: Answer) -> str:
     """The answer; with ``--output-schema``, the validated JSON (no fence, one line)."""
@@ -142,13 +155,14 @@ class JsonOutput(Output):
     """``--json``: one document on stdout when the run ends, whatever ended it."""
 
     def ended(self, answer: Answer, code: int, prompts: int) -> None:
-        """The transcript."""
-        self._print(transcript(self.runtime, answer))
+        """The transcript (with the background jobs killed at the end)."""
+        self._print(transcript(self.runtime, answer) | {"jobs_killed": self.killed})
 
     def fail(self, error: CodebotError) -> None:
         """The transcript of a run that failed outside a prompt (at start, usually)."""
         if not self.finished:
-            self._print(transcript(self.runtime, Answer("", failure=error, done=True)))
+            answer = Answer("", failure=error, done=True)
+            self._print(transcript(self.runtime, answer) | {"jobs_killed": self.killed})
 
     def _print(self, document: dict[str, Any]) -> None:
         from codebot_mcp.core.agent.history import scrubbed
@@ -192,6 +206,13 @@ class StreamJsonOutput(Output):
         """``input_error``, and the warning on stderr."""
         super().input_error(number, why)
         self.writer.emit("input_error", line=number, message=why)
+
+    def jobs_killed(self, jobs: list[Job]) -> None:
+        """``jobs_killed`` before the final ``result`` (when there were any), and the
+        warnings on stderr."""
+        super().jobs_killed(jobs)
+        if self.killed:
+            self.writer.emit("jobs_killed", jobs=self.killed)
 
     def ended(self, answer: Answer, code: int, prompts: int) -> None:
         """The final ``result``."""

@@ -64,6 +64,7 @@ SLASH_COMMANDS = [
     *("/help", "/exit"),
     *("/model", "/expand"),
     *("/todos", "/export"),
+    *("/jobs", "/jobs kill"),
 ]
 """The REPL's own commands, as completed at its prompt."""
 

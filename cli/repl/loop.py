@@ -370,6 +370,10 @@ class Repl:
             print(report(runtime))
         elif name == "/expand":
             self.expand()
+        elif name == "/jobs":
+            from codebot_mcp.cli.repl.reports import jobs_command
+
+            await jobs_command(runtime, rest.strip())
         elif name == "/export":
             from codebot_mcp.cli.repl.exportfile import repl_export
 

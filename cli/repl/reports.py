@@ -47,6 +47,60 @@ def todos_report(runtime: ChatRuntime) -> str:
     return f"{head}\n{todo_checklist(todos.as_json(), sys.stdout)}"
 
 
+def jobs_report(runtime: ChatRuntime) -> str:
+    """``/jobs``: the session's background jobs (id, state, runtime, output, command)."""
+    jobs = runtime.session.jobs
+    if jobs is None or not jobs.jobs:
+        return "(no background jobs in this session; bash starts one with run_in_background)"
+    rows = [["id", "state", "runtime", "output", "command"]]
+    for job in jobs.jobs.values():
+        rows.append(
+            [
+                job.id,
+                job.status(),
+                f"{job.runtime():.1f}s",
+                _size(job.output.total),
+                render.first_line(safe(job.command), 60),
+            ]
+        )
+    running = len(jobs.running())
+    head = f"background jobs: {running} running (/jobs kill ID ends one)"
+    return f"{head}\n{render.table(rows, indent='  ')}"
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+async def jobs_command(runtime: ChatRuntime, rest: str) -> None:
+    """``/jobs`` (the list) and ``/jobs kill ID``."""
+    verb, _, job_id = rest.partition(" ")
+    if verb == "kill":
+        print(await kill_job(runtime, job_id.strip()))
+    elif verb:
+        render.error_line(f"/jobs {safe(verb, one_line=True)}: use /jobs, or /jobs kill ID")
+    else:
+        print(jobs_report(runtime))
+
+
+async def kill_job(runtime: ChatRuntime, job_id: str) -> str:
+    """``/jobs kill ID``: end that job's whole tree; what became of it."""
+    jobs = runtime.session.jobs
+    job = jobs.find(job_id) if jobs is not None and job_id else None
+    if jobs is None or job is None:
+        known = ", ".join(jobs.jobs) if jobs is not None and jobs.jobs else "none"
+        return (
+            f"no background job {safe(job_id, one_line=True)!r} (jobs: {known}); /jobs lists them"
+        )
+    if not await jobs.kill(job):
+        return f"job {job.id} had ended ({job.status()})"
+    return f"killed job {job.id} ({job.status()} after {job.runtime():.1f}s)"
+
+
 def color_diff(diff: str, stream: Any) -> str:
     """A unified diff, indented, with ``+``/``-``/``@@`` lines coloured on a terminal."""
     out: list[str] = []
@@ -267,6 +321,7 @@ HELP = """\
 /model [NAME]  the endpoint's models (no NAME); with NAME, use it for this session
 /expand       the last tool result in full (also Ctrl-O at the prompt)
 /todos        the plan the model keeps with todo_write (☐ pending, ◐ in progress, ☑ done)
+/jobs [kill ID]  the background jobs bash started (run_in_background); kill ID ends one
 /export [FILE]  write this conversation as Markdown (default ./codebot-<session>.md)
 /clear        forget the conversation
 /help         this list

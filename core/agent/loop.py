@@ -209,11 +209,20 @@ class Agent:
             try:
                 return await self._run(prompt, events, images)
             finally:
+                self._jobs_turn_ended()  # before the snapshot: it sees what jobs did by now
                 checkpoints.end()
         finally:
+            if checkpoints is None:
+                self._jobs_turn_ended()
             if self.watch is not None and self.last is not None and (changed := self.watch.end()):
                 self.last.trust_changes = changed
                 events.warning(self.watch.message(changed))
+
+    def _jobs_turn_ended(self) -> None:
+        """Background jobs still running: what a confined one created of the sandbox's
+        watched names leaves the project now (``core.tools.jobs``)."""
+        if self.session.jobs is not None:
+            self.session.jobs.turn_ended()
 
     async def _run(self, prompt: str, events: AgentEvents, images: tuple[Image, ...]) -> RunResult:
         history = self.session.history

@@ -19,7 +19,9 @@ from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
 from codebot_mcp.core.config.notes import load as load_notes
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
 from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
+from codebot_mcp.core.tools.jobs import JobTable
 from codebot_mcp.core.tools.skills import SkillCatalog
 
 Message = dict[str, Any]
@@ -60,6 +62,10 @@ class Session:
         todos: Offer ``todo_write`` (the session's visible plan, :attr:`todos`), after the
             local layer: the chat's session does; a subagent's has none (nobody would see
             its list).
+        jobs: The session's background jobs (``bash``'s ``run_in_background``): with them,
+            ``bash_output`` and ``bash_kill`` are offered after the local layer. A
+            subagent's session has none of its own: it gets the parent's tools, so its jobs
+            are the top session's.
     """
 
     def __init__(
@@ -75,6 +81,7 @@ class Session:
         project_notes: bool = True,
         todos: bool = False,
         claude_notes: bool = True,
+        jobs: JobTable | None = None,
     ) -> None:
         self.source = source
         self.skills = skills
@@ -96,6 +103,10 @@ class Session:
         self._local: list[Tool] = list(local_tools)
         if todos:
             self._local.append(TodoWriteTool(self.todos))
+        self.jobs = jobs
+        """The background jobs ``bash`` starts (``/jobs`` lists them); None: no jobs."""
+        if jobs is not None:
+            self._local += [BashOutputTool(jobs), BashKillTool(jobs)]
         self._mcp: list[Tool] = []
         self.system_prompt = ""
         self.blocks: dict[str, str] = {}

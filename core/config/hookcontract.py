@@ -33,9 +33,11 @@ CLAUDE_NAMES = {
     "task": "Agent",
     "skill": "Skill",
     "todo_write": "TodoWrite",
+    "bash_output": "BashOutput",
+    "bash_kill": "KillShell",
 }
 """codebot's built-in tool → the name Claude Code gives the same tool."""
-OLD_NAMES = {"Task": "task", "MultiEdit": "edit", "LS": "glob"}
+OLD_NAMES = {"Task": "task", "MultiEdit": "edit", "LS": "glob", "KillBash": "bash_kill"}
 """Older Claude Code names still found in files written for it."""
 CODEBOT_NAMES = {**{v: k for k, v in CLAUDE_NAMES.items()}, **OLD_NAMES}
 """A Claude Code name → codebot's tool."""
@@ -48,6 +50,8 @@ _FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
     "grep": (("ignore_case", "-i"), ("context", "-C")),
     "task": (("agent", "subagent_type"),),
     "skill": (("name", "skill"),),
+    "bash_output": (("job_id", "bash_id"),),
+    "bash_kill": (("job_id", "shell_id"),),
 }
 _ABSOLUTE = {"read", "write", "edit"}
 """Tools whose ``file_path`` Claude Code always sends absolute."""

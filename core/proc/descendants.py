@@ -40,6 +40,8 @@ _subreaper = False
 _roots: dict[int, int | None] = {}
 """pid → start time of every process started through :mod:`core.spawn`."""
 _spared: set[int] = set()
+_mortal: set[int] = set()
+"""Tracked children whose process group the sweep stops even while they run (jobs)."""
 
 
 def arm() -> None:
@@ -72,6 +74,37 @@ def become_subreaper() -> bool:
 def track(pid: int) -> None:
     """Remember a child started through :mod:`core.spawn` (a server, a ``bash`` command)."""
     _roots[pid] = start_ticks(pid)
+
+
+def mortal(pid: int) -> None:
+    """``pid`` (a tracked child) dies with codebot: the sweep stops its process group even
+    while it runs (a background job; a server's group is handed to the reaper instead)."""
+    _mortal.add(pid)
+
+
+def forget_mortal(pid: int) -> None:
+    """The mortal child ``pid`` ended (its pid may be reused)."""
+    _mortal.discard(pid)
+
+
+def tree(pid: int) -> list[tuple[int, int]]:
+    """(pid, start ticks) of ``pid`` and every live process below it (``setsid`` ones too)."""
+    out: list[tuple[int, int]] = []
+    for member in (pid, *descendants(pid)):
+        stat = _live(member)
+        if stat is not None:
+            out.append((member, stat.start_ticks))
+    return out
+
+
+def signal_tree(pid: int, targets: Iterable[tuple[int, int]], sig: signal.Signals) -> None:
+    """Send ``sig`` to the process group ``pid`` leads and to each of ``targets`` (from
+    :func:`tree`; a pid that is another process's by now is left alone)."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):  # the group is gone
+        pass
+    _signal(targets, sig)
 
 
 def spare(pid: int) -> None:
@@ -109,7 +142,7 @@ def _kept() -> set[int]:
     groups: set[int] = set()
     for pid, ticks in _roots.items():
         stat = _live(pid)
-        if stat is not None and stat.start_ticks == ticks:
+        if stat is not None and stat.start_ticks == ticks and pid not in _mortal:
             groups.add(pid)
     return groups
 

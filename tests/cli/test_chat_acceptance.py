@@ -230,7 +230,7 @@ async def test_repl_empty_answer_unknown_usage_tools_and_resume(
     # An ordinary empty answer is not the llama.cpp quirk: streaming goes on.
     assert [b["stream"] for b in fake.bodies] == [True, True, True, True]
     assert "last turn: unknown (the server reported no usage)" in out
-    assert "loaded (12, in the request):" in out and "mcp__many__tool_0003" in out
+    assert "loaded (14, in the request):" in out and "mcp__many__tool_0003" in out
     assert "deferred (11, load with search_tools):" in out
     assert "many (11): tool_0000, tool_0001, tool_0002, tool_0004," in out
     assert "  MCP tools: many " in out  # the loaded one is in the request

@@ -160,7 +160,10 @@ def names_of(body: dict[str, Any]) -> list[str]:
 
 
 BUILTINS = ["read", "edit", "write", "glob", "grep", "bash"]
-LOCAL = [*BUILTINS, "task", "list_mcp_resources", "read_mcp_resource", "todo_write"]
+LOCAL = [
+    *BUILTINS,
+    *("task", "list_mcp_resources", "read_mcp_resource", "todo_write", "bash_output", "bash_kill"),
+]
 """The local layer when any server is configured: the built-ins, ``task`` and the resource
 tools."""
 
@@ -247,7 +250,7 @@ async def test_repl_usage_context_compact_and_resume(
     assert "older message(s) summarised" in out
     summary = fake.bodies[1]
     assert "keep the greeting" in summary["messages"][0]["content"]
-    assert "loaded (8, in the request):" in out and "tool search: off" in out
+    assert "loaded (10, in the request):" in out and "tool search: off" in out
     # A second REPL resumes it by picking from the list.
     fake.queue(fo.text("welcome back"))
     from codebot_mcp.cli.chat_runtime import ChatOptions

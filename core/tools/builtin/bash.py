@@ -7,6 +7,10 @@ With a sandbox (:mod:`core.security.sandbox`) the command runs confined, and the
 asking (the permission gate sees :meth:`BashTool.sandboxed`). The model may pass
 ``"sandbox": false`` to run one command outside: the gate then asks as it always did. A
 confined command that fails because the sandbox refused something says so in its result.
+
+With a job table (:mod:`core.tools.jobs`, a chat's), ``"run_in_background": true`` starts the
+command as a background job under the same sandbox and approval, and returns its id at once
+(with what it printed in the first moment); ``bash_output`` and ``bash_kill`` follow it.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from codebot_mcp.core.proc import descendants
 from codebot_mcp.core.proc.spawn import ConfinementError, open_process
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
+from codebot_mcp.core.security import guarded
 from codebot_mcp.core.security.sandbox import Sandbox
 from codebot_mcp.core.tools import live
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.tools.jobs import Job, JobTable
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -81,19 +87,31 @@ class BashTool:
         f"is empty. timeout is in seconds (default {DEFAULT_TIMEOUT}, max {MAX_TIMEOUT})."
     )
 
-    def __init__(self, cwd: Path, root: Path | None = None, sandbox: Sandbox | None = None) -> None:
+    BACKGROUND = " run_in_background: a job (dev server, watcher); see bash_output, bash_kill."
+    """Kept short: every request carries it."""
+
+    def __init__(
+        self,
+        cwd: Path,
+        root: Path | None = None,
+        sandbox: Sandbox | None = None,
+        jobs: JobTable | None = None,
+    ) -> None:
         self.cwd = cwd
         self.root = root or cwd
         """The project root (bash is not confined to it by the file tools' boundary)."""
         self.sandbox = sandbox
         """Where commands run confined; None (or inactive): unconfined, asking first."""
+        self.jobs = jobs
+        """The session's background jobs; None: no ``run_in_background`` (``mcp serve``)."""
 
     @property
     def description(self) -> str:  # type: ignore[override]
         """What the model reads; it names the sandbox when there is one."""
+        base = self.DESCRIPTION + (self.BACKGROUND if self.jobs is not None else "")
         sandbox = self.sandbox
         if sandbox is None or not sandbox.active:
-            return self.DESCRIPTION
+            return base
         where = (
             "only in its private $TMPDIR"
             if sandbox.requested == "read-only"
@@ -106,7 +124,7 @@ class BashTool:
                 "the proxy that HTTPS_PROXY names)"
             )
         return (
-            f"{self.DESCRIPTION} Commands run in a {sandbox.requested} sandbox: they may read "
+            f"{base} Commands run in a {sandbox.requested} sandbox: they may read "
             f"anywhere and write {where}, {net}; git directories stay read-only (git "
             "commands that write a repository, such as add or commit, need the sandbox off). "
             "If a command fails because the sandbox "
@@ -115,11 +133,17 @@ class BashTool:
         )
 
     def schema(self) -> dict[str, Any]:
-        """Arguments: ``command``, optional ``timeout`` (and ``sandbox`` with a sandbox)."""
+        """Arguments: ``command``, optional ``timeout`` (``sandbox`` with a sandbox,
+        ``run_in_background`` with a job table)."""
         properties: dict[str, Any] = {
             "command": {"type": "string", "description": "The bash command line."},
             "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT},
         }
+        if self.jobs is not None:
+            properties["run_in_background"] = {
+                "type": "boolean",
+                "description": "Return a job id at once; no timeout.",
+            }
         if self.sandbox is not None and self.sandbox.active:
             properties["sandbox"] = {
                 "type": "boolean",
@@ -139,16 +163,26 @@ class BashTool:
             return None
         return sandbox.requested
 
+    def background(self, arguments: Mapping[str, Any]) -> bool:
+        """The call starts a background job."""
+        return self.jobs is not None and arguments.get("run_in_background") is True
+
     def sandbox_note(self, arguments: Mapping[str, Any]) -> str:
-        """Which sandbox the call runs under, in words (approvals, transcripts)."""
+        """Which sandbox the call runs under, in words (approvals, transcripts); a
+        background job says so."""
         sandbox = self.sandbox
         if sandbox is None:
-            return "none"
-        if self.sandboxed(arguments):
-            return sandbox.describe()
-        if sandbox.active:
-            return f"none: the call asks to run outside the {sandbox.requested} sandbox"
-        return sandbox.describe()
+            note = "none"
+        elif self.sandboxed(arguments) or not sandbox.active:
+            note = sandbox.describe()
+        else:
+            note = f"none: the call asks to run outside the {sandbox.requested} sandbox"
+        if self.background(arguments):
+            note += (
+                "; runs as a BACKGROUND JOB until it ends, bash_kill, /jobs kill or the "
+                "session ends"
+            )
+        return note
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Run the command; a non-zero exit or a timeout is an error result."""
@@ -157,8 +191,13 @@ class BashTool:
             timeout = min(integer(arguments, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
             if not isinstance(arguments.get("sandbox", True), bool):
                 raise BadArgument("'sandbox' must be true or false")
+            if not isinstance(arguments.get("run_in_background", False), bool):
+                raise BadArgument("'run_in_background' must be true or false")
         except BadArgument as exc:
             return ToolResult(f"bash: {exc}", is_error=True)
+        jobs = self.jobs if self.background(arguments) else None
+        if jobs is not None and (refusal := jobs.refusal()) is not None:
+            return ToolResult(f"bash: {refusal}; nothing ran.", is_error=True)
         # The user's environment, less its credentials and codebot's own secrets (the model's
         # API key): what the model runs cannot read them back (``echo $OPENAI_API_KEY``).
         env = {
@@ -192,6 +231,9 @@ class BashTool:
             )
         except OSError as exc:
             return ToolResult(f"bash: cannot start bash: {exc.strerror or exc}", is_error=True)
+        if jobs is not None:
+            job = jobs.adopt(process, command, label, sandbox, watch, self.cwd)
+            return await self._started(jobs, job)
         output = _Capped(MAX_OUTPUT_BYTES)
         try:
             timed_out = await self._collect(process, output, timeout)
@@ -202,25 +244,56 @@ class BashTool:
             descendants.reap_adopted()  # `cmd &` that exited since: no zombie left behind
         result = self._result(output, process.returncode, timed_out, timeout)
         result.data["sandbox"] = label
-        if sandbox is not None and result.is_error and not timed_out:
-            note = sandbox.refusal_note(output.text(), command, self.cwd)
+        if sandbox is not None:
+            self._confined_notes(result, sandbox, command, output.text(), timed_out, mark, watch)
+        return result
+
+    def _confined_notes(
+        self,
+        result: ToolResult,
+        sandbox: Sandbox,
+        command: str,
+        text: str,
+        timed_out: bool,
+        mark: float,
+        watch: guarded.Watch | None,
+    ) -> None:
+        """What the sandbox did to a confined call, added to its result: a refusal that made
+        it fail, hosts the proxy refused, hidden paths it read, names it created (moved)."""
+        if result.is_error and not timed_out:
+            note = sandbox.refusal_note(text, command, self.cwd)
             if note is not None:
                 result.text = f"{result.text}\n{note}"
-        refused = sandbox.refused_hosts(mark) if sandbox is not None else []
-        if sandbox is not None and refused:  # the proxy's 403s, failed or not
+        refused = sandbox.refused_hosts(mark)
+        if refused:  # the proxy's 403s, failed or not
             result.text = f"{result.text}\n{sandbox.network_note(refused)}"
             result.data["sandbox_refused_hosts"] = refused
-        if sandbox is not None:  # a hidden path reads as empty: say so, failed or not
-            hidden = sandbox.hidden_note(command, output.text(), self.cwd)
-            if hidden is not None:
-                result.text = f"{result.text}\n{hidden}"
+        hidden = sandbox.hidden_note(command, text, self.cwd)  # reads as empty: say so
+        if hidden is not None:
+            result.text = f"{result.text}\n{hidden}"
         created = watch.created() if watch is not None else []
-        if sandbox is not None and created:  # moved out of the project, and said
+        if created:  # moved out of the project, and said
             moved = sandbox.quarantine(created)
             result.text = f"{result.text}\n{sandbox.created_note(moved)}"
             result.data["sandbox_created"] = [str(p) for p in created]
             result.data["sandbox_quarantined"] = {str(p): str(t) for p, t in moved if t}
-        return result
+
+    @staticmethod
+    async def _started(jobs: JobTable, job: Job) -> ToolResult:
+        """A job's id and its first output (if any comes soon)."""
+        await jobs.peek(job)
+        first = job.read()
+        state = "is running" if job.running else f"ended already ({job.status()})"
+        head = (
+            f"Started background job {job.id}; it {state}. Read its output with "
+            f'bash_output {{"job_id": "{job.id}"}}, end it with bash_kill.'
+        )
+        text = f"{head}\n{first}" if first else f"{head}\n[no output yet]"
+        if not job.running and job.notes:  # ended at once: what the sandbox says about it
+            text = "\n".join([text, *job.notes])
+            job.notes.clear()
+        data = {"sandbox": job.sandbox_label, "job_id": job.id, "state": job.state}
+        return ToolResult(text, data=data)
 
     @staticmethod
     async def _collect(process: anyio.abc.Process, output: _Capped, limit: float) -> bool:
