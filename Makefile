@@ -6,7 +6,7 @@ NODE_DIR := tests/node
 CONFORMANCE_DIR := tests/conformance
 
 .DEFAULT_GOAL := help
-.PHONY: helper help install test test-fast conformance lint layers docs format typecheck demo bench clean
+.PHONY: helper help install test test-fast conformance lint docs format typecheck demo bench clean
 
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -58,10 +58,10 @@ test-fast: ## The fast tier: unit and in-process tests, for the inner loop (unde
 conformance: ## The official MCP conformance suite's client scenarios, run against codebot's CLI
 	$(BIN)/python -m tests.conformance.run $(ARGS)
 
-lint: ## ruff (format and lint) and mypy
+lint: ## ruff (format and lint), the layers (import-linter's contracts in pyproject.toml), mypy
 	$(BIN)/ruff format --check cli core mcpbridge tests examples
 	$(BIN)/ruff check cli core mcpbridge tests examples
-	$(BIN)/python -m tests.layers --check
+	$(BIN)/lint-imports --no-cache
 	@mkdir -p build/typecheck/codebot_mcp
 	@for p in cli core mcpbridge; do ln -sfn ../../../$$p build/typecheck/codebot_mcp/$$p; done
 	$(BIN)/mypy
@@ -70,8 +70,6 @@ docs: ## Regenerate the command reference (docs/reference.md) and build the docs
 	$(BIN)/python -m tests.docs_reference --write
 	$(BIN)/mkdocs build --strict --quiet
 
-layers: ## Write each sub-package's ruff.toml from the layer table in tests/layers.py
-	$(BIN)/python -m tests.layers --write
 
 format: ## Format the code and apply safe lint fixes
 	$(BIN)/ruff format cli core mcpbridge tests examples

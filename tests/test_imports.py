@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import subprocess
 import sys
@@ -163,66 +164,97 @@ def banned_in(path: str) -> set[int]:
     return {d["location"]["row"] for d in json.loads(proc.stdout) if d["code"] == "TID251"}
 
 
-# LAYER_PROBE lines: 2 mcp, 3 mcp_types, 4 typer, 5 prompt_toolkit, 6 cli, 7 mcpbridge,
-# 8 openai, 9 typer's private API, 10 the SDK's private API. Indented imports count too.
+# LAYER_PROBE lines: 9 typer's private API, 10 the SDK's private API (ruff's banned-api in
+# pyproject.toml: import-linter knows an outside package by its top-level name only).
 @pytest.mark.parametrize(
     ("path", "banned"),
     [
-        ("core/new_module.py", {2, 3, 4, 5, 6, 7, 9, 10}),  # openai is core's to use
-        ("core/tools/builtin/new_tool.py", {2, 3, 4, 5, 6, 7, 9, 10}),
-        # the folder's own modules sit below its sub-packages (tests/layers.py): line 7 too
-        ("mcpbridge/new_module.py", {4, 5, 6, 7, 8, 9, 10}),
-        ("mcpbridge/doctor/checks/new_check.py", {4, 5, 6, 8, 9, 10}),
-        # Private APIs: only mcpbridge/_sdk.py and cli/_typer.py use them, line by line (noqa).
-        ("cli/new_command.py", {2, 3, 9, 10}),
-        ("tests/test_new.py", set[int]()),
+        ("core/new_module.py", {9, 10}),
+        ("mcpbridge/doctor/checks/new_check.py", {9, 10}),
+        ("cli/new_command.py", {9, 10}),
+        ("tests/test_new.py", {9, 10}),
     ],
 )
-def test_the_linter_enforces_the_layers(path: str, banned: set[int]) -> None:
+def test_ruff_fences_the_private_apis(path: str, banned: set[int]) -> None:
+    """Only mcpbridge/_sdk.py and cli/_typer.py use them, line by line (noqa)."""
     assert banned_in(path) == banned
 
 
-@pytest.mark.parametrize(
-    ("path", "source", "flagged"),
-    [
-        ("core/config/new.py", "from codebot_mcp.core.agent.loop import Agent\n", True),
-        ("core/config/new.py", "from codebot_mcp.core.secrets.redact import REDACTOR\n", False),
-        ("core/proc/new.py", "from codebot_mcp.core.config import paths\n", True),
-        (
-            "mcpbridge/transport/new.py",
-            "from codebot_mcp.mcpbridge.connection import client\n",
-            True,
-        ),
-        ("mcpbridge/warm/new.py", "from codebot_mcp.mcpbridge.calls import call\n", False),
-        ("cli/repl/new.py", "from codebot_mcp.cli.commands import chat\n", True),
-        ("cli/commands/new.py", "from codebot_mcp.cli.repl import loop\n", False),
-    ],
-)
-def test_the_linter_holds_the_sub_package_layers(path: str, source: str, flagged: bool) -> None:
-    """Each sub-package's ruff.toml (generated from tests/layers.py) bans the layers above."""
-    argv = ["ruff", "check", "--no-cache", "--output-format=json", "--stdin-filename", path]
-    proc = subprocess.run(
-        [sys.executable, "-m", *argv, "-"],
-        input=source,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO_ROOT,
+def _contracts() -> tuple[Any, list[Any]]:
+    """The real import graph and the contracts of pyproject.toml, as ``make lint`` reads them."""
+    import grimp
+    from importlinter.application.use_cases import read_user_options
+    from importlinter.configuration import configure
+    from importlinter.contracts.acyclic_siblings import AcyclicSiblingsContract
+    from importlinter.contracts.forbidden import ForbiddenContract
+    from importlinter.contracts.layers import LayersContract
+
+    configure()
+    kinds = {
+        "layers": LayersContract,
+        "forbidden": ForbiddenContract,
+        "acyclic_siblings": AcyclicSiblingsContract,
+    }
+    options = read_user_options(str(REPO_ROOT / "pyproject.toml"))
+    session = options.session_options
+    graph = grimp.build_graph(
+        *session["root_packages"], include_external_packages=True, cache_dir=None
     )
-    codes = [d["code"] for d in json.loads(proc.stdout)]
-    assert ("TID251" in codes) is flagged
+    contracts = [
+        kinds[c["type"]](name=c["name"], session_options=session, contract_options=c)
+        for c in options.contracts_options
+    ]
+    return graph, contracts
 
 
-def test_layers_hold_and_the_ruff_files_follow_the_table() -> None:
-    """The real import graph (every import, TYPE_CHECKING too) has no upward import and no
-    circle, and each ruff.toml is what tests/layers.py writes (``make lint`` runs the same)."""
-    from tests import layers
+CIRCLES = "no import circle between the modules of a package"
 
-    assert layers.problems() == []
-    graph = layers.graph()
-    assert "codebot_mcp.cli.runtime" in graph["codebot_mcp.cli.repl.loop"]  # the graph is real
-    assert layers.circles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
-    assert layers.upward({"codebot_mcp.core.config.x": {"codebot_mcp.core.agent.y"}}) != []
+
+def _broken(graph: Any, contracts: list[Any]) -> set[str]:
+    return {c.name for c in contracts if not c.check(copy.deepcopy(graph), verbose=False).kept}
+
+
+def test_the_contracts_hold_and_each_one_can_break() -> None:
+    """The real graph (every import, in functions and under TYPE_CHECKING too) keeps every
+    contract; one import that breaks each is caught by exactly the contract meant for it."""
+    graph, contracts = _contracts()
+    assert "codebot_mcp.cli.runtime" in graph.find_modules_directly_imported_by(
+        "codebot_mcp.cli.repl.loop"
+    )  # the graph is real
+    assert _broken(graph, contracts) == set()
+    breaches = {
+        "codebot_mcp.core.config.paths -> codebot_mcp.cli.render": "cli imports mcpbridge",
+        "codebot_mcp.core.config.paths -> codebot_mcp.core.agent.loop": "core's stack",
+        "codebot_mcp.core.tools.base -> codebot_mcp.core.model.client": "core's stack",
+        "codebot_mcp.mcpbridge.transport.wire -> codebot_mcp.mcpbridge.connection.client": (
+            "mcpbridge's stack"
+        ),
+        "codebot_mcp.cli.repl.loop -> codebot_mcp.cli.commands.chat": "cli's stack",
+        "codebot_mcp.core.config.paths -> typer": "core never imports",
+        "codebot_mcp.core.agent.loop -> httpx2": "core never imports",
+        "codebot_mcp.mcpbridge.connection.client -> openai": "mcpbridge never talks",
+        "codebot_mcp.cli.render -> mcp": "cli never imports the MCP SDK",
+        "codebot_mcp.mcpbridge.auth.flow -> codebot_mcp.core.agent.loop": "the bridge never",
+        "codebot_mcp.core.config.paths -> codebot_mcp.core.config.settings": "no import circle",
+    }
+    for edge, contract in breaches.items():
+        importer, imported = edge.split(" -> ")
+        changed = copy.deepcopy(graph)
+        if imported not in changed.modules:
+            changed.add_module(imported, is_squashed=True)
+        changed.add_import(importer=importer, imported=imported)
+        broken = _broken(changed, contracts)
+        meant = {b for b in broken if b.startswith(contract)}
+        # an upward import often closes a circle too; nothing else may break
+        assert len(meant) == 1 and broken - meant <= {CIRCLES}, (edge, broken)
+
+
+def test_a_new_sub_package_must_take_its_place_in_the_stack() -> None:
+    """``exhaustive``: a sub-package no layer names breaks its stack's contract."""
+    graph, contracts = _contracts()
+    changed = copy.deepcopy(graph)
+    changed.add_module("codebot_mcp.core.newfeature")
+    assert _broken(changed, contracts) == {"core's stack"}
 
 
 def test_chat_without_mcp_servers_never_loads_the_sdk(tmp_path: Path) -> None:

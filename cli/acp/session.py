@@ -24,8 +24,8 @@ from codebot_mcp.cli.acp.bridge import EditorFiles
 from codebot_mcp.cli.acp.updates import Outbox, UpdateView, replay_updates, tool_title
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
-from codebot_mcp.core.model import images
-from codebot_mcp.core.model.images import Image
+from codebot_mcp.core.media import images
+from codebot_mcp.core.media.images import Image
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime

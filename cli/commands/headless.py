@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.repl.chatview import Status
     from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import RunResult
-    from codebot_mcp.core.model.images import Image
+    from codebot_mcp.core.media.images import Image
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")

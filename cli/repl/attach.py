@@ -24,7 +24,7 @@ import anyio.to_thread
 from codebot_mcp.cli import render
 from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.errors import CodebotError, UsageError
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime

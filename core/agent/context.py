@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
 
 if TYPE_CHECKING:

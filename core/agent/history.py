@@ -16,7 +16,7 @@ One file per session, ``<state>/sessions/<project key>/<id>.jsonl`` (directories
   "ended", "task_id", "status"}`` when it ended (or was cancelled, or is gone): a task that
   started and never ended is picked up again by ``--continue`` (:func:`pending_tasks`).
 
-Images stay in their messages as base64 data URLs (``core.model.images``: each at most
+Images stay in their messages as base64 data URLs (``core.media.images``: each at most
 ``images.max_bytes``), so a resumed session shows the model the same images.
 
 Every string is scrubbed (the ``scrub`` function the CLI passes knows every secret) before it
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.errors import UsageError
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.session import Message, Session

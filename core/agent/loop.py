@@ -54,9 +54,9 @@ from codebot_mcp.core.agent.toolcalls import (
 )
 from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
-from codebot_mcp.core.model import images as image_parts
+from codebot_mcp.core.media import images as image_parts
+from codebot_mcp.core.media.images import Image
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
-from codebot_mcp.core.model.images import Image
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult

@@ -18,7 +18,7 @@ from typing import Any
 
 from codebot_mcp.core.agent import history
 from codebot_mcp.core.agent.history import SavedSession, scrubbed
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 from codebot_mcp.core.secrets.redact import printable, printable_json
 from codebot_mcp.core.tools.builtin.todo import ASCII_MARKS
 

@@ -9,7 +9,7 @@ import anyio.to_thread
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.agent.session import Message
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
 from codebot_mcp.core.tools.base import ToolResult

@@ -3,7 +3,7 @@
 ``images.max_bytes`` caps one image (a larger one is downscaled when Pillow is installed,
 refused otherwise); ``images.max_per_request`` caps how many images one model request holds
 (the oldest are then sent as a text placeholder); ``images.max_request_bytes`` caps their bytes
-together the same way. The image code itself lives in :mod:`core.model.images`.
+together the same way. The image code itself lives in :mod:`core.media.images`.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.core.errors import ModelError
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.errors import (
     ContextOverflowError,

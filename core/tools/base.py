@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from codebot_mcp.core.model.images import Image
+from codebot_mcp.core.media.images import Image
 
 MCP_PREFIX = "mcp__"
 """Every tool of an MCP server is named ``mcp__<server>__<tool>`` for the model."""
@@ -43,7 +43,7 @@ class ToolResult:
         text: The text the model sees.
         is_error: True when the tool failed; the model is told so.
         data: Extra machine-readable payload (for ``--json`` output), never sent to the model.
-        images: Images for the model (``core.model.images``); ``text`` describes each, and is
+        images: Images for the model (``core.media.images``); ``text`` describes each, and is
             what the model reads where images cannot go (an endpoint without them).
     """
 

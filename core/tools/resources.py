@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.errors import CodebotError
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
 from codebot_mcp.core.tools.sources import ServerSource, content_text
 

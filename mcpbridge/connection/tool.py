@@ -11,7 +11,7 @@ import mcp_types as types
 from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
-from codebot_mcp.core.model.images import SNIFF_BYTES, Image, sniff
+from codebot_mcp.core.media.images import SNIFF_BYTES, Image, sniff
 from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
 from codebot_mcp.mcpbridge.tools.arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify

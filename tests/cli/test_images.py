@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.core.model.images import sniff
+from codebot_mcp.core.media.images import sniff
 from tests.cli.repl_driver import drive
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

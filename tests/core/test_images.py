@@ -1,4 +1,4 @@
-"""``core.model.images``: formats told by their bytes, sizes read from headers, the request
+"""``core.media.images``: formats told by their bytes, sizes read from headers, the request
 limits, the placeholders, and what compaction and the token estimate make of images."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from codebot_mcp.core.agent.context import ContextBudget, cut_result, render_transcript
 from codebot_mcp.core.config.imagelimits import ImageLimits, parse_images
 from codebot_mcp.core.errors import SettingsError
-from codebot_mcp.core.model import images
-from codebot_mcp.core.model.images import Image, sniff
+from codebot_mcp.core.media import images
+from codebot_mcp.core.media.images import Image, sniff
 from codebot_mcp.core.model.responses import request_input
 from tests.fakes.pngs import png, png_claiming
 

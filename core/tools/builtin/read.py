@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from codebot_mcp.core.model import images
+from codebot_mcp.core.media import images
 from codebot_mcp.core.security.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string

@@ -1,0 +1,4 @@
+"""What the model is shown besides text: ``images`` (recognised by their bytes, fitted under
+the size cap, carried as the wire's image parts). It sits below both ``model`` (which sends
+the parts and falls back when an endpoint refuses them) and ``tools`` (whose results carry
+them), so those two stay independent of each other."""
