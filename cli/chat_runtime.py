@@ -139,6 +139,9 @@ class ChatRuntime:
     """``SessionEnd``'s reason when the chat ends: the REPL says ``prompt_input_exit``."""
     watch: TurnWatch | None = None
     """The project files that need trust: a prompt that changed one says so at its end."""
+    sampler: Sampler | None = None
+    """Answers the servers' sampling requests with the agent's model (the manager holds it
+    as a ``Sampling``; the agent counts its usage with the turn's)."""
     telemetry: Telemetry | None = None
     """OpenTelemetry export (``core.telemetry``); None: off, nothing of it imported."""
 
@@ -192,7 +195,7 @@ class ChatRuntime:
             return
         self.agent = Agent(self.session, model, self.gate)
         self.agent.configure(settings)
-        self.agent.sampler = self.manager.sampler
+        self.agent.sampler = self.sampler
         self.agent.checkpoints = self.checkpoints
         self.agent.hooks = self.ext.hooks if self.ext else None
         self.agent.watch = self.watch
@@ -458,6 +461,7 @@ async def open_runtime(
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
         runtime.untrusted = untrusted
+        runtime.sampler = sampler
         runtime.telemetry = telemetry
         from codebot_mcp.core.config.trustwatch import TurnWatch
 

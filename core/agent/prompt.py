@@ -10,7 +10,6 @@ prompt caching keeps the stable prefix.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -83,24 +82,6 @@ def dynamic_block(tools: Sequence[Tool], server_instructions: str, *, plan_mode:
     if server_instructions.strip():
         parts.append("# MCP server instructions\n\n" + server_instructions.strip())
     return "\n\n".join(parts)
-
-
-def without_hidden_tools(text: str, hidden: Sequence[str]) -> str:
-    """Server instructions without the lines that name a hidden tool.
-
-    Instructions are free text, so this works by line: a line naming a hidden tool (as a
-    whole word) goes, even when it also names a visible one. The model is told lines went.
-    """
-    if not hidden:
-        return text
-    names = "|".join(re.escape(n) for n in sorted(hidden, key=len, reverse=True))
-    mention = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?![A-Za-z0-9_-])")
-    kept = [line for line in text.splitlines() if not mention.search(line)]
-    dropped = len(text.splitlines()) - len(kept)
-    if not dropped:
-        return text
-    note = f"[codebot: {dropped} line(s) about tools not enabled here were left out]"
-    return "\n".join([*kept, note])
 
 
 def assemble(identity: str, instructions: str, dynamic: str) -> str:

@@ -11,28 +11,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from codebot_mcp.core.model.stream import Usage
-from codebot_mcp.core.tools.useragent import MAX_SAMPLING_PER_TURN, MAX_SAMPLING_TOKENS
+from codebot_mcp.core.tools.useragent import (
+    MAX_SAMPLING_PER_TURN,
+    MAX_SAMPLING_TOKENS,
+    NO_MODEL,
+    Sample,
+    SamplingRefusedError,
+)
 
 if TYPE_CHECKING:
     from codebot_mcp.core.model.client import ChatModel
 
 
-class SamplingRefused(Exception):
-    """The request is not sent to the model; ``str()`` says why (the server is told)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """The model's answer to a sampling request."""
-
-    text: str
-    model: str
-    stop_reason: str | None
-
-
 @dataclass
 class Sampler:
-    """Sends approved sampling requests to the session's model.
+    """Sends approved sampling requests to the session's model (the bridge holds it as a
+    :class:`core.tools.useragent.Sampling`).
 
     Args:
         model: Returns the current model (it may change on ``/mcp reload``), or None.
@@ -57,9 +51,9 @@ class Sampler:
         return usage
 
     def check(self, server: str) -> None:
-        """Raise :class:`SamplingRefused` when ``server`` has used its requests for this turn."""
+        """Raise :class:`SamplingRefusedError` when ``server`` used its requests this turn."""
         if self._counts.get(server, 0) >= self.per_turn:
-            raise SamplingRefused(
+            raise SamplingRefusedError(
                 f"server '{server}' reached its limit of {self.per_turn} sampling requests "
                 "for this turn"
             )
@@ -71,13 +65,13 @@ class Sampler:
         system_prompt: str | None,
         max_tokens: int,
     ) -> Sample:
-        """Send one request; raises :class:`SamplingRefused` (no model, cap reached) or
+        """Send one request; raises :class:`SamplingRefusedError` (no model, cap reached) or
         ``ModelError``.
         """
         self.check(server)
         model = self.model()
         if model is None:
-            raise SamplingRefused("codebot has no model configured")
+            raise SamplingRefusedError(NO_MODEL)
         self._counts[server] = self._counts.get(server, 0) + 1
         request = [{"role": "system", "content": system_prompt}] if system_prompt else []
         request += messages

@@ -10,6 +10,7 @@ policy implements; ``mcpbridge/connection/requests.py`` registers the SDK callba
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -222,3 +223,21 @@ class ServerSource(ToolSource, Protocol):
     ) -> list[PromptMessage]:
         """Render one prompt."""
         ...
+
+
+def without_hidden_tools(text: str, hidden: Sequence[str]) -> str:
+    """Server instructions without the lines that name a hidden tool.
+
+    Instructions are free text, so this works by line: a line naming a hidden tool (as a
+    whole word) goes, even when it also names a visible one. The model is told lines went.
+    """
+    if not hidden:
+        return text
+    names = "|".join(re.escape(n) for n in sorted(hidden, key=len, reverse=True))
+    mention = re.compile(rf"(?<![A-Za-z0-9_-])(?:{names})(?![A-Za-z0-9_-])")
+    kept = [line for line in text.splitlines() if not mention.search(line)]
+    dropped = len(text.splitlines()) - len(kept)
+    if not dropped:
+        return text
+    note = f"[codebot: {dropped} line(s) about tools not enabled here were left out]"
+    return "\n".join([*kept, note])

@@ -22,6 +22,57 @@ MAX_SAMPLING_PER_TURN = 5
 """Sampling requests one server may make per user turn (or per command): a loop costs money."""
 MAX_SAMPLING_TOKENS = 4096
 """The token limit a sampling request may ask for; larger requests are capped to this."""
+NO_MODEL = "codebot has no model configured"
+"""Why a sampling request is refused where there is no model to answer it."""
+
+
+class SamplingRefusedError(Exception):
+    """The request is not sent to the model; ``str()`` says why (the server is told)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The model's answer to a sampling request."""
+
+    text: str
+    model: str
+    stop_reason: str | None
+
+
+class Sampling(Protocol):
+    """What the bridge holds to answer ``sampling/createMessage`` once the user approved:
+    the agent's ``Sampler`` (the session's model), or :class:`NoSampling`."""
+
+    def check(self, server: str) -> None:
+        """Raise :class:`SamplingRefusedError` when ``server`` may not sample now."""
+        ...
+
+    async def sample(
+        self,
+        server: str,
+        messages: list[dict[str, str]],
+        system_prompt: str | None,
+        max_tokens: int,
+    ) -> Sample:
+        """Send one request; raises :class:`SamplingRefusedError` or ``ModelError``."""
+        ...
+
+
+class NoSampling:
+    """A process without a model (the warm holder): every request is refused, after the
+    approval, in the words the agent's sampler uses without a model."""
+
+    def check(self, server: str) -> None:
+        """Nothing to count: the refusal comes when the request is sent."""
+
+    async def sample(
+        self,
+        server: str,
+        messages: list[dict[str, str]],
+        system_prompt: str | None,
+        max_tokens: int,
+    ) -> Sample:
+        raise SamplingRefusedError(NO_MODEL)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,8 +43,7 @@ from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
 from codebot_mcp.mcpbridge.transport.wire import MAX_LIST_PAGES, split_tools
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.sampling import Sampler
-    from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.core.tools.useragent import Sampling, UserAgent
     from codebot_mcp.mcpbridge.tools.pinning import Held, Pins
 
 logger = logging.getLogger(__name__)
@@ -68,7 +67,7 @@ class Client:
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
-        sampler: Sampler | None = None,
+        sampler: Sampling | None = None,
         login: LoginOptions | None = None,
         in_process: Any = None,
         pins: Pins | None = None,

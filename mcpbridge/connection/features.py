@@ -33,9 +33,8 @@ if TYPE_CHECKING:
 
     from mcp import Client as SDKClient
 
-    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.config.servers import ServerConfig
-    from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.core.tools.useragent import Sampling, UserAgent
     from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo
     from codebot_mcp.mcpbridge.transport.process import ServerProcess
 
@@ -63,7 +62,7 @@ class Features:
         redact: Redactor,
         *,
         agent: UserAgent | None,
-        sampler: Sampler | None,
+        sampler: Sampling | None,
         process: Callable[[], ServerProcess | None],
         info: Callable[[], ServerInfo | None],
     ) -> None:

@@ -30,7 +30,6 @@ from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.process import Prelaunched
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.tools.sources import (
         PromptInfo,
         PromptMessage,
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
         SkillEntry,
         SkillListing,
     )
-    from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.core.tools.useragent import Sampling, UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
@@ -73,7 +72,7 @@ class Manager:
         *,
         prelaunched: Prelaunched | None = None,
         agent: UserAgent | None = None,
-        sampler: Sampler | None = None,
+        sampler: Sampling | None = None,
         login: LoginOptions | None = None,
         in_process: Mapping[str, Any] | None = None,
         pins: Pins | None = None,
@@ -336,7 +335,7 @@ class Manager:
 
         Lines that name a tool hidden by ``include_tools``/``exclude_tools`` are left out.
         """
-        from codebot_mcp.core.agent.prompt import without_hidden_tools
+        from codebot_mcp.core.tools.sources import without_hidden_tools
 
         sections = [
             f"## {c.name}\n{without_hidden_tools(c.info.instructions, c.hidden_tools).strip()}"

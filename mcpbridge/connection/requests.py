@@ -14,12 +14,13 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
 
-from codebot_mcp.core.agent.sampling import Sampler, SamplingRefused
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.forms import MAX_TEXT, NOT_A_FORM, form_fields
 from codebot_mcp.core.tools.useragent import (
     MAX_SAMPLING_TOKENS,
     ElicitRequest,
+    Sampling,
+    SamplingRefusedError,
     SamplingRequest,
     UserAgent,
     refusal_reason,
@@ -44,7 +45,7 @@ class ServerRequests:
         self,
         server: str,
         agent: UserAgent,
-        sampler: Sampler | None = None,
+        sampler: Sampling | None = None,
         log: ServerLog | None = None,
     ) -> None:
         self.server = server
@@ -110,7 +111,7 @@ class ServerRequests:
                 params.system_prompt,
                 request.max_tokens,
             )
-        except SamplingRefused as exc:
+        except SamplingRefusedError as exc:
             return _refuse(str(exc))
         except CodebotError as exc:  # the model API failed: the server is told, we go on
             return types.ErrorData(code=types.INTERNAL_ERROR, message=exc.message)

@@ -256,9 +256,8 @@ async def serve(
     loaded = effective.load(cwd, assume_trusted=trust_project)
     settings, result = loaded.settings, loaded.trust  # roots and limits: trust applied too
     servers = dict(settings.servers)
-    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.config.settings import root_dirs
-    from codebot_mcp.core.tools.useragent import Policy
+    from codebot_mcp.core.tools.useragent import NoSampling, Policy
 
     roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
     from codebot_mcp.mcpbridge.tools.pinning import load_pins
@@ -271,7 +270,7 @@ async def serve(
     )
     digest = fingerprint(servers, result.trusted, roots, pins.digest() if pins else "")
     # The cold path's default answers: --elicit decline, no sampling (refused, same words).
-    agent, sampler = Policy(root_dirs=roots), Sampler(lambda: None)
+    agent, sampler = Policy(root_dirs=roots), NoSampling()
     path = socket_path(settings.project_file, settings.cwd)
     idle = idle_timeout if idle_timeout is not None else settings.warm_idle_timeout
     if len(str(path).encode()) > SOCKET_PATH_LIMIT:

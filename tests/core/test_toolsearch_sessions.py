@@ -127,7 +127,7 @@ def test_budget_calibrates_with_counted_usage() -> None:
 
 
 def test_instructions_lose_lines_naming_hidden_tools() -> None:
-    from codebot_mcp.core.agent.prompt import without_hidden_tools
+    from codebot_mcp.core.tools.sources import without_hidden_tools
 
     text = "Use search first.\nCall delete_all only when asked.\nThe delete_all_logs tool is gone."
     out = without_hidden_tools(text, ["delete_all"])
