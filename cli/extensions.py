@@ -289,7 +289,7 @@ def agents_report(ext: Extensions | None) -> str:
     """``/agents``: the agents ``task`` can start, then this session's runs."""
     if ext is None:
         return "(no agents)"
-    from codebot_mcp.core.agent.subagents import PARENT_ONLY, AgentSpec
+    from codebot_mcp.core.agent.subagents import AgentSpec, granted
     from codebot_mcp.core.config.claudefiles import origin
 
     subagents = ext.subagents
@@ -301,11 +301,10 @@ def agents_report(ext: Extensions | None) -> str:
         if spec.tools is None and not spec.disallowed:
             return "(all of yours)"
         if parent is not None:
-            names = [
-                t.name
-                for t in parent.session.active_tools
-                if spec.gets(t) and (t.name != "task" or nests) and t.name not in PARENT_ONLY
-            ]
+            tools = parent.session.active_tools
+            names = [t.name for t in granted(spec, tools)]
+            if nests and any(t.name == "task" and spec.gets(t) for t in tools):
+                names.append("task")
             return ", ".join(names) or "(none)"
         given = ", ".join(spec.tools) if spec.tools is not None else "all of yours"
         return given + "".join(f", not {d}" for d in spec.disallowed)

@@ -52,8 +52,21 @@ your tool calls, not this conversation)."""
 
 
 PARENT_ONLY = ("todo_write",)
+WITH_BASH = ("bash_output", "bash_kill")
+"""Tools that act on the jobs ``bash`` starts: an agent that may not run ``bash`` (its
+``disallowedTools``, a tools list without it) gets neither."""
 """Tools a subagent never gets, whatever its list says: the plan is the parent's, the one the
 user sees."""
+
+
+def granted(spec: AgentSpec, tools: Sequence[Tool]) -> list[Tool]:
+    """The parent's tools an agent of ``spec`` gets, ``task`` aside (its own, by depth): what
+    its lists allow, never the parent's plan (:data:`PARENT_ONLY`), the job tools only beside
+    ``bash`` (:data:`WITH_BASH`)."""
+    given = [t for t in tools if t.name not in ("task", *PARENT_ONLY) and spec.gets(t)]
+    if not any(t.name == "bash" for t in given):
+        given = [t for t in given if t.name not in WITH_BASH]
+    return given
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,12 +303,9 @@ class Subagents:
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
         """The parent's current tools that ``spec`` allows (no ``task`` past the depth; no
-        ``todo_write``: the plan is the parent's, the one the user sees)."""
-        tools = [
-            t
-            for t in parent.session.active_tools
-            if t.name not in ("task", *PARENT_ONLY) and spec.gets(t)
-        ]
+        ``todo_write``: the plan is the parent's, the one the user sees; the job tools only
+        beside ``bash``)."""
+        tools = granted(spec, parent.session.active_tools)
         child = self._child()
         task = child.tool()
         if task is not None and spec.gets(task):
