@@ -85,7 +85,7 @@ demo: ## Offline demo: list and call the tools of examples/demo's MCP server
 	$(CODEBOT) --cwd examples/demo --trust-project mcp call notes roll_dice sides=20
 	$(CODEBOT) --cwd examples/demo --trust-project mcp doctor
 
-bench: ## Benchmarks: codebot against the raw SDK; tool search, compaction and own time per turn (8-10); the sandbox's cost per bash call (15), with a domain list (20)
+bench: ## Benchmarks: codebot against the raw SDK; tool search, compaction and own time per turn (8-10); the sandbox's cost per bash call (15), with a domain list (20); ACP against stream-json (21); telemetry (22)
 	$(BIN)/python -m tests.bench
 
 clean: ## Remove the virtualenv and caches
