@@ -7,6 +7,7 @@ Neovim...), built on the ``agent-client-protocol`` library.
   its own task, its turns, their cancellation, its mode, and approvals sent to the editor.
 - :mod:`.updates`: the agent's events (:mod:`core.agent.events`) rendered as
   ``session/update`` notifications, and a saved conversation replayed as them.
-- :mod:`.bridge`: the client's ``mcpServers`` as codebot server entries, and its ``fs``
-  methods as the file tools' :class:`~core.tools.builtin._files.TextFiles`.
+- :mod:`.bridge`: the client's ``mcpServers`` as codebot server entries, its ``fs``
+  methods as the file tools' :class:`~core.tools.builtin._files.TextFiles`, and its
+  ``terminal/*`` methods as ``bash``'s :class:`~core.tools.builtin.bash.Terminals`.
 """

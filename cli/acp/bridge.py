@@ -1,23 +1,29 @@
 """What an ACP client lends a session: its ``mcpServers`` (as codebot server entries, which
 then meet trust, the managed policy and the lock like the settings' own) and its ``fs``
 methods (as :class:`~codebot_mcp.core.tools.builtin._files.TextFiles`, so ``read``, ``edit``
-and ``write`` see the editor's unsaved buffers)."""
+and ``write`` see the editor's unsaved buffers) and its ``terminal/*`` methods (as
+:class:`~codebot_mcp.core.tools.builtin.bash.Terminals`, so ``bash`` runs where the editor
+shows it, still confined)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig, parse_server
+from codebot_mcp.core.tools.builtin.bash import TerminalRun
 
 CLIENT_SOURCE = Path("<ACP client mcpServers>")
 """The ``source`` of a server the client supplied: named in messages; no settings file."""
 EDITOR_TIMEOUT_SECONDS = 30.0
+"""An ``fs/*`` or ``terminal/*`` request the editor leaves unanswered this long fails the
+tool call."""
 REMEMBERED_FILES = 64
 """Texts kept per session for diffs (the last files read and written), oldest dropped."""
-"""An ``fs/*`` request the editor leaves unanswered this long fails the tool call."""
+KILL_SECONDS = 5.0
+"""``terminal/kill`` and ``terminal/release`` after a cancel or a timeout wait this long."""
 
 
 def client_servers(entries: Sequence[Any] | None, cwd: Path) -> dict[str, ServerConfig]:
@@ -123,6 +129,112 @@ class EditorFiles:
         except RequestError as exc:
             raise OSError(f"the editor refused: {exc}") from None
         self.writes += 1
+
+
+class EditorTerminals:
+    """The client's ``terminal/*`` methods for one session: ``bash`` runs a foreground call
+    there (``terminal/create``, ``wait_for_exit``, ``output``, ``kill`` on a timeout or a
+    cancel, ``release``). ``shown(terminal_id)`` puts the terminal into the running call's
+    content, so the editor shows its output live."""
+
+    def __init__(self, conn: Any, session_id: str, shown: Callable[[str], None]) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.shown = shown
+        self.created = 0
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        limit: float,
+        output_limit: int,
+    ) -> TerminalRun:
+        """Run ``argv`` in a new terminal of the editor (see :class:`Terminals`).
+
+        ``env`` is sent whole, and every variable of codebot's own environment that it
+        leaves out is sent empty: an editor adds ``env`` to its own environment (which
+        codebot's came from), so a credential the minimal environment dropped stays out.
+        """
+        import anyio
+
+        created = await self._call(
+            "create a terminal",
+            self.conn.create_terminal,
+            command=argv[0],
+            args=argv[1:],
+            env=_env_list(env),
+            cwd=str(cwd),
+            output_byte_limit=output_limit,
+        )
+        terminal_id = str(created.terminal_id)
+        self.created += 1
+        self.shown(terminal_id)
+        try:
+            with anyio.move_on_after(limit) as waited:
+                await self.conn.wait_for_terminal_exit(
+                    session_id=self.session_id, terminal_id=terminal_id
+                )
+            if waited.cancelled_caught:
+                await self._kill(terminal_id)
+            out = await self._call(
+                "return the output", self.conn.terminal_output, terminal_id=terminal_id
+            )
+        except BaseException:  # a cancel (or a failing editor): the command must not go on
+            await self._kill(terminal_id)
+            raise
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(KILL_SECONDS):
+                await self._quietly(self.conn.release_terminal, terminal_id)
+        status = out.exit_status
+        return TerminalRun(
+            terminal_id,
+            str(out.output),
+            bool(out.truncated),
+            status.exit_code if status is not None else None,
+            status.signal if status is not None else None,
+            waited.cancelled_caught,
+        )
+
+    async def _call(self, what: str, method: Callable[..., Any], **kwargs: Any) -> Any:
+        """One ``terminal/*`` request, bounded; a refusal or silence is an ``OSError``."""
+        import anyio
+        from acp import RequestError
+
+        try:
+            with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
+                return await method(session_id=self.session_id, **kwargs)
+        except TimeoutError:
+            raise OSError(
+                f"the editor did not {what} within {EDITOR_TIMEOUT_SECONDS:g} s"
+            ) from None
+        except RequestError as exc:
+            raise OSError(f"the editor could not {what}: {exc}") from None
+
+    async def _kill(self, terminal_id: str) -> None:
+        import anyio
+
+        with anyio.CancelScope(shield=True), anyio.move_on_after(KILL_SECONDS):
+            await self._quietly(self.conn.kill_terminal, terminal_id)
+
+    async def _quietly(self, method: Callable[..., Any], terminal_id: str) -> None:
+        """``kill`` or ``release``: an editor that fails them is not the call's problem."""
+        from acp import RequestError
+
+        try:
+            await method(session_id=self.session_id, terminal_id=terminal_id)
+        except (RequestError, OSError):
+            pass
+
+
+def _env_list(env: Mapping[str, str]) -> list[Any]:
+    """``env`` as ACP's ``EnvVariable`` list, with codebot's other variables emptied."""
+    from acp.schema import EnvVariable
+
+    names = {**dict.fromkeys(os.environ, ""), **env}
+    return [EnvVariable(name=name, value=value) for name, value in names.items()]
 
 
 def _trim(texts: dict[str, Any]) -> None:

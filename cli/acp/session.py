@@ -20,7 +20,7 @@ from acp import RequestError, helpers
 from acp.schema import PermissionOption, SessionMode, SessionModeState, ToolCallUpdate
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.acp.bridge import EditorFiles
+from codebot_mcp.cli.acp.bridge import EditorFiles, EditorTerminals
 from codebot_mcp.cli.acp.updates import Outbox, UpdateView, replay_updates, tool_title
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
@@ -98,6 +98,7 @@ class AcpSession:
     session_id: str = ""
     mode: str = "default"
     files: EditorFiles | None = None
+    terminals: EditorTerminals | None = None
     view: UpdateView | None = None
     outbox: Outbox | None = None
     _ready: anyio.Event = field(default_factory=anyio.Event)
@@ -144,6 +145,7 @@ class AcpSession:
                 self.session_id = runtime.log.id
                 self.outbox = Outbox(self._send)
                 self._lend_files(runtime)
+                self._lend_terminals(runtime)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.outbox.run)
                     tg.start_soon(self._start_servers, runtime)
@@ -184,6 +186,22 @@ class AcpSession:
         for tool in runtime.session.all_tools:
             if isinstance(tool, FileTool) and tool.name in ("read", "edit", "write"):
                 tool.files = self.files
+
+    def _lend_terminals(self, runtime: ChatRuntime) -> None:
+        """``bash`` runs its foreground calls in the editor's terminals when it offers them
+        (confined as in ``chat``: the argv is the exec helper's)."""
+        from codebot_mcp.core.tools.builtin.bash import BashTool
+
+        if not self.client.terminal:
+            return
+        self.terminals = EditorTerminals(self.conn, self.session_id, self._terminal_shown)
+        for tool in runtime.session.all_tools:
+            if isinstance(tool, BashTool):
+                tool.terminals = self.terminals
+
+    def _terminal_shown(self, terminal_id: str) -> None:
+        if self.view is not None:
+            self.view.terminal_started(terminal_id)
 
     async def _send(self, update: Any) -> None:
         await self.conn.session_update(session_id=self.session_id, update=update)

@@ -6,7 +6,8 @@ the terminal's and stream-json's): text and reasoning stream as ``agent_message_
 ``agent_thought_chunk``; every call the model asks for is a ``tool_call`` (pending) as soon
 as the reply is complete, so an approval the editor is asked for names a call it shows; the
 call then goes ``in_progress`` and ``completed`` / ``failed`` with its result, a ``diff`` for
-``edit`` and ``write``, its ``kind`` and ``locations``; ``todo_write`` sends the ``plan``.
+``edit`` and ``write``, the editor's terminal for a ``bash`` call run there, its ``kind``
+and ``locations``; ``todo_write`` sends the ``plan``.
 The events are synchronous, the notifications are not: they go through :class:`Outbox`, in
 order, and a turn ends only once its updates are out.
 """
@@ -203,6 +204,8 @@ class UpdateView(AgentEvents):
         self.finished: set[str] = set()
         """Calls whose final status was sent."""
         self._before: dict[str, str | None] = {}
+        self.running: ToolCall | None = None
+        """The call that runs (calls that change something run one at a time)."""
         self._text = StreamScrubber(render.REDACTOR)
         self._thought = StreamScrubber(render.REDACTOR)
 
@@ -295,14 +298,29 @@ class UpdateView(AgentEvents):
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
         if call.name in ("edit", "write") and getattr(tool, "files", None) is None:
             self._before[call.id] = self._old_text(call)
+        self.running = call
         self.outbox.put(helpers.update_tool_call(call.id, status="in_progress"))
+
+    def terminal_started(self, terminal_id: str) -> None:
+        """The running call (``bash``) runs in the editor's terminal: shown in its content."""
+        if self.running is not None:
+            self.outbox.put(
+                helpers.update_tool_call(
+                    self.running.id, content=[helpers.tool_terminal_ref(terminal_id)]
+                )
+            )
 
     def _old_text(self, call: ToolCall) -> str | None:
         location = locations(self.cwd, arguments_of(call))
         return _disk_text(Path(location[0].path)) if location else None
 
     def tool_finished(self, call: ToolCall, result: ToolResult, seconds: float) -> None:
+        if self.running is call:
+            self.running = None
         content: list[Any] = []
+        terminal = result.data.get("terminal_id")
+        if isinstance(terminal, str):  # the editor keeps showing the released terminal
+            content.append(helpers.tool_terminal_ref(terminal))
         diff = None if result.is_error else self._diff(call, result)
         if diff is not None:
             content.append(diff)

@@ -140,3 +140,24 @@ async def open_process(
         process = await anyio.open_process(argv, **kwargs)
     descendants.track(process.pid)
     return process
+
+
+async def command_line(command: Sequence[str], *, confine: Confinement | None) -> list[str]:
+    """The argv that runs ``command`` as :func:`open_process` would, for another program to
+    start (an ACP editor's terminal, on this machine): through the exec helper with the
+    confinement when ``confine`` is given (without the parent-death signal: the child's
+    parent is that program, not codebot), else ``command`` itself.
+
+    Raises:
+        ConfinementError: ``confine`` was given and the helper is missing or changed.
+    """
+    if confine is None:
+        return list(command)
+    located = helper.locate() if helper.decided() else await anyio.to_thread.run_sync(helper.locate)
+    if located is None:
+        raise ConfinementError(helper.problem() or "the exec helper is missing")
+    try:
+        helper.check(located)
+    except helper.HelperChangedError as exc:
+        raise ConfinementError(str(exc)) from None
+    return helper_argv(command, die_with_parent=False, confine=confine, helper_path=str(located))

@@ -6,8 +6,11 @@ mid-turn, a server the client supplies, a session loaded again."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +21,7 @@ import pytest
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
@@ -26,6 +30,9 @@ from acp.schema import (
     McpServerStdio,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
 )
 
 from tests.cli.entry_point import CODEBOT
@@ -51,6 +58,11 @@ class Editor:
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
         self.first_update = asyncio.Event()
+        self.terminals: dict[str, Terminal] = {}
+        self.killed: list[str] = []
+        self.released: list[str] = []
+        self.environ: dict[str, str] = dict(os.environ)
+        """The editor's own environment (a terminal's ``env`` is added to it)."""
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: Any, **kw: Any
@@ -83,6 +95,61 @@ class Editor:
         self.buffers[path] = content
         return None
 
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **kw: Any,
+    ) -> Any:
+        """Really runs the command (as an editor's terminal would, in its own environment
+        plus ``env``), and records what it was given."""
+        given = {e.name: e.value for e in env or []}
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            env={**self.environ, **given},
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal = Terminal(command, list(args or []), given, cwd, output_byte_limit, process)
+        terminal.pump = asyncio.create_task(terminal.read())
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = terminal
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kw: Any) -> Any:
+        terminal = self.terminals[terminal_id]
+        await terminal.process.wait()
+        return WaitForTerminalExitResponse(**terminal.status())
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kw: Any) -> Any:
+        terminal = self.terminals[terminal_id]
+        if terminal.process.returncode is not None:
+            await asyncio.wait_for(terminal.pump, 5)
+        status = TerminalExitStatus(**terminal.status()) if terminal.status() else None
+        data = bytes(terminal.output)
+        limit = terminal.limit or len(data)
+        return TerminalOutputResponse(
+            output=data[-limit:].decode(errors="replace"),
+            truncated=len(data) > limit,
+            exit_status=status,
+        )
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.killed.append(terminal_id)
+        self.terminals[terminal_id].kill()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kw: Any) -> None:
+        self.released.append(terminal_id)
+        self.terminals[terminal_id].kill()
+
     def on_connect(self, conn: Any) -> None:
         pass
 
@@ -102,6 +169,41 @@ class Editor:
         )
 
 
+class Terminal:
+    """A command the test editor runs for the agent (``terminal/create``): what it was
+    given, and its output."""
+
+    def __init__(
+        self,
+        command: str,
+        args: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limit: int | None,
+        process: asyncio.subprocess.Process,
+    ) -> None:
+        self.command, self.args, self.env, self.cwd, self.limit = command, args, env, cwd, limit
+        self.process = process
+        self.output = bytearray()
+        self.pump: asyncio.Task[None] | None = None
+
+    async def read(self) -> None:
+        assert self.process.stdout is not None
+        while data := await self.process.stdout.read(65536):
+            self.output += data
+
+    def status(self) -> dict[str, Any]:
+        code = self.process.returncode
+        if code is None:
+            return {}
+        return {"exit_code": code} if code >= 0 else {"signal": f"SIG{-code}"}
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+
 KEY = "sk-acp-secret-0123456789abcdef"
 
 
@@ -116,9 +218,11 @@ async def _drive(
     body: Callable[[Any, Any], Any],
     *,
     fs: bool = False,
+    terminal: bool = False,
 ) -> None:
     """Start ``codebot acp`` in ``project``, initialize, and run ``body(conn, process)``;
     its stderr goes to ``project/acp-stderr.log`` (a pipe nobody reads would fill)."""
+    editor.environ = _env(fake)  # codebot's environment came from the editor's
     with (project / "acp-stderr.log").open("ab") as log:
         async with acp.spawn_agent_process(
             editor,
@@ -128,13 +232,15 @@ async def _drive(
             cwd=str(project),
             transport_kwargs={"stderr": log.fileno()},
         ) as (conn, process):
-            await _initialized(conn, process, body, fs=fs)
+            await _initialized(conn, process, body, fs=fs, terminal=terminal)
 
 
 async def _initialized(
-    conn: Any, process: Any, body: Callable[[Any, Any], Any], *, fs: bool
+    conn: Any, process: Any, body: Callable[[Any, Any], Any], *, fs: bool, terminal: bool = False
 ) -> None:
-    caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+    caps = ClientCapabilities(
+        fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=terminal
+    )
     init = await asyncio.wait_for(
         conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=caps),
         TIMEOUT,
@@ -348,6 +454,7 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
         assert response.stop_reason == "cancelled"
         assert time.monotonic() - started < 10  # the 30 s command was killed
         assert editor.calls("call_1")[-1].status == "failed"
+        assert not editor.terminals  # no terminal capability: bash ran in codebot's process
         with pytest.raises(acp.RequestError) as failed:
             await conn.prompt(session_id=sid, prompt=[acp.text_block("fail")])
         assert "401" in str(failed.value) or "authentication" in str(failed.value).lower()
@@ -364,6 +471,84 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
     with FakeOpenAI(turns) as fake:
         asyncio.run(_drive(tmp_path, fake, editor, body))
     assert codes[0].returncode == 0  # the editor closed stdin: exit 0
+
+
+def _sandbox_works() -> bool:
+    from codebot_mcp.core.security.sandbox import support
+
+    return sys.platform.startswith("linux") and not support().missing(network=False)
+
+
+@pytest.mark.skipif(not _sandbox_works(), reason="the sandbox is unavailable here")
+def test_bash_runs_in_the_editors_terminal_still_confined(tmp_path: Path) -> None:
+    """With the client's ``terminal``, a ``bash`` call is a ``terminal/create`` whose argv is
+    the exec helper with the sandbox's arguments, then ``bash -c``, whose env is the minimal
+    one (the API key emptied even though the editor's own environment has it), in the
+    project; the call's content carries the terminal and its output reaches the model. A
+    confined write outside the project is refused though the editor ran it; with
+    ``"sandbox": false`` (approved) the argv is plain ``bash -c``. A timeout and a cancel
+    mid-command kill the terminal and release it."""
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    turns = [
+        fo.tool_calls(("bash", {"command": 'echo "key:[$OPENAI_API_KEY] at $(pwd)"'})),
+        fo.text("ran"),
+        fo.tool_calls(("bash", {"command": f"echo x > {outside}"})),
+        fo.text("refused"),
+        fo.tool_calls(("bash", {"command": "echo plain", "sandbox": False})),
+        fo.text("plain"),
+        fo.tool_calls(("bash", {"command": "sleep 30", "timeout": 1})),
+        fo.text("too slow"),
+        fo.tool_calls(("bash", {"command": "sleep 30"})),
+    ]
+    editor = Editor(answer="allow_once")
+
+    async def body(conn: Any, _process: Any) -> None:
+        sid = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("run it")])
+        first = editor.terminals["term-1"]
+        assert Path(first.command).name.startswith("codebot-exec")
+        assert "--sandbox" in first.args and "--parent" not in first.args
+        assert first.args[-4:] == ["--", "bash", "-c", 'echo "key:[$OPENAI_API_KEY] at $(pwd)"']
+        assert first.cwd == str(tmp_path)
+        assert first.limit is not None and 0 < first.limit <= 30_000
+        assert first.env["OPENAI_API_KEY"] == "" and KEY not in json.dumps(first.env)
+        assert "PATH" in first.env and "TMPDIR" in first.env  # the sandbox's private one
+        updates = editor.calls(editor.call_ids()[0])
+        shown = [c.terminal_id for u in updates for c in u.content or [] if c.type == "terminal"]
+        assert shown and set(shown) == {"term-1"}  # live while it ran, and in the result
+        assert updates[-1].status == "completed"
+        assert editor.released == ["term-1"] and editor.killed == []
+
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("write outside")])
+        assert Path(editor.terminals["term-2"].command).name.startswith("codebot-exec")
+        assert not outside.exists()  # the editor ran it, the sandbox refused it
+        assert editor.calls(editor.call_ids()[1])[-1].status == "failed"
+
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("unconfined")])
+        plain = editor.terminals["term-3"]
+        assert [plain.command, *plain.args] == ["bash", "-c", "echo plain"]
+        assert len(editor.permissions) == 1  # asked: outside the sandbox
+
+        await conn.prompt(session_id=sid, prompt=[acp.text_block("too slow")])
+        assert editor.killed == ["term-4"] and "term-4" in editor.released  # the timeout
+
+        turn = asyncio.create_task(conn.prompt(session_id=sid, prompt=[acp.text_block("long")]))
+        while "term-5" not in editor.terminals:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)  # bounded by the test's TIMEOUT
+        started = time.monotonic()
+        await conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
+        assert time.monotonic() - started < 10
+        assert "term-5" in editor.killed and "term-5" in editor.released
+        await asyncio.wait_for(editor.terminals["term-5"].process.wait(), 5)
+
+    with FakeOpenAI(turns) as fake:
+        asyncio.run(_drive(tmp_path, fake, editor, body, terminal=True))
+    tools = [m["content"] for m in fake.bodies[-1]["messages"] if m["role"] == "tool"]
+    assert tools[0] == f"key:[] at {tmp_path}"  # the output reached the model
+    assert "sandbox refused" in tools[1], tools[1]  # the refusal note, as in chat
+    assert tools[2] == "plain"
+    assert "[timed out after 1s" in tools[3]
 
 
 def test_an_mcp_server_the_client_supplies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

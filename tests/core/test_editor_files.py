@@ -1,15 +1,18 @@
 """The file tools through an editor's buffers (``FileTool.files``, what ACP's ``fs`` methods
-back), and the gate's ``acceptEdits`` mode: in process, real files in ``tmp_path``."""
+back), ``bash`` through its terminals (``BashTool.terminals``), and the gate's ``acceptEdits``
+mode: in process, real files in ``tmp_path``."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from codebot_mcp.core.agent.permissions import PermissionGate, Verdict
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.tools.builtin import BashTool, EditTool, ReadTool, WriteTool
+from codebot_mcp.core.tools.builtin.bash import TerminalRun
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +76,52 @@ async def test_accept_edits_still_asks_outside_the_root(tmp_path: Path) -> None:
         {"path": str(tmp_path / "elsewhere.txt"), "old_string": "a", "new_string": "b"},
     )
     assert decision.verdict is Verdict.DENY  # asks, and nobody can answer here
+
+
+class Terminal:
+    """An editor's terminals (``BashTool.terminals``, what ACP's ``terminal/*`` back): each
+    ``run`` really runs the argv it is given; ``keep`` bytes of output at most (the end),
+    ``fail``: the editor refuses."""
+
+    def __init__(self, keep: int = 1_000_000, fail: bool = False) -> None:
+        self.keep, self.fail = keep, fail
+        self.given: list[tuple[list[str], Path, dict[str, str]]] = []
+
+    async def run(
+        self, argv: list[str], *, cwd: Path, env: Any, limit: float, output_limit: int
+    ) -> TerminalRun:
+        import anyio
+
+        if self.fail:
+            raise OSError("the editor could not create a terminal: no shell")
+        self.given.append((argv, cwd, dict(env)))
+        done = await anyio.run_process(argv, cwd=cwd, env=dict(env), check=False)
+        out = done.stdout + done.stderr
+        code = done.returncode
+        return TerminalRun(
+            f"term-{len(self.given)}",
+            out[-self.keep :].decode(),
+            len(out) > self.keep,
+            code if code >= 0 else None,
+            f"SIG{-code}" if code < 0 else None,
+            False,
+        )
+
+
+async def test_bash_through_the_editors_terminal(tmp_path: Path) -> None:
+    """Unconfined, the terminal gets plain ``bash -c`` with the minimal environment; what
+    the editor cut, a signal and an editor that fails are said in the result."""
+    bash = BashTool(tmp_path)
+    bash.terminals = terminal = Terminal()
+    ran = await bash.execute({"command": "echo hi"})
+    assert not ran.is_error and ran.text == "hi" and ran.data["terminal_id"] == "term-1"
+    argv, cwd, env = terminal.given[0]
+    assert argv == ["bash", "-c", "echo hi"] and cwd == tmp_path and env["PAGER"] == "cat"
+    killed = await bash.execute({"command": "kill -9 $$"})
+    assert killed.is_error and "[killed by signal SIG9]" in killed.text
+    terminal.keep = 10
+    cut = await bash.execute({"command": "seq 1000"})
+    assert cut.text.startswith("[the editor's terminal dropped the start of the output]")
+    terminal.fail = True
+    failed = await bash.execute({"command": "echo hi"})
+    assert failed.is_error and failed.text.startswith("bash: the editor's terminal failed:")

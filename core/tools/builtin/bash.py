@@ -11,6 +11,11 @@ confined command that fails because the sandbox refused something says so in its
 With a job table (:mod:`core.tools.jobs`, a chat's), ``"run_in_background": true`` starts the
 command as a background job under the same sandbox and approval, and returns its id at once
 (with what it printed in the first moment); ``bash_output`` and ``bash_kill`` follow it.
+
+With :class:`Terminals` (an ACP editor's terminal, ``cli/acp/bridge.py``), a foreground call
+runs there instead: the same argv (the exec helper with the sandbox's confinement, then
+``bash -c``), the same minimal environment and directory; the editor shows it live. The gate,
+the output cap and the sandbox's notes are as for a call codebot starts itself.
 """
 
 from __future__ import annotations
@@ -19,14 +24,15 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 
 from codebot_mcp.core.proc import descendants
-from codebot_mcp.core.proc.spawn import ConfinementError, open_process
+from codebot_mcp.core.proc.spawn import ConfinementError, command_line, open_process
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
 from codebot_mcp.core.security import guarded
@@ -42,6 +48,40 @@ MAX_OUTPUT_BYTES = 30_000
 """Head and tail are kept; the middle of a huge build log is rarely the interesting part."""
 EXIT_GRACE = 0.5
 """Seconds to keep reading after the shell exits, before leftover children are killed."""
+
+
+@dataclass
+class TerminalRun:
+    """What a command run in a :class:`Terminals` left."""
+
+    terminal_id: str
+    output: str
+    truncated: bool
+    """The terminal dropped the start of the output (its byte limit)."""
+    exit_code: int | None
+    signal: str | None
+    timed_out: bool
+
+
+class Terminals(Protocol):
+    """Terminals an editor lends (ACP's ``terminal/*`` methods, :mod:`cli.acp.bridge`):
+    ``bash``'s foreground calls run there when it is set. The gate decides first; ``argv``
+    is already confined (:func:`core.proc.spawn.command_line`) and ``env`` is the minimal
+    environment."""
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        limit: float,
+        output_limit: int,
+    ) -> TerminalRun:
+        """Run ``argv`` to its end (killed after ``limit`` seconds or when the call is
+        cancelled). Raises ``OSError`` with a message for the model when the editor refuses
+        or fails."""
+        ...
 
 
 class _Capped:
@@ -104,6 +144,9 @@ class BashTool:
         """Where commands run confined; None (or inactive): unconfined, asking first."""
         self.jobs = jobs
         """The session's background jobs; None: no ``run_in_background`` (``mcp serve``)."""
+        self.terminals: Terminals | None = None
+        """Where foreground calls run (an ACP editor's terminals); None: codebot's own
+        process."""
 
     @property
     def description(self) -> str:  # type: ignore[override]
@@ -209,19 +252,26 @@ class BashTool:
         label = sandbox.requested if sandbox is not None else "off"
         watch = sandbox.watch(self.cwd) if sandbox is not None else None
         mark = sandbox.network_mark() if sandbox is not None else 0.0
+        confine = None
         try:
             if sandbox is not None:
                 env = sandbox.environment(env)
-            process = await open_process(
-                ["bash", "-c", command],
-                confine=sandbox.confinement() if sandbox is not None else None,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=self.cwd,
-                env=env,
-                start_new_session=True,
-            )
+                confine = sandbox.confinement()
+            if self.terminals is not None and jobs is None:  # the editor's terminal
+                argv = await command_line(["bash", "-c", command], confine=confine)
+                terminals, process = self.terminals, None
+            else:
+                terminals, argv = None, []
+                process = await open_process(
+                    ["bash", "-c", command],
+                    confine=confine,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.cwd,
+                    env=env,
+                    start_new_session=True,
+                )
         except ConfinementError as exc:
             return ToolResult(
                 f"bash: the sandbox cannot start ({exc}); nothing ran. Call bash again with "
@@ -231,6 +281,10 @@ class BashTool:
             )
         except OSError as exc:
             return ToolResult(f"bash: cannot start bash: {exc.strerror or exc}", is_error=True)
+        if terminals is not None:
+            outcome = await self._in_terminal(terminals, argv, env, timeout)
+            return self._finished(outcome, label, sandbox, command, mark, watch)
+        assert process is not None
         if jobs is not None:
             job = jobs.adopt(process, command, label, sandbox, watch, self.cwd)
             return await self._started(jobs, job)
@@ -243,10 +297,49 @@ class BashTool:
                 await process.aclose()
             descendants.reap_adopted()  # `cmd &` that exited since: no zombie left behind
         result = self._result(output, process.returncode, timed_out, timeout)
+        outcome = (result, output.text(), timed_out)
+        return self._finished(outcome, label, sandbox, command, mark, watch)
+
+    def _finished(
+        self,
+        outcome: tuple[ToolResult, str, bool],
+        label: str,
+        sandbox: Sandbox | None,
+        command: str,
+        mark: float,
+        watch: guarded.Watch | None,
+    ) -> ToolResult:
+        """The call's result (``outcome``: the result, the output's text, whether it timed
+        out) with the sandbox label and, when confined, what the sandbox did."""
+        result, text, timed_out = outcome
         result.data["sandbox"] = label
         if sandbox is not None:
-            self._confined_notes(result, sandbox, command, output.text(), timed_out, mark, watch)
+            self._confined_notes(result, sandbox, command, text, timed_out, mark, watch)
         return result
+
+    async def _in_terminal(
+        self, terminals: Terminals, argv: list[str], env: Mapping[str, str], limit: int
+    ) -> tuple[ToolResult, str, bool]:
+        """Run ``argv`` in the editor's terminal: the result (capped as ours), the output's
+        text and whether it timed out; an editor that fails is the call's error."""
+        try:
+            run = await terminals.run(
+                argv, cwd=self.cwd, env=env, limit=limit, output_limit=MAX_OUTPUT_BYTES
+            )
+        except OSError as exc:
+            failed = ToolResult(f"bash: the editor's terminal failed: {exc}", is_error=True)
+            return failed, "", False
+        output = _Capped(MAX_OUTPUT_BYTES)
+        if run.truncated:
+            output.add(b"[the editor's terminal dropped the start of the output]\n")
+        output.add(run.output.encode("utf-8", errors="replace"))
+        code = run.exit_code
+        if code is None and run.signal is not None and not run.timed_out:
+            output.add(f"\n[killed by signal {run.signal}]".encode())
+            code = 1
+        result = self._result(output, code, run.timed_out, limit)
+        result.data["terminal_id"] = run.terminal_id
+        return result, output.text(), run.timed_out
 
     def _confined_notes(
         self,
