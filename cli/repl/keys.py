@@ -22,12 +22,16 @@ MAX_DRAIN_BYTES = 1 << 16
 OPEN = {"key": 0, "line": 0}
 """Questions waiting for their answer now, by kind, counted once the type-ahead was dropped:
 what is typed from then on answers them (what drivers of the REPL, and its tests, wait for)."""
+ASKED = {"questions": 0}
+"""Questions opened so far in this process: a driver that answers a form field by field waits
+for the next one to open (the count grows), not for one to be open (the last may still be)."""
 
 
 @contextmanager
 def question_open(kind: str) -> Iterator[None]:
     """Count a question of ``kind`` (``key`` or ``line``) in :data:`OPEN` while it waits."""
     OPEN[kind] += 1
+    ASKED["questions"] += 1
     try:
         yield
     finally:

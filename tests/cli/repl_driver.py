@@ -20,7 +20,10 @@ from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.repl.loop import Repl
 from codebot_mcp.cli.runtime import Globals
 
-Step = tuple[Callable[[], bool] | float, str]
+NEXT = "next question"
+"""A step's wait: until the next question opens after the step before it was typed (a form
+answered field by field; what is typed before a question opens is dropped as type-ahead)."""
+Step = tuple[Callable[[], bool] | float | str, str]
 """Wait for the condition (or that many seconds), then type the text."""
 Script = list[Step] | Callable[[Repl, Any], Awaitable[None]]
 """Steps to type, or a coroutine function given the REPL and the pipe input."""
@@ -106,17 +109,24 @@ async def maybe_question() -> str | None:
 
 
 async def play(inp: Any, steps: list[Step]) -> None:
+    from codebot_mcp.cli.repl.keys import ASKED
+
+    asked = ASKED["questions"]
     for wait, text in steps:
-        if callable(wait):
+        if wait == NEXT:
+            await until(lambda seen=asked: ASKED["questions"] > seen, QUESTION_WAIT_SECONDS)
+        elif callable(wait):
             await until(wait)
             await anyio.sleep(0.3)  # the question is on screen
         else:
+            assert isinstance(wait, float | int)
             await anyio.sleep(wait)
         key = text.removesuffix("\r")
         if len(key) == 1 and key in ANSWER_KEYS and await maybe_question() == "key":
             inp.send_text(key)  # one key answers; an Enter after it would be typed ahead
         else:
             inp.send_text(text)
+        asked = ASKED["questions"]  # what a NEXT step waits to see grow
 
 
 def connected_count(repl: Repl) -> int:

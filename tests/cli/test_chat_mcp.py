@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from tests.cli.repl_driver import drive
+from tests.cli.repl_driver import NEXT, drive
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
@@ -124,9 +124,9 @@ async def test_repl_mentions_prompts_elicitation_and_sampling(
             (bodies(1), "/mcp__ask__greet name=Bo style=pirate\r"),
             (bodies(2), "who am I\r"),
             (bodies(3), "y"),  # approve the call (unknown capability asks): one key
-            (1.0, "y\r"),  # answer the form
-            (0.5, "Ada\r"),  # name
-            (0.5, "\r"),  # color: the default
+            (NEXT, "y\r"),  # answer the form
+            (NEXT, "Ada\r"),  # name
+            (NEXT, "\r"),  # color: the default
             (bodies(4), "summarize\r"),
             (bodies(5), "y"),  # approve the call
             (1.0, "y"),  # allow sampling once
