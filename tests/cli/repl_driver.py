@@ -21,8 +21,9 @@ from codebot_mcp.cli.repl.loop import Repl
 from codebot_mcp.cli.runtime import Globals
 
 NEXT = "next question"
-"""A step's wait: until the next question opens after the step before it was typed (a form
-answered field by field; what is typed before a question opens is dropped as type-ahead)."""
+"""A step's wait: until a question opens after the step before it was typed (a form answered
+field by field; what is typed before a question opens is dropped as type-ahead). The step
+before must be the one that leads to the question (the prompt, or the previous answer)."""
 Step = tuple[Callable[[], bool] | float | str, str]
 """Wait for the condition (or that many seconds), then type the text."""
 Script = list[Step] | Callable[[Repl, Any], Awaitable[None]]

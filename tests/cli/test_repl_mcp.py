@@ -14,7 +14,7 @@ import pytest
 
 from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.repl.loop import Repl
-from tests.cli.repl_driver import Step, drive, until
+from tests.cli.repl_driver import NEXT, Step, drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import everything_entry, server_entry, write_settings
@@ -314,8 +314,8 @@ async def test_repl_fills_server_everythings_form(
         "",  # titled multiple: the default
         "pet-2",  # legacy titled: by value
     ]
-    steps: list[Step] = [(0.2, "fill the form\r"), (lambda: len(fake.bodies) >= 1, "")]
-    steps += [(0.4, a + "\r") for a in answers]
+    steps: list[Step] = [(0.2, "fill the form\r")]
+    steps += [(NEXT, a + "\r") for a in answers]  # each field once it is asked
     steps.append((lambda: len(fake.bodies) >= 2, "\x04"))
     code, _ = await drive(tmp_path, steps, servers=1, options=ChatOptions(yes=True))
     _, err = capsys.readouterr()
