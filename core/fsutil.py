@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["SymlinkRefusedError", "atomic_write", "current_umask"]
@@ -84,3 +85,25 @@ def atomic_write(
         Path(temporary).unlink(missing_ok=True)
         raise
     return info is not None
+
+
+def sweep_orphans(bases: Iterable[Path], prefix: str) -> None:
+    """Remove the directories ``<base>/<prefix><pid>-...`` whose codebot process is gone (a
+    SIGKILL leaves them behind): only our own, never through a symlink."""
+    import shutil
+
+    for base in set(bases):
+        try:
+            entries = list(base.glob(f"{prefix}*-*"))
+        except OSError:
+            continue
+        for entry in entries:
+            pid = entry.name[len(prefix) :].partition("-")[0]
+            try:
+                if not pid.isdigit() or entry.lstat().st_uid != os.geteuid() or entry.is_symlink():
+                    continue
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                shutil.rmtree(entry, ignore_errors=True)
+            except OSError:  # boundary: alive but not ours to signal, or unreadable: leave it
+                continue

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.commands.mcp.manage import ScopeChoice
+from codebot_mcp.cli.commands.mcp.importing import DryRunOpt, ImportScopeOpt
 from codebot_mcp.cli.runtime import Globals
 from codebot_mcp.core.errors import CodebotError, ExitCode, SettingsError
 
@@ -211,20 +211,7 @@ def _servers_from(client: str, help_text: str) -> None:
     """``codebot import <client>``: the MCP servers of that client (``mcp import --from``)."""
 
     def command(
-        ctx: typer.Context,
-        scope: Annotated[
-            ScopeChoice | None,
-            typer.Option(
-                "--scope",
-                metavar="global|project",
-                help="Write everything here (default: user-level configs to global, a "
-                "repository's to project).",
-                show_default=False,
-            ),
-        ] = None,
-        dry_run: Annotated[
-            bool, typer.Option("--dry-run", help="Show what would be imported; write nothing.")
-        ] = False,
+        ctx: typer.Context, scope: ImportScopeOpt = None, dry_run: DryRunOpt = False
     ) -> int:
         from codebot_mcp.cli.commands.mcp.importing import Client, import_command
 

@@ -48,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from codebot_mcp.core.config.sandboxing import normalize_pattern
+from codebot_mcp.core.fsutil import sweep_orphans
 
 __all__ = ["DomainProxy", "allowed", "environment", "normalize_pattern"]
 
@@ -421,18 +422,4 @@ def _sweep_stale() -> None:
     if _swept:
         return
     _swept = True
-    for base in {Path(tempfile.gettempdir()), Path("/tmp")}:
-        try:
-            entries = list(base.glob(f"{DIR_PREFIX}*-*"))
-        except OSError:
-            continue
-        for entry in entries:
-            pid = entry.name[len(DIR_PREFIX) :].partition("-")[0]
-            try:
-                if not pid.isdigit() or entry.lstat().st_uid != os.geteuid() or entry.is_symlink():
-                    continue
-                os.kill(int(pid), 0)
-            except ProcessLookupError:
-                shutil.rmtree(entry, ignore_errors=True)
-            except OSError:  # boundary: alive but not ours, or unreadable: leave it
-                continue
+    sweep_orphans((Path(tempfile.gettempdir()), Path("/tmp")), DIR_PREFIX)

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config import notes
 from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbox
+from codebot_mcp.core.fsutil import sweep_orphans
 from codebot_mcp.core.proc import helper
 from codebot_mcp.core.proc.spawn import Confinement, ConfinementError
 from codebot_mcp.core.security import guarded, hiding
@@ -668,21 +669,7 @@ def _sweep_stale() -> None:
     if _swept:
         return
     _swept = True
-    base = Path(tempfile.gettempdir())
-    try:
-        entries = list(base.glob(f"{TMP_PREFIX}*-*"))
-    except OSError:
-        return
-    for entry in entries:
-        pid = entry.name[len(TMP_PREFIX) :].partition("-")[0]
-        try:
-            if not pid.isdigit() or entry.lstat().st_uid != os.geteuid() or entry.is_symlink():
-                continue
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
-        except OSError:  # boundary: alive but not ours to signal, or unreadable: leave it
-            continue
+    sweep_orphans((Path(tempfile.gettempdir()),), TMP_PREFIX)
 
 
 def _refused_path(output: str) -> str | None:

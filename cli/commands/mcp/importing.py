@@ -25,6 +25,20 @@ class Client(StrEnum):
     CODEX = "codex"
 
 
+ImportScopeOpt = Annotated[
+    ScopeChoice | None,
+    typer.Option(
+        "--scope",
+        metavar="global|project",
+        help="Write everything here (default: user-level configs to global, a "
+        "repository's to project).",
+        show_default=False,
+    ),
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Show what would be imported; write nothing.")
+]
+
 app = typer.Typer()
 """Holds ``import``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
 
@@ -44,19 +58,8 @@ def import_command(
             show_default=False,
         ),
     ] = None,
-    scope: Annotated[
-        ScopeChoice | None,
-        typer.Option(
-            "--scope",
-            metavar="global|project",
-            help="Write everything here (default: user-level configs to global, a "
-            "repository's to project).",
-            show_default=False,
-        ),
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Show what would be imported; write nothing.")
-    ] = False,
+    scope: ImportScopeOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> int:
     """Import MCP servers from other clients' configuration files.
 
