@@ -49,6 +49,7 @@ PROJECT_NAMES: tuple[str, ...] = (
     ".mcp.json",  # core.config.settings.MCP_JSON (not imported: settings is heavy)
     *notes.NOTE_FILES,
     notes.FALLBACK,
+    *(name for name in notes.CLAUDE_MORE if "/" not in name),  # CLAUDE.local.md (.claude/: above)
 )
 """Files codebot reads as the project's configuration or memory, in any directory."""
 WATCHED_NAMES: tuple[str, ...] = (GIT, *PROJECT_NAMES)

@@ -374,13 +374,16 @@ async def test_project_files_are_read_only_and_their_creation_is_reported(
     # What is missing cannot be mounted over: made, then moved out of the project, and said.
     made = await shell.run(
         "mkdir -p .codebot && echo '{}' > .codebot/settings.json && echo hi > CLAUDE.md "
-        "&& echo done"
+        "&& echo me > CLAUDE.local.md && echo done"
     )
     assert made.text.startswith("done"), made.text
     expected = [str(project / ".codebot"), str(project / "CLAUDE.md")]
-    assert made.data["sandbox_created"] == expected
+    assert sorted(made.data["sandbox_created"]) == sorted(
+        [*expected, str(project / "CLAUDE.local.md")]
+    )
     assert "[sandbox: this command created" in made.text
     assert not (project / ".codebot").exists() and not (project / "CLAUDE.md").exists()
+    assert not (project / "CLAUDE.local.md").exists()
     kept = made.data["sandbox_quarantined"]
     assert Path(kept[str(project / "CLAUDE.md")]).read_text() == "hi\n"
     assert (Path(kept[str(project / ".codebot")]) / "settings.json").read_text() == "{}\n"
