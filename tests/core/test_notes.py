@@ -145,3 +145,10 @@ def test_draft_agents_md_states_what_the_files_say(root: Path) -> None:
     path = initnotes.write(root, text)
     assert path.read_text() == text
     assert notes.load(root).files[0].text == text.strip()
+
+
+def test_the_cheap_look_for_notes_knows_every_name_the_reader_reads() -> None:
+    """``runfiles`` looks for notes before importing the reader: its names must not drift."""
+    from codebot_mcp.core.config import runfiles
+
+    assert set(runfiles.NOTE_NAMES) == {*notes.NOTE_FILES, notes.FALLBACK, *notes.CLAUDE_MORE}
