@@ -78,20 +78,9 @@ class EditorFiles:
         does not read files."""
         if not self.can_read:
             return _disk_text(path)
-        import anyio
-        from acp import RequestError
-
-        try:
-            with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
-                response = await self.conn.read_text_file(
-                    session_id=self.session_id, path=str(path)
-                )
-        except TimeoutError:
-            raise OSError(
-                f"the editor did not answer within {EDITOR_TIMEOUT_SECONDS:g} s"
-            ) from None
-        except RequestError as exc:
-            raise OSError(f"the editor refused: {exc}") from None
+        response = await ask_editor(
+            "read it", self.conn.read_text_file, session_id=self.session_id, path=str(path)
+        )
         self.reads += 1
         self._seen[str(path)] = str(response.content)
         _trim(self._seen)
@@ -114,20 +103,13 @@ class EditorFiles:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, text)
             return
-        import anyio
-        from acp import RequestError
-
-        try:
-            with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
-                await self.conn.write_text_file(
-                    session_id=self.session_id, path=str(path), content=text
-                )
-        except TimeoutError:
-            raise OSError(
-                f"the editor did not answer within {EDITOR_TIMEOUT_SECONDS:g} s"
-            ) from None
-        except RequestError as exc:
-            raise OSError(f"the editor refused: {exc}") from None
+        await ask_editor(
+            "write it",
+            self.conn.write_text_file,
+            session_id=self.session_id,
+            path=str(path),
+            content=text,
+        )
         self.writes += 1
 
 
@@ -199,19 +181,8 @@ class EditorTerminals:
         )
 
     async def _call(self, what: str, method: Callable[..., Any], **kwargs: Any) -> Any:
-        """One ``terminal/*`` request, bounded; a refusal or silence is an ``OSError``."""
-        import anyio
-        from acp import RequestError
-
-        try:
-            with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
-                return await method(session_id=self.session_id, **kwargs)
-        except TimeoutError:
-            raise OSError(
-                f"the editor did not {what} within {EDITOR_TIMEOUT_SECONDS:g} s"
-            ) from None
-        except RequestError as exc:
-            raise OSError(f"the editor could not {what}: {exc}") from None
+        """One ``terminal/*`` request (:func:`ask_editor`)."""
+        return await ask_editor(what, method, session_id=self.session_id, **kwargs)
 
     async def _kill(self, terminal_id: str) -> None:
         import anyio
@@ -227,6 +198,21 @@ class EditorTerminals:
             await method(session_id=self.session_id, terminal_id=terminal_id)
         except (RequestError, OSError):
             pass
+
+
+async def ask_editor(what: str, method: Callable[..., Any], **kwargs: Any) -> Any:
+    """One request to the editor, bounded by :data:`EDITOR_TIMEOUT_SECONDS`; a refusal or
+    silence is an ``OSError`` saying what it could not do (the tools' message for the model)."""
+    import anyio
+    from acp import RequestError
+
+    try:
+        with anyio.fail_after(EDITOR_TIMEOUT_SECONDS):
+            return await method(**kwargs)
+    except TimeoutError:
+        raise OSError(f"the editor did not {what} within {EDITOR_TIMEOUT_SECONDS:g} s") from None
+    except RequestError as exc:
+        raise OSError(f"the editor could not {what}: {exc}") from None
 
 
 def _env_list(env: Mapping[str, str]) -> list[Any]:
