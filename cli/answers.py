@@ -47,7 +47,7 @@ class LazyModel:
         if self.model is None and self.error is None:
             from codebot_mcp.core.model.client import ChatModel, create_client
             from codebot_mcp.core.model.config import resolve_config
-            from codebot_mcp.core.model.discovery import settle_model
+            from codebot_mcp.core.model.localservers import settle_model
 
             try:
                 config, _ = settle_model(resolve_config(self.settings))

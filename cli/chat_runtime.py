@@ -28,24 +28,24 @@ from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.extensions import Extensions
-    from codebot_mcp.core.agent.checkpoints import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
     from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
+    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.core.model.config import ModelConfig
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.sandbox.confinement import Sandbox
+    from codebot_mcp.core.skills.skillcatalog import SkillCatalog
+    from codebot_mcp.core.skills.skillload import SkillLoader
     from codebot_mcp.core.telemetry.otel import Telemetry
     from codebot_mcp.core.tools.base import Tool
-    from codebot_mcp.core.tools.jobs import JobTable
-    from codebot_mcp.core.tools.skillload import SkillLoader
-    from codebot_mcp.core.tools.skills import SkillCatalog
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
@@ -126,13 +126,13 @@ class ChatRuntime:
     ext: Extensions | None = None
     """Hooks, subagents and custom commands (``cli.extensions``)."""
     sandbox: Sandbox | None = None
-    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
+    """How ``bash`` runs confined in this chat (``core.sandbox.confinement``)."""
     skills: SkillCatalog | None = None
     """The skills the model may load (``/skills``)."""
     skill_loader: SkillLoader | None = None
     resolved: ModelConfig | None = None
     """The model as the settings and flags name it, before the endpoint was asked which
-    model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
+    model it serves (:func:`core.model.localservers.settle_model`): unchanged, nothing is asked."""
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
     end_reason: str = "other"
@@ -160,7 +160,7 @@ class ChatRuntime:
 
         from codebot_mcp.core.agent.loop import Agent
         from codebot_mcp.core.model.client import ChatModel, create_client
-        from codebot_mcp.core.model.discovery import settle_model
+        from codebot_mcp.core.model.localservers import settle_model
 
         self.settings = settings
         self.gate.rules = settings.permissions
@@ -197,7 +197,9 @@ class ChatRuntime:
         self.agent.configure(settings)
         self.agent.sampler = self.sampler
         self.agent.checkpoints = self.checkpoints
-        self.agent.hooks = self.ext.hooks if self.ext else None
+        from codebot_mcp.core.hooks.points import LoopHooks
+
+        self.agent.hooks = LoopHooks.over(self.ext.hooks if self.ext else None)
         self.agent.watch = self.watch
         self.agent.observer = self.telemetry
 
@@ -248,7 +250,7 @@ class ChatRuntime:
     def attach_checkpoints(self) -> None:
         """Give the agent the checkpoints of the current session, as the settings say."""
         from codebot_mcp.cli import render
-        from codebot_mcp.core.agent.checkpoints import follow
+        from codebot_mcp.core.checkpoints.turns import follow
 
         log = self.log
         self.checkpoints = follow(
@@ -272,11 +274,13 @@ class ChatRuntime:
         if self.log is not None:
             hooks.session_id, hooks.transcript_path = self.log.id, str(self.log.path)
         if self.agent is not None:
-            self.agent.hooks = hooks
+            from codebot_mcp.core.hooks.points import LoopHooks
+
+            self.agent.hooks = LoopHooks(hooks)
 
     async def session_started(self, source: str) -> None:
         """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
-        from codebot_mcp.core.agent.hookpoints import session_start
+        from codebot_mcp.core.hooks.points import session_start
 
         hooks = self.ext.hooks if self.ext else None
         for warning in await session_start(hooks, source):
@@ -286,7 +290,7 @@ class ChatRuntime:
 
     async def session_ended(self, reason: str) -> None:
         """``SessionEnd`` hooks (``reason``: clear, resume, prompt_input_exit, other)."""
-        from codebot_mcp.core.agent.hookpoints import session_end
+        from codebot_mcp.core.hooks.points import session_end
 
         hooks = self.ext.hooks if self.ext else None
         for warning in await session_end(hooks, reason):
@@ -422,7 +426,7 @@ async def open_runtime(
     )
     if approver is not None:  # hooks may come with /mcp reload: looked up when asking
         from codebot_mcp.cli import render
-        from codebot_mcp.core.agent.hookpoints import notifying
+        from codebot_mcp.core.hooks.points import notifying
 
         approver = notifying(lambda: ext.hooks, approver, render.warn)
     sandbox = chat_sandbox(globals_, settings, options)
@@ -432,10 +436,10 @@ async def open_runtime(
         settings.servers, agent=answers, sampler=sampler, pins=locked
     ) as manager:
         task = ext.subagents.tool()
-        from codebot_mcp.core.tools.builtin.skill import SkillTool
+        from codebot_mcp.core.skills.skilltool import SkillTool
 
         catalog, loader = extensions.skill_catalog(settings, manager)
-        from codebot_mcp.core.tools.jobs import JobTable
+        from codebot_mcp.core.jobs.jobtable import JobTable
 
         jobs = JobTable()  # bash's background jobs: entered below, killed when the chat ends
         session = Session(
@@ -573,8 +577,8 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     """The chat's sandbox: ``--sandbox`` over the ``sandbox`` setting; what the machine
     lacks is said once, here."""
     from codebot_mcp.cli import render
-    from codebot_mcp.core.security.hiding import settings_secrets
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.sandbox.confinement import Sandbox
+    from codebot_mcp.core.sandbox.hiding import settings_secrets
 
     config = settings.sandbox
     mode, source = options.sandbox, "--sandbox"

@@ -19,18 +19,18 @@ from codebot_mcp.cli import render
 from codebot_mcp.core.agent.events import AgentEvents
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.commands import CommandCatalog, CustomCommand
     from codebot_mcp.core.agent.history import SessionLog
-    from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import Decision
-    from codebot_mcp.core.agent.subagents import SubagentRun, Subagents
     from codebot_mcp.core.config.hooks import HookCommand
     from codebot_mcp.core.config.settings import Settings
+    from codebot_mcp.core.hooks.runner import Hooks
     from codebot_mcp.core.model.stream import ToolCall
+    from codebot_mcp.core.skills.skillcatalog import SkillCatalog
+    from codebot_mcp.core.skills.skillload import SkillLoader
+    from codebot_mcp.core.slashcommands.templates import CommandCatalog, CustomCommand
+    from codebot_mcp.core.subagents.delegation import SubagentRun, Subagents
     from codebot_mcp.core.tools.base import Tool, ToolResult
-    from codebot_mcp.core.tools.skillload import SkillLoader
-    from codebot_mcp.core.tools.skills import SkillCatalog
     from codebot_mcp.core.tools.sources import SkillSource
 
 RESERVED = (
@@ -80,11 +80,11 @@ class HookSandboxes:
             CodebotError: the machine cannot confine commands in that mode.
         """
         from codebot_mcp.core.errors import CodebotError
-        from codebot_mcp.core.security.sandbox import Sandbox
+        from codebot_mcp.core.sandbox.confinement import Sandbox
 
         sandbox = self._made.get(mode)
         if sandbox is None:
-            from codebot_mcp.core.security.hiding import settings_secrets
+            from codebot_mcp.core.sandbox.hiding import settings_secrets
 
             config = self.settings.sandbox
             sandbox = self._made[mode] = Sandbox(
@@ -120,8 +120,8 @@ def build(
 ) -> Extensions:
     """Read hooks, agents and commands (``raw``: the settings before trust, to say what was
     skipped); problems in definition files are warnings naming each file."""
-    from codebot_mcp.core.agent.subagents import AgentCatalog, Subagents
     from codebot_mcp.core.config import discovery
+    from codebot_mcp.core.subagents.delegation import AgentCatalog, Subagents
 
     root = discovery.project_root(cwd, settings.project_root)
     subagents = Subagents(
@@ -132,7 +132,7 @@ def build(
         max_depth=settings.subagent_depth,
         log_of=log_of,
     )
-    from codebot_mcp.core.agent.commands import CommandCatalog
+    from codebot_mcp.core.slashcommands.templates import CommandCatalog
 
     ext = Extensions(root, None, subagents, CommandCatalog())
     ext.confine = HookSandboxes(settings, settings.project_root or cwd)
@@ -143,10 +143,10 @@ def build(
 
 def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> None:
     """Read them again (``/mcp reload``), in place: the session keeps its ``task`` tool."""
-    from codebot_mcp.core.agent.commands import load_commands
-    from codebot_mcp.core.agent.hooks import Hooks
-    from codebot_mcp.core.agent.subagents import load_agents
     from codebot_mcp.core.config import discovery
+    from codebot_mcp.core.hooks.runner import Hooks
+    from codebot_mcp.core.slashcommands.templates import load_commands
+    from codebot_mcp.core.subagents.delegation import load_agents
 
     project = settings.project_extensions
     aliases = settings.model_aliases
@@ -184,8 +184,8 @@ def skill_catalog(
     (``SkillCatalog.refresh``); nothing here reads a file beyond each ``SKILL.md``."""
     from codebot_mcp.core.config import discovery, trust
     from codebot_mcp.core.config.skills import discover
-    from codebot_mcp.core.tools.skillload import SkillLoader
-    from codebot_mcp.core.tools.skills import SkillCatalog
+    from codebot_mcp.core.skills.skillcatalog import SkillCatalog
+    from codebot_mcp.core.skills.skillload import SkillLoader
 
     root = discovery.project_root(settings.cwd, settings.project_root)
     include = settings.project_extensions
@@ -209,7 +209,7 @@ def command_for(ext: Extensions | None, line: str) -> tuple[CustomCommand, str] 
     found = ext.commands.find(line)
     if found is None:
         return None
-    from codebot_mcp.core.agent.commands import expand
+    from codebot_mcp.core.slashcommands.templates import expand
 
     command, arguments = found
     for entry, why in command.ignored_tools:
@@ -229,7 +229,7 @@ async def running(
     if command is None:
         yield prompt
         return
-    from codebot_mcp.core.agent.commands import applied, prepare
+    from codebot_mcp.core.slashcommands.templates import applied, prepare
 
     root = ext.root if ext is not None and ext.root is not None else Path.cwd()
     async with applied(agent, command):
@@ -289,8 +289,8 @@ def agents_report(ext: Extensions | None) -> str:
     """``/agents``: the agents ``task`` can start, then this session's runs."""
     if ext is None:
         return "(no agents)"
-    from codebot_mcp.core.agent.subagents import AgentSpec, granted
     from codebot_mcp.core.config.claudefiles import origin
+    from codebot_mcp.core.subagents.delegation import AgentSpec, granted
 
     subagents = ext.subagents
     parent = subagents.agent_of()

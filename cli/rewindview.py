@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from codebot_mcp.cli.render import safe
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.checkpoints import Checkpoints, Plan, Restored, Turn
+    from codebot_mcp.core.checkpoints.turns import Checkpoints, Plan, Restored, Turn
 
 MARKS = {"added": "A", "modified": "M", "deleted": "D"}
 DOES = {"restore": "restore", "remove": "remove", "recreate": "recreate"}

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.cli import render
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.tools.skillload import LoadedSkill
-    from codebot_mcp.core.tools.skills import Skill, SkillCatalog
+    from codebot_mcp.core.skills.skillcatalog import Skill, SkillCatalog
+    from codebot_mcp.core.skills.skillload import LoadedSkill
 
 
 def skill_view(skill: Skill) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from codebot_mcp.core.agent.permissions import Decision, denial_text
 from codebot_mcp.core.model.client import Retry
 from codebot_mcp.core.model.stream import Reply, ToolCall
 from codebot_mcp.core.secrets.redact import scrub
-from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.core.tools.base import Tool, ToolResult
 
 FORMAT_VERSION = 1

@@ -226,6 +226,11 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
         "codebot_mcp.core.config.paths -> codebot_mcp.cli.render": "cli imports mcpbridge",
         "codebot_mcp.core.config.paths -> codebot_mcp.core.agent.loop": "core's stack",
         "codebot_mcp.core.tools.base -> codebot_mcp.core.model.client": "core's stack",
+        # the kernel knows no feature (only its protocols), and no feature knows another
+        "codebot_mcp.core.agent.loop -> codebot_mcp.core.hooks.points": "core's stack",
+        "codebot_mcp.core.agent.session -> codebot_mcp.core.skills.skillcatalog": "core's stack",
+        "codebot_mcp.core.hooks.runner -> codebot_mcp.core.checkpoints.turns": "core's stack",
+        "codebot_mcp.core.subagents.delegation -> codebot_mcp.core.hooks.points": ("core's stack"),
         "codebot_mcp.mcpbridge.transport.wire -> codebot_mcp.mcpbridge.connection.client": (
             "mcpbridge's stack"
         ),

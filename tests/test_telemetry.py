@@ -6,7 +6,7 @@ the fake OpenAI server (``tests.fakes.openai_server``), the MCP server ``tests.s
 that records the ``params._meta`` of every request, and a real OTLP receiver on loopback that
 decodes what it gets with the official protobuf definitions (``tests.fakes.otlp_receiver``).
 The runs that tests only read are shared per module. The rules of the ``OTEL_*`` variables
-and of the setting are unit tests of :func:`core.telemetry.config.resolve`.
+and of the setting are unit tests of :func:`core.telemetry.exportconfig.resolve`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import pytest
 
 from codebot_mcp.core.config.telemetry import TelemetrySettings, parse_telemetry
 from codebot_mcp.core.errors import SettingsError
-from codebot_mcp.core.telemetry.config import resolve
+from codebot_mcp.core.telemetry.exportconfig import resolve
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.otlp_receiver import GrpcReceiver, OtlpReceiver, SpanRecord
@@ -365,7 +365,7 @@ def test_off_with_mcp_only_the_sdk_own_imports_and_no_trace_context(tmp_path: Pa
     run = chat(tmp_path, calls(), telemetry={"enabled": False}, settings=DENY)
     assert run.code == 0, run.stderr
     ours = {m for m in run.modules if m.startswith("codebot_mcp.core.telemetry.")}
-    assert ours <= {"codebot_mcp.core.telemetry.config", "codebot_mcp.core.telemetry.scope"}
+    assert ours <= {"codebot_mcp.core.telemetry.exportconfig", "codebot_mcp.core.telemetry.scope"}
     # The MCP SDK imports opentelemetry's API itself (mcp.shared._otel); codebot adds nothing.
     sdk_own = mcp_sdk_otel_modules()
     assert {m for m in run.modules if m.startswith("opentelemetry")} <= sdk_own

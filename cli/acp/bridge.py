@@ -230,7 +230,7 @@ def _trim(texts: dict[str, Any]) -> None:
 
 
 def _disk_text(path: Path) -> str:
-    from codebot_mcp.core.security.boundary import read_regular
+    from codebot_mcp.core.tools.boundary import read_regular
 
     data, _ = read_regular(path)
     return data.decode("utf-8", errors="replace")

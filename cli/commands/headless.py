@@ -30,9 +30,9 @@ from codebot_mcp.core.errors import CodebotError, ExitCode, Interrupted, UsageEr
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
     from codebot_mcp.cli.repl.chatview import Status
-    from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.agent.loop import RunResult
     from codebot_mcp.core.media.images import Image
+    from codebot_mcp.core.slashcommands.templates import CustomCommand
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")

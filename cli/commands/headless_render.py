@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.streamjson import EventWriter
     from codebot_mcp.core.agent.events import AgentEvents
     from codebot_mcp.core.agent.loop import Agent, RunResult
-    from codebot_mcp.core.tools.jobs import Job
+    from codebot_mcp.core.jobs.jobtable import Job
 
 
 @dataclass

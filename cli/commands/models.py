@@ -12,7 +12,7 @@ from codebot_mcp.core.errors import ExitCode, ModelError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions
-    from codebot_mcp.core.model.discovery import Found
+    from codebot_mcp.core.model.localservers import Found
 
 app = typer.Typer()
 """Holds ``models``; :mod:`cli.app` adds it to the root."""
@@ -28,7 +28,7 @@ def models_command(
     With no API key and no base URL, list the local servers found instead (Ollama,
     llama.cpp, LM Studio, vLLM). Exit 0, 5 the endpoint failed or none was found.
     """
-    from codebot_mcp.core.model import discovery
+    from codebot_mcp.core.model import localservers as discovery
     from codebot_mcp.core.model.config import resolve_config
 
     globals_: Globals = ctx.obj
@@ -64,7 +64,7 @@ def models_command(
 
 def nothing_found() -> str:
     """The hint's tail when the probe found nothing."""
-    from codebot_mcp.core.model import discovery
+    from codebot_mcp.core.model import localservers as discovery
 
     ports = ", ".join(f"{c.name} {c.port}" for c in discovery.CANDIDATES)
     return f"(No local server answered on 127.0.0.1: {ports}.)"
@@ -90,7 +90,7 @@ def offer_local(globals_: Globals, options: ChatOptions, *, interactive: bool) -
     """
     import sys
 
-    from codebot_mcp.core.model import discovery
+    from codebot_mcp.core.model import localservers as discovery
     from codebot_mcp.core.model.config import resolve_config
 
     settings = load_effective(globals_, warn=False).settings

@@ -20,7 +20,7 @@ from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.core.config.plugins.store import Installed
-    from codebot_mcp.core.plugins.install import Prepared
+    from codebot_mcp.core.plugins.plugininstall import Prepared
 
 app = typer.Typer(
     help="Claude Code plugins: commands, agents, skills, hooks and MCP servers in one folder.",
@@ -163,7 +163,7 @@ def _consent(prepared: Prepared, yes: bool, verb: str) -> bool:
 
 
 def _install(globals_: Globals, spec: str, yes: bool, scope: Scope, verb: str) -> int:
-    from codebot_mcp.core.plugins import install
+    from codebot_mcp.core.plugins import plugininstall as install
 
     if scope is Scope.PROJECT:
         from codebot_mcp.core.config import discovery
@@ -228,7 +228,7 @@ def update_command(
 ) -> int:
     """Fetch a plugin again from where it came from (its marketplace is fetched first); asks
     again when what it runs changed."""
-    from codebot_mcp.core.plugins import install
+    from codebot_mcp.core.plugins import plugininstall as install
 
     installed = install.get(name)
     scope = Scope(installed.scope)
@@ -287,7 +287,7 @@ def list_command(as_json: JsonOpt = False) -> int:
 @app.command("remove")
 def remove_command(name: Annotated[str, typer.Argument(help="An installed plugin.")]) -> int:
     """Uninstall a plugin (its cached copy is deleted; its data folder is kept)."""
-    from codebot_mcp.core.plugins import install
+    from codebot_mcp.core.plugins import plugininstall as install
 
     installed = install.remove(name)
     print(f"removed plugin '{_safe(installed.name)}'")
@@ -297,7 +297,7 @@ def remove_command(name: Annotated[str, typer.Argument(help="An installed plugin
 @app.command("enable")
 def enable_command(name: Annotated[str, typer.Argument(help="An installed plugin.")]) -> int:
     """Load a disabled plugin again in new sessions."""
-    from codebot_mcp.core.plugins import install
+    from codebot_mcp.core.plugins import plugininstall as install
 
     install.set_enabled(name, True)
     print(f"enabled plugin '{_safe(name)}'")
@@ -308,7 +308,7 @@ def enable_command(name: Annotated[str, typer.Argument(help="An installed plugin
 def disable_command(name: Annotated[str, typer.Argument(help="An installed plugin.")]) -> int:
     """Keep a plugin installed but load none of it (commands, agents, skills, hooks,
     servers)."""
-    from codebot_mcp.core.plugins import install
+    from codebot_mcp.core.plugins import plugininstall as install
 
     install.set_enabled(name, False)
     print(f"disabled plugin '{_safe(name)}'")

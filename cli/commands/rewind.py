@@ -19,8 +19,8 @@ from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.checkpoints import Checkpoints, Plan
     from codebot_mcp.core.agent.history import SavedSession
+    from codebot_mcp.core.checkpoints.turns import Checkpoints, Plan
 
 
 app = typer.Typer()
@@ -69,7 +69,7 @@ def rewind_command(
     session or turn, no terminal to ask), 3 settings error.
     """
     from codebot_mcp.core.agent import history
-    from codebot_mcp.core.agent.checkpoints import Checkpoints, RewindError
+    from codebot_mcp.core.checkpoints.turns import Checkpoints, RewindError
 
     globals_: Globals = ctx.obj
     if number is not None and number < 1:
@@ -104,8 +104,8 @@ def rewind_command(
 @contextmanager
 def _store_errors() -> Iterator[None]:
     """A damaged or unreadable store becomes a user-facing error (exit 1)."""
-    from codebot_mcp.core.agent.checkpoints import describe_error
-    from codebot_mcp.core.agent.shadow import StoreError
+    from codebot_mcp.core.checkpoints.shadow import StoreError
+    from codebot_mcp.core.checkpoints.turns import describe_error
 
     try:
         yield
@@ -134,7 +134,7 @@ def _rewind(
 ) -> int:
     from codebot_mcp.cli.rewindview import plan_lines, result_line
     from codebot_mcp.core.agent import history
-    from codebot_mcp.core.agent.checkpoints import RewindError
+    from codebot_mcp.core.checkpoints.turns import RewindError
 
     for line in plan_lines(plan):
         print(line)

@@ -24,8 +24,8 @@ from codebot_mcp.core.errors import ExitCode
 if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
-    from codebot_mcp.core.tools.skillload import LoadedSkill, SkillLoader
-    from codebot_mcp.core.tools.skills import SkillCatalog
+    from codebot_mcp.core.skills.skillcatalog import SkillCatalog
+    from codebot_mcp.core.skills.skillload import LoadedSkill, SkillLoader
 
 app = typer.Typer(
     help="Skills: folders holding a SKILL.md, and skills served by MCP servers.",

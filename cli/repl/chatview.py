@@ -19,7 +19,7 @@ from codebot_mcp.core.agent.permissions import Decision
 from codebot_mcp.core.model.client import Retry
 from codebot_mcp.core.model.stream import Reply, ToolCall
 from codebot_mcp.core.secrets.redact import printable
-from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.core.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:

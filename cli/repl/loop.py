@@ -48,8 +48,8 @@ from codebot_mcp.core.errors import CodebotError, ExitCode, ModelError
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
-    from codebot_mcp.core.agent.commands import CustomCommand
     from codebot_mcp.core.model.stream import ToolCall
+    from codebot_mcp.core.slashcommands.templates import CustomCommand
     from codebot_mcp.core.tools.base import ToolResult
 
 

@@ -1,5 +1,5 @@
 """``/rewind [N]``: the session's turns with the files each changed, and going back to before
-turn N: the files, the conversation, or both (``core.agent.checkpoints``)."""
+turn N: the files, the conversation, or both (``core.checkpoints.turns``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime
-    from codebot_mcp.core.agent.checkpoints import Plan
+    from codebot_mcp.core.checkpoints.turns import Plan
 
 Ask = Callable[[str, str], Awaitable[str]]
 """A question answered with one of the keys given (``Repl.ask_key``)."""
@@ -29,8 +29,8 @@ async def rewind(runtime: ChatRuntime, argument: str, ask: Ask) -> None:
         print("(checkpoints are off: 'checkpoints.enabled' is false in settings.json)")
         return
     await checkpoints.settle()  # the last turn's snapshot, if it is still being taken
-    from codebot_mcp.core.agent.checkpoints import describe_error
-    from codebot_mcp.core.agent.shadow import StoreError
+    from codebot_mcp.core.checkpoints.shadow import StoreError
+    from codebot_mcp.core.checkpoints.turns import describe_error
 
     try:
         turns = checkpoints.turns()

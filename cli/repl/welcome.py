@@ -68,7 +68,7 @@ async def switch_model(runtime: ChatRuntime, name: str) -> None:
     for the rest of the session (the conversation is kept)."""
     import anyio.to_thread
 
-    from codebot_mcp.core.model import discovery
+    from codebot_mcp.core.model import localservers as discovery
 
     agent = runtime.agent
     if not name:

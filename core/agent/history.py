@@ -226,7 +226,7 @@ def _records(path: Path, until: int | None = None) -> Iterator[dict[str, Any]]:
 
 def replay(path: Path, until: int | None = None) -> list[Message]:
     """The history a session file ends with, or had at byte ``until`` (the file is only
-    appended to, so every earlier size is an earlier state: see ``core.agent.checkpoints``)."""
+    appended to, so every earlier size is an earlier state: see ``core.checkpoints.turns``)."""
     messages: list[Message] = []
     for record in _records(path, until):
         kind = record.get("type")

@@ -12,8 +12,8 @@ Cancellation (Ctrl-C) is ordinary structured cancellation: the running request a
 are cancelled, and the history keeps only complete turns, so the next request is valid.
 
 Size: one loop and the steps of one turn (ask, compact to fit, approve, run, account); hooks,
-checkpoints and the trust watch each add a call or two at the points they need. Issue 30's
-feature packages move those calls behind small protocols the kernel owns; the execution
+checkpoints and the trust watch each add a call or two at the points they need, through the
+kernel's protocols (:mod:`core.agent.protocols`): the loop imports no feature. The execution
 policy ("reads together, changes alone") is the next thing to leave, as a strategy object.
 """
 
@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.context import (
     Compaction,
     ContextBudget,
@@ -72,8 +71,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.checkpoints import Checkpoints, SubagentCheckpoints
-    from codebot_mcp.core.agent.hooks import Hooks
+    from codebot_mcp.core.agent.protocols import TurnCheckpoints, TurnHooks
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
 
@@ -135,10 +133,11 @@ class Agent:
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
-        self.checkpoints: Checkpoints | SubagentCheckpoints | None = None
-        """Snapshots before each prompt's first change, for rewinding (None: off)."""
-        self.hooks: Hooks | None = None
-        """The user's hooks (``core.agent.hooks``); None: none configured."""
+        self.checkpoints: TurnCheckpoints | None = None
+        """Snapshots before each prompt's first change, for rewinding (``core.checkpoints``;
+        None: off)."""
+        self.hooks: TurnHooks | None = None
+        """The user's hooks at the loop's points (``core.hooks``); None: none configured."""
         self.watch: TurnWatch | None = None
         """Files that need trust: a prompt that changed one says so at its end."""
         self.observer: RunObserver | None = None
@@ -182,7 +181,7 @@ class Agent:
 
         The result is also kept in :attr:`last` while the run goes, so a caller that catches
         an error still sees the calls that ran. With :attr:`checkpoints`, the prompt is a
-        turn that can be rewound (``core.agent.checkpoints``).
+        turn that can be rewound (``core.checkpoints.turns``).
 
         Raises:
             ModelError: the model API failed (after compaction and retries).
@@ -199,7 +198,8 @@ class Agent:
     async def _prompt(
         self, prompt: str, events: AgentEvents, images: tuple[Image, ...]
     ) -> RunResult:
-        prompt = await hook_points.submit(self.hooks, prompt, events)
+        if self.hooks is not None:
+            prompt = await self.hooks.submit(prompt, events)
         checkpoints = self.checkpoints
         try:
             if checkpoints is None:
@@ -220,7 +220,7 @@ class Agent:
 
     def _jobs_turn_ended(self) -> None:
         """Background jobs still running: what a confined one created of the sandbox's
-        watched names leaves the project now (``core.tools.jobs``)."""
+        watched names leaves the project now (``core.jobs.jobtable``)."""
         if self.session.jobs is not None:
             self.session.jobs.turn_ended()
 
@@ -247,7 +247,8 @@ class Agent:
                 result.finish_reason = reply.finish_reason
                 if not reply.tool_calls:
                     history.append(reply.message())
-                    if await hook_points.keep_going(self.hooks, history, stop_hook_active, events):
+                    hooks = self.hooks
+                    if hooks and await hooks.keep_going(history, stop_hook_active, events):
                         stop_hook_active = True
                         continue
                     result.text = reply.text
@@ -357,10 +358,11 @@ class Agent:
         self, start: int, events: AgentEvents, result: RunResult, *, force: bool = False
     ) -> bool:
         session = self.session
-        if self.hooks and self.hooks.selected("PreCompact", ("auto",)):
+        hooks = self.hooks
+        if hooks and hooks.listens("PreCompact", ("auto",)):
             over = self.budget.cost(session.messages(), session.tool_schemas()) > self.budget.limit
             if force or over:
-                await hook_points.before_compact(self.hooks, "auto", None, events)
+                await hooks.before_compact("auto", None, events)
         done = await self.budget.fit(
             session.history,
             start,
@@ -373,7 +375,8 @@ class Agent:
         session.rewrote_history()
         result.compactions.append(done)
         events.compacted(done)
-        await hook_points.post_compact(self.hooks, "auto", done.summary, events)
+        if hooks is not None:
+            await hooks.post_compact("auto", done.summary, events)
         return True
 
     async def compact(
@@ -386,7 +389,9 @@ class Agent:
             HookBlockedError: a ``PreCompact`` hook blocked it.
         """
         session = self.session
-        await hook_points.before_compact(self.hooks, "manual", focus, events or AgentEvents())
+        hooks = self.hooks
+        if hooks is not None:
+            await hooks.before_compact("manual", focus, events or AgentEvents())
         done = await self.budget.fit(
             session.history,
             len(session.history),
@@ -398,9 +403,8 @@ class Agent:
         if done is not None:
             session.rewrote_history()
             session.checkpoint()
-            await hook_points.post_compact(
-                self.hooks, "manual", done.summary, events or AgentEvents()
-            )
+            if hooks is not None:
+                await hooks.post_compact("manual", done.summary, events or AgentEvents())
         return done
 
     def _account(
@@ -473,7 +477,9 @@ class Agent:
             read = tool.permission().capability is Capability.READ
             if not read:
                 await run_reads()  # a change runs after the reads before it, and alone
-            hook = await hook_points.before_call(self.hooks, call, tool, arguments, events)
+            hook = None
+            if self.hooks is not None:
+                hook = await self.hooks.before_call(call, tool, arguments, events)
             if hook is not None and hook.updated is not None:  # a hook's updatedInput
                 arguments = hook.updated
             decision = await self.gate.check(tool, arguments, hook)
@@ -513,9 +519,8 @@ class Agent:
         if result.images:  # each under images.max_bytes (downscaled, or a note instead)
             result = await fitted_images(result, self.image_limits.max_bytes)
         seconds = time.monotonic() - began
-        result = await hook_points.after_call(
-            self.hooks, call, tool, arguments, result, events, seconds
-        )
+        if self.hooks is not None:
+            result = await self.hooks.after_call(call, tool, arguments, result, events, seconds)
         events.tool_finished(call, result, seconds)
         return ToolRecord(call, result, seconds=seconds)
 

@@ -2,7 +2,7 @@
 
 Order: a ``deny`` rule wins; then "always" approvals of this session and ``--allow`` patterns;
 then ``ask`` and ``allow`` rules; then the tool's capability (read → allow, anything else →
-ask), except that a call that runs in the sandbox (``bash``, :mod:`core.security.sandbox`) is
+ask), except that a call that runs in the sandbox (``bash``, :mod:`core.sandbox.confinement`) is
 allowed: the sandbox, not the user, bounds what it can do. "Ask" goes to the approver
 callback the REPL supplies; without one (``-p``, stdin not a terminal) it becomes allow with
 ``--yes`` and deny otherwise.
@@ -20,9 +20,9 @@ from typing import Any
 
 import anyio
 
+from codebot_mcp.core.agent.approvals import SkillApprovals
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Tool
-from codebot_mcp.core.tools.skills import SkillActivity
 
 
 class Verdict(StrEnum):
@@ -103,7 +103,7 @@ Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
 
 @dataclass(frozen=True, slots=True)
 class HookDecision:
-    """What ``PreToolUse`` hooks said about a call (``core.agent.hooks``)."""
+    """What ``PreToolUse`` hooks said about a call (``core.hooks.runner``)."""
 
     verdict: Verdict | None
     """None: no verdict (the usual rules decide), only ``updated``."""
@@ -199,7 +199,7 @@ class PermissionGate:
         """The ``acceptEdits`` mode (ACP's session modes): the built-in file tools' edits
         inside the project root are allowed without asking; rules, pins and the boundary
         still decide first."""
-        self.skills: SkillActivity | None = None
+        self.skills: SkillApprovals | None = None
         """The skills the model loaded: while it acts on one served over MCP, a tool that
         executes code asks, whatever the rules and earlier "always" answers say."""
 

@@ -16,13 +16,13 @@ from typing import Any, Protocol
 
 from codebot_mcp.core.agent import prompt, toolsearch
 from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
+from codebot_mcp.core.agent.protocols import SkillSource
 from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
 from codebot_mcp.core.config.notes import load as load_notes
+from codebot_mcp.core.jobs.jobtable import JobTable
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
 from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
 from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
-from codebot_mcp.core.tools.jobs import JobTable
-from codebot_mcp.core.tools.skills import SkillCatalog
 
 Message = dict[str, Any]
 
@@ -76,7 +76,7 @@ class Session:
         cwd: Path,
         project_root: Path | None = None,
         plan_mode: bool = False,
-        skills: SkillCatalog | None = None,
+        skills: SkillSource | None = None,
         skill_tool: Tool | None = None,
         project_notes: bool = True,
         todos: bool = False,

@@ -1,7 +1,7 @@
 """The ``checkpoints`` setting: parsed, merged key by key, shown to the trust review.
 
 ``{"checkpoints": {"enabled": true, "max_files": 50000, "max_size_mb": 500}}`` drives the
-snapshots ``core.agent.checkpoints`` takes before each prompt's changes. It is trust-gated
+snapshots ``core.checkpoints.turns`` takes before each prompt's changes. It is trust-gated
 (the key table, ``core.config.keys``): a project file's value applies only once it is trusted.
 """
 
@@ -21,7 +21,7 @@ __all__ = ["CheckpointSettings", "merge_checkpoints", "parse_checkpoints"]
 @dataclass(frozen=True, slots=True)
 class CheckpointSettings:
     """``checkpoints``: snapshots of the project before each turn's changes, for ``/rewind``
-    and ``codebot rewind`` (``core.agent.checkpoints``). A project file sets it only once
+    and ``codebot rewind`` (``core.checkpoints.turns``). A project file sets it only once
     trusted."""
 
     enabled: bool = True

@@ -342,7 +342,7 @@ def parse(text: str) -> tuple[dict[str, Any], str]:
 def parse_strict(text: str) -> tuple[dict[str, Any], str]:
     """``(front matter, body)`` read strictly as YAML: no line-based fallback, no text fields
     made of lists. A skill served over MCP is held to its entry field by field, so its
-    ``SKILL.md`` must read exactly as its YAML says (``core.tools.skillload``).
+    ``SKILL.md`` must read exactly as its YAML says (``core.skills.skillload``).
 
     Raises:
         FrontMatterError: not closed, not YAML, not a mapping, a key twice, or too complex.

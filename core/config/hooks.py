@@ -12,7 +12,7 @@
 Both settings files may hold hooks and all of them run (yours and the project's); the
 project's only once the project is trusted (:mod:`core.config.trust`, which also fingerprints
 every project file a hook command names, so editing the script needs trust again). Running
-them is :mod:`core.agent.hooks`'s job.
+them is :mod:`core.hooks.runner`'s job.
 
 A malformed section is a :class:`SettingsError` naming the file and the key; an event or a
 hook type codebot does not run (Claude Code has more) is a warning, and is skipped.

@@ -6,15 +6,15 @@ The setting (``settings.json``, global or project)::
                 "deny_read": ["~/.config/mytool/token"]}
 
 - ``mode``: ``read-only`` | ``workspace-write`` | ``off``; left out: ``workspace-write`` where
-  the machine supports it (``core.security.sandbox`` decides), else off.
+  the machine supports it (``core.sandbox.confinement`` decides), else off.
 - ``network``: ``false`` (the default) = no network at all from inside, loopback included;
   ``true`` = the whole network; a list of host patterns (``["pypi.org", "*.npmjs.org"]``) =
-  only those hosts, over HTTP and HTTPS through codebot's proxy (``core.security.netproxy``:
+  only those hosts, over HTTP and HTTPS through codebot's proxy (``core.sandbox.netproxy``:
   ``x`` is that host exactly, ``*.x`` any subdomain of ``x`` at any depth, not ``x`` itself).
 - ``writable``: more directories a ``workspace-write`` command may write (``~`` expands;
   relative paths start at the project root for the project file, at home for the global one).
 - ``deny_read``: more files and directories hidden from confined commands, on top of the
-  built-in credential locations (``core.security.sandbox``); paths as for ``writable``.
+  built-in credential locations (``core.sandbox.confinement``); paths as for ``writable``.
 
 A project file may tighten the sandbox at once (``deny_read`` only tightens: its paths add
 up); what widens it (a looser mode, ``network`` true, more ``writable`` paths) needs trust

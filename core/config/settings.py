@@ -139,7 +139,7 @@ class Settings:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     """OpenTelemetry export (``core.config.telemetry``, ``core.telemetry``); off by default."""
-    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.security.sandbox``)."""
+    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.sandbox.confinement``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None

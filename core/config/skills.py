@@ -10,7 +10,7 @@ are reported as shadowed, never dropped silently. An untrusted project's skills 
 (``discover(include_project=False)``): only their folders are named, to say so.
 
 Discovery reads each ``SKILL.md`` (front matter and body, capped by the reader); the other
-files of a skill are read when it is loaded (``core.tools.skillload``).
+files of a skill are read when it is loaded (``core.skills.skillload``).
 """
 
 from __future__ import annotations

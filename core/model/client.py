@@ -32,8 +32,7 @@ import anyio
 
 from codebot_mcp.core.errors import ModelError
 from codebot_mcp.core.media import images
-from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
-from codebot_mcp.core.model.errors import (
+from codebot_mcp.core.model.apierrors import (
     ContextOverflowError,
     StreamDroppedError,
     failed_response,
@@ -44,6 +43,7 @@ from codebot_mcp.core.model.errors import (
     server_message,
     unreadable_answer,
 )
+from codebot_mcp.core.model.config import CONNECT_TIMEOUT, ModelConfig
 from codebot_mcp.core.model.stream import (
     REASONING_KEY,
     ProgressCallback,

@@ -1,7 +1,7 @@
 """Which endpoint, model and key a session uses: flags, environment and settings combined.
 
 Plain data and no I/O: the client (:mod:`core.model.client`) and the error mapping
-(:mod:`core.model.errors`) both read it, and neither imports the other for it.
+(:mod:`core.model.apierrors`) both read it, and neither imports the other for it.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class ModelConfig:
     endpoints unless configured, since a local server handles one request at a time."""
     model_given: bool = True
     """False when no flag, variable or setting named the model: ``model`` is then OpenAI's
-    default, which another endpoint rarely serves (:func:`core.model.discovery.settle_model`
+    default, which another endpoint rarely serves (:func:`core.model.localservers.settle_model`
     asks the endpoint instead)."""
     max_tokens_given: bool = True
     """False when ``max_tokens`` is the default: the agent then sizes the cap from the

@@ -18,7 +18,7 @@ Where it comes from:
 
 What runs outside the sandbox must not be writable from inside it: the cache directory is
 0700, and every sandbox keeps it (and the helper beside its source, when that lies in a
-writable tree) read-only (``core.security.guarded``). Before each use :func:`check` compares
+writable tree) read-only (``core.sandbox.guarded``). Before each use :func:`check` compares
 the file with what :func:`locate` verified (its identity, and its sha256 whenever that moved;
 :func:`locate` also refuses one another user owns or anyone may write); a helper that changed
 is never run.

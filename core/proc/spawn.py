@@ -27,7 +27,7 @@ from codebot_mcp.core.proc import descendants, helper
 
 @dataclass(frozen=True, slots=True)
 class Confinement:
-    """What a confined child may do (``core.security.sandbox`` builds one from the settings).
+    """What a confined child may do (``core.sandbox.confinement`` builds one from the settings).
 
     It reads and executes anywhere but ``hidden`` (an empty directory or file there); it
     writes only beneath ``writable`` (and to ``/dev/null`` and the like), never beneath
@@ -45,7 +45,7 @@ class Confinement:
     renamed or removed."""
     proxy: tuple[int, str] | None = None
     """Without network: (port, Unix socket path): a forwarder inside listens on
-    ``127.0.0.1:port`` and relays to the socket (``core.security.netproxy``)."""
+    ``127.0.0.1:port`` and relays to the socket (``core.sandbox.netproxy``)."""
 
 
 @dataclass(frozen=True, slots=True)

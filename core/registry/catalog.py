@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.fsutil import atomic_write
-from codebot_mcp.core.registry.client import Fetch, pages
 from codebot_mcp.core.registry.http import get_json
+from codebot_mcp.core.registry.readapi import Fetch, pages
 from codebot_mcp.core.registry.serverjson import ServerInfo, parse_server
 
 CATALOG_FORMAT = 1

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from codebot_mcp.core.registry import catalog as catalog_mod
-from codebot_mcp.core.registry.client import Fetch, pages
 from codebot_mcp.core.registry.http import RegistryError, get_json
+from codebot_mcp.core.registry.readapi import Fetch, pages
 from codebot_mcp.core.registry.serverjson import ServerInfo
 
 SEARCH_PAGES = 10

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 from codebot_mcp.core.config.provenance import Provenance
-from codebot_mcp.core.registry.client import Fetch, get_version
 from codebot_mcp.core.registry.http import NotFoundError, RegistryError, get_json
+from codebot_mcp.core.registry.readapi import Fetch, get_version
 from codebot_mcp.core.registry.serverjson import ServerInfo
 
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")

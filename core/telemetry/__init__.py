@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from codebot_mcp.core.config.telemetry import TelemetrySettings
-from codebot_mcp.core.telemetry.config import resolve
+from codebot_mcp.core.telemetry.exportconfig import resolve
 
 if TYPE_CHECKING:
     from codebot_mcp.core.telemetry.otel import Telemetry

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from codebot_mcp.core.secrets.redact import SECRETS
-from codebot_mcp.core.telemetry.config import CONTENT_CAP
+from codebot_mcp.core.telemetry.exportconfig import CONTENT_CAP
 
 PROVIDERS = (
     ("openai.azure.com", "azure.ai.openai"),

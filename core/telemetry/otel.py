@@ -31,7 +31,7 @@ from opentelemetry.trace import SpanKind
 
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.secrets.redact import SECRETS
-from codebot_mcp.core.telemetry.config import Export
+from codebot_mcp.core.telemetry.exportconfig import Export
 from codebot_mcp.core.telemetry.genai import Instruments
 from codebot_mcp.core.telemetry.scope import MCP_SCOPE
 

@@ -138,7 +138,7 @@ class SkillEntry:
 
     The bridge checks the shape (``uri`` a string, ``frontmatter`` an object, ``resources``
     an array of files or ``"dynamic"``); what the entry says is checked against the files
-    when the skill is loaded (``core.tools.skillload``).
+    when the skill is loaded (``core.skills.skillload``).
     """
 
     server: str

@@ -25,7 +25,7 @@ from mcp.client.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from codebot_mcp.core.secrets.redact import Redactor
-from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog, message_scrubber
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ Files are read with ``resources/read`` one at a time, only when a skill is loade
 here prefetches. Entries become :class:`core.tools.sources.SkillEntry` after their shape is
 checked; an entry the spec says a host must not load (no ``resources``, a malformed file
 list, a name that is not its path's last segment) is reported, not offered. Verifying the
-files against the entry is core's (``core.tools.skillload``).
+files against the entry is core's (``core.skills.skillload``).
 """
 
 from __future__ import annotations

@@ -32,11 +32,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from codebot_mcp.core import __version__
-from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.events import AgentEvents
-from codebot_mcp.core.agent.hooks import HookBlockedError, Hooks
 from codebot_mcp.core.agent.permissions import Decision, PermissionGate, Verdict, denial_text
 from codebot_mcp.core.agent.toolcalls import truncate
+from codebot_mcp.core.hooks import points as hook_points
+from codebot_mcp.core.hooks.runner import HookBlockedError, Hooks
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.secrets.redact import SECRETS, printable
 from codebot_mcp.core.tools.base import Tool, ToolResult

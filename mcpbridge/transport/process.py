@@ -6,7 +6,7 @@ first and import the SDK (over a second of CPU) while the servers boot, so the t
 A server gets a minimal environment (the SDK's allow-list) plus its configured ``env``, its own
 process group (so Ctrl-C in the terminal does not reach it and a stop reaches its children too),
 and its stderr goes to a log file of its own launch (:mod:`.runlog`), capped in size. An entry
-with ``"sandbox"`` is started confined (:mod:`core.security.sandbox`), or not at all where the
+with ``"sandbox"`` is started confined (:mod:`core.sandbox.confinement`), or not at all where the
 machine cannot.
 """
 
@@ -30,9 +30,9 @@ from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import child_environment as _child_environment
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.proc.spawn import Announcement, ConfinementError, open_process
+from codebot_mcp.core.sandbox.confinement import Sandbox
 from codebot_mcp.core.secrets.redact import SECRETS, Redactor, entry_secrets, printable
-from codebot_mcp.core.secrets.stream import StreamScrubber
-from codebot_mcp.core.security.sandbox import Sandbox
+from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.mcpbridge.transport import reaper, runlog
 
 STDIN_CLOSE_GRACE = 2.0

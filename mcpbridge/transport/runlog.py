@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.secrets.redact import SECRETS, Redactor
-from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.mcpbridge.transport.wire import LOG_LEVELS
 
 logger = logging.getLogger(__name__)

@@ -24,11 +24,11 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.agent.checkpoints import Checkpoints
 from codebot_mcp.core.agent.context import ContextBudget
 from codebot_mcp.core.agent.loop import Agent
 from codebot_mcp.core.agent.permissions import PermissionGate
 from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.checkpoints.turns import Checkpoints
 from codebot_mcp.core.model.client import ChatModel, create_client
 from codebot_mcp.core.model.config import ModelConfig
 from codebot_mcp.core.model.stream import ToolCall

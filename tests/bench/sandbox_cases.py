@@ -24,7 +24,7 @@ from pathlib import Path
 
 import anyio
 
-from codebot_mcp.core.security.sandbox import Sandbox, support
+from codebot_mcp.core.sandbox.confinement import Sandbox, support
 from codebot_mcp.core.tools.builtin import BashTool
 from tests.bench.harness import Row
 from tests.bench.workspace import Log, Workspace

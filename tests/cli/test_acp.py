@@ -474,7 +474,7 @@ def test_cancel_stops_the_turn_mid_stream(tmp_path: Path) -> None:
 
 
 def _sandbox_works() -> bool:
-    from codebot_mcp.core.security.sandbox import support
+    from codebot_mcp.core.sandbox.confinement import support
 
     return sys.platform.startswith("linux") and not support().missing(network=False)
 

@@ -19,7 +19,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.cli.repl.loop import Repl
-from codebot_mcp.core.security.sandbox import support
+from codebot_mcp.core.sandbox.confinement import support
 from tests.cli.repl_driver import drive, until
 from tests.cli.test_subagents import Router, task
 from tests.fakes import openai_turns as fo

@@ -304,7 +304,7 @@ def test_hooks_run_as_the_user_unless_their_entry_asks_for_the_sandbox(
     """Hooks run as the user whatever the chat's sandbox (issue 31: as Claude Code and Gemini
     CLI do; logging and formatter hooks write outside the project); an entry with
     ``"sandbox": "workspace-write"`` runs confined, and its failure says "sandbox"."""
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.sandbox.confinement import Sandbox
 
     root = tmp_path / "repo"
     root.mkdir()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.core.security.sandbox import support
+from codebot_mcp.core.sandbox.confinement import support
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import REPO_ROOT
@@ -490,8 +490,8 @@ TRICKY = {
 def test_translated_files_mean_to_codebot_what_the_originals_meant(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from codebot_mcp.core.agent.subagents import agent_tools
     from codebot_mcp.core.config import definitions
+    from codebot_mcp.core.subagents.delegation import agent_tools
 
     for name, text in TRICKY.items():
         path = repo / ".claude" / name

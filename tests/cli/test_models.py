@@ -16,7 +16,7 @@ from codebot_mcp.cli.app import run
 from codebot_mcp.cli.chat_runtime import ChatOptions
 from codebot_mcp.cli.commands.models import offer_local
 from codebot_mcp.cli.runtime import Globals
-from codebot_mcp.core.model import discovery
+from codebot_mcp.core.model import localservers as discovery
 from tests.fakes.openai_server import FakeOpenAI
 
 

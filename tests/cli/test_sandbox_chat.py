@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.core.security import sandbox as sandbox_module
-from codebot_mcp.core.security.sandbox import Support, support
+from codebot_mcp.core.sandbox import confinement as sandbox_module
+from codebot_mcp.core.sandbox.confinement import Support, support
 from tests.cli.repl_driver import drive
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

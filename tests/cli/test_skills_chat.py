@@ -22,7 +22,7 @@ from tests.helpers import server_entry, write_settings
 
 
 def _no_sandbox() -> bool:
-    from codebot_mcp.core.security.sandbox import support
+    from codebot_mcp.core.sandbox.confinement import support
 
     return not sys.platform.startswith("linux") or bool(support().missing(network=False))
 

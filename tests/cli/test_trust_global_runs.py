@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.core.security.sandbox import support
+from codebot_mcp.core.sandbox.confinement import support
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 

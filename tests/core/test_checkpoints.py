@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.core.agent import checkpoints as cp
-from codebot_mcp.core.agent.checkpoints import Checkpoints, prune
 from codebot_mcp.core.agent.history import sessions_dir
-from codebot_mcp.core.agent.shadow import ShadowStore, Snapshot, SnapshotSkipped, StoreError
+from codebot_mcp.core.checkpoints import turns as cp
+from codebot_mcp.core.checkpoints.shadow import ShadowStore, Snapshot, SnapshotSkipped, StoreError
+from codebot_mcp.core.checkpoints.turns import Checkpoints, prune
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.builtin import builtin_tools
 

@@ -1,13 +1,13 @@
 """The strict front matter a served skill's SKILL.md is read with (definitions.parse_strict:
 YAML 1.2 scalars, refused duplicates, no lenient fallback), and the JSON comparison with its
-entry (core/tools/skillload.py)."""
+entry (core/skills/skillload.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from codebot_mcp.core.config.definitions import FrontMatterError, parse_strict
-from codebot_mcp.core.tools.skillload import file_mismatch, front_matter_mismatch, json_equal
+from codebot_mcp.core.skills.skillload import file_mismatch, front_matter_mismatch, json_equal
 from codebot_mcp.core.tools.sources import SkillFile
 
 

@@ -14,12 +14,13 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.core.agent.hooks import Hooks
 from codebot_mcp.core.agent.loop import Agent, AgentEvents
 from codebot_mcp.core.agent.permissions import PermissionGate
 from codebot_mcp.core.agent.session import Session
 from codebot_mcp.core.config import hookcontract
 from codebot_mcp.core.config.hooks import parse_hooks
+from codebot_mcp.core.hooks.points import LoopHooks
+from codebot_mcp.core.hooks.runner import Hooks
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.fakes import openai_turns as fo
@@ -75,7 +76,7 @@ def group(command: str, matcher: str = "", **fields: Any) -> list[dict[str, Any]
 def agent_with(model: ChatModel, cwd: Path, hooks: Hooks) -> Agent:
     gate = PermissionGate(assume_yes=True)
     agent = Agent(Session(builtin_tools(cwd), cwd=cwd), model, gate)
-    agent.hooks = hooks
+    agent.hooks = LoopHooks(hooks)
     return agent
 
 

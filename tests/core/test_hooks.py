@@ -16,13 +16,14 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.core.agent import hookpoints as hook_points
-from codebot_mcp.core.agent.hooks import HookBlockedError, Hooks
 from codebot_mcp.core.agent.loop import Agent, AgentEvents
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest, PermissionGate
 from codebot_mcp.core.agent.session import Session
 from codebot_mcp.core.config.hooks import matches, parse_hooks
 from codebot_mcp.core.config.settings import PermissionRules
+from codebot_mcp.core.hooks import points as hook_points
+from codebot_mcp.core.hooks.points import LoopHooks
+from codebot_mcp.core.hooks.runner import HookBlockedError, Hooks
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.fakes import openai_turns as fo
@@ -72,7 +73,7 @@ def agent_with(
     model: ChatModel, cwd: Path, hooks: Hooks, gate: PermissionGate | None = None
 ) -> Agent:
     agent = Agent(Session(builtin_tools(cwd), cwd=cwd), model, gate or PermissionGate())
-    agent.hooks = hooks
+    agent.hooks = LoopHooks(hooks)
     return agent
 
 

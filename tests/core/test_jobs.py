@@ -12,10 +12,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from codebot_mcp.core.security.sandbox import Sandbox, support
+from codebot_mcp.core.jobs.jobtable import OUTPUT_BYTES, READ_BYTES, JobTable, Ring
+from codebot_mcp.core.sandbox.confinement import Sandbox, support
 from codebot_mcp.core.tools.builtin.bash import BashTool
 from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
-from codebot_mcp.core.tools.jobs import OUTPUT_BYTES, READ_BYTES, JobTable, Ring
 from tests.fakes.procs import alive
 
 pytestmark = pytest.mark.anyio

@@ -112,7 +112,7 @@ async def test_the_approver_learns_which_rule_asks() -> None:
 
 
 def _served(digest: str = "sha256:" + "a" * 64) -> Any:
-    from codebot_mcp.core.tools.skills import Skill
+    from codebot_mcp.core.skills.skillcatalog import Skill
     from codebot_mcp.core.tools.sources import SkillEntry, SkillFile
 
     uri = "skill://pdf/SKILL.md"
@@ -123,7 +123,7 @@ def _served(digest: str = "sha256:" + "a" * 64) -> Any:
 
 
 async def test_code_while_acting_on_a_served_skill_asks_whatever_the_rules_say() -> None:
-    from codebot_mcp.core.tools.skills import SkillActivity
+    from codebot_mcp.core.skills.skillcatalog import SkillActivity
 
     asked: list[ApprovalRequest] = []
 
@@ -150,7 +150,7 @@ async def test_code_while_acting_on_a_served_skill_asks_whatever_the_rules_say()
 
 
 async def test_non_interactive_code_under_a_served_skill_needs_yes() -> None:
-    from codebot_mcp.core.tools.skills import SkillActivity
+    from codebot_mcp.core.skills.skillcatalog import SkillActivity
 
     gate = PermissionGate(PermissionRules(allow=["bash"]), allow=["bash"])
     gate.skills = SkillActivity()

@@ -1,7 +1,7 @@
 """Reading a Claude Code plugin folder and loading the enabled ones, in process: custom
 component paths from plugin.json, inline hooks and servers, a marketplace entry with
 ``"strict": false``, what runs and what an update changes, and the loaded servers, hooks and
-definitions (``core.config.plugins``, ``core.plugins.install``)."""
+definitions (``core.config.plugins``, ``core.plugins.plugininstall``)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.agent.commands import load_commands
-from codebot_mcp.core.agent.subagents import load_agents
 from codebot_mcp.core.config import settings as settings_module
 from codebot_mcp.core.config.plugins import load, manifest
 from codebot_mcp.core.config.plugins.manifest import PluginError
-from codebot_mcp.core.plugins import install
+from codebot_mcp.core.plugins import plugininstall as install
+from codebot_mcp.core.slashcommands.templates import load_commands
+from codebot_mcp.core.subagents.delegation import load_agents
 
 
 def write(path: Path, text: str) -> Path:

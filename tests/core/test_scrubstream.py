@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from codebot_mcp.core.secrets.redact import Redactor
-from codebot_mcp.core.secrets.stream import StreamScrubber
+from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 
 URL = "see https://bob:hunter2@example.com/x now"
 

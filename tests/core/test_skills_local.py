@@ -1,5 +1,5 @@
 """Local skills (core/config/skills.py): the folders and their precedence, what is skipped and
-why, the trust gate over project skills, and loading (core/tools/skillload.py) held to what
+why, the trust gate over project skills, and loading (core/skills/skillload.py) held to what
 trust saw. Real folders in a temporary project; CODEBOT_HOME is the user's folder."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from codebot_mcp.core.config import discovery, paths, trust
 from codebot_mcp.core.config.settings import load
 from codebot_mcp.core.config.skills import discover
 from codebot_mcp.core.errors import UsageError
-from codebot_mcp.core.tools.skillload import SkillLoader, SkillVerificationError
-from codebot_mcp.core.tools.skills import SkillCatalog
+from codebot_mcp.core.skills.skillcatalog import SkillCatalog
+from codebot_mcp.core.skills.skillload import SkillLoader, SkillVerificationError
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.core.security.boundary import MAX_READ_BYTES
+from codebot_mcp.core.tools.boundary import MAX_READ_BYTES
 from tests.cli.repl_driver import drive
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.security.sandbox import Sandbox, support
+from codebot_mcp.core.sandbox.confinement import Sandbox, support
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.core.tools.builtin import BashTool
 
@@ -313,7 +313,7 @@ async def test_a_failure_the_sandbox_did_not_cause_says_nothing_of_it(shell: She
 
 
 async def test_unsupported_machine_is_named_and_never_claimed(tmp_path: Path) -> None:
-    from codebot_mcp.core.security.sandbox import Support
+    from codebot_mcp.core.sandbox.confinement import Support
 
     lacking = Support(landlock_abi=0, userns=False, userns_error="Operation not permitted")
     sandbox = Sandbox("workspace-write", workspace=tmp_path, machine=lacking)
@@ -332,8 +332,8 @@ def test_a_temp_dir_left_by_a_killed_run_is_removed_by_the_next(
 ) -> None:
     import tempfile
 
-    from codebot_mcp.core.security import sandbox as sandbox_module
-    from codebot_mcp.core.security.sandbox import Support
+    from codebot_mcp.core.sandbox import confinement as sandbox_module
+    from codebot_mcp.core.sandbox.confinement import Support
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(sandbox_module, "_swept", False)

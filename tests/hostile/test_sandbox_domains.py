@@ -2,7 +2,7 @@
 
 Every command runs through the real ``bash`` tool in the real sandbox, with
 ``sandbox.network`` a list: the exec helper's forwarder inside the command's own network
-namespace, codebot's proxy outside (``core.security.netproxy``), real ``curl`` and Python
+namespace, codebot's proxy outside (``core.sandbox.netproxy``), real ``curl`` and Python
 clients that use the proxy variables. There is no internet here, so the allowed names are
 sent to local servers by the test-only ``CODEBOT_TEST_PROXY_HOSTS``; those servers listen on
 the host's loopback, which a direct connection from the sandbox must never reach.
@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.security import netproxy
-from codebot_mcp.core.security.sandbox import Sandbox, support
+from codebot_mcp.core.sandbox import netproxy
+from codebot_mcp.core.sandbox.confinement import Sandbox, support
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.core.tools.builtin import BashTool
 
@@ -297,7 +297,7 @@ async def test_no_proxy_without_a_domain_list(tmp_path: Path) -> None:
 KILLED = """
 import anyio, sys
 from pathlib import Path
-from codebot_mcp.core.security.sandbox import Sandbox
+from codebot_mcp.core.sandbox.confinement import Sandbox
 from codebot_mcp.core.tools.builtin import BashTool
 
 async def main():
@@ -332,7 +332,7 @@ def test_the_proxy_is_gone_when_codebot_dies(tmp_path: Path, how: signal.Signals
         probe.close()
         # The next codebot's proxy removes what a dead one left behind.
         nxt = (
-            "from codebot_mcp.core.security import netproxy as n; "
+            "from codebot_mcp.core.sandbox import netproxy as n; "
             "p = n.DomainProxy(()); p.start(); p.close()"
         )
         subprocess.run([sys.executable, "-c", nxt], check=True, timeout=30)

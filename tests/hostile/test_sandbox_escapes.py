@@ -30,8 +30,8 @@ import pytest
 from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc import helper
-from codebot_mcp.core.security import guarded
-from codebot_mcp.core.security.sandbox import Sandbox, support
+from codebot_mcp.core.sandbox import guarded
+from codebot_mcp.core.sandbox.confinement import Sandbox, support
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.core.tools.builtin import BashTool
 
@@ -241,7 +241,7 @@ async def test_codebot_directories_inside_the_project_are_read_only(
 def test_a_writable_entry_holding_codebots_files_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codebot_mcp.core.security.sandbox import Support
+    from codebot_mcp.core.sandbox.confinement import Support
 
     machine = Support(landlock_abi=7, userns=True, netns=True, mountns=True, seccomp=True)
     dot_cache = tmp_path / ".cache"

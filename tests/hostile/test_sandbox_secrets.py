@@ -25,8 +25,8 @@ import pytest
 from codebot_mcp.core.config import settings as settings_mod
 from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.proc import helper
-from codebot_mcp.core.security.hiding import HIDDEN_IN_HOME, settings_secrets
-from codebot_mcp.core.security.sandbox import Sandbox, support
+from codebot_mcp.core.sandbox.confinement import Sandbox, support
+from codebot_mcp.core.sandbox.hiding import HIDDEN_IN_HOME, settings_secrets
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.core.tools.builtin import BashTool
 from tests.helpers import write_settings

@@ -13,7 +13,7 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from codebot_mcp.core.security.sandbox import support
+from codebot_mcp.core.sandbox.confinement import support
 from tests.helpers import write_settings
 from tests.mcpbridge.serve_inproc import serving
 

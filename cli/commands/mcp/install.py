@@ -2,7 +2,7 @@
 
 The command finds the server (``registry_url``, in order), picks how to run it, asks for the
 values it needs (on the terminal, or lines on stdin), shows the entry it will write and asks
-before writing it. The work is :mod:`core.registry.install`; this module asks and shows.
+before writing it. The work is :mod:`core.registry.serverinstall`; this module asks and shows.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from codebot_mcp.cli.runtime import Globals
     from codebot_mcp.core.registry.inputs import Question
-    from codebot_mcp.core.registry.install import Option
+    from codebot_mcp.core.registry.serverinstall import Option
     from codebot_mcp.core.registry.serverjson import ServerInfo
 
 app = typer.Typer()
@@ -179,11 +179,11 @@ def install_command(
     (or --dry-run), 1 declined or no way to run it here, 2 bad arguments, unknown server or
     a required input without a value, 3 settings unreadable.
     """
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
     from codebot_mcp.core.registry import bundle as bundles
-    from codebot_mcp.core.registry import install as plan
-    from codebot_mcp.core.registry.client import find
+    from codebot_mcp.core.registry import serverinstall as plan
     from codebot_mcp.core.registry.inputs import parse_sets, resolve
+    from codebot_mcp.core.registry.readapi import find
 
     globals_: Globals = ctx.obj
     name, version = _split(spec)
@@ -242,7 +242,7 @@ def install_command(
 
 
 def _pick(server: ServerInfo, via: str | None, yes: bool, cwd: Path) -> Option:
-    from codebot_mcp.core.registry import install as plan
+    from codebot_mcp.core.registry import serverinstall as plan
 
     choices = plan.options(server, cwd)
     if via is not None:

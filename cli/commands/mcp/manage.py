@@ -14,7 +14,7 @@ from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.config.edit import Edit
+    from codebot_mcp.core.config.serveredit import Edit
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
 
@@ -140,7 +140,7 @@ def add_command(
     Secrets are refused in clear: write -e KEY='${KEY}' (and export KEY) instead.
     Exit 0 written, 2 bad arguments or NAME exists (use --force), 3 settings unreadable.
     """
-    from codebot_mcp.core.config.edit import build_entry
+    from codebot_mcp.core.config.serveredit import build_entry
 
     for flag, value in (("--timeout", timeout), ("--tool-timeout", tool_timeout)):
         if value is not None:
@@ -211,7 +211,7 @@ def check_seconds(flag: str, value: float) -> None:
 def _write_entry(
     globals_: Globals, name: str, entry: dict[str, Any], scope: ScopeChoice, force: bool
 ) -> int:
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     warn_settings(globals_)
     path = settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]
@@ -232,7 +232,7 @@ def remove_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt = 
 
     Exit 0 removed, 2 no such server (or defined in both files without --scope).
     """
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     globals_: Globals = ctx.obj
     path = _defining_file(globals_, name, scope)
@@ -255,7 +255,7 @@ def disable_command(ctx: typer.Context, name: NameArg, scope: OptionalScopeOpt =
 
 
 def _set_enabled(globals_: Globals, name: str, scope: ScopeChoice | None, enabled: bool) -> int:
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     path = _defining_file(globals_, name, scope)
     with keep_trust(globals_, path):
@@ -290,7 +290,7 @@ def known_server(settings: Settings, name: str) -> ServerConfig:
 
 def _defining_file(globals_: Globals, name: str, scope: ScopeChoice | None) -> Path:
     """The file to edit for ``name``: ``--scope``'s, else the one file that defines it."""
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     if scope is not None:
         return settings_edit.settings_file(scope.value, globals_.cwd)  # type: ignore[arg-type]

@@ -25,10 +25,10 @@ from codebot_mcp.core.errors import ExitCode
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions
     from codebot_mcp.core.agent.events import AgentEvents
-    from codebot_mcp.core.agent.hooks import Hooks
     from codebot_mcp.core.agent.permissions import Approver
     from codebot_mcp.core.config.settings import Settings
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.hooks.runner import Hooks
+    from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.mcpbridge.serve import AskOutcome, Served
 
 app = typer.Typer()

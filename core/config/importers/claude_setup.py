@@ -164,7 +164,7 @@ def plan(
         UsageError: the project would be your home folder (its ``.claude`` is yours).
     """
     from codebot_mcp.core.config import discovery
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     if scope == "user":
         setup = Setup(
@@ -415,7 +415,7 @@ def _merge_hook(
 
 
 def _servers(setup: Setup, cwd: Path) -> None:
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
     from codebot_mcp.core.config.importers import claude_code
     from codebot_mcp.core.config.importers.plan import ImportPlan, Planned, decide
 
@@ -657,8 +657,8 @@ def apply(setup: Setup) -> list[Path]:
         SettingsError: a file cannot be written (``ProjectWriteError`` when it would land
             outside the project).
     """
-    from codebot_mcp.core.config import edit as settings_edit
     from codebot_mcp.core.config import projectfiles
+    from codebot_mcp.core.config import serveredit as settings_edit
     from codebot_mcp.core.errors import SettingsError
     from codebot_mcp.core.fsutil import atomic_write
 

@@ -73,8 +73,8 @@ def discover(clients: list[str], cwd: Path, home: Path) -> ImportPlan:
 
 def decide(plan: ImportPlan, scope: Scope | None, cwd: Path) -> None:
     """Set each server's target file and action: validation, secrets, clashes."""
-    from codebot_mcp.core.config import edit as settings_edit
     from codebot_mcp.core.config import managed
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     managed.load()  # a broken managed settings file stops the import (exit 3), not each entry
     documents: dict[Path, dict[str, Any]] = {}
@@ -123,7 +123,7 @@ def _note_overrides(
     cwd: Path,
 ) -> None:
     """A project entry that will hide a different global entry of the same name says so."""
-    from codebot_mcp.core.config import edit as settings_edit
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     global_file = settings_edit.settings_file("global", cwd)
     if global_file not in documents:
@@ -145,8 +145,8 @@ def _note_overrides(
 
 def apply(plan: ImportPlan) -> list[Path]:
     """Write every "add" into its target file (one atomic write per file); the files written."""
-    from codebot_mcp.core.config import edit as settings_edit
     from codebot_mcp.core.config import projectfiles
+    from codebot_mcp.core.config import serveredit as settings_edit
 
     by_target: dict[Path, list[Planned]] = {}
     for planned in plan.servers:

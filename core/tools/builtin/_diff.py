@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from codebot_mcp.core.security.boundary import BoundaryError, read_regular
+from codebot_mcp.core.tools.boundary import BoundaryError, read_regular
 
 MAX_DIFF_LINES = 400
 """A longer diff is cut: the approval must fit a screen or two."""

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from codebot_mcp.core.security.boundary import Boundary, Reach
+from codebot_mcp.core.tools.boundary import Boundary, Reach
 from codebot_mcp.core.tools.gitignore import IgnoreStack
 from codebot_mcp.core.tools.globmatch import compiled
 

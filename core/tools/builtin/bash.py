@@ -3,12 +3,12 @@
 The command gets its own process group, so a timeout or a cancel (Ctrl-C) kills everything it
 started, and background children that keep the output pipe open cannot hang the call.
 
-With a sandbox (:mod:`core.security.sandbox`) the command runs confined, and then without
+With a sandbox (:mod:`core.sandbox.confinement`) the command runs confined, and then without
 asking (the permission gate sees :meth:`BashTool.sandboxed`). The model may pass
 ``"sandbox": false`` to run one command outside: the gate then asks as it always did. A
 confined command that fails because the sandbox refused something says so in its result.
 
-With a job table (:mod:`core.tools.jobs`, a chat's), ``"run_in_background": true`` starts the
+With a job table (:mod:`core.jobs.jobtable`, a chat's), ``"run_in_background": true`` starts the
 command as a background job under the same sandbox and approval, and returns its id at once
 (with what it printed in the first moment); ``bash_output`` and ``bash_kill`` follow it.
 
@@ -31,16 +31,16 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
+from codebot_mcp.core.jobs.jobtable import Job, JobTable
 from codebot_mcp.core.proc import descendants
 from codebot_mcp.core.proc.spawn import ConfinementError, command_line, open_process
+from codebot_mcp.core.sandbox import guarded
+from codebot_mcp.core.sandbox.confinement import Sandbox
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
-from codebot_mcp.core.security import guarded
-from codebot_mcp.core.security.sandbox import Sandbox
 from codebot_mcp.core.tools import live
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
-from codebot_mcp.core.tools.jobs import Job, JobTable
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600

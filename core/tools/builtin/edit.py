@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 
 from codebot_mcp.core.fsutil import atomic_write
-from codebot_mcp.core.security.boundary import BoundaryError, Reach
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.boundary import BoundaryError, Reach
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._diff import MAX_PREVIEW_BYTES, unified
 from codebot_mcp.core.tools.builtin._files import FileTool

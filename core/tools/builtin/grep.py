@@ -25,8 +25,8 @@ import anyio
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.proc.lookup import child_environment
-from codebot_mcp.core.security.boundary import BoundaryError, refuse_special
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.boundary import BoundaryError, refuse_special
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool, glob_match, walk
 from codebot_mcp.core.tools.builtin.glob import shown

@@ -1,6 +1,6 @@
 """``bash_output`` and ``bash_kill``: follow and end the background jobs ``bash`` started.
 
-Both act only on the session's own jobs (:class:`core.tools.jobs.JobTable`), so neither asks
+Both act only on the session's own jobs (:class:`core.jobs.jobtable.JobTable`), so neither asks
 for approval: reading a job's output is a read; ending a job the session started touches
 nothing else (the capability is read, so plan mode keeps them too).
 """
@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from codebot_mcp.core.jobs.jobtable import MAX_WAIT_SECONDS, Job, JobTable
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
-from codebot_mcp.core.tools.jobs import MAX_WAIT_SECONDS, Job, JobTable
 
 _JOB_ID = {"type": "string"}
 

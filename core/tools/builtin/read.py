@@ -14,8 +14,8 @@ import anyio
 import anyio.to_thread
 
 from codebot_mcp.core.media import images
-from codebot_mcp.core.security.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool
 from codebot_mcp.core.tools.builtin._text import decode, has_bom

@@ -7,8 +7,8 @@ from typing import Any
 
 import anyio.to_thread
 
-from codebot_mcp.core.security.boundary import BoundaryError
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.boundary import BoundaryError
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._diff import read_for_preview, unified
 from codebot_mcp.core.tools.builtin._files import FileTool

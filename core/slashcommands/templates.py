@@ -344,7 +344,7 @@ def render_first(text: str) -> str:
 
 def _file(agent: Agent, reference: str, root: Path, notes: list[str]) -> str:
     from codebot_mcp.core.secrets.redact import SECRETS
-    from codebot_mcp.core.security.boundary import BoundaryError, read_regular
+    from codebot_mcp.core.tools.boundary import BoundaryError, read_regular
 
     def missing(why: str) -> str:
         notes.append(f"@{reference} is not inlined: {why}")

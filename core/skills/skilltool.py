@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.skills.skillcatalog import Skill, SkillCatalog
+from codebot_mcp.core.skills.skillload import LoadedSkill, SkillLoader
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
-from codebot_mcp.core.tools.skillload import LoadedSkill, SkillLoader
-from codebot_mcp.core.tools.skills import Skill, SkillCatalog
 
 GRANT_FIELD = "allowed-tools"
 

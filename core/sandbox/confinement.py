@@ -56,11 +56,11 @@ from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, MODES, ServerSandbo
 from codebot_mcp.core.fsutil import sweep_orphans
 from codebot_mcp.core.proc import helper
 from codebot_mcp.core.proc.spawn import Confinement, ConfinementError
-from codebot_mcp.core.security import guarded, hiding
-from codebot_mcp.core.security.hiding import Hidden
+from codebot_mcp.core.sandbox import guarded, hiding
+from codebot_mcp.core.sandbox.hiding import Hidden
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.security.netproxy import DomainProxy
+    from codebot_mcp.core.sandbox.netproxy import DomainProxy
 
 FILE_REFUSALS = (
     "Permission denied",
@@ -394,7 +394,7 @@ class Sandbox:
         """
         if not self.domains:
             return None
-        from codebot_mcp.core.security import netproxy  # sockets and threads: only then
+        from codebot_mcp.core.sandbox import netproxy  # sockets and threads: only then
 
         if self._proxy is None:
             self._proxy = netproxy.DomainProxy(self.domains)
@@ -482,7 +482,7 @@ class Sandbox:
         tmp = str(self.tmpdir())
         proxy: dict[str, str] = {}
         if self.domains:
-            from codebot_mcp.core.security import netproxy
+            from codebot_mcp.core.sandbox import netproxy
 
             proxy = netproxy.environment()
         return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp, **proxy}

@@ -1,7 +1,7 @@
 """Where the agent loop, subagents, ``mcp serve`` and the chat call into the hooks: one
 function per hook point (``submit``, ``before_call``, ``after_call``, ``keep_going``,
 ``before_compact``, ``post_compact``, ``session_start``, ``subagent_start``,
-``session_end``, ``notifying``), each turning what :class:`core.agent.hooks.Hooks` ran into
+``session_end``, ``notifying``), each turning what :class:`core.hooks.runner.Hooks` ran into
 what the caller does next (a blocked prompt, a gate decision, notes for the model).
 """
 
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codebot_mcp.core.agent.hooks import MAX_CONTEXT_CHARS, HookBlockedError, Hooks, Outcome
 from codebot_mcp.core.agent.permissions import (
     Answer,
     ApprovalRequest,
@@ -21,6 +20,7 @@ from codebot_mcp.core.agent.permissions import (
     Verdict,
 )
 from codebot_mcp.core.config import hookcontract
+from codebot_mcp.core.hooks.runner import MAX_CONTEXT_CHARS, HookBlockedError, Hooks, Outcome
 from codebot_mcp.core.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -267,3 +267,56 @@ def notifying(hooks_of: Callable[[], Hooks | None], approver: Approver, warn: An
         return await approver(request)
 
     return ask
+
+
+class LoopHooks:
+    """The user's hooks as the loop calls them (the kernel's ``TurnHooks``): each method is
+    the hook point of the same name above, over one :class:`Hooks`."""
+
+    def __init__(self, hooks: Hooks) -> None:
+        self.hooks = hooks
+
+    @classmethod
+    def over(cls, hooks: Hooks | None) -> LoopHooks | None:
+        """``hooks`` for the loop; None for none."""
+        return None if hooks is None else cls(hooks)
+
+    async def submit(self, prompt: str, events: AgentEvents) -> str:
+        return await submit(self.hooks, prompt, events)
+
+    async def before_call(
+        self, call: ToolCall, tool: Tool, arguments: Mapping[str, Any], events: AgentEvents
+    ) -> HookDecision | None:
+        return await before_call(self.hooks, call, tool, arguments, events)
+
+    async def after_call(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        result: ToolResult,
+        events: AgentEvents,
+        seconds: float = 0.0,
+    ) -> ToolResult:
+        return await after_call(self.hooks, call, tool, arguments, result, events, seconds)
+
+    async def keep_going(self, history: list[Any], active: bool, events: AgentEvents) -> bool:
+        return await keep_going(self.hooks, history, active, events)
+
+    def listens(self, event: str, names: Sequence[str] = ()) -> bool:
+        return bool(self.hooks.selected(event, names))
+
+    async def before_compact(
+        self, trigger: str, instructions: str | None, events: AgentEvents
+    ) -> None:
+        await before_compact(self.hooks, trigger, instructions, events)
+
+    async def post_compact(self, trigger: str, summary: str, events: AgentEvents) -> None:
+        await post_compact(self.hooks, trigger, summary, events)
+
+    async def subagent_start(self, fields: Mapping[str, str], events: AgentEvents) -> str:
+        self.hooks.agent_fields = dict(fields)
+        return await subagent_start(self.hooks, events)
+
+    def for_subagent(self) -> LoopHooks:
+        return LoopHooks(self.hooks.for_subagent())

@@ -446,7 +446,7 @@ def _merge(outcome: Outcome, hook: HookCommand, done: Finished | OSError | Codeb
 
 def _refused(stderr: str) -> bool:
     """Whether a confined hook's stderr shows the sandbox refusing a write or the network."""
-    from codebot_mcp.core.security.sandbox import FILE_REFUSALS, NETWORK_REFUSALS
+    from codebot_mcp.core.sandbox.confinement import FILE_REFUSALS, NETWORK_REFUSALS
 
     return any(sign in stderr for sign in (*FILE_REFUSALS, *NETWORK_REFUSALS))
 

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import anyio
 
-from codebot_mcp.core.agent import hookpoints as hook_points
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.history import SessionLog, new_id
 from codebot_mcp.core.agent.loop import Agent
@@ -40,8 +39,8 @@ from codebot_mcp.core.config.definitions import Kind, codebot_tool_name
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.model.stream import Usage
+from codebot_mcp.core.subagents.tasktool import TaskTool
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
-from codebot_mcp.core.tools.builtin.task import TaskTool
 
 GENERAL = "general-purpose"
 SUBAGENT_NOTE = """\
@@ -243,7 +242,7 @@ EventsFor = Callable[[SubagentRun], AgentEvents]
 
 
 class Subagents:
-    """Runs ``task`` for one session (a :class:`core.tools.builtin.task.TaskRunner`).
+    """Runs ``task`` for one session (a :class:`core.subagents.tasktool.TaskRunner`).
 
     Args:
         agent_of: The parent agent (it exists once the runtime is built).
@@ -370,12 +369,12 @@ class Subagents:
         events = self.events_for(record)
         if child.hooks is not None:  # SubagentStart now, SubagentStop when it would stop
             transcript = str(record.transcript) if record.transcript else ""
-            child.hooks.agent_fields = {
+            fields = {
                 "agent_id": record.id,
                 "agent_type": spec.name,
                 "agent_transcript_path": transcript,
             }
-            if extra := await hook_points.subagent_start(child.hooks, events):
+            if extra := await child.hooks.subagent_start(fields, events):
                 prompt = f"{prompt}\n\n{extra}"
         try:
             result = await child.run(prompt, events)

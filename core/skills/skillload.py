@@ -32,7 +32,7 @@ from codebot_mcp.core.config.skills import (
     list_files,
 )
 from codebot_mcp.core.errors import CodebotError, UsageError
-from codebot_mcp.core.tools.skills import Skill
+from codebot_mcp.core.skills.skillcatalog import Skill
 from codebot_mcp.core.tools.sources import SkillEntry, SkillFile, SkillSource
 
 VERIFY_HINT = (

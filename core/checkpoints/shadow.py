@@ -3,7 +3,7 @@
 A snapshot records every file of the project that git would not ignore (``.gitignore``
 files respected, ``.git`` and codebot's own state directory skipped) as a tree of objects:
 a file's bytes, a symlink's target, and one tree per directory naming its entries, each
-stored once under its SHA-256 in an :class:`~core.agent.pack.ObjectPack`. Unchanged files
+stored once under its SHA-256 in an :class:`~core.checkpoints.pack.ObjectPack`. Unchanged files
 cost a ``stat``: a stat cache remembers which content a path had at a given size, mtime,
 ctime, inode and mode, so only changed files are read again (files changed within
 :data:`RACY_NS` of being hashed are always read again). A file or directory that cannot be
@@ -20,7 +20,7 @@ pack's files (``objects.pack``, ``objects.idx``, ``lock``, ``.gitignore``) and
 ``stat.cache``, JSON lines ``[path, size, mtime_ns, ctime_ns, ino, mode, digest, seen_ns]``.
 
 Size: one class; the walk, the stat cache it consults and the trees it builds go together (a
-snapshot needs all three at once); the objects themselves live in ``core.agent.pack``.
+snapshot needs all three at once); the objects themselves live in ``core.checkpoints.pack``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from codebot_mcp.core.agent.pack import (
+from codebot_mcp.core.checkpoints.pack import (
     NotAFileError,
     ObjectPack,
     StoreError,

@@ -18,7 +18,7 @@ SIGHUP) every running job's whole tree gets SIGTERM, then SIGKILL after
 (:func:`core.proc.descendants.mortal`), the net under that.
 
 A confined job's new files among the sandbox's watched names (``.git``, ``.codebot`` ...)
-are moved out of the project (:meth:`core.security.sandbox.Sandbox.quarantine`) when the
+are moved out of the project (:meth:`core.sandbox.confinement.Sandbox.quarantine`) when the
 job ends and at the end of every turn while it runs (:meth:`JobTable.turn_ended`, called by
 the agent before the turn's checkpoint), so nothing unconfined reads them meanwhile; the next
 ``bash_output`` of that job says so.
@@ -39,8 +39,8 @@ import anyio.abc
 from codebot_mcp.core.proc import descendants
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.security.guarded import Watch
-    from codebot_mcp.core.security.sandbox import Sandbox
+    from codebot_mcp.core.sandbox.confinement import Sandbox
+    from codebot_mcp.core.sandbox.guarded import Watch
 
 MAX_RUNNING = 8
 """Jobs running at once; one more is refused (the model is told to end one first)."""

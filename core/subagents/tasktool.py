@@ -1,6 +1,6 @@
 """``task``: hand a self-contained job to a subagent and get back only its final answer.
 
-The tool is the model's side; running the subagent is :mod:`core.agent.subagents`'s (a
+The tool is the model's side; running the subagent is :mod:`core.subagents.delegation`'s (a
 :class:`TaskRunner`), which sits above this layer.
 """
 
@@ -14,7 +14,7 @@ from codebot_mcp.core.tools.builtin._common import BadArgument, string
 
 
 class TaskRunner(Protocol):
-    """Runs subagents (``core.agent.subagents.Subagents``)."""
+    """Runs subagents (``core.subagents.delegation.Subagents``)."""
 
     def agents(self) -> Sequence[tuple[str, str]]:
         """``(name, description)`` of each agent ``task`` may start."""

@@ -1,5 +1,5 @@
 """Putting one path of the project back as a snapshot had it: never through a symlink, never
-outside the project (``core.agent.checkpoints`` decides what, this module does it)."""
+outside the project (``core.checkpoints.turns`` decides what, this module does it)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Literal
 
-from codebot_mcp.core.agent.shadow import Entry
+from codebot_mcp.core.checkpoints.shadow import Entry
 from codebot_mcp.core.fsutil import atomic_write
 
 __all__ = ["current", "inside", "put_back", "remove"]

@@ -2,7 +2,7 @@
 inside): the credential locations (:data:`HIDDEN_IN_HOME`, the files their variables and
 credential-named variables name, codebot's token store and transcripts, the files the
 settings name as secrets, the raw disks), each as a :class:`Hidden` path, and how a command
-that names or reaches one is spotted for its note. :class:`core.security.sandbox.Sandbox`
+that names or reaches one is spotted for its note. :class:`core.sandbox.confinement.Sandbox`
 asks for them at each confinement; the exec helper covers them (``--hide``) and pins the
 folders above them (:func:`pins`).
 """

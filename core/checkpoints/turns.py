@@ -2,7 +2,7 @@
 
 Each prompt of a session is a *turn*. Before a turn's first call that may change something
 (a tool whose capability is not read: ``edit``, ``write``, ``bash``, an MCP tool that writes),
-the whole project is snapshotted into the shadow store (:mod:`core.agent.shadow`); when the
+the whole project is snapshotted into the shadow store (:mod:`core.checkpoints.shadow`); when the
 turn ends, once more. The changes of a turn are the difference between its two snapshots, so
 what ``bash`` did is in them as much as what ``edit`` did.
 
@@ -47,8 +47,8 @@ from typing import Any, Literal
 
 import anyio
 
-from codebot_mcp.core.agent import restore
-from codebot_mcp.core.agent.shadow import (
+from codebot_mcp.core.checkpoints import restore
+from codebot_mcp.core.checkpoints.shadow import (
     Entry,
     ShadowStore,
     Snapshot,

@@ -1,5 +1,5 @@
 """One pack of content-addressed objects on disk, shared by processes: the checkpoint store's
-storage (``core.agent.shadow`` decides what goes in).
+storage (``core.checkpoints.shadow`` decides what goes in).
 
 Every object is stored once under its SHA-256, appended to ``objects.pack`` (zlib-compressed
 unless that saves under 10%), and named in ``objects.idx`` by one fixed-size record (digest,
