@@ -200,13 +200,13 @@ def _mcp_json_servers(
     path: Path, environ: Mapping[str, str], base_dir: Path
 ) -> dict[str, ServerConfig]:
     """``.mcp.json`` entries, translated from Claude Code's format and validated."""
-    from codebot_mcp.core.config.importers import Source, claude_code
+    from codebot_mcp.core.config.translate import CLAUDE_CODE, Source, claude_entry
 
-    source = Source(claude_code.NAME, path, "project")
+    source = Source(CLAUDE_CODE, path, "project")
     table = _server_entries(path, read_json(path))
     out: dict[str, ServerConfig] = {}
     for name, raw in table.items():
-        item = claude_code.translate(name, raw, source)
+        item = claude_entry(name, raw, source)
         config = parse_server(
             name, item.entry if not item.skipped else raw, path, environ, base_dir
         )

@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core import jsonutil
-from codebot_mcp.core.config.importers import (
+from codebot_mcp.core.config.translate import (
+    CLAUDE_CODE,
     Imported,
     Source,
-    common_entry,
+    claude_entry,
     read_json,
     servers_table,
 )
 
-NAME = "claude-code"
+NAME = CLAUDE_CODE
 
 
 def sources(cwd: Path, home: Path) -> list[Source]:
@@ -50,12 +51,8 @@ def _project_key(user: Path, cwd: Path) -> str:
 
 
 def translate(name: str, raw: Any, source: Source) -> Imported:
-    """One ``mcpServers`` entry as a codebot entry."""
-    if not isinstance(raw, dict):
-        return Imported(name, {}, source, skipped="the entry is not an object")
-    item = Imported(name, {}, source)
-    item.entry = common_entry(raw, item.notes)  # pyright: ignore[reportUnknownArgumentType]
-    return item
+    """One ``mcpServers`` entry as a codebot entry (``core.config.translate.claude_entry``)."""
+    return claude_entry(name, raw, source)
 
 
 def read(source: Source) -> list[Imported]:

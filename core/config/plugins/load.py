@@ -30,7 +30,8 @@ from typing import Any
 
 from codebot_mcp.core.config.hooks import HookCommand, parse_hooks
 from codebot_mcp.core.config.keys import SettingWarning
-from codebot_mcp.core.config.plugins import manifest, store
+from codebot_mcp.core.config.plugins import manifest
+from codebot_mcp.core.config.plugins import pluginstore as store
 from codebot_mcp.core.config.servers import ServerConfig, parse_server
 from codebot_mcp.core.errors import SettingsError
 
@@ -195,12 +196,12 @@ def _servers(
     names: Mapping[str, str],
     base_dir: Path,
 ) -> dict[str, ServerConfig]:
-    from codebot_mcp.core.config.importers import Source, claude_code
+    from codebot_mcp.core.config.translate import CLAUDE_CODE, Source, claude_entry
 
     out: dict[str, ServerConfig] = {}
-    where = Source(claude_code.NAME, source, "global")
+    where = Source(CLAUDE_CODE, source, "global")
     for server, raw in table.items():
-        item = claude_code.translate(server, substitute(raw, names), where)
+        item = claude_entry(server, substitute(raw, names), where)
         entry: dict[str, Any] = dict(item.entry) if not item.skipped else dict(raw)
         if "url" not in entry:
             env: dict[str, Any] = dict(entry.get("env") or {})
