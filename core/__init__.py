@@ -1,6 +1,22 @@
-"""codebot core: settings, tools, permissions, the session and the agent loop.
+"""codebot core: a thin kernel, the features over it, and the services under it.
 
-``core`` never imports ``mcp``, ``typer`` or ``prompt_toolkit``.
+The kernel: settings loading (:mod:`.config`), the tool protocol and the built-in tools
+(:mod:`.tools`), the model API (:mod:`.model`), and the loop, the session and the approval
+gate (:mod:`.agent`), which knows the features only through its protocols
+(``core.agent.protocols``, ``core.agent.approvals``).
+
+The features, one package each, importing the kernel and never each other:
+:mod:`.checkpoints` (snapshots and rewind), :mod:`.hooks` (the user's hook commands),
+:mod:`.skills` (local and served skills), :mod:`.subagents` (``task``),
+:mod:`.slashcommands` (custom slash commands), :mod:`.telemetry` (OpenTelemetry export),
+:mod:`.plugins` (Claude Code plugins and marketplaces), :mod:`.registry` (the MCP Registry).
+Service features under the kernel's tools, since ``bash`` uses them: :mod:`.jobs`
+(background jobs) and :mod:`.sandbox` (confinement).
+
+Under everything: :mod:`.media` (images), :mod:`.secrets` (redaction), :mod:`.proc` (child
+processes) and the plain helpers :mod:`.errors`, :mod:`.envexpand`, :mod:`.fsutil`,
+:mod:`.inflate` and :mod:`.jsonutil`. ``[tool.importlinter]`` in ``pyproject.toml`` holds the
+order. ``core`` never imports ``mcp``, ``typer`` or ``prompt_toolkit``.
 """
 
 __version__ = "0.1.0"

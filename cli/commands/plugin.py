@@ -19,7 +19,7 @@ from codebot_mcp.cli.runtime import Globals
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.config.plugins.store import Installed
+    from codebot_mcp.core.config.plugins.pluginstore import Installed
     from codebot_mcp.core.plugins.plugininstall import Prepared
 
 app = typer.Typer(
@@ -255,7 +255,7 @@ def _row(installed: Installed) -> dict[str, Any]:
 @app.command("list")
 def list_command(as_json: JsonOpt = False) -> int:
     """List installed plugins: version, enabled, scope, where they came from."""
-    from codebot_mcp.core.config.plugins import store
+    from codebot_mcp.core.config.plugins import pluginstore as store
 
     record = store.read()
     rows = [_row(p) for p in record.plugins.values()]
@@ -339,7 +339,7 @@ def market_add(
 @market_app.command("list")
 def market_list(as_json: JsonOpt = False) -> int:
     """List the added marketplaces and their plugins."""
-    from codebot_mcp.core.config.plugins import store
+    from codebot_mcp.core.config.plugins import pluginstore as store
     from codebot_mcp.core.plugins import marketplace
 
     rows: list[dict[str, Any]] = []
@@ -378,7 +378,7 @@ def market_update(
     name: Annotated[str | None, typer.Argument(help="A marketplace (default: every one).")] = None,
 ) -> int:
     """Fetch a marketplace again (installed plugins are updated by `codebot plugin update`)."""
-    from codebot_mcp.core.config.plugins import store
+    from codebot_mcp.core.config.plugins import pluginstore as store
     from codebot_mcp.core.plugins import marketplace
 
     names = [name] if name else list(store.read().marketplaces)

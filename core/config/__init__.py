@@ -1,11 +1,18 @@
-"""Configuration: where codebot keeps its files (:mod:`.paths`), settings (load, merge,
-expand, validate; :mod:`.settings`) and the one table of their keys (:mod:`.keys`), server
-entries (:mod:`.servers`, :mod:`.oauth`), editing them (:mod:`.edit`), trust for project
-settings (:mod:`.trust`), the administrator's managed settings (:mod:`.managed`), both applied
-once (:mod:`.effective`), other clients' configurations (:mod:`.importers`), front matter of
-definition files (:mod:`.frontmatter`), local skill folders (:mod:`.skills`), project notes
-(:mod:`.notes`), a first ``AGENTS.md`` (:mod:`.initnotes`) and the ``images`` limits
-(:mod:`.imagelimits`).
+"""Configuration, the kernel's bottom: where codebot keeps its files (:mod:`.paths`), settings
+(load, merge, expand, validate; :mod:`.settings`) and the one table of their keys
+(:mod:`.keys`), where a key is in a file (:mod:`.locate`), server entries (:mod:`.servers`,
+:mod:`.oauth`, :mod:`.provenance`), editing them (:mod:`.serveredit`), trust for project
+settings (:mod:`.trust`, :mod:`.runfiles`, :mod:`.trustwatch`), the administrator's managed
+settings (:mod:`.managed`), both applied once (:mod:`.effective`), other clients'
+configurations (:mod:`.importers`), Claude Code's settings files (:mod:`.claudefiles`),
+definition files (:mod:`.definitions`, :mod:`.discovery` for where the project is,
+:mod:`.modelnames`), Claude Code plugins as settings read them (:mod:`.plugins`), project
+notes (:mod:`.notes`, :mod:`.initnotes`), writing a project file (:mod:`.projectfiles`), and
+hooks' wire contract (:mod:`.hookcontract`).
+
+The features' settings sections, to move into their packages after issue 30's settings
+models: :mod:`.checkpointing`, :mod:`.hooks`, :mod:`.sandboxing`, :mod:`.skills`,
+:mod:`.telemetry` and :mod:`.imagelimits`.
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """

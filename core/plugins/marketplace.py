@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config.paths import private_dir
-from codebot_mcp.core.config.plugins import manifest, store
+from codebot_mcp.core.config.plugins import manifest
+from codebot_mcp.core.config.plugins import pluginstore as store
 from codebot_mcp.core.config.plugins.manifest import PluginError, check_name
 from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.jsonutil import json_type

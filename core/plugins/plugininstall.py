@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config.paths import private_dir
-from codebot_mcp.core.config.plugins import manifest, store
-from codebot_mcp.core.config.plugins.store import PluginScope
+from codebot_mcp.core.config.plugins import manifest
+from codebot_mcp.core.config.plugins import pluginstore as store
+from codebot_mcp.core.config.plugins.pluginstore import PluginScope
 from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.plugins import fetch, marketplace
 

@@ -3,12 +3,14 @@ MCP requests, over OTLP (HTTP/protobuf or gRPC), with the W3C trace context carr
 MCP request's ``params._meta`` and into the model request's headers.
 
 Off by default (setting ``telemetry``, ``docs/telemetry.md``). This module and
-:mod:`.config` and :mod:`.scope` import nothing of OpenTelemetry: :func:`start` imports the
-SDK (:mod:`.otel`) only when the settings turn telemetry on, so ``codebot --help`` and a run
-without telemetry never load it. The SDK and its exporters are the optional extra
-``codebot-mcp[otel]``; without them, turning telemetry on warns once and the run goes on.
+:mod:`.exportconfig` (what to export) and :mod:`.scope` (what an MCP request is about) import
+nothing of OpenTelemetry: :func:`start` imports the SDK (:mod:`.otel`) only when the settings
+turn telemetry on, so ``codebot --help`` and a run without telemetry never load it. One run
+becomes spans and metrics in :mod:`.observer`, under the GenAI conventions of :mod:`.genai`.
+The SDK and its exporters are the optional extra ``codebot-mcp[otel]``; without them,
+turning telemetry on warns once and the run goes on.
 
-May import: every layer of ``core`` (it observes the agent's events, ``core.agent.events``).
+A feature over the kernel: the loop sees it as its ``RunObserver`` (``core.agent.events``).
 """
 
 from __future__ import annotations

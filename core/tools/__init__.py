@@ -1,9 +1,11 @@
-"""Tools: the ``Tool`` and ``ToolSource`` protocols (:mod:`.base`), the built-ins
-(:mod:`.builtin`), a running tool's output as it arrives (:mod:`.live`), arguments from
-the command line (:mod:`.arguments`), the servers'
-resources for the model (:mod:`.resources`), what a session may ask of its servers
-(:mod:`.sources`), what servers may ask of the user (:mod:`.useragent`), and skills: the
-catalog of local and served ones (:mod:`.skills`) and loading them (:mod:`.skillload`).
+"""The kernel's tools: the ``Tool`` and ``ToolSource`` protocols (:mod:`.base`), the built-ins
+(:mod:`.builtin`), the file tools' boundary (:mod:`.boundary`), ``.gitignore`` rules and
+glob matching (:mod:`.gitignore`, :mod:`.globmatch`), a running tool's output as it arrives
+(:mod:`.live`), arguments from the command line (:mod:`.arguments`), the servers' resources
+for the model (:mod:`.resources`), what a session may ask of its servers (:mod:`.sources`),
+what servers may ask of the user (:mod:`.useragent`) and the fields of an elicitation form
+(:mod:`.forms`).
 
-May import: :mod:`core.security`, :mod:`core.config` and what lies below them.
+May import: :mod:`core.media`, the service features :mod:`core.jobs` and :mod:`core.sandbox`
+(``bash`` runs in them), :mod:`core.config` and what lies below them.
 """

@@ -236,7 +236,7 @@ async def _ask_registry(ctx: ServerContext) -> None:
     provenance = ctx.config.provenance
     if provenance is None:
         return
-    from codebot_mcp.core.registry.updates import UpdateCheck, check_update
+    from codebot_mcp.core.registry.newversions import UpdateCheck, check_update
 
     ctx.update = UpdateCheck(provenance, error="the registry did not answer in time")
     with anyio.move_on_after(REGISTRY_SECONDS):

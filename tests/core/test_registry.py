@@ -21,9 +21,9 @@ from codebot_mcp.core.registry import bundle as bundles
 from codebot_mcp.core.registry.catalog import Catalog
 from codebot_mcp.core.registry.http import RegistryError, get_json
 from codebot_mcp.core.registry.inputs import Question, coerce, parse_sets, resolve
+from codebot_mcp.core.registry.newversions import is_newer
 from codebot_mcp.core.registry.serverinstall import default_name
 from codebot_mcp.core.registry.serverjson import Input, parse_server
-from codebot_mcp.core.registry.updates import is_newer
 from tests.servers.registry_server import RegistryServer
 
 

@@ -12,8 +12,8 @@ from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.registry.search import SearchResult, Source
     from codebot_mcp.core.registry.serverjson import ServerInfo
+    from codebot_mcp.core.registry.serversearch import SearchResult, Source
 
 app = typer.Typer()
 """Holds ``search``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
@@ -70,7 +70,7 @@ def search_command(
     in its cached catalog, which works offline. Exit 0 (matches or not), 1 when no registry
     can be reached and nothing is cached.
     """
-    from codebot_mcp.core.registry.search import search
+    from codebot_mcp.core.registry.serversearch import search
 
     if limit < 1:
         raise UsageError(f"--limit {limit}: must be at least 1")

@@ -4,7 +4,7 @@ the enabled ones add to a session.
 - :mod:`.manifest` reads a plugin folder (``.claude-plugin/plugin.json`` and the default
   folders ``commands/``, ``agents/``, ``skills/``, ``hooks/hooks.json``, ``.mcp.json``) and
   lists everything it runs (hooks, servers, ``!`cmd``` lines, scripts) with a digest;
-- :mod:`.store` is the record of installed plugins and marketplaces (codebot's state) and the
+- :mod:`.pluginstore` is the record of installed plugins and marketplaces (codebot's state) and the
   cache they are copied into (codebot's data directory);
 - :mod:`.load` gives what the enabled plugins add: MCP servers (``plugin_NAME_SERVER``),
   hooks, and definition folders (commands ``/NAME:cmd``, agents, skills).

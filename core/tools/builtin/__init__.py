@@ -1,4 +1,12 @@
-"""The built-in tools, all relative to the working directory."""
+"""The built-in tools, all relative to the working directory: :mod:`.read`, :mod:`.write`,
+:mod:`.edit`, :mod:`.glob`, :mod:`.grep` (with :mod:`.pygrep` when ripgrep is missing),
+:mod:`.bash`, :mod:`.jobtools` (``bash_output``, ``bash_kill``) and :mod:`.todo`
+(``todo_write``); what they share: :mod:`._common` (argument checks), :mod:`._files` (the
+file tools' base), :mod:`._text` (encodings) and :mod:`._diff` (diffs for approvals).
+
+The features' tools live in their packages: ``skill`` in ``core.skills.skilltool``, ``task``
+in ``core.subagents.tasktool``.
+"""
 
 from __future__ import annotations
 

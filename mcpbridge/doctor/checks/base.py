@@ -29,7 +29,7 @@ from codebot_mcp.core.config.settings import Settings
 if TYPE_CHECKING:
     import mcp_types as types
 
-    from codebot_mcp.core.registry.updates import UpdateCheck
+    from codebot_mcp.core.registry.newversions import UpdateCheck
     from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
