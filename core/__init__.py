@@ -9,7 +9,8 @@ The features, one package each, importing the kernel and never each other:
 :mod:`.checkpoints` (snapshots and rewind), :mod:`.hooks` (the user's hook commands),
 :mod:`.skills` (local and served skills), :mod:`.subagents` (``task``),
 :mod:`.slashcommands` (custom slash commands), :mod:`.telemetry` (OpenTelemetry export),
-:mod:`.plugins` (Claude Code plugins and marketplaces), :mod:`.registry` (the MCP Registry).
+:mod:`.plugins` (Claude Code plugins and marketplaces); under them :mod:`.registry` (the MCP
+Registry), whose HTTP client plugins fetch through.
 Service features under the kernel's tools, since ``bash`` uses them: :mod:`.jobs`
 (background jobs) and :mod:`.sandbox` (confinement).
 
