@@ -4,7 +4,8 @@
 :mod:`.oauth`, :mod:`.provenance`), editing them (:mod:`.serveredit`), trust for project
 settings (:mod:`.trust`, :mod:`.runfiles`, :mod:`.trustwatch`), the administrator's managed
 settings (:mod:`.managed`), both applied once (:mod:`.effective`), other clients'
-configurations (:mod:`.importers`), Claude Code's settings files (:mod:`.claudefiles`),
+configurations (:mod:`.importers`; what they share with settings loading, Claude Code's
+entry among it: :mod:`.translate`), Claude Code's settings files (:mod:`.claudefiles`),
 definition files (:mod:`.definitions`, :mod:`.discovery` for where the project is,
 :mod:`.modelnames`), Claude Code plugins as settings read them (:mod:`.plugins`), project
 notes (:mod:`.notes`, :mod:`.initnotes`), writing a project file (:mod:`.projectfiles`), and
