@@ -5,10 +5,10 @@ Modules: ``flow`` (the provider of one entry), ``grants`` (jwt-bearer, identity 
 (the origin rule), ``loopback``, ``store``, ``revoke``.
 """
 
-from codebot_mcp.mcpbridge.auth.errors import GrantError
+from codebot_mcp.mcpbridge.auth.auth_errors import GrantError
 from codebot_mcp.mcpbridge.auth.flow import AuthTrace, LoginOptions, NeedsLoginError, ServerAuth
 from codebot_mcp.mcpbridge.auth.loopback import LoginError, LoopbackListener
-from codebot_mcp.mcpbridge.auth.store import TokenStore
+from codebot_mcp.mcpbridge.auth.token_store import TokenStore
 
 __all__ = [
     "AuthTrace",

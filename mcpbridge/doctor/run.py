@@ -42,8 +42,8 @@ from codebot_mcp.mcpbridge.doctor.checks import (
     TotalsContext,
     checks_in,
 )
-from codebot_mcp.mcpbridge.doctor.checks.base import Scope
-from codebot_mcp.mcpbridge.doctor.checks.entries import parse_finding
+from codebot_mcp.mcpbridge.doctor.checks.check_base import Scope
+from codebot_mcp.mcpbridge.doctor.checks.entry_checks import parse_finding
 
 __all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
 

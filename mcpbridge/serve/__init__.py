@@ -7,8 +7,8 @@ May import: every other part of :mod:`mcpbridge` and ``core``; ``cli`` composes 
 """
 
 from codebot_mcp.mcpbridge.serve.ask import Asker, AskOutcome, AskTool
+from codebot_mcp.mcpbridge.serve.served_tools import TOOL_NAMES
 from codebot_mcp.mcpbridge.serve.server import Served, build_server, serve_stdio
-from codebot_mcp.mcpbridge.serve.tools import TOOL_NAMES
 
 __all__ = [
     "TOOL_NAMES",

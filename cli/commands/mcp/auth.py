@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render, signals
-from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands import shell_completion as completion
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
     Globals,

@@ -36,7 +36,7 @@ def lock_command(
     """
 
     from codebot_mcp.core.config import projectfiles
-    from codebot_mcp.mcpbridge.tools import pinning as lock
+    from codebot_mcp.mcpbridge.tools import tool_pins as lock
 
     globals_: Globals = ctx.obj
     loaded = load_effective(globals_)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands import shell_completion as completion
 from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode, UsageError
 

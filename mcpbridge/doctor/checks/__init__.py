@@ -1,15 +1,15 @@
 """The checks of ``codebot mcp doctor``, one module per family; importing registers them all."""
 
 from codebot_mcp.mcpbridge.doctor.checks import (
-    connection,
-    entries,
-    pinning,
-    policy,
-    registry,
-    tools,
-    totals,
+    connection_checks,
+    entry_checks,
+    pin_checks,
+    policy_checks,
+    registry_checks,
+    tool_checks,
+    totals_checks,
 )
-from codebot_mcp.mcpbridge.doctor.checks.base import (
+from codebot_mcp.mcpbridge.doctor.checks.check_base import (
     CHECKS,
     SEVERITIES,
     Check,
@@ -35,11 +35,11 @@ __all__ = [
     "TotalsContext",
     "check",
     "checks_in",
-    "connection",
-    "entries",
-    "pinning",
-    "policy",
-    "registry",
-    "tools",
-    "totals",
+    "connection_checks",
+    "entry_checks",
+    "pin_checks",
+    "policy_checks",
+    "registry_checks",
+    "tool_checks",
+    "totals_checks",
 ]

@@ -15,7 +15,12 @@ from codebot_mcp.core.envexpand import UndefinedVariable, expand, expandable_str
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.secrets.redact import redact_url
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, TotalsContext, check
+from codebot_mcp.mcpbridge.doctor.checks.check_base import (
+    Finding,
+    ServerContext,
+    TotalsContext,
+    check,
+)
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
