@@ -21,13 +21,13 @@ from typing import Any, Literal
 
 import anyio
 
-from codebot_mcp.core.agent.session import tool_schema
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings, root_dirs
 from codebot_mcp.core.errors import ExitCode, SettingsError
 from codebot_mcp.core.model import tokens
 from codebot_mcp.core.secrets.credentials import is_secret
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
+from codebot_mcp.core.tools.base import tool_schema
 from codebot_mcp.core.tools.useragent import Policy, UserAgent
 from codebot_mcp.mcpbridge.auth import LoginOptions
 from codebot_mcp.mcpbridge.connection.manager import Manager

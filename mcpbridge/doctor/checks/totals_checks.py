@@ -6,9 +6,8 @@ import os
 from collections import defaultdict
 from collections.abc import Iterator
 
-from codebot_mcp.core.agent import toolsearch
-from codebot_mcp.core.agent.context import estimate, estimate_text, window_for
-from codebot_mcp.core.tools import builtin
+from codebot_mcp.core.model.tokens import estimate, estimate_text, window_for
+from codebot_mcp.core.tools import builtin, toolsearch
 from codebot_mcp.mcpbridge.doctor.checks.check_base import (
     Finding,
     ServerContext,
