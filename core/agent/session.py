@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from codebot_mcp.core.agent import prompt
-from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.config.notes import load as load_notes
+from codebot_mcp.core.model.tokens import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.tools import toolsearch
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, tool_schema
 from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
