@@ -1,7 +1,7 @@
 """``codebot mcp serve``: codebot's own tools (read, edit, write, glob, grep, bash, ask) as an
 MCP server over stdio: the server (:mod:`.server`), the tools' definitions and truthful hints
-(:mod:`.tools`), approvals asked of the client (:mod:`.approval`), and ``ask``, a whole chat
-session behind one call (:mod:`.ask`).
+(:mod:`.served_tools`), approvals asked of the client (:mod:`.approval`), and ``ask``, a whole
+chat session behind one call (:mod:`.ask`).
 
 May import: every other part of :mod:`mcpbridge` and ``core``; ``cli`` composes it.
 """
