@@ -189,7 +189,7 @@ def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
     debug = "--debug" in argv
     if not keep_warnings:  # a warm call that handed over has printed them once already
         render.reset_warnings()
-    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
+    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.config.settings.PYTHON_VARIABLE).
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
         from codebot_mcp.cli.commands import shell_completion as completion

@@ -374,7 +374,7 @@ class Manager:
                 results[name] = ServerStatus(name, "failed", config, failure=failure)
         return [results[n] for n in sorted(results)]
 
-    # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
+    # -- resources and prompts (the rest of core.tools.sources.ServerSource) ------------------
 
     def _selected_clients(self, server: str | None) -> list[Client]:
         from codebot_mcp.mcpbridge.connection.remote_resources import find_client

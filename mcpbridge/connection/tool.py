@@ -73,7 +73,7 @@ class MCPTool:
         return self._permission
 
     def fingerprint(self) -> str:
-        """A hash of what the model is told about the tool (see ``mcpbridge.lock``)."""
+        """A hash of what the model is told about the tool (see ``mcpbridge.tools.tool_pins``)."""
         from codebot_mcp.mcpbridge.tools.tool_pins import tool_hash
 
         return tool_hash(self.tool)

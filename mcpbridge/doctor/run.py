@@ -1,10 +1,10 @@
 """``codebot mcp doctor``: run every registered check and collect the findings as plain data.
 
-The checks themselves live in :mod:`mcpbridge.checks` (one module per family, each check a
+The checks themselves live in :mod:`mcpbridge.doctor.checks` (one module per family, each check a
 function with a stable id). This module runs them in order, connecting to every server whose
 settings pass, and builds a :class:`Report`: per server its status, handshake facts, tools
 and check outcomes, plus one flat list of findings. The report formats (text, JSON, JUnit)
-live in :mod:`cli.doctor_render`; they all read the same report.
+live in :mod:`cli.commands.mcp.doctor_render`; they all read the same report.
 
 Nothing here prints. Secrets never enter a report: messages from servers are redacted by the
 client, every finding is passed through the server's redactor, and configs are shown masked.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.auth import LoginOptions
 
 app = typer.Typer()
-"""Holds ``login`` and ``logout``; :mod:`cli.mcp` adds them to the ``mcp`` group."""
+"""Holds ``login`` and ``logout``; :mod:`cli.commands.mcp.group` adds them to the ``mcp`` group."""
 
 LoginOpt = Annotated[
     bool,

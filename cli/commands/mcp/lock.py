@@ -19,7 +19,7 @@ from codebot_mcp.cli.runtime import (
 from codebot_mcp.core.errors import ExitCode, SettingsError
 
 app = typer.Typer()
-"""Holds ``lock``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+"""Holds ``lock``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
 
 
 @app.command("lock")

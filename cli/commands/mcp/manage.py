@@ -65,8 +65,8 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an entry of the
 
 
 app = typer.Typer()
-"""Holds ``add``, ``add-json``, ``remove``, ``get``, ``enable``, ``disable``; :mod:`cli.mcp`
-adds them to the ``mcp`` group."""
+"""Holds ``add``, ``add-json``, ``remove``, ``get``, ``enable``, ``disable``;
+:mod:`cli.commands.mcp.group` adds them to the ``mcp`` group."""
 
 
 @app.command("add")
