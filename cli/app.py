@@ -43,7 +43,7 @@ def _version(value: bool) -> None:
 def _show_completion(value: str | None) -> None:
     if value is None:
         return
-    from codebot_mcp.cli.commands import completion
+    from codebot_mcp.cli.commands import shell_completion as completion
 
     if value not in completion.SHELLS:
         raise typer.BadParameter(
@@ -57,7 +57,7 @@ def _show_completion(value: str | None) -> None:
 def _install_completion(value: bool) -> None:
     if not value:
         return
-    from codebot_mcp.cli.commands import completion
+    from codebot_mcp.cli.commands import shell_completion as completion
 
     shell = completion.detect_shell()
     if shell is None:
@@ -150,20 +150,28 @@ def _root(
 
 def _register() -> None:
     """Every command module has an ``app``; groups get a name, single commands merge in."""
-    from codebot_mcp.cli.commands import acp, chat, export, models, rewind, skills, trust
-    from codebot_mcp.cli.commands import importing as import_
+    from codebot_mcp.cli.commands import (
+        acp,
+        chat,
+        export,
+        import_cmd,
+        models,
+        rewind_cmd,
+        skills_cmd,
+        trust_cmd,
+    )
     from codebot_mcp.cli.commands.mcp import group as mcp
 
     app.add_typer(mcp.app, name="mcp")
-    app.add_typer(import_.app, name="import")
-    app.add_typer(skills.app, name="skills")
+    app.add_typer(import_cmd.app, name="import")
+    app.add_typer(skills_cmd.app, name="skills")
     from codebot_mcp.cli.commands import plugin
 
     app.add_typer(plugin.app, name="plugin")
-    app.add_typer(trust.app)
+    app.add_typer(trust_cmd.app)
     app.add_typer(chat.app)
     app.add_typer(models.app)
-    app.add_typer(rewind.app)
+    app.add_typer(rewind_cmd.app)
     app.add_typer(export.app)
     app.add_typer(acp.app)
 
@@ -181,10 +189,10 @@ def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
     debug = "--debug" in argv
     if not keep_warnings:  # a warm call that handed over has printed them once already
         render.reset_warnings()
-    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.settings.PYTHON_VARIABLE).
+    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.config.settings.PYTHON_VARIABLE).
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
-        from codebot_mcp.cli.commands import completion
+        from codebot_mcp.cli.commands import shell_completion as completion
 
         completion.prepare()
     try:

@@ -20,7 +20,7 @@ def open_in_browser(url: str) -> bool:
     for choice in [*named, None]:
         browser = _browser(choice)
         if browser is not None:
-            # the window outlives codebot: spare what the browser starts (core.descendants)
+            # the window outlives codebot: spare what the browser starts (core.proc.descendants)
             threading.Thread(target=opened, args=(partial(browser.open, url),), daemon=True).start()
             return True
     return False

@@ -460,7 +460,7 @@ async def open_runtime(
         )
         gate.skills = catalog.activity
         gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
-        from codebot_mcp.mcpbridge.tools.pinning import pins
+        from codebot_mcp.mcpbridge.tools.tool_pins import pins
 
         gate.pinned = pins(settings.project_root, settings.cwd)
         runtime = ChatRuntime(globals_, options, settings, manager, session, gate)

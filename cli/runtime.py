@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
-    from codebot_mcp.mcpbridge.tools.pinning import Pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import Pins
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
     """Asks the user whether to trust the project's servers (the REPL supplies one)."""
@@ -131,7 +131,7 @@ def session_pins(settings: Settings, *, allow_drift: bool = False) -> Pins | Non
     """The lock every server of this run is checked against as it connects (``chat``, ``mcp
     call``, ``mcp list``, ``mcp serve``); None: no lock (and none required), or
     ``--allow-drift``. Raises ``LockfileError`` (exit 3) for a lock that cannot be read."""
-    from codebot_mcp.mcpbridge.tools.pinning import load_pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import load_pins
 
     return load_pins(
         settings.project_root,

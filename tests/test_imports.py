@@ -219,7 +219,7 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
     contract; one import that breaks each is caught by exactly the contract meant for it."""
     graph, contracts = _contracts()
     assert "codebot_mcp.cli.runtime" in graph.find_modules_directly_imported_by(
-        "codebot_mcp.cli.repl.loop"
+        "codebot_mcp.cli.repl.repl_loop"
     )  # the graph is real
     assert _broken(graph, contracts) == set()
     breaches = {
@@ -231,13 +231,13 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
         "codebot_mcp.core.agent.session -> codebot_mcp.core.skills.skillcatalog": "core's stack",
         "codebot_mcp.core.hooks.runner -> codebot_mcp.core.checkpoints.turns": "core's stack",
         "codebot_mcp.core.subagents.delegation -> codebot_mcp.core.hooks.points": ("core's stack"),
-        "codebot_mcp.mcpbridge.transport.wire -> codebot_mcp.mcpbridge.connection.client": (
+        "codebot_mcp.mcpbridge.transport.wire -> codebot_mcp.mcpbridge.connection.mcp_client": (
             "mcpbridge's stack"
         ),
-        "codebot_mcp.cli.repl.loop -> codebot_mcp.cli.commands.chat": "cli's stack",
+        "codebot_mcp.cli.repl.repl_loop -> codebot_mcp.cli.commands.chat": "cli's stack",
         "codebot_mcp.core.config.paths -> typer": "core never imports",
         "codebot_mcp.core.agent.loop -> httpx2": "core never imports",
-        "codebot_mcp.mcpbridge.connection.client -> openai": "mcpbridge never talks",
+        "codebot_mcp.mcpbridge.connection.mcp_client -> openai": "mcpbridge never talks",
         "codebot_mcp.cli.render -> mcp": "cli never imports the MCP SDK",
         "codebot_mcp.mcpbridge.auth.flow -> codebot_mcp.core.agent.loop": "the bridge never",
         "codebot_mcp.core.config.paths -> codebot_mcp.core.config.settings": "no import circle",

@@ -1,7 +1,7 @@
 """The ACP agent: the methods an editor calls, and :func:`serve`, which runs them on stdio.
 
 Sessions live in one task group for the life of the process; each is an
-:class:`~codebot_mcp.cli.acp.session.AcpSession`. stdout carries only protocol messages: the
+:class:`~codebot_mcp.cli.acp.acp_session.AcpSession`. stdout carries only protocol messages: the
 protocol gets its own copies of stdin and stdout, and fd 1 then points at stderr, so nothing
 printed (a warning, a child process's output) can break a message.
 """
@@ -32,8 +32,7 @@ from acp.schema import (
     SetSessionModeResponse,
 )
 
-from codebot_mcp.cli.acp.bridge import client_servers
-from codebot_mcp.cli.acp.session import (
+from codebot_mcp.cli.acp.acp_session import (
     AcpSession,
     Capabilities,
     mode_state,
@@ -41,6 +40,7 @@ from codebot_mcp.cli.acp.session import (
     session_globals,
     session_options,
 )
+from codebot_mcp.cli.acp.bridge import client_servers
 from codebot_mcp.core import __version__
 
 if TYPE_CHECKING:

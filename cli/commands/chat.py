@@ -205,7 +205,7 @@ def chat_command(
             from codebot_mcp.cli.commands.models import offer_local
 
             offer_local(globals_, options, interactive=True)
-        from codebot_mcp.cli.repl.loop import repl
+        from codebot_mcp.cli.repl.repl_loop import repl
 
         return signals.run(repl, globals_, options, one_shot=False)
     except KeyboardInterrupt:

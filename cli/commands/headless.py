@@ -359,8 +359,8 @@ async def _run_builtin(runtime: ChatRuntime, options: ChatOptions, name: str, ou
     import contextlib
     import io
 
-    from codebot_mcp.cli.repl.loop import REPORTS
     from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
+    from codebot_mcp.cli.repl.repl_loop import REPORTS
 
     assert options.prompt is not None
     rest = options.prompt.strip()[len(name) :].strip()

@@ -139,7 +139,7 @@ def _show(prepared: Prepared) -> None:
 
 
 def _ask(question: str) -> bool:
-    from codebot_mcp.cli.repl.keys import read_key
+    from codebot_mcp.cli.repl.repl_keys import read_key
 
     try:
         return read_key(f"{question} [y/N] ", "yn", enter="n") == "y"

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 
 class ReplHost(Protocol):
-    """What the REPL's MCP side needs of the REPL (:class:`cli.repl.loop.Repl`): its runtime,
+    """What the REPL's MCP side needs of the REPL (:class:`cli.repl.repl_loop.Repl`): its runtime,
     its status line, a question at its prompt, and a turn."""
 
     runtime: ChatRuntime | None

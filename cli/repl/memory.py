@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.repl.skills import show_skills
+from codebot_mcp.cli.repl.repl_skills import show_skills
 from codebot_mcp.core.config.notes import display
 
 if TYPE_CHECKING:

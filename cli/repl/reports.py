@@ -168,7 +168,7 @@ def tools_report(session: Any) -> str:
     deferred = session.search.deferred if session.search_on else []
     if deferred:
         from codebot_mcp.core.agent.prompt import server_of
-        from codebot_mcp.core.agent.toolsearch import short_name
+        from codebot_mcp.core.tools.toolsearch import short_name
 
         lines.append(f"deferred ({len(deferred)}, load with search_tools):")
         by_server: dict[str, list[str]] = {}
@@ -201,10 +201,10 @@ def _deferred_line(server: str, names: list[str]) -> str:
 
 def context_report(runtime: ChatRuntime) -> str:
     """``/context``: system blocks, built-in tools, MCP tools per server, history, free."""
-    from codebot_mcp.core.agent.context import breakdown, window_for
+    from codebot_mcp.core.agent.context import breakdown
     from codebot_mcp.core.agent.prompt import server_of
-    from codebot_mcp.core.agent.session import tool_schema
-    from codebot_mcp.core.tools.base import is_mcp_tool
+    from codebot_mcp.core.model.tokens import window_for
+    from codebot_mcp.core.tools.base import is_mcp_tool, tool_schema
 
     session = runtime.session
     agent = runtime.agent
@@ -232,7 +232,7 @@ def context_report(runtime: ChatRuntime) -> str:
     text = head + "\n" + render.table(table, indent="  ")
     deferred = session.search.deferred if session.search_on else []
     if deferred:
-        from codebot_mcp.core.agent.context import estimate
+        from codebot_mcp.core.model.tokens import estimate
 
         saved = estimate([tool_schema(t) for t in deferred])
         text += (
@@ -244,7 +244,7 @@ def context_report(runtime: ChatRuntime) -> str:
 
 def _window_source(runtime: ChatRuntime, window: int) -> str:
     """Where the window comes from: a server's error, the setting, the table, the default."""
-    from codebot_mcp.core.agent.context import known_window, window_for
+    from codebot_mcp.core.model.tokens import known_window, window_for
 
     configured = runtime.settings.context_window
     config = runtime.agent.model.config if runtime.agent else None

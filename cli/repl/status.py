@@ -12,8 +12,8 @@ from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime
-    from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.manager import Manager
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
 
 COUNT_SECONDS = 5.0
 """How long ``/mcp`` waits for the servers' resource and prompt listings (all in parallel);

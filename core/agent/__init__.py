@@ -2,8 +2,7 @@
 
 - :mod:`.session`: tool sets, history, plan mode and the before-prompt hook;
 - :mod:`.prompt`: the system prompt; :mod:`.context`: the window and compaction;
-  :mod:`.toolsearch`: large catalogs kept out of the request; :mod:`.toolcalls`: arguments
-  parsed, results cut and turned into messages;
+  :mod:`.toolcalls`: arguments parsed, results cut and turned into messages;
 - :mod:`.permissions`: the approval gate; :mod:`.approvals`: what the gate knows of skills;
 - :mod:`.protocols`: what the loop and the session know of the features (hooks, checkpoints,
   skills), which the feature packages implement and ``cli`` hands in;

@@ -32,12 +32,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.media import images
-from codebot_mcp.core.model.tokens import CHARS_PER_TOKEN
+from codebot_mcp.core.model.tokens import (
+    CHARS_PER_TOKEN,
+    DEFAULT_WINDOW,
+    estimate,
+    estimate_text,
+)
 
 if TYPE_CHECKING:
     from codebot_mcp.core.model.client import ChatModel
 
-DEFAULT_WINDOW = 128_000
 COMPACT_AT = 0.8
 """Compact when a request would pass this share of the window."""
 KEEP_TOOL_RESULT_CHARS = 300
@@ -53,32 +57,6 @@ MAX_SCALE = 4.0
 nothing useful must not shrink every request to nothing)."""
 CUT_NOTE = "[codebot: cut "
 """How every cut tool result begins (a result already cut is not cut again)."""
-
-KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
-    # (model-name prefix, tokens); the longest matching prefix wins.
-    ("gpt-5", 400_000),
-    ("gpt-4.1", 1_047_576),
-    ("gpt-4o", 128_000),
-    ("gpt-4-turbo", 128_000),
-    ("gpt-4", 8_192),
-    ("gpt-3.5-turbo", 16_385),
-    ("o1", 200_000),
-    ("o3", 200_000),
-    ("o4-mini", 200_000),
-    ("claude", 200_000),
-    ("gemini-1.5", 1_048_576),
-    ("gemini-2", 1_048_576),
-    ("llama3.1", 131_072),
-    ("llama3.2", 131_072),
-    ("llama-3.1", 131_072),
-    ("llama3", 8_192),
-    ("qwen2.5-coder", 32_768),
-    ("qwen3", 40_960),
-    ("mistral-large", 131_072),
-    ("codestral", 262_144),
-    ("deepseek", 131_072),
-    ("smollm2", 8_192),
-)
 
 SUMMARY_PROMPT = """\
 You are compacting a coding session so it can continue in a smaller context. Summarise the \
@@ -108,19 +86,6 @@ SUMMARY_LABEL = (
 )
 
 
-def known_window(model: str) -> int | None:
-    """The window of a well-known model (by name prefix, ignoring any ``vendor/`` part)."""
-    name = model.lower().rsplit("/", 1)[-1]
-    best = max((p for p, _ in KNOWN_WINDOWS if name.startswith(p)), key=len, default=None)
-    return dict(KNOWN_WINDOWS)[best] if best else None
-
-
-def window_for(model: str, configured: int | None, reported: int | None = None) -> int:
-    """``context_window`` from settings, else what the endpoint reports for the model, else
-    the table, else :data:`DEFAULT_WINDOW`."""
-    return configured or reported or known_window(model) or DEFAULT_WINDOW
-
-
 OUTPUT_SHARE = 4
 """With the default ``max_tokens``, a turn's output is capped at a quarter of a known window."""
 MIN_OUTPUT_CAP = 256
@@ -130,22 +95,6 @@ def output_cap(default: int, window: int) -> int:
     """The default output cap for a model whose window is known: a quarter of it, at most
     ``default`` (a local model at a dozen tokens a second must not run 8k tokens a turn)."""
     return min(default, max(MIN_OUTPUT_CAP, window // OUTPUT_SHARE))
-
-
-def estimate_text(text: str) -> int:
-    """Tokens of a piece of text, estimated."""
-    return -(-len(text) // CHARS_PER_TOKEN)
-
-
-def estimate(value: Any) -> int:
-    """Tokens of a message, a tool schema, or a list of them, estimated from their JSON."""
-    if isinstance(value, str):
-        return estimate_text(value)
-    pictures = 0
-    if isinstance(value, list):  # an image costs about IMAGE_TOKENS, not its base64
-        value, pictures = images.for_estimate(value)
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return estimate_text(text) + pictures * images.IMAGE_TOKENS
 
 
 @dataclass(slots=True)

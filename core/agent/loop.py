@@ -26,13 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codebot_mcp.core.agent.context import (
-    Compaction,
-    ContextBudget,
-    known_window,
-    output_cap,
-    window_for,
-)
+from codebot_mcp.core.agent.context import Compaction, ContextBudget, output_cap
 from codebot_mcp.core.agent.events import (
     AgentEvents,
     Outcome,
@@ -57,6 +51,7 @@ from codebot_mcp.core.media import images as image_parts
 from codebot_mcp.core.media.images import Image
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.model.tokens import known_window, window_for
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
 

@@ -14,15 +14,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from codebot_mcp.core.agent import prompt, toolsearch
-from codebot_mcp.core.agent.context import DEFAULT_WINDOW, estimate
+from codebot_mcp.core.agent import prompt
 from codebot_mcp.core.agent.protocols import SkillSource
-from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch, catalog
 from codebot_mcp.core.config.notes import load as load_notes
 from codebot_mcp.core.jobs.jobtable import JobTable
-from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, normalize_schema
+from codebot_mcp.core.model.tokens import DEFAULT_WINDOW, estimate
+from codebot_mcp.core.tools import toolsearch
+from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, tool_schema
 from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
 from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
+from codebot_mcp.core.tools.toolsearch import SearchToolsTool, ToolSearch, catalog
 
 Message = dict[str, Any]
 
@@ -33,15 +34,6 @@ class Recorder(Protocol):
     def sync(self, session: Session) -> None:
         """Write what changed since the last call."""
         ...
-
-
-def tool_schema(tool: Tool) -> dict[str, Any]:
-    """The Chat Completions ``tools`` entry for a tool."""
-    parameters = normalize_schema(tool.schema())
-    return {
-        "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": parameters},
-    }
 
 
 class Session:

@@ -17,7 +17,7 @@ What it may set (``docs/managed-settings.md``):
   entry when the list has any, else a ``name`` entry; an HTTP server a ``url`` entry when the
   list has any, else a ``name`` entry (Claude Code's ``allowedMcpServers`` rules).
 - ``require_mcp_lock``: every server must be pinned in ``.codebot/mcp-lock.json``
-  (``mcpbridge.tools.pinning`` holds back one that is not).
+  (``mcpbridge.tools.tool_pins`` holds back one that is not).
 - ``locked``: keys (``"base_url"``, ``"permissions.allow"``, ``"sandbox.network"``...) the
   user's and the project's files may not set: they keep the managed value, or the default.
 - any key of the settings table except the server tables, ``hooks`` and ``checkpoints``:

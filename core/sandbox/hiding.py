@@ -89,7 +89,7 @@ HIDDEN_NAMES = re.compile(r"(key|secret|token|passw(or)?d|credential)", re.IGNOR
 """A variable so named (the user's, or a server entry's ``env``) whose value is a path names
 a secret file: ``GOOGLE_APPLICATION_CREDENTIALS=/home/me/sa.json``, ``SSL_KEY_FILE``."""
 CODEBOT_HIDDEN = ("oauth", "sessions", "chat_history")
-"""In codebot's state directory: the OAuth token store (``mcpbridge/auth/store.py``), past
+"""In codebot's state directory: the OAuth token store (``mcpbridge/auth/token_store.py``), past
 sessions' transcripts and the prompt history (what an approved command outside read)."""
 
 

@@ -3,8 +3,9 @@
 glob matching (:mod:`.gitignore`, :mod:`.globmatch`), a running tool's output as it arrives
 (:mod:`.live`), arguments from the command line (:mod:`.arguments`), the servers' resources
 for the model (:mod:`.resources`), what a session may ask of its servers (:mod:`.sources`),
-what servers may ask of the user (:mod:`.useragent`) and the fields of an elicitation form
-(:mod:`.forms`).
+what servers may ask of the user (:mod:`.useragent`), the fields of an elicitation form
+(:mod:`.forms`), and tool search: deferred MCP tools and the ``search_tools`` built-in
+(:mod:`.toolsearch`).
 
 May import: :mod:`core.media`, the service features :mod:`core.jobs` and :mod:`core.sandbox`
 (``bash`` runs in them), :mod:`core.config` and what lies below them.

@@ -89,6 +89,16 @@ def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    """The Chat Completions ``tools`` entry for a tool (what a request carries, and what
+    ``mcp doctor`` counts)."""
+    parameters = normalize_schema(tool.schema())
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": parameters},
+    }
+
+
 def is_mcp_tool(tool: Tool) -> bool:
     """True when the tool belongs to the replaceable MCP layer."""
     return tool.name.startswith(MCP_PREFIX)

@@ -2,7 +2,8 @@
 
 The bridge implements these protocols; ``core`` sees only them and the plain dataclasses
 below, never an SDK type. ``mcpbridge.Manager`` is a :class:`ServerSource`: the tools of
-:class:`core.tools.ToolSource` plus resources and prompts (``mcpbridge/connection/resources.py``).
+:class:`core.tools.ToolSource` plus resources and prompts
+(``mcpbridge/connection/remote_resources.py``).
 Requests a server sends to us (elicitation, sampling, roots) go to a
 :class:`core.useragent.UserAgent` (re-exported here) that the REPL or the non-interactive
 policy implements; ``mcpbridge/connection/requests.py`` registers the SDK callbacks.

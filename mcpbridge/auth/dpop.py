@@ -35,8 +35,8 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 import httpx2
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.mcpbridge.auth.errors import GrantError
-from codebot_mcp.mcpbridge.auth.store import TokenStore
+from codebot_mcp.mcpbridge.auth.auth_errors import GrantError
+from codebot_mcp.mcpbridge.auth.token_store import TokenStore
 
 ALGORITHM = "ES256"
 """The one algorithm codebot signs proofs with (what every DPoP server must accept in practice,

@@ -37,12 +37,12 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.mcpbridge.auth.credential_sources import assertion_source, id_token_source
 from codebot_mcp.mcpbridge.auth.dpop import DPoPAuth, DPoPBinding, DPoPState
 from codebot_mcp.mcpbridge.auth.grants import JWTBearerAuth, TokenExchange, discover_issuer
 from codebot_mcp.mcpbridge.auth.guard import GuardedAuth
 from codebot_mcp.mcpbridge.auth.loopback import LOGIN_TIMEOUT_SECONDS, LoginError, LoopbackListener
-from codebot_mcp.mcpbridge.auth.sources import assertion_source, id_token_source
-from codebot_mcp.mcpbridge.auth.store import TokenStore
+from codebot_mcp.mcpbridge.auth.token_store import TokenStore
 
 OpenURL = Callable[[str, str], None]
 """``open_url(server_name, authorization_url)``: show it and open a browser (``cli``)."""

@@ -54,9 +54,9 @@ from mcp.shared.auth_utils import (
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import SECRETS
-from codebot_mcp.mcpbridge.auth.errors import GrantError, answer_of
+from codebot_mcp.mcpbridge.auth.auth_errors import GrantError, answer_of
+from codebot_mcp.mcpbridge.auth.credential_sources import CredentialSource
 from codebot_mcp.mcpbridge.auth.guard import is_internal, origin
-from codebot_mcp.mcpbridge.auth.sources import CredentialSource
 
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"

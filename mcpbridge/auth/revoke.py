@@ -10,7 +10,7 @@ from urllib.parse import quote
 import httpx2
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.mcpbridge.auth.store import TokenStore
+from codebot_mcp.mcpbridge.auth.token_store import TokenStore
 
 REVOKE_TIMEOUT_SECONDS = 10.0
 """Logout must not hang on a slow authorization server: the tokens are deleted anyway."""

@@ -20,7 +20,7 @@ from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.connection.explain import explain_auth
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.tool import MCPTool, describe_invalid_result, to_tool_result
-from codebot_mcp.mcpbridge.tools.arguments import checked_arguments
+from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments
 from codebot_mcp.mcpbridge.transport.rpcerror import TOO_MANY_ROUNDS_HINT, too_many_rounds
 
 

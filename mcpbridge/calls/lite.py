@@ -72,7 +72,11 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
-from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
+from codebot_mcp.mcpbridge.tools.call_arguments import (
+    checked_arguments,
+    first_problem,
+    validator_for,
+)
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
@@ -87,7 +91,7 @@ from codebot_mcp.mcpbridge.transport.wire import (
 )
 
 if TYPE_CHECKING:
-    from codebot_mcp.mcpbridge.tools.pinning import Pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import Pins
 
 # -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
 
@@ -431,7 +435,7 @@ def _check_pins(item: Listed, pins: Pins | None) -> None:
     offered tools as the wire has them); the SDK path then holds it back and says why."""
     if pins is None:
         return
-    from codebot_mcp.mcpbridge.tools.pinning import raw_definition
+    from codebot_mcp.mcpbridge.tools.tool_pins import raw_definition
 
     offered = {str(t["name"]): raw_definition(t) for t in _split(item, apps=False)}
     version = item.connection.server_info.get("version")

@@ -15,7 +15,7 @@ from mcp import MCPError
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.mcpbridge.auth import AuthTrace, GrantError, LoginError, NeedsLoginError
-from codebot_mcp.mcpbridge.auth.errors import MAX_ANSWER_CHARS
+from codebot_mcp.mcpbridge.auth.auth_errors import MAX_ANSWER_CHARS
 from codebot_mcp.mcpbridge.transport.process import LaunchError
 from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 Stage = Literal["config", "launch", "handshake", "auth", "list", "call", "lock"]
 """Where it failed; ``lock``: connected, but held back by the pinned tools
-(``mcpbridge.tools.pinning``: a rug pull, or a tool the lock does not know)."""
+(``mcpbridge.tools.tool_pins``: a rug pull, or a tool the lock does not know)."""
 
 STDERR_TAIL_LINES = 12
 STDERR_TAIL_BYTES = 4096

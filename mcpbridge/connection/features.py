@@ -1,7 +1,7 @@
 """What one connection does beyond tools: the requests it declares and answers, its server
 log, progress, and change flags for resources and prompts.
 
-:class:`Features` is a helper object that each :class:`~mcpbridge.connection.client.Client`
+:class:`Features` is a helper object that each :class:`~mcpbridge.connection.mcp_client.Client`
 owns (``client.features``): it holds that connection's state beyond tools, and knows nothing
 of the client's lifecycle. The client hands it what it needs when it makes it.
 """

@@ -40,10 +40,10 @@ if TYPE_CHECKING:
     )
     from codebot_mcp.core.tools.useragent import Sampling, UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
-    from codebot_mcp.mcpbridge.connection.client import Client
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
-    from codebot_mcp.mcpbridge.tools.pinning import Pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import Pins
 
 Status = Literal["connected", "failed", "needs login", "disabled", "pending"]
 
@@ -140,7 +140,7 @@ class Manager:
                 self._config_failures[name] = Failure(name, "config", config.error, config.hint)
                 continue
             process = self._prelaunched.take(name) if self._prelaunched else None
-            from codebot_mcp.mcpbridge.connection.client import Client  # the SDK loads here
+            from codebot_mcp.mcpbridge.connection.mcp_client import Client  # the SDK loads here
 
             client = Client(
                 config,
@@ -374,10 +374,10 @@ class Manager:
                 results[name] = ServerStatus(name, "failed", config, failure=failure)
         return [results[n] for n in sorted(results)]
 
-    # -- resources and prompts (the rest of core.sources.ServerSource) ------------------
+    # -- resources and prompts (the rest of core.tools.sources.ServerSource) ------------------
 
     def _selected_clients(self, server: str | None) -> list[Client]:
-        from codebot_mcp.mcpbridge.connection.resources import find_client
+        from codebot_mcp.mcpbridge.connection.remote_resources import find_client
 
         if server is not None:
             return [find_client(self.clients, server)]
@@ -391,7 +391,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the listing failed.
         """
-        from codebot_mcp.mcpbridge.connection.resources import list_resources
+        from codebot_mcp.mcpbridge.connection.remote_resources import list_resources
 
         out: list[ResourceInfo] = []
         for client in self._selected_clients(server):
@@ -405,12 +405,12 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the read failed.
         """
-        from codebot_mcp.mcpbridge.connection import resources
+        from codebot_mcp.mcpbridge.connection import remote_resources
 
-        client = resources.find_client(self.clients, server)
-        parts = await resources.read_resource(client, uri)
+        client = remote_resources.find_client(self.clients, server)
+        parts = await remote_resources.read_resource(client, uri)
         try:
-            await resources.subscribe(client, uri)
+            await remote_resources.subscribe(client, uri)
         except Exception:  # boundary: updates are a convenience; the read succeeded
             pass
         return parts
@@ -422,7 +422,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the listing failed.
         """
-        from codebot_mcp.mcpbridge.connection.resources import list_prompts
+        from codebot_mcp.mcpbridge.connection.remote_resources import list_prompts
 
         out: list[PromptInfo] = []
         for client in self._selected_clients(server):
@@ -438,7 +438,7 @@ class Manager:
             UsageError: ``server`` is not configured.
             ServerError: it is not connected, or the server refused.
         """
-        from codebot_mcp.mcpbridge.connection.resources import find_client, get_prompt
+        from codebot_mcp.mcpbridge.connection.remote_resources import find_client, get_prompt
 
         return await get_prompt(find_client(self.clients, server), name, arguments)
 
@@ -451,7 +451,7 @@ class Manager:
         context: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Completions for a prompt's or a template's argument; [] when none or on failure."""
-        from codebot_mcp.mcpbridge.connection.resources import complete
+        from codebot_mcp.mcpbridge.connection.remote_resources import complete
 
         client = self.clients.get(server)
         if client is None:
@@ -467,7 +467,7 @@ class Manager:
         """
         from codebot_mcp.core.errors import CodebotError
         from codebot_mcp.core.tools.sources import SkillListing
-        from codebot_mcp.mcpbridge.connection import skills as served
+        from codebot_mcp.mcpbridge.connection import remote_skills as served
 
         targets = [c for c in self.connected() if c.connected and served.declares(c)]
         failures: dict[str, str] = {}
@@ -503,8 +503,8 @@ class Manager:
             UsageError: ``server`` is unknown or does not serve skills.
             ServerError: it is not connected, or it failed or refused.
         """
-        from codebot_mcp.mcpbridge.connection import skills as served
-        from codebot_mcp.mcpbridge.connection.resources import find_client
+        from codebot_mcp.mcpbridge.connection import remote_skills as served
+        from codebot_mcp.mcpbridge.connection.remote_resources import find_client
 
         client = find_client(self.clients, server)
         served.require_skills(client)
@@ -517,8 +517,8 @@ class Manager:
             UsageError: ``server`` is unknown or does not serve skills.
             ServerError: it is not connected, or the read failed.
         """
-        from codebot_mcp.mcpbridge.connection import skills as served
-        from codebot_mcp.mcpbridge.connection.resources import find_client
+        from codebot_mcp.mcpbridge.connection import remote_skills as served
+        from codebot_mcp.mcpbridge.connection.remote_resources import find_client
 
         client = find_client(self.clients, server)
         served.require_skills(client)

@@ -15,10 +15,10 @@ from codebot_mcp.core.config.oauth import OAUTH_KEYS, SECRET_KEYS, OAuthSettings
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, masked_values
 
-if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.lite) uses these views
-    from codebot_mcp.mcpbridge.connection.client import Client
+if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.calls.lite) uses these views
     from codebot_mcp.mcpbridge.connection.failures import Failure
     from codebot_mcp.mcpbridge.connection.manager import Manager, ServerStatus
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
 

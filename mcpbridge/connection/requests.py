@@ -4,7 +4,7 @@ One :class:`ServerRequests` per server registers the SDK callbacks (passing them
 declares the ``elicitation``, ``sampling`` and ``roots`` capabilities). The same callbacks
 answer the requests a 2026-07-28 server embeds in an ``InputRequiredResult`` (SEP-2322): the
 SDK retries the call with the answers and the echoed ``requestState``. Each request becomes
-plain data for a :class:`core.useragent.UserAgent`; nothing here talks to the terminal.
+plain data for a :class:`core.tools.useragent.UserAgent`; nothing here talks to the terminal.
 """
 
 from __future__ import annotations

@@ -13,12 +13,12 @@ from pydantic import ValidationError
 
 from codebot_mcp.core.media.images import SNIFF_BYTES, Image, sniff
 from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
-from codebot_mcp.mcpbridge.tools.arguments import first_problem, validator_for
+from codebot_mcp.mcpbridge.tools.call_arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text, too_many_rounds
 
 if TYPE_CHECKING:
-    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
 
 
 class MCPTool:
@@ -73,8 +73,8 @@ class MCPTool:
         return self._permission
 
     def fingerprint(self) -> str:
-        """A hash of what the model is told about the tool (see ``mcpbridge.lock``)."""
-        from codebot_mcp.mcpbridge.tools.pinning import tool_hash
+        """A hash of what the model is told about the tool (see ``mcpbridge.tools.tool_pins``)."""
+        from codebot_mcp.mcpbridge.tools.tool_pins import tool_hash
 
         return tool_hash(self.tool)
 

@@ -1,10 +1,10 @@
 """``codebot mcp doctor``: run every registered check and collect the findings as plain data.
 
-The checks themselves live in :mod:`mcpbridge.checks` (one module per family, each check a
+The checks themselves live in :mod:`mcpbridge.doctor.checks` (one module per family, each check a
 function with a stable id). This module runs them in order, connecting to every server whose
 settings pass, and builds a :class:`Report`: per server its status, handshake facts, tools
 and check outcomes, plus one flat list of findings. The report formats (text, JSON, JUnit)
-live in :mod:`cli.doctor_render`; they all read the same report.
+live in :mod:`cli.commands.mcp.doctor_render`; they all read the same report.
 
 Nothing here prints. Secrets never enter a report: messages from servers are redacted by the
 client, every finding is passed through the server's redactor, and configs are shown masked.
@@ -21,13 +21,13 @@ from typing import Any, Literal
 
 import anyio
 
-from codebot_mcp.core.agent.session import tool_schema
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings, root_dirs
 from codebot_mcp.core.errors import ExitCode, SettingsError
 from codebot_mcp.core.model import tokens
 from codebot_mcp.core.secrets.credentials import is_secret
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
+from codebot_mcp.core.tools.base import tool_schema
 from codebot_mcp.core.tools.useragent import Policy, UserAgent
 from codebot_mcp.mcpbridge.auth import LoginOptions
 from codebot_mcp.mcpbridge.connection.manager import Manager
@@ -42,8 +42,8 @@ from codebot_mcp.mcpbridge.doctor.checks import (
     TotalsContext,
     checks_in,
 )
-from codebot_mcp.mcpbridge.doctor.checks.base import Scope
-from codebot_mcp.mcpbridge.doctor.checks.entries import parse_finding
+from codebot_mcp.mcpbridge.doctor.checks.check_base import Scope
+from codebot_mcp.mcpbridge.doctor.checks.entry_checks import parse_finding
 
 __all__ = ["CHECKS", "Finding", "Report", "ServerReport", "diagnose", "unreadable"]
 

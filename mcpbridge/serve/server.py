@@ -50,7 +50,7 @@ from codebot_mcp.mcpbridge.serve.approval import (
     refusal_text,
 )
 from codebot_mcp.mcpbridge.serve.ask import AskTool
-from codebot_mcp.mcpbridge.serve.tools import HINTS, definition, ordered
+from codebot_mcp.mcpbridge.serve.served_tools import HINTS, definition, ordered
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,8 @@
 """The wire: launching and stopping stdio servers (:mod:`.process`, :mod:`.reaper`), the
-stdio transport, the HTTP size cap, the ``server/discover`` probe, ``resultType`` defaults,
-and the time limits. :mod:`.wire` holds what the SDK path and the SDK-free hot path share
+stdio transport (:mod:`.stdio`), the HTTP size cap (:mod:`.httpcap`), the
+``server/discover`` probe (:mod:`.probe`), ``resultType`` defaults (:mod:`.resulttype`), the
+time limits (:mod:`.limits`), a JSON-RPC error in words (:mod:`.rpcerror`) and one log file
+per run (:mod:`.runlog`). :mod:`.wire` holds what the SDK path and the SDK-free hot path share
 (framing, protocol constants, the era decision, the tool filter, what codebot declares): it
 imports no SDK; :mod:`.stdio`, :mod:`.probe` and :mod:`.resulttype` wrap the SDK's streams.
 

@@ -16,7 +16,7 @@ TOOL_TIMEOUT_ENV = "CODEBOT_TOOL_TIMEOUT"
 def http_timeout() -> httpx2.Timeout:
     """Connect/write within 30 s; a streamed response may stay quiet for 5 minutes.
 
-    A function, so the stdio hot path (:mod:`mcpbridge.lite`) can read the default call bound
+    A function, so the stdio hot path (:mod:`mcpbridge.calls.lite`) can read the default call bound
     without importing the HTTP client.
     """
     import httpx2

@@ -71,7 +71,7 @@ class ServerProcess:
     async def pump_stderr(self) -> None:
         """Copy stderr into the log file up to the cap; keep draining so the server never blocks.
 
-        Scrubbed as a stream (:class:`core.scrubstream.StreamScrubber`): a secret split across
+        Scrubbed as a stream (:class:`core.secrets.stream.StreamScrubber`): a secret split across
         two reads, or across the middle of a long line, is masked all the same.
         """
         stream = self.process.stderr
@@ -164,7 +164,8 @@ def child_environment(config: ServerConfig) -> dict[str, str]:
 
 
 def resolve_command(config: ServerConfig) -> str:
-    """The executable's path (see :mod:`core.lookup`), or a ``LaunchError`` saying how to fix it."""
+    """The executable's path (see :mod:`core.proc.lookup`), or a ``LaunchError`` saying how to
+    fix it."""
     assert config.command is not None
     found = find_command(config.command, config.cwd, config.env)
     if found is None:

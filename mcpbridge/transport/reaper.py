@@ -3,23 +3,23 @@
 A one-shot command (``mcp list``, ``mcp call``, ``mcp doctor``) has its result long before its
 servers are gone: server-everything alone waits 0.36 s after its stdin closes, and one that
 sends a request after its stdin closed may never exit on its own. When the console script will
-exit right after the command (:func:`arm`, by ``cli.app.main``) and the command allows it
+exit right after the command (:func:`arm`, by ``cli.entry.main``) and the command allows it
 (:func:`allow`), the first server launch starts one small reaper (this file run as a script,
 standard library only, ``python -I -S``) and tells it, down a pipe, each server it launches.
-:meth:`~mcpbridge.process.ServerProcess.stop` then closes the server's stdin and lets go
+:meth:`~mcpbridge.transport.process.ServerProcess.stop` then closes the server's stdin and lets go
 (:func:`handoff`) instead of waiting. When codebot exits, however it exits (even by SIGKILL),
 the pipe ends and the reaper finishes the usual sequence for every server still running: wait
 for it to exit on its own, then SIGTERM to its process group, then SIGKILL. It outlives
 codebot by at most ``stdin_grace + term_grace``.
 
 Servers the reaper watches are launched without the parent-death signal of
-:mod:`core.spawn` (it would SIGKILL them the moment codebot exits, with no grace to flush
+:mod:`core.proc.spawn` (it would SIGKILL them the moment codebot exits, with no grace to flush
 anything); the reaper's pipe stands in for it. When the reaper cannot start, servers get the
 parent-death signal and ``stop`` waits as usual.
 
 The reaper runs in its own session (no terminal signal reaches it) with stdout and stderr on
 /dev/null (a caller reading codebot's output sees EOF when codebot exits), and it is started
-with a plain ``Popen``, never through :mod:`core.spawn`. It checks each process's start time
+with a plain ``Popen``, never through :mod:`core.proc.spawn`. It checks each process's start time
 before signalling, so a recycled pid is never hit.
 
 Kept free of any import beyond the standard library: it runs as a script.

@@ -1,4 +1,4 @@
-"""The stdio transport over a :class:`~mcpbridge.process.ServerProcess`.
+"""The stdio transport over a :class:`~mcpbridge.transport.process.ServerProcess`.
 
 Like the SDK's ``stdio_client`` (newline-delimited JSON-RPC on stdin/stdout), but over a process
 we launched ourselves, which lets the launch overlap the SDK import, caps the server's stderr

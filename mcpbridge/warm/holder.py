@@ -260,7 +260,7 @@ async def serve(
     from codebot_mcp.core.tools.useragent import NoSampling, Policy
 
     roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
-    from codebot_mcp.mcpbridge.tools.pinning import load_pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import load_pins
 
     pins = load_pins(  # as cli.runtime.session_pins: every call it serves is checked
         settings.project_root,

@@ -17,13 +17,14 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.agent.context import ContextBudget, estimate
+from codebot_mcp.core.agent.context import ContextBudget
 from codebot_mcp.core.agent.loop import Agent
 from codebot_mcp.core.agent.permissions import PermissionGate
 from codebot_mcp.core.agent.session import Session
 from codebot_mcp.core.model.client import ChatModel, create_client
 from codebot_mcp.core.model.config import ModelConfig
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
+from codebot_mcp.core.model.tokens import estimate
 from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
 from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.bench.harness import Row

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from codebot_mcp.cli.chat_runtime import ChatOptions
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from codebot_mcp.cli.runtime import Globals
 
 NEXT = "next question"
@@ -88,13 +88,13 @@ ANSWER_KEYS = frozenset("yanfcoYANFCO\x1b")
 
 
 async def question_open(seconds: float = 30) -> str:
-    """Wait until a question waits for its answer (``cli.repl.keys.OPEN``): what is sent
+    """Wait until a question waits for its answer (``cli.repl.repl_keys.OPEN``): what is sent
     earlier is dropped as typed ahead, and the question would wait forever. Returns its
     kind: ``key`` (one key answers it) or ``line``; fails after ``seconds``."""
-    from codebot_mcp.cli.repl import keys
+    from codebot_mcp.cli.repl import repl_keys
 
-    await until(lambda: keys.OPEN["key"] + keys.OPEN["line"] > 0, seconds)
-    return "key" if keys.OPEN["key"] else "line"
+    await until(lambda: repl_keys.OPEN["key"] + repl_keys.OPEN["line"] > 0, seconds)
+    return "key" if repl_keys.OPEN["key"] else "line"
 
 
 QUESTION_WAIT_SECONDS = 8.0
@@ -110,7 +110,7 @@ async def maybe_question() -> str | None:
 
 
 async def play(inp: Any, steps: list[Step]) -> None:
-    from codebot_mcp.cli.repl.keys import ASKED
+    from codebot_mcp.cli.repl.repl_keys import ASKED
 
     asked = ASKED["questions"]
     for wait, text in steps:

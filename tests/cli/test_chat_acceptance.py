@@ -250,7 +250,7 @@ async def test_the_agent_commands_tab_complete() -> None:
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
+    from codebot_mcp.cli.repl.repl_completion import SLASH_COMMANDS, MCPCompleter
 
     completer = MCPCompleter(lambda: None, SLASH_COMMANDS)  # no runtime yet
 

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from tests.cli.repl_driver import connected, drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -63,7 +63,7 @@ async def test_repl_turn_approval_and_slash_commands(
 
 
 def history_mode() -> int:
-    from codebot_mcp.cli.repl.loop import history_file
+    from codebot_mcp.cli.repl.repl_loop import history_file
 
     return history_file().stat().st_mode & 0o777
 
@@ -182,7 +182,7 @@ async def test_mcp_reload_applies_new_servers_and_permission_rules(
 async def test_repl_history_never_holds_a_secret(
     project: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codebot_mcp.cli.repl.loop import history_file
+    from codebot_mcp.cli.repl.repl_loop import history_file
 
     canary = "sk-canary-history-5e6f7a8b"
     monkeypatch.setenv("OPENAI_API_KEY", canary)

@@ -15,7 +15,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.cli.chat_runtime import ChatOptions
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from tests.cli.repl_driver import drive, until
 from tests.cli.test_subagents import Router, task, tool_names
 from tests.fakes import openai_turns as fo

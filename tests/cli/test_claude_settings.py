@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from codebot_mcp.core.sandbox.confinement import support
 from tests.cli.repl_driver import drive, until
 from tests.cli.test_subagents import Router, task

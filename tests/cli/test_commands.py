@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from codebot_mcp.cli.app import run
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from tests.cli.repl_driver import drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.mcpbridge.tools import pinning
+from codebot_mcp.mcpbridge.tools import tool_pins
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import CODEBOT, codebot_env
@@ -161,7 +161,7 @@ def test_the_warm_holder_holds_back_a_drifted_server(tmp_path: Path) -> None:
 def test_the_wire_definition_hashes_as_the_sdk_s() -> None:
     import mcp_types as types
 
-    assert set(pinning.ANNOTATION_FIELDS.values()) == set(types.ToolAnnotations.model_fields)
+    assert set(tool_pins.ANNOTATION_FIELDS.values()) == set(types.ToolAnnotations.model_fields)
     raw = {
         "name": "t",
         "description": "d",
@@ -169,4 +169,4 @@ def test_the_wire_definition_hashes_as_the_sdk_s() -> None:
         "annotations": {"readOnlyHint": True, "title": None, "openWorldHint": False, "x": 1},
     }
     sdk = types.Tool.model_validate(raw)
-    assert pinning.definition_hash(pinning.raw_definition(raw)) == pinning.tool_hash(sdk)
+    assert tool_pins.definition_hash(tool_pins.raw_definition(raw)) == tool_pins.tool_hash(sdk)

@@ -14,8 +14,8 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.cli.chat_runtime import ChatOptions
-from codebot_mcp.cli.repl.loop import Repl
 from codebot_mcp.cli.repl.preview import head, preview
+from codebot_mcp.cli.repl.repl_loop import Repl
 from tests.cli.repl_driver import connected, drive, question_open, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.chat_runtime import ChatOptions
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from tests.cli.repl_driver import NEXT, Step, drive, until
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

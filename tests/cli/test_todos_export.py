@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from codebot_mcp.cli.chat_runtime import ChatOptions
-from codebot_mcp.cli.repl.loop import Repl
+from codebot_mcp.cli.repl.repl_loop import Repl
 from codebot_mcp.core.agent import history
 from tests.cli.repl_driver import drive, until
 from tests.cli.test_stream_json import events, of

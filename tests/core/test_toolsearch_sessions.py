@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.core.agent import history as sessions
-from codebot_mcp.core.agent.context import ContextBudget, breakdown, known_window, window_for
+from codebot_mcp.core.agent.context import ContextBudget, breakdown
 from codebot_mcp.core.agent.session import Session
-from codebot_mcp.core.agent.toolsearch import ToolIndex, tokens
+from codebot_mcp.core.model.tokens import known_window, window_for
 from codebot_mcp.core.tools.builtin import builtin_tools
+from codebot_mcp.core.tools.toolsearch import ToolIndex, tokens
 from tests.core.fakes import ListSource, ScriptedTool
 
 pytestmark = pytest.mark.anyio

@@ -74,6 +74,6 @@ def test_doctor_does_not_flag_honest_descriptions_and_flags_attacks(
     ],
 )
 def test_credential_requests_are_imperatives_not_mentions(text: str, term: str | None) -> None:
-    from codebot_mcp.mcpbridge.doctor.checks.pinning import credential_request
+    from codebot_mcp.mcpbridge.doctor.checks.pin_checks import credential_request
 
     assert credential_request(text) == term

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.mcpbridge.doctor.checks.entries import undefined_variables
+from codebot_mcp.mcpbridge.doctor.checks.entry_checks import undefined_variables
 from tests.doctor.conftest import Doctor, findings, ids
 from tests.helpers import server_entry as entry
 from tests.helpers import write_settings

@@ -5,9 +5,14 @@ from __future__ import annotations
 import mcp_types as types
 
 from codebot_mcp.core.config.settings import Settings
-from codebot_mcp.mcpbridge.connection.client import Client
+from codebot_mcp.mcpbridge.connection.mcp_client import Client
 from codebot_mcp.mcpbridge.connection.tool import MCPTool
-from codebot_mcp.mcpbridge.doctor.checks import ServerContext, ToolEntry, TotalsContext, totals
+from codebot_mcp.mcpbridge.doctor.checks import (
+    ServerContext,
+    ToolEntry,
+    TotalsContext,
+    totals_checks,
+)
 from tests.doctor.conftest import Doctor
 from tests.helpers import server_config, write_settings
 from tests.helpers import server_entry as entry
@@ -32,7 +37,7 @@ def _server(name: str, tools: dict[str, int]) -> ServerContext:
 
 def _findings(settings: Settings, *servers: ServerContext) -> list[tuple[str, str, str]]:
     ctx = TotalsContext(settings, list(servers))
-    found = [*totals._tool_count(ctx), *totals._catalog_tokens(ctx)]
+    found = [*totals_checks._tool_count(ctx), *totals_checks._catalog_tokens(ctx)]
     return [(f.check, f.severity, f.message + " | " + (f.hint or "")) for f in found]
 
 

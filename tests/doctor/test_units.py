@@ -8,17 +8,17 @@ from pathlib import Path
 import mcp_types as types
 
 from codebot_mcp.core.config.settings import Settings
-from codebot_mcp.mcpbridge.connection.client import Client, ServerInfo
+from codebot_mcp.mcpbridge.connection.mcp_client import Client, ServerInfo
 from codebot_mcp.mcpbridge.connection.tool import MCPTool
 from codebot_mcp.mcpbridge.doctor.checks import (
     CHECKS,
     ServerContext,
     ToolEntry,
     TotalsContext,
-    connection,
-    totals,
+    connection_checks,
+    totals_checks,
 )
-from codebot_mcp.mcpbridge.doctor.checks.schema import (
+from codebot_mcp.mcpbridge.doctor.checks.schema_checks import (
     schema_errors,
     strict_mode_breakers,
     validator_class,
@@ -80,21 +80,21 @@ def test_slow_handshake_is_a_warning() -> None:
     ctx = _server(timeout=10.0)
     assert ctx.client is not None
     ctx.client.info = ServerInfo("2025-11-25", "s", "1", {}, None, handshake_ms=6000)
-    [f] = connection._slow(ctx)
+    [f] = connection_checks._slow(ctx)
     assert (f.check, f.severity, f.key) == ("connect.slow", "warning", "timeout")
     assert f.message == "server 's' took 6.0 s to connect, 60% of its 10 s timeout"
     ctx.client.info = ServerInfo("2025-11-25", "s", "1", {}, None, handshake_ms=4000)
-    assert list(connection._slow(ctx)) == []
+    assert list(connection_checks._slow(ctx)) == []
 
 
 def test_tool_count_and_token_totals() -> None:
     many = _server(**{f"t{i}": 10 for i in range(126)})
     ctx = TotalsContext(Settings(), [many])
-    [f] = totals._tool_count(ctx)
+    [f] = totals_checks._tool_count(ctx)
     assert f.message.startswith("126 MCP tools plus codebot's 6 built-in tools exceed the 128")
-    assert list(totals._catalog_tokens(ctx)) == []
+    assert list(totals_checks._catalog_tokens(ctx)) == []
     big = _server(a=15_000, b=6_000)
-    [f] = totals._catalog_tokens(TotalsContext(Settings(tool_search=False), [big]))
+    [f] = totals_checks._catalog_tokens(TotalsContext(Settings(tool_search=False), [big]))
     assert f.message == "the tool catalog adds about 21,000 tokens to every request (over 20,000)"
     assert "the biggest: s (~21,000)" in (f.hint or "")
 
@@ -124,12 +124,12 @@ def test_docs_list_every_check() -> None:
 
 
 def test_settings_parse_rereads_each_file_and_passes_only_when_it_parses(tmp_path: Path) -> None:
-    from codebot_mcp.mcpbridge.doctor.checks import entries
+    from codebot_mcp.mcpbridge.doctor.checks import entry_checks
 
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     good.write_text('{"mcp_servers": {}}')
     bad.write_text('{"mcp_servers": {,}}')
-    assert list(entries._parse(TotalsContext(Settings(global_file=good), []))) == []
-    [finding] = entries._parse(TotalsContext(Settings(global_file=good, project_file=bad), []))
+    assert list(entry_checks._parse(TotalsContext(Settings(global_file=good), []))) == []
+    [finding] = entry_checks._parse(TotalsContext(Settings(global_file=good, project_file=bad), []))
     assert (finding.check, finding.severity, finding.file) == ("settings.parse", "error", bad)
     assert "invalid JSON" in finding.message and "line 1" in finding.message

@@ -249,18 +249,18 @@ UNFILTERED_READERS = {
     "core/config/settings.py",  # defines it
     "core/config/effective.py",  # applies trust to it
     "cli/runtime.py",  # load_unfiltered_settings: secrets and warnings, then load_effective
-    "cli/commands/completion.py",  # server names for tab completion; nothing runs
+    "cli/commands/shell_completion.py",  # server names for tab completion; nothing runs
 }
 UNFILTERED_CALLERS = {
-    "cli/commands/trust.py",  # the review shows what trust holds back
+    "cli/commands/trust_cmd.py",  # the review shows what trust holds back
     "cli/commands/mcp/get.py",  # shows the entry an untrusted project would use
     "cli/commands/mcp/doctor.py",  # reports untrusted entries; runs with effective settings
     "cli/commands/mcp/manage.py",  # edits the files
     "cli/chat_runtime.py",  # the extensions' review (hooks, agents) shows what is held back
-    "cli/repl/loop.py",  # /mcp reload: the same, read again
+    "cli/repl/repl_loop.py",  # /mcp reload: the same, read again
     "cli/commands/mcp/serve.py",  # its hooks are reviewed like chat's; runs with trust applied
     "cli/acp/agent.py",  # session/list: the project root only, to find its saved sessions
-    "cli/acp/session.py",  # the editor is asked about trust: the same review as chat's
+    "cli/acp/acp_session.py",  # the editor is asked about trust: the same review as chat's
 }
 
 

@@ -158,7 +158,7 @@ async def test_app_pages_are_left_out_of_at_completion() -> None:
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
+    from codebot_mcp.cli.repl.repl_completion import SLASH_COMMANDS, MCPCompleter
     from codebot_mcp.mcpbridge.connection.manager import Manager
     from tests.helpers import make_server
 

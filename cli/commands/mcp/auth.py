@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from codebot_mcp.cli import render, signals
-from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands import shell_completion as completion
 from codebot_mcp.cli.login import login_options
 from codebot_mcp.cli.runtime import (
     Globals,
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.auth import LoginOptions
 
 app = typer.Typer()
-"""Holds ``login`` and ``logout``; :mod:`cli.mcp` adds them to the ``mcp`` group."""
+"""Holds ``login`` and ``logout``; :mod:`cli.commands.mcp.group` adds them to the ``mcp`` group."""
 
 LoginOpt = Annotated[
     bool,

@@ -16,7 +16,7 @@ import typer
 
 from codebot_mcp.cli import render, signals
 from codebot_mcp.cli.answers import LazyModel, policy
-from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands import shell_completion as completion
 from codebot_mcp.cli.runtime import (
     Globals,
     load_effective,

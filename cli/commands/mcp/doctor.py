@@ -1,4 +1,4 @@
-"""``codebot mcp doctor``: parse the options, run :func:`mcpbridge.doctor.diagnose`, render."""
+"""``codebot mcp doctor``: parse the options, run :func:`mcpbridge.doctor.run.diagnose`, render."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class Format(StrEnum):
 
 
 app = typer.Typer()
-"""Holds ``doctor``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+"""Holds ``doctor``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
 
 
 @app.command("doctor")

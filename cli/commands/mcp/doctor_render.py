@@ -1,6 +1,6 @@
 """Render a doctor report as compact text, JSON or JUnit XML. Pure functions: report → str.
 
-:func:`mcpbridge.doctor.diagnose` runs the checks and returns the report; this module only
+:func:`mcpbridge.doctor.run.diagnose` runs the checks and returns the report; this module only
 formats it. Secrets are already out of the report (findings redacted, configs masked).
 """
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
 
 app = typer.Typer()
-"""Holds ``get``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+"""Holds ``get``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
 
 
 @app.command("get")

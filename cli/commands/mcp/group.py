@@ -9,7 +9,7 @@ import typer
 
 from codebot_mcp.cli import render, signals, warm_client
 from codebot_mcp.cli.answers import LazyModel, policy
-from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands import shell_completion as completion
 from codebot_mcp.cli.commands.mcp import warm
 from codebot_mcp.cli.commands.mcp.auth import LoginOpt
 from codebot_mcp.cli.commands.mcp.common import (
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.tools.base import ToolResult
     from codebot_mcp.core.tools.useragent import Policy
     from codebot_mcp.mcpbridge.connection.taskpolicy import TaskStatus
-    from codebot_mcp.mcpbridge.tools.pinning import Pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import Pins
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
@@ -448,14 +448,17 @@ def call_command(
 
 def _add_groups() -> None:
     from codebot_mcp.cli.commands.mcp import auth as mcp_auth
-    from codebot_mcp.cli.commands.mcp import doctor, lock
+    from codebot_mcp.cli.commands.mcp import (
+        doctor,
+        lock,
+        mcp_import,
+        mcp_install,
+        mcp_resources,
+        mcp_search,
+    )
     from codebot_mcp.cli.commands.mcp import get as mcp_get
-    from codebot_mcp.cli.commands.mcp import importing as mcp_import
-    from codebot_mcp.cli.commands.mcp import install as mcp_install
     from codebot_mcp.cli.commands.mcp import manage as mcp_manage
     from codebot_mcp.cli.commands.mcp import prompts as mcp_prompts
-    from codebot_mcp.cli.commands.mcp import resources as mcp_resources
-    from codebot_mcp.cli.commands.mcp import search as mcp_search
     from codebot_mcp.cli.commands.mcp import serve as mcp_serve
 
     app.add_typer(doctor.app)

@@ -19,7 +19,7 @@ from codebot_mcp.cli.runtime import (
 from codebot_mcp.core.errors import ExitCode, SettingsError
 
 app = typer.Typer()
-"""Holds ``lock``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+"""Holds ``lock``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
 
 
 @app.command("lock")
@@ -36,7 +36,7 @@ def lock_command(
     """
 
     from codebot_mcp.core.config import projectfiles
-    from codebot_mcp.mcpbridge.tools import pinning as lock
+    from codebot_mcp.mcpbridge.tools import tool_pins as lock
 
     globals_: Globals = ctx.obj
     loaded = load_effective(globals_)

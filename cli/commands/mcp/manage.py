@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.commands import completion
+from codebot_mcp.cli.commands import shell_completion as completion
 from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.core.errors import ExitCode, UsageError
 
@@ -65,8 +65,8 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an entry of the
 
 
 app = typer.Typer()
-"""Holds ``add``, ``add-json``, ``remove``, ``get``, ``enable``, ``disable``; :mod:`cli.mcp`
-adds them to the ``mcp`` group."""
+"""Holds ``add``, ``add-json``, ``remove``, ``get``, ``enable``, ``disable``;
+:mod:`cli.commands.mcp.group` adds them to the ``mcp`` group."""
 
 
 @app.command("add")

@@ -48,7 +48,7 @@ def print_servers(views: list[dict[str, Any]], schemas: bool) -> None:
 
 def _print_failure(err: dict[str, Any]) -> None:
     """Why a server is not connected: the stage and message, the hint, its stderr's tail."""
-    if err["stage"] == "lock":  # "held back: ..." (mcpbridge.tools.pinning)
+    if err["stage"] == "lock":  # "held back: ..." (mcpbridge.tools.tool_pins)
         print(f"  {render.safe(err['message'])}")
     else:
         print(f"  {err['stage']} failed: {render.safe(err['message'])}")

@@ -36,7 +36,7 @@ NoWarmOpt = Annotated[
 
 
 app = typer.Typer()
-"""Holds ``warm``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+"""Holds ``warm``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
 
 
 @app.command("warm")

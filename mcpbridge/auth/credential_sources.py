@@ -18,7 +18,7 @@ from pathlib import Path
 
 from codebot_mcp.core.config.oauth import OAuthSettings
 from codebot_mcp.core.secrets.redact import SECRETS
-from codebot_mcp.mcpbridge.auth.errors import GrantError
+from codebot_mcp.mcpbridge.auth.auth_errors import GrantError
 
 MAX_TOKEN_BYTES = 64 * 1024
 """A JWT is a few kilobytes; a file or an output larger than this is not a token."""

@@ -15,7 +15,12 @@ from codebot_mcp.core.envexpand import UndefinedVariable, expand, expandable_str
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.secrets.redact import redact_url
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, TotalsContext, check
+from codebot_mcp.mcpbridge.doctor.checks.check_base import (
+    Finding,
+    ServerContext,
+    TotalsContext,
+    check,
+)
 
 PLACEHOLDER_VALUE = "http://codebot.invalid"
 """Stands in for unset variables when re-validating an entry: also a well-formed URL, so a
@@ -25,7 +30,7 @@ _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 @check("settings.parse", "settings", "error", "a settings file cannot be read or parsed (exit 3)")
 def _parse(ctx: TotalsContext) -> Iterator[Finding]:
-    # Settings that fail to load never get here (mcpbridge.doctor.unreadable reports them,
+    # Settings that fail to load never get here (mcpbridge.doctor.run.unreadable reports them,
     # exit 3); this re-reads each file with the loader's own reader, so a pass is a real one.
     for path in (ctx.settings.global_file, ctx.settings.project_file):
         if path is None:
@@ -226,7 +231,7 @@ def _command(ctx: ServerContext) -> Iterator[Finding]:
     if config.type != "stdio" or not config.command:
         return
     command = config.command
-    # The same lookup the launcher does (core.lookup), so the doctor and a session agree.
+    # The same lookup the launcher does (core.proc.lookup), so the doctor and a session agree.
     search_path = config.env.get("PATH")
     if find_command(command, config.cwd, config.env) is not None:
         return

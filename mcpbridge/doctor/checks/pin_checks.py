@@ -7,8 +7,13 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, ToolContext, check
-from codebot_mcp.mcpbridge.tools.pinning import (
+from codebot_mcp.mcpbridge.doctor.checks.check_base import (
+    Finding,
+    ServerContext,
+    ToolContext,
+    check,
+)
+from codebot_mcp.mcpbridge.tools.tool_pins import (
     LockfileError,
     drift,
     lock_path,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from codebot_mcp.cli import render
-from codebot_mcp.cli.commands.mcp.importing import DryRunOpt, ImportScopeOpt
+from codebot_mcp.cli.commands.mcp.mcp_import import DryRunOpt, ImportScopeOpt
 from codebot_mcp.cli.runtime import Globals
 from codebot_mcp.core.errors import CodebotError, ExitCode, SettingsError
 
@@ -213,7 +213,7 @@ def _servers_from(client: str, help_text: str) -> None:
     def command(
         ctx: typer.Context, scope: ImportScopeOpt = None, dry_run: DryRunOpt = False
     ) -> int:
-        from codebot_mcp.cli.commands.mcp.importing import Client, import_command
+        from codebot_mcp.cli.commands.mcp.mcp_import import Client, import_command
 
         return import_command(ctx, [Client(client)], scope, dry_run)
 

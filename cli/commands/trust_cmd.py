@@ -57,7 +57,7 @@ def trust_command(
                 "not trusting without confirmation: stdin is not a terminal",
                 hint="Run `codebot trust` in a terminal, or pass --yes.",
             )
-        from codebot_mcp.cli.repl.keys import read_key
+        from codebot_mcp.cli.repl.repl_keys import read_key
 
         try:
             answer = read_key(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from codebot_mcp.core.tools.base import Capability
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ToolContext, check
-from codebot_mcp.mcpbridge.doctor.checks.schema import (
+from codebot_mcp.mcpbridge.doctor.checks.check_base import Finding, ToolContext, check
+from codebot_mcp.mcpbridge.doctor.checks.schema_checks import (
     schema_errors,
     strict_mode_breakers,
     validator_class,

@@ -25,11 +25,11 @@ from codebot_mcp.core.tools.sources import (
     SkillFile,
     skill_path,
 )
-from codebot_mcp.mcpbridge.connection.resources import guarded, read_resource
+from codebot_mcp.mcpbridge.connection.remote_resources import guarded, read_resource
 from codebot_mcp.mcpbridge.transport.wire import SKILLS as EXTENSION
 
 if TYPE_CHECKING:
-    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
 
 MAX_PAGES = 100
 """Pages of one ``skills/list``; a cursor that never ends must not hang us."""

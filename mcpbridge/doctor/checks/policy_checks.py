@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, TotalsContext, check
+from codebot_mcp.mcpbridge.doctor.checks.check_base import Finding, TotalsContext, check
 
 
 @check(

@@ -15,7 +15,7 @@ import typer
 
 from codebot_mcp.cli import render
 from codebot_mcp.cli.commands.mcp.manage import ScopeChoice, ScopeOpt, warn_settings
-from codebot_mcp.cli.commands.mcp.search import registry_urls
+from codebot_mcp.cli.commands.mcp.mcp_search import registry_urls
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 
 if TYPE_CHECKING:

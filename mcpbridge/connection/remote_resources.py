@@ -37,7 +37,7 @@ from codebot_mcp.mcpbridge.transport.rpcerror import (
 )
 
 if TYPE_CHECKING:
-    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
 
 MAX_PAGES = 100
 """Pages of one listing; a server whose cursor never ends must not hang us."""

@@ -6,10 +6,14 @@ import os
 from collections import defaultdict
 from collections.abc import Iterator
 
-from codebot_mcp.core.agent import toolsearch
-from codebot_mcp.core.agent.context import estimate, estimate_text, window_for
-from codebot_mcp.core.tools import builtin
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, TotalsContext, check
+from codebot_mcp.core.model.tokens import estimate, estimate_text, window_for
+from codebot_mcp.core.tools import builtin, toolsearch
+from codebot_mcp.mcpbridge.doctor.checks.check_base import (
+    Finding,
+    ServerContext,
+    TotalsContext,
+    check,
+)
 
 MAX_TOOLS = 128
 """Chat Completions accepts at most this many tools in one request."""

@@ -40,7 +40,7 @@ DryRunOpt = Annotated[
 ]
 
 app = typer.Typer()
-"""Holds ``import``; :mod:`cli.mcp` adds it to the ``mcp`` group."""
+"""Holds ``import``; :mod:`cli.commands.mcp.group` adds it to the ``mcp`` group."""
 
 _MARKS = {"add": "+", "same": "=", "clash": "!", "duplicate": "!", "skip": "-"}
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.secrets.redact import printable
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, check
+from codebot_mcp.mcpbridge.doctor.checks.check_base import Finding, ServerContext, check
 
 
 def _scope(ctx: ServerContext) -> str:

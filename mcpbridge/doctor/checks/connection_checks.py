@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from fnmatch import fnmatchcase
 
 from codebot_mcp.mcpbridge.connection.failures import Failure
-from codebot_mcp.mcpbridge.doctor.checks.base import Finding, ServerContext, check
+from codebot_mcp.mcpbridge.doctor.checks.check_base import Finding, ServerContext, check
 
 SLOW_FRACTION = 0.5
 """A handshake that uses more than this share of its timeout fails on a busier machine."""

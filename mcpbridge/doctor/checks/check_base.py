@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import mcp_types as types
 
     from codebot_mcp.core.registry.newversions import UpdateCheck
-    from codebot_mcp.mcpbridge.connection.client import Client
+    from codebot_mcp.mcpbridge.connection.mcp_client import Client
     from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
 Severity = Literal["error", "warning", "info"]

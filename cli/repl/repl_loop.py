@@ -24,9 +24,9 @@ from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime,
 from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.attach import Attachments
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp
-from codebot_mcp.cli.repl.completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.mcp import ReplAgent, expand_mentions, progress_hook, run_prompt_command
 from codebot_mcp.cli.repl.memory import NOTES_AND_SKILLS
+from codebot_mcp.cli.repl.repl_completion import SLASH_COMMANDS, MCPCompleter
 from codebot_mcp.cli.repl.reports import (
     HELP,
     approval_details,
@@ -119,16 +119,16 @@ class Repl:
         the question appeared is thrown away first, as for :meth:`ask_key`."""
         from prompt_toolkit.application.current import get_app_session
 
-        from codebot_mcp.cli.repl.keys import flush_typeahead, question_open
+        from codebot_mcp.cli.repl.repl_keys import flush_typeahead, question_open
 
         flush_typeahead(self.pt_input if self.pt_input is not None else get_app_session().input)
         with question_open("line"):
             return await self._session().prompt_async(question, handle_sigint=False)
 
     async def ask_key(self, question: str, keys: str, enter: str | None = None) -> str:
-        """One key, no Enter (``cli.repl.keys``): approvals, trust, rewind. Keys typed
+        """One key, no Enter (``cli.repl.repl_keys``): approvals, trust, rewind. Keys typed
         before the question are thrown away first; Esc is "n"."""
-        from codebot_mcp.cli.repl.keys import ask_key
+        from codebot_mcp.cli.repl.repl_keys import ask_key
 
         return await ask_key(
             question, keys, pt_input=self.pt_input, pt_output=self.pt_output, enter=enter
@@ -396,7 +396,7 @@ class Repl:
         elif name == "/resume":
             await self._resume(runtime, rest.strip())
         elif name == "/rewind":
-            from codebot_mcp.cli.repl.rewind import rewind
+            from codebot_mcp.cli.repl.repl_rewind import rewind
 
             await rewind(runtime, rest.strip(), self.ask_key)
         elif name in NOTES_AND_SKILLS:

@@ -44,7 +44,7 @@ from codebot_mcp.mcpbridge.transport.wire import MAX_LIST_PAGES, split_tools
 
 if TYPE_CHECKING:
     from codebot_mcp.core.tools.useragent import Sampling, UserAgent
-    from codebot_mcp.mcpbridge.tools.pinning import Held, Pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import Held, Pins
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class Client:
         self.config = config
         self.pins = pins
         """The project's lock: a server whose tools drifted from it is held back (stage
-        "lock") when it connects and when it re-lists (``mcpbridge.tools.pinning``)."""
+        "lock") when it connects and when it re-lists (``mcpbridge.tools.tool_pins``)."""
         self.agent = agent
         """Answers elicitation, sampling and roots requests; None declares none of them."""
         self.name = config.name
@@ -201,7 +201,7 @@ class Client:
         offered (no lock, ``--allow-drift``, or as pinned)."""
         if self.pins is None:
             return None
-        from codebot_mcp.mcpbridge.tools.pinning import sdk_definition
+        from codebot_mcp.mcpbridge.tools.tool_pins import sdk_definition
 
         version = self.info.version if self.info else None
         return self.pins.check(self.name, version, {t.name: sdk_definition(t) for t in self.tools})

@@ -184,7 +184,7 @@ def _confirm(number: int) -> bool:
             "not restoring without confirmation: stdin is not a terminal",
             hint="Run it in a terminal, pass --yes to restore, or --dry-run to only look.",
         )
-    from codebot_mcp.cli.repl.keys import read_key
+    from codebot_mcp.cli.repl.repl_keys import read_key
 
     try:
         answer = read_key(f"Restore to before turn {number}? [y/N] ", "yn", enter="n")

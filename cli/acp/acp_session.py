@@ -20,8 +20,8 @@ from acp import RequestError, helpers
 from acp.schema import PermissionOption, SessionMode, SessionModeState, ToolCallUpdate
 
 from codebot_mcp.cli import render
+from codebot_mcp.cli.acp.acp_updates import Outbox, UpdateView, replay_updates, tool_title
 from codebot_mcp.cli.acp.bridge import EditorFiles, EditorTerminals
-from codebot_mcp.cli.acp.updates import Outbox, UpdateView, replay_updates, tool_title
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
 from codebot_mcp.core.media import images

@@ -1,6 +1,6 @@
 """A call's arguments against the tool's input schema, for the SDK path and the hot path alike.
 
-Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses it without loading the SDK.
+Free of ``mcp`` imports on purpose: :mod:`mcpbridge.calls.lite` uses it without loading the SDK.
 """
 
 from __future__ import annotations
