@@ -225,3 +225,25 @@ def test_loading_settings_builds_no_model_and_imports_no_pydantic(tmp_path: Path
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_every_settings_example_in_the_docs_fits_the_schema() -> None:
+    """The models are strict (unknown keys refused): the docs' examples are held to them."""
+    import json
+    import re
+
+    import jsonschema
+
+    schema = keys.json_schema()
+    known = set(keys.TOP_LEVEL_KEYS)
+    checked = 0
+    for page in sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]):
+        for block in re.findall(r"```json\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            try:
+                data = json.loads(block)
+            except ValueError:
+                continue  # an excerpt, not a whole file
+            if isinstance(data, dict) and data and set(data) <= known:
+                jsonschema.validate(data, schema)
+                checked += 1
+    assert checked >= 10
