@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["FEATURES", "NOT_SET", "Key", "Section", "Trust", "register", "sections"]
+__all__ = ["FEATURES", "NOT_SET", "Key", "Section", "Trust", "by_name", "register", "sections"]
 
 NOT_SET: Any = None
 """A model field's default when its key is left out and has no value of its own (``null`` is
@@ -92,6 +92,8 @@ class Section:
 
 _REGISTRY: dict[str, Section] = {}
 _LOADED: list[bool] = []
+_TABLE: dict[str, Key] = {}
+"""Every key by name, in order: filled on first use, emptied by :func:`register`."""
 
 
 def register(section: Section) -> Section:
@@ -105,6 +107,7 @@ def register(section: Section) -> Section:
     if clash:  # the same section again is its module run twice (``python -m``): replaced
         raise ValueError(f"settings section '{section.name}' declares keys of another: {clash}")
     _REGISTRY[section.name] = section
+    _TABLE.clear()
     return section
 
 
@@ -118,4 +121,6 @@ def sections() -> tuple[Section, ...]:
 
 def by_name() -> Mapping[str, Key]:
     """Every key by its name, in the docs' order."""
-    return {k.name: k for s in sections() for k in s.keys}
+    if not _TABLE:
+        _TABLE.update((k.name, k) for s in sections() for k in s.keys)
+    return _TABLE
