@@ -168,6 +168,25 @@ def test_the_entry_model_and_the_entry_parser_agree(entry: dict[str, Any]) -> No
         assert config.error.startswith(f"server 's' in {FILE}: ")
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"command": "x", "headers": {"A": "b"}},
+        {"url": "https://h/mcp", "env": {"A": "b"}},
+        {"url": "https://h/mcp", "args": ["a"], "cwd": "."},
+    ],
+)
+def test_the_entry_schema_refuses_the_other_transports_keys(entry: dict[str, Any]) -> None:
+    """Where the schema is stricter than the loader: a key of the other transport does
+    nothing (the loader keeps the entry, as before), and an editor flags it."""
+    from pydantic import TypeAdapter
+
+    config = servers.parse_server("s", entry, FILE, {}, Path("/p"))
+    assert config.error is None and not config.warnings
+    with pytest.raises(ValidationError):
+        TypeAdapter(server_model()).validate_python(entry, strict=True)
+
+
 def test_unknown_keys_hint_from_every_section() -> None:
     data = {
         "max_turn": 3,
