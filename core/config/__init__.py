@@ -1,6 +1,8 @@
 """Configuration, the kernel's bottom: where codebot keeps its files (:mod:`.paths`), settings
-(load, merge, expand, validate; :mod:`.settings`) and the one table of their keys
-(:mod:`.keys`), where a key is in a file (:mod:`.locate`), server entries (:mod:`.servers`,
+(load, merge, expand, validate; :mod:`.settings`) and the table of their keys (:mod:`.keys`),
+assembled from the sections each feature registers (:mod:`.sections`; the list of those
+features: :mod:`.sectionlist`; the model's keys: :mod:`.modelsection`; the MCP client's:
+:mod:`.mcpsection`), where a key is in a file (:mod:`.locate`), server entries (:mod:`.servers`,
 :mod:`.oauth`, :mod:`.provenance`), editing them (:mod:`.serveredit`), trust for project
 settings (:mod:`.trust`, :mod:`.runfiles`, :mod:`.trustwatch`), the administrator's managed
 settings (:mod:`.managed`), both applied once (:mod:`.effective`), other clients'

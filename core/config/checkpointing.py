@@ -8,14 +8,19 @@ snapshots ``core.checkpoints.turns`` takes before each prompt's changes. It is t
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.config.sections import Key, Section, register
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
-__all__ = ["CheckpointSettings", "merge_checkpoints", "parse_checkpoints"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["CHECKPOINT_KEYS", "CheckpointSettings", "merge_checkpoints", "parse_checkpoints"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +86,42 @@ def merge_checkpoints(
         return {}
     project_scalars["checkpoints"] = replace(global_scalars["checkpoints"], **keys)
     return {"checkpoints": json.dumps(keys, sort_keys=True)}
+
+
+CHECKPOINT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(CheckpointSettings))
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``checkpoints`` section as a pydantic model (built on demand: see
+    :mod:`.sections`)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    defaults = CheckpointSettings()
+
+    class Checkpoints(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        enabled: bool = defaults.enabled
+        max_files: int = Field(default=defaults.max_files, ge=1)
+        max_size_mb: int = Field(default=defaults.max_size_mb, ge=1)
+
+    class CheckpointsSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        checkpoints: Checkpoints = Field(
+            default=Checkpoints(),
+            description="Snapshots before the agent changes files, for codebot rewind: "
+            "enabled, max_files, max_size_mb.",
+            examples=[{"enabled": False}],
+        )
+
+    return CheckpointsSection
+
+
+register(
+    Section(
+        "checkpoints",
+        (Key("checkpoints", trust="own", keys=CHECKPOINT_KEYS),),
+        section_model,
+        order=40,
+    )
+)

@@ -38,7 +38,12 @@ Trust: a project file's ``hooks``, ``disableAllHooks``, ``permissions.allow``,
 gated settings, in the trust digest, so a change asks again); its ``deny`` and ``ask`` rules
 and ``disabledMcpjsonServers`` apply at once (they only make codebot more careful).
 ``"claude_files": false`` (:mod:`.keys`) turns the whole layer off: these files, the
-``.claude`` and ``~/.claude`` agents, commands and skills, and ``~/.claude/CLAUDE.md``.
+``.claude`` and ``~/.claude`` agents, commands and skills, and ``~/.claude/CLAUDE.md``
+(its model: :func:`section_model`).
+
+Size: one idea, Claude Code's settings files read as a layer below codebot's: what each of
+their keys means here, with the warnings and the trust each needs, and the switch that turns
+the layer off; split, the translation would lose the one place that lists what is read.
 """
 
 from __future__ import annotations
@@ -48,14 +53,19 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from codebot_mcp.core.config import discovery
 from codebot_mcp.core.config.hooks import HookCommand, parse_hooks
-from codebot_mcp.core.config.keys import SettingWarning
+from codebot_mcp.core.config.keys import SettingWarning, boolean
 from codebot_mcp.core.config.sandboxing import PatternError, normalize_pattern
+from codebot_mcp.core.config.sections import Key, Section, register
 from codebot_mcp.core.errors import SettingsError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 """Moves ``~/.claude`` (Claude Code reads the same variable)."""
@@ -498,3 +508,25 @@ def unique(hooks: Iterable[HookCommand]) -> tuple[HookCommand, ...]:
             seen.add(key)
             out.append(hook)
     return tuple(out)
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``claude_files`` switch as a pydantic model (built on demand: see
+    :mod:`.sections`)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class ClaudeFilesSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        claude_files: bool = Field(
+            default=True,
+            description="Read Claude Code's files too: .claude/settings.json, "
+            ".claude/settings.local.json, ~/.claude/settings.json, the .claude and ~/.claude "
+            "agents, commands and skills, ~/.claude/CLAUDE.md (false: none of them).",
+            examples=[False],
+        )
+
+    return ClaudeFilesSection
+
+
+register(Section("claude_files", (Key(SWITCH, True, boolean),), section_model, order=80))

@@ -24,12 +24,17 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config.keys import SettingWarning
+from codebot_mcp.core.config.sections import Key, Section, register
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 EVENTS = (
     "PreToolUse",
@@ -315,3 +320,24 @@ def parse_both(
     mine = parse_hooks(global_path, global_data)
     project: Parsed = ((), []) if project_path is None else parse_hooks(project_path, project_data)
     return mine, project
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``hooks`` section as a pydantic model (built on demand: see :mod:`.sections`):
+    events by name, each a list of matcher groups (their hooks are checked by
+    :func:`parse_hooks`, in Claude Code's format)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class HooksSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        hooks: dict[str, list[dict[str, Any]]] = Field(
+            default_factory=dict[str, list[dict[str, Any]]],
+            description="Commands run around tool calls and prompts (Claude Code's hooks format).",
+            examples=[{"PreToolUse": [{"matcher": "bash", "hooks": [{"command": "./check"}]}]}],
+        )
+
+    return HooksSection
+
+
+register(Section("hooks", (Key("hooks", trust="own"),), section_model, order=50))

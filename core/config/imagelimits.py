@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.config.sections import Key, Section, register
 from codebot_mcp.core.errors import SettingsError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 """One image: 5 MiB, the smallest cap among the big hosted APIs (Anthropic's); OpenAI's is 20 MB."""
@@ -32,19 +37,8 @@ class ImageLimits:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
 
 
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "max_bytes": {"type": "integer", "minimum": 1, "default": DEFAULT_MAX_BYTES},
-        "max_per_request": {"type": "integer", "minimum": 0, "default": DEFAULT_MAX_PER_REQUEST},
-        "max_request_bytes": {
-            "type": "integer",
-            "minimum": 1,
-            "default": DEFAULT_MAX_REQUEST_BYTES,
-        },
-    },
-    "additionalProperties": False,
-}
+MINIMUMS: dict[str, int] = {"max_bytes": 1, "max_per_request": 0, "max_request_bytes": 1}
+"""The least value of each field (``max_per_request`` 0: no image is sent)."""
 
 
 def parse_images(path: Path, key: str, value: Any) -> ImageLimits:
@@ -62,13 +56,12 @@ def parse_images(path: Path, key: str, value: Any) -> ImageLimits:
         )
     fields: dict[str, int] = {}
     for name, raw in value.items():  # pyright: ignore[reportUnknownVariableType]
-        spec = SCHEMA["properties"].get(name)
-        if spec is None:
-            known = ", ".join(SCHEMA["properties"])
+        least = MINIMUMS.get(name)
+        if least is None:
+            known = ", ".join(MINIMUMS)
             raise SettingsError(
                 f"'{key}.{name}' in {path} is not a setting", hint=f"Known fields: {known}."
             )
-        least = spec["minimum"]
         if not isinstance(raw, int) or isinstance(raw, bool) or raw < least:
             raise SettingsError(
                 f"'{key}.{name}' in {path} must be an integer >= {least}, found {json.dumps(raw)}",
@@ -76,3 +69,41 @@ def parse_images(path: Path, key: str, value: Any) -> ImageLimits:
             )
         fields[str(name)] = raw
     return ImageLimits(**fields)
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``images`` section as a pydantic model (built on demand: see :mod:`.sections`)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Images(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=MINIMUMS["max_bytes"])
+        max_per_request: int = Field(
+            default=DEFAULT_MAX_PER_REQUEST, ge=MINIMUMS["max_per_request"]
+        )
+        max_request_bytes: int = Field(
+            default=DEFAULT_MAX_REQUEST_BYTES, ge=MINIMUMS["max_request_bytes"]
+        )
+
+    class ImagesSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        images: Images = Field(
+            default=Images(),
+            description="Images sent to the model: max_bytes per image (larger ones are "
+            "downscaled with Pillow, or refused), max_per_request and max_request_bytes per "
+            "request (older images beyond them go as a text placeholder).",
+            examples=[{"max_bytes": 2_000_000, "max_per_request": 4}],
+        )
+
+    return ImagesSection
+
+
+register(
+    Section(
+        "images",
+        (Key("images", ImageLimits(), parse_images),),  # each field's default is in the schema
+        section_model,
+        order=20,
+    )
+)

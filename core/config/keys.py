@@ -1,45 +1,49 @@
-"""The one table of settings keys: what each top-level key is, how it is checked, its
-default, whether an untrusted project may set it, and its JSON Schema.
+"""The table of settings keys, assembled from the sections the features register
+(:mod:`.sections`), and what every reader of keys shares.
 
-Everything that reads keys reads them from :data:`KEYS`: parsing (:func:`parse_scalars`),
-the unknown-key warning (:func:`unknown_keys`), the defaults (:func:`default`, used by
-``Settings``), trust gating (:func:`gated_keys`) and ``docs/settings.schema.json``
-(:func:`json_schema`; ``python -m codebot_mcp.core.config.keys`` prints it, and a test checks
-the checked-in copy is current).
+Parsing (:func:`parse_scalars`), the unknown-key warning with its "did you mean"
+(:func:`unknown_keys`), the defaults (:func:`default`, used by ``Settings``), trust gating
+(:func:`gated_keys`), ``docs/settings.schema.json`` (:func:`json_schema`, from the sections'
+pydantic models; ``python -m codebot_mcp.core.config.keys`` prints it, and a test checks the
+checked-in copy is current) and the key reference of ``docs/settings.md``
+(:func:`key_reference`; ``--reference``) all read the registered sections. :data:`KEYS`,
+:data:`BY_NAME` and :data:`TOP_LEVEL_KEYS` are computed on first use, once the features have
+registered.
 
-**Trust.** A key of a project file is ``"gated"`` unless its row says otherwise: it applies
-only once the project is trusted. The default is deliberate: a key added later cannot forget
-to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
-does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
-
-Size: one idea, the key table: a row per key with its parser and schema, and the functions
-every reader of keys shares; splitting it would give each key two homes.
+The kernel's own keys are declared here: the agent loop's limits (``max_turns``,
+``tool_result_max_tokens``, ``tool_search``, ``usage_line_after``, ``subagent_depth``), the
+approval gate's ``permissions`` and ``$schema``. The value parsers shared by the sections
+(:func:`text`, :func:`integer`, :func:`choice`...) word the errors users see.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from codebot_mcp.core.config.imagelimits import SCHEMA as IMAGES_SCHEMA
-from codebot_mcp.core.config.imagelimits import ImageLimits, parse_images
-from codebot_mcp.core.config.oauth import BROWSERLESS_SCHEMA
-from codebot_mcp.core.config.telemetry import PROTOCOLS as TELEMETRY_PROTOCOLS
-from codebot_mcp.core.config.telemetry import TELEMETRY_KEYS, TelemetrySettings, parse_telemetry
+from codebot_mcp.core.config.sections import (
+    NOT_SET,
+    Key,
+    Section,
+    Trust,
+    by_name,
+    register,
+    sections,
+)
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
-Trust = Literal["gated", "free", "own"]
-"""``gated``: a project file's value applies only once the project is trusted; ``free``: it
-applies at once (it can only make codebot more careful, or does nothing); ``own``: the key's
-module decides, value by value (``sandbox``: tightening applies at once, widening is gated;
-``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["Key", "Trust"]
 
 
-def _text(path: Path, key: str, value: Any) -> str | None:
+def text(path: Path, key: str, value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise SettingsError(
             f"'{key}' in {path} must be a string, found {json_type(value)}",
@@ -48,7 +52,7 @@ def _text(path: Path, key: str, value: Any) -> str | None:
     return value or None
 
 
-def _integer(minimum: int) -> Callable[[Path, str, Any], int]:
+def integer(minimum: int) -> Callable[[Path, str, Any], int]:
     def parse(path: Path, key: str, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
             kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
@@ -61,7 +65,7 @@ def _integer(minimum: int) -> Callable[[Path, str, Any], int]:
     return parse
 
 
-def _tool_search(path: Path, key: str, value: Any) -> str | bool:
+def tool_search(path: Path, key: str, value: Any) -> str | bool:
     if value != "auto" and not isinstance(value, bool):
         raise SettingsError(
             f"'{key}' in {path} must be \"auto\", true or false, found {json.dumps(value)}",
@@ -70,7 +74,7 @@ def _tool_search(path: Path, key: str, value: Any) -> str | bool:
     return value  # type: ignore[no-any-return]
 
 
-def _seconds(path: Path, key: str, value: Any) -> float:
+def seconds(path: Path, key: str, value: Any) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1e9:
         raise SettingsError(
             f"'{key}' in {path} must be a positive number of seconds, found {json.dumps(value)}",
@@ -79,7 +83,7 @@ def _seconds(path: Path, key: str, value: Any) -> float:
     return float(value)
 
 
-def _roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
+def roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
     """Relative to the project root (a project file) or to the home directory (global)."""
     if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):  # pyright: ignore[reportUnknownVariableType]
         raise SettingsError(
@@ -96,7 +100,7 @@ REASONING_EFFORTS = ("low", "medium", "high")
 """The values of ``reasoning_effort`` (``--effort`` on ``chat``)."""
 
 
-def _choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
+def choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
     def parse(path: Path, key: str, value: Any) -> str | None:
         if value is not None and value not in values:
             shown = ", ".join(f'"{v}"' for v in values)
@@ -109,7 +113,7 @@ def _choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
     return parse
 
 
-def _aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
+def aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and k and v
         for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
@@ -121,7 +125,7 @@ def _aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
     return dict(value)  # pyright: ignore[reportUnknownArgumentType]
 
 
-def _bool(path: Path, key: str, value: Any) -> bool:
+def boolean(path: Path, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise SettingsError(
             f"'{key}' in {path} must be true or false, found {json.dumps(value)}",
@@ -129,40 +133,6 @@ def _bool(path: Path, key: str, value: Any) -> bool:
         )
     return value
 
-
-def _ignored(path: Path, key: str, value: Any) -> Any:
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class Key:
-    """One top-level settings key."""
-
-    name: str
-    help: str
-    schema: Mapping[str, Any]
-    """Its JSON Schema (for ``docs/settings.schema.json``)."""
-    default: Any = None
-    parse: Callable[[Path, str, Any], Any] | None = None
-    """Checks a value (raising ``SettingsError`` naming file and key) and returns it as
-    ``Settings`` holds it; None for keys parsed elsewhere (servers, permissions)."""
-    trust: Trust = "gated"
-    """Whether a project file's value waits for trust; see the module docstring."""
-    field: str | None = None
-    """The ``Settings`` attribute it fills (its name by default when ``parse`` is set)."""
-    example: Any = None
-    """A valid value other than the default (the schema's example; tests set it)."""
-    managed_only: bool = False
-    """Only the managed settings file may set it (``core.config.managed``); in a user or
-    project file it warns and does nothing."""
-
-    @property
-    def attribute(self) -> str | None:
-        return self.field or (self.name if self.parse is not None else None)
-
-
-_STR = {"type": ["string", "null"]}
-_POSITIVE = {"type": "integer", "minimum": 1}
 
 DEFAULT_MAX_TURNS = 50
 DEFAULT_TOOL_RESULT_MAX_TOKENS = 25_000
@@ -177,309 +147,117 @@ DEFAULT_SUBAGENT_DEPTH = 1
 DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
 """The official MCP Registry, where ``mcp search`` and ``mcp install`` look by default."""
 
-KEYS: tuple[Key, ...] = (
-    Key(
-        "mcp_servers",
-        "MCP servers by name (each entry: command/args/env/cwd or type http with url/headers).",
-        {"type": "object", "additionalProperties": {"$ref": "#/$defs/server"}},
-    ),
-    Key(
-        "mcpServers",
-        "The same as mcp_servers (the name other clients use); a file holds one of the two.",
-        {"type": "object", "additionalProperties": {"$ref": "#/$defs/server"}},
-    ),
-    Key("model", "The model name sent to the API.", _STR, None, _text, example="gpt-4o"),
-    Key(
-        "base_url",
-        "The OpenAI-compatible endpoint (where the API key is sent).",
-        {"type": ["string", "null"], "pattern": "^https?://"},
-        None,
-        _text,
-        example="http://localhost:11434/v1",
-    ),
-    Key(
-        "api_key_env",
-        "The environment variable holding the API key.",
-        {"type": ["string", "null"], "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-        None,
-        _text,
-        example="MY_API_KEY",
-    ),
-    Key(
-        "api",
-        'The wire format of the model API: "chat_completions" or "responses" (default: '
-        "responses for a reasoning model at api.openai.com, else chat_completions).",
-        {"enum": [*MODEL_APIS, None]},
-        None,
-        _choice(MODEL_APIS),
-        example="responses",
-    ),
-    Key(
-        "reasoning_effort",
-        'How hard a reasoning model thinks: "low", "medium" or "high" (default: the model\'s own).',
-        {"enum": [*REASONING_EFFORTS, None]},
-        None,
-        _choice(REASONING_EFFORTS),
-        example="high",
-    ),
-    Key(
-        "max_turns",
-        "Model turns per prompt before the agent stops (exit 6).",
-        _POSITIVE,
-        DEFAULT_MAX_TURNS,
-        _integer(1),
-        example=20,
-    ),
-    Key(
-        "tool_result_max_tokens",
-        "A tool result longer than this is cut before the model sees it.",
-        _POSITIVE,
-        DEFAULT_TOOL_RESULT_MAX_TOKENS,
-        _integer(1),
-        example=10_000,
-    ),
-    Key(
-        "max_tokens",
-        "Output tokens per model turn (sent as max_tokens).",
-        _POSITIVE,
-        DEFAULT_MAX_TOKENS,
-        _integer(1),
-        example=4096,
-    ),
-    Key(
-        "model_retries",
-        "Retries of a failed model request (default: 2 for remote APIs, 0 for loopback).",
-        {"type": "integer", "minimum": 0},
-        None,
-        _integer(0),
-        example=0,
-    ),
-    Key(
-        "images",
-        "Images sent to the model: max_bytes per image (larger ones are downscaled with "
-        "Pillow, or refused), max_per_request and max_request_bytes per request (older "
-        "images beyond them go as a text placeholder).",
-        IMAGES_SCHEMA,
-        ImageLimits(),  # each field's default is in the schema
-        parse_images,
-        example={"max_bytes": 2_000_000, "max_per_request": 4},
-    ),
-    Key(
-        "context_window",
-        "The model's context window in tokens (default: from the known models, or 128k).",
-        _POSITIVE,
-        None,
-        _integer(1),
-        example=32_768,
-    ),
-    Key(
-        "tool_search",
-        'Defer MCP tool schemas behind search_tools: "auto", true or false.',
-        {"enum": ["auto", True, False]},
-        "auto",
-        _tool_search,
-        example=False,
-    ),
-    Key(
-        "usage_line_after",
-        "Session tokens after which the REPL prints a usage line after each answer.",
-        {"type": "integer", "minimum": 0},
-        DEFAULT_USAGE_LINE_AFTER,
-        _integer(0),
-        example=50_000,
-    ),
-    Key(
-        "roots",
-        "Directories offered to servers (roots/list) besides the project root.",
-        {"type": "array", "items": {"type": "string"}},
-        (),
-        _roots,
-        example=["~/src/shared"],
-    ),
-    Key(
-        "warm_idle_timeout",
-        "Seconds the warm holder (mcp warm) waits for a request before it exits.",
-        {"type": "number", "exclusiveMinimum": 0},
-        DEFAULT_WARM_IDLE_TIMEOUT,
-        _seconds,
-        example=120,
-    ),
-    Key(
-        "subagent_depth",
-        "How deep the task tool may nest subagents (0: no task tool).",
-        {"type": "integer", "minimum": 0},
-        DEFAULT_SUBAGENT_DEPTH,
-        _integer(0),
-        example=0,
-    ),
-    Key(
-        "model_aliases",
-        "Models for the Claude model names and aliases in agent and command files "
-        '("sonnet", "claude-opus-4-1"...); a name not listed means your model.',
-        {"type": "object", "additionalProperties": {"type": "string", "minLength": 1}},
-        {},
-        _aliases,
-        example={"sonnet": "gpt-4o", "haiku": "gpt-4o-mini"},
-    ),
-    Key(
-        "registry_url",
-        "The MCP Registry (or a list) mcp search and mcp install use.",
-        {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-        (DEFAULT_REGISTRY_URL,),
-        field="registry_url",
-        example="https://registry.example.com",
-    ),
-    Key(
-        "checkpoints",
-        "Snapshots before the agent changes files, for codebot rewind: enabled, max_files, "
-        "max_size_mb.",
-        {
-            "type": "object",
-            "properties": {
-                "enabled": {"type": "boolean"},
-                "max_files": {"type": "integer", "minimum": 1},
-                "max_size_mb": {"type": "number", "exclusiveMinimum": 0},
-            },
-            "additionalProperties": False,
-        },
-        trust="own",
-    ),
-    Key(
-        "hooks",
-        "Commands run around tool calls and prompts (Claude Code's hooks format).",
-        {"type": "object"},
-        trust="own",
-    ),
-    Key(
-        "sandbox",
-        "How bash runs confined: mode, network (true, false, or a list of host patterns "
-        "reached through codebot's proxy), writable, deny_read. A project file may "
-        "tighten it (deny_read only adds paths); widening it needs trust.",
-        {
-            "type": "object",
-            "properties": {
-                "mode": {"type": "string"},
-                "network": {
-                    "anyOf": [
-                        {"type": "boolean"},
-                        {"type": "array", "items": {"type": "string", "minLength": 1}},
-                    ]
-                },
-                "writable": {"type": "array", "items": {"type": "string"}},
-                "deny_read": {"type": "array", "items": {"type": "string", "minLength": 1}},
-            },
-            "additionalProperties": False,
-        },
-        trust="own",
-    ),
-    Key(
-        "permissions",
-        "Tool-name patterns: allow (runs without asking; needs trust in a project file), "
-        "ask, deny (deny wins over ask, ask over allow).",
-        {
-            "type": "object",
-            "properties": {
-                k: {"type": "array", "items": {"type": "string"}} for k in ("allow", "ask", "deny")
-            },
-            "additionalProperties": False,
-        },
-    ),
-    Key(
-        "claude_files",
-        "Read Claude Code's files too: .claude/settings.json, .claude/settings.local.json, "
-        "~/.claude/settings.json, the .claude and ~/.claude agents, commands and skills, "
-        "~/.claude/CLAUDE.md (false: none of them).",
-        {"type": "boolean"},
-        True,
-        _bool,
-        example=False,
-    ),
-    Key(
-        "allowed_mcp_servers",
-        "Managed settings only: the servers that may run, by name, command or URL pattern "
-        '(entries {"name": ...}, {"command": [...]}, {"url": "https://*.corp.example/*"}).',
-        {"type": "array", "items": {"$ref": "#/$defs/server_rule"}},
-        trust="free",
-        managed_only=True,
-    ),
-    Key(
-        "denied_mcp_servers",
-        "Managed settings only: servers that never run (entries as in allowed_mcp_servers; "
-        "denied wins over allowed).",
-        {"type": "array", "items": {"$ref": "#/$defs/server_rule"}},
-        trust="free",
-        managed_only=True,
-    ),
-    Key(
-        "require_mcp_lock",
-        "Managed settings only: every server must be pinned in .codebot/mcp-lock.json "
-        "(one that is not is held back).",
-        {"type": "boolean"},
-        trust="free",
-        managed_only=True,
-    ),
-    Key(
-        "locked",
-        "Managed settings only: keys the user's and the project's files may not set "
-        '(e.g. "base_url", "permissions.allow", "sandbox.network").',
-        {"type": "array", "items": {"type": "string"}},
-        trust="free",
-        managed_only=True,
-    ),
-    Key(
-        "telemetry",
-        "OpenTelemetry export (off by default): enabled, endpoint, protocol (http/protobuf or "
-        "grpc), headers, log_content, service_name, traces, metrics (docs/telemetry.md).",
-        {
-            "type": "object",
-            "properties": {
-                "enabled": {"type": "boolean"},
-                "endpoint": {"type": "string", "minLength": 1},
-                "protocol": {"enum": list(TELEMETRY_PROTOCOLS)},
-                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-                "log_content": {"type": "boolean"},
-                "service_name": {"type": "string", "minLength": 1},
-                "traces": {"type": "boolean"},
-                "metrics": {"type": "boolean"},
-            },
-            "additionalProperties": False,
-        },
-        TelemetrySettings(),  # off
-        parse_telemetry,
-        example={"enabled": True, "endpoint": "http://127.0.0.1:4318"},
-    ),
-    Key(
-        "$schema",
-        "The JSON Schema of this file, for editors.",
-        {"type": "string"},
-        trust="free",
-    ),
-)
-"""Every top-level key, in the order the docs list them."""
-
 PERMISSION_TRUST: Mapping[str, Trust] = {"allow": "gated", "ask": "free", "deny": "free"}
 """``permissions`` is a section: ``allow`` lets tools run unasked (gated); ``ask`` and
 ``deny`` only make codebot more careful (free)."""
 PERMISSION_KEYS: tuple[str, ...] = tuple(PERMISSION_TRUST)
-SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable", "deny_read")
-"""``sandbox`` (a project file may tighten it; widening it needs trust: ``core.config.trust``)."""
-CHECKPOINT_KEYS: tuple[str, ...] = ("enabled", "max_files", "max_size_mb")
-SECTION_KEYS: dict[str, tuple[str, ...]] = {
-    "permissions": PERMISSION_KEYS,
-    "sandbox": SANDBOX_KEYS,
-    "checkpoints": CHECKPOINT_KEYS,
-    "telemetry": TELEMETRY_KEYS,
-}
-"""Objects whose own keys are checked too."""
-TOP_LEVEL_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS)
-"""Every key a settings file may hold at the top level; others warn (typos hide settings)."""
-BY_NAME: Mapping[str, Key] = {k.name: k for k in KEYS}
 SERVER_KEYS = ("mcp_servers", "mcpServers")
+
+
+@cache
+def _kernel_model() -> type[BaseModel]:
+    """The kernel's keys as a pydantic model (built on demand: see :mod:`.sections`)."""
+    from typing import Annotated
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    positive = Annotated[int, Field(ge=1)]
+    counted = Annotated[int, Field(ge=0)]
+
+    class Permissions(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        allow: list[str] = Field(default_factory=list[str])
+        ask: list[str] = Field(default_factory=list[str])
+        deny: list[str] = Field(default_factory=list[str])
+
+    class KernelSection(BaseModel):
+        model_config = ConfigDict(extra="forbid", populate_by_name=True)
+        max_turns: positive = Field(
+            default=DEFAULT_MAX_TURNS,
+            description="Model turns per prompt before the agent stops (exit 6).",
+            examples=[20],
+        )
+        tool_result_max_tokens: positive = Field(
+            default=DEFAULT_TOOL_RESULT_MAX_TOKENS,
+            description="A tool result longer than this is cut before the model sees it.",
+            examples=[10_000],
+        )
+        tool_search: Literal["auto"] | bool = Field(
+            default="auto",
+            description='Defer MCP tool schemas behind search_tools: "auto", true or false.',
+            examples=[False],
+        )
+        usage_line_after: counted = Field(
+            default=DEFAULT_USAGE_LINE_AFTER,
+            description="Session tokens after which the REPL prints a usage line after each "
+            "answer.",
+            examples=[50_000],
+        )
+        subagent_depth: counted = Field(
+            default=DEFAULT_SUBAGENT_DEPTH,
+            description="How deep the task tool may nest subagents (0: no task tool).",
+            examples=[0],
+        )
+        permissions: Permissions = Field(
+            default_factory=Permissions,
+            description="Tool-name patterns: allow (runs without asking; needs trust in a "
+            "project file), ask, deny (deny wins over ask, ask over allow).",
+            examples=[{"allow": ["mcp__docs__*"], "deny": ["bash"]}],
+        )
+        schema_: str = Field(
+            default=NOT_SET,
+            alias="$schema",
+            description="The JSON Schema of this file, for editors.",
+            examples=["../docs/settings.schema.json"],
+        )
+
+    return KernelSection
+
+
+register(
+    Section(
+        "kernel",
+        (
+            Key("max_turns", DEFAULT_MAX_TURNS, integer(1)),
+            Key("tool_result_max_tokens", DEFAULT_TOOL_RESULT_MAX_TOKENS, integer(1)),
+            Key("tool_search", "auto", tool_search),
+            Key("usage_line_after", DEFAULT_USAGE_LINE_AFTER, integer(0)),
+            Key("subagent_depth", DEFAULT_SUBAGENT_DEPTH, integer(0)),
+            Key("permissions", keys=PERMISSION_KEYS),  # trust per list: PERMISSION_TRUST
+            Key("$schema", trust="free"),
+        ),
+        _kernel_model,
+        order=30,
+    )
+)
+
+
+def __getattr__(name: str) -> Any:
+    """``KEYS``, ``BY_NAME``, ``TOP_LEVEL_KEYS`` and ``SECTION_KEYS``: the registered table."""
+    if name == "KEYS":
+        return tuple(by_name().values())
+    if name == "BY_NAME":
+        return by_name()
+    if name == "TOP_LEVEL_KEYS":
+        return tuple(by_name())
+    if name == "SECTION_KEYS":
+        return {k.name: k.keys for k in by_name().values() if k.keys is not None}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def default(name: str) -> Any:
     """The default of a key (what applies when no file sets it)."""
-    return BY_NAME[name].default
+    return by_name()[name].default
+
+
+def example(name: str) -> Any:
+    """A valid value of a key other than its default: its model field's example (this
+    builds the models: for the docs and the tests, not for a command's path)."""
+    for section in sections():
+        for field_name, field in section.model().model_fields.items():
+            if (field.alias or field_name) == name:
+                return (field.examples or [None])[0]
+    raise KeyError(name)
 
 
 def parse_scalars(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -489,7 +267,7 @@ def parse_scalars(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
         SettingsError: a value has the wrong type or range (naming the file and key).
     """
     out: dict[str, Any] = {}
-    for key in KEYS:
+    for key in by_name().values():
         if key.parse is not None and key.attribute is not None and key.name in data:
             out[key.attribute] = key.parse(path, key.name, data[key.name])
     return out
@@ -501,7 +279,7 @@ def gated_keys(data: Mapping[str, Any]) -> list[str]:
     ``core.config.trust``, and are not listed here."""
     out = [
         k.name
-        for k in KEYS
+        for k in by_name().values()
         if k.name in data and k.trust == "gated" and k.name not in (*SERVER_KEYS, "permissions")
     ]
     section = data.get("permissions")
@@ -529,7 +307,8 @@ class SettingWarning:
 
 
 def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
-    """A warning for each top-level or ``permissions`` key codebot does not know."""
+    """A warning for each top-level or section key codebot does not know (the sections with
+    ``keys``: ``permissions``, ``sandbox``, ``checkpoints``, ``telemetry``)."""
 
     def one(key: str, known: tuple[str, ...], where: str) -> SettingWarning:
         import difflib  # only for a key codebot does not know: not on the warm path
@@ -539,7 +318,9 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
         message = f"unknown setting '{where}{key}' in {path} is ignored{suggestion}"
         return SettingWarning(path, where + key, message)
 
-    out = [one(k, TOP_LEVEL_KEYS, "") for k in data if k not in TOP_LEVEL_KEYS]
+    table = by_name()
+    known = tuple(table)
+    out = [one(k, known, "") for k in data if k not in table]
     out += [
         SettingWarning(
             path,
@@ -548,128 +329,52 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
             "(docs/managed-settings.md)",
         )
         for k in data
-        if k in BY_NAME and BY_NAME[k].managed_only
+        if k in table and table[k].managed_only
     ]
-    for name, known in SECTION_KEYS.items():
-        section = data.get(name)
-        if isinstance(section, dict):
+    for key in table.values():
+        section = data.get(key.name)
+        if key.keys is not None and isinstance(section, dict):
             out += [
-                one(str(k), known, f"{name}.")  # pyright: ignore[reportUnknownArgumentType]
+                one(str(k), key.keys, f"{key.name}.")  # pyright: ignore[reportUnknownArgumentType]
                 for k in section  # pyright: ignore[reportUnknownVariableType]
-                if k not in known
+                if k not in key.keys
             ]
     return out
 
 
-_SERVER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "type": {"enum": ["stdio", "http", "streamable-http", "streamableHttp", "streamable_http"]},
-        "command": {"type": "string", "minLength": 1},
-        "args": {"type": "array", "items": {"type": "string"}},
-        "env": {"type": "object", "additionalProperties": {"type": "string"}},
-        "cwd": {"type": "string", "minLength": 1},
-        "url": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
-        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-        "timeout": {"type": "number", "exclusiveMinimum": 0},
-        "tool_timeout": {"type": "number", "exclusiveMinimum": 0},
-        "enabled": {"type": "boolean"},
-        "include_tools": {"type": "array", "items": {"type": "string"}},
-        "exclude_tools": {"type": "array", "items": {"type": "string"}},
-        "protocol": {"enum": ["auto", "legacy", "2026-07-28"]},
-        "description": {"type": "string"},
-        "log_level": {
-            "enum": [
-                "debug",
-                "info",
-                "notice",
-                "warning",
-                "error",
-                "critical",
-                "alert",
-                "emergency",
-            ]
-        },
-        "oauth": {
-            "oneOf": [
-                {"const": False},
-                {
-                    "type": "object",
-                    "properties": {
-                        "client_id": {"type": "string"},
-                        "client_secret": {
-                            "type": "string",
-                            "pattern": "\\$\\{",
-                            "description": "A ${VAR} reference: never a secret in clear.",
-                        },
-                        "client_metadata_url": {"type": "string", "pattern": "^https://"},
-                        "scopes": {"type": "array", "items": {"type": "string"}},
-                        "callback_port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                        "grant": {"enum": ["authorization_code", "client_credentials"]},
-                        "private_key": {"type": "string", "pattern": "\\$\\{"},
-                        "signing_algorithm": {"type": "string"},
-                        "issuer": {"type": "string", "pattern": "^https?://"},
-                        "token_endpoint_auth_method": {
-                            "enum": ["client_secret_basic", "client_secret_post", "none"]
-                        },
-                        **BROWSERLESS_SCHEMA,  # the grants without a browser, DPoP (issue 34)
-                    },
-                    "additionalProperties": False,
-                },
-            ]
-        },
-    },
-    "additionalProperties": False,
-}
-
-
-_SERVER_RULE_SCHEMA: dict[str, Any] = {
-    "description": "One server: by name, by exact command and arguments, or by URL pattern.",
-    "oneOf": [
-        {
-            "type": "object",
-            "properties": {"name": {"type": "string", "minLength": 1}},
-            "required": ["name"],
-            "additionalProperties": False,
-        },
-        {
-            "type": "object",
-            "properties": {
-                "command": {"type": "array", "items": {"type": "string"}, "minItems": 1}
-            },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
-        {
-            "type": "object",
-            "properties": {"url": {"type": "string", "pattern": "^(https?|\\*)://"}},
-            "required": ["url"],
-            "additionalProperties": False,
-        },
-    ],
-}
+def _untitled(schema: Any) -> Any:
+    """``schema`` without pydantic's ``title`` of every model and field (noise to a reader)."""
+    if isinstance(schema, dict):
+        return {
+            k: _untitled(v)
+            for k, v in schema.items()  # pyright: ignore[reportUnknownVariableType]
+            if k != "title" or not isinstance(v, str)
+        }
+    if isinstance(schema, list):
+        return [_untitled(v) for v in schema]  # pyright: ignore[reportUnknownVariableType]
+    return schema
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of ``settings.json``, from :data:`KEYS` (each key's help and whether a
-    project file needs trust for it)."""
+    """The JSON Schema of ``settings.json``, from the sections' models (each key's help and
+    whether a project file needs trust for it)."""
+    table = by_name()
     properties: dict[str, Any] = {}
-    for key in KEYS:
-        note = " Needs trust in a project file." if key.trust == "gated" else ""
-        entry = {**key.schema, "description": key.help + note}
-        if key.default not in (None, ()) and not is_dataclass(key.default):  # a section's
-            entry["default"] = key.default  # fields say their own defaults
-        if key.example is not None:
-            entry["examples"] = [key.example]
-        properties[key.name] = entry
+    defs: dict[str, Any] = {}
+    for section in sections():
+        schema = section.model().model_json_schema(by_alias=True)
+        defs.update(schema.get("$defs", {}))
+        for name, entry in schema["properties"].items():
+            note = " Needs trust in a project file." if table[name].trust == "gated" else ""
+            properties[name] = {**entry, "description": entry["description"] + note}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://codebot.invalid/settings.schema.json",
         "title": "codebot settings.json",
         "type": "object",
-        "properties": properties,
+        "properties": _untitled(properties),
         "additionalProperties": False,
-        "$defs": {"server": _SERVER_SCHEMA, "server_rule": _SERVER_RULE_SCHEMA},
+        "$defs": _untitled(dict(sorted(defs.items()))),
     }
 
 
@@ -678,7 +383,40 @@ def schema_text() -> str:
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def _trust_words(key: Key) -> str:
+    if key.managed_only:
+        return "managed file only"
+    if key.name == "permissions":
+        return "allow needs trust; ask and deny apply at once"
+    if key.name == "sandbox":
+        return "tightening applies at once; widening needs trust"
+    if key.name in SERVER_KEYS:
+        return "each server needs trust"
+    return "applies at once" if key.trust == "free" else "needs trust"
+
+
+def key_reference() -> str:
+    """The table of top-level keys in ``docs/settings.md`` (between its markers), from the
+    sections' models: key, section, default, what a project file needs, meaning."""
+    table = by_name()
+    lines = [
+        "| key | section | default | in a project file | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for section in sections():
+        for name, field in section.model().model_fields.items():
+            key = table[field.alias or name]
+            value = field.get_default(call_default_factory=True)
+            if hasattr(value, "model_dump"):
+                value = value.model_dump(mode="json", exclude_none=True)
+            shown = "—" if value is None else f"`{json.dumps(value, ensure_ascii=False)}`"
+            trust = _trust_words(key)
+            meaning = (field.description or "").replace("|", "\\|")
+            lines.append(f"| `{key.name}` | {section.name} | {shown} | {trust} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     import sys
 
-    sys.stdout.write(schema_text())
+    sys.stdout.write(key_reference() if sys.argv[1:] == ["--reference"] else schema_text())

@@ -28,6 +28,10 @@ What it may set (``docs/managed-settings.md``):
 :func:`server_verdict` is the one question every path asks about a server (settings, ``mcp
 add``/``install``/``import``); :func:`enforce` applies the whole policy to settings
 (``core.config.effective`` calls it after trust, so no path that runs anything skips it).
+
+Size: one idea, the managed file: its policy as data, how it is read and checked, how it is
+applied, and the model of the keys only it may set (:func:`section_model`); splitting them
+would put the policy's keys and their checks in two places.
 """
 
 from __future__ import annotations
@@ -38,14 +42,19 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config import keys
+from codebot_mcp.core.config.sandboxing import SANDBOX_KEYS
+from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from codebot_mcp.core.config.sandboxing import SandboxSettings
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
@@ -195,7 +204,7 @@ def _parse_rules(path: Path, key: str, value: Any) -> tuple[ServerRule, ...]:
 
 _LOCKABLE_SECTIONS = {
     "permissions": keys.PERMISSION_KEYS,
-    "sandbox": keys.SANDBOX_KEYS,
+    "sandbox": SANDBOX_KEYS,
 }
 
 
@@ -392,7 +401,7 @@ def _sandbox(
 
     parts: dict[str, Any] = {}
     defaults = SandboxSettings()
-    for name in keys.SANDBOX_KEYS:
+    for name in SANDBOX_KEYS:
         if f"sandbox.{name}" in policy.locked:
             default = getattr(defaults, name)
             value = policy.sandbox.get(name, default)
@@ -462,3 +471,71 @@ def _overridden(key: str, policy: ManagedPolicy) -> str:
         f"'{key}' is locked by the managed settings file {policy.file}: the value your or the "
         "project's settings give it is ignored"
     )
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The keys only the managed file may set, as a pydantic model (built on demand: see
+    :mod:`.sections`); :func:`parse` checks them at run time."""
+    from typing import Annotated
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class ByName(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        name: Annotated[str, Field(min_length=1)]
+
+    class ByCommand(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        command: Annotated[list[str], Field(min_length=1)]
+
+    class ByUrl(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        url: Annotated[str, Field(pattern="^(https?|\\*)://")]
+
+    rule = Annotated[
+        ByName | ByCommand | ByUrl,
+        Field(
+            description="One server: by name, by exact command and arguments, or by URL pattern."
+        ),
+    ]
+
+    class ManagedSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        allowed_mcp_servers: list[rule] = Field(
+            default=NOT_SET,
+            description="Managed settings only: the servers that may run, by name, command or "
+            'URL pattern (entries {"name": ...}, {"command": [...]}, '
+            '{"url": "https://*.corp.example/*"}).',
+            examples=[[{"name": "docs"}, {"url": "https://*.corp.example/*"}]],
+        )
+        denied_mcp_servers: list[rule] = Field(
+            default_factory=list,
+            description="Managed settings only: servers that never run (entries as in "
+            "allowed_mcp_servers; denied wins over allowed).",
+            examples=[[{"command": ["npx", "-y", "bad-server"]}]],
+        )
+        require_mcp_lock: bool = Field(
+            default=False,
+            description="Managed settings only: every server must be pinned in "
+            ".codebot/mcp-lock.json (one that is not is held back).",
+            examples=[True],
+        )
+        locked: list[str] = Field(
+            default_factory=list[str],
+            description="Managed settings only: keys the user's and the project's files may not "
+            'set (e.g. "base_url", "permissions.allow", "sandbox.network").',
+            examples=[["base_url", "permissions.allow"]],
+        )
+
+    return ManagedSection
+
+
+register(
+    Section(
+        "managed",
+        tuple(Key(name, trust="free", managed_only=True) for name in MANAGED_ONLY),
+        section_model,
+        order=90,
+    )
+)

@@ -16,7 +16,13 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
+
+from codebot_mcp.core.config.sections import NOT_SET
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 Grant = Literal["authorization_code", "client_credentials", "jwt_bearer", "identity_assertion"]
 TokenAuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
@@ -39,29 +45,6 @@ SIGNING_ALGORITHMS: tuple[str, ...] = (
     "PS256",
 )
 DEFAULT_SIGNING_ALGORITHM = "ES256"
-
-BROWSERLESS_SCHEMA: dict[str, Any] = {
-    "grant": {"enum": list(GRANTS)},
-    "assertion": {
-        "type": "string",
-        "pattern": "\\$\\{",
-        "description": "jwt_bearer: the workload JWT, a ${VAR} reference.",
-    },
-    "assertion_file": {"type": "string", "minLength": 1},
-    "idp_token_endpoint": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
-    "idp_issuer": {"type": "string", "pattern": "^(https?://|\\$\\{)"},
-    "idp_client_id": {"type": "string", "minLength": 1},
-    "id_token": {"type": "string", "pattern": "\\$\\{"},
-    "id_token_file": {"type": "string", "minLength": 1},
-    "id_token_command": {
-        "oneOf": [
-            {"type": "string", "minLength": 1},
-            {"type": "array", "items": {"type": "string"}, "minItems": 1},
-        ]
-    },
-    "dpop": {"type": "boolean"},
-}
-"""The JSON Schema of the ``oauth`` keys of issue 34 (``core.config.keys`` merges it in)."""
 
 OAUTH_KEYS = (
     "client_id",
@@ -389,3 +372,49 @@ def _check_combination(s: OAuthSettings) -> None:
             "'oauth.private_key' is not PEM text (no '-----BEGIN' line)",
             hint='Put the PEM file\'s contents in a variable: "private_key": "${KEY_PEM}".',
         )
+
+
+@cache
+def oauth_model() -> type[BaseModel]:
+    """The ``oauth`` object of an http entry as a pydantic model, for the schema and the docs
+    (built on demand: ``mcp list`` never imports pydantic; :func:`parse_oauth` checks the
+    values at run time, ``tests/core/test_config_sections.py`` holds the two together)."""
+    from typing import Annotated
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    reference = "\\$\\{"  # a ${VAR} reference: never a secret in clear
+    url_or_reference = "^(https?://|\\$\\{)"
+    text = Annotated[str, Field(min_length=1)]
+
+    class OAuth(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        client_id: str = NOT_SET
+        client_secret: str = Field(
+            default=NOT_SET,
+            pattern=reference,
+            description="A ${VAR} reference: never a secret in clear.",
+        )
+        client_metadata_url: str = Field(default=NOT_SET, pattern="^https://")
+        scopes: list[str] = NOT_SET
+        callback_port: int = Field(default=NOT_SET, ge=1, le=65535)
+        grant: Grant = "authorization_code"
+        private_key: str = Field(default=NOT_SET, pattern=reference)
+        signing_algorithm: str = DEFAULT_SIGNING_ALGORITHM
+        issuer: str = Field(default=NOT_SET, pattern="^https?://")
+        token_endpoint_auth_method: TokenAuthMethod = NOT_SET
+        assertion: str = Field(
+            default=NOT_SET,
+            pattern=reference,
+            description="jwt_bearer: the workload JWT, a ${VAR} reference.",
+        )
+        assertion_file: str = Field(default=NOT_SET, min_length=1)
+        idp_token_endpoint: str = Field(default=NOT_SET, pattern=url_or_reference)
+        idp_issuer: str = Field(default=NOT_SET, pattern=url_or_reference)
+        idp_client_id: str = Field(default=NOT_SET, min_length=1)
+        id_token: str = Field(default=NOT_SET, pattern=reference)
+        id_token_file: str = Field(default=NOT_SET, min_length=1)
+        id_token_command: text | Annotated[list[str], Field(min_length=1)] = NOT_SET
+        dpop: bool = NOT_SET
+
+    return OAuth

@@ -31,10 +31,15 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
 from codebot_mcp.core.errors import SettingsError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 MODES: tuple[str, ...] = ("read-only", "workspace-write", "off")
 """From the tightest to none."""
@@ -306,3 +311,52 @@ def _kind(value: Any) -> str:
         float: "a number",
         type(None): "null",
     }.get(type(value), type(value).__name__)  # pyright: ignore[reportUnknownArgumentType]
+
+
+Mode = Literal["read-only", "workspace-write", "off"]
+
+
+@cache
+def sandbox_model(*, server: bool = False) -> type[BaseModel]:
+    """The ``sandbox`` object as a pydantic model; ``server``: a stdio entry's, where ``mode``
+    is required (built on demand: see :mod:`.sections`)."""
+    from typing import Annotated
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    Host = Annotated[str, Field(min_length=1)]
+
+    class Sandbox(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        mode: Mode = NOT_SET
+        network: bool | list[Host] = False
+        writable: list[str] = Field(default_factory=list[str])
+        deny_read: list[Host] = Field(default_factory=list[str])
+
+    class ServerSandbox(Sandbox):
+        mode: Mode  # pyright: ignore[reportIncompatibleVariableOverride]
+
+    return ServerSandbox if server else Sandbox
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``sandbox`` section as a pydantic model."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class SandboxSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        sandbox: sandbox_model() = Field(  # type: ignore[valid-type]
+            default_factory=sandbox_model(),
+            description="How bash runs confined: mode, network (true, false, or a list of "
+            "host patterns reached through codebot's proxy), writable, deny_read. A project "
+            "file may tighten it (deny_read only adds paths); widening it needs trust.",
+            examples=[{"mode": "read-only", "network": ["pypi.org"]}],
+        )
+
+    return SandboxSection
+
+
+register(
+    Section("sandbox", (Key("sandbox", trust="own", keys=SANDBOX_KEYS),), section_model, order=60)
+)

@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["PROTOCOLS", "TELEMETRY_KEYS", "TelemetrySettings", "parse_telemetry"]
 
@@ -55,7 +60,7 @@ class TelemetrySettings:
 
 
 def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:
-    """The ``telemetry`` object of ``path`` (unknown keys warn through ``SECTION_KEYS``).
+    """The ``telemetry`` object of ``path`` (unknown keys warn through its row's ``keys``).
 
     Raises:
         SettingsError: the object or one of its values has the wrong type.
@@ -104,3 +109,42 @@ def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:
             )
         out["headers"] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
     return TelemetrySettings(**out)
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``telemetry`` section as a pydantic model (built on demand: see :mod:`.sections`)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class Telemetry(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        enabled: bool = False
+        endpoint: str = Field(default=NOT_SET, min_length=1)  # pyright: ignore[reportAssignmentType]
+        protocol: Literal["http/protobuf", "grpc"] = NOT_SET
+        headers: dict[str, str] = Field(default_factory=dict[str, str])
+        log_content: bool = False
+        service_name: str = Field(default=NOT_SET, min_length=1)  # pyright: ignore[reportAssignmentType]
+        traces: bool = True
+        metrics: bool = True
+
+    class TelemetrySection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        telemetry: Telemetry = Field(
+            default=Telemetry(),
+            description="OpenTelemetry export (off by default): enabled, endpoint, protocol "
+            "(http/protobuf or grpc), headers, log_content, service_name, traces, metrics "
+            "(docs/telemetry.md).",
+            examples=[{"enabled": True, "endpoint": "http://127.0.0.1:4318"}],
+        )
+
+    return TelemetrySection
+
+
+register(
+    Section(
+        "telemetry",
+        (Key("telemetry", TelemetrySettings(), parse_telemetry, keys=TELEMETRY_KEYS),),  # off
+        section_model,
+        order=100,
+    )
+)

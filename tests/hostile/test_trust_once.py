@@ -145,9 +145,9 @@ def test_an_untrusted_projects_roots_are_never_offered(
 
 
 def example_project(name: str) -> dict[str, Any]:
-    key = keys.BY_NAME[name]
-    assert key.example is not None, f"give '{name}' an example in core/config/keys.py"
-    return {name: key.example}
+    example = keys.example(name)
+    assert example is not None, f"give '{name}' an example in its section's model"
+    return {name: example}
 
 
 GATED = [k.name for k in keys.KEYS if k.trust == "gated" and k.attribute is not None]
@@ -306,8 +306,8 @@ def test_the_schema_accepts_every_example_and_rejects_unknown_keys() -> None:
     import jsonschema
 
     schema = keys.json_schema()
-    every = {k.name: k.example for k in keys.KEYS if k.example is not None}
-    every["permissions"] = {"allow": ["mcp__docs__*"], "deny": ["bash"]}
+    every = {k.name: keys.example(k.name) for k in keys.KEYS if not k.managed_only}
+    every = {name: value for name, value in every.items() if value is not None}
     every["mcp_servers"] = {"s": {"command": "npx", "args": ["-y", "pkg"]}}
     jsonschema.validate(every, schema)
     with pytest.raises(jsonschema.ValidationError):

@@ -1,0 +1,126 @@
+"""The registry of settings sections: what each top-level key of ``settings.json`` is, declared
+by the feature that owns it.
+
+A feature declares its **section**: a pydantic model whose fields are the top-level keys it
+owns (their types, constraints, defaults, help and an example: the docs' key reference and
+``docs/settings.schema.json`` are generated from them, :mod:`.keys`), and one :class:`Key` row
+per field with what the loader needs at run time (the parser that words the errors users see,
+the default, trust, the ``Settings`` attribute, the keys of an object-valued section for the
+"did you mean" hints). It calls :func:`register`; the loader asks :func:`sections`. The kernel
+names no feature: :data:`FEATURES` is the one module that imports them all, found by name the
+first time the table is read, so imports run from the features to the kernel.
+
+**Why the models are built on demand.** ``mcp list`` and a warm ``mcp call`` read every
+settings file and must not import pydantic (about 60 ms, as much as the whole warm call;
+``tests/test_imports.py``). So a section hands the registry a function that builds its model
+(:attr:`Section.model`), called by the schema and docs generators and by the tests that hold
+each row to its model (``tests/core/test_config_sections.py``): a row whose name, default or
+keys differ from its model's, or whose parser accepts what the model refuses, fails there.
+
+**Trust.** A key of a project file is ``"gated"`` unless its row says otherwise: it applies
+only once the project is trusted. The default is deliberate: a key added later cannot forget
+to be gated. A row may say ``"free"`` only when the key can make codebot *more* careful or
+does nothing at all (``$schema``, ``permissions.ask``, ``permissions.deny``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["FEATURES", "NOT_SET", "Key", "Section", "Trust", "by_name", "register", "sections"]
+
+NOT_SET: Any = None
+"""A model field's default when its key is left out and has no value of its own (``null`` is
+not a value it takes: the field's type says which are)."""
+
+Trust = Literal["gated", "free", "own"]
+"""``gated``: a project file's value applies only once the project is trusted; ``free``: it
+applies at once (it can only make codebot more careful, or does nothing); ``own``: the key's
+module decides, value by value (``sandbox``: tightening applies at once, widening is gated;
+``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
+
+FEATURES = "codebot_mcp.core.config.sectionlist"
+"""The module that imports every feature owning a section (each registers on import)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One top-level settings key, as the loader needs it at run time (its help, schema and
+    example are its model field's)."""
+
+    name: str
+    default: Any = None
+    parse: Callable[[Path, str, Any], Any] | None = None
+    """Checks a value (raising ``SettingsError`` naming file and key) and returns it as
+    ``Settings`` holds it; None for keys parsed elsewhere (servers, permissions)."""
+    trust: Trust = "gated"
+    """Whether a project file's value waits for trust; see the module docstring."""
+    field: str | None = None
+    """The ``Settings`` attribute it fills (its name by default when ``parse`` is set)."""
+    managed_only: bool = False
+    """Only the managed settings file may set it (``core.config.managed``); in a user or
+    project file it warns and does nothing."""
+    keys: tuple[str, ...] | None = None
+    """An object-valued key whose own keys are checked too (unknown ones warn, with a "did
+    you mean"): its keys, as its model declares them."""
+
+    @property
+    def attribute(self) -> str | None:
+        return self.field or (self.name if self.parse is not None else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A feature's part of ``settings.json``: its keys and the model that declares them."""
+
+    name: str
+    """The feature, for messages and the docs (``checkpoints``, ``model``...)."""
+    keys: tuple[Key, ...]
+    model: Callable[[], type[BaseModel]]
+    """Builds the section's pydantic model (cached by the feature): one field per key, by
+    its JSON name (``alias``), with its help (``description``) and an example."""
+    order: int
+    """Where its keys stand in the docs and the schema (the order users read them in)."""
+
+
+_REGISTRY: dict[str, Section] = {}
+_LOADED: list[bool] = []
+_TABLE: dict[str, Key] = {}
+"""Every key by name, in order: filled on first use, emptied by :func:`register`."""
+
+
+def register(section: Section) -> Section:
+    """Add a feature's section; called once, at import of the feature's module.
+
+    Raises:
+        ValueError: another section already declares one of its keys.
+    """
+    taken = {k.name for s in _REGISTRY.values() if s.name != section.name for k in s.keys}
+    clash = sorted(taken & {k.name for k in section.keys})
+    if clash:  # the same section again is its module run twice (``python -m``): replaced
+        raise ValueError(f"settings section '{section.name}' declares keys of another: {clash}")
+    _REGISTRY[section.name] = section
+    _TABLE.clear()
+    return section
+
+
+def sections() -> tuple[Section, ...]:
+    """Every registered section, in the docs' order (the features are imported on first use)."""
+    if not _LOADED:
+        importlib.import_module(FEATURES)
+        _LOADED.append(True)
+    return tuple(sorted(_REGISTRY.values(), key=lambda s: s.order))
+
+
+def by_name() -> Mapping[str, Key]:
+    """Every key by its name, in the docs' order."""
+    if not _TABLE:
+        _TABLE.update((k.name, k) for s in sections() for k in s.keys)
+    return _TABLE

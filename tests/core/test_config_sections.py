@@ -1,0 +1,268 @@
+"""The settings sections: each feature's model and the rows the loader runs on say the same.
+
+The loader checks values with each row's parser (pydantic stays off ``mcp list`` and the warm
+call); the schema, the docs' key table and the "did you mean" hints come from the models. These
+tests hold the two together, in process: the same keys, the same defaults, the same verdict on
+good and bad values, and errors that name the file and the key.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from codebot_mcp.core.config import keys, oauth, sandboxing, sections, servers
+from codebot_mcp.core.config.mcpsection import HTTP_TYPES, server_model
+from codebot_mcp.core.errors import SettingsError
+
+ROOT = Path(__file__).resolve().parents[2]
+FILE = Path("/p/.codebot/settings.json")
+CANDIDATES: list[Any] = ["x", "", 0, 1, -1, 2.5, 1e12, True, None, [], ["a"], {}, {"a": "b"}]
+"""Values of every JSON type, in range and out of it."""
+
+
+def _fields(model: type[BaseModel]) -> dict[str, Any]:
+    return {(f.alias or name): f for name, f in model.model_fields.items()}
+
+
+SCHEMA_STRICTER: dict[str, tuple[Any, ...]] = {"base_url": ("x", ""), "api_key_env": ("",)}
+"""Where the schema guides an editor further than the loader checks (``base_url``'s scheme is
+the model client's to check; an empty ``api_key_env`` means the default variable)."""
+
+
+def _accepts(model: type[BaseModel], data: dict[str, Any], *, warned: bool) -> bool:
+    """The model's verdict; ``warned``: an unknown key inside the section only warns
+    (``keys.unknown_keys``) where the loader knows the section's keys."""
+    try:
+        model.model_validate(data, strict=True)
+    except ValidationError as exc:
+        return warned and all(
+            e["type"] == "extra_forbidden" and len(e["loc"]) > 1 for e in exc.errors()
+        )
+    return True
+
+
+SECTIONS = sections.sections()
+ROWS = [(s, k) for s in SECTIONS for k in s.keys]
+
+
+@pytest.mark.parametrize("section", SECTIONS, ids=lambda s: s.name)
+def test_a_sections_rows_are_its_models_fields(section: sections.Section) -> None:
+    assert [k.name for k in section.keys] == list(_fields(section.model()))
+
+
+@pytest.mark.parametrize(("section", "key"), ROWS, ids=lambda x: getattr(x, "name", ""))
+def test_a_rows_default_is_its_models(section: sections.Section, key: sections.Key) -> None:
+    value = _fields(section.model())[key.name].get_default(call_default_factory=True)
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_none=True)
+    if key.parse is not None and value is not None:
+        assert key.parse(FILE, key.name, value) == key.default
+    elif key.default is not None:
+        assert key.default in (value, (value,))  # registry_url: one URL, as a list of one
+
+
+@pytest.mark.parametrize(
+    ("section", "key"), [(s, k) for s, k in ROWS if k.keys], ids=lambda x: getattr(x, "name", "")
+)
+def test_a_sections_own_keys_are_its_models(section: sections.Section, key: sections.Key) -> None:
+    """The keys the "did you mean" hints know inside ``sandbox``, ``permissions``..."""
+    inner = _fields(section.model())[key.name].annotation
+    assert key.keys == tuple(_fields(inner))
+
+
+@pytest.mark.parametrize(
+    ("section", "key"), [(s, k) for s, k in ROWS if k.parse], ids=lambda x: getattr(x, "name", "")
+)
+def test_parser_and_model_agree_on_every_kind_of_value(
+    section: sections.Section, key: sections.Key
+) -> None:
+    """What the model refuses, the parser refuses with a message naming file and key (and
+    the other way round): the schema an editor checks with is the loader's truth."""
+    assert key.parse is not None
+    model = section.model()
+    example = keys.example(key.name)
+    assert example is not None, f"give '{key.name}' an example in its section's model"
+    for value in [example, *CANDIDATES]:
+        try:
+            key.parse(FILE, key.name, value)
+            parsed = True
+        except SettingsError as exc:
+            parsed = False
+            assert f"'{key.name}" in exc.message and str(FILE) in exc.message, exc.message
+        if any(value == v and type(value) is type(v) for v in SCHEMA_STRICTER.get(key.name, ())):
+            assert parsed and not _accepts(model, {key.name: value}, warned=False)
+            continue
+        verdict = _accepts(model, {key.name: value}, warned=key.keys is not None)
+        assert parsed == verdict, (key.name, value)
+
+
+def test_server_keys_are_the_entry_models() -> None:
+    stdio, http = get_args(server_model())
+    both = set(_fields(stdio)) | set(_fields(http))
+    assert both == set(servers._SERVER_KEYS)  # pyright: ignore[reportPrivateUsage]
+    common = set(_fields(stdio)) & set(_fields(http))
+    assert get_args(_fields(http)["type"].annotation) == HTTP_TYPES
+    assert get_args(_fields(stdio)["log_level"].annotation) == servers.LOG_LEVELS
+    assert get_args(_fields(stdio)["protocol"].annotation) == servers.PROTOCOLS
+    assert {"timeout", "enabled", "protocol"} <= common and "url" not in common
+    oauth_model = oauth.oauth_model()
+    assert tuple(_fields(oauth_model)) == oauth.OAUTH_KEYS
+    assert get_args(_fields(oauth_model)["grant"].annotation) == oauth.GRANTS
+    assert tuple(_fields(sandboxing.sandbox_model())) == sandboxing.SANDBOX_KEYS
+    assert get_args(sandboxing.Mode) == sandboxing.MODES
+
+
+def test_model_choices_are_the_flags_choices() -> None:
+    model = sections.by_name()  # loads every section
+    assert "api" in model
+    fields = _fields(next(s for s in SECTIONS if s.name == "model").model())
+    for name, choices in (("api", keys.MODEL_APIS), ("reasoning_effort", keys.REASONING_EFFORTS)):
+        literal = get_args(fields[name].annotation)[0]
+        assert get_args(literal) == choices
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"command": "npx", "args": ["-y", "pkg"], "timeout": 60, "sandbox": "read-only"},
+        {"type": "http", "url": "https://h/mcp", "headers": {"A": "b"}, "oauth": False},
+        {"url": "${BASE}/mcp", "oauth": {"client_id": "c", "client_secret": "${SECRET}"}},
+        {"command": "x", "sandbox": {"mode": "workspace-write", "network": ["pypi.org"]}},
+        {"command": "x", "url": "https://h/mcp"},
+        {"type": "http", "command": "x"},
+        {"command": 5},
+        {"command": "x", "args": "a b"},
+        {"command": "x", "timeout": 0},
+        {"command": "x", "enabled": "yes"},
+        {"command": "x", "protocol": "2024"},
+        {"command": "x", "log_level": "loud"},
+        {"url": "ftp://h"},
+        {"command": "x", "oauth": {}},
+        {"url": "https://h", "sandbox": "read-only"},
+        {"url": "https://h", "oauth": {"client_secret": "clear"}},
+        {"command": "x", "sandbox": "tight"},
+        {"command": "x", "env": {"A": 1}},
+    ],
+)
+def test_the_entry_model_and_the_entry_parser_agree(entry: dict[str, Any]) -> None:
+    """``servers.parse_server`` (the run-time check, with its messages) and the entry model
+    (the schema) accept and refuse the same entries."""
+    from pydantic import TypeAdapter
+
+    config = servers.parse_server(
+        "s", entry, FILE, {"BASE": "https://h", "SECRET": "s"}, Path("/p")
+    )
+    try:
+        TypeAdapter(server_model()).validate_python(entry, strict=True)
+        modelled = True
+    except ValidationError:
+        modelled = False
+    assert (config.error is None) == modelled, (entry, config.error)
+    if config.error is not None:
+        assert config.error.startswith(f"server 's' in {FILE}: ")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"command": "x", "headers": {"A": "b"}},
+        {"url": "https://h/mcp", "env": {"A": "b"}},
+        {"url": "https://h/mcp", "args": ["a"], "cwd": "."},
+    ],
+)
+def test_the_entry_schema_refuses_the_other_transports_keys(entry: dict[str, Any]) -> None:
+    """Where the schema is stricter than the loader: a key of the other transport does
+    nothing (the loader keeps the entry, as before), and an editor flags it."""
+    from pydantic import TypeAdapter
+
+    config = servers.parse_server("s", entry, FILE, {}, Path("/p"))
+    assert config.error is None and not config.warnings
+    with pytest.raises(ValidationError):
+        TypeAdapter(server_model()).validate_python(entry, strict=True)
+
+
+def test_unknown_keys_hint_from_every_section() -> None:
+    data = {
+        "max_turn": 3,
+        "sandbox": {"netwrok": True},
+        "telemetry": {"endpont": "x"},
+        "checkpoints": {"max_file": 3},
+        "permissions": {"dney": []},
+    }
+    messages = [w.message for w in keys.unknown_keys(FILE, data)]
+    for wrong, right in (
+        ("max_turn", "max_turns"),
+        ("sandbox.netwrok", "sandbox.network"),
+        ("telemetry.endpont", "telemetry.endpoint"),
+        ("checkpoints.max_file", "checkpoints.max_files"),
+        ("permissions.dney", "permissions.deny"),
+    ):
+        assert (
+            f"unknown setting '{wrong}' in {FILE} is ignored (did you mean '{right}'?)" in messages
+        )
+
+
+def test_a_second_section_cannot_take_a_key() -> None:
+    taken = sections.Section("intruder", (sections.Key("max_turns"),), lambda: BaseModel, 1)
+    with pytest.raises(ValueError, match="max_turns"):
+        sections.register(taken)
+
+
+def test_the_docs_key_table_is_current() -> None:
+    text = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
+    table = text.split("<!-- keys:begin -->\n", 1)[1].split("<!-- keys:end -->", 1)[0]
+    assert table == keys.key_reference(), (
+        "regenerate: python -m codebot_mcp.core.config.keys --reference, into docs/settings.md"
+    )
+
+
+def test_loading_settings_builds_no_model_and_imports_no_pydantic(tmp_path: Path) -> None:
+    """The loader runs on the rows: pydantic stays off ``mcp list`` and the warm call."""
+    probe = (
+        "import sys; from pathlib import Path;"
+        "from codebot_mcp.core.config import effective;"
+        "effective.load(Path(sys.argv[1]));"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pydantic'))"
+    )
+    (tmp_path / ".codebot").mkdir()
+    (tmp_path / ".codebot" / "settings.json").write_text(
+        '{"model": "m", "sandbox": {"mode": "read-only"}, "telemetry": {}, "images": {},'
+        ' "checkpoints": {}, "mcp_servers": {"s": {"command": "x"}}}'
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"CODEBOT_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_settings_example_in_the_docs_fits_the_schema() -> None:
+    """The models are strict (unknown keys refused): the docs' examples are held to them."""
+    import json
+    import re
+
+    import jsonschema
+
+    schema = keys.json_schema()
+    known = set(keys.TOP_LEVEL_KEYS)
+    checked = 0
+    for page in sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]):
+        for block in re.findall(r"```json\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            try:
+                data = json.loads(block)
+            except ValueError:
+                continue  # an excerpt, not a whole file
+            if isinstance(data, dict) and data and set(data) <= known:
+                jsonschema.validate(data, schema)
+                checked += 1
+    assert checked >= 10
