@@ -139,9 +139,9 @@ class AcpSession:
                 self._approve,
                 need_model=True,
                 extra_servers=self.servers,
+                mode_of=lambda: self.mode,  # the session's mode, as the editor set it
             ) as runtime:
                 self.runtime = runtime
-                assert runtime.log is not None
                 self.session_id = runtime.log.id
                 self.outbox = Outbox(self._send)
                 self._lend_files(runtime)
@@ -301,10 +301,7 @@ class AcpSession:
         settings, untrusted = await settle_trust(runtime.globals, raw, self._ask_trust)
         if untrusted:
             return
-        runtime.untrusted = ()
-        runtime.reload_extensions(settings, raw)
-        await runtime.manager.reconfigure(settings.servers)
-        await runtime.session.before_prompt()
+        await runtime.reload(settings, raw, ())
         report_mcp(runtime.manager)
         try:
             await runtime.apply(settings)
@@ -374,9 +371,6 @@ class AcpSession:
         runtime.gate.accept_edits = mode_id == "acceptEdits"
         if runtime.session.plan_mode != (mode_id == "plan"):
             runtime.session.set_plan_mode(mode_id == "plan")
-        hooks = runtime.ext.hooks if runtime.ext else None
-        if hooks is not None:
-            hooks.mode_of = lambda: self.mode
         if self.outbox is not None:
             self.outbox.put(helpers.update_current_mode(mode_id))
 

@@ -82,6 +82,7 @@ class Session:
         todos: bool = False,
         claude_notes: bool = True,
         jobs: JobTable | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         self.source = source
         self.skills = skills
@@ -121,7 +122,8 @@ class Session:
         self.search_on = False
         """Whether MCP tools are deferred behind ``search_tools`` now."""
         self._offered: list[Tool] = []
-        self.recorder: Recorder | None = None
+        self.recorder = recorder
+        """Where the conversation is saved (the session's log); None: not saved."""
         self.history_version = 0
         """Bumped whenever the history is rewritten (compaction, /clear, resume)."""
         self._rebuild()

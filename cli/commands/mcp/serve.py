@@ -135,8 +135,12 @@ def compose(
     options.sandbox = sandbox_mode(sandbox)
     options.allow_drift = allow_drift  # ask's sessions check their servers against the lock
     session_pins(settings, allow_drift=allow_drift)  # a lock that cannot be read: exit 3 now
-    gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
-    gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
+    gate = PermissionGate(
+        settings.permissions,
+        assume_yes=yes,
+        allow=options.allow,
+        cwd=settings.cwd,  # where `read(./secrets/**)`-style rules start
+    )
     confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
     try:
         tools = builtin_tools(globals_.cwd, settings.project_root)
@@ -159,12 +163,10 @@ def _hooks(
     """Chat's hooks (trust-filtered, confined like ``bash``) for the served calls."""
     from codebot_mcp.cli import extensions
 
-    ext = extensions.build(settings, raw, globals_.cwd, lambda: None, lambda: None)
-    hooks = ext.hooks
-    if hooks is None:
-        return None
-    hooks.mode_of = lambda: "bypassPermissions" if yes else "default"
-    return hooks
+    mode = "bypassPermissions" if yes else "default"
+    context = extensions.HookContext(mode_of=lambda: mode)
+    subagents = extensions.subagents(settings, globals_.cwd)
+    return extensions.build(settings, raw, globals_.cwd, subagents, context).hooks
 
 
 class ChatAsker:
