@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from codebot_mcp.core.security.sandbox import Sandbox
     from codebot_mcp.core.telemetry.otel import Telemetry
     from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.builtin._files import TextFiles
+    from codebot_mcp.core.tools.builtin.bash import Terminals
     from codebot_mcp.core.tools.jobs import JobTable
     from codebot_mcp.core.tools.skillload import SkillLoader
     from codebot_mcp.core.tools.skills import SkillCatalog
@@ -187,7 +189,7 @@ class ChatRuntime:
         self.resolved = resolved
         if self.agent is not None and self.agent.model.config == config:
             return
-        model = chat_model(config)
+        model = chat_model(config, options)
         if self.agent is not None:
             previous, self.agent.model = self.agent.model, model
             self.agent.follow_model()
@@ -340,11 +342,14 @@ async def settled_config(options: ChatOptions, resolved: ModelConfig) -> ModelCo
     return config
 
 
-def chat_model(config: ModelConfig) -> ChatModel:
-    """A client for ``config``'s endpoint and model."""
+def chat_model(config: ModelConfig, options: ChatOptions) -> ChatModel:
+    """A client for ``config``'s endpoint and model, asking for the structured output of
+    ``--output-schema`` when it is given."""
     from codebot_mcp.core.model.client import ChatModel, create_client
 
-    return ChatModel(create_client(config), config)
+    schema = options.output_schema
+    form = schema.response_format() if schema is not None else None
+    return ChatModel(create_client(config), config, form)
 
 
 def chat_agent(
@@ -468,6 +473,7 @@ async def open_runtime(
     extra_servers: Mapping[str, ServerConfig] | None = None,
     on_progress: ProgressHook | None = None,
     mode_of: Callable[[], str] | None = None,
+    editor: Callable[[str], EditorTools] | None = None,
 ) -> AsyncIterator[ChatRuntime]:
     """Build the runtime, each part finished when made; MCP servers are not started here (the
     caller decides when).
@@ -475,7 +481,9 @@ async def open_runtime(
     ``extra_servers`` join the settings' servers before trust and the managed policy apply
     (an ACP client's ``mcpServers``; one of the same name replaces the settings' entry).
     ``on_progress`` is told the servers' progress notifications (the REPL's spinner);
-    ``mode_of`` tells hooks the permission mode (ACP's session modes; else the chat's own).
+    ``mode_of`` tells hooks the permission mode (ACP's session modes; else the chat's own);
+    ``editor`` lends the built-in tools an ACP editor's files and terminals, given the
+    session's id.
 
     Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
     launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
@@ -515,7 +523,7 @@ async def open_runtime(
             resolved, model_error = None, None
             try:
                 resolved = options.model_config(settings)
-                models = ModelRef(chat_model(await settled_config(options, resolved)))
+                models = ModelRef(chat_model(await settled_config(options, resolved), options))
             except ModelError as exc:
                 if need_model:
                     raise
@@ -542,7 +550,13 @@ async def open_runtime(
                 jobs = JobTable()  # bash's background jobs: entered below, killed at the end
                 session = Session(
                     chat_tools(
-                        globals_.cwd, settings, manager, [task] if task else [], sandbox, jobs
+                        globals_.cwd,
+                        settings,
+                        manager,
+                        [task] if task else [],
+                        sandbox,
+                        jobs,
+                        editor(log.id) if editor else None,
                     ),
                     manager,
                     cwd=globals_.cwd,
@@ -555,6 +569,7 @@ async def open_runtime(
                     claude_notes=settings.claude_files,
                     jobs=jobs,
                     recorder=log,
+                    tool_search=settings.tool_search,
                 )
                 pending = restore(session, log, saved)
                 background = Background()
@@ -741,15 +756,6 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     return sandbox
 
 
-def hide_from_file_tool(tool: Tool, sandbox: Sandbox | None) -> None:
-    """A file tool (``read``, ``grep`` …) asks before it opens what ``sandbox`` hides from
-    confined commands (credentials, ``sandbox.deny_read``), as for a path outside the root."""
-    from codebot_mcp.core.tools.builtin._files import FileTool
-
-    if sandbox is not None and isinstance(tool, FileTool):
-        tool.boundary.hidden = sandbox.hidden_reals
-
-
 def chat_tools(
     cwd: Path,
     settings: Settings,
@@ -757,18 +763,31 @@ def chat_tools(
     extra: list[Tool] | None = None,
     sandbox: Sandbox | None = None,
     jobs: JobTable | None = None,
+    editor: EditorTools | None = None,
 ) -> list[Tool]:
-    """The local layer: the built-ins (``bash`` in ``sandbox``, its background ``jobs``),
-    ``extra`` (``task``), and the servers' resources for the model (read capability) when
-    any server is configured."""
-    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
+    """The local layer: the built-ins (``bash`` in ``sandbox``, its background ``jobs``; the
+    file tools asking before they open what the sandbox hides; an ACP ``editor``'s files and
+    terminals), ``extra`` (``task``), and the servers' resources for the model (read
+    capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
-    local = builtin_tools(cwd, settings.project_root)
-    for tool in local:
-        if isinstance(tool, BashTool):
-            tool.sandbox = sandbox
-            tool.jobs = jobs
-        hide_from_file_tool(tool, sandbox)
+    local = builtin_tools(
+        cwd,
+        settings.project_root,
+        sandbox=sandbox,
+        jobs=jobs,
+        files=editor.files if editor else None,
+        terminals=editor.terminals if editor else None,
+    )
     local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local
+
+
+@dataclass(frozen=True)
+class EditorTools:
+    """What an ACP editor lends the session's built-in tools (``cli.acp``): its buffers for
+    ``read``, ``edit`` and ``write``, its terminals for ``bash``; None: codebot's own."""
+
+    files: TextFiles | None = None
+    terminals: Terminals | None = None

@@ -66,6 +66,8 @@ class Session:
             ``bash_output`` and ``bash_kill`` are offered after the local layer. A
             subagent's session has none of its own: it gets the parent's tools, so its jobs
             are the top session's.
+        recorder: Where the conversation is saved (the session's log); None: not saved.
+        tool_search: Setting ``tool_search`` ("auto", True, False).
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class Session:
         claude_notes: bool = True,
         jobs: JobTable | None = None,
         recorder: Recorder | None = None,
+        tool_search: str | bool = "auto",
     ) -> None:
         self.source = source
         self.skills = skills
@@ -114,7 +117,7 @@ class Session:
         """The system prompt's blocks by name (for ``/context``)."""
         self._schemas: list[dict[str, Any]] = []
         self._by_name: dict[str, Tool] = {}
-        self.tool_search: str | bool = "auto"
+        self.tool_search = tool_search
         """Setting ``tool_search``: "auto", True or False."""
         self.context_window = DEFAULT_WINDOW
         self.search = ToolSearch()

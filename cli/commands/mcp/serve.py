@@ -114,11 +114,10 @@ def compose(
     from codebot_mcp.cli.chat_runtime import (
         ChatOptions,
         chat_sandbox,
-        hide_from_file_tool,
         sandbox_mode,
     )
     from codebot_mcp.core.agent.permissions import PermissionGate
-    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
+    from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served
 
     raw = load_unfiltered_settings(globals_)  # the hooks review it; trust applied below
@@ -143,14 +142,15 @@ def compose(
     )
     confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
     try:
-        tools = builtin_tools(globals_.cwd, settings.project_root)
-        for tool in tools:
-            if isinstance(tool, BashTool):
-                tool.sandbox = confined
-            hide_from_file_tool(tool, confined)
+        tools = builtin_tools(globals_.cwd, settings.project_root, sandbox=confined)
         tools.append(AskTool(ChatAsker(globals_, options)))
-        served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
-        served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)
+        served = Served(
+            tools,
+            gate,
+            str(globals_.cwd),
+            settings.tool_result_max_tokens,
+            hooks=_hooks(globals_, settings, raw, confined, yes=yes),
+        )
     except BaseException:
         confined.close()
         raise
