@@ -511,10 +511,11 @@ async def open_runtime(
     if need_model:  # fail before any server is launched
         options.model_config(settings)
     answers = user_agent or policy(settings, options.elicit, options.allow_sampling)
+    found = extensions.read(settings, globals_.cwd)  # agents and commands; problems said
+    subagents = extensions.subagents(settings, globals_.cwd, found)
     sandbox = chat_sandbox(globals_, settings, options)
     telemetry = start_telemetry(settings)  # before the servers: their handshakes are traced
     locked = session_pins(settings, allow_drift=options.allow_drift)  # checked as they connect
-    subagents = extensions.subagents(settings, globals_.cwd)
     models = ModelRef()
     ext: Extensions | None = None
     runtime: ChatRuntime | None = None
@@ -579,7 +580,7 @@ async def open_runtime(
                     mode_of=mode_of or _mode_of(session, options),
                     background=background.group,
                 )
-                ext = extensions.build(settings, raw, globals_.cwd, subagents, context)
+                ext = extensions.build(settings, raw, globals_.cwd, found, subagents, context)
                 if approver is not None:  # hooks may come with /mcp reload: looked up when asking
                     from codebot_mcp.core.agent.hookpoints import notifying
 

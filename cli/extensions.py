@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,15 +122,49 @@ class HookSandboxes:
             sandbox.close()
 
 
-def subagents(settings: Settings, cwd: Path) -> Subagents:
-    """The chat's subagents (``task``), with the agents read now; problems in definition
-    files are warnings naming each file."""
-    from codebot_mcp.core.agent.subagents import Subagents
+@dataclass(frozen=True)
+class Definitions:
+    """The agents and custom commands of a chat, read from their files."""
+
+    root: Path | None
+    """Where the project's ``.codebot/`` and ``.claude/`` folders are."""
+    agents: AgentCatalog
+    commands: CommandCatalog
+
+
+def definitions(settings: Settings, root: Path | None) -> Definitions:
+    """Read the agents and commands under ``root`` (the project's only once it is trusted);
+    problems in definition files are warnings naming each file."""
+    from codebot_mcp.core.agent.commands import load_commands
+    from codebot_mcp.core.agent.subagents import load_agents
+
+    project = settings.project_extensions
+    aliases = settings.model_aliases
+    claude = settings.claude_files
+    agents = load_agents(root, include_project=project, model_aliases=aliases, claude=claude)
+    commands = load_commands(
+        root, include_project=project, reserved=RESERVED, model_aliases=aliases, claude=claude
+    )
+    for problem in [*agents.problems, *commands.problems]:
+        render.warn_once(f"skipping {problem}")
+    for note in [*agents.notes, *commands.notes]:
+        render.warn_once(note)
+    return Definitions(root, agents, commands)
+
+
+def read(settings: Settings, cwd: Path) -> Definitions:
+    """:func:`definitions` of the project ``cwd`` is in."""
     from codebot_mcp.core.config import discovery
 
-    root = discovery.project_root(cwd, settings.project_root)
+    return definitions(settings, discovery.project_root(cwd, settings.project_root))
+
+
+def subagents(settings: Settings, cwd: Path, found: Definitions) -> Subagents:
+    """The chat's subagents (``task``) over the agents ``found``."""
+    from codebot_mcp.core.agent.subagents import Subagents
+
     return Subagents(
-        _agents(settings, root),
+        found.agents,
         cwd=cwd,
         project_root=settings.project_root,
         max_depth=settings.subagent_depth,
@@ -139,22 +173,24 @@ def subagents(settings: Settings, cwd: Path) -> Subagents:
 
 
 def build(
-    settings: Settings, raw: Settings, cwd: Path, subagents: Subagents, context: HookContext
+    settings: Settings,
+    raw: Settings,
+    cwd: Path,
+    found: Definitions,
+    subagents: Subagents,
+    context: HookContext,
 ) -> Extensions:
-    """Read hooks and commands (``raw``: the settings before trust, to say what was skipped)
-    beside ``subagents``; problems in definition files are warnings naming each file."""
-    from codebot_mcp.core.config import discovery
-
-    root = discovery.project_root(cwd, settings.project_root)
+    """The chat's hooks (``raw``: the settings before trust, to say what was skipped), its
+    ``subagents`` and the commands ``found``."""
     confine = HookSandboxes(settings, settings.project_root or cwd)
     spawn: dict[str, Any] = {}
     return Extensions(
-        root,
-        _hooks(settings, cwd, root, confine, spawn, context),
+        found.root,
+        _hooks(settings, cwd, found.root, confine, spawn, context),
         subagents,
-        _commands(settings, root),
+        found.commands,
         skipped_hooks=tuple(h for h in raw.hooks if h not in settings.hooks),
-        untrusted_files=_untrusted(settings, root, settings.claude_files),
+        untrusted_files=_untrusted(settings, found.root, settings.claude_files),
         spawn=spawn,
         confine=confine,
         context=context,
@@ -163,8 +199,9 @@ def build(
 
 def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> None:
     """Read them again (``/mcp reload``), in place: the session keeps its ``task`` tool."""
-    ext.subagents.catalog = _agents(settings, ext.root)
-    ext.commands = _commands(settings, ext.root)
+    found = definitions(settings, ext.root)
+    ext.subagents.catalog = found.agents
+    ext.commands = found.commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
     ext.untrusted_files = _untrusted(settings, ext.root, settings.claude_files)
     if not settings.hooks:
@@ -175,40 +212,6 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
         ext.hooks = _hooks(settings, cwd, ext.root, ext.confine, ext.spawn, ext.context)
     else:
         ext.hooks.commands = settings.hooks
-
-
-def _agents(settings: Settings, root: Path | None) -> AgentCatalog:
-    from codebot_mcp.core.agent.subagents import load_agents
-
-    agents = load_agents(
-        root,
-        include_project=settings.project_extensions,
-        model_aliases=settings.model_aliases,
-        claude=settings.claude_files,
-    )
-    _warn(agents.problems, agents.notes)
-    return agents
-
-
-def _commands(settings: Settings, root: Path | None) -> CommandCatalog:
-    from codebot_mcp.core.agent.commands import load_commands
-
-    commands = load_commands(
-        root,
-        include_project=settings.project_extensions,
-        reserved=RESERVED,
-        model_aliases=settings.model_aliases,
-        claude=settings.claude_files,
-    )
-    _warn(commands.problems, commands.notes)
-    return commands
-
-
-def _warn(problems: Sequence[object], notes: Sequence[str]) -> None:
-    for problem in problems:
-        render.warn_once(f"skipping {problem}")
-    for note in notes:
-        render.warn_once(note)
 
 
 def _untrusted(settings: Settings, root: Path | None, claude: bool) -> int:

@@ -165,8 +165,9 @@ def _hooks(
 
     mode = "bypassPermissions" if yes else "default"
     context = extensions.HookContext(mode_of=lambda: mode)
-    subagents = extensions.subagents(settings, globals_.cwd)
-    return extensions.build(settings, raw, globals_.cwd, subagents, context).hooks
+    found = extensions.read(settings, globals_.cwd)
+    subagents = extensions.subagents(settings, globals_.cwd, found)
+    return extensions.build(settings, raw, globals_.cwd, found, subagents, context).hooks
 
 
 class ChatAsker:
