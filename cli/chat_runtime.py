@@ -1,19 +1,20 @@
-"""The composition root of ``codebot chat``: settings → manager → session → gate → agent.
+"""The composition root of ``codebot chat``: settings → model → manager → session → gate → agent.
 
-:func:`open_runtime` wires a chat (the REPL and ``-p`` alike) from the command runtime of
-:mod:`cli.runtime`; :class:`ChatRuntime` holds it and follows ``/mcp reload``.
-
-Size: one composition (trust, the model, the sandbox, hooks and their background task group,
-servers, skills, the gate) and the runtime that follows it through reloads; it is long
-because the parts are wired by assignment after construction, which issue 30 (item 4: build
-it finished) replaces with one function returning finished objects.
+:func:`open_runtime` builds a chat (the REPL, ``-p`` and ACP alike) from the command runtime of
+:mod:`cli.runtime`, each part given its collaborators when it is made, in an order where
+everything a part uses exists before it: the model is settled while the stdio servers boot, so
+the sampler and the session's log are there for the manager. Two cycles are broken without a
+forward reference: the parent of a subagent is the agent running its ``task`` call
+(:func:`core.agent.loop.running_agent`), and the agent and sampler share the chat's model
+through a :class:`core.agent.sampling.ModelRef`. :class:`ChatRuntime` holds the finished
+parts; ``/mcp reload``, ``/model`` and ``/resume`` make new parts and swap them in.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,31 +23,39 @@ from codebot_mcp.cli.runtime import (
     apply_trust,
     load_unfiltered_settings,
     open_manager,
+    prelaunched,
     session_pins,
 )
 from codebot_mcp.core.errors import ModelError
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.extensions import Extensions
-    from codebot_mcp.core.agent.history import SessionLog
+    import anyio.abc
+
+    from codebot_mcp.cli.extensions import Extensions, HookSandboxes
+    from codebot_mcp.core.agent.history import SavedSession, SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
-    from codebot_mcp.core.agent.sampling import Sampler
+    from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
     from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
+    from codebot_mcp.core.hooks.runner import Hooks
     from codebot_mcp.core.jobs.jobtable import JobTable
+    from codebot_mcp.core.model.client import ChatModel
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.core.skills.skillcatalog import SkillCatalog
     from codebot_mcp.core.skills.skillload import SkillLoader
     from codebot_mcp.core.telemetry.otel import Telemetry
     from codebot_mcp.core.tools.base import Tool
+    from codebot_mcp.core.tools.builtin._files import TextFiles
+    from codebot_mcp.core.tools.builtin.bash import Terminals
     from codebot_mcp.core.tools.useragent import UserAgent
+    from codebot_mcp.mcpbridge.connection.features import ProgressHook
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -102,10 +111,10 @@ class ChatOptions:
 
 @dataclass
 class ChatRuntime:
-    """Everything a chat needs, wired: settings → manager → session → agent.
+    """Everything a chat needs, finished: settings → model → manager → session → agent.
 
     :meth:`apply` is the one place that turns settings into the gate's rules, the agent's
-    limits and its model; it runs at start-up and after every ``/mcp reload``.
+    limits and its model after ``/mcp reload``; :meth:`start_log` swaps in a resumed session.
     """
 
     globals: Globals
@@ -114,59 +123,56 @@ class ChatRuntime:
     manager: Manager
     session: Session
     gate: PermissionGate
+    models: ModelRef
+    """The chat's model, shared by the agent and the sampler."""
+    sampler: Sampler
+    """Answers the servers' sampling requests with the agent's model (the manager holds it
+    as a ``Sampling``; the agent counts its usage with the turn's)."""
+    log: SessionLog
+    """Where this conversation is saved (``core.sessions``)."""
+    ext: Extensions
+    """Hooks, subagents and custom commands (``cli.extensions``)."""
+    sandbox: Sandbox
+    """How ``bash`` runs confined in this chat (``core.security.sandbox``)."""
+    skills: SkillCatalog
+    """The skills the model may load (``/skills``)."""
+    skill_loader: SkillLoader
+    watch: TurnWatch
+    """The project files that need trust: a prompt that changed one says so at its end."""
     agent: Agent | None = None
     model_error: ModelError | None = None
     """Why there is no agent (no key, no base URL); the REPL still starts and shows it."""
-    untrusted: tuple[str, ...] = ()
-    """Project servers skipped for this session because the project is not trusted."""
-    log: SessionLog | None = None
-    """Where this conversation is saved (``core.sessions``)."""
-    checkpoints: Checkpoints | None = None
-    """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
-    ext: Extensions | None = None
-    """Hooks, subagents and custom commands (``cli.extensions``)."""
-    sandbox: Sandbox | None = None
-    """How ``bash`` runs confined in this chat (``core.sandbox.confinement``)."""
-    skills: SkillCatalog | None = None
-    """The skills the model may load (``/skills``)."""
-    skill_loader: SkillLoader | None = None
     resolved: ModelConfig | None = None
     """The model as the settings and flags name it, before the endpoint was asked which
-    model it serves (:func:`core.model.localservers.settle_model`): unchanged, nothing is asked."""
+    model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
+    untrusted: tuple[str, ...] = ()
+    """Project servers skipped for this session because the project is not trusted."""
+    checkpoints: Checkpoints | None = None
+    """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
     end_reason: str = "other"
     """``SessionEnd``'s reason when the chat ends: the REPL says ``prompt_input_exit``."""
-    watch: TurnWatch | None = None
-    """The project files that need trust: a prompt that changed one says so at its end."""
-    sampler: Sampler | None = None
-    """Answers the servers' sampling requests with the agent's model (the manager holds it
-    as a ``Sampling``; the agent counts its usage with the turn's)."""
     telemetry: Telemetry | None = None
     """OpenTelemetry export (``core.telemetry``); None: off, nothing of it imported."""
 
     async def apply(self, settings: Settings) -> None:
-        """Follow ``settings``: permission rules, limits, and the model.
+        """Follow ``settings`` (``/mcp reload``, ``/model``): permission rules, limits, and
+        the model.
 
         A changed model, endpoint or key gets a new client (the conversation is kept);
-        settings whose model no longer resolves keep the current agent. Servers are not
-        touched here (``Manager.start_all`` / ``reconfigure`` do that).
+        settings whose model no longer resolves keep the current agent; a model that resolves
+        at last makes the agent. Servers are not touched here (``Manager.start_all`` /
+        ``reconfigure`` do that).
 
         Raises:
             ModelError: the model does not resolve; ``model_error`` keeps it when there is
                 no agent yet.
         """
-        import anyio.to_thread
-
-        from codebot_mcp.core.agent.loop import Agent
-        from codebot_mcp.core.model.client import ChatModel, create_client
-        from codebot_mcp.core.model.localservers import settle_model
-
         self.settings = settings
         self.gate.rules = settings.permissions
         self.session.set_tool_search(settings.tool_search)
-        if self.log is not None:
-            self.attach_checkpoints()
+        self._swap_checkpoints(self.checkpoints)
         if self.agent is not None:
             self.agent.configure(settings)
         options = self.options
@@ -174,116 +180,72 @@ class ChatRuntime:
             resolved = options.model_config(settings)
             if self.agent is not None and self.resolved == resolved:
                 return
-            config, note = await anyio.to_thread.run_sync(settle_model, resolved)
+            config = await settled_config(options, resolved)
         except ModelError as exc:
             if self.agent is None:
                 self.model_error = exc
             raise
         self.model_error = None
         self.resolved = resolved
-        if note is not None and options.prompt is None:  # the REPL says which; -p stays quiet
-            from codebot_mcp.cli import render
-
-            render.note(note)
         if self.agent is not None and self.agent.model.config == config:
             return
-        model = ChatModel(create_client(config), config)
+        model = chat_model(config, options)
         if self.agent is not None:
             previous, self.agent.model = self.agent.model, model
             self.agent.follow_model()
             await previous.aclose()
             return
-        self.agent = Agent(self.session, model, self.gate)
-        self.agent.configure(settings)
-        self.agent.sampler = self.sampler
-        self.agent.checkpoints = self.checkpoints
-        from codebot_mcp.core.hooks.points import LoopHooks
+        self.models.model = model
+        self.agent = chat_agent(
+            self.session,
+            self.models,
+            self.gate,
+            settings,
+            sampler=self.sampler,
+            checkpoints=self.checkpoints,
+            hooks=self.ext.hooks,
+            watch=self.watch,
+            telemetry=self.telemetry,
+        )
 
-        self.agent.hooks = LoopHooks.over(self.ext.hooks if self.ext else None)
-        self.agent.watch = self.watch
-        self.agent.observer = self.telemetry
-
-    def start_log(self, session_id: str | None = None) -> None:
-        """Save this conversation; with --continue/--resume (or ``session_id``) resume one
-        first. The resumed history meets the current tool set.
+    def start_log(self, session_id: str) -> None:
+        """``/resume ID``: continue that saved session: its log, checkpoints and the hooks'
+        session are swapped in. The resumed history meets the current tool set.
 
         Raises:
             UsageError: the session to resume does not exist.
         """
-        from codebot_mcp.cli import render
         from codebot_mcp.core.agent import history as sessions
 
-        project = self.project
-        options = self.options
-        saved = None
-        if session_id is not None:
-            saved = sessions.find(project, session_id)
-        elif options.resume_latest:
-            saved = sessions.find(project, None)
-        elif options.resume:
-            saved = sessions.find(project, options.resume)
+        saved = sessions.find(self.project, session_id)
         model = self.agent.model.config.model if self.agent else None
-        log = sessions.SessionLog(
-            project,
-            session_id=saved.id if saved else None,
-            scrub=render.REDACTOR,
-            meta={"cwd": str(self.globals.cwd), "model": model},
-        )
-        if saved is not None:
-            self.session.replace_history(sessions.replay(saved.path))
-            self.session.restore_loaded(sessions.loaded_tools(saved.path))
-            self.session.todos.restore(sessions.todos(saved.path))
-            log.adopt(self.session)
-            self.pending_tasks = sessions.pending_tasks(saved.path)
+        log = new_log(self.globals, self.project, saved, model)
+        self.pending_tasks = restore(self.session, log, saved)
         self.session.recorder = log
         self.log = log
         self.manager.tasks.journal = log  # tasks are remembered with the session
-        self.checkpoints = None  # a resumed session has checkpoints of its own
-        self.attach_checkpoints()
-        self.follow_hooks()
+        context = replace(self.ext.context, session_id=log.id, transcript_path=str(log.path))
+        self.ext.context = context
+        if (hooks := self.ext.hooks) is not None:
+            hooks.session_id, hooks.transcript_path = context.session_id, context.transcript_path
+        self._swap_checkpoints(None)  # a resumed session has checkpoints of its own
 
     @property
     def project(self) -> Path:
         """The project root (or the working directory): sessions and checkpoints key on it."""
         return self.settings.project_root or self.globals.cwd
 
-    def attach_checkpoints(self) -> None:
-        """Give the agent the checkpoints of the current session, as the settings say."""
-        from codebot_mcp.cli import render
-        from codebot_mcp.core.checkpoints.turns import follow
-
-        log = self.log
-        self.checkpoints = follow(
-            self.checkpoints,
-            self.settings.checkpoints,
-            self.project,
-            log.id if log else None,
-            scrub=render.REDACTOR,
-            conversation=log.size if log else lambda: None,
-            warn=render.warn,
-        )
+    def _swap_checkpoints(self, current: Checkpoints | None) -> None:
+        """The checkpoints of the current session, as the settings say, swapped in."""
+        self.checkpoints = chat_checkpoints(current, self.settings, self.project, self.log)
         if self.agent is not None:
             self.agent.checkpoints = self.checkpoints
-
-    def follow_hooks(self) -> None:
-        """Tell the hooks (new after ``/mcp reload`` too) about this session and its mode."""
-        hooks = self.ext.hooks if self.ext else None
-        if hooks is None:
-            return
-        hooks.mode_of = _mode_of(self.session, self.options)
-        if self.log is not None:
-            hooks.session_id, hooks.transcript_path = self.log.id, str(self.log.path)
-        if self.agent is not None:
-            from codebot_mcp.core.hooks.points import LoopHooks
-
-            self.agent.hooks = LoopHooks(hooks)
 
     async def session_started(self, source: str) -> None:
         """``SessionStart`` hooks (``source``: startup, resume, clear); warnings shown."""
         from codebot_mcp.core.hooks.points import session_start
 
-        hooks = self.ext.hooks if self.ext else None
-        for warning in await session_start(hooks, source):
+        for warning in await session_start(self.ext.hooks, source):
             from codebot_mcp.cli import render
 
             render.warn(warning)
@@ -292,20 +254,28 @@ class ChatRuntime:
         """``SessionEnd`` hooks (``reason``: clear, resume, prompt_input_exit, other)."""
         from codebot_mcp.core.hooks.points import session_end
 
-        hooks = self.ext.hooks if self.ext else None
-        for warning in await session_end(hooks, reason):
+        for warning in await session_end(self.ext.hooks, reason):
             from codebot_mcp.cli import render
 
             render.warn(warning)
 
-    def reload_extensions(self, settings: Settings, raw: Settings) -> None:
-        """Read hooks, agents and commands again (``/mcp reload``)."""
+    async def reload(self, settings: Settings, raw: Settings, untrusted: tuple[str, ...]) -> None:
+        """Follow re-read settings (``/mcp reload``, trust granted), trust settled
+        (``untrusted``: the project servers still skipped): hooks, agents and commands read
+        again, the servers reconfigured, the next turn's tools listed. :meth:`apply` follows
+        for the rules, limits and model.
+        """
         from codebot_mcp.cli import extensions
 
-        if self.ext is not None:
-            extensions.reload(self.ext, settings, raw, self.globals.cwd)
-            self.follow_hooks()
-            self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
+        self.untrusted = untrusted
+        from codebot_mcp.core.hooks.points import LoopHooks
+
+        extensions.reload(self.ext, settings, raw, self.globals.cwd)
+        if self.agent is not None:
+            self.agent.hooks = LoopHooks.over(self.ext.hooks)
+        self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
+        await self.manager.reconfigure(settings.servers)
+        await self.session.before_prompt()  # the next turn sees the new tools
 
     async def resume_tasks(self) -> list[str]:
         """Follow the tasks the resumed session left running to their end (after the servers
@@ -322,23 +292,143 @@ class ChatRuntime:
         cancellation too), remove the sandbox's temp directory."""
         import anyio
 
-        if self.sandbox is not None:
-            self.sandbox.close()
-        if self.ext is not None and self.ext.confine is not None:
-            self.ext.confine.close()
         with anyio.CancelScope(shield=True):
             if self.checkpoints is not None and (problem := await self.checkpoints.settle()):
                 from codebot_mcp.cli import render
 
                 render.warn(problem)
-            if self.agent is not None:
-                await self.agent.model.aclose()
-        if self.telemetry is not None:  # the session's span ends; export flushed (bounded)
-            import anyio.to_thread
+        await close_parts(self.sandbox, self.ext.confine, self.models, self.telemetry)
 
-            self.telemetry.end_session()
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(self.telemetry.flush)
+
+async def close_parts(
+    sandbox: Sandbox | None,
+    confine: HookSandboxes | None,
+    models: ModelRef | None,
+    telemetry: Telemetry | None,
+) -> None:
+    """Remove the sandboxes' temp directories, close the model's HTTP client (shielded: runs
+    during cancellation too), end the session's span and flush the export (bounded)."""
+    import anyio
+
+    if sandbox is not None:
+        sandbox.close()
+    if confine is not None:
+        confine.close()
+    with anyio.CancelScope(shield=True):
+        if models is not None and models.model is not None:
+            await models.model.aclose()
+    if telemetry is not None:
+        import anyio.to_thread
+
+        telemetry.end_session()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(telemetry.flush)
+
+
+async def settled_config(options: ChatOptions, resolved: ModelConfig) -> ModelConfig:
+    """The model ``resolved`` names, once the endpoint said which it serves (the REPL says
+    which; ``-p`` stays quiet).
+
+    Raises:
+        ModelError: the endpoint cannot be asked, or names no model.
+    """
+    import anyio.to_thread
+
+    from codebot_mcp.core.model.localservers import settle_model
+
+    config, note = await anyio.to_thread.run_sync(settle_model, resolved)
+    if note is not None and options.prompt is None:
+        from codebot_mcp.cli import render
+
+        render.note(note)
+    return config
+
+
+def chat_model(config: ModelConfig, options: ChatOptions) -> ChatModel:
+    """A client for ``config``'s endpoint and model, asking for the structured output of
+    ``--output-schema`` when it is given."""
+    from codebot_mcp.core.model.client import ChatModel, create_client
+
+    schema = options.output_schema
+    form = schema.response_format() if schema is not None else None
+    return ChatModel(create_client(config), config, form)
+
+
+def chat_agent(
+    session: Session,
+    models: ModelRef,
+    gate: PermissionGate,
+    settings: Settings,
+    *,
+    sampler: Sampler,
+    checkpoints: Checkpoints | None,
+    hooks: Hooks | None,
+    watch: TurnWatch,
+    telemetry: Telemetry | None,
+) -> Agent:
+    """The agent of a chat whose model resolved (at start, or at last after a reload)."""
+    from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.hooks.points import LoopHooks
+
+    return Agent(
+        session,
+        models,
+        gate,
+        settings=settings,
+        sampler=sampler,
+        checkpoints=checkpoints,
+        hooks=LoopHooks.over(hooks),
+        watch=watch,
+        observer=telemetry,
+    )
+
+
+def new_log(
+    globals_: Globals, project: Path, saved: SavedSession | None, model: str | None
+) -> SessionLog:
+    """The session's log: a new one, or ``saved``'s continued."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.agent import history as sessions
+
+    return sessions.SessionLog(
+        project,
+        session_id=saved.id if saved else None,
+        scrub=render.REDACTOR,
+        meta={"cwd": str(globals_.cwd), "model": model},
+    )
+
+
+def restore(session: Session, log: SessionLog, saved: SavedSession | None) -> list[dict[str, Any]]:
+    """``saved``'s history, loaded tools and plan, into ``session`` (which ``log`` then holds as
+    written); returns the server-side tasks it left running."""
+    if saved is None:
+        return []
+    from codebot_mcp.core.agent import history as sessions
+
+    session.replace_history(sessions.replay(saved.path))
+    session.restore_loaded(sessions.loaded_tools(saved.path))
+    session.todos.restore(sessions.todos(saved.path))
+    log.adopt(session)
+    return sessions.pending_tasks(saved.path)
+
+
+def chat_checkpoints(
+    current: Checkpoints | None, settings: Settings, project: Path, log: SessionLog
+) -> Checkpoints | None:
+    """The checkpoints of ``log``'s session as the settings say (``current`` kept when they
+    still fit)."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.checkpoints.turns import follow
+
+    return follow(
+        current,
+        settings.checkpoints,
+        project,
+        log.id,
+        scrub=render.REDACTOR,
+        conversation=log.size,
+        warn=render.warn,
+    )
 
 
 async def settle_trust(
@@ -384,11 +474,19 @@ async def open_runtime(
     ask_trust: TrustPrompt | None = None,
     user_agent: UserAgent | None = None,
     extra_servers: Mapping[str, ServerConfig] | None = None,
+    on_progress: ProgressHook | None = None,
+    mode_of: Callable[[], str] | None = None,
+    editor: Callable[[str], EditorTools] | None = None,
 ) -> AsyncIterator[ChatRuntime]:
-    """Build the runtime; MCP servers are not started here (the caller decides when).
+    """Build the runtime, each part finished when made; MCP servers are not started here (the
+    caller decides when).
 
     ``extra_servers`` join the settings' servers before trust and the managed policy apply
     (an ACP client's ``mcpServers``; one of the same name replaces the settings' entry).
+    ``on_progress`` is told the servers' progress notifications (the REPL's spinner);
+    ``mode_of`` tells hooks the permission mode (ACP's session modes; else the chat's own);
+    ``editor`` lends the built-in tools an ACP editor's files and terminals, given the
+    session's id.
 
     Trust is settled first (see :func:`settle_trust`): an untrusted project server is not even
     launched, and stdio servers are launched ahead of ``start_all`` only once trusted.
@@ -398,98 +496,159 @@ async def open_runtime(
         UsageError: the session to resume (--continue, --resume ID) does not exist.
         ModelError: ``need_model`` and no model endpoint is configured.
     """
-    from codebot_mcp.cli import extensions
+    from codebot_mcp.cli import extensions, render
+    from codebot_mcp.cli.answers import policy
+    from codebot_mcp.core.agent import history as sessions
     from codebot_mcp.core.agent.permissions import PermissionGate
+    from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
 
     raw = load_unfiltered_settings(globals_)  # what the extensions' review shows; runs nothing
     if extra_servers:
-        from dataclasses import replace
-
         raw = replace(raw, servers={**raw.servers, **extra_servers})
+    saved = None
     if options.resume_latest or options.resume:  # no such session: say so before anything runs
-        from codebot_mcp.core.agent import history as sessions
-
-        sessions.find(raw.project_root or globals_.cwd, options.resume or None)
+        saved = sessions.find(raw.project_root or globals_.cwd, options.resume or None)
     settings, untrusted = await settle_trust(globals_, raw, ask_trust)
+    project = settings.project_root or globals_.cwd
     if need_model:  # fail before any server is launched
         options.model_config(settings)
-
-    held: list[ChatRuntime] = []  # the runtime, once made: the sampler uses its model
-    answers, sampler = chat_answers(settings, options, user_agent, held)
-    ext = extensions.build(
-        settings,
-        raw,
-        globals_.cwd,
-        lambda: held[0].agent if held else None,
-        lambda: held[0].log if held else None,
-    )
-    if approver is not None:  # hooks may come with /mcp reload: looked up when asking
-        from codebot_mcp.cli import render
-        from codebot_mcp.core.hooks.points import notifying
-
-        approver = notifying(lambda: ext.hooks, approver, render.warn)
+    answers = user_agent or policy(settings, options.elicit, options.allow_sampling)
+    found = extensions.read(settings, globals_.cwd)  # agents and commands; problems said
+    subagents = extensions.subagents(settings, globals_.cwd, found)
     sandbox = chat_sandbox(globals_, settings, options)
     telemetry = start_telemetry(settings)  # before the servers: their handshakes are traced
     locked = session_pins(settings, allow_drift=options.allow_drift)  # checked as they connect
-    async with open_manager(
-        settings.servers, agent=answers, sampler=sampler, pins=locked
-    ) as manager:
-        task = ext.subagents.tool()
-        from codebot_mcp.core.skills.skilltool import SkillTool
-
-        catalog, loader = extensions.skill_catalog(settings, manager)
-        from codebot_mcp.core.jobs.jobtable import JobTable
-
-        jobs = JobTable()  # bash's background jobs: entered below, killed when the chat ends
-        session = Session(
-            chat_tools(globals_.cwd, settings, manager, [task] if task else [], sandbox, jobs),
-            manager,
-            cwd=globals_.cwd,
-            project_root=settings.project_root,
-            plan_mode=options.plan,
-            skills=catalog,
-            skill_tool=SkillTool(catalog, loader),
-            project_notes=settings.project_extensions,
-            todos=True,
-            claude_notes=settings.claude_files,
-            jobs=jobs,
-        )
-        gate = PermissionGate(
-            settings.permissions, approver=approver, assume_yes=options.yes, allow=options.allow
-        )
-        gate.skills = catalog.activity
-        gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
-        from codebot_mcp.mcpbridge.tools.tool_pins import pins
-
-        gate.pinned = pins(settings.project_root, settings.cwd)
-        runtime = ChatRuntime(globals_, options, settings, manager, session, gate)
-        runtime.untrusted = untrusted
-        runtime.sampler = sampler
-        runtime.telemetry = telemetry
-        from codebot_mcp.core.config.trustwatch import TurnWatch
-
-        runtime.watch = TurnWatch(raw)
-        runtime.skills, runtime.skill_loader = catalog, loader
-        runtime.sandbox = sandbox
-        runtime.ext = ext
-        runtime.follow_hooks()
-        held.append(runtime)
-        try:
+    models = ModelRef()
+    ext: Extensions | None = None
+    runtime: ChatRuntime | None = None
+    try:
+        async with prelaunched(settings.servers) as launched:  # they boot while the model settles
+            resolved, model_error = None, None
             try:
-                await runtime.apply(settings)
-            except ModelError:
+                resolved = options.model_config(settings)
+                models = ModelRef(chat_model(await settled_config(options, resolved), options))
+            except ModelError as exc:
                 if need_model:
                     raise
-            runtime.start_log()
-            if telemetry is not None and runtime.log is not None:
-                telemetry.name_conversation(runtime.log.id)
-            await runtime.session_started("resume" if session.history else "startup")
-            async with _background(ext), jobs:
-                yield runtime
-        finally:
-            await runtime.session_ended(runtime.end_reason)
-            await runtime.aclose()
+                resolved, model_error = None, exc
+            model = models.model.config.model if models.model else None
+            log = new_log(globals_, project, saved, model)
+            sampler = Sampler(models)
+            async with open_manager(
+                settings.servers,
+                agent=answers,
+                sampler=sampler,
+                pins=locked,
+                launched=launched,
+                journal=log,  # tasks are remembered with the session
+                on_progress=on_progress,
+            ) as manager:
+                from codebot_mcp.core.config.trustwatch import TurnWatch
+                from codebot_mcp.core.jobs.jobtable import JobTable
+                from codebot_mcp.core.skills.skilltool import SkillTool
+                from codebot_mcp.mcpbridge.tools.tool_pins import pins
+
+                task = subagents.tool()
+                catalog, loader = extensions.skill_catalog(settings, manager)
+                jobs = JobTable()  # bash's background jobs: entered below, killed at the end
+                session = Session(
+                    chat_tools(
+                        globals_.cwd,
+                        settings,
+                        manager,
+                        [task] if task else [],
+                        sandbox,
+                        jobs,
+                        editor(log.id) if editor else None,
+                    ),
+                    manager,
+                    cwd=globals_.cwd,
+                    project_root=settings.project_root,
+                    plan_mode=options.plan,
+                    skills=catalog,
+                    skill_tool=SkillTool(catalog, loader),
+                    project_notes=settings.project_extensions,
+                    todos=True,
+                    claude_notes=settings.claude_files,
+                    jobs=jobs,
+                    recorder=log,
+                    tool_search=settings.tool_search,
+                )
+                pending = restore(session, log, saved)
+                background = Background()
+                context = extensions.HookContext(
+                    session_id=log.id,
+                    transcript_path=str(log.path),
+                    mode_of=mode_of or _mode_of(session, options),
+                    background=background.group,
+                )
+                ext = extensions.build(settings, raw, globals_.cwd, found, subagents, context)
+                if approver is not None:  # hooks may come with /mcp reload: looked up when asking
+                    from codebot_mcp.core.hooks.points import notifying
+
+                    approver = notifying(lambda: ext.hooks, approver, render.warn)
+                gate = PermissionGate(
+                    settings.permissions,
+                    approver=approver,
+                    assume_yes=options.yes,
+                    allow=options.allow,
+                    pinned=pins(settings.project_root, settings.cwd),
+                    cwd=settings.cwd,  # where `read(./secrets/**)`-style rules start
+                    skills=catalog.activity,
+                )
+                checkpoints = chat_checkpoints(None, settings, project, log)
+                watch = TurnWatch(raw)
+                agent = None
+                if models.model is not None:
+                    agent = chat_agent(
+                        session,
+                        models,
+                        gate,
+                        settings,
+                        sampler=sampler,
+                        checkpoints=checkpoints,
+                        hooks=ext.hooks,
+                        watch=watch,
+                        telemetry=telemetry,
+                    )
+                runtime = ChatRuntime(
+                    globals_,
+                    options,
+                    settings,
+                    manager,
+                    session,
+                    gate,
+                    models,
+                    sampler,
+                    log,
+                    ext,
+                    sandbox,
+                    catalog,
+                    loader,
+                    watch,
+                    agent=agent,
+                    model_error=model_error,
+                    resolved=resolved,
+                    untrusted=untrusted,
+                    checkpoints=checkpoints,
+                    pending_tasks=pending,
+                    telemetry=telemetry,
+                )
+                try:
+                    if telemetry is not None:
+                        telemetry.name_conversation(log.id)
+                    await runtime.session_started("resume" if session.history else "startup")
+                    async with background.open(), jobs:
+                        yield runtime
+                finally:
+                    await runtime.session_ended(runtime.end_reason)
+                    await runtime.aclose()
+    except BaseException:
+        if runtime is None:  # made before it: closed here
+            confine = ext.confine if ext is not None else None
+            await close_parts(sandbox, confine, models, telemetry)
+        raise
 
 
 def start_telemetry(settings: Settings) -> Telemetry | None:
@@ -507,29 +666,37 @@ def start_telemetry(settings: Settings) -> Telemetry | None:
     return telemetry
 
 
-@asynccontextmanager
-async def _background(ext: Extensions) -> AsyncIterator[None]:
-    """The chat's task group, where ``async`` hooks run; a hook still running when the
-    chat ends is stopped (as Claude Code's ``-p`` does). An error of the chat itself comes
-    out as it is, not wrapped in the task group's exception group."""
-    import anyio
+class Background:
+    """The chat's task group, where ``async`` hooks run, while :meth:`open` holds it open
+    (before and after: None, and such hooks run inline). Made before the hooks, which ask
+    :meth:`group` each time."""
 
-    try:
-        async with anyio.create_task_group() as background:
-            ext.background = background
-            if ext.hooks is not None:
-                ext.hooks.background = background
-            try:
-                yield
-            finally:
-                ext.background = None
-                if ext.hooks is not None:
-                    ext.hooks.background = None
-                background.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0]  # noqa: B904 (the chat's own error, as it was raised)
-        raise
+    def __init__(self) -> None:
+        self._group: anyio.abc.TaskGroup | None = None
+
+    def group(self) -> anyio.abc.TaskGroup | None:
+        """The open task group, or None."""
+        return self._group
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[None]:
+        """Hold the task group open; a hook still running when the chat ends is stopped (as
+        Claude Code's ``-p`` does). An error of the chat itself comes out as it is, not
+        wrapped in the task group's exception group."""
+        import anyio
+
+        try:
+            async with anyio.create_task_group() as background:
+                self._group = background
+                try:
+                    yield
+                finally:
+                    self._group = None
+                    background.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0]  # noqa: B904 (the chat's own error, as it was raised)
+            raise
 
 
 def _mode_of(session: Session, options: ChatOptions) -> Callable[[], str]:
@@ -541,22 +708,6 @@ def _mode_of(session: Session, options: ChatOptions) -> Callable[[], str]:
         return "bypassPermissions" if options.yes else "default"
 
     return mode
-
-
-def chat_answers(
-    settings: Settings,
-    options: ChatOptions,
-    user_agent: UserAgent | None,
-    held: list[ChatRuntime],
-) -> tuple[UserAgent, Sampler]:
-    """Who answers the servers in a chat (the REPL, else the policy of the command line), and
-    the sampler that uses the runtime's model (``held[0]``, once it exists)."""
-    from codebot_mcp.core.agent.sampling import Sampler
-
-    sampler = Sampler(lambda: held[0].agent.model if held and held[0].agent else None)
-    from codebot_mcp.cli.answers import policy
-
-    return user_agent or policy(settings, options.elicit, options.allow_sampling), sampler
 
 
 def sandbox_mode(value: str | None) -> str | None:
@@ -609,15 +760,6 @@ def chat_sandbox(globals_: Globals, settings: Settings, options: ChatOptions) ->
     return sandbox
 
 
-def hide_from_file_tool(tool: Tool, sandbox: Sandbox | None) -> None:
-    """A file tool (``read``, ``grep`` …) asks before it opens what ``sandbox`` hides from
-    confined commands (credentials, ``sandbox.deny_read``), as for a path outside the root."""
-    from codebot_mcp.core.tools.builtin._files import FileTool
-
-    if sandbox is not None and isinstance(tool, FileTool):
-        tool.boundary.hidden = sandbox.hidden_reals
-
-
 def chat_tools(
     cwd: Path,
     settings: Settings,
@@ -625,18 +767,31 @@ def chat_tools(
     extra: list[Tool] | None = None,
     sandbox: Sandbox | None = None,
     jobs: JobTable | None = None,
+    editor: EditorTools | None = None,
 ) -> list[Tool]:
-    """The local layer: the built-ins (``bash`` in ``sandbox``, its background ``jobs``),
-    ``extra`` (``task``), and the servers' resources for the model (read capability) when
-    any server is configured."""
-    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
+    """The local layer: the built-ins (``bash`` in ``sandbox``, its background ``jobs``; the
+    file tools asking before they open what the sandbox hides; an ACP ``editor``'s files and
+    terminals), ``extra`` (``task``), and the servers' resources for the model (read
+    capability) when any server is configured."""
+    from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 
-    local = builtin_tools(cwd, settings.project_root)
-    for tool in local:
-        if isinstance(tool, BashTool):
-            tool.sandbox = sandbox
-            tool.jobs = jobs
-        hide_from_file_tool(tool, sandbox)
+    local = builtin_tools(
+        cwd,
+        settings.project_root,
+        sandbox=sandbox,
+        jobs=jobs,
+        files=editor.files if editor else None,
+        terminals=editor.terminals if editor else None,
+    )
     local += list(extra or [])
     return local + resource_tools(manager) if settings.servers else local
+
+
+@dataclass(frozen=True)
+class EditorTools:
+    """What an ACP editor lends the session's built-in tools (``cli.acp``): its buffers for
+    ``read``, ``edit`` and ``write``, its terminals for ``bash``; None: codebot's own."""
+
+    files: TextFiles | None = None
+    terminals: Terminals | None = None

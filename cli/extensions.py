@@ -19,7 +19,6 @@ from codebot_mcp.cli import render
 from codebot_mcp.core.agent.events import AgentEvents
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import Decision
     from codebot_mcp.core.config.hooks import HookCommand
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.skills.skillcatalog import SkillCatalog
     from codebot_mcp.core.skills.skillload import SkillLoader
     from codebot_mcp.core.slashcommands.templates import CommandCatalog, CustomCommand
-    from codebot_mcp.core.subagents.delegation import SubagentRun, Subagents
+    from codebot_mcp.core.subagents.delegation import AgentCatalog, SubagentRun, Subagents
     from codebot_mcp.core.tools.base import Tool, ToolResult
     from codebot_mcp.core.tools.sources import SkillSource
 
@@ -60,8 +59,20 @@ class Extensions:
     run as you, unconfined; an entry with ``"sandbox": MODE`` runs in :attr:`confine`'s."""
     confine: HookSandboxes | None = None
     """The sandboxes of hooks that ask for one (made on first use, closed with the chat)."""
-    background: Any = None
-    """The chat's task group, where ``async`` hooks run (an ``anyio.abc.TaskGroup``)."""
+    context: HookContext = field(default_factory=lambda: HookContext())
+    """What the hooks are told about the chat (hooks made by ``/mcp reload`` too)."""
+
+
+@dataclass(frozen=True)
+class HookContext:
+    """What the chat's hooks know about it: the session (its id and transcript, new on
+    ``/resume``), the permission mode, and where ``async`` hooks run."""
+
+    session_id: str = ""
+    transcript_path: str = ""
+    mode_of: Callable[[], str] = lambda: "default"
+    background: Callable[[], Any] = lambda: None
+    """The chat's task group while it is open (an ``anyio.abc.TaskGroup``), else None."""
 
 
 class HookSandboxes:
@@ -111,68 +122,130 @@ class HookSandboxes:
             sandbox.close()
 
 
-def build(
-    settings: Settings,
-    raw: Settings,
-    cwd: Path,
-    agent_of: Callable[[], Agent | None],
-    log_of: Callable[[], SessionLog | None],
-) -> Extensions:
-    """Read hooks, agents and commands (``raw``: the settings before trust, to say what was
-    skipped); problems in definition files are warnings naming each file."""
-    from codebot_mcp.core.config import discovery
-    from codebot_mcp.core.subagents.delegation import AgentCatalog, Subagents
+@dataclass(frozen=True)
+class Definitions:
+    """The agents and custom commands of a chat, read from their files."""
 
-    root = discovery.project_root(cwd, settings.project_root)
-    subagents = Subagents(
-        agent_of,
-        AgentCatalog(),
-        cwd=cwd,
-        project_root=settings.project_root,
-        max_depth=settings.subagent_depth,
-        log_of=log_of,
-    )
-    from codebot_mcp.core.slashcommands.templates import CommandCatalog
-
-    ext = Extensions(root, None, subagents, CommandCatalog())
-    ext.confine = HookSandboxes(settings, settings.project_root or cwd)
-    reload(ext, settings, raw, cwd)
-    subagents.events_for = SubagentView
-    return ext
+    root: Path | None
+    """Where the project's ``.codebot/`` and ``.claude/`` folders are."""
+    agents: AgentCatalog
+    commands: CommandCatalog
 
 
-def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> None:
-    """Read them again (``/mcp reload``), in place: the session keeps its ``task`` tool."""
-    from codebot_mcp.core.config import discovery
-    from codebot_mcp.core.hooks.runner import Hooks
+def definitions(settings: Settings, root: Path | None) -> Definitions:
+    """Read the agents and commands under ``root`` (the project's only once it is trusted);
+    problems in definition files are warnings naming each file."""
     from codebot_mcp.core.slashcommands.templates import load_commands
     from codebot_mcp.core.subagents.delegation import load_agents
 
     project = settings.project_extensions
     aliases = settings.model_aliases
     claude = settings.claude_files
-    agents = load_agents(ext.root, include_project=project, model_aliases=aliases, claude=claude)
+    agents = load_agents(root, include_project=project, model_aliases=aliases, claude=claude)
     commands = load_commands(
-        ext.root, include_project=project, reserved=RESERVED, model_aliases=aliases, claude=claude
+        root, include_project=project, reserved=RESERVED, model_aliases=aliases, claude=claude
     )
     for problem in [*agents.problems, *commands.problems]:
         render.warn_once(f"skipping {problem}")
     for note in [*agents.notes, *commands.notes]:
         render.warn_once(note)
-    ext.subagents.catalog = agents
-    ext.commands = commands
+    return Definitions(root, agents, commands)
+
+
+def read(settings: Settings, cwd: Path) -> Definitions:
+    """:func:`definitions` of the project ``cwd`` is in."""
+    from codebot_mcp.core.config import discovery
+
+    return definitions(settings, discovery.project_root(cwd, settings.project_root))
+
+
+def subagents(settings: Settings, cwd: Path, found: Definitions) -> Subagents:
+    """The chat's subagents (``task``) over the agents ``found``."""
+    from codebot_mcp.core.subagents.delegation import Subagents
+
+    return Subagents(
+        found.agents,
+        cwd=cwd,
+        project_root=settings.project_root,
+        max_depth=settings.subagent_depth,
+        events_for=SubagentView,
+    )
+
+
+def build(
+    settings: Settings,
+    raw: Settings,
+    cwd: Path,
+    found: Definitions,
+    subagents: Subagents,
+    context: HookContext,
+) -> Extensions:
+    """The chat's hooks (``raw``: the settings before trust, to say what was skipped), its
+    ``subagents`` and the commands ``found``."""
+    confine = HookSandboxes(settings, settings.project_root or cwd)
+    spawn: dict[str, Any] = {}
+    return Extensions(
+        found.root,
+        _hooks(settings, cwd, found.root, confine, spawn, context),
+        subagents,
+        found.commands,
+        skipped_hooks=tuple(h for h in raw.hooks if h not in settings.hooks),
+        untrusted_files=_untrusted(settings, found.root, settings.claude_files),
+        spawn=spawn,
+        confine=confine,
+        context=context,
+    )
+
+
+def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> None:
+    """Read them again (``/mcp reload``), in place: the session keeps its ``task`` tool."""
+    found = definitions(settings, ext.root)
+    ext.subagents.catalog = found.agents
+    ext.commands = found.commands
     ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
-    ext.untrusted_files = 0 if project else len(discovery.definition_files(ext.root, claude=claude))
+    ext.untrusted_files = _untrusted(settings, ext.root, settings.claude_files)
     if not settings.hooks:
         if ext.hooks is not None:
             ext.hooks.commands = ()
         return
     if ext.hooks is None:
-        ext.hooks = Hooks(settings.hooks, cwd=cwd, project_dir=ext.root or cwd)
-    ext.hooks.commands = settings.hooks
-    ext.hooks.spawn = ext.spawn
-    ext.hooks.confine = ext.confine
-    ext.hooks.background = ext.background
+        ext.hooks = _hooks(settings, cwd, ext.root, ext.confine, ext.spawn, ext.context)
+    else:
+        ext.hooks.commands = settings.hooks
+
+
+def _untrusted(settings: Settings, root: Path | None, claude: bool) -> int:
+    from codebot_mcp.core.config import discovery
+
+    if settings.project_extensions:
+        return 0
+    return len(discovery.definition_files(root, claude=claude))
+
+
+def _hooks(
+    settings: Settings,
+    cwd: Path,
+    root: Path | None,
+    confine: HookSandboxes | None,
+    spawn: dict[str, Any],
+    context: HookContext,
+) -> Hooks | None:
+    """The chat's hooks (None: none configured)."""
+    if not settings.hooks:
+        return None
+    from codebot_mcp.core.hooks.runner import Hooks
+
+    return Hooks(
+        settings.hooks,
+        cwd=cwd,
+        project_dir=root or cwd,
+        session_id=context.session_id,
+        transcript_path=context.transcript_path,
+        mode_of=context.mode_of,
+        spawn=spawn,
+        confine=confine,
+        background=context.background,
+    )
 
 
 def skill_catalog(
@@ -285,15 +358,15 @@ def hooks_report(ext: Extensions | None) -> str:
     return "\n".join(lines)
 
 
-def agents_report(ext: Extensions | None) -> str:
-    """``/agents``: the agents ``task`` can start, then this session's runs."""
+def agents_report(ext: Extensions | None, parent: Agent | None) -> str:
+    """``/agents``: the agents ``task`` can start (under ``parent``, the chat's agent), then
+    this session's runs."""
     if ext is None:
         return "(no agents)"
     from codebot_mcp.core.config.claudefiles import origin
     from codebot_mcp.core.subagents.delegation import AgentSpec, granted
 
     subagents = ext.subagents
-    parent = subagents.agent_of()
     nests = subagents.depth + 1 < subagents.max_depth  # a subagent gets `task` too
 
     def tools_of(spec: AgentSpec) -> str:

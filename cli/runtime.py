@@ -25,8 +25,11 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.auth import LoginOptions
+    from codebot_mcp.mcpbridge.connection.features import ProgressHook
     from codebot_mcp.mcpbridge.connection.manager import Manager
+    from codebot_mcp.mcpbridge.connection.taskpolicy import TaskJournal
     from codebot_mcp.mcpbridge.tools.tool_pins import Pins
+    from codebot_mcp.mcpbridge.transport.process import Prelaunched
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
     """Asks the user whether to trust the project's servers (the REPL supplies one)."""
@@ -210,6 +213,17 @@ def describe_settings_files(settings: Settings) -> str:
 
 
 @asynccontextmanager
+async def prelaunched(servers: Mapping[str, ServerConfig]) -> AsyncIterator[Prelaunched]:
+    """The stdio servers of ``servers`` launched now, before the MCP SDK is imported (they boot
+    while Python imports it, and whatever else the caller prepares); pass them to
+    :func:`open_manager` as ``launched``. What no client took over is stopped on exit."""
+    from codebot_mcp.mcpbridge.transport import process  # no SDK import
+
+    async with process.prelaunch(servers) as launched:
+        yield launched
+
+
+@asynccontextmanager
 async def open_manager(
     servers: Mapping[str, ServerConfig],
     *,
@@ -218,6 +232,9 @@ async def open_manager(
     login: LoginOptions | None = None,
     sampler: Sampler | None = None,
     pins: Pins | None = None,
+    launched: Prelaunched | None = None,
+    journal: TaskJournal | None = None,
+    on_progress: ProgressHook | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
     ``agent`` (and ``sampler``) answer the servers' requests: required, so every command
@@ -227,26 +244,57 @@ async def open_manager(
     With ``prelaunch`` the stdio servers' processes are launched *before* the MCP SDK is
     imported, so they boot while Python imports it (about a second of CPU each way). Without
     it, servers launch when ``start_all`` names them; given names, only those are launched early
-    (``--batch``: the servers its waiting requests name). With ``login`` a server that needs
-    authorization runs the browser flow (``--login``); without, it fails as "needs login".
+    (``--batch``: the servers its waiting requests name). ``launched``: servers the caller
+    launched already (:func:`prelaunched`; ``prelaunch`` is then not used). With ``login`` a
+    server that needs authorization runs the browser flow (``--login``); without, it fails as
+    "needs login". ``journal`` remembers the servers' running tasks (the chat's session log);
+    ``on_progress`` is told the progress notifications of running calls.
     """
-    from codebot_mcp.mcpbridge.transport import process  # no SDK import
-
+    if launched is not None:
+        async with _managed(
+            servers, launched, agent, login, sampler, pins, journal, on_progress
+        ) as manager:
+            yield manager
+        return
     early = (
         servers
         if prelaunch is True
         else {name: c for name, c in servers.items() if prelaunch and name in prelaunch}
     )
-    async with process.prelaunch(early) as launched:
-        from codebot_mcp.mcpbridge.connection.manager import (
-            Manager,
-        )  # imports the SDK while the servers boot
-
-        async with Manager(
-            servers, prelaunched=launched, login=login, agent=agent, sampler=sampler, pins=pins
+    async with prelaunched(early) as launched_now:
+        async with _managed(
+            servers, launched_now, agent, login, sampler, pins, journal, on_progress
         ) as manager:
-            from codebot_mcp.cli.signals import terminating
-
-            # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.
-            manager.tasks.cancel_on_interrupt = lambda: not terminating()
             yield manager
+
+
+@asynccontextmanager
+async def _managed(
+    servers: Mapping[str, ServerConfig],
+    launched: Prelaunched,
+    agent: UserAgent,
+    login: LoginOptions | None,
+    sampler: Sampler | None,
+    pins: Pins | None,
+    journal: TaskJournal | None,
+    on_progress: ProgressHook | None,
+) -> AsyncIterator[Manager]:
+    from codebot_mcp.cli.signals import terminating
+    from codebot_mcp.mcpbridge.connection.manager import (
+        Manager,
+    )  # imports the SDK while the servers boot
+    from codebot_mcp.mcpbridge.connection.taskpolicy import TaskPolicy
+
+    # Ctrl-C cancels a call's task (tasks/cancel); SIGTERM/SIGHUP leave it running.
+    tasks = TaskPolicy(journal=journal, cancel_on_interrupt=lambda: not terminating())
+    async with Manager(
+        servers,
+        prelaunched=launched,
+        login=login,
+        agent=agent,
+        sampler=sampler,
+        pins=pins,
+        tasks=tasks,
+        on_progress=on_progress,
+    ) as manager:
+        yield manager

@@ -28,7 +28,7 @@ from codebot_mcp.core.media import images
 from codebot_mcp.core.media.images import Image
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
+    from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, EditorTools
     from codebot_mcp.cli.runtime import Globals
     from codebot_mcp.core.config.servers import ServerConfig
 
@@ -139,13 +139,12 @@ class AcpSession:
                 self._approve,
                 need_model=True,
                 extra_servers=self.servers,
+                mode_of=lambda: self.mode,  # the session's mode, as the editor set it
+                editor=self._editor,
             ) as runtime:
                 self.runtime = runtime
-                assert runtime.log is not None
                 self.session_id = runtime.log.id
                 self.outbox = Outbox(self._send)
-                self._lend_files(runtime)
-                self._lend_terminals(runtime)
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(self.outbox.run)
                     tg.start_soon(self._start_servers, runtime)
@@ -174,30 +173,19 @@ class AcpSession:
         finally:
             self._started.set()
 
-    def _lend_files(self, runtime: ChatRuntime) -> None:
-        """``read``, ``edit`` and ``write`` use the editor's ``fs`` when it offers it."""
-        from codebot_mcp.core.tools.builtin._files import FileTool
+    def _editor(self, session_id: str) -> EditorTools:
+        """What the editor lends the tools of session ``session_id``: its ``fs`` to
+        ``read``, ``edit`` and ``write``, and its terminals to ``bash``'s foreground calls
+        (confined as in ``chat``: the argv is the exec helper's), when it offers them."""
+        from codebot_mcp.cli.chat_runtime import EditorTools
 
-        if not (self.client.read or self.client.write):
-            return
-        self.files = EditorFiles(
-            self.conn, self.session_id, read=self.client.read, write=self.client.write
-        )
-        for tool in runtime.session.all_tools:
-            if isinstance(tool, FileTool) and tool.name in ("read", "edit", "write"):
-                tool.files = self.files
-
-    def _lend_terminals(self, runtime: ChatRuntime) -> None:
-        """``bash`` runs its foreground calls in the editor's terminals when it offers them
-        (confined as in ``chat``: the argv is the exec helper's)."""
-        from codebot_mcp.core.tools.builtin.bash import BashTool
-
-        if not self.client.terminal:
-            return
-        self.terminals = EditorTerminals(self.conn, self.session_id, self._terminal_shown)
-        for tool in runtime.session.all_tools:
-            if isinstance(tool, BashTool):
-                tool.terminals = self.terminals
+        if self.client.read or self.client.write:
+            self.files = EditorFiles(
+                self.conn, session_id, read=self.client.read, write=self.client.write
+            )
+        if self.client.terminal:
+            self.terminals = EditorTerminals(self.conn, session_id, self._terminal_shown)
+        return EditorTools(self.files, self.terminals)
 
     def _terminal_shown(self, terminal_id: str) -> None:
         if self.view is not None:
@@ -301,10 +289,7 @@ class AcpSession:
         settings, untrusted = await settle_trust(runtime.globals, raw, self._ask_trust)
         if untrusted:
             return
-        runtime.untrusted = ()
-        runtime.reload_extensions(settings, raw)
-        await runtime.manager.reconfigure(settings.servers)
-        await runtime.session.before_prompt()
+        await runtime.reload(settings, raw, ())
         report_mcp(runtime.manager)
         try:
             await runtime.apply(settings)
@@ -374,9 +359,6 @@ class AcpSession:
         runtime.gate.accept_edits = mode_id == "acceptEdits"
         if runtime.session.plan_mode != (mode_id == "plan"):
             runtime.session.set_plan_mode(mode_id == "plan")
-        hooks = runtime.ext.hooks if runtime.ext else None
-        if hooks is not None:
-            hooks.mode_of = lambda: self.mode
         if self.outbox is not None:
             self.outbox.put(helpers.update_current_mode(mode_id))
 

@@ -60,7 +60,7 @@ REPORTS: dict[str, Callable[[ChatRuntime], str]] = {
     "/usage": usage_report,
     "/sandbox": sandbox_report,
     "/hooks": lambda runtime: extensions.hooks_report(runtime.ext),
-    "/agents": lambda runtime: extensions.agents_report(runtime.ext),
+    "/agents": lambda runtime: extensions.agents_report(runtime.ext, runtime.agent),
     "/todos": todos_report,
 }
 """The commands that print a report of the runtime, and nothing else."""
@@ -221,6 +221,7 @@ class Repl:
             need_model=False,
             ask_trust=self.ask_trust,
             user_agent=self.answers,
+            on_progress=progress_hook(self.status),
         ) as runtime:
             self.runtime = runtime
             if runtime.model_error is not None:
@@ -229,8 +230,7 @@ class Repl:
                 await self._resume(runtime, "")
             elif runtime.session.history:
                 print(
-                    f"(resumed session {runtime.log.id if runtime.log else '?'}: "
-                    f"{len(runtime.session.history)} messages)",
+                    f"(resumed session {runtime.log.id}: {len(runtime.session.history)} messages)",
                     file=sys.stderr,
                 )
             from codebot_mcp.cli.repl.welcome import show_first_screen
@@ -306,7 +306,6 @@ class Repl:
 
         view = TurnView(self.status, markdown=True, on_result=self._keep_result)
         result = None
-        runtime.manager.on_progress = progress_hook(self.status)
         from codebot_mcp.core.tools import live
 
         watching = live.WATCHER.set(view.watch)  # bash output streams into its preview
@@ -333,7 +332,7 @@ class Repl:
             print("(interrupted)", file=sys.stderr)
         if result is not None and result.outcome is Outcome.EMPTY:
             render.warn(empty_answer_message(result))
-        if runtime.log is not None and runtime.log.error:
+        if runtime.log.error:
             render.warn(runtime.log.error)
             runtime.log.error = None
         agent = runtime.agent
@@ -448,11 +447,7 @@ class Repl:
 
         project = runtime.settings.project_root or runtime.globals.cwd
         if not session_id:
-            saved = [
-                s
-                for s in sessions.list_sessions(project)
-                if runtime.log is None or s.id != runtime.log.id
-            ][:20]
+            saved = [s for s in sessions.list_sessions(project) if s.id != runtime.log.id][:20]
             if not saved:
                 print("(no saved sessions for this project)")
                 return
@@ -488,11 +483,9 @@ class Repl:
         except CodebotError as exc:
             render.error(exc)
             return
-        settings, runtime.untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
-        runtime.reload_extensions(settings, loaded)
+        settings, untrusted = await settle_trust(runtime.globals, loaded, self.ask_trust)
         roots_before = self.answers.roots()
-        await runtime.manager.reconfigure(settings.servers)
-        await runtime.session.before_prompt()  # the next turn sees the new tools
+        await runtime.reload(settings, loaded, untrusted)
         report_mcp(runtime.manager)
         try:
             await runtime.apply(settings)

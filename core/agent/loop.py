@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -36,7 +37,7 @@ from codebot_mcp.core.agent.events import (
     ToolRecord,
 )
 from codebot_mcp.core.agent.permissions import PermissionGate, denial_text
-from codebot_mcp.core.agent.sampling import Sampler
+from codebot_mcp.core.agent.sampling import ModelRef, Sampler
 from codebot_mcp.core.agent.session import Message, Session
 from codebot_mcp.core.agent.toolcalls import (
     fitted_images,
@@ -46,7 +47,7 @@ from codebot_mcp.core.agent.toolcalls import (
     truncate,
 )
 from codebot_mcp.core.config.imagelimits import ImageLimits
-from codebot_mcp.core.errors import CodebotError, TurnLimitError
+from codebot_mcp.core.errors import CodebotError, ModelError, TurnLimitError
 from codebot_mcp.core.media import images as image_parts
 from codebot_mcp.core.media.images import Image
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
@@ -62,6 +63,7 @@ __all__ = [
     "RepeatedCallError",
     "RunResult",
     "ToolRecord",
+    "running_agent",
     "truncate",
 ]
 
@@ -91,51 +93,73 @@ OVERFLOW_AFTER_COMPACTING = (
 )
 
 
+_RUNNING: ContextVar[Agent | None] = ContextVar("codebot_running_agent", default=None)
+
+
+def running_agent() -> Agent | None:
+    """The agent whose prompt runs the current call (the outermost: a subagent's run keeps
+    its parent's), None outside a run: ``task`` starts its subagents under it."""
+    return _RUNNING.get()
+
+
 class Agent:
     """Runs prompts against a session.
 
     Args:
         session: Tools, history and the system prompt.
-        model: The model client.
+        model: The model client, or the chat's :class:`ModelRef` (its sampler reads it too).
         gate: Decides which calls may run.
         max_turns: Model turns per prompt before :class:`TurnLimitError`.
         tool_result_max_tokens: Results longer than this (estimated) are cut.
         budget: The context window policy; one for the model's known window by default.
+        settings: The settings' limits to follow (:meth:`configure`); None: the defaults.
+        sampler: Answers the servers' sampling requests; counted with each turn's usage.
+        checkpoints: Snapshots before each prompt's first change (None: off).
+        hooks: The user's hooks (None: none configured).
+        watch: The files that need trust (a prompt that changed one says so).
+        observer: Sees every run and its events (telemetry; None: nothing).
     """
 
     def __init__(
         self,
         session: Session,
-        model: ChatModel,
+        model: ChatModel | ModelRef,
         gate: PermissionGate,
         *,
         max_turns: int = 50,
         tool_result_max_tokens: int = 25_000,
         budget: ContextBudget | None = None,
+        settings: Settings | None = None,
+        sampler: Sampler | None = None,
+        checkpoints: TurnCheckpoints | None = None,
+        hooks: TurnHooks | None = None,
+        watch: TurnWatch | None = None,
+        observer: RunObserver | None = None,
     ) -> None:
         self.session = session
-        self.model = model
+        self._model = model if isinstance(model, ModelRef) else ModelRef(model)
         self.gate = gate
         self.max_turns = max_turns
         self.tool_result_max_tokens = tool_result_max_tokens
-        self.sampler: Sampler | None = None  # servers' sampling: capped per turn, counted
+        self.sampler = sampler
+        """Servers' sampling: capped per turn, counted with the turn's usage."""
         self.context_window: int | None = None
         """``context_window`` from settings (None: the table, or the default)."""
         self.budget = budget or ContextBudget(
-            window_for(model.config.model, None), reserve=model.config.max_tokens
+            window_for(self.model.config.model, None), reserve=self.model.config.max_tokens
         )
         self.usage = Usage()
         """Usage over the whole session (every run, summaries included)."""
         self.last: RunResult | None = None
         """The latest run, also when it failed."""
-        self.checkpoints: TurnCheckpoints | None = None
+        self.checkpoints = checkpoints
         """Snapshots before each prompt's first change, for rewinding (``core.checkpoints``;
         None: off)."""
-        self.hooks: TurnHooks | None = None
+        self.hooks = hooks
         """The user's hooks at the loop's points (``core.hooks``); None: none configured."""
-        self.watch: TurnWatch | None = None
+        self.watch = watch
         """Files that need trust: a prompt that changed one says so at its end."""
-        self.observer: RunObserver | None = None
+        self.observer = observer
         """Sees every run and its events (``core.telemetry`` when it is on); None: nothing."""
         self._warned_model: str | None = None
         self.image_limits = ImageLimits()
@@ -143,6 +167,20 @@ class Agent:
         self.window_known = False
         """The window comes from settings, the endpoint, the table or a server's error (not
         the default guess): the default output cap is then sized from it."""
+        if settings is not None:
+            self.configure(settings)
+
+    @property
+    def model(self) -> ChatModel:
+        """The model of this agent's turns (in a :class:`ModelRef` its sampler reads too)."""
+        model = self._model.model
+        if model is None:
+            raise ModelError("no model is configured")
+        return model
+
+    @model.setter
+    def model(self, model: ChatModel) -> None:
+        self._model.model = model
 
     def configure(self, settings: Settings) -> None:
         """Follow the settings' limits (on start and after ``/mcp reload``)."""
@@ -185,10 +223,15 @@ class Agent:
             HookBlockedError: a hook blocked the prompt, or stopped the run.
         """
         events = events or AgentEvents()
-        if self.observer is None:
-            return await self._prompt(prompt, events, images)
-        with self.observer.observe(self, prompt, events) as observed:
-            return await self._prompt(prompt, observed, images)
+        token = _RUNNING.set(self) if _RUNNING.get() is None else None
+        try:
+            if self.observer is None:
+                return await self._prompt(prompt, events, images)
+            with self.observer.observe(self, prompt, events) as observed:
+                return await self._prompt(prompt, observed, images)
+        finally:
+            if token is not None:
+                _RUNNING.reset(token)
 
     async def _prompt(
         self, prompt: str, events: AgentEvents, images: tuple[Image, ...]

@@ -172,6 +172,9 @@ class PermissionGate:
         approver: Asks the user; None when nobody can answer (non-interactive).
         assume_yes: ``--yes``: every "ask" becomes allow (deny rules still win).
         allow: ``--allow`` patterns: matching tools are allowed without asking.
+        pinned: The project's lock (``.codebot/mcp-lock.json``), see :attr:`pinned`.
+        cwd: Where relative paths of rules start, see :attr:`cwd`.
+        skills: The skills the model loaded, see :attr:`skills`.
     """
 
     def __init__(
@@ -181,6 +184,9 @@ class PermissionGate:
         approver: Approver | None = None,
         assume_yes: bool = False,
         allow: Iterable[str] = (),
+        pinned: Mapping[tuple[str, str], str] | None = None,
+        cwd: Path | None = None,
+        skills: SkillApprovals | None = None,
     ) -> None:
         self.rules = rules or PermissionRules()
         self.approver = approver
@@ -190,16 +196,16 @@ class PermissionGate:
         """Tools the user approved "always" in this session, with the tool's fingerprint then
         (a tool that changes after its "always" is asked about again)."""
         self._asking = anyio.Lock()
-        self.pinned: Mapping[tuple[str, str], str] = {}
+        self.pinned: Mapping[tuple[str, str], str] = pinned or {}
         """(server, tool) → fingerprint from ``.codebot/mcp-lock.json``; a tool that no longer
         matches its pin is asked about, whatever the rules say (deny still wins)."""
-        self.cwd: Path | None = None
+        self.cwd = cwd
         """Where relative paths of ``read(./x)``-style rules start (None: the process's)."""
         self.accept_edits = False
         """The ``acceptEdits`` mode (ACP's session modes): the built-in file tools' edits
         inside the project root are allowed without asking; rules, pins and the boundary
         still decide first."""
-        self.skills: SkillApprovals | None = None
+        self.skills = skills
         """The skills the model loaded: while it acts on one served over MCP, a tool that
         executes code asks, whatever the rules and earlier "always" answers say."""
 

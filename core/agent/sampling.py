@@ -24,6 +24,19 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class ModelRef:
+    """The model a chat's turns use now, shared by its agent (which swaps it: ``/model``, a
+    custom command's ``model:``) and its sampler (which answers the servers with it).
+    Made with the model, before the servers' manager; None: no model is configured yet."""
+
+    model: ChatModel | None = None
+
+    def __call__(self) -> ChatModel | None:
+        """The model now (a :class:`Sampler`'s ``model``)."""
+        return self.model
+
+
+@dataclass
 class Sampler:
     """Sends approved sampling requests to the session's model (the bridge holds it as a
     :class:`core.tools.useragent.Sampling`).

@@ -58,6 +58,8 @@ class Session:
             ``bash_output`` and ``bash_kill`` are offered after the local layer. A
             subagent's session has none of its own: it gets the parent's tools, so its jobs
             are the top session's.
+        recorder: Where the conversation is saved (the session's log); None: not saved.
+        tool_search: Setting ``tool_search`` ("auto", True, False).
     """
 
     def __init__(
@@ -74,6 +76,8 @@ class Session:
         todos: bool = False,
         claude_notes: bool = True,
         jobs: JobTable | None = None,
+        recorder: Recorder | None = None,
+        tool_search: str | bool = "auto",
     ) -> None:
         self.source = source
         self.skills = skills
@@ -105,7 +109,7 @@ class Session:
         """The system prompt's blocks by name (for ``/context``)."""
         self._schemas: list[dict[str, Any]] = []
         self._by_name: dict[str, Tool] = {}
-        self.tool_search: str | bool = "auto"
+        self.tool_search = tool_search
         """Setting ``tool_search``: "auto", True or False."""
         self.context_window = DEFAULT_WINDOW
         self.search = ToolSearch()
@@ -113,7 +117,8 @@ class Session:
         self.search_on = False
         """Whether MCP tools are deferred behind ``search_tools`` now."""
         self._offered: list[Tool] = []
-        self.recorder: Recorder | None = None
+        self.recorder = recorder
+        """Where the conversation is saved (the session's log); None: not saved."""
         self.history_version = 0
         """Bumped whenever the history is rewritten (compaction, /clear, resume)."""
         self._rebuild()

@@ -127,13 +127,25 @@ class Hooks:
         project_dir: ``$CLAUDE_PROJECT_DIR``.
     """
 
-    def __init__(self, commands: Sequence[HookCommand], *, cwd: Path, project_dir: Path) -> None:
+    def __init__(
+        self,
+        commands: Sequence[HookCommand],
+        *,
+        cwd: Path,
+        project_dir: Path,
+        session_id: str = "",
+        transcript_path: str = "",
+        mode_of: Callable[[], str] = lambda: "default",
+        spawn: dict[str, Any] | None = None,
+        confine: Callable[[str], tuple[dict[str, Any], dict[str, str]]] | None = None,
+        background: Callable[[], anyio.abc.TaskGroup | None] = lambda: None,
+    ) -> None:
         self.commands = tuple(commands)
         self.cwd = cwd
         self.project_dir = project_dir
-        self.session_id = ""
-        self.transcript_path = ""
-        self.mode_of: Callable[[], str] = lambda: "default"
+        self.session_id = session_id
+        self.transcript_path = transcript_path
+        self.mode_of = mode_of
         """``permission_mode`` in the input: default, plan, bypassPermissions (``--yes``)."""
         self.pending: list[str] = []
         """Context from ``SessionStart``, for the next prompt."""
@@ -142,15 +154,15 @@ class Hooks:
         """In a subagent only tool hooks and ``SubagentStop`` fire (no prompts, no ``Stop``)."""
         self.agent_fields: dict[str, str] = {}
         """A subagent's ``agent_id``, ``agent_type``, ``agent_transcript_path``."""
-        self.spawn: dict[str, Any] = {}
+        self.spawn = spawn if spawn is not None else {}
         """More options for starting hook processes (never a confinement: see ``confine``)."""
-        self.confine: Callable[[str], tuple[dict[str, Any], dict[str, str]]] | None = None
+        self.confine = confine
         """Spawn options and environment that confine a hook whose entry says ``"sandbox":
         MODE`` (raises :class:`CodebotError` where it cannot); None: this session cannot
         confine (such a hook then does not run, with a warning)."""
-        self.background: anyio.abc.TaskGroup | None = None
-        """Where ``async`` hooks run (the session's); None: they run inline, their decisions
-        ignored as Claude Code ignores an async hook's."""
+        self.background = background
+        """Where ``async`` hooks run (the session's task group while it is open); None: they
+        run inline, their decisions ignored as Claude Code ignores an async hook's."""
         self.later = Outcome()
         """What finished ``async`` hooks said (context, messages), for the next prompt."""
         self.warned: set[str] = set()
@@ -162,10 +174,18 @@ class Hooks:
 
     def for_subagent(self) -> Hooks:
         """The same hooks, for a subagent's calls."""
-        child = Hooks(self.commands, cwd=self.cwd, project_dir=self.project_dir)
-        child.session_id, child.transcript_path = self.session_id, self.transcript_path
-        child.mode_of, child.subagent, child.runs = self.mode_of, True, self.runs
-        child.spawn, child.confine, child.background = self.spawn, self.confine, self.background
+        child = Hooks(
+            self.commands,
+            cwd=self.cwd,
+            project_dir=self.project_dir,
+            session_id=self.session_id,
+            transcript_path=self.transcript_path,
+            mode_of=self.mode_of,
+            spawn=self.spawn,
+            confine=self.confine,
+            background=self.background,
+        )
+        child.subagent, child.runs = True, self.runs
         child.later, child.warned, child.scripts = self.later, self.warned, self.scripts
         return child
 
@@ -246,8 +266,8 @@ class Hooks:
             if not hook.background:
                 continue
             run = self._async_runner(hook, data)
-            if self.background is not None:
-                self.background.start_soon(run)
+            if (group := self.background()) is not None:
+                group.start_soon(run)
             else:  # no session to run beside (a one-off call): now, deciding nothing
                 inline.append(run)
         finished: list[Finished | OSError | CodebotError | None] = [None] * len(waited)

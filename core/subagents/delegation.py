@@ -32,7 +32,7 @@ import anyio
 
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.history import SessionLog, new_id
-from codebot_mcp.core.agent.loop import Agent
+from codebot_mcp.core.agent.loop import Agent, running_agent
 from codebot_mcp.core.agent.session import Session
 from codebot_mcp.core.config import definitions, modelnames
 from codebot_mcp.core.config.definitions import Kind, codebot_tool_name
@@ -244,35 +244,36 @@ EventsFor = Callable[[SubagentRun], AgentEvents]
 class Subagents:
     """Runs ``task`` for one session (a :class:`core.subagents.tasktool.TaskRunner`).
 
+    The parent of a subagent is the agent whose prompt runs the ``task`` call
+    (:func:`core.agent.loop.running_agent`); its transcript is saved beside the parent
+    session's log (the parent session's recorder), when there is one.
+
     Args:
-        agent_of: The parent agent (it exists once the runtime is built).
         catalog: The agents.
         cwd: The working directory (subagents work there too).
         project_root: The project root (for project notes).
         max_depth: ``subagent_depth``: subagents at this depth get no ``task``.
-        log_of: The session's log: transcripts are saved beside it (None: not saved).
+        events_for: What a subagent's events go to (the CLI shows them indented).
     """
 
     def __init__(
         self,
-        agent_of: Callable[[], Agent | None],
         catalog: AgentCatalog,
         *,
         cwd: Path,
         project_root: Path | None,
         max_depth: int,
-        log_of: Callable[[], SessionLog | None] = lambda: None,
+        events_for: EventsFor = lambda run: AgentEvents(),
         depth: int = 0,
+        runs: list[SubagentRun] | None = None,
     ) -> None:
-        self.agent_of = agent_of
         self.catalog = catalog
         self.cwd = cwd
         self.project_root = project_root
         self.max_depth = max_depth
-        self.log_of = log_of
         self.depth = depth
-        self.runs: list[SubagentRun] = []
-        self.events_for: EventsFor = lambda run: AgentEvents()
+        self.runs: list[SubagentRun] = runs if runs is not None else []
+        self.events_for = events_for
         """What a subagent's events go to (the CLI shows them indented)."""
         self._lock = _ReadWrite()
 
@@ -285,20 +286,18 @@ class Subagents:
         return TaskTool(self) if self.depth < self.max_depth else None
 
     def _child(self) -> Subagents:
-        child = Subagents(
-            self.agent_of,
+        # Its own lock: siblings below share it, while this level's lock is held by their
+        # parent (a writing subagent's children run inside its turn; a read-only one's
+        # children are read-only too).
+        return Subagents(
             self.catalog,
             cwd=self.cwd,
             project_root=self.project_root,
             max_depth=self.max_depth,
-            log_of=self.log_of,
+            events_for=self.events_for,
             depth=self.depth + 1,
+            runs=self.runs,
         )
-        # Its own lock: siblings below share it, while this level's lock is held by their
-        # parent (a writing subagent's children run inside its turn; a read-only one's
-        # children are read-only too).
-        child.runs, child.events_for = self.runs, self.events_for
-        return child
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
         """The parent's current tools that ``spec`` allows (no ``task`` past the depth; no
@@ -313,7 +312,7 @@ class Subagents:
 
     async def run(self, description: str, prompt: str, agent: str | None) -> ToolResult:
         """Run one subagent to its final answer; failures are error results."""
-        parent = self.agent_of()
+        parent = running_agent()
         spec = self.catalog.specs.get(agent or GENERAL)
         if spec is None:
             names = ", ".join(self.catalog.specs)
@@ -342,6 +341,7 @@ class Subagents:
     async def _run(
         self, spec: AgentSpec, prompt: str, tools: list[Tool], parent: Agent, record: SubagentRun
     ) -> ToolResult:
+        model = self._model(spec, parent)
         session = Session(
             tools,
             None,
@@ -349,23 +349,24 @@ class Subagents:
             project_root=self.project_root,
             project_notes=parent.session.project_notes,
             claude_notes=parent.session.claude_notes,
+            recorder=self._log(record, spec, model, parent),
         )
         session.set_tool_search(False)
         session.set_identity("\n\n".join([spec.prompt or parent.session.identity, SUBAGENT_NOTE]))
         child = Agent(
             session,
-            self._model(spec, parent),
+            model,
             parent.gate,
             max_turns=parent.max_turns,
             tool_result_max_tokens=parent.tool_result_max_tokens,
+            hooks=parent.hooks.for_subagent() if parent.hooks is not None else None,
+            observer=parent.observer,  # telemetry: its run is a span under this call's
+            # Its changes belong to the parent's turn: its first write takes that turn's
+            # snapshot.
+            checkpoints=parent.checkpoints.for_subagent() if parent.checkpoints else None,
         )
         child.context_window = parent.context_window
         child.follow_model()
-        child.hooks = parent.hooks.for_subagent() if parent.hooks is not None else None
-        child.observer = parent.observer  # telemetry: its run is a span under this call's
-        # Its changes belong to the parent's turn: its first write takes that turn's snapshot.
-        child.checkpoints = parent.checkpoints.for_subagent() if parent.checkpoints else None
-        session.recorder = self._log(record, spec, child)
         events = self.events_for(record)
         if child.hooks is not None:  # SubagentStart now, SubagentStop when it would stop
             transcript = str(record.transcript) if record.transcript else ""
@@ -411,9 +412,11 @@ class Subagents:
             return parent.model
         return ChatModel(parent.model.client, parent.model.config.with_model(name))
 
-    def _log(self, record: SubagentRun, spec: AgentSpec, child: Agent) -> SessionLog | None:
-        parent_log = self.log_of()
-        if parent_log is None:
+    def _log(
+        self, record: SubagentRun, spec: AgentSpec, model: ChatModel, parent: Agent
+    ) -> SessionLog | None:
+        parent_log = parent.session.recorder
+        if not isinstance(parent_log, SessionLog):
             return None
         log = SessionLog(
             self.project_root or self.cwd,
@@ -423,7 +426,7 @@ class Subagents:
                 "parent": parent_log.id,
                 "agent": spec.name,
                 "description": record.description,
-                "model": child.model.config.model,
+                "model": model.config.model,
                 "cwd": str(self.cwd),
             },
         )

@@ -71,11 +71,16 @@ class Boundary:
         root: The project root; defaults to ``cwd``.
     """
 
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        root: Path | None = None,
+        hidden: Callable[[], Iterable[Path]] | None = None,
+    ) -> None:
         self.cwd = Path(os.path.abspath(cwd))
         self.root = Path(os.path.realpath(root or cwd))
-        self.hidden: Callable[[], Iterable[Path]] | None = None
-        """What the sandbox hides now (``Sandbox.hidden_reals``), set by whoever composes
+        self.hidden = hidden
+        """What the sandbox hides now (``Sandbox.hidden_reals``), given by whoever composes
         the tools: a path leading into one asks."""
 
     def reach(self, path: str) -> Reach:

@@ -76,6 +76,8 @@ class Manager:
         login: LoginOptions | None = None,
         in_process: Mapping[str, Any] | None = None,
         pins: Pins | None = None,
+        tasks: TaskPolicy | None = None,
+        on_progress: ProgressHook | None = None,
     ) -> None:
         self.servers: dict[str, ServerConfig] = dict(servers)
         self.pins = pins
@@ -84,9 +86,9 @@ class Manager:
         self.agent = agent
         """Answers the servers' elicitation, sampling and roots requests (None: declare none)."""
         self.sampler = sampler
-        self.on_progress: ProgressHook | None = None
+        self.on_progress = on_progress
         """Where progress notifications of running calls go (the REPL spinner, stderr)."""
-        self.tasks = TaskPolicy()
+        self.tasks = tasks or TaskPolicy()
         """How every server's tasks (SEP-2663) report, are journaled, and end."""
         self._prelaunched = prelaunched
         self.login = login

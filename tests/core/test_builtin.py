@@ -1,13 +1,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
+from codebot_mcp.core.sandbox.confinement import Sandbox
 from codebot_mcp.core.tools.base import Capability, Tool
-from codebot_mcp.core.tools.builtin import BashTool, ReadTool, WriteTool, builtin_tools
+from codebot_mcp.core.tools.builtin import (
+    BUILTIN_TOOLS,
+    BashTool,
+    ReadTool,
+    WriteTool,
+    builtin_tools,
+)
+from codebot_mcp.core.tools.builtin._files import FileTool
 from codebot_mcp.core.tools.builtin.bash import MAX_OUTPUT_BYTES
+from codebot_mcp.core.jobs.jobtable import JobTable
 from tests.fakes.procs import alive
 
 pytestmark = pytest.mark.anyio
@@ -26,6 +36,35 @@ def test_builtins_implement_the_protocol(tmp_path: Path) -> None:
         Capability.EXECUTE,
     ]
     assert all(t.schema()["type"] == "object" for t in tools)
+    assert [type(t) for t in tools] == list(BUILTIN_TOOLS)  # the order the doctor counts
+
+
+def test_builtins_are_made_with_their_parts(tmp_path: Path) -> None:
+    """The sandbox, the jobs and an editor's files and terminals reach the tools through
+    their constructors (``builtin_tools``), not by being set on them afterwards."""
+    sandbox = Sandbox(None, workspace=tmp_path, deny_read=(tmp_path / "secret",))
+    jobs = JobTable()
+    files: Any = object()  # stand-ins: only their identity is checked
+    terminals: Any = object()
+    tools = {
+        t.name: t
+        for t in builtin_tools(
+            tmp_path,
+            sandbox=sandbox,
+            jobs=jobs,
+            files=files,
+            terminals=terminals,
+        )
+    }
+    bash = tools["bash"]
+    assert isinstance(bash, BashTool)
+    assert (bash.sandbox, bash.jobs, bash.terminals) == (sandbox, jobs, terminals)
+    for name in ("read", "edit", "write", "glob", "grep"):
+        tool = tools[name]
+        assert isinstance(tool, FileTool)
+        assert tool.boundary.hidden == sandbox.hidden_reals
+        assert tool.files is (files if name in ("read", "edit", "write") else None)
+    sandbox.close()
 
 
 async def test_read_numbers_lines_and_pages(tmp_path: Path) -> None:

@@ -64,9 +64,13 @@ class Notes(AgentEvents):
 def hooks_for(cwd: Path, section: dict[str, Any]) -> Hooks:
     commands, warnings = parse_hooks(cwd / "settings.json", {"hooks": section})
     assert warnings == []
-    hooks = Hooks(commands, cwd=cwd, project_dir=cwd)
-    hooks.session_id, hooks.transcript_path = "s-1", str(cwd / "s-1.jsonl")
-    return hooks
+    return Hooks(
+        commands,
+        cwd=cwd,
+        project_dir=cwd,
+        session_id="s-1",
+        transcript_path=str(cwd / "s-1.jsonl"),
+    )
 
 
 def group(command: str, matcher: str = "", **fields: Any) -> list[dict[str, Any]]:
@@ -75,9 +79,7 @@ def group(command: str, matcher: str = "", **fields: Any) -> list[dict[str, Any]
 
 def agent_with(model: ChatModel, cwd: Path, hooks: Hooks) -> Agent:
     gate = PermissionGate(assume_yes=True)
-    agent = Agent(Session(builtin_tools(cwd), cwd=cwd), model, gate)
-    agent.hooks = LoopHooks(hooks)
-    return agent
+    return Agent(Session(builtin_tools(cwd), cwd=cwd), model, gate, hooks=LoopHooks(hooks))
 
 
 def tool_texts(body: dict[str, Any]) -> list[str]:
@@ -221,11 +223,14 @@ async def test_an_async_hook_runs_beside_the_agent_and_speaks_at_the_next_prompt
         {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "lint: ok"}}
     )
     command = f"sleep 0.5; echo '{answer}'"
-    hooks = hooks_for(tmp_path, {"PostToolUse": group(command, "Bash", **{"async": True})})
+    commands, _ = parse_hooks(
+        tmp_path / "settings.json",
+        {"hooks": {"PostToolUse": group(command, "Bash", **{"async": True})}},
+    )
     fake.queue(fo.tool_calls(("bash", {"command": "echo hi"})), fo.text("one"), fo.text("two"))
-    agent = agent_with(model, tmp_path, hooks)
     async with anyio.create_task_group() as background:
-        hooks.background = background
+        hooks = Hooks(commands, cwd=tmp_path, project_dir=tmp_path, background=lambda: background)
+        agent = agent_with(model, tmp_path, hooks)
         began = anyio.current_time()
         await agent.run("first")
         assert anyio.current_time() - began < 0.5 + 5  # the turn did not wait for it

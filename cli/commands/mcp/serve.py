@@ -114,11 +114,10 @@ def compose(
     from codebot_mcp.cli.chat_runtime import (
         ChatOptions,
         chat_sandbox,
-        hide_from_file_tool,
         sandbox_mode,
     )
     from codebot_mcp.core.agent.permissions import PermissionGate
-    from codebot_mcp.core.tools.builtin import BashTool, builtin_tools
+    from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served
 
     raw = load_unfiltered_settings(globals_)  # the hooks review it; trust applied below
@@ -135,18 +134,23 @@ def compose(
     options.sandbox = sandbox_mode(sandbox)
     options.allow_drift = allow_drift  # ask's sessions check their servers against the lock
     session_pins(settings, allow_drift=allow_drift)  # a lock that cannot be read: exit 3 now
-    gate = PermissionGate(settings.permissions, assume_yes=yes, allow=options.allow)
-    gate.cwd = settings.cwd  # where `read(./secrets/**)`-style rules start
+    gate = PermissionGate(
+        settings.permissions,
+        assume_yes=yes,
+        allow=options.allow,
+        cwd=settings.cwd,  # where `read(./secrets/**)`-style rules start
+    )
     confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
     try:
-        tools = builtin_tools(globals_.cwd, settings.project_root)
-        for tool in tools:
-            if isinstance(tool, BashTool):
-                tool.sandbox = confined
-            hide_from_file_tool(tool, confined)
+        tools = builtin_tools(globals_.cwd, settings.project_root, sandbox=confined)
         tools.append(AskTool(ChatAsker(globals_, options)))
-        served = Served(tools, gate, str(globals_.cwd), settings.tool_result_max_tokens)
-        served.hooks = _hooks(globals_, settings, raw, confined, yes=yes)
+        served = Served(
+            tools,
+            gate,
+            str(globals_.cwd),
+            settings.tool_result_max_tokens,
+            hooks=_hooks(globals_, settings, raw, confined, yes=yes),
+        )
     except BaseException:
         confined.close()
         raise
@@ -159,12 +163,11 @@ def _hooks(
     """Chat's hooks (trust-filtered, confined like ``bash``) for the served calls."""
     from codebot_mcp.cli import extensions
 
-    ext = extensions.build(settings, raw, globals_.cwd, lambda: None, lambda: None)
-    hooks = ext.hooks
-    if hooks is None:
-        return None
-    hooks.mode_of = lambda: "bypassPermissions" if yes else "default"
-    return hooks
+    mode = "bypassPermissions" if yes else "default"
+    context = extensions.HookContext(mode_of=lambda: mode)
+    found = extensions.read(settings, globals_.cwd)
+    subagents = extensions.subagents(settings, globals_.cwd, found)
+    return extensions.build(settings, raw, globals_.cwd, found, subagents, context).hooks
 
 
 class ChatAsker:

@@ -10,7 +10,7 @@ included), ``.git`` skipped.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,10 +41,19 @@ class TextFiles(Protocol):
 class FileTool:
     """A built-in tool that works on files under ``cwd``, inside the boundary of ``root``."""
 
-    def __init__(self, cwd: Path, root: Path | None = None) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        root: Path | None = None,
+        *,
+        hidden: Callable[[], Iterable[Path]] | None = None,
+        files: TextFiles | None = None,
+    ) -> None:
         self.cwd = cwd
-        self.boundary = Boundary(cwd, root)
-        self.files: TextFiles | None = None
+        self.boundary = Boundary(cwd, root, hidden)
+        """``hidden``: what the sandbox hides from confined commands (credentials,
+        ``sandbox.deny_read``): the tool asks before it opens it, as outside the root."""
+        self.files = files
         """Where ``read``, ``edit`` and ``write`` read and write (None: the disk)."""
 
     def hidden_under(self, target: Path) -> list[Path]:

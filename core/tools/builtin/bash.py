@@ -136,6 +136,7 @@ class BashTool:
         root: Path | None = None,
         sandbox: Sandbox | None = None,
         jobs: JobTable | None = None,
+        terminals: Terminals | None = None,
     ) -> None:
         self.cwd = cwd
         self.root = root or cwd
@@ -144,7 +145,7 @@ class BashTool:
         """Where commands run confined; None (or inactive): unconfined, asking first."""
         self.jobs = jobs
         """The session's background jobs; None: no ``run_in_background`` (``mcp serve``)."""
-        self.terminals: Terminals | None = None
+        self.terminals = terminals
         """Where foreground calls run (an ACP editor's terminals); None: codebot's own
         process."""
 
