@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, Tool, ToolInfo, ToolResult
 
 
 @dataclass
@@ -30,8 +30,10 @@ class ScriptedTool:
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {"q": {"type": "string"}}}
 
-    def permission(self) -> Permission:
-        return Permission(self.capability, "scripted")
+    @property
+    def info(self) -> ToolInfo:
+        origin = Origin.BUILTIN if self.server is None else Origin.MCP
+        return ToolInfo(origin, Permission(self.capability, "scripted"), server=self.server)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         self.calls.append(arguments)

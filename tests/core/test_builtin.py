@@ -17,7 +17,7 @@ def test_builtins_implement_the_protocol(tmp_path: Path) -> None:
     tools = builtin_tools(tmp_path)
     assert [t.name for t in tools] == ["read", "edit", "write", "glob", "grep", "bash"]
     assert all(isinstance(t, Tool) for t in tools)
-    assert [t.permission().capability for t in tools] == [
+    assert [t.info.permission.capability for t in tools] == [
         Capability.READ,
         Capability.WRITE,
         Capability.WRITE,

@@ -8,7 +8,7 @@ import pytest
 
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest, PermissionGate, Verdict
 from codebot_mcp.core.config.settings import PermissionRules
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 
 pytestmark = pytest.mark.anyio
 
@@ -22,8 +22,10 @@ class FakeTool:
     def schema(self) -> dict[str, Any]:
         return {"type": "object"}
 
-    def permission(self) -> Permission:
-        return Permission(self.capability, f"classified {self.capability.value} for the test")
+    @property
+    def info(self) -> ToolInfo:
+        reason = f"classified {self.capability.value} for the test"
+        return ToolInfo(Origin.BUILTIN, Permission(self.capability, reason))
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         return ToolResult("ok")

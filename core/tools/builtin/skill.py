@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.errors import CodebotError
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.skillload import LoadedSkill, SkillLoader
 from codebot_mcp.core.tools.skills import Skill, SkillCatalog
@@ -56,9 +56,13 @@ class SkillTool:
             "required": ["name"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Loading a skill reads text; it runs nothing."""
-        return Permission(Capability.READ, "built-in skill: reads a skill's instructions")
+        return ToolInfo(
+            Origin.SKILL,
+            Permission(Capability.READ, "built-in skill: reads a skill's instructions"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """The skill's body and file list, or one file; failures are error results."""
