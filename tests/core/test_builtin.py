@@ -5,7 +5,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from codebot_mcp.core.tools.base import Capability, Tool
+from codebot_mcp.core.tools.base import Capability, Origin, Tool, ToolInfo
 from codebot_mcp.core.tools.builtin import BashTool, ReadTool, WriteTool, builtin_tools
 from codebot_mcp.core.tools.builtin.bash import MAX_OUTPUT_BYTES
 from tests.fakes.procs import alive
@@ -26,6 +26,51 @@ def test_builtins_implement_the_protocol(tmp_path: Path) -> None:
         Capability.EXECUTE,
     ]
     assert all(t.schema()["type"] == "object" for t in tools)
+
+
+def test_every_builtin_tool_carries_its_record(tmp_path: Path) -> None:
+    from codebot_mcp.core.agent.toolsearch import SearchToolsTool, ToolSearch
+    from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
+    from codebot_mcp.core.tools.builtin.skill import SkillTool
+    from codebot_mcp.core.tools.builtin.task import TaskTool
+    from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
+    from codebot_mcp.core.tools.jobs import JobTable
+    from codebot_mcp.core.tools.resources import ListResourcesTool, ReadResourceTool
+
+    jobs = JobTable()
+    # the record names no collaborator: the ones these tools take are not needed to read it
+    others: list[Tool] = [
+        BashOutputTool(jobs),
+        BashKillTool(jobs),
+        TodoWriteTool(TodoList()),
+        SkillTool(None, None),  # type: ignore[arg-type]
+        TaskTool(None),  # type: ignore[arg-type]
+        ListResourcesTool(None),  # type: ignore[arg-type]
+        ReadResourceTool(None),  # type: ignore[arg-type]
+        SearchToolsTool(ToolSearch(), str),
+    ]
+    files = builtin_tools(tmp_path)
+    for tool in [*files, *others]:
+        info = tool.info
+        assert isinstance(info, ToolInfo), tool.name
+        assert (info.server, info.original_name, info.fingerprint) == (None, None, None)
+        assert info.permission.reason.startswith(f"built-in {tool.name}: "), tool.name
+    origins = {t.name: t.info.origin for t in [*files, *others]}
+    assert origins.pop("skill") is Origin.SKILL and origins.pop("task") is Origin.SUBAGENT
+    assert set(origins.values()) == {Origin.BUILTIN}
+    by_name = {t.name: t.info for t in files}
+    assert [n for n, i in by_name.items() if i.reach is not None] == [
+        "read",
+        "edit",
+        "write",
+        "glob",
+        "grep",
+    ]
+    assert [n for n, i in by_name.items() if i.preview is not None] == ["edit", "write"]
+    assert [n for n, i in by_name.items() if i.sandbox is not None] == ["bash"]
+    outside = by_name["read"].reach({"path": "../x"})  # type: ignore[misc]
+    assert outside is not None and outside.asks
+    assert not any(i.sandbox or i.reach or i.preview for i in (t.info for t in others))
 
 
 async def test_read_numbers_lines_and_pages(tmp_path: Path) -> None:
