@@ -168,8 +168,8 @@ def normalize_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def is_mcp_tool(tool: Tool) -> bool:
-    """True when the tool belongs to the replaceable MCP layer."""
-    return tool.name.startswith(MCP_PREFIX)
+    """True when the tool belongs to the replaceable MCP layer (its record says so)."""
+    return tool.info.origin is Origin.MCP
 
 
 class ToolSource(Protocol):

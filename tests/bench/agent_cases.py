@@ -65,7 +65,10 @@ class CatalogTool:
 
     @property
     def info(self) -> ToolInfo:
-        return ToolInfo(Origin.BUILTIN, Permission(Capability.READ, "bench"))
+        permission = Permission(Capability.READ, "bench")
+        return ToolInfo(
+            Origin.MCP, permission, server=self.server, original_name=self.original_name
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         return ToolResult(json.dumps({"tool": self.name, "arguments": dict(arguments)}))

@@ -8,7 +8,15 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.tools.base import Capability, Origin, Permission, Tool, ToolInfo, ToolResult
+from codebot_mcp.core.tools.base import (
+    MCP_PREFIX,
+    Capability,
+    Origin,
+    Permission,
+    Tool,
+    ToolInfo,
+    ToolResult,
+)
 
 
 @dataclass
@@ -32,7 +40,8 @@ class ScriptedTool:
 
     @property
     def info(self) -> ToolInfo:
-        origin = Origin.BUILTIN if self.server is None else Origin.MCP
+        mcp = self.server is not None or self.name.startswith(MCP_PREFIX)
+        origin = Origin.MCP if mcp else Origin.BUILTIN
         return ToolInfo(origin, Permission(self.capability, "scripted"), server=self.server)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
