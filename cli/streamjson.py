@@ -155,17 +155,16 @@ class StreamJsonView(AgentEvents):
 
     def _call(self, call: ToolCall) -> None:
         tool = self.find_tool(call.name)
-        server = getattr(tool, "server", None) if tool is not None else None
-        original = getattr(tool, "original_name", None) if tool is not None else None
+        info = tool.info if tool is not None else None
         self.writer.emit(
             "tool_call",
             turn=self.turn,
             id=call.id,
             name=call.name,
             arguments=call_arguments(call.arguments),
-            server=server if isinstance(server, str) else None,
-            tool=original if isinstance(original, str) else None,
-            capability=tool.permission().capability.value if tool is not None else None,
+            server=info.server if info is not None else None,
+            tool=info.original_name if info is not None else None,
+            capability=info.permission.capability.value if info is not None else None,
         )
 
     def _permission(self, call: ToolCall, decision: Decision) -> None:

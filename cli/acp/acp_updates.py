@@ -33,6 +33,7 @@ from codebot_mcp.core.model.stream import Reply, ToolCall
 from codebot_mcp.core.secrets.redact import scrub
 from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
+from codebot_mcp.core.tools.builtin._files import FileTool
 
 RESULT_CAP_CHARS = 16_000
 """A tool result shown in the editor is cut here (the model got it whole)."""
@@ -111,7 +112,7 @@ def tool_kind(tool: Tool | None, name: str) -> str:
         return kinds[name]
     if tool is None:
         return "other"
-    capability = tool.permission().capability
+    capability = tool.info.permission.capability
     return {
         Capability.READ: "read",
         Capability.NETWORK: "fetch",
@@ -131,10 +132,9 @@ def arguments_of(call: ToolCall) -> dict[str, Any]:
 
 def tool_title(call: ToolCall, tool: Tool | None, arguments: Mapping[str, Any]) -> str:
     """What the editor shows for a call: the command, the path, or the tool's name."""
-    server = getattr(tool, "server", None) if tool is not None else None
-    original = getattr(tool, "original_name", None) if tool is not None else None
-    if isinstance(server, str) and isinstance(original, str):
-        title = f"{server}: {original}"
+    info = tool.info if tool is not None else None
+    if info is not None and info.server is not None and info.original_name is not None:
+        title = f"{info.server}: {info.original_name}"
     elif call.name == "bash" and isinstance(arguments.get("command"), str):
         title = arguments["command"]
     elif isinstance(arguments.get("path"), str):
@@ -296,7 +296,9 @@ class UpdateView(AgentEvents):
         self._finish(call, "failed", result.text)
 
     def tool_started(self, call: ToolCall, tool: Tool) -> None:
-        if call.name in ("edit", "write") and getattr(tool, "files", None) is None:
+        if call.name in ("edit", "write") and (
+            not isinstance(tool, FileTool) or tool.files is None
+        ):
             self._before[call.id] = self._old_text(call)
         self.running = call
         self.outbox.put(helpers.update_tool_call(call.id, status="in_progress"))

@@ -124,14 +124,14 @@ def approval_details(request: ApprovalRequest) -> str:
     file tool, the resolved path (what a symlink or ``..`` really leads to)."""
     permission = request.permission
     capability = permission.capability.value
-    if request.reason.startswith("WARNING:"):  # changed since its pin or its "always"
+    if request.warned:  # changed since its pin or its "always", or a served skill
         because = request.reason
     elif request.rule is not None:
         because = f"the settings rule {request.rule} asks first"
     else:
         because = f"no permission rule matches, and {capability} tools ask by default"
-    if request.rule is None and request.reason.startswith("the path leads "):
-        because = request.reason.partition(": ")[0]  # outside the root, or into a hidden path
+    if request.rule is None and request.outside is not None:
+        because = request.outside  # outside the root, or into a hidden path
     reason = render.safe(permission.reason, one_line=True)
     because = render.safe(because, one_line=True)
     text = f"  capability: {capability} ({reason})\n  asks because: {because}"
@@ -156,7 +156,7 @@ def tools_report(session: Any) -> str:
     def row(t: Any) -> list[str]:
         return [
             t.name,
-            t.permission().capability.value,
+            t.info.permission.capability.value,
             render.first_line(safe(t.description), 60),
         ]
 

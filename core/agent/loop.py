@@ -512,7 +512,7 @@ class Agent:
                 records[index] = ToolRecord(call, rejected, rejected=True)
                 continue
             tool, arguments = problem
-            read = tool.permission().capability is Capability.READ
+            read = tool.info.permission.capability is Capability.READ
             if not read:
                 await run_reads()  # a change runs after the reads before it, and alone
             hook = None

@@ -22,7 +22,7 @@ import anyio
 
 from codebot_mcp.core.agent.approvals import SkillApprovals
 from codebot_mcp.core.config.settings import PermissionRules
-from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Tool
+from codebot_mcp.core.tools.base import MCP_PREFIX, Capability, Permission, Reach, Tool
 
 
 class Verdict(StrEnum):
@@ -48,6 +48,20 @@ class DecidedBy(StrEnum):
     """A ``PreToolUse`` hook."""
 
 
+class RuleSource(StrEnum):
+    """The list a deciding rule comes from; its value is how the rule is named to the user."""
+
+    DENY = "permissions.deny"
+    ASK = "permissions.ask"
+    ALLOW = "permissions.allow"
+    FLAG = "--allow"
+    """An ``--allow`` pattern of the command line."""
+
+    def name_rule(self, pattern: str) -> str:
+        """``"permissions.ask 'mcp__github__*'"``: the rule as :attr:`Decision.rule` shows it."""
+        return f"{self.value} '{pattern}'"
+
+
 class Answer(StrEnum):
     """The user's answer to an approval question."""
 
@@ -70,6 +84,11 @@ class Decision:
     asks because of them (an "always" answer approves them, not the tool)."""
     by: DecidedBy = DecidedBy.CAPABILITY
     """What decided: a rule, the user, the run's mode, the capability, a hook."""
+    source: RuleSource | None = None
+    """The list :attr:`rule` comes from; None when no rule decided."""
+    warned: bool = False
+    """The reason is a warning (a tool changed since its pin or its "always", or a served
+    skill is being acted on): a hook's allow or a command's allowed-tools never lift it."""
 
     @property
     def allowed(self) -> bool:
@@ -96,6 +115,11 @@ class ApprovalRequest:
     """What the call would change, when the tool can tell (a unified diff for edit/write)."""
     sandbox: str | None = None
     """Which sandbox the call would run under, in words (``bash``); None for other tools."""
+    warned: bool = False
+    """The gate asks with a warning (:attr:`Decision.warned`); ``reason`` says it."""
+    outside: str | None = None
+    """Why the call's path asks, in short (it leads outside the project root, or into a
+    path hidden from the sandbox); None when the path does not decide."""
 
 
 Approver = Callable[[ApprovalRequest], Awaitable[Answer]]
@@ -142,10 +166,11 @@ def rule_matches(
             return False
         rule = tool.name + pattern[pattern.index("(") :]
         return condition_matches(rule, tool.name, arguments, cwd or Path.cwd(), every=every)
-    server = getattr(tool, "server", None)
-    if pattern.startswith(MCP_PREFIX) and isinstance(server, str):
+    info = tool.info
+    server = info.server
+    if pattern.startswith(MCP_PREFIX) and server is not None:
         server_glob, sep, tool_glob = pattern[len(MCP_PREFIX) :].partition("__")
-        original = getattr(tool, "original_name", tool.name)
+        original = info.original_name or tool.name
         return fnmatchcase(server, server_glob) and fnmatchcase(original, tool_glob if sep else "*")
     return fnmatchcase(tool.name, pattern)  # a tool that names no server: by its name
 
@@ -215,12 +240,13 @@ class PermissionGate:
         name = tool.name
         cwd = self.cwd
         if pattern := _match(tool, self.rules.deny, arguments, cwd):
-            rule = f"permissions.deny '{pattern}'"
+            source = RuleSource.DENY
             return Decision(
                 Verdict.DENY,
                 f"denied by the settings rule '{pattern}'{self._origin(pattern)}",
-                rule,
+                source.name_rule(pattern),
                 by=DecidedBy.RULE,
+                source=source,
             )
         if served := self._served_skills(tool):
             names = ", ".join(f"'{h}'" for h in served)
@@ -230,33 +256,40 @@ class PermissionGate:
                 "it asks for runs only with your approval ([a]lways: for that skill's current "
                 "content, this session)",
                 skills=served,
+                warned=True,
             )
         if changed := self._changed(tool):
-            return Decision(Verdict.ASK, changed)
+            return Decision(Verdict.ASK, changed, warned=True)
         if name in self.always:
             return Decision(Verdict.ALLOW, "approved for this session", by=DecidedBy.USER)
         if pattern := _match(tool, self.allow_patterns):
-            rule = f"--allow '{pattern}'"
+            source = RuleSource.FLAG
             return Decision(
-                Verdict.ALLOW, f"allowed by --allow '{pattern}'", rule, by=DecidedBy.RULE
+                Verdict.ALLOW,
+                f"allowed by --allow '{pattern}'",
+                source.name_rule(pattern),
+                by=DecidedBy.RULE,
+                source=source,
             )
         if pattern := _match(tool, self.rules.ask, arguments, cwd):
-            rule = f"permissions.ask '{pattern}'"
+            source = RuleSource.ASK
             return Decision(
                 Verdict.ASK,
                 f"the settings rule '{pattern}'{self._origin(pattern)} asks first",
-                rule,
+                source.name_rule(pattern),
                 by=DecidedBy.RULE,
+                source=source,
             )
         if pattern := _match(tool, self.rules.allow, arguments, cwd, every=True):
-            rule = f"permissions.allow '{pattern}'"
+            source = RuleSource.ALLOW
             return Decision(
                 Verdict.ALLOW,
                 f"allowed by the settings rule '{pattern}'{self._origin(pattern)}",
-                rule,
+                source.name_rule(pattern),
                 by=DecidedBy.RULE,
+                source=source,
             )
-        permission = tool.permission()
+        permission = tool.info.permission
         if permission.capability is Capability.READ:
             return Decision(Verdict.ALLOW, f"read-only: {permission.reason}")
         if self.accept_edits and edits_files(tool):
@@ -275,7 +308,7 @@ class PermissionGate:
 
     def _served_skills(self, tool: Tool) -> tuple[str, ...]:
         """The unapproved served skills being acted on, when ``tool`` executes code."""
-        if self.skills is None or tool.permission().capability is not Capability.EXECUTE:
+        if self.skills is None or tool.info.permission.capability is not Capability.EXECUTE:
             return ()
         return tuple(s.handle for s in self.skills.unapproved())
 
@@ -284,7 +317,8 @@ class PermissionGate:
         fingerprint = _fingerprint(tool)
         if fingerprint is None:
             return None
-        key = (getattr(tool, "server", ""), getattr(tool, "original_name", tool.name))
+        info = tool.info
+        key = (info.server or "", info.original_name or tool.name)
         pinned = self.pinned.get(key)
         if pinned is not None and pinned != fingerprint:
             return (
@@ -295,12 +329,6 @@ class PermissionGate:
             del self.always[tool.name]
             return "WARNING: the tool changed since you approved it for this session"
         return None
-
-    @staticmethod
-    def _reach(tool: Tool, arguments: Mapping[str, Any]) -> Any:
-        """Where a file tool's call leads (a ``core.boundary.Reach``), or None."""
-        reach_of = getattr(tool, "reach", None)
-        return reach_of(arguments) if reach_of is not None else None
 
     async def check(
         self, tool: Tool, arguments: Mapping[str, Any], hook: HookDecision | None = None
@@ -316,10 +344,10 @@ class PermissionGate:
         decision = self.evaluate(tool, arguments)
         if hook is not None:
             decision = _with_hook(decision, hook)
-        reach = self._reach(tool, arguments)
+        reach = reach_of(tool, arguments)
         outside = reach is not None and reach.asks  # outside the root, or hidden (secrets)
-        named = decision.rule is not None and decision.rule.startswith("--allow")
-        if outside and decision.verdict is not Verdict.DENY and not named:
+        named = decision.source is RuleSource.FLAG
+        if reach is not None and outside and decision.verdict is not Verdict.DENY and not named:
             decision = Decision(Verdict.ASK, reach.why())
         if decision.verdict is not Verdict.ASK:
             return decision
@@ -339,12 +367,14 @@ class PermissionGate:
         request = ApprovalRequest(
             tool.name,
             arguments,
-            tool.permission(),
+            tool.info.permission,
             decision.reason,
             decision.rule,
             detail,
             preview_of(tool, arguments),
             sandbox_note(tool, arguments),
+            warned=decision.warned,
+            outside=reach.asks_because() if reach is not None and outside else None,
         )
         async with self._asking:  # subagents ask concurrently: one question at a time
             if decision.skills and not self._served_skills(tool):
@@ -380,7 +410,7 @@ def edits_files(tool: Tool) -> bool:
     """Whether ``tool`` is a built-in file tool that changes files (``edit``, ``write``)."""
     from codebot_mcp.core.tools.builtin._files import FileTool
 
-    return isinstance(tool, FileTool) and tool.permission().capability is Capability.WRITE
+    return isinstance(tool, FileTool) and tool.info.permission.capability is Capability.WRITE
 
 
 def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
@@ -392,45 +422,48 @@ def _with_hook(decision: Decision, hook: HookDecision) -> Decision:
         return Decision(Verdict.DENY, hook.reason, by=DecidedBy.HOOK)
     if hook.verdict is Verdict.ASK:
         return Decision(Verdict.ASK, hook.reason, skills=decision.skills, by=DecidedBy.HOOK)
-    asked_by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
-    if decision.verdict is Verdict.ASK and (asked_by_rule or decision.reason.startswith("WARNING")):
+    if decision.verdict is Verdict.ASK and (decision.source is RuleSource.ASK or decision.warned):
         return decision
-    return Decision(Verdict.ALLOW, hook.reason, decision.rule, by=DecidedBy.HOOK)
+    return Decision(
+        Verdict.ALLOW, hook.reason, decision.rule, by=DecidedBy.HOOK, source=decision.source
+    )
 
 
 def _fingerprint(tool: Tool) -> str | None:
-    fingerprint = getattr(tool, "fingerprint", None)
-    return fingerprint() if callable(fingerprint) else None
+    fingerprint = tool.info.fingerprint
+    return fingerprint() if fingerprint is not None else None
+
+
+def reach_of(tool: Tool, arguments: Mapping[str, Any]) -> Reach | None:
+    """Where a file tool's call leads (its ``reach``), or None: the tool names no path."""
+    reach = tool.info.reach
+    return reach(arguments) if reach is not None else None
 
 
 def sandboxed(tool: Tool, arguments: Mapping[str, Any] | None) -> str | None:
-    """The sandbox mode a call runs under when the tool confines it (``sandboxed(arguments)``),
-    else None."""
-    sandboxed_of = getattr(tool, "sandboxed", None)
-    if arguments is None or not callable(sandboxed_of):
+    """The sandbox mode a call runs under when the tool confines it, else None."""
+    sandbox = tool.info.sandbox
+    if arguments is None or sandbox is None:
         return None
-    mode = sandboxed_of(arguments)
-    return mode if isinstance(mode, str) and mode else None
+    return sandbox.mode(arguments) or None
 
 
 def sandbox_note(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     """Which sandbox a call runs under, in words, for the approval (None: not a tool that runs
     commands)."""
-    note_of = getattr(tool, "sandbox_note", None)
-    note = note_of(arguments) if callable(note_of) else None
-    return note if isinstance(note, str) else None
+    sandbox = tool.info.sandbox
+    return sandbox.note(arguments) if sandbox is not None else None
 
 
 def preview_of(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
-    """The tool's own preview of a call (``preview(arguments)``), if it has one."""
-    preview = getattr(tool, "preview", None)
-    if not callable(preview):
+    """The tool's own preview of a call, if it has one."""
+    preview = tool.info.preview
+    if preview is None:
         return None
     try:
-        result = preview(arguments)
+        return preview(arguments)
     except Exception:  # boundary: a preview is a courtesy; the question is asked anyway
         return None
-    return result if isinstance(result, str) else None
 
 
 def denial_text(tool_name: str, decision: Decision) -> str:

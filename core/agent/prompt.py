@@ -51,9 +51,9 @@ def instructions_block(
 
 
 def server_of(tool: Tool) -> str:
-    """The MCP server a tool belongs to (its ``server`` attribute, else from its name)."""
-    server = getattr(tool, "server", None)
-    if isinstance(server, str) and server:
+    """The MCP server a tool belongs to (its record's ``server``, else from its name)."""
+    server = tool.info.server
+    if server:
         return server
     rest = tool.name.removeprefix(MCP_PREFIX)
     return rest.split("__", 1)[0]

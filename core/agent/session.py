@@ -136,7 +136,7 @@ class Session:
         """The tools the model is offered now (all of them, or the read tools in plan mode)."""
         base = self.all_tools
         if self.plan_mode:
-            return [t for t in base if t.permission().capability is Capability.READ]
+            return [t for t in base if t.info.permission.capability is Capability.READ]
         return list(base)
 
     def set_plan_mode(self, on: bool) -> None:

@@ -157,7 +157,7 @@ def may_change(calls: Sequence[ToolCall], find_tool: Callable[[str], Tool | None
     """Whether any of the calls may change files (a tool whose capability is not read)."""
     for call in calls:
         tool = find_tool(call.name)
-        if tool is not None and tool.permission().capability is not Capability.READ:
+        if tool is not None and tool.info.permission.capability is not Capability.READ:
             return True
     return False
 

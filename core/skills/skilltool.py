@@ -16,7 +16,7 @@ from typing import Any
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.skills.skillcatalog import Skill, SkillCatalog
 from codebot_mcp.core.skills.skillload import LoadedSkill, SkillLoader
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 
 GRANT_FIELD = "allowed-tools"
@@ -56,9 +56,13 @@ class SkillTool:
             "required": ["name"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Loading a skill reads text; it runs nothing."""
-        return Permission(Capability.READ, "built-in skill: reads a skill's instructions")
+        return ToolInfo(
+            Origin.SKILL,
+            Permission(Capability.READ, "built-in skill: reads a skill's instructions"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """The skill's body and file list, or one file; failures are error results."""

@@ -297,7 +297,7 @@ async def _shell(
 ) -> str:
     import anyio
 
-    from codebot_mcp.core.agent.permissions import Decision, Verdict
+    from codebot_mcp.core.agent.permissions import Decision, RuleSource, Verdict
     from codebot_mcp.core.config.hookcontract import condition_matches
 
     def refused(why: str) -> str:
@@ -309,10 +309,9 @@ async def _shell(
         return refused("this session has no bash tool (plan mode, or it is turned off)")
     arguments = {"command": line, "timeout": SHELL_TIMEOUT}
     decision = agent.gate.evaluate(tool, arguments)
-    by_rule = decision.rule is not None and decision.rule.startswith("permissions.ask")
-    warned = bool(decision.skills) or decision.reason.startswith("WARNING")
+    by_rule = decision.source is RuleSource.ASK
     covered = any(condition_matches(r, "bash", arguments, root) for r in command.shell_rules)
-    if decision.verdict is Verdict.ASK and covered and not by_rule and not warned:
+    if decision.verdict is Verdict.ASK and covered and not by_rule and not decision.warned:
         # the command's allowed-tools approve what the capability alone would ask
         decision = Decision(Verdict.ALLOW, f"allowed by /{command.name}'s allowed-tools")
     else:
@@ -358,7 +357,7 @@ def _file(agent: Agent, reference: str, root: Path, notes: list[str]) -> str:
     if not path.exists():
         return missing("no such file in the project")
     read = agent.session.find_tool("read")
-    reach_of = getattr(read, "reach", None)
+    reach_of = read.info.reach if read is not None else None
     reach = reach_of({"path": str(path)}) if reach_of is not None else None
     if reach is not None and reach.hidden is not None:
         return missing(f"it is in {reach.hidden}, which the sandbox hides (credentials)")

@@ -324,7 +324,7 @@ class Subagents:
         record.tools = tuple(t.name for t in tools)
         self.runs.append(record)
         began = time.monotonic()
-        read_only = all(t.permission().capability is Capability.READ for t in tools)
+        read_only = all(t.info.permission.capability is Capability.READ for t in tools)
         try:
             async with self._lock.hold(write=not read_only):
                 result = await self._run(spec, prompt, tools, parent, record)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 
 
@@ -67,11 +67,15 @@ class TaskTool:
             "required": ["description", "prompt"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Starting a subagent changes nothing; each of its calls is checked like yours."""
-        return Permission(
-            Capability.READ,
-            "built-in task: starts a subagent whose own tool calls are each approved as yours",
+        return ToolInfo(
+            Origin.SUBAGENT,
+            Permission(
+                Capability.READ,
+                "built-in task: starts a subagent whose own tool calls are each approved as yours",
+            ),
         )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:

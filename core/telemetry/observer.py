@@ -351,12 +351,12 @@ class TelemetryEvents(AgentEvents):
         self._inner.tool_started(call, tool)
 
     def _start_tool(self, call: ToolCall, tool: Tool) -> None:
-        server = getattr(tool, "server", None)
+        server = tool.info.server
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": call.name,
             "gen_ai.tool.call.id": call.id,
-            "gen_ai.tool.type": "extension" if isinstance(server, str) else "function",
+            "gen_ai.tool.type": "extension" if server is not None else "function",
         }
         if description := tool.description:
             attributes["gen_ai.tool.description"] = description[:500]

@@ -56,11 +56,15 @@ class Reach:
             text += f", in {self.hidden}, which the sandbox hides (credentials)"
         return text
 
-    def why(self) -> str:
-        """Why the gate asks (when :attr:`asks`)."""
+    def asks_because(self) -> str:
+        """Why the gate asks (when :attr:`asks`), in short: for the approval's "asks because"."""
         if self.inside and self.hidden is not None:
-            return f"the path leads into one hidden from the sandbox: {self.describe()}"
-        return f"the path leads outside the project root: {self.describe()}"
+            return "the path leads into one hidden from the sandbox"
+        return "the path leads outside the project root"
+
+    def why(self) -> str:
+        """Why the gate asks (when :attr:`asks`), with the resolved path."""
+        return f"{self.asks_because()}: {self.describe()}"
 
 
 class Boundary:

@@ -12,7 +12,7 @@ from typing import Any
 
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.media import images
-from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, Tool, ToolInfo, ToolResult
 from codebot_mcp.core.tools.sources import ServerSource, content_text
 
 MAX_LISTED = 500
@@ -47,9 +47,13 @@ class ListResourcesTool:
             "properties": {"server": {"type": "string", "description": "Only this server."}},
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Listing changes nothing."""
-        return Permission(Capability.READ, "built-in list_mcp_resources: only lists")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in list_mcp_resources: only lists"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """One JSON line per resource; errors are error results."""
@@ -102,9 +106,13 @@ class ReadResourceTool:
             "required": ["server", "uri"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Reading changes nothing."""
-        return Permission(Capability.READ, "built-in read_mcp_resource: only reads")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in read_mcp_resource: only reads"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """The resource's text; an image part as an image (PNG, JPEG, GIF, WebP, known by its

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, Tool, ToolInfo, ToolResult
 
 SEARCH_TOOL_NAME = "search_tools"
 DEFAULT_RESULTS = 5
@@ -37,8 +37,8 @@ def tokens(text: str) -> list[str]:
 
 def short_name(tool: Tool) -> str:
     """The tool's name without its ``mcp__<server>__`` prefix (for the catalog)."""
-    original = getattr(tool, "original_name", None)
-    if isinstance(original, str) and original:
+    original = tool.info.original_name
+    if original:
         return original
     parts = tool.name.split("__", 2)
     return parts[2] if len(parts) == 3 else tool.name
@@ -184,9 +184,13 @@ class SearchToolsTool:
             "required": ["query"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Searching changes nothing outside the session."""
-        return Permission(Capability.READ, "built-in search_tools: only loads tool schemas")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in search_tools: only loads tool schemas"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Rank, load and describe the matches."""

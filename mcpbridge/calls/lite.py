@@ -54,7 +54,7 @@ import anyio
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.errors import ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
-from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
+from codebot_mcp.core.tools.base import Origin, ToolInfo, ToolResult, normalize_schema
 from codebot_mcp.mcpbridge.calls.lite_wire import (
     Closed,
     Connection,
@@ -117,14 +117,18 @@ class LiteTool:
     def schema(self) -> dict[str, Any]:
         return normalize_schema(self.raw.get("inputSchema"))
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         hints = self.raw.get("annotations") or {}
-        return classify(
+        permission = classify(
             self.original_name,
             self.raw.get("description"),
             read_only=hints.get("readOnlyHint"),
             destructive=hints.get("destructiveHint"),
             open_world=hints.get("openWorldHint"),
+        )
+        return ToolInfo(
+            Origin.MCP, permission, server=self.server, original_name=self.original_name
         )
 
     def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:

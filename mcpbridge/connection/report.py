@@ -74,7 +74,7 @@ def auth_view(config: ServerConfig, client: Client | None) -> dict[str, Any]:
 def tool_view(tool: MCPTool, *, schema: bool = False, app_only: bool = False) -> dict[str, Any]:
     """One tool: visible and original name, capability with its reason, description, and
     whether it is app-only (MCP Apps: never offered to the model)."""
-    permission = tool.permission()
+    permission = tool.info.permission
     view: dict[str, Any] = {
         "name": tool.name,
         "original_name": tool.original_name,

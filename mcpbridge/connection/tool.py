@@ -12,7 +12,7 @@ from mcp import InputRequiredRoundsExceededError, MCPError
 from pydantic import ValidationError
 
 from codebot_mcp.core.media.images import SNIFF_BYTES, Image, sniff
-from codebot_mcp.core.tools.base import Permission, ToolResult, normalize_schema
+from codebot_mcp.core.tools.base import Origin, ToolInfo, ToolResult, normalize_schema
 from codebot_mcp.mcpbridge.tools.call_arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text, too_many_rounds
@@ -32,7 +32,7 @@ class MCPTool:
         self._name = name
         self.name_reason = name_reason
         """Why the visible name differs from ``mcp__server__tool`` (sanitized, shortened, ...)."""
-        self._permission: Permission | None = None
+        self._info: ToolInfo | None = None
         self._validator: Any = None
 
     @property
@@ -59,18 +59,27 @@ class MCPTool:
         """The input schema as an object schema: ``properties`` always present."""
         return normalize_schema(self.tool.input_schema)
 
-    def permission(self) -> Permission:
-        """Capability and reason, from annotations first, then keywords."""
-        if self._permission is None:
+    @property
+    def info(self) -> ToolInfo:
+        """An MCP tool of :attr:`server`, its capability and reason from annotations first,
+        then keywords (classified once, when first asked)."""
+        if self._info is None:
             hints = self.tool.annotations
-            self._permission = classify(
+            permission = classify(
                 self.tool.name,
                 self.tool.description,
                 read_only=hints.read_only_hint if hints else None,
                 destructive=hints.destructive_hint if hints else None,
                 open_world=hints.open_world_hint if hints else None,
             )
-        return self._permission
+            self._info = ToolInfo(
+                Origin.MCP,
+                permission,
+                server=self.server,
+                original_name=self.original_name,
+                fingerprint=self.fingerprint,
+            )
+        return self._info
 
     def fingerprint(self) -> str:
         """A hash of what the model is told about the tool (see ``mcpbridge.tools.tool_pins``)."""

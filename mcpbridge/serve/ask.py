@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from codebot_mcp.core.agent.events import AgentEvents, RunResult
 from codebot_mcp.core.agent.permissions import Approver
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 
 MAX_ARGUMENTS_SHOWN = 120
 """Characters of each tool call's arguments in the transcript summary."""
@@ -76,10 +76,14 @@ class AskTool:
             "required": ["prompt"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """The session it runs may do anything its own gate allows."""
-        return Permission(
-            Capability.EXECUTE, "built-in ask: runs an agent session that may edit and run"
+        return ToolInfo(
+            Origin.SUBAGENT,
+            Permission(
+                Capability.EXECUTE, "built-in ask: runs an agent session that may edit and run"
+            ),
         )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:

@@ -25,7 +25,7 @@ from codebot_mcp.core.model.client import ChatModel, create_client
 from codebot_mcp.core.model.config import ModelConfig
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
 from codebot_mcp.core.model.tokens import estimate
-from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, Tool, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.bench.harness import Row
 from tests.fakes import openai_turns as fo
@@ -64,8 +64,12 @@ class CatalogTool:
             "required": ["id"],
         }
 
-    def permission(self) -> Permission:
-        return Permission(Capability.READ, "bench")
+    @property
+    def info(self) -> ToolInfo:
+        permission = Permission(Capability.READ, "bench")
+        return ToolInfo(
+            Origin.MCP, permission, server=self.server, original_name=self.original_name
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         return ToolResult(json.dumps({"tool": self.name, "arguments": dict(arguments)}))

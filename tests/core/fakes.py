@@ -8,7 +8,15 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.tools.base import Capability, Permission, Tool, ToolResult
+from codebot_mcp.core.tools.base import (
+    MCP_PREFIX,
+    Capability,
+    Origin,
+    Permission,
+    Tool,
+    ToolInfo,
+    ToolResult,
+)
 
 
 @dataclass
@@ -30,8 +38,11 @@ class ScriptedTool:
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {"q": {"type": "string"}}}
 
-    def permission(self) -> Permission:
-        return Permission(self.capability, "scripted")
+    @property
+    def info(self) -> ToolInfo:
+        mcp = self.server is not None or self.name.startswith(MCP_PREFIX)
+        origin = Origin.MCP if mcp else Origin.BUILTIN
+        return ToolInfo(origin, Permission(self.capability, "scripted"), server=self.server)
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         self.calls.append(arguments)

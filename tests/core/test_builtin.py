@@ -6,8 +6,9 @@ from typing import Any
 import anyio
 import pytest
 
+from codebot_mcp.core.jobs.jobtable import JobTable
 from codebot_mcp.core.sandbox.confinement import Sandbox
-from codebot_mcp.core.tools.base import Capability, Tool
+from codebot_mcp.core.tools.base import Capability, Origin, Tool, ToolInfo
 from codebot_mcp.core.tools.builtin import (
     BUILTIN_TOOLS,
     BashTool,
@@ -17,7 +18,6 @@ from codebot_mcp.core.tools.builtin import (
 )
 from codebot_mcp.core.tools.builtin._files import FileTool
 from codebot_mcp.core.tools.builtin.bash import MAX_OUTPUT_BYTES
-from codebot_mcp.core.jobs.jobtable import JobTable
 from tests.fakes.procs import alive
 
 pytestmark = pytest.mark.anyio
@@ -27,7 +27,7 @@ def test_builtins_implement_the_protocol(tmp_path: Path) -> None:
     tools = builtin_tools(tmp_path)
     assert [t.name for t in tools] == ["read", "edit", "write", "glob", "grep", "bash"]
     assert all(isinstance(t, Tool) for t in tools)
-    assert [t.permission().capability for t in tools] == [
+    assert [t.info.permission.capability for t in tools] == [
         Capability.READ,
         Capability.WRITE,
         Capability.WRITE,
@@ -65,6 +65,51 @@ def test_builtins_are_made_with_their_parts(tmp_path: Path) -> None:
         assert tool.boundary.hidden == sandbox.hidden_reals
         assert tool.files is (files if name in ("read", "edit", "write") else None)
     sandbox.close()
+
+
+def test_every_builtin_tool_carries_its_record(tmp_path: Path) -> None:
+    from codebot_mcp.core.jobs.jobtable import JobTable
+    from codebot_mcp.core.skills.skilltool import SkillTool
+    from codebot_mcp.core.subagents.tasktool import TaskTool
+    from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
+    from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
+    from codebot_mcp.core.tools.resources import ListResourcesTool, ReadResourceTool
+    from codebot_mcp.core.tools.toolsearch import SearchToolsTool, ToolSearch
+
+    jobs = JobTable()
+    # the record names no collaborator: the ones these tools take are not needed to read it
+    others: list[Tool] = [
+        BashOutputTool(jobs),
+        BashKillTool(jobs),
+        TodoWriteTool(TodoList()),
+        SkillTool(None, None),  # type: ignore[arg-type]
+        TaskTool(None),  # type: ignore[arg-type]
+        ListResourcesTool(None),  # type: ignore[arg-type]
+        ReadResourceTool(None),  # type: ignore[arg-type]
+        SearchToolsTool(ToolSearch(), str),
+    ]
+    files = builtin_tools(tmp_path)
+    for tool in [*files, *others]:
+        info = tool.info
+        assert isinstance(info, ToolInfo), tool.name
+        assert (info.server, info.original_name, info.fingerprint) == (None, None, None)
+        assert info.permission.reason.startswith(f"built-in {tool.name}: "), tool.name
+    origins = {t.name: t.info.origin for t in [*files, *others]}
+    assert origins.pop("skill") is Origin.SKILL and origins.pop("task") is Origin.SUBAGENT
+    assert set(origins.values()) == {Origin.BUILTIN}
+    by_name = {t.name: t.info for t in files}
+    assert [n for n, i in by_name.items() if i.reach is not None] == [
+        "read",
+        "edit",
+        "write",
+        "glob",
+        "grep",
+    ]
+    assert [n for n, i in by_name.items() if i.preview is not None] == ["edit", "write"]
+    assert [n for n, i in by_name.items() if i.sandbox is not None] == ["bash"]
+    outside = by_name["read"].reach({"path": "../x"})  # type: ignore[misc]
+    assert outside is not None and outside.asks
+    assert not any(i.sandbox or i.reach or i.preview for i in (t.info for t in others))
 
 
 async def test_read_numbers_lines_and_pages(tmp_path: Path) -> None:

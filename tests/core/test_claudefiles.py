@@ -16,7 +16,7 @@ import pytest
 from codebot_mcp.core.agent.permissions import PermissionGate, Verdict
 from codebot_mcp.core.config import claudefiles, effective, trust
 from codebot_mcp.core.config.settings import load_unfiltered
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from tests.helpers import write_settings
 
 
@@ -30,8 +30,14 @@ class FakeTool:
     def schema(self) -> dict[str, Any]:
         return {"type": "object"}
 
-    def permission(self) -> Permission:
-        return Permission(self.capability, "for the test")
+    @property
+    def info(self) -> ToolInfo:
+        return ToolInfo(
+            Origin.BUILTIN if self.server is None else Origin.MCP,
+            Permission(self.capability, "for the test"),
+            server=self.server,
+            original_name=self.original_name or None,
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         return ToolResult("ok")

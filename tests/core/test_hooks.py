@@ -378,7 +378,7 @@ async def test_notification_fires_before_the_user_is_asked(tmp_path: Path) -> No
     approver = Approver(Answer.ONCE)
     ask = hook_points.notifying(lambda: hooks, approver, lambda text: None)
     tool = builtin_tools(tmp_path)[2]  # write
-    request = ApprovalRequest("write", {"path": "x"}, tool.permission(), "write: ...")
+    request = ApprovalRequest("write", {"path": "x"}, tool.info.permission, "write: ...")
     assert await ask(request) is Answer.ONCE
     given = json.loads((tmp_path / "notified.json").read_text())
     assert given["notification_type"] == "permission_prompt" and "write" in given["message"]

@@ -2,13 +2,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest, PermissionGate, Verdict
+from codebot_mcp.core.agent.permissions import (
+    Answer,
+    ApprovalRequest,
+    PermissionGate,
+    RuleSource,
+    Verdict,
+)
 from codebot_mcp.core.config.settings import PermissionRules
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import (
+    Capability,
+    Origin,
+    Permission,
+    Reach,
+    ToolInfo,
+    ToolResult,
+)
+from codebot_mcp.core.tools.boundary import Boundary
 
 pytestmark = pytest.mark.anyio
 
@@ -22,8 +37,10 @@ class FakeTool:
     def schema(self) -> dict[str, Any]:
         return {"type": "object"}
 
-    def permission(self) -> Permission:
-        return Permission(self.capability, f"classified {self.capability.value} for the test")
+    @property
+    def info(self) -> ToolInfo:
+        reason = f"classified {self.capability.value} for the test"
+        return ToolInfo(Origin.BUILTIN, Permission(self.capability, reason))
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         return ToolResult("ok")
@@ -160,3 +177,113 @@ async def test_non_interactive_code_under_a_served_skill_needs_yes() -> None:
     yes = PermissionGate(assume_yes=True)
     yes.skills = gate.skills
     assert (await yes.check(BASH, {})).allowed
+
+
+@dataclass
+class PathTool:
+    """A tool double whose record's ``reach`` is the real boundary's (as the file tools')."""
+
+    name: str
+    root: Path
+    capability: Capability = Capability.READ
+    description: str = ""
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {"path": {"type": "string"}}}
+
+    def _reach(self, arguments: Mapping[str, Any]) -> Reach | None:
+        path = arguments.get("path")
+        return Boundary(self.root).reach(path) if isinstance(path, str) else None
+
+    @property
+    def info(self) -> ToolInfo:
+        permission = Permission(self.capability, "reads a path for the test")
+        return ToolInfo(Origin.BUILTIN, permission, reach=self._reach)
+
+    async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
+        return ToolResult("ok")
+
+
+async def test_a_record_whose_reach_leads_outside_asks_whatever_the_capability(
+    tmp_path: Path,
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approver(request: ApprovalRequest) -> Answer:
+        asked.append(request)
+        return Answer.ALWAYS
+
+    root = tmp_path / "project"
+    root.mkdir()
+    tool = PathTool("peek", root)
+    gate = PermissionGate(PermissionRules(allow=["peek"]), approver=approver)
+    inside = await gate.check(tool, {"path": "notes.txt"})
+    assert inside.allowed and not asked  # inside the root: the rule (and the read) allow
+    outside = await gate.check(tool, {"path": "../elsewhere.txt"})
+    assert outside.allowed and len(asked) == 1  # the allow rule did not skip the question
+    request = asked[0]
+    assert request.outside == "the path leads outside the project root"
+    assert request.reason == f"the path leads outside the project root: {request.detail}"
+    assert str(tmp_path / "elsewhere.txt") in (request.detail or "")
+    assert outside.reason == "approved by the user"  # "always" never covers outside the root
+    assert "peek" not in gate.always
+    await gate.check(tool, {"path": "../elsewhere.txt"})
+    assert len(asked) == 2  # asked again
+    nobody = await PermissionGate(PermissionRules(allow=["peek"])).check(tool, {"path": "/"})
+    assert nobody.verdict is Verdict.DENY
+    assert "the path leads outside the project root" in nobody.reason
+    named = await PermissionGate(allow=["peek"]).check(tool, {"path": "/"})
+    assert named.allowed and named.source is RuleSource.FLAG  # --allow names the tool
+    denied = await PermissionGate(PermissionRules(deny=["peek"]), approver=approver).check(
+        tool, {"path": "/"}
+    )
+    assert denied.verdict is Verdict.DENY and len(asked) == 2  # deny wins, nobody asked
+
+
+def test_decisions_carry_their_rule_source_and_warning() -> None:
+    rules = PermissionRules(allow=["glob"], ask=["mcp__*"], deny=["bash"])
+    gate = PermissionGate(rules, allow=["write"])
+    cases = {
+        "bash": (Verdict.DENY, RuleSource.DENY),
+        "mcp__docs__search": (Verdict.ASK, RuleSource.ASK),
+        "glob": (Verdict.ALLOW, RuleSource.ALLOW),
+        "write": (Verdict.ALLOW, RuleSource.FLAG),
+        "other": (Verdict.ALLOW, None),
+    }
+    for name, (verdict, source) in cases.items():
+        decision = gate.evaluate(FakeTool(name, Capability.READ))
+        assert (decision.verdict, decision.source, decision.warned) == (verdict, source, False)
+        if source is not None:
+            assert decision.rule == source.name_rule(decision.rule.split(" '")[1][:-1])
+    assert gate.evaluate(FakeTool("glob")).rule == "permissions.allow 'glob'"
+    assert gate.evaluate(FakeTool("write")).rule == "--allow 'write'"
+
+
+async def test_a_warning_is_a_flag_a_hook_cannot_lift() -> None:
+    from codebot_mcp.core.agent.permissions import HookDecision
+
+    @dataclass
+    class Pinned(FakeTool):
+        @property
+        def info(self) -> ToolInfo:
+            permission = Permission(self.capability, "pinned for the test")
+            return ToolInfo(
+                Origin.MCP,
+                permission,
+                server="docs",
+                original_name="search",
+                fingerprint=lambda: "now",
+            )
+
+    tool = Pinned("mcp__docs__search", Capability.WRITE)
+    gate = PermissionGate(assume_yes=False)
+    gate.pinned = {("docs", "search"): "then"}
+    decision = gate.evaluate(tool)
+    assert decision.verdict is Verdict.ASK and decision.warned and decision.source is None
+    allow = HookDecision(Verdict.ALLOW, "the hook allows")
+    hooked = await gate.check(tool, {}, allow)
+    assert hooked.verdict is Verdict.DENY  # still asks (nobody to answer): the hook did not lift it
+    assert "changed since .codebot/mcp-lock.json pinned them" in hooked.reason
+    gate.pinned = {("docs", "search"): "now"}
+    lifted = await gate.check(tool, {}, allow)
+    assert lifted.allowed and lifted.reason == "the hook allows"  # the capability's ask: lifted

@@ -46,10 +46,10 @@ async def test_echo_server_tools_calls_and_content() -> None:
             added = await tools["add"].execute({"a": 2, "b": 3})
             assert added.data["structuredContent"] == {"sum": 5}
 
-            assert tools["read_notes"].permission().capability is Capability.READ
-            assert tools["delete_note"].permission().capability is Capability.WRITE
-            assert tools["fetch_url"].permission().capability is Capability.NETWORK
-            assert tools["mystery"].permission().capability is Capability.UNKNOWN
+            assert tools["read_notes"].info.permission.capability is Capability.READ
+            assert tools["delete_note"].info.permission.capability is Capability.WRITE
+            assert tools["fetch_url"].info.permission.capability is Capability.NETWORK
+            assert tools["mystery"].info.permission.capability is Capability.UNKNOWN
 
             assert manager.instructions().startswith("## echo\n")
             schema = tools["mystery"].schema()

@@ -170,3 +170,24 @@ async def test_invalid_and_disabled_entries_are_states_not_errors() -> None:
             assert states == {"ok": "connected", "off": "disabled", "bad": "failed"}
             assert manager.failures["bad"].stage == "config"
             assert [t.server for t in manager.tools()] == ["ok"]
+
+
+async def test_every_mcp_tool_carries_its_record() -> None:
+    from codebot_mcp.core.tools.base import Capability, Origin, ToolInfo
+    from codebot_mcp.mcpbridge.tools.tool_pins import tool_hash
+
+    box = Toolbox("s", "read_notes", "delete_note")
+    with anyio.fail_after(10):
+        async with Manager({"s": config("s")}, in_process={"s": box.server}) as manager:
+            await manager.start_all()
+            infos = {t.name: (t, t.info) for t in manager.tools()}
+            assert sorted(infos) == ["mcp__s__delete_note", "mcp__s__read_notes"]
+            for tool, info in infos.values():
+                assert isinstance(info, ToolInfo) and info.origin is Origin.MCP
+                assert (info.server, info.original_name) == ("s", tool.tool.name)
+                assert info.fingerprint is not None and info.fingerprint() == tool_hash(tool.tool)
+                assert (info.reach, info.sandbox, info.preview) == (None, None, None)
+                assert tool.info is info  # classified once
+            read = infos["mcp__s__read_notes"][1].permission
+            delete = infos["mcp__s__delete_note"][1].permission
+            assert (read.capability, delete.capability) == (Capability.READ, Capability.WRITE)

@@ -459,3 +459,13 @@ async def test_chats_hooks_run_around_served_calls(project: Path) -> None:
     assert given["tool_name"] == "Write"  # Claude Code's names, as chat tells it
     assert given["tool_input"] == {"file_path": str(project / "w.txt"), "content": "x"}
     assert given["permission_mode"] == "bypassPermissions"  # --yes
+
+
+def test_the_ask_tool_carries_its_record() -> None:
+    from codebot_mcp.core.tools.base import Capability, Origin
+    from codebot_mcp.mcpbridge.serve.ask import AskTool
+
+    info = AskTool(None).info  # type: ignore[arg-type]  # the record needs no asker
+    assert info.origin is Origin.SUBAGENT and info.permission.capability is Capability.EXECUTE
+    assert info.permission.reason.startswith("built-in ask: ")
+    assert (info.server, info.reach, info.sandbox, info.preview) == (None, None, None, None)

@@ -136,7 +136,7 @@ def _server_text(server: ServerReport, lines: list[str], verbose: bool, color: b
             renamed = (
                 f" ← {printable(tool.original_name, one_line=True)}" if tool.name_reason else ""
             )
-            permission = tool.permission()
+            permission = tool.info.permission
             lines.append(
                 f"    {tool.name}{renamed}  {permission.capability.value} "
                 f"({permission.reason}) · ~{entry.tokens:,} tokens"

@@ -23,10 +23,10 @@ from codebot_mcp.core.tools.builtin.read import ReadTool
 from codebot_mcp.core.tools.builtin.write import WriteTool
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.core.tools.builtin._files import TextFiles
     from codebot_mcp.core.tools.builtin.bash import Terminals
-    from codebot_mcp.core.jobs.jobtable import JobTable
 
 __all__ = [
     "BUILTIN_TOOLS",

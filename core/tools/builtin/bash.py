@@ -39,7 +39,14 @@ from codebot_mcp.core.sandbox.confinement import Sandbox
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
 from codebot_mcp.core.tools import live
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import (
+    Capability,
+    Origin,
+    Permission,
+    ToolInfo,
+    ToolResult,
+    ToolSandbox,
+)
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 
 DEFAULT_TIMEOUT = 120
@@ -196,9 +203,14 @@ class BashTool:
             }
         return {"type": "object", "properties": properties, "required": ["command"]}
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """A shell can do anything."""
-        return Permission(Capability.EXECUTE, "built-in bash: runs arbitrary shell commands")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.EXECUTE, "built-in bash: runs arbitrary shell commands"),
+            sandbox=ToolSandbox(self.sandboxed, self.sandbox_note),
+        )
 
     def sandboxed(self, arguments: Mapping[str, Any]) -> str | None:
         """The sandbox mode this call runs under when it runs confined, else None."""

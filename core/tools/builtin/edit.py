@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from codebot_mcp.core.fsutil import atomic_write
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import BoundaryError, Reach
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._diff import MAX_PREVIEW_BYTES, unified
@@ -95,9 +95,15 @@ class EditTool(FileTool):
             "required": ["path", "old_string", "new_string"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Editing changes files."""
-        return Permission(Capability.WRITE, "built-in edit: changes files")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.WRITE, "built-in edit: changes files"),
+            reach=self.reach,
+            preview=self.preview,
+        )
 
     def _arguments(self, arguments: Mapping[str, Any]) -> tuple[Reach, str, str, bool]:
         reach = self.boundary.reach(string(arguments, "path"))

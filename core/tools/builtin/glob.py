@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._files import FileTool, walk
 from codebot_mcp.core.tools.globmatch import PatternError, compiled
@@ -53,9 +53,14 @@ class GlobTool(FileTool):
             "required": ["pattern"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Listing changes nothing."""
-        return Permission(Capability.READ, "built-in glob: only lists files")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in glob: only lists files"),
+            reach=self.reach,
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """List the matching files."""

@@ -25,7 +25,7 @@ import anyio
 
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.proc.lookup import child_environment
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import BoundaryError, refuse_special
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool, glob_match, walk
@@ -261,9 +261,14 @@ class GrepTool(FileTool):
             "required": ["pattern"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Searching changes nothing."""
-        return Permission(Capability.READ, "built-in grep: only reads files")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in grep: only reads files"),
+            reach=self.reach,
+        )
 
     def query(self, arguments: Mapping[str, Any]) -> Query:
         """Check the arguments.

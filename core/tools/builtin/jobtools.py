@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.jobs.jobtable import MAX_WAIT_SECONDS, Job, JobTable
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 
 _JOB_ID = {"type": "string"}
 
@@ -69,9 +69,13 @@ class BashOutputTool:
             "required": ["job_id"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """It reads what the session's own job printed."""
-        return Permission(Capability.READ, "built-in bash_output: reads a background job's output")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in bash_output: reads a background job's output"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """The new output, then a line with the job's state."""
@@ -111,10 +115,14 @@ class BashKillTool:
         """Arguments: ``job_id``."""
         return {"type": "object", "properties": {"job_id": _JOB_ID}, "required": ["job_id"]}
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """It ends only a job this session started."""
-        return Permission(
-            Capability.READ, "built-in bash_kill: ends a background job this session started"
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(
+                Capability.READ, "built-in bash_kill: ends a background job this session started"
+            ),
         )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:

@@ -14,7 +14,7 @@ import anyio
 import anyio.to_thread
 
 from codebot_mcp.core.media import images
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import MAX_READ_BYTES, BoundaryError
 from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool
@@ -47,9 +47,14 @@ class ReadTool(FileTool):
             "required": ["path"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Reading changes nothing."""
-        return Permission(Capability.READ, "built-in read: only reads files")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in read: only reads files"),
+            reach=self.reach,
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Read the file; missing, binary, special or directory paths are error results."""

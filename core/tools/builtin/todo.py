@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin._common import BadArgument
 
 STATUSES = ("pending", "in_progress", "completed")
@@ -154,9 +154,13 @@ class TodoWriteTool:
             "required": ["todos"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """It changes only the session's own list: nothing outside the session."""
-        return Permission(Capability.READ, "built-in todo_write: updates the session's plan")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.READ, "built-in todo_write: updates the session's plan"),
+        )
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         """Replace the list; the result repeats it for the model."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import BoundaryError
 from codebot_mcp.core.tools.builtin._common import BadArgument, string
 from codebot_mcp.core.tools.builtin._diff import read_for_preview, unified
@@ -34,9 +34,15 @@ class WriteTool(FileTool):
             "required": ["path", "content"],
         }
 
-    def permission(self) -> Permission:
+    @property
+    def info(self) -> ToolInfo:
         """Writing changes files."""
-        return Permission(Capability.WRITE, "built-in write: creates or overwrites files")
+        return ToolInfo(
+            Origin.BUILTIN,
+            Permission(Capability.WRITE, "built-in write: creates or overwrites files"),
+            reach=self.reach,
+            preview=self.preview,
+        )
 
     def preview(self, arguments: Mapping[str, Any]) -> str | None:
         """Over an existing file: the diff. A new file: its size. The path is the resolved

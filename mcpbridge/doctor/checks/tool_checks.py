@@ -137,7 +137,7 @@ def _schema_strict(ctx: ToolContext) -> Iterator[Finding]:
 def _capability(ctx: ToolContext) -> Iterator[Finding]:
     hints = ctx.tool.tool.annotations
     if hints is not None and hints.read_only_hint is True and hints.destructive_hint is True:
-        permission = ctx.tool.permission()
+        permission = ctx.tool.info.permission
         yield ctx.finding(
             "tool.capability",
             "warning",
@@ -146,7 +146,7 @@ def _capability(ctx: ToolContext) -> Iterator[Finding]:
             "Ask the server's author to fix the annotations.",
         )
         return
-    permission = ctx.tool.permission()
+    permission = ctx.tool.info.permission
     if permission.capability is Capability.UNKNOWN:
         yield ctx.finding(
             "tool.capability",

@@ -40,7 +40,7 @@ def _search_on(ctx: TotalsContext) -> bool:
 def _deferred_cost(ctx: TotalsContext) -> int:
     """Tokens tool search sends instead of the schemas: ``search_tools`` and the name catalog."""
     tools = [t.tool for s in ctx.servers for t in s.tools]
-    text = toolsearch.catalog(tools, lambda t: getattr(t, "server", "") or "")
+    text = toolsearch.catalog(tools, lambda t: t.info.server or "")
     search = toolsearch.SearchToolsTool(toolsearch.ToolSearch(), str)
     schema = {"name": search.name, "description": search.description, "parameters": search.schema()}
     return estimate_text(text) + estimate({"type": "function", "function": schema})
