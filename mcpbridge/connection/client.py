@@ -62,8 +62,6 @@ class Client:
         self,
         config: ServerConfig,
         *,
-        on_tools_changed: Callable[[str], None] | None = None,
-        on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
@@ -92,6 +90,8 @@ class Client:
         """Selected tools whose ``_meta.ui.visibility`` leaves out "model" (MCP Apps): never
         offered to the model; ``mcp list --all`` shows them, ``mcp call`` may call them."""
         self.tools_stale = False
+        """The server said its tool list changed (or may have: a restart, a reopened listen
+        stream) since the last listing: the one flag; ``Manager.refresh_if_dirty`` re-lists."""
         self.relist_error: str | None = None
         """Why the last re-list after a change notification failed (None: it did not)."""
         self.ready = anyio.Event()
@@ -101,9 +101,6 @@ class Client:
         """The scope bounding connect and first listing; stop() cancels it (Ctrl-C, exit)."""
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
-        self._on_tools_changed = on_tools_changed
-        self._on_lost = on_lost
-        """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
@@ -301,16 +298,25 @@ class Client:
         self.app_tools, self.hidden_tools = split.apps, split.hidden
         return split.offered
 
-    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
-        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
+    async def list_all_tools(
+        self, session: SDKClient | None = None, *, cached: bool = False
+    ) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter.
+
+        Listings for the offer go to the server (``cached=False``): a reopened listen stream
+        marks the tools stale with no notification the SDK's response cache could evict on.
+        A reader of the listing just made (``mcp doctor``) passes ``cached=True``: the SDK
+        serves its first page while the server's ``ttlMs`` holds and no change came.
+        """
         session = session or self.session
+        mode: Literal["use", "refresh"] = "use" if cached else "refresh"
         tools: list[types.Tool] = []
         cursor: str | None = None
         # A server may announce list_changed and then never answer: the listing is bounded by
         # the handshake timeout, at start and on every re-list.
         with anyio.fail_after(self.config.timeout):
             for _ in range(MAX_LIST_PAGES):
-                page = await session.list_tools(cursor=cursor, cache_mode="refresh")
+                page = await session.list_tools(cursor=cursor, cache_mode=mode)
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
@@ -465,8 +471,6 @@ class Client:
 
     def _mark_stale(self) -> None:
         self.tools_stale = True
-        if self._on_tools_changed is not None:
-            self._on_tools_changed(self.name)
 
     def _fail(
         self,
@@ -479,7 +483,6 @@ class Client:
     ) -> None:
         if self.state == "failed":
             return
-        was_up = self.state == "connected"
         self.state = "failed"
         self.failure = Failure(
             server=self.name,
@@ -491,5 +494,3 @@ class Client:
             needs_login=needs_login,
             timed_out=timed_out,
         )
-        if was_up and self._on_lost is not None:
-            self._on_lost(self.name)
