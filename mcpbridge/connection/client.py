@@ -43,6 +43,7 @@ from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
 from codebot_mcp.mcpbridge.transport.wire import MAX_LIST_PAGES, split_tools
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.httpcap import AnswerCap
     from codebot_mcp.core.tools.useragent import Sampling, UserAgent
     from codebot_mcp.mcpbridge.tools.pinning import Held, Pins
 
@@ -125,7 +126,8 @@ class Client:
         """Requests, log, progress and change flags beyond tools (a helper it owns)."""
         self.tasks = TaskHooks(self.name, progress=self._task_progress, redact=self.redact)
         """How this connection's tasks (SEP-2663) report and end; the manager fills it in."""
-        self._cap: Any = None
+        self._cap: AnswerCap | None = None
+        self._http_session: str | None = None
         self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
         self.auth.on_wait = self._waiting_on_user
@@ -331,7 +333,7 @@ class Client:
         await self.restart_if_crashed()
         token = calling(name, arguments or {})  # a task the call turns into is journaled
         version = self.info.protocol_version if self.info is not None else None
-        session = self._cap.session_id if self._cap is not None else None
+        session = self._http_session
         try:
             with tool_call(self.config, version, name, session):  # its span's attributes
                 return await self.session.call_tool(
@@ -434,13 +436,19 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
-        from codebot_mcp.mcpbridge.transport.httpcap import CappedTransport
+        from codebot_mcp.mcpbridge.transport.limits import answer_cap
 
-        self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
+        self._cap = answer_cap()  # the stdio cap on one message holds over HTTP too
+        hooks = self._cap.hooks()
+        hooks["response"].append(self._note_session)
         headers = dict(self.config.headers)
-        http = await self.auth.http_client(stack, headers, http_timeout(), transport=self._cap)
+        http = await self.auth.http_client(stack, headers, http_timeout(), hooks=hooks)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
+
+    async def _note_session(self, response: Any) -> None:
+        """Keep the server's latest ``Mcp-Session-Id`` (handshake-era HTTP), for telemetry."""
+        self._http_session = response.headers.get("mcp-session-id") or self._http_session
 
     def _auth_problem(self, exc: BaseException | None = None) -> bool:
         """Record an authorization failure, if the trace shows one; True when it did."""
