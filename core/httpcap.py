@@ -43,6 +43,8 @@ __all__ = [
     "AnswerTooLargeError",
     "EventSizes",
     "Wording",
+    "async_client",
+    "sync_client",
     "tls_context",
 ]
 
@@ -88,6 +90,47 @@ def tls_context() -> ssl.SSLContext:
 @functools.cache
 def _tls_context(_cafile: str | None, _capath: str | None) -> ssl.SSLContext:
     return httpx2.create_ssl_context()
+
+
+def async_client(cap: AnswerCap, **options: Any) -> httpx2.AsyncClient:
+    """An ``httpx2.AsyncClient`` with ``cap``'s hooks (before any of ``options``' own), the
+    shared TLS context and the environment's proxies.
+
+    Raises:
+        httpx2.ProxyError: a proxy variable names a proxy httpx cannot use (a ``socks5://``
+            one without ``socksio``, an unknown scheme).
+    """
+    options["event_hooks"] = _merged(cap.hooks(), options.get("event_hooks"))
+    options.setdefault("verify", tls_context())
+    try:
+        return httpx2.AsyncClient(**options)
+    except (ImportError, ValueError) as exc:
+        raise _proxy_error(exc) from None
+
+
+def sync_client(cap: AnswerCap, **options: Any) -> httpx2.Client:
+    """:func:`async_client` for synchronous code (an ``httpx2.Client``)."""
+    options["event_hooks"] = _merged(cap.sync_hooks(), options.get("event_hooks"))
+    options.setdefault("verify", tls_context())
+    try:
+        return httpx2.Client(**options)
+    except (ImportError, ValueError) as exc:
+        raise _proxy_error(exc) from None
+
+
+def _merged(
+    first: dict[str, list[Callable[..., Any]]], then: dict[str, list[Callable[..., Any]]] | None
+) -> dict[str, list[Callable[..., Any]]]:
+    merged = {kind: list(hooks) for kind, hooks in first.items()}
+    for kind, hooks in (then or {}).items():
+        merged.setdefault(kind, []).extend(hooks)
+    return merged
+
+
+def _proxy_error(exc: BaseException) -> httpx2.ProxyError:
+    return httpx2.ProxyError(
+        f"cannot use the proxy from the environment (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY): {exc}"
+    )
 
 
 class AnswerTooLargeError(httpx2.ReadError):

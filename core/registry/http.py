@@ -18,7 +18,7 @@ from typing import IO, Any
 import httpx2
 
 from codebot_mcp.core.errors import CodebotError, ExitCode
-from codebot_mcp.core.httpcap import AnswerCap, AnswerTooLargeError, tls_context
+from codebot_mcp.core.httpcap import AnswerCap, AnswerTooLargeError, sync_client
 from codebot_mcp.core.secrets.redact import printable, redact_url
 
 REQUEST_TIMEOUT_SECONDS = 10.0
@@ -75,16 +75,14 @@ def _no_downgrade(response: httpx2.Response) -> None:
 @contextmanager
 def _get(url: str, timeout: float, accept: str, limit: int) -> Iterator[httpx2.Response]:
     """The answer to a GET of ``url``, its body not yet read; an error status raises."""
-    hooks = AnswerCap(limit).sync_hooks()
-    hooks["response"].insert(0, _no_downgrade)
     with (
-        httpx2.Client(
+        sync_client(
+            AnswerCap(limit),
             timeout=timeout,
             follow_redirects=True,
             max_redirects=MAX_REDIRECTS,
             headers={"Accept": accept, "User-Agent": user_agent()},
-            event_hooks=hooks,
-            verify=tls_context(),
+            event_hooks={"response": [_no_downgrade]},
         ) as client,
         client.stream("GET", url) as response,
     ):

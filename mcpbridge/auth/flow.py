@@ -37,7 +37,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.httpcap import tls_context
+from codebot_mcp.core.httpcap import AnswerCap, async_client
 from codebot_mcp.mcpbridge.auth.dpop import DPoPAuth, DPoPBinding, DPoPState
 from codebot_mcp.mcpbridge.auth.grants import JWTBearerAuth, TokenExchange, discover_issuer
 from codebot_mcp.mcpbridge.auth.guard import GuardedAuth
@@ -192,21 +192,22 @@ class ServerAuth:
         stack: AsyncExitStack,
         headers: dict[str, str],
         limits: httpx2.Timeout,
-        hooks: dict[str, list[Callable[..., Any]]] | None = None,
+        cap: AnswerCap,
     ) -> httpx2.AsyncClient:
-        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded;
-        ``hooks`` (the size cap's) run on its requests and answers first."""
+        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded,
+        every answer under ``cap``.
+
+        Raises:
+            httpx2.ProxyError: the environment names a proxy httpx cannot use.
+        """
         auth = await self.open(stack)
-        event_hooks = {k: list(v) for k, v in (hooks or {}).items()}
-        for kind, more in self.event_hooks().items():
-            event_hooks.setdefault(kind, []).extend(more)
-        http = httpx2.AsyncClient(
+        http = async_client(
+            cap,
             headers=headers,
             timeout=limits,
             follow_redirects=True,
             auth=auth,
-            event_hooks=event_hooks,
-            verify=tls_context(),  # one per process, not one per proxy mount
+            event_hooks=self.event_hooks(),
         )
         await stack.enter_async_context(http)
         return http

@@ -439,10 +439,9 @@ class Client:
         from codebot_mcp.mcpbridge.transport.limits import answer_cap
 
         self._cap = answer_cap()  # the stdio cap on one message holds over HTTP too
-        hooks = self._cap.hooks()
-        hooks["response"].append(self._note_session)
         headers = dict(self.config.headers)
-        http = await self.auth.http_client(stack, headers, http_timeout(), hooks=hooks)
+        http = await self.auth.http_client(stack, headers, http_timeout(), self._cap)
+        http.event_hooks["response"].append(self._note_session)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
 

@@ -127,3 +127,14 @@ def test_the_registry_refuses_a_redirect_from_https_to_http() -> None:
         http._no_downgrade(moved)  # pyright: ignore[reportPrivateUsage]
     kept = httpx2.Response(302, headers={"Location": "/v0.1/next"}, request=request)
     http._no_downgrade(kept)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_proxy_httpx_cannot_use_is_an_http_error_naming_the_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from codebot_mcp.core.httpcap import async_client, sync_client
+
+    monkeypatch.setenv("ALL_PROXY", "bogus://proxy.example:1")
+    for make in (sync_client, async_client):
+        with pytest.raises(httpx2.ProxyError, match=r"cannot use the proxy from the environment"):
+            make(AnswerCap(LIMIT))
