@@ -334,10 +334,6 @@ class Manager:
         ]
         return "\n\n".join(sections)
 
-    def tool_by_name(self, name: str) -> MCPTool | None:
-        """Route a model-visible name to its tool through the name map."""
-        return next((t for t in self.tools() if t.name == name), None)
-
     def status(self) -> list[ServerStatus]:
         """Every configured server, sorted by name, from the last handshake and listing."""
         results: dict[str, ServerStatus] = {}
