@@ -59,8 +59,6 @@ from codebot_mcp.core.errors import SettingsError
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 """Moves ``~/.claude`` (Claude Code reads the same variable)."""
-SWITCH = "claude_files"
-"""The settings key that turns the whole layer off."""
 SETTINGS_FILES = ("settings.json", "settings.local.json")
 """The project's files, in the order read (the local one is Claude Code's higher level)."""
 USER_NOTES = "CLAUDE.md"
