@@ -30,7 +30,7 @@ import ssl
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
 
@@ -49,6 +49,7 @@ __all__ = [
 ]
 
 _MB = 2**20
+_C = TypeVar("_C")
 _BLANK_LINE = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
 """Two line ends in a row: the end of an SSE event (CRLF, CR or LF, in any mix)."""
 
@@ -100,20 +101,21 @@ def async_client(cap: AnswerCap, **options: Any) -> httpx2.AsyncClient:
         httpx2.ProxyError: a proxy variable names a proxy httpx cannot use (a ``socks5://``
             one without ``socksio``, an unknown scheme).
     """
-    options["event_hooks"] = _merged(cap.hooks(), options.get("event_hooks"))
-    options.setdefault("verify", tls_context())
-    try:
-        return httpx2.AsyncClient(**options)
-    except (ImportError, ValueError) as exc:
-        raise _proxy_error(exc) from None
+    return _client(httpx2.AsyncClient, cap.hooks(), options)
 
 
 def sync_client(cap: AnswerCap, **options: Any) -> httpx2.Client:
     """:func:`async_client` for synchronous code (an ``httpx2.Client``)."""
-    options["event_hooks"] = _merged(cap.sync_hooks(), options.get("event_hooks"))
+    return _client(httpx2.Client, cap.sync_hooks(), options)
+
+
+def _client(
+    make: Callable[..., _C], hooks: dict[str, list[Callable[..., Any]]], options: dict[str, Any]
+) -> _C:
+    options["event_hooks"] = _merged(hooks, options.get("event_hooks"))
     options.setdefault("verify", tls_context())
     try:
-        return httpx2.Client(**options)
+        return make(**options)
     except (ImportError, ValueError) as exc:
         raise _proxy_error(exc) from None
 
