@@ -238,11 +238,7 @@ class Manager:
         """Clients whose tools are offered, sorted by name: live connections, and crashed
         stdio servers that the next call will restart.
         """
-        return [
-            c
-            for _, c in sorted(self.clients.items())
-            if c.connected or (c.crashed and c.restarts_left > 0)
-        ]
+        return [c for _, c in sorted(self.clients.items()) if _offers(c)]
 
     def tools(self) -> list[MCPTool]:
         """Every connected server's tools, sorted by server then tool; same tools, same list.
@@ -250,9 +246,8 @@ class Manager:
         The list is cached, and rebuilt whenever a server's state or listing changes: a
         server that died for good takes its tools with it.
         """
-        key = self._key()
-        if not _same(key, self._tools_key):
-            self._tools_key = key
+        if not self._unchanged_since(self._tools_key):
+            self._tools_key = self._key()
             pairs = [
                 (c, t) for c in self.connected() for t in sorted(c.tools, key=lambda t: t.name)
             ]
@@ -288,9 +283,9 @@ class Manager:
         listing, records why (:attr:`ServerStatus.stale`) and leaves the client stale, so the
         next call retries it (before the next prompt) until it succeeds or the server goes.
         """
-        stale = [c for c in self.connected() if c.tools_stale]
-        if not stale and _same(self._key(), self._offered):
+        if self._unchanged_since(self._offered):  # none stale, none changed: no I/O
             return None
+        stale = [c for c in self.connected() if c.tools_stale]
         for client in stale:  # reset with no await since the check: atomic on the loop
             client.tools_stale = False
         if stale:
@@ -302,10 +297,26 @@ class Manager:
         return tools
 
     def _key(self) -> _Key:
+        """Every client, its state and its listing, as they are now."""
         return tuple(
-            (n, c.state, c.crashed, c.restarts_left, c.tools)
-            for n, c in sorted(self.clients.items())
+            (c, c.state, c.crashed, c.restarts_left, c.tools) for c in self.clients.values()
         )
+
+    def _unchanged_since(self, key: _Key) -> bool:
+        """The clients are those of ``key``, in its states, with its listings (the same list
+        objects: a re-list assigns a new one), and none whose tools are offered is stale.
+        Allocates nothing: it runs before every prompt."""
+        clients = self.clients
+        if len(clients) != len(key):
+            return False
+        for c, (was, state, crashed, left, tools) in zip(clients.values(), key, strict=True):
+            if c is not was or c.tools is not tools or c.state != state:
+                return False
+            if c.crashed != crashed or c.restarts_left != left:
+                return False
+            if c.tools_stale and _offers(c):
+                return False
+        return True
 
     @staticmethod
     async def _relist(client: Client) -> None:
@@ -511,16 +522,14 @@ class Manager:
         return await served.read_file(client, uri)
 
 
-_Key = tuple[tuple[str, str, bool, int, list[Any]], ...]
-"""Per client, by name: state, crashed, restarts left, and its listing (the list object)."""
+_Key = tuple[tuple[Any, str, bool, int, list[Any]], ...]
+"""Per client: itself, its state, crashed, restarts left, and its listing (the list object)."""
 
 
-def _same(a: _Key, b: _Key) -> bool:
-    """The same clients in the same states with the same listings (by identity: a re-list
-    assigns a new list, and comparing tools by value would cost on every lookup)."""
-    return len(a) == len(b) and all(
-        x[:4] == y[:4] and x[4] is y[4] for x, y in zip(a, b, strict=True)
-    )
+def _offers(client: Client) -> bool:
+    """Its tools are offered: a live connection, or a crashed stdio server that the next
+    call will restart."""
+    return client.connected or (client.crashed and client.restarts_left > 0)
 
 
 def _relist_failure(client: Client, exc: Exception) -> str:
