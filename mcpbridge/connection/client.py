@@ -91,8 +91,7 @@ class Client:
         """Selected tools whose ``_meta.ui.visibility`` leaves out "model" (MCP Apps): never
         offered to the model; ``mcp list --all`` shows them, ``mcp call`` may call them."""
         self.tools_stale = False
-        """The server said its tool list changed (or may have: a restart, a reopened listen
-        stream) since the last listing: the one flag; ``Manager.refresh_if_dirty`` re-lists."""
+        """The tool list changed (or may have) since the last listing: the one flag."""
         self.relist_error: str | None = None
         """Why the last re-list after a change notification failed (None: it did not)."""
         self.ready = anyio.Event()
@@ -303,13 +302,9 @@ class Client:
     async def list_all_tools(
         self, session: SDKClient | None = None, *, cached: bool = False
     ) -> list[types.Tool]:
-        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter.
-
-        Listings for the offer go to the server (``cached=False``): a reopened listen stream
-        marks the tools stale with no notification the SDK's response cache could evict on.
-        A reader of the listing just made (``mcp doctor``) passes ``cached=True``: the SDK
-        serves its first page while the server's ``ttlMs`` holds and no change came.
-        """
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter;
+        ``cached``: the SDK's response cache may serve the first page (``mcp doctor``), as
+        the offer's listings may not (a reopened listen stream evicts nothing)."""
         session = session or self.session
         mode: Literal["use", "refresh"] = "use" if cached else "refresh"
         tools: list[types.Tool] = []
