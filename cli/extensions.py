@@ -467,9 +467,3 @@ class SubagentView(AgentEvents):
     def notice(self, text: str) -> None:
         """A note from the subagent's run (a hook's warning)."""
         self._line(f"note: {render.safe(text)}")
-
-
-def warn_all(messages: list[str], warn: Callable[[str], Any] = render.warn) -> None:
-    """Show hook warnings (each escaped by ``render``)."""
-    for message in messages:
-        warn(message)

@@ -1,8 +1,7 @@
 """gzip and deflate, decoded in bounded pieces, so a size cap counts decoded bytes.
 
 A "zip bomb" of 100 kB inflates to gigabytes; decoding piece by piece lets the caller stop at
-its cap with bounded memory. Used by both HTTP caps: the MCP transport's
-(``mcpbridge.transport.httpcap``) and the model client's (``core.model.cap``). Written here
+its cap with bounded memory. Used by the one HTTP answer cap (``core.httpcap``). Written here
 because ``zlib``'s decompressobj is the whole of it; httpx decodes a body whole.
 """
 

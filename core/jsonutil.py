@@ -38,18 +38,6 @@ def loads(text: str | bytes | bytearray) -> Any:
         raise JSONTooDeepError from None
 
 
-def too_deep(exc: BaseException) -> bool:
-    """True when ``exc`` or anything it was raised from is a too-deep document."""
-    seen: BaseException | None = exc
-    for _ in range(20):
-        if seen is None:
-            return False
-        if isinstance(seen, RecursionError | JSONTooDeepError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 def json_type(value: Any) -> str:
     """What a JSON value is, in words for an error message ("a string", "an array")."""
     if value is None:

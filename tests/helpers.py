@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -45,6 +46,15 @@ def make_server(name: str, server: str, *args: str, **extra: Any) -> ServerConfi
 def everything_config(name: str = "everything", **extra: Any) -> ServerConfig:
     """server-everything over stdio, as a validated config."""
     return server_config(name, everything_entry(**extra))
+
+
+VALID_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""What every tool name the model sees matches (docs: the contracts users rely on)."""
+
+
+def tool_named(manager: Any, name: str) -> Any:
+    """The tool of a ``Manager`` the model knows as ``name`` (None: none is offered)."""
+    return next((t for t in manager.tools() if t.name == name), None)
 
 
 def write_settings(directory: Path, data: dict[str, Any]) -> Path:

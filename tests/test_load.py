@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from codebot_mcp.mcpbridge.tools.naming import VALID_NAME
-from tests.helpers import run_measured, server_entry, write_settings
+from tests.helpers import VALID_TOOL_NAME, run_measured, server_entry, write_settings
 
 
 def test_mcp_list_with_20_servers_and_5000_tools(tmp_path: Path) -> None:
@@ -21,6 +20,6 @@ def test_mcp_list_with_20_servers_and_5000_tools(tmp_path: Path) -> None:
     assert len(listing) == 20 and all(s["status"] == "connected" for s in listing)
     assert len(names) == 5000
     assert len(set(names)) == 5000
-    assert all(VALID_NAME.match(n) for n in names)
+    assert all(VALID_TOOL_NAME.match(n) for n in names)
     # Memory stays bounded: the whole process, SDK included, well under 400 MB.
     assert peak < 400 * 2**20, f"peak {peak / 2**20:.0f} MB"

@@ -37,7 +37,7 @@ def test_project_entry_replaces_global_entry_entirely_and_records_provenance(
     )
     project = tmp_path / "proj"
     project_file = write_settings(project, {"mcp_servers": {"shared": {"command": "proj-cmd"}}})
-    loaded = settings.load(project)
+    loaded = settings.load_unfiltered(project)
     shared = loaded.servers["shared"]
     assert shared.command == "proj-cmd"
     assert dict(shared.env) == {}  # replaced entirely, not merged key by key
@@ -53,7 +53,7 @@ def test_project_file_is_found_from_a_subdirectory(tmp_path: Path) -> None:
     write_settings(project, {"mcp_servers": {"a": {"command": "x"}}})
     deep = project / "src" / "pkg"
     deep.mkdir(parents=True)
-    loaded = settings.load(deep)
+    loaded = settings.load_unfiltered(deep)
     assert loaded.project_root == project
     assert loaded.servers["a"].cwd == project  # stdio servers run in the project root
 
@@ -75,7 +75,7 @@ def test_expansion_with_defaults_and_escapes(tmp_path: Path) -> None:
             }
         },
     )
-    loaded = settings.load(tmp_path, environ={"TOKEN": "t0k"})
+    loaded = settings.load_unfiltered(tmp_path, environ={"TOKEN": "t0k"})
     s = loaded.servers["s"]
     assert s.args == ("--token=t0k", "fallback", "${LITERAL}")
     assert dict(s.env) == {"KEY": "t0k"}
@@ -95,7 +95,7 @@ def test_undefined_variable_fails_only_that_server(tmp_path: Path) -> None:
             }
         },
     )
-    loaded = settings.load(tmp_path, environ={})
+    loaded = settings.load_unfiltered(tmp_path, environ={})
     bad = loaded.servers["bad"]
     assert bad.error is not None
     assert "${NOT_SET_ANYWHERE}" in bad.error and "'bad'" in bad.error and str(path) in bad.error
@@ -122,7 +122,7 @@ def test_undefined_variable_fails_only_that_server(tmp_path: Path) -> None:
 )
 def test_bad_entries_name_file_server_and_key(tmp_path: Path, entry: object, fragment: str) -> None:
     path = write_settings(tmp_path, {"mcp_servers": {"srv": entry, "ok": {"command": "y"}}})
-    loaded = settings.load(tmp_path)
+    loaded = settings.load_unfiltered(tmp_path)
     error = loaded.servers["srv"].error
     assert error is not None
     assert fragment in error
@@ -133,13 +133,13 @@ def test_bad_entries_name_file_server_and_key(tmp_path: Path, entry: object, fra
 @pytest.mark.parametrize("name", ["has space", "double__underscore", "dot.name", ""])
 def test_invalid_server_names(tmp_path: Path, name: str) -> None:
     write_settings(tmp_path, {"mcp_servers": {name: {"command": "x"}}})
-    error = settings.load(tmp_path).servers[name].error
+    error = settings.load_unfiltered(tmp_path).servers[name].error
     assert error is not None and "must not contain '__'" in error
 
 
 def test_unknown_keys_warn_with_a_suggestion(tmp_path: Path) -> None:
     write_settings(tmp_path, {"mcp_servers": {"s": {"command": "x", "agrs": []}}})
-    [warning] = settings.load(tmp_path).servers["s"].warnings
+    [warning] = settings.load_unfiltered(tmp_path).servers["s"].warnings
     assert warning.key == "agrs"
     assert "did you mean 'args'" in warning.message
 
@@ -163,7 +163,7 @@ def test_every_documented_top_level_setting_is_known(tmp_path: Path) -> None:
     }
     (tmp_path / "home").mkdir()
     (tmp_path / "home" / "settings.json").write_text(json.dumps(every))
-    loaded = settings.load(tmp_path, environ={"CODEBOT_HOME": str(tmp_path / "home")})
+    loaded = settings.load_unfiltered(tmp_path, environ={"CODEBOT_HOME": str(tmp_path / "home")})
     assert [w.key for w in loaded.warnings] == []
     assert loaded.max_tokens == 100 and loaded.context_window == 1000
 
@@ -173,7 +173,7 @@ def test_invalid_json_is_a_settings_error_with_line_and_column(tmp_path: Path) -
     path.parent.mkdir()
     path.write_text('{\n  "mcp_servers": {,}\n}')
     with pytest.raises(SettingsError) as info:
-        settings.load(tmp_path)
+        settings.load_unfiltered(tmp_path)
     assert f"invalid JSON in {path} at line 2, column 19" in info.value.message
 
 
@@ -192,7 +192,7 @@ def test_bad_top_level_shapes(tmp_path: Path, content: str, fragment: str) -> No
     path.parent.mkdir()
     path.write_text(content)
     with pytest.raises(SettingsError) as info:
-        settings.load(tmp_path)
+        settings.load_unfiltered(tmp_path)
     assert fragment in info.value.message
     assert info.value.hint
 
@@ -200,13 +200,13 @@ def test_bad_top_level_shapes(tmp_path: Path, content: str, fragment: str) -> No
 def test_settings_path_that_is_a_directory(tmp_path: Path) -> None:
     (tmp_path / ".codebot" / "settings.json").mkdir(parents=True)
     with pytest.raises(SettingsError, match="is a directory"):
-        settings.load(tmp_path)
+        settings.load_unfiltered(tmp_path)
 
 
 def test_model_settings_and_permissions_merge(tmp_path: Path) -> None:
     write_global(tmp_path, {"model": "gpt-g", "max_turns": 7, "permissions": {"deny": ["bash"]}})
     write_settings(tmp_path / "p", {"model": "gpt-p", "permissions": {"allow": ["mcp__a__*"]}})
-    loaded = settings.load(tmp_path / "p")
+    loaded = settings.load_unfiltered(tmp_path / "p")
     assert (loaded.model, loaded.max_turns) == ("gpt-p", 7)
     assert loaded.permissions.deny == ("bash",)
     assert loaded.permissions.allow == ("mcp__a__*",)
@@ -214,7 +214,7 @@ def test_model_settings_and_permissions_merge(tmp_path: Path) -> None:
 
 def test_mcp_servers_camel_case_alias_is_accepted(tmp_path: Path) -> None:
     write_settings(tmp_path, {"mcpServers": {"a": {"command": "x"}}})
-    assert settings.load(tmp_path).servers["a"].command == "x"
+    assert settings.load_unfiltered(tmp_path).servers["a"].command == "x"
 
 
 # -- expansion properties --------------------------------------------------------------
@@ -272,7 +272,7 @@ def test_merge_property_project_wins_by_name(
         write_settings(
             root / "p", {"mcp_servers": {n: {"command": c} for n, c in project_servers.items()}}
         )
-        loaded = settings.load(root / "p", environ={})
+        loaded = settings.load_unfiltered(root / "p", environ={})
     finally:
         os.environ["CODEBOT_HOME"] = previous
     assert set(loaded.servers) == set(global_servers) | set(project_servers)

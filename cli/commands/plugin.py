@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from codebot_mcp.cli import render
+from codebot_mcp.cli.commands.mcp.common import JsonOpt
 from codebot_mcp.cli.runtime import Globals
 from codebot_mcp.core.errors import ExitCode, UsageError
 
@@ -43,7 +44,6 @@ class Scope(StrEnum):
     PROJECT = "project"
 
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 YesOpt = Annotated[
     bool,
     typer.Option(

@@ -16,30 +16,11 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 REFRESH_PER_SECOND = 12
 
 
-def split_complete(text: str) -> tuple[str, str]:
-    """``(complete blocks, open rest)``: the cut is after the last blank line or closing fence
-    that is outside a code fence."""
-    cut = 0
-    fence: str | None = None
-    position = 0
-    for line in text.splitlines(keepends=True):
-        position += len(line)
-        if not line.endswith("\n"):
-            break  # an unfinished line is never complete
-        match = FENCE.match(line)
-        if fence is None and match:
-            fence = match.group(1)[0] * 3
-        elif fence is not None and match and match.group(1).startswith(fence):
-            fence = None
-            cut = position
-        elif fence is None and not line.strip():
-            cut = position
-    return text[:cut], text[cut:]
-
-
 class _Blocks:
-    """:func:`split_complete`, incrementally: each line is scanned once as text arrives, so
-    a long open block (a big code fence) costs linear time, not quadratic."""
+    """Splits streamed text into complete blocks (``(complete blocks, open rest)``: the cut
+    is after the last blank line or closing fence that is outside a code fence). Each line is
+    scanned once as text arrives, so a long open block (a big code fence) costs linear time,
+    not quadratic."""
 
     def __init__(self) -> None:
         self.text = ""

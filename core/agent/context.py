@@ -114,9 +114,6 @@ class Compaction:
     """The summary the model wrote ("" when only results were cut)."""
 
 
-Notify = Callable[[Compaction], None]
-
-
 class ContextBudget:
     """The window of the current model and the compaction policy for one session.
 

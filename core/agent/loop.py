@@ -546,12 +546,14 @@ class Agent:
             result = ToolResult(f"'{call.name}' is unavailable: {exc.message}", is_error=True)
         except Exception as exc:  # boundary: a buggy tool must not end the conversation
             result = ToolResult(f"'{call.name}' crashed: {exc!r}", is_error=True)
-        # A server may echo a secret it was given (its own Authorization header): scrub
-        # every known secret before the model, the transcript or the terminal sees it.
+        # A tool may echo a secret (a server its own Authorization header, a shell a key):
+        # every known secret goes before the model, the transcript or the terminal sees it;
+        # an MCP result was scrubbed once already, where it entered (``scrubbed``).
+        clean = result.scrubbed
         result = ToolResult(
-            truncate(SECRETS(result.text), self.tool_result_max_tokens),
+            truncate(result.text if clean else SECRETS(result.text), self.tool_result_max_tokens),
             result.is_error,
-            scrub(result.data),
+            result.data if clean else scrub(result.data),
             result.images,
         )
         if result.images:  # each under images.max_bytes (downscaled, or a note instead)

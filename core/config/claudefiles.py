@@ -69,8 +69,6 @@ if TYPE_CHECKING:
 
 CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 """Moves ``~/.claude`` (Claude Code reads the same variable)."""
-SWITCH = "claude_files"
-"""The settings key that turns the whole layer off."""
 SETTINGS_FILES = ("settings.json", "settings.local.json")
 """The project's files, in the order read (the local one is Claude Code's higher level)."""
 USER_NOTES = "CLAUDE.md"
@@ -529,4 +527,4 @@ def section_model() -> type[BaseModel]:
     return ClaudeFilesSection
 
 
-register(Section("claude_files", (Key(SWITCH, True, boolean),), section_model, order=80))
+register(Section("claude_files", (Key("claude_files", True, boolean),), section_model, order=80))

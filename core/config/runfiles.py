@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from codebot_mcp.core.config.servers import ServerConfig
@@ -241,9 +241,6 @@ def note_files(cwd: Path, root: Path | None) -> list[Path]:
     except OSError:
         return []
     return [n.path for n in loaded.files if n.kind != "user"]
-
-
-Signature = Mapping[Path, tuple[int, int, int, int] | None]
 
 
 def signature(files: Iterable[Path]) -> dict[Path, tuple[int, int, int, int] | None]:

@@ -628,13 +628,6 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
     return PermissionRules(lists["allow"], lists["ask"], lists["deny"])
 
 
-load = load_unfiltered
-"""The former name of :func:`load_unfiltered`, for tests and tools that read settings files
-as written. Product code never calls it: ``tests/hostile/test_trust_once.py`` lists the
-modules that may read unfiltered settings; every other one goes through
-``core.config.effective``."""
-
-
 def root_dirs(project_root: Path | None, cwd: Path, extra: Iterable[Path] = ()) -> list[Path]:
     """The directories offered to servers as roots: the project root (or the working
     directory), then the ``roots`` setting, resolved and deduplicated."""

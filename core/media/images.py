@@ -419,11 +419,6 @@ def for_estimate(messages: Sequence[Mapping[str, Any]]) -> tuple[Sequence[Any], 
     return strip(messages, "counted apart"), count
 
 
-def without_key(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A message without codebot's own :data:`TOOL_IMAGES_KEY`, as it is sent."""
-    return {k: v for k, v in message.items() if k != TOOL_IMAGES_KEY}
-
-
 def text_of(content: Any) -> str:
     """The text of a message's content: a string, or its text parts joined, each image as a
     short ``[image: PNG, 800×600, 41 KB]``."""

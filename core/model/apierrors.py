@@ -178,7 +178,7 @@ def hung_up(exc: BaseException) -> bool:
     import httpx2
     import openai
 
-    from codebot_mcp.core.model.cap import AnswerTooLargeError
+    from codebot_mcp.core.httpcap import AnswerTooLargeError
 
     if not isinstance(exc, openai.APIConnectionError) or isinstance(exc, openai.APITimeoutError):
         return False
@@ -216,8 +216,9 @@ def unreadable_answer(exc: BaseException, config: ModelConfig) -> ModelError | N
     """The error for an answer codebot will not read (over the size cap, or nested too deeply
     to parse), whatever wrapped it; None for any other failure. Such an answer is never
     retried: the same request would get the same answer."""
+    from codebot_mcp.core.httpcap import AnswerTooLargeError
     from codebot_mcp.core.jsonutil import JSONTooDeepError
-    from codebot_mcp.core.model.cap import MAX_ANSWER_BYTES, AnswerTooLargeError
+    from codebot_mcp.core.model.cap import MAX_ANSWER_BYTES
 
     for one in _chain(exc):
         if isinstance(one, AnswerTooLargeError):

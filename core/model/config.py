@@ -13,9 +13,10 @@ from dataclasses import dataclass, field, replace
 
 from codebot_mcp.core.config.keys import MODEL_APIS, REASONING_EFFORTS
 from codebot_mcp.core.config.settings import DEFAULT_MAX_TOKENS, Settings
+from codebot_mcp.core.config.trust import DEFAULT_API_KEY_ENV
 from codebot_mcp.core.errors import ModelError, SettingsError
 
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_KEY_ENV = DEFAULT_API_KEY_ENV
 PLACEHOLDER_KEY = "sk-no-key-required"
 TIMEOUT_ENV = "CODEBOT_MODEL_TIMEOUT"
 

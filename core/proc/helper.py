@@ -253,9 +253,3 @@ def probe() -> dict[str, Any]:
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
         _probe = {"error": f"the exec helper's probe failed: {exc}"}
     return _probe  # pyright: ignore[reportUnknownVariableType]
-
-
-def forget() -> None:
-    """Locate and probe again next time (tests)."""
-    global _located, _problem, _probe, _verified
-    _located = _problem = _probe = _verified = None

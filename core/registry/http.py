@@ -1,22 +1,24 @@
 """HTTP for the registry: one bounded GET for JSON and one for downloads.
 
 Every request has a deadline (a stalled registry must not hang a search), every body a size
-cap (a hostile one must not fill memory or disk), and a redirect may not leave https. The
-standard library's ``urllib`` does the work: codebot's core has no HTTP client of its own
-(the SDK's belongs to ``mcpbridge``), and one GET needs none.
+cap (a hostile one must not fill memory or disk: the one HTTP answer cap, :mod:`core.httpcap`),
+and a redirect may not leave https. httpx2's client does the work, with its own proxies from
+the environment, as every HTTP client of codebot's.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import time
-import urllib.error
-import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
+import httpx2
+
 from codebot_mcp.core.errors import CodebotError, ExitCode
+from codebot_mcp.core.httpcap import AnswerCap, AnswerTooLargeError, sync_client
 from codebot_mcp.core.secrets.redact import printable, redact_url
 
 REQUEST_TIMEOUT_SECONDS = 10.0
@@ -29,7 +31,8 @@ MAX_JSON_BYTES = 8 << 20
 MAX_DOWNLOAD_BYTES = 256 << 20
 """An MCP bundle (``.mcpb``) with its ``node_modules`` runs to tens of MB."""
 MAX_REDIRECTS = 5
-_CHUNK = 1 << 16
+ERROR_DETAIL_BYTES = 4096
+"""Of an error status's body, read for the registry's ``error`` text."""
 
 
 class RegistryError(CodebotError):
@@ -49,63 +52,66 @@ def user_agent() -> str:
     return f"codebot/{__version__}"
 
 
-class _NoDowngrade(urllib.request.HTTPRedirectHandler):
-    """Follows at most :data:`MAX_REDIRECTS` redirects, never from https to http."""
-
-    max_redirections = MAX_REDIRECTS
-
-    def redirect_request(  # type: ignore[override]
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        if req.full_url.startswith("https:") and not newurl.startswith("https:"):
-            raise urllib.error.URLError(f"refused a redirect from https to {redact_url(newurl)}")
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
+class _Downgrade(Exception):
+    """A redirect from https to another scheme, refused."""
 
 
-def _open(url: str, timeout: float, accept: str) -> Any:
-    request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": user_agent()})
-    opener = urllib.request.build_opener(_NoDowngrade())
-    return opener.open(request, timeout=timeout)
+def _no_downgrade(response: httpx2.Response) -> None:
+    """Refuse a redirect from https to anything else (a response hook: it runs before the
+    client follows)."""
+    location = response.headers.get("location")
+    if (
+        not response.has_redirect_location
+        or location is None
+        or response.request.url.scheme != "https"
+    ):
+        return
+    target = response.request.url.join(location)
+    if target.scheme != "https":
+        response.close()
+        raise _Downgrade(f"refused a redirect from https to {redact_url(str(target))}")
 
 
-def _read(response: Any, sink: IO[bytes] | None, limit: int, deadline: float, url: str) -> bytes:
-    """The body, in chunks, within ``limit`` bytes and the deadline (into ``sink`` if given)."""
+@contextmanager
+def _get(url: str, timeout: float, accept: str, limit: int) -> Iterator[httpx2.Response]:
+    """The answer to a GET of ``url``, its body not yet read; an error status raises."""
+    with (
+        sync_client(
+            AnswerCap(limit),
+            timeout=timeout,
+            follow_redirects=True,
+            max_redirects=MAX_REDIRECTS,
+            headers={"Accept": accept, "User-Agent": user_agent()},
+            event_hooks={"response": [_no_downgrade]},
+        ) as client,
+        client.stream("GET", url) as response,
+    ):
+        if not 200 <= response.status_code < 300:
+            raise _status_failure(url, response)
+        yield response
+
+
+def _read(response: httpx2.Response, sink: IO[bytes] | None, deadline: float, url: str) -> bytes:
+    """The body, in chunks, within the deadline (into ``sink`` if given); the cap counts it."""
     length = response.headers.get("Content-Length")
-    if length is not None and length.isdigit() and int(length) > limit:
-        raise RegistryError(
-            f"{_shown(url)} answered {int(length)} bytes, more than the {limit >> 20} MiB "
-            "codebot accepts",
-            hint="A registry's answer is far smaller; check registry_url.",
-        )
     chunks: list[bytes] = []
     total = 0
-    while True:
-        if time.monotonic() > deadline:
-            raise RegistryError(f"{_shown(url)} did not finish answering in time")
-        chunk = response.read1(_CHUNK)  # what has arrived: a slow drip still meets the deadline
-        if not chunk:
-            if length is not None and length.isdigit() and total < int(length):
-                raise RegistryError(
-                    f"{_shown(url)} stopped answering after {total} of {length} bytes",
-                    hint="Try again; check your connection.",
-                )
-            break
-        total += len(chunk)
-        if total > limit:
+    try:
+        for chunk in response.iter_raw():  # what has arrived: a slow drip still meets the deadline
+            if time.monotonic() > deadline:
+                raise RegistryError(f"{_shown(url)} did not finish answering in time")
+            total += len(chunk)
+            if sink is None:
+                chunks.append(chunk)
+            else:
+                sink.write(chunk)
+    except httpx2.RemoteProtocolError:
+        if length is not None and length.isdigit() and total < int(length):
             raise RegistryError(
-                f"{_shown(url)} sent more than the {limit >> 20} MiB codebot accepts",
-                hint="A registry's answer is far smaller; check registry_url.",
-            )
-        if sink is None:
-            chunks.append(chunk)
-        else:
-            sink.write(chunk)
+                f"{_shown(url)} stopped answering after {total} of {length} bytes",
+                hint="Try again; check your connection.",
+            ) from None
+        raise
     return b"".join(chunks)
 
 
@@ -113,21 +119,38 @@ def _shown(url: str) -> str:
     return printable(redact_url(url), one_line=True)
 
 
-def _failure(url: str, exc: Exception) -> RegistryError:
-    """A registry error for an exception of ``urllib`` (404 becomes :class:`NotFoundError`)."""
-    if isinstance(exc, urllib.error.HTTPError):
-        detail = ""
-        try:
-            body = json.loads(exc.read(4096) or b"{}")
-            if isinstance(body, dict) and isinstance(body.get("error"), str):
-                detail = f": {printable(body['error'][:200], one_line=True)}"
-        except (OSError, ValueError):
-            pass
-        kind = NotFoundError if exc.code == 404 else RegistryError
-        return kind(f"{_shown(url)} answered HTTP {exc.code}{detail}")
-    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+def _status_failure(url: str, response: httpx2.Response) -> RegistryError:
+    """The error for an error status (404 becomes :class:`NotFoundError`), with the registry's
+    ``error`` text when its body has one."""
+    detail = ""
+    try:
+        head = b""
+        for chunk in response.iter_raw():
+            head += chunk
+            if len(head) >= ERROR_DETAIL_BYTES:
+                break
+        body = json.loads(head[:ERROR_DETAIL_BYTES] or b"{}")
+        if isinstance(body, dict) and isinstance(body.get("error"), str):
+            detail = f": {printable(body['error'][:200], one_line=True)}"
+    except (httpx2.HTTPError, ValueError):
+        pass
+    kind = NotFoundError if response.status_code == 404 else RegistryError
+    return kind(f"{_shown(url)} answered HTTP {response.status_code}{detail}")
+
+
+def _failure(url: str, exc: Exception, limit: int) -> RegistryError:
+    """A registry error for an exception of the HTTP client (or the cap)."""
+    if isinstance(exc, AnswerTooLargeError):
+        if exc.declared is not None:
+            what = f"answered {exc.declared} bytes, more than"
+        else:
+            what = "sent more than"
+        return RegistryError(
+            f"{_shown(url)} {what} the {limit >> 20} MiB codebot accepts",
+            hint="A registry's answer is far smaller; check registry_url.",
+        )
     return RegistryError(
-        f"cannot reach {_shown(url)}: {printable(str(reason), one_line=True)}",
+        f"cannot reach {_shown(url)}: {printable(str(exc) or type(exc).__name__, one_line=True)}",
         hint="Check your connection and the registry_url setting.",
     )
 
@@ -141,12 +164,12 @@ def get_json(url: str, *, timeout: float = REQUEST_TIMEOUT_SECONDS) -> Any:
     """
     deadline = time.monotonic() + timeout
     try:
-        with _open(url, timeout, "application/json") as response:
-            body = _read(response, None, MAX_JSON_BYTES, deadline, url)
+        with _get(url, timeout, "application/json", MAX_JSON_BYTES) as response:
+            body = _read(response, None, deadline, url)
     except RegistryError:
         raise
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-        raise _failure(url, exc) from None
+    except (httpx2.HTTPError, httpx2.InvalidURL, _Downgrade, OSError, ValueError) as exc:
+        raise _failure(url, exc, MAX_JSON_BYTES) from None
     try:
         return json.loads(body)
     except (ValueError, RecursionError):
@@ -171,10 +194,10 @@ def download(url: str, sink: IO[bytes], *, timeout: float = DOWNLOAD_TIMEOUT_SEC
             sink.write(data)
 
     try:
-        with _open(url, timeout, "*/*") as response:
-            _read(response, _Hashing(), MAX_DOWNLOAD_BYTES, deadline, url)  # type: ignore[arg-type]
+        with _get(url, timeout, "*/*", MAX_DOWNLOAD_BYTES) as response:
+            _read(response, _Hashing(), deadline, url)  # type: ignore[arg-type]
     except RegistryError:
         raise
-    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-        raise _failure(url, exc) from None
+    except (httpx2.HTTPError, httpx2.InvalidURL, _Downgrade, OSError, ValueError) as exc:
+        raise _failure(url, exc, MAX_DOWNLOAD_BYTES) from None
     return digest.hexdigest()

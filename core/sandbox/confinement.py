@@ -182,12 +182,6 @@ def support() -> Support:
     return _support
 
 
-def forget_support() -> None:
-    """Measure again next time (tests)."""
-    global _support
-    _support = None
-
-
 class Sandbox:
     """The policy of one session (or one server): mode, network, what it may write.
 

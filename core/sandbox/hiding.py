@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.secrets.credentials import SHELL_CREDENTIAL_NAME
+
 if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
 
@@ -85,9 +87,6 @@ HIDDEN_BY_VARIABLE: tuple[tuple[str, str], ...] = (
 )
 """Where a tool's variable moves its credentials (``KUBECONFIG`` may list several files):
 hidden there too."""
-HIDDEN_NAMES = re.compile(r"(key|secret|token|passw(or)?d|credential)", re.IGNORECASE)
-"""A variable so named (the user's, or a server entry's ``env``) whose value is a path names
-a secret file: ``GOOGLE_APPLICATION_CREDENTIALS=/home/me/sa.json``, ``SSL_KEY_FILE``."""
 CODEBOT_HIDDEN = ("oauth", "sessions", "chat_history")
 """In codebot's state directory: the OAuth token store (``mcpbridge/auth/token_store.py``), past
 sessions' transcripts and the prompt history (what an approved command outside read)."""
@@ -202,7 +201,7 @@ def secret_files(env: Mapping[str, str]) -> list[Path]:
     ``:``-separated list."""
     out: list[Path] = []
     for name, value in env.items():
-        if not HIDDEN_NAMES.search(name):
+        if not SHELL_CREDENTIAL_NAME.search(name):  # its value, a path, names a secret file
             continue
         for part in value.split(os.pathsep):
             part = os.path.expanduser(part.strip())

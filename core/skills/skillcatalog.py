@@ -24,7 +24,6 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from codebot_mcp.core.config.skills import LocalSkill, LocalSkills
@@ -263,18 +262,8 @@ class SkillActivity:
         """The user approved running code while acting on these skills (this session)."""
         self.approved.update(_key(s) for s in skills if s.entry is not None)
 
-    def is_loaded(self, skill: Skill) -> bool:
-        """Whether the model loaded ``skill`` (under this same entry) in this session."""
-        held = self.loaded.get(skill.handle)
-        return held is not None and held.identity == skill.identity and held.entry == skill.entry
-
 
 def _key(skill: Skill) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     assert skill.entry is not None
     files = tuple(sorted((f.uri, f.digest) for f in skill.entry.resources or ()))
     return skill.entry.server, skill.entry.uri, files
-
-
-def skill_directory(skill: Skill) -> Path | None:
-    """The folder of a local skill (None for a served one)."""
-    return skill.local.directory if skill.local is not None else None

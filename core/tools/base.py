@@ -122,12 +122,16 @@ class ToolResult:
         data: Extra machine-readable payload (for ``--json`` output), never sent to the model.
         images: Images for the model (``core.media.images``); ``text`` describes each, and is
             what the model reads where images cannot go (an endpoint without them).
+        scrubbed: Every known secret is already out of ``text`` and ``data``: scrubbed where
+            the result entered codebot (an MCP result, at the bridge), so the loop does not
+            scrub it a second time. Any other result is scrubbed by the loop.
     """
 
     text: str
     is_error: bool = False
     data: dict[str, Any] = field(default_factory=dict[str, Any])
     images: tuple[Image, ...] = ()
+    scrubbed: bool = False
 
 
 @runtime_checkable

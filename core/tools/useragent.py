@@ -17,7 +17,6 @@ from typing import Any, Literal, Protocol
 ElicitAction = Literal["accept", "decline", "cancel"]
 ElicitMode = Literal["decline", "defaults", "cancel"]
 ELICIT_MODES: tuple[str, ...] = ("decline", "defaults", "cancel")
-SamplingAnswer = Literal["yes", "no", "always"]
 MAX_SAMPLING_PER_TURN = 5
 """Sampling requests one server may make per user turn (or per command): a loop costs money."""
 MAX_SAMPLING_TOKENS = 4096

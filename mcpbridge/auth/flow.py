@@ -37,6 +37,7 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.httpcap import AnswerCap, async_client
 from codebot_mcp.mcpbridge.auth.credential_sources import assertion_source, id_token_source
 from codebot_mcp.mcpbridge.auth.dpop import DPoPAuth, DPoPBinding, DPoPState
 from codebot_mcp.mcpbridge.auth.grants import JWTBearerAuth, TokenExchange, discover_issuer
@@ -191,18 +192,22 @@ class ServerAuth:
         stack: AsyncExitStack,
         headers: dict[str, str],
         limits: httpx2.Timeout,
-        transport: httpx2.AsyncBaseTransport | None = None,
+        cap: AnswerCap,
     ) -> httpx2.AsyncClient:
-        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded;
-        ``transport`` (the size cap) carries its requests."""
+        """The HTTP client for the MCP endpoint: this auth attached, statuses recorded,
+        every answer under ``cap``.
+
+        Raises:
+            httpx2.ProxyError: the environment names a proxy httpx cannot use.
+        """
         auth = await self.open(stack)
-        http = httpx2.AsyncClient(
+        http = async_client(
+            cap,
             headers=headers,
             timeout=limits,
             follow_redirects=True,
             auth=auth,
             event_hooks=self.event_hooks(),
-            transport=transport,
         )
         await stack.enter_async_context(http)
         return http

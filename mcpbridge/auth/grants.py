@@ -267,13 +267,12 @@ class TokenExchange:
         Raises:
             GrantError: the ID token could not be read, or the identity provider refused.
         """
-        from codebot_mcp.mcpbridge.transport.httpcap import CappedTransport
+        from codebot_mcp.core.httpcap import async_client
+        from codebot_mcp.mcpbridge.transport.limits import answer_cap
 
         oauth = self.config.oauth
         subject = await self.id_token.read()
-        async with httpx2.AsyncClient(
-            timeout=IDP_TIMEOUT_SECONDS, transport=CappedTransport()
-        ) as http:
+        async with async_client(answer_cap(), timeout=IDP_TIMEOUT_SECONDS) as http:
             endpoint = self.endpoint or await self._discover(http)
             data = {
                 "grant_type": TOKEN_EXCHANGE,
@@ -342,10 +341,11 @@ async def discover_issuer(config: ServerConfig) -> str:
     Raises:
         GrantError: no metadata, or none that names an authorization server.
     """
-    from codebot_mcp.mcpbridge.transport.httpcap import CappedTransport
+    from codebot_mcp.core.httpcap import async_client
+    from codebot_mcp.mcpbridge.transport.limits import answer_cap
 
     assert config.url is not None
-    async with httpx2.AsyncClient(timeout=IDP_TIMEOUT_SECONDS, transport=CappedTransport()) as http:
+    async with async_client(answer_cap(), timeout=IDP_TIMEOUT_SECONDS) as http:
         for url in build_protected_resource_metadata_discovery_urls(None, config.url):
             try:
                 prm = await handle_protected_resource_response(await http.get(url))

@@ -59,12 +59,10 @@ async def _revoke(
             auth_data["client_secret"] = secret
     tokens = [(t, hint) for t, hint in ((refresh, "refresh_token"), (access, "access_token")) if t]
     try:
-        from codebot_mcp.mcpbridge.transport.httpcap import (
-            CappedTransport,
-        )  # the size cap, through any env proxy
+        from codebot_mcp.core.httpcap import async_client
+        from codebot_mcp.mcpbridge.transport.limits import answer_cap  # the size cap
 
-        transport = CappedTransport()
-        async with httpx2.AsyncClient(timeout=REVOKE_TIMEOUT_SECONDS, transport=transport) as http:
+        async with async_client(answer_cap(), timeout=REVOKE_TIMEOUT_SECONDS) as http:
             for value, hint in tokens:
                 response = await http.post(
                     endpoint,

@@ -12,6 +12,7 @@ from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.errors import CodebotError, ServerError
+from codebot_mcp.core.secrets.redact import SECRETS, scrub
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
@@ -81,7 +82,8 @@ def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
     data["isError"] = is_error
     if not texts and structured is not None:
         texts.append(json.dumps(structured, ensure_ascii=False))
-    return ToolResult("\n".join(texts), is_error=is_error, data=data)
+    text, data = SECRETS("\n".join(texts)), scrub(data, SECRETS)
+    return ToolResult(text, is_error=is_error, data=data, scrubbed=True)
 
 
 def validate_output(name: str, schema: Any, result: dict[str, Any]) -> None:

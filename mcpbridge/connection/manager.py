@@ -2,13 +2,14 @@
 
 A server that fails is recorded in :attr:`Manager.failures` and never stops the others.
 The SDK loads with the first server started, so a run without servers (``chat`` alone) never
-imports it. Change notifications only mark state (the dirty flag);
-:meth:`Manager.refresh_if_dirty` re-lists before the next prompt. Use it as
+imports it. A change notification only marks its client stale (``Client.tools_stale``, the one
+flag); :meth:`Manager.refresh_if_dirty` re-lists the stale ones before the next prompt, and
+hands out the tool list again when it differs from the one it last handed out. Use it as
 ``async with Manager(servers) as manager:``; the context exit stops every server and waits for
 each child process to end.
 
-Size: one class, every server of a run as one source: starting and stopping, the dirty flag
-and its re-lists (with the retry of a failed one, and the pin check that holds a drifted
+Size: one class, every server of a run as one source: starting and stopping, the re-lists
+of stale servers (with the retry of a failed one, and the pin check that holds a drifted
 server back), status, and the resource, prompt and skill calls that only route to a client
 (a split would leave a second class holding the same map).
 """
@@ -97,9 +98,11 @@ class Manager:
         """Server name → an SDK server object served in this process (see ``Client``)."""
         self.clients: dict[str, Client] = {}
         self._config_failures: dict[str, Failure] = {}
-        self._dirty = False
-        self._tools: list[MCPTool] | None = None
-        self._tools_key: tuple[Any, ...] = ()
+        self._tools: list[MCPTool] = []
+        self._tools_key: _Key = ()
+        """What :attr:`_tools` was built from: every client's state and listing."""
+        self._offered: _Key = ()
+        """What the tools :meth:`refresh_if_dirty` last handed out were built from."""
         self._tg: TaskGroup | None = None
         self._skills: dict[str, tuple[Client, list[SkillEntry], list[str]]] = {}
         """Server name → (the connection it was listed on, its skill entries, their issues)."""
@@ -146,8 +149,6 @@ class Manager:
 
             client = Client(
                 config,
-                on_tools_changed=self._on_tools_changed,
-                on_lost=self._on_lost,
                 process=process,
                 spawn=self._spawn,
                 agent=self.agent,
@@ -175,10 +176,9 @@ class Manager:
         assert self._tg is not None
         self._tg.start_soon(task)
 
-    async def _await_ready(self, client: Client) -> None:
+    @staticmethod
+    async def _await_ready(client: Client) -> None:
         await client.ready.wait()
-        self._tools = None
-        self._dirty = True
 
     async def _stop_clients(self, clients: list[Client]) -> None:
         async with anyio.create_task_group() as tg:
@@ -201,8 +201,6 @@ class Manager:
         for client in gone:
             del self.clients[client.name]
         self._config_failures.clear()
-        self._tools = None
-        self._dirty = True
         await self.start_all()
 
     async def restart(self, name: str, *, login: LoginOptions | None = None) -> Client:
@@ -218,8 +216,6 @@ class Manager:
             await self.start_all([name])
         finally:
             self.login = previous
-        self._tools = None
-        self._dirty = True
         return self.clients[name]
 
     # -- the tool source -----------------------------------------------------------------
@@ -244,26 +240,16 @@ class Manager:
         """Clients whose tools are offered, sorted by name: live connections, and crashed
         stdio servers that the next call will restart.
         """
-        return [
-            c
-            for _, c in sorted(self.clients.items())
-            if c.connected or (c.crashed and c.restarts_left > 0)
-        ]
+        return [c for _, c in sorted(self.clients.items()) if _offers(c)]
 
     def tools(self) -> list[MCPTool]:
         """Every connected server's tools, sorted by server then tool; same tools, same list.
 
-        The list is cached, and rebuilt whenever a server's state changes: a server that
-        died for good takes its tools with it.
+        The list is cached, and rebuilt whenever a server's state or listing changes: a
+        server that died for good takes its tools with it.
         """
-        key = tuple(
-            (n, c.state, c.crashed, c.restarts_left, id(c.tools))
-            for n, c in sorted(self.clients.items())
-        )
-        if key != self._tools_key:
-            self._tools = None
-            self._tools_key = key
-        if self._tools is None:
+        if not self._unchanged_since(self._tools_key):
+            self._tools_key = self._key()
             pairs = [
                 (c, t) for c in self.connected() for t in sorted(c.tools, key=lambda t: t.name)
             ]
@@ -293,44 +279,59 @@ class Manager:
     async def refresh_if_dirty(self) -> list[MCPTool] | None:
         """None when nothing changed (no I/O); else re-list changed servers and return all tools.
 
-        A re-list that fails keeps the server's last good listing, records why
-        (:attr:`ServerStatus.stale`) and leaves the manager dirty, so the next call retries it
-        (before the next prompt) until it succeeds or the server goes.
+        Dirty means a connected client is stale (a change notification, a restart), or a
+        server's state or listing moved since the tools were last handed out (started,
+        failed, lost, reconfigured). A re-list that fails keeps the server's last good
+        listing, records why (:attr:`ServerStatus.stale`) and leaves the client stale, so the
+        next call retries it (before the next prompt) until it succeeds or the server goes.
         """
-        if not self._dirty:
+        if self._unchanged_since(self._offered):  # none stale, none changed: no I/O
             return None
-        self._dirty = False  # check-and-reset with no await in between: atomic on the loop
         stale = [c for c in self.connected() if c.tools_stale]
-        for client in stale:
+        for client in stale:  # reset with no await since the check: atomic on the loop
             client.tools_stale = False
         if stale:
             async with anyio.create_task_group() as tg:
                 for client in stale:
                     tg.start_soon(self._relist, client)
-            self._tools = None
-        return self.tools()
+        tools = self.tools()
+        self._offered = self._tools_key
+        return tools
 
-    async def _relist(self, client: Client) -> None:
+    def _key(self) -> _Key:
+        """Every client, its state and its listing, as they are now."""
+        return tuple(
+            (c, c.state, c.crashed, c.restarts_left, c.tools) for c in self.clients.values()
+        )
+
+    def _unchanged_since(self, key: _Key) -> bool:
+        """The clients are those of ``key``, in its states, with its listings (the same list
+        objects: a re-list assigns a new one), and none whose tools are offered is stale.
+        Allocates nothing: it runs before every prompt."""
+        clients = self.clients
+        if len(clients) != len(key):
+            return False
+        for c, (was, state, crashed, left, tools) in zip(clients.values(), key, strict=True):
+            if c is not was or c.tools is not tools or c.state != state:
+                return False
+            if c.crashed != crashed or c.restarts_left != left:
+                return False
+            if c.tools_stale and _offers(c):
+                return False
+        return True
+
+    @staticmethod
+    async def _relist(client: Client) -> None:
         try:
             client.tools = await client.list_tools()
         except Exception as exc:  # boundary: keep the old listing; status() shows the failure
-            client.tools_stale = True
+            client.tools_stale = True  # retried at the next refresh, not only at the next change
             client.relist_error = _relist_failure(client, exc)
-            self._dirty = True  # retried at the next refresh, not only at the next change
             return
         client.relist_error = None
         held = client.pin_problem()
         if held is not None:  # the tools changed under a pinned server: it goes
             client.hold(held)
-
-    def _on_tools_changed(self, _server: str) -> None:
-        self._dirty = True
-
-    def _on_lost(self, _server: str) -> None:
-        # A connection that was up failed: rebuild the tool list from connected() (a crashed
-        # stdio server keeps its tools while it has a restart left), and tell the session.
-        self._tools = None
-        self._dirty = True
 
     def instructions(self) -> str:
         """Each connected server's instructions as a ``## <server>`` section, in server order.
@@ -345,10 +346,6 @@ class Manager:
             if c.info is not None and c.info.instructions and c.info.instructions.strip()
         ]
         return "\n\n".join(sections)
-
-    def tool_by_name(self, name: str) -> MCPTool | None:
-        """Route a model-visible name to its tool through the name map."""
-        return next((t for t in self.tools() if t.name == name), None)
 
     def status(self) -> list[ServerStatus]:
         """Every configured server, sorted by name, from the last handshake and listing."""
@@ -525,6 +522,16 @@ class Manager:
         client = find_client(self.clients, server)
         served.require_skills(client)
         return await served.read_file(client, uri)
+
+
+_Key = tuple[tuple[Any, str, bool, int, list[Any]], ...]
+"""Per client: itself, its state, crashed, restarts left, and its listing (the list object)."""
+
+
+def _offers(client: Client) -> bool:
+    """Its tools are offered: a live connection, or a crashed stdio server that the next
+    call will restart."""
+    return client.connected or (client.crashed and client.restarts_left > 0)
 
 
 def _relist_failure(client: Client, exc: Exception) -> str:

@@ -43,6 +43,7 @@ from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
 from codebot_mcp.mcpbridge.transport.wire import MAX_LIST_PAGES, split_tools
 
 if TYPE_CHECKING:
+    from codebot_mcp.core.httpcap import AnswerCap
     from codebot_mcp.core.tools.useragent import Sampling, UserAgent
     from codebot_mcp.mcpbridge.tools.tool_pins import Held, Pins
 
@@ -62,8 +63,6 @@ class Client:
         self,
         config: ServerConfig,
         *,
-        on_tools_changed: Callable[[str], None] | None = None,
-        on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
@@ -92,6 +91,7 @@ class Client:
         """Selected tools whose ``_meta.ui.visibility`` leaves out "model" (MCP Apps): never
         offered to the model; ``mcp list --all`` shows them, ``mcp call`` may call them."""
         self.tools_stale = False
+        """The tool list changed (or may have) since the last listing: the one flag."""
         self.relist_error: str | None = None
         """Why the last re-list after a change notification failed (None: it did not)."""
         self.ready = anyio.Event()
@@ -101,9 +101,6 @@ class Client:
         """The scope bounding connect and first listing; stop() cancels it (Ctrl-C, exit)."""
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
-        self._on_tools_changed = on_tools_changed
-        self._on_lost = on_lost
-        """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
         self._process: ServerProcess | None = None
         self._spawn = spawn
@@ -128,7 +125,8 @@ class Client:
         """Requests, log, progress and change flags beyond tools (a helper it owns)."""
         self.tasks = TaskHooks(self.name, progress=self._task_progress, redact=self.redact)
         """How this connection's tasks (SEP-2663) report and end; the manager fills it in."""
-        self._cap: Any = None
+        self._cap: AnswerCap | None = None
+        self._http_session: str | None = None
         self.login = login  # this run may open the browser (--login, mcp login)
         self.auth = ServerAuth(config, login)
         self.auth.on_wait = self._waiting_on_user
@@ -301,16 +299,21 @@ class Client:
         self.app_tools, self.hidden_tools = split.apps, split.hidden
         return split.offered
 
-    async def list_all_tools(self, session: SDKClient | None = None) -> list[types.Tool]:
-        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter."""
+    async def list_all_tools(
+        self, session: SDKClient | None = None, *, cached: bool = False
+    ) -> list[types.Tool]:
+        """All pages of ``tools/list`` (at most ``MAX_LIST_PAGES``), before any filter;
+        ``cached``: the SDK's response cache may serve the first page (``mcp doctor``), as
+        the offer's listings may not (a reopened listen stream evicts nothing)."""
         session = session or self.session
+        mode: Literal["use", "refresh"] = "use" if cached else "refresh"
         tools: list[types.Tool] = []
         cursor: str | None = None
         # A server may announce list_changed and then never answer: the listing is bounded by
         # the handshake timeout, at start and on every re-list.
         with anyio.fail_after(self.config.timeout):
             for _ in range(MAX_LIST_PAGES):
-                page = await session.list_tools(cursor=cursor, cache_mode="refresh")
+                page = await session.list_tools(cursor=cursor, cache_mode=mode)
                 tools.extend(page.tools)
                 cursor = page.next_cursor
                 if not cursor:
@@ -325,7 +328,7 @@ class Client:
         await self.restart_if_crashed()
         token = calling(name, arguments or {})  # a task the call turns into is journaled
         version = self.info.protocol_version if self.info is not None else None
-        session = self._cap.session_id if self._cap is not None else None
+        session = self._http_session
         try:
             with tool_call(self.config, version, name, session):  # its span's attributes
                 return await self.session.call_tool(
@@ -428,13 +431,18 @@ class Client:
         return stdio_transport(server)
 
     async def _http_transport(self, stack: AsyncExitStack) -> Transport:
-        from codebot_mcp.mcpbridge.transport.httpcap import CappedTransport
+        from codebot_mcp.mcpbridge.transport.limits import answer_cap
 
-        self._cap = CappedTransport()  # the stdio cap on one message holds over HTTP too
+        self._cap = answer_cap()  # the stdio cap on one message holds over HTTP too
         headers = dict(self.config.headers)
-        http = await self.auth.http_client(stack, headers, http_timeout(), transport=self._cap)
+        http = await self.auth.http_client(stack, headers, http_timeout(), self._cap)
+        http.event_hooks["response"].append(self._note_session)
         assert self.config.url is not None
         return streamable_http_client(self.config.url, http_client=http)
+
+    async def _note_session(self, response: Any) -> None:
+        """Keep the server's latest ``Mcp-Session-Id`` (handshake-era HTTP), for telemetry."""
+        self._http_session = response.headers.get("mcp-session-id") or self._http_session
 
     def _auth_problem(self, exc: BaseException | None = None) -> bool:
         """Record an authorization failure, if the trace shows one; True when it did."""
@@ -465,8 +473,6 @@ class Client:
 
     def _mark_stale(self) -> None:
         self.tools_stale = True
-        if self._on_tools_changed is not None:
-            self._on_tools_changed(self.name)
 
     def _fail(
         self,
@@ -479,7 +485,6 @@ class Client:
     ) -> None:
         if self.state == "failed":
             return
-        was_up = self.state == "connected"
         self.state = "failed"
         self.failure = Failure(
             server=self.name,
@@ -491,5 +496,3 @@ class Client:
             needs_login=needs_login,
             timed_out=timed_out,
         )
-        if was_up and self._on_lost is not None:
-            self._on_lost(self.name)

@@ -165,6 +165,7 @@ def to_tool_result(result: types.CallToolResult) -> ToolResult:
         is_error=result.is_error,
         data=scrub(data, SECRETS),
         images=pictures,
+        scrubbed=True,
     )
 
 

@@ -255,7 +255,7 @@ async def _listed(ctx: ServerContext) -> list[Any] | None:
     # The client filters its listing; the filter check needs the names it filtered out.
     with anyio.move_on_after(config.timeout):
         try:
-            return await client.list_all_tools()
+            return await client.list_all_tools(cached=True)  # the SDK's cache may serve
         except Exception:  # boundary: without the full list, the filter check just skips
             return None
     return None

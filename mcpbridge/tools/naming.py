@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from codebot_mcp.core.tools.base import MCP_PREFIX
 
 MAX_NAME_LENGTH = 64
-VALID_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _HASH_LENGTH = 8
 

@@ -196,11 +196,6 @@ def pending() -> bool:
     return bool(_handed)
 
 
-def reaper_pid() -> int | None:
-    """The reaper's pid once started (tests)."""
-    return None if _reaper is None else _reaper.pid
-
-
 def _live_groups() -> set[int]:
     """The process groups that hold a live (not zombie) process."""
     stats = (procfs.read_stat(pid) for pid in procfs.pids())

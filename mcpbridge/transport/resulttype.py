@@ -20,8 +20,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from codebot_mcp.mcpbridge._sdk import TransportStreams
+from codebot_mcp.mcpbridge.transport.wire import PROTOCOL_VERSION_KEY
 
-PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 MAX_PENDING = 10_000
 """Request ids remembered; a request that never gets an answer must not grow memory."""
 
@@ -43,9 +43,7 @@ class _Pending:
 
 def _modern(message: types.JSONRPCRequest) -> bool:
     meta = (message.params or {}).get("_meta")
-    return (
-        isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_META_KEY) in MODERN_PROTOCOL_VERSIONS
-    )  # pyright: ignore[reportUnknownMemberType]
+    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS  # pyright: ignore[reportUnknownMemberType]
 
 
 class _Writer:

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from codebot_mcp.core.config import paths
+from codebot_mcp.core.config.servers import LOG_LEVELS
 from codebot_mcp.core.secrets.redact import SECRETS, Redactor
 from codebot_mcp.core.secrets.streamscrub import StreamScrubber
-from codebot_mcp.mcpbridge.transport.wire import LOG_LEVELS
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ class ServerLog:
         self.min_level = LOG_LEVELS.index(log_level) if log_level in LOG_LEVELS else 0
 
     def write(self, level: str, source: str | None, data: Any) -> None:
-        """Log one message (already read: ``level`` is one of :data:`.wire.LOG_LEVELS`)."""
+        """Log one message (already read: ``level`` is one of ``LOG_LEVELS``)."""
         if level in LOG_LEVELS and LOG_LEVELS.index(level) < self.min_level:
             return
         text = self._scrub.feed(data if isinstance(data, str) else json.dumps(data))

@@ -77,8 +77,6 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-"""``notifications/message`` levels, least severe first (RFC 5424 order)."""
 MAX_INPUT_ROUNDS = 10
 """Rounds of answers one multi-round call (SEP-2322) gets before codebot gives up on it: a
 server that asks forever must not hold the call (nor the user) forever. Both paths."""

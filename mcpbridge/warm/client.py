@@ -47,8 +47,6 @@ from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.proc.lookup import INHERITED_ENV
 
-DEFAULT_IDLE_TIMEOUT = 600.0
-"""Seconds without a request after which the holder exits (``warm_idle_timeout``)."""
 CONNECT_TIMEOUT = 1.0
 """A holder that does not accept within this is treated as absent (cold path)."""
 ACCEPT_TIMEOUT = 5.0

@@ -226,9 +226,9 @@ async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
             hook.append((time.perf_counter() - start) / iterations * 1e6)
 
         # Building the tool list from scratch: what a tools/list_changed costs before a prompt.
-        def invalidate() -> None:
-            manager._tools = None  # pyright: ignore[reportPrivateUsage]
-            manager._dirty = True  # pyright: ignore[reportPrivateUsage]
+        def invalidate() -> None:  # as if the listing changed: built anew, handed out again
+            manager._tools_key = ()  # pyright: ignore[reportPrivateUsage]
+            manager._offered = ()  # pyright: ignore[reportPrivateUsage]
 
         full: list[float] = []
         tools_only: list[float] = []
@@ -243,7 +243,7 @@ async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
                 raise RuntimeError(
                     f"a rebuild offered {len(session.tool_schemas())} tools, not {expected}"
                 )
-            manager._tools = None  # pyright: ignore[reportPrivateUsage]
+            manager._tools_key = ()  # pyright: ignore[reportPrivateUsage]
             start = time.perf_counter()
             tools = manager.tools()
             t_tools = (time.perf_counter() - start) * 1000

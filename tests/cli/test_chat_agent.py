@@ -263,14 +263,6 @@ async def test_repl_usage_context_compact_and_resume(
     assert "the summary" in last[2]["content"] and last[-1] == {"role": "user", "content": "and?"}
 
 
-def test_markdown_blocks_are_split_outside_code_fences() -> None:
-    from codebot_mcp.cli.repl.markdown import split_complete
-
-    assert split_complete("para one\n\npara tw") == ("para one\n\n", "para tw")
-    assert split_complete("```py\nx = 1\n\ny = 2\n") == ("", "```py\nx = 1\n\ny = 2\n")
-    assert split_complete("```py\nx = 1\n```\nmore") == ("```py\nx = 1\n```\n", "more")
-
-
 def test_markdown_stream_renders_code_and_plain_text_stays_plain(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

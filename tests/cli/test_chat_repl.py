@@ -76,7 +76,7 @@ async def test_repl_asks_for_trust_once_and_reload_picks_up_recorded_trust(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codebot_mcp.core.config import trust
-    from codebot_mcp.core.config.settings import load
+    from codebot_mcp.core.config.settings import load_unfiltered as load
 
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
 
@@ -117,7 +117,7 @@ async def test_repl_trust_yes_records_it(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codebot_mcp.core.config import trust
-    from codebot_mcp.core.config.settings import load
+    from codebot_mcp.core.config.settings import load_unfiltered as load
 
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
 

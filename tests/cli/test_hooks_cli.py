@@ -245,7 +245,7 @@ async def test_the_repl_asks_again_after_a_hook_script_changed(
     untrusted: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from codebot_mcp.core.config import trust
-    from codebot_mcp.core.config.settings import load
+    from codebot_mcp.core.config.settings import load_unfiltered as load
 
     trust.record(trust.check(load(untrusted)))
     (untrusted / "guard.sh").write_text(GUARD + "# edited\n")

@@ -8,7 +8,7 @@ import random
 
 from rich.console import Console
 
-from codebot_mcp.cli.repl.markdown import MarkdownStream, _Blocks, last_lines, split_complete  # pyright: ignore[reportPrivateUsage]
+from codebot_mcp.cli.repl.markdown import FENCE, MarkdownStream, _Blocks, last_lines  # pyright: ignore[reportPrivateUsage]
 
 SAMPLE = (
     "# Title\n\nA paragraph\nover two lines.\n\n- a list\n- of items\n\n"
@@ -16,6 +16,39 @@ SAMPLE = (
     "~~~\nraw ``` inside a tilde fence\n\n~~~\n\n"
     "    indented code\n\nTrailing words without a newline"
 )
+
+
+def split_complete(text: str) -> tuple[str, str]:
+    """The reference split, the whole text at once: ``(complete blocks, open rest)``, cut
+    after the last blank line or closing fence that is outside a code fence."""
+    cut = 0
+    fence: str | None = None
+    position = 0
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        if not line.endswith("\n"):
+            break  # an unfinished line is never complete
+        match = FENCE.match(line)
+        if fence is None and match:
+            fence = match.group(1)[0] * 3
+        elif fence is not None and match and match.group(1).startswith(fence):
+            fence = None
+            cut = position
+        elif fence is None and not line.strip():
+            cut = position
+    return text[:cut], text[cut:]
+
+
+def test_markdown_blocks_are_split_outside_code_fences() -> None:
+    cases = {
+        "para one\n\npara tw": ("para one\n\n", "para tw"),
+        "```py\nx = 1\n\ny = 2\n": ("", "```py\nx = 1\n\ny = 2\n"),
+        "```py\nx = 1\n```\nmore": ("```py\nx = 1\n```\n", "more"),
+    }
+    for text, expected in cases.items():
+        assert split_complete(text) == expected  # the reference
+        blocks = _Blocks()
+        assert (blocks.add(text), blocks.text) == expected  # the stream's own
 
 
 def _reference(text: str) -> list[str]:

@@ -279,3 +279,29 @@ async def test_full_tool_turn_against_llama_cpp_quirks(
     assert result.text == "alpha it is"
     assert [b["stream"] for b in llama.bodies] == [True, False, False]
     assert all(b["tool_choice"] == "auto" for b in llama.bodies)
+
+
+class _CleanTool(ScriptedTool):
+    """A tool whose results were scrubbed where they entered (as an MCP result is)."""
+
+    async def execute(self, arguments: Any) -> ToolResult:
+        plain = await super().execute(arguments)
+        return ToolResult(plain.text, data={"echo": plain.text}, scrubbed=True)
+
+
+async def test_a_result_is_scrubbed_once_by_the_loop_unless_it_was_where_it_entered(
+    fake: FakeOpenAI, model: ChatModel, tmp_path: Path
+) -> None:
+    """A local tool's result is scrubbed of every known secret in the loop; one marked
+    ``scrubbed`` (the bridge's, at the MCP boundary) is not scrubbed a second time."""
+    from codebot_mcp.core.secrets.redact import SECRETS
+
+    secret = "sk-scrub-once-4f1d8a9c2b7e"
+    SECRETS.add([secret])
+    local = ScriptedTool("local", reply=f"key {secret}")
+    clean = _CleanTool("clean", reply=f"as it came {secret}")
+    fake.queue(fo.tool_calls(("local", {}), ("clean", {})), fo.text("done"))
+    await make_agent(model, tmp_path, [local, clean]).run("go")
+    local_msg, clean_msg = tool_messages(fake.bodies[1])
+    assert local_msg["content"] == "key ***"
+    assert clean_msg["content"] == f"as it came {secret}"  # trusted: scrubbed where it entered

@@ -10,7 +10,7 @@ import pytest
 
 from codebot_mcp.core.agent.permissions import PermissionGate, preview_of
 from codebot_mcp.core.tools.builtin import EditTool, GlobTool, GrepTool, WriteTool
-from codebot_mcp.core.tools.builtin.grep import Query, render, rg_path, search
+from codebot_mcp.core.tools.builtin.grep import Query, render, rg_path, search_lines
 
 pytestmark = pytest.mark.anyio
 
@@ -120,7 +120,7 @@ async def test_glob_respects_gitignore(tmp_path: Path) -> None:
 
 async def test_grep_python_fallback(tmp_path: Path) -> None:
     make_tree(tmp_path)
-    lines = search(Query("hi", tmp_path, None, 0, False), use_rg=False)
+    lines = await search_lines(Query("hi", tmp_path, None, 0, False), use_rg=False)
     text = render(lines, tmp_path)
     assert text.splitlines() == [
         "README.md:1:Say hi.",
@@ -131,7 +131,8 @@ async def test_grep_python_fallback(tmp_path: Path) -> None:
         "--",
         "src/pkg/util.py:3:    return 'hi'",
     ]
-    ctx = render(search(Query("helper", tmp_path, "*.py", 1, False), use_rg=False), tmp_path)
+    found = await search_lines(Query("helper", tmp_path, "*.py", 1, False), use_rg=False)
+    ctx = render(found, tmp_path)
     assert ctx.splitlines() == [
         "src/pkg/util.py-1-# util",
         "src/pkg/util.py:2:def helper():",
@@ -144,13 +145,13 @@ async def test_grep_python_fallback(tmp_path: Path) -> None:
     ("regex", "glob", "context", "ignore_case"),
     [("hi", None, 0, False), ("HI", "*.py", 1, True), (r"def \w+\(", None, 2, False)],
 )
-def test_grep_rg_and_python_agree(
+async def test_grep_rg_and_python_agree(
     tmp_path: Path, regex: str, glob: str | None, context: int, ignore_case: bool
 ) -> None:
     make_tree(tmp_path)
     query = Query(regex, tmp_path, glob, context, ignore_case)
-    with_rg = render(search(query, use_rg=True), tmp_path)
-    with_python = render(search(query, use_rg=False), tmp_path)
+    with_rg = render(await search_lines(query, use_rg=True), tmp_path)
+    with_python = render(await search_lines(query, use_rg=False), tmp_path)
     assert with_rg == with_python and with_rg
 
 

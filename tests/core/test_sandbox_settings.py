@@ -23,11 +23,11 @@ def write_global(data: dict[str, object]) -> Path:
 
 
 def test_defaults_and_a_full_setting(tmp_path: Path) -> None:
-    assert settings_mod.load(tmp_path).sandbox == SandboxSettings(None, False, ())
+    assert settings_mod.load_unfiltered(tmp_path).sandbox == SandboxSettings(None, False, ())
     write_settings(
         tmp_path, {"sandbox": {"mode": "read-only", "network": True, "writable": ["build", "~"]}}
     )
-    loaded = settings_mod.load(tmp_path).sandbox
+    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
     assert loaded == SandboxSettings(
         "read-only", True, ((tmp_path / "build").resolve(), Path.home().resolve())
     )
@@ -47,7 +47,7 @@ def test_bad_values_name_the_file_and_key(
 ) -> None:
     path = write_settings(tmp_path, {"sandbox": value})
     with pytest.raises(SettingsError) as caught:
-        settings_mod.load(tmp_path)
+        settings_mod.load_unfiltered(tmp_path)
     message = caught.value.message
     assert f"'{key}' in {path}" in message and found in message
     assert caught.value.hint
@@ -55,14 +55,14 @@ def test_bad_values_name_the_file_and_key(
 
 def test_an_unknown_sandbox_key_warns_with_a_suggestion(tmp_path: Path) -> None:
     write_settings(tmp_path, {"sandbox": {"netwrok": True}})
-    warnings = [str(w) for w in settings_mod.load(tmp_path).warnings]
+    warnings = [str(w) for w in settings_mod.load_unfiltered(tmp_path).warnings]
     assert any("'sandbox.netwrok'" in w and "'sandbox.network'" in w for w in warnings)
 
 
 def test_the_project_adds_writable_paths_and_overrides_the_rest(tmp_path: Path) -> None:
     write_global({"sandbox": {"mode": "read-only", "writable": ["/usr/local/share"]}})
     write_settings(tmp_path, {"sandbox": {"mode": "workspace-write", "writable": ["out"]}})
-    loaded = settings_mod.load(tmp_path).sandbox
+    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
     assert loaded.mode == "workspace-write"
     assert loaded.writable == (Path("/usr/local/share"), (tmp_path / "out").resolve())
 
@@ -84,7 +84,7 @@ def test_loosening_needs_trust_tightening_does_not(
 ) -> None:
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
     write_settings(tmp_path, {"sandbox": project})
-    loaded = settings_mod.load(tmp_path)
+    loaded = settings_mod.load_unfiltered(tmp_path)
     assert ("sandbox" in loaded.project_gated) is gated
     check = trust.check(loaded)
     effective = trust.without_untrusted(loaded, check).sandbox
@@ -121,14 +121,14 @@ def test_a_server_entry_sandbox(tmp_path: Path) -> None:
 def test_deny_read_expands_and_adds_up(tmp_path: Path) -> None:
     write_global({"sandbox": {"deny_read": ["~/.config/mytool/token", "/srv/keys"]}})
     write_settings(tmp_path, {"sandbox": {"deny_read": [".env.local", "~/.vault"]}})
-    loaded = settings_mod.load(tmp_path).sandbox
+    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
     assert loaded.deny_read == (
         Path.home() / ".config/mytool/token",
         Path("/srv/keys"),
         tmp_path / ".env.local",
         Path.home() / ".vault",
     )
-    assert "sandbox" not in settings_mod.load(tmp_path).project_gated  # it only tightens
+    assert "sandbox" not in settings_mod.load_unfiltered(tmp_path).project_gated  # it only tightens
 
 
 @pytest.mark.parametrize(
@@ -143,7 +143,7 @@ def test_deny_read_expands_and_adds_up(tmp_path: Path) -> None:
 def test_bad_deny_read_names_the_file_and_key(tmp_path: Path, value: object, found: str) -> None:
     path = write_settings(tmp_path, {"sandbox": {"deny_read": value}})
     with pytest.raises(SettingsError) as caught:
-        settings_mod.load(tmp_path)
+        settings_mod.load_unfiltered(tmp_path)
     message = caught.value.message
     assert f"'sandbox.deny_read' in {path}" in message and found in message
     assert caught.value.hint and "deny_read" in caught.value.hint
@@ -157,7 +157,7 @@ def test_an_untrusted_project_may_add_deny_read_even_when_the_rest_waits(
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
     write_global({"sandbox": {"deny_read": ["/srv/global"]}})
     write_settings(tmp_path, {"sandbox": {"deny_read": ["secret.txt"]}})
-    loaded = settings_mod.load(tmp_path)
+    loaded = settings_mod.load_unfiltered(tmp_path)
     check = trust.check(loaded)
     assert not check.needs_trust
     assert trust.without_untrusted(loaded, check).sandbox.deny_read == (
@@ -165,7 +165,7 @@ def test_an_untrusted_project_may_add_deny_read_even_when_the_rest_waits(
         tmp_path / "secret.txt",
     )
     write_settings(tmp_path, {"sandbox": {"network": True, "deny_read": ["secret.txt"]}})
-    loaded = settings_mod.load(tmp_path)
+    loaded = settings_mod.load_unfiltered(tmp_path)
     check = trust.check(loaded)
     effective = trust.without_untrusted(loaded, check).sandbox
     assert check.needs_trust and not effective.network
@@ -187,11 +187,11 @@ def test_network_as_a_list_of_host_patterns(tmp_path: Path) -> None:
     write_settings(
         tmp_path, {"sandbox": {"network": ["PyPI.org.", "*.npmjs.org", "pypi.org", "10.0.0.5"]}}
     )
-    loaded = settings_mod.load(tmp_path).sandbox
+    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
     assert loaded.network is False  # never the whole network
     assert loaded.domains == ("pypi.org", "*.npmjs.org", "10.0.0.5")
     write_settings(tmp_path, {"sandbox": {"network": []}})
-    assert settings_mod.load(tmp_path).sandbox == SandboxSettings()
+    assert settings_mod.load_unfiltered(tmp_path).sandbox == SandboxSettings()
 
 
 @pytest.mark.parametrize(
@@ -211,7 +211,7 @@ def test_a_bad_host_pattern_names_the_file_the_key_and_the_entry(
 ) -> None:
     path = write_settings(tmp_path, {"sandbox": {"network": entries}})
     with pytest.raises(SettingsError) as caught:
-        settings_mod.load(tmp_path)
+        settings_mod.load_unfiltered(tmp_path)
     message = caught.value.message
     assert f"'{key}' in {path}" in message and found in message, message
     assert "pypi.org" in (caught.value.hint or "")
@@ -237,7 +237,7 @@ def test_a_project_list_that_adds_hosts_needs_trust(
     monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
     write_global({"sandbox": {"network": global_network}})
     write_settings(tmp_path, {"sandbox": {"network": project_network}})
-    assert ("sandbox" in settings_mod.load(tmp_path).project_gated) is gated
+    assert ("sandbox" in settings_mod.load_unfiltered(tmp_path).project_gated) is gated
 
 
 def test_a_server_entry_may_list_hosts(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.core.config import discovery, paths, trust
-from codebot_mcp.core.config.settings import load
+from codebot_mcp.core.config.settings import load_unfiltered as load
 from codebot_mcp.core.config.skills import discover
 from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.skills.skillcatalog import SkillCatalog

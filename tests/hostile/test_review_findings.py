@@ -109,7 +109,7 @@ def test_untrusted_projects_keep_global_entries_and_limits(
     from codebot_mcp.core.config import settings as settings_mod
     from codebot_mcp.core.config import trust
 
-    loaded = settings_mod.load(repo)
+    loaded = settings_mod.load_unfiltered(repo)
     kept = trust.without_untrusted(loaded, trust.check(loaded))
     assert (kept.model, kept.max_turns, kept.tool_result_max_tokens) == (None, 50, 25_000)
 

@@ -276,6 +276,13 @@ def test_a_writable_entry_holding_codebots_files_is_refused(
         Sandbox.for_server(spec, tmp_path)
 
 
+def forget_helper() -> None:
+    """Locate and probe the exec helper again next time (its module keeps what it found)."""
+    for name in ("_located", "_problem", "_probe", "_verified"):
+        assert hasattr(helper, name), name  # renamed: this must follow
+        setattr(helper, name, None)
+
+
 @pytest.fixture
 def own_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The exec helper, as a wheel install in the project's ``.venv`` would have it."""
@@ -287,10 +294,10 @@ def own_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     shutil.copy2(original, copy)
     os.utime(copy)  # newer than the source: "fresh"
     monkeypatch.setattr(helper, "INSTALLED", copy)
-    helper.forget()
+    forget_helper()
     assert helper.locate() == copy
     yield copy
-    helper.forget()
+    forget_helper()
 
 
 @needs_sandbox
@@ -453,9 +460,9 @@ def test_a_helper_anyone_may_replace_is_not_used(
     os.utime(copy)
     shared.chmod(0o777)  # like /tmp without the sticky bit: anyone could swap it
     monkeypatch.setattr(helper, "INSTALLED", copy)
-    helper.forget()
+    forget_helper()
     try:
         assert helper.locate() is None
         assert "writable by everyone" in (helper.problem() or "")
     finally:
-        helper.forget()
+        forget_helper()

@@ -269,12 +269,15 @@ def test_files_the_settings_name_as_secrets(tmp_path: Path) -> None:
     global_file = Path(os.environ["CODEBOT_HOME"]) / "settings.json"
     global_file.parent.mkdir(parents=True, exist_ok=True)
     global_file.write_text(json.dumps({"model": "gpt-4o"}))
-    named = settings_secrets(settings_mod.load(tmp_path))
+    named = settings_secrets(settings_mod.load_unfiltered(tmp_path))
     assert named == [key_file]
     bearer = {"Authorization": "Bearer abcdefghijklmnopqrstuvwxyz0123456789"}
     clear = {"mcp_servers": {"g": {"url": "https://h/mcp", "headers": bearer}}}
     global_file.write_text(json.dumps(clear))
-    assert settings_secrets(settings_mod.load(tmp_path)) == [key_file, global_file.resolve()]
+    assert settings_secrets(settings_mod.load_unfiltered(tmp_path)) == [
+        key_file,
+        global_file.resolve(),
+    ]
 
 
 @needs_sandbox

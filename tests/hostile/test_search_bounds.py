@@ -142,9 +142,11 @@ def test_ripgrep_output_is_streamed_and_cut_not_held(tmp_path: Path) -> None:
     probe = (
         "import json, sys, time\n"
         "from pathlib import Path\n"
-        "from codebot_mcp.core.tools.builtin.grep import Query, search\n"
+        "import anyio\n"
+        "from codebot_mcp.core.tools.builtin.grep import Query, search_lines\n"
         "began = time.monotonic()\n"
-        f"lines = search(Query('a', Path({str(tmp_path)!r}), None, 0, False), use_rg=True)\n"
+        f"query = Query('a', Path({str(tmp_path)!r}), None, 0, False)\n"
+        "lines = anyio.run(lambda: search_lines(query, use_rg=True))\n"
         "print(json.dumps({'lines': len(lines), 'took': time.monotonic() - began,\n"
         "  'rss': next(int(l.split()[1]) * 1024 for l in open('/proc/self/status')\n"
         "              if l.startswith('VmHWM:'))}))\n"

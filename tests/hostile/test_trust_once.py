@@ -280,19 +280,12 @@ def test_only_the_listed_modules_read_settings_before_trust() -> None:
                     if isinstance(node, ast.Name)
                     else None
                 )
-                if name == "load_unfiltered" or (
-                    name == "load" and isinstance(node, ast.Attribute) and _settings_module(node)
-                ):
+                if name == "load_unfiltered":
                     found_readers.add(relative)
                 if name == "load_unfiltered_settings":
                     found_callers.add(relative)
     assert found_readers <= UNFILTERED_READERS, found_readers - UNFILTERED_READERS
     assert found_callers - {"cli/runtime.py"} <= UNFILTERED_CALLERS, found_callers
-
-
-def _settings_module(node: ast.Attribute) -> bool:
-    value = node.value
-    return isinstance(value, ast.Name) and value.id in ("settings", "settings_mod")
 
 
 def test_the_checked_in_schema_is_current() -> None:

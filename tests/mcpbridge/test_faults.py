@@ -15,7 +15,7 @@ import pytest
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.transport.process import STDERR_LOG_LIMIT
 from codebot_mcp.mcpbridge.transport.stdio import MAX_MESSAGE_BYTES
-from tests.helpers import children_of, make_server
+from tests.helpers import children_of, make_server, tool_named
 
 pytestmark = pytest.mark.anyio
 
@@ -31,8 +31,8 @@ async def test_crash_during_a_call_is_an_error_result_and_the_next_call_restarts
     with anyio.fail_after(30):
         async with Manager(servers) as manager:
             await manager.start_all()
-            die = manager.tool_by_name("mcp__f__die")
-            echo = manager.tool_by_name("mcp__f__echo")
+            die = tool_named(manager, "mcp__f__die")
+            echo = tool_named(manager, "mcp__f__echo")
             assert die is not None and echo is not None
 
             crashed = await die.execute({})
@@ -69,7 +69,7 @@ async def test_garbage_on_stdout_is_skipped() -> None:
         async with Manager(servers) as manager:
             await manager.start_all()
             assert manager.failures == {}
-            echo = manager.tool_by_name("mcp__g__echo")
+            echo = tool_named(manager, "mcp__g__echo")
             assert echo is not None
             for i in range(3):
                 assert (await echo.execute({"text": f"t{i}"})).text == f"t{i}"
@@ -80,7 +80,7 @@ async def test_a_stderr_flood_is_capped_in_the_log_and_the_server_keeps_working(
     with anyio.fail_after(60):
         async with Manager(servers) as manager:
             await manager.start_all()
-            echo = manager.tool_by_name("mcp__flood__echo")
+            echo = tool_named(manager, "mcp__flood__echo")
             assert echo is not None
             assert (await echo.execute({"text": "still here"})).text == "still here"
             await anyio.sleep(1)  # let the flood run
@@ -97,8 +97,8 @@ async def test_a_huge_answer_is_refused_with_bounded_memory_and_the_connection_s
     with anyio.fail_after(60):
         async with Manager(servers) as manager:
             await manager.start_all()
-            huge = manager.tool_by_name("mcp__f__huge")
-            echo = manager.tool_by_name("mcp__f__echo")
+            huge = tool_named(manager, "mcp__f__huge")
+            echo = tool_named(manager, "mcp__f__echo")
             assert huge is not None and echo is not None
             result = await huge.execute({"mb": mb})
             assert result.is_error
@@ -112,8 +112,8 @@ async def test_an_answer_that_is_not_utf8_fails_that_call_at_once() -> None:
     with anyio.fail_after(20):
         async with Manager(servers) as manager:
             await manager.start_all()
-            bad = manager.tool_by_name("mcp__f__bad_bytes")
-            echo = manager.tool_by_name("mcp__f__echo")
+            bad = tool_named(manager, "mcp__f__bad_bytes")
+            echo = tool_named(manager, "mcp__f__echo")
             assert bad is not None and echo is not None
             result = await bad.execute({})
             assert result.is_error and "not valid JSON-RPC" in result.text
@@ -127,8 +127,8 @@ async def test_a_list_changed_storm_is_coalesced_into_one_refresh() -> None:
         async with Manager(servers) as manager:
             await manager.start_all()
             await manager.refresh_if_dirty()
-            storm = manager.tool_by_name("mcp__f__storm")
-            count = manager.tool_by_name("mcp__f__list_count")
+            storm = tool_named(manager, "mcp__f__storm")
+            count = tool_named(manager, "mcp__f__list_count")
             assert storm is not None and count is not None
             before = int((await count.execute({})).text)
             await storm.execute({"count": 500})

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
+from codebot_mcp.core.config.servers import LOG_LEVELS
 from codebot_mcp.core.tools.useragent import Policy
 from codebot_mcp.mcpbridge.calls import lite, lite_wire
 from codebot_mcp.mcpbridge.connection import requests
@@ -81,7 +82,7 @@ def test_constants_match_the_sdk() -> None:
     assert wire.CONNECTION_CLOSED == types.CONNECTION_CLOSED
     assert wire.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
     assert wire.HEADER_MISMATCH == types.HEADER_MISMATCH
-    assert wire.LOG_LEVELS == typing.get_args(types.LoggingLevel)
+    assert LOG_LEVELS == typing.get_args(types.LoggingLevel)
     assert lite_wire.STATE_ONLY_PAUSE == (
         _input_required._STATE_ONLY_BACKOFF_INITIAL_SECONDS,  # pyright: ignore[reportPrivateUsage]
         _input_required._STATE_ONLY_BACKOFF_CAP_SECONDS,  # pyright: ignore[reportPrivateUsage]

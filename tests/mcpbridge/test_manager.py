@@ -10,7 +10,7 @@ import pytest
 
 from codebot_mcp.core.tools.base import Capability
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from tests.helpers import children_of, make_server, server_config
+from tests.helpers import children_of, make_server, server_config, tool_named
 
 pytestmark = pytest.mark.anyio
 
@@ -65,7 +65,7 @@ async def test_child_environment_is_minimal_plus_configured_env(
     with anyio.fail_after(30):
         async with Manager(servers) as manager:
             await manager.start_all()
-            env = manager.tool_by_name("mcp__echo__env")
+            env = tool_named(manager, "mcp__echo__env")
             assert env is not None
             assert (await env.execute({"name": "GIVEN"})).text == "configured"
             assert (await env.execute({"name": "OPENAI_API_KEY"})).text == "<unset>"
@@ -151,7 +151,7 @@ async def test_list_changed_marks_dirty_and_refresh_shows_the_new_tool(protocol:
             first = await manager.refresh_if_dirty()  # the start itself marks the set dirty
             assert first is not None
             assert await manager.refresh_if_dirty() is None  # clean: nothing, no I/O
-            add = manager.tool_by_name("mcp__mut__add_tool")
+            add = tool_named(manager, "mcp__mut__add_tool")
             assert add is not None
             assert not (await add.execute({"name": "brand_new"})).is_error
             refreshed = None
@@ -178,7 +178,7 @@ async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
         async with Manager(servers) as manager:
             await manager.start_all()
             assert await manager.refresh_if_dirty() is not None  # the start marks it dirty
-            change = manager.tool_by_name("mcp__rl__change")
+            change = tool_named(manager, "mcp__rl__change")
             assert change is not None
             assert not (await change.execute({"fails": 1})).is_error
             refreshed = None
@@ -287,7 +287,7 @@ async def test_two_tasks_share_one_manager() -> None:
     with anyio.fail_after(30):
         async with Manager(servers) as manager:
             await manager.start_all()
-            tool = manager.tool_by_name("mcp__echo__echo")
+            tool = tool_named(manager, "mcp__echo__echo")
             assert tool is not None
             results: list[str] = []
 
@@ -328,7 +328,7 @@ async def test_the_listen_stream_is_reopened_after_it_drops(abrupt: bool) -> Non
         return [t.name for t in tools]
 
     async def call(manager: Manager, tool: str, **arguments: object) -> str:
-        found = manager.tool_by_name(f"mcp__mut__{tool}")
+        found = tool_named(manager, f"mcp__mut__{tool}")
         assert found is not None
         result = await found.execute(arguments)
         assert not result.is_error, result.text

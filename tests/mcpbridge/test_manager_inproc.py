@@ -24,7 +24,7 @@ from mcp.types import (
 )
 
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from tests.helpers import server_config
+from tests.helpers import server_config, tool_named
 
 pytestmark = pytest.mark.anyio
 
@@ -105,7 +105,7 @@ async def test_list_changed_marks_dirty_and_one_refresh_relists_once() -> None:
         async with Manager({"s": config("s")}, in_process={"s": box.server}) as manager:
             await manager.start_all()
             await manager.refresh_if_dirty()
-            grow = manager.tool_by_name("mcp__s__grow")
+            grow = tool_named(manager, "mcp__s__grow")
             assert grow is not None
             before = box.lists
             assert (await grow.execute({"name": "fresh"})).text == "added fresh"
@@ -129,7 +129,7 @@ async def test_a_tool_error_is_a_result_and_filters_apply() -> None:
         ) as manager:
             await manager.start_all()
             assert [t.original_name for t in manager.tools()] == ["fail", "keep"]
-            fail = manager.tool_by_name("mcp__s__fail")
+            fail = tool_named(manager, "mcp__s__fail")
             assert fail is not None
             result = await fail.execute({})
             assert (result.text, result.is_error) == ("it broke", True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codebot_mcp.mcpbridge.tools.naming import VALID_NAME, allocate
+from codebot_mcp.mcpbridge.tools.naming import allocate
+from tests.helpers import VALID_TOOL_NAME
 
 
 def test_plain_names_are_kept() -> None:
@@ -19,7 +20,7 @@ def test_long_name_is_shortened_with_a_stable_hash() -> None:
     [first] = allocate([("srv", tool)])
     [again] = allocate([("srv", tool)])
     assert len(first.name) == 64
-    assert VALID_NAME.match(first.name)
+    assert VALID_TOOL_NAME.match(first.name)
     assert first.reason == "shortened"
     assert first.name == again.name
     assert first.name.startswith("mcp__srv__ttt")
@@ -31,7 +32,7 @@ def test_invalid_characters_are_sanitized_and_do_not_steal_a_plain_name() -> Non
     assert by_tool["a_b"].name == "mcp__s__a_b"
     assert by_tool["a.b"].name != "mcp__s__a_b"
     assert by_tool["a.b"].reason == "sanitized"
-    assert VALID_NAME.match(by_tool["a.b"].name)
+    assert VALID_TOOL_NAME.match(by_tool["a.b"].name)
 
 
 def test_duplicates_get_distinct_names() -> None:
@@ -58,5 +59,5 @@ def test_any_names_give_valid_unique_stable_results(pairs: list[tuple[str, str]]
     second = allocate(pairs)
     assert [n.name for n in first] == [n.name for n in second]
     assert len({n.name for n in first}) == len(pairs)
-    assert all(VALID_NAME.match(n.name) for n in first)
+    assert all(VALID_TOOL_NAME.match(n.name) for n in first)
     assert [(n.server, n.tool) for n in first] == pairs  # each name stays with its tool

@@ -207,15 +207,6 @@ async def search_lines(query: Query, *, use_rg: bool | None = None) -> list[Line
     return out
 
 
-def search(query: Query, *, use_rg: bool | None = None) -> list[Line]:
-    """:func:`search_lines` from synchronous code (tests, scripts), in a thread of its own
-    so that it works inside a running event loop too."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(anyio.run, lambda: search_lines(query, use_rg=use_rg)).result()
-
-
 def render(lines: list[Line], cwd: Path) -> str:
     """``path:12:text`` for matches, ``path-13-text`` for context, ``--`` between groups."""
     out: list[str] = []
