@@ -28,7 +28,8 @@ from codebot_mcp.core.media import images
 from codebot_mcp.core.media.images import Image
 
 if TYPE_CHECKING:
-    from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, EditorTools
+    from codebot_mcp.cli.chat_parts import EditorTools
+    from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
     from codebot_mcp.cli.runtime import Globals
     from codebot_mcp.core.config.servers import ServerConfig
 
@@ -177,7 +178,7 @@ class AcpSession:
         """What the editor lends the tools of session ``session_id``: its ``fs`` to
         ``read``, ``edit`` and ``write``, and its terminals to ``bash``'s foreground calls
         (confined as in ``chat``: the argv is the exec helper's), when it offers them."""
-        from codebot_mcp.cli.chat_runtime import EditorTools
+        from codebot_mcp.cli.chat_parts import EditorTools
 
         if self.client.read or self.client.write:
             self.files = EditorFiles(
@@ -274,7 +275,7 @@ class AcpSession:
         if self._trust_asked or runtime is None or not runtime.untrusted:
             return
         self._trust_asked = True
-        from codebot_mcp.cli.chat_runtime import settle_trust
+        from codebot_mcp.cli.chat_parts import settle_trust
         from codebot_mcp.cli.repl.chatview import report_mcp
         from codebot_mcp.cli.runtime import load_unfiltered_settings
         from codebot_mcp.core.errors import ModelError

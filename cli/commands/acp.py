@@ -41,7 +41,8 @@ def acp_command(
     """
     from codebot_mcp.cli import signals
     from codebot_mcp.cli.acp.agent import serve
-    from codebot_mcp.cli.chat_runtime import ChatOptions, sandbox_mode
+    from codebot_mcp.cli.chat_parts import sandbox_mode
+    from codebot_mcp.cli.chat_runtime import ChatOptions
 
     globals_: Globals = ctx.obj
     options = ChatOptions(model=globals_.model, base_url=globals_.base_url)

@@ -137,7 +137,8 @@ def chat_command(
     empty answer, 130 interrupted.
     """
     # the chat's runtime on use: `codebot --help` builds this command without running it
-    from codebot_mcp.cli.chat_runtime import ChatOptions, sandbox_mode
+    from codebot_mcp.cli.chat_parts import sandbox_mode
+    from codebot_mcp.cli.chat_runtime import ChatOptions
     from codebot_mcp.cli.commands import headless
 
     globals_: Globals = ctx.obj

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from codebot_mcp.cli import extensions, render
-from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime, settle_trust
+from codebot_mcp.cli.chat_parts import settle_trust
+from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime, open_runtime
 from codebot_mcp.cli.render import safe
 from codebot_mcp.cli.repl.attach import Attachments
 from codebot_mcp.cli.repl.chatview import Status, TurnView, full_args, report_mcp

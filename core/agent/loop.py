@@ -97,8 +97,8 @@ _RUNNING: ContextVar[Agent | None] = ContextVar("codebot_running_agent", default
 
 
 def running_agent() -> Agent | None:
-    """The agent whose prompt runs the current call (the outermost: a subagent's run keeps
-    its parent's), None outside a run: ``task`` starts its subagents under it."""
+    """The agent whose prompt runs the current call (a subagent's, inside its run), None
+    outside a run: ``task`` starts its subagents under it."""
     return _RUNNING.get()
 
 
@@ -223,15 +223,14 @@ class Agent:
             HookBlockedError: a hook blocked the prompt, or stopped the run.
         """
         events = events or AgentEvents()
-        token = _RUNNING.set(self) if _RUNNING.get() is None else None
+        token = _RUNNING.set(self)
         try:
             if self.observer is None:
                 return await self._prompt(prompt, events, images)
             with self.observer.observe(self, prompt, events) as observed:
                 return await self._prompt(prompt, observed, images)
         finally:
-            if token is not None:
-                _RUNNING.reset(token)
+            _RUNNING.reset(token)
 
     async def _prompt(
         self, prompt: str, events: AgentEvents, images: tuple[Image, ...]

@@ -245,8 +245,9 @@ class Subagents:
     """Runs ``task`` for one session (a :class:`core.subagents.tasktool.TaskRunner`).
 
     The parent of a subagent is the agent whose prompt runs the ``task`` call
-    (:func:`core.agent.loop.running_agent`); its transcript is saved beside the parent
-    session's log (the parent session's recorder), when there is one.
+    (:func:`core.agent.loop.running_agent`), the chat's; a subagent's own ``task`` keeps that
+    parent (:attr:`parent`). Transcripts are saved beside the parent session's log (its
+    recorder), when there is one.
 
     Args:
         catalog: The agents.
@@ -266,6 +267,7 @@ class Subagents:
         events_for: EventsFor = lambda run: AgentEvents(),
         depth: int = 0,
         runs: list[SubagentRun] | None = None,
+        parent: Agent | None = None,
     ) -> None:
         self.catalog = catalog
         self.cwd = cwd
@@ -275,6 +277,8 @@ class Subagents:
         self.runs: list[SubagentRun] = runs if runs is not None else []
         self.events_for = events_for
         """What a subagent's events go to (the CLI shows them indented)."""
+        self.parent = parent
+        """The chat's agent, below the top (None: the agent running the ``task`` call)."""
         self._lock = _ReadWrite()
 
     def agents(self) -> list[tuple[str, str]]:
@@ -285,7 +289,7 @@ class Subagents:
         """The ``task`` tool for a session at this depth (None past ``subagent_depth``)."""
         return TaskTool(self) if self.depth < self.max_depth else None
 
-    def _child(self) -> Subagents:
+    def _child(self, parent: Agent) -> Subagents:
         # Its own lock: siblings below share it, while this level's lock is held by their
         # parent (a writing subagent's children run inside its turn; a read-only one's
         # children are read-only too).
@@ -297,6 +301,7 @@ class Subagents:
             events_for=self.events_for,
             depth=self.depth + 1,
             runs=self.runs,
+            parent=parent,
         )
 
     def tools_for(self, spec: AgentSpec, parent: Agent) -> list[Tool]:
@@ -304,7 +309,7 @@ class Subagents:
         ``todo_write``: the plan is the parent's, the one the user sees; the job tools only
         beside ``bash``)."""
         tools = granted(spec, parent.session.active_tools)
-        child = self._child()
+        child = self._child(parent)
         task = child.tool()
         if task is not None and spec.gets(task):
             tools.append(task)
@@ -312,7 +317,7 @@ class Subagents:
 
     async def run(self, description: str, prompt: str, agent: str | None) -> ToolResult:
         """Run one subagent to its final answer; failures are error results."""
-        parent = running_agent()
+        parent = self.parent or running_agent()
         spec = self.catalog.specs.get(agent or GENERAL)
         if spec is None:
             names = ", ".join(self.catalog.specs)

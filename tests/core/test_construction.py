@@ -1,6 +1,6 @@
 """What lets the chat be built finished (issue 30 item 4): the agent and its sampler share
-one model through a ``ModelRef``, and the parent of a subagent is the agent running the call,
-so nothing needs a reference to a part made later."""
+one model through a ``ModelRef``, and the parent of a subagent is the agent running the call
+(then handed down), so nothing needs a reference to a part made later."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from codebot_mcp.core.agent.loop import Agent, running_agent
 from codebot_mcp.core.agent.permissions import PermissionGate
 from codebot_mcp.core.agent.sampling import ModelRef, Sampler
 from codebot_mcp.core.agent.session import Session
+from codebot_mcp.core.subagents.delegation import GENERAL, Subagents, load_agents
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.builtin import builtin_tools
+from codebot_mcp.core.subagents.tasktool import TaskTool
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -59,7 +62,7 @@ class Probe:
         return ToolResult("noted")
 
 
-async def test_a_call_runs_under_the_outermost_agent_running_it(
+async def test_a_call_runs_under_the_agent_running_it(
     fake: FakeOpenAI, model: ChatModel, tmp_path: Path
 ) -> None:
     deep = Probe("deep")
@@ -76,5 +79,19 @@ async def test_a_call_runs_under_the_outermost_agent_running_it(
     result = await parent.run("start")
     assert result.text == "parent done"
     assert outer.seen == [parent]
-    assert deep.seen == [parent]  # a subagent's own subagents start under the chat's agent
+    assert deep.seen == [child]  # inside the child's run, the child
     assert running_agent() is None  # nothing is left behind after the run
+
+
+async def test_a_subagents_own_task_keeps_the_chats_agent_as_parent(
+    model: ChatModel, tmp_path: Path
+) -> None:
+    parent = Agent(Session(builtin_tools(tmp_path), cwd=tmp_path), model, PermissionGate())
+    catalog = load_agents(None, include_project=False, claude=False)
+    top = Subagents(catalog, cwd=tmp_path, project_root=None, max_depth=3)
+    assert top.parent is None  # the top one asks who runs its call
+    tools = top.tools_for(catalog.specs[GENERAL], parent)
+    (task,) = [t for t in tools if isinstance(t, TaskTool)]
+    below = task.runner
+    assert isinstance(below, Subagents)
+    assert below.parent is parent and below.depth == 1 and below.runs is top.runs

@@ -111,11 +111,8 @@ def compose(
         UsageError: ``--elicit`` or ``--sandbox`` names no known mode.
     """
     from codebot_mcp.cli.answers import policy
-    from codebot_mcp.cli.chat_runtime import (
-        ChatOptions,
-        chat_sandbox,
-        sandbox_mode,
-    )
+    from codebot_mcp.cli.chat_parts import chat_sandbox, sandbox_mode
+    from codebot_mcp.cli.chat_runtime import ChatOptions
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.mcpbridge.serve import AskTool, Served
@@ -140,7 +137,7 @@ def compose(
         allow=options.allow,
         cwd=settings.cwd,  # where `read(./secrets/**)`-style rules start
     )
-    confined = chat_sandbox(globals_, settings, options)  # chat's: the same bash, confined
+    confined = chat_sandbox(globals_, settings, options.sandbox)  # chat's: the same bash, confined
     try:
         tools = builtin_tools(globals_.cwd, settings.project_root, sandbox=confined)
         tools.append(AskTool(ChatAsker(globals_, options)))
