@@ -18,16 +18,17 @@ if TYPE_CHECKING:
     import anyio.abc
 
     from codebot_mcp.cli.extensions import HookSandboxes
-    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.agent.history import SavedSession, SessionLog
-    from codebot_mcp.core.hooks.runner import Hooks
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
+    from codebot_mcp.core.hooks.runner import Hooks
+    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.core.model.client import ChatModel
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.sandbox.confinement import Sandbox
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.builtin._files import TextFiles
     from codebot_mcp.core.tools.builtin.bash import Terminals
-    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.mcpbridge.connection.manager import Manager
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
@@ -280,8 +280,8 @@ def chat_sandbox(globals_: Globals, settings: Settings, flag: str | None) -> San
     """The chat's sandbox: ``--sandbox`` (``flag``) over the ``sandbox`` setting; what the
     machine lacks is said once, here."""
     from codebot_mcp.cli import render
-    from codebot_mcp.core.sandbox.hiding import settings_secrets
     from codebot_mcp.core.sandbox.confinement import Sandbox
+    from codebot_mcp.core.sandbox.hiding import settings_secrets
 
     config = settings.sandbox
     mode, source = flag, "--sandbox"

@@ -45,21 +45,21 @@ from codebot_mcp.core.errors import ModelError
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_parts import EditorTools, TrustPrompt
     from codebot_mcp.cli.extensions import Extensions
-    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.agent.history import SessionLog
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
     from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.sandbox.confinement import Sandbox
-    from codebot_mcp.core.telemetry.otel import Telemetry
-    from codebot_mcp.core.skills.skillload import SkillLoader
     from codebot_mcp.core.skills.skillcatalog import SkillCatalog
+    from codebot_mcp.core.skills.skillload import SkillLoader
+    from codebot_mcp.core.telemetry.otel import Telemetry
     from codebot_mcp.core.tools.useragent import UserAgent
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
     from codebot_mcp.mcpbridge.connection.manager import Manager
@@ -386,8 +386,8 @@ async def open_runtime(
                 on_progress=on_progress,
             ) as manager:
                 from codebot_mcp.core.config.trustwatch import TurnWatch
-                from codebot_mcp.core.skills.skilltool import SkillTool
                 from codebot_mcp.core.jobs.jobtable import JobTable
+                from codebot_mcp.core.skills.skilltool import SkillTool
                 from codebot_mcp.mcpbridge.tools.tool_pins import pins
 
                 task = subagents.tool()

@@ -15,11 +15,11 @@ from codebot_mcp.core.agent.loop import Agent, running_agent
 from codebot_mcp.core.agent.permissions import PermissionGate
 from codebot_mcp.core.agent.sampling import ModelRef, Sampler
 from codebot_mcp.core.agent.session import Session
-from codebot_mcp.core.subagents.delegation import GENERAL, Subagents, load_agents
 from codebot_mcp.core.model.client import ChatModel
+from codebot_mcp.core.subagents.delegation import GENERAL, Subagents, load_agents
+from codebot_mcp.core.subagents.tasktool import TaskTool
 from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
 from codebot_mcp.core.tools.builtin import builtin_tools
-from codebot_mcp.core.subagents.tasktool import TaskTool
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 
