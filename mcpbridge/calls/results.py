@@ -6,8 +6,9 @@ Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without load
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig
@@ -107,7 +108,6 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 
-    from codebot_mcp.mcpbridge._sdk import read_call_result
     from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension
     from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result
 
@@ -122,6 +122,104 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
             f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
             hint=BREAKS,
         ) from None
+
+
+def read_call_result(raw: Mapping[str, Any], version: str, claims: Sequence[Any]) -> Any:
+    """A ``tools/call`` answer read with the SDK's public models as its session reads it at
+    ``version`` (mcp 2.3, ``Client.call_tool``): the version's own schema first
+    (``mcp_types.methods``), a later revision's fields dropped, then the era's result shapes:
+    ``CallToolResult | InputRequiredResult``, at 2026-07-28 one more arm per result claim
+    (``mcp.client.extension.ResultClaim``), routed on ``resultType``. No private SDK name is
+    used; ``tests/mcpbridge/test_lite.py`` holds the two paths to the same words.
+
+    Raises:
+        pydantic.ValidationError: the SDK path would reject the answer.
+    """
+    from mcp_types import methods
+
+    method = "tools/call"
+    try:
+        methods.validate_server_result(method, version, raw)
+    except KeyError:
+        pass
+    foreign = _later_revision_fields(method, version)
+    if not foreign.isdisjoint(raw):
+        raw = {key: value for key, value in raw.items() if key not in foreign}
+    active = {c.result_type: c.model for c in claims if _claim_active(c, version)}
+    return _call_result_adapter(tuple(active.items())).validate_python(raw, by_name=False)
+
+
+def _claim_active(claim: Any, version: str) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    versions = claim.protocol_versions
+    return version in MODERN_PROTOCOL_VERSIONS and (versions is None or version in versions)
+
+
+@functools.cache
+def _wire_fields(target: Any) -> frozenset[str]:
+    """The top-level wire keys a result model (or each member of a union) declares."""
+    from types import UnionType
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    members: tuple[Any, ...] = get_args(target) if isinstance(target, UnionType) else (target,)
+    fields: set[str] = set()
+    for model in members:
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            fields.update(f.alias or name for name, f in model.model_fields.items())
+    return frozenset(fields)
+
+
+@functools.cache
+def _later_revision_fields(method: str, version: str) -> frozenset[str]:
+    """Result keys a revision newer than ``version`` declares for ``method`` and ``version``
+    does not: outside the negotiated contract, dropped before reading (as the SDK does)."""
+    from mcp_types.methods import SERVER_RESULTS
+    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+
+    current = SERVER_RESULTS.get((method, version))
+    if current is None or version not in KNOWN_PROTOCOL_VERSIONS:
+        return frozenset()
+    later: set[str] = set()
+    for revision in KNOWN_PROTOCOL_VERSIONS[KNOWN_PROTOCOL_VERSIONS.index(version) + 1 :]:
+        row = SERVER_RESULTS.get((method, revision))
+        if row is not None:
+            later |= _wire_fields(row)
+    return frozenset(later) - _wire_fields(current)
+
+
+@functools.cache
+def _call_result_adapter(active: tuple[tuple[str, Any], ...]) -> Any:
+    """``CallToolResult | InputRequiredResult``, with one arm per claimed ``resultType``
+    (``active``: the tag and the model of each claim)."""
+    from functools import reduce
+    from operator import or_
+    from typing import Annotated
+
+    import mcp_types as types
+    from pydantic import Discriminator, Tag, TypeAdapter
+
+    core: Any = types.CallToolResult | types.InputRequiredResult
+    if not active:
+        return TypeAdapter(core)
+    tags = frozenset(tag for tag, _ in active)
+    core_arm = "core"
+    while core_arm in tags:
+        core_arm += "-"
+
+    def route(value: Any) -> str:
+        if isinstance(value, dict):
+            tag = value.get("resultType")  # pyright: ignore[reportUnknownMemberType]
+        else:
+            tag = getattr(value, "result_type", None)
+        return tag if isinstance(tag, str) and tag in tags else core_arm
+
+    arms: list[Any] = [Annotated[core, Tag(core_arm)]]
+    arms += [Annotated[model, Tag(tag)] for tag, model in active]
+    routed: Any = Annotated[reduce(or_, arms), Discriminator(route)]
+    return TypeAdapter(routed)
 
 
 def through_sdk(
