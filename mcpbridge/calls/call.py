@@ -17,6 +17,7 @@ from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.mcpbridge.calls.results import unknown_tool
 from codebot_mcp.mcpbridge.connection.explain import explain_auth
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.tool import MCPTool, describe_invalid_result, to_tool_result
@@ -39,7 +40,7 @@ async def call_once(
         await running.restart_if_crashed()
     failure = manager.failures.get(config.name)
     if failure is not None:
-        raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
+        raise failure.error()
     # An app-only tool (MCP Apps) is never offered to the model, but the user may call it.
     tool = find_tool([*manager.tools(), *manager.app_tools()], config.name, tool_name)
     arguments = checked_arguments(tool, arguments, config.name)
@@ -186,12 +187,4 @@ def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
     for tool in tools:
         if name in (tool.original_name, tool.name):
             return tool
-    names = [t.original_name for t in tools]
-    close = difflib.get_close_matches(name, names, n=3)
-    hint = (
-        f"Did you mean {', '.join(close)}?"
-        if close
-        else f"List them with: codebot mcp list --server {server}"
-    )
-    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
-    raise UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)
+    raise unknown_tool(server, name, [t.original_name for t in tools])

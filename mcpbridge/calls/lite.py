@@ -27,10 +27,14 @@ Decision: it stays for ``mcp list`` and ``mcp call`` (a third of the CPU, half t
 hot path leaves to the SDK (restarts, tasks, every policy). The warm path needs neither: the
 holder keeps the SDK connected and the client imports no SDK.
 
-Only the plain case is handled here: every selected server is stdio, enabled and valid, the
-handshake succeeds and the answers have the expected shape. Anything else raises
-:class:`Fallback` *before a tool is called*, and the command runs the ordinary SDK path
-instead, so failures, hints and messages stay exactly the cold path's. Once ``tools/call`` is
+The transport is chosen before launch (:func:`usable`: every selected server is stdio,
+enabled and valid). Failures are recorded as the SDK path records them, in the same
+:class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
+server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
+nothing is launched twice for them. What remains outside the plain case (a handshake or
+listing answer of another shape, a server request before the call, a 2026-07-28 server that
+offers tasks) raises :class:`Fallback` *before a tool is called*, and the command runs the SDK
+path, which launches the server again. Once ``tools/call`` is
 sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
 call's, or the SDK path would run the tool a second time.
 
@@ -70,8 +74,10 @@ from codebot_mcp.mcpbridge.calls.results import (
     plain_result,
     read_by_sdk,
     through_sdk,
+    unknown_tool,
     validate_output,
 )
+from codebot_mcp.mcpbridge.connection.failures import Failure, Stage, read_tail
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
@@ -184,6 +190,18 @@ class _Reached:
     info: _Info
 
 
+def _info(item: Listed) -> _Info:
+    conn = item.connection
+    return _Info(
+        conn.protocol_version,
+        conn.server_info.get("name"),
+        conn.server_info.get("version"),
+        conn.capabilities,
+        conn.instructions,
+        item.handshake_ms,
+    )
+
+
 def views(
     listed: list[Listed], *, schemas: bool, show_app_tools: bool = False
 ) -> list[dict[str, Any]]:
@@ -194,15 +212,7 @@ def views(
     app_tools = name_tools(listed, apps=True)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
-        conn = item.connection
-        info = _Info(
-            conn.protocol_version,
-            conn.server_info.get("name"),
-            conn.server_info.get("version"),
-            conn.capabilities,
-            conn.instructions,
-            item.handshake_ms,
-        )
+        info = _info(item)
         mine = [t for t in tools if t.server == item.config.name]
         apps = [t for t in app_tools if t.server == item.config.name]
         view = server_view(
@@ -245,29 +255,56 @@ class TimedOut(Exception):
         self.stage = stage
         self.log_file = log_file
 
-    def failure(self) -> Any:
+    def failure(self) -> Failure:
         """The :class:`~mcpbridge.connection.failures.Failure` of ``Client.run`` for a timeout."""
-        from codebot_mcp.mcpbridge.connection.failures import Failure, read_tail  # timeouts only
-
         config = self.config
-        redact = _redactor(config)
-        return Failure(
-            server=config.name,
-            stage=self.stage,  # type: ignore[arg-type]
-            message=f"no answer within {config.timeout:g} s",
-            hint=f"Raise 'timeout' for server '{config.name}' in {config.source}, "
+        return _failure(
+            config,
+            self.stage,  # type: ignore[arg-type]
+            f"no answer within {config.timeout:g} s",
+            f"Raise 'timeout' for server '{config.name}' in {config.source}, "
             "or check that the server starts on its own.",
-            stderr_tail=redact(read_tail(self.log_file)),
-            log_file=self.log_file,
+            self.log_file,
+            timed_out=True,
         )
 
     def view(self) -> dict[str, Any]:
         """What ``mcp list`` shows for this failed server."""
-        from codebot_mcp.mcpbridge.connection.report import server_view
+        return _failed_view(self.config, self.failure())
 
-        return server_view(
-            self.config.name, "failed", self.config, None, [], failure=self.failure()
-        )
+
+def _failure(
+    config: ServerConfig,
+    stage: Stage,
+    message: str,
+    hint: str | None,
+    log_file: Path | None = None,
+    *,
+    timed_out: bool = False,
+) -> Failure:
+    """The record ``Client._fail`` makes for the same failure (redacted, the stderr tail)."""
+    redact = _redactor(config)
+    return Failure(
+        server=config.name,
+        stage=stage,
+        message=redact(message),
+        hint=hint,
+        stderr_tail=redact(read_tail(log_file)),
+        log_file=log_file,
+        timed_out=timed_out,
+    )
+
+
+def _failed_view(config: ServerConfig, failure: Failure, reached: Any = None) -> dict[str, Any]:
+    """What ``mcp list`` shows for a server that failed (``reached``: its handshake facts)."""
+    from codebot_mcp.mcpbridge.connection.report import server_view
+
+    return server_view(config.name, "failed", config, reached, [], failure=failure)
+
+
+def _launch_failure(config: ServerConfig, exc: LaunchError) -> Failure:
+    """A server that could not be started, as ``Client.run`` records it (``explain``)."""
+    return _failure(config, "launch", exc.message, exc.hint)
 
 
 async def _connect(
@@ -318,8 +355,8 @@ async def list_servers(
     show_app_tools: bool = False,
     pins: Pins | None = None,
 ) -> list[dict[str, Any]]:
-    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server the
-    pins hold back is ``Fallback`` too: the SDK path says why, in the cold path's words."""
+    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server that
+    cannot start, times out or is held back by the pins is a failed view, as on the SDK path."""
     try:
         return await _list_servers(
             servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
@@ -336,8 +373,8 @@ async def call_tool(
     roots: Sequence[Path] = (),
     pins: Pins | None = None,
 ) -> ToolResult:
-    """One call, as :func:`mcpbridge.call.call_once` makes it; ``Fallback`` before the call
-    (a server the pins hold back included: the SDK path holds it back, with the diff)."""
+    """One call, as :func:`mcpbridge.call.call_once` makes it (its errors in its words);
+    ``Fallback`` before the call for what only the SDK path reads."""
     try:
         return await _call_tool(config, tool_name, arguments, roots, pins)
     except BaseExceptionGroup as group:
@@ -352,13 +389,17 @@ async def _list_servers(
     show_app_tools: bool,
     pins: Pins | None,
 ) -> list[dict[str, Any]]:
-    launched: list[ServerProcess] = []
+    launched: list[tuple[ServerConfig, ServerProcess]] = []
+    failed: list[dict[str, Any]] = []
     try:
         for config in servers.values():
-            launched.append(await launch(config))
-    except LaunchError:
-        await _stop_all(launched)
-        raise Fallback from None
+            try:
+                launched.append((config, await launch(config)))
+            except LaunchError as exc:  # recorded as the SDK path records it: no second launch
+                failed.append(_failed_view(config, _launch_failure(config, exc)))
+    except BaseException:
+        await _stop_all([server for _, server in launched])
+        raise
     listed: list[Listed] = []
     timed_out: list[TimedOut] = []
     try:
@@ -371,16 +412,19 @@ async def _list_servers(
                     timed_out.append(exc)
 
             async with anyio.create_task_group() as connecting:
-                for config, server in zip(servers.values(), launched, strict=True):
+                for config, server in launched:
                     connecting.start_soon(one, config, server)
-            for item in listed:
-                _check_pins(item, pins)
+            for item in list(listed):
+                held = _held_back(item, pins)
+                if held is not None:  # never offered: a failed view, as the SDK path shows it
+                    listed.remove(item)
+                    failed.append(_failed_view(item.config, held, _Reached(_info(item))))
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
-            result = shown + [t.view() for t in timed_out]
+            result = shown + failed + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
             tg.cancel_scope.cancel()
     finally:
-        await _stop_all(launched)
+        await _stop_all([server for _, server in launched])
     return result
 
 
@@ -400,8 +444,8 @@ async def _call_tool(
 ) -> ToolResult:
     try:
         server = await launch(config)
-    except LaunchError:
-        raise Fallback from None
+    except LaunchError as exc:  # worded as the SDK path words it: no second launch
+        raise _launch_failure(config, exc).error() from None
     try:
         async with anyio.create_task_group() as tg:
             try:
@@ -411,7 +455,9 @@ async def _call_tool(
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
                 ) from None
-            _check_pins(listed, pins)
+            held = _held_back(listed, pins)
+            if held is not None:
+                raise held.error()
             if listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
                 # hand the call over now, before tools/call is sent, never after.
@@ -426,17 +472,20 @@ async def _call_tool(
     return result
 
 
-def _check_pins(item: Listed, pins: Pins | None) -> None:
-    """``Fallback`` when the pins hold the server back (the one check, ``Pins.check``, on the
-    offered tools as the wire has them); the SDK path then holds it back and says why."""
+def _held_back(item: Listed, pins: Pins | None) -> Failure | None:
+    """The failure (stage "lock") when the pins hold the server back: the one check,
+    ``Pins.check``, on the offered tools as the wire has them, recorded as ``Client.run``
+    records it; None when its tools may be offered."""
     if pins is None:
-        return
+        return None
     from codebot_mcp.mcpbridge.tools.pinning import raw_definition
 
     offered = {str(t["name"]): raw_definition(t) for t in _split(item, apps=False)}
     version = item.connection.server_info.get("version")
-    if pins.check(item.config.name, version, offered) is not None:
-        raise Fallback
+    held = pins.check(item.config.name, version, offered)
+    if held is None:
+        return None
+    return _failure(item.config, "lock", held.message, held.hint, item.connection.server.log_file)
 
 
 def _offers_tasks(connection: Connection) -> bool:
@@ -446,10 +495,11 @@ def _offers_tasks(connection: Connection) -> bool:
 
 
 def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
+    """As ``call.find_tool``: the same usage error, found here (no second launch)."""
     for tool in tools:
         if name in (tool.original_name, tool.name):
             return tool
-    raise Fallback  # the SDK path words the usage error (close matches)
+    raise unknown_tool(server, name, [t.original_name for t in tools])
 
 
 async def _call(

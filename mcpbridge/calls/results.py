@@ -6,13 +6,14 @@ Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without load
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.errors import CodebotError, ServerError
+from codebot_mcp.core.errors import CodebotError, ServerError, UsageError
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
@@ -54,6 +55,19 @@ def call_error(
     return ServerError(
         f"server '{config.name}' rejected the call to '{tool}': {rpc_error_text(code, message)}"
     )
+
+
+def unknown_tool(server: str, name: str, names: list[str]) -> UsageError:
+    """The usage error for a tool the server does not list (both paths): close matches, or
+    how to list them."""
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = (
+        f"Did you mean {', '.join(close)}?"
+        if close
+        else f"List them with: codebot mcp list --server {server}"
+    )
+    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    return UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)
 
 
 def plain_result(result: Mapping[str, Any]) -> ToolResult | None:

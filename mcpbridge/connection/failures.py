@@ -1,8 +1,10 @@
 """Why a server is not usable: the stage it failed at, a readable reason and a fix.
 
-The record alone, on the standard library: a manager with no server to start (``chat``
-without MCP servers) never loads the SDK. :mod:`.explain` turns what a transport or the SDK
-raised into the reason and the hint.
+The record alone, on the standard library and ``core.errors``: a manager with no server to
+start (``chat`` without MCP servers) and the hot path (``mcpbridge.calls.lite``) never load the
+SDK. :mod:`.explain` turns what a transport or the SDK raised into the reason and the hint;
+every reader renders the record (``mcp list``, ``mcp call`` through :meth:`Failure.error`,
+doctor).
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from codebot_mcp.core.errors import ServerError
 
 Stage = Literal["config", "launch", "handshake", "auth", "list", "call", "lock"]
 """Where it failed; ``lock``: connected, but held back by the pinned tools
@@ -33,6 +37,11 @@ class Failure:
     """Stage "auth": the server wants a login that this run did not do (status "needs login")."""
     timed_out: bool = False
     """The client gave up waiting for the handshake or the first listing (``timeout``)."""
+
+    def error(self) -> ServerError:
+        """The error of a call to this server (``mcp call``, ``--batch``, the warm holder):
+        ``server 'x': <describe()>`` with the hint, the same on the SDK path and the hot path."""
+        return ServerError(f"server '{self.server}': {self.describe()}", hint=self.hint)
 
     def describe(self) -> str:
         """One paragraph: message, then the stderr tail indented."""

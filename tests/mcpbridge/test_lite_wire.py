@@ -416,3 +416,15 @@ def test_calls_to_published_and_sdk_built_servers(
 ) -> None:
     hot, _ = both(tmp_path, capsys, monkeypatch, entry(), *CALL, *call)
     assert hot.outcome[0] == 0 and len(hot.launches) == 1 and len(hot.calls()) == 1
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_an_unknown_tool_is_worded_after_one_launch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    """A tool name the listing does not have, found after the handshake: the hot path words
+    the usage error itself (close matches), as the SDK path does; the server starts once."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era), *CALL, "ech", "text=x")
+    assert hot.outcome[0] == 2 and "has no tool 'ech'" in hot.outcome[2]
+    assert "Did you mean echo" in hot.outcome[2]
+    assert len(hot.launches) == 1 and not hot.calls()
