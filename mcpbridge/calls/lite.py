@@ -69,21 +69,26 @@ from codebot_mcp.mcpbridge.calls.lite_wire import (
     Unreadable,
 )
 from codebot_mcp.mcpbridge.calls.results import (
-    BREAKS,
-    call_error,
     plain_result,
     read_by_sdk,
     through_sdk,
     unknown_tool,
     validate_output,
 )
-from codebot_mcp.mcpbridge.connection.failures import Failure, Stage, read_tail
+from codebot_mcp.mcpbridge.connection.failures import (
+    Failure,
+    Stage,
+    broken,
+    call_failure,
+    output_schema_failure,
+    read_tail,
+    too_many_rounds_failure,
+)
 from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
-from codebot_mcp.mcpbridge.transport.rpcerror import TOO_MANY_ROUNDS_HINT, too_many_rounds
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
 from codebot_mcp.mcpbridge.transport.wire import (
     CONNECTION_CLOSED,
@@ -521,20 +526,16 @@ async def _call(
         code, message = exc.code, exc.message
     except Malformed as exc:
         text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
-        raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
+        raise broken(config.name, name, f"'{name}' failed: {text} ({exc})").error() from None
     except TooManyRounds:
-        raise ServerError(
-            too_many_rounds(config.name, f"'{name}'"), hint=TOO_MANY_ROUNDS_HINT
-        ) from None
+        raise too_many_rounds_failure(config.name, name).error() from None
     except Unreadable as exc:  # the SDK's model says what is wrong with it, as on its path
         read_by_sdk(exc.result, config, name, version=connection.protocol_version)
-        raise ServerError(  # the model took what the hot path cannot answer (not seen yet)
-            f"'{name}' on server '{config.name}' asked for input codebot cannot read",
-            hint=BREAKS,
-        ) from None
+        text = f"'{name}' on server '{config.name}' asked for input codebot cannot read"
+        raise broken(config.name, name, text).error() from None  # the model took it (not seen)
     else:
         return _result(connection, config, tool, result, redact)
-    raise call_error(code, redact(message), config, name)
+    raise call_failure(code, redact(message), config, name).error()
 
 
 def _result(
@@ -552,16 +553,12 @@ def _result(
             f"server '{config.name}' answered '{name}' with a task, but its server/discover "
             "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
         )
-        raise ServerError(text, hint=BREAKS)
+        raise broken(config.name, name, text).error()
     # The SDK reads the result with its model first, then checks it against the output schema.
     version = connection.protocol_version
     read = plain_result(result) or through_sdk(result, config, name, version=version)
     try:
         validate_output(name, tool.raw.get("outputSchema"), result)
     except RuntimeError as exc:  # as call_once words the SDK's own check
-        raise ServerError(
-            f"'{name}' on server '{config.name}' returned a result that breaks "
-            f"its own output schema: {redact(str(exc))}",
-            hint="The server breaks its tool's outputSchema; report it to its authors.",
-        ) from None
+        raise output_schema_failure(config.name, name, redact(str(exc))).error() from None
     return read

@@ -1,5 +1,6 @@
-"""Call errors and results, shared by the SDK path and the hot path (argument checks:
-:mod:`mcpbridge.arguments`).
+"""Results of a call and the words of an unknown tool, shared by the SDK path and the hot path
+(argument checks: :mod:`mcpbridge.tools.arguments`; a failed call's record:
+:class:`mcpbridge.connection.failures.CallFailure`).
 
 Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without loading the SDK.
 """
@@ -13,48 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.errors import CodebotError, ServerError, UsageError
+from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
-from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
-from codebot_mcp.mcpbridge.transport.wire import CONNECTION_CLOSED, REQUEST_TIMEOUT, USER_REJECTED
-
-BREAKS = "The server breaks the protocol; report it to its authors."
+from codebot_mcp.mcpbridge.connection.failures import broken
 
 
 class Fallback(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
-
-
-def call_error(
-    code: int, message: str, config: ServerConfig, tool: str, *, restarts: bool = True
-) -> CodebotError:
-    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths).
-
-    ``restarts``: a server that closed the connection will be started again by the next call
-    (always for a new ``mcp call``; once per session in ``--batch`` and the warm holder)."""
-    if code == REQUEST_TIMEOUT:
-        limit = config.tool_timeout or default_tool_timeout()
-        return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {limit:g} s",
-            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
-        )
-    if code == CONNECTION_CLOSED:
-        see = f"its stderr is logged (`codebot mcp list --server {config.name}` shows it)"
-        return ServerError(
-            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"The next call restarts it; {see}."
-            if restarts
-            else f"{see[0].upper()}{see[1:]}.",
-        )
-    if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
-        return CodebotError(  # exit 1, as when the tool reports an error
-            f"'{tool}' on server '{config.name}' could not finish: {bare_message(message)}",
-            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
-        )
-    return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {rpc_error_text(code, message)}"
-    )
 
 
 def unknown_tool(server: str, name: str, names: list[str]) -> UsageError:
@@ -122,8 +88,8 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 
+    from codebot_mcp.mcpbridge.connection.explain import describe_invalid_result
     from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension
-    from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result
 
     modern = version in MODERN_PROTOCOL_VERSIONS
     claims = TasksExtension(TaskHooks(config.name)).claims() if modern else ()
@@ -131,11 +97,9 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
         result = {**result, "resultType": "complete"}
     try:
         return read_call_result(result, version, claims)
-    except ValidationError as exc:
-        raise ServerError(
-            f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
-            hint=BREAKS,
-        ) from None
+    except ValidationError as exc:  # as the SDK path's record words it
+        text = f"'{tool}' failed: {describe_invalid_result(exc, config.name)}"
+        raise broken(config.name, tool, text).error() from None
 
 
 def read_call_result(raw: Mapping[str, Any], version: str, claims: Sequence[Any]) -> Any:
@@ -246,7 +210,8 @@ def through_sdk(
 
     model = read_by_sdk(result, config, tool, version=version)
     if not isinstance(model, types.CallToolResult):  # another shape, read (not seen yet)
-        raise ServerError(f"'{tool}' failed: server '{config.name}' sent no result", hint=BREAKS)
+        text = f"'{tool}' failed: server '{config.name}' sent no result"
+        raise broken(config.name, tool, text).error()
     return to_tool_result(model)
 
 

@@ -21,8 +21,9 @@ from mcp import MCPError
 from pydantic import ValidationError
 
 from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.mcpbridge.connection.explain import describe_invalid_result
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result, to_tool_result
+from codebot_mcp.mcpbridge.connection.tool import to_tool_result
 from codebot_mcp.mcpbridge.tools.naming import plain_name
 
 

@@ -26,8 +26,8 @@ from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
-from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth
-from codebot_mcp.mcpbridge.connection.failures import Failure, Stage, read_tail
+from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth, explain_call
+from codebot_mcp.mcpbridge.connection.failures import CallFailure, Failure, Stage, read_tail
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import (
     ServerInfo,
@@ -336,6 +336,20 @@ class Client:
                 )
         finally:
             done_calling(token)
+
+    def call_failure(self, exc: Exception, tool: str, model_name: str) -> CallFailure:
+        """What :meth:`call_tool` raised, as the one record of the call's failure (the
+        restart still due, the size cap, the authorization trace of this connection)."""
+        return explain_call(
+            exc,
+            self.config,
+            tool,
+            model_name=model_name,
+            redact=self.redact,
+            restarts=self.restarts_left > 0,
+            oversized=self.oversized(),
+            trace=self.auth.trace,
+        )
 
     async def resume_task(self, record: dict[str, Any]) -> types.CallToolResult:
         """Follow a task a previous run started (``--continue``) to its end.
