@@ -32,8 +32,8 @@ enabled and valid). Failures are recorded as the SDK path records them, in the s
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
 nothing is launched twice for them. What remains outside the plain case (a handshake or
-listing answer of another shape, a server request before the call, a 2026-07-28 server that
-offers tasks) raises :class:`Fallback` *before a tool is called*, and the command runs the SDK
+listing answer of another shape, a server that closes during the handshake, a server request
+before the call, a 2026-07-28 server that offers tasks) raises :class:`Fallback` *before a tool is called*, and the command runs the SDK
 path, which launches the server again. Once ``tools/call`` is
 sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
 call's, or the SDK path would run the tool a second time.

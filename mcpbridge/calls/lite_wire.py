@@ -132,7 +132,9 @@ class Connection:
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             if not self.calling:
-                self._abandon()
+                # As the SDK path's transport (``transport.stdio``): JSON that is not JSON-RPC
+                # fails the request whose id it names, and is skipped otherwise.
+                self._fail(wire.answer_id(line), wire.UNREADABLE)
                 return
             # The tool runs: never fall back (and call it twice) now. An answer to our call
             # that breaks JSON-RPC fails the call; anything else is skipped.

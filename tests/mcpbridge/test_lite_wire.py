@@ -22,8 +22,8 @@ must be equal as sent):
   lives on in chat, a one-shot command has nothing to listen for;
 - ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
 
-A case the hot path hands to the SDK path before calling (a server that advertises tasks, junk
-during the handshake) has one more launch on the hot side; that launch must not have called
+A case the hot path hands to the SDK path before calling (a server that advertises tasks, a
+listing the SDK's model rejects) has one more launch on the hot side; that launch must not have called
 anything, and the last launch must equal the SDK path's.
 """
 
@@ -363,13 +363,15 @@ def test_a_server_that_advertises_tasks_is_handed_over_before_the_call(
     assert len(hot.launches) == 2 and len(hot.calls()) == 1
 
 
-def test_junk_during_the_handshake_is_handed_over_before_the_call(
+def test_junk_during_the_handshake_is_skipped_as_the_sdk_path_skips_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Plain text, broken JSON and JSON that is not JSON-RPC before the call: skipped as the
+    SDK path's transport skips them, on the one launch (nothing is handed over)."""
     entry = server_entry("garbage_stdout")
     hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
     assert hot.outcome[0] == 0
-    assert len(hot.launches) == 2 and len(hot.calls()) == 1
+    assert len(hot.launches) == 1 and len(hot.calls()) == 1
 
 
 @pytest.mark.parametrize(
