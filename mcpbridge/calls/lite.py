@@ -33,10 +33,10 @@ enabled and valid). Failures are recorded as the SDK path records them, in the s
 server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
 nothing is launched twice for them. What remains outside the plain case (a handshake or
 listing answer of another shape, a server that closes during the handshake, a server request
-before the call, a 2026-07-28 server that offers tasks) raises :class:`Fallback` *before a tool is called*, and the command runs the SDK
-path, which launches the server again. Once ``tools/call`` is
-sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
-call's, or the SDK path would run the tool a second time.
+before the call, a 2026-07-28 server that offers tasks) raises :class:`Fallback` *before a
+tool is called*, and the command runs the SDK path, which launches the server again. Once
+``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad result,
+junk), it is this call's, or the SDK path would run the tool a second time.
 
 Size: one path, the hot one: its views, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).

@@ -23,8 +23,8 @@ must be equal as sent):
 - ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
 
 A case the hot path hands to the SDK path before calling (a server that advertises tasks, a
-listing the SDK's model rejects) has one more launch on the hot side; that launch must not have called
-anything, and the last launch must equal the SDK path's.
+listing the SDK's model rejects) has one more launch on the hot side; that launch must not have
+called anything, and the last launch must equal the SDK path's.
 """
 
 from __future__ import annotations
