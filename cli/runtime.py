@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.auth import LoginOptions
     from codebot_mcp.mcpbridge.connection.manager import Manager
     from codebot_mcp.mcpbridge.tools.pinning import Pins
+    from codebot_mcp.mcpbridge.transport.process import Prelaunched
 
     TrustPrompt = Callable[[trust.TrustCheck], Awaitable[bool]]
     """Asks the user whether to trust the project's servers (the REPL supplies one)."""
@@ -218,6 +219,7 @@ async def open_manager(
     login: LoginOptions | None = None,
     sampler: Sampler | None = None,
     pins: Pins | None = None,
+    handed: Prelaunched | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
     ``agent`` (and ``sampler``) answer the servers' requests: required, so every command
@@ -229,6 +231,7 @@ async def open_manager(
     it, servers launch when ``start_all`` names them; given names, only those are launched early
     (``--batch``: the servers its waiting requests name). With ``login`` a server that needs
     authorization runs the browser flow (``--login``); without, it fails as "needs login".
+    ``handed``: processes ``mcp call``'s hot path launched and handed over (not launched again).
     """
     from codebot_mcp.mcpbridge.transport import process  # no SDK import
 
@@ -237,7 +240,7 @@ async def open_manager(
         if prelaunch is True
         else {name: c for name, c in servers.items() if prelaunch and name in prelaunch}
     )
-    async with process.prelaunch(early) as launched:
+    async with process.prelaunch(early, handed) as launched:
         from codebot_mcp.mcpbridge.connection.manager import (
             Manager,
         )  # imports the SDK while the servers boot

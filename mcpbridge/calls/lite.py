@@ -33,8 +33,10 @@ enabled and valid). Failures are recorded as the SDK path records them, in the s
 server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
 nothing is launched twice for them. What remains outside the plain case (a handshake or
 listing answer of another shape, a server that closes during the handshake, a server request
-before the call, a 2026-07-28 server that offers tasks) raises :class:`Fallback` *before a
-tool is called*, and the command runs the SDK path, which launches the server again. Once
+before the call) raises :class:`Fallback` *before a tool is called*, and the command runs the
+SDK path, which launches the server again. A 2026-07-28 server that offers tasks raises
+:class:`HandOver` instead: the SDK path (which follows tasks) takes the running process and
+adopts its ``server/discover`` result. Once
 ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad result,
 junk), it is this call's, or the SDK path would run the tool a second time.
 
@@ -44,7 +46,7 @@ Size: one path, the hot one: its views, its run and its one call (the wire is in
 
 from __future__ import annotations
 
-__all__ = ["Fallback", "call_tool", "list_servers", "usable"]
+__all__ = ["Fallback", "HandOver", "call_tool", "list_servers", "usable"]
 
 import os
 import time
@@ -88,7 +90,12 @@ from codebot_mcp.mcpbridge.tools.arguments import checked_arguments, first_probl
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
-from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
+from codebot_mcp.mcpbridge.transport.process import (
+    LaunchError,
+    Prelaunched,
+    ServerProcess,
+    launch,
+)
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
 from codebot_mcp.mcpbridge.transport.wire import (
     CONNECTION_CLOSED,
@@ -237,6 +244,20 @@ def views(
 # -- running ----------------------------------------------------------------------------------
 
 
+class HandOver(Exception):
+    """The call goes to the SDK path on the process the hot path launched and discovered
+    (nothing was called): ``Manager`` takes ``process``, its client adopts ``discovered``."""
+
+    def __init__(self, process: ServerProcess, discovered: dict[str, Any]) -> None:
+        super().__init__("handed over")
+        self.process = process
+        self.discovered = discovered
+
+    def prelaunched(self, name: str) -> Prelaunched:
+        """What ``open_manager`` starts the server's client from."""
+        return Prelaunched({name: self.process}, discovered={name: self.discovered})
+
+
 def usable(servers: Mapping[str, ServerConfig]) -> bool:
     """True when every server is one the hot path can take (``CODEBOT_SDK_PATH=1``: none)."""
     if not servers or os.environ.get("CODEBOT_SDK_PATH") == "1":
@@ -348,7 +369,7 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
             stack.extend(reversed(exc.exceptions))
         else:
             leaves.append(exc)
-    mine = (Fallback, UsageError, ServerError, RuntimeError)
+    mine = (Fallback, HandOver, UsageError, ServerError, RuntimeError)
     return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
 
 
@@ -451,6 +472,7 @@ async def _call_tool(
         server = await launch(config)
     except LaunchError as exc:  # worded as the SDK path words it: no second launch
         raise _launch_failure(config, exc).error() from None
+    handed: HandOver | None = None
     try:
         async with anyio.create_task_group() as tg:
             try:
@@ -465,15 +487,23 @@ async def _call_tool(
                 raise held.error()
             if listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
-                # hand the call over now, before tools/call is sent, never after.
-                raise Fallback
-            tools = name_tools([listed]) + name_tools([listed], apps=True)
-            tool = _find(tools, config.name, tool_name)
-            arguments = checked_arguments(tool, arguments, config.name)
-            result = await _call(listed.connection, config, tool, arguments)
-            tg.cancel_scope.cancel()
-    finally:
+                # hand the call over now, before tools/call is sent, never after, with the
+                # running process and its discover result (no second launch or handshake).
+                assert listed.connection.discovered is not None  # modern: it discovered
+                handed = HandOver(server, listed.connection.discovered)
+                tg.cancel_scope.cancel()  # our reading stops; the process runs on
+            else:
+                tools = name_tools([listed]) + name_tools([listed], apps=True)
+                tool = _find(tools, config.name, tool_name)
+                arguments = checked_arguments(tool, arguments, config.name)
+                result = await _call(listed.connection, config, tool, arguments)
+                tg.cancel_scope.cancel()
+    except BaseException:
         await _stop_all([server])
+        raise
+    if handed is not None:
+        raise handed
+    await _stop_all([server])
     return result
 
 

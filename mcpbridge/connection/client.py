@@ -65,6 +65,7 @@ class Client:
         on_tools_changed: Callable[[str], None] | None = None,
         on_lost: Callable[[str], None] | None = None,
         process: ServerProcess | LaunchError | None = None,
+        adopt: dict[str, Any] | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
         sampler: Sampling | None = None,
@@ -105,6 +106,9 @@ class Client:
         self._on_lost = on_lost
         """Called when a connection that was up fails (its tools may have to go)."""
         self._prelaunched = process
+        self._adopt = adopt
+        """The ``server/discover`` result the hot path got from ``process`` (2026-07-28): the
+        session adopts it (the SDK's ``prior_discover``) instead of a second handshake."""
         self._process: ServerProcess | None = None
         self._spawn = spawn
         self._in_process = in_process
@@ -393,6 +397,7 @@ class Client:
 
     async def _connect(self, stack: AsyncExitStack) -> SDKClient:
         config = self.config
+        extra: dict[str, Any] = {}
         if self._in_process is not None:
             self._stage = "handshake"
             session = SDKClient(
@@ -409,7 +414,12 @@ class Client:
         else:
             transport = await self._stdio_transport()
             mode = config.protocol
-            if mode == "auto":
+            adopted, self._adopt = self._adopt, None  # once: a restart handshakes anew
+            if adopted is not None:
+                prior = types.DiscoverResult.model_validate(adopted, by_name=False)
+                mode = "2026-07-28"  # the version the hot path spoke (wire.MODERN_VERSION)
+                extra["prior_discover"] = prior
+            elif mode == "auto":
                 transport = guard_discover(transport)
         session = SDKClient(
             self._staged(transport),
@@ -418,6 +428,7 @@ class Client:
             message_handler=self._on_message,
             extensions=[*client_extensions(), TasksExtension(self.tasks)],  # tasks: SEP-2663
             **self.features.sdk_callbacks(),
+            **extra,
         )
         client = await stack.enter_async_context(session)
         await self.features.set_log_level(client)

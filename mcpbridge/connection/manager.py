@@ -140,6 +140,7 @@ class Manager:
                 self._config_failures[name] = Failure(name, "config", config.error, config.hint)
                 continue
             process = self._prelaunched.take(name) if self._prelaunched else None
+            adopt = self._prelaunched.discovered.pop(name, None) if self._prelaunched else None
             from codebot_mcp.mcpbridge.connection.client import Client  # the SDK loads here
 
             client = Client(
@@ -147,6 +148,7 @@ class Manager:
                 on_tools_changed=self._on_tools_changed,
                 on_lost=self._on_lost,
                 process=process,
+                adopt=adopt,
                 spawn=self._spawn,
                 agent=self.agent,
                 sampler=self.sampler,

@@ -22,9 +22,8 @@ must be equal as sent):
   lives on in chat, a one-shot command has nothing to listen for;
 - ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
 
-A case the hot path hands to the SDK path before calling (a server that advertises tasks, a
-listing the SDK's model rejects) has one more launch on the hot side; that launch must not have
-called anything, and the last launch must equal the SDK path's.
+A case the hot path hands to the SDK path before calling (a listing the SDK's model rejects)
+has one more launch on the hot side; that launch must not have called anything, and the last launch must equal the SDK path's.
 """
 
 from __future__ import annotations
@@ -355,12 +354,19 @@ def test_a_listing_the_sdk_rejects_is_handed_over_before_the_call(
     assert len(hot.launches) == 2 and not hot.calls()
 
 
-def test_a_server_that_advertises_tasks_is_handed_over_before_the_call(
+def test_a_server_that_advertises_tasks_is_handed_over_on_the_same_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hot, _ = both(tmp_path, capsys, monkeypatch, server_entry("tasker"), *CALL, "greet", "name=x")
-    assert hot.outcome == (0, "Hello, x!\n", "")
-    assert len(hot.launches) == 2 and len(hot.calls()) == 1
+    """A 2026-07-28 server that offers tasks: the SDK path takes the call over on the process
+    the hot path launched, adopting its ``server/discover`` result (one launch, one discover,
+    one call), with the SDK path's outcome."""
+    argv = [*CALL, "greet", "name=x"]
+    hot = record(tmp_path, capsys, monkeypatch, server_entry("tasker"), argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, server_entry("tasker"), argv, sdk=True)
+    assert hot.outcome == sdk.outcome == (0, "Hello, x!\n", "")
+    assert len(hot.launches) == 1 and len(hot.calls()) == 1
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    assert sent.count("server/discover") == 1 and "initialize" not in sent
 
 
 def test_junk_during_the_handshake_is_skipped_as_the_sdk_path_skips_it(
