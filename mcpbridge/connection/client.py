@@ -4,6 +4,10 @@ The handshake is bounded by the server's ``timeout``; the connection itself live
 :meth:`Client.stop`. :meth:`Client.run` is the lifecycle task: it enters the SDK's context
 managers, lists the tools, signals ``ready``, waits for ``stop``, and exits the context
 managers in the same task (anyio requires it). It never raises: failures are recorded.
+
+Size: one connection's lifecycle, operations and their failures, which share the lifecycle
+task's state (the session, the process, the restart still due, the size cap, the auth trace);
+the wording of failures is :mod:`.explain`'s, the requests a server sends :mod:`.features`'.
 """
 
 from __future__ import annotations
