@@ -23,7 +23,9 @@ must be equal as sent):
 - ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
 
 A case the hot path hands to the SDK path before calling (a listing the SDK's model rejects)
-has one more launch on the hot side; that launch must not have called anything, and the last launch must equal the SDK path's.
+has one more launch on the hot side; that launch must not have called anything, and the last
+launch must equal the SDK path's. A server that offers tasks is handed over on its one launch
+(its own test compares the outcome, not the wire).
 """
 
 from __future__ import annotations
