@@ -213,13 +213,17 @@ def describe_settings_files(settings: Settings) -> str:
 
 
 @asynccontextmanager
-async def prelaunched(servers: Mapping[str, ServerConfig]) -> AsyncIterator[Prelaunched]:
+async def prelaunched(
+    servers: Mapping[str, ServerConfig], handed: Prelaunched | None = None
+) -> AsyncIterator[Prelaunched]:
     """The stdio servers of ``servers`` launched now, before the MCP SDK is imported (they boot
     while Python imports it, and whatever else the caller prepares); pass them to
-    :func:`open_manager` as ``launched``. What no client took over is stopped on exit."""
+    :func:`open_manager` as ``launched``. What no client took over is stopped on exit.
+    ``handed``: processes ``mcp call``'s hot path launched and handed over (not launched
+    again)."""
     from codebot_mcp.mcpbridge.transport import process  # no SDK import
 
-    async with process.prelaunch(servers) as launched:
+    async with process.prelaunch(servers, handed) as launched:
         yield launched
 
 
@@ -235,6 +239,7 @@ async def open_manager(
     launched: Prelaunched | None = None,
     journal: TaskJournal | None = None,
     on_progress: ProgressHook | None = None,
+    handed: Prelaunched | None = None,
 ) -> AsyncIterator[Manager]:
     """A manager over ``servers`` (not yet started); every server is stopped on exit.
     ``agent`` (and ``sampler``) answer the servers' requests: required, so every command
@@ -248,7 +253,8 @@ async def open_manager(
     launched already (:func:`prelaunched`; ``prelaunch`` is then not used). With ``login`` a
     server that needs authorization runs the browser flow (``--login``); without, it fails as
     "needs login". ``journal`` remembers the servers' running tasks (the chat's session log);
-    ``on_progress`` is told the progress notifications of running calls.
+    ``on_progress`` is told the progress notifications of running calls. ``handed``: processes
+    ``mcp call``'s hot path launched and handed over (not launched again).
     """
     if launched is not None:
         async with _managed(
@@ -261,7 +267,7 @@ async def open_manager(
         if prelaunch is True
         else {name: c for name, c in servers.items() if prelaunch and name in prelaunch}
     )
-    async with prelaunched(early) as launched_now:
+    async with prelaunched(early, handed) as launched_now:
         async with _managed(
             servers, launched_now, agent, login, sampler, pins, journal, on_progress
         ) as manager:

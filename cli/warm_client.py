@@ -4,13 +4,17 @@ command line parser (Typer's import and command tree are most of a warm call's t
 
 Everything here is the standard library and ``core``; the answers are rendered by the same code
 as the cold path's, so output and exit codes are identical. Whatever :func:`fast_call` does not
-recognise, or any doubt before the holder accepted the call, goes to the ordinary path.
+recognise, or any doubt before the holder accepted the call, goes to the ordinary path, with what
+it did: the settings it read (:func:`effective_settings`) and whether it asked the holder
+(:func:`ask_holder` then does not ask again). One invocation reads the settings once and asks
+the holder at most once.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +23,44 @@ from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageEr
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from codebot_mcp.cli.runtime import Globals
     from codebot_mcp.core.config import trust
+    from codebot_mcp.core.config.effective import Effective
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import ToolResult
 
-__all__ = ["ask_holder", "fast_call", "plain", "print_outcome", "raise_answer_error"]
+__all__ = [
+    "ask_holder",
+    "effective_settings",
+    "fast_call",
+    "plain",
+    "print_outcome",
+    "raise_answer_error",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class _Handover:
+    """What :func:`fast_call` did before it handed over to the ordinary path, so that one
+    invocation reads the settings once and asks the holder once."""
+
+    globals: Globals
+    loaded: Effective
+    holder_asked: bool
+
+
+_handover: _Handover | None = None
+"""Set while the ordinary path runs after :func:`fast_call` handed over (one invocation)."""
+
+
+def effective_settings(globals_: Globals, *, warn: bool = True) -> Effective:
+    """``load_effective``, or the settings this invocation's warm attempt read already (the
+    same ``Globals``; its warnings were printed once: ``keep_warnings``)."""
+    from codebot_mcp.cli.runtime import load_effective
+
+    if _handover is not None and _handover.globals == globals_:
+        return _handover.loaded
+    return load_effective(globals_, warn=warn)
 
 
 def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) -> bool:
@@ -55,6 +92,8 @@ def ask_holder(
     take the cold path (silently)."""
     from codebot_mcp.mcpbridge.warm import client as warm
 
+    if _handover is not None and _handover.holder_asked:
+        return None  # asked once this invocation already: it could not take the call
     path = location(settings)
     if not path.exists():
         return None
@@ -150,30 +189,52 @@ def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | No
     from codebot_mcp.core.tools import arguments
     from codebot_mcp.core.tools.base import ToolResult
 
+    globals_ = Globals(cwd=cwd)
     try:
-        loaded = load_effective(Globals(cwd=cwd), warn=False)
-        settings, check = loaded.settings, loaded.trust
-        if server not in settings.servers or server in settings.shadowed:
-            return ordinary(argv)  # unknown, or a global entry standing in: as the parser does
+        loaded = load_effective(globals_, warn=False)
+    except CodebotError:
+        return ordinary(argv)  # the ordinary path says it, exactly as it always does
+    settings, check = loaded.settings, loaded.trust
+    if server not in settings.servers or server in settings.shadowed:
+        return _hand_over(argv, ordinary, globals_, loaded)  # unknown: as the parser does
+    try:
         require_trusted(server, check, settings)
         require_usable(settings.servers[server])
         parsed_args = arguments.parse(pairs, cwd=cwd)
-        payload = {
-            "op": "call",
-            "server": server,
-            "tool": tool,
-            "arguments": parsed_args,
-            "pairs": isinstance(parsed_args, arguments.Pairs),
-        }
     except CodebotError:
-        return ordinary(argv)  # the ordinary path says it, exactly as it always does
+        return _hand_over(argv, ordinary, globals_, loaded)  # it says it, as it always does
+    payload = {
+        "op": "call",
+        "server": server,
+        "tool": tool,
+        "arguments": parsed_args,
+        "pairs": isinstance(parsed_args, arguments.Pairs),
+    }
     try:
         answer = ask_holder(settings, check, payload)
         if answer is None:
-            return ordinary(argv)
+            return _hand_over(argv, ordinary, globals_, loaded, holder_asked=True)
         raise_answer_error(answer)
         outcome = ToolResult(**answer["result"])
     except CodebotError as exc:
         render.error(exc)
         return exc.exit_code
     return print_outcome(outcome, server, tool, as_json=False)
+
+
+def _hand_over(
+    argv: list[str],
+    ordinary: Callable[[list[str]], int],
+    globals_: Globals,
+    loaded: Effective,
+    *,
+    holder_asked: bool = False,
+) -> int:
+    """Run the ordinary path with what this attempt did: the settings it read, and whether
+    the holder was asked (it is not asked again)."""
+    global _handover
+    _handover = _Handover(globals_, loaded, holder_asked)
+    try:
+        return ordinary(argv)
+    finally:
+        _handover = None

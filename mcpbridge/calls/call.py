@@ -7,21 +7,15 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import anyio
-import mcp_types as types
-from mcp import InputRequiredRoundsExceededError, MCPError
-from pydantic import ValidationError
-
 from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config.servers import ServerConfig, require_usable
-from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
+from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.connection.explain import explain_auth
+from codebot_mcp.mcpbridge.calls.results import unknown_tool
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from codebot_mcp.mcpbridge.connection.tool import MCPTool, describe_invalid_result, to_tool_result
+from codebot_mcp.mcpbridge.connection.tool import MCPTool, to_tool_result
 from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments
-from codebot_mcp.mcpbridge.transport.rpcerror import TOO_MANY_ROUNDS_HINT, too_many_rounds
 
 
 async def call_once(
@@ -39,55 +33,17 @@ async def call_once(
         await running.restart_if_crashed()
     failure = manager.failures.get(config.name)
     if failure is not None:
-        raise ServerError(f"server '{config.name}': {failure.describe()}", hint=failure.hint)
+        raise failure.error()
     # An app-only tool (MCP Apps) is never offered to the model, but the user may call it.
     tool = find_tool([*manager.tools(), *manager.app_tools()], config.name, tool_name)
     arguments = checked_arguments(tool, arguments, config.name)
     client = manager.clients[config.name]
     try:
         result = await client.call_tool(tool.original_name, arguments)
-    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError) as exc:
-        if isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and client.oversized():
-            raise ServerError(
-                f"server '{config.name}' sent an answer to '{tool.original_name}' larger than "
-                "32 MB; it was dropped",
-                hint="Ask for less (a smaller page or range), or ask its author to cap it.",
-            ) from None
-        auth = explain_auth(exc, config, client.auth.trace)
-        if auth is not None:
-            raise ServerError(
-                f"server '{config.name}' refused '{tool.original_name}': {auth.message}",
-                hint=auth.hint,
-            ) from None
-        if isinstance(exc, MCPError):
-            again = client.restarts_left > 0  # once per session: say so only while it holds
-            raise _call_error(exc, config, tool.original_name, again) from None
-        raise ServerError(
-            f"server '{config.name}' went away during the call: {exc or type(exc).__name__}"
-        ) from None
-    except ValidationError as exc:
-        raise ServerError(
-            f"'{tool.original_name}' failed: {describe_invalid_result(exc, config.name)}",
-            hint="The server breaks the protocol; report it to its authors.",
-        ) from None
-    except InputRequiredRoundsExceededError:
-        raise ServerError(
-            too_many_rounds(config.name, f"'{tool.original_name}'"), hint=TOO_MANY_ROUNDS_HINT
-        ) from None
-    except RuntimeError as exc:  # the SDK's checks of structured content against outputSchema
-        raise ServerError(
-            f"'{tool.original_name}' on server '{config.name}' returned a result that breaks "
-            f"its own output schema: {client.redact(str(exc))}",
-            hint="The server breaks its tool's outputSchema; report it to its authors.",
-        ) from None
     except CodebotError:
         raise
-    except Exception as exc:  # boundary: whatever the SDK raises is this call's error, named
-        detail = client.redact(str(exc) or type(exc).__name__)
-        raise ServerError(
-            f"'{tool.original_name}' on server '{config.name}' failed: {detail}",
-            hint="Re-run with --debug for the SDK's log.",
-        ) from None
+    except Exception as exc:  # boundary: whatever the SDK raises is this call's failure, named
+        raise client.call_failure(exc, tool.original_name, tool.name).error() from None
     return to_tool_result(result)
 
 
@@ -173,25 +129,9 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     return server, tool, arguments
 
 
-def _call_error(exc: MCPError, config: ServerConfig, tool: str, again: bool) -> CodebotError:
-    from codebot_mcp.mcpbridge.calls.results import (
-        call_error,
-    )  # one wording for the SDK and the hot path
-
-    return call_error(exc.code, exc.message, config, tool, restarts=again)
-
-
 def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
     """A tool by its own name or its model-visible name; a usage error names close matches."""
     for tool in tools:
         if name in (tool.original_name, tool.name):
             return tool
-    names = [t.original_name for t in tools]
-    close = difflib.get_close_matches(name, names, n=3)
-    hint = (
-        f"Did you mean {', '.join(close)}?"
-        if close
-        else f"List them with: codebot mcp list --server {server}"
-    )
-    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
-    raise UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)
+    raise unknown_tool(server, name, [t.original_name for t in tools])

@@ -27,12 +27,18 @@ Decision: it stays for ``mcp list`` and ``mcp call`` (a third of the CPU, half t
 hot path leaves to the SDK (restarts, tasks, every policy). The warm path needs neither: the
 holder keeps the SDK connected and the client imports no SDK.
 
-Only the plain case is handled here: every selected server is stdio, enabled and valid, the
-handshake succeeds and the answers have the expected shape. Anything else raises
-:class:`Fallback` *before a tool is called*, and the command runs the ordinary SDK path
-instead, so failures, hints and messages stay exactly the cold path's. Once ``tools/call`` is
-sent nothing falls back: whatever the answer (input rounds, a bad result, junk), it is this
-call's, or the SDK path would run the tool a second time.
+The transport is chosen before launch (:func:`usable`: every selected server is stdio,
+enabled and valid). Failures are recorded as the SDK path records them, in the same
+:class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
+server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
+nothing is launched twice for them. What remains outside the plain case (a handshake or
+listing answer of another shape, a server that closes during the handshake, a server request
+before the call) raises :class:`Fallback` *before a tool is called*, and the command runs the
+SDK path, which launches the server again. A 2026-07-28 server that offers tasks raises
+:class:`HandOver` instead: the SDK path (which follows tasks) takes the running process and
+adopts its ``server/discover`` result. Once
+``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad result,
+junk), it is this call's, or the SDK path would run the tool a second time.
 
 Size: one path, the hot one: its views, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).
@@ -40,7 +46,7 @@ Size: one path, the hot one: its views, its run and its one call (the wire is in
 
 from __future__ import annotations
 
-__all__ = ["Fallback", "call_tool", "list_servers", "usable"]
+__all__ = ["Fallback", "HandOver", "call_tool", "list_servers", "usable"]
 
 import os
 import time
@@ -65,12 +71,20 @@ from codebot_mcp.mcpbridge.calls.lite_wire import (
     Unreadable,
 )
 from codebot_mcp.mcpbridge.calls.results import (
-    BREAKS,
-    call_error,
     plain_result,
     read_by_sdk,
     through_sdk,
+    unknown_tool,
     validate_output,
+)
+from codebot_mcp.mcpbridge.connection.failures import (
+    Failure,
+    Stage,
+    broken,
+    call_failure,
+    output_schema_failure,
+    read_tail,
+    too_many_rounds_failure,
 )
 from codebot_mcp.mcpbridge.tools.call_arguments import (
     checked_arguments,
@@ -80,8 +94,12 @@ from codebot_mcp.mcpbridge.tools.call_arguments import (
 from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
-from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, launch
-from codebot_mcp.mcpbridge.transport.rpcerror import TOO_MANY_ROUNDS_HINT, too_many_rounds
+from codebot_mcp.mcpbridge.transport.process import (
+    LaunchError,
+    Prelaunched,
+    ServerProcess,
+    launch,
+)
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
 from codebot_mcp.mcpbridge.transport.wire import (
     CONNECTION_CLOSED,
@@ -192,6 +210,18 @@ class _Reached:
     info: _Info
 
 
+def _info(item: Listed) -> _Info:
+    conn = item.connection
+    return _Info(
+        conn.protocol_version,
+        conn.server_info.get("name"),
+        conn.server_info.get("version"),
+        conn.capabilities,
+        conn.instructions,
+        item.handshake_ms,
+    )
+
+
 def views(
     listed: list[Listed], *, schemas: bool, show_app_tools: bool = False
 ) -> list[dict[str, Any]]:
@@ -202,15 +232,7 @@ def views(
     app_tools = name_tools(listed, apps=True)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
-        conn = item.connection
-        info = _Info(
-            conn.protocol_version,
-            conn.server_info.get("name"),
-            conn.server_info.get("version"),
-            conn.capabilities,
-            conn.instructions,
-            item.handshake_ms,
-        )
+        info = _info(item)
         mine = [t for t in tools if t.server == item.config.name]
         apps = [t for t in app_tools if t.server == item.config.name]
         view = server_view(
@@ -228,6 +250,20 @@ def views(
 
 
 # -- running ----------------------------------------------------------------------------------
+
+
+class HandOver(Exception):
+    """The call goes to the SDK path on the process the hot path launched and discovered
+    (nothing was called): ``Manager`` takes ``process``, its client adopts ``discovered``."""
+
+    def __init__(self, process: ServerProcess, discovered: dict[str, Any]) -> None:
+        super().__init__("handed over")
+        self.process = process
+        self.discovered = discovered
+
+    def prelaunched(self, name: str) -> Prelaunched:
+        """What ``open_manager`` starts the server's client from."""
+        return Prelaunched({name: self.process}, discovered={name: self.discovered})
 
 
 def usable(servers: Mapping[str, ServerConfig]) -> bool:
@@ -253,29 +289,56 @@ class TimedOut(Exception):
         self.stage = stage
         self.log_file = log_file
 
-    def failure(self) -> Any:
+    def failure(self) -> Failure:
         """The :class:`~mcpbridge.connection.failures.Failure` of ``Client.run`` for a timeout."""
-        from codebot_mcp.mcpbridge.connection.failures import Failure, read_tail  # timeouts only
-
         config = self.config
-        redact = _redactor(config)
-        return Failure(
-            server=config.name,
-            stage=self.stage,  # type: ignore[arg-type]
-            message=f"no answer within {config.timeout:g} s",
-            hint=f"Raise 'timeout' for server '{config.name}' in {config.source}, "
+        return _failure(
+            config,
+            self.stage,  # type: ignore[arg-type]
+            f"no answer within {config.timeout:g} s",
+            f"Raise 'timeout' for server '{config.name}' in {config.source}, "
             "or check that the server starts on its own.",
-            stderr_tail=redact(read_tail(self.log_file)),
-            log_file=self.log_file,
+            self.log_file,
+            timed_out=True,
         )
 
     def view(self) -> dict[str, Any]:
         """What ``mcp list`` shows for this failed server."""
-        from codebot_mcp.mcpbridge.connection.report import server_view
+        return _failed_view(self.config, self.failure())
 
-        return server_view(
-            self.config.name, "failed", self.config, None, [], failure=self.failure()
-        )
+
+def _failure(
+    config: ServerConfig,
+    stage: Stage,
+    message: str,
+    hint: str | None,
+    log_file: Path | None = None,
+    *,
+    timed_out: bool = False,
+) -> Failure:
+    """The record ``Client._fail`` makes for the same failure (redacted, the stderr tail)."""
+    redact = _redactor(config)
+    return Failure(
+        server=config.name,
+        stage=stage,
+        message=redact(message),
+        hint=hint,
+        stderr_tail=redact(read_tail(log_file)),
+        log_file=log_file,
+        timed_out=timed_out,
+    )
+
+
+def _failed_view(config: ServerConfig, failure: Failure, reached: Any = None) -> dict[str, Any]:
+    """What ``mcp list`` shows for a server that failed (``reached``: its handshake facts)."""
+    from codebot_mcp.mcpbridge.connection.report import server_view
+
+    return server_view(config.name, "failed", config, reached, [], failure=failure)
+
+
+def _launch_failure(config: ServerConfig, exc: LaunchError) -> Failure:
+    """A server that could not be started, as ``Client.run`` records it (``explain``)."""
+    return _failure(config, "launch", exc.message, exc.hint)
 
 
 async def _connect(
@@ -314,7 +377,7 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
             stack.extend(reversed(exc.exceptions))
         else:
             leaves.append(exc)
-    mine = (Fallback, UsageError, ServerError, RuntimeError)
+    mine = (Fallback, HandOver, UsageError, ServerError, RuntimeError)
     return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
 
 
@@ -326,8 +389,8 @@ async def list_servers(
     show_app_tools: bool = False,
     pins: Pins | None = None,
 ) -> list[dict[str, Any]]:
-    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server the
-    pins hold back is ``Fallback`` too: the SDK path says why, in the cold path's words."""
+    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server that
+    cannot start, times out or is held back by the pins is a failed view, as on the SDK path."""
     try:
         return await _list_servers(
             servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
@@ -344,8 +407,8 @@ async def call_tool(
     roots: Sequence[Path] = (),
     pins: Pins | None = None,
 ) -> ToolResult:
-    """One call, as :func:`mcpbridge.call.call_once` makes it; ``Fallback`` before the call
-    (a server the pins hold back included: the SDK path holds it back, with the diff)."""
+    """One call, as :func:`mcpbridge.call.call_once` makes it (its errors in its words);
+    ``Fallback`` before the call for what only the SDK path reads."""
     try:
         return await _call_tool(config, tool_name, arguments, roots, pins)
     except BaseExceptionGroup as group:
@@ -360,13 +423,17 @@ async def _list_servers(
     show_app_tools: bool,
     pins: Pins | None,
 ) -> list[dict[str, Any]]:
-    launched: list[ServerProcess] = []
+    launched: list[tuple[ServerConfig, ServerProcess]] = []
+    failed: list[dict[str, Any]] = []
     try:
         for config in servers.values():
-            launched.append(await launch(config))
-    except LaunchError:
-        await _stop_all(launched)
-        raise Fallback from None
+            try:
+                launched.append((config, await launch(config)))
+            except LaunchError as exc:  # recorded as the SDK path records it: no second launch
+                failed.append(_failed_view(config, _launch_failure(config, exc)))
+    except BaseException:
+        await _stop_all([server for _, server in launched])
+        raise
     listed: list[Listed] = []
     timed_out: list[TimedOut] = []
     try:
@@ -379,16 +446,19 @@ async def _list_servers(
                     timed_out.append(exc)
 
             async with anyio.create_task_group() as connecting:
-                for config, server in zip(servers.values(), launched, strict=True):
+                for config, server in launched:
                     connecting.start_soon(one, config, server)
-            for item in listed:
-                _check_pins(item, pins)
+            for item in list(listed):
+                held = _held_back(item, pins)
+                if held is not None:  # never offered: a failed view, as the SDK path shows it
+                    listed.remove(item)
+                    failed.append(_failed_view(item.config, held, _Reached(_info(item))))
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
-            result = shown + [t.view() for t in timed_out]
+            result = shown + failed + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
             tg.cancel_scope.cancel()
     finally:
-        await _stop_all(launched)
+        await _stop_all([server for _, server in launched])
     return result
 
 
@@ -408,8 +478,9 @@ async def _call_tool(
 ) -> ToolResult:
     try:
         server = await launch(config)
-    except LaunchError:
-        raise Fallback from None
+    except LaunchError as exc:  # worded as the SDK path words it: no second launch
+        raise _launch_failure(config, exc).error() from None
+    handed: HandOver | None = None
     try:
         async with anyio.create_task_group() as tg:
             try:
@@ -419,32 +490,45 @@ async def _call_tool(
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
                 ) from None
-            _check_pins(listed, pins)
+            held = _held_back(listed, pins)
+            if held is not None:
+                raise held.error()
             if listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
-                # hand the call over now, before tools/call is sent, never after.
-                raise Fallback
-            tools = name_tools([listed]) + name_tools([listed], apps=True)
-            tool = _find(tools, config.name, tool_name)
-            arguments = checked_arguments(tool, arguments, config.name)
-            result = await _call(listed.connection, config, tool, arguments)
-            tg.cancel_scope.cancel()
-    finally:
+                # hand the call over now, before tools/call is sent, never after, with the
+                # running process and its discover result (no second launch or handshake).
+                assert listed.connection.discovered is not None  # modern: it discovered
+                handed = HandOver(server, listed.connection.discovered)
+                tg.cancel_scope.cancel()  # our reading stops; the process runs on
+            else:
+                tools = name_tools([listed]) + name_tools([listed], apps=True)
+                tool = _find(tools, config.name, tool_name)
+                arguments = checked_arguments(tool, arguments, config.name)
+                result = await _call(listed.connection, config, tool, arguments)
+                tg.cancel_scope.cancel()
+    except BaseException:
         await _stop_all([server])
+        raise
+    if handed is not None:
+        raise handed
+    await _stop_all([server])
     return result
 
 
-def _check_pins(item: Listed, pins: Pins | None) -> None:
-    """``Fallback`` when the pins hold the server back (the one check, ``Pins.check``, on the
-    offered tools as the wire has them); the SDK path then holds it back and says why."""
+def _held_back(item: Listed, pins: Pins | None) -> Failure | None:
+    """The failure (stage "lock") when the pins hold the server back: the one check,
+    ``Pins.check``, on the offered tools as the wire has them, recorded as ``Client.run``
+    records it; None when its tools may be offered."""
     if pins is None:
-        return
+        return None
     from codebot_mcp.mcpbridge.tools.tool_pins import raw_definition
 
     offered = {str(t["name"]): raw_definition(t) for t in _split(item, apps=False)}
     version = item.connection.server_info.get("version")
-    if pins.check(item.config.name, version, offered) is not None:
-        raise Fallback
+    held = pins.check(item.config.name, version, offered)
+    if held is None:
+        return None
+    return _failure(item.config, "lock", held.message, held.hint, item.connection.server.log_file)
 
 
 def _offers_tasks(connection: Connection) -> bool:
@@ -454,10 +538,11 @@ def _offers_tasks(connection: Connection) -> bool:
 
 
 def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
+    """As ``call.find_tool``: the same usage error, found here (no second launch)."""
     for tool in tools:
         if name in (tool.original_name, tool.name):
             return tool
-    raise Fallback  # the SDK path words the usage error (close matches)
+    raise unknown_tool(server, name, [t.original_name for t in tools])
 
 
 async def _call(
@@ -479,20 +564,16 @@ async def _call(
         code, message = exc.code, exc.message
     except Malformed as exc:
         text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
-        raise ServerError(f"'{name}' failed: {text} ({exc})", hint=BREAKS) from None
+        raise broken(config.name, name, f"'{name}' failed: {text} ({exc})").error() from None
     except TooManyRounds:
-        raise ServerError(
-            too_many_rounds(config.name, f"'{name}'"), hint=TOO_MANY_ROUNDS_HINT
-        ) from None
+        raise too_many_rounds_failure(config.name, name).error() from None
     except Unreadable as exc:  # the SDK's model says what is wrong with it, as on its path
         read_by_sdk(exc.result, config, name, version=connection.protocol_version)
-        raise ServerError(  # the model took what the hot path cannot answer (not seen yet)
-            f"'{name}' on server '{config.name}' asked for input codebot cannot read",
-            hint=BREAKS,
-        ) from None
+        text = f"'{name}' on server '{config.name}' asked for input codebot cannot read"
+        raise broken(config.name, name, text).error() from None  # the model took it (not seen)
     else:
         return _result(connection, config, tool, result, redact)
-    raise call_error(code, redact(message), config, name)
+    raise call_failure(code, redact(message), config, name).error()
 
 
 def _result(
@@ -510,16 +591,12 @@ def _result(
             f"server '{config.name}' answered '{name}' with a task, but its server/discover "
             "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
         )
-        raise ServerError(text, hint=BREAKS)
+        raise broken(config.name, name, text).error()
     # The SDK reads the result with its model first, then checks it against the output schema.
     version = connection.protocol_version
     read = plain_result(result) or through_sdk(result, config, name, version=version)
     try:
         validate_output(name, tool.raw.get("outputSchema"), result)
     except RuntimeError as exc:  # as call_once words the SDK's own check
-        raise ServerError(
-            f"'{name}' on server '{config.name}' returned a result that breaks "
-            f"its own output schema: {redact(str(exc))}",
-            hint="The server breaks its tool's outputSchema; report it to its authors.",
-        ) from None
+        raise output_schema_failure(config.name, name, redact(str(exc))).error() from None
     return read

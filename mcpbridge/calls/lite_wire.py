@@ -84,6 +84,8 @@ class Connection:
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
+        self.discovered: dict[str, Any] | None = None
+        """The ``server/discover`` result of a 2026-07-28 server (the SDK path may adopt it)."""
         self._probe: wire.EraProbe | None = None
         self._next_id = 0
         self._waiting: dict[Any, anyio.Event] = {}
@@ -106,10 +108,9 @@ class Connection:
                     else:
                         await self._dispatch(line)
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            self.server.closed.set()  # stdout ended (not when the reading is handed over)
         finally:
             self._closed = True
-            self.server.closed.set()
             for event in self._waiting.values():
                 event.set()
 
@@ -132,7 +133,9 @@ class Connection:
             return
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             if not self.calling:
-                self._abandon()
+                # As the SDK path's transport (``transport.stdio``): JSON that is not JSON-RPC
+                # fails the request whose id it names, and is skipped otherwise.
+                self._fail(wire.answer_id(line), wire.UNREADABLE)
                 return
             # The tool runs: never fall back (and call it twice) now. An answer to our call
             # that breaks JSON-RPC fails the call; anything else is skipped.
@@ -309,6 +312,7 @@ class Connection:
             raise Fallback
         self.modern = True
         self.protocol_version = wire.MODERN_VERSION
+        self.discovered = result
         meta = result.get(wire.META)
         self._facts(result, meta.get(wire.SERVER_INFO_KEY) if isinstance(meta, dict) else None)
         return True

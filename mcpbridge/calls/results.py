@@ -1,59 +1,40 @@
-"""Call errors and results, shared by the SDK path and the hot path (argument checks:
-:mod:`mcpbridge.arguments`).
+"""Results of a call and the words of an unknown tool, shared by the SDK path and the hot path
+(argument checks: :mod:`mcpbridge.tools.arguments`; a failed call's record:
+:class:`mcpbridge.connection.failures.CallFailure`).
 
 Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without loading the SDK.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.errors import CodebotError, ServerError
+from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
-from codebot_mcp.mcpbridge.transport.rpcerror import bare_message, rpc_error_text
-from codebot_mcp.mcpbridge.transport.wire import CONNECTION_CLOSED, REQUEST_TIMEOUT, USER_REJECTED
-
-BREAKS = "The server breaks the protocol; report it to its authors."
+from codebot_mcp.mcpbridge.connection.failures import broken
 
 
 class Fallback(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
 
 
-def call_error(
-    code: int, message: str, config: ServerConfig, tool: str, *, restarts: bool = True
-) -> CodebotError:
-    """The error of a protocol-level call failure, as ``mcp call`` words it (both paths).
-
-    ``restarts``: a server that closed the connection will be started again by the next call
-    (always for a new ``mcp call``; once per session in ``--batch`` and the warm holder)."""
-    if code == REQUEST_TIMEOUT:
-        limit = config.tool_timeout or default_tool_timeout()
-        return ServerError(
-            f"'{tool}' on server '{config.name}' gave no answer within {limit:g} s",
-            hint="Pass a larger --timeout, or set 'tool_timeout' for the server.",
-        )
-    if code == CONNECTION_CLOSED:
-        see = f"its stderr is logged (`codebot mcp list --server {config.name}` shows it)"
-        return ServerError(
-            f"server '{config.name}' closed the connection during '{tool}' (it exited or crashed)",
-            hint=f"The next call restarts it; {see}."
-            if restarts
-            else f"{see[0].upper()}{see[1:]}.",
-        )
-    if code == USER_REJECTED:  # our own refusal of a request inside the call (SEP-2322)
-        return CodebotError(  # exit 1, as when the tool reports an error
-            f"'{tool}' on server '{config.name}' could not finish: {bare_message(message)}",
-            hint="Pass --allow-sampling SERVER, or --elicit, to answer the server's requests.",
-        )
-    return ServerError(
-        f"server '{config.name}' rejected the call to '{tool}': {rpc_error_text(code, message)}"
+def unknown_tool(server: str, name: str, names: list[str]) -> UsageError:
+    """The usage error for a tool the server does not list (both paths): close matches, or
+    how to list them."""
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = (
+        f"Did you mean {', '.join(close)}?"
+        if close
+        else f"List them with: codebot mcp list --server {server}"
     )
+    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    return UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)
 
 
 def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
@@ -109,9 +90,8 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 
-    from codebot_mcp.mcpbridge._sdk import read_call_result
+    from codebot_mcp.mcpbridge.connection.explain import describe_invalid_result
     from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension
-    from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result
 
     modern = version in MODERN_PROTOCOL_VERSIONS
     claims = TasksExtension(TaskHooks(config.name)).claims() if modern else ()
@@ -119,11 +99,107 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
         result = {**result, "resultType": "complete"}
     try:
         return read_call_result(result, version, claims)
-    except ValidationError as exc:
-        raise ServerError(
-            f"'{tool}' failed: {describe_invalid_result(exc, config.name)}",
-            hint=BREAKS,
-        ) from None
+    except ValidationError as exc:  # as the SDK path's record words it
+        text = f"'{tool}' failed: {describe_invalid_result(exc, config.name)}"
+        raise broken(config.name, tool, text).error() from None
+
+
+def read_call_result(raw: Mapping[str, Any], version: str, claims: Sequence[Any]) -> Any:
+    """A ``tools/call`` answer read with the SDK's public models as its session reads it at
+    ``version`` (mcp 2.3, ``Client.call_tool``): the version's own schema first
+    (``mcp_types.methods``), a later revision's fields dropped, then the era's result shapes:
+    ``CallToolResult | InputRequiredResult``, at 2026-07-28 one more arm per result claim
+    (``mcp.client.extension.ResultClaim``), routed on ``resultType``. No private SDK name is
+    used; ``tests/mcpbridge/test_lite.py`` holds the two paths to the same words.
+
+    Raises:
+        pydantic.ValidationError: the SDK path would reject the answer.
+    """
+    from mcp_types import methods
+
+    method = "tools/call"
+    try:
+        methods.validate_server_result(method, version, raw)
+    except KeyError:
+        pass
+    foreign = _later_revision_fields(method, version)
+    if not foreign.isdisjoint(raw):
+        raw = {key: value for key, value in raw.items() if key not in foreign}
+    active = {c.result_type: c.model for c in claims if _claim_active(c, version)}
+    return _call_result_adapter(tuple(active.items())).validate_python(raw, by_name=False)
+
+
+def _claim_active(claim: Any, version: str) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    versions = claim.protocol_versions
+    return version in MODERN_PROTOCOL_VERSIONS and (versions is None or version in versions)
+
+
+@functools.cache
+def _wire_fields(target: Any) -> frozenset[str]:
+    """The top-level wire keys a result model (or each member of a union) declares."""
+    from types import UnionType
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    members: tuple[Any, ...] = get_args(target) if isinstance(target, UnionType) else (target,)
+    fields: set[str] = set()
+    for model in members:
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            fields.update(f.alias or name for name, f in model.model_fields.items())
+    return frozenset(fields)
+
+
+@functools.cache
+def _later_revision_fields(method: str, version: str) -> frozenset[str]:
+    """Result keys a revision newer than ``version`` declares for ``method`` and ``version``
+    does not: outside the negotiated contract, dropped before reading (as the SDK does)."""
+    from mcp_types.methods import SERVER_RESULTS
+    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+
+    current = SERVER_RESULTS.get((method, version))
+    if current is None or version not in KNOWN_PROTOCOL_VERSIONS:
+        return frozenset()
+    later: set[str] = set()
+    for revision in KNOWN_PROTOCOL_VERSIONS[KNOWN_PROTOCOL_VERSIONS.index(version) + 1 :]:
+        row = SERVER_RESULTS.get((method, revision))
+        if row is not None:
+            later |= _wire_fields(row)
+    return frozenset(later) - _wire_fields(current)
+
+
+@functools.cache
+def _call_result_adapter(active: tuple[tuple[str, Any], ...]) -> Any:
+    """``CallToolResult | InputRequiredResult``, with one arm per claimed ``resultType``
+    (``active``: the tag and the model of each claim)."""
+    from functools import reduce
+    from operator import or_
+    from typing import Annotated
+
+    import mcp_types as types
+    from pydantic import Discriminator, Tag, TypeAdapter
+
+    core: Any = types.CallToolResult | types.InputRequiredResult
+    if not active:
+        return TypeAdapter(core)
+    tags = frozenset(tag for tag, _ in active)
+    core_arm = "core"
+    while core_arm in tags:
+        core_arm += "-"
+
+    def route(value: Any) -> str:
+        if isinstance(value, dict):
+            tag = value.get("resultType")  # pyright: ignore[reportUnknownMemberType]
+        else:
+            tag = getattr(value, "result_type", None)
+        return tag if isinstance(tag, str) and tag in tags else core_arm
+
+    arms: list[Any] = [Annotated[core, Tag(core_arm)]]
+    arms += [Annotated[model, Tag(tag)] for tag, model in active]
+    routed: Any = Annotated[reduce(or_, arms), Discriminator(route)]
+    return TypeAdapter(routed)
 
 
 def through_sdk(
@@ -136,7 +212,8 @@ def through_sdk(
 
     model = read_by_sdk(result, config, tool, version=version)
     if not isinstance(model, types.CallToolResult):  # another shape, read (not seen yet)
-        raise ServerError(f"'{tool}' failed: server '{config.name}' sent no result", hint=BREAKS)
+        text = f"'{tool}' failed: server '{config.name}' sent no result"
+        raise broken(config.name, tool, text).error()
     return to_tool_result(model)
 
 

@@ -2,7 +2,8 @@
 never saw end is followed again by its id, on the server that runs it.
 
 A resumed task ends like any call: its result (or error) becomes a :class:`ToolResult` for the
-model, under the tool's current model-visible name. One that cannot be followed is reported
+model, under the tool's current model-visible name (the chat runtime puts it into the history:
+the bridge never reaches into the agent). One that cannot be followed is reported
 with the reason: its server is not connected (it stays pending for a later ``--continue``), or
 the server no longer knows it (expired, or the server restarted: the journal forgets it).
 """
@@ -19,12 +20,10 @@ import anyio
 from mcp import MCPError
 from pydantic import ValidationError
 
-from codebot_mcp.core.agent.session import Session
-from codebot_mcp.core.agent.toolcalls import finished_elsewhere
-from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.mcpbridge.connection.explain import describe_invalid_result
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from codebot_mcp.mcpbridge.connection.tool import describe_invalid_result, to_tool_result
+from codebot_mcp.mcpbridge.connection.tool import to_tool_result
 from codebot_mcp.mcpbridge.tools.naming import plain_name
 
 
@@ -59,21 +58,6 @@ class Resumed:
             return f"{head} was not resumed: {self.problem}"
         state = "ended with an error" if self.result.is_error else "finished"
         return f"{head}, started in an earlier run, {state}; the model sees its result"
-
-
-async def resume_into(
-    session: Session, manager: Manager, pending: Sequence[Mapping[str, Any]]
-) -> list[str]:
-    """Resume ``pending`` and put each finished call into ``session``'s history, as the two
-    messages its turn would have added; one line per task for the user."""
-    lines = []
-    for done in await resume_tasks(manager, pending):
-        lines.append(done.describe())
-        if done.result is not None:
-            call = ToolCall(done.call_id, done.name, done.arguments)
-            session.history.extend(finished_elsewhere(call, done.result))
-    session.checkpoint()
-    return lines
 
 
 async def resume_tasks(manager: Manager, pending: Sequence[Mapping[str, Any]]) -> list[Resumed]:

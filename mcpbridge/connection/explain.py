@@ -1,21 +1,30 @@
 """Whatever a transport or the SDK raised, as one sentence and a hint that names the settings
-key to change. Messages never carry header or env values; URLs are shown with credentials
-removed.
+key to change: for a server (:func:`explain`, :func:`explain_auth`) and for one call
+(:func:`explain_call`, the :class:`~.failures.CallFailure` every reader renders). Messages never
+carry header or env values; URLs are shown with credentials removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
 import httpx2
 import mcp_types as types
-from mcp import MCPError
+from mcp import InputRequiredRoundsExceededError, MCPError
+from pydantic import ValidationError
 
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.mcpbridge.auth import AuthTrace, GrantError, LoginError, NeedsLoginError
 from codebot_mcp.mcpbridge.auth.auth_errors import MAX_ANSWER_CHARS
+from codebot_mcp.mcpbridge.connection.failures import (
+    CallFailure,
+    call_failure,
+    invalid_result,
+    output_schema_failure,
+    too_many_rounds_failure,
+)
 from codebot_mcp.mcpbridge.transport.process import LaunchError
 from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text
 
@@ -181,3 +190,64 @@ def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | 
             f"Run the command of {where} by hand to see why it exits."
         )
     return rpc_error_text(exc.code, message), None
+
+
+def describe_invalid_result(exc: ValidationError, server: str) -> str:
+    """One line for a result the SDK rejected as not matching the MCP schema."""
+    return f"server '{server}' sent a result that does not follow the MCP schema: {_first(exc)}"
+
+
+def _first(exc: ValidationError) -> str:
+    errors = exc.errors(include_url=False, include_input=False)
+    where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+    first = f"{where}: {errors[0]['msg']}" if errors else str(exc).splitlines()[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{first}{more}"
+
+
+def explain_call(
+    exc: Exception,
+    config: ServerConfig,
+    tool: str,
+    *,
+    model_name: str,
+    redact: Callable[[str], str],
+    restarts: bool,
+    oversized: bool,
+    trace: AuthTrace,
+) -> CallFailure:
+    """What the SDK raised for one ``tools/call`` of ``tool`` (its own name; ``model_name``:
+    the name the model knows), as the one record of the call's failure."""
+    name = config.name
+    model = f"calling {model_name} failed: {redact(str(exc))}"
+    if isinstance(exc, InputRequiredRoundsExceededError):
+        return too_many_rounds_failure(name, tool)
+    if isinstance(exc, ValidationError):
+        return invalid_result(name, tool, _first(exc), model_name=model_name)
+    if isinstance(exc, MCPError | anyio.BrokenResourceError | anyio.ClosedResourceError):
+        big = isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and oversized
+        auth = None if big else explain_auth(exc, config, trace)
+        if isinstance(exc, MCPError):
+            failure = call_failure(
+                exc.code, redact(exc.message), config, tool, restarts=restarts, oversized=big
+            )
+            model = failure.for_model()
+            if auth is None:
+                return failure
+    elif isinstance(exc, ConnectionError):
+        auth = explain_auth(exc, config, trace)
+    else:
+        auth = None
+    if auth is not None:
+        message = f"server '{name}' refused '{tool}': {auth.message}"
+        return CallFailure(name, tool, "auth", message, auth.hint, model)
+    if isinstance(exc, ConnectionError | anyio.BrokenResourceError | anyio.ClosedResourceError):
+        detail = redact(str(exc) or type(exc).__name__)
+        message = f"server '{name}' went away during the call: {detail}"
+        return CallFailure(name, tool, "gone", message, None, model)
+    if isinstance(exc, RuntimeError):  # the SDK's checks of structured content
+        return output_schema_failure(name, tool, redact(str(exc)), model)
+    detail = redact(str(exc) or type(exc).__name__)
+    message = f"'{tool}' on server '{name}' failed: {detail}"
+    hint = "Re-run with --debug for the SDK's log."
+    return CallFailure(name, tool, "unexpected", message, hint, model)

@@ -145,11 +145,13 @@ class Manager:
                 self._config_failures[name] = Failure(name, "config", config.error, config.hint)
                 continue
             process = self._prelaunched.take(name) if self._prelaunched else None
+            adopt = self._prelaunched.discovered.pop(name, None) if self._prelaunched else None
             from codebot_mcp.mcpbridge.connection.mcp_client import Client  # the SDK loads here
 
             client = Client(
                 config,
                 process=process,
+                adopt=adopt,
                 spawn=self._spawn,
                 agent=self.agent,
                 sampler=self.sampler,

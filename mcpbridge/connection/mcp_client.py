@@ -4,6 +4,10 @@ The handshake is bounded by the server's ``timeout``; the connection itself live
 :meth:`Client.stop`. :meth:`Client.run` is the lifecycle task: it enters the SDK's context
 managers, lists the tools, signals ``ready``, waits for ``stop``, and exits the context
 managers in the same task (anyio requires it). It never raises: failures are recorded.
+
+Size: one connection's lifecycle, operations and their failures, which share the lifecycle
+task's state (the session, the process, the restart still due, the size cap, the auth trace);
+the wording of failures is :mod:`.explain`'s, the requests a server sends :mod:`.features`'.
 """
 
 from __future__ import annotations
@@ -26,8 +30,8 @@ from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
-from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth
-from codebot_mcp.mcpbridge.connection.failures import Failure, Stage, read_tail
+from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth, explain_call
+from codebot_mcp.mcpbridge.connection.failures import CallFailure, Failure, Stage, read_tail
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import (
     ServerInfo,
@@ -64,6 +68,7 @@ class Client:
         config: ServerConfig,
         *,
         process: ServerProcess | LaunchError | None = None,
+        adopt: dict[str, Any] | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
         sampler: Sampling | None = None,
@@ -102,6 +107,9 @@ class Client:
         self._stage: Stage = "launch"
         self._session: SDKClient | None = None
         self._prelaunched = process
+        self._adopt = adopt
+        """The ``server/discover`` result the hot path got from ``process`` (2026-07-28): the
+        session adopts it (the SDK's ``prior_discover``) instead of a second handshake."""
         self._process: ServerProcess | None = None
         self._spawn = spawn
         self._in_process = in_process
@@ -340,6 +348,20 @@ class Client:
         finally:
             done_calling(token)
 
+    def call_failure(self, exc: Exception, tool: str, model_name: str) -> CallFailure:
+        """What :meth:`call_tool` raised, as the one record of the call's failure (the
+        restart still due, the size cap, the authorization trace of this connection)."""
+        return explain_call(
+            exc,
+            self.config,
+            tool,
+            model_name=model_name,
+            redact=self.redact,
+            restarts=self.restarts_left > 0,
+            oversized=self.oversized(),
+            trace=self.auth.trace,
+        )
+
     async def resume_task(self, record: dict[str, Any]) -> types.CallToolResult:
         """Follow a task a previous run started (``--continue``) to its end.
 
@@ -382,6 +404,7 @@ class Client:
 
     async def _connect(self, stack: AsyncExitStack) -> SDKClient:
         config = self.config
+        extra: dict[str, Any] = {}
         if self._in_process is not None:
             self._stage = "handshake"
             session = SDKClient(
@@ -398,7 +421,12 @@ class Client:
         else:
             transport = await self._stdio_transport()
             mode = config.protocol
-            if mode == "auto":
+            adopted, self._adopt = self._adopt, None  # once: a restart handshakes anew
+            if adopted is not None:
+                prior = types.DiscoverResult.model_validate(adopted, by_name=False)
+                mode = "2026-07-28"  # the version the hot path spoke (wire.MODERN_VERSION)
+                extra["prior_discover"] = prior
+            elif mode == "auto":
                 transport = guard_discover(transport)
         session = SDKClient(
             self._staged(transport),
@@ -407,6 +435,7 @@ class Client:
             message_handler=self._on_message,
             extensions=[*client_extensions(), TasksExtension(self.tasks)],  # tasks: SEP-2663
             **self.features.sdk_callbacks(),
+            **extra,
         )
         client = await stack.enter_async_context(session)
         await self.features.set_log_level(client)

@@ -13,9 +13,11 @@ from pydantic import ValidationError
 
 from codebot_mcp.core.media.images import SNIFF_BYTES, Image, sniff
 from codebot_mcp.core.tools.base import Origin, ToolInfo, ToolResult, normalize_schema
+from codebot_mcp.mcpbridge.connection.explain import describe_invalid_result
 from codebot_mcp.mcpbridge.tools.call_arguments import first_problem, validator_for
 from codebot_mcp.mcpbridge.tools.capability import classify
-from codebot_mcp.mcpbridge.transport.rpcerror import rpc_error_text, too_many_rounds
+
+__all__ = ["MCPTool", "describe_invalid_result", "to_tool_result"]
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.mcp_client import Client
@@ -100,44 +102,21 @@ class MCPTool:
         return first_problem(self._validator, arguments, self.schema())
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
-        """Call the tool; every failure becomes an error result, never an exception."""
+        """Call the tool; every failure becomes an error result, never an exception (worded
+        by the call's failure record: :meth:`Client.call_failure`)."""
         try:
             result = await self._client.call_tool(self.tool.name, dict(arguments))
-        except MCPError as exc:
-            return ToolResult(self._describe_error(exc), is_error=True)
-        except ValidationError as exc:
-            text = f"{self.name} failed: {describe_invalid_result(exc, self.server)}"
-            return ToolResult(text, is_error=True)
-        except InputRequiredRoundsExceededError:
-            return ToolResult(
-                too_many_rounds(self.server, f"'{self.original_name}'"), is_error=True
-            )
-        except (ConnectionError, OSError, RuntimeError) as exc:
-            text = f"calling {self.name} failed: {self._client.redact(str(exc))}"
-            return ToolResult(text, is_error=True)
+        except (
+            MCPError,
+            ValidationError,
+            InputRequiredRoundsExceededError,
+            ConnectionError,
+            OSError,
+            RuntimeError,
+        ) as exc:
+            failure = self._client.call_failure(exc, self.original_name, self.name)
+            return ToolResult(failure.for_model(), is_error=True)
         return to_tool_result(result)
-
-    def _describe_error(self, exc: MCPError) -> str:
-        server = self.server
-        if exc.code == types.CONNECTION_CLOSED and self._client.oversized():
-            return f"server '{server}' sent an answer larger than 32 MB; it was dropped"
-        if exc.code == types.CONNECTION_CLOSED:
-            again = " The next call restarts it." if self._client.restarts_left > 0 else ""
-            return f"server '{server}' closed the connection during the call (it exited).{again}"
-        if exc.code == types.REQUEST_TIMEOUT:
-            limit = self._client.tool_timeout
-            return f"'{self.original_name}' on server '{server}' gave no answer within {limit:g} s"
-        text = rpc_error_text(exc.code, self._client.redact(exc.message))
-        return f"server '{server}' answered an error: {text}"
-
-
-def describe_invalid_result(exc: ValidationError, server: str) -> str:
-    """One line for a result the SDK rejected as not matching the MCP schema."""
-    errors = exc.errors(include_url=False, include_input=False)
-    where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
-    first = f"{where}: {errors[0]['msg']}" if errors else str(exc).splitlines()[0]
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"server '{server}' sent a result that does not follow the MCP schema: {first}{more}"
 
 
 def to_tool_result(result: types.CallToolResult) -> ToolResult:

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import anyio
 from anyio.abc import Process
@@ -261,6 +261,9 @@ class Prelaunched:
 
     processes: dict[str, ServerProcess] = field(default_factory=dict[str, ServerProcess])
     errors: dict[str, LaunchError] = field(default_factory=dict[str, LaunchError])
+    discovered: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    """A process the hot path handed over after its ``server/discover`` (2026-07-28): the
+    result its client adopts instead of a second handshake on the same process."""
 
     def take(self, name: str) -> ServerProcess | LaunchError | None:
         """Hand a launched process (or its launch error) over to its client, once."""
@@ -268,11 +271,16 @@ class Prelaunched:
 
 
 @asynccontextmanager
-async def prelaunch(servers: Mapping[str, ServerConfig]) -> AsyncIterator[Prelaunched]:
-    """Launch every usable stdio server now; stop whatever no client took over on exit."""
-    launched = Prelaunched()
+async def prelaunch(
+    servers: Mapping[str, ServerConfig], handed: Prelaunched | None = None
+) -> AsyncIterator[Prelaunched]:
+    """Launch every usable stdio server now (but those ``handed`` over already running);
+    stop whatever no client took over on exit."""
+    launched = handed or Prelaunched()
     for name, config in servers.items():
         if config.type != "stdio" or config.error is not None or not config.enabled:
+            continue
+        if name in launched.processes:
             continue
         try:
             launched.processes[name] = await launch(config)

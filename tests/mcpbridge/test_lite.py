@@ -233,3 +233,33 @@ def test_a_malformed_call_answer_is_the_calls_error_and_the_tool_runs_once(
     assert count.read_text() == "call\n", "the tool ran more than once (or never)"
     assert code == 4, err
     assert "'act' failed: server 'm' sent an answer to the call that is not valid JSON-RPC" in err
+
+
+def test_a_server_that_cannot_start_is_worded_without_the_sdk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A launch failure is recorded by the hot path as the SDK path records it (the same
+    words, the same exit codes), and nothing is launched or imported a second time."""
+    servers = {"missing": {"command": "no-such-command-xyz"}, "faulty": SERVERS["faulty"]}
+    write_settings(tmp_path, {"mcp_servers": servers})
+    where = ["--cwd", str(tmp_path)]
+    for argv in (["mcp", "list"], ["mcp", "list", "--json"], ["mcp", "call", "missing", "x"]):
+        hot, sdk = both(capsys, monkeypatch, *where, *argv)
+        assert (hot[0], hot[2]) == (sdk[0], sdk[2]) and hot[0] == 4
+        if "--json" in argv:  # the handshake's time is the run's own
+            views = [json.loads(out)["servers"] for out in (hot[1], sdk[1])]
+            for view in (v for side in views for v in side):
+                view.pop("handshake_ms")
+            assert views[0] == views[1]
+        else:
+            assert hot[1] == sdk[1]
+    monkeypatch.delenv("CODEBOT_SDK_PATH")  # the hot path again, in a fresh process
+    code = (
+        "import sys; from cli.app import run; "
+        f"rc = run(['--cwd', {str(tmp_path)!r}, 'mcp', 'list']); "
+        "print(rc, sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip().splitlines()[-1] == "4 []", done.stdout + done.stderr

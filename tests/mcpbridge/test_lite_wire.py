@@ -22,9 +22,10 @@ must be equal as sent):
   lives on in chat, a one-shot command has nothing to listen for;
 - ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
 
-A case the hot path hands to the SDK path before calling (a server that advertises tasks, junk
-during the handshake) has one more launch on the hot side; that launch must not have called
-anything, and the last launch must equal the SDK path's.
+A case the hot path hands to the SDK path before calling (a listing the SDK's model rejects)
+has one more launch on the hot side; that launch must not have called anything, and the last
+launch must equal the SDK path's. A server that offers tasks is handed over on its one launch
+(its own test compares the outcome, not the wire).
 """
 
 from __future__ import annotations
@@ -355,21 +356,30 @@ def test_a_listing_the_sdk_rejects_is_handed_over_before_the_call(
     assert len(hot.launches) == 2 and not hot.calls()
 
 
-def test_a_server_that_advertises_tasks_is_handed_over_before_the_call(
+def test_a_server_that_advertises_tasks_is_handed_over_on_the_same_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    hot, _ = both(tmp_path, capsys, monkeypatch, server_entry("tasker"), *CALL, "greet", "name=x")
-    assert hot.outcome == (0, "Hello, x!\n", "")
-    assert len(hot.launches) == 2 and len(hot.calls()) == 1
+    """A 2026-07-28 server that offers tasks: the SDK path takes the call over on the process
+    the hot path launched, adopting its ``server/discover`` result (one launch, one discover,
+    one call), with the SDK path's outcome."""
+    argv = [*CALL, "greet", "name=x"]
+    hot = record(tmp_path, capsys, monkeypatch, server_entry("tasker"), argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, server_entry("tasker"), argv, sdk=True)
+    assert hot.outcome == sdk.outcome == (0, "Hello, x!\n", "")
+    assert len(hot.launches) == 1 and len(hot.calls()) == 1
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    assert sent.count("server/discover") == 1 and "initialize" not in sent
 
 
-def test_junk_during_the_handshake_is_handed_over_before_the_call(
+def test_junk_during_the_handshake_is_skipped_as_the_sdk_path_skips_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Plain text, broken JSON and JSON that is not JSON-RPC before the call: skipped as the
+    SDK path's transport skips them, on the one launch (nothing is handed over)."""
     entry = server_entry("garbage_stdout")
     hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
     assert hot.outcome[0] == 0
-    assert len(hot.launches) == 2 and len(hot.calls()) == 1
+    assert len(hot.launches) == 1 and len(hot.calls()) == 1
 
 
 @pytest.mark.parametrize(
@@ -416,3 +426,15 @@ def test_calls_to_published_and_sdk_built_servers(
 ) -> None:
     hot, _ = both(tmp_path, capsys, monkeypatch, entry(), *CALL, *call)
     assert hot.outcome[0] == 0 and len(hot.launches) == 1 and len(hot.calls()) == 1
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_an_unknown_tool_is_worded_after_one_launch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
+) -> None:
+    """A tool name the listing does not have, found after the handshake: the hot path words
+    the usage error itself (close matches), as the SDK path does; the server starts once."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era), *CALL, "ech", "text=x")
+    assert hot.outcome[0] == 2 and "has no tool 'ech'" in hot.outcome[2]
+    assert "Did you mean echo" in hot.outcome[2]
+    assert len(hot.launches) == 1 and not hot.calls()

@@ -182,11 +182,14 @@ async def _call(
 
     settings, elicit, allow_sampling = requests
     agent = policy(settings, elicit, allow_sampling)
+    handed = None
     if warm_client.plain(requests, login) and lite.usable({config.name: config}):
         try:
             return await lite.call_tool(config, tool, arguments, roots=agent.roots(), pins=pins)
         except lite.Fallback:
             pass
+        except lite.HandOver as handover:  # the same process, its handshake adopted
+            handed = handover.prelaunched(config.name)
     from codebot_mcp.core.agent.sampling import Sampler
 
     lazy = LazyModel(settings)
@@ -197,6 +200,7 @@ async def _call(
             sampler=Sampler(lazy),
             login=login_options() if login else None,
             pins=pins,
+            handed=handed,
         ) as manager:
             from codebot_mcp.mcpbridge.calls.call import call_once
 
@@ -400,7 +404,7 @@ def call_command(
     globals_: Globals = ctx.obj
     # Trust applied once: the model behind sampling, the roots and every limit come from the
     # trusted settings, whichever server is called.
-    loaded = load_effective(globals_, warn=batch)
+    loaded = warm_client.effective_settings(globals_, warn=batch)  # read once per invocation
     settings, check = loaded.settings, loaded.trust
     pins = session_pins(settings, allow_drift=allow_drift)
     if batch:

@@ -1,0 +1,98 @@
+"""One path per ``mcp call``: a warm attempt that hands over to the ordinary path (a stale
+holder) leaves the settings read once and the holder asked once in that invocation.
+
+The holder here is a stand-in on the real socket protocol that answers every request "stale"
+(a holder for other settings) and counts them; the settings reads are counted with an audit
+hook on ``open`` (the interpreter's own record, nothing patched).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codebot_mcp.cli import warm_client
+from codebot_mcp.mcpbridge.warm import client as warm
+from tests.helpers import server_entry, write_settings
+
+_opened: list[str] | None = None
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _opened is not None and isinstance(args[0], str | Path):
+        _opened.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # hooks cannot be removed: it records only while _opened is a list
+
+
+class StaleHolder:
+    """A socket at the holder's place that answers every request "stale", counting them."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(path.parent, 0o700)
+        self.requests = 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            self.sock.bind(str(path))
+        finally:
+            os.umask(old)
+        self.sock.listen()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(1 << 16)
+                self.requests += 1
+                conn.sendall(json.dumps({"accepted": False, "stale": True}).encode() + b"\n")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def short_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = Path(tempfile.mkdtemp(prefix="cbo", dir="/tmp"))  # a Unix socket path is short
+    monkeypatch.setenv("CODEBOT_HOME", str(home))
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_stale_holder_hands_over_without_reading_or_asking_again(
+    tmp_path: Path, short_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    global _opened
+    from codebot_mcp.cli.app import run
+
+    project = tmp_path / "repo"
+    settings_file = write_settings(project, {"mcp_servers": {"s": server_entry("echo")}})
+    holder = StaleHolder(warm.socket_path(settings_file, project.resolve()))
+    argv = ["--cwd", str(project), "mcp", "call", "s", "echo", "text=hi"]
+    _opened = []
+    try:
+        code = warm_client.fast_call(argv, lambda a: run(a, keep_warnings=True))
+        reads = [p for p in _opened if Path(p) == settings_file]
+    finally:
+        _opened = None
+        holder.close()
+    out = capsys.readouterr()
+    assert (code, out.out) == (0, "hi\n"), out.err
+    assert holder.requests == 1  # the ordinary path did not ask the stale holder again
+    assert len(reads) == 1, reads  # nor read the settings again
