@@ -9,7 +9,8 @@ script), :mod:`.__main__` (``python -m``).
 Shared by the commands, the REPL and ACP:
 
 - :mod:`.runtime`: the command runtime (global options, trusted settings, servers started);
-  :mod:`.chat_runtime`: the chat's composition root on top of it;
+  :mod:`.chat_runtime`: the chat's composition root on top of it, from the parts
+  :mod:`.chat_parts` makes;
 - :mod:`.render`: errors with hints, tables, JSON; :mod:`.signals`: SIGTERM and SIGHUP as
   Ctrl-C; :mod:`._typer`: every workaround of Typer, fenced;
 - :mod:`.answers`: servers' requests answered without a terminal; :mod:`.login` and

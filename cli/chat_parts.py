@@ -347,3 +347,20 @@ class EditorTools:
 
     files: TextFiles | None = None
     terminals: Terminals | None = None
+
+
+async def resume_into(session: Session, manager: Manager, pending: list[Any]) -> list[str]:
+    """Follow the tasks a resumed session left running to their end; each result joins
+    ``session``'s history as the call it was. One line per task."""
+    from codebot_mcp.core.agent.toolcalls import finished_elsewhere
+    from codebot_mcp.core.model.stream import ToolCall
+    from codebot_mcp.mcpbridge.calls.resume import resume_tasks  # loads the SDK
+
+    lines = []
+    for done in await resume_tasks(manager, pending):
+        lines.append(done.describe())
+        if done.result is not None:  # the two messages its turn would have added
+            call = ToolCall(done.call_id, done.name, done.arguments)
+            session.history.extend(finished_elsewhere(call, done.result))
+    session.checkpoint()
+    return lines

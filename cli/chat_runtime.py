@@ -283,21 +283,10 @@ class ChatRuntime:
     async def resume_tasks(self) -> list[str]:
         """Follow the tasks the resumed session left running to their end (after the servers
         started); each result joins the history as the call it was. One line per task."""
-        pending, self.pending_tasks = self.pending_tasks, []
-        if not pending:
-            return []
-        from codebot_mcp.core.agent.toolcalls import finished_elsewhere
-        from codebot_mcp.core.model.stream import ToolCall
-        from codebot_mcp.mcpbridge.calls.resume import resume_tasks  # loads the SDK
+        from codebot_mcp.cli.chat_parts import resume_into
 
-        lines = []
-        for done in await resume_tasks(self.manager, pending):
-            lines.append(done.describe())
-            if done.result is not None:  # the two messages its turn would have added
-                call = ToolCall(done.call_id, done.name, done.arguments)
-                self.session.history.extend(finished_elsewhere(call, done.result))
-        self.session.checkpoint()
-        return lines
+        pending, self.pending_tasks = self.pending_tasks, []
+        return await resume_into(self.session, self.manager, pending) if pending else []
 
     async def aclose(self) -> None:
         """Wait for the last checkpoint, close the model's HTTP client (shielded: runs during

@@ -16,7 +16,8 @@ Service features under the kernel's tools, since ``bash`` uses them: :mod:`.jobs
 
 Under everything: :mod:`.media` (images), :mod:`.secrets` (redaction), :mod:`.proc` (child
 processes) and the plain helpers :mod:`.errors`, :mod:`.envexpand`, :mod:`.fsutil`,
-:mod:`.inflate` and :mod:`.jsonutil`. ``[tool.importlinter]`` in ``pyproject.toml`` holds the
+:mod:`.inflate` and :mod:`.jsonutil`, and the one size cap on HTTP answers (model, MCP,
+registry): :mod:`.httpcap`. ``[tool.importlinter]`` in ``pyproject.toml`` holds the
 order. ``core`` never imports ``mcp``, ``typer`` or ``prompt_toolkit``.
 """
 
