@@ -18,7 +18,7 @@ from codebot_mcp.core.agent.session import Session
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.subagents.delegation import GENERAL, Subagents, load_agents
 from codebot_mcp.core.subagents.tasktool import TaskTool
-from codebot_mcp.core.tools.base import Capability, Permission, ToolResult
+from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.builtin import builtin_tools
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -52,8 +52,9 @@ class Probe:
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {}}
 
-    def permission(self) -> Permission:
-        return Permission(Capability.READ, "probe")
+    @property
+    def info(self) -> ToolInfo:
+        return ToolInfo(Origin.BUILTIN, Permission(Capability.READ, "probe"))
 
     async def execute(self, arguments: Mapping[str, Any]) -> ToolResult:
         self.seen.append(running_agent())
