@@ -39,7 +39,7 @@ def run(func: Callable[..., Awaitable[T]], *args: Any, one_shot: bool = True) ->
     """
     import anyio
 
-    from codebot_mcp.core.errors import Interrupted
+    from codebot_mcp.core.errors import InterruptionError
     from codebot_mcp.mcpbridge.transport import reaper  # standard library only
 
     if one_shot:
@@ -47,7 +47,7 @@ def run(func: Callable[..., Awaitable[T]], *args: Any, one_shot: bool = True) ->
     try:
         return anyio.run(terminable, func, *args)
     except KeyboardInterrupt:
-        raise Interrupted from None
+        raise InterruptionError from None
 
 
 async def terminable(func: Callable[..., Awaitable[T]], *args: Any) -> T:

@@ -31,7 +31,7 @@ def describe(config: ServerConfig, api_key_env: str | None = None) -> list[str]:
             text += f" (headers: {', '.join(config.headers)})"
         oauth = config.raw.get("oauth")
         if isinstance(oauth, dict) and oauth:
-            text += f" (oauth: {', '.join(str(k) for k in oauth)})"  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            text += f" (oauth: {', '.join(str(k) for k in oauth)})"
     else:
         command = " ".join([config.command or "?", *(redact_url(a) for a in config.args)])
         text = f"{config.name}: {command}"

@@ -13,7 +13,7 @@ from typing import Any
 _PATTERN = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-class UndefinedVariable(Exception):
+class UndefinedVariableError(Exception):
     """A ``${VAR}`` with no value and no default."""
 
     def __init__(self, name: str) -> None:
@@ -41,7 +41,7 @@ def expand(text: str, environ: Mapping[str, str]) -> str:
         if default is not None:
             return value if value else default
         if value is None:
-            raise UndefinedVariable(name)
+            raise UndefinedVariableError(name)
         return value
 
     return _PATTERN.sub(replace, text)
@@ -94,15 +94,15 @@ def expandable_strings(raw: Mapping[str, Any]) -> list[tuple[str, str]]:
             values = raw.get(pattern[:-2])
             if isinstance(values, list):
                 name = pattern[:-2]
-                found += [(f"{name}[{i}]", v) for i, v in enumerate(values) if isinstance(v, str)]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                found += [(f"{name}[{i}]", v) for i, v in enumerate(values) if isinstance(v, str)]
         elif key == "*":
             values = raw.get(section)
             if isinstance(values, dict):
-                found += [(f"{section}.{k}", v) for k, v in values.items() if isinstance(v, str)]  # pyright: ignore[reportUnknownVariableType]
+                found += [(f"{section}.{k}", v) for k, v in values.items() if isinstance(v, str)]
         elif key:
             inner = raw.get(section)
-            if isinstance(inner, dict) and isinstance(inner.get(key), str):  # pyright: ignore[reportUnknownMemberType]
-                found.append((pattern, inner[key]))  # pyright: ignore[reportUnknownArgumentType]
+            if isinstance(inner, dict) and isinstance(inner.get(key), str):
+                found.append((pattern, inner[key]))
         elif isinstance(raw.get(pattern), str):
             found.append((pattern, raw[pattern]))
     return found

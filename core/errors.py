@@ -63,7 +63,7 @@ class ModelError(CodebotError):
     exit_code = ExitCode.MODEL
 
 
-class Interrupted(CodebotError):
+class InterruptionError(CodebotError):
     """Ctrl-C, SIGTERM or SIGHUP ended the command after an orderly unwind (exit 130)."""
 
     exit_code = ExitCode.INTERRUPTED

@@ -55,4 +55,4 @@ def json_type(value: Any) -> str:
 
 def is_str_list(value: Any) -> bool:
     """A JSON array of strings."""
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)

@@ -75,12 +75,12 @@ def _fresh_process_state() -> Iterator[None]:
     from codebot_mcp.core.secrets import redact
     from codebot_mcp.mcpbridge.transport import reaper
 
-    secrets = set(redact.SECRETS._secrets)  # pyright: ignore[reportPrivateUsage]
+    secrets = set(redact.SECRETS._secrets)
     yield
-    redact.SECRETS._secrets.clear()  # pyright: ignore[reportPrivateUsage]
-    redact.SECRETS._secrets.update(secrets)  # pyright: ignore[reportPrivateUsage]
+    redact.SECRETS._secrets.clear()
+    redact.SECRETS._secrets.update(secrets)
     render.reset_warnings()
-    reaper._armed = reaper._allowed = False  # pyright: ignore[reportPrivateUsage]
-    descendants._armed = False  # pyright: ignore[reportPrivateUsage]
-    descendants._roots.clear()  # pyright: ignore[reportPrivateUsage]
-    descendants._spared.clear()  # pyright: ignore[reportPrivateUsage]
+    reaper._armed = reaper._allowed = False
+    descendants._armed = False
+    descendants._roots.clear()
+    descendants._spared.clear()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -109,3 +110,37 @@ def test_no_two_modules_share_a_name() -> None:
     shared = shared_names()
     assert not set(shared) - KNOWN_SHARED, {n: shared[n] for n in set(shared) - KNOWN_SHARED}
     assert not KNOWN_SHARED - set(shared), "unique now: drop from KNOWN_SHARED"
+
+
+def exceptions_not_named_error(folders: tuple[str, ...] = FOLDERS) -> list[str]:
+    """Exception classes (subclassing an exception, however far down) whose names do not end
+    in ``Error``, as ``path:Name``."""
+    bases: dict[str, tuple[str, list[str]]] = {}
+    for folder in folders:
+        for path in sorted((REPO_ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef):
+                    names = [ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases]
+                    bases[node.name] = (str(path.relative_to(REPO_ROOT)), names)
+    known = {"Exception", "BaseException"}
+    grew = True
+    while grew:
+        grew = False
+        for name, (_, parents) in bases.items():
+            if name not in known and any(p in known or p.endswith("Error") for p in parents):
+                known.add(name)
+                grew = True
+    return sorted(f"{bases[n][0]}:{n}" for n in known if n in bases and not n.endswith("Error"))
+
+
+def test_exception_names_end_in_error() -> None:
+    assert exceptions_not_named_error() == []
+
+
+def test_the_exception_name_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(
+        "class Oops(Exception): ...\nclass Deeper(Oops): ...\nclass FineError(Oops): ...\n"
+    )
+    monkeypatch.setattr(sys.modules[__name__], "REPO_ROOT", tmp_path)
+    assert exceptions_not_named_error(("pkg",)) == ["pkg/m.py:Deeper", "pkg/m.py:Oops"]

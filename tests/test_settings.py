@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codebot_mcp.core.config import settings
-from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.envexpand import UndefinedVariableError, expand
 from codebot_mcp.core.errors import SettingsError
 from tests.helpers import write_settings
 
@@ -242,7 +242,7 @@ def test_default_applies_when_unset_or_empty(name: str, default: str) -> None:
 
 @given(names)
 def test_undefined_without_default_raises_naming_the_variable(name: str) -> None:
-    with pytest.raises(UndefinedVariable) as info:
+    with pytest.raises(UndefinedVariableError) as info:
         expand(f"x${{{name}}}y", {})
     assert info.value.name == name
 

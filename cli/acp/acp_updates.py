@@ -127,7 +127,7 @@ def arguments_of(call: ToolCall) -> dict[str, Any]:
         value = json.loads(call.arguments or "{}")
     except (json.JSONDecodeError, RecursionError):
         return {}
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return value if isinstance(value, dict) else {}
 
 
 def tool_title(call: ToolCall, tool: Tool | None, arguments: Mapping[str, Any]) -> str:
@@ -329,7 +329,7 @@ class UpdateView(AgentEvents):
         self._finish(call, "failed" if result.is_error else "completed", result.text, content)
         todos = result.data.get("todos") if call.name == "todo_write" else None
         if isinstance(todos, list):
-            self.outbox.put(plan_update(todos))  # pyright: ignore[reportUnknownArgumentType]
+            self.outbox.put(plan_update(todos))
 
     def _diff(self, call: ToolCall, result: ToolResult) -> Any:
         if call.name not in ("edit", "write"):
@@ -376,10 +376,10 @@ def plan_update(todos: list[Any]) -> Any:
     for todo in todos:
         if not isinstance(todo, dict):
             continue
-        status = todo.get("status")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        status = todo.get("status")
         entries.append(
             helpers.plan_entry(
-                render.REDACTOR(str(todo.get("content", ""))),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+                render.REDACTOR(str(todo.get("content", ""))),
                 status=status if status in ("pending", "in_progress", "completed") else "pending",  # type: ignore[arg-type]
             )
         )
@@ -435,9 +435,9 @@ def _plain(content: Any) -> str:
         return content
     if isinstance(content, list):
         parts = [
-            str(p.get("text", ""))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            for p in content  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(p, dict) and p.get("type") in ("text", "input_text")  # pyright: ignore[reportUnknownMemberType]
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") in ("text", "input_text")
         ]
         return "".join(parts)
     return ""

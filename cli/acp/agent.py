@@ -249,7 +249,7 @@ async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
 
     Pipes (an editor's) are read and written by the event loop; anything else (a file, a
     terminal the loop cannot watch) by a thread, as the library does on Windows."""
-    from acp.stdio import _WritePipeProtocol  # pyright: ignore[reportPrivateUsage]
+    from acp.stdio import _WritePipeProtocol
 
     loop = asyncio.get_running_loop()
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)

@@ -25,7 +25,7 @@ from codebot_mcp.cli.commands.headless_render import (
 )
 from codebot_mcp.cli.runtime import Globals, load_effective
 from codebot_mcp.core.agent.outputschema import OutputSchemaError
-from codebot_mcp.core.errors import CodebotError, ExitCode, Interrupted, UsageError
+from codebot_mcp.core.errors import CodebotError, ExitCode, InterruptionError, UsageError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
@@ -95,7 +95,7 @@ def run(globals_: Globals, options: ChatOptions, prepare: Callable[[], None]) ->
         out.fail(exc)
         raise
     except KeyboardInterrupt:
-        out.fail(Interrupted())
+        out.fail(InterruptionError())
         render.error_line("interrupted")
         return ExitCode.INTERRUPTED
     except Exception as exc:  # boundary: a bug still ends with the promised document

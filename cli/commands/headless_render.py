@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.cli import render
-from codebot_mcp.core.errors import CodebotError, ExitCode, Interrupted
+from codebot_mcp.core.errors import CodebotError, ExitCode, InterruptionError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatOptions, ChatRuntime
@@ -50,7 +50,7 @@ class Answer:
     @property
     def outcome(self) -> str:
         """``answer``, ``empty_answer``, ``error`` or ``interrupted``."""
-        if isinstance(self.failure, Interrupted):
+        if isinstance(self.failure, InterruptionError):
             return "interrupted"
         if self.failure is not None:
             return "error"
@@ -64,7 +64,7 @@ class Answer:
         if self.failure is not None:
             return error_dict(self.failure)
         if self.code is ExitCode.INTERRUPTED:
-            return error_dict(Interrupted())
+            return error_dict(InterruptionError())
         return None
 
 

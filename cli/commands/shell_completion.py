@@ -169,10 +169,10 @@ def _cached_tools() -> dict[str, tuple[str, list[str]]]:
     if not isinstance(data, dict):
         return {}
     out: dict[str, tuple[str, list[str]]] = {}
-    for name, value in data.items():  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(value, dict) and isinstance(value.get("tools"), list):  # pyright: ignore[reportUnknownMemberType]
-            tools = [str(t) for t in value["tools"]]  # pyright: ignore[reportUnknownVariableType]
-            out[str(name)] = (str(value.get("entry")), tools)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    for name, value in data.items():
+        if isinstance(value, dict) and isinstance(value.get("tools"), list):
+            tools = [str(t) for t in value["tools"]]
+            out[str(name)] = (str(value.get("entry")), tools)
     return out
 
 

@@ -41,7 +41,7 @@ def short_args(arguments: Mapping[str, Any] | str, limit: int = 100) -> str:
             return render.safe(arguments, one_line=True)[:limit]
     if not isinstance(value, Mapping):
         return render.safe(value, one_line=True)[:limit]
-    pairs: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    pairs: Mapping[str, Any] = value
     text = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in pairs.items())
     text = render.safe(text, one_line=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -353,7 +353,7 @@ class TurnView(AgentEvents):
         sandbox = result.data.get("sandbox")
         refused = result.data.get("sandbox_refused_hosts")  # the network proxy's refusals
         if sandbox and isinstance(refused, list) and refused:
-            sandbox = f"{sandbox}; refused connection to {', '.join(map(str, refused))}"  # pyright: ignore[reportUnknownArgumentType]
+            sandbox = f"{sandbox}; refused connection to {', '.join(map(str, refused))}"
         where = f", sandbox: {render.safe(sandbox, one_line=True)}" if sandbox else ""
         if result.is_error:
             mark = render.style("✗", "31", sys.stderr)
@@ -372,7 +372,7 @@ class TurnView(AgentEvents):
                 from codebot_mcp.cli.repl.reports import todo_checklist
 
                 if result.data.get("changed", True):
-                    print(todo_checklist(todos, sys.stderr), file=sys.stderr)  # pyright: ignore[reportUnknownArgumentType]
+                    print(todo_checklist(todos, sys.stderr), file=sys.stderr)
             elif self.previews:
                 done = live.matches(result.text) if live is not None else 0
                 print_lines(preview(result.text, skip=done))

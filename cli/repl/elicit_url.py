@@ -53,7 +53,7 @@ class ShownURL:
     """What is opened: the URL rebuilt from the parts shown (None when declined)."""
 
 
-class _Unreadable(Exception):
+class _UnreadableError(Exception):
     pass
 
 
@@ -69,7 +69,7 @@ def _ipv4_number(part: str) -> int:
     try:
         return int(digits, base)
     except ValueError:
-        raise _Unreadable("its host is not a valid IPv4 address") from None
+        raise _UnreadableError("its host is not a valid IPv4 address") from None
 
 
 def _ends_in_number(host: str) -> bool:
@@ -86,10 +86,10 @@ def _ipv4(host: str) -> str:
     if parts[-1] == "" and len(parts) > 1:
         parts.pop()
     if len(parts) > 4 or "" in parts:
-        raise _Unreadable("its host is not a valid IPv4 address")
+        raise _UnreadableError("its host is not a valid IPv4 address")
     numbers = [_ipv4_number(p) for p in parts]
     if any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
-        raise _Unreadable("its host is not a valid IPv4 address")
+        raise _UnreadableError("its host is not a valid IPv4 address")
     value = numbers[-1]
     for i, n in enumerate(numbers[:-1]):
         value += n * 256 ** (3 - i)
@@ -114,26 +114,28 @@ def _to_ascii(domain: str) -> str:
         try:
             return domain.encode("idna").decode("ascii").lower()
         except UnicodeError:
-            raise _Unreadable("its host cannot be mapped to ASCII as a browser would") from None
+            raise _UnreadableError(
+                "its host cannot be mapped to ASCII as a browser would"
+            ) from None
     except (UnicodeError, ValueError):
-        raise _Unreadable("its host cannot be mapped to ASCII as a browser would") from None
+        raise _UnreadableError("its host cannot be mapped to ASCII as a browser would") from None
 
 
 def browser_host(host: str) -> str:
     """The host a browser connects to for the authority's host part ``host``."""
     if host.startswith("["):
         if not host.endswith("]"):
-            raise _Unreadable("it is not a valid URL (Invalid IPv6 URL)")
+            raise _UnreadableError("it is not a valid URL (Invalid IPv6 URL)")
         try:
             return f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
         except ValueError:
-            raise _Unreadable("its host is not a valid IPv6 address") from None
+            raise _UnreadableError("its host is not a valid IPv6 address") from None
     domain = _percent_decode(host)
     ascii_host = _to_ascii(domain)
     if not ascii_host:
-        raise _Unreadable("it has no host")
+        raise _UnreadableError("it has no host")
     if any(c in _FORBIDDEN_HOST or ord(c) < 0x20 for c in ascii_host):
-        raise _Unreadable("its host has characters no host name has")
+        raise _UnreadableError("its host has characters no host name has")
     if _ends_in_number(ascii_host):
         return _ipv4(ascii_host)
     return ascii_host
@@ -152,7 +154,7 @@ def _split(url: str) -> _Parts:
     """The authority of an http(s) URL, taken apart as browsers do."""
     match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", url)
     if match is None:
-        raise _Unreadable("it has no scheme; codebot opens only http(s) URLs")
+        raise _UnreadableError("it has no scheme; codebot opens only http(s) URLs")
     scheme = match.group(1).lower()
     after = url[match.end() :]
     after = after.lstrip("/\\")
@@ -170,11 +172,11 @@ def _split(url: str) -> _Parts:
         port_part = ":" + tail if _ else ""
     port = port_part[1:] if port_part.startswith(":") else ""
     if port_part and not port_part.startswith(":"):
-        raise _Unreadable("it is not a valid URL (text after the IPv6 host)")
+        raise _UnreadableError("it is not a valid URL (text after the IPv6 host)")
     if port and not port.isdigit():
-        raise _Unreadable("it is not a valid URL (its port is not a number)")
+        raise _UnreadableError("it is not a valid URL (its port is not a number)")
     if port and int(port) > 65535:
-        raise _Unreadable("it is not a valid URL (its port is out of range)")
+        raise _UnreadableError("it is not a valid URL (its port is out of range)")
     return _Parts(scheme, userinfo, host, port, rest.replace("\\", "/"))
 
 
@@ -195,7 +197,7 @@ def describe(url: str) -> ShownURL:
     try:
         parts = _split(cleaned)
         host = browser_host(parts.host) if parts.host else ""
-    except _Unreadable as exc:
+    except _UnreadableError as exc:
         return ShownURL(shown, "(no host)", problem=str(exc))
     shown_host = render.safe(host, one_line=True) if host else "(no host)"
     notes: list[str] = []

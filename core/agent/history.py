@@ -68,9 +68,9 @@ def scrubbed(value: Any, scrub: Scrub) -> Any:
     if isinstance(value, str):
         return scrub(value)
     if isinstance(value, list):
-        return [scrubbed(v, scrub) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [scrubbed(v, scrub) for v in value]
     if isinstance(value, dict):
-        return {k: scrubbed(v, scrub) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {k: scrubbed(v, scrub) for k, v in value.items()}
     return value
 
 
@@ -221,7 +221,7 @@ def _records(path: Path, until: int | None = None) -> Iterator[dict[str, Any]]:
             except json.JSONDecodeError:  # a line cut by a crash: skip it
                 continue
             if isinstance(record, dict):
-                yield record  # pyright: ignore[reportUnknownArgumentType]
+                yield record
 
 
 def replay(path: Path, until: int | None = None) -> list[Message]:
@@ -278,7 +278,7 @@ def todos(path: Path) -> list[dict[str, Any]]:
     for record in _records(path):
         items: Any = record.get("todos") if record.get("type") == "todos" else None
         if isinstance(items, list):
-            found = [i for i in items if isinstance(i, dict)]  # pyright: ignore[reportUnknownVariableType]
+            found = [i for i in items if isinstance(i, dict)]
     return found
 
 

@@ -93,4 +93,4 @@ def parse_arguments(call: ToolCall) -> dict[str, Any] | str:
         return f"the arguments are not valid JSON ({exc.msg} at position {exc.pos})"
     if not isinstance(value, dict):
         return f"the arguments must be a JSON object, got {type(value).__name__}"
-    return value  # pyright: ignore[reportUnknownVariableType]
+    return value

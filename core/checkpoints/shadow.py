@@ -115,7 +115,7 @@ class _Dir:
     dirs: dict[str, _Dir] = field(default_factory=dict[str, "_Dir"])
 
 
-class _OverCap(Exception):
+class _OverCapError(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -244,7 +244,7 @@ class ShadowStore:
         if not isinstance(data, dict):
             raise StoreError(f"object {digest[:12]} is not a tree")
         out: dict[str, tuple[Kind, str, int]] = {}
-        for name, value in data.items():  # pyright: ignore[reportUnknownVariableType]
+        for name, value in data.items():
             if not _safe_name(name) or not _entry_shape(value):
                 raise StoreError(f"tree {digest[:12]} holds an invalid entry {name!r}")
             out[name] = (value[0], value[1], value[2])
@@ -307,7 +307,7 @@ class ShadowStore:
             generation = self.pack.generation
         try:
             top, files, size = self._walk()
-        except _OverCap as over:
+        except _OverCapError as over:
             return SnapshotSkipped(over.reason)
         except OSError as exc:
             return SnapshotSkipped(f"the project cannot be read: {exc}")
@@ -322,7 +322,7 @@ class ShadowStore:
                     tree = self._store_dir(top, str(self.root), "", pending, cache_lines, hashed)
                     self.pack.flush(pending)
                 self._save_cache(cache_lines)
-        except _OverCap as over:
+        except _OverCapError as over:
             return SnapshotSkipped(over.reason)
         except OSError as exc:
             raise StoreError(f"cannot write the checkpoint store {self.directory}: {exc}") from exc
@@ -359,7 +359,7 @@ class ShadowStore:
                         if e.name not in ALWAYS_SKIPPED
                     ]
                 if len(listed) > max_files:
-                    raise _OverCap(self._over(len(listed)))
+                    raise _OverCapError(self._over(len(listed)))
                 if ignores.any_ignored(prefix, [(e.name, d) for e, d in listed]):
                     listed = [
                         (e, d) for e, d in listed if not ignores.ignored(prefix + e.name, is_dir=d)
@@ -394,7 +394,7 @@ class ShadowStore:
                 counts[0] += files
                 counts[1] += size
                 if counts[0] > max_files or counts[1] > max_bytes:
-                    raise _OverCap(self._over(counts[0]))
+                    raise _OverCapError(self._over(counts[0]))
                 for entry, is_dir in listed:
                     relative = prefix + entry.name
                     if not is_dir or relative in skip:
@@ -511,9 +511,9 @@ def _safe_name(name: object) -> bool:
 def _entry_shape(value: object) -> bool:
     return (
         isinstance(value, list)
-        and len(value) == 3  # pyright: ignore[reportUnknownArgumentType]
+        and len(value) == 3
         and value[0] in ("f", "l", "d", "x")
         and isinstance(value[1], str)
-        and len(value[1]) == 64  # pyright: ignore[reportUnknownArgumentType]
+        and len(value[1]) == 64
         and isinstance(value[2], int)
     )

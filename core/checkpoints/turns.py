@@ -554,7 +554,7 @@ def read_turns(path: Path) -> list[Turn]:
         except json.JSONDecodeError:
             continue
         if isinstance(record, dict):
-            _apply_record(turns, record)  # pyright: ignore[reportUnknownArgumentType]
+            _apply_record(turns, record)
     return [turns[n] for n in sorted(turns)]
 
 

@@ -55,7 +55,7 @@ def parse_checkpoints(path: Path, value: Any) -> dict[str, Any]:
             hint=f"Write it as {example}.",
         )
     out: dict[str, Any] = {}
-    for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+    for key, item in value.items():
         if key == "enabled":
             if not isinstance(item, bool):
                 raise SettingsError(

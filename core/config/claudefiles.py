@@ -283,7 +283,7 @@ class ClaudeLayer:
             section = file.data.get("permissions")
             if isinstance(section, dict):
                 for key in ("allow", "additionalDirectories"):
-                    value = section.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                    value = section.get(key)
                     if value:
                         out[f"permissions.{key} ({file.label})"] = value
         return out
@@ -344,7 +344,7 @@ def _read_json(path: Path) -> dict[str, Any] | str:
         return f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
     if not isinstance(data, dict):
         return "it is not a JSON object"
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return data
 
 
 def _parse(
@@ -369,15 +369,15 @@ def _parse(
     if not isinstance(section, dict):
         unused.append("permissions (not an object)")
         section = {}
-    for key, value in section.items():  # pyright: ignore[reportUnknownVariableType]
-        key = str(key)  # pyright: ignore[reportUnknownArgumentType]
+    for key, value in section.items():
+        key = str(key)
         if key not in PERMISSION_KEYS:
             unused.append(f"permissions.{key}")
             continue
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             unused.append(f"permissions.{key} (not a list of strings)")
             continue
-        items: list[str] = value  # pyright: ignore[reportUnknownVariableType]
+        items: list[str] = value
         if key == "additionalDirectories":
             base = (root or Path.home()) if scope == "project" else Path.home()
             roots += [(base / Path(v).expanduser()).resolve() for v in items]
@@ -394,7 +394,7 @@ def _parse(
                 origins.setdefault(mine, f"{rule} in {shown}")
     domains = allowed_domains(data.get("sandbox"), unused)
     disabled = data.get("disabledMcpjsonServers", [])
-    if not isinstance(disabled, list) or not all(isinstance(v, str) for v in disabled):  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(disabled, list) or not all(isinstance(v, str) for v in disabled):
         unused.append("disabledMcpjsonServers (not a list of names)")
         disabled = []
     if unused:
@@ -416,7 +416,7 @@ def _parse(
             tuple(rules["deny"]),
             origins,
             tuple(roots),
-            tuple(disabled),  # pyright: ignore[reportUnknownArgumentType]
+            tuple(disabled),
             data.get("disableAllHooks") is True,
             tuple(deny_read),
             domains,
@@ -435,20 +435,20 @@ def allowed_domains(section: Any, unused: list[str]) -> tuple[str, ...]:
         unused.append("sandbox (not an object)")
         return ()
     out: list[str] = []
-    for key, value in section.items():  # pyright: ignore[reportUnknownVariableType]
+    for key, value in section.items():
         if key != "network" or not isinstance(value, dict):
             unused.append(f"sandbox.{key}")
             continue
-        for name, entries in value.items():  # pyright: ignore[reportUnknownVariableType]
+        for name, entries in value.items():
             if name != "allowedDomains":
                 unused.append(f"sandbox.network.{name}")
                 continue
             if not isinstance(entries, list):
                 unused.append("sandbox.network.allowedDomains (not a list of host names)")
                 continue
-            for entry in entries:  # pyright: ignore[reportUnknownVariableType]
+            for entry in entries:
                 try:
-                    pattern = normalize_pattern(str(entry))  # pyright: ignore[reportUnknownArgumentType]
+                    pattern = normalize_pattern(str(entry))
                 except PatternError as exc:
                     unused.append(f"sandbox.network.allowedDomains entry {exc}")
                     continue

@@ -121,7 +121,7 @@ class Definition:
             # a YAML block list the lenient reader kept as lines (`tools:` then `  - Read`)
             value = [line.strip()[2:] for line in value.splitlines() if line.strip()[:2] == "- "]
         if isinstance(value, list):
-            items = [str(v).strip() for v in value]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            items = [str(v).strip() for v in value]
         else:
             items = split_list(str(value))
         return tuple(_unquote(i.strip()) for i in items if i.strip())
@@ -374,7 +374,7 @@ def _strict_front(block: str) -> dict[str, Any]:
         raise FrontMatterError("the front matter is not a mapping of fields")
     if _size(data, MAX_FRONT_MATTER_NODES) < 0:
         raise FrontMatterError("the front matter is too complex (YAML aliases?); not read")
-    return {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return {str(k): v for k, v in data.items()}
 
 
 _CORE_SCALARS = {
@@ -453,7 +453,7 @@ def _front(block: str) -> dict[str, Any]:
         return lenient
     if _size(data, MAX_FRONT_MATTER_NODES) < 0:
         raise FrontMatterError("the front matter is too complex (YAML aliases?); not read")
-    out: dict[str, Any] = {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    out: dict[str, Any] = {str(k): v for k, v in data.items()}
     for key in TEXT_FIELDS:
         if key in out and out[key] is not None and not isinstance(out[key], str):
             out[key] = lenient.get(key, str(out[key]))
@@ -543,7 +543,7 @@ def _size(value: Any, budget: int, seen: set[int] | None = None) -> int:
             return -1
         seen.add(id(value))
         items: list[Any] = (
-            [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            [*value.keys(), *value.values()] if isinstance(value, dict) else list(value)
         )
         for item in items:
             budget = _size(item, budget, seen)

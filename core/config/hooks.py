@@ -123,8 +123,8 @@ def parse_hooks(
         raise _error(path, "hooks", "must be an object mapping event names to lists", section)
     out: list[HookCommand] = []
     warnings: list[SettingWarning] = []
-    for event, groups in section.items():  # pyright: ignore[reportUnknownVariableType]
-        event = str(event)  # pyright: ignore[reportUnknownArgumentType]
+    for event, groups in section.items():
+        event = str(event)
         if event not in EVENTS:
             supported = ", ".join(EVENTS)
             message = (
@@ -135,7 +135,7 @@ def parse_hooks(
             continue
         if not isinstance(groups, list):
             raise _error(path, f"hooks.{event}", "must be a list of matcher groups", groups)
-        for g, group in enumerate(groups):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        for g, group in enumerate(groups):
             parsed, skipped = _group(path, event, g, group)
             out += parsed
             warnings += skipped
@@ -149,7 +149,7 @@ def _group(
     if not isinstance(group, dict):
         shape = 'must be an object like {"matcher": "...", "hooks": [...]}'
         raise _error(path, where, shape, group)
-    matcher = group.get("matcher", "")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    matcher = group.get("matcher", "")
     if matcher is None:
         matcher = ""
     if not isinstance(matcher, str):
@@ -161,16 +161,16 @@ def _group(
             f"'{where}.matcher' in {path} is not a valid regular expression: {exc}",
             hint='Use tool names separated by "|" (bash|edit), or a valid regex (mcp__github__.*).',
         ) from None
-    hooks = group.get("hooks")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    hooks = group.get("hooks")
     if not isinstance(hooks, list):
         raise _error(path, f"{where}.hooks", "must be a list of hooks", hooks)
     out: list[HookCommand] = []
     warnings: list[SettingWarning] = []
-    for h, hook in enumerate(hooks):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for h, hook in enumerate(hooks):
         key = f"{where}.hooks[{h}]"
         if not isinstance(hook, dict):
             raise _error(path, key, 'must be an object like {"type": "command", ...}', hook)
-        kind = hook.get("type", "command")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        kind = hook.get("type", "command")
         if kind != "command":
             message = (
                 f"hook '{key}' in {path} has type {json.dumps(kind)}; codebot runs only "
@@ -178,10 +178,10 @@ def _group(
             )
             warnings.append(SettingWarning(path, key, message))
             continue
-        command = hook.get("command")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        command = hook.get("command")
         if not isinstance(command, str) or not command.strip():
             raise _error(path, f"{key}.command", "must be a non-empty string", command)
-        timeout = hook.get("timeout", DEFAULT_TIMEOUT)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        timeout = hook.get("timeout", DEFAULT_TIMEOUT)
         if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
             raise _error(path, f"{key}.timeout", "must be a positive number of seconds", timeout)
         if timeout > MAX_TIMEOUT:
@@ -191,7 +191,7 @@ def _group(
             )
             warnings.append(SettingWarning(path, f"{key}.timeout", message))
             timeout = MAX_TIMEOUT
-        extra = _extras(path, event, key, hook)  # pyright: ignore[reportUnknownArgumentType]
+        extra = _extras(path, event, key, hook)
         warnings += extra.warnings
         out.append(
             HookCommand(

@@ -55,7 +55,7 @@ def parse_images(path: Path, key: str, value: Any) -> ImageLimits:
             hint=f"Write it as {example}.",
         )
     fields: dict[str, int] = {}
-    for name, raw in value.items():  # pyright: ignore[reportUnknownVariableType]
+    for name, raw in value.items():
         least = MINIMUMS.get(name)
         if least is None:
             known = ", ".join(MINIMUMS)

@@ -183,7 +183,7 @@ def npm_scripts(path: Path) -> list[str]:
     scripts = data.get("scripts") if isinstance(data, dict) else None
     if not isinstance(scripts, dict):
         return []
-    items: dict[str, Any] = scripts  # pyright: ignore[reportUnknownVariableType]
+    items: dict[str, Any] = scripts
     return [f"- `npm run {name}`: `{cmd}`" for name, cmd in list(items.items())[:20]]
 
 
@@ -235,4 +235,4 @@ def tool_lines(root: Path) -> list[str]:
 def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
     """``data[key]`` when it is a table, else an empty one (a file may say anything)."""
     value = data.get(key)
-    return value if isinstance(value, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return value if isinstance(value, dict) else {}

@@ -85,13 +85,13 @@ def seconds(path: Path, key: str, value: Any) -> float:
 
 def roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
     """Relative to the project root (a project file) or to the home directory (global)."""
-    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):  # pyright: ignore[reportUnknownVariableType]
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
         raise SettingsError(
             f"'{key}' in {path} must be a list of directory paths, found {json_type(value)}",
             hint=f'Write it as "{key}": ["~/src/shared", "../docs"].',
         )
     base = path.parent.parent if path.parent.name == ".codebot" else Path.home()
-    return tuple((base / Path(r).expanduser()).resolve() for r in value)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    return tuple((base / Path(r).expanduser()).resolve() for r in value)
 
 
 MODEL_APIS = ("chat_completions", "responses")
@@ -115,14 +115,13 @@ def choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
 
 def aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
     if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) and k and v
-        for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+        isinstance(k, str) and isinstance(v, str) and k and v for k, v in value.items()
     ):
         raise SettingsError(
             f"'{key}' in {path} must be an object of model names, found {json.dumps(value)}",
             hint=f'Write it as "{key}": {{"sonnet": "gpt-4o", "haiku": "gpt-4o-mini"}}.',
         )
-    return dict(value)  # pyright: ignore[reportUnknownArgumentType]
+    return dict(value)
 
 
 def boolean(path: Path, key: str, value: Any) -> bool:
@@ -287,7 +286,7 @@ def gated_keys(data: Mapping[str, Any]) -> list[str]:
         out += [
             f"permissions.{name}"
             for name, trust in PERMISSION_TRUST.items()
-            if trust == "gated" and section.get(name)  # pyright: ignore[reportUnknownMemberType]
+            if trust == "gated" and section.get(name)
         ]
     return out
 
@@ -334,11 +333,7 @@ def unknown_keys(path: Path, data: Mapping[str, Any]) -> list[SettingWarning]:
     for key in table.values():
         section = data.get(key.name)
         if key.keys is not None and isinstance(section, dict):
-            out += [
-                one(str(k), key.keys, f"{key.name}.")  # pyright: ignore[reportUnknownArgumentType]
-                for k in section  # pyright: ignore[reportUnknownVariableType]
-                if k not in key.keys
-            ]
+            out += [one(str(k), key.keys, f"{key.name}.") for k in section if k not in key.keys]
     return out
 
 
@@ -346,12 +341,10 @@ def _untitled(schema: Any) -> Any:
     """``schema`` without pydantic's ``title`` of every model and field (noise to a reader)."""
     if isinstance(schema, dict):
         return {
-            k: _untitled(v)
-            for k, v in schema.items()  # pyright: ignore[reportUnknownVariableType]
-            if k != "title" or not isinstance(v, str)
+            k: _untitled(v) for k, v in schema.items() if k != "title" or not isinstance(v, str)
         }
     if isinstance(schema, list):
-        return [_untitled(v) for v in schema]  # pyright: ignore[reportUnknownVariableType]
+        return [_untitled(v) for v in schema]
     return schema
 
 

@@ -172,14 +172,14 @@ def _parse_rules(path: Path, key: str, value: Any) -> tuple[ServerRule, ...]:
             hint=hint,
         )
     rules: list[ServerRule] = []
-    for index, item in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for index, item in enumerate(value):
         where = f"'{key}[{index}]' in {path}"
-        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in RULE_KINDS:  # pyright: ignore[reportUnknownArgumentType]
+        if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in RULE_KINDS:
             raise SettingsError(
                 f"{where} must be an object with exactly one of 'name', 'command' or 'url'",
                 hint=hint,
             )
-        kind, raw = next(iter(item.items()))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        kind, raw = next(iter(item.items()))
         if kind == "command":
             if not is_str_list(raw) or not raw:
                 raise SettingsError(
@@ -270,7 +270,7 @@ def parse(path: Path, data: Mapping[str, Any]) -> ManagedPolicy:
     for section, names in _LOCKABLE_SECTIONS.items():
         value = data.get(section)
         if isinstance(value, dict):
-            for name in value:  # pyright: ignore[reportUnknownVariableType]
+            for name in value:
                 if name not in names:
                     raise SettingsError(
                         f"unknown key '{section}.{name}' in the managed settings file {path}",
@@ -305,13 +305,13 @@ def parse(path: Path, data: Mapping[str, Any]) -> ManagedPolicy:
                 f"'permissions' in {path} must be an object with 'allow', 'ask' and 'deny' lists",
                 hint='Write it as "permissions": {"deny": ["bash"]}.',
             )
-        for name, rules in section.items():  # pyright: ignore[reportUnknownVariableType]
+        for name, rules in section.items():
             if not is_str_list(rules):
                 raise SettingsError(
                     f"'permissions.{name}' in {path} must be a list of tool-name patterns",
                     hint=f'Write it as "{name}": ["mcp__server__*", "bash"].',
                 )
-            permissions[str(name)] = tuple(rules)  # pyright: ignore[reportUnknownArgumentType]
+            permissions[str(name)] = tuple(rules)
     sandbox = parse_sandbox(path, data["sandbox"]) if "sandbox" in data else {}
     locked.update(f"sandbox.{name}" for name in sandbox)
     return ManagedPolicy(

@@ -161,7 +161,7 @@ def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSet
             "'oauth' must be an object or false",
             hint='Write "oauth": {"scopes": ["read"]}, or "oauth": false to never try OAuth.',
         )
-    data: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    data: Mapping[str, Any] = value
     warnings = [str(k) for k in data if k not in OAUTH_KEYS]
 
     def text(key: str) -> str | None:
@@ -183,7 +183,7 @@ def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSet
 
     scopes = data.get("scopes")
     if scopes is not None and not (
-        isinstance(scopes, list) and all(isinstance(s, str) and s and " " not in s for s in scopes)  # pyright: ignore[reportUnknownVariableType]
+        isinstance(scopes, list) and all(isinstance(s, str) and s and " " not in s for s in scopes)
     ):
         raise OAuthSettingsError(
             "'oauth.scopes' must be a list of scope names (strings without spaces)",
@@ -202,7 +202,7 @@ def parse_oauth(value: Any, expand: Callable[[str, str], str]) -> tuple[OAuthSet
         client_id=text("client_id"),
         client_secret=text("client_secret"),
         client_metadata_url=text("client_metadata_url"),
-        scopes=tuple(scopes) if scopes is not None else None,  # pyright: ignore[reportUnknownArgumentType]
+        scopes=tuple(scopes) if scopes is not None else None,
         callback_port=port,
         grant=grant,  # type: ignore[arg-type]
         private_key=text("private_key"),
@@ -238,8 +238,8 @@ def _command(raw: Any) -> tuple[str, ...] | None:
                 f"'oauth.id_token_command' cannot be split into arguments: {exc}",
                 hint='Write it as a list: "id_token_command": ["my-idp-cli", "print-id-token"].',
             ) from None
-    elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):  # pyright: ignore[reportUnknownVariableType]
-        argv = [str(a) for a in raw]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):
+        argv = [str(a) for a in raw]
     else:
         argv = []
     if not argv or not argv[0]:

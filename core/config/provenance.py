@@ -83,7 +83,7 @@ def parse_provenance(value: Any) -> Provenance:
     hint = "Reinstall with `codebot mcp install NAME --force`, or remove 'provenance'."
     if not isinstance(value, dict):
         raise ProvenanceError("'provenance' must be an object", hint)
-    data: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    data: dict[str, Any] = value
     for key in ("registry", "name", "version"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise ProvenanceError(f"'provenance.{key}' must be a non-empty string", hint)
@@ -102,14 +102,13 @@ def parse_provenance(value: Any) -> Provenance:
     keys = _PACKAGE_KEYS if section == "package" else _REMOTE_KEYS
     chosen = data[section]
     if not isinstance(chosen, dict) or not all(
-        isinstance(k, str) and k in keys and isinstance(v, str)
-        for k, v in chosen.items()  # pyright: ignore[reportUnknownVariableType]
+        isinstance(k, str) and k in keys and isinstance(v, str) for k, v in chosen.items()
     ):
         raise ProvenanceError(
             f"'provenance.{section}' must be an object of strings with keys {', '.join(keys)}",
             hint,
         )
-    fields: dict[str, str] = chosen  # pyright: ignore[reportUnknownVariableType]
+    fields: dict[str, str] = chosen
     return Provenance(
         data["registry"],
         data["name"],

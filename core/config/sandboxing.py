@@ -129,7 +129,7 @@ def base_of(path: Path) -> Path:
     return Path.home()
 
 
-class _Bad(Exception):
+class _BadEntryError(Exception):
     def __init__(self, key: str, problem: str, hint: str) -> None:
         super().__init__(problem)
         self.key = key
@@ -138,35 +138,35 @@ class _Bad(Exception):
 
 
 def _paths(value: Any, key: str, path: Path) -> tuple[Path, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):  # pyright: ignore[reportUnknownVariableType]
-        raise _Bad(
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _BadEntryError(
             key,
             f"must be a list of directory paths, found {_kind(value)}",
             'Write it as "writable": ["~/.cache/pip", "../shared"].',
         )
     base = base_of(path)
-    items: list[str] = value  # pyright: ignore[reportUnknownVariableType]
+    items: list[str] = value
     return tuple((base / Path(v).expanduser()).resolve() for v in items)
 
 
 def _deny_read(value: Any, key: str, path: Path) -> tuple[Path, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):  # pyright: ignore[reportUnknownVariableType]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         found = _kind(value)
         if isinstance(value, list):
             found = "a list with an empty or non-string item"
-        raise _Bad(
+        raise _BadEntryError(
             key,
             f"must be a list of file or directory paths, found {found}",
             'Write it as "deny_read": ["~/.config/mytool/token", ".env.local"].',
         )
     base = base_of(path)
-    items: list[str] = value  # pyright: ignore[reportUnknownVariableType]
+    items: list[str] = value
     return tuple(Path(os.path.normpath(base / Path(v).expanduser())) for v in items)
 
 
 def _mode(value: Any, key: str) -> str:
     if value not in MODES:
-        raise _Bad(
+        raise _BadEntryError(
             key,
             f"must be one of {', '.join(MODES)}, found {json.dumps(value)}",
             'Write it as "mode": "workspace-write" (or "read-only", "off").',
@@ -180,20 +180,22 @@ def _network(value: Any, key: str) -> bool | tuple[str, ...]:
     if isinstance(value, bool):
         return value
     if not isinstance(value, list):
-        raise _Bad(
+        raise _BadEntryError(
             key,
             f"must be true, false or a list of host names, found {json.dumps(value)}",
             hint,
         )
-    items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    items: list[Any] = value
     out: list[str] = []
     for index, item in enumerate(items):
         if not isinstance(item, str):
-            raise _Bad(f"{key}[{index}]", f"must be a host name, found {_kind(item)}", hint)
+            raise _BadEntryError(
+                f"{key}[{index}]", f"must be a host name, found {_kind(item)}", hint
+            )
         try:
             out.append(normalize_pattern(item))
         except PatternError as exc:
-            raise _Bad(f"{key}[{index}]", f"is not a host pattern: {exc}", hint) from None
+            raise _BadEntryError(f"{key}[{index}]", f"is not a host pattern: {exc}", hint) from None
     return tuple(dict.fromkeys(out))
 
 
@@ -215,7 +217,7 @@ def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
             f"'sandbox' in {path} must be an object, found {_kind(value)}",
             hint='Write it as "sandbox": {"mode": "workspace-write", "network": false}.',
         )
-    data: dict[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+    data: dict[str, Any] = value
     out: dict[str, Any] = {}
     try:
         if "mode" in data:
@@ -226,7 +228,7 @@ def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
             out["writable"] = _paths(data["writable"], "sandbox.writable", path)
         if "deny_read" in data:
             out["deny_read"] = _deny_read(data["deny_read"], "sandbox.deny_read", path)
-    except _Bad as exc:
+    except _BadEntryError as exc:
         raise SettingsError(f"'{exc.key}' in {path} {exc.problem}", hint=exc.hint) from None
     return out
 
@@ -280,7 +282,7 @@ def parse_server_sandbox(value: Any, source: Path, workspace: Path) -> ServerSan
     if isinstance(value, str):
         data = {"mode": value}
     elif isinstance(value, dict):
-        data = value  # pyright: ignore[reportUnknownVariableType]
+        data = value
         unknown = [k for k in data if k not in SANDBOX_KEYS]
         if unknown:
             raise EntrySandboxError(f"unknown key 'sandbox.{unknown[0]}'", hint)
@@ -293,7 +295,7 @@ def parse_server_sandbox(value: Any, source: Path, workspace: Path) -> ServerSan
         network, domains = network_parts(_network(data.get("network", False), "sandbox.network"))
         writable = _paths(data.get("writable", []), "sandbox.writable", source)
         deny_read = _deny_read(data.get("deny_read", []), "sandbox.deny_read", source)
-    except _Bad as exc:
+    except _BadEntryError as exc:
         raise EntrySandboxError(f"'{exc.key}' {exc.problem}", exc.hint) from None
     if mode == "off":
         return None
@@ -310,7 +312,7 @@ def _kind(value: Any) -> str:
         int: "a number",
         float: "a number",
         type(None): "null",
-    }.get(type(value), type(value).__name__)  # pyright: ignore[reportUnknownArgumentType]
+    }.get(type(value), type(value).__name__)
 
 
 Mode = Literal["read-only", "workspace-write", "off"]
@@ -334,7 +336,7 @@ def sandbox_model(*, server: bool = False) -> type[BaseModel]:
         deny_read: list[Host] = Field(default_factory=list[str])
 
     class ServerSandbox(Sandbox):
-        mode: Mode  # pyright: ignore[reportIncompatibleVariableOverride]
+        mode: Mode
 
     return ServerSandbox if server else Sandbox
 

@@ -90,7 +90,7 @@ def server_entries(document: dict[str, Any], path: Path) -> dict[str, Any]:
             f"'{key}' in {path} is not an object; codebot will not rewrite it",
             hint=f"Fix '{key}' by hand first (it maps server names to entries).",
         )
-    return entries  # pyright: ignore[reportUnknownVariableType]
+    return entries
 
 
 def write_document(path: Path, document: Mapping[str, Any], *, private: bool) -> Edit:
@@ -160,10 +160,10 @@ def _strings(value: Any) -> Any:
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
-        for item in value.values():  # pyright: ignore[reportUnknownVariableType]
+        for item in value.values():
             yield from _strings(item)
     elif isinstance(value, list):
-        for item in value:  # pyright: ignore[reportUnknownVariableType]
+        for item in value:
             yield from _strings(item)
 
 

@@ -26,7 +26,7 @@ from codebot_mcp.core.config.sandboxing import (
     ServerSandbox,
     parse_server_sandbox,
 )
-from codebot_mcp.core.envexpand import UndefinedVariable, expand, is_expanded
+from codebot_mcp.core.envexpand import UndefinedVariableError, expand, is_expanded
 from codebot_mcp.core.errors import SettingsError, UsageError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 from codebot_mcp.core.secrets.redact import printable
@@ -167,7 +167,7 @@ def parse_server(
     name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
 ) -> ServerConfig:
     """Validate one server entry; problems go into ``ServerConfig.error``, never raise."""
-    raw: Mapping[str, Any] = entry if isinstance(entry, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    raw: Mapping[str, Any] = entry if isinstance(entry, dict) else {}
     try:
         return _parse_server(name, entry, source, environ, base_dir)
     except _EntryError as exc:
@@ -212,7 +212,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             f"the entry must be an object, found {json_type(entry)}",
             hint='Write it as {"command": "...", "args": [...]} or {"type": "http", "url": "..."}.',
         )
-    data: dict[str, Any] = entry  # pyright: ignore[reportUnknownVariableType]
+    data: dict[str, Any] = entry
     _refuse_nul(data)
     warnings = [_unknown_key_warning(k) for k in data if k not in _SERVER_KEYS]
 
@@ -269,15 +269,12 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
 
     def str_map(key: str) -> dict[str, str]:
         value = data.get(key, {})
-        if not isinstance(value, dict) or not all(
-            isinstance(v, str)
-            for v in value.values()  # pyright: ignore[reportUnknownVariableType]
-        ):
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise _EntryError(
                 f"'{key}' must be an object of string values, found {json_type(value)}",
                 hint=f'Write it as "{key}": {{"NAME": "value"}} (numbers must be quoted).',
             )
-        items: dict[str, str] = value  # pyright: ignore[reportUnknownVariableType]
+        items: dict[str, str] = value
         return {k: _expand(v, f"{key}.{k}", environ) for k, v in items.items()}
 
     def seconds(key: str, default: float | None) -> float | None:
@@ -408,14 +405,14 @@ def _refuse_nul(data: Mapping[str, Any]) -> None:
             raise _EntryError(f"'{key}' contains a NUL character", hint=f"Remove it from '{key}'.")
     args: Any = data.get("args")
     if is_str_list(args):
-        for i, arg in enumerate(args):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        for i, arg in enumerate(args):
             if "\0" in arg:
                 raise _EntryError(f"'args[{i}]' contains a NUL character", hint="Remove it.")
     for section in ("env", "headers"):
         values = data.get(section)
         if isinstance(values, dict):
-            for k, v in values.items():  # pyright: ignore[reportUnknownVariableType]
-                if "\0" in str(k) or (isinstance(v, str) and "\0" in v):  # pyright: ignore[reportUnknownArgumentType]
+            for k, v in values.items():
+                if "\0" in str(k) or (isinstance(v, str) and "\0" in v):
                     raise _EntryError(
                         f"'{section}.{k}' contains a NUL character", hint="Remove it."
                     )
@@ -427,7 +424,7 @@ def _expand(value: str, key: str, environ: Mapping[str, str]) -> str:
     assert is_expanded(key), f"'{key}' is expanded but not in envexpand.EXPANDED_STRINGS"
     try:
         return expand(value, environ)
-    except UndefinedVariable as exc:
+    except UndefinedVariableError as exc:
         raise _EntryError(
             f"variable ${{{exc.name}}} in '{key}' is not set",
             hint=f"Export {exc.name}, or write ${{{exc.name}:-default}} to give a default "

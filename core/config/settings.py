@@ -530,7 +530,7 @@ def read_json(path: Path) -> dict[str, Any]:
             f"found {json_type(data)}",
             hint='Wrap the settings in braces, e.g. {"mcp_servers": {}}.',
         )
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return data
 
 
 def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -547,7 +547,7 @@ def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
             f"found {json_type(entries)}",
             hint=f'Write it as "{key}": {{"name": {{"command": "..."}}}}.',
         )
-    return entries  # pyright: ignore[reportUnknownVariableType]
+    return entries
 
 
 def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -618,7 +618,7 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
         )
     lists: dict[str, tuple[str, ...]] = {}
     for key in ("allow", "ask", "deny"):
-        value = section.get(key, [])  # pyright: ignore[reportUnknownMemberType]
+        value = section.get(key, [])
         if not is_str_list(value):
             raise SettingsError(
                 f"'permissions.{key}' in {path} must be a list of tool-name patterns",

@@ -70,7 +70,7 @@ def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:
             f"'{key}' in {path} must be an object, found {json_type(value)}",
             hint=f"Write it as {_EXAMPLE}.",
         )
-    data: dict[str, Any] = dict(value)  # pyright: ignore[reportUnknownArgumentType]
+    data: dict[str, Any] = dict(value)
     out: dict[str, Any] = {}
     for name in ("enabled", "log_content", "traces", "metrics"):
         if name in data:
@@ -100,14 +100,13 @@ def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:
         out["protocol"] = protocol
     if (headers := data.get("headers")) is not None:
         if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and isinstance(v, str)
-            for k, v in headers.items()  # pyright: ignore[reportUnknownVariableType]
+            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
         ):
             raise SettingsError(
                 f"'{key}.headers' in {path} must be an object of strings",
                 hint='Write it as "headers": {"x-api-key": "${OTEL_API_KEY}"}.',
             )
-        out["headers"] = dict(headers)  # pyright: ignore[reportUnknownArgumentType]
+        out["headers"] = dict(headers)
     return TelemetrySettings(**out)
 
 
@@ -119,11 +118,11 @@ def section_model() -> type[BaseModel]:
     class Telemetry(BaseModel):
         model_config = ConfigDict(extra="forbid")
         enabled: bool = False
-        endpoint: str = Field(default=NOT_SET, min_length=1)  # pyright: ignore[reportAssignmentType]
+        endpoint: str = Field(default=NOT_SET, min_length=1)
         protocol: Literal["http/protobuf", "grpc"] = NOT_SET
         headers: dict[str, str] = Field(default_factory=dict[str, str])
         log_content: bool = False
-        service_name: str = Field(default=NOT_SET, min_length=1)  # pyright: ignore[reportAssignmentType]
+        service_name: str = Field(default=NOT_SET, min_length=1)
         traces: bool = True
         metrics: bool = True
 

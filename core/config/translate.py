@@ -76,9 +76,9 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return fn(value)
     if isinstance(value, list):
-        return [map_strings(v, fn) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [map_strings(v, fn) for v in value]
     if isinstance(value, dict):
-        return {k: map_strings(v, fn) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {k: map_strings(v, fn) for k, v in value.items()}
     return value
 
 
@@ -97,9 +97,9 @@ def common_entry(
     if isinstance(raw.get("command"), str):
         entry["command"] = raw["command"]
         if isinstance(raw.get("args"), list):
-            entry["args"] = [str(a) for a in raw["args"]]  # pyright: ignore[reportUnknownVariableType]
+            entry["args"] = [str(a) for a in raw["args"]]
         if isinstance(raw.get("env"), dict) and raw["env"]:
-            entry["env"] = {str(k): str(v) for k, v in raw["env"].items()}  # pyright: ignore[reportUnknownVariableType]
+            entry["env"] = {str(k): str(v) for k, v in raw["env"].items()}
         if isinstance(raw.get("cwd"), str):
             entry["cwd"] = raw["cwd"]
     elif url is not None:
@@ -111,7 +111,7 @@ def common_entry(
                 "/mcp beside /sse — check the URL"
             )
         if isinstance(raw.get("headers"), dict) and raw["headers"]:
-            entry["headers"] = {str(k): str(v) for k, v in raw["headers"].items()}  # pyright: ignore[reportUnknownVariableType]
+            entry["headers"] = {str(k): str(v) for k, v in raw["headers"].items()}
     timeout = raw.get(timeout_ms_key) if timeout_ms_key else None
     if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
         entry["timeout"] = round(timeout / 1000, 3) if timeout % 1000 else int(timeout // 1000)
@@ -138,9 +138,9 @@ def no_clear_secrets(item: Imported) -> None:
         values = entry.get(section)
         if not isinstance(values, dict):
             continue
-        for key, value in list(values.items()):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            if isinstance(value, str) and looks_secret(str(key), value):  # pyright: ignore[reportUnknownArgumentType]
-                variable = _variable_for(item.name, str(key))  # pyright: ignore[reportUnknownArgumentType]
+        for key, value in list(values.items()):
+            if isinstance(value, str) and looks_secret(str(key), value):
+                variable = _variable_for(item.name, str(key))
                 scheme = (
                     value.split()[0] + " " if re.match(r"(?i)(bearer|basic|token)\s", value) else ""
                 )
@@ -151,8 +151,8 @@ def no_clear_secrets(item: Imported) -> None:
                 )
     args = entry.get("args")
     if isinstance(args, list):
-        for i, arg in enumerate(args):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-            flag, sep, value = str(arg).partition("=")  # pyright: ignore[reportUnknownArgumentType]
+        for i, arg in enumerate(args):
+            flag, sep, value = str(arg).partition("=")
             if sep and flag.startswith("-") and looks_secret(flag.lstrip("-"), value):
                 variable = _variable_for(item.name, flag.lstrip("-"))
                 args[i] = f"{flag}=${{{variable}}}"
@@ -172,10 +172,10 @@ def servers_table(data: Any, key: str, path: Path) -> dict[str, Any]:
     """``data[key]`` as a mapping of server names to entries (empty when absent)."""
     if not isinstance(data, dict):
         raise ImportFormatError(f"{path} does not hold a JSON object")
-    table = data.get(key, {})  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    table = data.get(key, {})
     if not isinstance(table, dict):
         raise ImportFormatError(f"'{key}' in {path} is not an object")
-    return table  # pyright: ignore[reportUnknownVariableType]
+    return table
 
 
 def read_json(path: Path) -> Any:
@@ -233,5 +233,5 @@ def claude_entry(name: str, raw: Any, source: Source) -> Imported:
     if not isinstance(raw, dict):
         return Imported(name, {}, source, skipped="the entry is not an object")
     item = Imported(name, {}, source)
-    item.entry = common_entry(raw, item.notes)  # pyright: ignore[reportUnknownArgumentType]
+    item.entry = common_entry(raw, item.notes)
     return item

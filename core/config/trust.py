@@ -368,7 +368,7 @@ def _read_store() -> dict[str, Any]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): v for k, v in data.items()}  # pyright: ignore[reportUnknownVariableType]
+    return {str(k): v for k, v in data.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,12 +387,12 @@ def _record_of(value: Any) -> _Record | None:
         return None
 
     def names(key: str) -> dict[str, str]:
-        part = value.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        part = value.get(key)
         if not isinstance(part, dict):
             return {}
-        return {str(k): str(v) for k, v in part.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {str(k): str(v) for k, v in part.items()}
 
-    return _Record(str(value.get("digest", "")), names("files"), names("notes"), True)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+    return _Record(str(value.get("digest", "")), names("files"), names("notes"), True)
 
 
 MAX_RECORDED_FILES = 4_000

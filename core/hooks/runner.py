@@ -344,11 +344,7 @@ class Hooks:
         specific = answer.get("hookSpecificOutput")
         names = [k for k in answer if k not in KNOWN_ANSWER_FIELDS]
         if isinstance(specific, dict):
-            names += [
-                f"hookSpecificOutput.{k}"
-                for k in specific  # pyright: ignore[reportUnknownVariableType]
-                if k not in KNOWN_SPECIFIC_FIELDS
-            ]
+            names += [f"hookSpecificOutput.{k}" for k in specific if k not in KNOWN_SPECIFIC_FIELDS]
         if hook.background:
             names += [k for k in ("decision", "continue") if k in answer]
         for name in names:
@@ -479,7 +475,7 @@ def _json(stdout: str) -> dict[str, Any] | None:
         value = json.loads(text)
     except ValueError:
         return None
-    return value if isinstance(value, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    return value if isinstance(value, dict) else None
 
 
 def _decide(outcome: Outcome, hook: HookCommand, answer: Mapping[str, Any]) -> None:
@@ -499,19 +495,19 @@ def _decide(outcome: Outcome, hook: HookCommand, answer: Mapping[str, Any]) -> N
     specific = answer.get("hookSpecificOutput")
     if not isinstance(specific, dict):
         return
-    extra = specific.get("additionalContext")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    extra = specific.get("additionalContext")
     if isinstance(extra, str) and extra.strip():
         outcome.context.append(extra.strip())
     if hook.event != "PreToolUse":
         return
-    updated = specific.get("updatedInput")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    updated = specific.get("updatedInput")
     if isinstance(updated, dict):
-        outcome.updated_input = dict(updated)  # pyright: ignore[reportUnknownArgumentType]
+        outcome.updated_input = dict(updated)
     verdict = {"allow": Verdict.ALLOW, "deny": Verdict.DENY, "ask": Verdict.ASK}.get(
-        str(specific.get("permissionDecision")),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        str(specific.get("permissionDecision")),
     )  # "defer": the usual rules decide, as when no hook spoke
     if verdict is not None:
-        why = specific.get("permissionDecisionReason")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        why = specific.get("permissionDecisionReason")
         _permission(outcome, verdict, str(why or ""))
 
 

@@ -164,7 +164,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
             continue
         seen.append(current)
         if isinstance(current, BaseExceptionGroup):
-            todo.extend(current.exceptions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            todo.extend(current.exceptions)
         for linked in (current.__cause__, current.__context__):
             if linked is not None:
                 todo.append(linked)

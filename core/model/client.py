@@ -222,7 +222,7 @@ class ChatModel:
             return await self._once(request, callbacks)
         try:
             acc = await self._stream(request, callbacks)
-        except _ClosedAtStart as closed:
+        except _ClosedAtStartError as closed:
             what = (
                 f"the model server at {self.config.url} closed the connection without any "
                 "response to a streamed request (no status line, not a byte)"
@@ -382,7 +382,7 @@ class ChatModel:
             stream = await self._post(body, stream=True)  # the status line has arrived: 200
         except Exception as exc:  # boundary: only a hang-up is handled here
             if hung_up(exc):
-                raise _ClosedAtStart(exc, hung_up=True) from exc
+                raise _ClosedAtStartError(exc, hung_up=True) from exc
             raise
         try:
             async with stream:  # closes the response when cancelled mid-stream
@@ -401,7 +401,7 @@ class ChatModel:
             if unreadable_answer(exc, self.config) is not None:
                 raise
             if acc.chunks == 0 and not _cancelled(exc):
-                raise _ClosedAtStart(exc) from exc
+                raise _ClosedAtStartError(exc) from exc
             raise StreamDroppedError.from_partial(self.config, acc, exc) from None
         return acc
 
@@ -474,7 +474,7 @@ def _without_reasoning(message: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k not in _PRIVATE}
 
 
-class _ClosedAtStart(Exception):
+class _ClosedAtStartError(Exception):
     """The server accepted a streamed request (200) and the stream broke before a chunk, or
     (``hung_up``) closed the connection without any response to it."""
 

@@ -209,7 +209,7 @@ def model_entries(
             f"{url} did not answer with a model list (no 'data' array)",
             hint="Is this an OpenAI-compatible endpoint? Its base URL usually ends in /v1.",
         )
-    return [e for e in entries if isinstance(e, dict) and "id" in e]  # pyright: ignore[reportUnknownVariableType]
+    return [e for e in entries if isinstance(e, dict) and "id" in e]
 
 
 def settle_model(config: ModelConfig) -> tuple[ModelConfig, str | None]:

@@ -63,20 +63,20 @@ def read_catalog(path: Path, root: Path | None) -> Catalog:
             hint='Write it as "plugins": [{"name": "my-plugin", "source": "./plugins/my-plugin"}].',
         )
     plugins: dict[str, Mapping[str, Any]] = {}
-    for i, entry in enumerate(entries):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             raise PluginError(
                 f"'plugins[{i}]' in {path} must be an object, found {json_type(entry)}"
             )
-        plugin = check_name(entry.get("name"), path, f"plugins[{i}].name")  # pyright: ignore[reportUnknownMemberType]
+        plugin = check_name(entry.get("name"), path, f"plugins[{i}].name")
         if "source" not in entry:
             raise PluginError(
                 f"'plugins[{i}].source' in {path} is missing (where the plugin '{plugin}' is)",
                 hint='Add "source": "./plugins/NAME" or {"source": "url", "url": "https://...git"}.',
             )
-        plugins[plugin] = entry  # pyright: ignore[reportUnknownArgumentType]
+        plugins[plugin] = entry
     raw_metadata = data.get("metadata")
-    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     description = data.get("description") or metadata.get("description") or ""
     plugin_root = metadata.get("pluginRoot") or ""
     return Catalog(name, path, root, plugins, str(description), str(plugin_root))
@@ -307,15 +307,15 @@ def resolve(catalog: Catalog, plugin: str) -> Resolved:
         return Resolved(folder=folder)
     if not isinstance(source, dict):
         raise PluginError(f"'{key}' in {catalog.path} must be a path or an object")
-    kind = source.get("source")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    ref = source.get("ref")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    sha = source.get("sha")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if kind == "github" and isinstance(source.get("repo"), str):  # pyright: ignore[reportUnknownMemberType]
-        return Resolved(url=f"https://github.com/{source['repo']}.git", ref=ref, sha=sha)  # pyright: ignore[reportUnknownArgumentType]
-    if kind in ("url", "git") and isinstance(source.get("url"), str):  # pyright: ignore[reportUnknownMemberType]
-        return Resolved(url=source["url"], ref=ref, sha=sha)  # pyright: ignore[reportUnknownArgumentType]
-    if kind == "git-subdir" and isinstance(source.get("url"), str):  # pyright: ignore[reportUnknownMemberType]
-        return Resolved(url=source["url"], ref=ref, sha=sha, subdir=str(source.get("path", "")))  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+    kind = source.get("source")
+    ref = source.get("ref")
+    sha = source.get("sha")
+    if kind == "github" and isinstance(source.get("repo"), str):
+        return Resolved(url=f"https://github.com/{source['repo']}.git", ref=ref, sha=sha)
+    if kind in ("url", "git") and isinstance(source.get("url"), str):
+        return Resolved(url=source["url"], ref=ref, sha=sha)
+    if kind == "git-subdir" and isinstance(source.get("url"), str):
+        return Resolved(url=source["url"], ref=ref, sha=sha, subdir=str(source.get("path", "")))
     raise PluginError(
         f"'{key}' in {catalog.path} is a {kind!r} source, which codebot does not fetch "
         "(it fetches relative paths, github, url and git-subdir)",

@@ -252,4 +252,4 @@ def probe() -> dict[str, Any]:
         _probe = value if isinstance(value, dict) else {"error": "unreadable probe"}
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
         _probe = {"error": f"the exec helper's probe failed: {exc}"}
-    return _probe  # pyright: ignore[reportUnknownVariableType]
+    return _probe

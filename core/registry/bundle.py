@@ -160,9 +160,9 @@ def _manifest(archive: IO[bytes], url: str) -> dict[str, Any]:
             data = json.loads(bundle.read(info))
     except (KeyError, zipfile.BadZipFile, OSError, ValueError, RecursionError) as exc:
         raise RegistryError(f"{problem}: {printable(str(exc), one_line=True)}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("server"), dict):  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(data, dict) or not isinstance(data.get("server"), dict):
         raise RegistryError(f"{problem}: its manifest has no 'server' object")
-    manifest: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+    manifest: dict[str, Any] = data
     return manifest
 
 
@@ -172,27 +172,27 @@ def _settings(manifest: Mapping[str, Any]) -> list[Question]:
     if not isinstance(config, dict):
         return []
     out: list[Question] = []
-    for key, spec in list(config.items())[:64]:  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for key, spec in list(config.items())[:64]:
         if not isinstance(spec, dict) or not isinstance(key, str):
             continue
-        default = spec.get("default")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        default = spec.get("default")
         if isinstance(default, list):
-            default = ",".join(str(d) for d in default)  # pyright: ignore[reportUnknownVariableType]
+            default = ",".join(str(d) for d in default)
         elif isinstance(default, bool):
             default = "true" if default else "false"
         elif default is not None:
-            default = str(default)  # pyright: ignore[reportUnknownArgumentType]
-        title, description = spec.get("title"), spec.get("description")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        text = ": ".join(str(t) for t in (title, description) if isinstance(t, str))  # pyright: ignore[reportUnknownVariableType]
+            default = str(default)
+        title, description = spec.get("title"), spec.get("description")
+        text = ": ".join(str(t) for t in (title, description) if isinstance(t, str))
         item = Input(
             kind="variable",
             name=key,
             description=text[:1000] or None,
-            is_required=spec.get("required") is True,  # pyright: ignore[reportUnknownMemberType]
-            format=_FORMATS.get(str(spec.get("type")), "string"),  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            is_secret=spec.get("sensitive") is True,  # pyright: ignore[reportUnknownMemberType]
+            is_required=spec.get("required") is True,
+            format=_FORMATS.get(str(spec.get("type")), "string"),
+            is_secret=spec.get("sensitive") is True,
             default=_home(default) if isinstance(default, str) else None,
-            is_repeated=spec.get("multiple") is True,  # pyright: ignore[reportUnknownMemberType]
+            is_repeated=spec.get("multiple") is True,
         )
         out.append(Question(f"user_config.{key}", item, f"bundle setting {key}"))
     return out
@@ -240,10 +240,10 @@ def entry(bundle: Bundle, answers: Mapping[str, list[str]], cwd: Path) -> dict[s
     """
     server: dict[str, Any] = bundle.manifest["server"]
     config = server.get("mcp_config")
-    config = dict(config) if isinstance(config, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+    config = dict(config) if isinstance(config, dict) else {}
     overrides = config.get("platform_overrides")
-    if isinstance(overrides, dict) and isinstance(overrides.get(sys.platform), dict):  # pyright: ignore[reportUnknownMemberType]
-        config.update(overrides[sys.platform])  # pyright: ignore[reportUnknownArgumentType]
+    if isinstance(overrides, dict) and isinstance(overrides.get(sys.platform), dict):
+        config.update(overrides[sys.platform])
     directory = bundle.directory
     entry_point = server.get("entry_point")
     if "command" not in config and isinstance(entry_point, str):
@@ -259,7 +259,7 @@ def entry(bundle: Bundle, answers: Mapping[str, list[str]], cwd: Path) -> dict[s
     if not isinstance(args, list) or not isinstance(env, dict):
         raise UsageError("the bundle's mcp_config has malformed 'args' or 'env'")
     words: list[str] = []
-    for arg in args:  # pyright: ignore[reportUnknownVariableType]
+    for arg in args:
         if not isinstance(arg, str):
             continue
         key = arg[2:-1] if arg.startswith("${user_config.") and arg.endswith("}") else None
@@ -283,9 +283,7 @@ def entry(bundle: Bundle, answers: Mapping[str, list[str]], cwd: Path) -> dict[s
         )
     out: dict[str, Any] = {"command": program, "args": words, "cwd": escape(str(directory))}
     variables = {
-        str(k): _substitute(v, directory, answers)
-        for k, v in env.items()  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(v, str)
+        str(k): _substitute(v, directory, answers) for k, v in env.items() if isinstance(v, str)
     }
     if variables:
         out["env"] = {k: v for k, v in variables.items() if v}
@@ -357,7 +355,7 @@ def check_unpacked(directory: Path) -> str | None:
             if path.is_symlink():
                 return f"{relative} in {directory} is a link, which the bundle does not hold"
             if name in files:
-                expected = recorded.get(relative)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                expected = recorded.get(relative)
                 if expected is None:
                     return f"{relative} in {directory} is not a file of the bundle"
                 digest = hashlib.sha256()
@@ -370,7 +368,7 @@ def check_unpacked(directory: Path) -> str | None:
                 if digest.hexdigest() != expected:
                     return f"{relative} in {directory} changed since it was unpacked"
                 seen.add(relative)
-    missing = [str(k) for k in recorded if k not in seen]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    missing = [str(k) for k in recorded if k not in seen]
     if missing:
         return f"{missing[0]} in {directory} is missing"
     return None

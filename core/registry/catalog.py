@@ -151,21 +151,21 @@ def load(registry: str) -> Catalog:
         return Catalog(registry)
     if (
         not isinstance(data, dict)
-        or data.get("format") != CATALOG_FORMAT  # pyright: ignore[reportUnknownMemberType]
-        or data.get("registry") != registry  # pyright: ignore[reportUnknownMemberType]
-        or not isinstance(data.get("servers"), dict)  # pyright: ignore[reportUnknownMemberType]
+        or data.get("format") != CATALOG_FORMAT
+        or data.get("registry") != registry
+        or not isinstance(data.get("servers"), dict)
     ):
         return Catalog(registry)
 
     def text(key: str) -> str | None:
-        value = data.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        value = data.get(key)
         return value if isinstance(value, str) else None
 
-    fetched = data.get("fetched_at")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    fetched = data.get("fetched_at")
     return Catalog(
         registry,
-        servers={str(k): v for k, v in data["servers"].items() if isinstance(v, dict)},  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-        complete=data.get("complete") is True,  # pyright: ignore[reportUnknownMemberType]
+        servers={str(k): v for k, v in data["servers"].items() if isinstance(v, dict)},
+        complete=data.get("complete") is True,
         cursor=text("cursor"),
         crawl_since=text("crawl_since"),
         since=text("since"),

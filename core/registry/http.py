@@ -52,7 +52,7 @@ def user_agent() -> str:
     return f"codebot/{__version__}"
 
 
-class _Downgrade(Exception):
+class _DowngradeError(Exception):
     """A redirect from https to another scheme, refused."""
 
 
@@ -69,7 +69,7 @@ def _no_downgrade(response: httpx2.Response) -> None:
     target = response.request.url.join(location)
     if target.scheme != "https":
         response.close()
-        raise _Downgrade(f"refused a redirect from https to {redact_url(str(target))}")
+        raise _DowngradeError(f"refused a redirect from https to {redact_url(str(target))}")
 
 
 @contextmanager
@@ -168,7 +168,7 @@ def get_json(url: str, *, timeout: float = REQUEST_TIMEOUT_SECONDS) -> Any:
             body = _read(response, None, deadline, url)
     except RegistryError:
         raise
-    except (httpx2.HTTPError, httpx2.InvalidURL, _Downgrade, OSError, ValueError) as exc:
+    except (httpx2.HTTPError, httpx2.InvalidURL, _DowngradeError, OSError, ValueError) as exc:
         raise _failure(url, exc, MAX_JSON_BYTES) from None
     try:
         return json.loads(body)
@@ -198,6 +198,6 @@ def download(url: str, sink: IO[bytes], *, timeout: float = DOWNLOAD_TIMEOUT_SEC
             _read(response, _Hashing(), deadline, url)  # type: ignore[arg-type]
     except RegistryError:
         raise
-    except (httpx2.HTTPError, httpx2.InvalidURL, _Downgrade, OSError, ValueError) as exc:
+    except (httpx2.HTTPError, httpx2.InvalidURL, _DowngradeError, OSError, ValueError) as exc:
         raise _failure(url, exc, MAX_DOWNLOAD_BYTES) from None
     return digest.hexdigest()

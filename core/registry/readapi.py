@@ -52,19 +52,19 @@ class Page:
 
 
 def _page(base: str, body: Any, url: str) -> Page:
-    if not isinstance(body, dict) or not isinstance(body.get("servers"), list):  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(body, dict) or not isinstance(body.get("servers"), list):
         raise RegistryError(
             f"{printable(url, one_line=True)} did not answer a server list",
             hint="Check that registry_url is an MCP Registry's base URL (it serves /v0.1/servers).",
         )
     page = Page()
-    for item in body["servers"]:  # pyright: ignore[reportUnknownVariableType]
+    for item in body["servers"]:
         server = parse_server(item, base)
         if server is not None:
             page.servers.append(server)
-            page.raw.append(item)  # pyright: ignore[reportUnknownArgumentType]
-    meta = body.get("metadata")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    cursor = meta.get("nextCursor") if isinstance(meta, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            page.raw.append(item)
+    meta = body.get("metadata")
+    cursor = meta.get("nextCursor") if isinstance(meta, dict) else None
     page.next_cursor = cursor if isinstance(cursor, str) and cursor else None
     return page
 

@@ -52,7 +52,7 @@ def _flag(data: Mapping[str, Any], camel: str) -> bool:
 def _objects(value: Any) -> list[dict[str, Any]]:
     if not isinstance(value, list):
         return []
-    return [v for v in value[:MAX_ITEMS] if isinstance(v, dict)]  # pyright: ignore[reportUnknownVariableType]
+    return [v for v in value[:MAX_ITEMS] if isinstance(v, dict)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def parse_input(data: Mapping[str, Any], kind: InputKind, name: str | None = Non
         is_secret=_flag(data, "isSecret"),
         default=default[:MAX_TEXT] if isinstance(default, str) else None,
         placeholder=_text(data, "placeholder"),
-        choices=tuple(c[:200] for c in choices[:MAX_ITEMS] if isinstance(c, str))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        choices=tuple(c[:200] for c in choices[:MAX_ITEMS] if isinstance(c, str))
         if isinstance(choices, list)
         else (),
         is_repeated=_flag(data, "isRepeated"),
@@ -115,11 +115,9 @@ def parse_input(data: Mapping[str, Any], kind: InputKind, name: str | None = Non
 def _variables(value: Any) -> tuple[tuple[str, Input], ...]:
     if not isinstance(value, dict):
         return ()
-    items = list(value.items())[:MAX_ITEMS]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    items = list(value.items())[:MAX_ITEMS]
     return tuple(
-        (str(k), parse_input(v, "variable", str(k)))  # pyright: ignore[reportUnknownArgumentType]
-        for k, v in items  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(v, dict)
+        (str(k), parse_input(v, "variable", str(k))) for k, v in items if isinstance(v, dict)
     )
 
 
@@ -145,9 +143,9 @@ def _transport(data: Any) -> Transport:
     kind = _get(data, "type") or _get(data, "transportType")  # type: ignore[arg-type]
     return Transport(
         kind if isinstance(kind, str) else "stdio",
-        _text(data, "url", 2000),  # pyright: ignore[reportUnknownArgumentType]
-        tuple(parse_input(h, "header") for h in _objects(_get(data, "headers"))),  # pyright: ignore[reportUnknownArgumentType]
-        _variables(_get(data, "variables")),  # pyright: ignore[reportUnknownArgumentType]
+        _text(data, "url", 2000),
+        tuple(parse_input(h, "header") for h in _objects(_get(data, "headers"))),
+        _variables(_get(data, "variables")),
     )
 
 
@@ -243,22 +241,22 @@ def parse_server(data: Any, registry: str) -> ServerInfo | None:
     name and version (a broken entry in a list is skipped, not fatal)."""
     if not isinstance(data, dict):
         return None
-    response: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
+    response: dict[str, Any] = data
     detail = response.get("server", response)
     if not isinstance(detail, dict):
         return None
-    server: dict[str, Any] = detail  # pyright: ignore[reportUnknownVariableType]
+    server: dict[str, Any] = detail
     name = _text(server, "name", 200)
     version = _text(server, "version", 255)
     if version is None:  # the 2025-07 schema's version_detail
         nested = _get(server, "versionDetail")
-        version = _text(nested, "version", 255) if isinstance(nested, dict) else None  # pyright: ignore[reportUnknownArgumentType]
+        version = _text(nested, "version", 255) if isinstance(nested, dict) else None
     if not name or not version:
         return None
     meta = response.get("_meta")
     official: Mapping[str, Any] = {}
-    if isinstance(meta, dict) and isinstance(meta.get(OFFICIAL_META), dict):  # pyright: ignore[reportUnknownMemberType]
-        official = meta[OFFICIAL_META]  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(meta, dict) and isinstance(meta.get(OFFICIAL_META), dict):
+        official = meta[OFFICIAL_META]
     status = official.get("status", server.get("status", "active"))
     repository = server.get("repository")
     return ServerInfo(
@@ -268,7 +266,7 @@ def parse_server(data: Any, registry: str) -> ServerInfo | None:
         description=_text(server, "description") or "",
         title=_text(server, "title", 200),
         website_url=_text(server, "websiteUrl", 2000),
-        repository_url=_text(repository, "url", 2000) if isinstance(repository, dict) else None,  # pyright: ignore[reportUnknownArgumentType]
+        repository_url=_text(repository, "url", 2000) if isinstance(repository, dict) else None,
         packages=tuple(
             p for p in (_package(d) for d in _objects(server.get("packages"))) if p is not None
         ),

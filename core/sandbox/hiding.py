@@ -241,9 +241,9 @@ def _holds_secret(path: Path) -> bool:
     while stack:
         key, value = stack.pop()
         if isinstance(value, dict):
-            stack += [(str(k), v) for k, v in value.items()]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            stack += [(str(k), v) for k, v in value.items()]
         elif isinstance(value, list):
-            stack += [(key, v) for v in value]  # pyright: ignore[reportUnknownVariableType]
+            stack += [(key, v) for v in value]
         elif isinstance(value, str) and looks_secret(key, value):
             return True
     return False

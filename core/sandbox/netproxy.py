@@ -132,7 +132,7 @@ def _forbidden_address(address: str) -> bool:
     return ip.is_loopback or ip.is_link_local or ip.is_multicast or ip.is_unspecified
 
 
-class _Refused(Exception):
+class _RefusedError(Exception):
     def __init__(self, status: int, reason: str, body: str) -> None:
         super().__init__(body)
         self.status = status
@@ -223,11 +223,13 @@ class DomainProxy:
 
     # -- one connection -------------------------------------------------------------------
 
-    def _refuse(self, host: str) -> _Refused:
+    def _refuse(self, host: str) -> _RefusedError:
         with self._lock:
             self._refusals.append((time.monotonic(), host))
             del self._refusals[:-MAX_REFUSALS]
-        return _Refused(403, "Forbidden by the codebot sandbox", refusal_text(host, self.patterns))
+        return _RefusedError(
+            403, "Forbidden by the codebot sandbox", refusal_text(host, self.patterns)
+        )
 
     def _connect(self, host: str, port: int) -> socket.socket:
         if not allowed(host, self.patterns):
@@ -239,10 +241,10 @@ class DomainProxy:
             found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
             why = f"sandbox proxy: cannot resolve {host}: {exc}\n"
-            raise _Refused(502, "Bad Gateway", why) from None
+            raise _RefusedError(502, "Bad Gateway", why) from None
         addresses = [a for a in found if not _forbidden_address(str(a[4][0]))]
         if not addresses:
-            raise _Refused(
+            raise _RefusedError(
                 403,
                 "Forbidden by the codebot sandbox",
                 f"sandbox: refused connection to {host}: it resolves only to loopback or "
@@ -258,7 +260,7 @@ class DomainProxy:
             except OSError as exc:
                 upstream.close()
                 error = exc
-        raise _Refused(
+        raise _RefusedError(
             502, "Bad Gateway", f"sandbox proxy: cannot connect to {host}:{port}: {error}\n"
         )
 
@@ -269,7 +271,7 @@ class DomainProxy:
             return
         try:
             self._serve(client)
-        except _Refused as exc:
+        except _RefusedError as exc:
             _answer(client, exc.status, exc.reason, exc.body)
         except OSError:  # boundary: a client or host that went away; the connection ends
             pass
@@ -282,7 +284,7 @@ class DomainProxy:
         lines = head.decode("latin-1").split("\r\n")
         parts = lines[0].split(" ")
         if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-            raise _Refused(400, "Bad Request", "sandbox proxy: not an HTTP request\n")
+            raise _RefusedError(400, "Bad Request", "sandbox proxy: not an HTTP request\n")
         method, target, version = parts
         if method.upper() == "CONNECT":
             host, port = _host_port(target, 443)
@@ -295,7 +297,7 @@ class DomainProxy:
             return
         match = re.match(r"(?i)^http://([^/?#]+)([^#]*)", target)
         if match is None:
-            raise _Refused(
+            raise _RefusedError(
                 400,
                 "Bad Request",
                 "sandbox proxy: only absolute http:// requests and CONNECT are proxied\n",
@@ -342,7 +344,7 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > MAX_HEADER_BYTES:
-            raise _Refused(
+            raise _RefusedError(
                 431,
                 "Request Header Fields Too Large",
                 f"sandbox proxy: the request head passed {MAX_HEADER_BYTES} bytes\n",
@@ -353,7 +355,9 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
         data += chunk
     head, _, rest = data.partition(b"\r\n\r\n")
     if len(head) > MAX_HEADER_BYTES:
-        raise _Refused(431, "Request Header Fields Too Large", "sandbox proxy: head too large\n")
+        raise _RefusedError(
+            431, "Request Header Fields Too Large", "sandbox proxy: head too large\n"
+        )
     return head, rest
 
 
@@ -366,7 +370,7 @@ def _host_port(authority: str, default: int) -> tuple[str, int]:
         host, _, port = authority.partition(":")
     host = host.lower().rstrip(".")
     if not _HOST.match(host) or (port and not port.isdigit()) or int(port or default) > 65535:
-        raise _Refused(400, "Bad Request", f"sandbox proxy: bad host {authority!r}\n")
+        raise _RefusedError(400, "Bad Request", f"sandbox proxy: bad host {authority!r}\n")
     return host, int(port or default)
 
 

@@ -37,7 +37,7 @@ class _Entry(Protocol):
 
 def _written(config: _Entry, section: str) -> Mapping[str, Any]:
     raw: Any = config.raw.get(section)
-    return raw if isinstance(raw, dict) else {}  # pyright: ignore[reportUnknownVariableType]
+    return raw if isinstance(raw, dict) else {}
 
 
 def _value_is_secret(key: str, value: str, written: Any) -> bool:
@@ -183,7 +183,7 @@ def scrub(value: Any, redactor: Redactor = SECRETS) -> Any:
     if isinstance(value, str):
         return redactor(value)
     if isinstance(value, dict):
-        return {k: scrub(v, redactor) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {k: scrub(v, redactor) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [scrub(v, redactor) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [scrub(v, redactor) for v in value]
     return value

@@ -50,18 +50,18 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
         values = entry.get(section) or {}
         if not isinstance(values, dict):
             continue
-        for key, value in values.items():  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(value, str) and looks_secret(str(key), value):  # pyright: ignore[reportUnknownArgumentType]
-                _refuse(name, f"{section}.{key}", str(key), value)  # pyright: ignore[reportUnknownArgumentType]
+        for key, value in values.items():
+            if isinstance(value, str) and looks_secret(str(key), value):
+                _refuse(name, f"{section}.{key}", str(key), value)
     args = entry.get("args") or []
-    args = args if isinstance(args, list) else []  # pyright: ignore[reportUnknownVariableType]
-    for i, arg in enumerate(args):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    args = args if isinstance(args, list) else []
+    for i, arg in enumerate(args):
         if isinstance(arg, str):
             flag, sep, value = arg.partition("=")
             candidate = value if sep and arg.startswith("-") else arg
             if looks_like_token(candidate):
                 # Name the variable after the option it belongs to (--api-key → API_KEY).
-                before = args[i - 1] if i else ""  # pyright: ignore[reportUnknownVariableType]
+                before = args[i - 1] if i else ""
                 option = flag if sep and arg.startswith("-") else before
                 key = (
                     option.lstrip("-") if isinstance(option, str) and option.startswith("-") else ""
@@ -74,7 +74,7 @@ def refuse_secrets(name: str, entry: Mapping[str, Any]) -> None:
     oauth = entry.get("oauth")
     if isinstance(oauth, dict):
         for key in OAUTH_SECRET_KEYS:
-            value = oauth.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            value = oauth.get(key)
             if isinstance(value, str) and value.strip() and not _only_variables(value):
                 variable = "CLIENT_SECRET" if key == "client_secret" else "PRIVATE_KEY_PEM"
                 _refuse(name, f"oauth.{key}", variable, value, f'"{key}": "${{{variable}}}"')

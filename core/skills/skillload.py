@@ -297,12 +297,12 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a + b))
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        left: Mapping[Any, Any] = a  # pyright: ignore[reportUnknownVariableType]
-        right: Mapping[Any, Any] = b  # pyright: ignore[reportUnknownVariableType]
+        left: Mapping[Any, Any] = a
+        right: Mapping[Any, Any] = b
         return set(left) == set(right) and all(json_equal(left[k], right[k]) for k in left)
     if isinstance(a, list) and isinstance(b, list):
-        xs: list[Any] = a  # pyright: ignore[reportUnknownVariableType]
-        ys: list[Any] = b  # pyright: ignore[reportUnknownVariableType]
+        xs: list[Any] = a
+        ys: list[Any] = b
         return len(xs) == len(ys) and all(json_equal(x, y) for x, y in zip(xs, ys, strict=True))
     return type(a) is type(b) and a == b
 

@@ -17,7 +17,7 @@ from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.skills.skillcatalog import Skill, SkillCatalog
 from codebot_mcp.core.skills.skillload import LoadedSkill, SkillLoader
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
-from codebot_mcp.core.tools.builtin._common import BadArgument, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, string
 
 GRANT_FIELD = "allowed-tools"
 
@@ -70,8 +70,8 @@ class SkillTool:
             name = string(arguments, "name")
             file = arguments.get("file")
             if file is not None and (not isinstance(file, str) or not file.strip()):
-                raise BadArgument("'file' must be a non-empty string when given")
-        except BadArgument as exc:
+                raise BadArgumentError("'file' must be a non-empty string when given")
+        except BadArgumentError as exc:
             return ToolResult(f"skill: {exc}", is_error=True)
         try:
             skill = await self.catalog.resolve(name)

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
-from codebot_mcp.core.tools.builtin._common import BadArgument, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, string
 
 
 class TaskRunner(Protocol):
@@ -83,7 +83,7 @@ class TaskTool:
         try:
             description = string(arguments, "description")
             prompt = string(arguments, "prompt")
-        except BadArgument as exc:
+        except BadArgumentError as exc:
             return ToolResult(f"task: {exc}", is_error=True)
         agent = arguments.get("agent")
         if agent is not None and not isinstance(agent, str):

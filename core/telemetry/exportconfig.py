@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from codebot_mcp.core.config.telemetry import PROTOCOLS, TelemetrySettings
-from codebot_mcp.core.envexpand import UndefinedVariable, expand
+from codebot_mcp.core.envexpand import UndefinedVariableError, expand
 from codebot_mcp.core.errors import SettingsError
 
 EXPORT_TIMEOUT = 2.0
@@ -106,7 +106,7 @@ def _headers(settings: TelemetrySettings, environ: Mapping[str, str]) -> dict[st
     for name, value in settings.headers.items():
         try:
             out[name.lower()] = expand(value, environ)
-        except UndefinedVariable as exc:
+        except UndefinedVariableError as exc:
             raise SettingsError(
                 f"telemetry.headers.{name} names an unset variable: {exc}",
                 hint="Set the variable, or give it a default: ${VAR:-value}.",

@@ -70,29 +70,26 @@ def typed(arguments: dict[str, Any], schema: Any) -> dict[str, Any]:
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
         properties = {}
-    return {
-        key: _value(text, _types(properties.get(key)))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        for key, text in arguments.items()
-    }
+    return {key: _value(text, _types(properties.get(key))) for key, text in arguments.items()}
 
 
 def _types(schema: Any) -> set[str] | None:
     """The JSON types a property allows, or None when the schema does not say."""
     if not isinstance(schema, dict):
         return None
-    kind = schema.get("type")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    kind = schema.get("type")
     if isinstance(kind, str):
         return {kind}
     if isinstance(kind, list):
-        return {k for k in kind if isinstance(k, str)}  # pyright: ignore[reportUnknownVariableType]
+        return {k for k in kind if isinstance(k, str)}
     if "enum" in schema or "const" in schema:
-        values = schema.get("enum", [schema.get("const")])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        if isinstance(values, list) and values and all(isinstance(v, str) for v in values):  # pyright: ignore[reportUnknownVariableType]
+        values = schema.get("enum", [schema.get("const")])
+        if isinstance(values, list) and values and all(isinstance(v, str) for v in values):
             return {"string"}
         return None
     found: set[str] = set()
     for key in ("anyOf", "oneOf"):
-        for branch in schema.get(key) or []:  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        for branch in schema.get(key) or []:
             branch_types = _types(branch)
             if branch_types is None:
                 return None
@@ -120,7 +117,7 @@ def _object(text: str, where: str) -> dict[str, Any]:
         ) from None
     if not isinstance(value, dict):
         raise UsageError(f"the arguments from {where} must be a JSON object", hint=_HINT)
-    return value  # pyright: ignore[reportUnknownVariableType]
+    return value
 
 
 def parse_prompt_args(args: list[str]) -> dict[str, str]:

@@ -27,16 +27,16 @@ def form_fields(schema: Mapping[str, Any] | Any) -> list[ElicitField] | None:
     """The fields of a form-mode schema; None when it is not a flat object of primitives."""
     if not isinstance(schema, Mapping):
         return None
-    properties = schema.get("properties", {})  # pyright: ignore[reportUnknownMemberType]
-    required = schema.get("required", [])  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(properties, Mapping) or len(properties) > MAX_FIELDS:  # pyright: ignore[reportUnknownArgumentType]
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(properties, Mapping) or len(properties) > MAX_FIELDS:
         return None
-    needed = set(required) if isinstance(required, list) else set()  # pyright: ignore[reportUnknownArgumentType]
+    needed = set(required) if isinstance(required, list) else set()
     fields: list[ElicitField] = []
-    for name, prop in properties.items():  # pyright: ignore[reportUnknownVariableType]
+    for name, prop in properties.items():
         if not isinstance(name, str) or not isinstance(prop, Mapping):
             return None
-        field_ = _field(name, prop, name in needed)  # pyright: ignore[reportUnknownArgumentType]
+        field_ = _field(name, prop, name in needed)
         if field_ is None:
             return None
         fields.append(field_)
@@ -53,9 +53,9 @@ def _choices(prop: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]
     for key in ("oneOf", "anyOf"):
         options = prop.get(key)
         if isinstance(options, list):
-            consts = [o for o in options if isinstance(o, Mapping) and "const" in o]  # pyright: ignore[reportUnknownVariableType]
-            values = tuple(str(o["const"]) for o in consts)  # pyright: ignore[reportUnknownArgumentType]
-            titles = tuple(str(o.get("title", o["const"])) for o in consts)  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+            consts = [o for o in options if isinstance(o, Mapping) and "const" in o]
+            values = tuple(str(o["const"]) for o in consts)
+            titles = tuple(str(o.get("title", o["const"])) for o in consts)
             return values, titles
     return (), ()
 
@@ -68,7 +68,7 @@ def _field(name: str, prop: Mapping[str, Any], required: bool) -> ElicitField | 
         items = prop.get("items")
         if not isinstance(items, Mapping):
             return None
-        choices, titles = _choices(items)  # pyright: ignore[reportUnknownArgumentType]
+        choices, titles = _choices(items)
         multiple = True
     elif kind not in ("string", "number", "integer", "boolean"):
         return None

@@ -33,8 +33,8 @@ def answer_of(response: httpx2.Response) -> str:
         data = None
     text = f"HTTP {response.status_code}"
     if isinstance(data, dict):
-        error = data.get("error")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        description = data.get("error_description")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        error = data.get("error")
+        description = data.get("error_description")
         if isinstance(error, str) and error:
             text += f": {error}"
             if isinstance(description, str) and description:

@@ -130,7 +130,7 @@ class DPoPBinding:
         self.store = store
         saved = store.load_dpop()
         algs = saved.get("algs")
-        self.algs: list[str] | None = [str(a) for a in algs] if isinstance(algs, list) else None  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        self.algs: list[str] | None = [str(a) for a in algs] if isinstance(algs, list) else None
         """The authorization server's ``dpop_signing_alg_values_supported`` ([] when it
         advertises none; None while its metadata has not been seen)."""
         self.issuer: str | None = (
@@ -184,7 +184,7 @@ class DPoPBinding:
     def saw_metadata(self, data: dict[str, Any]) -> None:
         """The authorization server's metadata went by."""
         algs = data.get("dpop_signing_alg_values_supported")
-        self.algs = [str(a) for a in algs] if isinstance(algs, list) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        self.algs = [str(a) for a in algs] if isinstance(algs, list) else []
         issuer = data.get("issuer")
         self.issuer = issuer if isinstance(issuer, str) else self.issuer
 
@@ -314,7 +314,7 @@ class DPoPAuth(httpx2.Auth):
         ):
             data = _json(response)
             if isinstance(data, dict) and "token_endpoint" in data:
-                self.binding.saw_metadata(data)  # pyright: ignore[reportUnknownArgumentType]
+                self.binding.saw_metadata(data)
 
     def _asks_nonce(self, response: httpx2.Response, is_mcp: bool) -> bool:
         if not response.headers.get("DPoP-Nonce"):
@@ -326,7 +326,7 @@ class DPoPAuth(httpx2.Auth):
         return (
             response.status_code == 400
             and isinstance(data, dict)
-            and data.get("error") == "use_dpop_nonce"  # pyright: ignore[reportUnknownMemberType]
+            and data.get("error") == "use_dpop_nonce"
         )
 
     def _token_answer(self, response: httpx2.Response, proved: bool) -> httpx2.Response:
@@ -335,7 +335,7 @@ class DPoPAuth(httpx2.Auth):
         if not isinstance(data, dict) or "access_token" not in data:
             return response
         binding = self.binding
-        bound = proved and str(data.get("token_type", "")).lower() == "dpop"  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+        bound = proved and str(data.get("token_type", "")).lower() == "dpop"
         if proved and not bound and binding.mode is True:
             raise binding.refusal("answered a DPoP proof with a bearer token")
         binding.bound = bound

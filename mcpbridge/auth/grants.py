@@ -293,8 +293,8 @@ class TokenExchange:
             answer = json.loads(response.content)
         except ValueError:
             answer = None
-        jag = answer.get("access_token") if isinstance(answer, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        issued = answer.get("issued_token_type") if isinstance(answer, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        jag = answer.get("access_token") if isinstance(answer, dict) else None
+        issued = answer.get("issued_token_type") if isinstance(answer, dict) else None
         if not isinstance(jag, str) or not jag or issued not in (None, ID_JAG_TYPE):
             raise self._error(
                 f"the token exchange answered no ID-JAG (issued_token_type {issued!r})"
@@ -314,7 +314,7 @@ class TokenExchange:
                 data = json.loads(response.content) if response.status_code == 200 else None
             except ValueError:
                 data = None
-            endpoint = data.get("token_endpoint") if isinstance(data, dict) else None  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+            endpoint = data.get("token_endpoint") if isinstance(data, dict) else None
             if isinstance(endpoint, str) and endpoint.startswith(("https://", "http://")):
                 self.endpoint = endpoint
                 return endpoint

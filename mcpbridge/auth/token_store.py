@@ -191,7 +191,7 @@ class TokenStore:
             data = jsonutil.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) else None  # pyright: ignore[reportUnknownVariableType]
+        return data if isinstance(data, dict) else None
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
         paths.private_dir(self.directory)

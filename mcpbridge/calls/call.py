@@ -112,9 +112,9 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
         raise UsageError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(request, dict):
         raise UsageError("a request must be a JSON object")
-    unknown = [k for k in request if k not in _REQUEST_KEYS]  # pyright: ignore[reportUnknownVariableType]
+    unknown = [k for k in request if k not in _REQUEST_KEYS]
     if unknown:
-        close = difflib.get_close_matches(str(unknown[0]), _REQUEST_KEYS, n=1)  # pyright: ignore[reportUnknownArgumentType]
+        close = difflib.get_close_matches(str(unknown[0]), _REQUEST_KEYS, n=1)
         suggestion = f" (did you mean '{close[0]}'?)" if close else ""
         raise UsageError(
             f"unknown key '{unknown[0]}' in the request{suggestion}",

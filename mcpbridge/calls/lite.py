@@ -46,7 +46,7 @@ Size: one path, the hot one: its views, its run and its one call (the wire is in
 
 from __future__ import annotations
 
-__all__ = ["Fallback", "HandOver", "call_tool", "list_servers", "usable"]
+__all__ = ["FallbackError", "HandOverError", "call_tool", "list_servers", "usable"]
 
 import os
 import time
@@ -62,13 +62,13 @@ from codebot_mcp.core.errors import ServerError, UsageError
 from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.core.tools.base import Origin, ToolInfo, ToolResult, normalize_schema
 from codebot_mcp.mcpbridge.calls.lite_wire import (
-    Closed,
+    ClosedError,
     Connection,
-    Fallback,
-    Malformed,
+    FallbackError,
+    MalformedError,
     RpcError,
-    TooManyRounds,
-    Unreadable,
+    TooManyRoundsError,
+    UnreadableError,
 )
 from codebot_mcp.mcpbridge.calls.results import (
     plain_result,
@@ -252,7 +252,7 @@ def views(
 # -- running ----------------------------------------------------------------------------------
 
 
-class HandOver(Exception):
+class HandOverError(Exception):
     """The call goes to the SDK path on the process the hot path launched and discovered
     (nothing was called): ``Manager`` takes ``process``, its client adopts ``discovered``."""
 
@@ -280,7 +280,7 @@ def usable(servers: Mapping[str, ServerConfig]) -> bool:
     )
 
 
-class TimedOut(Exception):
+class TimedOutError(Exception):
     """No answer within the server's ``timeout``: the failure the SDK path would record."""
 
     def __init__(self, config: ServerConfig, stage: str, log_file: Path) -> None:
@@ -355,10 +355,10 @@ async def _connect(
             await connection.handshake(config.protocol)
             stage = "list"
             tools = await connection.list_tools()
-        except Closed:
-            raise Fallback from None
+        except ClosedError:
+            raise FallbackError from None
     if scope.cancelled_caught:
-        raise TimedOut(config, stage, server.log_file)
+        raise TimedOutError(config, stage, server.log_file)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
 
 
@@ -377,7 +377,7 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
             stack.extend(reversed(exc.exceptions))
         else:
             leaves.append(exc)
-    mine = (Fallback, HandOver, UsageError, ServerError, RuntimeError)
+    mine = (FallbackError, HandOverError, UsageError, ServerError, RuntimeError)
     return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
 
 
@@ -435,14 +435,14 @@ async def _list_servers(
         await _stop_all([server for _, server in launched])
         raise
     listed: list[Listed] = []
-    timed_out: list[TimedOut] = []
+    timed_out: list[TimedOutError] = []
     try:
         async with anyio.create_task_group() as tg:
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
                 try:
                     listed.append(await _connect(config, server, tg, roots))
-                except TimedOut as exc:
+                except TimedOutError as exc:
                     timed_out.append(exc)
 
             async with anyio.create_task_group() as connecting:
@@ -480,12 +480,12 @@ async def _call_tool(
         server = await launch(config)
     except LaunchError as exc:  # worded as the SDK path words it: no second launch
         raise _launch_failure(config, exc).error() from None
-    handed: HandOver | None = None
+    handed: HandOverError | None = None
     try:
         async with anyio.create_task_group() as tg:
             try:
                 listed = await _connect(config, server, tg, roots)
-            except TimedOut as exc:
+            except TimedOutError as exc:
                 failure = exc.failure()
                 raise ServerError(
                     f"server '{config.name}': {failure.describe()}", hint=failure.hint
@@ -498,7 +498,7 @@ async def _call_tool(
                 # hand the call over now, before tools/call is sent, never after, with the
                 # running process and its discover result (no second launch or handshake).
                 assert listed.connection.discovered is not None  # modern: it discovered
-                handed = HandOver(server, listed.connection.discovered)
+                handed = HandOverError(server, listed.connection.discovered)
                 tg.cancel_scope.cancel()  # our reading stops; the process runs on
             else:
                 tools = name_tools([listed]) + name_tools([listed], apps=True)
@@ -551,23 +551,23 @@ async def _call(
     redact = _redactor(config)
     name = tool.original_name
     if connection.abandoned:  # checked and set with no await between: atomic for the reader
-        raise Fallback
+        raise FallbackError
     connection.calling = True  # from here on nothing falls back: the tool may run
     limit = config.tool_timeout or default_tool_timeout()
     try:
         result = await connection.call_tool(name, arguments, limit)
     except TimeoutError:
         code, message = REQUEST_TIMEOUT, "timed out"
-    except Closed:
+    except ClosedError:
         code, message = CONNECTION_CLOSED, "Connection closed"
     except RpcError as exc:
         code, message = exc.code, exc.message
-    except Malformed as exc:
+    except MalformedError as exc:
         text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
         raise broken(config.name, name, f"'{name}' failed: {text} ({exc})").error() from None
-    except TooManyRounds:
+    except TooManyRoundsError:
         raise too_many_rounds_failure(config.name, name).error() from None
-    except Unreadable as exc:  # the SDK's model says what is wrong with it, as on its path
+    except UnreadableError as exc:  # the SDK's model says what is wrong with it, as on its path
         read_by_sdk(exc.result, config, name, version=connection.protocol_version)
         text = f"'{name}' on server '{config.name}' asked for input codebot cannot read"
         raise broken(config.name, name, text).error() from None  # the model took it (not seen)

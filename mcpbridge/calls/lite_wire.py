@@ -13,7 +13,14 @@ plain case *before* the call raises :class:`Fallback`.
 
 from __future__ import annotations
 
-__all__ = ["Closed", "Connection", "Fallback", "Malformed", "RpcError", "Unreadable"]
+__all__ = [
+    "ClosedError",
+    "Connection",
+    "FallbackError",
+    "MalformedError",
+    "RpcError",
+    "UnreadableError",
+]
 
 import json
 from collections.abc import Mapping, Sequence
@@ -23,7 +30,7 @@ from typing import Any
 import anyio
 
 from codebot_mcp.core import jsonutil
-from codebot_mcp.mcpbridge.calls.results import Fallback, checked_tool
+from codebot_mcp.mcpbridge.calls.results import FallbackError, checked_tool
 from codebot_mcp.mcpbridge.transport import wire
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
@@ -35,11 +42,11 @@ INPUT_METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
 """What a server may ask inside an ``InputRequiredResult`` (``mcp_types.InputRequest``)."""
 
 
-class Closed(Exception):
+class ClosedError(Exception):
     """The server's stdout ended."""
 
 
-class Malformed(Exception):
+class MalformedError(Exception):
     """The answer to ``tools/call`` breaks JSON-RPC: the call's error (never a fallback, which
     would run the tool a second time)."""
 
@@ -51,7 +58,7 @@ class RpcError(Exception):
         self.message = message
 
 
-class Unreadable(Exception):
+class UnreadableError(Exception):
     """An ``InputRequiredResult`` whose requests the hot path cannot read: the SDK's model
     words why (:func:`mcpbridge.calls.results.through_sdk`); nothing is sent again."""
 
@@ -60,7 +67,7 @@ class Unreadable(Exception):
         self.result = result
 
 
-class TooManyRounds(Exception):
+class TooManyRoundsError(Exception):
     """The server still asked for input after :data:`.wire.MAX_INPUT_ROUNDS` rounds."""
 
 
@@ -214,7 +221,7 @@ class Connection:
         try:
             await stdin.send(data + b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            raise Closed from None
+            raise ClosedError from None
 
     async def send_request(
         self, method: str, params: dict[str, Any] | None, *, progress: bool = False
@@ -242,11 +249,11 @@ class Connection:
         answer = self._answers.pop(request_id, None)
         if answer is None:
             if self.abandoned and not self.calling:
-                raise Fallback
-            raise Closed
+                raise FallbackError
+            raise ClosedError
         # Before tools/call a strange answer falls back to the SDK path; after it, it is the
         # call's error (falling back would run the tool twice).
-        broken: type[Exception] = Malformed if self.calling else Fallback
+        broken: type[Exception] = MalformedError if self.calling else FallbackError
         if "malformed" in answer:
             raise broken(answer["malformed"])
         if "error" in answer:
@@ -275,7 +282,7 @@ class Connection:
         if mode == "auto" and await self._discover():
             return
         if mode not in ("auto", "legacy"):
-            raise Fallback  # a pinned modern version: the SDK adopts it without a probe
+            raise FallbackError  # a pinned modern version: the SDK adopts it without a probe
         params = {
             "protocolVersion": wire.LEGACY_VERSION,
             "capabilities": wire.CLIENT_CAPABILITIES,
@@ -283,11 +290,11 @@ class Connection:
         }
         try:
             result = await self.request("initialize", params)
-        except (RpcError, Closed):
-            raise Fallback from None
+        except (RpcError, ClosedError):
+            raise FallbackError from None
         version = result.get("protocolVersion")
         if version not in wire.LEGACY_VERSIONS:
-            raise Fallback
+            raise FallbackError
         self.protocol_version = str(version)
         self._facts(result, result.get("serverInfo"))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -305,11 +312,11 @@ class Connection:
             result = await self.answer(discover_id)
         except RpcError:
             return False  # the SDK falls back to initialize on any error answer to the probe
-        except Closed:
-            raise Fallback from None
+        except ClosedError:
+            raise FallbackError from None
         versions = result.get("supportedVersions")
         if not isinstance(versions, list) or wire.MODERN_VERSION not in versions:
-            raise Fallback
+            raise FallbackError
         self.modern = True
         self.protocol_version = wire.MODERN_VERSION
         self.discovered = result
@@ -320,12 +327,12 @@ class Connection:
     def _facts(self, result: Mapping[str, Any], info: Any) -> None:
         caps = result.get("capabilities")
         if not isinstance(caps, dict) or not isinstance(info, dict):
-            raise Fallback
+            raise FallbackError
         if not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
-            raise Fallback
+            raise FallbackError
         instructions = result.get("instructions")
         if instructions is not None and not isinstance(instructions, str):
-            raise Fallback
+            raise FallbackError
         self.server_info = info
         self.capabilities = caps
         self.instructions = instructions
@@ -337,17 +344,17 @@ class Connection:
         for _ in range(wire.MAX_LIST_PAGES):
             try:
                 page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
-            except (RpcError, Closed):
-                raise Fallback from None
+            except (RpcError, ClosedError):
+                raise FallbackError from None
             batch = page.get("tools")
             if not isinstance(batch, list) or (self.modern and not _cacheable(page)):
-                raise Fallback
+                raise FallbackError
             tools.extend(checked_tool(t) for t in batch)
             cursor = page.get("nextCursor")
             if not cursor:
                 break
             if not isinstance(cursor, str):
-                raise Fallback
+                raise FallbackError
         return tools
 
     # -- the call --------------------------------------------------------------------------
@@ -378,7 +385,7 @@ class Connection:
                 return result
             rounds += 1
             if rounds > wire.MAX_INPUT_ROUNDS:
-                raise TooManyRounds
+                raise TooManyRoundsError
             asked, state = _input_required(result)
             responses: dict[str, Any] | None = None
             if asked:
@@ -411,7 +418,7 @@ class Connection:
         try:
             with anyio.fail_after(limit):
                 await self._relist(params["name"])
-        except (RpcError, Closed, Malformed, TimeoutError):
+        except (RpcError, ClosedError, MalformedError, TimeoutError):
             raise mismatch from None
         with anyio.fail_after(limit):
             return await self.request("tools/call", params, progress=True)
@@ -441,13 +448,13 @@ def _input_required(result: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], 
     asked = result.get("inputRequests", {})
     state = result.get("requestState")
     if not isinstance(asked, dict) or not (state is None or isinstance(state, str)):
-        raise Unreadable(result)
+        raise UnreadableError(result)
     if not asked and state is None:
-        raise Unreadable(result)  # the spec: at least one of the two is present
+        raise UnreadableError(result)  # the spec: at least one of the two is present
     for request in asked.values():
         if not _readable(request):
-            raise Unreadable(result)
-    return asked, state  # pyright: ignore[reportUnknownVariableType]
+            raise UnreadableError(result)
+    return asked, state
 
 
 def _readable(request: Any) -> bool:

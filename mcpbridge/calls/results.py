@@ -20,7 +20,7 @@ from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.connection.failures import broken
 
 
-class Fallback(Exception):
+class FallbackError(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
 
 
@@ -191,7 +191,7 @@ def _call_result_adapter(active: tuple[tuple[str, Any], ...]) -> Any:
 
     def route(value: Any) -> str:
         if isinstance(value, dict):
-            tag = value.get("resultType")  # pyright: ignore[reportUnknownMemberType]
+            tag = value.get("resultType")
         else:
             tag = getattr(value, "result_type", None)
         return tag if isinstance(tag, str) and tag in tags else core_arm
@@ -221,21 +221,21 @@ def checked_tool(tool: Any) -> dict[str, Any]:
     """A listed tool as the SDK's model would accept it, or ``Fallback`` (the hot path)."""
 
     if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-        raise Fallback
+        raise FallbackError
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
-        raise Fallback
+        raise FallbackError
     for key in ("description", "title"):
         if tool.get(key) is not None and not isinstance(tool[key], str):
-            raise Fallback
+            raise FallbackError
     annotations = tool.get("annotations")
     if annotations is not None and not isinstance(annotations, dict):
-        raise Fallback
+        raise FallbackError
     for key in ("readOnlyHint", "destructiveHint", "openWorldHint"):
         if annotations and annotations.get(key) is not None:
             if not isinstance(annotations[key], bool):
-                raise Fallback
+                raise FallbackError
     output = tool.get("outputSchema")
     if output is not None and not isinstance(output, dict):
-        raise Fallback
+        raise FallbackError
     return tool

@@ -107,7 +107,7 @@ async def list_skills(client: Client) -> tuple[list[SkillEntry], list[str]]:
                     "'skills' is not an array",
                     hint="The server does not follow the skills extension; report it.",
                 )
-            for index, item in enumerate(raw):  # pyright: ignore[reportUnknownVariableType]
+            for index, item in enumerate(raw):
                 entry = parse_entry(client.name, item, f"skills[{index}]")
                 if isinstance(entry, str):
                     issues.append(entry)
@@ -181,7 +181,7 @@ def parse_entry(server: str, raw: Any, where: str) -> SkillEntry | str:
     """A ``Skill`` entry as core's data, or why it may not be loaded (one line)."""
     if not isinstance(raw, Mapping):
         return f"{where}: not an object"
-    item: Mapping[str, Any] = raw  # pyright: ignore[reportUnknownVariableType]
+    item: Mapping[str, Any] = raw
     uri = item.get("uri")
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI:
         return f"{where}: no 'uri' string"
@@ -192,7 +192,7 @@ def parse_entry(server: str, raw: Any, where: str) -> SkillEntry | str:
     front = item.get("frontmatter")
     if not isinstance(front, Mapping):
         return f"{uri}: no 'frontmatter' object"
-    frontmatter: dict[str, Any] = dict(front)  # pyright: ignore[reportUnknownArgumentType]
+    frontmatter: dict[str, Any] = dict(front)
     name = frontmatter.get("name")
     if not isinstance(name, str) or not name:
         return f"{uri}: the frontmatter has no 'name'"
@@ -214,10 +214,10 @@ def _resources(uri: str, raw: Any) -> tuple[SkillFile, ...] | str | None:
     if not isinstance(raw, list):
         return f"{uri}: 'resources' is neither an array nor \"dynamic\" (hosts must not load it)"
     files: list[SkillFile] = []
-    for index, value in enumerate(raw):  # pyright: ignore[reportUnknownVariableType]
+    for index, value in enumerate(raw):
         if not isinstance(value, Mapping):
             return f"{uri}: resources[{index}] is not an object"
-        item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        item: Mapping[str, Any] = value
         file_uri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
         if not isinstance(file_uri, str) or not file_uri or len(file_uri) > MAX_URI:
             return f"{uri}: resources[{index}] has no 'uri' string"

@@ -143,7 +143,7 @@ def _refuse(reason: str) -> types.ErrorData:
 def _sampling_text(content: Any) -> str:
     blocks = content if isinstance(content, list) else [content]
     parts: list[str] = []
-    for block in blocks:  # pyright: ignore[reportUnknownVariableType]
+    for block in blocks:
         if isinstance(block, types.TextContent):
             parts.append(block.text)
         else:

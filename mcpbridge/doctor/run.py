@@ -307,8 +307,8 @@ def _redactor(ctx: ServerContext) -> Redactor:
         # A value that references ${VAR} is not the secret; its expansion (above) is.
         values.extend(
             v
-            for k, v in raw.items()  # pyright: ignore[reportUnknownVariableType]
-            if isinstance(v, str) and "${" not in v and is_secret(str(k), v)  # pyright: ignore[reportUnknownArgumentType]
+            for k, v in raw.items()
+            if isinstance(v, str) and "${" not in v and is_secret(str(k), v)
         )
     return Redactor(values)
 

@@ -46,7 +46,7 @@ CHOICES = (
 Mode = Literal["elicit", "input_required", "none"]
 
 
-class CannotAsk(Exception):
+class CannotAskError(Exception):
     """The call needs approval and the client declared no way to be asked."""
 
     def __init__(self, request: ApprovalRequest) -> None:
@@ -54,7 +54,7 @@ class CannotAsk(Exception):
         self.request = request
 
 
-class NeedsAnswer(Exception):
+class NeedsAnswerError(Exception):
     """A 2026-07-28 call needs approval: answer it with :meth:`ElicitingApprover.question`."""
 
     def __init__(self, key: str, request: ApprovalRequest) -> None:
@@ -120,7 +120,7 @@ class ElicitingApprover:
     async def __call__(self, request: ApprovalRequest) -> Answer:
         how = current()
         if how.mode == "none":
-            raise CannotAsk(request)
+            raise CannotAskError(request)
         if how.mode == "elicit":
             assert how.session is not None
             result = await how.session.elicit_form(
@@ -130,7 +130,7 @@ class ElicitingApprover:
         key = answer_key(request)
         raw = how.responses.get(key)
         if raw is None or how.state != _state(key):
-            raise NeedsAnswer(key, request)
+            raise NeedsAnswerError(key, request)
         try:
             result = types.ElicitResult.model_validate(raw)
         except ValueError:
@@ -138,7 +138,7 @@ class ElicitingApprover:
         return to_answer(result.action, result.content)
 
     @staticmethod
-    def question(needs: NeedsAnswer) -> types.InputRequiredResult:
+    def question(needs: NeedsAnswerError) -> types.InputRequiredResult:
         """The ``InputRequiredResult`` that asks a 2026-07-28 client about one call."""
         params = types.ElicitRequestFormParams(
             message=question_text(needs.request), requested_schema=question_schema()

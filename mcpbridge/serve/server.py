@@ -42,9 +42,9 @@ from codebot_mcp.core.secrets.redact import SECRETS, printable
 from codebot_mcp.core.tools.base import Tool, ToolResult
 from codebot_mcp.mcpbridge.serve.approval import (
     Asking,
-    CannotAsk,
+    CannotAskError,
     ElicitingApprover,
-    NeedsAnswer,
+    NeedsAnswerError,
     asking,
     elicitation_declared,
     refusal_text,
@@ -175,9 +175,9 @@ async def _call(
         decision = await _decide(served, tool, arguments, call)
     except HookBlockedError as exc:
         return _error(f"codebot did not run '{tool.name}': {exc.message}")
-    except NeedsAnswer as needs:
+    except NeedsAnswerError as needs:
         return ElicitingApprover.question(needs)
-    except CannotAsk as exc:
+    except CannotAskError as exc:
         why = "this MCP client declared no elicitation, so it cannot be asked"
         return _error(refusal_text(exc.request, why=why))
     except MCPError as exc:  # the client failed the elicitation request itself

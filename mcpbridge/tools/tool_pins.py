@@ -145,7 +145,7 @@ def read(path: Path) -> dict[str, Any] | None:
     servers = data.get("servers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise LockfileError(f"the lock file {path} has no 'servers' object", hint=hint)
-    return servers  # pyright: ignore[reportUnknownVariableType]
+    return servers
 
 
 def drift(recorded: dict[str, Any], version: str | None, tools: list[types.Tool]) -> list[str]:
@@ -171,8 +171,8 @@ def registry_drift(recorded: dict[str, Any], provenance: dict[str, Any] | None) 
     if not isinstance(pinned, dict) or pinned == provenance:
         return []
     if provenance is None:
-        return [f"it no longer records where it came from (the lock pins {_origin(pinned)})"]  # pyright: ignore[reportUnknownArgumentType]
-    return [f"it was installed from {_origin(provenance)}, the lock pins {_origin(pinned)}"]  # pyright: ignore[reportUnknownArgumentType]
+        return [f"it no longer records where it came from (the lock pins {_origin(pinned)})"]
+    return [f"it was installed from {_origin(provenance)}, the lock pins {_origin(pinned)}"]
 
 
 def _origin(record: dict[str, Any]) -> str:
@@ -188,7 +188,7 @@ def pins(project_root: Path | None, cwd: Path) -> dict[tuple[str, str], str]:
     for server, entry in servers.items():
         tools = entry.get("tools") if isinstance(entry, dict) else None
         if isinstance(tools, dict):
-            out.update({(server, name): str(h) for name, h in tools.items()})  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            out.update({(server, name): str(h) for name, h in tools.items()})
     return out
 
 
@@ -250,8 +250,8 @@ class Pins:
                 f"settings ({self.managed_file}) require every server to be pinned",
                 lock_hint,
             )
-        pinned: dict[str, Any] = entry.get("tools") or {}  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-        recorded: dict[str, Any] = entry.get("definitions") or {}  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+        pinned: dict[str, Any] = entry.get("tools") or {}
+        recorded: dict[str, Any] = entry.get("definitions") or {}
         changed: list[str] = []
         diff: list[str] = []
         for name in sorted(definitions):
@@ -265,14 +265,14 @@ class Pins:
                 what = " and ".join(parts) if parts else "description, schema or annotations"
                 changed.append(f"tool '{name}' changed its {what}")
                 diff += (
-                    _diff(name, before, now)  # pyright: ignore[reportUnknownArgumentType]
+                    _diff(name, before, now)
                     if isinstance(before, dict)
                     else [f"  {name}: the lock holds only its hash (lock again for diffs)"]
                 )
         if not changed:
             return None
-        if entry.get("version") != version:  # pyright: ignore[reportUnknownMemberType]
-            changed.append(f"its version changed from {entry.get('version')} to {version}")  # pyright: ignore[reportUnknownMemberType]
+        if entry.get("version") != version:
+            changed.append(f"its version changed from {entry.get('version')} to {version}")
         if len(diff) > MAX_DIFF_LINES:
             diff = [*diff[:MAX_DIFF_LINES], f"  ... {len(diff) - MAX_DIFF_LINES} more lines"]
         lines = [line[:MAX_DIFF_LINE] for line in diff]

@@ -43,7 +43,7 @@ class _Pending:
 
 def _modern(message: types.JSONRPCRequest) -> bool:
     meta = (message.params or {}).get("_meta")
-    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS  # pyright: ignore[reportUnknownMemberType]
+    return isinstance(meta, dict) and meta.get(PROTOCOL_VERSION_KEY) in MODERN_PROTOCOL_VERSIONS
 
 
 class _Writer:

@@ -152,7 +152,7 @@ class ServerLog:
         ``data``; False (nothing written) otherwise, as the SDK drops such a message."""
         if not isinstance(params, Mapping) or "data" not in params:
             return False
-        level, source = params.get("level"), params.get("logger")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        level, source = params.get("level"), params.get("logger")
         if level not in LOG_LEVELS or not (source is None or isinstance(source, str)):
             return False
         self.write(str(level), source, params["data"])

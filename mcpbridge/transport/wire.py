@@ -312,11 +312,11 @@ def visibility(meta: Mapping[str, Any] | None) -> tuple[str, ...] | None:
     ui = meta.get("ui")
     if not isinstance(ui, Mapping):
         return None
-    value = ui.get("visibility")  # pyright: ignore[reportUnknownMemberType]
+    value = ui.get("visibility")
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list):
-        return tuple(v for v in value if isinstance(v, str))  # pyright: ignore[reportUnknownVariableType]
+        return tuple(v for v in value if isinstance(v, str))
     return None
 
 

@@ -53,7 +53,7 @@ def _error(exit_code: int, message: str, hint: str | None = None) -> dict[str, A
 
 
 def _is_names(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)  # pyright: ignore[reportUnknownVariableType]
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 _SHAPES: dict[str, Any] = {

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.harness import Row, codebot_argv, median
-from tests.bench.stream_cases import _one  # pyright: ignore[reportPrivateUsage]
+from tests.bench.stream_cases import _one
 from tests.bench.workspace import Log, Workspace
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI

@@ -101,7 +101,7 @@ def target_5(ws: Workspace, n: int, log: Log) -> list[Row]:
             if problem:
                 failures.append(problem)
                 while fake.remaining:  # drop the rest of this run's script
-                    fake._state.turns.popleft()  # pyright: ignore[reportPrivateUsage]
+                    fake._state.turns.popleft()
                 continue
             if i == 0:
                 continue  # warm-up
@@ -227,8 +227,8 @@ async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
 
         # Building the tool list from scratch: what a tools/list_changed costs before a prompt.
         def invalidate() -> None:  # as if the listing changed: built anew, handed out again
-            manager._tools_key = ()  # pyright: ignore[reportPrivateUsage]
-            manager._offered = ()  # pyright: ignore[reportPrivateUsage]
+            manager._tools_key = ()
+            manager._offered = ()
 
         full: list[float] = []
         tools_only: list[float] = []
@@ -243,7 +243,7 @@ async def _target_6(ws: Workspace, n: int, log: Log) -> list[Row]:
                 raise RuntimeError(
                     f"a rebuild offered {len(session.tool_schemas())} tools, not {expected}"
                 )
-            manager._tools_key = ()  # pyright: ignore[reportPrivateUsage]
+            manager._tools_key = ()
             start = time.perf_counter()
             tools = manager.tools()
             t_tools = (time.perf_counter() - start) * 1000

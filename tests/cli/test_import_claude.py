@@ -571,7 +571,7 @@ def test_a_broken_codebot_settings_file_stops_the_import_before_any_write(
 
 
 def test_a_project_hook_keeps_pointing_at_your_own_claude_folder(tmp_path: Path) -> None:
-    from codebot_mcp.core.config.importers.claude_setup import Item, Setup, _hook_scripts  # pyright: ignore[reportPrivateUsage]
+    from codebot_mcp.core.config.importers.claude_setup import Item, Setup, _hook_scripts
 
     root = tmp_path / "p"
     (root / ".claude" / "hooks").mkdir(parents=True)

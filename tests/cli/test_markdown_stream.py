@@ -8,7 +8,7 @@ import random
 
 from rich.console import Console
 
-from codebot_mcp.cli.repl.markdown import FENCE, MarkdownStream, _Blocks, last_lines  # pyright: ignore[reportPrivateUsage]
+from codebot_mcp.cli.repl.markdown import FENCE, MarkdownStream, _Blocks, last_lines
 
 SAMPLE = (
     "# Title\n\nA paragraph\nover two lines.\n\n- a list\n- of items\n\n"

@@ -105,7 +105,7 @@ def test_parser_and_model_agree_on_every_kind_of_value(
 def test_server_keys_are_the_entry_models() -> None:
     stdio, http = get_args(server_model())
     both = set(_fields(stdio)) | set(_fields(http))
-    assert both == set(servers._SERVER_KEYS)  # pyright: ignore[reportPrivateUsage]
+    assert both == set(servers._SERVER_KEYS)
     common = set(_fields(stdio)) & set(_fields(http))
     assert get_args(_fields(http)["type"].annotation) == HTTP_TYPES
     assert get_args(_fields(stdio)["log_level"].annotation) == servers.LOG_LEVELS

@@ -123,10 +123,10 @@ def test_the_registry_refuses_a_redirect_from_https_to_http() -> None:
 
     request = httpx2.Request("GET", "https://registry.example/v0.1/servers")
     moved = httpx2.Response(302, headers={"Location": "http://elsewhere.example/"}, request=request)
-    with pytest.raises(http._Downgrade, match="refused a redirect from https to http://"):  # pyright: ignore[reportPrivateUsage]
-        http._no_downgrade(moved)  # pyright: ignore[reportPrivateUsage]
+    with pytest.raises(http._DowngradeError, match="refused a redirect from https to http://"):
+        http._no_downgrade(moved)
     kept = httpx2.Response(302, headers={"Location": "/v0.1/next"}, request=request)
-    http._no_downgrade(kept)  # pyright: ignore[reportPrivateUsage]
+    http._no_downgrade(kept)
 
 
 def test_a_proxy_httpx_cannot_use_is_an_http_error_naming_the_variables(

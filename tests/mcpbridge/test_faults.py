@@ -145,7 +145,7 @@ async def test_a_server_that_hangs_on_shutdown_is_killed_after_the_grace_period(
         async with Manager(servers) as manager:
             await manager.start_all()
             assert manager.failures == {}
-            server = manager.clients["stuck"]._process  # pyright: ignore[reportPrivateUsage]
+            server = manager.clients["stuck"]._process
             assert server is not None
     # stdin closed and SIGTERM ignored: only SIGKILL ends it (and no child is left, below).
     assert server.process.returncode == -signal.SIGKILL

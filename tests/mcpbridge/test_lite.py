@@ -69,7 +69,7 @@ def project(tmp_path: Path) -> Path:
 def test_constants_match_the_sdk() -> None:
     """The wire module's copies of the SDK's constants (it must not import the SDK)."""
     import mcp_types as types
-    from mcp.client import _input_required  # pyright: ignore[reportPrivateUsage]
+    from mcp.client import _input_required
     from mcp_types import version
 
     assert wire.MODERN_VERSION == version.LATEST_MODERN_VERSION
@@ -84,8 +84,8 @@ def test_constants_match_the_sdk() -> None:
     assert wire.HEADER_MISMATCH == types.HEADER_MISMATCH
     assert LOG_LEVELS == typing.get_args(types.LoggingLevel)
     assert lite_wire.STATE_ONLY_PAUSE == (
-        _input_required._STATE_ONLY_BACKOFF_INITIAL_SECONDS,  # pyright: ignore[reportPrivateUsage]
-        _input_required._STATE_ONLY_BACKOFF_CAP_SECONDS,  # pyright: ignore[reportPrivateUsage]
+        _input_required._STATE_ONLY_BACKOFF_INITIAL_SECONDS,
+        _input_required._STATE_ONLY_BACKOFF_CAP_SECONDS,
     )
     assert (
         wire.MAX_INPUT_ROUNDS

@@ -222,7 +222,7 @@ async def test_clean_refresh_does_no_io() -> None:
             client = manager.clients["echo"]
             # Kill the connection's ability to talk: a refresh that did I/O would now fail
             # or hang; a clean one returns None at once.
-            client._session = None  # pyright: ignore[reportPrivateUsage]
+            client._session = None
             for _ in range(1000):
                 assert await manager.refresh_if_dirty() is None
 

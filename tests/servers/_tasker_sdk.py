@@ -124,7 +124,7 @@ def build(book: TaskBook) -> MCPServer:
 
     mcp = MCPServer("tasker", version="0.1.0", extensions=[TasksExtension(book)], lifespan=lifespan)
     if book.rude:  # serve the methods, but do not say so in server/discover
-        mcp._lowlevel_server.extensions.pop(TASKS)  # pyright: ignore[reportPrivateUsage]
+        mcp._lowlevel_server.extensions.pop(TASKS)
     _add_tools(mcp, book)
     return mcp
 

@@ -129,7 +129,7 @@ def main() -> None:
         except ValueError:
             continue
         if isinstance(message, dict):
-            server.handle(message)  # pyright: ignore[reportUnknownArgumentType]
+            server.handle(message)
 
 
 if __name__ == "__main__":

@@ -79,8 +79,8 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
     for key, value in config.raw.items():
         if key in ("env", "headers") and isinstance(value, dict):
             entry[key] = {
-                k: (v if isinstance(v, str) and _shown(str(k), v) else MASK)  # pyright: ignore[reportUnknownArgumentType]
-                for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+                k: (v if isinstance(v, str) and _shown(str(k), v) else MASK)
+                for k, v in value.items()
             }
         elif key == "oauth" and isinstance(value, dict):
             # client_secret and private_key: shown only as the ${VAR} they name, never a value
@@ -88,14 +88,13 @@ def entry_view(config: ServerConfig, *, untrusted: bool) -> dict[str, Any]:
                 k: (v if not isinstance(v, str) or _only_references(v) else MASK)
                 if k in SECRET_KEYS
                 else (render.REDACTOR(v) if isinstance(v, str) else v)
-                for k, v in value.items()  # pyright: ignore[reportUnknownVariableType]
+                for k, v in value.items()
             }
         elif key == "url" and isinstance(value, str):
             entry[key] = redact_url(value)
         elif key == "args" and isinstance(value, list):
             entry[key] = [
-                render.REDACTOR(redact_url(a)) if isinstance(a, str) else a
-                for a in value  # pyright: ignore[reportUnknownVariableType]
+                render.REDACTOR(redact_url(a)) if isinstance(a, str) else a for a in value
             ]
         else:
             entry[key] = value

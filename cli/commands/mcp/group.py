@@ -138,7 +138,7 @@ async def _list(
             views = await lite.list_servers(
                 servers, schemas=schemas, roots=agent.roots(), show_app_tools=show_all, pins=pins
             )
-        except lite.Fallback:
+        except lite.FallbackError:
             pass
         else:
             return _render_list(views, as_json, schemas, servers)
@@ -186,9 +186,9 @@ async def _call(
     if warm_client.plain(requests, login) and lite.usable({config.name: config}):
         try:
             return await lite.call_tool(config, tool, arguments, roots=agent.roots(), pins=pins)
-        except lite.Fallback:
+        except lite.FallbackError:
             pass
-        except lite.HandOver as handover:  # the same process, its handshake adopted
+        except lite.HandOverError as handover:  # the same process, its handshake adopted
             handed = handover.prelaunched(config.name)
     from codebot_mcp.core.agent.sampling import Sampler
 

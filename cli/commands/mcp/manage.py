@@ -194,7 +194,7 @@ def add_json_command(
         ) from None
     if not isinstance(entry, dict):
         raise UsageError(f"the entry for server '{name}' must be a JSON object")
-    return _write_entry(ctx.obj, name, entry, scope, force)  # pyright: ignore[reportUnknownArgumentType]
+    return _write_entry(ctx.obj, name, entry, scope, force)
 
 
 def check_seconds(flag: str, value: float) -> None:

@@ -70,7 +70,7 @@ def serve_command(
     """
 
     from codebot_mcp.cli import signals
-    from codebot_mcp.core.errors import Interrupted
+    from codebot_mcp.core.errors import InterruptionError
     from codebot_mcp.mcpbridge.serve import serve_stdio
 
     served, confined = compose(
@@ -84,7 +84,7 @@ def serve_command(
     )
     try:  # serves until the client leaves: its sessions' servers are stopped here, not reaped
         signals.run(serve_stdio, served, one_shot=False)
-    except Interrupted:
+    except InterruptionError:
         return ExitCode.INTERRUPTED
     finally:
         confined.close()

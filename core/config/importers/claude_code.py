@@ -60,7 +60,7 @@ def read(source: Source) -> list[Imported]:
     data = read_json(source.path)
     if source.section is not None:
         projects = data.get("projects", {}) if isinstance(data, dict) else {}
-        project = projects.get(source.section, {}) if isinstance(projects, dict) else {}  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        project = projects.get(source.section, {}) if isinstance(projects, dict) else {}
         table = servers_table(project or {}, "mcpServers", source.path)
     else:
         table = servers_table(data, "mcpServers", source.path)

@@ -95,13 +95,13 @@ def translate_section(
         return [], [], []
     out: list[Translated] = []
     for verdict in LISTS:
-        rules: Any = section.get(verdict)  # pyright: ignore[reportUnknownMemberType]
+        rules: Any = section.get(verdict)
         if isinstance(rules, list):
-            out += [translate(str(r), verdict, root) for r in rules]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-    extra: Any = section.get("additionalDirectories")  # pyright: ignore[reportUnknownMemberType]
-    directories = [str(d) for d in extra] if isinstance(extra, list) else []  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+            out += [translate(str(r), verdict, root) for r in rules]
+    extra: Any = section.get("additionalDirectories")
+    directories = [str(d) for d in extra] if isinstance(extra, list) else []
     known = (*LISTS, "additionalDirectories")
-    others = [str(k) for k in section if k not in known]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    others = [str(k) for k in section if k not in known]
     return out, directories, others
 
 
@@ -140,9 +140,9 @@ def plan_section(
         if rule.how:
             item.notes.append(rule.how)
         item.action = "translate" if item.notes else "copy"
-        listed = table.setdefault(rule.verdict, [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        listed = table.setdefault(rule.verdict, [])
         new = [r for r in rule.rules if r not in listed]
-        listed.extend(new)  # pyright: ignore[reportUnknownMemberType]
+        listed.extend(new)
         hidden = rule.hidden is not None and _add_to(
             document, ("sandbox", "deny_read"), rule.hidden
         )
@@ -170,8 +170,8 @@ def _add_to(document: dict[str, Any], keys: tuple[str, ...], value: str) -> bool
         node = node.setdefault(key, {}) if isinstance(node, dict) else None
     if not isinstance(node, dict):
         return False
-    listed: Any = node.setdefault(keys[-1], [])  # pyright: ignore[reportUnknownMemberType]
+    listed: Any = node.setdefault(keys[-1], [])
     if not isinstance(listed, list) or value in listed:
         return False
-    listed.append(value)  # pyright: ignore[reportUnknownMemberType]
+    listed.append(value)
     return True

@@ -219,7 +219,7 @@ def _settings(setup: Setup) -> None:
         if not isinstance(data, dict):
             setup.errors.append(f"{path} does not hold a JSON object")
             continue
-        found.append((path, data))  # pyright: ignore[reportUnknownArgumentType]
+        found.append((path, data))
     # as in place (claudefiles.ClaudeLayer.hooks): one file's disableAllHooks stops them all
     off = next((p for p, d in found if d.get("disableAllHooks") is True), None)
     for path, data in found:
@@ -239,7 +239,7 @@ def _settings(setup: Setup) -> None:
                 )
                 setup.servers += [
                     claude_code.translate(str(n), e, source) for n, e in value.items()
-                ]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                ]
             elif key == "sandbox":
                 _sandbox(setup, path, value)
             elif key == "$schema" or (key == "disableAllHooks" and value is not True):
@@ -270,7 +270,7 @@ def _sandbox(setup: Setup, path: Path, section: Any) -> None:
     setup.items.append(item)
     item.notes.append(f"→ sandbox.network: {', '.join(domains)} (through codebot's proxy)")
     box = setup.document.setdefault("sandbox", {})
-    network = box.get("network") if isinstance(box, dict) else True  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    network = box.get("network") if isinstance(box, dict) else True
     if isinstance(network, list) and all(d in network for d in domains):
         item.action, item.reason = "same", f"already in {setup.settings_path}"
     elif network is not None:  # as in place: codebot's own value wins
@@ -297,19 +297,19 @@ def _hooks(setup: Setup, path: Path, section: Any) -> None:
     if not isinstance(section, dict):
         setup.items.append(Item("hook", "hooks", path, "skip", reason="not an object"))
         return
-    for event, groups in section.items():  # pyright: ignore[reportUnknownVariableType]
-        event = str(event)  # pyright: ignore[reportUnknownArgumentType]
+    for event, groups in section.items():
+        event = str(event)
         if event not in EVENTS:
             reason = f"codebot does not fire {event} (it fires {', '.join(EVENTS)})"
             setup.items.append(Item("hook", event, path, "skip", reason=reason))
             continue
-        for group in groups if isinstance(groups, list) else []:  # pyright: ignore[reportUnknownVariableType]
+        for group in groups if isinstance(groups, list) else []:
             if not isinstance(group, dict):
                 continue
-            matcher = str(group.get("matcher") or "")  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-            handlers: Any = group.get("hooks")  # pyright: ignore[reportUnknownMemberType]
-            for handler in handlers if isinstance(handlers, list) else []:  # pyright: ignore[reportUnknownVariableType]
-                raw: dict[str, Any] = dict(handler) if isinstance(handler, dict) else {}  # pyright: ignore[reportUnknownArgumentType]
+            matcher = str(group.get("matcher") or "")
+            handlers: Any = group.get("hooks")
+            for handler in handlers if isinstance(handlers, list) else []:
+                raw: dict[str, Any] = dict(handler) if isinstance(handler, dict) else {}
                 label = f"{event} {matcher or '*'}: {raw.get('command') or raw.get('type')}"
                 item = Item("hook", label, path)
                 setup.items.append(item)
@@ -328,7 +328,7 @@ def _hooks(setup: Setup, path: Path, section: Any) -> None:
                     elif key == "args" and isinstance(value, list):
                         import shlex
 
-                        words = [out.get("command", raw["command"]), *map(str, value)]  # pyright: ignore[reportUnknownArgumentType]
+                        words = [out.get("command", raw["command"]), *map(str, value)]
                         out["command"] = " ".join(shlex.quote(w) for w in words)
                         item.notes.append("exec form 'args' joined into the command line")
                     else:
@@ -395,20 +395,20 @@ def _merge_hook(
     if not isinstance(section, dict):
         item.action, item.reason = "skip", f"'hooks' in {setup.settings_path} is not an object"
         return
-    groups = section.setdefault(event, [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    groups = section.setdefault(event, [])
     if not isinstance(groups, list):
         item.action, item.reason = "skip", f"'hooks.{event}' in {setup.settings_path} is not a list"
         return
-    same = [g for g in groups if isinstance(g, dict) and str(g.get("matcher") or "") == matcher]  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType, reportUnknownVariableType]
-    for group in same:  # pyright: ignore[reportUnknownVariableType]
-        if handler in (group.get("hooks") or []):  # pyright: ignore[reportUnknownMemberType]
+    same = [g for g in groups if isinstance(g, dict) and str(g.get("matcher") or "") == matcher]
+    for group in same:
+        if handler in (group.get("hooks") or []):
             item.action, item.reason = "same", f"already in {setup.settings_path}"
             return
-    for group in same:  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(group.get("hooks"), list):  # pyright: ignore[reportUnknownMemberType]
+    for group in same:
+        if isinstance(group.get("hooks"), list):
             group["hooks"].append(handler)
             return
-    groups.append({"matcher": matcher, "hooks": [handler]} if matcher else {"hooks": [handler]})  # pyright: ignore[reportUnknownMemberType]
+    groups.append({"matcher": matcher, "hooks": [handler]} if matcher else {"hooks": [handler]})
 
 
 # --- MCP servers --------------------------------------------------------------------------

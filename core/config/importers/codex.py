@@ -44,11 +44,11 @@ def read(source: Source) -> list[Imported]:  # noqa: C901 - one translation per 
     if not isinstance(table, dict):
         raise ImportFormatError(f"'mcp_servers' in {source.path} is not a table")
     out: list[Imported] = []
-    for name, raw in table.items():  # pyright: ignore[reportUnknownVariableType]
+    for name, raw in table.items():
         if not isinstance(raw, dict):
-            out.append(Imported(str(name), {}, source, skipped="the entry is not a table"))  # pyright: ignore[reportUnknownArgumentType]
+            out.append(Imported(str(name), {}, source, skipped="the entry is not a table"))
             continue
-        item = Imported(str(name), {}, source)  # pyright: ignore[reportUnknownArgumentType]
+        item = Imported(str(name), {}, source)
         known = (
             "env_vars",
             "bearer_token_env_var",
@@ -60,19 +60,19 @@ def read(source: Source) -> list[Imported]:  # noqa: C901 - one translation per 
             "enabled_tools",
             "disabled_tools",
         )
-        fixed: dict[str, Any] = {**raw}  # pyright: ignore[reportUnknownArgumentType]
+        fixed: dict[str, Any] = {**raw}
         if "url" in fixed:
             fixed["type"] = "http"
-        headers: dict[str, str] = dict(raw.get("http_headers") or {})  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
-        for header, variable in dict(raw.get("env_http_headers") or {}).items():  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType, reportUnknownVariableType]
-            headers[str(header)] = f"${{{variable}}}"  # pyright: ignore[reportUnknownArgumentType]
+        headers: dict[str, str] = dict(raw.get("http_headers") or {})
+        for header, variable in dict(raw.get("env_http_headers") or {}).items():
+            headers[str(header)] = f"${{{variable}}}"
         if isinstance(raw.get("bearer_token_env_var"), str):
             headers["Authorization"] = f"Bearer ${{{raw['bearer_token_env_var']}}}"
         if headers:
             fixed["headers"] = headers
-        env = dict(raw.get("env") or {})  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType, reportUnknownVariableType]
-        for variable in raw.get("env_vars") or []:  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            env.setdefault(str(variable), f"${{{variable}}}")  # pyright: ignore[reportUnknownArgumentType, reportUnknownMemberType]
+        env = dict(raw.get("env") or {})
+        for variable in raw.get("env_vars") or []:
+            env.setdefault(str(variable), f"${{{variable}}}")
         fixed["env"] = env
         item.entry = common_entry(fixed, item.notes, known=known)
         startup = _seconds(raw.get("startup_timeout_sec"))
@@ -87,6 +87,6 @@ def read(source: Source) -> list[Imported]:  # noqa: C901 - one translation per 
             ("disabled_tools", "exclude_tools"),
         ):
             if isinstance(raw.get(theirs), list):
-                item.entry[ours] = [str(t) for t in raw[theirs]]  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                item.entry[ours] = [str(t) for t in raw[theirs]]
         out.append(item)
     return out

@@ -61,7 +61,7 @@ def read(source: Source) -> list[Imported]:
         )
         for theirs, ours in (("includeTools", "include_tools"), ("excludeTools", "exclude_tools")):
             if isinstance(raw.get(theirs), list):
-                item.entry[ours] = [str(t) for t in raw[theirs]]  # pyright: ignore[reportUnknownVariableType]
+                item.entry[ours] = [str(t) for t in raw[theirs]]
         if isinstance(raw.get("description"), str):
             item.entry["description"] = raw["description"]
         if raw.get("trust") is True:

@@ -45,7 +45,7 @@ def read(source: Source) -> list[Imported]:
     table = servers_table(data, "servers", source.path)
     inputs = {
         str(i.get("id")): i
-        for i in (data.get("inputs") or [] if isinstance(data, dict) else [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        for i in (data.get("inputs") or [] if isinstance(data, dict) else [])
         if isinstance(i, dict)
     }
     workspace = str(source.path.parent.parent)

@@ -142,9 +142,9 @@ def substitute(value: Any, names: Mapping[str, str]) -> Any:
             value = re.sub(r"\$" + name + r"(?![A-Za-z0-9_])", text.replace("\\", "\\\\"), value)
         return value
     if isinstance(value, list):
-        return [substitute(v, names) for v in value]  # pyright: ignore[reportUnknownVariableType]
+        return [substitute(v, names) for v in value]
     if isinstance(value, dict):
-        return {k: substitute(v, names) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {k: substitute(v, names) for k, v in value.items()}
     return value
 
 

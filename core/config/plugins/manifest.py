@@ -98,7 +98,7 @@ def read_json(path: Path, what: str = "plugin file") -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise PluginError(f"{path} must hold a JSON object, found {json_type(data)}")
-    return data  # pyright: ignore[reportUnknownVariableType]
+    return data
 
 
 def check_name(name: Any, path: Path | str, key: str = "name") -> str:
@@ -179,7 +179,7 @@ def read(
                 f"'mcpServers' in {source} must be an object mapping server names to entries, "
                 f"found {json_type(table)}"
             )
-        checked.append((source, table))  # pyright: ignore[reportUnknownArgumentType]
+        checked.append((source, table))
     return Plugin(
         name,
         root,
@@ -232,7 +232,7 @@ def _paths(
     given: list[Path] = []
     if value is not None:
         items = value if isinstance(value, list) else [value]
-        for i, item in enumerate(items):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        for i, item in enumerate(items):
             label = f"{key}[{i}]" if isinstance(value, list) else key
             path = _inside(root, where, label, item)
             if not path.exists():
@@ -261,10 +261,10 @@ def _sections(
         return ()
     items = value if isinstance(value, list) else [value]
     out: list[tuple[Path, Mapping[str, Any]]] = []
-    for i, item in enumerate(items):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for i, item in enumerate(items):
         label = f"{key}[{i}]" if isinstance(value, list) else key
         if isinstance(item, dict):
-            inline: dict[str, Any] = dict(item)  # pyright: ignore[reportUnknownArgumentType]
+            inline: dict[str, Any] = dict(item)
             out.append(
                 (where, inline if key != "hooks" or "hooks" in inline else {"hooks": inline})
             )
@@ -292,7 +292,7 @@ def runs(plugin: Plugin) -> dict[str, str]:
         for name, entry in table.items():
             if isinstance(entry, dict):
                 key = f"server {server_name(plugin.name, name)} ({_rel(source, plugin.root)})"
-                out[key] = _server_text(entry)  # pyright: ignore[reportUnknownArgumentType]
+                out[key] = _server_text(entry)
     for folder in plugin.commands:
         files = [folder] if folder.is_file() else sorted(folder.rglob("*.md"))[:MAX_FILES]
         for path in files:
@@ -316,15 +316,15 @@ def _hook_runs(rel: str, hooks: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     if not isinstance(hooks, dict):
         return out
-    for event, groups in hooks.items():  # pyright: ignore[reportUnknownVariableType]
-        for g, group in enumerate(groups if isinstance(groups, list) else []):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    for event, groups in hooks.items():
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
             if not isinstance(group, dict):
                 continue
-            matcher = group.get("matcher") or "*"  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            for h, hook in enumerate(group.get("hooks") or []):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType, reportUnknownMemberType]
+            matcher = group.get("matcher") or "*"
+            for h, hook in enumerate(group.get("hooks") or []):
                 if not isinstance(hook, dict):
                     continue
-                what = hook.get("command") or hook.get("url") or json.dumps(hook, sort_keys=True)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                what = hook.get("command") or hook.get("url") or json.dumps(hook, sort_keys=True)
                 out[f"hook {event} ({rel} hooks.{event}[{g}].hooks[{h}])"] = (
                     f"{event} {matcher}: {what}"
                 )
@@ -338,7 +338,7 @@ def _server_text(entry: Mapping[str, Any]) -> str:
     text = shlex.join(argv)
     env = entry.get("env")
     if isinstance(env, dict) and env:
-        text += "  (env " + ", ".join(sorted(str(k) for k in env)) + ")"  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        text += "  (env " + ", ".join(sorted(str(k) for k in env)) + ")"
     return text
 
 

@@ -166,36 +166,36 @@ def read(path: Path | None = None) -> Record:
         ) from None
     record = Record()
     plugins = data.get("plugins", {}) if isinstance(data, dict) else {}
-    for name, raw in plugins.items() if isinstance(plugins, dict) else ():  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-        if not isinstance(raw, dict) or not isinstance(raw.get("path"), str):  # pyright: ignore[reportUnknownMemberType]
+    for name, raw in plugins.items() if isinstance(plugins, dict) else ():
+        if not isinstance(raw, dict) or not isinstance(raw.get("path"), str):
             continue
-        runs = raw.get("runs")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        project = _text(raw.get("project"))  # pyright: ignore[reportUnknownMemberType]
-        record.plugins[str(name)] = Installed(  # pyright: ignore[reportUnknownArgumentType]
-            str(name),  # pyright: ignore[reportUnknownArgumentType]
-            Path(raw["path"]),  # pyright: ignore[reportUnknownArgumentType]
-            _text(raw.get("version")),  # pyright: ignore[reportUnknownMemberType]
-            str(raw.get("source", "")),  # pyright: ignore[reportUnknownMemberType]
-            _text(raw.get("marketplace")),  # pyright: ignore[reportUnknownMemberType]
-            _text(raw.get("commit")),  # pyright: ignore[reportUnknownMemberType]
-            str(raw.get("digest", "")),  # pyright: ignore[reportUnknownMemberType]
-            {str(k): str(v) for k, v in runs.items()} if isinstance(runs, dict) else {},  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-            raw.get("enabled", True) is not False,  # pyright: ignore[reportUnknownMemberType]
-            "project" if raw.get("scope") == "project" else "user",  # pyright: ignore[reportUnknownMemberType]
+        runs = raw.get("runs")
+        project = _text(raw.get("project"))
+        record.plugins[str(name)] = Installed(
+            str(name),
+            Path(raw["path"]),
+            _text(raw.get("version")),
+            str(raw.get("source", "")),
+            _text(raw.get("marketplace")),
+            _text(raw.get("commit")),
+            str(raw.get("digest", "")),
+            {str(k): str(v) for k, v in runs.items()} if isinstance(runs, dict) else {},
+            raw.get("enabled", True) is not False,
+            "project" if raw.get("scope") == "project" else "user",
             Path(project) if project else None,
-            str(raw.get("installed_at", "")),  # pyright: ignore[reportUnknownMemberType]
-            raw.get("entry") if isinstance(raw.get("entry"), dict) else None,  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            str(raw.get("installed_at", "")),
+            raw.get("entry") if isinstance(raw.get("entry"), dict) else None,
         )
     markets = data.get("marketplaces", {}) if isinstance(data, dict) else {}
-    for name, raw in markets.items() if isinstance(markets, dict) else ():  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
-        if not isinstance(raw, dict) or raw.get("kind") not in ("directory", "git", "url"):  # pyright: ignore[reportUnknownMemberType]
+    for name, raw in markets.items() if isinstance(markets, dict) else ():
+        if not isinstance(raw, dict) or raw.get("kind") not in ("directory", "git", "url"):
             continue
-        record.marketplaces[str(name)] = Marketplace(  # pyright: ignore[reportUnknownArgumentType]
-            str(name),  # pyright: ignore[reportUnknownArgumentType]
-            str(raw.get("source", "")),  # pyright: ignore[reportUnknownMemberType]
-            raw["kind"],  # pyright: ignore[reportUnknownArgumentType]
-            Path(str(raw.get("path", ""))),  # pyright: ignore[reportUnknownMemberType]
-            str(raw.get("added_at", "")),  # pyright: ignore[reportUnknownMemberType]
+        record.marketplaces[str(name)] = Marketplace(
+            str(name),
+            str(raw.get("source", "")),
+            raw["kind"],
+            Path(str(raw.get("path", ""))),
+            str(raw.get("added_at", "")),
         )
     return record
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 
-class BadArgument(Exception):
+class BadArgumentError(Exception):
     """An argument is missing or has the wrong type; the message is for the model."""
 
 
@@ -14,7 +14,7 @@ def string(arguments: Mapping[str, Any], key: str, *, allow_empty: bool = False)
     """A required string argument."""
     value = arguments.get(key)
     if not isinstance(value, str) or (not value and not allow_empty):
-        raise BadArgument(f"'{key}' is required and must be a non-empty string")
+        raise BadArgumentError(f"'{key}' is required and must be a non-empty string")
     return value
 
 
@@ -26,5 +26,5 @@ def integer(arguments: Mapping[str, Any], key: str, default: int, *, minimum: in
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise BadArgument(f"'{key}' must be an integer >= {minimum}, got {value!r}")
+        raise BadArgumentError(f"'{key}' must be an integer >= {minimum}, got {value!r}")
     return value

@@ -47,7 +47,7 @@ from codebot_mcp.core.tools.base import (
     ToolResult,
     ToolSandbox,
 )
-from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, integer, string
 
 DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
@@ -246,10 +246,10 @@ class BashTool:
             command = string(arguments, "command")
             timeout = min(integer(arguments, "timeout", DEFAULT_TIMEOUT), MAX_TIMEOUT)
             if not isinstance(arguments.get("sandbox", True), bool):
-                raise BadArgument("'sandbox' must be true or false")
+                raise BadArgumentError("'sandbox' must be true or false")
             if not isinstance(arguments.get("run_in_background", False), bool):
-                raise BadArgument("'run_in_background' must be true or false")
-        except BadArgument as exc:
+                raise BadArgumentError("'run_in_background' must be true or false")
+        except BadArgumentError as exc:
             return ToolResult(f"bash: {exc}", is_error=True)
         jobs = self.jobs if self.background(arguments) else None
         if jobs is not None and (refusal := jobs.refusal()) is not None:

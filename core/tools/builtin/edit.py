@@ -17,7 +17,7 @@ import anyio
 from codebot_mcp.core.fsutil import atomic_write
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import BoundaryError, Reach
-from codebot_mcp.core.tools.builtin._common import BadArgument, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, string
 from codebot_mcp.core.tools.builtin._diff import MAX_PREVIEW_BYTES, unified
 from codebot_mcp.core.tools.builtin._files import FileTool
 from codebot_mcp.core.tools.builtin._text import Decoded, UnencodableError, decode, has_bom
@@ -111,7 +111,7 @@ class EditTool(FileTool):
         new = string(arguments, "new_string", allow_empty=True)
         replace_all = arguments.get("replace_all", False)
         if not isinstance(replace_all, bool):
-            raise BadArgument("'replace_all' must be true or false")
+            raise BadArgumentError("'replace_all' must be true or false")
         return reach, old, new, replace_all
 
     def _load(self, path: Path) -> Decoded:
@@ -140,7 +140,7 @@ class EditTool(FileTool):
                 return None
             decoded = self._load(path)
             after, _ = apply_edit(decoded.text, old, new, replace_all)
-        except (BadArgument, BoundaryError, EditError, OSError) as exc:
+        except (BadArgumentError, BoundaryError, EditError, OSError) as exc:
             return f"(this edit will fail: {exc})"
         return unified(_shown(path, self.cwd), decoded.text, after)
 
@@ -159,7 +159,7 @@ class EditTool(FileTool):
             except UnencodableError as exc:
                 raise EditError(str(exc)) from None
             await anyio.to_thread.run_sync(_replace_file, path, data)
-        except BadArgument as exc:
+        except BadArgumentError as exc:
             return ToolResult(f"edit: {exc}", is_error=True)
         except BoundaryError as exc:
             return ToolResult(f"edit: {exc}", is_error=True)

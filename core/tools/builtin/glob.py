@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
-from codebot_mcp.core.tools.builtin._common import BadArgument, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, string
 from codebot_mcp.core.tools.builtin._files import FileTool, walk
 from codebot_mcp.core.tools.globmatch import PatternError, compiled
 
@@ -68,10 +68,10 @@ class GlobTool(FileTool):
             pattern = string(arguments, "pattern").strip().removeprefix("./")
             where = arguments.get("path")
             if where is not None and not isinstance(where, str):
-                raise BadArgument("'path' must be a string")
+                raise BadArgumentError("'path' must be a string")
             base = self.boundary.reach(where).resolved if where else self.cwd
             compiled(pattern)
-        except (BadArgument, PatternError) as exc:
+        except (BadArgumentError, PatternError) as exc:
             return ToolResult(f"glob: {exc}", is_error=True)
         if pattern.startswith("/"):
             return ToolResult(

@@ -27,7 +27,7 @@ from codebot_mcp.core import jsonutil
 from codebot_mcp.core.proc.lookup import child_environment
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import BoundaryError, refuse_special
-from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool, glob_match, walk
 from codebot_mcp.core.tools.builtin.glob import shown
 from codebot_mcp.core.tools.globmatch import PatternError, compiled
@@ -170,7 +170,7 @@ async def _events(argv: list[str]) -> AsyncGenerator[dict[str, Any], None]:
             if code == 2 and not produced:
                 errors.seek(0)
                 message = errors.read(4096).decode("utf-8", "replace").strip()
-                raise BadArgument(message or "the search failed")
+                raise BadArgumentError(message or "the search failed")
         finally:
             with anyio.CancelScope(shield=True):
                 if process.returncode is None:
@@ -189,7 +189,7 @@ async def search_lines(query: Query, *, use_rg: bool | None = None) -> list[Line
     """
     rg = rg_path() if use_rg is not False else None
     if use_rg and rg is None:
-        raise BadArgument("ripgrep is not installed")
+        raise BadArgumentError("ripgrep is not installed")
     argv = _rg_argv(rg, query) if rg else _python_argv(query)
     out: list[Line] = []
     with anyio.move_on_after(SEARCH_TIMEOUT_SECONDS) as scope:
@@ -271,13 +271,13 @@ class GrepTool(FileTool):
         where = arguments.get("path")
         glob = arguments.get("glob")
         if where is not None and not isinstance(where, str):
-            raise BadArgument("'path' must be a string")
+            raise BadArgumentError("'path' must be a string")
         if glob is not None and not isinstance(glob, str):
-            raise BadArgument("'glob' must be a string")
+            raise BadArgumentError("'glob' must be a string")
         context = min(integer(arguments, "context", 0, minimum=0), MAX_CONTEXT)
         ignore_case = arguments.get("ignore_case", False)
         if not isinstance(ignore_case, bool):
-            raise BadArgument("'ignore_case' must be true or false")
+            raise BadArgumentError("'ignore_case' must be true or false")
         target = self.boundary.reach(where).resolved if where else self.cwd
         return Query(regex, target, glob or None, context, ignore_case, self.boundary.root)
 
@@ -286,12 +286,12 @@ class GrepTool(FileTool):
         try:
             query = self.query(arguments)
             if not query.target.exists():
-                raise BadArgument(f"{query.target} does not exist")
+                raise BadArgumentError(f"{query.target} does not exist")
             refuse_special(query.target, query.target.stat().st_mode)  # /dev/zero, a FIFO
             if query.glob:
                 compiled(query.glob.removeprefix("!"))
             lines = await search_lines(query)
-        except (BadArgument, BoundaryError, PatternError) as exc:
+        except (BadArgumentError, BoundaryError, PatternError) as exc:
             return ToolResult(f"grep: {exc}", is_error=True)
         except SearchTimeoutError:
             return ToolResult(

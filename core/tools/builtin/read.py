@@ -16,7 +16,7 @@ import anyio.to_thread
 from codebot_mcp.core.media import images
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import MAX_READ_BYTES, BoundaryError
-from codebot_mcp.core.tools.builtin._common import BadArgument, integer, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, integer, string
 from codebot_mcp.core.tools.builtin._files import FileTool
 from codebot_mcp.core.tools.builtin._text import decode, has_bom
 
@@ -62,7 +62,7 @@ class ReadTool(FileTool):
             path = self.boundary.reach(string(arguments, "path")).resolved
             offset = integer(arguments, "offset", 1)
             limit = integer(arguments, "limit", DEFAULT_LIMIT)
-        except BadArgument as exc:
+        except BadArgumentError as exc:
             return ToolResult(f"read: {exc}", is_error=True)
         if self.files is not None and not images.named_like_image(path):
             # the editor's buffer (ACP): what the user sees; an image is read from the disk

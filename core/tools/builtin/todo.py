@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
-from codebot_mcp.core.tools.builtin._common import BadArgument
+from codebot_mcp.core.tools.builtin._common import BadArgumentError
 
 STATUSES = ("pending", "in_progress", "completed")
 MAX_TODOS = 100
@@ -68,7 +68,7 @@ class TodoList:
         for entry in data:
             try:
                 items.append(_item(entry, 0))
-            except BadArgument:
+            except BadArgumentError:
                 continue
         self.replace(items)
 
@@ -76,20 +76,22 @@ class TodoList:
 def _item(entry: Any, index: int) -> Todo:
     where = f"todos[{index}]"
     if not isinstance(entry, Mapping):
-        raise BadArgument(f"{where} must be an object with 'content' and 'status'")
-    content: Any = entry.get("content")  # pyright: ignore[reportUnknownMemberType]
-    status: Any = entry.get("status", "pending")  # pyright: ignore[reportUnknownMemberType]
-    active: Any = entry.get("activeForm", "")  # pyright: ignore[reportUnknownMemberType]
+        raise BadArgumentError(f"{where} must be an object with 'content' and 'status'")
+    content: Any = entry.get("content")
+    status: Any = entry.get("status", "pending")
+    active: Any = entry.get("activeForm", "")
     if not isinstance(content, str) or not content.strip():
-        raise BadArgument(f"{where}.content must be a non-empty string")
+        raise BadArgumentError(f"{where}.content must be a non-empty string")
     if len(content) > MAX_CONTENT_CHARS:
-        raise BadArgument(f"{where}.content is longer than {MAX_CONTENT_CHARS} characters")
+        raise BadArgumentError(f"{where}.content is longer than {MAX_CONTENT_CHARS} characters")
     if status not in STATUSES:
-        raise BadArgument(f"{where}.status must be one of {', '.join(STATUSES)}; got {status!r}")
+        raise BadArgumentError(
+            f"{where}.status must be one of {', '.join(STATUSES)}; got {status!r}"
+        )
     if active is None:
         active = ""
     if not isinstance(active, str):
-        raise BadArgument(f"{where}.activeForm must be a string")
+        raise BadArgumentError(f"{where}.activeForm must be a string")
     return Todo(content.strip(), status, active.strip()[:MAX_CONTENT_CHARS])
 
 
@@ -101,10 +103,10 @@ def parse(arguments: Mapping[str, Any]) -> list[Todo]:
     """
     todos = arguments.get("todos")
     if not isinstance(todos, list):
-        raise BadArgument("'todos' is required: a list of {content, status} objects")
-    entries: list[Any] = todos  # pyright: ignore[reportUnknownVariableType]
+        raise BadArgumentError("'todos' is required: a list of {content, status} objects")
+    entries: list[Any] = todos
     if len(entries) > MAX_TODOS:
-        raise BadArgument(f"'todos' holds {len(entries)} items; keep it to {MAX_TODOS}")
+        raise BadArgumentError(f"'todos' holds {len(entries)} items; keep it to {MAX_TODOS}")
     return [_item(entry, n) for n, entry in enumerate(entries)]
 
 
@@ -166,7 +168,7 @@ class TodoWriteTool:
         """Replace the list; the result repeats it for the model."""
         try:
             items = parse(arguments)
-        except BadArgument as exc:
+        except BadArgumentError as exc:
             return ToolResult(f"todo_write: {exc}", is_error=True)
         changed = self.todos.replace(items)
         done = sum(t.status == "completed" for t in items)

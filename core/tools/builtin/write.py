@@ -9,7 +9,7 @@ import anyio.to_thread
 
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from codebot_mcp.core.tools.boundary import BoundaryError
-from codebot_mcp.core.tools.builtin._common import BadArgument, string
+from codebot_mcp.core.tools.builtin._common import BadArgumentError, string
 from codebot_mcp.core.tools.builtin._diff import read_for_preview, unified
 from codebot_mcp.core.tools.builtin._files import FileTool
 
@@ -50,7 +50,7 @@ class WriteTool(FileTool):
         try:
             path = self.boundary.reach(string(arguments, "path")).resolved
             content = string(arguments, "content", allow_empty=True)
-        except BadArgument:
+        except BadArgumentError:
             return None
         if not path.exists():
             lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
@@ -69,7 +69,7 @@ class WriteTool(FileTool):
         try:
             reach = self.boundary.reach(string(arguments, "path"))
             content = string(arguments, "content", allow_empty=True)
-        except BadArgument as exc:
+        except BadArgumentError as exc:
             return ToolResult(f"write: {exc}", is_error=True)
         path = reach.resolved
         if self.files is not None:  # the editor's buffer (ACP)

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from codebot_mcp.core.config import paths
 from codebot_mcp.core.config.servers import parse_server
 from codebot_mcp.core.config.settings import read_json
-from codebot_mcp.core.envexpand import UndefinedVariable, expand, expandable_strings
+from codebot_mcp.core.envexpand import UndefinedVariableError, expand, expandable_strings
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.proc.lookup import find_command
 from codebot_mcp.core.secrets.redact import redact_url
@@ -130,7 +130,7 @@ def undefined_variables(
             try:
                 expand(value, known)
                 break
-            except UndefinedVariable as exc:
+            except UndefinedVariableError as exc:
                 found.append((key, exc.name))
                 known[exc.name] = PLACEHOLDER_VALUE
     return found

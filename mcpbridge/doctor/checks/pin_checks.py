@@ -167,8 +167,8 @@ def _lock(ctx: ServerContext) -> Iterator[Finding]:
         )
         return
     origin = ctx.config.provenance.as_dict() if ctx.config.provenance else None
-    changes = registry_drift(entry, origin)  # pyright: ignore[reportUnknownArgumentType]
-    changes += drift(entry, info.version if info else None, list(ctx.client.tools))  # pyright: ignore[reportUnknownArgumentType]
+    changes = registry_drift(entry, origin)
+    changes += drift(entry, info.version if info else None, list(ctx.client.tools))
     for change in changes:
         yield ctx.finding(
             "tools.lock",
