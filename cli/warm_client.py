@@ -80,7 +80,7 @@ def roots(settings: Settings) -> list[Path]:
 
 
 def location(settings: Settings) -> Path:
-    from codebot_mcp.mcpbridge.warm import client as warm
+    from codebot_mcp.mcpbridge.warm import holder_client as warm
 
     return warm.socket_path(settings.project_file, settings.cwd)
 
@@ -90,7 +90,7 @@ def ask_holder(
 ) -> dict[str, Any] | None:
     """The holder's answer for these settings (trust applied: ``load_effective``), or None:
     take the cold path (silently)."""
-    from codebot_mcp.mcpbridge.warm import client as warm
+    from codebot_mcp.mcpbridge.warm import holder_client as warm
 
     if _handover is not None and _handover.holder_asked:
         return None  # asked once this invocation already: it could not take the call
@@ -109,7 +109,7 @@ def settings_digest(settings: Settings, check: trust.TrustCheck) -> str:
     """The digest a holder for these settings answers to: the servers, trust, roots and the
     lock it checks them against (``Pins.digest``), as ``mcpbridge.warm.holder`` takes it."""
     from codebot_mcp.cli.runtime import session_pins
-    from codebot_mcp.mcpbridge.warm import client as warm
+    from codebot_mcp.mcpbridge.warm import holder_client as warm
 
     pins = session_pins(settings)
     servers = dict(settings.servers)
@@ -165,7 +165,7 @@ def _holder_exists(cwd: Path) -> bool:
     """A holder socket for the settings at ``cwd`` exists (read before any settings file, so
     the ordinary path, when taken, prints each settings warning once)."""
     from codebot_mcp.core.config.settings import project_sources
-    from codebot_mcp.mcpbridge.warm import client as warm
+    from codebot_mcp.mcpbridge.warm import holder_client as warm
 
     project, mcp_json, _ = project_sources(cwd)
     return warm.socket_path(project or mcp_json, cwd).exists()  # Settings.project_file

@@ -22,7 +22,7 @@ FOLDERS = ("core", "mcpbridge", "cli")
 KNOWN_STALE: frozenset[str] = frozenset()
 
 # Module names held by more than one module: none (kept empty by review).
-KNOWN_SHARED: frozenset[str] = frozenset({"client"})
+KNOWN_SHARED: frozenset[str] = frozenset()
 
 
 def packages() -> list[Path]:

@@ -26,7 +26,7 @@ from codebot_mcp.core.tools.arguments import Pairs
 from codebot_mcp.mcpbridge.calls.call import call_once
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.report import status_view
-from codebot_mcp.mcpbridge.warm.client import (
+from codebot_mcp.mcpbridge.warm.holder_client import (
     ACCEPT_TIMEOUT,
     HEARTBEAT_SECONDS,
     MAX_LINE_BYTES,

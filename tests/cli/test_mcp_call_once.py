@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from codebot_mcp.cli import warm_client
-from codebot_mcp.mcpbridge.warm import client as warm
+from codebot_mcp.mcpbridge.warm import holder_client as warm
 from tests.helpers import server_entry, write_settings
 
 _opened: list[str] | None = None

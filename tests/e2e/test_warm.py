@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.mcpbridge.warm import client as warm
+from codebot_mcp.mcpbridge.warm import holder_client as warm
 from tests.e2e.test_reaper import marked_pids
 from tests.fakes.procs import CODEBOT, alive, codebot_env, wait_until
 from tests.helpers import server_entry, write_settings

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from codebot_mcp.mcpbridge.warm import client as warm
+from codebot_mcp.mcpbridge.warm import holder_client as warm
 from tests.cli.entry_point import codebot
 from tests.helpers import server_entry
 

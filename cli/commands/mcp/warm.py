@@ -63,7 +63,7 @@ def warm_command(
     as usual). Exit 0 when the holder runs with every server connected, 4 when some failed.
     --status: exit 0 when a holder runs, 1 when none does. --stop: exit 0 (also when none ran).
     """
-    from codebot_mcp.mcpbridge.warm import client as warm
+    from codebot_mcp.mcpbridge.warm import holder_client as warm
 
     globals_: Globals = ctx.obj
     loaded = load_effective(globals_, warn=not (stop or status))
