@@ -15,6 +15,7 @@ import os
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -193,8 +194,17 @@ async def test_many_tools_long_names(errlog: TextIO) -> None:
             assert result.tools[0].name.startswith("tool_0000_")
 
 
-async def test_http_server_requires_token() -> None:
-    with anyio.fail_after(45), run_http_server() as url:
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """The SDK-built HTTP test server, shared by the module's tests: they only read it (each
+    client is a session of its own), and a start costs about 1.4 s of CPU."""
+    with run_http_server() as url:
+        yield url
+
+
+async def test_http_server_requires_token(http_url: str) -> None:
+    url = http_url
+    with anyio.fail_after(45):
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
 
         for headers in ({}, {"Authorization": "Bearer wrong"}):
@@ -218,13 +228,12 @@ async def test_http_server_requires_token() -> None:
                 assert text_of(await client.call_tool("echo", {"text": "over http"})) == "over http"
 
 
-def test_http_server_raw_modes() -> None:
-    with run_http_server() as url:
-        with pytest.raises(urllib.error.HTTPError) as denied:
-            urllib.request.urlopen(url, timeout=10)
-        with denied.value:
-            assert denied.value.code == 401
-            assert json.loads(denied.value.read())["error"]["message"].startswith("Unauthorized")
+def test_http_server_raw_modes(http_url: str) -> None:
+    with pytest.raises(urllib.error.HTTPError) as denied:
+        urllib.request.urlopen(http_url, timeout=10)
+    with denied.value:
+        assert denied.value.code == 401
+        assert json.loads(denied.value.read())["error"]["message"].startswith("Unauthorized")
     with run_http_server("--html") as url, urllib.request.urlopen(url + "/x", timeout=10) as page:
         assert page.status == 200
         assert page.read() == b"<html>not mcp</html>"

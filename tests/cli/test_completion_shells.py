@@ -3,6 +3,7 @@ completing server and tool names without starting a server, installed or sourced
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pty
@@ -35,12 +36,30 @@ def completing(user: Path, project: Path) -> Path:
     return project
 
 
-def in_bash(project: Path, *words: str) -> list[str]:
+@functools.cache
+def bash_completion() -> str:
+    """``codebot --show-completion bash``, asked once: the script is the same for every
+    project, and each of the many ``in_bash`` calls would otherwise start one more codebot."""
+    done = subprocess.run(
+        [CODEBOT, "--show-completion", "bash"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and "_codebot_completion" in done.stdout, done.stderr
+    return done.stdout
+
+
+def in_bash(project: Path, *words: str, fresh: bool = False) -> list[str]:
+    """What bash offers for ``words``; the completion script comes from a codebot of its
+    own when ``fresh`` (``source <(codebot --show-completion bash)``), else from the one
+    asked first (the same text, sourced the same way)."""
+    load = "source <(codebot --show-completion bash)"
+    if not fresh:
+        load = 'source <(printf "%s" "$BASH_COMPLETION_SCRIPT")'
     script = (
-        'source <(codebot --show-completion bash); COMP_WORDS=("$@"); '
+        f'{load}; COMP_WORDS=("$@"); '
         'COMP_CWORD=$(($# - 1)); _codebot_completion codebot; printf "%s\\n" "${COMPREPLY[@]}"'
     )
-    return _shell(["bash", "-c", script, "bash", *words], project)
+    extra = {} if fresh else {"BASH_COMPLETION_SCRIPT": bash_completion()}
+    return _shell(["bash", "-c", script, "bash", *words], project, extra)
 
 
 def in_zsh(project: Path, *words: str) -> list[str]:
@@ -58,14 +77,14 @@ def in_fish(project: Path, line: str) -> list[str]:
     return _shell(["fish", "-c", script], project)
 
 
-def _shell(argv: list[str], cwd: Path) -> list[str]:
+def _shell(argv: list[str], cwd: Path, extra: dict[str, str] | None = None) -> list[str]:
     if shutil.which(argv[0]) is None:
         pytest.skip(f"{argv[0]} is not installed")
     path = f"{Path(CODEBOT).parent}{os.pathsep}{os.environ['PATH']}"
     done = subprocess.run(
         argv,
         cwd=cwd,
-        env={**os.environ, "PATH": path},
+        env={**os.environ, "PATH": path, **(extra or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -75,7 +94,7 @@ def _shell(argv: list[str], cwd: Path) -> list[str]:
 
 
 def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> None:
-    assert in_bash(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
+    assert in_bash(completing, "codebot", "mcp", "call", "", fresh=True) == ["alpha", "echo"]
     assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
     assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["get_time"]
     for command in ("get", "remove", "enable", "disable", "login", "resources", "prompts"):
@@ -129,7 +148,7 @@ def test_nothing_unsafe_is_handed_to_the_shell(completing: Path, tmp_path: Path)
     )
     assert in_zsh(completing, "codebot", "mcp", "call", "") == ["alpha", "echo"]
     assert in_zsh(completing, "codebot", "mcp", "call", "alpha", "") == ["ok_tool"]
-    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["ok_tool"]
+    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "", fresh=True) == ["ok_tool"]
     assert not marker.exists()
 
 

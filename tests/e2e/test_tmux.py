@@ -8,10 +8,12 @@ the tests are as fast as the machine allows and fail with the screen in the mess
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,14 +31,22 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 
 DEADLINE = 20.0
 """Seconds any one expected screen may take (startup imports the SDK and openai)."""
+SOCKET_PATH_MAX = 100
+"""Bytes of a tmux socket's path past which it goes to a short folder (the limit is 107)."""
 
 
 class Terminal:
     """One tmux server (private socket) with one session running one command."""
 
     def __init__(self, socket: Path) -> None:
-        self.socket = socket
         self.status_file = socket.with_name("exit-status")
+        self._short: Path | None = None
+        if len(os.fsencode(socket)) > SOCKET_PATH_MAX:
+            # A Unix socket's path may not pass 107 bytes; pytest's temporary folder under a
+            # long TMPDIR or test name may, so the socket goes to a short folder of its own.
+            self._short = Path(tempfile.mkdtemp(prefix="codebot-tmux-"))
+            socket = self._short / "s"
+        self.socket = socket
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -121,6 +131,8 @@ class Terminal:
         subprocess.run(
             ["tmux", "-S", str(self.socket), "kill-server"], capture_output=True, timeout=10
         )
+        if self._short is not None:
+            shutil.rmtree(self._short, ignore_errors=True)
 
 
 @pytest.fixture

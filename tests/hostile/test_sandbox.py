@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -251,8 +252,11 @@ async def test_no_network_not_even_the_hosts_loopback(
 
 
 @needs_sandbox
-async def test_no_unix_socket_leads_out(shell: Shell, tmp_path: Path) -> None:
-    path = tmp_path / "outside" / "service.sock"
+async def test_no_unix_socket_leads_out(shell: Shell) -> None:
+    # outside the project, in a short folder: a socket's path may not pass 107 bytes, and
+    # pytest's temporary folder under a long TMPDIR or test name may
+    outside = Path(tempfile.mkdtemp(prefix="codebot-outside-"))
+    path = outside / "service.sock"
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
     server.listen()
@@ -268,6 +272,7 @@ async def test_no_unix_socket_leads_out(shell: Shell, tmp_path: Path) -> None:
         assert not (await shell.run(f'python3 -c "{code}"', sandbox=False)).is_error
     finally:
         server.close()
+        shutil.rmtree(outside, ignore_errors=True)
 
 
 @needs_sandbox

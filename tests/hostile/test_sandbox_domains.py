@@ -11,6 +11,7 @@ the host's loopback, which a direct connection from the sandbox must never reach
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -433,12 +434,15 @@ def _forwarders(marker: str) -> list[int]:
 
 @needs_sandbox
 @pytest.mark.parametrize("how", ["exits", "is killed"])
-def test_the_forwarder_dies_with_the_command(tmp_path: Path, how: str) -> None:
+def test_the_forwarder_dies_with_the_command(how: str) -> None:
     from codebot_mcp.core.proc import helper
 
     located = helper.locate()
     assert located is not None
-    marker = str(tmp_path / "no-proxy-here.sock")  # only the forwarder's command line has it
+    # only the forwarder's command line has it; in a short folder, as a Unix socket's path
+    # may not pass 107 bytes (pytest's temporary folder may, and then no forwarder starts)
+    short = Path(tempfile.mkdtemp(prefix="codebot-fwd-"))
+    marker = str(short / "no-proxy-here.sock")
     command = "sleep 0.5" if how == "exits" else "sleep 60"
     options = ["--sandbox", "--no-network", "--proxy", f"3128:{marker}"]
     child = subprocess.Popen([str(located), *options, "--", "bash", "-c", command])
@@ -457,6 +461,7 @@ def test_the_forwarder_dies_with_the_command(tmp_path: Path, how: str) -> None:
     finally:
         child.kill()
         child.wait()
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_a_host_that_is_no_host_name_is_never_recorded_or_shown() -> None:
