@@ -32,7 +32,7 @@ FORMAT_VERSION = 1
 """``version`` in the ``init`` event: fields are only added; a change of meaning bumps it."""
 RESULT_CAP_CHARS = 16_000
 """A tool result in an event is cut here (``truncated``, ``chars`` give the full size): the
-model got it whole, the stream is for watching."""
+model got it whole, the stream is for watching. ACP's tool-call updates cut at the same size."""
 ARGUMENTS_CAP_CHARS = 64_000
 """Arguments longer than this (a whole file in ``write``) are shown as cut text."""
 INPUT_LINE_CAP_BYTES = 10_000_000

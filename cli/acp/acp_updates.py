@@ -25,6 +25,7 @@ from acp import helpers
 from acp.schema import ToolCallLocation
 
 from codebot_mcp.cli import render
+from codebot_mcp.cli.streamjson import RESULT_CAP_CHARS
 from codebot_mcp.core.agent.context import Compaction
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.permissions import Decision, denial_text
@@ -35,8 +36,6 @@ from codebot_mcp.core.secrets.streamscrub import StreamScrubber
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
 from codebot_mcp.core.tools.builtin._files import FileTool
 
-RESULT_CAP_CHARS = 16_000
-"""A tool result shown in the editor is cut here (the model got it whole)."""
 DIFF_CAP_BYTES = 1_000_000
 """A file larger than this gets no diff (the call's result says what changed)."""
 OUTBOX_CAP = 20_000

@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from codebot_mcp.core.config import discovery
+from codebot_mcp.core.config.hookcontract import RULE
 from codebot_mcp.core.config.hooks import HookCommand, parse_hooks
 from codebot_mcp.core.config.keys import SettingWarning, boolean
 from codebot_mcp.core.config.sandboxing import PatternError, normalize_pattern
@@ -117,7 +118,6 @@ TOOLS: Mapping[str, tuple[str, ...]] = {
 ``Edit`` rules cover every tool that edits files, its ``Read`` rules the tools that read)."""
 PATTERN_TOOLS = ("bash", "read", "glob", "grep", "edit", "write", "task")
 """codebot's tools whose calls a ``Tool(pattern)`` rule can tell apart (command, path, agent)."""
-_RULE = re.compile(r"^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 Scope = Literal["user", "project"]
 
@@ -165,7 +165,7 @@ def translate_rule(rule: str) -> tuple[tuple[str, ...], str | None]:
     ``Edit(src/**)`` → ``edit(src/**)`` and ``write(src/**)``; ``mcp__server__tool``,
     ``mcp__server__*`` and ``mcp__server`` as they are (codebot's syntax is the same).
     """
-    found = _RULE.match(rule)
+    found = RULE.match(rule)
     if found is None:
         return (), "not a permission rule like Bash(git commit:*)"
     name, pattern = found.group(1), found.group(2)

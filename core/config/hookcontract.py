@@ -133,7 +133,9 @@ def claude_response(
     return out
 
 
-_RULE = re.compile(r"^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+RULE = re.compile(r"^\s*([A-Za-z0-9_*.-]+)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+"""One permission rule, ``Tool`` or ``Tool(pattern)``: group 1 the tool, group 2 the pattern
+(Claude Code's rules and hooks' ``if`` conditions are written alike)."""
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = re.compile(r"&&|\|\||[;|&\n]")
 _SUBSHELL = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
@@ -141,7 +143,7 @@ _SUBSHELL = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
 
 def condition_valid(rule: str) -> bool:
     """Whether ``rule`` reads as one permission rule (``Tool`` or ``Tool(pattern)``)."""
-    return _RULE.match(rule) is not None
+    return RULE.match(rule) is not None
 
 
 def condition_matches(
@@ -155,7 +157,7 @@ def condition_matches(
     ``every``: the reading of an *allow* permission rule (``core.agent.permissions``): every
     subcommand must match, and a rule or command that cannot be read matches nothing (it
     fails closed: ``Bash(git status:*)`` does not allow ``git status; rm -rf ~``)."""
-    found = _RULE.match(rule)
+    found = RULE.match(rule)
     if found is None:
         return not every
     name, pattern = found.group(1), found.group(2)

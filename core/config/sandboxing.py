@@ -249,18 +249,6 @@ def merge(global_part: Mapping[str, Any], project_part: Mapping[str, Any]) -> Sa
     )
 
 
-def unknown_sandbox_keys(data: Mapping[str, Any]) -> list[tuple[str, str | None]]:
-    """Keys of a ``sandbox`` object codebot does not know, each with a close known key."""
-    out: list[tuple[str, str | None]] = []
-    for key in data:
-        if key not in SANDBOX_KEYS:
-            import difflib  # only for a misspelt key
-
-            close = difflib.get_close_matches(str(key), SANDBOX_KEYS, n=1, cutoff=0.6)
-            out.append((str(key), close[0] if close else None))
-    return out
-
-
 class EntrySandboxError(Exception):
     """A server entry's ``sandbox`` is invalid (the entry alone fails)."""
 

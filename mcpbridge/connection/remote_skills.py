@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field
 
+from codebot_mcp.core.config.skills import NAME
 from codebot_mcp.core.errors import ServerError, UsageError
 from codebot_mcp.core.tools.sources import (
     DYNAMIC,
@@ -37,9 +38,6 @@ MAX_ENTRIES = 5_000
 """Skill entries kept per server: the catalog is for a prompt, not an archive."""
 MAX_URI = 2_048
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-"""A served skill's name: what the model passes to ``skill`` after ``SERVER:`` (the Agent
-Skills rules are stricter: lowercase; codebot accepts what it can name safely)."""
 _UNPRINTABLE = re.compile(r"[\x00-\x20\x7f-\x9f]")
 
 
