@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from codebot_mcp.cli.extensions import HookSandboxes
     from codebot_mcp.core.agent.history import SavedSession, SessionLog
     from codebot_mcp.core.agent.loop import Agent
+    from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import PermissionGate
     from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
@@ -86,11 +87,13 @@ async def settled_config(resolved: ModelConfig, *, quiet: bool) -> ModelConfig:
     return config
 
 
-def chat_model(config: ModelConfig) -> ChatModel:
-    """A client for ``config``'s endpoint and model."""
+def chat_model(config: ModelConfig, schema: OutputSchema | None = None) -> ChatModel:
+    """A client for ``config``'s endpoint and model; with ``schema`` (``--output-schema``) it
+    asks for structured output of that shape."""
     from codebot_mcp.core.model.client import ChatModel, create_client
 
-    return ChatModel(create_client(config), config)
+    response_format = schema.response_format() if schema is not None else None
+    return ChatModel(create_client(config), config, response_format=response_format)
 
 
 def chat_agent(

@@ -192,7 +192,7 @@ class ChatRuntime:
         self.resolved = resolved
         if self.agent is not None and self.agent.model.config == config:
             return
-        model = chat_model(config)
+        model = chat_model(config, options.output_schema)
         if self.agent is not None:
             previous, self.agent.model = self.agent.model, model
             self.agent.follow_model()
@@ -366,7 +366,7 @@ async def open_runtime(
                 resolved = options.model_config(settings)
                 quiet = options.prompt is not None  # the REPL says which model; -p does not
                 config = await settled_config(resolved, quiet=quiet)
-                models = ModelRef(chat_model(config))
+                models = ModelRef(chat_model(config, options.output_schema))
             except ModelError as exc:
                 if need_model:
                     raise

@@ -123,8 +123,6 @@ async def _headless(globals_: Globals, options: ChatOptions, out: Output) -> int
             return await _run_builtin(runtime, options, builtin, out)
         agent = runtime.agent
         assert agent is not None
-        if options.output_schema is not None:
-            agent.model.response_format = options.output_schema.response_format()
         answers: list[Answer] = []
         view = out.view(runtime)
         pictures = _images(runtime, options)  # --image: a bad file exits 2 before any server

@@ -103,7 +103,13 @@ RetryCallback = Callable[[Retry], None]
 class ChatModel:
     """Sends one turn to the model; remembers server quirks for the session."""
 
-    def __init__(self, client: AsyncOpenAI, config: ModelConfig) -> None:
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        config: ModelConfig,
+        *,
+        response_format: dict[str, Any] | None = None,
+    ) -> None:
         self.client = client
         self.config = config
         self.stream_with_tools = True
@@ -120,7 +126,7 @@ class ChatModel:
         """False once the endpoint rejected a request with images (a model without vision,
         a server that takes only string content): from then on every image goes as its text
         placeholder, for the rest of the session."""
-        self.response_format: dict[str, Any] | None = None
+        self.response_format = response_format
         """Structured output to ask for (``--output-schema``); None again once the endpoint
         rejected it (the answer is then validated all the same, by the caller)."""
 
