@@ -9,8 +9,9 @@ entry* fails only that server: it is kept as a :class:`ServerConfig` whose ``err
 what is wrong, so the others still start and ``mcp list``/``doctor`` can show it.
 
 Size: one idea, reading the settings: discovery (where the project's files are, and where
-the search stops), the merge of the two files with what waits for trust, and the parsers of
-the keys the table in :mod:`.keys` hands to this module (``registry_url``, ``permissions``).
+the search stops), the merge of the two files with what waits for trust (the features' keys
+through their rows, held in ``Settings.sections``), and the parsers of the keys the table in
+:mod:`.keys` hands to this module (``registry_url``, ``permissions``).
 """
 
 from __future__ import annotations
@@ -426,7 +427,8 @@ def value_of(settings: Settings, attribute: str) -> Any:
     """A key's value by its attribute: a field of ``settings``, or a feature's section."""
     if attribute in _fields():
         return getattr(settings, attribute)
-    return settings.sections.get(attribute, keys.BY_NAME[attribute].default)
+    default = next((k.default for k in keys.KEYS if k.attribute == attribute), None)
+    return settings.sections.get(attribute, default)
 
 
 def _merge_parts(global_scalars: dict[str, Any], project_scalars: dict[str, Any]) -> dict[str, str]:
