@@ -50,7 +50,8 @@ Trust = Literal["gated", "free", "own"]
 """``gated``: a project file's value applies only once the project is trusted; ``free``: it
 applies at once (it can only make codebot more careful, or does nothing); ``own``: the key's
 module decides, value by value (``sandbox``: tightening applies at once, widening is gated;
-``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
+``checkpoints``: gated part by part, through its row's ``merge``; ``hooks``: gated as
+written, merged with yours)."""
 
 FEATURES = "codebot_mcp.core.sectionlist"
 """The module that imports every feature owning a section (each registers on import)."""

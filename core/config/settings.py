@@ -515,7 +515,8 @@ def _gated(
 
     Every key of the project file waits for trust unless the key table says it cannot widen
     anything (:mod:`core.config.keys`): a key added later is gated by default. Keys whose
-    module decides (``sandbox``, ``checkpoints``, ``hooks``) are added by the caller.
+    module decides (``sandbox``, ``hooks``, and a row's ``merge``: ``checkpoints``) are added
+    by the caller.
     """
     gated: dict[str, Any] = {}
     for name in keys.gated_keys(data):
