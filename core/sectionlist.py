@@ -3,9 +3,9 @@ registers them all (``core.config.sections`` imports it, by name, the first time
 is read).
 
 It sits at the top of ``core``'s stack, above the features, so it may name them: the kernel's
-own sections (``core/config``) and the feature packages' (``core.checkpoints.checkpointing``,
-``core.telemetry.exportsettings``). A feature that adds a section adds its module here; the
-loader itself never names one.
+own sections (``core/config``) and the packages' (``core.checkpoints.checkpointing``,
+``core.telemetry.exportsettings``, ``core.media.imagelimits``). A feature that adds a section
+adds its module here; the loader itself never names one.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from codebot_mcp.core.checkpoints import checkpointing
 from codebot_mcp.core.config import (
     claudefiles,
     hooks,
-    imagelimits,
     keys,
     managed,
     mcpsection,
     modelsection,
     sandboxing,
 )
+from codebot_mcp.core.media import imagelimits
 from codebot_mcp.core.telemetry import exportsettings
 
 FEATURES = (

@@ -12,11 +12,12 @@ assembled from the sections each feature registers (:mod:`.sections`; the list o
 plugins as settings read them (:mod:`.plugins`), project notes (:mod:`.notes`, :mod:`.initnotes`),
 writing a project file (:mod:`.projectfiles`), and hooks' wire contract (:mod:`.hookcontract`).
 
-The features above the kernel own their settings sections (``core.checkpoints.
-checkpointing``, ``core.telemetry.exportsettings``). These stay here: :mod:`.hooks` (the
-loader, Claude Code's files, plugins and trust all read hook entries), :mod:`.sandboxing`
-and :mod:`.imagelimits` (their features, ``core.sandbox`` and ``core.media``, sit below
-``config``), and :mod:`.skills` (skill discovery, which the definitions reader shares).
+The packages above the kernel's ``config`` own their settings sections
+(``core.checkpoints.checkpointing``, ``core.telemetry.exportsettings``,
+``core.media.imagelimits``). These stay here: :mod:`.hooks` and :mod:`.sandboxing` (the
+loader, Claude Code's files, plugins, the managed policy and trust all read hook entries and
+the sandbox's parts), and :mod:`.skills` (skill discovery, which the definitions reader
+shares; not a settings section).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """

@@ -28,7 +28,6 @@ from typing import Any
 from codebot_mcp.core.config import claudefiles, keys, paths
 from codebot_mcp.core.config.discovery import search_dirs
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
-from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
@@ -98,9 +97,6 @@ class Settings:
     """Output cap per model turn, sent as ``max_tokens``."""
     model_retries: int | None = None
     """Retries of a failed model request; None: 2 for remote APIs, 0 for loopback ones."""
-    images: ImageLimits = field(default_factory=ImageLimits)
-    """``images``: the size of one image, and how many (and how many bytes) one request
-    carries (``core.config.imagelimits``)."""
     context_window: int | None = None
     """The model's context window in tokens; None: from the table of known models, or 128k."""
     tool_search: str | bool = "auto"
@@ -136,9 +132,9 @@ class Settings:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     """How ``bash`` runs confined (``core.config.sandboxing``, ``core.sandbox.confinement``)."""
     sections: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    """The values of the keys the feature packages own, by key (``checkpoints``,
-    ``telemetry``), parsed and merged through their rows (``core.config.sections``); each
-    feature reads its own with its accessor (``core.checkpoints.checkpointing.of``)."""
+    """The values of the keys the feature packages own, by key (``checkpoints``, ``telemetry``,
+    ``images``), parsed and merged through their rows (``core.config.sections``); each feature
+    reads its own with its accessor (``core.checkpoints.checkpointing.of``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
