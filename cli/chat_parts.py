@@ -160,11 +160,12 @@ def chat_checkpoints(
     """The checkpoints of ``log``'s session as the settings say (``current`` kept when they
     still fit)."""
     from codebot_mcp.cli import render
+    from codebot_mcp.core.checkpoints import checkpointing
     from codebot_mcp.core.checkpoints.turns import follow
 
     return follow(
         current,
-        settings.checkpoints,
+        checkpointing.of(settings),
         project,
         log.id,
         scrub=render.REDACTOR,
@@ -210,12 +211,15 @@ def start_telemetry(settings: Settings) -> Telemetry | None:
     """The process's OpenTelemetry export with its session span begun, when the setting
     ``telemetry`` turns it on (``core.telemetry``); else None, and nothing of OpenTelemetry
     is imported."""
-    if not settings.telemetry.enabled:
+    from codebot_mcp.core.telemetry import exportsettings
+
+    wanted = exportsettings.of(settings)
+    if not wanted.enabled:
         return None
     from codebot_mcp.cli import render
     from codebot_mcp.core.telemetry import start
 
-    telemetry = start(settings.telemetry, render.warn)
+    telemetry = start(wanted, render.warn)
     if telemetry is not None:
         telemetry.begin_session()
     return telemetry

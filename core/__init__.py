@@ -10,7 +10,10 @@ The features, one package each, importing the kernel and never each other:
 :mod:`.skills` (local and served skills), :mod:`.subagents` (``task``),
 :mod:`.slashcommands` (custom slash commands), :mod:`.telemetry` (OpenTelemetry export),
 :mod:`.plugins` (Claude Code plugins and marketplaces); under them :mod:`.registry` (the MCP
-Registry), whose HTTP client plugins fetch through.
+Registry), whose HTTP client plugins fetch through. Each feature owns its settings section
+and registers it with the kernel's registry (``core.config.sections``); above them all,
+:mod:`.sectionlist` is the one list of the modules that declare a section, imported by name
+when the key table is first read.
 Service features under the kernel's tools, since ``bash`` uses them: :mod:`.jobs`
 (background jobs) and :mod:`.sandbox` (confinement).
 

@@ -231,6 +231,10 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
         "codebot_mcp.core.agent.session -> codebot_mcp.core.skills.skillcatalog": "core's stack",
         "codebot_mcp.core.hooks.runner -> codebot_mcp.core.checkpoints.turns": "core's stack",
         "codebot_mcp.core.subagents.delegation -> codebot_mcp.core.hooks.points": ("core's stack"),
+        # settings loading holds a feature's section without naming it (core/sectionlist.py does)
+        "codebot_mcp.core.config.settings -> codebot_mcp.core.checkpoints.checkpointing": (
+            "core's stack"
+        ),
         "codebot_mcp.mcpbridge.transport.wire -> codebot_mcp.mcpbridge.connection.mcp_client": (
             "mcpbridge's stack"
         ),
@@ -281,6 +285,21 @@ def test_mcp_commands_do_not_import_openai(tmp_path: Path, command: list[str]) -
     assert "mcp" not in modules and "pydantic" not in modules  # without the SDK's models
     assert not any(m == "openai" or m.startswith("openai.") for m in modules)
     assert not any(m.startswith("prompt_toolkit") for m in modules)
+    # of the feature packages, only the settings sections the loader reads (core/sectionlist.py)
+    features = {m for m in modules if m.split(".")[2:3] and m.split(".")[2] in FEATURES}
+    assert features <= SECTIONS, sorted(features - SECTIONS)
+
+
+FEATURES = ("checkpoints", "hooks", "plugins", "skills", "slashcommands", "subagents", "telemetry")
+"""``core``'s feature packages (the top of its stack but one, in ``pyproject.toml``)."""
+SECTIONS = {
+    "codebot_mcp.core.checkpoints",
+    "codebot_mcp.core.checkpoints.checkpointing",
+    "codebot_mcp.core.telemetry",
+    "codebot_mcp.core.telemetry.exportsettings",
+}
+"""The features' settings sections and their packages: all ``mcp list`` and ``mcp call``
+import of the features."""
 
 
 def test_packages_are_ours() -> None:

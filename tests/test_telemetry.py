@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from codebot_mcp.core.config.telemetry import TelemetrySettings, parse_telemetry
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.telemetry.exportconfig import resolve
+from codebot_mcp.core.telemetry.exportsettings import TelemetrySettings, parse_telemetry
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.otlp_receiver import GrpcReceiver, OtlpReceiver, SpanRecord
@@ -353,11 +353,17 @@ def test_log_content_exports_prompt_arguments_results_answer_but_no_secret(
 # -- off, unreachable, gRPC ---------------------------------------------------------------
 
 
+SECTION = {"codebot_mcp.core.telemetry", "codebot_mcp.core.telemetry.exportsettings"}
+"""The feature's settings section (read by settings loading on every run) and its package,
+which import nothing of OpenTelemetry."""
+
+
 def test_off_a_chat_imports_nothing_of_opentelemetry(tmp_path: Path) -> None:
     bare = chat(tmp_path, [fo.text("fine")], telemetry=None, servers=False)
     assert bare.code == 0, bare.stderr
     assert sorted(m for m in bare.modules if m.startswith("opentelemetry")) == []
-    assert "codebot_mcp.core.telemetry" not in bare.modules
+    ours = {m for m in bare.modules if m.startswith("codebot_mcp.core.telemetry")}
+    assert ours <= SECTION  # the settings section only: nothing that exports
 
 
 @pytest.mark.timeout(180)  # two or three processes: slow on a loaded 2-core machine
@@ -365,7 +371,11 @@ def test_off_with_mcp_only_the_sdk_own_imports_and_no_trace_context(tmp_path: Pa
     run = chat(tmp_path, calls(), telemetry={"enabled": False}, settings=DENY)
     assert run.code == 0, run.stderr
     ours = {m for m in run.modules if m.startswith("codebot_mcp.core.telemetry.")}
-    assert ours <= {"codebot_mcp.core.telemetry.exportconfig", "codebot_mcp.core.telemetry.scope"}
+    assert ours <= {
+        *SECTION,
+        "codebot_mcp.core.telemetry.exportconfig",
+        "codebot_mcp.core.telemetry.scope",
+    }
     # The MCP SDK imports opentelemetry's API itself (mcp.shared._otel); codebot adds nothing.
     sdk_own = mcp_sdk_otel_modules()
     assert {m for m in run.modules if m.startswith("opentelemetry")} <= sdk_own

@@ -24,7 +24,7 @@ from codebot_mcp.cli.acp.acp_updates import Outbox, UpdateView, replay_updates, 
 from codebot_mcp.cli.acp.bridge import EditorFiles, EditorTerminals
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.errors import CodebotError, TurnLimitError
-from codebot_mcp.core.media import images
+from codebot_mcp.core.media import imagelimits, images
 from codebot_mcp.core.media.images import Image
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ class AcpSession:
         runtime, outbox = self.runtime, self.outbox
         if runtime is None or outbox is None or runtime.agent is None:
             raise RequestError(-32603, "the session is closed")
-        cap = runtime.settings.images.max_bytes
+        cap = imagelimits.of(runtime.settings).max_bytes
         pictures = await anyio.to_thread.run_sync(_images, attached, cap)  # may downscale
         async with self._lock:  # one turn at a time
             await self._started.wait()  # bounded: each server's handshake timeout

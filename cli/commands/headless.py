@@ -243,8 +243,9 @@ def _images(runtime: ChatRuntime, options: ChatOptions) -> tuple[Image, ...]:
     if not options.images:
         return ()
     from codebot_mcp.cli.repl.attach import load_images
+    from codebot_mcp.core.media import imagelimits
 
-    return load_images(options.images, runtime.globals.cwd, runtime.settings.images)
+    return load_images(options.images, runtime.globals.cwd, imagelimits.of(runtime.settings))
 
 
 async def _answer(

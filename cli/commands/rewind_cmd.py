@@ -69,6 +69,7 @@ def rewind_command(
     session or turn, no terminal to ask), 3 settings error.
     """
     from codebot_mcp.core.agent import history
+    from codebot_mcp.core.checkpoints import checkpointing
     from codebot_mcp.core.checkpoints.turns import Checkpoints, RewindError
 
     globals_: Globals = ctx.obj
@@ -78,7 +79,7 @@ def rewind_command(
     settings = load_effective(globals_, warn=False).settings
     project = settings.project_root or globals_.cwd
     saved = history.find(project, session)
-    config = settings.checkpoints
+    config = checkpointing.of(settings)
     checkpoints = Checkpoints(
         project,
         saved.id,

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from codebot_mcp.cli import render
-from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.errors import CodebotError, UsageError
-from codebot_mcp.core.media import images
+from codebot_mcp.core.media import imagelimits, images
+from codebot_mcp.core.media.imagelimits import ImageLimits
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime
@@ -144,7 +144,7 @@ class Attachments:
         """``--image`` files, announced now (one that cannot be loaded is shown as an error,
         and left out)."""
         try:
-            self.pending = load_images(paths, runtime.globals.cwd, runtime.settings.images)
+            self.pending = load_images(paths, runtime.globals.cwd, imagelimits.of(runtime.settings))
         except CodebotError as exc:
             render.error(exc)
         for image in self.pending:
@@ -154,7 +154,7 @@ class Attachments:
         """The images that go with this prompt; None when one failed (shown: the prompt is
         not sent, and the ``--image`` files wait for the next). In a thread: downscaling a
         4K screenshot takes seconds, and the MCP servers' connections live on this loop."""
-        cwd, limits = runtime.globals.cwd, runtime.settings.images
+        cwd, limits = runtime.globals.cwd, imagelimits.of(runtime.settings)
         try:
             found = await anyio.to_thread.run_sync(attached_images, line, cwd, limits)
         except CodebotError as exc:

@@ -46,9 +46,10 @@ from codebot_mcp.core.agent.toolcalls import (
     tool_message,
     truncate,
 )
-from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.errors import CodebotError, ModelError, TurnLimitError
+from codebot_mcp.core.media import imagelimits
 from codebot_mcp.core.media import images as image_parts
+from codebot_mcp.core.media.imagelimits import ImageLimits
 from codebot_mcp.core.media.images import Image
 from codebot_mcp.core.model.client import ChatModel, ContextOverflowError, StreamDroppedError
 from codebot_mcp.core.model.stream import Reply, ToolCall, Usage
@@ -187,7 +188,7 @@ class Agent:
         self.max_turns = settings.max_turns
         self.tool_result_max_tokens = settings.tool_result_max_tokens
         self.context_window = settings.context_window
-        self.image_limits = settings.images
+        self.image_limits = imagelimits.of(settings)
         self.follow_model()
 
     def follow_model(self) -> None:

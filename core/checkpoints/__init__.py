@@ -2,7 +2,8 @@
 
 A feature over the kernel: the loop sees it only as a :class:`core.agent.protocols.TurnCheckpoints`
 (``begin``, ``before_calls``, ``end``), which the composition root in ``cli`` hands to the
-agent. Its settings section is ``core.config.checkpointing`` (moved here after issue 30).
+agent. It owns its settings section, :mod:`.checkpointing` (model, parsing, merging,
+defaults; ``checkpointing.of(settings)`` reads it), registered with the kernel's registry.
 
 Modules: :mod:`.turns` (turns, checkpoints of a session, plans and rewinding), :mod:`.shadow`
 (the content-addressed object store of snapshots), :mod:`.pack` (packing loose objects into

@@ -48,6 +48,7 @@ from typing import Any, Literal
 import anyio
 
 from codebot_mcp.core.checkpoints import restore
+from codebot_mcp.core.checkpoints.checkpointing import CheckpointSettings
 from codebot_mcp.core.checkpoints.shadow import (
     Entry,
     ShadowStore,
@@ -55,7 +56,6 @@ from codebot_mcp.core.checkpoints.shadow import (
     SnapshotSkipped,
     StoreError,
 )
-from codebot_mcp.core.config.checkpointing import CheckpointSettings
 from codebot_mcp.core.errors import CodebotError, UsageError
 from codebot_mcp.core.model.stream import ToolCall
 from codebot_mcp.core.tools.base import Capability, Tool

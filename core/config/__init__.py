@@ -1,21 +1,23 @@
 """Configuration, the kernel's bottom: where codebot keeps its files (:mod:`.paths`), settings
 (load, merge, expand, validate; :mod:`.settings`) and the table of their keys (:mod:`.keys`),
-assembled from the sections each feature registers (:mod:`.sections`; the list of those
-features: :mod:`.sectionlist`; the model's keys: :mod:`.modelsection`; the MCP client's:
+assembled from the sections each feature registers (:mod:`.sections`; the list of those modules is
+``core.sectionlist``, above the features; the model's keys: :mod:`.modelsection`; the MCP client's:
 :mod:`.mcpsection`), where a key is in a file (:mod:`.locate`), server entries (:mod:`.servers`,
-:mod:`.oauth`, :mod:`.provenance`), editing them (:mod:`.serveredit`), trust for project
-settings (:mod:`.trust`, :mod:`.runfiles`, :mod:`.trustwatch`), the administrator's managed
-settings (:mod:`.managed`), both applied once (:mod:`.effective`), other clients'
-configurations (:mod:`.importers`; what they share with settings loading, Claude Code's
-entry among it: :mod:`.translate`), Claude Code's settings files (:mod:`.claudefiles`),
-definition files (:mod:`.definitions`, :mod:`.discovery` for where the project is,
-:mod:`.modelnames`), Claude Code plugins as settings read them (:mod:`.plugins`), project
-notes (:mod:`.notes`, :mod:`.initnotes`), writing a project file (:mod:`.projectfiles`), and
-hooks' wire contract (:mod:`.hookcontract`).
+:mod:`.oauth`, :mod:`.provenance`), editing them (:mod:`.serveredit`), trust for project settings
+(:mod:`.trust`, :mod:`.runfiles`, :mod:`.trustwatch`), the administrator's managed settings
+(:mod:`.managed`), both applied once (:mod:`.effective`), other clients' configurations
+(:mod:`.importers`; what they share with settings loading, Claude Code's entry among it:
+:mod:`.translate`), Claude Code's settings files (:mod:`.claudefiles`), definition files
+(:mod:`.definitions`, :mod:`.discovery` for where the project is, :mod:`.modelnames`), Claude Code
+plugins as settings read them (:mod:`.plugins`), project notes (:mod:`.notes`, :mod:`.initnotes`),
+writing a project file (:mod:`.projectfiles`), and hooks' wire contract (:mod:`.hookcontract`).
 
-The features' settings sections, to move into their packages after issue 30's settings
-models: :mod:`.checkpointing`, :mod:`.hooks`, :mod:`.sandboxing`, :mod:`.skills`,
-:mod:`.telemetry` and :mod:`.imagelimits`.
+The packages above the kernel's ``config`` own their settings sections
+(``core.checkpoints.checkpointing``, ``core.telemetry.exportsettings``,
+``core.media.imagelimits``). These stay here: :mod:`.hooks` and :mod:`.sandboxing` (the
+loader, Claude Code's files, plugins, the managed policy and trust all read hook entries and
+the sandbox's parts), and :mod:`.skills` (skill discovery, which the definitions reader
+shares; not a settings section).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """

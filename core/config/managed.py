@@ -422,7 +422,7 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
     """
     if not policy.active:
         return settings, []
-    from codebot_mcp.core.config.settings import PermissionRules
+    from codebot_mcp.core.config.settings import PermissionRules, value_of, with_values
 
     removed: dict[str, str] = {}
     kept: dict[str, ServerConfig] = {}
@@ -439,7 +439,7 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
         if attribute is None or key.name not in policy.locked:
             continue
         value = policy.values.get(attribute, key.default)
-        if getattr(settings, attribute) not in (value, key.default):
+        if value_of(settings, attribute) not in (value, key.default):
             warnings.append(_overridden(key.name, policy))
         changes[attribute] = value
     rules: dict[str, tuple[str, ...]] = {}
@@ -453,7 +453,7 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
         rules[name] = mine + tuple(r for r in theirs if r not in mine)
     sandbox = _sandbox(settings.sandbox, policy, warnings)
     enforced = replace(
-        settings,
+        with_values(settings, changes),
         servers=kept,
         permissions=PermissionRules(**rules, origins=settings.permissions.origins),
         sandbox=sandbox,
@@ -461,7 +461,6 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
         managed_file=policy.file,
         managed_locked=policy.locked,
         require_mcp_lock=policy.require_lock,
-        **changes,
     )
     return enforced, warnings
 

@@ -6,9 +6,15 @@ owns (their types, constraints, defaults, help and an example: the docs' key ref
 ``docs/settings.schema.json`` are generated from them, :mod:`.keys`), and one :class:`Key` row
 per field with what the loader needs at run time (the parser that words the errors users see,
 the default, trust, the ``Settings`` attribute, the keys of an object-valued section for the
-"did you mean" hints). It calls :func:`register`; the loader asks :func:`sections`. The kernel
-names no feature: :data:`FEATURES` is the one module that imports them all, found by name the
-first time the table is read, so imports run from the features to the kernel.
+"did you mean" hints, how a project's value merges with yours). It calls :func:`register`;
+the loader asks :func:`sections`. The kernel names no feature: :data:`FEATURES` is the one
+module that imports them all (``core/sectionlist.py``, the top of ``core``'s stack), found by
+name the first time the table is read, so imports run from the features to the kernel.
+
+**Where a value is held.** The kernel's own keys are typed fields of ``Settings``; a key a
+feature package owns (``checkpoints``, ``telemetry``) is held in ``Settings.sections`` by its
+name, and the feature reads it through its own typed accessor (``core.checkpoints.
+checkpointing.of(settings)``): the kernel's ``Settings`` names no feature's type.
 
 **Why the models are built on demand.** ``mcp list`` and a warm ``mcp call`` read every
 settings file and must not import pydantic (about 60 ms, as much as the whole warm call;
@@ -44,9 +50,10 @@ Trust = Literal["gated", "free", "own"]
 """``gated``: a project file's value applies only once the project is trusted; ``free``: it
 applies at once (it can only make codebot more careful, or does nothing); ``own``: the key's
 module decides, value by value (``sandbox``: tightening applies at once, widening is gated;
-``checkpoints`` and ``hooks``: gated as written, with their own merge)."""
+``checkpoints``: gated part by part, through its row's ``merge``; ``hooks``: gated as
+written, merged with yours)."""
 
-FEATURES = "codebot_mcp.core.config.sectionlist"
+FEATURES = "codebot_mcp.core.sectionlist"
 """The module that imports every feature owning a section (each registers on import)."""
 
 
@@ -63,13 +70,19 @@ class Key:
     trust: Trust = "gated"
     """Whether a project file's value waits for trust; see the module docstring."""
     field: str | None = None
-    """The ``Settings`` attribute it fills (its name by default when ``parse`` is set)."""
+    """The ``Settings`` attribute it fills (its name by default when ``parse`` is set); a
+    name that is not a field of ``Settings`` is held in ``Settings.sections``."""
     managed_only: bool = False
     """Only the managed settings file may set it (``core.config.managed``); in a user or
     project file it warns and does nothing."""
     keys: tuple[str, ...] | None = None
     """An object-valued key whose own keys are checked too (unknown ones warn, with a "did
     you mean"): its keys, as its model declares them."""
+    merge: Callable[[Any, Any], Any] | None = None
+    """For a key whose project value goes over yours part by part (``checkpoints``):
+    ``merge(base, parts)`` is ``base`` (None: the defaults) with a file's parsed ``parts``
+    (None: none). The trust review then shows the parts the project sets, as JSON. None: a
+    project's value replaces yours whole."""
 
     @property
     def attribute(self) -> str | None:

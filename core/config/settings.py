@@ -9,8 +9,9 @@ entry* fails only that server: it is kept as a :class:`ServerConfig` whose ``err
 what is wrong, so the others still start and ``mcp list``/``doctor`` can show it.
 
 Size: one idea, reading the settings: discovery (where the project's files are, and where
-the search stops), the merge of the two files with what waits for trust, and the parsers of
-the keys the table in :mod:`.keys` hands to this module (``registry_url``, ``permissions``).
+the search stops), the merge of the two files with what waits for trust (the features' keys
+through their rows, held in ``Settings.sections``), and the parsers of the keys the table in
+:mod:`.keys` hands to this module (``registry_url``, ``permissions``).
 """
 
 from __future__ import annotations
@@ -19,19 +20,14 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core.config import claudefiles, keys, paths
-from codebot_mcp.core.config.checkpointing import (
-    CheckpointSettings,
-    merge_checkpoints,
-    parse_checkpoints,
-)
 from codebot_mcp.core.config.discovery import search_dirs
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
-from codebot_mcp.core.config.imagelimits import ImageLimits
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
@@ -45,7 +41,6 @@ from codebot_mcp.core.config.keys import (
 )
 from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import EntryWarning, ServerConfig, parse_server
-from codebot_mcp.core.config.telemetry import TelemetrySettings
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 
@@ -65,6 +60,8 @@ __all__ = [
     "load_unfiltered",
     "project_sources",
     "read_json",
+    "value_of",
+    "with_values",
 ]
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
@@ -100,9 +97,6 @@ class Settings:
     """Output cap per model turn, sent as ``max_tokens``."""
     model_retries: int | None = None
     """Retries of a failed model request; None: 2 for remote APIs, 0 for loopback ones."""
-    images: ImageLimits = field(default_factory=ImageLimits)
-    """``images``: the size of one image, and how many (and how many bytes) one request
-    carries (``core.config.imagelimits``)."""
     context_window: int | None = None
     """The model's context window in tokens; None: from the table of known models, or 128k."""
     tool_search: str | bool = "auto"
@@ -115,7 +109,6 @@ class Settings:
     """The MCP Registries ``mcp search``/``mcp install`` use, in order (``registry_url``: one
     URL or a list). A project's value needs trust: it decides what ``install`` writes."""
     permissions: PermissionRules = field(default_factory=PermissionRules)
-    checkpoints: CheckpointSettings = field(default_factory=CheckpointSettings)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
     hooks: tuple[HookCommand, ...] = ()
@@ -137,9 +130,11 @@ class Settings:
     """Claude Code's settings files that were read (``~/.claude/settings.json``,
     ``.claude/settings.json``, ``.claude/settings.local.json``), below codebot's own."""
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
-    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
-    """OpenTelemetry export (``core.config.telemetry``, ``core.telemetry``); off by default."""
     """How ``bash`` runs confined (``core.config.sandboxing``, ``core.sandbox.confinement``)."""
+    sections: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """The values of the keys the feature packages own, by key (``checkpoints``, ``telemetry``,
+    ``images``), parsed and merged through their rows (``core.config.sections``); each feature
+    reads its own with its accessor (``core.checkpoints.checkpointing.of``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -290,7 +285,7 @@ def load_unfiltered(
 
     global_scalars = _scalar_settings(global_path, global_data)
     project_scalars = _scalar_settings(project_path, project_data) if project_path else {}
-    project_checkpoints = merge_checkpoints(global_scalars, project_scalars)
+    project_parts = _merge_parts(global_scalars, project_scalars)
     global_rules = _permissions(global_path, global_data)
     project_rules = _permissions(project_path, project_data) if project_path else PermissionRules()
     warnings = [
@@ -311,7 +306,7 @@ def load_unfiltered(
     global_hooks = (global_hooks[0] + plugins.hooks, global_hooks[1])
     warnings += plugins.warnings
     gated = _gated(project_data, project_scalars, project_rules, bool(project_hooks[0]))
-    gated.update(project_checkpoints)
+    gated.update(project_parts)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
     claude = _claude_layer(cwd, project_root, global_scalars, project_scalars, claude_files)
@@ -372,7 +367,7 @@ def load_unfiltered(
         project_gated=gated,
         hooks=claudefiles.unique(global_hooks[0] + project_hooks[0] + layer.hooks(both)),
         untrusted_fallback={
-            **_fallback(global_scalars),
+            **_fallback(global_scalars, scalars),
             "hooks": claudefiles.unique(global_hooks[0] + layer.hooks(mine[:1])),
             "project_extensions": False,
             "sandbox": untrusted_sandbox,
@@ -391,8 +386,62 @@ def load_unfiltered(
         shadowed=shadowed,
         sandbox=sandbox,
         claude_sources=tuple(f.path for f in layer.files) if claude.on else (),
-        **{**scalars, "roots": roots, "claude_files": claude.on},
+        sections=_sections(scalars),
+        **{**_typed(scalars), "roots": roots, "claude_files": claude.on},
     )
+
+
+@cache
+def _fields() -> frozenset[str]:
+    return frozenset(f.name for f in fields(Settings))
+
+
+def _typed(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The values ``Settings`` holds as its own fields (the kernel's keys)."""
+    return {k: v for k, v in values.items() if k in _fields()}
+
+
+def _sections(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``Settings.sections``: every key a feature owns (a row whose attribute is not a field
+    of ``Settings``), its value from ``values`` or its row's default."""
+    return {
+        key.attribute: values.get(key.attribute, key.default)
+        for key in keys.KEYS
+        if key.attribute is not None and key.attribute not in _fields()
+    }
+
+
+def with_values(settings: Settings, values: Mapping[str, Any]) -> Settings:
+    """``settings`` with keys' values by attribute (a field, or a feature's in ``sections``)."""
+    owned = {k: v for k, v in values.items() if k not in _fields()}
+    if not owned:
+        return replace(settings, **values)
+    return replace(settings, **_typed(values), sections={**settings.sections, **owned})
+
+
+def value_of(settings: Settings, attribute: str) -> Any:
+    """A key's value by its attribute: a field of ``settings``, or a feature's section."""
+    if attribute in _fields():
+        return getattr(settings, attribute)
+    default = next((k.default for k in keys.KEYS if k.attribute == attribute), None)
+    return settings.sections.get(attribute, default)
+
+
+def _merge_parts(global_scalars: dict[str, Any], project_scalars: dict[str, Any]) -> dict[str, str]:
+    """The keys merged part by part (a row's ``merge``: ``checkpoints``): your file's parts
+    over the defaults, the project's over yours. Returns what the trust review shows of them
+    (the parts the project sets, as JSON), or nothing."""
+    shown: dict[str, str] = {}
+    for key in keys.KEYS:
+        name = key.attribute
+        if key.merge is None or name is None:
+            continue
+        global_scalars[name] = key.merge(None, global_scalars.get(name))
+        if name in project_scalars:
+            parts = project_scalars[name]
+            project_scalars[name] = key.merge(global_scalars[name], parts)
+            shown[key.name] = json.dumps(parts, sort_keys=True)
+    return shown
 
 
 def _hiding(sandbox: SandboxSettings, paths: tuple[Path, ...]) -> SandboxSettings:
@@ -462,7 +511,8 @@ def _gated(
 
     Every key of the project file waits for trust unless the key table says it cannot widen
     anything (:mod:`core.config.keys`): a key added later is gated by default. Keys whose
-    module decides (``sandbox``, ``checkpoints``, ``hooks``) are added by the caller.
+    module decides (``sandbox``, ``hooks``, and a row's ``merge``: ``checkpoints``) are added
+    by the caller.
     """
     gated: dict[str, Any] = {}
     for name in keys.gated_keys(data):
@@ -479,16 +529,16 @@ def _gated(
     return gated
 
 
-def _fallback(global_scalars: Mapping[str, Any]) -> dict[str, Any]:
-    """The values the gated keys have while the project is not trusted: the global file's,
-    else the table's defaults."""
+def _fallback(global_scalars: Mapping[str, Any], scalars: Mapping[str, Any]) -> dict[str, Any]:
+    """The values the gated keys (and those merged part by part) have while the project is
+    not trusted: the global file's, else the table's defaults; the features' in ``sections``
+    (the others there keep their value in ``scalars``)."""
     out: dict[str, Any] = {
         key.attribute: global_scalars.get(key.attribute, key.default)
         for key in keys.KEYS
-        if key.attribute is not None and key.trust == "gated"
+        if key.attribute is not None and (key.trust == "gated" or key.merge is not None)
     }
-    out["checkpoints"] = global_scalars.get("checkpoints", CheckpointSettings())
-    return out
+    return {**_typed(out), "sections": _sections({**scalars, **out})}
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -551,14 +601,10 @@ def _server_entries(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _scalar_settings(path: Path, data: Mapping[str, Any]) -> dict[str, Any]:
-    """The keys the table parses (``core.config.keys``), and the object-valued ones parsed by
-    their own modules."""
+    """The keys the table parses (``core.config.keys``), and ``registry_url``."""
     out = keys.parse_scalars(path, data)
-    objects = (
-        ("registry_url", parse_registry_url),
-        ("checkpoints", parse_checkpoints),
-    )
-    out.update({key: parse(path, data[key]) for key, parse in objects if key in data})
+    if "registry_url" in data:
+        out["registry_url"] = parse_registry_url(path, data["registry_url"])
     return out
 
 

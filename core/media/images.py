@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from codebot_mcp.core.config.imagelimits import ImageLimits
+from codebot_mcp.core.media.imagelimits import ImageLimits
 
 TOOL_IMAGES_KEY = "tool_images"
 """On the user message that carries tool results' images: the ids of those calls. Only

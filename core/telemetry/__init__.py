@@ -2,13 +2,14 @@
 MCP requests, over OTLP (HTTP/protobuf or gRPC), with the W3C trace context carried into each
 MCP request's ``params._meta`` and into the model request's headers.
 
-Off by default (setting ``telemetry``, ``docs/telemetry.md``). This module and
-:mod:`.exportconfig` (what to export) and :mod:`.scope` (what an MCP request is about) import
-nothing of OpenTelemetry: :func:`start` imports the SDK (:mod:`.otel`) only when the settings
-turn telemetry on, so ``codebot --help`` and a run without telemetry never load it. One run
-becomes spans and metrics in :mod:`.observer`, under the GenAI conventions of :mod:`.genai`.
-The SDK and its exporters are the optional extra ``codebot-mcp[otel]``; without them,
-turning telemetry on warns once and the run goes on.
+Off by default (setting ``telemetry``, ``docs/telemetry.md``; its section, model, parsing and
+defaults: :mod:`.exportsettings`, read by settings loading on every run). This module,
+:mod:`.exportsettings`, :mod:`.exportconfig` (what to export) and :mod:`.scope` (what an MCP request
+is about) import nothing of OpenTelemetry: :func:`start` imports the SDK (:mod:`.otel`) only when
+the settings turn telemetry on, so ``codebot --help`` and a run without telemetry never load it. One
+run becomes spans and metrics in :mod:`.observer`, under the GenAI conventions of :mod:`.genai`. The
+SDK and its exporters are the optional extra ``codebot-mcp[otel]``; without them, turning telemetry
+on warns once and the run goes on.
 
 A feature over the kernel: the loop sees it as its ``RunObserver`` (``core.agent.events``).
 """
@@ -19,8 +20,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from codebot_mcp.core.config.telemetry import TelemetrySettings
-from codebot_mcp.core.telemetry.exportconfig import resolve
+from codebot_mcp.core.telemetry.exportsettings import TelemetrySettings
 
 if TYPE_CHECKING:
     from codebot_mcp.core.telemetry.otel import Telemetry
@@ -40,6 +40,7 @@ def start(
     warning and the run goes on without telemetry.
     """
     from codebot_mcp.core.errors import SettingsError
+    from codebot_mcp.core.telemetry.exportconfig import resolve
 
     try:
         export = resolve(settings, os.environ if environ is None else environ)

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from codebot_mcp.core.config.telemetry import PROTOCOLS, TelemetrySettings
 from codebot_mcp.core.envexpand import UndefinedVariableError, expand
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.telemetry.exportsettings import PROTOCOLS, TelemetrySettings
 
 EXPORT_TIMEOUT = 2.0
 """Seconds one export may take, and the flush at exit in all: an unreachable collector

@@ -364,8 +364,8 @@ def test_prompt_words_that_attach_and_words_that_do_not(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from codebot_mcp.cli.repl.attach import attached_images
-    from codebot_mcp.core.config.imagelimits import ImageLimits
     from codebot_mcp.core.errors import UsageError
+    from codebot_mcp.core.media.imagelimits import ImageLimits
 
     (tmp_path / "a b.png").write_bytes(png(3, 2))
     (tmp_path / "c.jpg").write_bytes(png(5, 4))  # a PNG named .jpg: the bytes decide

@@ -266,3 +266,62 @@ def test_every_settings_example_in_the_docs_fits_the_schema() -> None:
                 jsonschema.validate(data, schema)
                 checked += 1
     assert checked >= 10
+
+
+def test_a_features_keys_are_held_in_sections_and_read_through_its_accessor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel's ``Settings`` names no feature's type: ``checkpoints``, ``telemetry`` and
+    ``images`` are held in ``Settings.sections`` through their rows (checkpoints merged key by
+    key, a project's telemetry or images replacing yours whole), and an untrusted project's
+    fall back to yours."""
+    import dataclasses
+    import json
+
+    from codebot_mcp.core.checkpoints import checkpointing
+    from codebot_mcp.core.config import effective, settings
+    from codebot_mcp.core.media import imagelimits
+    from codebot_mcp.core.telemetry import exportsettings
+
+    names = {f.name for f in dataclasses.fields(settings.Settings)}
+    assert not names & {"checkpoints", "telemetry", "images"} and "sections" in names
+    assert checkpointing.of(settings.Settings()) == checkpointing.CheckpointSettings()
+    assert exportsettings.of(settings.Settings()) == exportsettings.TelemetrySettings()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(
+        json.dumps(
+            {
+                "checkpoints": {"max_files": 7},
+                "telemetry": {"enabled": True, "endpoint": "http://127.0.0.1:4318"},
+                "images": {"max_per_request": 2},
+            }
+        )
+    )
+    project = tmp_path / "p"
+    (project / ".codebot").mkdir(parents=True)
+    (project / ".codebot" / "settings.json").write_text(
+        json.dumps(
+            {
+                "checkpoints": {"max_size_mb": 9, "enabled": False},
+                "telemetry": {},
+                "images": {"max_bytes": 5},
+            }
+        )
+    )
+    loaded = settings.load_unfiltered(project)
+    assert checkpointing.of(loaded) == checkpointing.CheckpointSettings(False, 7, 9)
+    assert exportsettings.of(loaded) == exportsettings.TelemetrySettings()  # replaced whole
+    assert imagelimits.of(loaded) == imagelimits.ImageLimits(max_bytes=5)  # the same
+    assert loaded.project_gated["checkpoints"] == '{"enabled": false, "max_size_mb": 9}'
+    assert loaded.project_gated["telemetry"] == {}
+    monkeypatch.delenv("CODEBOT_TRUST_PROJECT")
+    untrusted, check = effective.load(project)
+    assert check.needs_trust
+    assert checkpointing.of(untrusted) == checkpointing.CheckpointSettings(max_files=7)
+    assert exportsettings.of(untrusted).endpoint == "http://127.0.0.1:4318"
+    assert imagelimits.of(untrusted) == imagelimits.ImageLimits(max_per_request=2)
+    trusted, _ = effective.load(project, assume_trusted=True)
+    assert checkpointing.of(trusted) == checkpointing.of(loaded)
+    assert exportsettings.of(trusted) == exportsettings.of(loaded)
+    assert imagelimits.of(trusted) == imagelimits.of(loaded)

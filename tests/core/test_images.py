@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from codebot_mcp.core.agent.context import ContextBudget, cut_result, render_transcript
-from codebot_mcp.core.config.imagelimits import ImageLimits, parse_images
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.media import images
+from codebot_mcp.core.media.imagelimits import ImageLimits, parse_images
 from codebot_mcp.core.media.images import Image, sniff
 from codebot_mcp.core.model.responses import request_input
 from tests.fakes.pngs import png, png_claiming

@@ -1,10 +1,12 @@
-"""The ``telemetry`` setting: OpenTelemetry export of traces and metrics, parsed and checked.
+"""The ``telemetry`` setting, owned by the feature: OpenTelemetry export of traces and metrics,
+its model, parsing and defaults.
 
 ``{"telemetry": {"enabled": true, "endpoint": "http://127.0.0.1:4318"}}`` turns it on; it is
 off by default. What it exports and how the ``OTEL_*`` variables combine with it is
-``core.telemetry``'s business (and ``docs/telemetry.md``); this module only reads the object.
-A project file's value is trust-gated (the key table, ``core.config.keys``): it decides where
-data goes.
+:mod:`.exportconfig`'s business (and ``docs/telemetry.md``); this module only reads the
+object, and imports nothing of OpenTelemetry (settings loading registers it on every run). A
+project file's value is trust-gated (the key table, ``core.config.keys``): it decides where
+data goes. The loaded value is held in ``Settings.sections``; :func:`of` reads it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from codebot_mcp.core.jsonutil import json_type
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["PROTOCOLS", "TELEMETRY_KEYS", "TelemetrySettings", "parse_telemetry"]
+    from codebot_mcp.core.config.settings import Settings
+
+__all__ = ["PROTOCOLS", "TELEMETRY_KEYS", "TelemetrySettings", "of", "parse_telemetry"]
 
 PROTOCOLS = ("http/protobuf", "grpc")
 """OTLP's transports codebot exports over (``http/json`` is not offered by the SDK's exporters)."""
@@ -57,6 +61,12 @@ class TelemetrySettings:
     service_name: str | None = None
     traces: bool = True
     metrics: bool = True
+
+
+def of(settings: Settings) -> TelemetrySettings:
+    """The ``telemetry`` of loaded settings (off where none were loaded)."""
+    value = settings.sections.get("telemetry")
+    return value if isinstance(value, TelemetrySettings) else TelemetrySettings()
 
 
 def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:

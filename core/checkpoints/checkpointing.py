@@ -1,14 +1,16 @@
-"""The ``checkpoints`` setting: parsed, merged key by key, shown to the trust review.
+"""The ``checkpoints`` setting, owned by the feature: its model, parsing, merging, defaults.
 
 ``{"checkpoints": {"enabled": true, "max_files": 50000, "max_size_mb": 500}}`` drives the
-snapshots ``core.checkpoints.turns`` takes before each prompt's changes. It is trust-gated
-(the key table, ``core.config.keys``): a project file's value applies only once it is trusted.
+snapshots :mod:`.turns` takes before each prompt's changes. It is trust-gated (the key table,
+``core.config.keys``): a project file's value applies only once it is trusted. Its section is
+registered with the kernel's registry (``core.config.sections``); the loaded value is held in
+``Settings.sections`` and read with :func:`of`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +22,9 @@ from codebot_mcp.core.jsonutil import json_type
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["CHECKPOINT_KEYS", "CheckpointSettings", "merge_checkpoints", "parse_checkpoints"]
+    from codebot_mcp.core.config.settings import Settings
+
+__all__ = ["CHECKPOINT_KEYS", "CheckpointSettings", "merge_checkpoints", "of", "parse_checkpoints"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +45,15 @@ class CheckpointSettings:
         return self.max_size_mb * 1_000_000
 
 
-def parse_checkpoints(path: Path, value: Any) -> dict[str, Any]:
+def of(settings: Settings) -> CheckpointSettings:
+    """The ``checkpoints`` of loaded settings (the defaults where none were loaded)."""
+    value = settings.sections.get("checkpoints")
+    return value if isinstance(value, CheckpointSettings) else CheckpointSettings()
+
+
+def parse_checkpoints(path: Path, key: str, value: Any) -> dict[str, Any]:
     """The keys the ``checkpoints`` object of ``path`` sets (unknown keys warn, through the
-    key table).
+    key table); ``key`` is the row's name (the messages name ``checkpoints`` as ever).
 
     Raises:
         SettingsError: it is not an object, or a value has the wrong type.
@@ -55,37 +65,32 @@ def parse_checkpoints(path: Path, value: Any) -> dict[str, Any]:
             hint=f"Write it as {example}.",
         )
     out: dict[str, Any] = {}
-    for key, item in value.items():
-        if key == "enabled":
+    for name, item in value.items():
+        if name == "enabled":
             if not isinstance(item, bool):
                 raise SettingsError(
                     f"'checkpoints.enabled' in {path} must be true or false, "
                     f"found {json.dumps(item)}",
                     hint=f"Write it as {example}.",
                 )
-            out[key] = item
-        elif key in ("max_files", "max_size_mb"):
+            out[name] = item
+        elif name in ("max_files", "max_size_mb"):
             if not isinstance(item, int) or isinstance(item, bool) or item < 1:
                 raise SettingsError(
-                    f"'checkpoints.{key}' in {path} must be a positive integer, "
+                    f"'checkpoints.{name}' in {path} must be a positive integer, "
                     f"found {json.dumps(item)}",
                     hint=f"Write it as {example}.",
                 )
-            out[key] = item
+            out[name] = item
     return out
 
 
 def merge_checkpoints(
-    global_scalars: dict[str, Any], project_scalars: dict[str, Any]
-) -> dict[str, str]:
-    """A project's ``checkpoints`` keys go over the global ones, one by one; returns what the
-    trust review shows of them (the keys the project set, as JSON), or nothing."""
-    global_scalars["checkpoints"] = CheckpointSettings(**global_scalars.get("checkpoints", {}))
-    keys = project_scalars.get("checkpoints")
-    if keys is None:
-        return {}
-    project_scalars["checkpoints"] = replace(global_scalars["checkpoints"], **keys)
-    return {"checkpoints": json.dumps(keys, sort_keys=True)}
+    base: CheckpointSettings | None, parts: dict[str, Any] | None
+) -> CheckpointSettings:
+    """``base`` (the defaults when None) with the keys one file sets (:func:`parse_checkpoints`)
+    over it: a project's go over yours one by one."""
+    return replace(base or CheckpointSettings(), **(parts or {}))
 
 
 CHECKPOINT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(CheckpointSettings))
@@ -120,7 +125,16 @@ def section_model() -> type[BaseModel]:
 register(
     Section(
         "checkpoints",
-        (Key("checkpoints", trust="own", keys=CHECKPOINT_KEYS),),
+        (
+            Key(
+                "checkpoints",
+                asdict(CheckpointSettings()),  # as parsed: the keys a file sets
+                parse_checkpoints,
+                trust="own",
+                keys=CHECKPOINT_KEYS,
+                merge=merge_checkpoints,
+            ),
+        ),
         section_model,
         order=40,
     )

@@ -3,7 +3,9 @@
 ``images.max_bytes`` caps one image (a larger one is downscaled when Pillow is installed,
 refused otherwise); ``images.max_per_request`` caps how many images one model request holds
 (the oldest are then sent as a text placeholder); ``images.max_request_bytes`` caps their bytes
-together the same way. The image code itself lives in :mod:`core.media.images`.
+together the same way. The image code itself lives in :mod:`.images`. The section is
+registered with the kernel's registry (``core.config.sections``); the loaded value is held in
+``Settings.sections`` and read with :func:`of`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from codebot_mcp.core.errors import SettingsError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from codebot_mcp.core.config.settings import Settings
+
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 """One image: 5 MiB, the smallest cap among the big hosted APIs (Anthropic's); OpenAI's is 20 MB."""
 DEFAULT_MAX_PER_REQUEST = 10
@@ -35,6 +39,12 @@ class ImageLimits:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_per_request: int = DEFAULT_MAX_PER_REQUEST
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+
+
+def of(settings: Settings) -> ImageLimits:
+    """The ``images`` of loaded settings (the defaults where none were loaded)."""
+    value = settings.sections.get("images")
+    return value if isinstance(value, ImageLimits) else ImageLimits()
 
 
 MINIMUMS: dict[str, int] = {"max_bytes": 1, "max_per_request": 0, "max_request_bytes": 1}
@@ -73,7 +83,8 @@ def parse_images(path: Path, key: str, value: Any) -> ImageLimits:
 
 @cache
 def section_model() -> type[BaseModel]:
-    """The ``images`` section as a pydantic model (built on demand: see :mod:`.sections`)."""
+    """The ``images`` section as a pydantic model (built on demand: see
+    ``core.config.sections``)."""
     from pydantic import BaseModel, ConfigDict, Field
 
     class Images(BaseModel):
