@@ -19,6 +19,9 @@ Two wire formats, one request shape: the history and the tools stay in the Chat 
 shape, and ``config.api`` picks where they go: ``POST /chat/completions``, or
 ``POST /responses`` through :mod:`core.model.responses`. Everything above (retries, the
 quirks, the caps) is the same for both; the agent loop never knows which API answers.
+
+Size: one idea, one turn's request and its recoveries; the quirks above each need a few lines
+of the same retry loop, so they stay together rather than in a module per endpoint.
 """
 
 from __future__ import annotations
