@@ -1,5 +1,13 @@
 """Shell completion in the real shells through the installed entry point: bash, zsh and fish
-completing server and tool names without starting a server, installed or sourced."""
+completing server and tool names without starting a server, installed or sourced.
+
+Two tiers for bash. Real bash (:func:`in_bash`) sources the script and runs its function, which
+starts the installed ``codebot``; beside it, :class:`Offered` asks the CLI in the test's own
+process what that function asks the child (``COMP_WORDS`` joined by a newline, ``COMP_CWORD``,
+``_CODEBOT_COMPLETE=complete_bash``, in the shell's directory) and reads the answer as bash
+does (one candidate a line, what follows a tab dropped): the many candidates of each command
+and option, a codebot start less each. Each kind of candidate (servers, tools, the ``--cwd``
+given after the command) is asked of real bash at least once, and zsh and fish run for real."""
 
 from __future__ import annotations
 
@@ -17,21 +25,56 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.entry_point import CODEBOT, add_global, codebot, project, user
-from tests.helpers import server_entry, write_settings
+from tests.cli.entry_point import CODEBOT, project, user
+from tests.helpers import cli_in_process, server_entry, write_settings
 
 __all__ = ["project", "user"]  # fixtures
 
 
+class Offered:
+    """The CLI in this process: ``cli`` runs ``codebot ARGV`` in ``cwd`` (``--cwd``), stdin
+    from /dev/null; calling it asks what bash's ``_codebot_completion`` would offer for
+    ``words`` in ``cwd``, as the function asks its child (see the module docstring)."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+        self.capsys = capsys
+        self.monkeypatch = monkeypatch
+
+    def cli(self, *argv: str, cwd: Path) -> tuple[int, str, str]:
+        return cli_in_process(self.capsys, self.monkeypatch, "--cwd", str(cwd), *argv)
+
+    def __call__(self, cwd: Path, *words: str) -> list[str]:
+        variables = {
+            "COMP_WORDS": "\n".join(words),  # "${COMP_WORDS[*]}" under IFS=$'\n'
+            "COMP_CWORD": str(len(words) - 1),
+            "_CODEBOT_COMPLETE": "complete_bash",
+        }
+        with self.monkeypatch.context() as patch:
+            patch.chdir(cwd)
+            with pytest.raises(SystemExit) as done:  # click ends a completion by exiting
+                cli_in_process(self.capsys, self.monkeypatch, env=variables)
+        out, err = self.capsys.readouterr()
+        assert done.value.code == 0, err
+        return [line.split("\t")[0] for line in out.splitlines() if line]
+
+
 @pytest.fixture
-def completing(user: Path, project: Path) -> Path:
+def offered(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Offered:
+    return Offered(capsys, monkeypatch)
+
+
+@pytest.fixture
+def completing(user: Path, project: Path, offered: Offered) -> Path:
     """A global echo server whose tools `mcp list` has seen, and a project 'alpha'."""
-    add_global("echo", server_entry("echo"), cwd=project)
+    code, _, err = offered.cli(
+        "mcp", "add-json", "echo", json.dumps(server_entry("echo")), cwd=project
+    )
+    assert code == 0, err
     write_settings(
         project,
         {"mcp_servers": {"alpha": {"command": "x", "include_tools": ["get_time", "x_*"]}}},
     )
-    code, _, err = codebot("mcp", "list", "-s", "echo", cwd=project)
+    code, _, err = offered.cli("mcp", "list", "-s", "echo", cwd=project)
     assert code == 0, err
     return project
 
@@ -93,15 +136,17 @@ def _shell(argv: list[str], cwd: Path, extra: dict[str, str] | None = None) -> l
     return [line.split("\t")[0] for line in done.stdout.splitlines() if line]
 
 
-def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> None:
+def test_bash_completes_servers_and_the_tools_mcp_list_saw(
+    completing: Path, offered: Offered
+) -> None:
     assert in_bash(completing, "codebot", "mcp", "call", "", fresh=True) == ["alpha", "echo"]
     assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
-    assert in_bash(completing, "codebot", "mcp", "call", "alpha", "") == ["get_time"]
+    assert offered(completing, "codebot", "mcp", "call", "alpha", "") == ["get_time"]
     for command in ("get", "remove", "enable", "disable", "login", "resources", "prompts"):
-        assert in_bash(completing, "codebot", "mcp", command, "a") == ["alpha"], command
-    assert in_bash(completing, "codebot", "mcp", "lock", "--server", "e") == ["echo"]
-    assert in_bash(completing, "codebot", "chat", "--allow-sampling", "e") == ["echo"]
-    assert in_bash(completing, "codebot", "mcp", "import", "--from", "c") == [
+        assert offered(completing, "codebot", "mcp", command, "a") == ["alpha"], command
+    assert offered(completing, "codebot", "mcp", "lock", "--server", "e") == ["echo"]
+    assert offered(completing, "codebot", "chat", "--allow-sampling", "e") == ["echo"]
+    assert offered(completing, "codebot", "mcp", "import", "--from", "c") == [
         "claude-code",
         "claude-desktop",
         "cursor",
@@ -110,7 +155,7 @@ def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> 
     # Global options after the command count, as on a command line.
     elsewhere = completing.parent / "elsewhere"
     elsewhere.mkdir()
-    assert in_bash(elsewhere, "codebot", "mcp", "call", "") == ["echo"]
+    assert offered(elsewhere, "codebot", "mcp", "call", "") == ["echo"]
     assert in_bash(elsewhere, "codebot", "mcp", "call", "--cwd", str(completing), "") == [
         "alpha",
         "echo",
@@ -118,7 +163,7 @@ def test_bash_completes_servers_and_the_tools_mcp_list_saw(completing: Path) -> 
 
 
 def test_tool_names_are_not_offered_for_an_entry_mcp_list_did_not_see(
-    completing: Path, tmp_path: Path
+    completing: Path, tmp_path: Path, offered: Offered
 ) -> None:
     # Another project's server of the same name is another server: its tools are not these.
     other = tmp_path / "other"
@@ -127,11 +172,11 @@ def test_tool_names_are_not_offered_for_an_entry_mcp_list_did_not_see(
     assert in_bash(other, "codebot", "mcp", "call", "echo", "de") == []
     # The entry itself changed since: not offered either, until the next `mcp list`.
     entry = json.dumps({**echo, "env": {"A": "1"}})
-    code, _, err = codebot("mcp", "add-json", "echo", entry, "--force", cwd=completing)
+    code, _, err = offered.cli("mcp", "add-json", "echo", entry, "--force", cwd=completing)
     assert code == 0, err
-    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == []
-    assert codebot("mcp", "list", "-s", "echo", cwd=completing)[0] == 0
-    assert in_bash(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
+    assert offered(completing, "codebot", "mcp", "call", "echo", "de") == []
+    assert offered.cli("mcp", "list", "-s", "echo", cwd=completing)[0] == 0
+    assert offered(completing, "codebot", "mcp", "call", "echo", "de") == ["delete_note"]
 
 
 def test_nothing_unsafe_is_handed_to_the_shell(completing: Path, tmp_path: Path) -> None:

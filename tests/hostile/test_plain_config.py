@@ -58,18 +58,27 @@ def codebot(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_tool_results_keep_plain_configuration_and_mask_secrets(project: Path) -> None:
+def test_tool_results_keep_plain_configuration_and_mask_secrets(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first call through the installed codebot (the path a user's call takes); the rest
+    through the CLI in this process (the same call and scrubbing, a codebot start less each)."""
     link = codebot(project, "mcp", "call", "grafana", "echo", "text=http://127.0.0.1:9/d/abc")
     assert (link.returncode, link.stdout) == (0, "http://127.0.0.1:9/d/abc\n"), link.stderr
-    region = codebot(project, "mcp", "call", "grafana", "echo", 'text={"REGION": "eu-west-1"}')
-    assert region.stdout == '{"REGION": "eu-west-1"}\n', region.stderr
+    monkeypatch.setenv("CODEBOT_TRUST_PROJECT", "1")
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        return cli_in_process(capsys, monkeypatch, "--cwd", str(project), "mcp", "call", *argv)
+
+    code, out, err = call("grafana", "echo", 'text={"REGION": "eu-west-1"}')
+    assert out == '{"REGION": "eu-west-1"}\n', err
     for name, value in PLAIN.items():
-        result = codebot(project, "mcp", "call", "grafana", "env", f"name={name}")
-        assert result.stdout == f"{value}\n", (name, result.stderr)
+        code, out, err = call("grafana", "env", f"name={name}")
+        assert out == f"{value}\n", (name, err)
     for name in SECRETS:
-        result = codebot(project, "mcp", "call", "grafana", "env", f"name={name}")
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.strip() in ("***", "postgres://***@127.0.0.1:5432/app"), name
+        code, out, err = call("grafana", "env", f"name={name}")
+        assert code == 0, err
+        assert out.strip() in ("***", "postgres://***@127.0.0.1:5432/app"), name
 
 
 def test_chat_tool_results_keep_plain_configuration(project: Path) -> None:
