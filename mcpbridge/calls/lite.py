@@ -30,11 +30,11 @@ holder keeps the SDK connected and the client imports no SDK.
 The transport is chosen before launch (:func:`usable`: every selected server is stdio,
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
-server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
-nothing is launched twice for them. What remains outside the plain case (a handshake or
-listing answer of another shape, a server that closes during the handshake, a server request
-before the call) raises :class:`Fallback` *before a tool is called*, and the command runs the
-SDK path, which launches the server again. A 2026-07-28 server that offers tasks raises
+server that closes the connection during the handshake or the listing, a server the lock holds
+back) and the same words (an unknown tool: ``results.unknown_tool``), so nothing is launched
+twice for them. What remains outside the plain case (a handshake or listing answer of another
+shape, a server request before the call) raises :class:`Fallback` *before a tool is called*,
+and the command runs the SDK path, which launches the server again. A 2026-07-28 server that offers tasks raises
 :class:`HandOver` instead: the SDK path (which follows tasks) takes the running process and
 adopts its ``server/discover`` result. Once
 ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad result,
@@ -82,6 +82,8 @@ from codebot_mcp.mcpbridge.connection.failures import (
     Stage,
     broken,
     call_failure,
+    closed_early,
+    no_answer,
     output_schema_failure,
     read_tail,
     too_many_rounds_failure,
@@ -110,6 +112,10 @@ from codebot_mcp.mcpbridge.transport.wire import (
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.tools.tool_pins import Pins
+
+STDERR_DRAIN_SECONDS = 2.0
+"""A server that closed its stdout: how long its stderr may take to reach the log (the tail
+of the record), as the SDK path's stop waits for it to exit."""
 
 # -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
 
@@ -280,31 +286,19 @@ def usable(servers: Mapping[str, ServerConfig]) -> bool:
     )
 
 
-class TimedOutError(Exception):
-    """No answer within the server's ``timeout``: the failure the SDK path would record."""
+class FailedError(Exception):
+    """The server failed before the call (no answer within its ``timeout``, or it closed the
+    connection): ``failure`` is the record the SDK path makes (``Client.run``), so nothing is
+    launched a second time for it."""
 
-    def __init__(self, config: ServerConfig, stage: str, log_file: Path) -> None:
-        super().__init__(stage)
+    def __init__(self, config: ServerConfig, failure: Failure) -> None:
+        super().__init__(failure.message)
         self.config = config
-        self.stage = stage
-        self.log_file = log_file
-
-    def failure(self) -> Failure:
-        """The :class:`~mcpbridge.connection.failures.Failure` of ``Client.run`` for a timeout."""
-        config = self.config
-        return _failure(
-            config,
-            self.stage,  # type: ignore[arg-type]
-            f"no answer within {config.timeout:g} s",
-            f"Raise 'timeout' for server '{config.name}' in {config.source}, "
-            "or check that the server starts on its own.",
-            self.log_file,
-            timed_out=True,
-        )
+        self.failure = failure
 
     def view(self) -> dict[str, Any]:
         """What ``mcp list`` shows for this failed server."""
-        return _failed_view(self.config, self.failure())
+        return _failed_view(self.config, self.failure)
 
 
 def _failure(
@@ -347,18 +341,34 @@ async def _connect(
     started = time.perf_counter()
     log = ServerLog(server.note, _redactor(config))
     connection = Connection(server, roots, log)
+    drained = anyio.Event()
+
+    async def pump_stderr() -> None:
+        try:
+            await server.pump_stderr()
+        finally:
+            drained.set()
+
     tg.start_soon(connection.pump)
-    tg.start_soon(server.pump_stderr)
-    stage = "handshake"
+    tg.start_soon(pump_stderr)
+    stage: Stage = "handshake"
+    closed = False
     with anyio.move_on_after(config.timeout) as scope:
         try:
             await connection.handshake(config.protocol)
             stage = "list"
             tools = await connection.list_tools()
         except ClosedError:
-            raise FallbackError from None
+            closed = True
+    if closed:  # as Client.run records it, its stderr tail whole: no second launch
+        with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+            await drained.wait()
+        message, hint = closed_early(config)
+        raise FailedError(config, _failure(config, stage, message, hint, server.log_file))
     if scope.cancelled_caught:
-        raise TimedOutError(config, stage, server.log_file)
+        message, hint = no_answer(config)
+        failure = _failure(config, stage, message, hint, server.log_file, timed_out=True)
+        raise FailedError(config, failure)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
 
 
@@ -435,14 +445,14 @@ async def _list_servers(
         await _stop_all([server for _, server in launched])
         raise
     listed: list[Listed] = []
-    timed_out: list[TimedOutError] = []
+    timed_out: list[FailedError] = []
     try:
         async with anyio.create_task_group() as tg:
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
                 try:
                     listed.append(await _connect(config, server, tg, roots))
-                except TimedOutError as exc:
+                except FailedError as exc:
                     timed_out.append(exc)
 
             async with anyio.create_task_group() as connecting:
@@ -485,11 +495,8 @@ async def _call_tool(
         async with anyio.create_task_group() as tg:
             try:
                 listed = await _connect(config, server, tg, roots)
-            except TimedOutError as exc:
-                failure = exc.failure()
-                raise ServerError(
-                    f"server '{config.name}': {failure.describe()}", hint=failure.hint
-                ) from None
+            except FailedError as exc:
+                raise exc.failure.error() from None
             held = _held_back(listed, pins)
             if held is not None:
                 raise held.error()

@@ -8,7 +8,8 @@ What the SDK path sends, message for message, on the wire of :mod:`mcpbridge.tra
 (:class:`~mcpbridge.transport.runlog.ServerLog`). A call's input rounds (SEP-2322) are
 answered here, by the default policy, as the SDK's driver answers them: a call is never handed
 to the SDK path once ``tools/call`` is sent, or the tool would run twice. Anything outside the
-plain case *before* the call raises :class:`Fallback`.
+plain case *before* the call raises :class:`Fallback`; a server that closes its stdout before
+the call raises :class:`ClosedError`, which the caller records as the SDK path does.
 """
 
 from __future__ import annotations
@@ -290,8 +291,8 @@ class Connection:
         }
         try:
             result = await self.request("initialize", params)
-        except (RpcError, ClosedError):
-            raise FallbackError from None
+        except RpcError:
+            raise FallbackError from None  # ClosedError: the caller records it
         version = result.get("protocolVersion")
         if version not in wire.LEGACY_VERSIONS:
             raise FallbackError
@@ -312,8 +313,6 @@ class Connection:
             result = await self.answer(discover_id)
         except RpcError:
             return False  # the SDK falls back to initialize on any error answer to the probe
-        except ClosedError:
-            raise FallbackError from None
         versions = result.get("supportedVersions")
         if not isinstance(versions, list) or wire.MODERN_VERSION not in versions:
             raise FallbackError
@@ -344,8 +343,8 @@ class Connection:
         for _ in range(wire.MAX_LIST_PAGES):
             try:
                 page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
-            except (RpcError, ClosedError):
-                raise FallbackError from None
+            except RpcError:
+                raise FallbackError from None  # ClosedError: the caller records it
             batch = page.get("tools")
             if not isinstance(batch, list) or (self.modern and not _cacheable(page)):
                 raise FallbackError

@@ -21,6 +21,7 @@ from codebot_mcp.mcpbridge.auth.auth_errors import MAX_ANSWER_CHARS
 from codebot_mcp.mcpbridge.connection.failures import (
     CallFailure,
     call_failure,
+    closed_early,
     invalid_result,
     output_schema_failure,
     too_many_rounds_failure,
@@ -186,9 +187,7 @@ def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | 
                 f"The server failed; check its logs, and the 'url' of {where}."
             )
     if exc.code == types.CONNECTION_CLOSED:
-        return "the server closed the connection (it exited or crashed)", (
-            f"Run the command of {where} by hand to see why it exits."
-        )
+        return closed_early(config)
     return rpc_error_text(exc.code, message), None
 
 

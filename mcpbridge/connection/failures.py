@@ -55,6 +55,26 @@ class Failure:
         return text
 
 
+def no_answer(config: ServerConfig) -> tuple[str, str]:
+    """The message and hint of a server silent for its ``timeout`` during the handshake or
+    the first listing (both paths: ``Client.run`` and the hot path)."""
+    return (
+        f"no answer within {config.timeout:g} s",
+        f"Raise 'timeout' for server '{config.name}' in {config.source}, "
+        "or check that the server starts on its own.",
+    )
+
+
+def closed_early(config: ServerConfig) -> tuple[str, str]:
+    """The message and hint of a server that closed the connection before it was usable
+    (the SDK's ``CONNECTION_CLOSED`` in ``explain``, the hot path's end of stdout)."""
+    return (
+        "the server closed the connection (it exited or crashed)",
+        f"Run the command of server '{config.name}' in {config.source} by hand to see why "
+        "it exits.",
+    )
+
+
 def read_tail(path: Path | None) -> str:
     """The last lines of a log file, bounded in bytes; empty when there is none."""
     if path is None:

@@ -31,7 +31,13 @@ from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
 from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth, explain_call
-from codebot_mcp.mcpbridge.connection.failures import CallFailure, Failure, Stage, read_tail
+from codebot_mcp.mcpbridge.connection.failures import (
+    CallFailure,
+    Failure,
+    Stage,
+    no_answer,
+    read_tail,
+)
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import (
     ServerInfo,
@@ -180,13 +186,9 @@ class Client:
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
             elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
-                self._fail(
-                    "handshake" if self._stage == "launch" else self._stage,
-                    f"no answer within {self.config.timeout:g} s",
-                    hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
-                    "or check that the server starts on its own.",
-                    timed_out=True,
-                )
+                message, hint = no_answer(self.config)
+                stage = "handshake" if self._stage == "launch" else self._stage
+                self._fail(stage, message, hint=hint, timed_out=True)
         except anyio.get_cancelled_exc_class():
             self._fail(self._stage, "cancelled")
             raise

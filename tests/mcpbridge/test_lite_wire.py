@@ -31,6 +31,7 @@ launch must equal the SDK path's. A server that offers tasks is handed over on i
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -438,3 +439,27 @@ def test_an_unknown_tool_is_worded_after_one_launch(
     assert hot.outcome[0] == 2 and "has no tool 'ech'" in hot.outcome[2]
     assert "Did you mean echo" in hot.outcome[2]
     assert len(hot.launches) == 1 and not hot.calls()
+
+
+def _server_tail_only(outcome: tuple[int, str, str]) -> tuple[int, str, str]:
+    """The stderr tail cut after the server's own line: the wiretap's dying words that may
+    follow (a Python interpreter's, with memory addresses) come or not as the pipes close."""
+    code, out, err = outcome
+    own = r"(\(this is a test server\)\n)(?:    .*\n)*"
+    return code, re.sub(own, r"\1", out), re.sub(own, r"\1", err)
+
+
+@pytest.mark.parametrize("argv", [["mcp", "list"], [*CALL, "echo", "text=x"]], ids=["list", "call"])
+def test_a_server_that_dies_at_start_is_launched_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: Any
+) -> None:
+    """A server that closes the connection during the handshake: the hot path records the
+    failure as the SDK path does (stage, message, hint, the stderr tail), on its one launch."""
+    entry = server_entry("crash_on_start")
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert _server_tail_only(hot.outcome) == _server_tail_only(sdk.outcome)
+    code, out, err = hot.outcome
+    assert code == 4 and "handshake failed: the server closed the connection" in out + err
+    assert "database connection refused" in out + err
+    assert len(hot.launches) == len(sdk.launches) == 1
