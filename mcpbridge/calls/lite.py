@@ -32,13 +32,24 @@ enabled and valid). Failures are recorded as the SDK path records them, in the s
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
 back) and the same words (an unknown tool: ``results.unknown_tool``), so nothing is launched
-twice for them. What remains outside the plain case (a handshake or listing answer of another
-shape, a server request before the call) raises :class:`Fallback` *before a tool is called*,
-and the command runs the SDK path, which launches the server again. A 2026-07-28 server that offers tasks raises
-:class:`HandOver` instead: the SDK path (which follows tasks) takes the running process and
-adopts its ``server/discover`` result. Once
-``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad result,
-junk), it is this call's, or the SDK path would run the tool a second time.
+twice for them. Two cases go to the SDK path on the process the hot path launched
+(:class:`HandOverError`: ``Manager`` takes the process, its client adopts the server's
+``server/discover`` result; one launch, one discover): a 2026-07-28 server that offers tasks
+(the SDK path follows them), and a 2026-07-28 listing of another shape (the SDK path lists
+again and reads, or words, it with its model).
+
+What is still launched twice (:class:`Fallback` *before a tool is called*; the command runs
+the SDK path, which launches the server again; ``tests/mcpbridge/test_lite_wire.py`` checks
+that the first launch called nothing):
+
+- a handshake-era (``initialize``) server whose handshake or listing answer is of another
+  shape, or an error answer (the SDK adopts no ``initialize`` result through its public API);
+- a ``server/discover`` answer of another shape;
+- a server request other than ``ping`` and ``roots/list`` before the call (the SDK path
+  answers it by its policy; a handed-over process would have lost it).
+
+Once ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad
+result, junk), it is this call's, or the SDK path would run the tool a second time.
 
 Size: one path, the hot one: its views, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).
@@ -259,17 +270,30 @@ def views(
 
 
 class HandOverError(Exception):
-    """The call goes to the SDK path on the process the hot path launched and discovered
-    (nothing was called): ``Manager`` takes ``process``, its client adopts ``discovered``."""
+    """Servers go to the SDK path on the processes the hot path launched and discovered
+    (nothing was called): ``Manager`` takes each process, its client adopts the server's
+    ``server/discover`` result; ``views``: what ``mcp list`` shows of the other servers."""
 
-    def __init__(self, process: ServerProcess, discovered: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        processes: dict[str, ServerProcess],
+        discovered: dict[str, dict[str, Any]],
+        views: list[dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__("handed over")
-        self.process = process
+        self.processes = processes
         self.discovered = discovered
+        self.views = views or []
 
-    def prelaunched(self, name: str) -> Prelaunched:
-        """What ``open_manager`` starts the server's client from."""
-        return Prelaunched({name: self.process}, discovered={name: self.discovered})
+    @classmethod
+    def one(cls, server: ServerProcess, connection: Connection) -> HandOverError:
+        """``server``, discovered on ``connection`` (2026-07-28)."""
+        assert connection.discovered is not None  # modern: it discovered
+        return cls({server.name: server}, {server.name: connection.discovered})
+
+    def prelaunched(self) -> Prelaunched:
+        """What ``open_manager`` starts the servers' clients from."""
+        return Prelaunched(dict(self.processes), discovered=dict(self.discovered))
 
 
 def usable(servers: Mapping[str, ServerConfig]) -> bool:
@@ -360,6 +384,12 @@ async def _connect(
             tools = await connection.list_tools()
         except ClosedError:
             closed = True
+        except FallbackError:
+            if stage == "list" and connection.modern and not connection.abandoned:
+                # A listing of another shape: the SDK path lists again on this process, its
+                # discover adopted, and reads (or words) it with its model; no second launch.
+                raise HandOverError.one(server, connection) from None
+            raise
     if closed:  # as Client.run records it, its stderr tail whole: no second launch
         with anyio.move_on_after(STDERR_DRAIN_SECONDS):
             await drained.wait()
@@ -446,6 +476,7 @@ async def _list_servers(
         raise
     listed: list[Listed] = []
     timed_out: list[FailedError] = []
+    handed: list[HandOverError] = []
     try:
         async with anyio.create_task_group() as tg:
 
@@ -454,6 +485,8 @@ async def _list_servers(
                     listed.append(await _connect(config, server, tg, roots))
                 except FailedError as exc:
                     timed_out.append(exc)
+                except HandOverError as exc:
+                    handed.append(exc)
 
             async with anyio.create_task_group() as connecting:
                 for config, server in launched:
@@ -466,9 +499,16 @@ async def _list_servers(
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
             result = shown + failed + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
-            tg.cancel_scope.cancel()
-    finally:
+            tg.cancel_scope.cancel()  # our reading stops; handed processes run on
+    except BaseException:
         await _stop_all([server for _, server in launched])
+        raise
+    kept = {name for exc in handed for name in exc.processes}
+    await _stop_all([server for config, server in launched if config.name not in kept])
+    if handed:
+        processes = {n: p for exc in handed for n, p in exc.processes.items()}
+        discovered = {n: d for exc in handed for n, d in exc.discovered.items()}
+        raise HandOverError(processes, discovered, result)
     return result
 
 
@@ -493,19 +533,25 @@ async def _call_tool(
     handed: HandOverError | None = None
     try:
         async with anyio.create_task_group() as tg:
+            listed: Listed | None
             try:
                 listed = await _connect(config, server, tg, roots)
             except FailedError as exc:
                 raise exc.failure.error() from None
-            held = _held_back(listed, pins)
+            except HandOverError as exc:  # a listing the SDK path reads: on this process
+                handed = exc
+                tg.cancel_scope.cancel()  # our reading stops; the process runs on
+                listed = None
+            held = _held_back(listed, pins) if listed is not None else None
             if held is not None:
                 raise held.error()
-            if listed.connection.modern and _offers_tasks(listed.connection):
+            if listed is None:
+                pass
+            elif listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
                 # hand the call over now, before tools/call is sent, never after, with the
                 # running process and its discover result (no second launch or handshake).
-                assert listed.connection.discovered is not None  # modern: it discovered
-                handed = HandOverError(server, listed.connection.discovered)
+                handed = HandOverError.one(server, listed.connection)
                 tg.cancel_scope.cancel()  # our reading stops; the process runs on
             else:
                 tools = name_tools([listed]) + name_tools([listed], apps=True)

@@ -346,15 +346,24 @@ def test_an_sdk_built_server_that_asks(
     assert len(hot.launches) == 1
 
 
-def test_a_listing_the_sdk_rejects_is_handed_over_before_the_call(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("argv", [[*CALL, "echo", "text=x"], ["mcp", "list"]], ids=["call", "list"])
+def test_a_listing_the_sdk_rejects_is_handed_over_on_the_same_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: Any
 ) -> None:
-    """A 2026-07-28 ``tools/list`` without its cache hints: the SDK's model refuses it; the hot
-    path hands over so the failure is worded as the SDK path words it."""
+    """A 2026-07-28 ``tools/list`` without its cache hints: the SDK's model refuses it. The
+    hot path hands the running process over with its ``server/discover`` result; the SDK
+    path lists again on it and words the failure: one launch, one discover, nothing called.
+    On the wire: the SDK path's messages, and the hot path's one listing before them."""
     entry = chatty("--era", "modern", "--no-cache-hints")
-    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
-    assert hot.outcome[0] == 4 and "list failed" in hot.outcome[2]
-    assert len(hot.launches) == 2 and not hot.calls()
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert hot.outcome == sdk.outcome
+    assert hot.outcome[0] == 4 and "list failed" in hot.outcome[1] + hot.outcome[2]
+    assert len(hot.launches) == len(sdk.launches) == 1 and not hot.calls()
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    sdk_sent = [_method(r) for r in sdk.launches[0] if r.get("dir") == ">"]
+    assert sent.count("server/discover") == 1 and "initialize" not in sent
+    assert sorted(map(str, sent)) == sorted(map(str, [*sdk_sent, "tools/list"]))
 
 
 def test_a_server_that_advertises_tasks_is_handed_over_on_the_same_process(
