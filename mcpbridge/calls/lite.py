@@ -31,7 +31,7 @@ The transport is chosen before launch (:func:`usable`: every selected server is 
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
-back) and the same words (an unknown tool: ``results.unknown_tool``), so nothing is launched
+back) and the same words (an unknown tool: ``failures.unknown_tool``), so nothing is launched
 twice for them. Two cases go to the SDK path on the process the hot path launched
 (:class:`HandOverError`: ``Manager`` takes the process, its client adopts the server's
 ``server/discover`` result; one launch, one discover): a 2026-07-28 server that offers tasks
@@ -85,19 +85,21 @@ from codebot_mcp.mcpbridge.calls.results import (
     plain_result,
     read_by_sdk,
     through_sdk,
-    unknown_tool,
     validate_output,
 )
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
-    broken,
     call_failure,
     closed_early,
     no_answer,
+    not_jsonrpc,
     output_schema_failure,
     read_tail,
     too_many_rounds_failure,
+    undeclared_task,
+    unknown_tool,
+    unreadable_input,
 )
 from codebot_mcp.mcpbridge.tools.call_arguments import (
     checked_arguments,
@@ -616,14 +618,12 @@ async def _call(
     except RpcError as exc:
         code, message = exc.code, exc.message
     except MalformedError as exc:
-        text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
-        raise broken(config.name, name, f"'{name}' failed: {text} ({exc})").error() from None
+        raise not_jsonrpc(config.name, name, str(exc)).error() from None
     except TooManyRoundsError:
         raise too_many_rounds_failure(config.name, name).error() from None
     except UnreadableError as exc:  # the SDK's model says what is wrong with it, as on its path
         read_by_sdk(exc.result, config, name, version=connection.protocol_version)
-        text = f"'{name}' on server '{config.name}' asked for input codebot cannot read"
-        raise broken(config.name, name, text).error() from None  # the model took it (not seen)
+        raise unreadable_input(config.name, name).error() from None  # the model took it
     else:
         return _result(connection, config, tool, result, redact)
     raise call_failure(code, redact(message), config, name).error()
@@ -640,11 +640,7 @@ def _result(
     error: the tool runs on, and calling again would start it a second time)."""
     name = tool.original_name
     if connection.modern and result.get("resultType") == "task":
-        text = (
-            f"server '{config.name}' answered '{name}' with a task, but its server/discover "
-            "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
-        )
-        raise broken(config.name, name, text).error()
+        raise undeclared_task(config.name, name).error()
     # The SDK reads the result with its model first, then checks it against the output schema.
     version = connection.protocol_version
     read = plain_result(result) or through_sdk(result, config, name, version=version)
