@@ -32,19 +32,20 @@ enabled and valid). Failures are recorded as the SDK path records them, in the s
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
 back) and the same words (an unknown tool: ``failures.unknown_tool``), so nothing is launched
-twice for them. Two cases go to the SDK path on the process the hot path launched
-(:class:`HandOverError`: ``Manager`` takes the process, its client adopts the server's
-``server/discover`` result; one launch, one discover): a 2026-07-28 server that offers tasks
-(the SDK path follows them), and a 2026-07-28 listing of another shape (the SDK path lists
-again and reads, or words, it with its model).
+twice for them. What the hot path cannot read after the handshake's first answer goes to the
+SDK path on the process it launched (:class:`HandOverError`; ``Manager`` takes the process):
+a 2026-07-28 server's client adopts its ``server/discover`` result, a handshake-era server's
+client gets the answer to the hot path's ``initialize`` replayed to its own
+(``transport.probe.replay_initialize``), so the SDK path goes on (lists, calls, or words the
+failure with its model) with one launch and one handshake. That covers a 2026-07-28 server that
+offers tasks (the SDK path follows them), a listing of another shape, and an ``initialize``
+answer of another shape or an error.
 
 What is still launched twice (:class:`Fallback` *before a tool is called*; the command runs
 the SDK path, which launches the server again; ``tests/mcpbridge/test_lite_wire.py`` checks
 that the first launch called nothing):
 
-- a handshake-era (``initialize``) server whose handshake or listing answer is of another
-  shape, or an error answer (the SDK adopts no ``initialize`` result through its public API);
-- a ``server/discover`` answer of another shape;
+- a ``server/discover`` answer of another shape (no handshake answer to hand over);
 - a server request other than ``ping`` and ``roots/list`` before the call (the SDK path
   answers it by its policy; a handed-over process would have lost it).
 
@@ -110,6 +111,7 @@ from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.process import (
+    Initialized,
     LaunchError,
     Prelaunched,
     ServerProcess,
@@ -279,7 +281,7 @@ class HandOverError(Exception):
     def __init__(
         self,
         processes: dict[str, ServerProcess],
-        discovered: dict[str, dict[str, Any]],
+        discovered: dict[str, dict[str, Any] | Initialized],
         views: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__("handed over")
@@ -289,9 +291,14 @@ class HandOverError(Exception):
 
     @classmethod
     def one(cls, server: ServerProcess, connection: Connection) -> HandOverError:
-        """``server``, discovered on ``connection`` (2026-07-28)."""
-        assert connection.discovered is not None  # modern: it discovered
-        return cls({server.name: server}, {server.name: connection.discovered})
+        """``server`` after its handshake on ``connection``: the ``server/discover`` result
+        (2026-07-28) or the answer to ``initialize`` (handshake era) goes with it."""
+        if connection.modern:
+            assert connection.discovered is not None  # modern: it discovered
+            return cls({server.name: server}, {server.name: connection.discovered})
+        assert connection.initialize_answer is not None
+        done = Initialized(connection.initialize_answer, notified=connection.initialized)
+        return cls({server.name: server}, {server.name: done})
 
     def prelaunched(self) -> Prelaunched:
         """What ``open_manager`` starts the servers' clients from."""
@@ -387,9 +394,10 @@ async def _connect(
         except ClosedError:
             closed = True
         except FallbackError:
-            if stage == "list" and connection.modern and not connection.abandoned:
-                # A listing of another shape: the SDK path lists again on this process, its
-                # discover adopted, and reads (or words) it with its model; no second launch.
+            if _handed_over(connection, stage):
+                # An answer of another shape after the handshake's first answer: the SDK path
+                # goes on on this process with that answer (discover adopted, initialize
+                # replayed) and reads, or words, the rest with its model; no second launch.
                 raise HandOverError.one(server, connection) from None
             raise
     if closed:  # as Client.run records it, its stderr tail whole: no second launch
@@ -402,6 +410,17 @@ async def _connect(
         failure = _failure(config, stage, message, hint, server.log_file, timed_out=True)
         raise FailedError(config, failure)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
+
+
+def _handed_over(connection: Connection, stage: Stage) -> bool:
+    """The SDK path can go on where the hot path gave up: nothing of the server's was left
+    unanswered, and its handshake answer is known (a listing after ``server/discover``; the
+    answer to ``initialize``, whatever it was, and what came after it)."""
+    if connection.abandoned:
+        return False  # a server request the SDK path would have to answer: relaunched
+    if connection.modern:
+        return stage == "list"
+    return connection.initialize_answer is not None
 
 
 def _redactor(config: ServerConfig) -> Redactor:

@@ -94,6 +94,11 @@ class Connection:
         self.instructions: str | None = None
         self.discovered: dict[str, Any] | None = None
         """The ``server/discover`` result of a 2026-07-28 server (the SDK path may adopt it)."""
+        self.initialize_answer: dict[str, Any] | None = None
+        """A handshake-era server's answer to ``initialize``, as it came (the SDK path may be
+        handed it: :class:`~mcpbridge.transport.process.Initialized`)."""
+        self.initialized = False
+        """``notifications/initialized`` was sent."""
         self._probe: wire.EraProbe | None = None
         self._next_id = 0
         self._waiting: dict[Any, anyio.Event] = {}
@@ -289,8 +294,13 @@ class Connection:
             "capabilities": wire.CLIENT_CAPABILITIES,
             "clientInfo": wire.client_info(),
         }
+        request_id = await self.send_request("initialize", params)
+        event = self._waiting.get(request_id)
+        if event is not None:
+            await event.wait()
+        self.initialize_answer = self._answers.get(request_id)
         try:
-            result = await self.request("initialize", params)
+            result = await self.answer(request_id)
         except RpcError:
             raise FallbackError from None  # ClosedError: the caller records it
         version = result.get("protocolVersion")
@@ -299,6 +309,7 @@ class Connection:
         self.protocol_version = str(version)
         self._facts(result, result.get("serverInfo"))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.initialized = True
 
     async def _discover(self) -> bool:
         """True when the server speaks 2026-07-28; False when it is a handshake-era server

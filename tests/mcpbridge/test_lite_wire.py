@@ -366,6 +366,33 @@ def test_a_listing_the_sdk_rejects_is_handed_over_on_the_same_process(
     assert sorted(map(str, sent)) == sorted(map(str, [*sdk_sent, "tools/list"]))
 
 
+@pytest.mark.parametrize(
+    ("flag", "code"), [("--odd-listing", 0), ("--refuse-initialize", 4)], ids=["listing", "refused"]
+)
+@pytest.mark.parametrize("argv", [[*CALL, "echo", "text=x"], ["mcp", "list"]], ids=["call", "list"])
+def test_a_handshake_era_server_is_handed_over_with_its_initialize_answer(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str,
+    code: int,
+    argv: Any,
+) -> None:
+    """A handshake-era server whose listing only the SDK's model reads (``readOnlyHint: 1``),
+    or whose ``initialize`` fails: the hot path hands the process over with the answer to its
+    ``initialize``, which is replayed to the SDK's own; the SDK path goes on (lists, calls, or
+    words the failure) on the one launch, with one ``initialize`` on the wire."""
+    entry = chatty(flag)
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert hot.outcome == sdk.outcome and hot.outcome[0] == code
+    assert len(hot.launches) == len(sdk.launches) == 1
+    assert len(hot.calls()) == len(sdk.calls())
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    assert sent.count("initialize") == 1
+    assert sent.count("notifications/initialized") == (1 if code == 0 else 0)
+
+
 def test_a_server_that_advertises_tasks_is_handed_over_on_the_same_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,9 @@ case runs once on each path, and what both sent on the wire is compared.
 
 ``--log-at-start`` sends a ``notifications/message`` right after the handshake's answer;
 ``--no-cache-hints`` leaves ``ttlMs`` and ``cacheScope`` (required at 2026-07-28) out of the
-``tools/list`` result.
+``tools/list`` result; ``--odd-listing`` lists ``echo`` with ``"readOnlyHint": 1`` (the SDK's
+model reads it as true; the hot path leaves such a listing to it); ``--refuse-initialize``
+answers ``initialize`` with an error (``-32603 not ready``).
 
 Tools:
 - ``echo(text)``: the text;
@@ -75,10 +77,14 @@ SAMPLING = {
 
 
 class Server:
-    def __init__(self, era: str, log_at_start: bool, hints: bool) -> None:
+    def __init__(
+        self, era: str, log_at_start: bool, hints: bool, odd: bool = False, refuse: bool = False
+    ) -> None:
         self.era = era
         self.log_at_start = log_at_start
         self.hints = hints
+        self.odd = odd
+        self.refuse = refuse
         self.asked = 0
 
     def lines(self) -> Any:
@@ -174,6 +180,8 @@ class Server:
     def answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         method, params = message["method"], message.get("params") or {}
         if method == "initialize" and self.era != "modern":
+            if self.refuse:
+                raise RuntimeError("not ready")
             return initialize_result(params, name="chatty")
         if method == "server/discover" and self.era == "modern":
             return {
@@ -188,7 +196,10 @@ class Server:
             return {}
         if method == "tools/list":
             hints = {"ttlMs": 0, "cacheScope": "private"}
-            return {"tools": TOOLS, **(hints if self.era == "modern" and self.hints else {})}
+            tools = TOOLS
+            if self.odd:
+                tools = [{**TOOLS[0], "annotations": {"readOnlyHint": 1}}, *TOOLS[1:]]
+            return {"tools": tools, **(hints if self.era == "modern" and self.hints else {})}
         if method == "tools/call":
             return self.call(params)
         return None
@@ -203,6 +214,15 @@ class Server:
             except LookupError:
                 error = {"code": -32602, "message": "no such tool"}
                 send({"jsonrpc": "2.0", "id": request_id, "error": error})
+                continue
+            except RuntimeError as exc:
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": -32603, "message": str(exc)},
+                    }
+                )
                 continue
             if result is None:
                 if self.era == "silent":
@@ -222,8 +242,11 @@ def main() -> None:
     parser.add_argument("--era", choices=("legacy", "modern", "silent"), default="legacy")
     parser.add_argument("--log-at-start", action="store_true")
     parser.add_argument("--no-cache-hints", action="store_true")
+    parser.add_argument("--odd-listing", action="store_true")
+    parser.add_argument("--refuse-initialize", action="store_true")
     args = parser.parse_args()
-    Server(args.era, args.log_at_start, not args.no_cache_hints).serve()
+    hints = not args.no_cache_hints
+    Server(args.era, args.log_at_start, hints, args.odd_listing, args.refuse_initialize).serve()
 
 
 if __name__ == "__main__":
