@@ -20,7 +20,7 @@ SDK's is answered with the server's own answer, as it came.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -107,9 +107,11 @@ class _ReplayWriter:
     """Answers the SDK's first ``initialize`` with the recorded answer instead of sending it;
     drops its ``notifications/initialized`` when the hot path sent one already."""
 
-    def __init__(self, inner: Any, inject: MemoryObjectSendStream[Any], done: Initialized) -> None:
+    def __init__(self, inner: Any, reading: MemoryObjectSendStream[Any], done: Initialized) -> None:
         self._inner = inner
-        self._inject = inject
+        self._reading = reading
+        """The read side's sender: a clone carries the one replayed answer, then closes (the
+        end of the server's stdout still ends the SDK's reading)."""
         self._done = done
         self._answered = False
         self._notified = done.notified
@@ -128,7 +130,9 @@ class _ReplayWriter:
                 replayed = _message(answer)
             except ValueError:  # as the stdio transport answers a line it cannot read
                 replayed = _message(wire.error_answer(message.id, wire.UNREADABLE))
-            await self._inject.send(replayed)
+            with suppress(anyio.ClosedResourceError):  # stdout ended already: so be it
+                async with self._reading.clone() as inject:
+                    await inject.send(replayed)
             return
         if (
             self._notified
@@ -140,7 +144,6 @@ class _ReplayWriter:
         await self._inner.send(item)
 
     async def aclose(self) -> None:
-        await self._inject.aclose()
         await self._inner.aclose()
 
     async def __aenter__(self) -> _ReplayWriter:
@@ -165,10 +168,10 @@ async def replay_initialize(
     receive: MemoryObjectReceiveStream[SessionMessage | Exception]
     send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](1)
     async with transport as (read, write), anyio.create_task_group() as tg:
-        inject = send.clone()
+        writer = _ReplayWriter(write, send, done)
         tg.start_soon(_forward, read, send)
         try:
             async with receive:
-                yield receive, _ReplayWriter(write, inject, done)
+                yield receive, writer
         finally:
             tg.cancel_scope.cancel()
