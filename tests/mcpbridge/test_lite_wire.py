@@ -393,6 +393,21 @@ def test_a_handshake_era_server_is_handed_over_with_its_initialize_answer(
     assert sent.count("notifications/initialized") == (1 if code == 0 else 0)
 
 
+def test_a_handed_over_server_that_dies_during_the_call_ends_it_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that dies during the call on a handed-over handshake-era process: the call
+    fails as closed, in the SDK path's words, on the one launch, not after its timeout."""
+    entry = {**chatty("--odd-listing"), "tool_timeout": 30}
+    started = time.monotonic()
+    hot = record(tmp_path, capsys, monkeypatch, entry, [*CALL, "die"], sdk=False)
+    assert time.monotonic() - started < 15
+    sdk = record(tmp_path, capsys, monkeypatch, entry, [*CALL, "die"], sdk=True)
+    assert hot.outcome == sdk.outcome and hot.outcome[0] == 4
+    assert "closed the connection during 'die'" in hot.outcome[2]
+    assert len(hot.launches) == len(sdk.launches) == 1 and len(hot.calls()) == 1
+
+
 def test_a_server_that_advertises_tasks_is_handed_over_on_the_same_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

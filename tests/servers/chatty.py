@@ -27,6 +27,7 @@ Tools:
   answer ``after junk``;
 - ``huge(mb)``: a text of ``mb`` megabytes;
 - ``bad_block()``: a content block of unknown type ``bogus``;
+- ``die()``: exits (code 3) without answering;
 - ``ask()``: legacy: asks ``roots/list``, then ``elicitation/create`` (a form), mid-call, and
   answers with what it got; modern: an ``InputRequiredResult`` with both requests and a
   ``requestState``, then, called again, answers with the responses and the state it got back;
@@ -60,6 +61,7 @@ TOOLS = [
     {"name": "junk", "inputSchema": OBJECT},
     {"name": "huge", "inputSchema": {"type": "object", "properties": {"mb": {"type": "integer"}}}},
     {"name": "bad_block", "inputSchema": OBJECT},
+    {"name": "die", "inputSchema": OBJECT},
     {"name": "ask", "inputSchema": OBJECT},
     {"name": "sample", "inputSchema": OBJECT},
     {"name": "wait_state", "inputSchema": OBJECT},
@@ -130,6 +132,8 @@ class Server:
             return text_result("x" * (int(arguments.get("mb", 1)) * 1024 * 1024))
         if name == "bad_block":
             return {"content": [{"type": "bogus", "text": "?"}]}
+        if name == "die":
+            os._exit(3)
         if name in ("ask", "sample") and self.era != "modern":
             return self.ask_mid_call(str(name))
         if name in ("ask", "sample", "wait_state"):
