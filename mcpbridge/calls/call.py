@@ -12,7 +12,7 @@ from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.calls.results import unknown_tool
+from codebot_mcp.mcpbridge.connection.failures import unknown_tool
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.tool import MCPTool, to_tool_result
 from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments

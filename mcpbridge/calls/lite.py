@@ -30,15 +30,27 @@ holder keeps the SDK connected and the client imports no SDK.
 The transport is chosen before launch (:func:`usable`: every selected server is stdio,
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
-server the lock holds back) and the same words (an unknown tool: ``results.unknown_tool``), so
-nothing is launched twice for them. What remains outside the plain case (a handshake or
-listing answer of another shape, a server that closes during the handshake, a server request
-before the call) raises :class:`Fallback` *before a tool is called*, and the command runs the
-SDK path, which launches the server again. A 2026-07-28 server that offers tasks raises
-:class:`HandOver` instead: the SDK path (which follows tasks) takes the running process and
-adopts its ``server/discover`` result. Once
-``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad result,
-junk), it is this call's, or the SDK path would run the tool a second time.
+server that closes the connection during the handshake or the listing, a server the lock holds
+back) and the same words (an unknown tool: ``failures.unknown_tool``), so nothing is launched
+twice for them. What the hot path cannot read after the handshake's first answer goes to the
+SDK path on the process it launched (:class:`HandOverError`; ``Manager`` takes the process):
+a 2026-07-28 server's client adopts its ``server/discover`` result, a handshake-era server's
+client gets the answer to the hot path's ``initialize`` replayed to its own
+(``transport.probe.replay_initialize``), so the SDK path goes on (lists, calls, or words the
+failure with its model) with one launch and one handshake. That covers a 2026-07-28 server that
+offers tasks (the SDK path follows them), a listing of another shape, and an ``initialize``
+answer of another shape or an error.
+
+What is still launched twice (:class:`Fallback` *before a tool is called*; the command runs
+the SDK path, which launches the server again; ``tests/mcpbridge/test_lite_wire.py`` checks
+that the first launch called nothing):
+
+- a ``server/discover`` answer of another shape (no handshake answer to hand over);
+- a server request other than ``ping`` and ``roots/list`` before the call (the SDK path
+  answers it by its policy; a handed-over process would have lost it).
+
+Once ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad
+result, junk), it is this call's, or the SDK path would run the tool a second time.
 
 Size: one path, the hot one: its views, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).
@@ -74,17 +86,21 @@ from codebot_mcp.mcpbridge.calls.results import (
     plain_result,
     read_by_sdk,
     through_sdk,
-    unknown_tool,
     validate_output,
 )
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
-    broken,
     call_failure,
+    closed_early,
+    no_answer,
+    not_jsonrpc,
     output_schema_failure,
     read_tail,
     too_many_rounds_failure,
+    undeclared_task,
+    unknown_tool,
+    unreadable_input,
 )
 from codebot_mcp.mcpbridge.tools.call_arguments import (
     checked_arguments,
@@ -95,6 +111,7 @@ from codebot_mcp.mcpbridge.tools.capability import classify
 from codebot_mcp.mcpbridge.tools.naming import allocate
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout
 from codebot_mcp.mcpbridge.transport.process import (
+    Initialized,
     LaunchError,
     Prelaunched,
     ServerProcess,
@@ -110,6 +127,10 @@ from codebot_mcp.mcpbridge.transport.wire import (
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.tools.tool_pins import Pins
+
+STDERR_DRAIN_SECONDS = 2.0
+"""A server that closed its stdout: how long its stderr may take to reach the log (the tail
+of the record), as the SDK path's stop waits for it to exit."""
 
 # -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
 
@@ -253,17 +274,35 @@ def views(
 
 
 class HandOverError(Exception):
-    """The call goes to the SDK path on the process the hot path launched and discovered
-    (nothing was called): ``Manager`` takes ``process``, its client adopts ``discovered``."""
+    """Servers go to the SDK path on the processes the hot path launched and discovered
+    (nothing was called): ``Manager`` takes each process, its client adopts the server's
+    ``server/discover`` result; ``views``: what ``mcp list`` shows of the other servers."""
 
-    def __init__(self, process: ServerProcess, discovered: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        processes: dict[str, ServerProcess],
+        discovered: dict[str, dict[str, Any] | Initialized],
+        views: list[dict[str, Any]] | None = None,
+    ) -> None:
         super().__init__("handed over")
-        self.process = process
+        self.processes = processes
         self.discovered = discovered
+        self.views = views or []
 
-    def prelaunched(self, name: str) -> Prelaunched:
-        """What ``open_manager`` starts the server's client from."""
-        return Prelaunched({name: self.process}, discovered={name: self.discovered})
+    @classmethod
+    def one(cls, server: ServerProcess, connection: Connection) -> HandOverError:
+        """``server`` after its handshake on ``connection``: the ``server/discover`` result
+        (2026-07-28) or the answer to ``initialize`` (handshake era) goes with it."""
+        if connection.modern:
+            assert connection.discovered is not None  # modern: it discovered
+            return cls({server.name: server}, {server.name: connection.discovered})
+        assert connection.initialize_answer is not None
+        done = Initialized(connection.initialize_answer, notified=connection.initialized)
+        return cls({server.name: server}, {server.name: done})
+
+    def prelaunched(self) -> Prelaunched:
+        """What ``open_manager`` starts the servers' clients from."""
+        return Prelaunched(dict(self.processes), discovered=dict(self.discovered))
 
 
 def usable(servers: Mapping[str, ServerConfig]) -> bool:
@@ -280,31 +319,19 @@ def usable(servers: Mapping[str, ServerConfig]) -> bool:
     )
 
 
-class TimedOutError(Exception):
-    """No answer within the server's ``timeout``: the failure the SDK path would record."""
+class FailedError(Exception):
+    """The server failed before the call (no answer within its ``timeout``, or it closed the
+    connection): ``failure`` is the record the SDK path makes (``Client.run``), so nothing is
+    launched a second time for it."""
 
-    def __init__(self, config: ServerConfig, stage: str, log_file: Path) -> None:
-        super().__init__(stage)
+    def __init__(self, config: ServerConfig, failure: Failure) -> None:
+        super().__init__(failure.message)
         self.config = config
-        self.stage = stage
-        self.log_file = log_file
-
-    def failure(self) -> Failure:
-        """The :class:`~mcpbridge.connection.failures.Failure` of ``Client.run`` for a timeout."""
-        config = self.config
-        return _failure(
-            config,
-            self.stage,  # type: ignore[arg-type]
-            f"no answer within {config.timeout:g} s",
-            f"Raise 'timeout' for server '{config.name}' in {config.source}, "
-            "or check that the server starts on its own.",
-            self.log_file,
-            timed_out=True,
-        )
+        self.failure = failure
 
     def view(self) -> dict[str, Any]:
         """What ``mcp list`` shows for this failed server."""
-        return _failed_view(self.config, self.failure())
+        return _failed_view(self.config, self.failure)
 
 
 def _failure(
@@ -347,19 +374,53 @@ async def _connect(
     started = time.perf_counter()
     log = ServerLog(server.note, _redactor(config))
     connection = Connection(server, roots, log)
+    drained = anyio.Event()
+
+    async def pump_stderr() -> None:
+        try:
+            await server.pump_stderr()
+        finally:
+            drained.set()
+
     tg.start_soon(connection.pump)
-    tg.start_soon(server.pump_stderr)
-    stage = "handshake"
+    tg.start_soon(pump_stderr)
+    stage: Stage = "handshake"
+    closed = False
     with anyio.move_on_after(config.timeout) as scope:
         try:
             await connection.handshake(config.protocol)
             stage = "list"
             tools = await connection.list_tools()
         except ClosedError:
-            raise FallbackError from None
+            closed = True
+        except FallbackError:
+            if _handed_over(connection, stage):
+                # An answer of another shape after the handshake's first answer: the SDK path
+                # goes on on this process with that answer (discover adopted, initialize
+                # replayed) and reads, or words, the rest with its model; no second launch.
+                raise HandOverError.one(server, connection) from None
+            raise
+    if closed:  # as Client.run records it, its stderr tail whole: no second launch
+        with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+            await drained.wait()
+        message, hint = closed_early(config)
+        raise FailedError(config, _failure(config, stage, message, hint, server.log_file))
     if scope.cancelled_caught:
-        raise TimedOutError(config, stage, server.log_file)
+        message, hint = no_answer(config)
+        failure = _failure(config, stage, message, hint, server.log_file, timed_out=True)
+        raise FailedError(config, failure)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
+
+
+def _handed_over(connection: Connection, stage: Stage) -> bool:
+    """The SDK path can go on where the hot path gave up: nothing of the server's was left
+    unanswered, and its handshake answer is known (a listing after ``server/discover``; the
+    answer to ``initialize``, whatever it was, and what came after it)."""
+    if connection.abandoned:
+        return False  # a server request the SDK path would have to answer: relaunched
+    if connection.modern:
+        return stage == "list"
+    return connection.initialize_answer is not None
 
 
 def _redactor(config: ServerConfig) -> Redactor:
@@ -435,15 +496,18 @@ async def _list_servers(
         await _stop_all([server for _, server in launched])
         raise
     listed: list[Listed] = []
-    timed_out: list[TimedOutError] = []
+    timed_out: list[FailedError] = []
+    handed: list[HandOverError] = []
     try:
         async with anyio.create_task_group() as tg:
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
                 try:
                     listed.append(await _connect(config, server, tg, roots))
-                except TimedOutError as exc:
+                except FailedError as exc:
                     timed_out.append(exc)
+                except HandOverError as exc:
+                    handed.append(exc)
 
             async with anyio.create_task_group() as connecting:
                 for config, server in launched:
@@ -456,9 +520,16 @@ async def _list_servers(
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
             result = shown + failed + [t.view() for t in timed_out]
             result.sort(key=lambda v: str(v["name"]))
-            tg.cancel_scope.cancel()
-    finally:
+            tg.cancel_scope.cancel()  # our reading stops; handed processes run on
+    except BaseException:
         await _stop_all([server for _, server in launched])
+        raise
+    kept = {name for exc in handed for name in exc.processes}
+    await _stop_all([server for config, server in launched if config.name not in kept])
+    if handed:
+        processes = {n: p for exc in handed for n, p in exc.processes.items()}
+        discovered = {n: d for exc in handed for n, d in exc.discovered.items()}
+        raise HandOverError(processes, discovered, result)
     return result
 
 
@@ -483,22 +554,25 @@ async def _call_tool(
     handed: HandOverError | None = None
     try:
         async with anyio.create_task_group() as tg:
+            listed: Listed | None
             try:
                 listed = await _connect(config, server, tg, roots)
-            except TimedOutError as exc:
-                failure = exc.failure()
-                raise ServerError(
-                    f"server '{config.name}': {failure.describe()}", hint=failure.hint
-                ) from None
-            held = _held_back(listed, pins)
+            except FailedError as exc:
+                raise exc.failure.error() from None
+            except HandOverError as exc:  # a listing the SDK path reads: on this process
+                handed = exc
+                tg.cancel_scope.cancel()  # our reading stops; the process runs on
+                listed = None
+            held = _held_back(listed, pins) if listed is not None else None
             if held is not None:
                 raise held.error()
-            if listed.connection.modern and _offers_tasks(listed.connection):
+            if listed is None:
+                pass
+            elif listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
                 # hand the call over now, before tools/call is sent, never after, with the
                 # running process and its discover result (no second launch or handshake).
-                assert listed.connection.discovered is not None  # modern: it discovered
-                handed = HandOverError(server, listed.connection.discovered)
+                handed = HandOverError.one(server, listed.connection)
                 tg.cancel_scope.cancel()  # our reading stops; the process runs on
             else:
                 tools = name_tools([listed]) + name_tools([listed], apps=True)
@@ -563,14 +637,12 @@ async def _call(
     except RpcError as exc:
         code, message = exc.code, exc.message
     except MalformedError as exc:
-        text = f"server '{config.name}' sent an answer to the call that is not valid JSON-RPC"
-        raise broken(config.name, name, f"'{name}' failed: {text} ({exc})").error() from None
+        raise not_jsonrpc(config.name, name, str(exc)).error() from None
     except TooManyRoundsError:
         raise too_many_rounds_failure(config.name, name).error() from None
     except UnreadableError as exc:  # the SDK's model says what is wrong with it, as on its path
         read_by_sdk(exc.result, config, name, version=connection.protocol_version)
-        text = f"'{name}' on server '{config.name}' asked for input codebot cannot read"
-        raise broken(config.name, name, text).error() from None  # the model took it (not seen)
+        raise unreadable_input(config.name, name).error() from None  # the model took it
     else:
         return _result(connection, config, tool, result, redact)
     raise call_failure(code, redact(message), config, name).error()
@@ -587,11 +659,7 @@ def _result(
     error: the tool runs on, and calling again would start it a second time)."""
     name = tool.original_name
     if connection.modern and result.get("resultType") == "task":
-        text = (
-            f"server '{config.name}' answered '{name}' with a task, but its server/discover "
-            "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
-        )
-        raise broken(config.name, name, text).error()
+        raise undeclared_task(config.name, name).error()
     # The SDK reads the result with its model first, then checks it against the output schema.
     version = connection.protocol_version
     read = plain_result(result) or through_sdk(result, config, name, version=version)

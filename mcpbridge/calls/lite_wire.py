@@ -8,7 +8,8 @@ What the SDK path sends, message for message, on the wire of :mod:`mcpbridge.tra
 (:class:`~mcpbridge.transport.runlog.ServerLog`). A call's input rounds (SEP-2322) are
 answered here, by the default policy, as the SDK's driver answers them: a call is never handed
 to the SDK path once ``tools/call`` is sent, or the tool would run twice. Anything outside the
-plain case *before* the call raises :class:`Fallback`.
+plain case *before* the call raises :class:`Fallback`; a server that closes its stdout before
+the call raises :class:`ClosedError`, which the caller records as the SDK path does.
 """
 
 from __future__ import annotations
@@ -93,6 +94,11 @@ class Connection:
         self.instructions: str | None = None
         self.discovered: dict[str, Any] | None = None
         """The ``server/discover`` result of a 2026-07-28 server (the SDK path may adopt it)."""
+        self.initialize_answer: dict[str, Any] | None = None
+        """A handshake-era server's answer to ``initialize``, as it came (the SDK path may be
+        handed it: :class:`~mcpbridge.transport.process.Initialized`)."""
+        self.initialized = False
+        """``notifications/initialized`` was sent."""
         self._probe: wire.EraProbe | None = None
         self._next_id = 0
         self._waiting: dict[Any, anyio.Event] = {}
@@ -288,16 +294,22 @@ class Connection:
             "capabilities": wire.CLIENT_CAPABILITIES,
             "clientInfo": wire.client_info(),
         }
+        request_id = await self.send_request("initialize", params)
+        event = self._waiting.get(request_id)
+        if event is not None:
+            await event.wait()
+        self.initialize_answer = self._answers.get(request_id)
         try:
-            result = await self.request("initialize", params)
-        except (RpcError, ClosedError):
-            raise FallbackError from None
+            result = await self.answer(request_id)
+        except RpcError:
+            raise FallbackError from None  # ClosedError: the caller records it
         version = result.get("protocolVersion")
         if version not in wire.LEGACY_VERSIONS:
             raise FallbackError
         self.protocol_version = str(version)
         self._facts(result, result.get("serverInfo"))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.initialized = True
 
     async def _discover(self) -> bool:
         """True when the server speaks 2026-07-28; False when it is a handshake-era server
@@ -312,8 +324,6 @@ class Connection:
             result = await self.answer(discover_id)
         except RpcError:
             return False  # the SDK falls back to initialize on any error answer to the probe
-        except ClosedError:
-            raise FallbackError from None
         versions = result.get("supportedVersions")
         if not isinstance(versions, list) or wire.MODERN_VERSION not in versions:
             raise FallbackError
@@ -344,8 +354,8 @@ class Connection:
         for _ in range(wire.MAX_LIST_PAGES):
             try:
                 page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
-            except (RpcError, ClosedError):
-                raise FallbackError from None
+            except RpcError:
+                raise FallbackError from None  # ClosedError: the caller records it
             batch = page.get("tools")
             if not isinstance(batch, list) or (self.modern and not _cacheable(page)):
                 raise FallbackError

@@ -1,40 +1,25 @@
-"""Results of a call and the words of an unknown tool, shared by the SDK path and the hot path
-(argument checks: :mod:`mcpbridge.tools.arguments`; a failed call's record:
-:class:`mcpbridge.connection.failures.CallFailure`).
+"""Results of a call, shared by the SDK path and the hot path (argument checks:
+:mod:`mcpbridge.tools.call_arguments`; a failed call's record and every wording of it,
+an unknown tool's too: :mod:`mcpbridge.connection.failures`).
 
 Free of ``mcp`` imports on purpose: :mod:`mcpbridge.lite` uses them without loading the SDK.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.errors import UsageError
 from codebot_mcp.core.secrets.redact import SECRETS, scrub
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.connection.failures import broken
+from codebot_mcp.mcpbridge.connection.failures import invalid_result, no_result
 
 
 class FallbackError(Exception):
     """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
-
-
-def unknown_tool(server: str, name: str, names: list[str]) -> UsageError:
-    """The usage error for a tool the server does not list (both paths): close matches, or
-    how to list them."""
-    close = difflib.get_close_matches(name, names, n=3)
-    hint = (
-        f"Did you mean {', '.join(close)}?"
-        if close
-        else f"List them with: codebot mcp list --server {server}"
-    )
-    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
-    return UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)
 
 
 def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
@@ -90,7 +75,7 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
     from pydantic import ValidationError
 
-    from codebot_mcp.mcpbridge.connection.explain import describe_invalid_result
+    from codebot_mcp.mcpbridge.connection.explain import first_problem
     from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension
 
     modern = version in MODERN_PROTOCOL_VERSIONS
@@ -99,9 +84,8 @@ def read_by_sdk(result: dict[str, Any], config: ServerConfig, tool: str, *, vers
         result = {**result, "resultType": "complete"}
     try:
         return read_call_result(result, version, claims)
-    except ValidationError as exc:  # as the SDK path's record words it
-        text = f"'{tool}' failed: {describe_invalid_result(exc, config.name)}"
-        raise broken(config.name, tool, text).error() from None
+    except ValidationError as exc:  # the SDK path's record (explain_call)
+        raise invalid_result(config.name, tool, first_problem(exc)).error() from None
 
 
 def read_call_result(raw: Mapping[str, Any], version: str, claims: Sequence[Any]) -> Any:
@@ -212,8 +196,7 @@ def through_sdk(
 
     model = read_by_sdk(result, config, tool, version=version)
     if not isinstance(model, types.CallToolResult):  # another shape, read (not seen yet)
-        text = f"'{tool}' failed: server '{config.name}' sent no result"
-        raise broken(config.name, tool, text).error()
+        raise no_result(config.name, tool).error()
     return to_tool_result(model)
 
 

@@ -21,6 +21,7 @@ from codebot_mcp.mcpbridge.auth.auth_errors import MAX_ANSWER_CHARS
 from codebot_mcp.mcpbridge.connection.failures import (
     CallFailure,
     call_failure,
+    closed_early,
     invalid_result,
     output_schema_failure,
     too_many_rounds_failure,
@@ -186,18 +187,19 @@ def _explain_mcp_error(exc: MCPError, config: ServerConfig) -> tuple[str, str | 
                 f"The server failed; check its logs, and the 'url' of {where}."
             )
     if exc.code == types.CONNECTION_CLOSED:
-        return "the server closed the connection (it exited or crashed)", (
-            f"Run the command of {where} by hand to see why it exits."
-        )
+        return closed_early(config)
     return rpc_error_text(exc.code, message), None
 
 
 def describe_invalid_result(exc: ValidationError, server: str) -> str:
     """One line for a result the SDK rejected as not matching the MCP schema."""
-    return f"server '{server}' sent a result that does not follow the MCP schema: {_first(exc)}"
+    return (
+        f"server '{server}' sent a result that does not follow the MCP schema: {first_problem(exc)}"
+    )
 
 
-def _first(exc: ValidationError) -> str:
+def first_problem(exc: ValidationError) -> str:
+    """The first problem pydantic found, where it is, and how many more there are."""
     errors = exc.errors(include_url=False, include_input=False)
     where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
     first = f"{where}: {errors[0]['msg']}" if errors else str(exc).splitlines()[0]
@@ -223,7 +225,7 @@ def explain_call(
     if isinstance(exc, InputRequiredRoundsExceededError):
         return too_many_rounds_failure(name, tool)
     if isinstance(exc, ValidationError):
-        return invalid_result(name, tool, _first(exc), model_name=model_name)
+        return invalid_result(name, tool, first_problem(exc), model_name=model_name)
     if isinstance(exc, MCPError | anyio.BrokenResourceError | anyio.ClosedResourceError):
         big = isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED and oversized
         auth = None if big else explain_auth(exc, config, trace)

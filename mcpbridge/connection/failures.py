@@ -1,10 +1,12 @@
-"""Why a server is not usable: the stage it failed at, a readable reason and a fix.
+"""Why a server or a call is not usable: the stage it failed at, a readable reason and a fix.
 
-The record alone, on the standard library and ``core.errors``: a manager with no server to
-start (``chat`` without MCP servers) and the hot path (``mcpbridge.calls.lite``) never load the
-SDK. :mod:`.explain` turns what a transport or the SDK raised into the reason and the hint;
-every reader renders the record (``mcp list``, ``mcp call`` through :meth:`Failure.error`,
-doctor).
+The records alone, on the standard library and ``core``: a manager with no server to start
+(``chat`` without MCP servers) and the hot path (``mcpbridge.calls.lite``) never load the
+SDK. :class:`Failure` is a server's (``mcp list``, ``mcp call`` through :meth:`Failure.error`,
+doctor), :class:`CallFailure` one call's (stage "call": ``mcp call``, ``--batch``, the warm
+holder, the model). Every wording of a call's failure is a constructor here, used by both
+paths (the SDK path through :mod:`.explain`, which reads what the SDK raised; the hot path
+directly): the same failure makes the same record and the same text on either path.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from codebot_mcp.core.config.servers import ServerConfig
-from codebot_mcp.core.errors import CodebotError, ServerError
+from codebot_mcp.core.errors import CodebotError, ServerError, UsageError
 
 Stage = Literal["config", "launch", "handshake", "auth", "list", "call", "lock"]
 """Where it failed; ``lock``: connected, but held back by the pinned tools
@@ -53,6 +55,26 @@ class Failure:
             tail = "\n".join(f"    {line}" for line in self.stderr_tail.splitlines())
             text += f"\n  server stderr (last lines):\n{tail}"
         return text
+
+
+def no_answer(config: ServerConfig) -> tuple[str, str]:
+    """The message and hint of a server silent for its ``timeout`` during the handshake or
+    the first listing (both paths: ``Client.run`` and the hot path)."""
+    return (
+        f"no answer within {config.timeout:g} s",
+        f"Raise 'timeout' for server '{config.name}' in {config.source}, "
+        "or check that the server starts on its own.",
+    )
+
+
+def closed_early(config: ServerConfig) -> tuple[str, str]:
+    """The message and hint of a server that closed the connection before it was usable
+    (the SDK's ``CONNECTION_CLOSED`` in ``explain``, the hot path's end of stdout)."""
+    return (
+        "the server closed the connection (it exited or crashed)",
+        f"Run the command of server '{config.name}' in {config.source} by hand to see why "
+        "it exits.",
+    )
 
 
 def read_tail(path: Path | None) -> str:
@@ -223,3 +245,45 @@ def output_schema_failure(server: str, tool: str, detail: str, model_text: str =
 def broken(server: str, tool: str, message: str) -> CallFailure:
     """A server that breaks the protocol during the call in another way (``message`` whole)."""
     return CallFailure(server, tool, "broken", message, BREAKS)
+
+
+def not_jsonrpc(server: str, tool: str, detail: str) -> CallFailure:
+    """The answer to the call breaks JSON-RPC (the hot path reads the wire itself)."""
+    text = f"server '{server}' sent an answer to the call that is not valid JSON-RPC"
+    return broken(server, tool, f"'{tool}' failed: {text} ({detail})")
+
+
+def unreadable_input(server: str, tool: str) -> CallFailure:
+    """Input requests (SEP-2322) the SDK's model read but codebot cannot answer."""
+    return broken(
+        server, tool, f"'{tool}' on server '{server}' asked for input codebot cannot read"
+    )
+
+
+def undeclared_task(server: str, tool: str) -> CallFailure:
+    """A task answer (SEP-2663) from a server whose ``server/discover`` offers no tasks."""
+    text = (
+        f"server '{server}' answered '{tool}' with a task, but its server/discover "
+        "does not advertise the tasks extension (SEP-2663 negotiates it both ways)"
+    )
+    return broken(server, tool, text)
+
+
+def no_result(server: str, tool: str) -> CallFailure:
+    """An answer of another shape than a call's result, read by the SDK's model."""
+    return broken(server, tool, f"'{tool}' failed: server '{server}' sent no result")
+
+
+def unknown_tool(server: str, name: str, names: list[str]) -> UsageError:
+    """The usage error for a tool the server does not list (both paths; found before any
+    call): close matches, or how to list them."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=3)
+    hint = (
+        f"Did you mean {', '.join(close)}?"
+        if close
+        else f"List them with: codebot mcp list --server {server}"
+    )
+    counted = f"{len(names)} tool{'' if len(names) == 1 else 's'}"
+    return UsageError(f"server '{server}' has no tool '{name}' ({counted})", hint=hint)

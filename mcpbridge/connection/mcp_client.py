@@ -31,7 +31,13 @@ from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
 from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth, explain_call
-from codebot_mcp.mcpbridge.connection.failures import CallFailure, Failure, Stage, read_tail
+from codebot_mcp.mcpbridge.connection.failures import (
+    CallFailure,
+    Failure,
+    Stage,
+    no_answer,
+    read_tail,
+)
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import (
     ServerInfo,
@@ -41,8 +47,14 @@ from codebot_mcp.mcpbridge.connection.serverinfo import (
 )
 from codebot_mcp.mcpbridge.connection.tasks import TaskHooks, TasksExtension, calling, done_calling
 from codebot_mcp.mcpbridge.transport.limits import default_tool_timeout, http_timeout
-from codebot_mcp.mcpbridge.transport.probe import guard_discover
-from codebot_mcp.mcpbridge.transport.process import LaunchError, ServerProcess, exited, launch
+from codebot_mcp.mcpbridge.transport.probe import guard_discover, replay_initialize
+from codebot_mcp.mcpbridge.transport.process import (
+    Initialized,
+    LaunchError,
+    ServerProcess,
+    exited,
+    launch,
+)
 from codebot_mcp.mcpbridge.transport.stdio import stdio_transport
 from codebot_mcp.mcpbridge.transport.wire import MAX_LIST_PAGES, split_tools
 
@@ -68,7 +80,7 @@ class Client:
         config: ServerConfig,
         *,
         process: ServerProcess | LaunchError | None = None,
-        adopt: dict[str, Any] | None = None,
+        adopt: dict[str, Any] | Initialized | None = None,
         spawn: Callable[[Callable[[], Coroutine[Any, Any, None]]], None] | None = None,
         agent: UserAgent | None = None,
         sampler: Sampling | None = None,
@@ -109,7 +121,8 @@ class Client:
         self._prelaunched = process
         self._adopt = adopt
         """The ``server/discover`` result the hot path got from ``process`` (2026-07-28): the
-        session adopts it (the SDK's ``prior_discover``) instead of a second handshake."""
+        session adopts it (the SDK's ``prior_discover``) instead of a second handshake; or
+        the answer to its ``initialize`` (handshake era), replayed to the session's own."""
         self._process: ServerProcess | None = None
         self._spawn = spawn
         self._in_process = in_process
@@ -180,13 +193,9 @@ class Client:
             if scope.cancelled_caught and self.state == "pending" and self._stop.is_set():
                 self._fail(self._stage, "stopped before the handshake finished")
             elif scope.cancelled_caught and self.state == "pending" and not self._auth_problem():
-                self._fail(
-                    "handshake" if self._stage == "launch" else self._stage,
-                    f"no answer within {self.config.timeout:g} s",
-                    hint=f"Raise 'timeout' for server '{self.name}' in {self.config.source}, "
-                    "or check that the server starts on its own.",
-                    timed_out=True,
-                )
+                message, hint = no_answer(self.config)
+                stage = "handshake" if self._stage == "launch" else self._stage
+                self._fail(stage, message, hint=hint, timed_out=True)
         except anyio.get_cancelled_exc_class():
             self._fail(self._stage, "cancelled")
             raise
@@ -422,7 +431,10 @@ class Client:
             transport = await self._stdio_transport()
             mode = config.protocol
             adopted, self._adopt = self._adopt, None  # once: a restart handshakes anew
-            if adopted is not None:
+            if isinstance(adopted, Initialized):  # handshake era: its answer replayed
+                transport = replay_initialize(transport, adopted)
+                mode = "legacy"
+            elif adopted is not None:
                 prior = types.DiscoverResult.model_validate(adopted, by_name=False)
                 mode = "2026-07-28"  # the version the hot path spoke (wire.MODERN_VERSION)
                 extra["prior_discover"] = prior

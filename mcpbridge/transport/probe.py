@@ -11,12 +11,16 @@ not know, it answers the probe itself with ``-32601 Method not found`` at once, 
 falls back to ``initialize`` on the same connection.
 
 Neither answer to our own two requests ever reaches the SDK.
+
+:func:`replay_initialize` is the other wrapper here: a handshake-era server the hot path
+(:mod:`mcpbridge.calls.lite`) initialized and handed over gets no second ``initialize``; the
+SDK's is answered with the server's own answer, as it came.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -25,6 +29,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
+from codebot_mcp.mcpbridge.transport import wire
+from codebot_mcp.mcpbridge.transport.process import Initialized
 from codebot_mcp.mcpbridge.transport.wire import DISCOVER_METHOD, EraProbe
 
 
@@ -93,5 +99,79 @@ async def guard_discover(transport: Transport) -> AsyncIterator[TransportStreams
         try:
             async with receive:
                 yield receive, _GuardedWriter(write, probe)
+        finally:
+            tg.cancel_scope.cancel()
+
+
+class _ReplayWriter:
+    """Answers the SDK's first ``initialize`` with the recorded answer instead of sending it;
+    drops its ``notifications/initialized`` when the hot path sent one already."""
+
+    def __init__(self, inner: Any, reading: MemoryObjectSendStream[Any], done: Initialized) -> None:
+        self._inner = inner
+        self._reading = reading
+        """The read side's sender: a clone carries the one replayed answer, then closes (the
+        end of the server's stdout still ends the SDK's reading)."""
+        self._done = done
+        self._answered = False
+        self._notified = done.notified
+
+    async def send(self, item: SessionMessage, /) -> None:
+        message = item.message
+        if (
+            not self._answered
+            and isinstance(message, types.JSONRPCRequest)
+            and message.method == "initialize"
+        ):
+            self._answered = True
+            kept = {k: v for k, v in self._done.answer.items() if k in ("result", "error")}
+            answer = {"jsonrpc": "2.0", "id": message.id, **kept}
+            try:
+                replayed = _message(answer)
+            except ValueError:  # as the stdio transport answers a line it cannot read
+                replayed = _message(wire.error_answer(message.id, wire.UNREADABLE))
+            with suppress(anyio.ClosedResourceError):  # stdout ended already: so be it
+                async with self._reading.clone() as inject:
+                    await inject.send(replayed)
+            return
+        if (
+            self._notified
+            and isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/initialized"
+        ):
+            self._notified = False
+            return
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _ReplayWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _forward(source: Any, sink: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    async with sink:
+        async for item in source:
+            await sink.send(item)
+
+
+@asynccontextmanager
+async def replay_initialize(
+    transport: Transport, done: Initialized
+) -> AsyncIterator[TransportStreams]:
+    """Wrap a stdio transport whose server was initialized already (see the module)."""
+    send: MemoryObjectSendStream[SessionMessage | Exception]
+    receive: MemoryObjectReceiveStream[SessionMessage | Exception]
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](1)
+    async with transport as (read, write), anyio.create_task_group() as tg:
+        writer = _ReplayWriter(write, send, done)
+        tg.start_soon(_forward, read, send)
+        try:
+            async with receive:
+                yield receive, writer
         finally:
             tg.cancel_scope.cancel()

@@ -255,15 +255,29 @@ def server_sandbox(config: ServerConfig) -> Sandbox | None:
     return sandbox
 
 
+@dataclass(frozen=True, slots=True)
+class Initialized:
+    """What the hot path's ``initialize`` got from a handshake-era server it hands over."""
+
+    answer: dict[str, Any]
+    """The server's answer as it came: ``{"result": ...}`` or ``{"error": ...}``."""
+    notified: bool
+    """``notifications/initialized`` was sent already (the SDK's is then not sent again)."""
+
+
 @dataclass
 class Prelaunched:
     """Server processes started ahead of the SDK import, by server name."""
 
     processes: dict[str, ServerProcess] = field(default_factory=dict[str, ServerProcess])
     errors: dict[str, LaunchError] = field(default_factory=dict[str, LaunchError])
-    discovered: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
-    """A process the hot path handed over after its ``server/discover`` (2026-07-28): the
-    result its client adopts instead of a second handshake on the same process."""
+    discovered: dict[str, dict[str, Any] | Initialized] = field(
+        default_factory=dict[str, dict[str, Any] | Initialized]
+    )
+    """A process the hot path handed over after its handshake: the ``server/discover`` result
+    (2026-07-28) its client adopts, or the answer to its ``initialize`` (handshake era), which
+    is replayed to the client's own (:func:`.probe.replay_initialize`): one handshake on the
+    same process either way."""
 
     def take(self, name: str) -> ServerProcess | LaunchError | None:
         """Hand a launched process (or its launch error) over to its client, once."""

@@ -70,3 +70,38 @@ def test_one_record_two_renderings(
     assert (error.message, error.exit_code) == (message, exit_code)
     assert error.hint == failure.hint
     assert failure.for_model() == model
+
+
+def test_a_result_the_schema_rejects_is_one_record_on_both_paths() -> None:
+    """The hot path reads a result it cannot read itself with the SDK's models
+    (``results.read_by_sdk``); what it raises is the SDK path's record for the same
+    ``ValidationError`` (``explain_call``): the same kind, message, hint and exit code."""
+    from pydantic import ValidationError
+
+    from codebot_mcp.core.errors import CodebotError
+    from codebot_mcp.mcpbridge.auth import AuthTrace
+    from codebot_mcp.mcpbridge.calls.results import read_by_sdk, read_call_result
+    from codebot_mcp.mcpbridge.connection.explain import explain_call
+
+    bad = {"content": [{"type": "bogus"}]}
+    with pytest.raises(CodebotError) as hot:
+        read_by_sdk(bad, CONFIG, "t", version=wire.LEGACY_VERSION)
+    with pytest.raises(ValidationError) as raised:
+        read_call_result(bad, wire.LEGACY_VERSION, ())
+    sdk = explain_call(
+        raised.value,
+        CONFIG,
+        "t",
+        model_name="mcp__s__t",
+        redact=str,
+        restarts=True,
+        oversized=False,
+        trace=AuthTrace(),
+    )
+    error = sdk.error()
+    assert sdk.kind == "invalid" and "does not follow the MCP schema" in error.message
+    assert (hot.value.message, hot.value.hint, hot.value.exit_code) == (
+        error.message,
+        error.hint,
+        error.exit_code,
+    )

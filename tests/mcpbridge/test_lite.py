@@ -263,3 +263,20 @@ def test_a_server_that_cannot_start_is_worded_without_the_sdk(
         [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.strip().splitlines()[-1] == "4 []", done.stdout + done.stderr
+
+
+def test_mcp_list_hands_one_server_over_and_lists_the_rest_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``mcp list`` with a 2026-07-28 server whose listing only the SDK's model reads (no
+    cache hints) beside plain ones: that one is handed over on its process, the others are
+    shown as the hot path listed them; the same output as the SDK path, in the same order."""
+    odd = server_entry("chatty", "--era", "modern", "--no-cache-hints")
+    write_settings(
+        tmp_path, {"mcp_servers": {"a": SERVERS["echo"], "m": odd, "z": SERVERS["faulty"]}}
+    )
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list")
+    assert hot == sdk and hot[0] == 4 and "list failed" in hot[1]
+    assert hot[1].index("✓ a") < hot[1].index("✗ m") < hot[1].index("✓ z")
+    hot, sdk = both(capsys, monkeypatch, "--cwd", str(tmp_path), "mcp", "list", "--json")
+    assert without_timing(hot[1]) == without_timing(sdk[1])

@@ -31,6 +31,7 @@ launch must equal the SDK path's. A server that offers tasks is handed over on i
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -345,15 +346,66 @@ def test_an_sdk_built_server_that_asks(
     assert len(hot.launches) == 1
 
 
-def test_a_listing_the_sdk_rejects_is_handed_over_before_the_call(
+@pytest.mark.parametrize("argv", [[*CALL, "echo", "text=x"], ["mcp", "list"]], ids=["call", "list"])
+def test_a_listing_the_sdk_rejects_is_handed_over_on_the_same_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: Any
+) -> None:
+    """A 2026-07-28 ``tools/list`` without its cache hints: the SDK's model refuses it. The
+    hot path hands the running process over with its ``server/discover`` result; the SDK
+    path lists again on it and words the failure: one launch, one discover, nothing called.
+    On the wire: the SDK path's messages, and the hot path's one listing before them."""
+    entry = chatty("--era", "modern", "--no-cache-hints")
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert hot.outcome == sdk.outcome
+    assert hot.outcome[0] == 4 and "list failed" in hot.outcome[1] + hot.outcome[2]
+    assert len(hot.launches) == len(sdk.launches) == 1 and not hot.calls()
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    sdk_sent = [_method(r) for r in sdk.launches[0] if r.get("dir") == ">"]
+    assert sent.count("server/discover") == 1 and "initialize" not in sent
+    assert sorted(map(str, sent)) == sorted(map(str, [*sdk_sent, "tools/list"]))
+
+
+@pytest.mark.parametrize(
+    ("flag", "code"), [("--odd-listing", 0), ("--refuse-initialize", 4)], ids=["listing", "refused"]
+)
+@pytest.mark.parametrize("argv", [[*CALL, "echo", "text=x"], ["mcp", "list"]], ids=["call", "list"])
+def test_a_handshake_era_server_is_handed_over_with_its_initialize_answer(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flag: str,
+    code: int,
+    argv: Any,
+) -> None:
+    """A handshake-era server whose listing only the SDK's model reads (``readOnlyHint: 1``),
+    or whose ``initialize`` fails: the hot path hands the process over with the answer to its
+    ``initialize``, which is replayed to the SDK's own; the SDK path goes on (lists, calls, or
+    words the failure) on the one launch, with one ``initialize`` on the wire."""
+    entry = chatty(flag)
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert hot.outcome == sdk.outcome and hot.outcome[0] == code
+    assert len(hot.launches) == len(sdk.launches) == 1
+    assert len(hot.calls()) == len(sdk.calls())
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    assert sent.count("initialize") == 1
+    assert sent.count("notifications/initialized") == (1 if code == 0 else 0)
+
+
+def test_a_handed_over_server_that_dies_during_the_call_ends_it_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A 2026-07-28 ``tools/list`` without its cache hints: the SDK's model refuses it; the hot
-    path hands over so the failure is worded as the SDK path words it."""
-    entry = chatty("--era", "modern", "--no-cache-hints")
-    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
-    assert hot.outcome[0] == 4 and "list failed" in hot.outcome[2]
-    assert len(hot.launches) == 2 and not hot.calls()
+    """A server that dies during the call on a handed-over handshake-era process: the call
+    fails as closed, in the SDK path's words, on the one launch, not after its timeout."""
+    entry = {**chatty("--odd-listing"), "tool_timeout": 30}
+    started = time.monotonic()
+    hot = record(tmp_path, capsys, monkeypatch, entry, [*CALL, "die"], sdk=False)
+    assert time.monotonic() - started < 15
+    sdk = record(tmp_path, capsys, monkeypatch, entry, [*CALL, "die"], sdk=True)
+    assert hot.outcome == sdk.outcome and hot.outcome[0] == 4
+    assert "closed the connection during 'die'" in hot.outcome[2]
+    assert len(hot.launches) == len(sdk.launches) == 1 and len(hot.calls()) == 1
 
 
 def test_a_server_that_advertises_tasks_is_handed_over_on_the_same_process(
@@ -438,3 +490,27 @@ def test_an_unknown_tool_is_worded_after_one_launch(
     assert hot.outcome[0] == 2 and "has no tool 'ech'" in hot.outcome[2]
     assert "Did you mean echo" in hot.outcome[2]
     assert len(hot.launches) == 1 and not hot.calls()
+
+
+def _server_tail_only(outcome: tuple[int, str, str]) -> tuple[int, str, str]:
+    """The stderr tail cut after the server's own line: the wiretap's dying words that may
+    follow (a Python interpreter's, with memory addresses) come or not as the pipes close."""
+    code, out, err = outcome
+    own = r"(\(this is a test server\)\n)(?:    .*\n)*"
+    return code, re.sub(own, r"\1", out), re.sub(own, r"\1", err)
+
+
+@pytest.mark.parametrize("argv", [["mcp", "list"], [*CALL, "echo", "text=x"]], ids=["list", "call"])
+def test_a_server_that_dies_at_start_is_launched_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: Any
+) -> None:
+    """A server that closes the connection during the handshake: the hot path records the
+    failure as the SDK path does (stage, message, hint, the stderr tail), on its one launch."""
+    entry = server_entry("crash_on_start")
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert _server_tail_only(hot.outcome) == _server_tail_only(sdk.outcome)
+    code, out, err = hot.outcome
+    assert code == 4 and "handshake failed: the server closed the connection" in out + err
+    assert "database connection refused" in out + err
+    assert len(hot.launches) == len(sdk.launches) == 1

@@ -13,7 +13,9 @@ case runs once on each path, and what both sent on the wire is compared.
 
 ``--log-at-start`` sends a ``notifications/message`` right after the handshake's answer;
 ``--no-cache-hints`` leaves ``ttlMs`` and ``cacheScope`` (required at 2026-07-28) out of the
-``tools/list`` result.
+``tools/list`` result; ``--odd-listing`` lists ``echo`` with ``"readOnlyHint": 1`` (the SDK's
+model reads it as true; the hot path leaves such a listing to it); ``--refuse-initialize``
+answers ``initialize`` with an error (``-32603 not ready``).
 
 Tools:
 - ``echo(text)``: the text;
@@ -25,6 +27,7 @@ Tools:
   answer ``after junk``;
 - ``huge(mb)``: a text of ``mb`` megabytes;
 - ``bad_block()``: a content block of unknown type ``bogus``;
+- ``die()``: exits (code 3) without answering;
 - ``ask()``: legacy: asks ``roots/list``, then ``elicitation/create`` (a form), mid-call, and
   answers with what it got; modern: an ``InputRequiredResult`` with both requests and a
   ``requestState``, then, called again, answers with the responses and the state it got back;
@@ -58,6 +61,7 @@ TOOLS = [
     {"name": "junk", "inputSchema": OBJECT},
     {"name": "huge", "inputSchema": {"type": "object", "properties": {"mb": {"type": "integer"}}}},
     {"name": "bad_block", "inputSchema": OBJECT},
+    {"name": "die", "inputSchema": OBJECT},
     {"name": "ask", "inputSchema": OBJECT},
     {"name": "sample", "inputSchema": OBJECT},
     {"name": "wait_state", "inputSchema": OBJECT},
@@ -75,10 +79,14 @@ SAMPLING = {
 
 
 class Server:
-    def __init__(self, era: str, log_at_start: bool, hints: bool) -> None:
+    def __init__(
+        self, era: str, log_at_start: bool, hints: bool, odd: bool = False, refuse: bool = False
+    ) -> None:
         self.era = era
         self.log_at_start = log_at_start
         self.hints = hints
+        self.odd = odd
+        self.refuse = refuse
         self.asked = 0
 
     def lines(self) -> Any:
@@ -124,6 +132,8 @@ class Server:
             return text_result("x" * (int(arguments.get("mb", 1)) * 1024 * 1024))
         if name == "bad_block":
             return {"content": [{"type": "bogus", "text": "?"}]}
+        if name == "die":
+            os._exit(3)
         if name in ("ask", "sample") and self.era != "modern":
             return self.ask_mid_call(str(name))
         if name in ("ask", "sample", "wait_state"):
@@ -174,6 +184,8 @@ class Server:
     def answer(self, message: dict[str, Any]) -> dict[str, Any] | None:
         method, params = message["method"], message.get("params") or {}
         if method == "initialize" and self.era != "modern":
+            if self.refuse:
+                raise RuntimeError("not ready")
             return initialize_result(params, name="chatty")
         if method == "server/discover" and self.era == "modern":
             return {
@@ -188,7 +200,10 @@ class Server:
             return {}
         if method == "tools/list":
             hints = {"ttlMs": 0, "cacheScope": "private"}
-            return {"tools": TOOLS, **(hints if self.era == "modern" and self.hints else {})}
+            tools = TOOLS
+            if self.odd:
+                tools = [{**TOOLS[0], "annotations": {"readOnlyHint": 1}}, *TOOLS[1:]]
+            return {"tools": tools, **(hints if self.era == "modern" and self.hints else {})}
         if method == "tools/call":
             return self.call(params)
         return None
@@ -203,6 +218,15 @@ class Server:
             except LookupError:
                 error = {"code": -32602, "message": "no such tool"}
                 send({"jsonrpc": "2.0", "id": request_id, "error": error})
+                continue
+            except RuntimeError as exc:
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": -32603, "message": str(exc)},
+                    }
+                )
                 continue
             if result is None:
                 if self.era == "silent":
@@ -222,8 +246,11 @@ def main() -> None:
     parser.add_argument("--era", choices=("legacy", "modern", "silent"), default="legacy")
     parser.add_argument("--log-at-start", action="store_true")
     parser.add_argument("--no-cache-hints", action="store_true")
+    parser.add_argument("--odd-listing", action="store_true")
+    parser.add_argument("--refuse-initialize", action="store_true")
     args = parser.parse_args()
-    Server(args.era, args.log_at_start, not args.no_cache_hints).serve()
+    hints = not args.no_cache_hints
+    Server(args.era, args.log_at_start, hints, args.odd_listing, args.refuse_initialize).serve()
 
 
 if __name__ == "__main__":

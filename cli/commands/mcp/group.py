@@ -133,6 +133,9 @@ async def _list(
         lite,
     )  # the hot path: no SDK import while every server is plain
 
+    shown: list[dict[str, Any]] = []
+    handed = None
+    todo = servers
     if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
         try:
             views = await lite.list_servers(
@@ -140,12 +143,15 @@ async def _list(
             )
         except lite.FallbackError:
             pass
+        except lite.HandOverError as handover:  # the rest on their processes, discover adopted
+            shown, handed = handover.views, handover.prelaunched()
+            todo = {name: c for name, c in servers.items() if name in handover.processes}
         else:
             return _render_list(views, as_json, schemas, servers)
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
     options = login_options() if login else None
-    async with open_manager(servers, agent=agent, login=options, pins=pins) as manager:
+    async with open_manager(todo, agent=agent, login=options, pins=pins, handed=handed) as manager:
         from codebot_mcp.mcpbridge.connection.report import status_view
 
         await manager.start_all()
@@ -153,6 +159,7 @@ async def _list(
         views = [
             status_view(s, manager, schemas=schemas, show_app_tools=show_all) for s in statuses
         ]
+    views = sorted([*shown, *views], key=lambda v: str(v["name"])) if shown else views
     return _render_list(views, as_json, schemas, servers)
 
 
@@ -189,7 +196,7 @@ async def _call(
         except lite.FallbackError:
             pass
         except lite.HandOverError as handover:  # the same process, its handshake adopted
-            handed = handover.prelaunched(config.name)
+            handed = handover.prelaunched()
     from codebot_mcp.core.agent.sampling import Sampler
 
     lazy = LazyModel(settings)
