@@ -21,7 +21,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.core.config import effective, keys
-from codebot_mcp.core.config.settings import Settings
+from codebot_mcp.core.config.settings import Settings, value_of
 from tests.cli.entry_point import codebot
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -166,8 +166,9 @@ def test_every_gated_key_of_an_untrusted_project_file_waits_for_trust(
     untrusted = effective.load(repo)
     trusted = effective.load(repo, assume_trusted=True)
     assert name in untrusted.trust.gated
-    assert getattr(untrusted.settings, attribute) == keys.default(name)
-    assert getattr(trusted.settings, attribute) != keys.default(name)
+    # a feature's section is held in Settings.sections: value_of reads fields and sections alike
+    assert value_of(untrusted.settings, attribute) == keys.default(name)
+    assert value_of(trusted.settings, attribute) != keys.default(name)
 
 
 def test_free_keys_are_only_those_that_cannot_widen_anything() -> None:
@@ -182,7 +183,7 @@ def test_settings_defaults_come_from_the_key_table() -> None:
     plain = Settings()
     for key in keys.KEYS:
         if key.attribute is not None:
-            assert getattr(plain, key.attribute) == key.default, key.name
+            assert value_of(plain, key.attribute) == key.default, key.name
 
 
 def test_untrusted_limits_do_not_apply_to_a_chat(
