@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socketserver
 import sys
 from collections.abc import Iterator
@@ -27,6 +28,21 @@ def _keep_handler_error(self: socketserver.BaseServer, request: Any, address: An
 
 
 socketserver.BaseServer.handle_error = _keep_handler_error  # type: ignore[method-assign]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the processes the tests start as it reaches them from a terminal.
+
+    A run started in the background of a script (``make test &``, a CI runner without job
+    control) inherits SIGINT and SIGQUIT *ignored* (POSIX, for an asynchronous list), and an
+    ignored signal stays ignored across ``exec``: every codebot a test starts would then
+    ignore the Ctrl-C the interrupt tests send, as a ``nohup``'d program rightly does, and
+    wait out its 600 s handshake. A handled signal is reset to the default in an exec'd
+    child, so handling SIGINT here (in the controller and in each xdist worker) gives the
+    children a terminal's default again."""
+    del config
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
