@@ -47,8 +47,7 @@ class CheckpointSettings:
 
 def of(settings: Settings) -> CheckpointSettings:
     """The ``checkpoints`` of loaded settings (the defaults where none were loaded)."""
-    value = settings.sections.get("checkpoints")
-    return value if isinstance(value, CheckpointSettings) else CheckpointSettings()
+    return settings.section("checkpoints", CheckpointSettings)
 
 
 def parse_checkpoints(path: Path, key: str, value: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from codebot_mcp.core.config import claudefiles, keys, paths
 from codebot_mcp.core.config.discovery import search_dirs
@@ -63,6 +63,7 @@ __all__ = [
     "value_of",
     "with_values",
 ]
+T = TypeVar("T")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
 
 
@@ -162,6 +163,12 @@ class Settings:
     """Keys the managed file sets or locks (``base_url``, ``permissions.allow``...)."""
     require_mcp_lock: bool = False
     """The managed file requires every server to be pinned in ``.codebot/mcp-lock.json``."""
+
+    def section(self, name: str, kind: type[T]) -> T:
+        """A feature's section by its key (its ``of(settings)`` asks this): the loaded value,
+        or ``kind()``, its defaults, where none was loaded (a bare ``Settings()``)."""
+        value = self.sections.get(name)
+        return value if isinstance(value, kind) else kind()
 
 
 def find_project_file(cwd: Path) -> Path | None:

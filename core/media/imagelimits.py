@@ -43,8 +43,7 @@ class ImageLimits:
 
 def of(settings: Settings) -> ImageLimits:
     """The ``images`` of loaded settings (the defaults where none were loaded)."""
-    value = settings.sections.get("images")
-    return value if isinstance(value, ImageLimits) else ImageLimits()
+    return settings.section("images", ImageLimits)
 
 
 MINIMUMS: dict[str, int] = {"max_bytes": 1, "max_per_request": 0, "max_request_bytes": 1}

@@ -65,8 +65,7 @@ class TelemetrySettings:
 
 def of(settings: Settings) -> TelemetrySettings:
     """The ``telemetry`` of loaded settings (off where none were loaded)."""
-    value = settings.sections.get("telemetry")
-    return value if isinstance(value, TelemetrySettings) else TelemetrySettings()
+    return settings.section("telemetry", TelemetrySettings)
 
 
 def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:

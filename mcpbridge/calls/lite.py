@@ -496,7 +496,7 @@ async def _list_servers(
         await _stop_all([server for _, server in launched])
         raise
     listed: list[Listed] = []
-    timed_out: list[FailedError] = []
+    failed_early: list[FailedError] = []
     handed: list[HandOverError] = []
     try:
         async with anyio.create_task_group() as tg:
@@ -505,7 +505,7 @@ async def _list_servers(
                 try:
                     listed.append(await _connect(config, server, tg, roots))
                 except FailedError as exc:
-                    timed_out.append(exc)
+                    failed_early.append(exc)
                 except HandOverError as exc:
                     handed.append(exc)
 
@@ -518,7 +518,7 @@ async def _list_servers(
                     listed.remove(item)
                     failed.append(_failed_view(item.config, held, _Reached(_info(item))))
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
-            result = shown + failed + [t.view() for t in timed_out]
+            result = shown + failed + [f.view() for f in failed_early]
             result.sort(key=lambda v: str(v["name"]))
             tg.cancel_scope.cancel()  # our reading stops; handed processes run on
     except BaseException:
@@ -554,25 +554,21 @@ async def _call_tool(
     handed: HandOverError | None = None
     try:
         async with anyio.create_task_group() as tg:
-            listed: Listed | None
+            listed: Listed | None = None
             try:
                 listed = await _connect(config, server, tg, roots)
             except FailedError as exc:
                 raise exc.failure.error() from None
-            except HandOverError as exc:  # a listing the SDK path reads: on this process
+            except HandOverError as exc:  # a listing the SDK path reads (its pins check too)
                 handed = exc
-                tg.cancel_scope.cancel()  # our reading stops; the process runs on
-                listed = None
-            held = _held_back(listed, pins) if listed is not None else None
-            if held is not None:
+            if listed is not None and (held := _held_back(listed, pins)) is not None:
                 raise held.error()
-            if listed is None:
-                pass
-            elif listed.connection.modern and _offers_tasks(listed.connection):
+            if listed is not None and listed.connection.modern and _offers_tasks(listed.connection):
                 # The server may answer with a task (SEP-2663), which the SDK path follows:
                 # hand the call over now, before tools/call is sent, never after, with the
                 # running process and its discover result (no second launch or handshake).
                 handed = HandOverError.one(server, listed.connection)
+            if handed is not None or listed is None:
                 tg.cancel_scope.cancel()  # our reading stops; the process runs on
             else:
                 tools = name_tools([listed]) + name_tools([listed], apps=True)
