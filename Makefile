@@ -66,7 +66,10 @@ lint: ## ruff (format and lint), the layers (import-linter's contracts in pyproj
 	@for p in cli core mcpbridge; do ln -sfn ../../../$$p build/typecheck/codebot_mcp/$$p; done
 	$(BIN)/mypy
 
-docs: ## Regenerate the command reference (docs/reference.md) and build the docs site, strict
+docs: ## Regenerate the settings models' table, schema, the command reference (docs/reference.md); build the site, strict
+	$(BIN)/python -m codebot_mcp.core.config.tablegen > core/config/keytable.py.new
+	mv core/config/keytable.py.new core/config/keytable.py
+	$(BIN)/python -m codebot_mcp.core.config.keys > docs/settings.schema.json
 	$(BIN)/python -m tests.docs_reference --write
 	$(BIN)/mkdocs build --strict --quiet
 

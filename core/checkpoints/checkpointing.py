@@ -10,12 +10,12 @@ registered with the kernel's registry (``core.config.sections``); the loaded val
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.core.config.sections import Key, Section, register
+from codebot_mcp.core.config.sections import Section, register, row
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from codebot_mcp.core.config.settings import Settings
 
-__all__ = ["CHECKPOINT_KEYS", "CheckpointSettings", "merge_checkpoints", "of", "parse_checkpoints"]
+__all__ = ["CheckpointSettings", "merge_checkpoints", "of", "parse_checkpoints"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +92,6 @@ def merge_checkpoints(
     return replace(base or CheckpointSettings(), **(parts or {}))
 
 
-CHECKPOINT_KEYS: tuple[str, ...] = tuple(f.name for f in fields(CheckpointSettings))
-
-
 @cache
 def section_model() -> type[BaseModel]:
     """The ``checkpoints`` section as a pydantic model (built on demand: see
@@ -125,12 +122,11 @@ register(
     Section(
         "checkpoints",
         (
-            Key(
+            row(
                 "checkpoints",
-                asdict(CheckpointSettings()),  # as parsed: the keys a file sets
-                parse_checkpoints,
+                parse_checkpoints,  # its default as parsed: the keys a file sets
                 trust="own",
-                keys=CHECKPOINT_KEYS,
+                hints=True,
                 merge=merge_checkpoints,
             ),
         ),

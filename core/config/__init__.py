@@ -1,6 +1,7 @@
 """Configuration, the kernel's bottom: where codebot keeps its files (:mod:`.paths`), settings
 (load, merge, expand, validate; :mod:`.settings`) and the table of their keys (:mod:`.keys`),
-assembled from the sections each feature registers (:mod:`.sections`; the list of those modules is
+assembled from the sections each feature registers (:mod:`.sections`; what the run time reads of
+their models, generated: :mod:`.keytable`, written by :mod:`.tablegen`; the list of those modules is
 ``core.sectionlist``, above the features; the model's keys: :mod:`.modelsection`; the MCP client's:
 :mod:`.mcpsection`), where a key is in a file (:mod:`.locate`), server entries (:mod:`.servers`,
 :mod:`.oauth`, :mod:`.provenance`), editing them (:mod:`.serveredit`), trust for project settings

@@ -60,9 +60,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from codebot_mcp.core.config import discovery
 from codebot_mcp.core.config.hookcontract import RULE
 from codebot_mcp.core.config.hooks import HookCommand, parse_hooks
-from codebot_mcp.core.config.keys import SettingWarning, boolean
+from codebot_mcp.core.config.keys import SettingWarning, check
 from codebot_mcp.core.config.sandboxing import PatternError, normalize_pattern
-from codebot_mcp.core.config.sections import Key, Section, register
+from codebot_mcp.core.config.sections import Section, register, row
 from codebot_mcp.core.errors import SettingsError
 
 if TYPE_CHECKING:
@@ -527,4 +527,4 @@ def section_model() -> type[BaseModel]:
     return ClaudeFilesSection
 
 
-register(Section("claude_files", (Key("claude_files", True, boolean),), section_model, order=80))
+register(Section("claude_files", (row("claude_files", check),), section_model, order=80))

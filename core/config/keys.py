@@ -12,19 +12,22 @@ registered.
 
 The kernel's own keys are declared here: the agent loop's limits (``max_turns``,
 ``tool_result_max_tokens``, ``tool_search``, ``usage_line_after``, ``subagent_depth``), the
-approval gate's ``permissions`` and ``$schema``. The value parsers shared by the sections
-(:func:`text`, :func:`integer`, :func:`choice`...) word the errors users see.
+approval gate's ``permissions`` and ``$schema``. A scalar key of any section is checked by
+:func:`check`, driven by its model's field as the generated :mod:`.keytable` holds it (type,
+enum values, bounds), which words the errors users see; :func:`roots` and :func:`aliases` are
+the shared parsers of the other kinds.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.keytable import KEYS as _TABLE
 from codebot_mcp.core.config.sections import (
     NOT_SET,
     Key,
@@ -32,6 +35,7 @@ from codebot_mcp.core.config.sections import (
     Trust,
     by_name,
     register,
+    row,
     sections,
 )
 from codebot_mcp.core.errors import SettingsError
@@ -43,44 +47,64 @@ if TYPE_CHECKING:
 __all__ = ["Key", "Trust"]
 
 
-def text(path: Path, key: str, value: Any) -> str | None:
-    if value is not None and not isinstance(value, str):
+def check(path: Path, key: str, value: Any) -> Any:
+    """A scalar key's value, checked against its model's field as :mod:`.keytable` holds it
+    (its JSON type, the values of its enum, its bounds) and returned as ``Settings`` holds it
+    (an empty string as None, a number of seconds as a float).
+
+    Raises:
+        SettingsError: the value is not one the model takes (naming the file and the key).
+    """
+    spec = _TABLE[key]
+    shown = json.dumps(value)
+    if value is None and "null" in spec.types:
+        return None
+    if spec.enum and "boolean" in spec.types:  # "auto", true or false
+        if isinstance(value, bool) or value in spec.enum:
+            return value
+        options = ", ".join(json.dumps(v) for v in spec.enum)
         raise SettingsError(
-            f"'{key}' in {path} must be a string, found {json_type(value)}",
-            hint=f'Write it as "{key}": "...".',
+            f"'{key}' in {path} must be {options}, true or false, found {shown}",
+            hint=f'Write it as "{key}": {json.dumps(spec.default)} (the default), true or false.',
         )
-    return value or None
-
-
-def integer(minimum: int) -> Callable[[Path, str, Any], int]:
-    def parse(path: Path, key: str, value: Any) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            kind = "a positive integer" if minimum >= 1 else "an integer >= 0"
+    if spec.enum:
+        if value in spec.enum:
+            return value
+        options = ", ".join(json.dumps(v) for v in spec.enum)
+        raise SettingsError(
+            f"'{key}' in {path} must be one of {options}, found {shown}",
+            hint=f'Write it as "{key}": "{spec.enum[-1]}", or leave it out for the default.',
+        )
+    kind = spec.types[0]
+    if kind == "boolean" and not isinstance(value, bool):
+        raise SettingsError(
+            f"'{key}' in {path} must be true or false, found {shown}",
+            hint=f'Write it as "{key}": false, or leave it out for the default.',
+        )
+    if kind == "string":
+        if not isinstance(value, str):
             raise SettingsError(
-                f"'{key}' in {path} must be {kind}, found {json.dumps(value)}",
-                hint=f'Write it as "{key}": {max(minimum, 50)}.',
+                f"'{key}' in {path} must be a string, found {json_type(value)}",
+                hint=f'Write it as "{key}": "...".',
             )
-        return value
-
-    return parse
-
-
-def tool_search(path: Path, key: str, value: Any) -> str | bool:
-    if value != "auto" and not isinstance(value, bool):
-        raise SettingsError(
-            f"'{key}' in {path} must be \"auto\", true or false, found {json.dumps(value)}",
-            hint=f'Write it as "{key}": "auto" (the default), true or false.',
-        )
-    return value  # type: ignore[no-any-return]
-
-
-def seconds(path: Path, key: str, value: Any) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < 1e9:
-        raise SettingsError(
-            f"'{key}' in {path} must be a positive number of seconds, found {json.dumps(value)}",
-            hint=f'Write it as "{key}": 600.',
-        )
-    return float(value)
+        return value or None
+    if kind == "integer":
+        least = spec.minimum
+        if not isinstance(value, int) or isinstance(value, bool) or value < (least or 0):
+            words = "a positive integer" if (least or 0) >= 1 else "an integer >= 0"
+            raise SettingsError(
+                f"'{key}' in {path} must be {words}, found {shown}",
+                hint=f'Write it as "{key}": {max(int(least or 0), 50)}.',
+            )
+    if kind == "number":  # every number codebot reads is a duration
+        low, high = spec.exclusive_minimum or 0, spec.exclusive_maximum or float("inf")
+        if not isinstance(value, int | float) or isinstance(value, bool) or not low < value < high:
+            raise SettingsError(
+                f"'{key}' in {path} must be a positive number of seconds, found {shown}",
+                hint=f'Write it as "{key}": 600.',
+            )
+        return float(value)
+    return value
 
 
 def roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
@@ -94,23 +118,17 @@ def roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
     return tuple((base / Path(r).expanduser()).resolve() for r in value)
 
 
-MODEL_APIS = ("chat_completions", "responses")
+def values(name: str) -> tuple[Any, ...]:
+    """The values a key takes, as its model lists them (none while :mod:`.keytable` is being
+    written again: a field it does not hold yet)."""
+    spec = _TABLE.get(name)
+    return () if spec is None else spec.enum
+
+
+MODEL_APIS: tuple[str, ...] = values("api")
 """The two wire formats of the model API (``api``; ``--api`` on ``chat``)."""
-REASONING_EFFORTS = ("low", "medium", "high")
+REASONING_EFFORTS: tuple[str, ...] = values("reasoning_effort")
 """The values of ``reasoning_effort`` (``--effort`` on ``chat``)."""
-
-
-def choice(values: tuple[str, ...]) -> Callable[[Path, str, Any], str | None]:
-    def parse(path: Path, key: str, value: Any) -> str | None:
-        if value is not None and value not in values:
-            shown = ", ".join(f'"{v}"' for v in values)
-            raise SettingsError(
-                f"'{key}' in {path} must be one of {shown}, found {json.dumps(value)}",
-                hint=f'Write it as "{key}": "{values[-1]}", or leave it out for the default.',
-            )
-        return value  # type: ignore[no-any-return]
-
-    return parse
 
 
 def aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
@@ -122,15 +140,6 @@ def aliases(path: Path, key: str, value: Any) -> Mapping[str, str]:
             hint=f'Write it as "{key}": {{"sonnet": "gpt-4o", "haiku": "gpt-4o-mini"}}.',
         )
     return dict(value)
-
-
-def boolean(path: Path, key: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise SettingsError(
-            f"'{key}' in {path} must be true or false, found {json.dumps(value)}",
-            hint=f'Write it as "{key}": false, or leave it out for the default.',
-        )
-    return value
 
 
 DEFAULT_MAX_TURNS = 50
@@ -217,13 +226,13 @@ register(
     Section(
         "kernel",
         (
-            Key("max_turns", DEFAULT_MAX_TURNS, integer(1)),
-            Key("tool_result_max_tokens", DEFAULT_TOOL_RESULT_MAX_TOKENS, integer(1)),
-            Key("tool_search", "auto", tool_search),
-            Key("usage_line_after", DEFAULT_USAGE_LINE_AFTER, integer(0)),
-            Key("subagent_depth", DEFAULT_SUBAGENT_DEPTH, integer(0)),
-            Key("permissions", keys=PERMISSION_KEYS),  # trust per list: PERMISSION_TRUST
-            Key("$schema", trust="free"),
+            row("max_turns", check),
+            row("tool_result_max_tokens", check),
+            row("tool_search", check),
+            row("usage_line_after", check),
+            row("subagent_depth", check),
+            row("permissions", hints=True),  # trust per list: PERMISSION_TRUST
+            row("$schema", trust="free"),
         ),
         _kernel_model,
         order=30,

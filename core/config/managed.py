@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config import keys
 from codebot_mcp.core.config.sandboxing import SANDBOX_KEYS
-from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
+from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
 
@@ -533,7 +533,7 @@ def section_model() -> type[BaseModel]:
 register(
     Section(
         "managed",
-        tuple(Key(name, trust="free", managed_only=True) for name in MANAGED_ONLY),
+        tuple(row(name, trust="free", managed_only=True) for name in MANAGED_ONLY),
         section_model,
         order=90,
     )

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from codebot_mcp.core.config.keys import (
     DEFAULT_REGISTRY_URL,
     DEFAULT_WARM_IDLE_TIMEOUT,
+    check,
     roots,
-    seconds,
 )
-from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
+from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -130,11 +130,11 @@ register(
     Section(
         "servers",
         (
-            Key("mcp_servers"),
-            Key("mcpServers"),
-            Key("roots", (), roots),
-            Key("warm_idle_timeout", DEFAULT_WARM_IDLE_TIMEOUT, seconds),
-            Key("registry_url", (DEFAULT_REGISTRY_URL,), field="registry_url"),
+            row("mcp_servers"),
+            row("mcpServers"),
+            row("roots", roots),
+            row("warm_idle_timeout", check),
+            row("registry_url", field="registry_url", held=lambda url: (url,)),
         ),
         section_model,
         order=0,

@@ -3,9 +3,9 @@
 ``model``, ``base_url``, ``api_key_env``, ``api``, ``reasoning_effort``, ``max_tokens``,
 ``model_retries``, ``context_window`` and ``model_aliases``, as the model client
 (``core.model``) reads them from ``Settings``. Each is a field of :func:`section_model`
-(its help, type and example: the schema and the docs) and a row checked by the shared
-parsers of :mod:`.keys` (the errors users see). Every key is gated: an untrusted project's
-endpoint or limits never apply.
+(its help, type and example: the schema and the docs) and a row checked by the generic
+checker of :mod:`.keys` from the field's type, values and bounds (the errors users see).
+Every key is gated: an untrusted project's endpoint or limits never apply.
 """
 
 from __future__ import annotations
@@ -13,16 +13,8 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Literal
 
-from codebot_mcp.core.config.keys import (
-    DEFAULT_MAX_TOKENS,
-    MODEL_APIS,
-    REASONING_EFFORTS,
-    aliases,
-    choice,
-    integer,
-    text,
-)
-from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
+from codebot_mcp.core.config.keys import DEFAULT_MAX_TOKENS, aliases, check
+from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -98,15 +90,15 @@ register(
     Section(
         "model",
         (
-            Key("model", None, text),
-            Key("base_url", None, text),
-            Key("api_key_env", None, text),
-            Key("api", None, choice(MODEL_APIS)),
-            Key("reasoning_effort", None, choice(REASONING_EFFORTS)),
-            Key("max_tokens", DEFAULT_MAX_TOKENS, integer(1)),
-            Key("model_retries", None, integer(0)),
-            Key("context_window", None, integer(1)),
-            Key("model_aliases", {}, aliases),
+            row("model", check),
+            row("base_url", check),
+            row("api_key_env", check),
+            row("api", check),
+            row("reasoning_effort", check),
+            row("max_tokens", check),
+            row("model_retries", check),
+            row("context_window", check),
+            row("model_aliases", aliases),
         ),
         section_model,
         order=10,

@@ -4,12 +4,15 @@ by the feature that owns it.
 A feature declares its **section**: a pydantic model whose fields are the top-level keys it
 owns (their types, constraints, defaults, help and an example: the docs' key reference and
 ``docs/settings.schema.json`` are generated from them, :mod:`.keys`), and one :class:`Key` row
-per field with what the loader needs at run time (the parser that words the errors users see,
-the default, trust, the ``Settings`` attribute, the keys of an object-valued section for the
-"did you mean" hints, how a project's value merges with yours). It calls :func:`register`;
-the loader asks :func:`sections`. The kernel names no feature: :data:`FEATURES` is the one
-module that imports them all (``core/sectionlist.py``, the top of ``core``'s stack), found by
-name the first time the table is read, so imports run from the features to the kernel.
+per field with what the loader needs at run time beyond the model (the parser that words the
+errors users see, trust, the ``Settings`` attribute, how a project's value merges with yours).
+A row is made by :func:`row`, which reads the key's default and the keys of an object-valued
+section (for the "did you mean" hints) from the table generated from the models
+(:mod:`.keytable`, one ``Spec`` per field), so the row repeats nothing of its model. It
+calls :func:`register`; the loader asks :func:`sections`. The kernel names no feature:
+:data:`FEATURES` is the one module that imports them all (``core/sectionlist.py``, the top of
+``core``'s stack), found by name the first time the table is read, so imports run from the
+features to the kernel.
 
 **Where a value is held.** The kernel's own keys are typed fields of ``Settings``; a key a
 feature package owns (``checkpoints``, ``telemetry``) is held in ``Settings.sections`` by its
@@ -19,9 +22,12 @@ checkpointing.of(settings)``): the kernel's ``Settings`` names no feature's type
 **Why the models are built on demand.** ``mcp list`` and a warm ``mcp call`` read every
 settings file and must not import pydantic (about 60 ms, as much as the whole warm call;
 ``tests/test_imports.py``). So a section hands the registry a function that builds its model
-(:attr:`Section.model`), called by the schema and docs generators and by the tests that hold
-each row to its model (``tests/core/test_config_sections.py``): a row whose name, default or
-keys differ from its model's, or whose parser accepts what the model refuses, fails there.
+(:attr:`Section.model`), called by the schema, docs and table generators and by the tests that
+hold each row to its model (``tests/core/test_config_sections.py``): a row whose parser accepts
+what the model refuses, or a table older than the models, fails there. What the run time needs
+of a model (JSON types, the values of an enum, bounds, the default, an object's keys) it reads
+from :mod:`.keytable`, plain Python written by ``python -m
+codebot_mcp.core.config.tablegen``.
 
 **Trust.** A key of a project file is ``"gated"`` unless its row says otherwise: it applies
 only once the project is trusted. The default is deliberate: a key added later cannot forget
@@ -37,10 +43,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.keytable import KEYS
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["FEATURES", "NOT_SET", "Key", "Section", "Trust", "by_name", "register", "sections"]
+__all__ = [
+    "FEATURES",
+    "NOT_SET",
+    "Key",
+    "Section",
+    "Trust",
+    "by_name",
+    "register",
+    "row",
+    "sections",
+]
 
 NOT_SET: Any = None
 """A model field's default when its key is left out and has no value of its own (``null`` is
@@ -101,6 +119,43 @@ class Section:
     its JSON name (``alias``), with its help (``description``) and an example."""
     order: int
     """Where its keys stand in the docs and the schema (the order users read them in)."""
+
+
+def row(
+    name: str,
+    parse: Callable[[Path, str, Any], Any] | None = None,
+    *,
+    hints: bool = False,
+    held: Callable[[Any], Any] | None = None,
+    trust: Trust = "gated",
+    field: str | None = None,
+    managed_only: bool = False,
+    merge: Callable[[Any, Any], Any] | None = None,
+) -> Key:
+    """The :class:`Key` of ``name``, its default and keys from the generated table.
+
+    The default is the model's, as ``Settings`` holds it: through ``parse`` (or ``held``, for a
+    key parsed elsewhere). ``hints``: the object's keys are checked for the "did you mean"
+    warnings (a key whose parser refuses an unknown field itself leaves it False). A key
+    missing from the table (a field added to a model, the table not yet written again) has no
+    default: ``tests/core/test_config_sections.py`` says to regenerate.
+    """
+    spec = KEYS.get(name)
+    default = None if spec is None else spec.default
+    if default is not None and parse is not None:
+        default = parse(Path("settings.json"), name, default)
+    elif default is not None and held is not None:
+        default = held(default)
+    return Key(
+        name,
+        default,
+        parse,
+        trust=trust,
+        field=field,
+        managed_only=managed_only,
+        keys=spec.keys if hints and spec is not None else None,
+        merge=merge,
+    )
 
 
 _REGISTRY: dict[str, Section] = {}

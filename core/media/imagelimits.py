@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.core.config.sections import Key, Section, register
+from codebot_mcp.core.config.sections import Section, register, row
 from codebot_mcp.core.errors import SettingsError
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def section_model() -> type[BaseModel]:
 register(
     Section(
         "images",
-        (Key("images", ImageLimits(), parse_images),),  # each field's default is in the schema
+        (row("images", parse_images),),  # unknown fields are errors here, not hints
         section_model,
         order=20,
     )

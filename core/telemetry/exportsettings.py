@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
+from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -27,20 +27,10 @@ if TYPE_CHECKING:
 
     from codebot_mcp.core.config.settings import Settings
 
-__all__ = ["PROTOCOLS", "TELEMETRY_KEYS", "TelemetrySettings", "of", "parse_telemetry"]
+__all__ = ["PROTOCOLS", "TelemetrySettings", "of", "parse_telemetry"]
 
 PROTOCOLS = ("http/protobuf", "grpc")
 """OTLP's transports codebot exports over (``http/json`` is not offered by the SDK's exporters)."""
-TELEMETRY_KEYS: tuple[str, ...] = (
-    "enabled",
-    "endpoint",
-    "protocol",
-    "headers",
-    "log_content",
-    "service_name",
-    "traces",
-    "metrics",
-)
 _EXAMPLE = '"telemetry": {"enabled": true, "endpoint": "http://127.0.0.1:4318"}'
 
 
@@ -151,7 +141,7 @@ def section_model() -> type[BaseModel]:
 register(
     Section(
         "telemetry",
-        (Key("telemetry", TelemetrySettings(), parse_telemetry, keys=TELEMETRY_KEYS),),  # off
+        (row("telemetry", parse_telemetry, hints=True),),  # off by default
         section_model,
         order=100,
     )

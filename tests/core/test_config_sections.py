@@ -16,7 +16,7 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from codebot_mcp.core.config import keys, oauth, sandboxing, sections, servers
+from codebot_mcp.core.config import keys, keytable, oauth, sandboxing, sections, servers, tablegen
 from codebot_mcp.core.config.mcpsection import HTTP_TYPES, server_model
 from codebot_mcp.core.errors import SettingsError
 
@@ -212,6 +212,78 @@ def test_a_second_section_cannot_take_a_key() -> None:
     taken = sections.Section("intruder", (sections.Key("max_turns"),), lambda: BaseModel, 1)
     with pytest.raises(ValueError, match="max_turns"):
         sections.register(taken)
+
+
+def test_the_field_table_is_current() -> None:
+    """The run time reads the models through the generated :mod:`.keytable` (no pydantic)."""
+    text = (ROOT / "core" / "config" / "keytable.py").read_text(encoding="utf-8")
+    assert text == tablegen.table_text(), (
+        "regenerate: python -m codebot_mcp.core.config.tablegen > core/config/keytable.py"
+    )
+    assert tuple(keytable.KEYS) == keys.TOP_LEVEL_KEYS
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message", "hint"),
+    [
+        ("model", 5, "must be a string, found a number", 'Write it as "model": "...".'),
+        ("max_turns", 0, "must be a positive integer, found 0", 'Write it as "max_turns": 50.'),
+        (
+            "usage_line_after",
+            -1,
+            "must be an integer >= 0, found -1",
+            'Write it as "usage_line_after": 50.',
+        ),
+        (
+            "model_retries",
+            None,
+            "must be an integer >= 0, found null",
+            'Write it as "model_retries": 50.',
+        ),
+        (
+            "tool_search",
+            "yes",
+            'must be "auto", true or false, found "yes"',
+            'Write it as "tool_search": "auto" (the default), true or false.',
+        ),
+        (
+            "api",
+            "grpc",
+            'must be one of "chat_completions", "responses", found "grpc"',
+            'Write it as "api": "responses", or leave it out for the default.',
+        ),
+        (
+            "claude_files",
+            "no",
+            'must be true or false, found "no"',
+            'Write it as "claude_files": false, or leave it out for the default.',
+        ),
+        (
+            "warm_idle_timeout",
+            1e9,
+            "must be a positive number of seconds, found 1000000000.0",
+            'Write it as "warm_idle_timeout": 600.',
+        ),
+    ],
+)
+def test_the_generic_check_words_each_kind_of_key(
+    key: str, value: Any, message: str, hint: str
+) -> None:
+    """One checker, driven by the table, words every scalar key's error as its own parser did."""
+    with pytest.raises(SettingsError) as caught:
+        keys.check(FILE, key, value)
+    assert caught.value.message == f"'{key}' in {FILE} {message}"
+    assert caught.value.hint == hint
+
+
+def test_a_rows_default_is_its_tables_as_held() -> None:
+    table = sections.by_name()
+    assert table["max_turns"].default == keys.DEFAULT_MAX_TURNS
+    assert table["warm_idle_timeout"].default == keys.DEFAULT_WARM_IDLE_TIMEOUT
+    assert table["registry_url"].default == (keys.DEFAULT_REGISTRY_URL,)
+    assert table["roots"].default == ()
+    assert table["model"].default is None and table["tool_search"].default == "auto"
+    assert table["permissions"].keys == keys.PERMISSION_KEYS and table["images"].keys is None
 
 
 def test_the_docs_key_table_is_current() -> None:

@@ -1,0 +1,209 @@
+"""Writing :mod:`.keytable`: the settings models' fields as plain Python, for the run time.
+
+Reading settings must not import pydantic (:mod:`.sections` says why), so what the loader needs
+of each model, a key's JSON types, the values of its enum, its bounds, its default and the keys
+of an object, is read here from the models' JSON Schema and written out as a module of
+:class:`~.keytable.Spec` rows: every top-level key (``KEYS``) and every field of an MCP server
+entry (``SERVER_FIELDS``, stdio's and http's together). ``python -m
+codebot_mcp.core.config.tablegen`` prints it (``make docs`` writes it);
+``tests/core/test_config_sections.py`` fails when the checked-in copy is older than the models.
+This module builds the models: docs and tests only, never a command's path.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields, replace
+from typing import TYPE_CHECKING, Any, get_args
+
+from codebot_mcp.core.config.keytable import Spec
+from codebot_mcp.core.config.sections import sections
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
+
+__all__ = ["server_fields", "table_text", "top_level"]
+
+_BOUNDS = {
+    "minimum": "minimum",
+    "exclusiveMinimum": "exclusive_minimum",
+    "exclusiveMaximum": "exclusive_maximum",
+    "minLength": "min_length",
+}
+"""JSON Schema's bounds, by the :class:`Spec` field that holds each."""
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _spec(name: str, prop: dict[str, Any], defs: dict[str, Any], default: Any) -> Spec:
+    """A field's :class:`Spec` from its JSON Schema (each alternative of an ``anyOf``)."""
+    types: list[str] = []
+    enum: list[Any] = []
+    keys: tuple[str, ...] | None = None
+    bounds: dict[str, Any] = {}
+    for alternative in prop.get("anyOf", [prop]):
+        schema = _resolve(alternative, defs)
+        kind = schema.get("type")
+        if kind is not None and kind not in types:
+            types.append(kind)
+        if "const" in schema:
+            enum.append(schema["const"])
+        enum.extend(schema.get("enum", ()))
+        if "properties" in schema:
+            keys = tuple(schema["properties"])
+        bounds.update((_BOUNDS[k], v) for k, v in schema.items() if k in _BOUNDS)
+    return Spec(name, tuple(types), default, tuple(enum), keys=keys, **bounds)
+
+
+def _default(field: FieldInfo) -> Any:
+    """A field's default as JSON (None when it is required)."""
+    from pydantic import BaseModel
+
+    if field.is_required():
+        return None
+    value = field.get_default(call_default_factory=True)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    return value
+
+
+def _specs(model: type[BaseModel]) -> dict[str, Spec]:
+    schema = model.model_json_schema(by_alias=True)
+    defs = schema.get("$defs", {})
+    out: dict[str, Spec] = {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        out[key] = _spec(key, schema["properties"][key], defs, _default(field))
+    return out
+
+
+def top_level() -> dict[str, Spec]:
+    """Every top-level key, in the docs' order."""
+    return {k: v for section in sections() for k, v in _specs(section.model()).items()}
+
+
+def server_fields() -> dict[str, Spec]:
+    """The fields of a server entry: stdio's, then http's own; a field both declare takes the
+    types and values of both (its default only where the two agree)."""
+    from codebot_mcp.core.config.mcpsection import server_model
+
+    out: dict[str, Spec] = {}
+    for model in get_args(server_model()):
+        transport = model.model_fields["type"].default
+        for name, spec in _specs(model).items():
+            spec = replace(spec, transports=(transport,))
+            known = out.get(name)
+            if known is not None:
+                spec = replace(
+                    known,
+                    types=tuple(dict.fromkeys(known.types + spec.types)),
+                    enum=tuple(dict.fromkeys(known.enum + spec.enum)),
+                    default=known.default if known.default == spec.default else None,
+                    transports=known.transports + spec.transports,
+                )
+            out[name] = spec
+    return out
+
+
+def _line(prefix: str, value: Any, depth: int) -> str:
+    """``prefix`` and ``value`` as one item of a call: a tuple of plain values on one line
+    where it fits in ruff's 100 columns (as ``ruff format`` joins it), else laid out."""
+    if isinstance(value, tuple) and not any(isinstance(v, dict | list | tuple) for v in value):
+        inline = f"{prefix}({', '.join(_py(v) for v in value)}{',' if len(value) == 1 else ''}),"
+        if len(inline) <= 100:
+            return inline + "\n"
+    return f"{prefix}{_py(value, depth)},\n"
+
+
+def _py(value: Any, depth: int = 0) -> str:
+    """``value`` as Python source, laid out as ``ruff format`` leaves it (every collection of
+    two or more items one per line, with a trailing comma)."""
+    pad, end = "    " * (depth + 1), "    " * depth
+    if isinstance(value, Spec):
+        plain = Spec(value.name, value.types)
+        parts = [
+            _line(f"{pad}{f.name}=", getattr(value, f.name), depth + 1)
+            for f in fields(Spec)
+            if f.name in ("name", "types") or getattr(value, f.name) != getattr(plain, f.name)
+        ]
+        return "Spec(\n" + "".join(parts) + end + ")"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = "".join(f"{pad}{_py(k)}: {_py(v, depth + 1)},\n" for k, v in value.items())
+        return "{\n" + items + end + "}"
+    if isinstance(value, tuple | list):
+        opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
+        if len(value) <= 1 and not any(isinstance(v, dict | list | tuple) for v in value):
+            inner = _py(value[0]) + ("," if isinstance(value, tuple) else "") if value else ""
+            return opening + inner + closing
+        items = "".join(f"{pad}{_py(v, depth + 1)},\n" for v in value)
+        return opening + "\n" + items + end + closing
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+_HEAD = '''"""The settings models' fields as the run time checks them: generated, do not edit.
+
+Written by ``python -m codebot_mcp.core.config.tablegen > core/config/keytable.py`` (``make
+docs``) from the sections' pydantic models (:mod:`.tablegen`), so that reading settings imports
+no pydantic; ``tests/core/test_config_sections.py`` fails when it is older than the models. It
+imports nothing of codebot: the registry of sections (:mod:`.sections`) reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KEYS", "SERVER_FIELDS", "Spec"]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """One field of a settings model as the run time checks it: generated from the model's
+    JSON Schema into :mod:`.keytable` (a value is JSON as a file holds it: never mutate one)."""
+
+    name: str
+    """The field's JSON name (its alias)."""
+    types: tuple[str, ...]
+    """The JSON types it takes (``"string"``, ``"integer"``, ``"number"``, ``"boolean"``,
+    ``"array"``, ``"object"``, ``"null"``), in the model's order."""
+    default: Any = None
+    """Its default as JSON (None: none, or required)."""
+    enum: tuple[Any, ...] = ()
+    """The only values it takes of its non-object types, when the model lists them."""
+    minimum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+    min_length: int | None = None
+    keys: tuple[str, ...] | None = None
+    """An object's own keys, as its model declares them (None: not an object of fixed keys)."""
+    transports: tuple[str, ...] = ()
+    """For a field of a server entry: the transports whose entry declares it."""
+
+
+'''
+
+
+def table_text() -> str:
+    """The source of :mod:`.keytable`."""
+    return (
+        _HEAD
+        + f"KEYS: dict[str, Spec] = {_py(top_level())}\n"
+        + '"""Every top-level key, in the docs\' order."""\n\n'
+        + f"SERVER_FIELDS: dict[str, Spec] = {_py(server_fields())}\n"
+        + '"""The fields of an MCP server entry (stdio\'s, then http\'s own)."""\n'
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(table_text())
