@@ -3,9 +3,11 @@ idle time and the registries ``mcp search``/``mcp install`` ask.
 
 ``mcp_servers`` (or ``mcpServers``, the name other clients use) maps a name to an entry, a
 :func:`server_model`: a stdio entry (``command``...) or an http one (``url``...). The entry
-is checked at run time by ``servers.parse_server``, which keeps a bad entry as that server's
-error instead of failing the file (its messages name file, server and key);
-``tests/core/test_config_sections.py`` holds the two to the same keys and values. ``roots``,
+is checked at run time by ``servers.parse_server``, driven by these models' fields as the
+generated ``core.config.keytable`` holds them (``SERVER_FIELDS``: their types, values and
+defaults; ``servers.LOG_LEVELS`` and ``PROTOCOLS`` are read there), and keeps a bad entry as
+that server's error instead of failing the file (its messages name file, server and key);
+``tests/core/test_config_sections.py`` holds the two to the same verdicts. ``roots``,
 ``warm_idle_timeout`` and ``registry_url`` are gated: an untrusted project's value waits.
 """
 
@@ -41,11 +43,10 @@ def server_model() -> Any:
 
     from codebot_mcp.core.config.oauth import oauth_model
     from codebot_mcp.core.config.sandboxing import Mode, sandbox_model
-    from codebot_mcp.core.config.servers import DEFAULT_HANDSHAKE_TIMEOUT, LOG_LEVELS, PROTOCOLS
+    from codebot_mcp.core.config.servers import DEFAULT_HANDSHAKE_TIMEOUT
 
     seconds_ = Annotated[float, Field(gt=0)]
     text = Annotated[str, Field(min_length=1)]
-    assert LOG_LEVELS and PROTOCOLS  # the Literals below spell them (a test compares)
 
     class ServerCommon(BaseModel):
         model_config = ConfigDict(extra="forbid")

@@ -1,5 +1,10 @@
 """One MCP server entry: ``ServerConfig``, and validating an entry as written.
 
+The entry's fields are read by their model (``core.config.mcpsection.server_model``) as the
+generated table holds it (``core.config.keytable.SERVER_FIELDS``): a plain field is checked by
+its JSON type and values (:func:`_field`), the others by small named readers (``command`` or
+``url``, ``cwd``, ``oauth``, ``sandbox``...); :data:`_STEPS` says the order.
+
 A bad entry never raises: it becomes a ``ServerConfig`` whose ``error`` says what is wrong,
 naming the file, the server and the key, so the other servers still start and ``mcp list`` and
 ``doctor`` can show it.
@@ -7,13 +12,15 @@ naming the file, the server and the key, so the other servers still start and ``
 
 from __future__ import annotations
 
+import copy
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codebot_mcp.core.config.keytable import SERVER_FIELDS, Spec
 from codebot_mcp.core.config.oauth import OAuthSettings, OAuthSettingsError, parse_oauth
 from codebot_mcp.core.config.provenance import (
     PROVENANCE_KEY,
@@ -38,38 +45,18 @@ MILLISECONDS_SUSPECT = 1000
 """A timeout over this many seconds was most likely meant in milliseconds (Gemini's unit)."""
 Transport = Literal["stdio", "http"]
 Protocol = Literal["auto", "legacy", "2026-07-28"]
-PROTOCOLS: tuple[str, ...] = ("auto", "legacy", "2026-07-28")
 
-_SERVER_KEYS = (
-    "type",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "timeout",
-    "tool_timeout",
-    "enabled",
-    "include_tools",
-    "exclude_tools",
-    "protocol",
-    "description",
-    "log_level",
-    "oauth",
-    PROVENANCE_KEY,
-    "sandbox",
-)
-LOG_LEVELS: tuple[str, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
+
+def _values(name: str) -> tuple[Any, ...]:
+    """A field's values, as its model lists them (none while the table is written again)."""
+    spec = SERVER_FIELDS.get(name)
+    return () if spec is None else spec.enum
+
+
+PROTOCOLS: tuple[str, ...] = _values("protocol")
+_SERVER_KEYS: tuple[str, ...] = tuple(SERVER_FIELDS)
+"""The keys of an entry, stdio's and http's (unknown ones warn, with a "did you mean")."""
+LOG_LEVELS: tuple[str, ...] = _values("log_level")
 """MCP's (syslog's) levels, for ``log_level``."""
 
 
@@ -199,7 +186,7 @@ def raw_transport(raw: Mapping[str, Any]) -> Transport:
     return "http" if "url" in raw and "command" not in raw else "stdio"
 
 
-def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one place
+def _parse_server(
     name: str, entry: Any, source: Path, environ: Mapping[str, str], base_dir: Path
 ) -> ServerConfig:
     if not SERVER_NAME_RE.fullmatch(name) or "__" in name:
@@ -215,13 +202,42 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
     data: dict[str, Any] = entry
     _refuse_nul(data)
     warnings = [_unknown_key_warning(k) for k in data if k not in _SERVER_KEYS]
+    read = _Entry(data, _transport(data), environ, source, base_dir, warnings)
+    for key, reader in _STEPS:
+        read.values[key] = reader(read, SERVER_FIELDS[key])
+    return ServerConfig(  # every field but these is read by a step, under its own name
+        name=name,
+        source=source,
+        type=read.transport,
+        warnings=tuple(warnings),
+        raw=data,
+        **read.values,
+    )
 
+
+@dataclass(slots=True)
+class _Entry:
+    """One entry while it is read: what every field's reader needs, and what they read."""
+
+    data: Mapping[str, Any]
+    transport: Transport
+    environ: Mapping[str, str]
+    source: Path
+    base_dir: Path
+    warnings: list[EntryWarning]
+    values: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def expand(self, value: str, key: str) -> str:
+        return _expand(value, key, self.environ)
+
+
+def _transport(data: Mapping[str, Any]) -> Transport:
+    """``type`` (other clients' spellings of http read as http; without it, an entry with
+    ``url`` and no ``command`` is http), and the one of ``command`` and ``url`` it needs."""
     kind = data.get("type")
     if kind is None:
         kind = "http" if "url" in data and "command" not in data else "stdio"
-    if kind in ("streamable-http", "streamableHttp", "streamable_http"):
-        kind = "http"
-    if kind not in ("stdio", "http"):
+    if kind not in _values("type"):
         sse = isinstance(kind, str) and kind.lower() == "sse"
         raise _EntryError(
             f"unknown type {json.dumps(kind)} (key 'type')"
@@ -230,7 +246,7 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             if sse
             else 'Use "stdio" (a local command) or "http" (a Streamable HTTP URL).',
         )
-    transport: Transport = "http" if kind == "http" else "stdio"
+    transport: Transport = "stdio" if kind == "stdio" else "http"
     has_command, has_url = "command" in data, "url" in data
     if has_command and has_url:
         raise _EntryError(
@@ -247,155 +263,184 @@ def _parse_server(  # noqa: C901 - a flat list of field checks reads best in one
             "missing 'url' (an http server needs its endpoint)",
             hint='Add "url": "https://host/mcp".',
         )
+    return transport
 
-    def text(key: str) -> str | None:
-        value = data.get(key)
-        if value is None:
-            return None
+
+_ENUM_HINTS = {"protocol": 'Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".'}
+"""How to fix a value a field does not take, where the list of its values is not enough."""
+
+
+def _field(entry: _Entry, spec: Spec) -> Any:
+    """A plain field, checked by its JSON type and values in the table, with ``${VAR}``
+    expanded in its strings; left out, its default. Returns it as ``ServerConfig`` holds it."""
+    key = spec.name
+    value: Any = entry.data.get(key)
+    if key not in entry.data or (value is None and _null_is_left_out(spec)):
+        default = spec.default
+        return tuple(default) if isinstance(default, list) else copy.copy(default)
+    if spec.enum:
+        if value not in spec.enum:
+            raise _EntryError(
+                f"unknown {key} {json.dumps(value)} (key '{key}')",
+                hint=_ENUM_HINTS.get(key, f"Use one of {', '.join(spec.enum)}."),
+            )
+        return value
+    kind = spec.types[0]
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise _EntryError(f"'{key}' must be true or false, found {json.dumps(value)}")
+        return value
+    if kind == "string":
         if not isinstance(value, str) or not value:
             raise _EntryError(f"'{key}' must be a non-empty string, found {json_type(value)}")
-        return _expand(value, key, environ)
-
-    def str_list(key: str) -> tuple[str, ...] | None:
-        value = data.get(key)
-        if value is None:
-            return None
+        return entry.expand(value, key)
+    if kind == "array":
         if not is_str_list(value):
             raise _EntryError(
                 f"'{key}' must be a list of strings, found {json_type(value)}",
                 hint=f'Write it as "{key}": ["a", "b"].',
             )
         return tuple(value)
-
-    def str_map(key: str) -> dict[str, str]:
-        value = data.get(key, {})
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise _EntryError(
-                f"'{key}' must be an object of string values, found {json_type(value)}",
-                hint=f'Write it as "{key}": {{"NAME": "value"}} (numbers must be quoted).',
-            )
-        items: dict[str, str] = value
-        return {k: _expand(v, f"{key}.{k}", environ) for k, v in items.items()}
-
-    def seconds(key: str, default: float | None) -> float | None:
-        value = data.get(key, default)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise _EntryError(
-                f"'{key}' must be a positive number of seconds, found {json.dumps(value)}",
-                hint=f'Write it as "{key}": 30.',
-            )
-        if value > MILLISECONDS_SUSPECT:
-            warnings.append(
-                EntryWarning(
-                    key,
-                    f"'{key}' is {value:g} seconds ({value / 3600:.1f} hours): seconds, not "
-                    f"milliseconds? (other clients count milliseconds; write {value / 1000:g} "
-                    "for that)",
-                    f"codebot's timeouts are in seconds: fix '{key}'",
-                    "milliseconds",
-                )
-            )
-        return float(value)
-
-    enabled = data.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise _EntryError(f"'enabled' must be true or false, found {json.dumps(enabled)}")
-    protocol = data.get("protocol", "auto")
-    if protocol not in PROTOCOLS:
+    if kind == "number":
+        return _seconds(entry, spec, value)
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
         raise _EntryError(
-            f"unknown protocol {json.dumps(protocol)} (key 'protocol')",
-            hint='Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".',
+            f"'{key}' must be an object of string values, found {json_type(value)}",
+            hint=f'Write it as "{key}": {{"NAME": "value"}} (numbers must be quoted).',
         )
-    log_level = data.get("log_level")
-    if log_level is not None and log_level not in LOG_LEVELS:
+    pairs: dict[str, str] = value
+    return {k: entry.expand(v, f"{key}.{k}") for k, v in pairs.items()}
+
+
+def _null_is_left_out(spec: Spec) -> bool:
+    """``null`` reads as left out for a string, a list, a number, and a choice without a
+    default; an object, a boolean, or a choice with a default refuse it."""
+    if spec.enum:
+        return spec.default is None
+    return spec.types[0] in ("string", "array", "number")
+
+
+def _seconds(entry: _Entry, spec: Spec, value: Any) -> float:
+    """A timeout: a positive number of seconds (one over 1000 warns: milliseconds meant?)."""
+    key, least = spec.name, spec.exclusive_minimum or 0
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= least:
         raise _EntryError(
-            f"unknown log_level {json.dumps(log_level)} (key 'log_level')",
-            hint=f"Use one of {', '.join(LOG_LEVELS)}.",
+            f"'{key}' must be a positive number of seconds, found {json.dumps(value)}",
+            hint=f'Write it as "{key}": 30.',
         )
-    cwd_text = text("cwd")
-    cwd = base_dir if cwd_text is None else (base_dir / Path(cwd_text).expanduser())
-    url = text("url")
+    if value > MILLISECONDS_SUSPECT:
+        entry.warnings.append(
+            EntryWarning(
+                key,
+                f"'{key}' is {value:g} seconds ({value / 3600:.1f} hours): seconds, not "
+                f"milliseconds? (other clients count milliseconds; write {value / 1000:g} "
+                "for that)",
+                f"codebot's timeouts are in seconds: fix '{key}'",
+                "milliseconds",
+            )
+        )
+    return float(value)
+
+
+def _cwd(entry: _Entry, spec: Spec) -> Path:
+    """Relative to the directory of the file that defined the entry."""
+    written = _field(entry, spec)
+    return entry.base_dir if written is None else (entry.base_dir / Path(written).expanduser())
+
+
+def _url(entry: _Entry, spec: Spec) -> str | None:
+    url: str | None = _field(entry, spec)
     if url is not None and not re.match(r"^https?://[^/\s]+", url):
-        written = str(
-            data["url"]
-        )  # as the user wrote it: never the expansion (values may be secret)
+        written = str(entry.data["url"])  # as the user wrote it: never the expansion (secrets)
         raise _EntryError(
             f"'url' must be an http:// or https:// URL, found {json.dumps(_strip_query(written))}",
             hint='Write it as "url": "https://host/mcp" (or "${VAR:-https://host}/mcp").',
         )
-    args = str_list("args") or ()
-    oauth = OAuthSettings(enabled=False) if transport == "stdio" else OAuthSettings()
-    if "oauth" in data:
-        if transport != "http":
-            raise _EntryError(
-                "'oauth' is only for http servers",
-                hint="Remove 'oauth' from this stdio entry (pass credentials in 'env').",
-            )
-        try:
-            oauth, oauth_warnings = parse_oauth(data["oauth"], lambda v, k: _expand(v, k, environ))
-        except OAuthSettingsError as exc:
-            raise _EntryError(exc.message, hint=exc.hint) from None
-        warnings.extend(
-            EntryWarning(
-                f"oauth.{k}", f"unknown key 'oauth.{k}' is ignored", "Rename or remove the key"
-            )
-            for k in oauth_warnings
+    return url
+
+
+def _expanded_args(entry: _Entry, spec: Spec) -> tuple[str, ...]:
+    """``args`` (checked earlier) with ``${VAR}`` expanded in each."""
+    args: tuple[str, ...] = entry.values["args"] or ()
+    return tuple(entry.expand(a, f"args[{i}]") for i, a in enumerate(args))
+
+
+def _oauth(entry: _Entry, spec: Spec) -> OAuthSettings:
+    """How to authorize to an http server (on by default; a stdio server has none)."""
+    if spec.name not in entry.data:
+        return OAuthSettings(enabled=entry.transport in spec.transports)
+    if entry.transport not in spec.transports:
+        raise _EntryError(
+            "'oauth' is only for http servers",
+            hint="Remove 'oauth' from this stdio entry (pass credentials in 'env').",
         )
-    provenance = None
-    if PROVENANCE_KEY in data:
-        try:
-            provenance = parse_provenance(data[PROVENANCE_KEY])
-        except ProvenanceError as exc:  # the entry still runs; only update checks need it
-            warnings.append(
-                EntryWarning(
-                    PROVENANCE_KEY,
-                    f"{exc.message}: it is ignored (doctor cannot check for updates)",
-                    exc.hint,
-                    "provenance",
-                )
-            )
-    sandbox = _sandbox(data, transport, source, base_dir)
-    return ServerConfig(
-        name=name,
-        source=source,
-        type=transport,
-        command=text("command"),
-        args=tuple(_expand(a, f"args[{i}]", environ) for i, a in enumerate(args)),
-        env=str_map("env"),
-        cwd=cwd,
-        url=url,
-        headers=str_map("headers"),
-        timeout=seconds("timeout", DEFAULT_HANDSHAKE_TIMEOUT) or DEFAULT_HANDSHAKE_TIMEOUT,
-        tool_timeout=seconds("tool_timeout", None),
-        enabled=enabled,
-        include_tools=str_list("include_tools"),
-        exclude_tools=str_list("exclude_tools") or (),
-        protocol=protocol,
-        log_level=log_level,
-        oauth=oauth,
-        provenance=provenance,
-        sandbox=sandbox,
-        warnings=tuple(warnings),
-        raw=data,
+    try:
+        oauth, unknown = parse_oauth(entry.data[spec.name], entry.expand)
+    except OAuthSettingsError as exc:
+        raise _EntryError(exc.message, hint=exc.hint) from None
+    entry.warnings.extend(
+        EntryWarning(
+            f"oauth.{k}", f"unknown key 'oauth.{k}' is ignored", "Rename or remove the key"
+        )
+        for k in unknown
     )
+    return oauth
 
 
-def _sandbox(
-    data: Mapping[str, Any], transport: Transport, source: Path, base_dir: Path
-) -> ServerSandbox | None:
-    if "sandbox" not in data:
+def _provenance(entry: _Entry, spec: Spec) -> Provenance | None:
+    """One codebot cannot read only warns: the entry still runs (update checks need it)."""
+    if spec.name not in entry.data:
         return None
-    if transport != "stdio":
+    try:
+        return parse_provenance(entry.data[spec.name])
+    except ProvenanceError as exc:
+        entry.warnings.append(
+            EntryWarning(
+                spec.name,
+                f"{exc.message}: it is ignored (doctor cannot check for updates)",
+                exc.hint,
+                "provenance",
+            )
+        )
+        return None
+
+
+def _sandbox(entry: _Entry, spec: Spec) -> ServerSandbox | None:
+    if spec.name not in entry.data:
+        return None
+    if entry.transport not in spec.transports:
         raise _EntryError(
             "'sandbox' is only for stdio servers (an http server runs elsewhere)",
             hint="Remove 'sandbox' from this http entry.",
         )
     try:
-        return parse_server_sandbox(data["sandbox"], source, base_dir)
+        return parse_server_sandbox(entry.data[spec.name], entry.source, entry.base_dir)
     except EntrySandboxError as exc:
         raise _EntryError(exc.message, hint=exc.hint) from None
+
+
+_STEPS: tuple[tuple[str, Callable[[_Entry, Spec], Any]], ...] = (
+    ("enabled", _field),
+    ("protocol", _field),
+    ("log_level", _field),
+    ("cwd", _cwd),
+    ("url", _url),
+    ("args", _field),
+    ("oauth", _oauth),
+    ("provenance", _provenance),
+    ("sandbox", _sandbox),
+    ("command", _field),
+    ("args", _expanded_args),
+    ("env", _field),
+    ("headers", _field),
+    ("timeout", _field),
+    ("tool_timeout", _field),
+    ("include_tools", _field),
+    ("exclude_tools", _field),
+)
+"""How each field of an entry is read, in the order its errors are found (an entry with
+several reports the first): the table's plain fields by :func:`_field`, the others by their
+own reader. ``type`` is read first (:func:`_transport`); ``description`` is not read."""
 
 
 def _refuse_nul(data: Mapping[str, Any]) -> None:

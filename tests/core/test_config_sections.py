@@ -118,6 +118,14 @@ def test_server_keys_are_the_entry_models() -> None:
     assert get_args(sandboxing.Mode) == sandboxing.MODES
 
 
+def test_every_entry_field_is_read_by_a_step() -> None:
+    """``servers._STEPS`` reads every field of the entry models (``type`` first, on its own;
+    ``description`` is for people), so a field added to a model cannot go unchecked."""
+    read = {key for key, _ in servers._STEPS}
+    assert read | {"type", "description"} == set(keytable.SERVER_FIELDS)
+    assert not read & {"type", "description"}
+
+
 def test_model_choices_are_the_flags_choices() -> None:
     model = sections.by_name()  # loads every section
     assert "api" in model
