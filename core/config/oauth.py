@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.keytable import SERVER_FIELDS
 from codebot_mcp.core.config.sections import NOT_SET
 
 if TYPE_CHECKING:
@@ -46,27 +47,10 @@ SIGNING_ALGORITHMS: tuple[str, ...] = (
 )
 DEFAULT_SIGNING_ALGORITHM = "ES256"
 
-OAUTH_KEYS = (
-    "client_id",
-    "client_secret",
-    "client_metadata_url",
-    "scopes",
-    "callback_port",
-    "grant",
-    "private_key",
-    "signing_algorithm",
-    "issuer",
-    "token_endpoint_auth_method",
-    "assertion",
-    "assertion_file",
-    "idp_token_endpoint",
-    "idp_issuer",
-    "idp_client_id",
-    "id_token",
-    "id_token_file",
-    "id_token_command",
-    "dpop",
-)
+_OAUTH = SERVER_FIELDS.get("oauth")
+OAUTH_KEYS: tuple[str, ...] = () if _OAUTH is None else _OAUTH.keys or ()
+"""The keys of the ``oauth`` object, as its model declares them (:func:`oauth_model`, through
+the generated ``core.config.keytable``; none while it is written again)."""
 SECRET_KEYS = ("client_secret", "private_key", "assertion", "id_token")
 """Values never shown: in ``--json`` output and findings they are masked."""
 

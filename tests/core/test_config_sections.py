@@ -231,6 +231,25 @@ def test_the_field_table_is_current() -> None:
     assert tuple(keytable.KEYS) == keys.TOP_LEVEL_KEYS
 
 
+def test_the_field_table_can_be_written_from_an_empty_one() -> None:
+    """A field added to a model is missing from the table until it is written again: the
+    loader must still import, and the generator write the same table, from an empty one."""
+    probe = (
+        "import sys, types, dataclasses;"
+        "from codebot_mcp.core.config import keytable as real;"
+        "empty = types.ModuleType(real.__name__);"
+        "empty.Spec, empty.KEYS, empty.SERVER_FIELDS = real.Spec, {}, {};"
+        "sys.modules[real.__name__] = empty;"
+        "from codebot_mcp.core.config import tablegen;"
+        "sys.stdout.write(tablegen.table_text())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == (ROOT / "core" / "config" / "keytable.py").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     ("key", "value", "message", "hint"),
     [
