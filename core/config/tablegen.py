@@ -13,7 +13,6 @@ This module builds the models: docs and tests only, never a command's path.
 from __future__ import annotations
 
 import json
-from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, get_args
 
 from codebot_mcp.core.config.keytable import Spec
@@ -96,11 +95,10 @@ def server_fields() -> dict[str, Spec]:
     for model in get_args(server_model()):
         transport = model.model_fields["type"].default
         for name, spec in _specs(model).items():
-            spec = replace(spec, transports=(transport,))
+            spec = spec._replace(transports=(transport,))
             known = out.get(name)
             if known is not None:
-                spec = replace(
-                    known,
+                spec = known._replace(
                     types=tuple(dict.fromkeys(known.types + spec.types)),
                     enum=tuple(dict.fromkeys(known.enum + spec.enum)),
                     default=known.default if known.default == spec.default else None,
@@ -127,9 +125,9 @@ def _py(value: Any, depth: int = 0) -> str:
     if isinstance(value, Spec):
         plain = Spec(value.name, value.types)
         parts = [
-            _line(f"{pad}{f.name}=", getattr(value, f.name), depth + 1)
-            for f in fields(Spec)
-            if f.name in ("name", "types") or getattr(value, f.name) != getattr(plain, f.name)
+            _line(f"{pad}{f}=", getattr(value, f), depth + 1)
+            for f in Spec._fields
+            if f in ("name", "types") or getattr(value, f) != getattr(plain, f)
         ]
         return "Spec(\n" + "".join(parts) + end + ")"
     if isinstance(value, dict):
@@ -159,16 +157,15 @@ imports nothing of codebot: the registry of sections (:mod:`.sections`) reads it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["KEYS", "SERVER_FIELDS", "Spec"]
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
+class Spec(NamedTuple):
     """One field of a settings model as the run time checks it: generated from the model's
-    JSON Schema into :mod:`.keytable` (a value is JSON as a file holds it: never mutate one)."""
+    JSON Schema into :mod:`.keytable` (a value is JSON as a file holds it: never mutate one).
+    A named tuple, not a dataclass: it is built on every run, and costs a twentieth."""
 
     name: str
     """The field's JSON name (its alias)."""
