@@ -78,7 +78,9 @@ FEATURES = "codebot_mcp.core.sectionlist"
 @dataclass(frozen=True, slots=True)
 class Key:
     """One top-level settings key, as the loader needs it at run time (its help, schema and
-    example are its model field's)."""
+    example are its model field's). Made by :func:`row`, which takes ``default`` and ``keys``
+    from the model through the generated table; the two sections that still write theirs
+    (``hooks``, ``sandbox``) are held to their models by ``tests/core/test_config_sections.py``."""
 
     name: str
     default: Any = None

@@ -108,43 +108,57 @@ def server_fields() -> dict[str, Spec]:
     return out
 
 
-def _line(prefix: str, value: Any, depth: int) -> str:
-    """``prefix`` and ``value`` as one item of a call: a tuple of plain values on one line
-    where it fits in ruff's 100 columns (as ``ruff format`` joins it), else laid out."""
-    if isinstance(value, tuple) and not any(isinstance(v, dict | list | tuple) for v in value):
-        inline = f"{prefix}({', '.join(_py(v) for v in value)}{',' if len(value) == 1 else ''}),"
-        if len(inline) <= 100:
-            return inline + "\n"
-    return f"{prefix}{_py(value, depth)},\n"
-
-
-def _py(value: Any, depth: int = 0) -> str:
-    """``value`` as Python source, laid out as ``ruff format`` leaves it (every collection of
-    two or more items one per line, with a trailing comma)."""
-    pad, end = "    " * (depth + 1), "    " * depth
+def _inline(value: Any) -> str:
+    """``value`` as Python source on one line."""
     if isinstance(value, Spec):
         plain = Spec(value.name, value.types)
-        parts = [
-            _line(f"{pad}{f}=", getattr(value, f), depth + 1)
+        shown = [
+            f
             for f in Spec._fields
             if f in ("name", "types") or getattr(value, f) != getattr(plain, f)
         ]
-        return "Spec(\n" + "".join(parts) + end + ")"
+        return "Spec(" + ", ".join(f"{f}={_inline(getattr(value, f))}" for f in shown) + ")"
     if isinstance(value, dict):
-        if not value:
-            return "{}"
-        items = "".join(f"{pad}{_py(k)}: {_py(v, depth + 1)},\n" for k, v in value.items())
-        return "{\n" + items + end + "}"
+        return "{" + ", ".join(f"{_inline(k)}: {_inline(v)}" for k, v in value.items()) + "}"
     if isinstance(value, tuple | list):
-        opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
-        if len(value) <= 1 and not any(isinstance(v, dict | list | tuple) for v in value):
-            inner = _py(value[0]) + ("," if isinstance(value, tuple) else "") if value else ""
-            return opening + inner + closing
-        items = "".join(f"{pad}{_py(v, depth + 1)},\n" for v in value)
-        return opening + "\n" + items + end + closing
+        inner = ", ".join(_inline(v) for v in value)
+        if isinstance(value, list):
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     return repr(value)
+
+
+def _item(prefix: str, value: Any, depth: int) -> str:
+    """One item of a collection or a call, with its trailing comma: on one line where it fits
+    in ruff's 100 columns, else laid out one part per line (both as ``ruff format`` keeps
+    them: the trailing comma holds a laid-out collection open)."""
+    inline = f"{prefix}{_inline(value)},"
+    if len(inline) <= 100 or not isinstance(value, Spec | dict | tuple | list) or not value:
+        return inline + "\n"
+    pad, end = "    " * (depth + 1), "    " * depth
+    if isinstance(value, Spec):
+        plain = Spec(value.name, value.types)
+        shown = [
+            f
+            for f in Spec._fields
+            if f in ("name", "types") or getattr(value, f) != getattr(plain, f)
+        ]
+        parts = "".join(_item(f"{pad}{f}=", getattr(value, f), depth + 1) for f in shown)
+        return f"{prefix}Spec(\n{parts}{end}),\n"
+    if isinstance(value, dict):
+        parts = "".join(_item(f"{pad}{_inline(k)}: ", v, depth + 1) for k, v in value.items())
+        return f"{prefix}{{\n{parts}{end}}},\n"
+    opening, closing = ("(", ")") if isinstance(value, tuple) else ("[", "]")
+    parts = "".join(_item(pad, v, depth + 1) for v in value)
+    return f"{prefix}{opening}\n{parts}{end}{closing},\n"
+
+
+def _assignment(name: str, annotation: str, value: dict[str, Any]) -> str:
+    """``name: annotation = value``, laid out (a module-level table never fits on one line)."""
+    parts = "".join(_item(f"    {_inline(k)}: ", v, 1) for k, v in value.items())
+    return f"{name}: {annotation} = {{\n{parts}}}\n"
 
 
 _HEAD = '''"""The settings models' fields as the run time checks them: generated, do not edit.
@@ -193,9 +207,9 @@ def table_text() -> str:
     """The source of :mod:`.keytable`."""
     return (
         _HEAD
-        + f"KEYS: dict[str, Spec] = {_py(top_level())}\n"
+        + _assignment("KEYS", "dict[str, Spec]", top_level())
         + '"""Every top-level key, in the docs\' order."""\n\n'
-        + f"SERVER_FIELDS: dict[str, Spec] = {_py(server_fields())}\n"
+        + _assignment("SERVER_FIELDS", "dict[str, Spec]", server_fields())
         + '"""The fields of an MCP server entry (stdio\'s, then http\'s own)."""\n'
     )
 
