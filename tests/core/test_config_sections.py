@@ -424,3 +424,79 @@ def test_a_features_keys_are_held_in_sections_and_read_through_its_accessor(
     assert checkpointing.of(trusted) == checkpointing.of(loaded)
     assert exportsettings.of(trusted) == exportsettings.of(loaded)
     assert imagelimits.of(trusted) == imagelimits.of(loaded)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message", "hint"),
+    [
+        ({"command": ""}, "'command' must be a non-empty string, found a string", None),
+        (
+            {"command": "x", "include_tools": "a"},
+            "'include_tools' must be a list of strings, found a string",
+            'Write it as "include_tools": ["a", "b"].',
+        ),
+        (
+            {"url": "https://h/mcp", "headers": None},
+            "'headers' must be an object of string values, found null",
+            'Write it as "headers": {"NAME": "value"} (numbers must be quoted).',
+        ),
+        (
+            {"command": "x", "tool_timeout": "5"},
+            "'tool_timeout' must be a positive number of seconds, found \"5\"",
+            'Write it as "tool_timeout": 30.',
+        ),
+        ({"command": "x", "enabled": None}, "'enabled' must be true or false, found null", None),
+        (
+            {"command": "x", "protocol": None},
+            "unknown protocol null (key 'protocol')",
+            'Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".',
+        ),
+        (
+            {"command": "x", "log_level": "loud"},
+            "unknown log_level \"loud\" (key 'log_level')",
+            "Use one of debug, info, notice, warning, error, critical, alert, emergency.",
+        ),
+        (  # several wrong: the first in the order the fields are read (servers._STEPS)
+            {"command": 5, "args": "a b", "enabled": "yes", "timeout": 0},
+            "'enabled' must be true or false, found \"yes\"",
+            None,
+        ),
+        (
+            {"command": "${NOPE}", "args": ["${NOPE}"], "cwd": "${NOPE}"},
+            "variable ${NOPE} in 'cwd' is not set",
+            "Export NOPE, or write ${NOPE:-default} to give a default (write $${ for a literal "
+            "'${').",
+        ),
+        (
+            {"command": "${NOPE}", "args": 5},
+            "'args' must be a list of strings, found a number",
+            'Write it as "args": ["a", "b"].',
+        ),
+    ],
+)
+def test_a_bad_entry_field_is_worded_as_ever(
+    entry: dict[str, Any], message: str, hint: str | None
+) -> None:
+    """The table-driven entry reader words each kind of field's error as the hand-written
+    checks did (message and hint), and reports the first in their order."""
+    config = servers.parse_server("s", entry, FILE, {}, Path("/p"))
+    assert config.error == f"server 's' in {FILE}: {message}"
+    assert config.hint == hint
+
+
+def test_null_reads_as_left_out_where_it_always_did() -> None:
+    config = servers.parse_server(
+        "s",
+        {"command": "x", "timeout": None, "tool_timeout": None, "args": None, "log_level": None},
+        FILE,
+        {},
+        Path("/p"),
+    )
+    assert config.error is None
+    assert (config.timeout, config.tool_timeout, config.args, config.log_level) == (
+        servers.DEFAULT_HANDSHAKE_TIMEOUT,
+        None,
+        (),
+        None,
+    )
+    assert (config.exclude_tools, config.include_tools, dict(config.env)) == ((), None, {})
