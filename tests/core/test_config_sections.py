@@ -1,9 +1,10 @@
 """The settings sections: each feature's model and the rows the loader runs on say the same.
 
-The loader checks values with each row's parser (pydantic stays off ``mcp list`` and the warm
-call); the schema, the docs' key table and the "did you mean" hints come from the models. These
-tests hold the two together, in process: the same keys, the same defaults, the same verdict on
-good and bad values, and errors that name the file and the key.
+The loader checks values with each row's parser and the table generated from the models
+(``core/config/keytable.py``: pydantic stays off ``mcp list`` and the warm call); the schema,
+the docs' key table, the rows' defaults and the "did you mean" hints come from the models.
+These tests hold them together, in process: the table current, the same keys and defaults,
+the same verdict on good and bad values, and errors worded as ever, naming the file and key.
 """
 
 from __future__ import annotations
