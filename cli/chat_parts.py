@@ -287,10 +287,11 @@ def chat_sandbox(globals_: Globals, settings: Settings, flag: str | None) -> San
     """The chat's sandbox: ``--sandbox`` (``flag``) over the ``sandbox`` setting; what the
     machine lacks is said once, here."""
     from codebot_mcp.cli import render
+    from codebot_mcp.core.sandbox import sandboxsettings
     from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.core.sandbox.hiding import settings_secrets
 
-    config = settings.sandbox
+    config = sandboxsettings.of(settings)
     mode, source = flag, "--sandbox"
     if mode is not None and mode != config.mode and "sandbox.mode" in settings.managed_locked:
         from codebot_mcp.core.errors import SettingsError

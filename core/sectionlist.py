@@ -4,8 +4,9 @@ is read).
 
 It sits at the top of ``core``'s stack, above the features, so it may name them: the kernel's
 own sections (``core/config``) and the packages' (``core.checkpoints.checkpointing``,
-``core.telemetry.exportsettings``, ``core.media.imagelimits``). A feature that adds a section
-adds its module here; the loader itself never names one.
+``core.telemetry.exportsettings``, ``core.media.imagelimits``, ``core.sandbox.sandboxsettings``,
+which also registers how its files combine: ``core.config.combining``). A feature that adds
+a section adds its module here; the loader itself never names one.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from codebot_mcp.core.config import (
     managed,
     mcpsection,
     modelsection,
-    sandboxing,
 )
 from codebot_mcp.core.media import imagelimits
+from codebot_mcp.core.sandbox import sandboxsettings
 from codebot_mcp.core.telemetry import exportsettings
 
 FEATURES = (
@@ -30,7 +31,7 @@ FEATURES = (
     keys,
     checkpointing,
     hooks,
-    sandboxing,
+    sandboxsettings,
     claudefiles,
     managed,
     exportsettings,

@@ -14,10 +14,12 @@ writing a project file (:mod:`.projectfiles`), and hooks' wire contract (:mod:`.
 
 The packages above the kernel's ``config`` own their settings sections
 (``core.checkpoints.checkpointing``, ``core.telemetry.exportsettings``,
-``core.media.imagelimits``). These stay here: :mod:`.hooks` and :mod:`.sandboxing` (the
-loader, Claude Code's files, plugins, the managed policy and trust all read hook entries and
-the sandbox's parts), and :mod:`.skills` (skill discovery, which the definitions reader
-shares; not a settings section).
+``core.media.imagelimits``, ``core.sandbox.sandboxsettings``); a key whose files combine by
+rules of its own (``sandbox``) registers a combiner the loader and the managed policy ask
+(:mod:`.combining`). These stay here: :mod:`.sandboxing` (the sandbox's grammar: a server
+entry carries a sandbox, Claude Code's files name hosts), :mod:`.hooks` (the loader, Claude
+Code's files, plugins and trust all read hook entries), and :mod:`.skills` (skill discovery,
+which the definitions reader shares; not a settings section).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """
