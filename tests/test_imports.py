@@ -306,6 +306,8 @@ FEATURES = (
 SECTIONS = {
     "codebot_mcp.core.checkpoints",
     "codebot_mcp.core.checkpoints.checkpointing",
+    "codebot_mcp.core.hooks",
+    "codebot_mcp.core.hooks.hooksection",
     "codebot_mcp.core.telemetry",
     "codebot_mcp.core.telemetry.exportsettings",
 }
