@@ -14,12 +14,13 @@ writing a project file (:mod:`.projectfiles`), and hooks' wire contract (:mod:`.
 
 The packages above the kernel's ``config`` own their settings sections
 (``core.checkpoints.checkpointing``, ``core.telemetry.exportsettings``,
-``core.media.imagelimits``, ``core.sandbox.sandboxsettings``); a key whose files combine by
-rules of its own (``sandbox``) registers a combiner the loader and the managed policy ask
-(:mod:`.combining`). These stay here: :mod:`.sandboxing` (the sandbox's grammar: a server
-entry carries a sandbox, Claude Code's files name hosts), :mod:`.hooks` (the loader, Claude
-Code's files, plugins and trust all read hook entries), and :mod:`.skills` (skill discovery,
-which the definitions reader shares; not a settings section).
+``core.media.imagelimits``, ``core.hooks.hooksection``, ``core.sandbox.sandboxsettings``); a
+key whose files combine by rules of their own (``sandbox``) registers a combiner the loader
+and the managed policy ask (:mod:`.combining`). What the kernel itself reads stays here:
+:mod:`.sandboxing` (the sandbox's grammar: a server entry carries a sandbox, Claude Code's
+files name hosts), :mod:`.hooks` (hook entries: the loader, Claude Code's files, plugins and
+trust all read them), and :mod:`.skills` (skill discovery, which the definitions reader
+shares; not a settings section).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """
