@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
     from codebot_mcp.core.hooks.runner import Hooks
-    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.core.model.client import ChatModel
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.core.telemetry.otel import Telemetry
+    from codebot_mcp.core.tools.background import BackgroundJobs
     from codebot_mcp.core.tools.base import Tool
     from codebot_mcp.core.tools.builtin._files import TextFiles
     from codebot_mcp.core.tools.builtin.bash import Terminals
@@ -287,10 +287,11 @@ def chat_sandbox(globals_: Globals, settings: Settings, flag: str | None) -> San
     """The chat's sandbox: ``--sandbox`` (``flag``) over the ``sandbox`` setting; what the
     machine lacks is said once, here."""
     from codebot_mcp.cli import render
+    from codebot_mcp.core.sandbox import sandboxsettings
     from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.core.sandbox.hiding import settings_secrets
 
-    config = settings.sandbox
+    config = sandboxsettings.of(settings)
     mode, source = flag, "--sandbox"
     if mode is not None and mode != config.mode and "sandbox.mode" in settings.managed_locked:
         from codebot_mcp.core.errors import SettingsError
@@ -325,13 +326,13 @@ def chat_tools(
     manager: Manager,
     extra: list[Tool] | None = None,
     sandbox: Sandbox | None = None,
-    jobs: JobTable | None = None,
+    jobs: BackgroundJobs | None = None,
     editor: EditorTools | None = None,
 ) -> list[Tool]:
     """The local layer: the built-ins (``bash`` in ``sandbox``, its background ``jobs``; the
     file tools asking before they open what the sandbox hides; an ACP ``editor``'s files and
-    terminals), ``extra`` (``task``), and the servers' resources for the model (read
-    capability) when any server is configured."""
+    terminals), ``extra`` (the features' tools of ``Place.AFTER_BUILTINS``: ``task``), and
+    the servers' resources for the model (read capability) when any server is configured."""
     from codebot_mcp.core.tools.builtin import builtin_tools
     from codebot_mcp.core.tools.resources import resource_tools
 

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
+    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.core.model.config import ModelConfig
     from codebot_mcp.core.sandbox.confinement import Sandbox
     from codebot_mcp.core.skills.skillcatalog import SkillCatalog
@@ -158,6 +159,8 @@ class ChatRuntime:
     """``SessionEnd``'s reason when the chat ends: the REPL says ``prompt_input_exit``."""
     telemetry: Telemetry | None = None
     """OpenTelemetry export (``core.telemetry``); None: off, nothing of it imported."""
+    jobs: JobTable | None = None
+    """The background jobs (``/jobs``, the end of ``-p``; the session's, as the kernel's)."""
 
     async def apply(self, settings: Settings) -> None:
         """Follow ``settings`` (``/mcp reload``, ``/model``): permission rules, limits, and
@@ -385,18 +388,21 @@ async def open_runtime(
             ) as manager:
                 from codebot_mcp.core.config.trustwatch import TurnWatch
                 from codebot_mcp.core.jobs.jobtable import JobTable
-                from codebot_mcp.core.skills.skilltool import SkillTool
+                from codebot_mcp.core.tools.featuretools import Place, ToolContext, feature_tools
                 from codebot_mcp.mcpbridge.tools.tool_pins import pins
 
-                task = subagents.tool()
                 catalog, loader = extensions.skill_catalog(settings, manager)
                 jobs = JobTable()  # bash's background jobs: entered below, killed at the end
+                # the features' tools come from the kernel's registry, made over these objects
+                made = ToolContext(
+                    globals_.cwd, settings.project_root, (subagents, jobs, catalog, loader)
+                )
                 session = Session(
                     chat_tools(
                         globals_.cwd,
                         settings,
                         manager,
-                        [task] if task else [],
+                        feature_tools(made, Place.AFTER_BUILTINS),
                         sandbox,
                         jobs,
                         editor(log.id) if editor else None,
@@ -406,11 +412,12 @@ async def open_runtime(
                     project_root=settings.project_root,
                     plan_mode=options.plan,
                     skills=catalog,
-                    skill_tool=SkillTool(catalog, loader),
+                    skill_tool=next(iter(feature_tools(made, Place.WHILE_SKILLS)), None),
                     project_notes=settings.project_extensions,
                     todos=True,
                     claude_notes=settings.claude_files,
                     jobs=jobs,
+                    feature_tools=feature_tools(made, Place.AFTER_SESSION),
                     recorder=log,
                     tool_search=settings.tool_search,
                 )
@@ -473,6 +480,7 @@ async def open_runtime(
                     checkpoints=checkpoints,
                     pending_tasks=pending,
                     telemetry=telemetry,
+                    jobs=jobs,
                 )
                 try:
                     if telemetry is not None:

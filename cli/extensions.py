@@ -95,9 +95,10 @@ class HookSandboxes:
 
         sandbox = self._made.get(mode)
         if sandbox is None:
+            from codebot_mcp.core.sandbox import sandboxsettings
             from codebot_mcp.core.sandbox.hiding import settings_secrets
 
-            config = self.settings.sandbox
+            config = sandboxsettings.of(self.settings)
             sandbox = self._made[mode] = Sandbox(
                 mode,
                 network=config.network,

@@ -7,15 +7,16 @@ gate (:mod:`.agent`), which knows the features only through its protocols
 
 The features, one package each, importing the kernel and never each other:
 :mod:`.checkpoints` (snapshots and rewind), :mod:`.hooks` (the user's hook commands),
-:mod:`.skills` (local and served skills), :mod:`.subagents` (``task``),
-:mod:`.slashcommands` (custom slash commands), :mod:`.telemetry` (OpenTelemetry export),
-:mod:`.plugins` (Claude Code plugins and marketplaces); under them :mod:`.registry` (the MCP
-Registry), whose HTTP client plugins fetch through. Each feature owns its settings section
-and registers it with the kernel's registry (``core.config.sections``); above them all,
-:mod:`.sectionlist` is the one list of the modules that declare a section, imported by name
-when the key table is first read.
-Service features under the kernel's tools, since ``bash`` uses them: :mod:`.jobs`
-(background jobs) and :mod:`.sandbox` (confinement).
+:mod:`.jobs` (background jobs and their tools), :mod:`.skills` (local and served skills),
+:mod:`.subagents` (``task``), :mod:`.slashcommands` (custom slash commands),
+:mod:`.telemetry` (OpenTelemetry export), :mod:`.plugins` (Claude Code plugins and
+marketplaces); under them :mod:`.registry` (the MCP Registry), whose HTTP client plugins fetch
+through. Each feature owns its settings section and registers it with the kernel's registry
+(``core.config.sections``), and its tools with the kernel's (``core.tools.featuretools``);
+above them all, :mod:`.sectionlist` and :mod:`.toollist` are the one lists of the modules that
+declare a section or bring tools, imported by name on first use.
+A service feature under the kernel's tools, since ``bash`` runs in it: :mod:`.sandbox`
+(confinement).
 
 Under everything: :mod:`.media` (images), :mod:`.secrets` (redaction), :mod:`.proc` (child
 processes) and the plain helpers :mod:`.errors`, :mod:`.envexpand`, :mod:`.fsutil`,

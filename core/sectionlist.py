@@ -4,23 +4,24 @@ is read).
 
 It sits at the top of ``core``'s stack, above the features, so it may name them: the kernel's
 own sections (``core/config``) and the packages' (``core.checkpoints.checkpointing``,
-``core.telemetry.exportsettings``, ``core.media.imagelimits``). A feature that adds a section
-adds its module here; the loader itself never names one.
-"""
+``core.telemetry.exportsettings``, ``core.media.imagelimits``, ``core.hooks.hooksection``,
+``core.sandbox.sandboxsettings``, which also registers how its files combine:
+``core.config.combining``). A feature that adds a section adds its module here; the loader
+itself never names one."""
 
 from __future__ import annotations
 
 from codebot_mcp.core.checkpoints import checkpointing
 from codebot_mcp.core.config import (
     claudefiles,
-    hooks,
     keys,
     managed,
     mcpsection,
     modelsection,
-    sandboxing,
 )
+from codebot_mcp.core.hooks import hooksection
 from codebot_mcp.core.media import imagelimits
+from codebot_mcp.core.sandbox import sandboxsettings
 from codebot_mcp.core.telemetry import exportsettings
 
 FEATURES = (
@@ -29,8 +30,8 @@ FEATURES = (
     imagelimits,
     keys,
     checkpointing,
-    hooks,
-    sandboxing,
+    hooksection,
+    sandboxsettings,
     claudefiles,
     managed,
     exportsettings,

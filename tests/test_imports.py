@@ -231,8 +231,16 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
         "codebot_mcp.core.agent.session -> codebot_mcp.core.skills.skillcatalog": "core's stack",
         "codebot_mcp.core.hooks.runner -> codebot_mcp.core.checkpoints.turns": "core's stack",
         "codebot_mcp.core.subagents.delegation -> codebot_mcp.core.hooks.points": ("core's stack"),
+        # bash knows the jobs only as the kernel's BackgroundJobs; the session gets their tools
+        # from the kernel's registry (core/toollist.py names them)
+        "codebot_mcp.core.tools.builtin.bash -> codebot_mcp.core.jobs.jobtable": "core's stack",
+        "codebot_mcp.core.agent.session -> codebot_mcp.core.jobs.jobtools": "core's stack",
         # settings loading holds a feature's section without naming it (core/sectionlist.py does)
         "codebot_mcp.core.config.settings -> codebot_mcp.core.checkpoints.checkpointing": (
+            "core's stack"
+        ),
+        # nor the sandbox's, which it combines through the feature's combiner
+        "codebot_mcp.core.config.managed -> codebot_mcp.core.sandbox.sandboxsettings": (
             "core's stack"
         ),
         "codebot_mcp.mcpbridge.transport.wire -> codebot_mcp.mcpbridge.connection.mcp_client": (
@@ -290,11 +298,16 @@ def test_mcp_commands_do_not_import_openai(tmp_path: Path, command: list[str]) -
     assert features <= SECTIONS, sorted(features - SECTIONS)
 
 
-FEATURES = ("checkpoints", "hooks", "plugins", "skills", "slashcommands", "subagents", "telemetry")
+FEATURES = (
+    *("checkpoints", "hooks", "jobs", "plugins", "skills", "slashcommands", "subagents"),
+    "telemetry",
+)
 """``core``'s feature packages (the top of its stack but one, in ``pyproject.toml``)."""
 SECTIONS = {
     "codebot_mcp.core.checkpoints",
     "codebot_mcp.core.checkpoints.checkpointing",
+    "codebot_mcp.core.hooks",
+    "codebot_mcp.core.hooks.hooksection",
     "codebot_mcp.core.telemetry",
     "codebot_mcp.core.telemetry.exportsettings",
 }

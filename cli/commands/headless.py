@@ -146,9 +146,9 @@ async def _headless(globals_: Globals, options: ChatOptions, out: Output) -> int
                         out.answered(answer)
                         if answer.failure is not None:
                             render.error(answer.failure)
-        if runtime.session.jobs is not None:
+        if (jobs := runtime.jobs) is not None:
             # -p ends with its answer (or Ctrl-C): jobs still running are killed, and said
-            out.jobs_killed(await runtime.session.jobs.kill_all())
+            out.jobs_killed(await jobs.kill_all())
         if not answers:
             if not scope.cancelled_caught:
                 raise UsageError(

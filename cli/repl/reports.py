@@ -49,7 +49,7 @@ def todos_report(runtime: ChatRuntime) -> str:
 
 def jobs_report(runtime: ChatRuntime) -> str:
     """``/jobs``: the session's background jobs (id, state, runtime, output, command)."""
-    jobs = runtime.session.jobs
+    jobs = runtime.jobs
     if jobs is None or not jobs.jobs:
         return "(no background jobs in this session; bash starts one with run_in_background)"
     rows = [["id", "state", "runtime", "output", "command"]]
@@ -89,7 +89,7 @@ async def jobs_command(runtime: ChatRuntime, rest: str) -> None:
 
 async def kill_job(runtime: ChatRuntime, job_id: str) -> str:
     """``/jobs kill ID``: end that job's whole tree; what became of it."""
-    jobs = runtime.session.jobs
+    jobs = runtime.jobs
     job = jobs.find(job_id) if jobs is not None and job_id else None
     if jobs is None or job is None:
         known = ", ".join(jobs.jobs) if jobs is not None and jobs.jobs else "none"

@@ -17,11 +17,10 @@ from typing import Any, Protocol
 from codebot_mcp.core.agent import prompt
 from codebot_mcp.core.agent.protocols import SkillSource
 from codebot_mcp.core.config.notes import load as load_notes
-from codebot_mcp.core.jobs.jobtable import JobTable
 from codebot_mcp.core.model.tokens import DEFAULT_WINDOW, estimate
 from codebot_mcp.core.tools import toolsearch
+from codebot_mcp.core.tools.background import BackgroundJobs
 from codebot_mcp.core.tools.base import Capability, Tool, ToolSource, is_mcp_tool, tool_schema
-from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
 from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
 from codebot_mcp.core.tools.toolsearch import SearchToolsTool, ToolSearch, catalog
 
@@ -54,10 +53,12 @@ class Session:
         todos: Offer ``todo_write`` (the session's visible plan, :attr:`todos`), after the
             local layer: the chat's session does; a subagent's has none (nobody would see
             its list).
-        jobs: The session's background jobs (``bash``'s ``run_in_background``): with them,
-            ``bash_output`` and ``bash_kill`` are offered after the local layer. A
-            subagent's session has none of its own: it gets the parent's tools, so its jobs
-            are the top session's.
+        jobs: The session's background jobs (``bash``'s ``run_in_background``): the loop
+            tells them when a turn ends. A subagent's session has none of its own: it gets
+            the parent's tools, so its jobs are the top session's.
+        feature_tools: The features' tools offered after the session's own (``todo_write``):
+            ``core.tools.featuretools.Place.AFTER_SESSION`` (the jobs' ``bash_output`` and
+            ``bash_kill``), as the composition root got them from the kernel's registry.
         recorder: Where the conversation is saved (the session's log); None: not saved.
         tool_search: Setting ``tool_search`` ("auto", True, False).
     """
@@ -75,7 +76,8 @@ class Session:
         project_notes: bool = True,
         todos: bool = False,
         claude_notes: bool = True,
-        jobs: JobTable | None = None,
+        jobs: BackgroundJobs | None = None,
+        feature_tools: Sequence[Tool] = (),
         recorder: Recorder | None = None,
         tool_search: str | bool = "auto",
     ) -> None:
@@ -101,8 +103,7 @@ class Session:
             self._local.append(TodoWriteTool(self.todos))
         self.jobs = jobs
         """The background jobs ``bash`` starts (``/jobs`` lists them); None: no jobs."""
-        if jobs is not None:
-            self._local += [BashOutputTool(jobs), BashKillTool(jobs)]
+        self._local += feature_tools
         self._mcp: list[Tool] = []
         self.system_prompt = ""
         self.blocks: dict[str, str] = {}

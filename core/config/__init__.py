@@ -15,9 +15,12 @@ writing a project file (:mod:`.projectfiles`), and hooks' wire contract (:mod:`.
 
 The packages above the kernel's ``config`` own their settings sections
 (``core.checkpoints.checkpointing``, ``core.telemetry.exportsettings``,
-``core.media.imagelimits``). These stay here: :mod:`.hooks` and :mod:`.sandboxing` (the
-loader, Claude Code's files, plugins, the managed policy and trust all read hook entries and
-the sandbox's parts), and :mod:`.skills` (skill discovery, which the definitions reader
+``core.media.imagelimits``, ``core.hooks.hooksection``, ``core.sandbox.sandboxsettings``); a
+key whose files combine by rules of their own (``sandbox``) registers a combiner the loader
+and the managed policy ask (:mod:`.combining`). What the kernel itself reads stays here:
+:mod:`.sandboxing` (the sandbox's grammar: a server entry carries a sandbox, Claude Code's
+files name hosts), :mod:`.hooks` (hook entries: the loader, Claude Code's files, plugins and
+trust all read them), and :mod:`.skills` (skill discovery, which the definitions reader
 shares; not a settings section).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.

@@ -1,4 +1,5 @@
-"""The ``hooks`` settings section, in Claude Code's shape, read and checked.
+"""Hook entries, as the kernel reads them: the ``hooks`` grammar (Claude Code's shape), checked,
+into :class:`HookCommand` records.
 
 ::
 
@@ -9,10 +10,15 @@
       ]
     }
 
+The ``hooks`` section is the hooks feature's (``core.hooks.hooksection``: its model, how a
+matcher matches); what stays here is what the kernel itself reads: settings loading parses
+both settings files (:func:`parse_both`), Claude Code's files and the enabled plugins bring
+entries in the same shape (:func:`parse_hooks`), and trust fingerprints every project file a
+hook command names (:func:`script_files`), so editing the script needs trust again. Running
+them is ``core.hooks.runner``'s job.
+
 Both settings files may hold hooks and all of them run (yours and the project's); the
-project's only once the project is trusted (:mod:`core.config.trust`, which also fingerprints
-every project file a hook command names, so editing the script needs trust again). Running
-them is :mod:`core.hooks.runner`'s job.
+project's only once the project is trusted (:mod:`core.config.trust`).
 
 A malformed section is a :class:`SettingsError` naming the file and the key; an event or a
 hook type codebot does not run (Claude Code has more) is a warning, and is skipped.
@@ -22,19 +28,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codebot_mcp.core.config.keys import SettingWarning
-from codebot_mcp.core.config.sections import Key, Section, register
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 EVENTS = (
     "PreToolUse",
@@ -78,7 +79,7 @@ class HookCommand:
 
     event: str
     matcher: str
-    """``""`` matches everything; see :func:`matches`."""
+    """``""`` matches everything; see ``core.hooks.hooksection.matches``."""
     command: str
     timeout: float
     source: Path
@@ -92,20 +93,6 @@ class HookCommand:
     """``sandbox``: ``workspace-write`` or ``read-only`` runs it confined; None: as the user."""
     env: tuple[tuple[str, str], ...] = ()
     """Variables set for it besides the usual ones (a plugin's ``CLAUDE_PLUGIN_ROOT``)."""
-
-
-def matches(matcher: str, values: Iterable[str]) -> bool:
-    """Claude Code's matcher rules: ``""`` or ``*`` match everything; only letters, digits,
-    ``_``, ``-``, spaces, ``,`` and ``|`` is a list of exact names; anything else is a
-    regular expression searched in the name. ``values`` are the names of the one thing (a
-    tool's name and its Claude Code alias), any of which may match."""
-    if matcher in ("", "*"):
-        return True
-    if re.fullmatch(r"[A-Za-z0-9_|, -]+", matcher):
-        names = {n.strip() for n in re.split(r"[|,]", matcher)}
-        return any(v in names for v in values)
-    pattern = re.compile(matcher)
-    return any(pattern.search(v) for v in values)
 
 
 def parse_hooks(
@@ -320,24 +307,3 @@ def parse_both(
     mine = parse_hooks(global_path, global_data)
     project: Parsed = ((), []) if project_path is None else parse_hooks(project_path, project_data)
     return mine, project
-
-
-@cache
-def section_model() -> type[BaseModel]:
-    """The ``hooks`` section as a pydantic model (built on demand: see :mod:`.sections`):
-    events by name, each a list of matcher groups (their hooks are checked by
-    :func:`parse_hooks`, in Claude Code's format)."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    class HooksSection(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        hooks: dict[str, list[dict[str, Any]]] = Field(
-            default_factory=dict[str, list[dict[str, Any]]],
-            description="Commands run around tool calls and prompts (Claude Code's hooks format).",
-            examples=[{"PreToolUse": [{"matcher": "bash", "hooks": [{"command": "./check"}]}]}],
-        )
-
-    return HooksSection
-
-
-register(Section("hooks", (Key("hooks", trust="own"),), section_model, order=50))

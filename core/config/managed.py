@@ -55,7 +55,6 @@ from codebot_mcp.core.jsonutil import is_str_list, json_type
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from codebot_mcp.core.config.sandboxing import SandboxSettings
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
 
@@ -152,8 +151,9 @@ class ManagedPolicy:
     """The ``Settings`` attributes the file sets, parsed (``registry_url``, ``model``...)."""
     permissions: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
     """``permissions`` lists the file sets."""
-    sandbox: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    """``sandbox`` keys the file sets, parsed."""
+    parts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict[str, Mapping[str, Any]])
+    """The keys a feature combines itself (``sandbox``, ``core.config.combining``), by name:
+    the parts the file sets, parsed."""
 
     @property
     def active(self) -> bool:
@@ -246,7 +246,7 @@ def parse(path: Path, data: Mapping[str, Any]) -> ManagedPolicy:
         SettingsError: a key is unknown or cannot be set here, or a value is wrong (naming
             the file and the key).
     """
-    from codebot_mcp.core.config.sandboxing import parse_sandbox
+    from codebot_mcp.core.config.combining import combiners
     from codebot_mcp.core.config.settings import parse_registry_url
 
     allowed_keys = (*MANAGED_ONLY, *(k.name for k in keys.KEYS if k.name not in NOT_MANAGED))
@@ -312,8 +312,8 @@ def parse(path: Path, data: Mapping[str, Any]) -> ManagedPolicy:
                     hint=f'Write it as "{name}": ["mcp__server__*", "bash"].',
                 )
             permissions[str(name)] = tuple(rules)
-    sandbox = parse_sandbox(path, data["sandbox"]) if "sandbox" in data else {}
-    locked.update(f"sandbox.{name}" for name in sandbox)
+    parts = {c.name: c.parse(path, data[c.name]) for c in combiners() if c.name in data}
+    locked.update(f"{key}.{name}" for key, values in parts.items() for name in values)
     return ManagedPolicy(
         file=path,
         allowed=allowed,
@@ -322,7 +322,7 @@ def parse(path: Path, data: Mapping[str, Any]) -> ManagedPolicy:
         locked=frozenset(locked),
         values=values,
         permissions=permissions,
-        sandbox=sandbox,
+        parts=parts,
     )
 
 
@@ -392,29 +392,6 @@ def require_allowed(policy: ManagedPolicy, config: ServerConfig) -> None:
         )
 
 
-def _sandbox(
-    sandbox: SandboxSettings, policy: ManagedPolicy, warnings: list[str]
-) -> SandboxSettings:
-    """``sandbox`` with the keys the policy sets or locks in its values (``network`` sets the
-    host list too: a user's list, or Claude Code's ``allowedDomains``, is no way around it)."""
-    from codebot_mcp.core.config.sandboxing import SandboxSettings, network_parts
-
-    parts: dict[str, Any] = {}
-    defaults = SandboxSettings()
-    for name in SANDBOX_KEYS:
-        if f"sandbox.{name}" in policy.locked:
-            default = getattr(defaults, name)
-            value = policy.sandbox.get(name, default)
-            if name == "network":  # the whole network and the host list go together
-                value, parts["domains"] = network_parts(value)
-                if sandbox.domains not in (parts["domains"], ()):
-                    warnings.append(_overridden("sandbox.network", policy))
-            if getattr(sandbox, name) not in (value, default):
-                warnings.append(_overridden(f"sandbox.{name}", policy))
-            parts[name] = value
-    return replace(sandbox, **parts)
-
-
 def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[str]]:
     """The settings with the policy applied: the servers it removes are left out (and kept,
     with the reason, in ``Settings.policy_removed``), the keys it sets or locks take its value
@@ -422,6 +399,7 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
     """
     if not policy.active:
         return settings, []
+    from codebot_mcp.core.config.combining import combiners
     from codebot_mcp.core.config.settings import PermissionRules, value_of, with_values
 
     removed: dict[str, str] = {}
@@ -451,12 +429,17 @@ def enforce(settings: Settings, policy: ManagedPolicy) -> tuple[Settings, list[s
                 warnings.append(_overridden(f"permissions.{name}", policy))
             theirs = ()
         rules[name] = mine + tuple(r for r in theirs if r not in mine)
-    sandbox = _sandbox(settings.sandbox, policy, warnings)
+    for combiner in combiners():  # the parts of a combined key it sets or locks (sandbox)
+        changes[combiner.name] = combiner.tighten(
+            settings.sections.get(combiner.name),
+            policy.parts.get(combiner.name, {}),
+            policy.locked,
+            lambda key: warnings.append(_overridden(key, policy)),
+        )
     enforced = replace(
         with_values(settings, changes),
         servers=kept,
         permissions=PermissionRules(**rules, origins=settings.permissions.origins),
-        sandbox=sandbox,
         policy_removed=removed,
         managed_file=policy.file,
         managed_locked=policy.locked,

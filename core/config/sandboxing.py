@@ -1,6 +1,12 @@
-"""The ``sandbox`` setting and a stdio server entry's ``sandbox`` key, as written and validated.
+"""The sandbox's grammar, as the kernel reads it: a ``sandbox`` object's parts, checked, and a
+stdio server entry's ``sandbox`` key.
 
-The setting (``settings.json``, global or project)::
+The ``sandbox`` setting is the sandbox feature's section (``core.sandbox.sandboxsettings``:
+its value, how the files combine, the managed policy's locks); what stays here is what the
+kernel itself parses: a server entry carries a sandbox (:func:`parse_server_sandbox`,
+:class:`ServerSandbox`, read by ``core.config.servers``), Claude Code's files name hosts
+(:func:`normalize_pattern`), and one file's ``sandbox`` object is checked by the same rules
+(:func:`parse_sandbox`, which the feature's section parses with)::
 
     "sandbox": {"mode": "workspace-write", "network": false, "writable": ["~/.cache/pip"],
                 "deny_read": ["~/.config/mytool/token"]}
@@ -16,10 +22,6 @@ The setting (``settings.json``, global or project)::
 - ``deny_read``: more files and directories hidden from confined commands, on top of the
   built-in credential locations (``core.sandbox.confinement``); paths as for ``writable``.
 
-A project file may tighten the sandbox at once (``deny_read`` only tightens: its paths add
-up); what widens it (a looser mode, ``network`` true, more ``writable`` paths) needs trust
-(``core.config.trust``), like ``roots``.
-
 A stdio server entry may set ``"sandbox": "read-only"`` or ``"workspace-write"`` (or an
 object with ``mode``, ``network`` and ``writable``) to be started confined the same way.
 """
@@ -29,13 +31,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from codebot_mcp.core.config.sections import NOT_SET, Key, Section, register
+from codebot_mcp.core.config.sections import NOT_SET
 from codebot_mcp.core.errors import SettingsError
 
 if TYPE_CHECKING:
@@ -45,39 +46,7 @@ MODES: tuple[str, ...] = ("read-only", "workspace-write", "off")
 """From the tightest to none."""
 DEFAULT_MODE = "workspace-write"
 SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable", "deny_read")
-_RANK = {"off": 0, "workspace-write": 1, "read-only": 2}
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxSettings:
-    """The ``sandbox`` setting, merged over the settings files."""
-
-    mode: str | None = None
-    """``read-only``, ``workspace-write`` or ``off``; None: the default (workspace-write where
-    the machine supports it)."""
-    network: bool = False
-    """True lets commands reach the network; False: none at all, loopback included (but
-    the ``domains``, when there are some)."""
-    writable: tuple[Path, ...] = ()
-    """Directories ``workspace-write`` may also write (absolute, resolved)."""
-    deny_read: tuple[Path, ...] = ()
-    """More paths hidden from confined commands (absolute, ``~`` expanded, symlinks kept:
-    the sandbox follows them when a command starts)."""
-    domains: tuple[str, ...] = ()
-    """``network`` as a list: the host patterns reachable through the proxy (normalized)."""
-
-    def widens(self, other: SandboxSettings) -> bool:
-        """True when ``self`` allows something ``other`` does not (a project that does this
-        needs trust)."""
-        mine = _RANK[self.mode or DEFAULT_MODE]
-        theirs = _RANK[other.mode or DEFAULT_MODE]
-        return (
-            mine < theirs
-            or (self.network and not other.network)
-            or (not other.network and bool(set(self.domains) - set(other.domains)))
-            or bool(set(self.writable) - set(other.writable))
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,22 +202,6 @@ def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
     return out
 
 
-def merge(global_part: Mapping[str, Any], project_part: Mapping[str, Any]) -> SandboxSettings:
-    """The project's keys over the global ones; ``writable`` and ``deny_read`` add up (as
-    ``roots`` does)."""
-    merged = {**global_part, **project_part}
-    writable = (*global_part.get("writable", ()), *project_part.get("writable", ()))
-    deny_read = (*global_part.get("deny_read", ()), *project_part.get("deny_read", ()))
-    network, domains = network_parts(merged.get("network", False))
-    return SandboxSettings(
-        mode=merged.get("mode"),
-        network=network,
-        writable=tuple(dict.fromkeys(writable)),
-        deny_read=tuple(dict.fromkeys(deny_read)),
-        domains=domains,
-    )
-
-
 class EntrySandboxError(Exception):
     """A server entry's ``sandbox`` is invalid (the entry alone fails)."""
 
@@ -327,26 +280,3 @@ def sandbox_model(*, server: bool = False) -> type[BaseModel]:
         mode: Mode
 
     return ServerSandbox if server else Sandbox
-
-
-@cache
-def section_model() -> type[BaseModel]:
-    """The ``sandbox`` section as a pydantic model."""
-    from pydantic import BaseModel, ConfigDict, Field
-
-    class SandboxSection(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        sandbox: sandbox_model() = Field(  # type: ignore[valid-type]
-            default_factory=sandbox_model(),
-            description="How bash runs confined: mode, network (true, false, or a list of "
-            "host patterns reached through codebot's proxy), writable, deny_read. A project "
-            "file may tighten it (deny_read only adds paths); widening it needs trust.",
-            examples=[{"mode": "read-only", "network": ["pypi.org"]}],
-        )
-
-    return SandboxSection
-
-
-register(
-    Section("sandbox", (Key("sandbox", trust="own", keys=SANDBOX_KEYS),), section_model, order=60)
-)

@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from codebot_mcp.core.config import claudefiles, keys, paths
+from codebot_mcp.core.config import claudefiles, combining, keys, paths
 from codebot_mcp.core.config.discovery import search_dirs
 from codebot_mcp.core.config.hooks import HookCommand, parse_both
 from codebot_mcp.core.config.keys import (
@@ -39,7 +39,6 @@ from codebot_mcp.core.config.keys import (
     SettingWarning,
     unknown_keys,
 )
-from codebot_mcp.core.config.sandboxing import SandboxSettings, merge, parse_sandbox
 from codebot_mcp.core.config.servers import EntryWarning, ServerConfig, parse_server
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import is_str_list, json_type
@@ -130,12 +129,12 @@ class Settings:
     claude_sources: tuple[Path, ...] = ()
     """Claude Code's settings files that were read (``~/.claude/settings.json``,
     ``.claude/settings.json``, ``.claude/settings.local.json``), below codebot's own."""
-    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
-    """How ``bash`` runs confined (``core.config.sandboxing``, ``core.sandbox.confinement``)."""
     sections: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The values of the keys the feature packages own, by key (``checkpoints``, ``telemetry``,
-    ``images``), parsed and merged through their rows (``core.config.sections``); each feature
-    reads its own with its accessor (``core.checkpoints.checkpointing.of``)."""
+    ``images``), parsed and merged through their rows (``core.config.sections``), or combined
+    by the feature's combiner (``sandbox``: ``core.config.combining``); each feature reads its
+    own with its accessor (``core.checkpoints.checkpointing.of``,
+    ``core.sandbox.sandboxsettings.of``)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -321,21 +320,6 @@ def load_unfiltered(
     gated.update(claude.layer.gated() if claude.on else {})
     if claude.on:
         _disable(servers, claude.layer.disabled_servers, mcp_json)
-    global_sandbox = parse_sandbox(global_path, global_data.get("sandbox", {}))
-    project_sandbox = (
-        parse_sandbox(project_path, project_data["sandbox"])
-        if project_path and "sandbox" in project_data
-        else {}
-    )
-    sandbox = merge(global_sandbox, project_sandbox)
-    # deny_read only tightens: it holds even while the rest of the project's sandbox waits
-    untrusted_sandbox = merge(global_sandbox, {"deny_read": project_sandbox.get("deny_read", ())})
-    untrusted_project_sandbox = project_sandbox
-    if sandbox.widens(untrusted_sandbox):  # a cloned repo must not loosen the sandbox
-        gated["sandbox"] = project_data["sandbox"]
-        untrusted_project_sandbox = {}
-    else:
-        untrusted_sandbox = sandbox
     layer = claude.layer
     both: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.on else ()
     mine: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.mine_on else ()
@@ -349,14 +333,19 @@ def load_unfiltered(
     roots = scalars.get("roots", ()) + layer.roots(both)
     untrusted_roots = global_scalars.get("roots", ()) + layer.roots(mine[:1])
     project_claude = tuple(f.path for f in layer.of("project")) if claude.on else ()
-    # Read(...) deny rules hide their paths from bash too (deny_read only tightens)
-    sandbox = _hiding(sandbox, layer.deny_read(both))
-    untrusted_sandbox = _hiding(untrusted_sandbox, layer.deny_read(mine))
-    # Claude Code's sandbox.network.allowedDomains, where codebot's files set no network
-    sandbox = _reaching(sandbox, (global_sandbox, project_sandbox), layer.domains(both))
-    untrusted_sandbox = _reaching(
-        untrusted_sandbox, (global_sandbox, untrusted_project_sandbox), layer.domains(mine[:1])
+    # the keys a feature combines itself (sandbox), with what Claude Code's files add to them
+    combined = _combined(
+        (global_path, global_data),
+        (project_path, project_data),
+        combining.ClaudeParts(layer.deny_read(both), layer.domains(both)),
+        combining.ClaudeParts(layer.deny_read(mine), layer.domains(mine[:1])),
     )
+    gated.update((n, project_data[n]) for n, c in combined.items() if c.gated)
+    fallback = _fallback(global_scalars, scalars)
+    fallback["sections"] = {
+        **fallback["sections"],
+        **{n: c.untrusted for n, c in combined.items()},
+    }
     return Settings(
         servers=dict(sorted(servers.items())),
         permissions=PermissionRules(
@@ -374,10 +363,9 @@ def load_unfiltered(
         project_gated=gated,
         hooks=claudefiles.unique(global_hooks[0] + project_hooks[0] + layer.hooks(both)),
         untrusted_fallback={
-            **_fallback(global_scalars, scalars),
+            **fallback,
             "hooks": claudefiles.unique(global_hooks[0] + layer.hooks(mine[:1])),
             "project_extensions": False,
-            "sandbox": untrusted_sandbox,
             "roots": untrusted_roots,
             "permissions": replace(
                 global_rules,
@@ -391,9 +379,8 @@ def load_unfiltered(
         },
         warnings=tuple(warnings),
         shadowed=shadowed,
-        sandbox=sandbox,
         claude_sources=tuple(f.path for f in layer.files) if claude.on else (),
-        sections=_sections(scalars),
+        sections={**_sections(scalars), **{n: c.value for n, c in combined.items()}},
         **{**_typed(scalars), "roots": roots, "claude_files": claude.on},
     )
 
@@ -451,23 +438,6 @@ def _merge_parts(global_scalars: dict[str, Any], project_scalars: dict[str, Any]
     return shown
 
 
-def _hiding(sandbox: SandboxSettings, paths: tuple[Path, ...]) -> SandboxSettings:
-    """``sandbox`` with ``paths`` added to its ``deny_read``."""
-    if not paths:
-        return sandbox
-    return replace(sandbox, deny_read=tuple(dict.fromkeys((*sandbox.deny_read, *paths))))
-
-
-def _reaching(
-    sandbox: SandboxSettings, parts: Iterable[Mapping[str, Any]], domains: tuple[str, ...]
-) -> SandboxSettings:
-    """``sandbox`` reaching Claude Code's ``allowedDomains`` through the proxy, unless one of
-    codebot's own files (``parts``) sets ``network``: codebot's value wins."""
-    if any("network" in part for part in parts):
-        return sandbox
-    return replace(sandbox, domains=domains)
-
-
 def _disable(servers: dict[str, ServerConfig], names: Iterable[str], mcp_json: Path | None) -> None:
     """``disabledMcpjsonServers``: those ``.mcp.json`` entries are off (an entry of the same
     name in codebot's own files replaced the ``.mcp.json`` one, and stays on)."""
@@ -506,6 +476,26 @@ def _claude_layer(
         kept = {f.path for f in mine} | {claudefiles.user_settings()}
         layer = claudefiles.ClaudeLayer(mine, tuple(w for w in layer.warnings if w.file in kept))
     return _Claude(layer, on, mine_on)
+
+
+def _combined(
+    mine: tuple[Path, Mapping[str, Any]],
+    project: tuple[Path | None, Mapping[str, Any]],
+    claude: combining.ClaudeParts,
+    claude_mine: combining.ClaudeParts,
+) -> dict[str, combining.Combined]:
+    """The keys a feature combines itself (``core.config.combining``), by name: your file's
+    value and the project's, each parsed, and what Claude Code's files add (``claude``; while
+    the project is not trusted, ``claude_mine``)."""
+    (path, data), (project_path, project_data) = mine, project
+    out: dict[str, combining.Combined] = {}
+    for combiner in combining.combiners():
+        name = combiner.name
+        yours, theirs = combiner.parse(path, data.get(name, {})), None
+        if project_path is not None and name in project_data:
+            theirs = combiner.parse(project_path, project_data[name])
+        out[name] = combiner.combine(yours, theirs, claude, claude_mine)
+    return out
 
 
 def _gated(

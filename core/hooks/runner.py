@@ -51,14 +51,10 @@ from codebot_mcp.core.agent.permissions import (
     Verdict,
 )
 from codebot_mcp.core.config import hookcontract
-from codebot_mcp.core.config.hooks import (
-    PROJECT_DIR_VARIABLES,
-    TOOL_EVENTS,
-    HookCommand,
-    matches,
-)
+from codebot_mcp.core.config.hooks import PROJECT_DIR_VARIABLES, TOOL_EVENTS, HookCommand
 from codebot_mcp.core.config.runfiles import signature
 from codebot_mcp.core.errors import CodebotError
+from codebot_mcp.core.hooks.hooksection import matches
 from codebot_mcp.core.proc.lookup import child_environment
 from codebot_mcp.core.proc.oneshot import Finished, run_once
 from codebot_mcp.core.tools.base import Tool, ToolResult

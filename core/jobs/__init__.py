@@ -1,9 +1,10 @@
 """Background jobs: shells ``bash`` started with ``run_in_background``, followed to their end.
 
 Modules: :mod:`.jobtable` (a session's jobs: their output ring, status, the sandbox's notes,
-the end of a turn). The model's tools over them (``bash_output``, ``bash_kill``) are kernel
-built-ins beside ``bash`` (``core.tools.builtin.jobtools``).
+the end of a turn) and :mod:`.jobtools` (the model's tools over them: ``bash_output``,
+``bash_kill``).
 
-A service feature below the kernel's tools (``bash`` starts jobs): it may import the sandbox,
-``core.proc`` and below.
+A feature over the kernel: ``bash`` and the loop see the job table only as the kernel's
+:class:`core.tools.background.BackgroundJobs`, and the job tools reach a session through the
+kernel's registry (:mod:`core.tools.featuretools`), so the kernel never imports this package.
 """

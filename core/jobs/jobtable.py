@@ -1,10 +1,12 @@
 """Background jobs: ``bash`` commands started with ``run_in_background`` that outlive the call.
 
 A job is a shell in its own process group, started (confined or not, after the same approval)
-by :class:`core.tools.builtin.bash.BashTool`; :class:`JobTable` follows it from then on in a
-task group of its own, entered for the whole chat (``cli.chat_runtime.open_runtime``), so a
-job outlives the turn that started it and a Ctrl-C of a turn. ``bash_output`` reads what a
-job printed since the last look, ``bash_kill`` ends it, ``/jobs`` lists them.
+by :class:`core.tools.builtin.bash.BashTool` through the kernel's protocol
+(:class:`core.tools.background.BackgroundJobs`, which :class:`JobTable` implements);
+:class:`JobTable` follows it from then on in a task group of its own, entered for the whole
+chat (``cli.chat_runtime.open_runtime``), so a job outlives the turn that started it and a
+Ctrl-C of a turn. ``bash_output`` reads what a job printed since the last look, ``bash_kill``
+ends it (:mod:`.jobtools`), ``/jobs`` lists them.
 
 Bounds: at most :data:`MAX_RUNNING` jobs run at once; each keeps its last
 :data:`OUTPUT_BYTES` of output (older output is dropped and the next read says how much);
@@ -37,6 +39,7 @@ import anyio
 import anyio.abc
 
 from codebot_mcp.core.proc import descendants
+from codebot_mcp.core.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from codebot_mcp.core.sandbox.confinement import Sandbox
@@ -272,6 +275,32 @@ class JobTable:
         self._forget_old()
         self._group.start_soon(self._follow, job)
         return job
+
+    async def start(
+        self,
+        process: anyio.abc.Process,
+        command: str,
+        label: str,
+        sandbox: Sandbox | None,
+        watch: Watch | None,
+        cwd: Path,
+    ) -> ToolResult:
+        """Follow a started shell as a new job (:meth:`adopt`); what ``bash`` returns: the
+        job's id and its first output (if any comes soon)."""
+        job = self.adopt(process, command, label, sandbox, watch, cwd)
+        await self.peek(job)
+        first = job.read()
+        state = "is running" if job.running else f"ended already ({job.status()})"
+        head = (
+            f"Started background job {job.id}; it {state}. Read its output with "
+            f'bash_output {{"job_id": "{job.id}"}}, end it with bash_kill.'
+        )
+        text = f"{head}\n{first}" if first else f"{head}\n[no output yet]"
+        if not job.running and job.notes:  # ended at once: what the sandbox says about it
+            text = "\n".join([text, *job.notes])
+            job.notes.clear()
+        data = {"sandbox": job.sandbox_label, "job_id": job.id, "state": job.state}
+        return ToolResult(text, data=data)
 
     async def peek(self, job: Job, seconds: float = PEEK_SECONDS) -> None:
         """Wait until the job printed something or ended, at most ``seconds``."""

@@ -16,8 +16,16 @@ from typing import Any
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.skills.skillcatalog import Skill, SkillCatalog
 from codebot_mcp.core.skills.skillload import LoadedSkill, SkillLoader
-from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
+from codebot_mcp.core.tools.base import (
+    Capability,
+    Origin,
+    Permission,
+    Tool,
+    ToolInfo,
+    ToolResult,
+)
 from codebot_mcp.core.tools.builtin._common import BadArgumentError, string
+from codebot_mcp.core.tools.featuretools import Place, ToolContext, register_tools
 
 GRANT_FIELD = "allowed-tools"
 
@@ -148,3 +156,14 @@ def file_text(loaded: LoadedSkill, path: str, data: bytes) -> str:
         return f"[{path} of skill {skill.handle!r} ({origin}): binary, {len(data)} bytes]"
     head = f'<skill-file skill={skill.handle!r} path={path!r} origin="{origin}">'
     return f"{head}\n{text}\n</skill-file>"
+
+
+def skill_tools(context: ToolContext) -> list[Tool]:
+    """``skill`` over the session's catalog and loader (none without them)."""
+    catalog, loader = context.get(SkillCatalog), context.get(SkillLoader)
+    if catalog is None or loader is None:
+        return []
+    return [SkillTool(catalog, loader)]
+
+
+register_tools("skills", skill_tools, place=Place.WHILE_SKILLS)

@@ -41,6 +41,7 @@ from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.model.stream import Usage
 from codebot_mcp.core.subagents.tasktool import TaskTool
 from codebot_mcp.core.tools.base import Capability, Tool, ToolResult
+from codebot_mcp.core.tools.featuretools import Place, ToolContext, register_tools
 
 GENERAL = "general-purpose"
 SUBAGENT_NOTE = """\
@@ -438,3 +439,14 @@ class Subagents:
         log.path = parent_log.path.with_suffix("") / "subagents" / f"{record.id}.jsonl"
         record.transcript = log.path
         return log
+
+
+def task_tools(context: ToolContext) -> list[Tool]:
+    """``task`` for the session the composition root made :class:`Subagents` for (none past
+    ``subagent_depth``, nor without subagents)."""
+    subagents = context.get(Subagents)
+    tool = subagents.tool() if subagents is not None else None
+    return [tool] if tool is not None else []
+
+
+register_tools("subagents", task_tools, place=Place.AFTER_BUILTINS)

@@ -5,8 +5,9 @@ glob matching (:mod:`.gitignore`, :mod:`.globmatch`), a running tool's output as
 for the model (:mod:`.resources`), what a session may ask of its servers (:mod:`.sources`),
 what servers may ask of the user (:mod:`.useragent`), the fields of an elicitation form
 (:mod:`.forms`), and tool search: deferred MCP tools and the ``search_tools`` built-in
-(:mod:`.toolsearch`).
+(:mod:`.toolsearch`), what ``bash`` and the loop know of background jobs (:mod:`.background`),
+and the registry of the features' tools (:mod:`.featuretools`).
 
-May import: :mod:`core.media`, the service features :mod:`core.jobs` and :mod:`core.sandbox`
-(``bash`` runs in them), :mod:`core.config` and what lies below them.
+May import: :mod:`core.media`, the service feature :mod:`core.sandbox` (``bash`` runs in
+it), :mod:`core.config` and what lies below them.
 """

@@ -19,6 +19,7 @@ import pytest
 
 from codebot_mcp.cli.app import run
 from codebot_mcp.core.sandbox.confinement import support
+from codebot_mcp.core.sandbox.sandboxsettings import of as sandbox_of
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import REPO_ROOT
@@ -455,9 +456,9 @@ def test_hidden_paths_roots_and_disabled_hooks_are_imported_as_they_work_in_plac
     shutil.rmtree(root / ".claude")
     loaded = effective.load(root, assume_trusted=True)
     assert "bash(curl:*)" in loaded.settings.permissions.deny
-    assert (root / "secrets") in loaded.settings.sandbox.deny_read
+    assert (root / "secrets") in sandbox_of(loaded.settings).deny_read
     assert (tmp_path / "shared").resolve() in loaded.settings.roots
-    assert loaded.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
+    assert sandbox_of(loaded.settings).domains == ("pypi.org", "*.npmjs.org")
     assert imported(capsys, root)[0] == 1  # nothing left to import
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.core.config import effective, managed
+from codebot_mcp.core.sandbox.sandboxsettings import of as sandbox_of
 from tests.helpers import cli_in_process, server_config, server_entry, write_settings
 
 
@@ -184,7 +185,7 @@ def test_keys_the_managed_file_sets_or_locks_win_over_user_and_project(
     assert settings.registry_url == ("https://registry.corp.example",)
     assert settings.permissions.allow == ()
     assert settings.permissions.deny == ("bash", "write")
-    assert settings.sandbox.network is False
+    assert sandbox_of(settings).network is False
     assert any("'base_url' is locked" in w for w in loaded.policy_warnings)
     code, _, err = cli_in_process(
         capsys, monkeypatch, "--cwd", str(tmp_path), "chat", "-p", "hi", "--base-url", "http://x"

@@ -69,9 +69,9 @@ def test_builtins_are_made_with_their_parts(tmp_path: Path) -> None:
 
 def test_every_builtin_tool_carries_its_record(tmp_path: Path) -> None:
     from codebot_mcp.core.jobs.jobtable import JobTable
+    from codebot_mcp.core.jobs.jobtools import BashKillTool, BashOutputTool
     from codebot_mcp.core.skills.skilltool import SkillTool
     from codebot_mcp.core.subagents.tasktool import TaskTool
-    from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
     from codebot_mcp.core.tools.builtin.todo import TodoList, TodoWriteTool
     from codebot_mcp.core.tools.resources import ListResourcesTool, ReadResourceTool
     from codebot_mcp.core.tools.toolsearch import SearchToolsTool, ToolSearch

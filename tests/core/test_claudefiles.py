@@ -16,6 +16,7 @@ import pytest
 from codebot_mcp.core.agent.permissions import PermissionGate, Verdict
 from codebot_mcp.core.config import claudefiles, effective, trust
 from codebot_mcp.core.config.settings import load_unfiltered
+from codebot_mcp.core.sandbox.sandboxsettings import of as sandbox_of
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from tests.helpers import write_settings
 
@@ -170,7 +171,7 @@ def test_hooks_permissions_and_unused_keys_of_the_three_files(
     )
     assert settings.permissions.origins["bash(rm:*)"] == "Bash(rm:*) in .claude/settings.local.json"
     assert (repo.parent / "shared").resolve() in settings.roots
-    assert repo / "secrets" in settings.sandbox.deny_read  # hidden from bash too
+    assert repo / "secrets" in sandbox_of(settings).deny_read  # hidden from bash too
     assert settings.claude_sources == (
         claude_home / "settings.json",
         repo / ".claude" / "settings.json",
@@ -373,8 +374,8 @@ def test_claude_allowed_domains_are_the_sandbox_network_below_codebots_own(
     network = {"allowedDomains": ["PyPI.org", "*.npmjs.org", "https://x.org/", "*.com"]}
     write(claude_home / "settings.json", {"sandbox": {"enabled": True, "network": network}})
     loaded = effective.load(repo)
-    assert loaded.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
-    assert not loaded.settings.sandbox.network
+    assert sandbox_of(loaded.settings).domains == ("pypi.org", "*.npmjs.org")
+    assert not sandbox_of(loaded.settings).network
     [said] = [w.message for w in loaded.settings.warnings if "not used" in w.message]
     assert "sandbox.enabled" in said and "'https://x.org/'" in said and "'*.com'" in said
 
@@ -384,18 +385,20 @@ def test_claude_allowed_domains_are_the_sandbox_network_below_codebots_own(
     untrusted = effective.load(repo)
     assert untrusted.trust.needs_trust
     assert "sandbox.network.allowedDomains (.claude/settings.json)" in untrusted.trust.gated
-    assert untrusted.settings.sandbox.domains == ("pypi.org", "*.npmjs.org")
-    trusted = effective.load(repo, assume_trusted=True).settings.sandbox
+    assert sandbox_of(untrusted.settings).domains == ("pypi.org", "*.npmjs.org")
+    trusted = sandbox_of(effective.load(repo, assume_trusted=True).settings)
     assert trusted.domains == ("pypi.org", "*.npmjs.org", "files.pythonhosted.org")
 
     # codebot's own sandbox.network wins, false included
     home = tmp_path / "home"
     write(home / "settings.json", {"sandbox": {"network": False}})
-    assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ()
+    assert sandbox_of(effective.load(repo, assume_trusted=True).settings).domains == ()
     write(home / "settings.json", {"sandbox": {"network": ["example.org"]}})
-    assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ("example.org",)
+    assert sandbox_of(effective.load(repo, assume_trusted=True).settings).domains == (
+        "example.org",
+    )
     write(home / "settings.json", {"claude_files": False})
-    assert effective.load(repo, assume_trusted=True).settings.sandbox.domains == ()
+    assert sandbox_of(effective.load(repo, assume_trusted=True).settings).domains == ()
 
 
 @pytest.mark.parametrize("network", [False, True, ["corp.example"]])
@@ -407,6 +410,6 @@ def test_the_managed_sandbox_network_wins_over_claude_and_codebot_host_lists(
     claude = {"sandbox": {"network": {"allowedDomains": ["pypi.org"]}}}
     write(claude_home / "settings.json", claude)
     write(tmp_path / "home" / "settings.json", {"sandbox": {"network": ["npmjs.org"]}})
-    sandbox = effective.load(repo, assume_trusted=True).settings.sandbox
+    sandbox = sandbox_of(effective.load(repo, assume_trusted=True).settings)
     expected = (False, tuple(network)) if isinstance(network, list) else (network, ())
     assert (sandbox.network, sandbox.domains) == expected

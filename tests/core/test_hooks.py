@@ -19,9 +19,10 @@ import pytest
 from codebot_mcp.core.agent.loop import Agent, AgentEvents
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest, PermissionGate
 from codebot_mcp.core.agent.session import Session
-from codebot_mcp.core.config.hooks import matches, parse_hooks
+from codebot_mcp.core.config.hooks import parse_hooks
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.hooks import points as hook_points
+from codebot_mcp.core.hooks.hooksection import matches
 from codebot_mcp.core.hooks.points import LoopHooks
 from codebot_mcp.core.hooks.runner import HookBlockedError, Hooks
 from codebot_mcp.core.model.client import ChatModel

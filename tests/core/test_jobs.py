@@ -13,9 +13,9 @@ import anyio
 import pytest
 
 from codebot_mcp.core.jobs.jobtable import OUTPUT_BYTES, READ_BYTES, JobTable, Ring
+from codebot_mcp.core.jobs.jobtools import BashKillTool, BashOutputTool
 from codebot_mcp.core.sandbox.confinement import Sandbox, support
 from codebot_mcp.core.tools.builtin.bash import BashTool
-from codebot_mcp.core.tools.builtin.jobtools import BashKillTool, BashOutputTool
 from tests.fakes.procs import alive
 
 pytestmark = pytest.mark.anyio
@@ -229,13 +229,18 @@ async def test_the_sandbox_confines_a_background_job(tmp_path: Path) -> None:
 
 
 async def test_jobs_and_their_tools_are_offered_by_the_session(tmp_path: Path) -> None:
+    """The job tools reach the session through the kernel's registry, over its job table."""
     from codebot_mcp.core.agent.session import Session
+    from codebot_mcp.core.tools.featuretools import Place, ToolContext, feature_tools
 
-    session = Session([BashTool(tmp_path)], cwd=tmp_path, jobs=JobTable())
+    jobs = JobTable()
+    made = feature_tools(ToolContext(tmp_path, provided=(jobs,)), Place.AFTER_SESSION)
+    session = Session([BashTool(tmp_path, jobs=jobs)], cwd=tmp_path, jobs=jobs, feature_tools=made)
     names = [t.name for t in session.all_tools]
     assert names[-2:] == ["bash_output", "bash_kill"]
     session.set_plan_mode(True)
     assert {"bash_output", "bash_kill"} <= {t.name for t in session.active_tools}
+    assert feature_tools(ToolContext(tmp_path), Place.AFTER_SESSION) == []  # no jobs: no tools
     assert "bash_output" not in [t.name for t in Session([], cwd=tmp_path).all_tools]
 
 

@@ -10,8 +10,10 @@ import pytest
 
 from codebot_mcp.core.config import settings as settings_mod
 from codebot_mcp.core.config import trust
-from codebot_mcp.core.config.sandboxing import SandboxSettings, ServerSandbox
+from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.errors import SettingsError
+from codebot_mcp.core.sandbox.sandboxsettings import SandboxSettings
+from codebot_mcp.core.sandbox.sandboxsettings import of as sandbox_of
 from tests.helpers import server_config, write_settings
 
 
@@ -23,11 +25,11 @@ def write_global(data: dict[str, object]) -> Path:
 
 
 def test_defaults_and_a_full_setting(tmp_path: Path) -> None:
-    assert settings_mod.load_unfiltered(tmp_path).sandbox == SandboxSettings(None, False, ())
+    assert sandbox_of(settings_mod.load_unfiltered(tmp_path)) == SandboxSettings(None, False, ())
     write_settings(
         tmp_path, {"sandbox": {"mode": "read-only", "network": True, "writable": ["build", "~"]}}
     )
-    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
+    loaded = sandbox_of(settings_mod.load_unfiltered(tmp_path))
     assert loaded == SandboxSettings(
         "read-only", True, ((tmp_path / "build").resolve(), Path.home().resolve())
     )
@@ -62,7 +64,7 @@ def test_an_unknown_sandbox_key_warns_with_a_suggestion(tmp_path: Path) -> None:
 def test_the_project_adds_writable_paths_and_overrides_the_rest(tmp_path: Path) -> None:
     write_global({"sandbox": {"mode": "read-only", "writable": ["/usr/local/share"]}})
     write_settings(tmp_path, {"sandbox": {"mode": "workspace-write", "writable": ["out"]}})
-    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
+    loaded = sandbox_of(settings_mod.load_unfiltered(tmp_path))
     assert loaded.mode == "workspace-write"
     assert loaded.writable == (Path("/usr/local/share"), (tmp_path / "out").resolve())
 
@@ -87,11 +89,11 @@ def test_loosening_needs_trust_tightening_does_not(
     loaded = settings_mod.load_unfiltered(tmp_path)
     assert ("sandbox" in loaded.project_gated) is gated
     check = trust.check(loaded)
-    effective = trust.without_untrusted(loaded, check).sandbox
+    effective = sandbox_of(trust.without_untrusted(loaded, check))
     if gated:
         assert check.needs_trust and effective == SandboxSettings()
     else:
-        assert not check.needs_trust and effective == loaded.sandbox
+        assert not check.needs_trust and effective == sandbox_of(loaded)
 
 
 def test_a_server_entry_sandbox(tmp_path: Path) -> None:
@@ -121,7 +123,7 @@ def test_a_server_entry_sandbox(tmp_path: Path) -> None:
 def test_deny_read_expands_and_adds_up(tmp_path: Path) -> None:
     write_global({"sandbox": {"deny_read": ["~/.config/mytool/token", "/srv/keys"]}})
     write_settings(tmp_path, {"sandbox": {"deny_read": [".env.local", "~/.vault"]}})
-    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
+    loaded = sandbox_of(settings_mod.load_unfiltered(tmp_path))
     assert loaded.deny_read == (
         Path.home() / ".config/mytool/token",
         Path("/srv/keys"),
@@ -160,14 +162,14 @@ def test_an_untrusted_project_may_add_deny_read_even_when_the_rest_waits(
     loaded = settings_mod.load_unfiltered(tmp_path)
     check = trust.check(loaded)
     assert not check.needs_trust
-    assert trust.without_untrusted(loaded, check).sandbox.deny_read == (
+    assert sandbox_of(trust.without_untrusted(loaded, check)).deny_read == (
         Path("/srv/global"),
         tmp_path / "secret.txt",
     )
     write_settings(tmp_path, {"sandbox": {"network": True, "deny_read": ["secret.txt"]}})
     loaded = settings_mod.load_unfiltered(tmp_path)
     check = trust.check(loaded)
-    effective = trust.without_untrusted(loaded, check).sandbox
+    effective = sandbox_of(trust.without_untrusted(loaded, check))
     assert check.needs_trust and not effective.network
     assert effective.deny_read == (Path("/srv/global"), tmp_path / "secret.txt")
 
@@ -187,11 +189,11 @@ def test_network_as_a_list_of_host_patterns(tmp_path: Path) -> None:
     write_settings(
         tmp_path, {"sandbox": {"network": ["PyPI.org.", "*.npmjs.org", "pypi.org", "10.0.0.5"]}}
     )
-    loaded = settings_mod.load_unfiltered(tmp_path).sandbox
+    loaded = sandbox_of(settings_mod.load_unfiltered(tmp_path))
     assert loaded.network is False  # never the whole network
     assert loaded.domains == ("pypi.org", "*.npmjs.org", "10.0.0.5")
     write_settings(tmp_path, {"sandbox": {"network": []}})
-    assert settings_mod.load_unfiltered(tmp_path).sandbox == SandboxSettings()
+    assert sandbox_of(settings_mod.load_unfiltered(tmp_path)) == SandboxSettings()
 
 
 @pytest.mark.parametrize(

@@ -1,11 +1,12 @@
 """The built-in tools, all relative to the working directory: :mod:`.read`, :mod:`.write`,
 :mod:`.edit`, :mod:`.glob`, :mod:`.grep` (with :mod:`.pygrep` when ripgrep is missing),
-:mod:`.bash`, :mod:`.jobtools` (``bash_output``, ``bash_kill``) and :mod:`.todo`
-(``todo_write``); what they share: :mod:`._common` (argument checks), :mod:`._files` (the
-file tools' base), :mod:`._text` (encodings) and :mod:`._diff` (diffs for approvals).
+:mod:`.bash` and :mod:`.todo` (``todo_write``); what they share: :mod:`._common` (argument
+checks), :mod:`._files` (the file tools' base), :mod:`._text` (encodings) and :mod:`._diff`
+(diffs for approvals).
 
-The features' tools live in their packages: ``skill`` in ``core.skills.skilltool``, ``task``
-in ``core.subagents.tasktool``.
+The features' tools live in their packages and reach a session through the kernel's registry
+(``core.tools.featuretools``): ``skill`` in ``core.skills.skilltool``, ``task`` in
+``core.subagents.tasktool``, ``bash_output`` and ``bash_kill`` in ``core.jobs.jobtools``.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from codebot_mcp.core.tools.builtin.read import ReadTool
 from codebot_mcp.core.tools.builtin.write import WriteTool
 
 if TYPE_CHECKING:
-    from codebot_mcp.core.jobs.jobtable import JobTable
     from codebot_mcp.core.sandbox.confinement import Sandbox
+    from codebot_mcp.core.tools.background import BackgroundJobs
     from codebot_mcp.core.tools.builtin._files import TextFiles
     from codebot_mcp.core.tools.builtin.bash import Terminals
 
@@ -55,7 +56,7 @@ def builtin_tools(
     root: Path | None = None,
     *,
     sandbox: Sandbox | None = None,
-    jobs: JobTable | None = None,
+    jobs: BackgroundJobs | None = None,
     files: TextFiles | None = None,
     terminals: Terminals | None = None,
 ) -> list[Tool]:

@@ -8,9 +8,10 @@ asking (the permission gate sees :meth:`BashTool.sandboxed`). The model may pass
 ``"sandbox": false`` to run one command outside: the gate then asks as it always did. A
 confined command that fails because the sandbox refused something says so in its result.
 
-With a job table (:mod:`core.jobs.jobtable`, a chat's), ``"run_in_background": true`` starts the
-command as a background job under the same sandbox and approval, and returns its id at once
-(with what it printed in the first moment); ``bash_output`` and ``bash_kill`` follow it.
+With background jobs (:class:`core.tools.background.BackgroundJobs`, a chat's job table,
+``core.jobs``), ``"run_in_background": true`` starts the command as a background job under the
+same sandbox and approval, and returns its id at once (with what it printed in the first
+moment); the jobs feature's ``bash_output`` and ``bash_kill`` follow it.
 
 With :class:`Terminals` (an ACP editor's terminal, ``cli/acp/bridge.py``), a foreground call
 runs there instead: the same argv (the exec helper with the sandbox's confinement, then
@@ -31,7 +32,6 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from codebot_mcp.core.jobs.jobtable import Job, JobTable
 from codebot_mcp.core.proc import descendants
 from codebot_mcp.core.proc.spawn import ConfinementError, command_line, open_process
 from codebot_mcp.core.sandbox import guarded
@@ -39,6 +39,7 @@ from codebot_mcp.core.sandbox.confinement import Sandbox
 from codebot_mcp.core.secrets.credentials import shell_environment
 from codebot_mcp.core.secrets.redact import SECRETS
 from codebot_mcp.core.tools import live
+from codebot_mcp.core.tools.background import BackgroundJobs
 from codebot_mcp.core.tools.base import (
     Capability,
     Origin,
@@ -142,7 +143,7 @@ class BashTool:
         cwd: Path,
         root: Path | None = None,
         sandbox: Sandbox | None = None,
-        jobs: JobTable | None = None,
+        jobs: BackgroundJobs | None = None,
         terminals: Terminals | None = None,
     ) -> None:
         self.cwd = cwd
@@ -299,8 +300,7 @@ class BashTool:
             return self._finished(outcome, label, sandbox, command, mark, watch)
         assert process is not None
         if jobs is not None:
-            job = jobs.adopt(process, command, label, sandbox, watch, self.cwd)
-            return await self._started(jobs, job)
+            return await jobs.start(process, command, label, sandbox, watch, self.cwd)
         output = _Capped(MAX_OUTPUT_BYTES)
         try:
             timed_out = await self._collect(process, output, timeout)
@@ -383,23 +383,6 @@ class BashTool:
             result.text = f"{result.text}\n{sandbox.created_note(moved)}"
             result.data["sandbox_created"] = [str(p) for p in created]
             result.data["sandbox_quarantined"] = {str(p): str(t) for p, t in moved if t}
-
-    @staticmethod
-    async def _started(jobs: JobTable, job: Job) -> ToolResult:
-        """A job's id and its first output (if any comes soon)."""
-        await jobs.peek(job)
-        first = job.read()
-        state = "is running" if job.running else f"ended already ({job.status()})"
-        head = (
-            f"Started background job {job.id}; it {state}. Read its output with "
-            f'bash_output {{"job_id": "{job.id}"}}, end it with bash_kill.'
-        )
-        text = f"{head}\n{first}" if first else f"{head}\n[no output yet]"
-        if not job.running and job.notes:  # ended at once: what the sandbox says about it
-            text = "\n".join([text, *job.notes])
-            job.notes.clear()
-        data = {"sandbox": job.sandbox_label, "job_id": job.id, "state": job.state}
-        return ToolResult(text, data=data)
 
     @staticmethod
     async def _collect(process: anyio.abc.Process, output: _Capped, limit: float) -> bool:

@@ -2,7 +2,9 @@
 
 Both act only on the session's own jobs (:class:`core.jobs.jobtable.JobTable`), so neither asks
 for approval: reading a job's output is a read; ending a job the session started touches
-nothing else (the capability is read, so plan mode keeps them too).
+nothing else (the capability is read, so plan mode keeps them too). They reach a session
+through the kernel's registry (:func:`core.tools.featuretools.register_tools`): offered after
+the session's own tools whenever the session has a job table.
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from codebot_mcp.core.jobs.jobtable import MAX_WAIT_SECONDS, Job, JobTable
-from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
+from codebot_mcp.core.tools.base import (
+    Capability,
+    Origin,
+    Permission,
+    Tool,
+    ToolInfo,
+    ToolResult,
+)
+from codebot_mcp.core.tools.featuretools import Place, ToolContext, register_tools
 
 _JOB_ID = {"type": "string"}
 
@@ -135,3 +145,12 @@ class BashKillTool:
         head = f"Killed background job {job.id}." if killed else f"Job {job.id} had ended."
         parts = [head, tail, _state_line(job)]
         return ToolResult("\n".join(p for p in parts if p), data={"job": job.summary()})
+
+
+def job_tools(context: ToolContext) -> list[Tool]:
+    """``bash_output`` and ``bash_kill`` over the session's job table (none without one)."""
+    jobs = context.get(JobTable)
+    return [] if jobs is None else [BashOutputTool(jobs), BashKillTool(jobs)]
+
+
+register_tools("jobs", job_tools, place=Place.AFTER_SESSION)

@@ -1,0 +1,58 @@
+"""The ``hooks`` settings section, declared by the feature, and how a hook's matcher matches.
+
+The section's model (the docs' key reference and ``docs/settings.schema.json`` come from it)
+is registered with the kernel's registry (``core.config.sections``). Its entries are read by
+the kernel, which needs them before any hook runs: settings loading, Claude Code's files and
+the plugins parse them (``core.config.hooks``, the grammar) and trust fingerprints the
+scripts they name; the loaded entries are ``Settings.hooks``. What a matcher means when a
+hook point fires is this feature's (:func:`matches`, used by :mod:`.runner`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from codebot_mcp.core.config.sections import Key, Section, register
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["matches"]
+
+
+def matches(matcher: str, values: Iterable[str]) -> bool:
+    """Claude Code's matcher rules: ``""`` or ``*`` match everything; only letters, digits,
+    ``_``, ``-``, spaces, ``,`` and ``|`` is a list of exact names; anything else is a
+    regular expression searched in the name. ``values`` are the names of the one thing (a
+    tool's name and its Claude Code alias), any of which may match."""
+    if matcher in ("", "*"):
+        return True
+    if re.fullmatch(r"[A-Za-z0-9_|, -]+", matcher):
+        names = {n.strip() for n in re.split(r"[|,]", matcher)}
+        return any(v in names for v in values)
+    pattern = re.compile(matcher)
+    return any(pattern.search(v) for v in values)
+
+
+@cache
+def section_model() -> type[BaseModel]:
+    """The ``hooks`` section as a pydantic model (built on demand: see ``core.config.sections``):
+    events by name, each a list of matcher groups (their hooks are checked by
+    ``core.config.hooks.parse_hooks``, in Claude Code's format)."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class HooksSection(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        hooks: dict[str, list[dict[str, Any]]] = Field(
+            default_factory=dict[str, list[dict[str, Any]]],
+            description="Commands run around tool calls and prompts (Claude Code's hooks format).",
+            examples=[{"PreToolUse": [{"matcher": "bash", "hooks": [{"command": "./check"}]}]}],
+        )
+
+    return HooksSection
+
+
+register(Section("hooks", (Key("hooks", trust="own"),), section_model, order=50))
