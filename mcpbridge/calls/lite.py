@@ -31,23 +31,21 @@ The transport is chosen before launch (:func:`usable`: every selected server is 
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
-back) and the same words (an unknown tool: ``failures.unknown_tool``), so nothing is launched
-twice for them. What the hot path cannot read after the handshake's first answer goes to the
-SDK path on the process it launched (:class:`HandOverError`; ``Manager`` takes the process):
-a 2026-07-28 server's client adopts its ``server/discover`` result, a handshake-era server's
+back) and the same words (an unknown tool: ``failures.unknown_tool``). A server's request
+before the call is answered as the SDK path answers it (its version gate and model, then the
+default policy: :meth:`.lite_wire.Connection.answer_server_request`). A ``server/discover``
+answer that offers handshake-era versions only goes on with ``initialize``, as the SDK does.
+
+What the hot path cannot read goes to the SDK path on the process it launched
+(:class:`HandOverError`; ``Manager`` takes the process), so nothing is launched twice: a
+2026-07-28 server's client adopts its ``server/discover`` result, a handshake-era server's
 client gets the answer to the hot path's ``initialize`` replayed to its own
-(``transport.probe.replay_initialize``), so the SDK path goes on (lists, calls, or words the
-failure with its model) with one launch and one handshake. That covers a 2026-07-28 server that
-offers tasks (the SDK path follows them), a listing of another shape, and an ``initialize``
-answer of another shape or an error.
-
-What is still launched twice (:class:`Fallback` *before a tool is called*; the command runs
-the SDK path, which launches the server again; ``tests/mcpbridge/test_lite_wire.py`` checks
-that the first launch called nothing):
-
-- a ``server/discover`` answer of another shape (no handshake answer to hand over);
-- a server request other than ``ping`` and ``roots/list`` before the call (the SDK path
-  answers it by its policy; a handed-over process would have lost it).
+(``transport.probe.replay_initialize``), and a ``server/discover`` answer of another shape
+(or a ``-32022``) leaves the client to make its own handshake on the process, once the
+probe's own requests are answered. That covers a 2026-07-28 server that offers tasks (the SDK
+path follows them), a listing of another shape, and an ``initialize`` or ``server/discover``
+answer of another shape or an error. ``tests/mcpbridge/test_lite_wire.py`` counts the
+launches and compares the wire with the SDK path's.
 
 Once ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad
 result, junk), it is this call's, or the SDK path would run the tool a second time.
@@ -292,13 +290,16 @@ class HandOverError(Exception):
     @classmethod
     def one(cls, server: ServerProcess, connection: Connection) -> HandOverError:
         """``server`` after its handshake on ``connection``: the ``server/discover`` result
-        (2026-07-28) or the answer to ``initialize`` (handshake era) goes with it."""
+        (2026-07-28) or the answer to ``initialize`` (handshake era) goes with it; with
+        neither (a ``server/discover`` answer only the SDK reads), the SDK path's client makes
+        its own handshake on the process."""
+        if connection.initialize_answer is not None:
+            done = Initialized(connection.initialize_answer, notified=connection.initialized)
+            return cls({server.name: server}, {server.name: done})
         if connection.modern:
             assert connection.discovered is not None  # modern: it discovered
             return cls({server.name: server}, {server.name: connection.discovered})
-        assert connection.initialize_answer is not None
-        done = Initialized(connection.initialize_answer, notified=connection.initialized)
-        return cls({server.name: server}, {server.name: done})
+        return cls({server.name: server}, {})
 
     def prelaunched(self) -> Prelaunched:
         """What ``open_manager`` starts the servers' clients from."""
@@ -369,11 +370,16 @@ def _launch_failure(config: ServerConfig, exc: LaunchError) -> Failure:
 
 
 async def _connect(
-    config: ServerConfig, server: ServerProcess, tg: Any, roots: Sequence[Path]
+    config: ServerConfig,
+    server: ServerProcess,
+    tg: Any,
+    roots: Sequence[Path],
+    *,
+    sampler: bool,
 ) -> Listed:
     started = time.perf_counter()
     log = ServerLog(server.note, _redactor(config))
-    connection = Connection(server, roots, log)
+    connection = Connection(server, roots, log, sampler=sampler)
     drained = anyio.Event()
 
     async def pump_stderr() -> None:
@@ -394,12 +400,12 @@ async def _connect(
         except ClosedError:
             closed = True
         except FallbackError:
-            if _handed_over(connection, stage):
-                # An answer of another shape after the handshake's first answer: the SDK path
-                # goes on on this process with that answer (discover adopted, initialize
-                # replayed) and reads, or words, the rest with its model; no second launch.
-                raise HandOverError.one(server, connection) from None
-            raise
+            # An answer of another shape: the SDK path goes on on this process, with the
+            # handshake's answer when there is one (discover adopted, initialize replayed),
+            # else from its own handshake once the probe's requests are answered; it reads,
+            # or words, the rest with its model. No second launch.
+            await connection.settle_probe()
+            raise HandOverError.one(server, connection) from None
     if closed:  # as Client.run records it, its stderr tail whole: no second launch
         with anyio.move_on_after(STDERR_DRAIN_SECONDS):
             await drained.wait()
@@ -410,17 +416,6 @@ async def _connect(
         failure = _failure(config, stage, message, hint, server.log_file, timed_out=True)
         raise FailedError(config, failure)
     return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
-
-
-def _handed_over(connection: Connection, stage: Stage) -> bool:
-    """The SDK path can go on where the hot path gave up: nothing of the server's was left
-    unanswered, and its handshake answer is known (a listing after ``server/discover``; the
-    answer to ``initialize``, whatever it was, and what came after it)."""
-    if connection.abandoned:
-        return False  # a server request the SDK path would have to answer: relaunched
-    if connection.modern:
-        return stage == "list"
-    return connection.initialize_answer is not None
 
 
 def _redactor(config: ServerConfig) -> Redactor:
@@ -503,7 +498,7 @@ async def _list_servers(
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
                 try:
-                    listed.append(await _connect(config, server, tg, roots))
+                    listed.append(await _connect(config, server, tg, roots, sampler=False))
                 except FailedError as exc:
                     failed_early.append(exc)
                 except HandOverError as exc:
@@ -556,7 +551,7 @@ async def _call_tool(
         async with anyio.create_task_group() as tg:
             listed: Listed | None = None
             try:
-                listed = await _connect(config, server, tg, roots)
+                listed = await _connect(config, server, tg, roots, sampler=True)
             except FailedError as exc:
                 raise exc.failure.error() from None
             except HandOverError as exc:  # a listing the SDK path reads (its pins check too)
@@ -620,8 +615,6 @@ async def _call(
 ) -> ToolResult:
     redact = _redactor(config)
     name = tool.original_name
-    if connection.abandoned:  # checked and set with no await between: atomic for the reader
-        raise FallbackError
     connection.calling = True  # from here on nothing falls back: the tool may run
     limit = config.tool_timeout or default_tool_timeout()
     try:
