@@ -56,7 +56,7 @@ Size: one path, the hot one: its views, its run and its one call (the wire is in
 
 from __future__ import annotations
 
-__all__ = ["FallbackError", "HandOverError", "call_tool", "list_servers", "usable"]
+__all__ = ["HandOverError", "call_tool", "list_servers", "usable"]
 
 import os
 import time
@@ -74,8 +74,8 @@ from codebot_mcp.core.tools.base import Origin, ToolInfo, ToolResult, normalize_
 from codebot_mcp.mcpbridge.calls.lite_wire import (
     ClosedError,
     Connection,
-    FallbackError,
     MalformedError,
+    OtherShapeError,
     RpcError,
     TooManyRoundsError,
     UnreadableError,
@@ -399,7 +399,7 @@ async def _connect(
             tools = await connection.list_tools()
         except ClosedError:
             closed = True
-        except FallbackError:
+        except OtherShapeError:
             # An answer of another shape: the SDK path goes on on this process, with the
             # handshake's answer when there is one (discover adopted, initialize replayed),
             # else from its own handshake once the probe's requests are answered; it reads,
@@ -433,7 +433,7 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
             stack.extend(reversed(exc.exceptions))
         else:
             leaves.append(exc)
-    mine = (FallbackError, HandOverError, UsageError, ServerError, RuntimeError)
+    mine = (OtherShapeError, HandOverError, UsageError, ServerError, RuntimeError)
     return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
 
 
@@ -445,8 +445,9 @@ async def list_servers(
     show_app_tools: bool = False,
     pins: Pins | None = None,
 ) -> list[dict[str, Any]]:
-    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server that
-    cannot start, times out or is held back by the pins is a failed view, as on the SDK path."""
+    """Views of every server, or :class:`HandOverError`; ``roots`` answer ``roots/list``.
+    A server that cannot start, times out or is held back by the pins is a failed view, as
+    on the SDK path."""
     try:
         return await _list_servers(
             servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
@@ -464,7 +465,7 @@ async def call_tool(
     pins: Pins | None = None,
 ) -> ToolResult:
     """One call, as :func:`mcpbridge.call.call_once` makes it (its errors in its words);
-    ``Fallback`` before the call for what only the SDK path reads."""
+    :class:`HandOverError` before the call for what only the SDK path reads."""
     try:
         return await _call_tool(config, tool_name, arguments, roots, pins)
     except BaseExceptionGroup as group:

@@ -8,11 +8,12 @@ What the SDK path sends, message for message, on the wire of :mod:`mcpbridge.tra
 (:class:`~mcpbridge.transport.runlog.ServerLog`). A call's input rounds (SEP-2322) are
 answered here, by the default policy, as the SDK's driver answers them: a call is never handed
 to the SDK path once ``tools/call`` is sent, or the tool would run twice. Anything outside the
-plain case *before* the call raises :class:`Fallback` (the caller hands the process to the SDK
-path); a server that closes its stdout before the call raises :class:`ClosedError`, which the
-caller records as the SDK path does. A server's request before the call is answered here as
-the SDK path answers it (:meth:`Connection.answer_server_request`: its version gate, then the
-default policy), so nothing is left for the SDK path to answer.
+plain case *before* the call raises :class:`OtherShapeError` (the caller hands the process
+to the SDK path); a server that closes its stdout before the call raises
+:class:`ClosedError`, which the caller records as the SDK path does. A server's request
+before the call is answered here as the SDK path answers it
+(:meth:`Connection.answer_server_request`: its version gate, then the default policy), so
+nothing is left for the SDK path to answer.
 
 Size: one conversation in one place, each message the SDK path sends beside the rule that
 sends it (handshake, listing, the call and its input rounds, the server's requests).
@@ -23,8 +24,8 @@ from __future__ import annotations
 __all__ = [
     "ClosedError",
     "Connection",
-    "FallbackError",
     "MalformedError",
+    "OtherShapeError",
     "RpcError",
     "UnreadableError",
 ]
@@ -37,7 +38,7 @@ from typing import Any
 import anyio
 
 from codebot_mcp.core import jsonutil
-from codebot_mcp.mcpbridge.calls.results import FallbackError, checked_tool
+from codebot_mcp.mcpbridge.calls.results import OtherShapeError, checked_tool
 from codebot_mcp.mcpbridge.transport import wire
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
@@ -288,7 +289,7 @@ class Connection:
             raise ClosedError
         # Before tools/call a strange answer falls back to the SDK path; after it, it is the
         # call's error (falling back would run the tool twice).
-        broken: type[Exception] = MalformedError if self.calling else FallbackError
+        broken: type[Exception] = MalformedError if self.calling else OtherShapeError
         if "malformed" in answer:
             raise broken(answer["malformed"])
         if "error" in answer:
@@ -317,7 +318,7 @@ class Connection:
         if mode == "auto" and await self._discover():
             return
         if mode not in ("auto", "legacy"):
-            raise FallbackError  # a pinned modern version: the SDK adopts it without a probe
+            raise OtherShapeError  # a pinned modern version: the SDK adopts it without a probe
         params = {
             "protocolVersion": wire.LEGACY_VERSION,
             "capabilities": wire.CLIENT_CAPABILITIES,
@@ -331,10 +332,10 @@ class Connection:
         try:
             result = await self.answer(request_id)
         except RpcError:
-            raise FallbackError from None  # ClosedError: the caller records it
+            raise OtherShapeError from None  # ClosedError: the caller records it
         version = result.get("protocolVersion")
         if version not in wire.LEGACY_VERSIONS:
-            raise FallbackError
+            raise OtherShapeError
         self.protocol_version = str(version)
         self._facts(result, result.get("serverInfo"))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -353,7 +354,7 @@ class Connection:
             result = await self.answer(discover_id)
         except RpcError as exc:
             if exc.code == wire.UNSUPPORTED_VERSION:
-                raise FallbackError from None  # the SDK may probe again: its decision
+                raise OtherShapeError from None  # the SDK may probe again: its decision
             return False  # the SDK falls back to initialize on any other error answer
         versions = result.get("supportedVersions")
         if not isinstance(versions, list) or wire.MODERN_VERSION not in versions:
@@ -370,34 +371,34 @@ class Connection:
     def _facts(self, result: Mapping[str, Any], info: Any) -> None:
         caps = result.get("capabilities")
         if not isinstance(caps, dict) or not isinstance(info, dict):
-            raise FallbackError
+            raise OtherShapeError
         if not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
-            raise FallbackError
+            raise OtherShapeError
         instructions = result.get("instructions")
         if instructions is not None and not isinstance(instructions, str):
-            raise FallbackError
+            raise OtherShapeError
         self.server_info = info
         self.capabilities = caps
         self.instructions = instructions
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every page of ``tools/list``; ``Fallback`` for anything but the plain shape."""
+        """Every page of ``tools/list``; :class:`OtherShapeError` for any other shape."""
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(wire.MAX_LIST_PAGES):
             try:
                 page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
             except RpcError:
-                raise FallbackError from None  # ClosedError: the caller records it
+                raise OtherShapeError from None  # ClosedError: the caller records it
             batch = page.get("tools")
             if not isinstance(batch, list) or (self.modern and not _cacheable(page)):
-                raise FallbackError
+                raise OtherShapeError
             tools.extend(checked_tool(t) for t in batch)
             cursor = page.get("nextCursor")
             if not cursor:
                 break
             if not isinstance(cursor, str):
-                raise FallbackError
+                raise OtherShapeError
         return tools
 
     # -- the call --------------------------------------------------------------------------
