@@ -86,6 +86,7 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
+from codebot_mcp.mcpbridge.connection.contract import ServerInfo
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
@@ -175,16 +176,32 @@ class LiteTool:
 
 
 @dataclass
-class Listed:
-    """One server reached by the hot path."""
+class LiteServer:
+    """One server reached by the hot path, as :mod:`.report` reads a reached server
+    (:class:`~mcpbridge.connection.contract.Reached`, as ``Client`` is one)."""
 
     config: ServerConfig
     connection: Connection
     tools: list[dict[str, Any]]
     handshake_ms: float
+    dpop_state: str | None = None
+    """Never known here: the hot path speaks stdio only."""
+
+    @property
+    def info(self) -> ServerInfo:
+        """The handshake's facts, the record the SDK path makes."""
+        conn = self.connection
+        return ServerInfo(
+            conn.protocol_version,
+            conn.server_info.get("name"),
+            conn.server_info.get("version"),
+            conn.capabilities,
+            conn.instructions,
+            self.handshake_ms,
+        )
 
 
-def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
+def name_tools(listed: list[LiteServer], *, apps: bool = False) -> list[LiteTool]:
     """Sorted by server then tool, named as ``Manager.tools()`` names them; with ``apps``
     the app-only tools instead, named as ``Manager.app_tools()`` names them."""
     pairs = [
@@ -199,7 +216,7 @@ def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
     ]
 
 
-def _split(item: Listed, apps: bool) -> list[dict[str, Any]]:
+def _split(item: LiteServer, apps: bool) -> list[dict[str, Any]]:
     """The offered tools (or the app-only ones) by name, as ``Client.list_tools`` splits them."""
     config = item.config
     split = split_tools(
@@ -212,37 +229,8 @@ def _split(item: Listed, apps: bool) -> list[dict[str, Any]]:
     return split.apps if apps else split.offered
 
 
-@dataclass(frozen=True)
-class _Info:
-    """What :class:`mcpbridge.client.ServerInfo` holds, for ``report.server_view``."""
-
-    protocol_version: str
-    name: str | None
-    version: str | None
-    capabilities: dict[str, Any]
-    instructions: str | None
-    handshake_ms: float
-
-
-@dataclass(frozen=True)
-class _Reached:
-    info: _Info
-
-
-def _info(item: Listed) -> _Info:
-    conn = item.connection
-    return _Info(
-        conn.protocol_version,
-        conn.server_info.get("name"),
-        conn.server_info.get("version"),
-        conn.capabilities,
-        conn.instructions,
-        item.handshake_ms,
-    )
-
-
 def views(
-    listed: list[Listed], *, schemas: bool, show_app_tools: bool = False
+    listed: list[LiteServer], *, schemas: bool, show_app_tools: bool = False
 ) -> list[dict[str, Any]]:
     """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
     from codebot_mcp.mcpbridge.connection.report import server_view
@@ -251,17 +239,16 @@ def views(
     app_tools = name_tools(listed, apps=True)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
-        info = _info(item)
         mine = [t for t in tools if t.server == item.config.name]
         apps = [t for t in app_tools if t.server == item.config.name]
         view = server_view(
             item.config.name,
             "connected",
             item.config,
-            _Reached(info),  # type: ignore[arg-type]
-            mine,  # type: ignore[arg-type]
+            item,
+            mine,
             schemas=schemas,
-            app_tools=apps,  # type: ignore[arg-type]
+            app_tools=apps,
             show_app_tools=show_app_tools,
         )
         out.append(view)
@@ -376,7 +363,7 @@ async def _connect(
     roots: Sequence[Path],
     *,
     sampler: bool,
-) -> Listed:
+) -> LiteServer:
     started = time.perf_counter()
     log = ServerLog(server.note, _redactor(config))
     connection = Connection(server, roots, log, sampler=sampler)
@@ -415,7 +402,7 @@ async def _connect(
         message, hint = no_answer(config)
         failure = _failure(config, stage, message, hint, server.log_file, timed_out=True)
         raise FailedError(config, failure)
-    return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
+    return LiteServer(config, connection, tools, (time.perf_counter() - started) * 1000)
 
 
 def _redactor(config: ServerConfig) -> Redactor:
@@ -491,7 +478,7 @@ async def _list_servers(
     except BaseException:
         await _stop_all([server for _, server in launched])
         raise
-    listed: list[Listed] = []
+    listed: list[LiteServer] = []
     failed_early: list[FailedError] = []
     handed: list[HandOverError] = []
     try:
@@ -512,7 +499,7 @@ async def _list_servers(
                 held = _held_back(item, pins)
                 if held is not None:  # never offered: a failed view, as the SDK path shows it
                     listed.remove(item)
-                    failed.append(_failed_view(item.config, held, _Reached(_info(item))))
+                    failed.append(_failed_view(item.config, held, item))
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
             result = shown + failed + [f.view() for f in failed_early]
             result.sort(key=lambda v: str(v["name"]))
@@ -550,7 +537,7 @@ async def _call_tool(
     handed: HandOverError | None = None
     try:
         async with anyio.create_task_group() as tg:
-            listed: Listed | None = None
+            listed: LiteServer | None = None
             try:
                 listed = await _connect(config, server, tg, roots, sampler=True)
             except FailedError as exc:
@@ -581,7 +568,7 @@ async def _call_tool(
     return result
 
 
-def _held_back(item: Listed, pins: Pins | None) -> Failure | None:
+def _held_back(item: LiteServer, pins: Pins | None) -> Failure | None:
     """The failure (stage "lock") when the pins hold the server back: the one check,
     ``Pins.check``, on the offered tools as the wire has them, recorded as ``Client.run``
     records it; None when its tools may be offered."""

@@ -1,0 +1,75 @@
+"""What ``mcp list`` and ``mcp call`` read of one server's connection, whichever transport
+carries it: the SDK's (:class:`~.mcp_client.Client` and its :class:`~.tool.MCPTool`) or the
+hot path's (:mod:`mcpbridge.calls.lite`: ``LiteServer`` and ``LiteTool``).
+
+The handshake's facts are one record (:class:`ServerInfo`), a listed tool and a reached server
+one protocol each (:class:`ListedTool`, :class:`Reached`), and a failure the one
+:class:`~.failures.Failure` record, so :mod:`.report` renders both transports from the same
+types. Free of SDK imports: the hot path uses it without loading the SDK.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ListedTool", "Reached", "ServerInfo"]
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from codebot_mcp.core.tools.base import ToolInfo
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """What the handshake told us."""
+
+    protocol_version: str
+    name: str | None
+    version: str | None
+    capabilities: dict[str, Any]
+    instructions: str | None
+    handshake_ms: float
+
+
+class ListedTool(Protocol):
+    """A tool as a server listed it, named for codebot (``mcp__server__tool`` rules)."""
+
+    @property
+    def name(self) -> str:
+        """The name codebot shows and the model calls."""
+        ...
+
+    @property
+    def original_name(self) -> str:
+        """The name on the wire."""
+        ...
+
+    @property
+    def name_reason(self) -> str | None:
+        """Why :attr:`name` differs from the plain one (a collision, its length), if it does."""
+        ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def info(self) -> ToolInfo:
+        """Origin, server, original name and capability (with its reason)."""
+        ...
+
+    def schema(self) -> dict[str, Any]:
+        """The input schema, normalized."""
+        ...
+
+
+class Reached(Protocol):
+    """A server whose handshake answered."""
+
+    @property
+    def info(self) -> ServerInfo | None:
+        """The handshake's facts (None: it never answered)."""
+        ...
+
+    @property
+    def dpop_state(self) -> str | None:
+        """How its tokens are bound (HTTP with OAuth: ``bound``, ``bearer``); None unknown."""
+        ...
