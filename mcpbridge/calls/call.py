@@ -12,9 +12,9 @@ from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.connection.failures import unknown_tool
+from codebot_mcp.mcpbridge.connection.contract import find_tool
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from codebot_mcp.mcpbridge.connection.tool import MCPTool, to_tool_result
+from codebot_mcp.mcpbridge.connection.tool import to_tool_result
 from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments
 
 
@@ -127,11 +127,3 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     if not isinstance(arguments, dict):
         raise UsageError('"arguments" must be a JSON object')
     return server, tool, arguments
-
-
-def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
-    """A tool by its own name or its model-visible name; a usage error names close matches."""
-    for tool in tools:
-        if name in (tool.original_name, tool.name):
-            return tool
-    raise unknown_tool(server, name, [t.original_name for t in tools])

@@ -86,7 +86,7 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
-from codebot_mcp.mcpbridge.connection.contract import ServerInfo
+from codebot_mcp.mcpbridge.connection.contract import ServerInfo, find_tool
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
@@ -98,7 +98,6 @@ from codebot_mcp.mcpbridge.connection.failures import (
     read_tail,
     too_many_rounds_failure,
     undeclared_task,
-    unknown_tool,
     unreadable_input,
 )
 from codebot_mcp.mcpbridge.tools.call_arguments import (
@@ -555,7 +554,7 @@ async def _call_tool(
                 tg.cancel_scope.cancel()  # our reading stops; the process runs on
             else:
                 tools = name_tools([listed]) + name_tools([listed], apps=True)
-                tool = _find(tools, config.name, tool_name)
+                tool = find_tool(tools, config.name, tool_name)
                 arguments = checked_arguments(tool, arguments, config.name)
                 result = await _call(listed.connection, config, tool, arguments)
                 tg.cancel_scope.cancel()
@@ -588,14 +587,6 @@ def _offers_tasks(connection: Connection) -> bool:
     """The server's ``server/discover`` lists the tasks extension."""
     extensions = connection.capabilities.get("extensions")
     return isinstance(extensions, dict) and TASKS in extensions
-
-
-def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
-    """As ``call.find_tool``: the same usage error, found here (no second launch)."""
-    for tool in tools:
-        if name in (tool.original_name, tool.name):
-            return tool
-    raise unknown_tool(server, name, [t.original_name for t in tools])
 
 
 async def _call(

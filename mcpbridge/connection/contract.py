@@ -5,17 +5,20 @@ hot path's (:mod:`mcpbridge.calls.lite`: ``LiteServer`` and ``LiteTool``).
 The handshake's facts are one record (:class:`ServerInfo`), a listed tool and a reached server
 one protocol each (:class:`ListedTool`, :class:`Reached`), and a failure the one
 :class:`~.failures.Failure` record, so :mod:`.report` renders both transports from the same
-types. Free of SDK imports: the hot path uses it without loading the SDK.
+types, and a tool is found by name the same way on both (:func:`find_tool`). Free of SDK
+imports: the hot path uses it without loading the SDK.
 """
 
 from __future__ import annotations
 
-__all__ = ["ListedTool", "Reached", "ServerInfo"]
+__all__ = ["ListedTool", "Reached", "ServerInfo", "find_tool"]
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from codebot_mcp.core.tools.base import ToolInfo
+from codebot_mcp.mcpbridge.connection.failures import unknown_tool
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,18 @@ class ListedTool(Protocol):
     def schema(self) -> dict[str, Any]:
         """The input schema, normalized."""
         ...
+
+
+T = TypeVar("T", bound=ListedTool)
+
+
+def find_tool(tools: Sequence[T], server: str, name: str) -> T:
+    """A tool by its own name or its model-visible name, on either transport; a usage error
+    names close matches (:func:`.failures.unknown_tool`)."""
+    for tool in tools:
+        if name in (tool.original_name, tool.name):
+            return tool
+    raise unknown_tool(server, name, [t.original_name for t in tools])
 
 
 class Reached(Protocol):
