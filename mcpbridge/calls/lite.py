@@ -50,17 +50,23 @@ launches and compares the wire with the SDK path's.
 Once ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad
 result, junk), it is this call's, or the SDK path would run the tool a second time.
 
-Size: one path, the hot one: its views, its run and its one call (the wire is in
+It is a transport under the same API as the SDK path's: :class:`LiteClient` is a
+:class:`~mcpbridge.connection.contract.ToolClient`, :class:`LiteServer` and :class:`LiteTool`
+are what :mod:`mcpbridge.connection.report` reads of a server and a tool
+(:mod:`mcpbridge.connection.contract`); :mod:`.route` chooses it and hands over.
+
+Size: one transport, the hot one: its views, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).
 """
 
 from __future__ import annotations
 
-__all__ = ["HandOverError", "call_tool", "list_servers", "usable"]
+__all__ = ["HandOverError", "LiteClient", "connect", "list_servers", "usable"]
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,7 +92,7 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
-from codebot_mcp.mcpbridge.connection.contract import ServerInfo, find_tool
+from codebot_mcp.mcpbridge.connection.contract import ServerInfo
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
@@ -101,7 +107,6 @@ from codebot_mcp.mcpbridge.connection.failures import (
     unreadable_input,
 )
 from codebot_mcp.mcpbridge.tools.call_arguments import (
-    checked_arguments,
     first_problem,
     validator_for,
 )
@@ -442,22 +447,6 @@ async def list_servers(
         raise _leaf(group) from None
 
 
-async def call_tool(
-    config: ServerConfig,
-    tool_name: str,
-    arguments: dict[str, Any],
-    *,
-    roots: Sequence[Path] = (),
-    pins: Pins | None = None,
-) -> ToolResult:
-    """One call, as :func:`mcpbridge.call.call_once` makes it (its errors in its words);
-    :class:`HandOverError` before the call for what only the SDK path reads."""
-    try:
-        return await _call_tool(config, tool_name, arguments, roots, pins)
-    except BaseExceptionGroup as group:
-        raise _leaf(group) from None
-
-
 async def _list_servers(
     servers: Mapping[str, ServerConfig],
     *,
@@ -522,49 +511,79 @@ async def _stop_all(launched: list[ServerProcess]) -> None:
                 tg.start_soon(server.stop)
 
 
-async def _call_tool(
-    config: ServerConfig,
-    tool_name: str,
-    arguments: dict[str, Any],
-    roots: Sequence[Path],
-    pins: Pins | None,
-) -> ToolResult:
-    try:
-        server = await launch(config)
-    except LaunchError as exc:  # worded as the SDK path words it: no second launch
-        raise _launch_failure(config, exc).error() from None
-    handed: HandOverError | None = None
+class LiteClient:
+    """The hot path's transport of :class:`~mcpbridge.connection.contract.ToolClient`: one
+    stdio server, launched here, for one call (:func:`connect` makes it and stops it).
+
+    What only the SDK path reads goes to it on this process: :attr:`handed`, set by
+    :meth:`start` before anything is called (an answer of another shape; a 2026-07-28 server
+    that offers tasks, which the SDK path follows)."""
+
+    def __init__(
+        self, config: ServerConfig, roots: Sequence[Path], pins: Pins | None, tg: Any
+    ) -> None:
+        self.config = config
+        self.roots = roots
+        self.pins = pins
+        self._tg = tg
+        self.process: ServerProcess | None = None
+        self.server: LiteServer | None = None
+        self.failure: Failure | None = None
+        self.handed: HandOverError | None = None
+
+    async def start(self) -> None:
+        config = self.config
+        try:
+            self.process = await launch(config)
+        except LaunchError as exc:  # recorded as the SDK path records it: no second launch
+            self.failure = _launch_failure(config, exc)
+            return
+        try:
+            server = await _connect(config, self.process, self._tg, self.roots, sampler=True)
+        except FailedError as exc:
+            self.failure = exc.failure
+            return
+        except HandOverError as exc:  # a listing the SDK path reads (its pins check too)
+            self.handed = exc
+            return
+        self.failure = _held_back(server, self.pins)
+        if self.failure is None and server.connection.modern and _offers_tasks(server.connection):
+            # The server may answer with a task (SEP-2663), which the SDK path follows: hand
+            # the call over now, before tools/call is sent, never after, with the running
+            # process and its discover result (no second launch or handshake).
+            self.handed = HandOverError.one(self.process, server.connection)
+        elif self.failure is None:
+            self.server = server
+
+    def tools(self) -> list[LiteTool]:
+        if self.server is None:
+            return []
+        return name_tools([self.server]) + name_tools([self.server], apps=True)
+
+    async def call(self, tool: LiteTool, arguments: dict[str, Any]) -> ToolResult:
+        assert self.server is not None  # started, neither failed nor handed over
+        return await _call(self.server.connection, self.config, tool, arguments)
+
+
+@asynccontextmanager
+async def connect(
+    config: ServerConfig, *, roots: Sequence[Path] = (), pins: Pins | None = None
+) -> AsyncIterator[LiteClient]:
+    """A :class:`LiteClient` for ``config``'s server (not yet started); on exit our reading
+    stops and the server is stopped, unless it was handed over (:attr:`LiteClient.handed`)."""
+    client: LiteClient | None = None
     try:
         async with anyio.create_task_group() as tg:
-            listed: LiteServer | None = None
+            client = LiteClient(config, roots, pins, tg)
             try:
-                listed = await _connect(config, server, tg, roots, sampler=True)
-            except FailedError as exc:
-                raise exc.failure.error() from None
-            except HandOverError as exc:  # a listing the SDK path reads (its pins check too)
-                handed = exc
-            if listed is not None and (held := _held_back(listed, pins)) is not None:
-                raise held.error()
-            if listed is not None and listed.connection.modern and _offers_tasks(listed.connection):
-                # The server may answer with a task (SEP-2663), which the SDK path follows:
-                # hand the call over now, before tools/call is sent, never after, with the
-                # running process and its discover result (no second launch or handshake).
-                handed = HandOverError.one(server, listed.connection)
-            if handed is not None or listed is None:
-                tg.cancel_scope.cancel()  # our reading stops; the process runs on
-            else:
-                tools = name_tools([listed]) + name_tools([listed], apps=True)
-                tool = find_tool(tools, config.name, tool_name)
-                arguments = checked_arguments(tool, arguments, config.name)
-                result = await _call(listed.connection, config, tool, arguments)
-                tg.cancel_scope.cancel()
-    except BaseException:
-        await _stop_all([server])
-        raise
-    if handed is not None:
-        raise handed
-    await _stop_all([server])
-    return result
+                yield client
+            finally:
+                tg.cancel_scope.cancel()  # our reading stops; a handed process runs on
+    except BaseExceptionGroup as group:
+        raise _leaf(group) from None
+    finally:
+        if client is not None and client.process is not None and client.handed is None:
+            await _stop_all([client.process])
 
 
 def _held_back(item: LiteServer, pins: Pins | None) -> Failure | None:

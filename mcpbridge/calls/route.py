@@ -4,11 +4,14 @@ Each command has one entry here, :func:`list_servers` and :func:`call_tool`. It 
 transport before anything is launched: the SDK-free hot path (:mod:`.lite`) when the command
 needs nothing more than the default answers and every server is one it takes
 (:func:`.lite.usable`), else the SDK path (:class:`~mcpbridge.connection.manager.Manager`).
-When the hot path hands a server over (:class:`.lite.HandOverError`: an answer of another
-shape before any call, or a server that offers tasks), the SDK path goes on on the same
-process, with the handshake's answer when there is one; nothing is launched twice and the
-settings are not read again. The command layer parses, asks the warm holder, calls one of
-these and renders what comes back.
+Both transports of a call are one API (:class:`~mcpbridge.connection.contract.ToolClient`:
+start, tools, call, the failure record; :class:`.lite.LiteClient` and
+:class:`.call.ManagedClient`), driven by the same steps
+(:func:`~mcpbridge.connection.contract.call_on`). When the hot path hands a server over
+(:class:`.lite.HandOverError`: an answer of another shape before any call, or a server that
+offers tasks), the SDK path goes on on the same process, with the handshake's answer when
+there is one; nothing is launched twice and the settings are not read again. The command
+layer parses, asks the warm holder, calls one of these and renders what comes back.
 
 The SDK is imported only when the SDK path runs: the hot path stays light.
 """
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.calls import lite
+from codebot_mcp.mcpbridge.connection.contract import call_on
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
@@ -101,14 +105,17 @@ async def call_tool(
     """
     handed: Prelaunched | None = None
     if hot and lite.usable({config.name: config}):
-        try:
-            return await lite.call_tool(config, tool, arguments, roots=roots, pins=pins)
-        except lite.HandOverError as handover:  # the same process, its handshake adopted
-            handed = handover.prelaunched()
+        async with lite.connect(config, roots=roots, pins=pins) as client:
+            await client.start()
+            if client.handed is None:
+                return await call_on(client, config.name, tool, arguments)
+            handed = client.handed.prelaunched()  # the same process, its handshake adopted
     async with open_manager({config.name: config}, handed) as manager:
-        from codebot_mcp.mcpbridge.calls.call import call_once
+        from codebot_mcp.mcpbridge.calls.call import ManagedClient
 
         manager.on_progress = on_progress
         if on_task_status is not None:
             manager.tasks.on_status = on_task_status
-        return await call_once(manager, config, tool, arguments)
+        managed = ManagedClient(manager, config)
+        await managed.start()
+        return await call_on(managed, config.name, tool, arguments)

@@ -11,14 +11,15 @@ imports: the hot path uses it without loading the SDK.
 
 from __future__ import annotations
 
-__all__ = ["ListedTool", "Reached", "ServerInfo", "find_tool"]
+__all__ = ["ListedTool", "Reached", "ServerInfo", "ToolClient", "call_on", "find_tool"]
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from codebot_mcp.core.tools.base import ToolInfo
-from codebot_mcp.mcpbridge.connection.failures import unknown_tool
+from codebot_mcp.core.tools.base import ToolInfo, ToolResult
+from codebot_mcp.mcpbridge.connection.failures import Failure, unknown_tool
+from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +64,56 @@ class ListedTool(Protocol):
         """The input schema, normalized."""
         ...
 
+    def check_arguments(self, arguments: Mapping[str, Any]) -> str | None:
+        """The first way ``arguments`` break the input schema; None when they fit."""
+        ...
+
 
 T = TypeVar("T", bound=ListedTool)
+
+
+class ToolClient(Protocol[T]):
+    """One server's connection as ``mcp call`` drives it, on either transport: the SDK's
+    (``calls.call.ManagedClient``, a ``Client`` in a ``Manager``) or the hot path's
+    (``calls.lite.LiteClient``). Leaving the context that made it stops it."""
+
+    @property
+    def failure(self) -> Failure | None:
+        """Why the server is not usable, the one record (None: it is)."""
+        ...
+
+    async def start(self) -> None:
+        """Launch the server (or take its process), make the handshake and list the tools;
+        a failure is recorded in :attr:`failure`, never raised."""
+        ...
+
+    def tools(self) -> Sequence[T]:
+        """The listed tools, the offered ones then the app-only ones."""
+        ...
+
+    async def call(self, tool: T, arguments: dict[str, Any]) -> ToolResult:
+        """Call ``tool`` once.
+
+        Raises:
+            ServerError: the call failed (``CallFailure.error()``: stage, kind, message, hint).
+        """
+        ...
+
+
+async def call_on(
+    client: ToolClient[T], server: str, tool_name: str, arguments: dict[str, Any]
+) -> ToolResult:
+    """One call on a started ``client``, the same steps on both transports: its failure, the
+    tool found by name, the arguments checked against its schema, the call.
+
+    Raises:
+        UsageError: the tool is unknown, or the arguments do not match its input schema.
+        ServerError: the server cannot be reached, or dies or times out during the call.
+    """
+    if client.failure is not None:
+        raise client.failure.error()
+    tool = find_tool(client.tools(), server, tool_name)
+    return await client.call(tool, checked_arguments(tool, arguments, server))
 
 
 def find_tool(tools: Sequence[T], server: str, name: str) -> T:
