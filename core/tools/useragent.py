@@ -23,6 +23,8 @@ MAX_SAMPLING_TOKENS = 4096
 """The token limit a sampling request may ask for; larger requests are capped to this."""
 NO_MODEL = "codebot has no model configured"
 """Why a sampling request is refused where there is no model to answer it."""
+NO_SAMPLER = "codebot has no model to sample with in this command"
+"""Why sampling is refused by a command that has no sampler (``mcp list``)."""
 
 
 class SamplingRefusedError(Exception):

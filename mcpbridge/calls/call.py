@@ -1,4 +1,5 @@
-"""One tool call from the shell: start one server, validate, call, stop."""
+"""One tool call from the shell: start one server, validate, call, stop (the SDK transport of
+:class:`~mcpbridge.connection.contract.ToolClient`: :class:`ManagedClient`)."""
 
 from __future__ import annotations
 
@@ -12,39 +13,58 @@ from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.connection.failures import unknown_tool
+from codebot_mcp.mcpbridge.connection.contract import call_on
+from codebot_mcp.mcpbridge.connection.failures import Failure
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.tool import MCPTool, to_tool_result
-from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments
+
+
+class ManagedClient:
+    """The SDK transport of :class:`~mcpbridge.connection.contract.ToolClient`: one server of
+    a :class:`Manager` (which stops it)."""
+
+    def __init__(self, manager: Manager, config: ServerConfig) -> None:
+        self.manager = manager
+        self.config = config
+
+    @property
+    def failure(self) -> Failure | None:
+        return self.manager.failures.get(self.config.name)
+
+    async def start(self) -> None:
+        await self.manager.start_all([self.config.name])
+        running = self.manager.clients.get(self.config.name)
+        if running is not None:  # it crashed on an earlier call (--batch, the warm holder)
+            await running.restart_if_crashed()
+
+    def tools(self) -> list[MCPTool]:
+        # An app-only tool (MCP Apps) is never offered to the model, but the user may call it.
+        return [*self.manager.tools(), *self.manager.app_tools()]
+
+    async def call(self, tool: MCPTool, arguments: dict[str, Any]) -> ToolResult:
+        client = self.manager.clients[self.config.name]
+        try:
+            result = await client.call_tool(tool.original_name, arguments)
+        except CodebotError:
+            raise
+        except Exception as exc:  # boundary: whatever the SDK raises is this call's failure
+            raise client.call_failure(exc, tool.original_name, tool.name).error() from None
+        return to_tool_result(result)
 
 
 async def call_once(
     manager: Manager, config: ServerConfig, tool_name: str, arguments: dict[str, Any]
 ) -> ToolResult:
-    """Start ``config``'s server in ``manager``, call ``tool_name`` and return its result.
+    """Start ``config``'s server in ``manager``, call ``tool_name`` and return its result
+    (:func:`~mcpbridge.connection.contract.call_on`, the steps the hot path takes too).
 
     Raises:
         UsageError: the tool is unknown, or the arguments do not match its input schema.
         ServerError: the server cannot be reached, or dies or times out during the call.
     """
-    await manager.start_all([config.name])
-    running = manager.clients.get(config.name)
-    if running is not None:  # it crashed on an earlier call (--batch, the warm holder)
-        await running.restart_if_crashed()
-    failure = manager.failures.get(config.name)
-    if failure is not None:
-        raise failure.error()
-    # An app-only tool (MCP Apps) is never offered to the model, but the user may call it.
-    tool = find_tool([*manager.tools(), *manager.app_tools()], config.name, tool_name)
-    arguments = checked_arguments(tool, arguments, config.name)
-    client = manager.clients[config.name]
-    try:
-        result = await client.call_tool(tool.original_name, arguments)
-    except CodebotError:
-        raise
-    except Exception as exc:  # boundary: whatever the SDK raises is this call's failure, named
-        raise client.call_failure(exc, tool.original_name, tool.name).error() from None
-    return to_tool_result(result)
+    client = ManagedClient(manager, config)
+    await client.start()
+    return await call_on(client, config.name, tool_name, arguments)
 
 
 BatchReader = Callable[[], Awaitable[str]]
@@ -127,11 +147,3 @@ def _parse_request(line: str) -> tuple[str, str, dict[str, Any]]:
     if not isinstance(arguments, dict):
         raise UsageError('"arguments" must be a JSON object')
     return server, tool, arguments
-
-
-def find_tool(tools: list[MCPTool], server: str, name: str) -> MCPTool:
-    """A tool by its own name or its model-visible name; a usage error names close matches."""
-    for tool in tools:
-        if name in (tool.original_name, tool.name):
-            return tool
-    raise unknown_tool(server, name, [t.original_name for t in tools])

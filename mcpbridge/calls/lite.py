@@ -31,38 +31,42 @@ The transport is chosen before launch (:func:`usable`: every selected server is 
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
-back) and the same words (an unknown tool: ``failures.unknown_tool``), so nothing is launched
-twice for them. What the hot path cannot read after the handshake's first answer goes to the
-SDK path on the process it launched (:class:`HandOverError`; ``Manager`` takes the process):
-a 2026-07-28 server's client adopts its ``server/discover`` result, a handshake-era server's
+back) and the same words (an unknown tool: ``failures.unknown_tool``). A server's request
+before the call is answered as the SDK path answers it (its version gate and model, then the
+default policy: :meth:`.lite_wire.Connection.answer_server_request`). A ``server/discover``
+answer that offers handshake-era versions only goes on with ``initialize``, as the SDK does.
+
+What the hot path cannot read goes to the SDK path on the process it launched
+(:class:`HandOverError`; ``Manager`` takes the process), so nothing is launched twice: a
+2026-07-28 server's client adopts its ``server/discover`` result, a handshake-era server's
 client gets the answer to the hot path's ``initialize`` replayed to its own
-(``transport.probe.replay_initialize``), so the SDK path goes on (lists, calls, or words the
-failure with its model) with one launch and one handshake. That covers a 2026-07-28 server that
-offers tasks (the SDK path follows them), a listing of another shape, and an ``initialize``
-answer of another shape or an error.
-
-What is still launched twice (:class:`Fallback` *before a tool is called*; the command runs
-the SDK path, which launches the server again; ``tests/mcpbridge/test_lite_wire.py`` checks
-that the first launch called nothing):
-
-- a ``server/discover`` answer of another shape (no handshake answer to hand over);
-- a server request other than ``ping`` and ``roots/list`` before the call (the SDK path
-  answers it by its policy; a handed-over process would have lost it).
+(``transport.probe.replay_initialize``), and a ``server/discover`` answer of another shape
+(or a ``-32022``) leaves the client to make its own handshake on the process, once the
+probe's own requests are answered. That covers a 2026-07-28 server that offers tasks (the SDK
+path follows them), a listing of another shape, and an ``initialize`` or ``server/discover``
+answer of another shape or an error. ``tests/mcpbridge/test_lite_wire.py`` counts the
+launches and compares the wire with the SDK path's.
 
 Once ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad
 result, junk), it is this call's, or the SDK path would run the tool a second time.
 
-Size: one path, the hot one: its views, its run and its one call (the wire is in
+It is a transport under the same API as the SDK path's: :class:`LiteClient` is a
+:class:`~mcpbridge.connection.contract.ToolClient`, :class:`LiteServer` and :class:`LiteTool`
+are what :mod:`mcpbridge.connection.report` reads of a server and a tool
+(:mod:`mcpbridge.connection.contract`); :mod:`.route` chooses it and hands over.
+
+Size: one transport, the hot one: its views, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).
 """
 
 from __future__ import annotations
 
-__all__ = ["FallbackError", "HandOverError", "call_tool", "list_servers", "usable"]
+__all__ = ["HandOverError", "LiteClient", "connect", "list_servers", "usable"]
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,8 +80,8 @@ from codebot_mcp.core.tools.base import Origin, ToolInfo, ToolResult, normalize_
 from codebot_mcp.mcpbridge.calls.lite_wire import (
     ClosedError,
     Connection,
-    FallbackError,
     MalformedError,
+    OtherShapeError,
     RpcError,
     TooManyRoundsError,
     UnreadableError,
@@ -88,6 +92,7 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
+from codebot_mcp.mcpbridge.connection.contract import ServerInfo
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
@@ -99,11 +104,9 @@ from codebot_mcp.mcpbridge.connection.failures import (
     read_tail,
     too_many_rounds_failure,
     undeclared_task,
-    unknown_tool,
     unreadable_input,
 )
 from codebot_mcp.mcpbridge.tools.call_arguments import (
-    checked_arguments,
     first_problem,
     validator_for,
 )
@@ -177,16 +180,32 @@ class LiteTool:
 
 
 @dataclass
-class Listed:
-    """One server reached by the hot path."""
+class LiteServer:
+    """One server reached by the hot path, as :mod:`.report` reads a reached server
+    (:class:`~mcpbridge.connection.contract.Reached`, as ``Client`` is one)."""
 
     config: ServerConfig
     connection: Connection
     tools: list[dict[str, Any]]
     handshake_ms: float
+    dpop_state: str | None = None
+    """Never known here: the hot path speaks stdio only."""
+
+    @property
+    def info(self) -> ServerInfo:
+        """The handshake's facts, the record the SDK path makes."""
+        conn = self.connection
+        return ServerInfo(
+            conn.protocol_version,
+            conn.server_info.get("name"),
+            conn.server_info.get("version"),
+            conn.capabilities,
+            conn.instructions,
+            self.handshake_ms,
+        )
 
 
-def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
+def name_tools(listed: list[LiteServer], *, apps: bool = False) -> list[LiteTool]:
     """Sorted by server then tool, named as ``Manager.tools()`` names them; with ``apps``
     the app-only tools instead, named as ``Manager.app_tools()`` names them."""
     pairs = [
@@ -201,7 +220,7 @@ def name_tools(listed: list[Listed], *, apps: bool = False) -> list[LiteTool]:
     ]
 
 
-def _split(item: Listed, apps: bool) -> list[dict[str, Any]]:
+def _split(item: LiteServer, apps: bool) -> list[dict[str, Any]]:
     """The offered tools (or the app-only ones) by name, as ``Client.list_tools`` splits them."""
     config = item.config
     split = split_tools(
@@ -214,37 +233,8 @@ def _split(item: Listed, apps: bool) -> list[dict[str, Any]]:
     return split.apps if apps else split.offered
 
 
-@dataclass(frozen=True)
-class _Info:
-    """What :class:`mcpbridge.client.ServerInfo` holds, for ``report.server_view``."""
-
-    protocol_version: str
-    name: str | None
-    version: str | None
-    capabilities: dict[str, Any]
-    instructions: str | None
-    handshake_ms: float
-
-
-@dataclass(frozen=True)
-class _Reached:
-    info: _Info
-
-
-def _info(item: Listed) -> _Info:
-    conn = item.connection
-    return _Info(
-        conn.protocol_version,
-        conn.server_info.get("name"),
-        conn.server_info.get("version"),
-        conn.capabilities,
-        conn.instructions,
-        item.handshake_ms,
-    )
-
-
 def views(
-    listed: list[Listed], *, schemas: bool, show_app_tools: bool = False
+    listed: list[LiteServer], *, schemas: bool, show_app_tools: bool = False
 ) -> list[dict[str, Any]]:
     """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
     from codebot_mcp.mcpbridge.connection.report import server_view
@@ -253,17 +243,16 @@ def views(
     app_tools = name_tools(listed, apps=True)
     out = []
     for item in sorted(listed, key=lambda i: i.config.name):
-        info = _info(item)
         mine = [t for t in tools if t.server == item.config.name]
         apps = [t for t in app_tools if t.server == item.config.name]
         view = server_view(
             item.config.name,
             "connected",
             item.config,
-            _Reached(info),  # type: ignore[arg-type]
-            mine,  # type: ignore[arg-type]
+            item,
+            mine,
             schemas=schemas,
-            app_tools=apps,  # type: ignore[arg-type]
+            app_tools=apps,
             show_app_tools=show_app_tools,
         )
         out.append(view)
@@ -292,13 +281,16 @@ class HandOverError(Exception):
     @classmethod
     def one(cls, server: ServerProcess, connection: Connection) -> HandOverError:
         """``server`` after its handshake on ``connection``: the ``server/discover`` result
-        (2026-07-28) or the answer to ``initialize`` (handshake era) goes with it."""
+        (2026-07-28) or the answer to ``initialize`` (handshake era) goes with it; with
+        neither (a ``server/discover`` answer only the SDK reads), the SDK path's client makes
+        its own handshake on the process."""
+        if connection.initialize_answer is not None:
+            done = Initialized(connection.initialize_answer, notified=connection.initialized)
+            return cls({server.name: server}, {server.name: done})
         if connection.modern:
             assert connection.discovered is not None  # modern: it discovered
             return cls({server.name: server}, {server.name: connection.discovered})
-        assert connection.initialize_answer is not None
-        done = Initialized(connection.initialize_answer, notified=connection.initialized)
-        return cls({server.name: server}, {server.name: done})
+        return cls({server.name: server}, {})
 
     def prelaunched(self) -> Prelaunched:
         """What ``open_manager`` starts the servers' clients from."""
@@ -369,11 +361,16 @@ def _launch_failure(config: ServerConfig, exc: LaunchError) -> Failure:
 
 
 async def _connect(
-    config: ServerConfig, server: ServerProcess, tg: Any, roots: Sequence[Path]
-) -> Listed:
+    config: ServerConfig,
+    server: ServerProcess,
+    tg: Any,
+    roots: Sequence[Path],
+    *,
+    sampler: bool,
+) -> LiteServer:
     started = time.perf_counter()
     log = ServerLog(server.note, _redactor(config))
-    connection = Connection(server, roots, log)
+    connection = Connection(server, roots, log, sampler=sampler)
     drained = anyio.Event()
 
     async def pump_stderr() -> None:
@@ -393,13 +390,13 @@ async def _connect(
             tools = await connection.list_tools()
         except ClosedError:
             closed = True
-        except FallbackError:
-            if _handed_over(connection, stage):
-                # An answer of another shape after the handshake's first answer: the SDK path
-                # goes on on this process with that answer (discover adopted, initialize
-                # replayed) and reads, or words, the rest with its model; no second launch.
-                raise HandOverError.one(server, connection) from None
-            raise
+        except OtherShapeError:
+            # An answer of another shape: the SDK path goes on on this process, with the
+            # handshake's answer when there is one (discover adopted, initialize replayed),
+            # else from its own handshake once the probe's requests are answered; it reads,
+            # or words, the rest with its model. No second launch.
+            await connection.settle_probe()
+            raise HandOverError.one(server, connection) from None
     if closed:  # as Client.run records it, its stderr tail whole: no second launch
         with anyio.move_on_after(STDERR_DRAIN_SECONDS):
             await drained.wait()
@@ -409,18 +406,7 @@ async def _connect(
         message, hint = no_answer(config)
         failure = _failure(config, stage, message, hint, server.log_file, timed_out=True)
         raise FailedError(config, failure)
-    return Listed(config, connection, tools, (time.perf_counter() - started) * 1000)
-
-
-def _handed_over(connection: Connection, stage: Stage) -> bool:
-    """The SDK path can go on where the hot path gave up: nothing of the server's was left
-    unanswered, and its handshake answer is known (a listing after ``server/discover``; the
-    answer to ``initialize``, whatever it was, and what came after it)."""
-    if connection.abandoned:
-        return False  # a server request the SDK path would have to answer: relaunched
-    if connection.modern:
-        return stage == "list"
-    return connection.initialize_answer is not None
+    return LiteServer(config, connection, tools, (time.perf_counter() - started) * 1000)
 
 
 def _redactor(config: ServerConfig) -> Redactor:
@@ -438,7 +424,7 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
             stack.extend(reversed(exc.exceptions))
         else:
             leaves.append(exc)
-    mine = (FallbackError, HandOverError, UsageError, ServerError, RuntimeError)
+    mine = (OtherShapeError, HandOverError, UsageError, ServerError, RuntimeError)
     return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
 
 
@@ -450,28 +436,13 @@ async def list_servers(
     show_app_tools: bool = False,
     pins: Pins | None = None,
 ) -> list[dict[str, Any]]:
-    """Views of every server, or ``Fallback``; ``roots`` answer ``roots/list``. A server that
-    cannot start, times out or is held back by the pins is a failed view, as on the SDK path."""
+    """Views of every server, or :class:`HandOverError`; ``roots`` answer ``roots/list``.
+    A server that cannot start, times out or is held back by the pins is a failed view, as
+    on the SDK path."""
     try:
         return await _list_servers(
             servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
         )
-    except BaseExceptionGroup as group:
-        raise _leaf(group) from None
-
-
-async def call_tool(
-    config: ServerConfig,
-    tool_name: str,
-    arguments: dict[str, Any],
-    *,
-    roots: Sequence[Path] = (),
-    pins: Pins | None = None,
-) -> ToolResult:
-    """One call, as :func:`mcpbridge.call.call_once` makes it (its errors in its words);
-    ``Fallback`` before the call for what only the SDK path reads."""
-    try:
-        return await _call_tool(config, tool_name, arguments, roots, pins)
     except BaseExceptionGroup as group:
         raise _leaf(group) from None
 
@@ -495,7 +466,7 @@ async def _list_servers(
     except BaseException:
         await _stop_all([server for _, server in launched])
         raise
-    listed: list[Listed] = []
+    listed: list[LiteServer] = []
     failed_early: list[FailedError] = []
     handed: list[HandOverError] = []
     try:
@@ -503,7 +474,7 @@ async def _list_servers(
 
             async def one(config: ServerConfig, server: ServerProcess) -> None:
                 try:
-                    listed.append(await _connect(config, server, tg, roots))
+                    listed.append(await _connect(config, server, tg, roots, sampler=False))
                 except FailedError as exc:
                     failed_early.append(exc)
                 except HandOverError as exc:
@@ -516,7 +487,7 @@ async def _list_servers(
                 held = _held_back(item, pins)
                 if held is not None:  # never offered: a failed view, as the SDK path shows it
                     listed.remove(item)
-                    failed.append(_failed_view(item.config, held, _Reached(_info(item))))
+                    failed.append(_failed_view(item.config, held, item))
             shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
             result = shown + failed + [f.view() for f in failed_early]
             result.sort(key=lambda v: str(v["name"]))
@@ -540,52 +511,82 @@ async def _stop_all(launched: list[ServerProcess]) -> None:
                 tg.start_soon(server.stop)
 
 
-async def _call_tool(
-    config: ServerConfig,
-    tool_name: str,
-    arguments: dict[str, Any],
-    roots: Sequence[Path],
-    pins: Pins | None,
-) -> ToolResult:
-    try:
-        server = await launch(config)
-    except LaunchError as exc:  # worded as the SDK path words it: no second launch
-        raise _launch_failure(config, exc).error() from None
-    handed: HandOverError | None = None
+class LiteClient:
+    """The hot path's transport of :class:`~mcpbridge.connection.contract.ToolClient`: one
+    stdio server, launched here, for one call (:func:`connect` makes it and stops it).
+
+    What only the SDK path reads goes to it on this process: :attr:`handed`, set by
+    :meth:`start` before anything is called (an answer of another shape; a 2026-07-28 server
+    that offers tasks, which the SDK path follows)."""
+
+    def __init__(
+        self, config: ServerConfig, roots: Sequence[Path], pins: Pins | None, tg: Any
+    ) -> None:
+        self.config = config
+        self.roots = roots
+        self.pins = pins
+        self._tg = tg
+        self.process: ServerProcess | None = None
+        self.server: LiteServer | None = None
+        self.failure: Failure | None = None
+        self.handed: HandOverError | None = None
+
+    async def start(self) -> None:
+        config = self.config
+        try:
+            self.process = await launch(config)
+        except LaunchError as exc:  # recorded as the SDK path records it: no second launch
+            self.failure = _launch_failure(config, exc)
+            return
+        try:
+            server = await _connect(config, self.process, self._tg, self.roots, sampler=True)
+        except FailedError as exc:
+            self.failure = exc.failure
+            return
+        except HandOverError as exc:  # a listing the SDK path reads (its pins check too)
+            self.handed = exc
+            return
+        self.failure = _held_back(server, self.pins)
+        if self.failure is None and server.connection.modern and _offers_tasks(server.connection):
+            # The server may answer with a task (SEP-2663), which the SDK path follows: hand
+            # the call over now, before tools/call is sent, never after, with the running
+            # process and its discover result (no second launch or handshake).
+            self.handed = HandOverError.one(self.process, server.connection)
+        elif self.failure is None:
+            self.server = server
+
+    def tools(self) -> list[LiteTool]:
+        if self.server is None:
+            return []
+        return name_tools([self.server]) + name_tools([self.server], apps=True)
+
+    async def call(self, tool: LiteTool, arguments: dict[str, Any]) -> ToolResult:
+        assert self.server is not None  # started, neither failed nor handed over
+        return await _call(self.server.connection, self.config, tool, arguments)
+
+
+@asynccontextmanager
+async def connect(
+    config: ServerConfig, *, roots: Sequence[Path] = (), pins: Pins | None = None
+) -> AsyncIterator[LiteClient]:
+    """A :class:`LiteClient` for ``config``'s server (not yet started); on exit our reading
+    stops and the server is stopped, unless it was handed over (:attr:`LiteClient.handed`)."""
+    client: LiteClient | None = None
     try:
         async with anyio.create_task_group() as tg:
-            listed: Listed | None = None
+            client = LiteClient(config, roots, pins, tg)
             try:
-                listed = await _connect(config, server, tg, roots)
-            except FailedError as exc:
-                raise exc.failure.error() from None
-            except HandOverError as exc:  # a listing the SDK path reads (its pins check too)
-                handed = exc
-            if listed is not None and (held := _held_back(listed, pins)) is not None:
-                raise held.error()
-            if listed is not None and listed.connection.modern and _offers_tasks(listed.connection):
-                # The server may answer with a task (SEP-2663), which the SDK path follows:
-                # hand the call over now, before tools/call is sent, never after, with the
-                # running process and its discover result (no second launch or handshake).
-                handed = HandOverError.one(server, listed.connection)
-            if handed is not None or listed is None:
-                tg.cancel_scope.cancel()  # our reading stops; the process runs on
-            else:
-                tools = name_tools([listed]) + name_tools([listed], apps=True)
-                tool = _find(tools, config.name, tool_name)
-                arguments = checked_arguments(tool, arguments, config.name)
-                result = await _call(listed.connection, config, tool, arguments)
-                tg.cancel_scope.cancel()
-    except BaseException:
-        await _stop_all([server])
-        raise
-    if handed is not None:
-        raise handed
-    await _stop_all([server])
-    return result
+                yield client
+            finally:
+                tg.cancel_scope.cancel()  # our reading stops; a handed process runs on
+    except BaseExceptionGroup as group:
+        raise _leaf(group) from None
+    finally:
+        if client is not None and client.process is not None and client.handed is None:
+            await _stop_all([client.process])
 
 
-def _held_back(item: Listed, pins: Pins | None) -> Failure | None:
+def _held_back(item: LiteServer, pins: Pins | None) -> Failure | None:
     """The failure (stage "lock") when the pins hold the server back: the one check,
     ``Pins.check``, on the offered tools as the wire has them, recorded as ``Client.run``
     records it; None when its tools may be offered."""
@@ -607,21 +608,11 @@ def _offers_tasks(connection: Connection) -> bool:
     return isinstance(extensions, dict) and TASKS in extensions
 
 
-def _find(tools: list[LiteTool], server: str, name: str) -> LiteTool:
-    """As ``call.find_tool``: the same usage error, found here (no second launch)."""
-    for tool in tools:
-        if name in (tool.original_name, tool.name):
-            return tool
-    raise unknown_tool(server, name, [t.original_name for t in tools])
-
-
 async def _call(
     connection: Connection, config: ServerConfig, tool: LiteTool, arguments: dict[str, Any]
 ) -> ToolResult:
     redact = _redactor(config)
     name = tool.original_name
-    if connection.abandoned:  # checked and set with no await between: atomic for the reader
-        raise FallbackError
     connection.calling = True  # from here on nothing falls back: the tool may run
     limit = config.tool_timeout or default_tool_timeout()
     try:

@@ -8,8 +8,15 @@ What the SDK path sends, message for message, on the wire of :mod:`mcpbridge.tra
 (:class:`~mcpbridge.transport.runlog.ServerLog`). A call's input rounds (SEP-2322) are
 answered here, by the default policy, as the SDK's driver answers them: a call is never handed
 to the SDK path once ``tools/call`` is sent, or the tool would run twice. Anything outside the
-plain case *before* the call raises :class:`Fallback`; a server that closes its stdout before
-the call raises :class:`ClosedError`, which the caller records as the SDK path does.
+plain case *before* the call raises :class:`OtherShapeError` (the caller hands the process
+to the SDK path); a server that closes its stdout before the call raises
+:class:`ClosedError`, which the caller records as the SDK path does. A server's request
+before the call is answered here as the SDK path answers it
+(:meth:`Connection.answer_server_request`: its version gate, then the default policy), so
+nothing is left for the SDK path to answer.
+
+Size: one conversation in one place, each message the SDK path sends beside the rule that
+sends it (handshake, listing, the call and its input rounds, the server's requests).
 """
 
 from __future__ import annotations
@@ -17,8 +24,8 @@ from __future__ import annotations
 __all__ = [
     "ClosedError",
     "Connection",
-    "FallbackError",
     "MalformedError",
+    "OtherShapeError",
     "RpcError",
     "UnreadableError",
 ]
@@ -31,7 +38,7 @@ from typing import Any
 import anyio
 
 from codebot_mcp.core import jsonutil
-from codebot_mcp.mcpbridge.calls.results import FallbackError, checked_tool
+from codebot_mcp.mcpbridge.calls.results import OtherShapeError, checked_tool
 from codebot_mcp.mcpbridge.transport import wire
 from codebot_mcp.mcpbridge.transport.process import ServerProcess
 from codebot_mcp.mcpbridge.transport.runlog import ServerLog
@@ -76,17 +83,23 @@ class Connection:
     """One JSON-RPC conversation over a launched stdio server."""
 
     def __init__(
-        self, server: ServerProcess, roots: Sequence[Path] = (), log: ServerLog | None = None
+        self,
+        server: ServerProcess,
+        roots: Sequence[Path] = (),
+        log: ServerLog | None = None,
+        *,
+        sampler: bool = True,
     ) -> None:
         self.server = server
         self.roots = list(roots)
         """Answers ``roots/list`` (the default policy's roots)."""
         self.log = log
         """Where the server's ``notifications/message`` go (None: nowhere)."""
+        self.sampler = sampler
+        """The SDK path of this command has a sampler (``mcp call``), which refuses by the
+        policy; without one (``mcp list``) sampling is refused for want of a model."""
         self.calling = False
         """Set once ``tools/call`` is sent: from then on nothing may fall back."""
-        self.abandoned = False
-        """Something before the call is not for the hot path (see :meth:`_abandon`)."""
         self.modern = False
         self.protocol_version = ""
         self.server_info: dict[str, Any] = {}
@@ -100,6 +113,8 @@ class Connection:
         self.initialized = False
         """``notifications/initialized`` was sent."""
         self._probe: wire.EraProbe | None = None
+        self._probe_settled = anyio.Event()
+        """The probe's last request (its ``ping``) was answered: nothing of ours is pending."""
         self._next_id = 0
         self._waiting: dict[Any, anyio.Event] = {}
         self._answers: dict[Any, dict[str, Any]] = {}
@@ -160,6 +175,8 @@ class Connection:
             return
         request_id = message.get("id")
         if self._probe is not None:
+            if request_id == wire.SENTINEL_ID:
+                self._probe_settled.set()
             verdict = self._probe.seen(request_id)
             if verdict == "answer_probe":
                 self._resolve(self._probe.discover_id, self._probe.ignored_answer())
@@ -174,30 +191,44 @@ class Connection:
             if method == "notifications/message" and self.log is not None:
                 self.log.receive(message.get("params"))
             return  # other notifications change nothing for a one-shot command
-        if not self.calling and method not in ("ping", "roots/list"):
-            self._abandon()  # nothing was called yet: the SDK path answers it
-            return
-        answer = self.answer_request(method, message.get("params"))
+        params = message.get("params")
+        if self.calling:
+            answer = self.answer_request(method, params)
+        else:
+            answer = self.answer_server_request(method, params)
         await self._send({"jsonrpc": "2.0", "id": message["id"], **answer})
 
-    def _abandon(self) -> None:
-        """Give this conversation up before ``tools/call``: every wait ends in ``Fallback``.
+    async def settle_probe(self) -> None:
+        """Wait until the era probe's own requests are answered (before a hand-over: their
+        answers must not reach the SDK path's reader)."""
+        if self._probe is not None and self._probe.discover_id is not None:
+            await self._probe_settled.wait()
 
-        Never raised from the reading task itself: a ``Fallback`` there could cancel the call
-        just after its request went out, and the SDK path would then run the tool again. The
-        caller checks :attr:`abandoned` right before it marks the call as started.
-        """
-        self.abandoned = True
-        for event in self._waiting.values():
-            event.set()
+    def answer_server_request(self, method: str, params: Any) -> dict[str, Any]:
+        """A server's request before ``tools/call``, answered as the SDK path's session answers
+        it: the version gate and the request's model first (``mcp_types.methods``, imported
+        only for such a server), then the default policy (:meth:`answer_request`)."""
+        if method in ("ping", "roots/list"):
+            return self.answer_request(method, params)
+        from mcp_types import methods
+        from pydantic import ValidationError
+
+        version = self.protocol_version or wire.LEGACY_VERSION  # the SDK's until negotiated
+        body = params if isinstance(params, dict) else None
+        try:
+            methods.parse_server_request(method, version, body)
+        except KeyError:
+            error = {"code": wire.METHOD_NOT_FOUND, "message": "Method not found", "data": method}
+            return {"error": error}
+        except ValidationError:
+            message = "Invalid request parameters"
+            return {"error": {"code": wire.INVALID_PARAMS, "message": message, "data": ""}}
+        return self.answer_request(method, params)
 
     def answer_request(self, method: str, params: Any) -> dict[str, Any]:
         """The answer of the SDK path's default policy (``--elicit decline``, no sampling) to a
         server's request, mid-call or inside an ``InputRequiredResult``: ``{"result": ...}``
-        or ``{"error": ...}``, word for word.
-
-        Before ``tools/call`` anything but ``ping`` and ``roots/list`` falls back (nothing was
-        called yet); once the call runs, falling back would run the tool twice."""
+        or ``{"error": ...}``, word for word."""
         if method == "ping":
             return {"result": {}}
         if method == "roots/list":
@@ -212,9 +243,10 @@ class Connection:
                     return {"error": {"code": wire.INVALID_PARAMS, "message": NOT_A_FORM}}
             return {"result": {"action": "decline"}}
         if method == "sampling/createMessage":
-            from codebot_mcp.core.tools.useragent import Policy, refusal_reason
+            from codebot_mcp.core.tools.useragent import NO_SAMPLER, Policy, refusal_reason
 
-            text = f"sampling refused: {refusal_reason(Policy(), self.server.name)}"
+            reason = refusal_reason(Policy(), self.server.name) if self.sampler else NO_SAMPLER
+            text = f"sampling refused: {reason}"
             return {"error": {"code": wire.USER_REJECTED, "message": text}}
         return {"error": {"code": wire.METHOD_NOT_FOUND, "message": "Method not found"}}
 
@@ -254,12 +286,10 @@ class Connection:
             await event.wait()
         answer = self._answers.pop(request_id, None)
         if answer is None:
-            if self.abandoned and not self.calling:
-                raise FallbackError
             raise ClosedError
         # Before tools/call a strange answer falls back to the SDK path; after it, it is the
         # call's error (falling back would run the tool twice).
-        broken: type[Exception] = MalformedError if self.calling else FallbackError
+        broken: type[Exception] = MalformedError if self.calling else OtherShapeError
         if "malformed" in answer:
             raise broken(answer["malformed"])
         if "error" in answer:
@@ -288,7 +318,7 @@ class Connection:
         if mode == "auto" and await self._discover():
             return
         if mode not in ("auto", "legacy"):
-            raise FallbackError  # a pinned modern version: the SDK adopts it without a probe
+            raise OtherShapeError  # a pinned modern version: the SDK adopts it without a probe
         params = {
             "protocolVersion": wire.LEGACY_VERSION,
             "capabilities": wire.CLIENT_CAPABILITIES,
@@ -302,10 +332,10 @@ class Connection:
         try:
             result = await self.answer(request_id)
         except RpcError:
-            raise FallbackError from None  # ClosedError: the caller records it
+            raise OtherShapeError from None  # ClosedError: the caller records it
         version = result.get("protocolVersion")
         if version not in wire.LEGACY_VERSIONS:
-            raise FallbackError
+            raise OtherShapeError
         self.protocol_version = str(version)
         self._facts(result, result.get("serverInfo"))
         await self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -322,49 +352,53 @@ class Connection:
             await self._send(request)
         try:
             result = await self.answer(discover_id)
-        except RpcError:
-            return False  # the SDK falls back to initialize on any error answer to the probe
+        except RpcError as exc:
+            if exc.code == wire.UNSUPPORTED_VERSION:
+                raise OtherShapeError from None  # the SDK may probe again: its decision
+            return False  # the SDK falls back to initialize on any other error answer
         versions = result.get("supportedVersions")
         if not isinstance(versions, list) or wire.MODERN_VERSION not in versions:
-            raise FallbackError
-        self.modern = True
-        self.protocol_version = wire.MODERN_VERSION
-        self.discovered = result
+            # The SDK falls back to initialize alike, whether its model reads the result
+            # (no modern version offered) or not (an unreadable result is no evidence).
+            return False
         meta = result.get(wire.META)
         self._facts(result, meta.get(wire.SERVER_INFO_KEY) if isinstance(meta, dict) else None)
+        self.modern = True  # only now: a result of another shape is the SDK's to read again
+        self.protocol_version = wire.MODERN_VERSION
+        self.discovered = result
         return True
 
     def _facts(self, result: Mapping[str, Any], info: Any) -> None:
         caps = result.get("capabilities")
         if not isinstance(caps, dict) or not isinstance(info, dict):
-            raise FallbackError
+            raise OtherShapeError
         if not isinstance(info.get("name"), str) or not isinstance(info.get("version"), str):
-            raise FallbackError
+            raise OtherShapeError
         instructions = result.get("instructions")
         if instructions is not None and not isinstance(instructions, str):
-            raise FallbackError
+            raise OtherShapeError
         self.server_info = info
         self.capabilities = caps
         self.instructions = instructions
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        """Every page of ``tools/list``; ``Fallback`` for anything but the plain shape."""
+        """Every page of ``tools/list``; :class:`OtherShapeError` for any other shape."""
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(wire.MAX_LIST_PAGES):
             try:
                 page = await self.request("tools/list", {"cursor": cursor} if cursor else None)
             except RpcError:
-                raise FallbackError from None  # ClosedError: the caller records it
+                raise OtherShapeError from None  # ClosedError: the caller records it
             batch = page.get("tools")
             if not isinstance(batch, list) or (self.modern and not _cacheable(page)):
-                raise FallbackError
+                raise OtherShapeError
             tools.extend(checked_tool(t) for t in batch)
             cursor = page.get("nextCursor")
             if not cursor:
                 break
             if not isinstance(cursor, str):
-                raise FallbackError
+                raise OtherShapeError
         return tools
 
     # -- the call --------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.connection.failures import invalid_result, no_result
 
 
-class FallbackError(Exception):
-    """This case is not for the hot path: run the SDK path instead (nothing was called yet)."""
+class OtherShapeError(Exception):
+    """An answer of another shape before the call: the SDK path reads it, on the process the
+    hot path launched (nothing was called yet)."""
 
 
 def plain_result(result: Mapping[str, Any]) -> ToolResult | None:
@@ -201,24 +202,24 @@ def through_sdk(
 
 
 def checked_tool(tool: Any) -> dict[str, Any]:
-    """A listed tool as the SDK's model would accept it, or ``Fallback`` (the hot path)."""
+    """A listed tool as the SDK's model would accept it, or :class:`OtherShapeError`."""
 
     if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-        raise FallbackError
+        raise OtherShapeError
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
-        raise FallbackError
+        raise OtherShapeError
     for key in ("description", "title"):
         if tool.get(key) is not None and not isinstance(tool[key], str):
-            raise FallbackError
+            raise OtherShapeError
     annotations = tool.get("annotations")
     if annotations is not None and not isinstance(annotations, dict):
-        raise FallbackError
+        raise OtherShapeError
     for key in ("readOnlyHint", "destructiveHint", "openWorldHint"):
         if annotations and annotations.get(key) is not None:
             if not isinstance(annotations[key], bool):
-                raise FallbackError
+                raise OtherShapeError
     output = tool.get("outputSchema")
     if output is not None and not isinstance(output, dict):
-        raise FallbackError
+        raise OtherShapeError
     return tool

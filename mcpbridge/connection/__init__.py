@@ -11,10 +11,12 @@
   :mod:`.remote_skills`: the skills a server serves (SEP-2640);
 - :mod:`.tasks`: calls answered with a task (SEP-2663), and :mod:`.taskpolicy`, the run's
   policy for them;
-- :mod:`.report`: the plain-data views of ``mcp list`` and ``mcp doctor``.
+- :mod:`.report`: the plain-data views of ``mcp list`` and ``mcp doctor``, of either
+  transport through :mod:`.contract` (a listed tool, a reached server, the handshake's facts).
 
-``manager``, ``failures`` and ``taskpolicy`` load no SDK module: the SDK loads with the first
-server a run starts, so ``chat`` without MCP servers never imports it.
+``manager``, ``failures``, ``contract``, ``report`` and ``taskpolicy`` load no SDK module:
+the SDK loads with the first server a run starts, so ``chat`` without MCP servers never
+imports it.
 
 May import: :mod:`mcpbridge.auth`, :mod:`mcpbridge.tools`, :mod:`mcpbridge.transport`.
 """

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.tools.useragent import Sampling, UserAgent
-    from codebot_mcp.mcpbridge.connection.serverinfo import ServerInfo
+    from codebot_mcp.mcpbridge.connection.contract import ServerInfo
     from codebot_mcp.mcpbridge.transport.process import ServerProcess
 
 logger = logging.getLogger(__name__)

@@ -30,6 +30,7 @@ from codebot_mcp.core.secrets.redact import Redactor, entry_secrets
 from codebot_mcp.core.telemetry.scope import MCP_SCOPE, server_scope, tool_call
 from codebot_mcp.mcpbridge._sdk import Transport, TransportStreams
 from codebot_mcp.mcpbridge.auth import LoginOptions, ServerAuth
+from codebot_mcp.mcpbridge.connection.contract import ServerInfo
 from codebot_mcp.mcpbridge.connection.explain import explain, explain_auth, explain_call
 from codebot_mcp.mcpbridge.connection.failures import (
     CallFailure,
@@ -40,7 +41,6 @@ from codebot_mcp.mcpbridge.connection.failures import (
 )
 from codebot_mcp.mcpbridge.connection.features import Features
 from codebot_mcp.mcpbridge.connection.serverinfo import (
-    ServerInfo,
     client_extensions,
     client_info,
     server_info,
@@ -398,6 +398,11 @@ class Client:
         if self._process is not None:
             return self._process.log_file
         return self.features.log_file
+
+    @property
+    def dpop_state(self) -> str | None:
+        """How this server's tokens are bound (:class:`.contract.Reached`)."""
+        return self.auth.dpop_state
 
     @property
     def session_if_connected(self) -> SDKClient | None:

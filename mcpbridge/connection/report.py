@@ -16,10 +16,9 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, masked_values
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.calls.lite) uses these views
+    from codebot_mcp.mcpbridge.connection.contract import ListedTool, Reached
     from codebot_mcp.mcpbridge.connection.failures import Failure
     from codebot_mcp.mcpbridge.connection.manager import Manager, ServerStatus
-    from codebot_mcp.mcpbridge.connection.mcp_client import Client
-    from codebot_mcp.mcpbridge.connection.tool import MCPTool
 
 
 def config_view(config: ServerConfig) -> dict[str, Any]:
@@ -57,7 +56,7 @@ def oauth_view(oauth: OAuthSettings) -> dict[str, Any] | bool:
     return view
 
 
-def auth_view(config: ServerConfig, client: Client | None) -> dict[str, Any]:
+def auth_view(config: ServerConfig, client: Reached | None) -> dict[str, Any]:
     """How an http server authorizes: ``grant`` (null with ``"oauth": false``) and ``dpop``:
     ``bound`` (the tokens are bound to codebot's key, RFC 9449), ``bearer`` (the
     authorization server offers no DPoP), ``off`` (``"dpop": false``), ``unknown`` (no token
@@ -65,13 +64,13 @@ def auth_view(config: ServerConfig, client: Client | None) -> dict[str, Any]:
     oauth = config.oauth
     if not oauth.enabled:
         return {"grant": None, "browser": False, "dpop": None}
-    state = client.auth.dpop_state if client is not None else None
+    state = client.dpop_state if client is not None else None
     if state is None:
         state = "off" if oauth.dpop is False else "unknown"
     return {"grant": oauth.grant, "browser": not oauth.browserless, "dpop": state}
 
 
-def tool_view(tool: MCPTool, *, schema: bool = False, app_only: bool = False) -> dict[str, Any]:
+def tool_view(tool: ListedTool, *, schema: bool = False, app_only: bool = False) -> dict[str, Any]:
     """One tool: visible and original name, capability with its reason, description, and
     whether it is app-only (MCP Apps: never offered to the model)."""
     permission = tool.info.permission
@@ -107,17 +106,18 @@ def server_view(
     name: str,
     status: str,
     config: ServerConfig,
-    client: Client | None,
-    tools: Sequence[MCPTool],
+    client: Reached | None,
+    tools: Sequence[ListedTool],
     *,
     failure: Failure | None = None,
     schemas: bool = False,
-    app_tools: Sequence[MCPTool] = (),
+    app_tools: Sequence[ListedTool] = (),
     show_app_tools: bool = False,
     stale: str | None = None,
 ) -> dict[str, Any]:
     """One server, the same keys for ``mcp list --json`` and doctor's ``--format json``:
-    status, the entry (masked), handshake facts, failure, staleness and tools.
+    status, the entry (masked), handshake facts, failure, staleness and tools; ``client`` and
+    the tools of either transport (:mod:`.contract`).
 
     ``stale``: why the tools shown are out of date (a re-list after ``tools/list_changed``
     failed; ``{"message": …}`` in the view, null otherwise).

@@ -18,6 +18,7 @@ from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.forms import MAX_TEXT, NOT_A_FORM, form_fields
 from codebot_mcp.core.tools.useragent import (
     MAX_SAMPLING_TOKENS,
+    NO_SAMPLER,
     ElicitRequest,
     Sampling,
     SamplingRefusedError,
@@ -93,7 +94,7 @@ class ServerRequests:
     ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         """``sampling/createMessage``: asked first, then sent to the session's model."""
         if self.sampler is None:
-            return _refuse("codebot has no model to sample with in this command")
+            return _refuse(NO_SAMPLER)
         messages = [(m.role, _sampling_text(m.content)) for m in params.messages]
         request = SamplingRequest(
             self.server,

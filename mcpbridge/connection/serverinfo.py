@@ -1,10 +1,10 @@
-"""What codebot tells a server about itself, and what the handshake told us about it."""
+"""What codebot tells a server about itself, and what the handshake told us about it (as
+:class:`.contract.ServerInfo`, the record the hot path makes too)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import mcp_types as types
 from mcp.client.extension import ClientExtension, advertise
@@ -12,6 +12,7 @@ from mcp.client.extension import ClientExtension, advertise
 if TYPE_CHECKING:
     from mcp import Client as SDKClient
 
+from codebot_mcp.mcpbridge.connection.contract import ServerInfo
 from codebot_mcp.mcpbridge.transport import wire
 
 
@@ -25,18 +26,6 @@ def client_extensions() -> list[ClientExtension]:
     """The extensions codebot declares under ``capabilities.extensions`` on every wire
     (:data:`.wire.CLIENT_CAPABILITIES`; tasks, modern wires only, come with ``TasksExtension``)."""
     return [advertise(identifier) for identifier in wire.CLIENT_CAPABILITIES["extensions"]]
-
-
-@dataclass(frozen=True, slots=True)
-class ServerInfo:
-    """What the handshake told us."""
-
-    protocol_version: str
-    name: str | None
-    version: str | None
-    capabilities: dict[str, Any]
-    instructions: str | None
-    handshake_ms: float
 
 
 def server_info(session: SDKClient, started: float) -> ServerInfo:

@@ -68,6 +68,8 @@ INTERNAL_ERROR = -32603
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 HEADER_MISMATCH = -32020
+UNSUPPORTED_VERSION = -32022
+"""An answer to ``server/discover`` naming the versions the server speaks instead."""
 USER_REJECTED = -1
 """The spec's code for a request the user (or codebot's policy) refused, e.g. sampling."""
 

@@ -82,6 +82,7 @@ def test_constants_match_the_sdk() -> None:
     assert wire.CONNECTION_CLOSED == types.CONNECTION_CLOSED
     assert wire.REQUEST_TIMEOUT == types.REQUEST_TIMEOUT
     assert wire.HEADER_MISMATCH == types.HEADER_MISMATCH
+    assert wire.UNSUPPORTED_VERSION == types.UNSUPPORTED_PROTOCOL_VERSION
     assert LOG_LEVELS == typing.get_args(types.LoggingLevel)
     assert lite_wire.STATE_ONLY_PAUSE == (
         _input_required._STATE_ONLY_BACKOFF_INITIAL_SECONDS,

@@ -22,10 +22,11 @@ must be equal as sent):
   lives on in chat, a one-shot command has nothing to listen for;
 - ``requestState``: opaque, minted by the server; checked to be echoed as it came, then masked.
 
-A case the hot path hands to the SDK path before calling (a listing the SDK's model rejects)
-has one more launch on the hot side; that launch must not have called anything, and the last
-launch must equal the SDK path's. A server that offers tasks is handed over on its one launch
-(its own test compares the outcome, not the wire).
+Every case launches the server once on each path. A case the hot path hands to the SDK path
+before calling (a listing or a ``server/discover`` answer the SDK's model reads, a server that
+offers tasks) goes on on the same process; its test compares the outcome and what was sent.
+Should a path ever launch twice, the first launch must not have called anything, and the last
+must equal the SDK path's.
 """
 
 from __future__ import annotations
@@ -514,3 +515,55 @@ def test_a_server_that_dies_at_start_is_launched_once(
     assert code == 4 and "handshake failed: the server closed the connection" in out + err
     assert "database connection refused" in out + err
     assert len(hot.launches) == len(sdk.launches) == 1
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("argv", [[*CALL, "echo", "text=x"], ["mcp", "list"]], ids=["call", "list"])
+def test_server_requests_before_the_call_are_answered_on_the_one_launch(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    era: str,
+    argv: Any,
+) -> None:
+    """A server that asks before the call (a form, sampling, a form without its schema, an
+    unknown method): the hot path answers each as the SDK path's session does (its version
+    gate, its model, then the default policy; sampling refused in the command's words), on
+    the one launch, the wire and the server's log equal."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty("--era", era, "--ask-first"), *argv)
+    assert hot.outcome[0] == 0
+    assert len(hot.launches) == 1
+    answers = [r["msg"] for r in hot.launches[0] if r["dir"] == ">" and "method" not in r["msg"]]
+    assert len(answers) == 4
+
+
+def test_a_discover_answer_of_handshake_era_versions_goes_on_with_initialize(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handshake-era server that answers ``server/discover`` with its own versions: the hot
+    path sends ``initialize`` on the same connection, as the SDK does; the wire is equal."""
+    entry = chatty("--discover-shape", "legacy")
+    hot, _ = both(tmp_path, capsys, monkeypatch, entry, *CALL, "echo", "text=x")
+    assert hot.outcome[0] == 0 and len(hot.launches) == 1
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    assert sent.count("server/discover") == sent.count("initialize") == 1
+
+
+@pytest.mark.parametrize("argv", [[*CALL, "echo", "text=x"], ["mcp", "list"]], ids=["call", "list"])
+def test_a_discover_answer_only_the_sdk_reads_is_handed_over_on_the_same_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, argv: Any
+) -> None:
+    """A 2026-07-28 ``server/discover`` answer without the server's info: the hot path hands
+    the process over once the probe's requests are answered, and the SDK path makes its own
+    handshake on it: one launch, the SDK path's outcome, its messages after the hot path's
+    probe."""
+    entry = chatty("--era", "modern", "--discover-shape", "bare")
+    hot = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=False)
+    sdk = record(tmp_path, capsys, monkeypatch, entry, argv, sdk=True)
+    assert hot.outcome == sdk.outcome
+    assert len(hot.launches) == len(sdk.launches) == 1
+    assert len(hot.calls()) == len(sdk.calls())
+    sent = [_method(r) for r in hot.launches[0] if r.get("dir") == ">"]
+    sdk_sent = [_method(r) for r in sdk.launches[0] if r.get("dir") == ">"]
+    probe = ["server/discover", wire.UNKNOWN_METHOD, "ping"]
+    assert sorted(map(str, sent)) == sorted(map(str, [*sdk_sent, *probe]))

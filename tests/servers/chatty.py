@@ -15,7 +15,12 @@ case runs once on each path, and what both sent on the wire is compared.
 ``--no-cache-hints`` leaves ``ttlMs`` and ``cacheScope`` (required at 2026-07-28) out of the
 ``tools/list`` result; ``--odd-listing`` lists ``echo`` with ``"readOnlyHint": 1`` (the SDK's
 model reads it as true; the hot path leaves such a listing to it); ``--refuse-initialize``
-answers ``initialize`` with an error (``-32603 not ready``).
+answers ``initialize`` with an error (``-32603 not ready``). ``--discover-shape``: ``legacy``
+(a handshake-era server) answers ``server/discover`` with handshake-era versions only;
+``bare`` (modern) answers it without the server info in ``_meta``. ``--ask-first``: before
+answering ``tools/list``, asks the client ``elicitation/create`` (a form),
+``sampling/createMessage``, an ``elicitation/create`` without its schema and ``chatty/unknown``,
+and logs each answer to stderr.
 
 Tools:
 - ``echo(text)``: the text;
@@ -80,9 +85,18 @@ SAMPLING = {
 
 class Server:
     def __init__(
-        self, era: str, log_at_start: bool, hints: bool, odd: bool = False, refuse: bool = False
+        self,
+        era: str,
+        log_at_start: bool,
+        hints: bool,
+        odd: bool = False,
+        refuse: bool = False,
+        discover_shape: str | None = None,
+        ask_first: bool = False,
     ) -> None:
         self.era = era
+        self.discover_shape = discover_shape
+        self.ask_first = ask_first
         self.log_at_start = log_at_start
         self.hints = hints
         self.odd = odd
@@ -187,17 +201,33 @@ class Server:
             if self.refuse:
                 raise RuntimeError("not ready")
             return initialize_result(params, name="chatty")
+        if method == "server/discover" and self.era != "modern" and self.discover_shape:
+            info = {SERVER_INFO: {"name": "chatty", "version": "0.1.0"}}
+            versions = ["2025-06-18", "2025-11-25"]
+            return {"supportedVersions": versions, "capabilities": {}, "_meta": info}
         if method == "server/discover" and self.era == "modern":
-            return {
+            result = {
                 "resultType": "complete",
                 "supportedVersions": [MODERN],
                 "capabilities": {"tools": {}, "logging": {}},
-                "_meta": {
-                    "io.modelcontextprotocol/serverInfo": {"name": "chatty", "version": "0.1.0"}
-                },
+                "_meta": {SERVER_INFO: {"name": "chatty", "version": "0.1.0"}},
             }
+            if self.discover_shape == "bare":
+                del result["_meta"]
+            return result
         if method == "ping":
             return {}
+        if method == "tools/list" and self.ask_first:
+            self.ask_first = False
+            asked = [
+                ("elicitation/create", FORM),
+                ("sampling/createMessage", SAMPLING),
+                ("elicitation/create", {"message": "no schema"}),
+                ("chatty/unknown", None),
+            ]
+            for asked_method, asked_params in asked:
+                got = self.ask_client(asked_method, asked_params)
+                print(f"{asked_method}: {json.dumps(got, sort_keys=True)}", file=sys.stderr)
         if method == "tools/list":
             hints = {"ttlMs": 0, "cacheScope": "private"}
             tools = TOOLS
@@ -248,9 +278,18 @@ def main() -> None:
     parser.add_argument("--no-cache-hints", action="store_true")
     parser.add_argument("--odd-listing", action="store_true")
     parser.add_argument("--refuse-initialize", action="store_true")
+    parser.add_argument("--discover-shape", choices=("legacy", "bare"))
+    parser.add_argument("--ask-first", action="store_true")
     args = parser.parse_args()
-    hints = not args.no_cache_hints
-    Server(args.era, args.log_at_start, hints, args.odd_listing, args.refuse_initialize).serve()
+    Server(
+        args.era,
+        args.log_at_start,
+        not args.no_cache_hints,
+        args.odd_listing,
+        args.refuse_initialize,
+        args.discover_shape,
+        args.ask_first,
+    ).serve()
 
 
 if __name__ == "__main__":

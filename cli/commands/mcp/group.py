@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -39,8 +42,10 @@ if TYPE_CHECKING:
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.tools.base import ToolResult
     from codebot_mcp.core.tools.useragent import Policy
+    from codebot_mcp.mcpbridge.connection.manager import Manager
     from codebot_mcp.mcpbridge.connection.taskpolicy import TaskStatus
     from codebot_mcp.mcpbridge.tools.tool_pins import Pins
+    from codebot_mcp.mcpbridge.transport.process import Prelaunched
 
     ServerRequestsFlags = tuple[Settings, str | None, list[str] | None]
     """The settings, --elicit and --allow-sampling: how servers' requests are answered."""
@@ -129,38 +134,37 @@ async def _list(
     show_all: bool = False,
     pins: Pins | None = None,
 ) -> int:
-    from codebot_mcp.mcpbridge.calls import (
-        lite,
-    )  # the hot path: no SDK import while every server is plain
+    from codebot_mcp.mcpbridge.calls import route  # no SDK import while every server is plain
 
-    shown: list[dict[str, Any]] = []
-    handed = None
-    todo = servers
-    if not login and lite.usable(servers):  # lite declares the same capabilities (a test)
-        try:
-            views = await lite.list_servers(
-                servers, schemas=schemas, roots=agent.roots(), show_app_tools=show_all, pins=pins
-            )
-        except lite.FallbackError:
-            pass
-        except lite.HandOverError as handover:  # the rest on their processes, discover adopted
-            shown, handed = handover.views, handover.prelaunched()
-            todo = {name: c for name, c in servers.items() if name in handover.processes}
-        else:
-            return _render_list(views, as_json, schemas, servers)
     # The capabilities are declared, so servers show the tools they offer only to clients
     # that can answer elicitation, sampling or roots (server-everything has three).
     options = login_options() if login else None
-    async with open_manager(todo, agent=agent, login=options, pins=pins, handed=handed) as manager:
-        from codebot_mcp.mcpbridge.connection.report import status_view
-
-        await manager.start_all()
-        statuses = manager.status()
-        views = [
-            status_view(s, manager, schemas=schemas, show_app_tools=show_all) for s in statuses
-        ]
-    views = sorted([*shown, *views], key=lambda v: str(v["name"])) if shown else views
+    views = await route.list_servers(
+        servers,
+        partial(_open, agent=agent, login=options, pins=pins),
+        hot=not login,
+        roots=agent.roots(),
+        schemas=schemas,
+        show_app_tools=show_all,
+        pins=pins,
+    )
     return _render_list(views, as_json, schemas, servers)
+
+
+def _open(
+    servers: Mapping[str, ServerConfig],
+    handed: Prelaunched | None,
+    *,
+    lazy: LazyModel | None = None,
+    **options: Any,
+) -> AbstractAsyncContextManager[Manager]:
+    """The SDK path of ``mcp list``/``mcp call`` (:data:`mcpbridge.calls.route.OpenManager`);
+    ``lazy``: the model ``mcp call`` samples with, built if a server asks."""
+    if lazy is not None:
+        from codebot_mcp.core.agent.sampling import Sampler
+
+        options["sampler"] = Sampler(lazy)
+    return open_manager(servers, handed=handed, **options)
 
 
 def _render_list(
@@ -183,44 +187,34 @@ async def _call(
     login: bool = False,
     pins: Pins | None = None,
 ) -> ToolResult:
-    from codebot_mcp.mcpbridge.calls import (
-        lite,
-    )  # the hot path: no SDK import while the server is plain
+    from codebot_mcp.mcpbridge.calls import route  # no SDK import while the server is plain
 
     settings, elicit, allow_sampling = requests
     agent = policy(settings, elicit, allow_sampling)
-    handed = None
-    if warm_client.plain(requests, login) and lite.usable({config.name: config}):
-        try:
-            return await lite.call_tool(config, tool, arguments, roots=agent.roots(), pins=pins)
-        except lite.FallbackError:
-            pass
-        except lite.HandOverError as handover:  # the same process, its handshake adopted
-            handed = handover.prelaunched()
-    from codebot_mcp.core.agent.sampling import Sampler
-
     lazy = LazyModel(settings)
+    tty = sys.stderr.isatty()
     try:
-        async with open_manager(
-            {config.name: config},
-            agent=agent,
-            sampler=Sampler(lazy),
-            login=login_options() if login else None,
+        return await route.call_tool(
+            config,
+            tool,
+            arguments,
+            partial(
+                _open,
+                agent=agent,
+                lazy=lazy,
+                login=login_options() if login else None,
+                pins=pins,
+            ),
+            hot=warm_client.plain(requests, login),
+            roots=agent.roots(),
             pins=pins,
-            handed=handed,
-        ) as manager:
-            from codebot_mcp.mcpbridge.calls.call import call_once
-
-            if sys.stderr.isatty():
-                manager.on_progress = _progress_line
-            else:  # a task may run for minutes: each change of its status gets a line
-                manager.tasks.on_status = _task_line
-            try:
-                return await call_once(manager, config, tool, arguments)
-            finally:
-                if manager.on_progress is not None:
-                    sys.stderr.write("\r\x1b[2K")
+            # a task may run for minutes: off a terminal each change of its status gets a line
+            on_progress=_progress_line if tty else None,
+            on_task_status=None if tty else _task_line,
+        )
     finally:
+        if tty:
+            sys.stderr.write("\r\x1b[2K")
         await lazy.aclose()
 
 

@@ -1,0 +1,121 @@
+"""One path per command: ``mcp list`` and ``mcp call`` from the settings to the wire.
+
+Each command has one entry here, :func:`list_servers` and :func:`call_tool`. It chooses the
+transport before anything is launched: the SDK-free hot path (:mod:`.lite`) when the command
+needs nothing more than the default answers and every server is one it takes
+(:func:`.lite.usable`), else the SDK path (:class:`~mcpbridge.connection.manager.Manager`).
+Both transports of a call are one API (:class:`~mcpbridge.connection.contract.ToolClient`:
+start, tools, call, the failure record; :class:`.lite.LiteClient` and
+:class:`.call.ManagedClient`), driven by the same steps
+(:func:`~mcpbridge.connection.contract.call_on`). When the hot path hands a server over
+(:class:`.lite.HandOverError`: an answer of another shape before any call, or a server that
+offers tasks), the SDK path goes on on the same process, with the handshake's answer when
+there is one; nothing is launched twice and the settings are not read again. The command
+layer parses, asks the warm holder, calls one of these and renders what comes back.
+
+The SDK is imported only when the SDK path runs: the hot path stays light.
+"""
+
+from __future__ import annotations
+
+__all__ = ["OpenManager", "call_tool", "list_servers"]
+
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codebot_mcp.core.config.servers import ServerConfig
+from codebot_mcp.core.tools.base import ToolResult
+from codebot_mcp.mcpbridge.calls import lite
+from codebot_mcp.mcpbridge.connection.contract import call_on
+
+if TYPE_CHECKING:
+    from codebot_mcp.mcpbridge.connection.features import ProgressHook
+    from codebot_mcp.mcpbridge.connection.manager import Manager
+    from codebot_mcp.mcpbridge.connection.taskpolicy import StatusHook
+    from codebot_mcp.mcpbridge.tools.tool_pins import Pins
+    from codebot_mcp.mcpbridge.transport.process import Prelaunched
+
+OpenManager = Callable[
+    [Mapping[str, ServerConfig], "Prelaunched | None"], AbstractAsyncContextManager["Manager"]
+]
+"""The command's SDK path: a manager over these servers (not yet started), taking over the
+processes the hot path handed over (``None``: none). The command supplies it, with how its
+servers' requests are answered, its login and its pins."""
+
+
+async def list_servers(
+    servers: Mapping[str, ServerConfig],
+    open_manager: OpenManager,
+    *,
+    hot: bool,
+    roots: Sequence[Path],
+    schemas: bool,
+    show_app_tools: bool,
+    pins: Pins | None,
+) -> list[dict[str, Any]]:
+    """``mcp list``: what it shows of every server (``report.server_view``), by name.
+
+    ``hot``: the command may take the hot path (no ``--login``); ``roots`` answer
+    ``roots/list`` there. A server that fails is a failed view, never an exception.
+    """
+    shown: list[dict[str, Any]] = []
+    handed: Prelaunched | None = None
+    todo: Mapping[str, ServerConfig] = servers
+    if hot and lite.usable(servers):  # lite declares the same capabilities (a test)
+        try:
+            return await lite.list_servers(
+                servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
+            )
+        except lite.HandOverError as handover:  # the rest on their processes
+            shown, handed = handover.views, handover.prelaunched()
+            todo = {name: c for name, c in servers.items() if name in handover.processes}
+    async with open_manager(todo, handed) as manager:
+        from codebot_mcp.mcpbridge.connection.report import status_view
+
+        await manager.start_all()
+        views = [
+            status_view(s, manager, schemas=schemas, show_app_tools=show_app_tools)
+            for s in manager.status()
+        ]
+    return sorted([*shown, *views], key=lambda v: str(v["name"])) if shown else views
+
+
+async def call_tool(
+    config: ServerConfig,
+    tool: str,
+    arguments: dict[str, Any],
+    open_manager: OpenManager,
+    *,
+    hot: bool,
+    roots: Sequence[Path],
+    pins: Pins | None,
+    on_progress: ProgressHook | None = None,
+    on_task_status: StatusHook | None = None,
+) -> ToolResult:
+    """``mcp call``: call ``tool`` of ``config``'s server once and return its result.
+
+    ``hot``: the command may take the hot path (the default answers, no ``--login``, no
+    progress line); ``on_progress`` or ``on_task_status`` then go unused.
+
+    Raises:
+        UsageError: the tool is unknown, or the arguments do not match its input schema.
+        ServerError: the server cannot be reached, or dies or times out during the call.
+    """
+    handed: Prelaunched | None = None
+    if hot and lite.usable({config.name: config}):
+        async with lite.connect(config, roots=roots, pins=pins) as client:
+            await client.start()
+            if client.handed is None:
+                return await call_on(client, config.name, tool, arguments)
+            handed = client.handed.prelaunched()  # the same process, its handshake adopted
+    async with open_manager({config.name: config}, handed) as manager:
+        from codebot_mcp.mcpbridge.calls.call import ManagedClient
+
+        manager.on_progress = on_progress
+        if on_task_status is not None:
+            manager.tasks.on_status = on_task_status
+        managed = ManagedClient(manager, config)
+        await managed.start()
+        return await call_on(managed, config.name, tool, arguments)
