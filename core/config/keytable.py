@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["KEYS", "SERVER_FIELDS", "Spec"]
+__all__ = ["FIELDS", "KEYS", "SERVER_FIELDS", "Spec"]
 
 
 class Spec(NamedTuple):
@@ -33,6 +33,8 @@ class Spec(NamedTuple):
     min_length: int | None = None
     keys: tuple[str, ...] | None = None
     """An object's own keys, as its model declares them (None: not an object of fixed keys)."""
+    example: Any = None
+    """A value to show in a hint (an object section's, and its fields' where they give one)."""
     transports: tuple[str, ...] = ()
     """For a field of a server entry: the transports whose entry declares it."""
 
@@ -71,6 +73,7 @@ KEYS: dict[str, Spec] = {
         types=("object",),
         default={"max_bytes": 5242880, "max_per_request": 10, "max_request_bytes": 20971520},
         keys=("max_bytes", "max_per_request", "max_request_bytes"),
+        example={"max_bytes": 2000000, "max_per_request": 4},
     ),
     "max_turns": Spec(name="max_turns", types=("integer",), default=50, minimum=1),
     "tool_result_max_tokens": Spec(
@@ -97,6 +100,7 @@ KEYS: dict[str, Spec] = {
         types=("object",),
         default={"allow": [], "ask": [], "deny": []},
         keys=("allow", "ask", "deny"),
+        example={"allow": ["mcp__docs__*"], "deny": ["bash"]},
     ),
     "$schema": Spec(name="$schema", types=("string",)),
     "checkpoints": Spec(
@@ -104,6 +108,7 @@ KEYS: dict[str, Spec] = {
         types=("object",),
         default={"enabled": True, "max_files": 50000, "max_size_mb": 500},
         keys=("enabled", "max_files", "max_size_mb"),
+        example={"enabled": True, "max_files": 20000, "max_size_mb": 200},
     ),
     "hooks": Spec(name="hooks", types=("object",), default={}),
     "sandbox": Spec(
@@ -111,6 +116,7 @@ KEYS: dict[str, Spec] = {
         types=("object",),
         default={"network": False, "writable": [], "deny_read": []},
         keys=("mode", "network", "writable", "deny_read"),
+        example={"mode": "read-only", "network": ["pypi.org"]},
     ),
     "claude_files": Spec(name="claude_files", types=("boolean",), default=True),
     "allowed_mcp_servers": Spec(name="allowed_mcp_servers", types=("array",)),
@@ -137,9 +143,83 @@ KEYS: dict[str, Spec] = {
             "traces",
             "metrics",
         ),
+        example={"enabled": True, "endpoint": "http://127.0.0.1:4318"},
     ),
 }
 """Every top-level key, in the docs' order."""
+
+FIELDS: dict[str, Spec] = {
+    "images.max_bytes": Spec(
+        name="images.max_bytes",
+        types=("integer",),
+        default=5242880,
+        minimum=1,
+    ),
+    "images.max_per_request": Spec(
+        name="images.max_per_request",
+        types=("integer",),
+        default=10,
+        minimum=0,
+    ),
+    "images.max_request_bytes": Spec(
+        name="images.max_request_bytes",
+        types=("integer",),
+        default=20971520,
+        minimum=1,
+    ),
+    "permissions.allow": Spec(name="permissions.allow", types=("array",), default=[]),
+    "permissions.ask": Spec(name="permissions.ask", types=("array",), default=[]),
+    "permissions.deny": Spec(name="permissions.deny", types=("array",), default=[]),
+    "checkpoints.enabled": Spec(name="checkpoints.enabled", types=("boolean",), default=True),
+    "checkpoints.max_files": Spec(
+        name="checkpoints.max_files",
+        types=("integer",),
+        default=50000,
+        minimum=1,
+    ),
+    "checkpoints.max_size_mb": Spec(
+        name="checkpoints.max_size_mb",
+        types=("integer",),
+        default=500,
+        minimum=1,
+    ),
+    "sandbox.mode": Spec(
+        name="sandbox.mode",
+        types=("string",),
+        enum=("read-only", "workspace-write", "off"),
+    ),
+    "sandbox.network": Spec(name="sandbox.network", types=("boolean", "array"), default=False),
+    "sandbox.writable": Spec(name="sandbox.writable", types=("array",), default=[]),
+    "sandbox.deny_read": Spec(name="sandbox.deny_read", types=("array",), default=[]),
+    "telemetry.enabled": Spec(name="telemetry.enabled", types=("boolean",), default=False),
+    "telemetry.endpoint": Spec(
+        name="telemetry.endpoint",
+        types=("string",),
+        min_length=1,
+        example="http://127.0.0.1:4318",
+    ),
+    "telemetry.protocol": Spec(
+        name="telemetry.protocol",
+        types=("string",),
+        enum=("http/protobuf", "grpc"),
+    ),
+    "telemetry.headers": Spec(
+        name="telemetry.headers",
+        types=("object",),
+        default={},
+        example={"x-api-key": "${OTEL_API_KEY}"},
+    ),
+    "telemetry.log_content": Spec(name="telemetry.log_content", types=("boolean",), default=False),
+    "telemetry.service_name": Spec(
+        name="telemetry.service_name",
+        types=("string",),
+        min_length=1,
+        example="codebot",
+    ),
+    "telemetry.traces": Spec(name="telemetry.traces", types=("boolean",), default=True),
+    "telemetry.metrics": Spec(name="telemetry.metrics", types=("boolean",), default=True),
+}
+"""The fields of the object-valued keys, by path (``images.max_bytes``)."""
 
 SERVER_FIELDS: dict[str, Spec] = {
     "timeout": Spec(

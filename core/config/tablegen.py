@@ -3,8 +3,10 @@
 Reading settings must not import pydantic (:mod:`.sections` says why), so what the loader needs
 of each model, a key's JSON types, the values of its enum, its bounds, its default and the keys
 of an object, is read here from the models' JSON Schema and written out as a module of
-:class:`~.keytable.Spec` rows: every top-level key (``KEYS``) and every field of an MCP server
-entry (``SERVER_FIELDS``, stdio's and http's together). ``python -m
+:class:`~.keytable.Spec` rows: every top-level key (``KEYS``), every field of an object-valued
+one (``FIELDS``: ``images.max_bytes``, ``sandbox.mode``...) and every field of an MCP server
+entry (``SERVER_FIELDS``, stdio's and http's together). An object section's row and its fields
+carry the model's example, for the hints of the errors that name them. ``python -m
 codebot_mcp.core.config.tablegen`` prints it (``make docs`` writes it);
 ``tests/core/test_config_sections.py`` fails when the checked-in copy is older than the models.
 This module builds the models: docs and tests only, never a command's path.
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
     from pydantic.fields import FieldInfo
 
-__all__ = ["server_fields", "table_text", "top_level"]
+__all__ = ["section_fields", "server_fields", "table_text", "top_level"]
 
 _BOUNDS = {
     "minimum": "minimum",
@@ -39,7 +41,9 @@ def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _spec(name: str, prop: dict[str, Any], defs: dict[str, Any], default: Any) -> Spec:
+def _spec(
+    name: str, prop: dict[str, Any], defs: dict[str, Any], default: Any, example: Any = None
+) -> Spec:
     """A field's :class:`Spec` from its JSON Schema (each alternative of an ``anyOf``)."""
     types: list[str] = []
     enum: list[Any] = []
@@ -56,7 +60,7 @@ def _spec(name: str, prop: dict[str, Any], defs: dict[str, Any], default: Any) -
         if "properties" in schema:
             keys = tuple(schema["properties"])
         bounds.update((_BOUNDS[k], v) for k, v in schema.items() if k in _BOUNDS)
-    return Spec(name, tuple(types), default, tuple(enum), keys=keys, **bounds)
+    return Spec(name, tuple(types), default, tuple(enum), keys=keys, example=example, **bounds)
 
 
 def _default(field: FieldInfo) -> Any:
@@ -71,19 +75,45 @@ def _default(field: FieldInfo) -> Any:
     return value
 
 
-def _specs(model: type[BaseModel]) -> dict[str, Spec]:
+def _inner(field: FieldInfo) -> type[BaseModel] | None:
+    """The model of an object-valued field of fixed keys (None: any other field)."""
+    from pydantic import BaseModel
+
+    kind = field.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+
+
+def _specs(model: type[BaseModel], prefix: str = "") -> dict[str, Spec]:
+    """The fields of ``model`` by name (``prefix`` before each: a section's ``images.``); an
+    object section (its fields are in :func:`section_fields`), or a field inside one, carries
+    its example."""
     schema = model.model_json_schema(by_alias=True)
     defs = schema.get("$defs", {})
     out: dict[str, Spec] = {}
     for name, field in model.model_fields.items():
         key = field.alias or name
-        out[key] = _spec(key, schema["properties"][key], defs, _default(field))
+        shown = prefix or _inner(field) is not None
+        example = (field.examples or [None])[0] if shown else None
+        out[prefix + key] = _spec(
+            prefix + key, schema["properties"][key], defs, _default(field), example
+        )
     return out
 
 
 def top_level() -> dict[str, Spec]:
     """Every top-level key, in the docs' order."""
     return {k: v for section in sections() for k, v in _specs(section.model()).items()}
+
+
+def section_fields() -> dict[str, Spec]:
+    """Every field of an object-valued top-level key, by its path (``images.max_bytes``)."""
+    out: dict[str, Spec] = {}
+    for section in sections():
+        for name, field in section.model().model_fields.items():
+            inner = _inner(field)
+            if inner is not None:
+                out.update(_specs(inner, f"{field.alias or name}."))
+    return out
 
 
 def server_fields() -> dict[str, Spec]:
@@ -173,7 +203,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["KEYS", "SERVER_FIELDS", "Spec"]
+__all__ = ["FIELDS", "KEYS", "SERVER_FIELDS", "Spec"]
 
 
 class Spec(NamedTuple):
@@ -196,6 +226,8 @@ class Spec(NamedTuple):
     min_length: int | None = None
     keys: tuple[str, ...] | None = None
     """An object's own keys, as its model declares them (None: not an object of fixed keys)."""
+    example: Any = None
+    """A value to show in a hint (an object section's, and its fields' where they give one)."""
     transports: tuple[str, ...] = ()
     """For a field of a server entry: the transports whose entry declares it."""
 
@@ -209,6 +241,8 @@ def table_text() -> str:
         _HEAD
         + _assignment("KEYS", "dict[str, Spec]", top_level())
         + '"""Every top-level key, in the docs\' order."""\n\n'
+        + _assignment("FIELDS", "dict[str, Spec]", section_fields())
+        + '"""The fields of the object-valued keys, by path (``images.max_bytes``)."""\n\n'
         + _assignment("SERVER_FIELDS", "dict[str, Spec]", server_fields())
         + '"""The fields of an MCP server entry (stdio\'s, then http\'s own)."""\n'
     )

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from codebot_mcp.core.config.sections import Key, Section, register
+from codebot_mcp.core.config.sections import Section, register, row
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -55,4 +55,4 @@ def section_model() -> type[BaseModel]:
     return HooksSection
 
 
-register(Section("hooks", (Key("hooks", trust="own"),), section_model, order=50))
+register(Section("hooks", (row("hooks", trust="own"),), section_model, order=50))

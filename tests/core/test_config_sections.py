@@ -239,7 +239,7 @@ def test_the_field_table_can_be_written_from_an_empty_one() -> None:
         "import sys, types, dataclasses;"
         "from codebot_mcp.core.config import keytable as real;"
         "empty = types.ModuleType(real.__name__);"
-        "empty.Spec, empty.KEYS, empty.SERVER_FIELDS = real.Spec, {}, {};"
+        "empty.Spec, empty.KEYS, empty.FIELDS, empty.SERVER_FIELDS = real.Spec, {}, {}, {};"
         "sys.modules[real.__name__] = empty;"
         "from codebot_mcp.core.config import tablegen;"
         "sys.stdout.write(tablegen.table_text())"
