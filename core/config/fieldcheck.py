@@ -139,7 +139,8 @@ def values(name: str) -> tuple[Any, ...]:
 
 
 def fields(name: str) -> tuple[str, ...]:
-    """The keys of an object section (``sandbox``), as its model declares them (none while
-    :mod:`.keytable` is being written again)."""
-    spec = KEYS.get(name)
-    return () if spec is None else spec.keys or ()
+    """The keys of an object as its model declares them, by the object's path (``sandbox``,
+    ``hooks.*[].hooks[]``); none while :mod:`.keytable` is being written again."""
+    prefix = f"{name}."
+    out = (k[len(prefix) :] for k in FIELDS if k.startswith(prefix))
+    return tuple(k for k in out if not any(c in k for c in ".[*"))

@@ -15,7 +15,7 @@ This module builds the models: docs and tests only, never a command's path.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 from codebot_mcp.core.config.keytable import Spec
 from codebot_mcp.core.config.sections import sections
@@ -105,14 +105,33 @@ def top_level() -> dict[str, Spec]:
     return {k: v for section in sections() for k, v in _specs(section.model()).items()}
 
 
+def _nested(annotation: Any, path: str, out: dict[str, Spec]) -> None:
+    """The fields of the models inside ``annotation`` (at ``path``) into ``out``: a model's
+    by ``path.field``, an object's values at ``path.*``, a list's items at ``path[]``."""
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        out.update(_specs(annotation, f"{path}."))
+        for name, field in annotation.model_fields.items():
+            _nested(field.annotation, f"{path}.{field.alias or name}", out)
+        return
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is dict:
+        _nested(args[1], f"{path}.*", out)
+    elif origin is list:
+        _nested(args[0], f"{path}[]", out)
+    else:  # a union, Annotated, or a plain type (which has no args)
+        for arg in args:
+            _nested(arg, path, out)
+
+
 def section_fields() -> dict[str, Spec]:
-    """Every field of an object-valued top-level key, by its path (``images.max_bytes``)."""
+    """Every field of a model inside a top-level key, by its path: ``images.max_bytes``, and
+    inside objects and lists, ``hooks.*[].hooks[].timeout`` (any event, any group, any hook)."""
     out: dict[str, Spec] = {}
     for section in sections():
         for name, field in section.model().model_fields.items():
-            inner = _inner(field)
-            if inner is not None:
-                out.update(_specs(inner, f"{field.alias or name}."))
+            _nested(field.annotation, field.alias or name, out)
     return out
 
 
@@ -147,7 +166,7 @@ def _inline(value: Any) -> str:
             for f in Spec._fields
             if f in ("name", "types") or getattr(value, f) != getattr(plain, f)
         ]
-        return "Spec(" + ", ".join(f"{f}={_inline(getattr(value, f))}" for f in shown) + ")"
+        return "Spec(" + ", ".join(_keyword(f) + _inline(getattr(value, f)) for f in shown) + ")"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_inline(k)}: {_inline(v)}" for k, v in value.items()) + "}"
     if isinstance(value, tuple | list):
@@ -158,6 +177,12 @@ def _inline(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     return repr(value)
+
+
+def _keyword(field: str) -> str:
+    """How a :class:`Spec` argument opens: ``name`` and ``types`` go by position (every row
+    has them: the table stays short), the others by keyword."""
+    return "" if field in ("name", "types") else f"{field}="
 
 
 def _item(prefix: str, value: Any, depth: int) -> str:
@@ -175,7 +200,7 @@ def _item(prefix: str, value: Any, depth: int) -> str:
             for f in Spec._fields
             if f in ("name", "types") or getattr(value, f) != getattr(plain, f)
         ]
-        parts = "".join(_item(f"{pad}{f}=", getattr(value, f), depth + 1) for f in shown)
+        parts = "".join(_item(pad + _keyword(f), getattr(value, f), depth + 1) for f in shown)
         return f"{prefix}Spec(\n{parts}{end}),\n"
     if isinstance(value, dict):
         parts = "".join(_item(f"{pad}{_inline(k)}: ", v, depth + 1) for k, v in value.items())
@@ -197,6 +222,8 @@ Written by ``python -m codebot_mcp.core.config.tablegen > core/config/keytable.p
 docs``) from the sections' pydantic models (:mod:`.tablegen`), so that reading settings imports
 no pydantic; ``tests/core/test_config_sections.py`` fails when it is older than the models. It
 imports nothing of codebot: the registry of sections (:mod:`.sections`) reads it.
+
+Size: data, one row per field of every settings model (a row on one line where it fits).
 """
 
 from __future__ import annotations
@@ -242,7 +269,8 @@ def table_text() -> str:
         + _assignment("KEYS", "dict[str, Spec]", top_level())
         + '"""Every top-level key, in the docs\' order."""\n\n'
         + _assignment("FIELDS", "dict[str, Spec]", section_fields())
-        + '"""The fields of the object-valued keys, by path (``images.max_bytes``)."""\n\n'
+        + '"""The fields of the models inside the keys, by path (``images.max_bytes``,\n'
+        + '``hooks.*[].hooks[].timeout``)."""\n\n'
         + _assignment("SERVER_FIELDS", "dict[str, Spec]", server_fields())
         + '"""The fields of an MCP server entry (stdio\'s, then http\'s own)."""\n'
     )
