@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from codebot_mcp.core.config.fieldcheck import refusal, values
+from codebot_mcp.core.config.fieldcheck import fields, refusal, values
 from codebot_mcp.core.config.keytable import KEYS as _TABLE
 from codebot_mcp.core.config.keytable import Spec
 from codebot_mcp.core.config.sections import (
@@ -132,7 +132,8 @@ DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
 PERMISSION_TRUST: Mapping[str, Trust] = {"allow": "gated", "ask": "free", "deny": "free"}
 """``permissions`` is a section: ``allow`` lets tools run unasked (gated); ``ask`` and
 ``deny`` only make codebot more careful (free)."""
-PERMISSION_KEYS: tuple[str, ...] = tuple(PERMISSION_TRUST)
+PERMISSION_KEYS: tuple[str, ...] = fields("permissions")
+"""Its lists, as its model declares them (each has its trust in :data:`PERMISSION_TRUST`)."""
 SERVER_KEYS = ("mcp_servers", "mcpServers")
 
 

@@ -73,18 +73,20 @@ def section_model() -> type[BaseModel]:
     """The ``telemetry`` section as a pydantic model (built on demand: see :mod:`.sections`)."""
     from pydantic import BaseModel, ConfigDict, Field
 
+    defaults = TelemetrySettings()  # the switches' defaults are the value's
+
     class Telemetry(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        enabled: bool = False
+        enabled: bool = defaults.enabled
         endpoint: str = Field(default=NOT_SET, min_length=1, examples=["http://127.0.0.1:4318"])
         protocol: Literal["http/protobuf", "grpc"] = NOT_SET
         headers: dict[str, str] = Field(
             default_factory=dict[str, str], examples=[{"x-api-key": "${OTEL_API_KEY}"}]
         )
-        log_content: bool = False
+        log_content: bool = defaults.log_content
         service_name: str = Field(default=NOT_SET, min_length=1, examples=["codebot"])
-        traces: bool = True
-        metrics: bool = True
+        traces: bool = defaults.traces
+        metrics: bool = defaults.metrics
 
     class TelemetrySection(BaseModel):
         model_config = ConfigDict(extra="forbid")

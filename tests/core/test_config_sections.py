@@ -312,6 +312,23 @@ def test_a_rows_default_is_its_tables_as_held() -> None:
     assert table["roots"].default == ()
     assert table["model"].default is None and table["tool_search"].default == "auto"
     assert table["permissions"].keys == keys.PERMISSION_KEYS and table["images"].keys is None
+    assert tuple(keys.PERMISSION_TRUST) == keys.PERMISSION_KEYS  # a trust for each list
+
+
+def test_the_lists_of_names_and_values_are_the_models() -> None:
+    """What the loader names as known keys or allowed values comes from the models."""
+    from codebot_mcp.core.config import hooks, managed
+    from codebot_mcp.core.hooks.hooksection import section_model
+    from codebot_mcp.core.telemetry import exportsettings
+
+    entry = section_model().model_fields["hooks"].annotation
+    group = get_args(get_args(entry)[1])[0]
+    hook = get_args(_fields(group)["hooks"].annotation)[0]
+    assert hooks.KNOWN_FIELDS == tuple(_fields(hook))
+    assert hooks.SANDBOX_MODES == get_args(_fields(hook)["sandbox"].annotation)
+    assert managed.RULE_KINDS == ("name", "command", "url")
+    assert exportsettings.PROTOCOLS == ("http/protobuf", "grpc")
+    assert sandboxing.SANDBOX_KEYS == ("mode", "network", "writable", "deny_read")
 
 
 def test_the_docs_key_table_is_current() -> None:
