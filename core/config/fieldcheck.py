@@ -30,42 +30,52 @@ def refusal(spec: Spec, value: Any) -> str | None:
     enum, its bounds), worded to follow its key (``must be true or false, found "no"``); None
     when it is one. A string field with a least length takes no blank string; an object
     field without keys of its own is an object of strings."""
+    return None if _takes(spec, value) else _why_not(spec, value)
+
+
+def _takes(spec: Spec, value: Any) -> bool:
+    """Whether the field takes ``value`` (the check on every load: nothing is worded here)."""
+    if spec.enum:
+        return value in spec.enum or ("boolean" in spec.types and isinstance(value, bool))
+    kind = spec.types[0]
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, str) and (not spec.min_length or bool(value.strip()))
+    if kind == "integer":
+        return type(value) is int and value >= (spec.minimum or 0)
+    if kind == "number":
+        low, high = spec.exclusive_minimum or 0, spec.exclusive_maximum or float("inf")
+        return type(value) in (int, float) and low < value < high
+    if kind == "object" and spec.keys is None:
+        return isinstance(value, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
+    return True
+
+
+def _why_not(spec: Spec, value: Any) -> str:
+    """What :func:`refusal` says of a value the field does not take."""
     shown = json.dumps(value)
+    kind = spec.types[0]
     if spec.enum:
         options = ", ".join(json.dumps(v) for v in spec.enum)
         if "boolean" in spec.types:  # "auto", true or false
-            if isinstance(value, bool) or value in spec.enum:
-                return None
             return f"must be {options}, true or false, found {shown}"
-        return None if value in spec.enum else f"must be one of {options}, found {shown}"
-    kind = spec.types[0]
+        return f"must be one of {options}, found {shown}"
     if kind == "boolean":
-        return None if isinstance(value, bool) else f"must be true or false, found {shown}"
+        return f"must be true or false, found {shown}"
     if kind == "string" and spec.min_length:
-        if isinstance(value, str) and value.strip():
-            return None
         return f"must be a non-empty string, found {shown}"
     if kind == "string":
-        return None if isinstance(value, str) else f"must be a string, found {json_type(value)}"
+        return f"must be a string, found {json_type(value)}"
     if kind == "integer":
-        least = spec.minimum or 0
-        if isinstance(value, int) and not isinstance(value, bool) and value >= least:
-            return None
-        words = "a positive integer" if least >= 1 else "an integer >= 0"
+        words = "a positive integer" if (spec.minimum or 0) >= 1 else "an integer >= 0"
         return f"must be {words}, found {shown}"
     if kind == "number":  # every number codebot reads is a duration
-        low, high = spec.exclusive_minimum or 0, spec.exclusive_maximum or float("inf")
-        if isinstance(value, int | float) and not isinstance(value, bool) and low < value < high:
-            return None
         return f"must be a positive number of seconds, found {shown}"
-    if kind == "object" and spec.keys is None:
-        if isinstance(value, dict) and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-        ):
-            return None
-        found = "an object with a non-string value" if isinstance(value, dict) else None
-        return f"must be an object of strings, found {found or json_type(value)}"
-    return None
+    found = "an object with a non-string value" if isinstance(value, dict) else json_type(value)
+    return f"must be an object of strings, found {found}"
 
 
 def part_hint(spec: Spec) -> str:
@@ -123,11 +133,10 @@ def check_section(
         if own is not None and name in own:
             out[name] = own[name](path, spec.name, item)
             continue
-        problem = refusal(spec, item)
-        if problem is not None:
+        if not _takes(spec, item):
             hint = (hints or {}).get(name) or part_hint(spec)
-            raise SettingsError(f"'{spec.name}' in {path} {problem}", hint=hint)
-        out[name] = item.strip() if isinstance(item, str) else item
+            raise SettingsError(f"'{spec.name}' in {path} {_why_not(spec, item)}", hint=hint)
+        out[name] = item.strip() if type(item) is str else item
     return out
 
 
