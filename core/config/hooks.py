@@ -21,7 +21,10 @@ Both settings files may hold hooks and all of them run (yours and the project's)
 project's only once the project is trusted (:mod:`core.config.trust`).
 
 A malformed section is a :class:`SettingsError` naming the file and the key; an event or a
-hook type codebot does not run (Claude Code has more) is a warning, and is skipped.
+hook type codebot does not run (Claude Code has more) is a warning, and is skipped. A hook
+entry's plain fields are checked by its model (``core.hooks.hooksection``) as the generated
+field table holds it (:func:`_plain`); ``if``, the timeout's cap and the matcher's pattern are
+this grammar's own.
 """
 
 from __future__ import annotations
