@@ -9,15 +9,13 @@ registered with the kernel's registry (``core.config.sections``); the loaded val
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.config.fieldcheck import check_section
 from codebot_mcp.core.config.sections import Section, register, row
-from codebot_mcp.core.errors import SettingsError
-from codebot_mcp.core.jsonutil import json_type
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -51,37 +49,13 @@ def of(settings: Settings) -> CheckpointSettings:
 
 
 def parse_checkpoints(path: Path, key: str, value: Any) -> dict[str, Any]:
-    """The keys the ``checkpoints`` object of ``path`` sets (unknown keys warn, through the
-    key table); ``key`` is the row's name (the messages name ``checkpoints`` as ever).
+    """The keys the ``checkpoints`` object of ``path`` sets, checked by its model's fields
+    (unknown keys warn, through the key table).
 
     Raises:
         SettingsError: it is not an object, or a value has the wrong type.
     """
-    example = '"checkpoints": {"enabled": true, "max_files": 50000, "max_size_mb": 500}'
-    if not isinstance(value, dict):
-        raise SettingsError(
-            f"'checkpoints' in {path} must be an object, found {json_type(value)}",
-            hint=f"Write it as {example}.",
-        )
-    out: dict[str, Any] = {}
-    for name, item in value.items():
-        if name == "enabled":
-            if not isinstance(item, bool):
-                raise SettingsError(
-                    f"'checkpoints.enabled' in {path} must be true or false, "
-                    f"found {json.dumps(item)}",
-                    hint=f"Write it as {example}.",
-                )
-            out[name] = item
-        elif name in ("max_files", "max_size_mb"):
-            if not isinstance(item, int) or isinstance(item, bool) or item < 1:
-                raise SettingsError(
-                    f"'checkpoints.{name}' in {path} must be a positive integer, "
-                    f"found {json.dumps(item)}",
-                    hint=f"Write it as {example}.",
-                )
-            out[name] = item
-    return out
+    return check_section(path, key, value)
 
 
 def merge_checkpoints(
@@ -112,7 +86,7 @@ def section_model() -> type[BaseModel]:
             default=Checkpoints(),
             description="Snapshots before the agent changes files, for codebot rewind: "
             "enabled, max_files, max_size_mb.",
-            examples=[{"enabled": False}],
+            examples=[{"enabled": True, "max_files": 20_000, "max_size_mb": 200}],
         )
 
     return CheckpointsSection

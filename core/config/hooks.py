@@ -21,7 +21,10 @@ Both settings files may hold hooks and all of them run (yours and the project's)
 project's only once the project is trusted (:mod:`core.config.trust`).
 
 A malformed section is a :class:`SettingsError` naming the file and the key; an event or a
-hook type codebot does not run (Claude Code has more) is a warning, and is skipped.
+hook type codebot does not run (Claude Code has more) is a warning, and is skipped. A hook
+entry's plain fields are checked by its model (``core.hooks.hooksection``) as the generated
+field table holds it (:func:`_plain`); ``if``, the timeout's cap and the matcher's pattern are
+this grammar's own.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codebot_mcp.core.config.fieldcheck import fields, refusal, values
 from codebot_mcp.core.config.keys import SettingWarning
+from codebot_mcp.core.config.keytable import FIELDS
 from codebot_mcp.core.errors import SettingsError
 from codebot_mcp.core.jsonutil import json_type
 
@@ -54,7 +59,9 @@ EVENTS = (
 """The events codebot fires (Claude Code's names)."""
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 """The events about one tool call: the only ones where a hook's ``if`` is tested."""
-SANDBOX_MODES = ("workspace-write", "read-only")
+_ENTRY = "hooks.*[].hooks[]"
+"""A hook entry's path in the field table (its model: ``core.hooks.hooksection``)."""
+SANDBOX_MODES: tuple[str, ...] = values(f"{_ENTRY}.sandbox")
 """A hook entry's ``sandbox``: run it confined (hooks run as the user by default)."""
 UNSUPPORTED_FIELDS = {
     "asyncRewake": 'codebot does not wake the agent from a background hook; use "async"',
@@ -64,7 +71,8 @@ UNSUPPORTED_FIELDS = {
 }
 """Fields of Claude Code's hook entries that codebot reads but does not honour (a warning
 names each); fields nobody documents are warned about too."""
-KNOWN_FIELDS = ("type", "command", "timeout", "if", "async", "sandbox", "shell")
+KNOWN_FIELDS: tuple[str, ...] = fields(_ENTRY)
+"""The fields of a hook entry codebot reads, as its model declares them."""
 DEFAULT_TIMEOUT = 60.0
 """Seconds a hook may run (Claude Code's default)."""
 MAX_TIMEOUT = 600.0
@@ -139,8 +147,7 @@ def _group(
     matcher = group.get("matcher", "")
     if matcher is None:
         matcher = ""
-    if not isinstance(matcher, str):
-        raise _error(path, f"{where}.matcher", "must be a string", matcher)
+    _plain(path, f"{where}.matcher", "hooks.*[].matcher", matcher)
     try:
         re.compile(matcher)
     except re.error as exc:
@@ -165,12 +172,10 @@ def _group(
             )
             warnings.append(SettingWarning(path, key, message))
             continue
-        command = hook.get("command")
-        if not isinstance(command, str) or not command.strip():
-            raise _error(path, f"{key}.command", "must be a non-empty string", command)
-        timeout = hook.get("timeout", DEFAULT_TIMEOUT)
-        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-            raise _error(path, f"{key}.timeout", "must be a positive number of seconds", timeout)
+        command = _plain(path, f"{key}.command", f"{_ENTRY}.command", hook.get("command"))
+        timeout = _plain(
+            path, f"{key}.timeout", f"{_ENTRY}.timeout", hook.get("timeout", DEFAULT_TIMEOUT)
+        )
         if timeout > MAX_TIMEOUT:
             message = (
                 f"'{key}.timeout' in {path} is {timeout:g} seconds; hooks are stopped after "
@@ -229,16 +234,11 @@ def _extras(path: Path, event: str, key: str, hook: Mapping[str, Any]) -> _Extra
             f"{event} hook never runs"
         )
         warnings.append(SettingWarning(path, f"{key}.if", message))
-    background = hook.get("async", False)
-    if not isinstance(background, bool):
-        raise _error(path, f"{key}.async", "must be true or false", background)
+    background = _plain(path, f"{key}.async", f"{_ENTRY}.async", hook.get("async", False))
     sandbox = hook.get("sandbox")
-    if sandbox is not None and sandbox not in SANDBOX_MODES:
-        raise SettingsError(
-            f"'{key}.sandbox' in {path} must be one of {', '.join(SANDBOX_MODES)}, "
-            f"found {json.dumps(sandbox)}",
-            hint='Leave it out to run the hook as you, or write "sandbox": "workspace-write".',
-        )
+    if sandbox is not None:
+        hint = 'Leave it out to run the hook as you, or write "sandbox": "workspace-write".'
+        _plain(path, f"{key}.sandbox", f"{_ENTRY}.sandbox", sandbox, hint)
     shell = hook.get("shell", "bash")
     if shell != "bash":
         message = (
@@ -254,12 +254,27 @@ def _extras(path: Path, event: str, key: str, hook: Mapping[str, Any]) -> _Extra
     return _Extras(condition, background, sandbox, warnings)
 
 
+_HINT = (
+    'Write hooks as {"PreToolUse": [{"matcher": "bash", "hooks": '
+    '[{"type": "command", "command": "./check.sh", "timeout": 60}]}]}.'
+)
+
+
 def _error(path: Path, key: str, what: str, value: Any) -> SettingsError:
-    return SettingsError(
-        f"'{key}' in {path} {what}, found {json_type(value)}",
-        hint='Write hooks as {"PreToolUse": [{"matcher": "bash", "hooks": '
-        '[{"type": "command", "command": "./check.sh", "timeout": 60}]}]}.',
-    )
+    return SettingsError(f"'{key}' in {path} {what}, found {json_type(value)}", hint=_HINT)
+
+
+def _plain(path: Path, key: str, field: str, value: Any, hint: str = _HINT) -> Any:
+    """``value``, checked by the entry model's ``field`` (its JSON type, values and bounds, as
+    the field table holds them: ``core.config.fieldcheck.refusal``).
+
+    Raises:
+        SettingsError: the model does not take it (naming the file and ``key``).
+    """
+    problem = refusal(FIELDS[field], value)
+    if problem is not None:
+        raise SettingsError(f"'{key}' in {path} {problem}", hint=hint)
+    return value
 
 
 def script_files(command: str, root: Path) -> list[Path]:

@@ -14,8 +14,9 @@ The kernel's own keys are declared here: the agent loop's limits (``max_turns``,
 ``tool_result_max_tokens``, ``tool_search``, ``usage_line_after``, ``subagent_depth``), the
 approval gate's ``permissions`` and ``$schema``. A scalar key of any section is checked by
 :func:`check`, driven by its model's field as the generated :mod:`.keytable` holds it (type,
-enum values, bounds), which words the errors users see; :func:`roots` and :func:`aliases` are
-the shared parsers of the other kinds.
+enum values, bounds), which words the errors users see (:mod:`.fieldcheck`, which checks an
+object section's fields the same way); :func:`roots` and :func:`aliases` are the shared
+parsers of the other kinds.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.fieldcheck import fields, refusal, values
 from codebot_mcp.core.config.keytable import KEYS as _TABLE
+from codebot_mcp.core.config.keytable import Spec
 from codebot_mcp.core.config.sections import (
     NOT_SET,
     Key,
@@ -49,62 +52,40 @@ __all__ = ["Key", "Trust"]
 
 def check(path: Path, key: str, value: Any) -> Any:
     """A scalar key's value, checked against its model's field as :mod:`.keytable` holds it
-    (its JSON type, the values of its enum, its bounds) and returned as ``Settings`` holds it
-    (an empty string as None, a number of seconds as a float).
+    (:func:`refusal`) and returned as ``Settings`` holds it (an empty string as None, a number
+    of seconds as a float).
 
     Raises:
         SettingsError: the value is not one the model takes (naming the file and the key).
     """
     spec = _TABLE[key]
-    shown = json.dumps(value)
     if value is None and "null" in spec.types:
         return None
-    if spec.enum and "boolean" in spec.types:  # "auto", true or false
-        if isinstance(value, bool) or value in spec.enum:
-            return value
-        options = ", ".join(json.dumps(v) for v in spec.enum)
-        raise SettingsError(
-            f"'{key}' in {path} must be {options}, true or false, found {shown}",
-            hint=f'Write it as "{key}": {json.dumps(spec.default)} (the default), true or false.',
-        )
-    if spec.enum:
-        if value in spec.enum:
-            return value
-        options = ", ".join(json.dumps(v) for v in spec.enum)
-        raise SettingsError(
-            f"'{key}' in {path} must be one of {options}, found {shown}",
-            hint=f'Write it as "{key}": "{spec.enum[-1]}", or leave it out for the default.',
-        )
-    kind = spec.types[0]
-    if kind == "boolean" and not isinstance(value, bool):
-        raise SettingsError(
-            f"'{key}' in {path} must be true or false, found {shown}",
-            hint=f'Write it as "{key}": false, or leave it out for the default.',
-        )
-    if kind == "string":
-        if not isinstance(value, str):
-            raise SettingsError(
-                f"'{key}' in {path} must be a string, found {json_type(value)}",
-                hint=f'Write it as "{key}": "...".',
-            )
+    problem = refusal(spec, value)
+    if problem is not None:
+        raise SettingsError(f"'{key}' in {path} {problem}", hint=_hint(spec))
+    if spec.types[0] == "string" and not spec.enum:
         return value or None
-    if kind == "integer":
-        least = spec.minimum
-        if not isinstance(value, int) or isinstance(value, bool) or value < (least or 0):
-            words = "a positive integer" if (least or 0) >= 1 else "an integer >= 0"
-            raise SettingsError(
-                f"'{key}' in {path} must be {words}, found {shown}",
-                hint=f'Write it as "{key}": {max(int(least or 0), 50)}.',
-            )
-    if kind == "number":  # every number codebot reads is a duration
-        low, high = spec.exclusive_minimum or 0, spec.exclusive_maximum or float("inf")
-        if not isinstance(value, int | float) or isinstance(value, bool) or not low < value < high:
-            raise SettingsError(
-                f"'{key}' in {path} must be a positive number of seconds, found {shown}",
-                hint=f'Write it as "{key}": 600.',
-            )
+    if spec.types[0] == "number":
         return float(value)
     return value
+
+
+def _hint(spec: Spec) -> str:
+    """How to write a top-level scalar key."""
+    key = spec.name
+    if spec.enum and "boolean" in spec.types:
+        return f'Write it as "{key}": {json.dumps(spec.default)} (the default), true or false.'
+    if spec.enum:
+        return f'Write it as "{key}": "{spec.enum[-1]}", or leave it out for the default.'
+    kind = spec.types[0]
+    if kind == "boolean":
+        return f'Write it as "{key}": false, or leave it out for the default.'
+    if kind == "string":
+        return f'Write it as "{key}": "...".'
+    if kind == "integer":
+        return f'Write it as "{key}": {max(int(spec.minimum or 0), 50)}.'
+    return f'Write it as "{key}": 600.'
 
 
 def roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
@@ -116,13 +97,6 @@ def roots(path: Path, key: str, value: Any) -> tuple[Path, ...]:
         )
     base = path.parent.parent if path.parent.name == ".codebot" else Path.home()
     return tuple((base / Path(r).expanduser()).resolve() for r in value)
-
-
-def values(name: str) -> tuple[Any, ...]:
-    """The values a key takes, as its model lists them (none while :mod:`.keytable` is being
-    written again: a field it does not hold yet)."""
-    spec = _TABLE.get(name)
-    return () if spec is None else spec.enum
 
 
 MODEL_APIS: tuple[str, ...] = values("api")
@@ -158,7 +132,8 @@ DEFAULT_REGISTRY_URL = "https://registry.modelcontextprotocol.io"
 PERMISSION_TRUST: Mapping[str, Trust] = {"allow": "gated", "ask": "free", "deny": "free"}
 """``permissions`` is a section: ``allow`` lets tools run unasked (gated); ``ask`` and
 ``deny`` only make codebot more careful (free)."""
-PERMISSION_KEYS: tuple[str, ...] = tuple(PERMISSION_TRUST)
+PERMISSION_KEYS: tuple[str, ...] = fields("permissions")
+"""Its lists, as its model declares them (each has its trust in :data:`PERMISSION_TRUST`)."""
 SERVER_KEYS = ("mcp_servers", "mcpServers")
 
 

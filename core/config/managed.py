@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core.config import keys
+from codebot_mcp.core.config.fieldcheck import fields
 from codebot_mcp.core.config.sandboxing import SANDBOX_KEYS
 from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 from codebot_mcp.core.errors import SettingsError
@@ -77,7 +78,8 @@ MANAGED_ONLY = (*SERVER_LISTS, "require_mcp_lock", "locked")
 """Keys only the managed file may set (in a user or project file they warn and do nothing)."""
 NOT_MANAGED = ("mcp_servers", "mcpServers", "hooks", "checkpoints")
 """Settings keys the managed file cannot set (yet): it filters servers, it does not add them."""
-RULE_KINDS = ("name", "command", "url")
+RULE_KINDS: tuple[str, ...] = fields("allowed_mcp_servers[]")
+"""How a server rule names servers (``name``, ``command``, ``url``), as its models declare."""
 
 
 def managed_path() -> Path:
@@ -204,7 +206,7 @@ def _parse_rules(path: Path, key: str, value: Any) -> tuple[ServerRule, ...]:
 
 _LOCKABLE_SECTIONS = {
     "permissions": keys.PERMISSION_KEYS,
-    "sandbox": SANDBOX_KEYS,
+    "sandbox": SANDBOX_KEYS,  # both as their models declare them
 }
 
 

@@ -31,21 +31,25 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.fieldcheck import check_section, fields, part_hint, refusal, values
+from codebot_mcp.core.config.keytable import FIELDS
 from codebot_mcp.core.config.sections import NOT_SET
 from codebot_mcp.core.errors import SettingsError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-MODES: tuple[str, ...] = ("read-only", "workspace-write", "off")
-"""From the tightest to none."""
+MODES: tuple[str, ...] = values("sandbox.mode")
+"""From the tightest to none, as the model lists them (:data:`Mode`)."""
 DEFAULT_MODE = "workspace-write"
-SANDBOX_KEYS: tuple[str, ...] = ("mode", "network", "writable", "deny_read")
+SANDBOX_KEYS: tuple[str, ...] = fields("sandbox")
+"""The keys of a ``sandbox`` object, as its model declares them (unknown ones warn)."""
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 
 
@@ -134,12 +138,11 @@ def _deny_read(value: Any, key: str, path: Path) -> tuple[Path, ...]:
 
 
 def _mode(value: Any, key: str) -> str:
-    if value not in MODES:
-        raise _BadEntryError(
-            key,
-            f"must be one of {', '.join(MODES)}, found {json.dumps(value)}",
-            'Write it as "mode": "workspace-write" (or "read-only", "off").',
-        )
+    """A server entry's ``mode``, checked by the section's field (the same values)."""
+    spec = FIELDS["sandbox.mode"]
+    problem = refusal(spec, value)
+    if problem is not None:
+        raise _BadEntryError(key, problem, part_hint(spec))
     return str(value)
 
 
@@ -175,31 +178,25 @@ def network_parts(value: bool | tuple[str, ...]) -> tuple[bool, tuple[str, ...]]
     return value, ()
 
 
+_READERS: dict[str, Callable[[Path, str, Any], Any]] = {
+    "network": lambda path, key, value: _network(value, key),
+    "writable": lambda path, key, value: _paths(value, key, path),
+    "deny_read": lambda path, key, value: _deny_read(value, key, path),
+}
+"""The fields of a ``sandbox`` object read by their own rules (``mode`` is plain: the table's)."""
+
+
 def parse_sandbox(path: Path, value: Any) -> dict[str, Any]:
-    """The keys of one file's ``sandbox`` setting that it sets, validated.
+    """The keys of one file's ``sandbox`` setting that it sets, validated: ``mode`` by its
+    model's field (``core.config.keys.check_section``), the others by :data:`_READERS`.
 
     Raises:
         SettingsError: it is not an object, or a key has the wrong type or value.
     """
-    if not isinstance(value, dict):
-        raise SettingsError(
-            f"'sandbox' in {path} must be an object, found {_kind(value)}",
-            hint='Write it as "sandbox": {"mode": "workspace-write", "network": false}.',
-        )
-    data: dict[str, Any] = value
-    out: dict[str, Any] = {}
     try:
-        if "mode" in data:
-            out["mode"] = _mode(data["mode"], "sandbox.mode")
-        if "network" in data:
-            out["network"] = _network(data["network"], "sandbox.network")
-        if "writable" in data:
-            out["writable"] = _paths(data["writable"], "sandbox.writable", path)
-        if "deny_read" in data:
-            out["deny_read"] = _deny_read(data["deny_read"], "sandbox.deny_read", path)
+        return check_section(path, "sandbox", value, own=_READERS)
     except _BadEntryError as exc:
         raise SettingsError(f"'{exc.key}' in {path} {exc.problem}", hint=exc.hint) from None
-    return out
 
 
 class EntrySandboxError(Exception):

@@ -79,8 +79,7 @@ FEATURES = "codebot_mcp.core.sectionlist"
 class Key:
     """One top-level settings key, as the loader needs it at run time (its help, schema and
     example are its model field's). Made by :func:`row`, which takes ``default`` and ``keys``
-    from the model through the generated table; the two sections that still write theirs
-    (``hooks``, ``sandbox``) are held to their models by ``tests/core/test_config_sections.py``."""
+    from the model through the generated table (every section's rows are)."""
 
     name: str
     default: Any = None

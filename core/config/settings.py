@@ -323,7 +323,7 @@ def load_unfiltered(
     layer = claude.layer
     both: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.on else ()
     mine: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.mine_on else ()
-    trusted_rules = layer.rules(both, ("allow", "ask", "deny"))
+    trusted_rules = layer.rules(both, keys.PERMISSION_KEYS)
     # untrusted: your own allow rules, and every deny and ask (they only make codebot careful)
     untrusted_rules = layer.rules(mine[:1], ("allow",))
     untrusted_rules.update(
@@ -660,7 +660,7 @@ def _permissions(path: Path, data: Mapping[str, Any]) -> PermissionRules:
             hint='Write it as "permissions": {"allow": ["mcp__docs__*"], "deny": ["bash"]}.',
         )
     lists: dict[str, tuple[str, ...]] = {}
-    for key in ("allow", "ask", "deny"):
+    for key in keys.PERMISSION_KEYS:
         value = section.get(key, [])
         if not is_str_list(value):
             raise SettingsError(

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from codebot_mcp.core.config.sections import Key, Section, register
+from codebot_mcp.core.config.hooks import DEFAULT_TIMEOUT
+from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -40,14 +41,33 @@ def matches(matcher: str, values: Iterable[str]) -> bool:
 @cache
 def section_model() -> type[BaseModel]:
     """The ``hooks`` section as a pydantic model (built on demand: see ``core.config.sections``):
-    events by name, each a list of matcher groups (their hooks are checked by
-    ``core.config.hooks.parse_hooks``, in Claude Code's format)."""
+    events by name, each a list of matcher groups of hooks, in Claude Code's format. The
+    loader reads it with ``core.config.hooks.parse_hooks``, its plain fields (types, values,
+    bounds) through the table generated from this model; fields of Claude Code's hooks that
+    codebot does not honour are let through here and warned about there."""
+    from typing import Literal
+
     from pydantic import BaseModel, ConfigDict, Field
+
+    class HookEntry(BaseModel):
+        model_config = ConfigDict(extra="allow", populate_by_name=True)
+        type: str = "command"  # codebot runs "command" hooks; other types warn and are skipped
+        command: str = Field(default=NOT_SET, min_length=1, examples=["./check.sh"])
+        timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)  # over MAX_TIMEOUT warns
+        if_: str = Field(default="", alias="if", examples=["Bash(git commit:*)"])
+        async_: bool = Field(default=False, alias="async")
+        sandbox: Literal["workspace-write", "read-only"] = NOT_SET
+        shell: str = "bash"  # another shell warns: codebot runs hooks with bash
+
+    class HookGroup(BaseModel):
+        model_config = ConfigDict(extra="allow")
+        matcher: str | None = ""
+        hooks: list[HookEntry]
 
     class HooksSection(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        hooks: dict[str, list[dict[str, Any]]] = Field(
-            default_factory=dict[str, list[dict[str, Any]]],
+        hooks: dict[str, list[HookGroup]] = Field(
+            default_factory=dict[str, list[HookGroup]],
             description="Commands run around tool calls and prompts (Claude Code's hooks format).",
             examples=[{"PreToolUse": [{"matcher": "bash", "hooks": [{"command": "./check"}]}]}],
         )
@@ -55,4 +75,4 @@ def section_model() -> type[BaseModel]:
     return HooksSection
 
 
-register(Section("hooks", (Key("hooks", trust="own"),), section_model, order=50))
+register(Section("hooks", (row("hooks", trust="own"),), section_model, order=50))

@@ -10,14 +10,13 @@ registered with the kernel's registry (``core.config.sections``); the loaded val
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core.config.fieldcheck import check_section
 from codebot_mcp.core.config.sections import Section, register, row
-from codebot_mcp.core.errors import SettingsError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -46,38 +45,15 @@ def of(settings: Settings) -> ImageLimits:
     return settings.section("images", ImageLimits)
 
 
-MINIMUMS: dict[str, int] = {"max_bytes": 1, "max_per_request": 0, "max_request_bytes": 1}
-"""The least value of each field (``max_per_request`` 0: no image is sent)."""
-
-
 def parse_images(path: Path, key: str, value: Any) -> ImageLimits:
-    """``images``: an object of the three limits; a limit left out keeps its default.
+    """``images``: an object of the three limits, checked by its model's fields (a limit left
+    out keeps its default; an unknown field is an error, not a hint).
 
     Raises:
         SettingsError: not an object, an unknown field, or a value that is not a whole
             number in range (naming the file and ``images.<field>``).
     """
-    example = '"images": {"max_bytes": 5242880, "max_per_request": 10}'
-    if not isinstance(value, dict):
-        raise SettingsError(
-            f"'{key}' in {path} must be an object, found {json.dumps(value)}",
-            hint=f"Write it as {example}.",
-        )
-    fields: dict[str, int] = {}
-    for name, raw in value.items():
-        least = MINIMUMS.get(name)
-        if least is None:
-            known = ", ".join(MINIMUMS)
-            raise SettingsError(
-                f"'{key}.{name}' in {path} is not a setting", hint=f"Known fields: {known}."
-            )
-        if not isinstance(raw, int) or isinstance(raw, bool) or raw < least:
-            raise SettingsError(
-                f"'{key}.{name}' in {path} must be an integer >= {least}, found {json.dumps(raw)}",
-                hint=f"Write it as {example}.",
-            )
-        fields[str(name)] = raw
-    return ImageLimits(**fields)
+    return ImageLimits(**check_section(path, key, value, strict=True))
 
 
 @cache
@@ -88,13 +64,9 @@ def section_model() -> type[BaseModel]:
 
     class Images(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=MINIMUMS["max_bytes"])
-        max_per_request: int = Field(
-            default=DEFAULT_MAX_PER_REQUEST, ge=MINIMUMS["max_per_request"]
-        )
-        max_request_bytes: int = Field(
-            default=DEFAULT_MAX_REQUEST_BYTES, ge=MINIMUMS["max_request_bytes"]
-        )
+        max_bytes: int = Field(default=DEFAULT_MAX_BYTES, ge=1)
+        max_per_request: int = Field(default=DEFAULT_MAX_PER_REQUEST, ge=0)  # 0: none sent
+        max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, ge=1)
 
     class ImagesSection(BaseModel):
         model_config = ConfigDict(extra="forbid")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core.config import sandboxing
 from codebot_mcp.core.config.combining import ClaudeParts, Combined, Combiner, register_combiner
 from codebot_mcp.core.config.sandboxing import DEFAULT_MODE, SANDBOX_KEYS, network_parts
-from codebot_mcp.core.config.sections import Key, Section, register
+from codebot_mcp.core.config.sections import Section, register, row
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -179,7 +179,5 @@ def section_model() -> type[BaseModel]:
     return SandboxSection
 
 
-register(
-    Section("sandbox", (Key("sandbox", trust="own", keys=SANDBOX_KEYS),), section_model, order=60)
-)
+register(Section("sandbox", (row("sandbox", trust="own", hints=True),), section_model, order=60))
 register_combiner(Combiner("sandbox", sandboxing.parse_sandbox, combine, tighten))

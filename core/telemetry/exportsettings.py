@@ -11,16 +11,14 @@ data goes. The loaded value is held in ``Settings.sections``; :func:`of` reads i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from codebot_mcp.core.config.fieldcheck import check_section, values
 from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
-from codebot_mcp.core.errors import SettingsError
-from codebot_mcp.core.jsonutil import json_type
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -29,9 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = ["PROTOCOLS", "TelemetrySettings", "of", "parse_telemetry"]
 
-PROTOCOLS = ("http/protobuf", "grpc")
-"""OTLP's transports codebot exports over (``http/json`` is not offered by the SDK's exporters)."""
-_EXAMPLE = '"telemetry": {"enabled": true, "endpoint": "http://127.0.0.1:4318"}'
+PROTOCOLS: tuple[str, ...] = values("telemetry.protocol")
+"""OTLP's transports codebot exports over (``http/json`` is not offered by the SDK's exporters),
+as its model lists them (none while the field table is written again)."""
+_HINTS = {"protocol": 'Write it as "protocol": "http/protobuf" (port 4318) or "grpc" (port 4317).'}
+"""Where a field's example is not enough."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,54 +59,13 @@ def of(settings: Settings) -> TelemetrySettings:
 
 
 def parse_telemetry(path: Path, key: str, value: Any) -> TelemetrySettings:
-    """The ``telemetry`` object of ``path`` (unknown keys warn through its row's ``keys``).
+    """The ``telemetry`` object of ``path``, checked by its model's fields (unknown keys warn
+    through its row's ``keys``; ``null`` but for a switch reads as left out).
 
     Raises:
         SettingsError: the object or one of its values has the wrong type.
     """
-    if not isinstance(value, dict):
-        raise SettingsError(
-            f"'{key}' in {path} must be an object, found {json_type(value)}",
-            hint=f"Write it as {_EXAMPLE}.",
-        )
-    data: dict[str, Any] = dict(value)
-    out: dict[str, Any] = {}
-    for name in ("enabled", "log_content", "traces", "metrics"):
-        if name in data:
-            if not isinstance(data[name], bool):
-                raise SettingsError(
-                    f"'{key}.{name}' in {path} must be true or false, "
-                    f"found {json.dumps(data[name])}",
-                    hint=f"Write it as {_EXAMPLE}.",
-                )
-            out[name] = data[name]
-    for name in ("endpoint", "service_name"):
-        if data.get(name) is not None:
-            if not isinstance(data[name], str) or not data[name].strip():
-                raise SettingsError(
-                    f"'{key}.{name}' in {path} must be a non-empty string, "
-                    f"found {json.dumps(data[name])}",
-                    hint=f"Write it as {_EXAMPLE}.",
-                )
-            out[name] = data[name].strip()
-    if (protocol := data.get("protocol")) is not None:
-        if protocol not in PROTOCOLS:
-            raise SettingsError(
-                f'\'{key}.protocol\' in {path} must be "http/protobuf" or "grpc", '
-                f"found {json.dumps(protocol)}",
-                hint='Write it as "protocol": "http/protobuf" (port 4318) or "grpc" (port 4317).',
-            )
-        out["protocol"] = protocol
-    if (headers := data.get("headers")) is not None:
-        if not isinstance(headers, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
-        ):
-            raise SettingsError(
-                f"'{key}.headers' in {path} must be an object of strings",
-                hint='Write it as "headers": {"x-api-key": "${OTEL_API_KEY}"}.',
-            )
-        out["headers"] = dict(headers)
-    return TelemetrySettings(**out)
+    return TelemetrySettings(**check_section(path, key, value, nulls=True, hints=_HINTS))
 
 
 @cache
@@ -114,16 +73,20 @@ def section_model() -> type[BaseModel]:
     """The ``telemetry`` section as a pydantic model (built on demand: see :mod:`.sections`)."""
     from pydantic import BaseModel, ConfigDict, Field
 
+    defaults = TelemetrySettings()  # the switches' defaults are the value's
+
     class Telemetry(BaseModel):
         model_config = ConfigDict(extra="forbid")
-        enabled: bool = False
-        endpoint: str = Field(default=NOT_SET, min_length=1)
+        enabled: bool = defaults.enabled
+        endpoint: str = Field(default=NOT_SET, min_length=1, examples=["http://127.0.0.1:4318"])
         protocol: Literal["http/protobuf", "grpc"] = NOT_SET
-        headers: dict[str, str] = Field(default_factory=dict[str, str])
-        log_content: bool = False
-        service_name: str = Field(default=NOT_SET, min_length=1)
-        traces: bool = True
-        metrics: bool = True
+        headers: dict[str, str] = Field(
+            default_factory=dict[str, str], examples=[{"x-api-key": "${OTEL_API_KEY}"}]
+        )
+        log_content: bool = defaults.log_content
+        service_name: str = Field(default=NOT_SET, min_length=1, examples=["codebot"])
+        traces: bool = defaults.traces
+        metrics: bool = defaults.metrics
 
     class TelemetrySection(BaseModel):
         model_config = ConfigDict(extra="forbid")

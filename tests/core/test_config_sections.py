@@ -239,7 +239,7 @@ def test_the_field_table_can_be_written_from_an_empty_one() -> None:
         "import sys, types, dataclasses;"
         "from codebot_mcp.core.config import keytable as real;"
         "empty = types.ModuleType(real.__name__);"
-        "empty.Spec, empty.KEYS, empty.SERVER_FIELDS = real.Spec, {}, {};"
+        "empty.Spec, empty.KEYS, empty.FIELDS, empty.SERVER_FIELDS = real.Spec, {}, {}, {};"
         "sys.modules[real.__name__] = empty;"
         "from codebot_mcp.core.config import tablegen;"
         "sys.stdout.write(tablegen.table_text())"
@@ -312,6 +312,23 @@ def test_a_rows_default_is_its_tables_as_held() -> None:
     assert table["roots"].default == ()
     assert table["model"].default is None and table["tool_search"].default == "auto"
     assert table["permissions"].keys == keys.PERMISSION_KEYS and table["images"].keys is None
+    assert tuple(keys.PERMISSION_TRUST) == keys.PERMISSION_KEYS  # a trust for each list
+
+
+def test_the_lists_of_names_and_values_are_the_models() -> None:
+    """What the loader names as known keys or allowed values comes from the models."""
+    from codebot_mcp.core.config import hooks, managed
+    from codebot_mcp.core.hooks.hooksection import section_model
+    from codebot_mcp.core.telemetry import exportsettings
+
+    entry = section_model().model_fields["hooks"].annotation
+    group = get_args(get_args(entry)[1])[0]
+    hook = get_args(_fields(group)["hooks"].annotation)[0]
+    assert hooks.KNOWN_FIELDS == tuple(_fields(hook))
+    assert hooks.SANDBOX_MODES == get_args(_fields(hook)["sandbox"].annotation)
+    assert managed.RULE_KINDS == ("name", "command", "url")
+    assert exportsettings.PROTOCOLS == ("http/protobuf", "grpc")
+    assert sandboxing.SANDBOX_KEYS == ("mode", "network", "writable", "deny_read")
 
 
 def test_the_docs_key_table_is_current() -> None:
@@ -501,3 +518,136 @@ def test_null_reads_as_left_out_where_it_always_did() -> None:
         None,
     )
     assert (config.exclude_tools, config.include_tools, dict(config.env)) == ((), None, {})
+
+
+HOOKS_SCHEMA_LOOSER = [
+    {"Stop": [{"hooks": [{"type": "command"}]}]},  # a command hook needs its command
+]
+"""Where the loader refuses what the model lets through (the model lets every hook type
+through: Claude Code has more, which the loader warns about and skips)."""
+
+
+@pytest.mark.parametrize(
+    "hooks",
+    [
+        {"PreToolUse": [{"matcher": "bash", "hooks": [{"command": "./check", "timeout": 5}]}]},
+        {"Stop": [{"matcher": None, "hooks": [{"command": "x", "async": True, "if": "Bash(x)"}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "sandbox": "read-only", "once": True}]}]},
+        {"Stop": [{"hooks": [{"type": "prompt", "prompt": "why?"}]}]},
+        {"Nope": [{"hooks": [{"command": "x"}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "timeout": 5000}]}]},
+        {"Stop": [{"matcher": 5, "hooks": []}]},
+        {"Stop": [{"hooks": [{"command": ""}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "timeout": 0}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "timeout": True}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "async": "yes"}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "sandbox": "off"}]}]},
+        {"Stop": [{"hooks": [{"command": "x", "if": 3}]}]},
+        {"Stop": [{"hooks": "x"}]},
+        {"Stop": {}},
+        *HOOKS_SCHEMA_LOOSER,
+    ],
+)
+def test_the_hook_entry_model_and_the_hooks_grammar_agree(hooks: dict[str, Any]) -> None:
+    """``core.config.hooks.parse_hooks`` (the run-time check, its plain fields read from the
+    table) and the hooks section's model accept and refuse the same sections."""
+    from codebot_mcp.core.config.hooks import parse_hooks
+    from codebot_mcp.core.hooks.hooksection import section_model
+
+    try:
+        parse_hooks(FILE, {"hooks": hooks})
+        parsed = True
+    except SettingsError as exc:
+        parsed = False
+        assert exc.message.startswith("'hooks.") and str(FILE) in exc.message, exc.message
+    modelled = _accepts(section_model(), {"hooks": hooks}, warned=False)
+    if hooks in HOOKS_SCHEMA_LOOSER:
+        assert modelled and not parsed
+    else:
+        assert parsed == modelled, hooks
+
+
+SECTION_FIELDS = [
+    name
+    for name in keytable.FIELDS
+    if name.split(".")[0] in ("images", "checkpoints", "telemetry", "sandbox")
+]
+NULL_IS_LEFT_OUT = ("telemetry.endpoint", "telemetry.protocol", "telemetry.headers")
+NULL_IS_LEFT_OUT += ("telemetry.service_name",)
+"""Where the loader reads ``null`` as left out (as it always did) and the model refuses it."""
+BLANK = ("telemetry.endpoint", "telemetry.service_name")
+"""Where the loader refuses a blank string the model's least length lets through."""
+
+
+@pytest.mark.parametrize("name", SECTION_FIELDS)
+def test_a_section_field_is_checked_as_its_model_checks_it(name: str) -> None:
+    """Each field of an object section, given every kind of value: the row's parser and the
+    model agree, and a refusal names the file and the field's path, with a hint."""
+    section, field = name.split(".")
+    key = sections.by_name()[section]
+    model = next(s for s in SECTIONS if section in {k.name for k in s.keys}).model()
+    assert key.parse is not None or section == "sandbox"
+    for value in [*CANDIDATES, " "]:
+        try:
+            if section == "sandbox":
+                sandboxing.parse_sandbox(FILE, {field: value})
+            else:
+                assert key.parse is not None
+                key.parse(FILE, section, {field: value})
+            parsed = True
+        except SettingsError as exc:
+            parsed = False
+            assert exc.message.startswith(f"'{name}") and str(FILE) in exc.message, exc.message
+            assert exc.hint and exc.hint.startswith("Write it as"), exc.hint
+        verdict = _accepts(model, {section: {field: value}}, warned=False)
+        if value is None and name in NULL_IS_LEFT_OUT:
+            assert parsed and not verdict
+        elif value == " " and name in BLANK:
+            assert verdict and not parsed
+        else:
+            assert parsed == verdict, (name, value)
+
+
+@pytest.mark.parametrize(
+    ("section", "value", "message", "hint"),
+    [
+        (
+            "images",
+            {"max_bytes": 0},
+            "'images.max_bytes' in {f} must be a positive integer, found 0",
+            'Write it as "images": {"max_bytes": 5242880}.',
+        ),
+        (
+            "checkpoints",
+            [],
+            "'checkpoints' in {f} must be an object, found an array",
+            'Write it as "checkpoints": {"enabled": true, "max_files": 20000, "max_size_mb": 200}.',
+        ),
+        (
+            "telemetry",
+            {"headers": {"a": 1}},
+            "'telemetry.headers' in {f} must be an object of strings, found an object with a "
+            "non-string value",
+            'Write it as "telemetry": {"headers": {"x-api-key": "${OTEL_API_KEY}"}}.',
+        ),
+        (
+            "sandbox",
+            {"mode": "tight"},
+            '\'sandbox.mode\' in {f} must be one of "read-only", "workspace-write", "off", found '
+            '"tight"',
+            'Write it as "sandbox": {"mode": "read-only"} (or "workspace-write", "off").',
+        ),
+    ],
+)
+def test_a_section_fields_error_names_the_file_the_path_the_problem_and_a_hint(
+    section: str, value: Any, message: str, hint: str
+) -> None:
+    from codebot_mcp.core.config.fieldcheck import check_section
+
+    with pytest.raises(SettingsError) as caught:
+        if section == "sandbox":
+            sandboxing.parse_sandbox(FILE, value)
+        else:
+            check_section(FILE, section, value)
+    assert caught.value.message == message.format(f=FILE)
+    assert caught.value.hint == hint
