@@ -76,6 +76,7 @@ class _ForkServer:
             subprocess.run(
                 [sys.executable, "-m", "tests.servers.forkserver"],
                 stdin=theirs,
+                stdout=subprocess.DEVNULL,  # each server has its own; the fork server says nothing
                 cwd=REPO_ROOT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
                 check=True,
