@@ -65,6 +65,10 @@ apps               no    MCP Apps (SEP-1865): ``_meta.ui`` tools, a ``ui://``
                          (the client's declared capabilities)
 =================  ====  =====================================================
 
+``forkserver.py`` starts the HTTP servers of ``util.run_http_server``: one process per test
+process imports the MCP SDK once, and each server is a fork of it (a process of its own, as
+before, without the ~0.6 s of CPU an SDK import costs each start).
+
 ``_raw.py`` is the tiny newline-delimited JSON-RPC loop shared by the older SDK-free
 servers (they boot in ~50 ms instead of the ~1-3 s an SDK import costs).
 ``_era.py`` is the raw two-era base (``initialize`` and 2026-07-28 envelopes) of

@@ -7,24 +7,29 @@
 - ``stdio_params(name, *args, env=None)``: ready-made ``StdioServerParameters``
   (cwd = repo root). Imports the SDK lazily.
 - ``run_http_server(*args)``: context manager that runs ``http_server`` as a
-  real subprocess, waits for its ``READY <url>`` line (30 s) and yields the
+  real process of its own, waits for its ``READY <url>`` line (30 s) and yields the
   URL; on exit it terminates the process (then kills it) so nothing is left
-  behind.
+  behind. The process is a fork of ``tests.servers.forkserver`` (one per test process,
+  the MCP SDK imported once), not a fresh interpreter that imports the SDK again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import queue
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mcp import StdioServerParameters
@@ -62,7 +67,109 @@ def _pump_lines(stream: object, lines: queue.Queue[str | None]) -> None:
         lines.put(None)
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
+class _ForkServer:
+    """This test process's :mod:`tests.servers.forkserver`, started at its first server."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            subprocess.run(
+                [sys.executable, "-m", "tests.servers.forkserver"],
+                stdin=theirs,
+                stdout=subprocess.DEVNULL,  # each server has its own; the fork server says nothing
+                cwd=REPO_ROOT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                check=True,
+            )  # it detaches at once (this process's descendants stay its own)
+        self.channel = ours
+        self.asking = threading.Lock()
+        self.pids: queue.Queue[int | None] = queue.Queue()
+        self.ended = threading.Condition()
+        self.exits: dict[int, int] = {}
+        self.gone = False
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.channel.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                with self.ended:
+                    self.gone = True
+                    self.ended.notify_all()
+                self.pids.put(None)
+                return
+            message = json.loads(data)
+            if "pid" in message:
+                self.pids.put(message["pid"])
+            else:
+                with self.ended:
+                    self.exits[message["exit"]] = message["code"]
+                    self.ended.notify_all()
+
+    def start(self, module: str, args: Sequence[str], stdout: int, stderr: int) -> _Forked:
+        request = {
+            "module": module,
+            "args": list(args),
+            "env": {**os.environ, "PYTHONUNBUFFERED": "1"},
+            "cwd": str(REPO_ROOT),
+        }
+        with self.asking:
+            socket.send_fds(self.channel, [json.dumps(request).encode()], [stdout, stderr])
+            pid = self.pids.get(timeout=READY_TIMEOUT_SECONDS)
+        if pid is None:
+            raise RuntimeError("the fork server of the test servers ended")
+        return _Forked(self, pid)
+
+
+class _Forked:
+    """A server forked by the fork server: what ``run_http_server`` asks of a ``Popen``."""
+
+    def __init__(self, server: _ForkServer, pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.stdout: IO[str] | None = None
+
+    def poll(self) -> int | None:
+        with self.server.ended:
+            return self.server.exits.get(self.pid)
+
+    def wait(self, timeout: float) -> int:
+        with self.server.ended:
+            if not self.server.ended.wait_for(
+                lambda: self.pid in self.server.exits or self.server.gone, timeout
+            ):
+                raise subprocess.TimeoutExpired(f"tests.servers pid {self.pid}", timeout)
+            return self.server.exits.get(self.pid, -signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, signo: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signo)
+
+
+_FORK_SERVER: list[_ForkServer] = []
+
+
+def _fork_server() -> _ForkServer:
+    with _FORK_SERVER_LOCK:
+        if not _FORK_SERVER or _FORK_SERVER[0].gone:
+            _FORK_SERVER[:] = [_ForkServer()]
+        return _FORK_SERVER[0]
+
+
+_FORK_SERVER_LOCK = threading.Lock()
+
+
+def _stop(process: subprocess.Popen[str] | _Forked) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -79,17 +186,16 @@ def run_http_server(*args: str, module: str = "http_server") -> Iterator[str]:
     Raises ``RuntimeError`` (with the server's stderr) if it exits or stays
     silent for 30 s before printing ``READY``.
     """
-    command, argv = server_command(module, *args)
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
-        process = subprocess.Popen(
-            [command, *argv],
-            cwd=REPO_ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=errlog,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        read, write = os.pipe()
+        try:
+            process = _fork_server().start(module, args, write, errlog.fileno())
+        except BaseException:
+            os.close(read)
+            raise
+        finally:
+            os.close(write)
+        process.stdout = open(read, encoding="utf-8", errors="replace")
         try:
             lines: queue.Queue[str | None] = queue.Queue()
             threading.Thread(target=_pump_lines, args=(process.stdout, lines), daemon=True).start()
@@ -101,9 +207,7 @@ def run_http_server(*args: str, module: str = "http_server") -> Iterator[str]:
                 process.stdout.close()
 
 
-def _wait_ready(
-    lines: queue.Queue[str | None], process: subprocess.Popen[str], errlog: object
-) -> str:
+def _wait_ready(lines: queue.Queue[str | None], process: _Forked, errlog: object) -> str:
     def failure(reason: str) -> RuntimeError:
         errlog.seek(0)  # type: ignore[attr-defined]
         stderr = errlog.read()[-4000:]  # type: ignore[attr-defined]

@@ -16,7 +16,11 @@ order they started, and a fallback's second launch never mixes with the first):
   ``{"end": "SIGTERM"}``. A test waits for it before reading the file, so nothing sent in the
   last moment is missed.
 
-The server's stderr is the wrapper's (codebot logs it). Standard library only; no SDK import.
+The server's stderr is the wrapper's (codebot logs it). Each of the server's output streams
+ends for codebot when the server's does (its stdout when the server closes it, stderr when it
+exits), not when the wrapper exits: a server that dies on its own is seen to die at once, as
+it would be without the wrapper, which then waits (up to 5 s) for codebot to close stdin.
+Standard library only; no SDK import.
 """
 
 from __future__ import annotations
@@ -68,6 +72,14 @@ def _copy(
             pass
 
 
+def _let_go(fd: int) -> None:
+    """End codebot's pipe on ``fd`` as the server's own exit ends it (``/dev/null`` takes its
+    place): codebot sees the server's streams end when they do, not when the wrapper exits."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def main() -> int:
     log_path, separator, *command = sys.argv[1:]
     if separator != "--" or not command:
@@ -97,7 +109,9 @@ def main() -> int:
         for thread in threads:
             thread.start()
         threads[1].join()  # the server's stdout ended: it exited, or is about to
+        _let_go(1)  # ...and so does ours (closing sys.stdout.buffer leaves the descriptor open)
         code = child.wait()
+        _let_go(2)  # the server's stderr was ours: it ends with the server
         threads[0].join(timeout=5)  # codebot's stdin closes once it sees the end
         _record(log, lock, {"end": code})
     return code
