@@ -322,6 +322,12 @@ def test_prompt_with_approvals_modes_and_a_diff(tmp_path: Path) -> None:
         assert (tmp_path / "c.txt").read_text() == "auto\n"
         assert len(editor.permissions) == asked_before  # acceptEdits: no question
         assert "current_mode_update" in editor.kinds()
+        # the commands are announced once session/new's response is out, by a task of their
+        # own: three quick prompts may all end before it, so wait for it (bounded)
+        for _ in range(200):
+            if "available_commands_update" in editor.kinds():
+                break
+            await asyncio.sleep(0.05)
         (announced,) = [
             u for u in editor.updates if u.session_update == "available_commands_update"
         ]
