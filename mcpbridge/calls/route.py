@@ -4,10 +4,13 @@ Each command has one entry here, :func:`list_servers` and :func:`call_tool`. It 
 transport before anything is launched: the SDK-free hot path (:mod:`.lite`) when the command
 needs nothing more than the default answers and every server is one it takes
 (:func:`.lite.usable`), else the SDK path (:class:`~mcpbridge.connection.manager.Manager`).
-Both transports of a call are one API (:class:`~mcpbridge.connection.contract.ToolClient`:
-start, tools, call, the failure record; :class:`.lite.LiteClient` and
-:class:`.call.ManagedClient`), driven by the same steps
-(:func:`~mcpbridge.connection.contract.call_on`). When the hot path hands a server over
+Both transports are one Client API per command (:mod:`mcpbridge.connection.contract`): a
+call runs on a ``ToolClient`` (start, tools, call, the failure record;
+:class:`.lite.LiteClient` and :class:`.call.ManagedClient`), driven by the same steps
+(:func:`~mcpbridge.connection.contract.call_on`); a listing on a ``ServersClient`` (several
+servers started together, then one ``ListedServer`` each; :class:`.lite.LiteServers` and
+:class:`.call.ManagedServers`), rendered by
+:func:`~mcpbridge.connection.report.listed_view`. When the hot path hands a server over
 (:class:`.lite.HandOverError`: an answer of another shape before any call, or a server that
 offers tasks), the SDK path goes on on the same process, with the handshake's answer when
 there is one; nothing is launched twice and the settings are not read again. The command
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.calls import lite
-from codebot_mcp.mcpbridge.connection.contract import call_on
+from codebot_mcp.mcpbridge.connection.contract import ListedServer, call_on
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
@@ -60,26 +63,29 @@ async def list_servers(
     ``hot``: the command may take the hot path (no ``--login``); ``roots`` answer
     ``roots/list`` there. A server that fails is a failed view, never an exception.
     """
-    shown: list[dict[str, Any]] = []
+    from codebot_mcp.mcpbridge.connection.report import listed_view
+
+    shown: list[ListedServer] = []
     handed: Prelaunched | None = None
     todo: Mapping[str, ServerConfig] = servers
     if hot and lite.usable(servers):  # lite declares the same capabilities (a test)
-        try:
-            return await lite.list_servers(
-                servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
-            )
-        except lite.HandOverError as handover:  # the rest on their processes
-            shown, handed = handover.views, handover.prelaunched()
-            todo = {name: c for name, c in servers.items() if name in handover.processes}
+        async with lite.connect_all(servers, roots=roots, pins=pins) as group:
+            await group.start()
+            shown = group.listing()
+            if group.handed is not None:  # the rest on their processes, listed by the SDK
+                handed = group.handed.prelaunched()
+                todo = {n: c for n, c in servers.items() if n in group.handed.processes}
+        if handed is None:
+            return [listed_view(s, schemas=schemas, show_app_tools=show_app_tools) for s in shown]
     async with open_manager(todo, handed) as manager:
-        from codebot_mcp.mcpbridge.connection.report import status_view
+        from codebot_mcp.mcpbridge.calls.call import ManagedServers
 
-        await manager.start_all()
-        views = [
-            status_view(s, manager, schemas=schemas, show_app_tools=show_app_tools)
-            for s in manager.status()
-        ]
-    return sorted([*shown, *views], key=lambda v: str(v["name"])) if shown else views
+        managed = ManagedServers(manager)
+        await managed.start()
+        listing = managed.listing()
+    if shown:
+        listing = sorted([*shown, *listing], key=lambda s: s.name)
+    return [listed_view(s, schemas=schemas, show_app_tools=show_app_tools) for s in listing]
 
 
 async def call_tool(
