@@ -31,10 +31,11 @@ The transport is chosen before launch (:func:`usable`: every selected server is 
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
-back) and the same words (an unknown tool: ``failures.unknown_tool``). A server's request
-before the call is answered as the SDK path answers it (its version gate and model, then the
-default policy: :meth:`.lite_wire.Connection.answer_server_request`). A ``server/discover``
-answer that offers handshake-era versions only goes on with ``initialize``, as the SDK does.
+back) and the same words (an unknown tool: ``failures.unknown_tool``). A server's request,
+before the call or during it, is answered as the SDK path answers it (its version gate and
+model, then the default policy: :meth:`.lite_wire.Connection.answer_server_request`). A
+``server/discover`` answer that offers handshake-era versions only goes on with
+``initialize``, as the SDK does.
 
 What the hot path cannot read goes to the SDK path on the process it launched
 (:class:`HandOverError`; ``Manager`` takes the process), so nothing is launched twice: a
