@@ -1,6 +1,7 @@
 """One path per command: ``mcp list`` and ``mcp call`` from the settings to the wire.
 
-Each command has one entry here, :func:`list_servers` and :func:`call_tool`. It chooses the
+Each command has one entry here, :func:`list_servers`, :func:`call_tool` and
+:func:`call_batch` (``mcp call --batch``, always the SDK path). It chooses the
 transport before anything is launched: the SDK-free hot path (:mod:`.lite`) when the command
 needs nothing more than the default answers and every server is one it takes
 (:func:`.lite.usable`), else the SDK path (:class:`~mcpbridge.connection.manager.Manager`).
@@ -21,9 +22,9 @@ The SDK is imported only when the SDK path runs: the hot path stays light.
 
 from __future__ import annotations
 
-__all__ = ["OpenManager", "call_tool", "list_servers"]
+__all__ = ["OpenManager", "call_batch", "call_tool", "list_servers"]
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,3 +126,20 @@ async def call_tool(
         managed = ManagedClient(manager, config)
         await managed.start()
         return await call_on(managed, config.name, tool, arguments)
+
+
+async def call_batch(
+    servers: Mapping[str, ServerConfig],
+    open_manager: OpenManager,
+    read_line: Callable[[], Awaitable[str]],
+    emit: Callable[[dict[str, Any]], None],
+) -> bool:
+    """``mcp call --batch``: one JSON request per line, on the SDK path (servers start on first
+    use and stay connected; :func:`.call.call_batch`); True when every line succeeded.
+
+    Every line's failure is its answer's ``error`` (message, hint, exit code), never raised.
+    """
+    async with open_manager(servers, None) as manager:
+        from codebot_mcp.mcpbridge.calls.call import call_batch as answer_lines
+
+        return await answer_lines(manager, servers, read_line, emit)
