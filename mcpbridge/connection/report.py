@@ -150,7 +150,8 @@ def server_view(
 def listed_view(
     server: ListedServer, *, schemas: bool = False, show_app_tools: bool = False
 ) -> dict[str, Any]:
-    """:func:`server_view` of one server of a listing, either transport (``mcp list``)."""
+    """:func:`server_view` of one server of a listing, either transport (``mcp list``, the
+    warm holder's ``list``)."""
     return server_view(
         server.name,
         server.status,
@@ -186,10 +187,3 @@ def _listed(status: ServerStatus, manager: Manager) -> ListedServer:
         failure=status.failure,
         stale=status.stale,
     )
-
-
-def status_view(
-    status: ServerStatus, manager: Manager, *, schemas: bool = False, show_app_tools: bool = False
-) -> dict[str, Any]:
-    """:func:`server_view` of one line of :meth:`Manager.status` (the warm holder, tests)."""
-    return listed_view(_listed(status, manager), schemas=schemas, show_app_tools=show_app_tools)
