@@ -1,5 +1,6 @@
-"""One tool call from the shell: start one server, validate, call, stop (the SDK transport of
-:class:`~mcpbridge.connection.contract.ToolClient`: :class:`ManagedClient`)."""
+"""One tool call from the shell: start one server, validate, call, stop; and the SDK transports
+of the Client API (:mod:`mcpbridge.connection.contract`): :class:`ManagedClient` (a
+``ToolClient``, ``mcp call``) and :class:`ManagedServers` (a ``ServersClient``, ``mcp list``)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from codebot_mcp.core.config.servers import ServerConfig, require_usable
 from codebot_mcp.core.errors import CodebotError, ExitCode, UsageError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools.base import ToolResult
-from codebot_mcp.mcpbridge.connection.contract import call_on
+from codebot_mcp.mcpbridge.connection.contract import ListedServer, call_on
 from codebot_mcp.mcpbridge.connection.failures import Failure
 from codebot_mcp.mcpbridge.connection.manager import Manager
+from codebot_mcp.mcpbridge.connection.report import managed_listing
 from codebot_mcp.mcpbridge.connection.tool import MCPTool, to_tool_result
 
 
@@ -50,6 +52,20 @@ class ManagedClient:
         except Exception as exc:  # boundary: whatever the SDK raises is this call's failure
             raise client.call_failure(exc, tool.original_name, tool.name).error() from None
         return to_tool_result(result)
+
+
+class ManagedServers:
+    """The SDK transport of :class:`~mcpbridge.connection.contract.ServersClient`: every
+    server of a :class:`Manager` (which stops them), started together."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+
+    async def start(self) -> None:
+        await self.manager.start_all()
+
+    def listing(self) -> list[ListedServer]:
+        return managed_listing(self.manager)
 
 
 async def call_once(

@@ -31,10 +31,11 @@ The transport is chosen before launch (:func:`usable`: every selected server is 
 enabled and valid). Failures are recorded as the SDK path records them, in the same
 :class:`~mcpbridge.connection.failures.Failure` (a launch that fails, a handshake timeout, a
 server that closes the connection during the handshake or the listing, a server the lock holds
-back) and the same words (an unknown tool: ``failures.unknown_tool``). A server's request
-before the call is answered as the SDK path answers it (its version gate and model, then the
-default policy: :meth:`.lite_wire.Connection.answer_server_request`). A ``server/discover``
-answer that offers handshake-era versions only goes on with ``initialize``, as the SDK does.
+back) and the same words (an unknown tool: ``failures.unknown_tool``). A server's request,
+before the call or during it, is answered as the SDK path answers it (its version gate and
+model, then the default policy: :meth:`.lite_wire.Connection.answer_server_request`). A
+``server/discover`` answer that offers handshake-era versions only goes on with
+``initialize``, as the SDK does.
 
 What the hot path cannot read goes to the SDK path on the process it launched
 (:class:`HandOverError`; ``Manager`` takes the process), so nothing is launched twice: a
@@ -50,18 +51,27 @@ launches and compares the wire with the SDK path's.
 Once ``tools/call`` is sent nothing falls back: whatever the answer (input rounds, a bad
 result, junk), it is this call's, or the SDK path would run the tool a second time.
 
-It is a transport under the same API as the SDK path's: :class:`LiteClient` is a
-:class:`~mcpbridge.connection.contract.ToolClient`, :class:`LiteServer` and :class:`LiteTool`
-are what :mod:`mcpbridge.connection.report` reads of a server and a tool
-(:mod:`mcpbridge.connection.contract`); :mod:`.route` chooses it and hands over.
+It is a transport under the same API as the SDK path's (:mod:`mcpbridge.connection.contract`):
+:class:`LiteClient` is a ``ToolClient`` (``mcp call``), :class:`LiteServers` a
+``ServersClient`` (``mcp list``: every server launched and listed together, one
+``ListedServer`` each), :class:`LiteServer` and :class:`LiteTool` are what
+:mod:`mcpbridge.connection.report` reads of a server and a tool; :mod:`.route` chooses it and
+hands over.
 
-Size: one transport, the hot one: its views, its run and its one call (the wire is in
+Size: one transport, the hot one: its tools, its listing, its run and its one call (the wire is in
 :mod:`.lite_wire`, the results in :mod:`.results`).
 """
 
 from __future__ import annotations
 
-__all__ = ["HandOverError", "LiteClient", "connect", "list_servers", "usable"]
+__all__ = [
+    "HandOverError",
+    "LiteClient",
+    "LiteServers",
+    "connect",
+    "connect_all",
+    "usable",
+]
 
 import os
 import time
@@ -92,7 +102,7 @@ from codebot_mcp.mcpbridge.calls.results import (
     through_sdk,
     validate_output,
 )
-from codebot_mcp.mcpbridge.connection.contract import ServerInfo
+from codebot_mcp.mcpbridge.connection.contract import ListedServer, ServerInfo
 from codebot_mcp.mcpbridge.connection.failures import (
     Failure,
     Stage,
@@ -135,7 +145,7 @@ STDERR_DRAIN_SECONDS = 2.0
 """A server that closed its stdout: how long its stderr may take to reach the log (the tail
 of the record), as the SDK path's stop waits for it to exit."""
 
-# -- the tools and the views (the same fields as MCPTool and mcpbridge.report) ----------------
+# -- the tools and the servers (the same fields as MCPTool and Client) -----------------------
 
 
 @dataclass
@@ -233,50 +243,22 @@ def _split(item: LiteServer, apps: bool) -> list[dict[str, Any]]:
     return split.apps if apps else split.offered
 
 
-def views(
-    listed: list[LiteServer], *, schemas: bool, show_app_tools: bool = False
-) -> list[dict[str, Any]]:
-    """What ``mcp list`` shows for each server reached (``report.server_view``, same keys)."""
-    from codebot_mcp.mcpbridge.connection.report import server_view
-
-    tools = name_tools(listed)
-    app_tools = name_tools(listed, apps=True)
-    out = []
-    for item in sorted(listed, key=lambda i: i.config.name):
-        mine = [t for t in tools if t.server == item.config.name]
-        apps = [t for t in app_tools if t.server == item.config.name]
-        view = server_view(
-            item.config.name,
-            "connected",
-            item.config,
-            item,
-            mine,
-            schemas=schemas,
-            app_tools=apps,
-            show_app_tools=show_app_tools,
-        )
-        out.append(view)
-    return out
-
-
 # -- running ----------------------------------------------------------------------------------
 
 
 class HandOverError(Exception):
     """Servers go to the SDK path on the processes the hot path launched and discovered
     (nothing was called): ``Manager`` takes each process, its client adopts the server's
-    ``server/discover`` result; ``views``: what ``mcp list`` shows of the other servers."""
+    ``server/discover`` result."""
 
     def __init__(
         self,
         processes: dict[str, ServerProcess],
         discovered: dict[str, dict[str, Any] | Initialized],
-        views: list[dict[str, Any]] | None = None,
     ) -> None:
         super().__init__("handed over")
         self.processes = processes
         self.discovered = discovered
-        self.views = views or []
 
     @classmethod
     def one(cls, server: ServerProcess, connection: Connection) -> HandOverError:
@@ -321,10 +303,6 @@ class FailedError(Exception):
         self.config = config
         self.failure = failure
 
-    def view(self) -> dict[str, Any]:
-        """What ``mcp list`` shows for this failed server."""
-        return _failed_view(self.config, self.failure)
-
 
 def _failure(
     config: ServerConfig,
@@ -346,13 +324,6 @@ def _failure(
         log_file=log_file,
         timed_out=timed_out,
     )
-
-
-def _failed_view(config: ServerConfig, failure: Failure, reached: Any = None) -> dict[str, Any]:
-    """What ``mcp list`` shows for a server that failed (``reached``: its handshake facts)."""
-    from codebot_mcp.mcpbridge.connection.report import server_view
-
-    return server_view(config.name, "failed", config, reached, [], failure=failure)
 
 
 def _launch_failure(config: ServerConfig, exc: LaunchError) -> Failure:
@@ -428,80 +399,109 @@ def _leaf(group: BaseExceptionGroup[Any]) -> BaseException:
     return next((e for e in leaves if isinstance(e, mine)), leaves[0] if leaves else group)
 
 
-async def list_servers(
-    servers: Mapping[str, ServerConfig],
-    *,
-    schemas: bool,
-    roots: Sequence[Path] = (),
-    show_app_tools: bool = False,
-    pins: Pins | None = None,
-) -> list[dict[str, Any]]:
-    """Views of every server, or :class:`HandOverError`; ``roots`` answer ``roots/list``.
-    A server that cannot start, times out or is held back by the pins is a failed view, as
+class LiteServers:
+    """The hot path's transport of :class:`~mcpbridge.connection.contract.ServersClient`:
+    every stdio server of ``mcp list``, launched here and listed together (:func:`connect_all`
+    makes it and stops them).
+
+    What only the SDK path reads goes to it on the processes launched here: :attr:`handed`,
+    set by :meth:`start` (an answer of another shape); :meth:`listing` then shows the others.
+    A server that cannot start, times out or is held back by the pins is a failed server, as
     on the SDK path."""
-    try:
-        return await _list_servers(
-            servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
-        )
-    except BaseExceptionGroup as group:
-        raise _leaf(group) from None
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerConfig],
+        roots: Sequence[Path],
+        pins: Pins | None,
+        tg: Any,
+    ) -> None:
+        self.servers = servers
+        self.roots = roots
+        self.pins = pins
+        self._tg = tg
+        self.processes: list[tuple[ServerConfig, ServerProcess]] = []
+        self.reached: list[LiteServer] = []
+        self.failed: list[ListedServer] = []
+        self.handed: HandOverError | None = None
+
+    async def start(self) -> None:
+        for config in self.servers.values():
+            try:
+                self.processes.append((config, await launch(config)))
+            except LaunchError as exc:  # recorded as the SDK path records it: no second launch
+                self._fail(config, _launch_failure(config, exc))
+        handed: list[HandOverError] = []
+
+        async def one(config: ServerConfig, server: ServerProcess) -> None:
+            try:
+                reached = await _connect(config, server, self._tg, self.roots, sampler=False)
+            except FailedError as exc:
+                self._fail(config, exc.failure)
+            except HandOverError as exc:
+                handed.append(exc)
+            else:
+                held = _held_back(reached, self.pins)
+                if held is None:
+                    self.reached.append(reached)
+                else:  # never offered: a failed server, as the SDK path shows it
+                    self._fail(config, held, reached)
+
+        async with anyio.create_task_group() as connecting:
+            for config, server in self.processes:
+                connecting.start_soon(one, config, server)
+        if handed:
+            processes = {n: p for exc in handed for n, p in exc.processes.items()}
+            discovered = {n: d for exc in handed for n, d in exc.discovered.items()}
+            self.handed = HandOverError(processes, discovered)
+
+    def _fail(self, config: ServerConfig, failure: Failure, reached: Any = None) -> None:
+        self.failed.append(ListedServer(config.name, "failed", config, reached, failure=failure))
+
+    def listing(self) -> list[ListedServer]:
+        tools = name_tools(self.reached)
+        app_tools = name_tools(self.reached, apps=True)
+        connected = [
+            ListedServer(
+                item.config.name,
+                "connected",
+                item.config,
+                item,
+                [t for t in tools if t.server == item.config.name],
+                [t for t in app_tools if t.server == item.config.name],
+            )
+            for item in self.reached
+        ]
+        return sorted([*connected, *self.failed], key=lambda s: s.name)
 
 
-async def _list_servers(
+@asynccontextmanager
+async def connect_all(
     servers: Mapping[str, ServerConfig],
     *,
-    schemas: bool,
-    roots: Sequence[Path],
-    show_app_tools: bool,
-    pins: Pins | None,
-) -> list[dict[str, Any]]:
-    launched: list[tuple[ServerConfig, ServerProcess]] = []
-    failed: list[dict[str, Any]] = []
-    try:
-        for config in servers.values():
-            try:
-                launched.append((config, await launch(config)))
-            except LaunchError as exc:  # recorded as the SDK path records it: no second launch
-                failed.append(_failed_view(config, _launch_failure(config, exc)))
-    except BaseException:
-        await _stop_all([server for _, server in launched])
-        raise
-    listed: list[LiteServer] = []
-    failed_early: list[FailedError] = []
-    handed: list[HandOverError] = []
+    roots: Sequence[Path] = (),
+    pins: Pins | None = None,
+) -> AsyncIterator[LiteServers]:
+    """:class:`LiteServers` for ``servers`` (not yet started); ``roots`` answer
+    ``roots/list``. On exit our reading stops and the servers are stopped, except those
+    handed over (:attr:`LiteServers.handed`)."""
+    group: LiteServers | None = None
     try:
         async with anyio.create_task_group() as tg:
-
-            async def one(config: ServerConfig, server: ServerProcess) -> None:
-                try:
-                    listed.append(await _connect(config, server, tg, roots, sampler=False))
-                except FailedError as exc:
-                    failed_early.append(exc)
-                except HandOverError as exc:
-                    handed.append(exc)
-
-            async with anyio.create_task_group() as connecting:
-                for config, server in launched:
-                    connecting.start_soon(one, config, server)
-            for item in list(listed):
-                held = _held_back(item, pins)
-                if held is not None:  # never offered: a failed view, as the SDK path shows it
-                    listed.remove(item)
-                    failed.append(_failed_view(item.config, held, item))
-            shown = views(listed, schemas=schemas, show_app_tools=show_app_tools)
-            result = shown + failed + [f.view() for f in failed_early]
-            result.sort(key=lambda v: str(v["name"]))
-            tg.cancel_scope.cancel()  # our reading stops; handed processes run on
-    except BaseException:
-        await _stop_all([server for _, server in launched])
-        raise
-    kept = {name for exc in handed for name in exc.processes}
-    await _stop_all([server for config, server in launched if config.name not in kept])
-    if handed:
-        processes = {n: p for exc in handed for n, p in exc.processes.items()}
-        discovered = {n: d for exc in handed for n, d in exc.discovered.items()}
-        raise HandOverError(processes, discovered, result)
-    return result
+            group = LiteServers(servers, roots, pins, tg)
+            try:
+                yield group
+            except BaseException:
+                group.handed = None  # nobody takes them: every process is stopped
+                raise
+            finally:
+                tg.cancel_scope.cancel()  # our reading stops; handed processes run on
+    except BaseExceptionGroup as exc_group:
+        raise _leaf(exc_group) from None
+    finally:
+        if group is not None:
+            kept = group.handed.processes if group.handed is not None else {}
+            await _stop_all([p for c, p in group.processes if c.name not in kept])
 
 
 async def _stop_all(launched: list[ServerProcess]) -> None:

@@ -10,8 +10,8 @@ answered here, by the default policy, as the SDK's driver answers them: a call i
 to the SDK path once ``tools/call`` is sent, or the tool would run twice. Anything outside the
 plain case *before* the call raises :class:`OtherShapeError` (the caller hands the process
 to the SDK path); a server that closes its stdout before the call raises
-:class:`ClosedError`, which the caller records as the SDK path does. A server's request
-before the call is answered here as the SDK path answers it
+:class:`ClosedError`, which the caller records as the SDK path does. A server's request,
+before the call or during it, is answered here as the SDK path answers it
 (:meth:`Connection.answer_server_request`: its version gate, then the default policy), so
 nothing is left for the SDK path to answer.
 
@@ -191,11 +191,7 @@ class Connection:
             if method == "notifications/message" and self.log is not None:
                 self.log.receive(message.get("params"))
             return  # other notifications change nothing for a one-shot command
-        params = message.get("params")
-        if self.calling:
-            answer = self.answer_request(method, params)
-        else:
-            answer = self.answer_server_request(method, params)
+        answer = self.answer_server_request(method, message.get("params"))
         await self._send({"jsonrpc": "2.0", "id": message["id"], **answer})
 
     async def settle_probe(self) -> None:
@@ -205,10 +201,12 @@ class Connection:
             await self._probe_settled.wait()
 
     def answer_server_request(self, method: str, params: Any) -> dict[str, Any]:
-        """A server's request before ``tools/call``, answered as the SDK path's session answers
-        it: the version gate and the request's model first (``mcp_types.methods``, imported
-        only for such a server), then the default policy (:meth:`answer_request`)."""
-        if method in ("ping", "roots/list"):
+        """A server's request, before ``tools/call`` or during it, answered as the SDK path's
+        session answers it: the version gate and the request's model first
+        (``mcp_types.methods``, imported only for such a server: a 2026-07-28 connection
+        takes no plain request, ``ping`` included), then the default policy
+        (:meth:`answer_request`)."""
+        if method in ("ping", "roots/list") and not self.modern:  # every handshake era has them
             return self.answer_request(method, params)
         from mcp_types import methods
         from pydantic import ValidationError
@@ -227,8 +225,8 @@ class Connection:
 
     def answer_request(self, method: str, params: Any) -> dict[str, Any]:
         """The answer of the SDK path's default policy (``--elicit decline``, no sampling) to a
-        server's request, mid-call or inside an ``InputRequiredResult``: ``{"result": ...}``
-        or ``{"error": ...}``, word for word."""
+        server's request (past :meth:`answer_server_request`'s gate) or to one inside an
+        ``InputRequiredResult``: ``{"result": ...}`` or ``{"error": ...}``, word for word."""
         if method == "ping":
             return {"result": {}}
         if method == "roots/list":

@@ -1,13 +1,17 @@
 """One path per command: ``mcp list`` and ``mcp call`` from the settings to the wire.
 
-Each command has one entry here, :func:`list_servers` and :func:`call_tool`. It chooses the
+Each command has one entry here, :func:`list_servers`, :func:`call_tool` and
+:func:`call_batch` (``mcp call --batch``, always the SDK path). It chooses the
 transport before anything is launched: the SDK-free hot path (:mod:`.lite`) when the command
 needs nothing more than the default answers and every server is one it takes
 (:func:`.lite.usable`), else the SDK path (:class:`~mcpbridge.connection.manager.Manager`).
-Both transports of a call are one API (:class:`~mcpbridge.connection.contract.ToolClient`:
-start, tools, call, the failure record; :class:`.lite.LiteClient` and
-:class:`.call.ManagedClient`), driven by the same steps
-(:func:`~mcpbridge.connection.contract.call_on`). When the hot path hands a server over
+Both transports are one Client API per command (:mod:`mcpbridge.connection.contract`): a
+call runs on a ``ToolClient`` (start, tools, call, the failure record;
+:class:`.lite.LiteClient` and :class:`.call.ManagedClient`), driven by the same steps
+(:func:`~mcpbridge.connection.contract.call_on`); a listing on a ``ServersClient`` (several
+servers started together, then one ``ListedServer`` each; :class:`.lite.LiteServers` and
+:class:`.call.ManagedServers`), rendered by
+:func:`~mcpbridge.connection.report.listed_view`. When the hot path hands a server over
 (:class:`.lite.HandOverError`: an answer of another shape before any call, or a server that
 offers tasks), the SDK path goes on on the same process, with the handshake's answer when
 there is one; nothing is launched twice and the settings are not read again. The command
@@ -18,9 +22,9 @@ The SDK is imported only when the SDK path runs: the hot path stays light.
 
 from __future__ import annotations
 
-__all__ = ["OpenManager", "call_tool", "list_servers"]
+__all__ = ["OpenManager", "call_batch", "call_tool", "list_servers"]
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.calls import lite
-from codebot_mcp.mcpbridge.connection.contract import call_on
+from codebot_mcp.mcpbridge.connection.contract import ListedServer, call_on
 
 if TYPE_CHECKING:
     from codebot_mcp.mcpbridge.connection.features import ProgressHook
@@ -60,26 +64,29 @@ async def list_servers(
     ``hot``: the command may take the hot path (no ``--login``); ``roots`` answer
     ``roots/list`` there. A server that fails is a failed view, never an exception.
     """
-    shown: list[dict[str, Any]] = []
+    from codebot_mcp.mcpbridge.connection.report import listed_view
+
+    shown: list[ListedServer] = []
     handed: Prelaunched | None = None
     todo: Mapping[str, ServerConfig] = servers
     if hot and lite.usable(servers):  # lite declares the same capabilities (a test)
-        try:
-            return await lite.list_servers(
-                servers, schemas=schemas, roots=roots, show_app_tools=show_app_tools, pins=pins
-            )
-        except lite.HandOverError as handover:  # the rest on their processes
-            shown, handed = handover.views, handover.prelaunched()
-            todo = {name: c for name, c in servers.items() if name in handover.processes}
+        async with lite.connect_all(servers, roots=roots, pins=pins) as group:
+            await group.start()
+            shown = group.listing()
+            if group.handed is not None:  # the rest on their processes, listed by the SDK
+                handed = group.handed.prelaunched()
+                todo = {n: c for n, c in servers.items() if n in group.handed.processes}
+        if handed is None:
+            return [listed_view(s, schemas=schemas, show_app_tools=show_app_tools) for s in shown]
     async with open_manager(todo, handed) as manager:
-        from codebot_mcp.mcpbridge.connection.report import status_view
+        from codebot_mcp.mcpbridge.calls.call import ManagedServers
 
-        await manager.start_all()
-        views = [
-            status_view(s, manager, schemas=schemas, show_app_tools=show_app_tools)
-            for s in manager.status()
-        ]
-    return sorted([*shown, *views], key=lambda v: str(v["name"])) if shown else views
+        managed = ManagedServers(manager)
+        await managed.start()
+        listing = managed.listing()
+    if shown:
+        listing = sorted([*shown, *listing], key=lambda s: s.name)
+    return [listed_view(s, schemas=schemas, show_app_tools=show_app_tools) for s in listing]
 
 
 async def call_tool(
@@ -119,3 +126,20 @@ async def call_tool(
         managed = ManagedClient(manager, config)
         await managed.start()
         return await call_on(managed, config.name, tool, arguments)
+
+
+async def call_batch(
+    servers: Mapping[str, ServerConfig],
+    open_manager: OpenManager,
+    read_line: Callable[[], Awaitable[str]],
+    emit: Callable[[dict[str, Any]], None],
+) -> bool:
+    """``mcp call --batch``: one JSON request per line, on the SDK path (servers start on first
+    use and stay connected; :func:`.call.call_batch`); True when every line succeeded.
+
+    Every line's failure is its answer's ``error`` (message, hint, exit code), never raised.
+    """
+    async with open_manager(servers, None) as manager:
+        from codebot_mcp.mcpbridge.calls.call import call_batch as answer_lines
+
+        return await answer_lines(manager, servers, read_line, emit)

@@ -5,18 +5,32 @@ hot path's (:mod:`mcpbridge.calls.lite`: ``LiteServer`` and ``LiteTool``).
 The handshake's facts are one record (:class:`ServerInfo`), a listed tool and a reached server
 one protocol each (:class:`ListedTool`, :class:`Reached`), and a failure the one
 :class:`~.failures.Failure` record, so :mod:`.report` renders both transports from the same
-types, and a tool is found by name the same way on both (:func:`find_tool`). Free of SDK
-imports: the hot path uses it without loading the SDK.
+types, and a tool is found by name the same way on both (:func:`find_tool`).
+
+One Client API per command, two transports each: ``mcp call`` drives a :class:`ToolClient`
+(one server: start, tools, call; :func:`call_on`), ``mcp list`` a :class:`ServersClient`
+(several servers started together: start, listing, each server one :class:`ListedServer`).
+Free of SDK imports: the hot path uses it without loading the SDK.
 """
 
 from __future__ import annotations
 
-__all__ = ["ListedTool", "Reached", "ServerInfo", "ToolClient", "call_on", "find_tool"]
+__all__ = [
+    "ListedServer",
+    "ListedTool",
+    "Reached",
+    "ServerInfo",
+    "ServersClient",
+    "ToolClient",
+    "call_on",
+    "find_tool",
+]
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.tools.base import ToolInfo, ToolResult
 from codebot_mcp.mcpbridge.connection.failures import Failure, unknown_tool
 from codebot_mcp.mcpbridge.tools.call_arguments import checked_arguments
@@ -136,4 +150,39 @@ class Reached(Protocol):
     @property
     def dpop_state(self) -> str | None:
         """How its tokens are bound (HTTP with OAuth: ``bound``, ``bearer``); None unknown."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ListedServer:
+    """One server as ``mcp list`` shows it, whichever transport reached it
+    (:func:`.report.listed_view` renders it)."""
+
+    name: str
+    status: str
+    """``connected``, ``failed``, ``needs login``, ``disabled`` or ``pending``."""
+    config: ServerConfig
+    reached: Reached | None = None
+    """Its handshake's facts, when it answered (a server the lock holds back has them)."""
+    tools: Sequence[ListedTool] = ()
+    """What the model is offered, named across every server listed."""
+    app_tools: Sequence[ListedTool] = ()
+    """The app-only tools (MCP Apps), named alike."""
+    failure: Failure | None = None
+    stale: str | None = None
+    """Connected, but its re-list failed: why (the tools are the last good listing)."""
+
+
+class ServersClient(Protocol):
+    """Several servers' connections as ``mcp list`` drives them, on either transport: the
+    SDK's (``calls.call.ManagedServers``, a ``Manager``) or the hot path's
+    (``calls.lite.LiteServers``). Leaving the context that made it stops them."""
+
+    async def start(self) -> None:
+        """Launch the servers (or take their processes), make the handshakes and list the
+        tools, all at once; a server's failure is recorded in its listing, never raised."""
+        ...
+
+    def listing(self) -> list[ListedServer]:
+        """Every server started, its status, facts, tools (named across all) and failure."""
         ...

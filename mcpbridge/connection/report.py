@@ -16,7 +16,7 @@ from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.secrets.redact import MASK, Redactor, entry_secrets, masked_values
 
 if TYPE_CHECKING:  # no SDK import at run time: the hot path (mcpbridge.calls.lite) uses these views
-    from codebot_mcp.mcpbridge.connection.contract import ListedTool, Reached
+    from codebot_mcp.mcpbridge.connection.contract import ListedServer, ListedTool, Reached
     from codebot_mcp.mcpbridge.connection.failures import Failure
     from codebot_mcp.mcpbridge.connection.manager import Manager, ServerStatus
 
@@ -147,22 +147,43 @@ def server_view(
     }
 
 
-def status_view(
-    status: ServerStatus, manager: Manager, *, schemas: bool = False, show_app_tools: bool = False
+def listed_view(
+    server: ListedServer, *, schemas: bool = False, show_app_tools: bool = False
 ) -> dict[str, Any]:
-    """:func:`server_view` of one line of :meth:`Manager.status` (``mcp list``)."""
-    connected = status.status == "connected"
-    tools = [t for t in manager.tools() if t.server == status.name]
-    apps = [t for t in manager.app_tools() if t.server == status.name]
+    """:func:`server_view` of one server of a listing, either transport (``mcp list``, the
+    warm holder's ``list``)."""
     return server_view(
+        server.name,
+        server.status,
+        server.config,
+        server.reached,
+        server.tools,
+        failure=server.failure,
+        schemas=schemas,
+        app_tools=server.app_tools,
+        show_app_tools=show_app_tools,
+        stale=server.stale,
+    )
+
+
+def managed_listing(manager: Manager) -> list[ListedServer]:
+    """Every server of ``manager`` as a listing shows it, in :meth:`Manager.status` order."""
+    return [_listed(status, manager) for status in manager.status()]
+
+
+def _listed(status: ServerStatus, manager: Manager) -> ListedServer:
+    from codebot_mcp.mcpbridge.connection.contract import ListedServer
+
+    connected = status.status == "connected"
+    tools = [t for t in manager.tools() if t.server == status.name] if connected else []
+    apps = [t for t in manager.app_tools() if t.server == status.name] if connected else []
+    return ListedServer(
         status.name,
         status.status,
         status.config,
         manager.clients.get(status.name),
-        tools if connected else [],
+        tools,
+        apps,
         failure=status.failure,
-        schemas=schemas,
-        app_tools=apps if connected else [],
-        show_app_tools=show_app_tools,
         stale=status.stale,
     )

@@ -23,9 +23,9 @@ from codebot_mcp.core import jsonutil
 from codebot_mcp.core.config import effective, paths
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.arguments import Pairs
-from codebot_mcp.mcpbridge.calls.call import call_once
+from codebot_mcp.mcpbridge.calls.call import ManagedServers, call_once
 from codebot_mcp.mcpbridge.connection.manager import Manager
-from codebot_mcp.mcpbridge.connection.report import status_view
+from codebot_mcp.mcpbridge.connection.report import listed_view
 from codebot_mcp.mcpbridge.warm.holder_client import (
     ACCEPT_TIMEOUT,
     HEARTBEAT_SECONDS,
@@ -119,9 +119,9 @@ class Holder:
         names = request.get("servers") or list(self.manager.servers)
         schemas = bool(request.get("schemas"))
         show = bool(request.get("all"))  # mcp list --all: app-only tools too
-        statuses = [s for s in self.manager.status() if s.name in names]
+        listing = ManagedServers(self.manager).listing()  # started already: kept connected
         views = [
-            status_view(s, self.manager, schemas=schemas, show_app_tools=show) for s in statuses
+            listed_view(s, schemas=schemas, show_app_tools=show) for s in listing if s.name in names
         ]
         return {"views": views}
 

@@ -304,6 +304,30 @@ def test_server_requests_during_a_call(
     assert len(hot.launches) == 1
 
 
+@pytest.mark.parametrize(
+    "args", [("--era", "legacy"), ("--handshake-version", "2024-11-05"), ("--era", "modern")]
+)
+def test_plain_server_requests_during_a_call_pass_the_sdks_version_gate(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: tuple[str, str],
+) -> None:
+    """``ping``, ``roots/list``, a form and an unknown method asked mid-call: answered as the
+    SDK path's session answers them (its version gate: no elicitation at 2024-11-05, no plain
+    request at 2026-07-28; ``"data"`` naming an unknown method), the wire equal."""
+    hot, _ = both(tmp_path, capsys, monkeypatch, chatty(*args), *CALL, "ask_plain")
+    assert hot.outcome[0] == 0
+    got = json.loads(hot.outcome[1])
+    assert got[3] == {"code": -32601, "message": "Method not found", "data": "chatty/unknown"}
+    refused = [g.get("code") == -32601 for g in got[:3]]
+    if args[1] == "modern":
+        assert refused == [True, True, True]
+    else:
+        assert refused == [False, False, args[1] == "2024-11-05"]
+    assert len(hot.launches) == 1
+
+
 @pytest.mark.parametrize(("tool", "calls"), [("ask", 2), ("sample", 1), ("wait_state", 2)])
 def test_input_required_rounds_are_answered_without_calling_again(
     tmp_path: Path,

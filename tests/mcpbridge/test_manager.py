@@ -171,7 +171,7 @@ async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
     from types import SimpleNamespace
 
     from codebot_mcp.cli.repl.status import show_mcp
-    from codebot_mcp.mcpbridge.connection.report import status_view
+    from codebot_mcp.mcpbridge.connection.report import listed_view, managed_listing
 
     servers = {"rl": make_server("rl", "relist_fail", protocol=protocol)}
     with anyio.fail_after(30):
@@ -191,8 +191,8 @@ async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
             assert status.stale is not None
             assert "re-listing its tools after tools/list_changed failed" in status.stale
             assert "the tool registry is reloading" in status.stale
-            view = status_view(status, manager)
-            assert view["stale"] == {"message": status.stale}
+            [listed] = managed_listing(manager)
+            assert listed_view(listed)["stale"] == {"message": status.stale}
             await show_mcp(
                 SimpleNamespace(  # type: ignore[arg-type]
                     manager=manager,
@@ -209,7 +209,7 @@ async def test_a_failed_relist_is_shown_stale_and_retried_at_the_next_refresh(
             assert "mcp__rl__added_1" in [t.name for t in retried]
             [status] = manager.status()
             assert status.stale is None and status.tool_count == 3
-            assert status_view(status, manager)["stale"] is None
+            assert listed_view(managed_listing(manager)[0])["stale"] is None
             assert await manager.refresh_if_dirty() is None  # clean again: no I/O
 
 

@@ -20,7 +20,8 @@ answers ``initialize`` with an error (``-32603 not ready``). ``--discover-shape`
 ``bare`` (modern) answers it without the server info in ``_meta``. ``--ask-first``: before
 answering ``tools/list``, asks the client ``elicitation/create`` (a form),
 ``sampling/createMessage``, an ``elicitation/create`` without its schema and ``chatty/unknown``,
-and logs each answer to stderr.
+and logs each answer to stderr. ``--handshake-version V``: answers ``initialize`` with ``V``
+whatever was asked.
 
 Tools:
 - ``echo(text)``: the text;
@@ -39,7 +40,9 @@ Tools:
 - ``sample()``: ``sampling/createMessage``, mid-call (legacy) or inside an
   ``InputRequiredResult`` (modern); answers with what it got;
 - ``wait_state()`` (modern): an ``InputRequiredResult`` with only a ``requestState``, then
-  ``state <state>``.
+  ``state <state>``;
+- ``ask_plain()``: in any era, asks ``ping``, ``roots/list``, ``elicitation/create`` (a form)
+  and ``chatty/unknown`` as plain requests, mid-call, and answers with what it got.
 
 Run: ``python -m tests.servers.chatty [--era legacy|modern|silent] [--log-at-start]``
 """
@@ -70,6 +73,7 @@ TOOLS = [
     {"name": "ask", "inputSchema": OBJECT},
     {"name": "sample", "inputSchema": OBJECT},
     {"name": "wait_state", "inputSchema": OBJECT},
+    {"name": "ask_plain", "inputSchema": OBJECT},
 ]
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 FORM = {
@@ -93,8 +97,10 @@ class Server:
         refuse: bool = False,
         discover_shape: str | None = None,
         ask_first: bool = False,
+        handshake_version: str | None = None,
     ) -> None:
         self.era = era
+        self.handshake_version = handshake_version
         self.discover_shape = discover_shape
         self.ask_first = ask_first
         self.log_at_start = log_at_start
@@ -148,6 +154,10 @@ class Server:
             return {"content": [{"type": "bogus", "text": "?"}]}
         if name == "die":
             os._exit(3)
+        if name == "ask_plain":
+            asked = [("ping", None), ("roots/list", None), ("elicitation/create", FORM)]
+            got = [self.ask_client(m, p) for m, p in [*asked, ("chatty/unknown", None)]]
+            return text_result(json.dumps(got, sort_keys=True))
         if name in ("ask", "sample") and self.era != "modern":
             return self.ask_mid_call(str(name))
         if name in ("ask", "sample", "wait_state"):
@@ -200,7 +210,10 @@ class Server:
         if method == "initialize" and self.era != "modern":
             if self.refuse:
                 raise RuntimeError("not ready")
-            return initialize_result(params, name="chatty")
+            result = initialize_result(params, name="chatty")
+            if self.handshake_version:
+                result["protocolVersion"] = self.handshake_version
+            return result
         if method == "server/discover" and self.era != "modern" and self.discover_shape:
             info = {SERVER_INFO: {"name": "chatty", "version": "0.1.0"}}
             versions = ["2025-06-18", "2025-11-25"]
@@ -280,6 +293,7 @@ def main() -> None:
     parser.add_argument("--refuse-initialize", action="store_true")
     parser.add_argument("--discover-shape", choices=("legacy", "bare"))
     parser.add_argument("--ask-first", action="store_true")
+    parser.add_argument("--handshake-version")
     args = parser.parse_args()
     Server(
         args.era,
@@ -289,6 +303,7 @@ def main() -> None:
         args.refuse_initialize,
         args.discover_shape,
         args.ask_first,
+        args.handshake_version,
     ).serve()
 
 

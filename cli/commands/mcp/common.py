@@ -25,7 +25,7 @@ from codebot_mcp.cli.runtime import (
     select_servers,
     with_timeout,
 )
-from codebot_mcp.core.errors import ExitCode, ServerError
+from codebot_mcp.core.errors import ExitCode
 
 if TYPE_CHECKING:
     from codebot_mcp.core.config.servers import ServerConfig
@@ -120,8 +120,7 @@ async def started(manager: Manager, names: list[str], server: str | None) -> lis
     await manager.start_all(names)
     failures = manager.failures
     if server is not None and server in failures:
-        failure = failures[server]
-        raise ServerError(f"server '{server}': {failure.describe()}", hint=failure.hint)
+        raise failures[server].error()  # the record's own words, as ``mcp call`` reports it
     for name, failure in failures.items():
         render.warn(f"server '{name}' failed: {failure.message}")
     return list(failures)

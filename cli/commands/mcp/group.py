@@ -159,7 +159,8 @@ def _open(
     **options: Any,
 ) -> AbstractAsyncContextManager[Manager]:
     """The SDK path of ``mcp list``/``mcp call`` (:data:`mcpbridge.calls.route.OpenManager`);
-    ``lazy``: the model ``mcp call`` samples with, built if a server asks."""
+    ``lazy``: the model ``mcp call`` samples with, built if a server asks; ``options``: the
+    rest of :func:`cli.runtime.open_manager`'s (``--batch``: ``prelaunch``)."""
     if lazy is not None:
         from codebot_mcp.core.agent.sampling import Sampler
 
@@ -313,29 +314,32 @@ async def _batch(
 ) -> bool:
     import json
 
-    from codebot_mcp.core.agent.sampling import Sampler
     from codebot_mcp.core.secrets.redact import printable_json
 
     def emit(answer: dict[str, Any]) -> None:
         sys.stdout.write(printable_json(json.dumps(answer, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
 
+    from codebot_mcp.mcpbridge.calls import route
+
     stdin = _StdinRequests()
     settings, elicit, allow_sampling = requests
     lazy = LazyModel(settings)
     agent = policy(settings, elicit, allow_sampling)
     try:
-        async with open_manager(
+        return await route.call_batch(
             servers,
-            prelaunch=stdin.servers_named_already(),
-            agent=agent,
-            sampler=Sampler(lazy),
-            login=login_options() if login else None,
-            pins=pins,
-        ) as manager:
-            from codebot_mcp.mcpbridge.calls.call import call_batch
-
-            return await call_batch(manager, servers, stdin.read_line, emit)
+            partial(
+                _open,
+                agent=agent,
+                lazy=lazy,
+                login=login_options() if login else None,
+                pins=pins,
+                prelaunch=stdin.servers_named_already(),
+            ),
+            stdin.read_line,
+            emit,
+        )
     finally:
         await lazy.aclose()
 
