@@ -84,13 +84,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 class _Scheduling(LoadScopeScheduling):
     """xdist's ``load`` distribution, one test at a time, except that the tests of each
-    :data:`ONE_WORKER_MODULES` module are one unit of work (xdist's own ``loadgroup`` cannot
-    do it here: it renames the items through ``Item._nodeid``, which pytest 9 no longer
-    reads). The largest units are handed out first, then the rest in collection order."""
+    :data:`ONE_WORKER_MODULES` module, and of each test class, are one unit of work: a class
+    groups tests that share a class-scoped process (``tests/e2e/test_warm.py``'s
+    ``TestOneHolder``). xdist's own ``loadgroup`` cannot do it here: it renames the items
+    through ``Item._nodeid``, which pytest 9 no longer reads. The largest units are handed out
+    first, then the rest in collection order."""
 
     def _split_scope(self, nodeid: str) -> str:
-        module = nodeid.split("::", 1)[0]
-        return module if module in ONE_WORKER_MODULES else nodeid
+        module, *rest = nodeid.split("::")
+        if module in ONE_WORKER_MODULES:
+            return module
+        return f"{module}::{rest[0]}" if len(rest) > 1 else nodeid
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

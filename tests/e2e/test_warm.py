@@ -22,6 +22,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +71,23 @@ class Project:
         return int(answer["pid"])
 
 
+@contextmanager
+def _project(root: Path) -> Iterator[Project]:
+    home = Path(tempfile.mkdtemp(prefix="cbw", dir="/tmp"))
+    p = Project(root, home)
+    p.settings()
+    try:
+        yield p
+    finally:
+        p.run("mcp", "warm", "--stop")
+        wait_until(lambda: not marked_pids(p.mark), GONE_SECONDS, "the servers to be gone")
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Project]:
-    home = Path(tempfile.mkdtemp(prefix="cbw", dir="/tmp"))
-    p = Project(tmp_path / "repo", home)
-    p.settings()
-    yield p
-    p.run("mcp", "warm", "--stop")
-    wait_until(lambda: not marked_pids(p.mark), GONE_SECONDS, "the servers to be gone")
-    shutil.rmtree(home, ignore_errors=True)
+    with _project(tmp_path / "repo") as p:
+        yield p
 
 
 def started(p: Project, *argv: str) -> None:
@@ -191,16 +200,6 @@ def test_a_crashed_holder_falls_back_silently_and_leaves_no_server(project: Proj
     assert served_warm(project)
 
 
-def test_concurrent_clients(project: Project) -> None:
-    started(project)
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        runs = list(
-            pool.map(lambda i: project.run("mcp", "call", "s", "echo", f"text=n{i}"), range(12))
-        )
-    assert [(r.returncode, r.stdout) for r in runs] == [(0, f"n{i}\n") for i in range(12)]
-    assert len(marked_pids(project.mark)) == 1  # one server served them all
-
-
 def test_socket_and_directory_are_private_and_checked(project: Project) -> None:
     started(project)
     sock = project.socket()
@@ -267,30 +266,6 @@ def test_untrusted_project_servers_are_not_held(project: Project) -> None:
     assert call.returncode == 3 and "not trusted" in call.stderr
 
 
-def test_a_warm_call_never_builds_the_command_line_parser(project: Project) -> None:
-    """The point of the fast path: a warm `mcp call SERVER TOOL key=value` is answered before
-    Typer is imported (``python -X importtime`` lists every module a run imports)."""
-
-    def imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
-            cwd=project.root,
-            env=project.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
-        return done, f" {modules} "
-
-    started(project)
-    done, modules = imported("mcp", "call", "s", "echo", "text=fast")
-    assert (done.returncode, done.stdout) == (0, "fast\n")
-    assert " typer " not in modules and " codebot_mcp.cli.warm_client " in modules
-    done, modules = imported("mcp", "call", "s", "echo", "text=slow", "--no-warm")
-    assert (done.returncode, done.stdout) == (0, "slow\n") and " typer " in modules
-
-
 def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> None:
     """The fast path has read the settings (and warned) when the holder answers "stale": the
     ordinary path then takes over in the same process, and says each warning once, as cold."""
@@ -307,25 +282,6 @@ def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> N
     )
 
 
-def test_what_the_fast_path_does_not_take_still_works(project: Project) -> None:
-    """Unknown servers, JSON arguments and global options after the command go the ordinary
-    way, holder or not, with the same output."""
-    started(project)
-    for argv in (
-        ["mcp", "call", "nope", "echo"],
-        ["mcp", "call", "s", "echo", '{"text": "json"}'],
-        ["mcp", "call", "s", "echo", "text=x", "--cwd", str(project.root)],
-        ["--cwd", str(project.root), "mcp", "call", "s", "echo", "text=y"],
-    ):
-        hot = project.run(*argv)
-        cold = project.run(*argv, "--no-warm")
-        assert (hot.returncode, hot.stdout, hot.stderr) == (
-            cold.returncode,
-            cold.stdout,
-            cold.stderr,
-        )
-
-
 def _raw(sock_path: Path, payload: bytes) -> bytes:
     """Send ``payload`` as is on the holder's socket; everything it answers before closing."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -340,57 +296,6 @@ def _raw(sock_path: Path, payload: bytes) -> bytes:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the holder hung up on a line too long: allowed
         return bytes(answer)
-
-
-def test_malformed_requests_never_end_the_holder(project: Project) -> None:
-    """Whatever a client of the same user writes on the socket (wrong types, junk, a partial
-    line, a line too deep or too long), the holder answers or hangs up, and keeps serving."""
-    started(project)
-    sock = project.socket()
-    pid = project.holder_pid()
-    status = warm.ask(sock, {"op": "status"})
-    assert status is not None
-    digest = status["digest"]
-
-    def call(**fields: Any) -> bytes:
-        request = {"op": "call", "digest": digest, "server": "s", "tool": "echo", **fields}
-        return json.dumps(request).encode() + b"\n"
-
-    malformed = [
-        call(arguments=["not", "an", "object"]),
-        call(arguments="text=hi"),
-        call(arguments=7),
-        call(arguments={"text": 5}, pairs=True),
-        call(pairs="yes", arguments={"text": "x"}),
-        call(server=["s"]),
-        call(server={"s": 1}),
-        call(tool=None),
-        json.dumps({"op": "call", "digest": digest}).encode() + b"\n",
-        json.dumps({"op": "list", "digest": digest, "servers": 5}).encode() + b"\n",
-        json.dumps({"op": "list", "digest": digest, "servers": [1, None]}).encode() + b"\n",
-        json.dumps({"op": ["list"], "digest": digest}).encode() + b"\n",
-        json.dumps({"op": "list", "digest": ["x"]}).encode() + b"\n",
-        json.dumps([1, 2]).encode() + b"\n",
-        b"\xff\xfe junk \x00\n",
-        b"{" * 200_000 + b"\n",
-        b"[" * 200_000 + b"\n",
-        b'{"op": "call", "digest": "',  # a partial line, then the client hangs up
-        b"",
-        b'{"op": "list", "x": "' + b"a" * (warm.MAX_LINE_BYTES + 1024),  # too long: hang up
-    ]
-    for payload in malformed:
-        answer = _raw(sock, payload)
-        assert alive(pid), payload[:80]
-        lines = [json.loads(line) for line in answer.splitlines()]
-        if lines:  # an answer, if any, is a clear usage error
-            assert lines[-1]["error"]["exit_code"] == 2, lines
-            assert "malformed request" in lines[-1]["error"]["message"]
-    assert served_warm(project)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:  # a partial line, held open
-        idle.connect(str(sock))
-        idle.sendall(b'{"op": "li')
-        assert served_warm(project)  # others are served meanwhile
-    assert project.holder_pid() == pid
 
 
 def test_a_warm_call_rechecks_the_files_a_trusted_server_runs(project: Project) -> None:
@@ -418,3 +323,117 @@ def test_a_warm_call_rechecks_the_files_a_trusted_server_runs(project: Project) 
     call = project.run("mcp", "call", "s", "echo", "text=x")
     assert call.returncode == 3, call.stdout + call.stderr
     assert "changed since it was trusted (changed: tools/server.py)" in call.stderr
+
+
+@pytest.fixture(scope="class")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """A project with a running holder, for :class:`TestOneHolder`'s tests to share."""
+    with _project(tmp_path_factory.mktemp("warm") / "repo") as p:
+        # Made before the per-test isolation, so with the same Claude home as that gives.
+        p.env["CLAUDE_CONFIG_DIR"] = str(p.home / "claude-home")
+        started(p)
+        yield p
+
+
+class TestOneHolder:
+    """Checks that only read from a running holder share one (a holder and its server cost a
+    codebot run to start and one to stop): each asks it, and none changes the project, its
+    settings, its socket or the holder's pid; a test that does keeps a holder of its own. They
+    run in one worker (``tests/conftest.py``: a test class is one unit of work), in this
+    order, the count of live servers first."""
+
+    def test_concurrent_clients(self, held: Project) -> None:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            runs = list(
+                pool.map(lambda i: held.run("mcp", "call", "s", "echo", f"text=n{i}"), range(12))
+            )
+        assert [(r.returncode, r.stdout) for r in runs] == [(0, f"n{i}\n") for i in range(12)]
+        assert len(marked_pids(held.mark)) == 1  # one server served them all
+
+    def test_a_warm_call_never_builds_the_command_line_parser(self, held: Project) -> None:
+        """The point of the fast path: a warm `mcp call SERVER TOOL key=value` is answered before
+        Typer is imported (``python -X importtime`` lists every module a run imports)."""
+
+        def imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
+            done = subprocess.run(
+                [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
+                cwd=held.root,
+                env=held.env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
+            return done, f" {modules} "
+
+        done, modules = imported("mcp", "call", "s", "echo", "text=fast")
+        assert (done.returncode, done.stdout) == (0, "fast\n")
+        assert " typer " not in modules and " codebot_mcp.cli.warm_client " in modules
+        done, modules = imported("mcp", "call", "s", "echo", "text=slow", "--no-warm")
+        assert (done.returncode, done.stdout) == (0, "slow\n") and " typer " in modules
+
+    def test_what_the_fast_path_does_not_take_still_works(self, held: Project) -> None:
+        """Unknown servers, JSON arguments and global options after the command go the ordinary
+        way, holder or not, with the same output."""
+        for argv in (
+            ["mcp", "call", "nope", "echo"],
+            ["mcp", "call", "s", "echo", '{"text": "json"}'],
+            ["mcp", "call", "s", "echo", "text=x", "--cwd", str(held.root)],
+            ["--cwd", str(held.root), "mcp", "call", "s", "echo", "text=y"],
+        ):
+            hot = held.run(*argv)
+            cold = held.run(*argv, "--no-warm")
+            assert (hot.returncode, hot.stdout, hot.stderr) == (
+                cold.returncode,
+                cold.stdout,
+                cold.stderr,
+            )
+
+    def test_malformed_requests_never_end_the_holder(self, held: Project) -> None:
+        """Whatever a client of the same user writes on the socket (wrong types, junk, a partial
+        line, a line too deep or too long), the holder answers or hangs up, and keeps serving."""
+        sock = held.socket()
+        pid = held.holder_pid()
+        status = warm.ask(sock, {"op": "status"})
+        assert status is not None
+        digest = status["digest"]
+
+        def call(**fields: Any) -> bytes:
+            request = {"op": "call", "digest": digest, "server": "s", "tool": "echo", **fields}
+            return json.dumps(request).encode() + b"\n"
+
+        malformed = [
+            call(arguments=["not", "an", "object"]),
+            call(arguments="text=hi"),
+            call(arguments=7),
+            call(arguments={"text": 5}, pairs=True),
+            call(pairs="yes", arguments={"text": "x"}),
+            call(server=["s"]),
+            call(server={"s": 1}),
+            call(tool=None),
+            json.dumps({"op": "call", "digest": digest}).encode() + b"\n",
+            json.dumps({"op": "list", "digest": digest, "servers": 5}).encode() + b"\n",
+            json.dumps({"op": "list", "digest": digest, "servers": [1, None]}).encode() + b"\n",
+            json.dumps({"op": ["list"], "digest": digest}).encode() + b"\n",
+            json.dumps({"op": "list", "digest": ["x"]}).encode() + b"\n",
+            json.dumps([1, 2]).encode() + b"\n",
+            b"\xff\xfe junk \x00\n",
+            b"{" * 200_000 + b"\n",
+            b"[" * 200_000 + b"\n",
+            b'{"op": "call", "digest": "',  # a partial line, then the client hangs up
+            b"",
+            b'{"op": "list", "x": "' + b"a" * (warm.MAX_LINE_BYTES + 1024),  # too long: hang up
+        ]
+        for payload in malformed:
+            answer = _raw(sock, payload)
+            assert alive(pid), payload[:80]
+            lines = [json.loads(line) for line in answer.splitlines()]
+            if lines:  # an answer, if any, is a clear usage error
+                assert lines[-1]["error"]["exit_code"] == 2, lines
+                assert "malformed request" in lines[-1]["error"]["message"]
+        assert served_warm(held)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:  # a partial line, held open
+            idle.connect(str(sock))
+            idle.sendall(b'{"op": "li')
+            assert served_warm(held)  # others are served meanwhile
+        assert held.holder_pid() == pid
