@@ -97,6 +97,7 @@ class _Scheduling(LoadScopeScheduling):
         return f"{module}::{rest[0]}" if len(rest) > 1 else nodeid
 
 
+@pytest.hookimpl(optionalhook=True)  # a run with ``-p no:xdist`` has no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """:class:`_Scheduling` for ``-n N`` without another ``--dist``."""
     if config.getvalue("dist") != "load":
