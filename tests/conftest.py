@@ -68,12 +68,6 @@ load), longest first: run first, so that no worker is still in one when the othe
 In collection order some came last (``test_secrets`` at 2021 of 2161, ``test_doctor_scale`` at
 1471)."""
 
-ONE_WORKER_MODULES = frozenset({"tests/test_telemetry.py"})
-"""Modules whose module-scoped fixture starts a costly process that many tests only read
-(``test_telemetry``'s ``quiet``: a whole traced chat run, read by nine tests): all their tests
-go to one worker, so the fixture runs once, not once per worker that gets one of them (four
-times in a measured run)."""
-
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files of :data:`SLOW_FIRST` first, in its order; the rest keeps its order (every
@@ -83,17 +77,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 class _Scheduling(LoadScopeScheduling):
-    """xdist's ``load`` distribution, one test at a time, except that the tests of each
-    :data:`ONE_WORKER_MODULES` module, and of each test class, are one unit of work: a class
-    groups tests that share a class-scoped process (``tests/e2e/test_warm.py``'s
-    ``TestOneHolder``). xdist's own ``loadgroup`` cannot do it here: it renames the items
-    through ``Item._nodeid``, which pytest 9 no longer reads. The largest units are handed out
-    first, then the rest in collection order."""
+    """xdist's ``load`` distribution, one test at a time, except that each test class is one
+    unit of work: a class holds the tests that share a costly process and only read it
+    (``TestOneHolder`` in ``tests/e2e/test_warm.py``, ``TestOneTracedRun`` in
+    ``tests/test_telemetry.py``), which then starts once, in the worker that gets them all,
+    not once per worker that gets one of them (``test_telemetry``'s run: four times in a
+    measured ``make test``). xdist's own ``loadgroup`` cannot do it here: it renames the
+    items through ``Item._nodeid``, which pytest 9 no longer reads. The classes are handed
+    out first (largest first), then the other tests in collection order."""
 
     def _split_scope(self, nodeid: str) -> str:
         module, *rest = nodeid.split("::")
-        if module in ONE_WORKER_MODULES:
-            return module
         return f"{module}::{rest[0]}" if len(rest) > 1 else nodeid
 
 
