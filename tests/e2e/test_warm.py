@@ -1,7 +1,8 @@
 """The warm holder (``codebot mcp warm``), through the real console script.
 
 Each test starts a holder for a project whose server is ``tests.servers.faulty`` (raw JSON-RPC,
-boots fast), then runs ``mcp list``/``mcp call`` as separate processes. That a call was served
+boots fast), then runs ``mcp list``/``mcp call`` as separate processes; the tests of a class
+share one project and holder, which none of them changes. That a call was served
 by the holder is proven by the server's own state: ``storm`` marks the tool list changed, so
 the holder re-lists before its next request, and ``list_count`` then says 2; a fresh (cold)
 server always says 1. ``CODEBOT_HOME`` is a short temporary directory (a Unix socket path has
@@ -104,34 +105,6 @@ def served_warm(p: Project, *extra: str) -> bool:
     return done.stdout.strip() != "1"
 
 
-def test_list_and_call_use_the_holder_with_identical_output(project: Project) -> None:
-    cold_list = project.run("mcp", "list")
-    cold_json = project.run("mcp", "list", "--json")
-    cold_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
-    started(project)
-    assert served_warm(project)
-    assert not served_warm(project, "--no-warm")  # bypassed: a fresh server
-
-    warm_list = project.run("mcp", "list")
-    assert (warm_list.returncode, warm_list.stdout, warm_list.stderr) == (
-        cold_list.returncode,
-        cold_list.stdout,
-        cold_list.stderr,
-    )
-
-    def without_timing(text: str) -> Any:
-        data = json.loads(text)
-        for server in data["servers"]:
-            server.pop("handshake_ms")
-        return data
-
-    assert without_timing(project.run("mcp", "list", "--json").stdout) == without_timing(
-        cold_json.stdout
-    )
-    warm_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
-    assert (warm_call.returncode, warm_call.stdout) == (cold_call.returncode, cold_call.stdout)
-
-
 COLD_AND_HOT = [
     ["mcp", "call", "s", "nope"],  # unknown tool: exit 2 with close matches
     ["mcp", "call", "s", "echo", "text=1", "extra"],  # bad arguments: exit 2
@@ -140,19 +113,81 @@ COLD_AND_HOT = [
     ["mcp", "list", "--server", "s", "--schemas"],
 ]
 
+LIST_AND_CALL = [
+    ["mcp", "list"],
+    ["mcp", "list", "--json"],
+    ["mcp", "call", "s", "echo", "text=hi", "--json"],
+]
 
-def test_errors_and_exit_codes_match_the_cold_path(project: Project) -> None:
-    """Each case cold, then each through one holder (it must survive them all in turn)."""
-    cold = [project.run(*argv) for argv in COLD_AND_HOT]
-    started(project)
-    for argv, before in zip(COLD_AND_HOT, cold, strict=True):
-        hot = project.run(*argv)
-        assert (hot.returncode, hot.stdout, hot.stderr) == (
-            before.returncode,
-            before.stdout,
-            before.stderr,
-        ), argv
-    assert served_warm(project)  # they were all the holder's
+Runs = dict[tuple[str, ...], subprocess.CompletedProcess[str]]
+
+
+@contextmanager
+def _shared_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """A project that the tests of one class share."""
+    with _project(tmp_path_factory.mktemp("warm") / "repo") as p:
+        # Made before the per-test isolation, so with the same Claude home as that gives.
+        p.env["CLAUDE_CONFIG_DIR"] = str(p.home / "claude-home")
+        yield p
+
+
+@pytest.fixture(scope="class")
+def cold_then_held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Project, Runs]]:
+    """Every command of :data:`LIST_AND_CALL` and :data:`COLD_AND_HOT` run cold (no holder
+    yet), then a holder started: :class:`TestColdThenHeld` compares each run through it."""
+    with _shared_project(tmp_path_factory) as p:
+        cold = {tuple(argv): p.run(*argv) for argv in [*LIST_AND_CALL, *COLD_AND_HOT]}
+        started(p)
+        yield p, cold
+
+
+class TestColdThenHeld:
+    """One project's commands, cold and then through one holder (it must survive them all in
+    turn): a holder and its server cost a codebot run to start and one to stop, so both
+    comparisons share them. They run in one worker (``tests/conftest.py``: a test class is
+    one unit of work)."""
+
+    def test_list_and_call_use_the_holder_with_identical_output(
+        self, cold_then_held: tuple[Project, Runs]
+    ) -> None:
+        project, cold = cold_then_held
+        cold_list, cold_json, cold_call = (cold[tuple(argv)] for argv in LIST_AND_CALL)
+        assert served_warm(project)
+        assert not served_warm(project, "--no-warm")  # bypassed: a fresh server
+
+        warm_list = project.run("mcp", "list")
+        assert (warm_list.returncode, warm_list.stdout, warm_list.stderr) == (
+            cold_list.returncode,
+            cold_list.stdout,
+            cold_list.stderr,
+        )
+
+        def without_timing(text: str) -> Any:
+            data = json.loads(text)
+            for server in data["servers"]:
+                server.pop("handshake_ms")
+            return data
+
+        assert without_timing(project.run("mcp", "list", "--json").stdout) == without_timing(
+            cold_json.stdout
+        )
+        warm_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
+        assert (warm_call.returncode, warm_call.stdout) == (cold_call.returncode, cold_call.stdout)
+
+    def test_errors_and_exit_codes_match_the_cold_path(
+        self, cold_then_held: tuple[Project, Runs]
+    ) -> None:
+        """Each case cold, then each through the holder."""
+        project, cold = cold_then_held
+        for argv in COLD_AND_HOT:
+            hot = project.run(*argv)
+            before = cold[tuple(argv)]
+            assert (hot.returncode, hot.stdout, hot.stderr) == (
+                before.returncode,
+                before.stdout,
+                before.stderr,
+            ), argv
+        assert served_warm(project)  # they were all the holder's
 
 
 def test_restart_policy_holds_in_the_holder(project: Project) -> None:
@@ -328,9 +363,7 @@ def test_a_warm_call_rechecks_the_files_a_trusted_server_runs(project: Project) 
 @pytest.fixture(scope="class")
 def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     """A project with a running holder, for :class:`TestOneHolder`'s tests to share."""
-    with _project(tmp_path_factory.mktemp("warm") / "repo") as p:
-        # Made before the per-test isolation, so with the same Claude home as that gives.
-        p.env["CLAUDE_CONFIG_DIR"] = str(p.home / "claude-home")
+    with _shared_project(tmp_path_factory) as p:
         started(p)
         yield p
 
