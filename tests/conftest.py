@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -43,6 +44,59 @@ def pytest_configure(config: pytest.Config) -> None:
     del config
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# -- scheduling under xdist ---------------------------------------------------------------
+
+SLOW_FIRST = (
+    "tests/hostile/test_doctor_scale.py",
+    "tests/cli/test_stream_json.py",
+    "tests/cli/test_acp.py",
+    "tests/e2e/test_warm.py",
+    "tests/test_secrets.py",
+    "tests/cli/test_registry_lifecycle.py",
+    "tests/cli/test_chat_repl.py",
+    "tests/core/test_tool_record_types.py",
+    "tests/hostile/test_answer_caps.py",
+    "tests/hostile/test_http_size_cap.py",
+    "tests/hostile/test_http_proxy.py",
+    "tests/hostile/test_setsid.py",
+    "tests/e2e/test_tmux_day.py",
+)
+"""The files that hold the longest tests (``make test``'s 25 slowest, 24 to 52 s each under
+load), longest first: run first, so that no worker is still in one when the others are done.
+In collection order some came last (``test_secrets`` at 2021 of 2161, ``test_doctor_scale`` at
+1471)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of :data:`SLOW_FIRST` first, in its order; the rest keeps its order (every
+    worker sorts the same collection the same way, as xdist requires)."""
+    rank = {path: i for i, path in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+class _Scheduling(LoadScopeScheduling):
+    """xdist's ``load`` distribution, one test at a time, except that each test class is one
+    unit of work: a class holds the tests that share a costly process and only read it
+    (``TestOneHolder`` in ``tests/e2e/test_warm.py``, ``TestOneTracedRun`` in
+    ``tests/test_telemetry.py``), which then starts once, in the worker that gets them all,
+    not once per worker that gets one of them (``test_telemetry``'s run: four times in a
+    measured ``make test``). xdist's own ``loadgroup`` cannot do it here: it renames the
+    items through ``Item._nodeid``, which pytest 9 no longer reads. The classes are handed
+    out first (largest first), then the other tests in collection order."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        module, *rest = nodeid.split("::")
+        return f"{module}::{rest[0]}" if len(rest) > 1 else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)  # a run with ``-p no:xdist`` has no such hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """:class:`_Scheduling` for ``-n N`` without another ``--dist``."""
+    if config.getvalue("dist") != "load":
+        return None
+    return _Scheduling(config, log)
 
 
 @pytest.fixture

@@ -166,160 +166,164 @@ def spans(quiet: Run) -> dict[str, SpanRecord]:
     return {s.span_id: s for s in quiet.received.spans}
 
 
-# -- traces -------------------------------------------------------------------------------
+class TestOneTracedRun:
+    """The checks that only read the one traced chat run of :func:`quiet`: under xdist a test
+    class is one unit of work (``tests/conftest.py``), so the run is made once, by the one
+    worker that gets them, not once per worker."""
 
+    # -- traces ---------------------------------------------------------------------------
 
-def test_spans_are_one_trace_session_run_model_tool_mcp(
-    quiet: Run, spans: dict[str, SpanRecord]
-) -> None:
-    session = quiet.one("session codebot")
-    run = quiet.one("invoke_agent codebot")
-    tool = quiet.one("execute_tool mcp__traced__probe")
-    mcp_call = quiet.one("tools/call probe")
-    models = [s for s in spans.values() if s.name == "chat fake-model"]
-    assert len(models) == 2
-    assert {s.trace_id for s in spans.values()} == {session.trace_id}
-    assert session.parent_id == ""
-    assert run.parent_id == session.span_id
-    assert all(m.parent_id == run.span_id for m in models)
-    assert tool.parent_id == run.span_id
-    assert mcp_call.parent_id == tool.span_id  # the MCP SDK's span, under the tool call
-    handshake = [s for s in spans.values() if s.attributes.get("mcp.method.name") == "tools/list"]
-    assert handshake and all(s.parent_id == session.span_id for s in handshake)
-    assert session.resource["service.name"] == "codebot"
-    assert session.attributes["gen_ai.conversation.id"]
+    def test_spans_are_one_trace_session_run_model_tool_mcp(
+        self, quiet: Run, spans: dict[str, SpanRecord]
+    ) -> None:
+        session = quiet.one("session codebot")
+        run = quiet.one("invoke_agent codebot")
+        tool = quiet.one("execute_tool mcp__traced__probe")
+        mcp_call = quiet.one("tools/call probe")
+        models = [s for s in spans.values() if s.name == "chat fake-model"]
+        assert len(models) == 2
+        assert {s.trace_id for s in spans.values()} == {session.trace_id}
+        assert session.parent_id == ""
+        assert run.parent_id == session.span_id
+        assert all(m.parent_id == run.span_id for m in models)
+        assert tool.parent_id == run.span_id
+        assert mcp_call.parent_id == tool.span_id  # the MCP SDK's span, under the tool call
+        handshake = [
+            s for s in spans.values() if s.attributes.get("mcp.method.name") == "tools/list"
+        ]
+        assert handshake and all(s.parent_id == session.span_id for s in handshake)
+        assert session.resource["service.name"] == "codebot"
+        assert session.attributes["gen_ai.conversation.id"]
 
-
-def test_model_spans_carry_the_genai_attributes(quiet: Run, spans: dict[str, SpanRecord]) -> None:
-    models = sorted(
-        (s for s in spans.values() if s.name == "chat fake-model"),
-        key=lambda s: s.attributes["codebot.turn"],
-    )
-    for span, finish in zip(models, (["tool_calls"], ["stop"]), strict=True):
-        a = span.attributes
-        assert span.kind == "CLIENT"
-        assert a["gen_ai.operation.name"] == "chat"
-        assert a["gen_ai.provider.name"] == "openai"
-        assert a["gen_ai.request.model"] == "fake-model"
-        assert a["gen_ai.response.model"] == "fake-model"
-        assert a["gen_ai.usage.input_tokens"] > 0 and a["gen_ai.usage.output_tokens"] > 0
-        assert a["gen_ai.response.finish_reasons"] == finish
-        assert a["server.address"] == "127.0.0.1"
-    run = quiet.one("invoke_agent codebot").attributes
-    assert run["gen_ai.operation.name"] == "invoke_agent"
-    assert run["codebot.run.outcome"] == "answer"
-    assert run["gen_ai.usage.input_tokens"] == sum(
-        m.attributes["gen_ai.usage.input_tokens"] for m in models
-    )
-
-
-def test_tool_and_mcp_spans_carry_their_attributes(quiet: Run) -> None:
-    tool = quiet.one("execute_tool mcp__traced__probe")
-    assert tool.kind == "INTERNAL"
-    assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
-    assert tool.attributes["gen_ai.tool.name"] == "mcp__traced__probe"
-    assert tool.attributes["gen_ai.tool.call.id"] == "call_1"
-    assert tool.attributes["gen_ai.tool.type"] == "extension"
-    assert tool.attributes["codebot.tool.outcome"] == "ok"
-    mcp_call = quiet.one("tools/call probe")
-    a = mcp_call.attributes
-    assert mcp_call.kind == "CLIENT" and mcp_call.scope == "mcp-python-sdk"
-    assert a["mcp.method.name"] == "tools/call"
-    assert a["gen_ai.tool.name"] == "probe"
-    assert a["gen_ai.operation.name"] == "execute_tool"
-    assert a["codebot.mcp.server.name"] == "traced"
-    assert a["network.transport"] == "pipe"
-    assert a["mcp.protocol.version"]
-    assert a["jsonrpc.request.id"]
-    run = quiet.one("invoke_agent codebot")
-    events = dict(run.events)
-    assert events["codebot.tool.denied"]["gen_ai.tool.name"] == "mcp__traced__broken"
-    assert events["codebot.tool.rejected"]["gen_ai.tool.name"] == "mcp__traced__nosuch"
-
-
-def test_the_mcp_request_meta_carries_the_exported_trace(quiet: Run) -> None:
-    call = [m for m in quiet.meta if m["method"] == "tools/call"]
-    assert len(call) == 1 and call[0]["tool"] == "probe"
-    version, trace_id, span_id, _flags = call[0]["meta"]["traceparent"].split("-")
-    assert version == "00"
-    mcp_call = quiet.one("tools/call probe")
-    assert (trace_id, span_id) == (mcp_call.trace_id, mcp_call.span_id)
-    listed = [m for m in quiet.meta if m["method"] == "tools/list"]
-    assert listed and all(
-        m["meta"]["traceparent"].split("-")[1] == trace_id for m in listed
-    )  # the handshake's requests too
-
-
-def test_the_model_request_headers_carry_the_model_span(
-    quiet: Run, spans: dict[str, SpanRecord]
-) -> None:
-    headers = [r.headers for r in quiet.fake.requests]
-    assert len(headers) == 2
-    for got in headers:
-        parent = {k.lower(): v for k, v in got.items()}["traceparent"]
-        _, trace_id, span_id, _ = parent.split("-")
-        assert spans[span_id].name == "chat fake-model"
-        assert spans[span_id].trace_id == trace_id
-
-
-def test_export_headers_come_from_the_setting_with_variables(quiet: Run) -> None:
-    assert quiet.received is not None
-    assert quiet.received.headers
-    assert all(h.get("x-collector-key") == "collector-0123456789" for h in quiet.received.headers)
-
-
-def test_no_content_is_exported_without_log_content(quiet: Run) -> None:
-    assert quiet.received is not None
-    raw = quiet.received.raw
-    assert b"chat fake-model" in raw  # the export is there...
-    for marker in MARKERS:  # ...and no prompt, argument, result or answer in it
-        assert marker.encode() not in raw
-    assert KEY.encode() not in raw
-    for span in quiet.received.spans:
-        assert not any(k.startswith(("gen_ai.input", "gen_ai.output")) for k in span.attributes)
-        assert "gen_ai.tool.call.arguments" not in span.attributes
-
-
-# -- metrics ------------------------------------------------------------------------------
-
-
-def test_metrics_count_tokens_tools_decisions_and_durations(quiet: Run) -> None:
-    assert quiet.received is not None
-    points = quiet.received.points
-
-    def total(metric: str, **want: Any) -> float:
-        return sum(
-            p.value
-            for p in points
-            if p.metric == metric and all(p.attributes.get(k) == v for k, v in want.items())
+    def test_model_spans_carry_the_genai_attributes(
+        self, quiet: Run, spans: dict[str, SpanRecord]
+    ) -> None:
+        models = sorted(
+            (s for s in spans.values() if s.name == "chat fake-model"),
+            key=lambda s: s.attributes["codebot.turn"],
+        )
+        for span, finish in zip(models, (["tool_calls"], ["stop"]), strict=True):
+            a = span.attributes
+            assert span.kind == "CLIENT"
+            assert a["gen_ai.operation.name"] == "chat"
+            assert a["gen_ai.provider.name"] == "openai"
+            assert a["gen_ai.request.model"] == "fake-model"
+            assert a["gen_ai.response.model"] == "fake-model"
+            assert a["gen_ai.usage.input_tokens"] > 0 and a["gen_ai.usage.output_tokens"] > 0
+            assert a["gen_ai.response.finish_reasons"] == finish
+            assert a["server.address"] == "127.0.0.1"
+        run = quiet.one("invoke_agent codebot").attributes
+        assert run["gen_ai.operation.name"] == "invoke_agent"
+        assert run["codebot.run.outcome"] == "answer"
+        assert run["gen_ai.usage.input_tokens"] == sum(
+            m.attributes["gen_ai.usage.input_tokens"] for m in models
         )
 
-    def count(metric: str, **want: Any) -> int:
-        return sum(
-            p.count
-            for p in points
-            if p.metric == metric and all(p.attributes.get(k) == v for k, v in want.items())
+    def test_tool_and_mcp_spans_carry_their_attributes(self, quiet: Run) -> None:
+        tool = quiet.one("execute_tool mcp__traced__probe")
+        assert tool.kind == "INTERNAL"
+        assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
+        assert tool.attributes["gen_ai.tool.name"] == "mcp__traced__probe"
+        assert tool.attributes["gen_ai.tool.call.id"] == "call_1"
+        assert tool.attributes["gen_ai.tool.type"] == "extension"
+        assert tool.attributes["codebot.tool.outcome"] == "ok"
+        mcp_call = quiet.one("tools/call probe")
+        a = mcp_call.attributes
+        assert mcp_call.kind == "CLIENT" and mcp_call.scope == "mcp-python-sdk"
+        assert a["mcp.method.name"] == "tools/call"
+        assert a["gen_ai.tool.name"] == "probe"
+        assert a["gen_ai.operation.name"] == "execute_tool"
+        assert a["codebot.mcp.server.name"] == "traced"
+        assert a["network.transport"] == "pipe"
+        assert a["mcp.protocol.version"]
+        assert a["jsonrpc.request.id"]
+        run = quiet.one("invoke_agent codebot")
+        events = dict(run.events)
+        assert events["codebot.tool.denied"]["gen_ai.tool.name"] == "mcp__traced__broken"
+        assert events["codebot.tool.rejected"]["gen_ai.tool.name"] == "mcp__traced__nosuch"
+
+    def test_the_mcp_request_meta_carries_the_exported_trace(self, quiet: Run) -> None:
+        call = [m for m in quiet.meta if m["method"] == "tools/call"]
+        assert len(call) == 1 and call[0]["tool"] == "probe"
+        version, trace_id, span_id, _flags = call[0]["meta"]["traceparent"].split("-")
+        assert version == "00"
+        mcp_call = quiet.one("tools/call probe")
+        assert (trace_id, span_id) == (mcp_call.trace_id, mcp_call.span_id)
+        listed = [m for m in quiet.meta if m["method"] == "tools/list"]
+        assert listed and all(
+            m["meta"]["traceparent"].split("-")[1] == trace_id for m in listed
+        )  # the handshake's requests too
+
+    def test_the_model_request_headers_carry_the_model_span(
+        self, quiet: Run, spans: dict[str, SpanRecord]
+    ) -> None:
+        headers = [r.headers for r in quiet.fake.requests]
+        assert len(headers) == 2
+        for got in headers:
+            parent = {k.lower(): v for k, v in got.items()}["traceparent"]
+            _, trace_id, span_id, _ = parent.split("-")
+            assert spans[span_id].name == "chat fake-model"
+            assert spans[span_id].trace_id == trace_id
+
+    def test_export_headers_come_from_the_setting_with_variables(self, quiet: Run) -> None:
+        assert quiet.received is not None
+        assert quiet.received.headers
+        assert all(
+            h.get("x-collector-key") == "collector-0123456789" for h in quiet.received.headers
         )
 
-    usage = "gen_ai.client.token.usage"
-    models = [s for s in quiet.received.spans if s.name == "chat fake-model"]
-    inputs = sum(s.attributes["gen_ai.usage.input_tokens"] for s in models)
-    assert total(usage, **{"gen_ai.token.type": "input", "gen_ai.request.model": "fake-model"}) == (
-        inputs
-    )
-    assert total(usage, **{"gen_ai.token.type": "output"}) > 0
-    tools = "codebot.tool.calls"
-    assert total(tools, **{"gen_ai.tool.name": "mcp__traced__probe"}) == 1
-    assert total(tools, **{"codebot.tool.outcome": "ok"}) == 1
-    assert total(tools, **{"codebot.tool.outcome": "denied"}) == 1
-    assert total(tools, **{"codebot.tool.outcome": "rejected"}) == 1
-    decisions = "codebot.tool.decisions"
-    assert total(decisions, **{"codebot.decision": "approved"}) == 1
-    assert total(decisions, **{"codebot.decision": "denied", "codebot.decision.by": "rule"}) == 1
-    duration = "gen_ai.client.operation.duration"
-    assert count(duration, **{"gen_ai.operation.name": "chat"}) == 2
-    assert count(duration, **{"gen_ai.operation.name": "execute_tool"}) == 1
-    assert count("mcp.client.operation.duration", **{"mcp.method.name": "tools/call"}) == 1
+    def test_no_content_is_exported_without_log_content(self, quiet: Run) -> None:
+        assert quiet.received is not None
+        raw = quiet.received.raw
+        assert b"chat fake-model" in raw  # the export is there...
+        for marker in MARKERS:  # ...and no prompt, argument, result or answer in it
+            assert marker.encode() not in raw
+        assert KEY.encode() not in raw
+        for span in quiet.received.spans:
+            assert not any(k.startswith(("gen_ai.input", "gen_ai.output")) for k in span.attributes)
+            assert "gen_ai.tool.call.arguments" not in span.attributes
+
+    # -- metrics --------------------------------------------------------------------------
+
+    def test_metrics_count_tokens_tools_decisions_and_durations(self, quiet: Run) -> None:
+        assert quiet.received is not None
+        points = quiet.received.points
+
+        def total(metric: str, **want: Any) -> float:
+            return sum(
+                p.value
+                for p in points
+                if p.metric == metric and all(p.attributes.get(k) == v for k, v in want.items())
+            )
+
+        def count(metric: str, **want: Any) -> int:
+            return sum(
+                p.count
+                for p in points
+                if p.metric == metric and all(p.attributes.get(k) == v for k, v in want.items())
+            )
+
+        usage = "gen_ai.client.token.usage"
+        models = [s for s in quiet.received.spans if s.name == "chat fake-model"]
+        inputs = sum(s.attributes["gen_ai.usage.input_tokens"] for s in models)
+        assert total(
+            usage, **{"gen_ai.token.type": "input", "gen_ai.request.model": "fake-model"}
+        ) == (inputs)
+        assert total(usage, **{"gen_ai.token.type": "output"}) > 0
+        tools = "codebot.tool.calls"
+        assert total(tools, **{"gen_ai.tool.name": "mcp__traced__probe"}) == 1
+        assert total(tools, **{"codebot.tool.outcome": "ok"}) == 1
+        assert total(tools, **{"codebot.tool.outcome": "denied"}) == 1
+        assert total(tools, **{"codebot.tool.outcome": "rejected"}) == 1
+        decisions = "codebot.tool.decisions"
+        assert total(decisions, **{"codebot.decision": "approved"}) == 1
+        assert (
+            total(decisions, **{"codebot.decision": "denied", "codebot.decision.by": "rule"}) == 1
+        )
+        duration = "gen_ai.client.operation.duration"
+        assert count(duration, **{"gen_ai.operation.name": "chat"}) == 2
+        assert count(duration, **{"gen_ai.operation.name": "execute_tool"}) == 1
+        assert count("mcp.client.operation.duration", **{"mcp.method.name": "tools/call"}) == 1
 
 
 # -- content on, secrets never ------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The warm holder (``codebot mcp warm``), through the real console script.
 
 Each test starts a holder for a project whose server is ``tests.servers.faulty`` (raw JSON-RPC,
-boots fast), then runs ``mcp list``/``mcp call`` as separate processes. That a call was served
+boots fast), then runs ``mcp list``/``mcp call`` as separate processes; the tests of a class
+share one project and holder, which none of them changes. That a call was served
 by the holder is proven by the server's own state: ``storm`` marks the tool list changed, so
 the holder re-lists before its next request, and ``list_count`` then says 2; a fresh (cold)
 server always says 1. ``CODEBOT_HOME`` is a short temporary directory (a Unix socket path has
@@ -22,6 +23,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +72,23 @@ class Project:
         return int(answer["pid"])
 
 
+@contextmanager
+def _project(root: Path) -> Iterator[Project]:
+    home = Path(tempfile.mkdtemp(prefix="cbw", dir="/tmp"))
+    p = Project(root, home)
+    p.settings()
+    try:
+        yield p
+    finally:
+        p.run("mcp", "warm", "--stop")
+        wait_until(lambda: not marked_pids(p.mark), GONE_SECONDS, "the servers to be gone")
+        shutil.rmtree(home, ignore_errors=True)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Project]:
-    home = Path(tempfile.mkdtemp(prefix="cbw", dir="/tmp"))
-    p = Project(tmp_path / "repo", home)
-    p.settings()
-    yield p
-    p.run("mcp", "warm", "--stop")
-    wait_until(lambda: not marked_pids(p.mark), GONE_SECONDS, "the servers to be gone")
-    shutil.rmtree(home, ignore_errors=True)
+    with _project(tmp_path / "repo") as p:
+        yield p
 
 
 def started(p: Project, *argv: str) -> None:
@@ -95,34 +105,6 @@ def served_warm(p: Project, *extra: str) -> bool:
     return done.stdout.strip() != "1"
 
 
-def test_list_and_call_use_the_holder_with_identical_output(project: Project) -> None:
-    cold_list = project.run("mcp", "list")
-    cold_json = project.run("mcp", "list", "--json")
-    cold_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
-    started(project)
-    assert served_warm(project)
-    assert not served_warm(project, "--no-warm")  # bypassed: a fresh server
-
-    warm_list = project.run("mcp", "list")
-    assert (warm_list.returncode, warm_list.stdout, warm_list.stderr) == (
-        cold_list.returncode,
-        cold_list.stdout,
-        cold_list.stderr,
-    )
-
-    def without_timing(text: str) -> Any:
-        data = json.loads(text)
-        for server in data["servers"]:
-            server.pop("handshake_ms")
-        return data
-
-    assert without_timing(project.run("mcp", "list", "--json").stdout) == without_timing(
-        cold_json.stdout
-    )
-    warm_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
-    assert (warm_call.returncode, warm_call.stdout) == (cold_call.returncode, cold_call.stdout)
-
-
 COLD_AND_HOT = [
     ["mcp", "call", "s", "nope"],  # unknown tool: exit 2 with close matches
     ["mcp", "call", "s", "echo", "text=1", "extra"],  # bad arguments: exit 2
@@ -131,19 +113,81 @@ COLD_AND_HOT = [
     ["mcp", "list", "--server", "s", "--schemas"],
 ]
 
+LIST_AND_CALL = [
+    ["mcp", "list"],
+    ["mcp", "list", "--json"],
+    ["mcp", "call", "s", "echo", "text=hi", "--json"],
+]
 
-def test_errors_and_exit_codes_match_the_cold_path(project: Project) -> None:
-    """Each case cold, then each through one holder (it must survive them all in turn)."""
-    cold = [project.run(*argv) for argv in COLD_AND_HOT]
-    started(project)
-    for argv, before in zip(COLD_AND_HOT, cold, strict=True):
-        hot = project.run(*argv)
-        assert (hot.returncode, hot.stdout, hot.stderr) == (
-            before.returncode,
-            before.stdout,
-            before.stderr,
-        ), argv
-    assert served_warm(project)  # they were all the holder's
+Runs = dict[tuple[str, ...], subprocess.CompletedProcess[str]]
+
+
+@contextmanager
+def _shared_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """A project that the tests of one class share."""
+    with _project(tmp_path_factory.mktemp("warm") / "repo") as p:
+        # Made before the per-test isolation, so with the same Claude home as that gives.
+        p.env["CLAUDE_CONFIG_DIR"] = str(p.home / "claude-home")
+        yield p
+
+
+@pytest.fixture(scope="class")
+def cold_then_held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Project, Runs]]:
+    """Every command of :data:`LIST_AND_CALL` and :data:`COLD_AND_HOT` run cold (no holder
+    yet), then a holder started: :class:`TestColdThenHeld` compares each run through it."""
+    with _shared_project(tmp_path_factory) as p:
+        cold = {tuple(argv): p.run(*argv) for argv in [*LIST_AND_CALL, *COLD_AND_HOT]}
+        started(p)
+        yield p, cold
+
+
+class TestColdThenHeld:
+    """One project's commands, cold and then through one holder (it must survive them all in
+    turn): a holder and its server cost a codebot run to start and one to stop, so both
+    comparisons share them. They run in one worker (``tests/conftest.py``: a test class is
+    one unit of work)."""
+
+    def test_list_and_call_use_the_holder_with_identical_output(
+        self, cold_then_held: tuple[Project, Runs]
+    ) -> None:
+        project, cold = cold_then_held
+        cold_list, cold_json, cold_call = (cold[tuple(argv)] for argv in LIST_AND_CALL)
+        assert served_warm(project)
+        assert not served_warm(project, "--no-warm")  # bypassed: a fresh server
+
+        warm_list = project.run("mcp", "list")
+        assert (warm_list.returncode, warm_list.stdout, warm_list.stderr) == (
+            cold_list.returncode,
+            cold_list.stdout,
+            cold_list.stderr,
+        )
+
+        def without_timing(text: str) -> Any:
+            data = json.loads(text)
+            for server in data["servers"]:
+                server.pop("handshake_ms")
+            return data
+
+        assert without_timing(project.run("mcp", "list", "--json").stdout) == without_timing(
+            cold_json.stdout
+        )
+        warm_call = project.run("mcp", "call", "s", "echo", "text=hi", "--json")
+        assert (warm_call.returncode, warm_call.stdout) == (cold_call.returncode, cold_call.stdout)
+
+    def test_errors_and_exit_codes_match_the_cold_path(
+        self, cold_then_held: tuple[Project, Runs]
+    ) -> None:
+        """Each case cold, then each through the holder."""
+        project, cold = cold_then_held
+        for argv in COLD_AND_HOT:
+            hot = project.run(*argv)
+            before = cold[tuple(argv)]
+            assert (hot.returncode, hot.stdout, hot.stderr) == (
+                before.returncode,
+                before.stdout,
+                before.stderr,
+            ), argv
+        assert served_warm(project)  # they were all the holder's
 
 
 def test_restart_policy_holds_in_the_holder(project: Project) -> None:
@@ -189,16 +233,6 @@ def test_a_crashed_holder_falls_back_silently_and_leaves_no_server(project: Proj
     assert (done.returncode, done.stdout, done.stderr) == (0, "cold\n", "")
     assert project.run("mcp", "warm").returncode == 0  # a new one takes the place
     assert served_warm(project)
-
-
-def test_concurrent_clients(project: Project) -> None:
-    started(project)
-    with ThreadPoolExecutor(max_workers=6) as pool:
-        runs = list(
-            pool.map(lambda i: project.run("mcp", "call", "s", "echo", f"text=n{i}"), range(12))
-        )
-    assert [(r.returncode, r.stdout) for r in runs] == [(0, f"n{i}\n") for i in range(12)]
-    assert len(marked_pids(project.mark)) == 1  # one server served them all
 
 
 def test_socket_and_directory_are_private_and_checked(project: Project) -> None:
@@ -267,30 +301,6 @@ def test_untrusted_project_servers_are_not_held(project: Project) -> None:
     assert call.returncode == 3 and "not trusted" in call.stderr
 
 
-def test_a_warm_call_never_builds_the_command_line_parser(project: Project) -> None:
-    """The point of the fast path: a warm `mcp call SERVER TOOL key=value` is answered before
-    Typer is imported (``python -X importtime`` lists every module a run imports)."""
-
-    def imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
-        done = subprocess.run(
-            [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
-            cwd=project.root,
-            env=project.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
-        return done, f" {modules} "
-
-    started(project)
-    done, modules = imported("mcp", "call", "s", "echo", "text=fast")
-    assert (done.returncode, done.stdout) == (0, "fast\n")
-    assert " typer " not in modules and " codebot_mcp.cli.warm_client " in modules
-    done, modules = imported("mcp", "call", "s", "echo", "text=slow", "--no-warm")
-    assert (done.returncode, done.stdout) == (0, "slow\n") and " typer " in modules
-
-
 def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> None:
     """The fast path has read the settings (and warned) when the holder answers "stale": the
     ordinary path then takes over in the same process, and says each warning once, as cold."""
@@ -307,25 +317,6 @@ def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> N
     )
 
 
-def test_what_the_fast_path_does_not_take_still_works(project: Project) -> None:
-    """Unknown servers, JSON arguments and global options after the command go the ordinary
-    way, holder or not, with the same output."""
-    started(project)
-    for argv in (
-        ["mcp", "call", "nope", "echo"],
-        ["mcp", "call", "s", "echo", '{"text": "json"}'],
-        ["mcp", "call", "s", "echo", "text=x", "--cwd", str(project.root)],
-        ["--cwd", str(project.root), "mcp", "call", "s", "echo", "text=y"],
-    ):
-        hot = project.run(*argv)
-        cold = project.run(*argv, "--no-warm")
-        assert (hot.returncode, hot.stdout, hot.stderr) == (
-            cold.returncode,
-            cold.stdout,
-            cold.stderr,
-        )
-
-
 def _raw(sock_path: Path, payload: bytes) -> bytes:
     """Send ``payload`` as is on the holder's socket; everything it answers before closing."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -340,57 +331,6 @@ def _raw(sock_path: Path, payload: bytes) -> bytes:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the holder hung up on a line too long: allowed
         return bytes(answer)
-
-
-def test_malformed_requests_never_end_the_holder(project: Project) -> None:
-    """Whatever a client of the same user writes on the socket (wrong types, junk, a partial
-    line, a line too deep or too long), the holder answers or hangs up, and keeps serving."""
-    started(project)
-    sock = project.socket()
-    pid = project.holder_pid()
-    status = warm.ask(sock, {"op": "status"})
-    assert status is not None
-    digest = status["digest"]
-
-    def call(**fields: Any) -> bytes:
-        request = {"op": "call", "digest": digest, "server": "s", "tool": "echo", **fields}
-        return json.dumps(request).encode() + b"\n"
-
-    malformed = [
-        call(arguments=["not", "an", "object"]),
-        call(arguments="text=hi"),
-        call(arguments=7),
-        call(arguments={"text": 5}, pairs=True),
-        call(pairs="yes", arguments={"text": "x"}),
-        call(server=["s"]),
-        call(server={"s": 1}),
-        call(tool=None),
-        json.dumps({"op": "call", "digest": digest}).encode() + b"\n",
-        json.dumps({"op": "list", "digest": digest, "servers": 5}).encode() + b"\n",
-        json.dumps({"op": "list", "digest": digest, "servers": [1, None]}).encode() + b"\n",
-        json.dumps({"op": ["list"], "digest": digest}).encode() + b"\n",
-        json.dumps({"op": "list", "digest": ["x"]}).encode() + b"\n",
-        json.dumps([1, 2]).encode() + b"\n",
-        b"\xff\xfe junk \x00\n",
-        b"{" * 200_000 + b"\n",
-        b"[" * 200_000 + b"\n",
-        b'{"op": "call", "digest": "',  # a partial line, then the client hangs up
-        b"",
-        b'{"op": "list", "x": "' + b"a" * (warm.MAX_LINE_BYTES + 1024),  # too long: hang up
-    ]
-    for payload in malformed:
-        answer = _raw(sock, payload)
-        assert alive(pid), payload[:80]
-        lines = [json.loads(line) for line in answer.splitlines()]
-        if lines:  # an answer, if any, is a clear usage error
-            assert lines[-1]["error"]["exit_code"] == 2, lines
-            assert "malformed request" in lines[-1]["error"]["message"]
-    assert served_warm(project)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:  # a partial line, held open
-        idle.connect(str(sock))
-        idle.sendall(b'{"op": "li')
-        assert served_warm(project)  # others are served meanwhile
-    assert project.holder_pid() == pid
 
 
 def test_a_warm_call_rechecks_the_files_a_trusted_server_runs(project: Project) -> None:
@@ -418,3 +358,115 @@ def test_a_warm_call_rechecks_the_files_a_trusted_server_runs(project: Project) 
     call = project.run("mcp", "call", "s", "echo", "text=x")
     assert call.returncode == 3, call.stdout + call.stderr
     assert "changed since it was trusted (changed: tools/server.py)" in call.stderr
+
+
+@pytest.fixture(scope="class")
+def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """A project with a running holder, for :class:`TestOneHolder`'s tests to share."""
+    with _shared_project(tmp_path_factory) as p:
+        started(p)
+        yield p
+
+
+class TestOneHolder:
+    """Checks that only read from a running holder share one (a holder and its server cost a
+    codebot run to start and one to stop): each asks it, and none changes the project, its
+    settings, its socket or the holder's pid; a test that does keeps a holder of its own. They
+    run in one worker (``tests/conftest.py``: a test class is one unit of work), in this
+    order, the count of live servers first."""
+
+    def test_concurrent_clients(self, held: Project) -> None:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            runs = list(
+                pool.map(lambda i: held.run("mcp", "call", "s", "echo", f"text=n{i}"), range(12))
+            )
+        assert [(r.returncode, r.stdout) for r in runs] == [(0, f"n{i}\n") for i in range(12)]
+        assert len(marked_pids(held.mark)) == 1  # one server served them all
+
+    def test_a_warm_call_never_builds_the_command_line_parser(self, held: Project) -> None:
+        """The point of the fast path: a warm `mcp call SERVER TOOL key=value` is answered before
+        Typer is imported (``python -X importtime`` lists every module a run imports)."""
+
+        def imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
+            done = subprocess.run(
+                [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
+                cwd=held.root,
+                env=held.env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
+            return done, f" {modules} "
+
+        done, modules = imported("mcp", "call", "s", "echo", "text=fast")
+        assert (done.returncode, done.stdout) == (0, "fast\n")
+        assert " typer " not in modules and " codebot_mcp.cli.warm_client " in modules
+        done, modules = imported("mcp", "call", "s", "echo", "text=slow", "--no-warm")
+        assert (done.returncode, done.stdout) == (0, "slow\n") and " typer " in modules
+
+    def test_what_the_fast_path_does_not_take_still_works(self, held: Project) -> None:
+        """Unknown servers, JSON arguments and global options after the command go the ordinary
+        way, holder or not, with the same output."""
+        for argv in (
+            ["mcp", "call", "nope", "echo"],
+            ["mcp", "call", "s", "echo", '{"text": "json"}'],
+            ["mcp", "call", "s", "echo", "text=x", "--cwd", str(held.root)],
+            ["--cwd", str(held.root), "mcp", "call", "s", "echo", "text=y"],
+        ):
+            hot = held.run(*argv)
+            cold = held.run(*argv, "--no-warm")
+            assert (hot.returncode, hot.stdout, hot.stderr) == (
+                cold.returncode,
+                cold.stdout,
+                cold.stderr,
+            )
+
+    def test_malformed_requests_never_end_the_holder(self, held: Project) -> None:
+        """Whatever a client of the same user writes on the socket (wrong types, junk, a partial
+        line, a line too deep or too long), the holder answers or hangs up, and keeps serving."""
+        sock = held.socket()
+        pid = held.holder_pid()
+        status = warm.ask(sock, {"op": "status"})
+        assert status is not None
+        digest = status["digest"]
+
+        def call(**fields: Any) -> bytes:
+            request = {"op": "call", "digest": digest, "server": "s", "tool": "echo", **fields}
+            return json.dumps(request).encode() + b"\n"
+
+        malformed = [
+            call(arguments=["not", "an", "object"]),
+            call(arguments="text=hi"),
+            call(arguments=7),
+            call(arguments={"text": 5}, pairs=True),
+            call(pairs="yes", arguments={"text": "x"}),
+            call(server=["s"]),
+            call(server={"s": 1}),
+            call(tool=None),
+            json.dumps({"op": "call", "digest": digest}).encode() + b"\n",
+            json.dumps({"op": "list", "digest": digest, "servers": 5}).encode() + b"\n",
+            json.dumps({"op": "list", "digest": digest, "servers": [1, None]}).encode() + b"\n",
+            json.dumps({"op": ["list"], "digest": digest}).encode() + b"\n",
+            json.dumps({"op": "list", "digest": ["x"]}).encode() + b"\n",
+            json.dumps([1, 2]).encode() + b"\n",
+            b"\xff\xfe junk \x00\n",
+            b"{" * 200_000 + b"\n",
+            b"[" * 200_000 + b"\n",
+            b'{"op": "call", "digest": "',  # a partial line, then the client hangs up
+            b"",
+            b'{"op": "list", "x": "' + b"a" * (warm.MAX_LINE_BYTES + 1024),  # too long: hang up
+        ]
+        for payload in malformed:
+            answer = _raw(sock, payload)
+            assert alive(pid), payload[:80]
+            lines = [json.loads(line) for line in answer.splitlines()]
+            if lines:  # an answer, if any, is a clear usage error
+                assert lines[-1]["error"]["exit_code"] == 2, lines
+                assert "malformed request" in lines[-1]["error"]["message"]
+        assert served_warm(held)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle:  # a partial line, held open
+            idle.connect(str(sock))
+            idle.sendall(b'{"op": "li')
+            assert served_warm(held)  # others are served meanwhile
+        assert held.holder_pid() == pid

@@ -42,71 +42,76 @@ def plain_peak(tmp_path_factory: pytest.TempPathFactory) -> int:
     return rss
 
 
-@pytest.mark.parametrize(
-    ("turn", "said"),
-    [
-        (fo.endless(), "kept streaming past max_tokens (8,192)"),
-        (fo.huge_body(400 * 2**20), "more than 64 MB in one answer"),
-    ],
-    ids=["endless", "400MB"],
-)
-def test_the_model_answer_is_capped_with_a_clear_error_and_bounded_memory(
-    tmp_path: Path, plain_peak: int, turn: fo.Turn, said: str
-) -> None:
-    baseline = plain_peak
-    with FakeOpenAI() as fake:
-        fake.queue(turn)
-        env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
-        argv = ["--cwd", str(tmp_path), "--base-url", fake.base_url, "chat", "-p", "hi"]
-        began = time.monotonic()
-        code, err, rss = peak_of_child(argv, tmp_path, env)
-        took = time.monotonic() - began
-    assert code == 5, err
-    assert said in err
-    assert took < 45, f"took {took:.0f}s"
-    grown = rss - baseline
-    assert grown < 3 * MAX_ANSWER_BYTES, f"grew by {grown / 2**20:.0f} MB"
-    assert len(fake.requests) == 1  # not retried
+class TestAgainstOnePlainPeak:
+    """The model answer caps, each against the one peak of :func:`plain_peak`: under xdist a
+    test class is one unit of work (``tests/conftest.py``), so that run is made once."""
 
+    @pytest.mark.parametrize(
+        ("turn", "said"),
+        [
+            (fo.endless(), "kept streaming past max_tokens (8,192)"),
+            (fo.huge_body(400 * 2**20), "more than 64 MB in one answer"),
+        ],
+        ids=["endless", "400MB"],
+    )
+    def test_the_model_answer_is_capped_with_a_clear_error_and_bounded_memory(
+        self, tmp_path: Path, plain_peak: int, turn: fo.Turn, said: str
+    ) -> None:
+        baseline = plain_peak
+        with FakeOpenAI() as fake:
+            fake.queue(turn)
+            env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
+            argv = ["--cwd", str(tmp_path), "--base-url", fake.base_url, "chat", "-p", "hi"]
+            began = time.monotonic()
+            code, err, rss = peak_of_child(argv, tmp_path, env)
+            took = time.monotonic() - began
+        assert code == 5, err
+        assert said in err
+        assert took < 45, f"took {took:.0f}s"
+        grown = rss - baseline
+        assert grown < 3 * MAX_ANSWER_BYTES, f"grew by {grown / 2**20:.0f} MB"
+        assert len(fake.requests) == 1  # not retried
 
-def test_a_compressed_model_answer_is_counted_decoded(tmp_path: Path, plain_peak: int) -> None:
-    """A gzip body that inflates past the cap is dropped as it inflates."""
-    import gzip
-    import json
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-    from threading import Thread
+    def test_a_compressed_model_answer_is_counted_decoded(
+        self, tmp_path: Path, plain_peak: int
+    ) -> None:
+        """A gzip body that inflates past the cap is dropped as it inflates."""
+        import gzip
+        import json
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from threading import Thread
 
-    pad = "a" * (80 * 2**20)
-    blob = gzip.compress(json.dumps({"id": "x", "pad": pad}).encode(), compresslevel=1)
+        pad = "a" * (80 * 2**20)
+        blob = gzip.compress(json.dumps({"id": "x", "pad": pad}).encode(), compresslevel=1)
 
-    class Bomb(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
+        class Bomb(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
 
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-encoding", "gzip")
-            self.send_header("content-length", str(len(blob)))
-            self.end_headers()
-            self.wfile.write(blob)
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-encoding", "gzip")
+                self.send_header("content-length", str(len(blob)))
+                self.end_headers()
+                self.wfile.write(blob)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Bomb)
-    Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
-        # a model is named: the bomb serves no GET /models to choose one from
-        argv = ["--cwd", str(tmp_path), "--base-url", url, "--model", "m", "chat", "-p", "hi"]
-        code, err, rss = peak_of_child(argv, tmp_path, env)
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert code == 5, err
-    assert "more than 64 MB in one answer" in err
-    grown = rss - plain_peak
-    assert grown < 3 * MAX_ANSWER_BYTES, f"grew by {grown / 2**20:.0f} MB"
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Bomb)
+        Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+            env = codebot_env(tmp_path / "home", OPENAI_API_KEY="sk-test-key-000")
+            # a model is named: the bomb serves no GET /models to choose one from
+            argv = ["--cwd", str(tmp_path), "--base-url", url, "--model", "m", "chat", "-p", "hi"]
+            code, err, rss = peak_of_child(argv, tmp_path, env)
+        finally:
+            server.shutdown()
+            server.server_close()
+        assert code == 5, err
+        assert "more than 64 MB in one answer" in err
+        grown = rss - plain_peak
+        assert grown < 3 * MAX_ANSWER_BYTES, f"grew by {grown / 2**20:.0f} MB"
 
 
 @pytest.mark.parametrize("framing", ["--crlf", "--cr", "--lf"])

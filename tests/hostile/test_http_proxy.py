@@ -84,38 +84,44 @@ def baseline_peak(tmp_path_factory: pytest.TempPathFactory, web_url: str) -> int
     return peak
 
 
-def test_the_size_cap_holds_through_a_proxy(
-    web: Path, proxy: tuple[str, Path], baseline_peak: int
-) -> None:
-    url, log = proxy
-    size = MAX_MESSAGE_BYTES + 8 * 2**20
-    argv = ["--cwd", str(web), "mcp", "call", "web", "huge", f"size={size}"]
-    code, output, peak = run_measured(argv, HTTP_PROXY=url)
-    assert code in (1, 4), output
-    assert "larger than 32 MB" in output
-    grown = peak - baseline_peak
-    assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
-    assert "POST http://127.0.0.1:" in log.read_text()
+class TestAgainstOneBaseline:
+    """The size caps, each against the one peak of :func:`baseline_peak`: under xdist a test
+    class is one unit of work (``tests/conftest.py``), so that run is made once."""
 
+    def test_the_size_cap_holds_through_a_proxy(
+        self, web: Path, proxy: tuple[str, Path], baseline_peak: int
+    ) -> None:
+        url, log = proxy
+        size = MAX_MESSAGE_BYTES + 8 * 2**20
+        argv = ["--cwd", str(web), "mcp", "call", "web", "huge", f"size={size}"]
+        code, output, peak = run_measured(argv, HTTP_PROXY=url)
+        assert code in (1, 4), output
+        assert "larger than 32 MB" in output
+        grown = peak - baseline_peak
+        assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
+        assert "POST http://127.0.0.1:" in log.read_text()
 
-@pytest.mark.parametrize("through_proxy", [False, True])
-def test_a_gzip_bomb_is_dropped_at_32_mb_of_decoded_bytes(
-    tmp_path: Path,
-    proxy: tuple[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    through_proxy: bool,
-    baseline_peak: int,
-) -> None:
-    """200 MB of JSON sent as a 0.2 MB gzip body: counted as what it inflates to."""
-    env = {"CODEBOT_TRUST_PROJECT": "1"}
-    if through_proxy:
-        monkeypatch.delenv("NO_PROXY", raising=False)
-        env["HTTP_PROXY"] = proxy[0]
-    with run_http_server(module="gzip_bomb") as url:
-        write_settings(tmp_path, {"mcp_servers": {"bomb": {"url": url, "timeout": 30}}})
-        code, output, peak = run_measured(["--cwd", str(tmp_path), "mcp", "list", "--json"], **env)
-    assert code == 4, output
-    assert "larger than 32 MB" in output
-    grown = peak - baseline_peak
-    assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
-    assert ("POST http://127.0.0.1:" in proxy[1].read_text()) is through_proxy
+    @pytest.mark.parametrize("through_proxy", [False, True])
+    def test_a_gzip_bomb_is_dropped_at_32_mb_of_decoded_bytes(
+        self,
+        tmp_path: Path,
+        proxy: tuple[str, Path],
+        monkeypatch: pytest.MonkeyPatch,
+        through_proxy: bool,
+        baseline_peak: int,
+    ) -> None:
+        """200 MB of JSON sent as a 0.2 MB gzip body: counted as what it inflates to."""
+        env = {"CODEBOT_TRUST_PROJECT": "1"}
+        if through_proxy:
+            monkeypatch.delenv("NO_PROXY", raising=False)
+            env["HTTP_PROXY"] = proxy[0]
+        with run_http_server(module="gzip_bomb") as url:
+            write_settings(tmp_path, {"mcp_servers": {"bomb": {"url": url, "timeout": 30}}})
+            code, output, peak = run_measured(
+                ["--cwd", str(tmp_path), "mcp", "list", "--json"], **env
+            )
+        assert code == 4, output
+        assert "larger than 32 MB" in output
+        grown = peak - baseline_peak
+        assert grown < 3 * MAX_MESSAGE_BYTES, f"grew by {grown / 2**20:.0f} MB"
+        assert ("POST http://127.0.0.1:" in proxy[1].read_text()) is through_proxy
