@@ -244,6 +244,8 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
         "codebot_mcp.core.config.settings -> codebot_mcp.core.checkpoints.checkpointing": (
             "core's stack"
         ),
+        # nor the hooks', whose commands trust covers through the feature's entry combiner
+        "codebot_mcp.core.config.trust -> codebot_mcp.core.hooks.hooksection": "core's stack",
         # nor the sandbox's, which it combines through the feature's combiner
         "codebot_mcp.core.config.managed -> codebot_mcp.core.sandbox.sandboxsettings": (
             "core's stack"

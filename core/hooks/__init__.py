@@ -4,7 +4,9 @@ A feature over the kernel: the loop sees it only as a :class:`core.agent.protoco
 which :class:`.loophooks.LoopHooks` implements over the user's :class:`.runner.Hooks`,
 registered with the kernel's loop parts (``core.agent.loopparts``), which the composition
 root in ``cli`` asks. Its settings section is
-:mod:`.hooksection`, registered with the kernel; the entries it declares are read by the
+:mod:`.hooksection`, registered with the kernel, with its value (held in
+``Settings.sections``, read with ``hooksection.of``) made and confined through the entry
+combiner it registers (``core.config.combining``); the entries it declares are read by the
 kernel before any hook runs (``core.config.hooks``: settings loading, Claude Code's files,
 plugins and trust read them), and the wire contract of a hook's input and output is Claude
 Code's, which the gate shares (``core.config.hookcontract``).
