@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import PermissionGate
+    from codebot_mcp.core.agent.protocols import TurnCheckpoints, TurnHooks
     from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
-    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.config import trust
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
@@ -103,14 +103,14 @@ def chat_agent(
     settings: Settings,
     *,
     sampler: Sampler,
-    checkpoints: Checkpoints | None,
-    hooks: Hooks | None,
+    checkpoints: TurnCheckpoints | None,
+    hooks: TurnHooks | None,
     watch: TurnWatch,
     telemetry: Telemetry | None,
 ) -> Agent:
-    """The agent of a chat whose model resolved (at start, or at last after a reload)."""
+    """The agent of a chat whose model resolved (at start, or at last after a reload), with
+    the loop parts :func:`chat_checkpoints` and :func:`chat_hooks` made."""
     from codebot_mcp.core.agent.loop import Agent
-    from codebot_mcp.core.hooks.points import LoopHooks
 
     return Agent(
         session,
@@ -119,7 +119,7 @@ def chat_agent(
         settings=settings,
         sampler=sampler,
         checkpoints=checkpoints,
-        hooks=LoopHooks.over(hooks),
+        hooks=hooks,
         watch=watch,
         observer=telemetry,
     )
@@ -155,23 +155,27 @@ def restore(session: Session, log: SessionLog, saved: SavedSession | None) -> li
 
 
 def chat_checkpoints(
-    current: Checkpoints | None, settings: Settings, project: Path, log: SessionLog
-) -> Checkpoints | None:
+    current: TurnCheckpoints | None, settings: Settings, project: Path, log: SessionLog
+) -> TurnCheckpoints | None:
     """The checkpoints of ``log``'s session as the settings say (``current`` kept when they
-    still fit)."""
+    still fit), from the feature registered for the loop's ``TurnCheckpoints``."""
     from codebot_mcp.cli import render
-    from codebot_mcp.core.checkpoints import checkpointing
-    from codebot_mcp.core.checkpoints.turns import follow
+    from codebot_mcp.core.agent.loopparts import PartContext, turn_checkpoints
 
-    return follow(
-        current,
-        checkpointing.of(settings),
-        project,
-        log.id,
-        scrub=render.REDACTOR,
-        conversation=log.size,
-        warn=render.warn,
+    context = PartContext(
+        settings, project, (log,), current, warn=render.warn, scrub=render.REDACTOR
     )
+    return turn_checkpoints(context)
+
+
+def chat_hooks(hooks: Hooks | None, settings: Settings, project: Path) -> TurnHooks | None:
+    """The chat's ``hooks`` as the loop calls them (None: none configured), from the feature
+    registered for the loop's ``TurnHooks``."""
+    from codebot_mcp.cli import render
+    from codebot_mcp.core.agent.loopparts import PartContext, turn_hooks
+
+    provided = () if hooks is None else (hooks,)
+    return turn_hooks(PartContext(settings, project, provided, warn=render.warn))
 
 
 async def settle_trust(

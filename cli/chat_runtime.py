@@ -22,6 +22,7 @@ from codebot_mcp.cli.chat_parts import (
     Background,
     chat_agent,
     chat_checkpoints,
+    chat_hooks,
     chat_mode,
     chat_model,
     chat_sandbox,
@@ -49,9 +50,9 @@ if TYPE_CHECKING:
     from codebot_mcp.core.agent.loop import Agent
     from codebot_mcp.core.agent.outputschema import OutputSchema
     from codebot_mcp.core.agent.permissions import Approver, PermissionGate
+    from codebot_mcp.core.agent.protocols import TurnCheckpoints
     from codebot_mcp.core.agent.sampling import ModelRef, Sampler
     from codebot_mcp.core.agent.session import Session
-    from codebot_mcp.core.checkpoints.turns import Checkpoints
     from codebot_mcp.core.config.servers import ServerConfig
     from codebot_mcp.core.config.settings import Settings
     from codebot_mcp.core.config.trustwatch import TurnWatch
@@ -151,8 +152,9 @@ class ChatRuntime:
     model it serves (:func:`core.model.discovery.settle_model`): unchanged, nothing is asked."""
     untrusted: tuple[str, ...] = ()
     """Project servers skipped for this session because the project is not trusted."""
-    checkpoints: Checkpoints | None = None
-    """The session's checkpoints (None: ``checkpoints.enabled`` is off)."""
+    checkpoints: TurnCheckpoints | None = None
+    """The session's checkpoints (None: ``checkpoints.enabled`` is off), from the feature
+    registered for the loop's ``TurnCheckpoints`` (``core.agent.loopparts``)."""
     pending_tasks: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     """Server-side tasks (SEP-2663) the resumed session started and never saw end."""
     end_reason: str = "other"
@@ -209,7 +211,7 @@ class ChatRuntime:
             settings,
             sampler=self.sampler,
             checkpoints=self.checkpoints,
-            hooks=self.ext.hooks,
+            hooks=chat_hooks(self.ext.hooks, settings, self.project),
             watch=self.watch,
             telemetry=self.telemetry,
         )
@@ -241,7 +243,7 @@ class ChatRuntime:
         """The project root (or the working directory): sessions and checkpoints key on it."""
         return self.settings.project_root or self.globals.cwd
 
-    def _swap_checkpoints(self, current: Checkpoints | None) -> None:
+    def _swap_checkpoints(self, current: TurnCheckpoints | None) -> None:
         """The checkpoints of the current session, as the settings say, swapped in."""
         self.checkpoints = chat_checkpoints(current, self.settings, self.project, self.log)
         if self.agent is not None:
@@ -276,9 +278,7 @@ class ChatRuntime:
         self.untrusted = untrusted
         extensions.reload(self.ext, settings, raw, self.globals.cwd)
         if self.agent is not None:
-            from codebot_mcp.core.hooks.points import LoopHooks
-
-            self.agent.hooks = LoopHooks.over(self.ext.hooks)
+            self.agent.hooks = chat_hooks(self.ext.hooks, settings, self.project)
         self.session.set_plan_mode(self.session.plan_mode)  # task lists the new agents
         await self.manager.reconfigure(settings.servers)
         await self.session.before_prompt()  # the next turn sees the new tools
@@ -454,7 +454,7 @@ async def open_runtime(
                         settings,
                         sampler=sampler,
                         checkpoints=checkpoints,
-                        hooks=ext.hooks,
+                        hooks=chat_hooks(ext.hooks, settings, project),
                         watch=watch,
                         telemetry=telemetry,
                     )

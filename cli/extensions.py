@@ -190,7 +190,7 @@ def build(
         _hooks(settings, cwd, found.root, confine, spawn, context),
         subagents,
         found.commands,
-        skipped_hooks=tuple(h for h in raw.hooks if h not in settings.hooks),
+        skipped_hooks=_skipped(settings, raw),
         untrusted_files=_untrusted(settings, found.root, settings.claude_files),
         spawn=spawn,
         confine=confine,
@@ -203,16 +203,27 @@ def reload(ext: Extensions, settings: Settings, raw: Settings, cwd: Path) -> Non
     found = definitions(settings, ext.root)
     ext.subagents.catalog = found.agents
     ext.commands = found.commands
-    ext.skipped_hooks = tuple(h for h in raw.hooks if h not in settings.hooks)
+    ext.skipped_hooks = _skipped(settings, raw)
     ext.untrusted_files = _untrusted(settings, ext.root, settings.claude_files)
-    if not settings.hooks:
+    from codebot_mcp.core.hooks import hooksection
+
+    configured = hooksection.of(settings)
+    if not configured:
         if ext.hooks is not None:
             ext.hooks.commands = ()
         return
     if ext.hooks is None:
         ext.hooks = _hooks(settings, cwd, ext.root, ext.confine, ext.spawn, ext.context)
     else:
-        ext.hooks.commands = settings.hooks
+        ext.hooks.commands = configured
+
+
+def _skipped(settings: Settings, raw: Settings) -> tuple[HookCommand, ...]:
+    """The hooks of ``raw`` (the settings before trust) that ``settings`` does not run."""
+    from codebot_mcp.core.hooks import hooksection
+
+    run = hooksection.of(settings)
+    return tuple(h for h in hooksection.of(raw) if h not in run)
 
 
 def _untrusted(settings: Settings, root: Path | None, claude: bool) -> int:
@@ -232,12 +243,15 @@ def _hooks(
     context: HookContext,
 ) -> Hooks | None:
     """The chat's hooks (None: none configured)."""
-    if not settings.hooks:
+    from codebot_mcp.core.hooks import hooksection
+
+    configured = hooksection.of(settings)
+    if not configured:
         return None
     from codebot_mcp.core.hooks.runner import Hooks
 
     return Hooks(
-        settings.hooks,
+        configured,
         cwd=cwd,
         project_dir=root or cwd,
         session_id=context.session_id,

@@ -12,9 +12,11 @@ The features, one package each, importing the kernel and never each other:
 :mod:`.telemetry` (OpenTelemetry export), :mod:`.plugins` (Claude Code plugins and
 marketplaces); under them :mod:`.registry` (the MCP Registry), whose HTTP client plugins fetch
 through. Each feature owns its settings section and registers it with the kernel's registry
-(``core.config.sections``), and its tools with the kernel's (``core.tools.featuretools``);
-above them all, :mod:`.sectionlist` and :mod:`.toollist` are the one lists of the modules that
-declare a section or bring tools, imported by name on first use.
+(``core.config.sections``), its tools with the kernel's (``core.tools.featuretools``), and
+its part of the loop (hooks, checkpoints) with the kernel's (``core.agent.loopparts``);
+above them all, :mod:`.sectionlist`, :mod:`.toollist` and :mod:`.looplist` are the one lists
+of the modules that declare a section, bring tools or a loop part, imported by name on first
+use.
 A service feature under the kernel's tools, since ``bash`` runs in it: :mod:`.sandbox`
 (confinement).
 

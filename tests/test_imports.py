@@ -235,10 +235,17 @@ def test_the_contracts_hold_and_each_one_can_break() -> None:
         # from the kernel's registry (core/toollist.py names them)
         "codebot_mcp.core.tools.builtin.bash -> codebot_mcp.core.jobs.jobtable": "core's stack",
         "codebot_mcp.core.agent.session -> codebot_mcp.core.jobs.jobtools": "core's stack",
+        # the loop's parts come from the kernel's registry (core/looplist.py names them)
+        "codebot_mcp.core.agent.loopparts -> codebot_mcp.core.looplist": "core's stack",
+        "codebot_mcp.core.hooks.loophooks -> codebot_mcp.core.checkpoints.loopcheckpoints": (
+            "core's stack"
+        ),
         # settings loading holds a feature's section without naming it (core/sectionlist.py does)
         "codebot_mcp.core.config.settings -> codebot_mcp.core.checkpoints.checkpointing": (
             "core's stack"
         ),
+        # nor the hooks', whose commands trust covers through the feature's entry combiner
+        "codebot_mcp.core.config.trust -> codebot_mcp.core.hooks.hooksection": "core's stack",
         # nor the sandbox's, which it combines through the feature's combiner
         "codebot_mcp.core.config.managed -> codebot_mcp.core.sandbox.sandboxsettings": (
             "core's stack"

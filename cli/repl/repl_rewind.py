@@ -13,7 +13,7 @@ from codebot_mcp.core.errors import CodebotError
 
 if TYPE_CHECKING:
     from codebot_mcp.cli.chat_runtime import ChatRuntime
-    from codebot_mcp.core.checkpoints.turns import Plan
+    from codebot_mcp.core.checkpoints.turns import Checkpoints, Plan
 
 Ask = Callable[[str, str], Awaitable[str]]
 """A question answered with one of the keys given (``Repl.ask_key``)."""
@@ -24,8 +24,10 @@ QUESTION_TALK = "  take the conversation back to before this turn? [y/N] "
 
 async def rewind(runtime: ChatRuntime, argument: str, ask: Ask) -> None:
     """List the turns (no argument), or rewind to before turn ``argument`` after asking."""
-    checkpoints = runtime.checkpoints
-    if checkpoints is None:
+    from codebot_mcp.core.checkpoints.turns import Checkpoints
+
+    checkpoints = runtime.checkpoints  # the loop's part: this feature's, when checkpoints are on
+    if not isinstance(checkpoints, Checkpoints):
         print("(checkpoints are off: 'checkpoints.enabled' is false in settings.json)")
         return
     await checkpoints.settle()  # the last turn's snapshot, if it is still being taken
@@ -48,14 +50,14 @@ async def rewind(runtime: ChatRuntime, argument: str, ask: Ask) -> None:
             render.error_line(f"/rewind {argument}: N must be a turn number, e.g. /rewind 2")
             return
         plan = checkpoints.plan(int(argument))
-        await _carry_out(runtime, plan, ask)
+        await _carry_out(runtime, checkpoints, plan, ask)
     except StoreError as exc:
         render.error(describe_error(exc))
     except CodebotError as exc:
         render.error(exc)
 
 
-async def _carry_out(runtime: ChatRuntime, plan: Plan, ask: Ask) -> None:
+async def _carry_out(runtime: ChatRuntime, checkpoints: Checkpoints, plan: Plan, ask: Ask) -> None:
     for line in plan_lines(plan):
         print(line)
     talk_possible = plan.turn.conversation is not None and runtime.log is not None
@@ -74,9 +76,8 @@ async def _carry_out(runtime: ChatRuntime, plan: Plan, ask: Ask) -> None:
     if choice not in ("f", "c", "o"):
         print("(nothing was changed)")
         return
-    assert runtime.checkpoints is not None
     if choice in ("f", "c"):
-        restored = runtime.checkpoints.restore(plan)
+        restored = checkpoints.restore(plan)
         print(result_line(restored))
         for path, why in restored.failed:
             render.error_line(f"cannot restore {path}: {why}")

@@ -6,6 +6,8 @@
 - :mod:`.permissions`: the approval gate; :mod:`.approvals`: what the gate knows of skills;
 - :mod:`.protocols`: what the loop and the session know of the features (hooks, checkpoints,
   skills), which the feature packages implement and ``cli`` hands in;
+  :mod:`.loopparts`: the registry the features' loop parts (``TurnHooks``,
+  ``TurnCheckpoints``) are made through, one feature per protocol;
 - :mod:`.events`: what a run reports; :mod:`.sampling`: servers' sampling requests;
 - :mod:`.history`: saved sessions; :mod:`.sessionexport`: a saved session as Markdown or JSON;
 - :mod:`.outputschema`: ``chat --output-schema``.

@@ -2,8 +2,9 @@
 call, which a feature's package implements and the composition root (``cli``) hands in.
 
 The loop never imports a feature: hooks arrive as a :class:`TurnHooks`
-(``core.hooks.points.LoopHooks``), checkpoints as a :class:`TurnCheckpoints`
-(``core.checkpoints.turns.Checkpoints``), the skills as a :class:`SkillSource` for the
+(``core.hooks.loophooks.LoopHooks``), checkpoints as a :class:`TurnCheckpoints`
+(``core.checkpoints.turns.Checkpoints``), both made by the feature registered for the slot
+(:mod:`.loopparts`), the skills as a :class:`SkillSource` for the
 session (``core.skills.skillcatalog``; the gate's view of them is
 :class:`core.agent.approvals.SkillApprovals`). Imports
 run from the features to the kernel only (``[tool.importlinter]`` in ``pyproject.toml``).
@@ -12,7 +13,7 @@ run from the features to the kernel only (``[tool.importlinter]`` in ``pyproject
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from codebot_mcp.core.agent.events import AgentEvents
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["SkillSource", "TurnCheckpoints", "TurnHooks"]
 
 
+@runtime_checkable
 class TurnHooks(Protocol):
     """The user's hooks at the loop's hook points (``UserPromptSubmit``, ``PreToolUse``,
     ``PostToolUse``, ``Stop``, ``PreCompact``, ``PostCompact``, ``SubagentStart``)."""
@@ -76,6 +78,7 @@ class TurnHooks(Protocol):
         ...
 
 
+@runtime_checkable
 class TurnCheckpoints(Protocol):
     """Snapshots around a prompt's changes, for rewinding."""
 
@@ -91,6 +94,11 @@ class TurnCheckpoints(Protocol):
 
     def end(self) -> None:
         """The turn ended."""
+        ...
+
+    async def settle(self) -> str | None:
+        """Wait for the last snapshot (the chat ends, ``/rewind``); a problem with it, if
+        any."""
         ...
 
     def for_subagent(self) -> TurnCheckpoints:

@@ -536,6 +536,10 @@ class SubagentCheckpoints:
     def end(self) -> None:
         """Nothing: the parent's turn has not ended."""
 
+    async def settle(self) -> str | None:
+        """Nothing: the parent settles its own turn."""
+        return None
+
     def for_subagent(self) -> SubagentCheckpoints:
         """A nested subagent's view: the same turn."""
         return SubagentCheckpoints(self)

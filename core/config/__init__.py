@@ -18,11 +18,12 @@ The packages above the kernel's ``config`` own their settings sections
 (``core.checkpoints.checkpointing``, ``core.telemetry.exportsettings``,
 ``core.media.imagelimits``, ``core.hooks.hooksection``, ``core.sandbox.sandboxsettings``); a
 key whose files combine by rules of their own (``sandbox``) registers a combiner the loader
-and the managed policy ask (:mod:`.combining`). What the kernel itself reads stays here:
+and the managed policy ask, and ``hooks``, whose entries the kernel reads, an entry combiner
+the loader and trust ask (:mod:`.combining`). What the kernel itself reads stays here:
 :mod:`.sandboxing` (the sandbox's grammar: a server entry carries a sandbox, Claude Code's
-files name hosts), :mod:`.hooks` (hook entries: the loader, Claude Code's files, plugins and
-trust all read them), and :mod:`.skills` (skill discovery, which the definitions reader
-shares; not a settings section).
+files name hosts), :mod:`.hooks` (the hook entries' grammar: the loader, Claude Code's files
+and plugins read them; the value is the hooks feature's), and :mod:`.skills` (skill
+discovery, which the definitions reader shares; not a settings section).
 
 May import: ``core``'s plain helpers, :mod:`core.proc` and :mod:`core.secrets`.
 """

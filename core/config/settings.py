@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from codebot_mcp.core.config import claudefiles, combining, keys, paths
 from codebot_mcp.core.config.discovery import search_dirs
-from codebot_mcp.core.config.hooks import HookCommand, parse_both
+from codebot_mcp.core.config.hooks import parse_both
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS,
@@ -111,9 +111,6 @@ class Settings:
     permissions: PermissionRules = field(default_factory=PermissionRules)
     roots: tuple[Path, ...] = ()
     """Directories offered to servers (``roots/list``) besides the project root."""
-    hooks: tuple[HookCommand, ...] = ()
-    """Command hooks of both files, yours first (``core.config.hooks``). A project file's
-    run only once the project is trusted (they run commands)."""
     subagent_depth: int = DEFAULT_SUBAGENT_DEPTH
     """How deep ``task`` may nest (0: no ``task`` tool). A project file's needs trust (a
     deeper nesting multiplies what runs)."""
@@ -132,9 +129,11 @@ class Settings:
     sections: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The values of the keys the feature packages own, by key (``checkpoints``, ``telemetry``,
     ``images``), parsed and merged through their rows (``core.config.sections``), or combined
-    by the feature's combiner (``sandbox``: ``core.config.combining``); each feature reads its
-    own with its accessor (``core.checkpoints.checkpointing.of``,
-    ``core.sandbox.sandboxsettings.of``)."""
+    by the feature's combiner (``sandbox``; ``hooks``, from the entries read here:
+    ``core.config.combining``); each feature reads its own with its accessor
+    (``core.checkpoints.checkpointing.of``, ``core.sandbox.sandboxsettings.of``,
+    ``core.hooks.hooksection.of``). A project file's hooks run only once the project is
+    trusted (they run commands)."""
     cwd: Path = field(default_factory=Path.cwd)
     """The working directory codebot runs in."""
     project_root: Path | None = None
@@ -309,20 +308,26 @@ def load_unfiltered(
     plugins = load_plugins(project_root, environ, base_dir)
     for name, config in plugins.servers.items():
         servers.setdefault(name, config)
-    global_hooks = (global_hooks[0] + plugins.hooks, global_hooks[1])
     warnings += plugins.warnings
-    gated = _gated(project_data, project_scalars, project_rules, bool(project_hooks[0]))
+    claude = _claude_layer(cwd, project_root, global_scalars, project_scalars, claude_files)
+    layer = claude.layer
+    both: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.on else ()
+    mine: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.mine_on else ()
+    # the hooks' value is their feature's (core.config.combining), from the entries read here
+    hook_sources = combining.HookSources(
+        global_hooks[0] + plugins.hooks, project_hooks[0], layer.hooks(both), layer.hooks(mine[:1])
+    )
+    entries = {c.name: c.combine(hook_sources) for c in combining.entry_combiners()}
+    gated = _gated(project_data, project_scalars, project_rules)
+    # hooks run commands: the project's section as written is fingerprinted
+    gated.update((n, project_data[n]) for n, c in entries.items() if c.gated)
     gated.update(project_parts)
     if "roots" in project_scalars:
         project_scalars["roots"] = global_scalars.get("roots", ()) + project_scalars["roots"]
-    claude = _claude_layer(cwd, project_root, global_scalars, project_scalars, claude_files)
     warnings += claude.layer.warnings
     gated.update(claude.layer.gated() if claude.on else {})
     if claude.on:
         _disable(servers, claude.layer.disabled_servers, mcp_json)
-    layer = claude.layer
-    both: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.on else ()
-    mine: tuple[claudefiles.Scope, ...] = ("user", "project") if claude.mine_on else ()
     trusted_rules = layer.rules(both, keys.PERMISSION_KEYS)
     # untrusted: your own allow rules, and every deny and ask (they only make codebot careful)
     untrusted_rules = layer.rules(mine[:1], ("allow",))
@@ -345,6 +350,7 @@ def load_unfiltered(
     fallback["sections"] = {
         **fallback["sections"],
         **{n: c.untrusted for n, c in combined.items()},
+        **{n: c.untrusted for n, c in entries.items()},
     }
     return Settings(
         servers=dict(sorted(servers.items())),
@@ -361,10 +367,8 @@ def load_unfiltered(
         project_sources=tuple(p for p in (project_path, mcp_json) if p is not None)
         + project_claude,
         project_gated=gated,
-        hooks=claudefiles.unique(global_hooks[0] + project_hooks[0] + layer.hooks(both)),
         untrusted_fallback={
             **fallback,
-            "hooks": claudefiles.unique(global_hooks[0] + layer.hooks(mine[:1])),
             "project_extensions": False,
             "roots": untrusted_roots,
             "permissions": replace(
@@ -380,7 +384,11 @@ def load_unfiltered(
         warnings=tuple(warnings),
         shadowed=shadowed,
         claude_sources=tuple(f.path for f in layer.files) if claude.on else (),
-        sections={**_sections(scalars), **{n: c.value for n, c in combined.items()}},
+        sections={
+            **_sections(scalars),
+            **{n: c.value for n, c in combined.items()},
+            **{n: c.value for n, c in entries.items()},
+        },
         **{**_typed(scalars), "roots": roots, "claude_files": claude.on},
     )
 
@@ -502,14 +510,13 @@ def _gated(
     data: Mapping[str, Any],
     scalars: Mapping[str, Any],
     rules: PermissionRules,
-    has_hooks: bool,
 ) -> dict[str, Any]:
     """What the project file sets that needs trust, as written (the trust digest covers it).
 
     Every key of the project file waits for trust unless the key table says it cannot widen
     anything (:mod:`core.config.keys`): a key added later is gated by default. Keys whose
-    module decides (``sandbox``, ``hooks``, and a row's ``merge``: ``checkpoints``) are added
-    by the caller.
+    module decides (``sandbox``, ``hooks``: their combiners; a row's ``merge``:
+    ``checkpoints``) are added by the caller.
     """
     gated: dict[str, Any] = {}
     for name in keys.gated_keys(data):
@@ -521,8 +528,6 @@ def _gated(
             gated[name] = list(scalars.get("registry_url", ()))
         else:
             gated[name] = data[name]
-    if has_hooks:  # hooks run commands: the section as written is fingerprinted
-        gated["hooks"] = data["hooks"]
     return gated
 
 

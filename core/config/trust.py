@@ -11,7 +11,9 @@ recorded per project root as the user reached it (never through a symlinked sett
 together with a hash of everything that decides what runs (see :func:`digest`: entries,
 settings and each file's content) and each file's own digest, so a change needs trust again
 and the question names the changed file. Global settings and your own definitions are always
-trusted.
+trusted. The hooks' commands reach trust through their feature's
+:class:`core.config.combining.EntryCombiner` (:func:`run_commands`): the kernel names no
+feature.
 
 The store is ``<state dir>/trust.json`` (0600, in a 0700 directory): per project root,
 ``{"digest", "files": {path: digest}, "notes": {path: digest}}`` (a plain digest string, as
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from codebot_mcp.core import jsonutil
-from codebot_mcp.core.config import paths
+from codebot_mcp.core.config import combining, paths
 from codebot_mcp.core.config.sandboxing import ServerSandbox
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings
@@ -259,6 +261,16 @@ def _file_digest(path: Path) -> str:
         return prefix + f"unreadable:{exc.errno}"
 
 
+def run_commands(settings: Settings) -> list[combining.RunCommand]:
+    """The commands the settings run through a feature's key (``hooks``: its value is the
+    feature's, which lists them, ``core.config.combining.EntryCombiner``), in order."""
+    return [
+        command
+        for entries in combining.entry_combiners()
+        for command in entries.commands(settings.sections.get(entries.name))
+    ]
+
+
 def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     """The root of the project's definition folders, and the files that need trust there:
     its definitions, the files its servers run, the files its hooks name, and the files its
@@ -284,9 +296,9 @@ def project_files(settings: Settings) -> tuple[Path | None, tuple[Path, ...]]:
     sources = settings.project_sources or (
         (settings.project_file,) if settings.project_file else ()
     )
-    for hook in settings.hooks:
-        if hook.source in sources:
-            add(script_files(hook.command, root))
+    for command in run_commands(settings):
+        if command.source in sources:
+            add(script_files(command.command, root))
     add(runfiles.definition_scripts(definitions, root))
     for files in global_runs(settings, root).values():
         add(list(files))
@@ -321,9 +333,9 @@ def global_runs(settings: Settings, root: Path | None) -> dict[str, tuple[Path, 
         if files:
             out[name] = tuple(files)
 
-    for hook in settings.hooks:
-        if hook.source not in sources and hook.sandbox is None:
-            keep(f"hook {hook.key} of {hook.source}", script_files(hook.command, root))
+    for command in run_commands(settings):
+        if command.source not in sources and not command.confined:
+            keep(command.label, script_files(command.command, root))
     for config in settings.servers.values():
         if config.source not in sources and config.sandbox is None:
             keep(f"server {config.name} of {config.source}", runfiles.server_files(config, root))
@@ -516,10 +528,10 @@ def without_untrusted(settings: Settings, result: TrustCheck) -> Settings:
     if confine and result.root is not None:
         # Your own hooks and servers that run a file of this untrusted project run confined
         # (the file may have been written by a confined tool): see :func:`global_runs`.
-        fallback["hooks"] = tuple(
-            replace(h, sandbox="workspace-write") if f"hook {h.key} of {h.source}" in confine else h
-            for h in fallback.get("hooks", settings.hooks)
-        )
+        held = dict(fallback.get("sections", settings.sections))
+        for entries in combining.entry_combiners():
+            held[entries.name] = entries.confine(held.get(entries.name), confine)
+        fallback["sections"] = held
         workspace = Path(os.path.realpath(result.root))
         kept = {
             n: replace(c, sandbox=ServerSandbox("workspace-write", workspace=workspace))

@@ -1,27 +1,82 @@
-"""The ``hooks`` settings section, declared by the feature, and how a hook's matcher matches.
+"""The ``hooks`` setting, owned by the feature: its value, how its sources combine, what trust
+needs of it, its section; and how a hook's matcher matches.
 
 The section's model (the docs' key reference and ``docs/settings.schema.json`` come from it)
 is registered with the kernel's registry (``core.config.sections``). Its entries are read by
 the kernel, which needs them before any hook runs: settings loading, Claude Code's files and
-the plugins parse them (``core.config.hooks``, the grammar) and trust fingerprints the
-scripts they name; the loaded entries are ``Settings.hooks``. What a matcher means when a
-hook point fires is this feature's (:func:`matches`, used by :mod:`.runner`).
+the plugins parse them (``core.config.hooks``, the grammar). The kernel asks this module the
+rest through the :class:`core.config.combining.EntryCombiner` it registers: the value made of
+the sources (:func:`combine`: yours and the plugins', the project's, Claude Code's; the
+project's only once trusted), held in ``Settings.sections`` and read with :func:`of`; the
+commands trust fingerprints and confines (:func:`commands`), and the value with some of them
+confined (:func:`confine`). What a matcher means when a hook point fires is this feature's
+(:func:`matches`, used by :mod:`.runner`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
+from codebot_mcp.core.config import claudefiles
+from codebot_mcp.core.config.combining import (
+    Combined,
+    EntryCombiner,
+    HookSources,
+    RunCommand,
+    register_entries,
+)
 from codebot_mcp.core.config.hooks import DEFAULT_TIMEOUT
 from codebot_mcp.core.config.sections import NOT_SET, Section, register, row
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["matches"]
+    from codebot_mcp.core.config.hooks import HookCommand
+    from codebot_mcp.core.config.settings import Settings
+
+__all__ = ["CONFINED_MODE", "combine", "commands", "confine", "label", "matches", "of"]
+
+CONFINED_MODE = "workspace-write"
+"""How a hook of yours that runs a file of an untrusted project runs meanwhile."""
+
+
+def of(settings: Settings) -> tuple[HookCommand, ...]:
+    """The command hooks of loaded settings, yours first (none where none were loaded)."""
+    return settings.section("hooks", tuple)
+
+
+def combine(sources: HookSources) -> Combined:
+    """The hooks of every source, yours first, a handler identical to an earlier one left
+    out (``core.config.claudefiles.unique``); while the project is not trusted, yours and
+    your own Claude Code file's. The project's section waits for trust when it holds any."""
+    return Combined(
+        claudefiles.unique(sources.yours + sources.project + sources.claude),
+        claudefiles.unique(sources.yours + sources.claude_untrusted),
+        bool(sources.project),
+    )
+
+
+def label(hook: HookCommand) -> str:
+    """How trust names a hook: ``hook <key> of <file>``."""
+    return f"hook {hook.key} of {hook.source}"
+
+
+def commands(value: tuple[HookCommand, ...] | None) -> list[RunCommand]:
+    """The commands of ``value`` (loaded hooks), for trust."""
+    return [RunCommand(label(h), h.source, h.command, h.sandbox is not None) for h in value or ()]
+
+
+def confine(
+    value: tuple[HookCommand, ...] | None, labels: Collection[str]
+) -> tuple[HookCommand, ...]:
+    """``value`` with the hooks trust names in ``labels`` run confined."""
+    return tuple(
+        replace(h, sandbox=CONFINED_MODE) if label(h) in labels else h for h in value or ()
+    )
 
 
 def matches(matcher: str, values: Iterable[str]) -> bool:
@@ -76,3 +131,4 @@ def section_model() -> type[BaseModel]:
 
 
 register(Section("hooks", (row("hooks", trust="own"),), section_model, order=50))
+register_entries(EntryCombiner("hooks", combine, commands, confine))

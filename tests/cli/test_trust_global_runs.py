@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
+from codebot_mcp.core.hooks.hooksection import of as of_hooks
 from codebot_mcp.core.sandbox.confinement import support
 from tests.fakes import openai_turns as fo
 from tests.fakes.openai_server import FakeOpenAI
@@ -117,7 +118,7 @@ def test_a_global_server_that_runs_a_project_script_is_covered_and_confined_untr
     local = loaded.settings.servers["local"]
     assert local.sandbox is not None and local.sandbox.mode == "workspace-write"
     assert loaded.settings.servers["boxed"].sandbox.mode == "read-only"  # its own, kept
-    [hook] = loaded.settings.hooks
+    [hook] = of_hooks(loaded.settings)
     assert hook.sandbox == "workspace-write"
 
     from codebot_mcp.core.config import trust
@@ -126,7 +127,7 @@ def test_a_global_server_that_runs_a_project_script_is_covered_and_confined_untr
     again = effective.load(root)
     assert not again.trust.needs_trust
     assert again.settings.servers["local"].sandbox is None  # trusted: as you
-    assert again.settings.hooks[0].sandbox is None
+    assert of_hooks(again.settings)[0].sandbox is None
 
 
 def test_a_global_hook_outside_the_project_asks_nothing(tmp_path: Path, fake: FakeOpenAI) -> None:
@@ -141,7 +142,7 @@ def test_a_global_hook_outside_the_project_asks_nothing(tmp_path: Path, fake: Fa
     settings = {"base_url": fake.base_url, "hooks": {"Stop": [{"hooks": [hook]}]}}
     (home / "settings.json").write_text(json.dumps(settings))
     loaded = effective.load(root)
-    assert not loaded.trust.asks and loaded.settings.hooks[0].sandbox is None
+    assert not loaded.trust.asks and of_hooks(loaded.settings)[0].sandbox is None
 
 
 @sandboxed
@@ -250,15 +251,15 @@ def test_a_claude_user_hook_that_runs_a_project_script_is_covered_and_confined_u
     assert [p.name for p in loaded.trust.files] == ["log.sh"]
     [name] = loaded.trust.confined
     assert name.endswith(f"of {tmp_path / 'claude-home' / 'settings.json'}")
-    [hook] = loaded.settings.hooks
+    [hook] = of_hooks(loaded.settings)
     assert hook.sandbox == "workspace-write"  # while untrusted: confined
 
     trust.record(loaded.trust)
     again = effective.load(root)
-    assert not again.trust.needs_trust and again.settings.hooks[0].sandbox is None
+    assert not again.trust.needs_trust and of_hooks(again.settings)[0].sandbox is None
     (root / "hooks" / "log.sh").write_text("echo changed\n")  # the digest covers it
     changed = effective.load(root)
-    assert changed.trust.needs_trust and changed.settings.hooks[0].sandbox == "workspace-write"
+    assert changed.trust.needs_trust and of_hooks(changed.settings)[0].sandbox == "workspace-write"
 
 
 @sandboxed

@@ -16,6 +16,7 @@ import pytest
 from codebot_mcp.core.agent.permissions import PermissionGate, Verdict
 from codebot_mcp.core.config import claudefiles, effective, trust
 from codebot_mcp.core.config.settings import load_unfiltered
+from codebot_mcp.core.hooks.hooksection import of as of_hooks
 from codebot_mcp.core.sandbox.sandboxsettings import of as sandbox_of
 from codebot_mcp.core.tools.base import Capability, Origin, Permission, ToolInfo, ToolResult
 from tests.helpers import write_settings
@@ -160,7 +161,7 @@ def test_hooks_permissions_and_unused_keys_of_the_three_files(
         {"permissions": {"deny": ["Read(./secrets/**)", "Bash(rm:*)"]}},
     )
     settings = load_unfiltered(repo)
-    assert [h.command for h in settings.hooks] == ["echo done", HOOK["command"]]
+    assert [h.command for h in of_hooks(settings)] == ["echo done", HOOK["command"]]
     assert settings.permissions.allow == ("bash(npm test:*)",)
     assert settings.permissions.ask == ("edit", "write")
     assert settings.permissions.deny == (
@@ -194,7 +195,7 @@ def test_hooks_permissions_and_unused_keys_of_the_three_files(
         "permissions.additionalDirectories (.claude/settings.json)",
     }
     fallback = settings.untrusted_fallback
-    assert [h.command for h in fallback["hooks"]] == ["echo done"]
+    assert [h.command for h in fallback["sections"]["hooks"]] == ["echo done"]
     assert fallback["permissions"].allow == ()
     assert "bash(rm:*)" in fallback["permissions"].deny
     assert fallback["permissions"].ask == ("edit", "write")
@@ -215,7 +216,7 @@ def test_codebots_files_win_and_an_identical_handler_runs_once(
         {"hooks": same, "disabledMcpjsonServers": ["docs", "git"], "enabledMcpjsonServers": []},
     )
     settings = load_unfiltered(repo)
-    (hook,) = settings.hooks  # three files, one handler: codebot's file's is kept
+    (hook,) = of_hooks(settings)  # three files, one handler: codebot's file's is kept
     assert hook.source == repo / ".codebot" / "settings.json"
     # disabledMcpjsonServers turns off .mcp.json's entries, never codebot's own
     assert settings.servers["docs"].enabled and settings.servers["docs"].args == ("mine",)
@@ -229,7 +230,7 @@ def test_disable_all_hooks_turns_off_claude_files_hooks_not_codebots(
     write_settings(repo, {"hooks": {"Stop": [{"hooks": [{"command": "echo mine"}]}]}})
     write(repo / ".claude" / "settings.json", {"hooks": {"Stop": [{"hooks": [HOOK]}]}})
     write(claude_home / "settings.json", {"disableAllHooks": True})
-    assert [h.command for h in load_unfiltered(repo).hooks] == ["echo mine"]
+    assert [h.command for h in of_hooks(load_unfiltered(repo))] == ["echo mine"]
 
 
 def test_a_projects_disable_all_hooks_waits_for_trust(
@@ -240,8 +241,8 @@ def test_a_projects_disable_all_hooks_waits_for_trust(
     write(repo / ".claude" / "settings.json", {"disableAllHooks": True})
     untrusted = effective.load(repo)  # a cloned repo must not turn your hooks off
     assert "disableAllHooks (.claude/settings.json)" in untrusted.trust.gated
-    assert [h.command for h in untrusted.settings.hooks] == [HOOK["command"]]
-    assert effective.load(repo, assume_trusted=True).settings.hooks == ()
+    assert [h.command for h in of_hooks(untrusted.settings)] == [HOOK["command"]]
+    assert of_hooks(effective.load(repo, assume_trusted=True).settings) == ()
 
 
 def test_a_broken_claude_file_is_a_warning_not_an_error(repo: Path, claude_home: Path) -> None:
@@ -253,7 +254,7 @@ def test_a_broken_claude_file_is_a_warning_not_an_error(repo: Path, claude_home:
     assert "invalid JSON at line 1" in said and "ignores this Claude Code file" in said
     assert "the hooks of .claude/settings.json are not run" in said
     assert "permissions.deny (not a list of strings)" in said
-    assert settings.hooks == () and settings.permissions.deny == ()
+    assert of_hooks(settings) == () and settings.permissions.deny == ()
 
 
 def test_claude_files_false_turns_the_whole_layer_off(repo: Path, claude_home: Path) -> None:
@@ -265,7 +266,7 @@ def test_claude_files_false_turns_the_whole_layer_off(repo: Path, claude_home: P
     home = Path(os.environ["CODEBOT_HOME"])
     write(home / "settings.json", {"claude_files": False})
     settings = load_unfiltered(repo)
-    assert settings.hooks == () and settings.permissions.deny == ()
+    assert of_hooks(settings) == () and settings.permissions.deny == ()
     assert settings.warnings == () and settings.claude_sources == ()
     assert settings.claude_files is False
 
@@ -296,11 +297,11 @@ def test_the_managed_settings_turn_the_layer_off(
     repo: Path, claude_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(claude_home / "settings.json", {"hooks": {"Stop": [{"hooks": [HOOK]}]}})
-    assert effective.load(repo).settings.hooks
+    assert of_hooks(effective.load(repo).settings)
     managed = write(tmp_path / "managed.json", {"claude_files": False})
     monkeypatch.setenv("CODEBOT_MANAGED_SETTINGS", str(managed))
     settings = effective.load(repo).settings
-    assert settings.hooks == () and settings.claude_files is False
+    assert of_hooks(settings) == () and settings.claude_files is False
 
 
 def test_project_claude_hooks_pass_the_trust_gate_and_a_change_asks_again(
@@ -312,14 +313,14 @@ def test_project_claude_hooks_pass_the_trust_gate_and_a_change_asks_again(
     script.write_text("import sys\nsys.exit(0)\n")
     write(repo / ".claude" / "settings.json", {"hooks": {"PreToolUse": [{"hooks": [HOOK]}]}})
     first = effective.load(repo)
-    assert first.trust.needs_trust and first.settings.hooks == ()
+    assert first.trust.needs_trust and of_hooks(first.settings) == ()
     assert script in first.trust.files  # the script the hook names is fingerprinted
     trust.record(first.trust)
-    assert [h.command for h in effective.load(repo).settings.hooks] == [HOOK["command"]]
+    assert [h.command for h in of_hooks(effective.load(repo).settings)] == [HOOK["command"]]
 
     script.write_text("import sys\nsys.exit(2)\n")  # the script changed: ask again
     changed = effective.load(repo)
-    assert changed.trust.changed and changed.settings.hooks == ()
+    assert changed.trust.changed and of_hooks(changed.settings) == ()
     assert ".claude/hooks/guard.py" in changed.trust.changed_files
     trust.record(changed.trust)
 

@@ -19,7 +19,7 @@ from codebot_mcp.core.agent.permissions import PermissionGate
 from codebot_mcp.core.agent.session import Session
 from codebot_mcp.core.config import hookcontract
 from codebot_mcp.core.config.hooks import parse_hooks
-from codebot_mcp.core.hooks.points import LoopHooks
+from codebot_mcp.core.hooks.loophooks import LoopHooks
 from codebot_mcp.core.hooks.runner import Hooks
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.tools.builtin import builtin_tools

@@ -23,7 +23,7 @@ from codebot_mcp.core.config.hooks import parse_hooks
 from codebot_mcp.core.config.settings import PermissionRules
 from codebot_mcp.core.hooks import points as hook_points
 from codebot_mcp.core.hooks.hooksection import matches
-from codebot_mcp.core.hooks.points import LoopHooks
+from codebot_mcp.core.hooks.loophooks import LoopHooks
 from codebot_mcp.core.hooks.runner import HookBlockedError, Hooks
 from codebot_mcp.core.model.client import ChatModel
 from codebot_mcp.core.tools.builtin import builtin_tools

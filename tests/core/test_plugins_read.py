@@ -15,6 +15,7 @@ import pytest
 from codebot_mcp.core.config import settings as settings_module
 from codebot_mcp.core.config.plugins import load, manifest
 from codebot_mcp.core.config.plugins.manifest import PluginError
+from codebot_mcp.core.hooks.hooksection import of as of_hooks
 from codebot_mcp.core.plugins import plugininstall as install
 from codebot_mcp.core.slashcommands.templates import load_commands
 from codebot_mcp.core.subagents.delegation import load_agents
@@ -100,7 +101,7 @@ def test_the_enabled_plugin_loads_servers_hooks_and_namespaced_definitions(
     assert server.command == f"{root}/bin/db"
     assert server.args == ("--data", data, "--in", str(cwd))
     assert server.env["CLAUDE_PLUGIN_ROOT"] == str(root)
-    (hook,) = [h for h in loaded.hooks if h.event == "Stop"]
+    (hook,) = [h for h in of_hooks(loaded) if h.event == "Stop"]
     assert hook.command == f"{root}/s.sh" and dict(hook.env)["CLAUDE_PLUGIN_DATA"] == data
     commands = load_commands(None, include_project=False)
     assert sorted(commands.commands) == ["custom:deep:two", "custom:one"]
