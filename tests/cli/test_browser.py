@@ -22,8 +22,12 @@ def recorder(tmp_path: Path, name: str) -> tuple[Path, Path]:
 
 
 def wait_for(path: Path) -> str:
+    """The recorder's log once it holds a whole line (``>>`` creates the file before printf
+    writes to it: a file that exists may still be empty)."""
     deadline = time.monotonic() + 10
-    while not path.exists() and time.monotonic() < deadline:
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            break
         time.sleep(0.05)
     return path.read_text()
 
