@@ -1,6 +1,7 @@
 """Where the project is: the directories searched for its files, and its root.
 
-One walk for everything that looks for the project: its settings (:mod:`.settings`), its
+One walk for everything that looks for the project: its settings files (:func:`project_sources`:
+found here, without reading them, so a warm call finds its holder importing nothing else), its
 definition folders (:mod:`.definitions`: agents, commands, skills) and its notes
 (:mod:`.notes`). It goes up from the working directory and stops at the repository root, the
 home directory, or a directory someone else could have planted a file in; a file above those
@@ -59,6 +60,44 @@ def _ours(directory: Path) -> bool:
     except OSError:
         return False
     return info.st_uid in (os.getuid(), 0) and not info.st_mode & 0o022
+
+
+def find_project_file(cwd: Path) -> Path | None:
+    """The nearest ``.codebot/settings.json`` within :func:`search_dirs`, not counting the
+    global one."""
+    global_file = paths.global_settings_path().resolve()
+    for directory in search_dirs(cwd):
+        candidate = directory / paths.PROJECT_DIR / paths.SETTINGS_FILE
+        if candidate.exists() and candidate.resolve() != global_file:
+            return candidate
+    return None
+
+
+MCP_JSON = ".mcp.json"
+
+
+def find_mcp_json(cwd: Path, project_root: Path | None) -> Path | None:
+    """The project's ``.mcp.json``: beside ``.codebot/`` when there is one, else the nearest
+    within :func:`search_dirs`."""
+    if project_root is not None:
+        candidate = project_root / MCP_JSON
+        return candidate if candidate.is_file() else None
+    for directory in search_dirs(cwd):
+        candidate = directory / MCP_JSON
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def project_sources(cwd: Path) -> tuple[Path | None, Path | None, Path | None]:
+    """The project's ``.codebot/settings.json``, its ``.mcp.json`` and its root, found from
+    ``cwd`` (each None when absent); nothing is read."""
+    project_path = find_project_file(cwd)
+    project_root = project_path.parent.parent if project_path else None
+    mcp_json = find_mcp_json(cwd, project_root)
+    if project_root is None and mcp_json is not None:
+        project_root = mcp_json.parent
+    return project_path, mcp_json, project_root
 
 
 def project_root(cwd: Path, settings_root: Path | None = None) -> Path | None:

@@ -50,9 +50,7 @@ def settings_file(scope: Scope, cwd: Path) -> Path:
     if scope == "global":
         return paths.global_settings_path()
     from codebot_mcp.core.config import projectfiles
-    from codebot_mcp.core.config.settings import (
-        find_project_file,
-    )  # deferred: settings imports servers
+    from codebot_mcp.core.config.discovery import find_project_file
 
     path = find_project_file(cwd) or cwd / paths.PROJECT_DIR / paths.SETTINGS_FILE
     projectfiles.landing(path, path.parent.parent)

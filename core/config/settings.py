@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codebot_mcp.core.config import claudefiles, combining, keys, paths
-from codebot_mcp.core.config.discovery import search_dirs
+from codebot_mcp.core.config.discovery import (
+    project_sources,
+)
 from codebot_mcp.core.config.hooks import parse_both
 from codebot_mcp.core.config.keys import (
     DEFAULT_MAX_TOKENS,
@@ -169,33 +171,6 @@ class Settings:
         return value if isinstance(value, kind) else kind()
 
 
-def find_project_file(cwd: Path) -> Path | None:
-    """The nearest ``.codebot/settings.json`` within :func:`search_dirs`, not counting the
-    global one."""
-    global_file = paths.global_settings_path().resolve()
-    for directory in search_dirs(cwd):
-        candidate = directory / paths.PROJECT_DIR / paths.SETTINGS_FILE
-        if candidate.exists() and candidate.resolve() != global_file:
-            return candidate
-    return None
-
-
-MCP_JSON = ".mcp.json"
-
-
-def find_mcp_json(cwd: Path, project_root: Path | None) -> Path | None:
-    """The project's ``.mcp.json``: beside ``.codebot/`` when there is one, else the nearest
-    within :func:`search_dirs`."""
-    if project_root is not None:
-        candidate = project_root / MCP_JSON
-        return candidate if candidate.is_file() else None
-    for directory in search_dirs(cwd):
-        candidate = directory / MCP_JSON
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def _mcp_json_servers(
     path: Path, environ: Mapping[str, str], base_dir: Path
 ) -> dict[str, ServerConfig]:
@@ -218,17 +193,6 @@ def _mcp_json_servers(
             config = replace(config, warnings=(*config.warnings, *notes))
         out[name] = config
     return out
-
-
-def project_sources(cwd: Path) -> tuple[Path | None, Path | None, Path | None]:
-    """The project's ``.codebot/settings.json``, its ``.mcp.json`` and its root, found from
-    ``cwd`` (each None when absent); nothing is read."""
-    project_path = find_project_file(cwd)
-    project_root = project_path.parent.parent if project_path else None
-    mcp_json = find_mcp_json(cwd, project_root)
-    if project_root is None and mcp_json is not None:
-        project_root = mcp_json.parent
-    return project_path, mcp_json, project_root
 
 
 def load_unfiltered(

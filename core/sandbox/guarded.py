@@ -46,7 +46,7 @@ GIT = ".git"
 PROJECT_NAMES: tuple[str, ...] = (
     paths.PROJECT_DIR,
     discovery.CLAUDE_DIR,
-    ".mcp.json",  # core.config.settings.MCP_JSON (not imported: settings is heavy)
+    ".mcp.json",  # core.config.discovery.MCP_JSON
     *notes.NOTE_FILES,
     notes.FALLBACK,
     *(name for name in notes.CLAUDE_MORE if "/" not in name),  # CLAUDE.local.md (.claude/: above)
