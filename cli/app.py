@@ -179,7 +179,7 @@ def _register() -> None:
 _register()
 
 
-def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
+def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code (tests call this; ``main`` exits with it)."""
     argv = optional_values(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(pruned(app, argv))
@@ -187,8 +187,7 @@ def run(argv: list[str] | None = None, *, keep_warnings: bool = False) -> int:
     plain_metavars(command)  # type: ignore[arg-type]
     argv = hoist_global_options(argv, command)  # type: ignore[arg-type]
     debug = "--debug" in argv
-    if not keep_warnings:  # a warm call that handed over has printed them once already
-        render.reset_warnings()
+    render.reset_warnings()
     # ${CODEBOT_PYTHON} in settings: this interpreter (see core.config.settings.PYTHON_VARIABLE).
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:

@@ -18,7 +18,7 @@ from codebot_mcp.cli.warm_client import fast_call
 def _ordinary(argv: list[str]) -> int:
     from codebot_mcp.cli.app import run
 
-    return run(argv, keep_warnings=True)
+    return run(argv)
 
 
 def main() -> NoReturn:
@@ -28,6 +28,10 @@ def main() -> NoReturn:
 
     descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
     reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
+    # ${CODEBOT_PYTHON} in settings: this interpreter (core.config.settings.PYTHON_VARIABLE);
+    # set before a warm call compares its environment with its holder's (cli.app.run sets it
+    # too, for callers in this process).
+    os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     code = fast_call(sys.argv[1:], _ordinary)  # a warm `mcp call`, without Typer
     if code is None:
         from codebot_mcp.cli.app import run

@@ -57,28 +57,14 @@ def load_unfiltered_settings(globals_: Globals) -> Settings:
     API key) is handed to the process-wide redactor, so no log line or message can print it;
     warnings are printed once.
     """
-    import os
-
     from codebot_mcp.cli import render
+    from codebot_mcp.core.config import effective
     from codebot_mcp.core.config import settings as settings_mod
-    from codebot_mcp.core.secrets.redact import entry_secrets
 
     settings = settings_mod.load_unfiltered(globals_.cwd)
-    for config in settings.servers.values():
-        render.REDACTOR.add(entry_secrets(config))
-        render.REDACTOR.add(config.oauth.secrets)
-    for warning in settings.warnings:
-        render.warn_once(str(warning))
-    for config in settings.servers.values():
-        for entry_warning in config.warnings:
-            render.warn_once(f"server '{config.name}' in {config.source}: {entry_warning}")
-    for name in (
-        settings.api_key_env,
-        settings.untrusted_fallback.get("api_key_env"),
-        "OPENAI_API_KEY",
-    ):
-        if name and os.environ.get(name):
-            render.REDACTOR.add([os.environ[name]])
+    render.REDACTOR.add(effective.secrets_of(settings))
+    for warning in effective.warnings_of(settings):
+        render.warn_once(warning)
     return settings
 
 
@@ -117,32 +103,20 @@ def apply_trust(globals_: Globals, settings: Settings, *, warn: bool = True) -> 
 
 
 def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
-    """A server named on the command line that the project defines, untrusted, is an error
-    (unless a global entry of the same name stands in for it)."""
-    if name in settings.shadowed:
-        return
-    if result.needs_trust and any(c.name == name for c in result.servers):
-        raise SettingsError(
-            f"server '{name}' is defined by {result.project_file}, "
-            f"and the project is {result.state}",
-            hint="Review it (`codebot trust` shows what changed) and run `codebot trust`, or "
-            "pass --trust-project (or set CODEBOT_TRUST_PROJECT=1).",
-        )
+    """:func:`core.config.effective.require_trusted`, imported when a command runs (the
+    commands import this module for ``--help`` too)."""
+    from codebot_mcp.core.config.effective import require_trusted as check
+
+    check(name, result, settings)
 
 
 def session_pins(settings: Settings, *, allow_drift: bool = False) -> Pins | None:
     """The lock every server of this run is checked against as it connects (``chat``, ``mcp
     call``, ``mcp list``, ``mcp serve``); None: no lock (and none required), or
     ``--allow-drift``. Raises ``LockfileError`` (exit 3) for a lock that cannot be read."""
-    from codebot_mcp.mcpbridge.tools.tool_pins import load_pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import settings_pins
 
-    return load_pins(
-        settings.project_root,
-        settings.cwd,
-        require=settings.require_mcp_lock,
-        managed_file=settings.managed_file,
-        allow_drift=allow_drift,
-    )
+    return settings_pins(settings, allow_drift=allow_drift)
 
 
 def require_allowed(name: str, settings: Settings) -> None:

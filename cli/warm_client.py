@@ -1,66 +1,64 @@
 """The client half of the warm path, without Typer: asking the holder (``mcp list``, ``mcp call``)
 and :func:`fast_call`, a warm ``mcp call SERVER TOOL [key=value ...]`` that skips building the
-command line parser (Typer's import and command tree are most of a warm call's time).
+command line parser and reading the settings (Typer's import and command tree, and the settings
+modules, are most of a warm call's time).
 
-Everything here is the standard library and ``core``; the answers are rendered by the same code
-as the cold path's, so output and exit codes are identical. Whatever :func:`fast_call` does not
-recognise, or any doubt before the holder accepted the call, goes to the ordinary path, with what
-it did: the settings it read (:func:`effective_settings`) and whether it asked the holder
-(:func:`ask_holder` then does not ask again). One invocation reads the settings once and asks
-the holder at most once.
+:func:`fast_call` sends the holder its working directory, its environment and its words (a
+``"call_here"`` request); the holder reads the settings as this process would
+(:mod:`mcpbridge.warm.callhere`) and either takes the call or leaves it to the ordinary path,
+which then does not ask it again. Only a holder started in this process's environment is asked
+so (:func:`~mcpbridge.warm.holder_client.serves_this_environment`); any other goes through the
+ordinary path, which asks it by settings digest. The answers are rendered by the same code as
+the cold path's, so output and exit codes are identical. One invocation reads the settings at
+most once and asks the holder at most once.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, UsageError
+from codebot_mcp.core.errors import CodebotError, ExitCode, ServerError, SettingsError, UsageError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from codebot_mcp.cli.runtime import Globals
     from codebot_mcp.core.config import trust
-    from codebot_mcp.core.config.effective import Effective
     from codebot_mcp.core.config.settings import Settings
-    from codebot_mcp.core.tools.base import ToolResult
 
 __all__ = [
     "ask_holder",
-    "effective_settings",
     "fast_call",
     "plain",
     "print_outcome",
     "raise_answer_error",
 ]
 
-
-@dataclass(frozen=True, slots=True)
-class _Handover:
-    """What :func:`fast_call` did before it handed over to the ordinary path, so that one
-    invocation reads the settings once and asks the holder once."""
-
-    globals: Globals
-    loaded: Effective
-    holder_asked: bool
+_holder_asked = False
+"""Set while the ordinary path runs after :func:`fast_call` asked the holder (one invocation):
+it is not asked again."""
 
 
-_handover: _Handover | None = None
-"""Set while the ordinary path runs after :func:`fast_call` handed over (one invocation)."""
+class Outcome(Protocol):
+    """What ``mcp call`` prints: a ``core.tools.base.ToolResult``, or a holder's answer."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def data(self) -> Any: ...
 
 
-def effective_settings(globals_: Globals, *, warn: bool = True) -> Effective:
-    """``load_effective``, or the settings this invocation's warm attempt read already (the
-    same ``Globals``; its warnings were printed once: ``keep_warnings``)."""
-    from codebot_mcp.cli.runtime import load_effective
+class _Answered:
+    """A holder's ``call_here`` result (the class ``ToolResult`` is not imported for it)."""
 
-    if _handover is not None and _handover.globals == globals_:
-        return _handover.loaded
-    return load_effective(globals_, warn=warn)
+    __slots__ = ("data", "is_error", "text")
+
+    def __init__(self, text: str, is_error: bool) -> None:
+        self.text, self.is_error, self.data = text, is_error, None
 
 
 def plain(requests: tuple[Settings, str | None, list[str] | None], login: bool) -> bool:
@@ -92,7 +90,7 @@ def ask_holder(
     take the cold path (silently)."""
     from codebot_mcp.mcpbridge.warm import holder_client as warm
 
-    if _handover is not None and _handover.holder_asked:
+    if _holder_asked:
         return None  # asked once this invocation already: it could not take the call
     path = location(settings)
     if not path.exists():
@@ -100,9 +98,7 @@ def ask_holder(
     try:
         return warm.request(path, settings_digest(settings, check), payload)
     except warm.WarmError as exc:
-        raise ServerError(
-            str(exc), hint="Run the command again with --no-warm, or restart `codebot mcp warm`."
-        ) from None
+        raise _lost(exc) from None
 
 
 def settings_digest(settings: Settings, check: trust.TrustCheck) -> str:
@@ -121,12 +117,12 @@ def raise_answer_error(answer: dict[str, Any]) -> None:
     error = answer.get("error")
     if not isinstance(error, dict):
         return
-    classes = {int(c.exit_code): c for c in (UsageError, ServerError, CodebotError)}
+    classes = {int(c.exit_code): c for c in (UsageError, SettingsError, ServerError, CodebotError)}
     cls = classes.get(int(error.get("exit_code", 1)), CodebotError)
     raise cls(str(error.get("message", "")), hint=error.get("hint"))
 
 
-def print_outcome(outcome: ToolResult, server: str, tool: str, *, as_json: bool) -> int:
+def print_outcome(outcome: Outcome, server: str, tool: str, *, as_json: bool) -> int:
     """Print a call's result as ``mcp call`` does; its exit code."""
     from codebot_mcp.cli import render
 
@@ -161,80 +157,80 @@ def _parse(argv: list[str]) -> tuple[Path, str, str, list[str]] | None:
     return cwd.resolve(), server, tool, pairs
 
 
-def _holder_exists(cwd: Path) -> bool:
-    """A holder socket for the settings at ``cwd`` exists (read before any settings file, so
-    the ordinary path, when taken, prints each settings warning once)."""
-    from codebot_mcp.core.config.settings import project_sources
-    from codebot_mcp.mcpbridge.warm import holder_client as warm
-
-    project, mcp_json, _ = project_sources(cwd)
-    return warm.socket_path(project or mcp_json, cwd).exists()  # Settings.project_file
-
-
 def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | None:
-    """A warm ``mcp call`` without the command-line parser; None when it does not apply (no
-    holder, other options, completion). Once the settings are read, a holder that cannot take
-    the call (stale, gone) hands over to ``ordinary`` (the full command line, in this process:
-    the same result, the warnings not repeated); an error after it accepted is the call's own.
+    """A warm ``mcp call`` without the command-line parser or the settings; None when it does
+    not apply (no holder for this environment, other options, completion). A holder that
+    leaves the call to the client (or is gone) hands over to ``ordinary`` (the full command
+    line, in this process, without asking it again); an error after it accepted is the call's.
     """
     parsed = _parse(argv)
     if parsed is None or "_CODEBOT_COMPLETE" in os.environ or sys.stderr.isatty():
         return None
-    cwd, server, tool, pairs = parsed
-    if not _holder_exists(cwd):
-        return None
-    from codebot_mcp.cli import render
-    from codebot_mcp.cli.runtime import Globals, load_effective, require_trusted
-    from codebot_mcp.core.config.servers import require_usable
-    from codebot_mcp.core.tools import arguments
-    from codebot_mcp.core.tools.base import ToolResult
+    cwd, server, tool, words = parsed
+    from codebot_mcp.core.config.discovery import project_sources
+    from codebot_mcp.mcpbridge.warm import holder_client as warm
 
-    globals_ = Globals(cwd=cwd)
-    try:
-        loaded = load_effective(globals_, warn=False)
-    except CodebotError:
-        return ordinary(argv)  # the ordinary path says it, exactly as it always does
-    settings, check = loaded.settings, loaded.trust
-    if server not in settings.servers or server in settings.shadowed:
-        return _hand_over(argv, ordinary, globals_, loaded)  # unknown: as the parser does
-    try:
-        require_trusted(server, check, settings)
-        require_usable(settings.servers[server])
-        parsed_args = arguments.parse(pairs, cwd=cwd)
-    except CodebotError:
-        return _hand_over(argv, ordinary, globals_, loaded)  # it says it, as it always does
+    project, mcp_json, _ = project_sources(cwd)
+    path = warm.socket_path(project or mcp_json, cwd)  # Settings.project_file, not read
+    if not warm.serves_this_environment(path):
+        return None
     payload = {
-        "op": "call",
+        "op": "call_here",
+        "cwd": str(cwd),
+        "environ": dict(os.environ),
         "server": server,
         "tool": tool,
-        "arguments": parsed_args,
-        "pairs": isinstance(parsed_args, arguments.Pairs),
+        "words": words,
     }
     try:
-        answer = ask_holder(settings, check, payload)
-        if answer is None:
-            return _hand_over(argv, ordinary, globals_, loaded, holder_asked=True)
+        answer = warm.request(path, None, payload, on_accept=_print_warnings)
+    except warm.WarmError as exc:
+        return _failed(_lost(exc))
+    if answer is None:
+        return _hand_over(argv, ordinary)
+    from codebot_mcp.cli import render
+
+    try:
         raise_answer_error(answer)
-        outcome = ToolResult(**answer["result"])
     except CodebotError as exc:
         render.error(exc)
         return exc.exit_code
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        return _failed(_lost(warm.WarmError("the warm holder answered without a result")))
+    outcome = _Answered(str(result.get("text", "")), bool(result.get("is_error")))
     return print_outcome(outcome, server, tool, as_json=False)
 
 
-def _hand_over(
-    argv: list[str],
-    ordinary: Callable[[list[str]], int],
-    globals_: Globals,
-    loaded: Effective,
-    *,
-    holder_asked: bool = False,
-) -> int:
-    """Run the ordinary path with what this attempt did: the settings it read, and whether
-    the holder was asked (it is not asked again)."""
-    global _handover
-    _handover = _Handover(globals_, loaded, holder_asked)
+def _print_warnings(accepted: dict[str, Any]) -> None:
+    """The warnings the settings load printed, as it prints them (the holder read them)."""
+    warnings = accepted.get("warnings") or []
+    if warnings:
+        from codebot_mcp.cli import render
+
+        for warning in warnings:
+            render.warn_once(str(warning))
+
+
+def _lost(exc: Exception) -> ServerError:
+    """The holder accepted a request, then went away or answered nonsense."""
+    return ServerError(
+        str(exc), hint="Run the command again with --no-warm, or restart `codebot mcp warm`."
+    )
+
+
+def _failed(error: CodebotError) -> int:
+    from codebot_mcp.cli import render
+
+    render.error(error)
+    return error.exit_code
+
+
+def _hand_over(argv: list[str], ordinary: Callable[[list[str]], int]) -> int:
+    """Run the ordinary path, which does not ask the holder again."""
+    global _holder_asked
+    _holder_asked = True
     try:
         return ordinary(argv)
     finally:
-        _handover = None
+        _holder_asked = False

@@ -13,6 +13,7 @@ servers they deny (or do not allow) are left out, the keys they set or lock take
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 
 from codebot_mcp.core.config import managed, trust
 from codebot_mcp.core.config.settings import Settings, load_unfiltered
+from codebot_mcp.core.errors import SettingsError
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +43,16 @@ class Effective:
         return iter((self.settings, self.trust))
 
 
-def apply(unfiltered: Settings, *, assume_trusted: bool = False) -> Effective:
+def apply(
+    unfiltered: Settings,
+    *,
+    assume_trusted: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> Effective:
     """Apply trust and the managed policy to settings read with ``load_unfiltered`` (for a
     caller that also shows the user what is held back); :func:`load` is the usual way.
+    ``environ``: the variables ``unfiltered`` was read with (``${VAR}`` expansion), for a file
+    the policy makes read again.
 
     Raises:
         SettingsError: the managed settings file is broken (naming it).
@@ -53,7 +62,7 @@ def apply(unfiltered: Settings, *, assume_trusted: bool = False) -> Effective:
     fallback = unfiltered.untrusted_fallback.get("claude_files", forced)
     if forced is not None and (forced != unfiltered.claude_files or forced != fallback):
         # the policy turns Claude Code's files on or off: read them so
-        unfiltered = load_unfiltered(unfiltered.cwd, claude_files=forced)
+        unfiltered = load_unfiltered(unfiltered.cwd, environ, claude_files=forced)
     result = trust.check(unfiltered, assume_trusted=assume_trusted)
     settings, warnings = managed.enforce(trust.without_untrusted(unfiltered, result), policy)
     return Effective(settings, result, policy, tuple(warnings))
@@ -75,4 +84,52 @@ def load(
     Raises:
         SettingsError: a settings file cannot be read or has the wrong shape.
     """
-    return apply(load_unfiltered(cwd, environ), assume_trusted=assume_trusted)
+    return apply(load_unfiltered(cwd, environ), assume_trusted=assume_trusted, environ=environ)
+
+
+def require_trusted(name: str, result: trust.TrustCheck, settings: Settings) -> None:
+    """A server named on the command line that the project defines, untrusted, is an error
+    (unless a global entry of the same name stands in for it).
+
+    Raises:
+        SettingsError: the server is the untrusted project's.
+    """
+    if name in settings.shadowed:
+        return
+    if result.needs_trust and any(c.name == name for c in result.servers):
+        raise SettingsError(
+            f"server '{name}' is defined by {result.project_file}, "
+            f"and the project is {result.state}",
+            hint="Review it (`codebot trust` shows what changed) and run `codebot trust`, or "
+            "pass --trust-project (or set CODEBOT_TRUST_PROJECT=1).",
+        )
+
+
+def secrets_of(unfiltered: Settings, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every secret the settings name, for the redactor, so no message or result prints it:
+    each server entry's (header and env values, expanded credentials, OAuth secrets, untrusted
+    entries too) and the model's API key, by the variable each file names."""
+    from codebot_mcp.core.secrets.redact import entry_secrets
+
+    environ = os.environ if environ is None else environ
+    out: list[str] = []
+    for config in unfiltered.servers.values():
+        out += entry_secrets(config, environ)
+        out += config.oauth.secrets
+    for name in (
+        unfiltered.api_key_env,
+        unfiltered.untrusted_fallback.get("api_key_env"),
+        "OPENAI_API_KEY",
+    ):
+        if name and environ.get(name):
+            out.append(environ[name])
+    return out
+
+
+def warnings_of(unfiltered: Settings) -> list[str]:
+    """What the files got wrong but could be read past, one line each, in file order: the
+    settings' own warnings, then each server entry's, naming the server and its file."""
+    out = [str(warning) for warning in unfiltered.warnings]
+    for config in unfiltered.servers.values():
+        out += [f"server '{config.name}' in {config.source}: {w}" for w in config.warnings]
+    return out

@@ -12,7 +12,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from codebot_mcp.core.secrets.credentials import is_credential_name, is_secret, url_patterns
+# core.secrets.credentials (the heuristic's patterns) is imported where it is used: a warm
+# `mcp call` prints through this module and needs none of it.
 
 MASK = "***"
 _MIN_SECRET_LENGTH = 4  # shorter values would mask ordinary words
@@ -43,6 +44,7 @@ def _written(config: _Entry, section: str) -> Mapping[str, Any]:
 def _value_is_secret(key: str, value: str, written: Any) -> bool:
     """:func:`is_secret` of one env or header value, knowing the variables it came from."""
     from codebot_mcp.core.envexpand import referenced
+    from codebot_mcp.core.secrets.credentials import is_secret
 
     sources = referenced(written) if isinstance(written, str) else []
     return is_secret(key, value, sources=sources)
@@ -69,6 +71,7 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
     ``GRAFANA_URL=http://127.0.0.1:9``) is not: it would mask ordinary text in every result.
     """
     from codebot_mcp.core.envexpand import referenced
+    from codebot_mcp.core.secrets.credentials import is_credential_name, is_secret
 
     environ = os.environ if environ is None else environ
     secrets: list[str] = []
@@ -87,7 +90,11 @@ def entry_secrets(config: _Entry, environ: Mapping[str, str] | None = None) -> l
 
 def redact_url(text: str) -> str:
     """Remove ``user:pass@`` and secret-looking query values from URLs in ``text``."""
-    if "://" in text:  # fast paths: a log flood has neither
+    if "://" not in text and "?" not in text and "&" not in text:
+        return text  # the fast path: a log flood has none
+    from codebot_mcp.core.secrets.credentials import url_patterns
+
+    if "://" in text:
         text = url_patterns()[0].sub(rf"\g<scheme>{MASK}@", text)
     if "?" in text or "&" in text:
         text = url_patterns()[1].sub(rf"\g<key>{MASK}", text)

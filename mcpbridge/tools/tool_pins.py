@@ -27,6 +27,8 @@ from codebot_mcp.core.errors import SettingsError
 if TYPE_CHECKING:
     import mcp_types as types
 
+    from codebot_mcp.core.config.settings import Settings
+
 LOCK_FILE = "mcp-lock.json"
 LOCK_VERSION = 1
 
@@ -319,6 +321,18 @@ def _diff(name: str, before: dict[str, Any], now: dict[str, Any]) -> list[str]:
 def _described(name: str, now: dict[str, Any]) -> list[str]:
     described = _text("description", now.get("description"))
     return [f"  {name} description:", *(f"    + {line}" for line in described)]
+
+
+def settings_pins(settings: Settings, *, allow_drift: bool = False) -> Pins | None:
+    """:func:`load_pins` for these settings: the lock a session with them checks every server
+    against (``chat``, ``mcp call``, ``mcp list``, the warm holder)."""
+    return load_pins(
+        settings.project_root,
+        settings.cwd,
+        require=settings.require_mcp_lock,
+        managed_file=settings.managed_file,
+        allow_drift=allow_drift,
+    )
 
 
 def load_pins(

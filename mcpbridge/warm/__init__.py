@@ -1,5 +1,6 @@
-"""The warm path: a background holder keeps the servers connected (:mod:`.holder`), and the
-client side that finds and asks it (:mod:`.holder_client`).
+"""The warm path: a background holder keeps the servers connected (:mod:`.holder`), the client
+side that finds and asks it (:mod:`.holder_client`), and a warm call resolved from the client's
+settings in the holder (:mod:`.callhere`).
 
 May import: :mod:`mcpbridge.calls` and the layers below it.
 """

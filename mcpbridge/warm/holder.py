@@ -26,11 +26,14 @@ from codebot_mcp.core.tools.arguments import Pairs
 from codebot_mcp.mcpbridge.calls.call import ManagedServers, call_once
 from codebot_mcp.mcpbridge.connection.manager import Manager
 from codebot_mcp.mcpbridge.connection.report import listed_view
+from codebot_mcp.mcpbridge.warm.callhere import Resolved, resolve
 from codebot_mcp.mcpbridge.warm.holder_client import (
     ACCEPT_TIMEOUT,
     HEARTBEAT_SECONDS,
     MAX_LINE_BYTES,
     SOCKET_PATH_LIMIT,
+    environment_digest,
+    environment_file,
     fingerprint,
     socket_path,
 )
@@ -65,10 +68,16 @@ _SHAPES: dict[str, Any] = {
     "tool": lambda v: isinstance(v, str),
     "arguments": lambda v: v is None or isinstance(v, dict),
     "pairs": lambda v: v is None or isinstance(v, bool),
+    "cwd": lambda v: isinstance(v, str),
+    "environ": lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+    "words": _is_names,
 }
 """What each field of a request may hold; a request is checked whole before anything runs, so
 no value a client sends reaches the Manager in a shape it does not expect."""
-_REQUIRED = {"call": ("server", "tool")}
+_REQUIRED = {
+    "call": ("server", "tool"),
+    "call_here": ("server", "tool", "cwd", "environ", "words"),
+}
 
 
 def malformed(request: dict[str, Any]) -> str | None:
@@ -100,6 +109,9 @@ class Holder:
         self._lock = anyio.Lock()
         self._last_used = anyio.current_time()
         self._busy = 0
+        self._resolving = anyio.CapacityLimiter(1)
+        """One ``call_here`` resolution at a time (in a worker thread: a large project's trust
+        fingerprint must not hold up the heartbeats of the calls running)."""
 
     async def _send(self, stream: SocketStream, message: dict[str, Any]) -> None:
         await stream.send(json.dumps({"digest": self.digest, **message}).encode() + b"\n")
@@ -126,13 +138,29 @@ class Holder:
         return {"views": views}
 
     async def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        await self._retry_failed()
-        config = self.manager.servers[request["server"]]
         arguments = request.get("arguments") or {}
         if request.get("pairs") and isinstance(arguments, dict):
             arguments = Pairs(arguments)  # key=value text, typed by the tool's schema as cold
+        return await self._run(request["server"], str(request.get("tool")), arguments)
+
+    async def _call_here(self, here: Resolved) -> dict[str, Any]:
+        """A call resolved from the client's settings: what it prints, already redacted with
+        their secrets (the client has not read them)."""
+        reply = await self._run(here.config.name, here.tool, here.arguments)
+        if "error" in reply:
+            error = reply["error"]
+            hint = error["hint"]
+            return _error(
+                error["exit_code"], here.redact(error["message"]), hint and here.redact(hint)
+            )
+        result = reply["result"]
+        return {"result": {"text": here.redact(result["text"]), "is_error": result["is_error"]}}
+
+    async def _run(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        await self._retry_failed()
+        config = self.manager.servers[server]
         try:
-            outcome = await call_once(self.manager, config, str(request.get("tool")), arguments)
+            outcome = await call_once(self.manager, config, tool, arguments)
         except CodebotError as exc:
             return _error(int(exc.exit_code), exc.message, exc.hint)
         return {
@@ -180,16 +208,33 @@ class Holder:
                 if op == "stop":
                     self.stop.set()
                 return
-            if request.get("digest") != self.digest:
+            here = None
+            if op == "call_here":
+                try:
+                    here = await anyio.to_thread.run_sync(
+                        resolve, request, self.digest, limiter=self._resolving
+                    )
+                except Exception as exc:  # boundary: the client's ordinary path says what it is
+                    print(
+                        f"warm holder: a call not resolved: {type(exc).__name__}", file=sys.stderr
+                    )
+                if here is None or here.config.name not in self.manager.servers:
+                    await self._send(stream, {"accepted": False, "declined": True})
+                    return
+                await self._send(stream, {"accepted": True, "warnings": list(here.warnings)})
+            elif request.get("digest") != self.digest:
                 await self._send(stream, {"accepted": False, "stale": True})
                 return
-            await self._send(stream, {"accepted": True})
+            else:
+                await self._send(stream, {"accepted": True})
             self._busy += 1
             try:
                 async with anyio.create_task_group() as beating:
                     beating.start_soon(self._heartbeat, stream)
                     if op == "list":
                         reply = await self._list(request)
+                    elif here is not None:
+                        reply = await self._call_here(here)
                     elif op == "call" and request["server"] in self.manager.servers:
                         reply = await self._call(request)
                     else:
@@ -260,14 +305,9 @@ async def serve(
     from codebot_mcp.core.tools.useragent import NoSampling, Policy
 
     roots = root_dirs(settings.project_root, settings.cwd, settings.roots)
-    from codebot_mcp.mcpbridge.tools.tool_pins import load_pins
+    from codebot_mcp.mcpbridge.tools.tool_pins import settings_pins
 
-    pins = load_pins(  # as cli.runtime.session_pins: every call it serves is checked
-        settings.project_root,
-        settings.cwd,
-        require=settings.require_mcp_lock,
-        managed_file=settings.managed_file,
-    )
+    pins = settings_pins(settings)  # as a command's session: every call it serves is checked
     digest = fingerprint(servers, result.trusted, roots, pins.digest() if pins else "")
     # The cold path's default answers: --elicit decline, no sampling (refused, same words).
     agent, sampler = Policy(root_dirs=roots), NoSampling()
@@ -287,6 +327,7 @@ async def serve(
         os.umask(old_umask)
     async with listener, Manager(servers, agent=agent, sampler=sampler, pins=pins) as manager:
         await manager.start_all()
+        _write_environment(path)  # first: a client that reads it finds this socket or none
         os.replace(temporary, path)  # atomic: a holder for changed settings replaces the old
         identity = os.stat(path).st_ino
         if ready is not None:
@@ -297,7 +338,18 @@ async def serve(
             with suppress(OSError):
                 if os.stat(path).st_ino == identity:  # still ours, not a successor's
                     path.unlink()
+                    environment_file(path).unlink()
     return 0
+
+
+def _write_environment(path: Path) -> None:
+    """This holder's :func:`environment_digest` beside its socket, 0600, replaced atomically."""
+    record = environment_file(path)
+    temporary = record.with_name(f"{record.stem}.{os.getpid()}.envtmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as file:
+        file.write(environment_digest(os.environ) + "\n")
+    os.replace(temporary, record)
 
 
 def _main(argv: list[str]) -> int:

@@ -11,6 +11,11 @@ cold path's own), and listens on a Unix socket:
   trust and ``${VAR}`` expansion, the inherited environment, codebot's version and interpreter):
   a holder whose digest differs answers "stale" and the client takes the cold path, so a changed
   config is never served;
+- a warm ``mcp call`` from a shell sends instead its directory, environment and words
+  (``"call_here"``): the holder reads the settings as the client would and compares the same
+  digest itself (:mod:`.callhere`), so the client reads no settings file. Only a client in the
+  holder's own environment asks so: the holder writes its :func:`environment_digest` beside
+  the socket (:func:`environment_file`) and checks it again;
 - the client checks the socket's owner and mode before connecting and the holder checks the
   peer's uid (``SO_PEERCRED``): only the same user is served;
 - the holder exits after ``warm_idle_timeout`` seconds without a request (a setting), on
@@ -37,15 +42,16 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Mapping
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codebot_mcp.core import __version__, jsonutil
 from codebot_mcp.core.config import paths
-from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.proc.lookup import INHERITED_ENV
+
+if TYPE_CHECKING:
+    from codebot_mcp.core.config.servers import ServerConfig
 
 CONNECT_TIMEOUT = 1.0
 """A holder that does not accept within this is treated as absent (cold path)."""
@@ -69,23 +75,31 @@ class WarmError(Exception):
 
 
 def _config_data(config: ServerConfig) -> dict[str, Any]:
+    from dataclasses import asdict  # deferred: a warm call's client never takes a digest
+
     data = asdict(config)
     data.pop("raw", None)
     return data
 
 
 def fingerprint(
-    servers: Mapping[str, ServerConfig], trusted: bool, roots: Any = (), pins: str = ""
+    servers: Mapping[str, ServerConfig],
+    trusted: bool,
+    roots: Any = (),
+    pins: str = "",
+    environ: Mapping[str, str] | None = None,
 ) -> str:
     """The digest of everything that decides what the servers are and how they run (and the
     roots the holder answers ``roots/list`` with, and ``pins``: the lock's state,
-    ``Pins.digest``, so a re-lock is never served by a holder that checked the old one)."""
+    ``Pins.digest``, so a re-lock is never served by a holder that checked the old one);
+    ``environ``: the environment the servers inherit from (default ``os.environ``)."""
+    environ = os.environ if environ is None else environ
     section = {
         "pins": pins,
         "servers": {name: _config_data(c) for name, c in sorted(servers.items())},
         "trusted": trusted,
         "roots": [str(p) for p in roots],
-        "env": {k: os.environ.get(k) for k in INHERITED_ENV},
+        "env": {k: environ.get(k) for k in INHERITED_ENV},
         "codebot": __version__,
         "python": sys.executable,
     }
@@ -103,6 +117,43 @@ def socket_path(project_file: Path | None, cwd: Path) -> Path:
     location = f"{project_file or cwd}\0{paths.global_settings_path()}"
     key = hashlib.sha256(location.encode()).hexdigest()[:20]
     return warm_dir() / f"{key}.sock"
+
+
+SHELL_BOOKKEEPING = ("_", "OLDPWD", "PWD", "SHLVL")
+"""Variables a shell sets per command or per directory; codebot never reads them from its own
+environment while it loads settings (``${PWD}`` in a file expands from the caller's)."""
+
+
+def environment_digest(environ: Mapping[str, str]) -> str:
+    """The digest of an environment as settings are loaded in it (every variable but the
+    shell's bookkeeping), of codebot's version and of its interpreter. A holder resolves a
+    client's call in its own process (a ``call_here`` request, :mod:`.callhere`) only for a
+    client whose digest is its own: what the loaders read from the process's environment
+    (``HOME``, ``CODEBOT_HOME``, ``PATH``...) is then the client's."""
+    kept = sorted((k, v) for k, v in environ.items() if k not in SHELL_BOOKKEEPING)
+    text = json.dumps([kept, __version__, sys.executable, os.getuid()], ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def environment_file(socket: Path) -> Path:
+    """Beside the socket: the holder's :func:`environment_digest`, for clients to compare
+    before they ask (the holder compares again)."""
+    return socket.with_suffix(".env")
+
+
+def serves_this_environment(socket: Path) -> bool:
+    """A holder listens at ``socket`` and was started in this process's environment (its
+    :func:`environment_file` says so, and both are ours); False: no holder, or ask it by
+    settings digest (:func:`request`)."""
+    record = environment_file(socket)
+    if not (_private(record, kind=stat.S_IFREG) and _private(socket, kind=stat.S_IFSOCK)):
+        return False
+    try:
+        with open(record, "rb") as file:
+            written = file.read(128).decode("ascii", "replace").strip()
+    except OSError:
+        return False
+    return written == environment_digest(os.environ)
 
 
 def _private(path: Path, *, kind: int) -> bool:
@@ -130,10 +181,18 @@ def _read_line(sock: socket.socket, buffer: bytearray) -> bytes:
 # -- the client -------------------------------------------------------------------------------
 
 
-def request(path: Path, digest: str | None, payload: dict[str, Any]) -> dict[str, Any] | None:
+def request(
+    path: Path,
+    digest: str | None,
+    payload: dict[str, Any],
+    on_accept: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any] | None:
     """Send one request to the holder at ``path``; its answer, or None to take the cold path.
 
-    None means: no holder, not ours, stale (another digest), or it failed before accepting.
+    None means: no holder, not ours, stale (another digest), declined (a ``call_here`` the
+    holder leaves to the client's ordinary path), or it failed before accepting.
+    ``on_accept`` is given the acceptance line (a ``call_here``'s warnings) before the request
+    runs.
 
     Raises:
         WarmError: the holder accepted the request and then went away or answered nonsense.
@@ -157,6 +216,8 @@ def request(path: Path, digest: str | None, payload: dict[str, Any]) -> dict[str
             return None
         if not first.get("accepted"):
             return None
+        if on_accept is not None:
+            on_accept(first)
         # The call itself is bounded by the server's own timeouts, as cold; the holder proves
         # it is alive with a heartbeat, so a hung holder cannot hold this process forever.
         sock.settimeout(SILENCE_SECONDS)

@@ -36,12 +36,17 @@ sys.addaudithook(_audit)  # hooks cannot be removed: it records only while _open
 
 
 class StaleHolder:
-    """A socket at the holder's place that answers every request "stale", counting them."""
+    """A socket at the holder's place that answers every request "stale", counting them;
+    ``environment``: it says it was started in this process's environment, as a holder does."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, environment: bool = True) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(path.parent, 0o700)
-        self.requests = 0
+        if environment:
+            record = warm.environment_file(path)
+            record.write_text(warm.environment_digest(os.environ) + "\n")
+            record.chmod(0o600)
+        self.requests: list[str] = []
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -59,9 +64,13 @@ class StaleHolder:
             except OSError:
                 return
             with conn:
-                conn.recv(1 << 16)
-                self.requests += 1
-                conn.sendall(json.dumps({"accepted": False, "stale": True}).encode() + b"\n")
+                buffer = b""
+                while not buffer.endswith(b"\n") and (chunk := conn.recv(1 << 16)):
+                    buffer += chunk
+                op = json.loads(buffer)["op"]
+                self.requests.append(op)
+                answer = {"declined": True} if op == "call_here" else {"stale": True}
+                conn.sendall(json.dumps({"accepted": False, **answer}).encode() + b"\n")
 
     def close(self) -> None:
         self.sock.close()
@@ -87,12 +96,37 @@ def test_a_stale_holder_hands_over_without_reading_or_asking_again(
     argv = ["--cwd", str(project), "mcp", "call", "s", "echo", "text=hi"]
     _opened = []
     try:
-        code = warm_client.fast_call(argv, lambda a: run(a, keep_warnings=True))
+        code = warm_client.fast_call(argv, run)
         reads = [p for p in _opened if Path(p) == settings_file]
     finally:
         _opened = None
         holder.close()
     out = capsys.readouterr()
     assert (code, out.out) == (0, "hi\n"), out.err
-    assert holder.requests == 1  # the ordinary path did not ask the stale holder again
-    assert len(reads) == 1, reads  # nor read the settings again
+    assert holder.requests == ["call_here"]  # the ordinary path did not ask it again
+    assert len(reads) == 1, reads  # the ordinary path read them; the fast path did not
+
+
+def test_a_holder_of_another_environment_is_asked_once_by_the_ordinary_path(
+    tmp_path: Path, short_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    global _opened
+    from codebot_mcp.cli.app import run
+
+    project = tmp_path / "repo"
+    settings_file = write_settings(project, {"mcp_servers": {"s": server_entry("echo")}})
+    holder = StaleHolder(warm.socket_path(settings_file, project.resolve()), environment=False)
+    argv = ["--cwd", str(project), "mcp", "call", "s", "echo", "text=hi"]
+    _opened = []
+    try:
+        assert warm_client.fast_call(argv, run) is None  # not asked, nothing read
+        assert not holder.requests and not _opened
+        code = run(argv)
+        reads = [p for p in _opened if Path(p) == settings_file]
+    finally:
+        _opened = None
+        holder.close()
+    out = capsys.readouterr()
+    assert (code, out.out) == (0, "hi\n"), out.err
+    assert holder.requests == ["call"]  # by settings digest: stale, then cold
+    assert len(reads) == 1, reads

@@ -317,6 +317,114 @@ def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> N
     )
 
 
+def imported(p: Project, *argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run codebot under ``python -X importtime``: the run, and every module it imported
+    (space-separated, with a space at each end)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
+        cwd=p.root,
+        env=p.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
+    return done, f" {modules} "
+
+
+def test_a_warm_call_is_resolved_in_the_holder_and_says_what_cold_says(project: Project) -> None:
+    """From the holder's own environment, a warm call sends its directory, environment and
+    words; the holder reads the settings (the client imports no settings module) and the
+    client prints what a cold run prints: the settings' warning once, the settings' secrets
+    masked in the result and in an error."""
+    secret = "sk-warm-" + uuid.uuid4().hex
+    entry = server_entry("faulty", env={"CODEBOT_TEST_MARK": project.mark, "API_TOKEN": secret})
+    write_settings(project.root, {"mcp_servers": {"s": entry}, "colour": "blue"})
+    started(project)
+    assert served_warm(project)
+    done, modules = imported(project, "mcp", "call", "s", "echo", "text=here")
+    assert (done.returncode, done.stdout) == (0, "here\n"), done.stderr
+    assert " codebot_mcp.core.config.settings " not in modules
+    for argv in (
+        ["mcp", "call", "s", "echo", f"text=key {secret} end"],
+        ["mcp", "call", "s", secret],  # an unknown tool: the error names it
+        ["mcp", "call", "s", "bad_bytes"],  # a failing call: exit 4
+    ):
+        hot = project.run(*argv)
+        cold = project.run(*argv, "--no-warm")
+        assert secret not in hot.stdout + hot.stderr, argv
+        assert hot.stderr.count("unknown setting 'colour'") == 1, hot.stderr
+        assert (hot.returncode, hot.stdout, hot.stderr) == (
+            cold.returncode,
+            cold.stdout,
+            cold.stderr,
+        ), argv
+    assert "key *** end" in project.run("mcp", "call", "s", "echo", f"text=key {secret} end").stdout
+    assert served_warm(project)  # all of them were the holder's
+
+
+def test_a_client_in_another_environment_asks_by_settings_digest(project: Project) -> None:
+    """A variable the holder does not have: the client reads its settings itself and asks the
+    holder by digest (still warm); a loosened environment record is not believed either."""
+    started(project)
+    record = warm.environment_file(project.socket())
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    project.env = {**project.env, "UNRELATED_TO_CODEBOT": "1"}
+    assert served_warm(project)
+    done, modules = imported(project, "mcp", "call", "s", "echo", "text=digest")
+    assert (done.returncode, done.stdout) == (0, "digest\n"), done.stderr
+    assert " codebot_mcp.core.config.settings " in modules
+    project.env = {k: v for k, v in project.env.items() if k != "UNRELATED_TO_CODEBOT"}
+    record.chmod(0o644)
+    assert " codebot_mcp.core.config.settings " in imported(project, "mcp", "call", "s", "x")[1]
+    assert served_warm(project)
+    record.chmod(0o600)
+    assert " codebot_mcp.core.config.settings " not in imported(project, "mcp", "call", "s", "x")[1]
+    assert project.run("mcp", "warm", "--stop").returncode == 0
+    assert not record.exists()
+
+
+def test_a_holder_resolves_only_what_the_client_could_have_sent(project: Project) -> None:
+    """``call_here`` requests the fast client never sends (another environment, a relative
+    directory, stdin, a file, JSON, an option) are declined, not run; the holder keeps
+    serving."""
+    started(project)
+    sock = project.socket()
+    pid = project.holder_pid()
+    environ = {**project.env, "CODEBOT_PYTHON": sys.executable}
+
+    def here(**fields: Any) -> bytes:
+        request = {
+            "op": "call_here",
+            "cwd": str(project.root.resolve()),
+            "environ": environ,
+            "server": "s",
+            "tool": "echo",
+            "words": ["text=ok"],
+            **fields,
+        }
+        return json.dumps(request).encode() + b"\n"
+
+    served = [json.loads(line) for line in _raw(sock, here()).splitlines()]
+    assert served[0]["accepted"] and served[-1]["result"]["text"] == "ok", served
+    for payload in (
+        here(environ={**environ, "HOME": "/elsewhere"}),
+        here(cwd="repo"),
+        here(words=["-"]),
+        here(words=["@args.json"]),
+        here(words=['{"text": "x"}']),
+        here(words=["--json"]),
+        here(server="nope"),
+    ):
+        lines = [json.loads(line) for line in _raw(sock, payload).splitlines()]
+        assert lines == [{"digest": lines[0]["digest"], "accepted": False, "declined": True}]
+    for payload in (here(environ=["x"]), here(words="text=x"), here(cwd=7)):
+        lines = [json.loads(line) for line in _raw(sock, payload).splitlines()]
+        assert "malformed request" in lines[-1]["error"]["message"], lines
+    assert project.holder_pid() == pid
+    assert served_warm(project)
+
+
 def _raw(sock_path: Path, payload: bytes) -> bytes:
     """Send ``payload`` as is on the holder's socket; everything it answers before closing."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -387,22 +495,10 @@ class TestOneHolder:
         """The point of the fast path: a warm `mcp call SERVER TOOL key=value` is answered before
         Typer is imported (``python -X importtime`` lists every module a run imports)."""
 
-        def imported(*argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
-            done = subprocess.run(
-                [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
-                cwd=held.root,
-                env=held.env,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
-            return done, f" {modules} "
-
-        done, modules = imported("mcp", "call", "s", "echo", "text=fast")
+        done, modules = imported(held, "mcp", "call", "s", "echo", "text=fast")
         assert (done.returncode, done.stdout) == (0, "fast\n")
         assert " typer " not in modules and " codebot_mcp.cli.warm_client " in modules
-        done, modules = imported("mcp", "call", "s", "echo", "text=slow", "--no-warm")
+        done, modules = imported(held, "mcp", "call", "s", "echo", "text=slow", "--no-warm")
         assert (done.returncode, done.stdout) == (0, "slow\n") and " typer " in modules
 
     def test_what_the_fast_path_does_not_take_still_works(self, held: Project) -> None:

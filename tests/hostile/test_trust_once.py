@@ -250,6 +250,7 @@ UNFILTERED_READERS = {
     "core/config/settings.py",  # defines it
     "core/config/effective.py",  # applies trust to it
     "cli/runtime.py",  # load_unfiltered_settings: secrets and warnings, then load_effective
+    "mcpbridge/warm/callhere.py",  # a warm call's settings, read for the client as cli/runtime.py
     "cli/commands/shell_completion.py",  # server names for tab completion; nothing runs
 }
 UNFILTERED_CALLERS = {

@@ -409,7 +409,7 @@ def call_command(
     globals_: Globals = ctx.obj
     # Trust applied once: the model behind sampling, the roots and every limit come from the
     # trusted settings, whichever server is called.
-    loaded = warm_client.effective_settings(globals_, warn=batch)  # read once per invocation
+    loaded = load_effective(globals_, warn=batch)
     settings, check = loaded.settings, loaded.trust
     pins = session_pins(settings, allow_drift=allow_drift)
     if batch:

@@ -68,6 +68,12 @@ _cache: dict[tuple[Any, ...], tuple[tuple[store.Installed, manifest.Plugin | str
 server_name = manifest.server_name
 
 
+def forget() -> None:
+    """Read every plugin afresh next time: a long-lived process (the warm holder) resolving a
+    caller's settings sees the manifests as a new process would."""
+    _cache.clear()
+
+
 def _enabled(
     project_root: Path | None,
 ) -> tuple[tuple[store.Installed, manifest.Plugin | str], ...]:
