@@ -11,6 +11,7 @@ at most 108 bytes).
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -103,6 +104,21 @@ def served_warm(p: Project, *extra: str) -> bool:
     done = p.run("mcp", "call", "s", "list_count", *extra)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip() != "1"
+
+
+def imported(p: Project, *argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """Run codebot under ``python -X importtime``: the run, and every module it imported
+    (space-separated, with a space at each end)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
+        cwd=p.root,
+        env=p.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
+    return done, f" {modules} "
 
 
 COLD_AND_HOT = [
@@ -248,6 +264,15 @@ def test_socket_and_directory_are_private_and_checked(project: Project) -> None:
     assert not served_warm(project)
     sock.parent.chmod(0o700)
     assert served_warm(project)
+    record = warm.environment_file(sock)  # the holder's environment, for call_here clients
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    record.chmod(0o644)  # loosened: not believed; the client asks by settings digest instead
+    done, modules = imported(project, "mcp", "call", "s", "echo", "text=x")
+    assert (done.returncode, done.stdout) == (
+        0,
+        "x\n",
+    ) and " codebot_mcp.core.config.settings " in modules
+    assert served_warm(project)
 
 
 def test_idle_timeout_ends_the_holder_and_its_servers(project: Project) -> None:
@@ -285,8 +310,11 @@ def test_stop_and_status(project: Project) -> None:
     status = project.run("mcp", "warm", "--status")
     assert status.returncode == 0 and "running" in status.stdout and ": s" in status.stdout
     pid = project.holder_pid()
+    record = warm.environment_file(project.socket())
+    assert record.exists()
     stopped = project.run("mcp", "warm", "--stop")
     assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    assert not record.exists()  # gone with its socket
     assert not alive(pid)  # --stop waits for the holder (and so its servers) to be gone
     assert not marked_pids(project.mark)
     assert not served_warm(project)
@@ -315,21 +343,6 @@ def test_a_stale_holder_hands_over_with_each_warning_once(project: Project) -> N
         cold_run.stdout,
         cold_run.stderr,
     )
-
-
-def imported(p: Project, *argv: str) -> tuple[subprocess.CompletedProcess[str], str]:
-    """Run codebot under ``python -X importtime``: the run, and every module it imported
-    (space-separated, with a space at each end)."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", str(CODEBOT), *argv],
-        cwd=p.root,
-        env=p.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    modules = " ".join(line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines())
-    return done, f" {modules} "
 
 
 def test_a_warm_call_is_resolved_in_the_holder_and_says_what_cold_says(project: Project) -> None:
@@ -361,68 +374,6 @@ def test_a_warm_call_is_resolved_in_the_holder_and_says_what_cold_says(project: 
         ), argv
     assert "key *** end" in project.run("mcp", "call", "s", "echo", f"text=key {secret} end").stdout
     assert served_warm(project)  # all of them were the holder's
-
-
-def test_a_client_in_another_environment_asks_by_settings_digest(project: Project) -> None:
-    """A variable the holder does not have: the client reads its settings itself and asks the
-    holder by digest (still warm); a loosened environment record is not believed either."""
-    started(project)
-    record = warm.environment_file(project.socket())
-    assert stat.S_IMODE(record.stat().st_mode) == 0o600
-    project.env = {**project.env, "UNRELATED_TO_CODEBOT": "1"}
-    assert served_warm(project)
-    done, modules = imported(project, "mcp", "call", "s", "echo", "text=digest")
-    assert (done.returncode, done.stdout) == (0, "digest\n"), done.stderr
-    assert " codebot_mcp.core.config.settings " in modules
-    project.env = {k: v for k, v in project.env.items() if k != "UNRELATED_TO_CODEBOT"}
-    record.chmod(0o644)
-    assert " codebot_mcp.core.config.settings " in imported(project, "mcp", "call", "s", "x")[1]
-    assert served_warm(project)
-    record.chmod(0o600)
-    assert " codebot_mcp.core.config.settings " not in imported(project, "mcp", "call", "s", "x")[1]
-    assert project.run("mcp", "warm", "--stop").returncode == 0
-    assert not record.exists()
-
-
-def test_a_holder_resolves_only_what_the_client_could_have_sent(project: Project) -> None:
-    """``call_here`` requests the fast client never sends (another environment, a relative
-    directory, stdin, a file, JSON, an option) are declined, not run; the holder keeps
-    serving."""
-    started(project)
-    sock = project.socket()
-    pid = project.holder_pid()
-    environ = {**project.env, "CODEBOT_PYTHON": sys.executable}
-
-    def here(**fields: Any) -> bytes:
-        request = {
-            "op": "call_here",
-            "cwd": str(project.root.resolve()),
-            "environ": environ,
-            "server": "s",
-            "tool": "echo",
-            "words": ["text=ok"],
-            **fields,
-        }
-        return json.dumps(request).encode() + b"\n"
-
-    served = [json.loads(line) for line in _raw(sock, here()).splitlines()]
-    assert served[0]["accepted"] and served[-1]["result"]["text"] == "ok", served
-    for payload in (
-        here(environ={**environ, "HOME": "/elsewhere"}),
-        here(cwd="repo"),
-        here(words=["-"]),
-        here(words=["@args.json"]),
-        here(words=['{"text": "x"}']),
-        here(words=["--json"]),
-        here(server="nope"),
-    ):
-        lines = [json.loads(line) for line in _raw(sock, payload).splitlines()]
-        assert lines == [{"digest": lines[0]["digest"], "accepted": False, "declined": True}]
-    for payload in (here(environ=["x"]), here(words="text=x"), here(cwd=7)):
-        lines = [json.loads(line) for line in _raw(sock, payload).splitlines()]
-        assert "malformed request" in lines[-1]["error"]["message"], lines
-    assert project.holder_pid() == pid
-    assert served_warm(project)
 
 
 def _raw(sock_path: Path, payload: bytes) -> bytes:
@@ -566,3 +517,52 @@ class TestOneHolder:
             idle.sendall(b'{"op": "li')
             assert served_warm(held)  # others are served meanwhile
         assert held.holder_pid() == pid
+
+    def test_a_client_in_another_environment_asks_by_settings_digest(self, held: Project) -> None:
+        """A variable the holder does not have: the client reads its settings itself and asks
+        the holder by settings digest, and is still served by it."""
+        other = copy.copy(held)
+        other.env = {**held.env, "UNRELATED_TO_CODEBOT": "1"}
+        assert served_warm(other)
+        done, modules = imported(other, "mcp", "call", "s", "echo", "text=digest")
+        assert (done.returncode, done.stdout) == (0, "digest\n"), done.stderr
+        assert " codebot_mcp.core.config.settings " in modules
+
+    def test_a_holder_resolves_only_what_the_client_could_have_sent(self, held: Project) -> None:
+        """``call_here`` requests the fast client never sends (another environment, a relative
+        directory, stdin, a file, JSON, an option) are declined, not run; the holder keeps
+        serving."""
+        sock = held.socket()
+        pid = held.holder_pid()
+        environ = {**held.env, "CODEBOT_PYTHON": sys.executable}
+
+        def here(**fields: Any) -> bytes:
+            request = {
+                "op": "call_here",
+                "cwd": str(held.root.resolve()),
+                "environ": environ,
+                "server": "s",
+                "tool": "echo",
+                "words": ["text=ok"],
+                **fields,
+            }
+            return json.dumps(request).encode() + b"\n"
+
+        served = [json.loads(line) for line in _raw(sock, here()).splitlines()]
+        assert served[0]["accepted"] and served[-1]["result"]["text"] == "ok", served
+        for payload in (
+            here(environ={**environ, "HOME": "/elsewhere"}),
+            here(cwd="repo"),
+            here(words=["-"]),
+            here(words=["@args.json"]),
+            here(words=['{"text": "x"}']),
+            here(words=["--json"]),
+            here(server="nope"),
+        ):
+            lines = [json.loads(line) for line in _raw(sock, payload).splitlines()]
+            assert lines == [{"digest": lines[0]["digest"], "accepted": False, "declined": True}]
+        for payload in (here(environ=["x"]), here(words="text=x"), here(cwd=7)):
+            lines = [json.loads(line) for line in _raw(sock, payload).splitlines()]
+            assert "malformed request" in lines[-1]["error"]["message"], lines
+        assert held.holder_pid() == pid
+        assert served_warm(held)
