@@ -130,6 +130,25 @@ def test_bad_entries_name_file_server_and_key(tmp_path: Path, entry: object, fra
     assert loaded.servers["ok"].error is None
 
 
+@pytest.mark.parametrize(
+    ("entry", "fragment", "hint"),
+    [
+        ({"comand": "npx"}, "missing 'command'", "Rename 'comand' to 'command'"),
+        ({"ulr": "https://a/mcp"}, "missing 'command'", "Rename 'ulr' to 'url'"),
+        ({"type": "http", "URL": "https://a/mcp"}, "missing 'url'", "Rename 'URL' to 'url'"),
+        ({"type": "stdio", "ulr": "https://a"}, "missing 'command'", 'Add "command": "npx"'),
+        ({"args": ["x"], "zzz": 1}, "missing 'command'", 'Add "command": "npx"'),
+    ],
+)
+def test_a_misspelt_command_or_url_is_named_in_the_hint(
+    tmp_path: Path, entry: object, fragment: str, hint: str
+) -> None:
+    write_settings(tmp_path, {"mcp_servers": {"srv": entry}})
+    config = settings.load_unfiltered(tmp_path).servers["srv"]
+    assert config.error is not None and fragment in config.error
+    assert config.hint is not None and hint in config.hint, config.hint
+
+
 @pytest.mark.parametrize("name", ["has space", "double__underscore", "dot.name", ""])
 def test_invalid_server_names(tmp_path: Path, name: str) -> None:
     write_settings(tmp_path, {"mcp_servers": {name: {"command": "x"}}})

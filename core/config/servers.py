@@ -256,14 +256,29 @@ def _transport(data: Mapping[str, Any]) -> Transport:
     if transport == "stdio" and not has_command:
         raise _EntryError(
             "missing 'command' (a stdio server needs the program to run)",
-            hint='Add "command": "npx" (and "args"), or set "type": "http" with a "url".',
+            hint=_misspelt(data, ("command", "url") if "type" not in data else ("command",))
+            or 'Add "command": "npx" (and "args"), or set "type": "http" with a "url".',
         )
     if transport == "http" and not has_url:
         raise _EntryError(
             "missing 'url' (an http server needs its endpoint)",
-            hint='Add "url": "https://host/mcp".',
+            hint=_misspelt(data, ("url",)) or 'Add "url": "https://host/mcp".',
         )
     return transport
+
+
+def _misspelt(data: Mapping[str, Any], wanted: tuple[str, ...]) -> str | None:
+    """A hint when an unknown key of the entry is a misspelling of a missing one
+    (``"comand"``, ``"ulr"``), or None."""
+    import difflib  # only for a broken entry: not on the warm path
+
+    unknown = {k.lower(): k for k in data if isinstance(k, str) and k not in _SERVER_KEYS}
+    for key in wanted:
+        close = difflib.get_close_matches(key, list(unknown), n=1)
+        if close:
+            found = unknown[close[0]]
+            return f"Did you mean '{key}'? Rename '{found}' to '{key}'."
+    return None
 
 
 _ENUM_HINTS = {"protocol": 'Use "auto" (default), "legacy" (initialize handshake) or "2026-07-28".'}
