@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -84,23 +85,35 @@ def short_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     shutil.rmtree(home, ignore_errors=True)
 
 
-def test_a_stale_holder_hands_over_without_reading_or_asking_again(
-    tmp_path: Path, short_home: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@contextmanager
+def counted(tmp_path: Path, *, environment: bool) -> Iterator[tuple[StaleHolder, list[str], Path]]:
+    """A project with one server, a stand-in holder for it, and the files opened meanwhile."""
     global _opened
-    from codebot_mcp.cli.app import run
-
     project = tmp_path / "repo"
     settings_file = write_settings(project, {"mcp_servers": {"s": server_entry("echo")}})
-    holder = StaleHolder(warm.socket_path(settings_file, project.resolve()))
-    argv = ["--cwd", str(project), "mcp", "call", "s", "echo", "text=hi"]
-    _opened = []
+    path = warm.socket_path(settings_file, project.resolve())
+    holder = StaleHolder(path, environment=environment)
+    opened: list[str] = []
+    _opened = opened
     try:
-        code = warm_client.fast_call(argv, run)
-        reads = [p for p in _opened if Path(p) == settings_file]
+        yield holder, opened, settings_file
     finally:
         _opened = None
         holder.close()
+
+
+ARGV = ["mcp", "call", "s", "echo", "text=hi"]
+
+
+def test_a_stale_holder_hands_over_without_reading_or_asking_again(
+    tmp_path: Path, short_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from codebot_mcp.cli.app import run
+
+    argv = ["--cwd", str(tmp_path / "repo"), *ARGV]
+    with counted(tmp_path, environment=True) as (holder, opened, settings_file):
+        code = warm_client.fast_call(argv, run)
+        reads = [p for p in opened if Path(p) == settings_file]
     out = capsys.readouterr()
     assert (code, out.out) == (0, "hi\n"), out.err
     assert holder.requests == ["call_here"]  # the ordinary path did not ask it again
@@ -110,22 +123,14 @@ def test_a_stale_holder_hands_over_without_reading_or_asking_again(
 def test_a_holder_of_another_environment_is_asked_once_by_the_ordinary_path(
     tmp_path: Path, short_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    global _opened
     from codebot_mcp.cli.app import run
 
-    project = tmp_path / "repo"
-    settings_file = write_settings(project, {"mcp_servers": {"s": server_entry("echo")}})
-    holder = StaleHolder(warm.socket_path(settings_file, project.resolve()), environment=False)
-    argv = ["--cwd", str(project), "mcp", "call", "s", "echo", "text=hi"]
-    _opened = []
-    try:
+    argv = ["--cwd", str(tmp_path / "repo"), *ARGV]
+    with counted(tmp_path, environment=False) as (holder, opened, settings_file):
         assert warm_client.fast_call(argv, run) is None  # not asked, nothing read
-        assert not holder.requests and not _opened
+        assert not holder.requests and not opened
         code = run(argv)
-        reads = [p for p in _opened if Path(p) == settings_file]
-    finally:
-        _opened = None
-        holder.close()
+        reads = [p for p in opened if Path(p) == settings_file]
     out = capsys.readouterr()
     assert (code, out.out) == (0, "hi\n"), out.err
     assert holder.requests == ["call"]  # by settings digest: stale, then cold
