@@ -150,25 +150,29 @@ class AnswerTooLargeError(httpx2.ReadError):
 
 
 class EventSizes:
-    """Counts the bytes of the SSE event being received, across reads: :meth:`add` returns
-    the size of the current (unfinished) event after a chunk."""
+    """Counts the bytes of SSE events as they are received, across reads: :meth:`add` returns
+    the size of the largest event a chunk ends or leaves unfinished, so an event over the cap
+    is seen however the reads cut it (its end in the same read as most of it included)."""
 
     def __init__(self) -> None:
         self.current = 0
+        """The size of the event being received (unfinished)."""
         self._tail = b""  # the last bytes of the previous chunk: a blank line may span reads
 
     def add(self, chunk: bytes) -> int:
-        """Count ``chunk``; the size of the event it leaves unfinished."""
+        """Count ``chunk``; the size of the largest event it ends, or of the one it leaves
+        unfinished when that is larger."""
+        seen = len(self._tail)
         window = self._tail + chunk
-        end = -1
+        largest, start = 0, -1
         for match in _BLANK_LINE.finditer(window):
-            end = match.end()
-        if end >= 0:
-            self.current = len(window) - end
-        else:
-            self.current += len(chunk)
+            if match.end() <= seen:
+                continue  # it ended in the previous read, and was counted there
+            size = match.end() - start if start >= 0 else self.current + match.end() - seen
+            largest, start = max(largest, size), match.end()
+        self.current = len(window) - start if start >= 0 else self.current + len(chunk)
         self._tail = window[-3:]
-        return self.current
+        return max(largest, self.current)
 
 
 class AnswerCap:

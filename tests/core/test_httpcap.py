@@ -15,7 +15,13 @@ import anyio
 import httpx2
 import pytest
 
-from codebot_mcp.core.httpcap import MODEL_WORDING, AnswerCap, AnswerTooLargeError, tls_context
+from codebot_mcp.core.httpcap import (
+    MODEL_WORDING,
+    AnswerCap,
+    AnswerTooLargeError,
+    EventSizes,
+    tls_context,
+)
 
 LIMIT = 100_000
 """Bodies go past it in several reads (httpcore reads at most 64 KiB at a time)."""
@@ -87,6 +93,21 @@ def test_an_answer_over_the_cap_is_dropped_in_the_readers_words(
     assert (caught.value.limit, caught.value.declared) == (LIMIT, declared)
     assert str(caught.value) == "the server's answer is larger than 0 MB and was dropped"
     assert cap.tripped
+
+
+@pytest.mark.parametrize("cut", [0, 1, 6, 65_536, 99_999, 100_010, 150_000, 150_007])
+def test_an_event_over_the_cap_is_seen_however_the_reads_cut_it(cut: int) -> None:
+    """Its end in the same read as most of it (the read that made this fail at random over
+    the network above, now cut on purpose), or split anywhere else."""
+    event = b"data: " + b"x" * 150_000 + b"\n\n"
+    sizes = EventSizes()
+    assert max(sizes.add(event[:cut]), sizes.add(event[cut:])) > LIMIT
+    assert sizes.current == 0  # the next event starts afresh
+    stream = (b"data: " + b"x" * 60_000 + b"\r\n\r\n") * 5  # five events under the cap
+    for step in (1_000, 65_536, len(stream)):
+        sizes = EventSizes()
+        counts = [sizes.add(stream[i : i + step]) for i in range(0, len(stream), step)]
+        assert 60_000 < max(counts) <= 60_010, step
 
 
 def test_an_event_stream_is_counted_event_by_event_only_when_asked(base: str) -> None:
