@@ -8,6 +8,9 @@ its JSON type and values (:func:`_field`), the others by small named readers (``
 A bad entry never raises: it becomes a ``ServerConfig`` whose ``error`` says what is wrong,
 naming the file, the server and the key, so the other servers still start and ``mcp list`` and
 ``doctor`` can show it.
+
+Size: one entry's whole grammar, both transports, with its messages and their "did you mean"
+hints; each reader is small and named, and a reader apart from its message would be read twice.
 """
 
 from __future__ import annotations
