@@ -188,8 +188,6 @@ def run(argv: list[str] | None = None) -> int:
     argv = hoist_global_options(argv, command)  # type: ignore[arg-type]
     debug = "--debug" in argv
     render.reset_warnings()
-    # ${CODEBOT_PYTHON} in settings: this interpreter (see core.config.settings.PYTHON_VARIABLE).
-    os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     if "_CODEBOT_COMPLETE" in os.environ:
         from codebot_mcp.cli.commands import shell_completion as completion
 

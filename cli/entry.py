@@ -28,9 +28,8 @@ def main() -> NoReturn:
 
     descendants.arm()  # codebot adopts orphaned descendants; none outlives it (below)
     reaper.arm()  # one-shot commands may leave their servers' shutdown to a reaper
-    # ${CODEBOT_PYTHON} in settings: this interpreter (core.config.settings.PYTHON_VARIABLE);
-    # set before a warm call compares its environment with its holder's (cli.app.run sets it
-    # too, for callers in this process).
+    # ${CODEBOT_PYTHON}: this interpreter (core.config.settings.PYTHON_VARIABLE), for what runs
+    # from here (the loader itself defaults it); set before a warm call compares environments.
     os.environ.setdefault("CODEBOT_PYTHON", sys.executable)
     code = fast_call(sys.argv[1:], _ordinary)  # a warm `mcp call`, without Typer
     if code is None:

@@ -150,7 +150,9 @@ def _parse(argv: list[str]) -> tuple[Path, str, str, list[str]] | None:
     server, tool, pairs = words[2], words[3], words[4:]
     if any(w.startswith("-") for w in (server, tool)):
         return None
-    if any(w.startswith(("-", "@", "{")) or "=" not in w for w in pairs):
+    from codebot_mcp.mcpbridge.warm.holder_client import plain_pair
+
+    if not all(plain_pair(w) for w in pairs):
         return None  # options, files, stdin and JSON objects: the ordinary parser
     if not cwd.is_dir():
         return None

@@ -124,10 +124,8 @@ def turn_hooks(context: PartContext) -> TurnHooks | None:
     """
     from codebot_mcp.core.agent.protocols import TurnHooks
 
-    part = loop_part(TurnHooks, context)
-    if part is None or isinstance(part, TurnHooks):
-        return part
-    raise _not_a(TurnHooks, part)
+    part: TurnHooks | None = _checked(TurnHooks, loop_part(TurnHooks, context))
+    return part
 
 
 def turn_checkpoints(context: PartContext) -> TurnCheckpoints | None:
@@ -138,10 +136,15 @@ def turn_checkpoints(context: PartContext) -> TurnCheckpoints | None:
     """
     from codebot_mcp.core.agent.protocols import TurnCheckpoints
 
-    part = loop_part(TurnCheckpoints, context)
-    if part is None or isinstance(part, TurnCheckpoints):
+    part: TurnCheckpoints | None = _checked(TurnCheckpoints, loop_part(TurnCheckpoints, context))
+    return part
+
+
+def _checked(protocol: type[Any], part: object) -> Any:
+    """``part`` when it is None or implements ``protocol``; else the error naming its feature."""
+    if part is None or isinstance(part, protocol):
         return part
-    raise _not_a(TurnCheckpoints, part)
+    raise _not_a(protocol, part)
 
 
 def _not_a(protocol: type[Any], part: object) -> LoopPartError:

@@ -32,7 +32,11 @@ from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.secrets.redact import Redactor
 from codebot_mcp.core.tools import arguments
 from codebot_mcp.mcpbridge.tools.tool_pins import settings_pins
-from codebot_mcp.mcpbridge.warm.holder_client import environment_digest, fingerprint
+from codebot_mcp.mcpbridge.warm.holder_client import (
+    environment_digest,
+    fingerprint,
+    plain_pair,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +51,6 @@ class Resolved:
     """What the client's settings load prints (redacted), in order."""
     redact: Redactor
     """The secrets of the client's settings and environment."""
-
-
-def plain_pair(word: str) -> bool:
-    """A ``key=value`` word as the client's fast path passes them (no option, file, stdin or
-    JSON object: those take the ordinary path)."""
-    return "=" in word and not word.startswith(("-", "@", "{"))
 
 
 def resolve(request: dict[str, Any], digest: str) -> Resolved | None:

@@ -119,6 +119,12 @@ def socket_path(project_file: Path | None, cwd: Path) -> Path:
     return warm_dir() / f"{key}.sock"
 
 
+def plain_pair(word: str) -> bool:
+    """A ``key=value`` word as a warm call's client passes it on (no option, file, stdin or
+    JSON object: those take the ordinary path); the holder resolves no other."""
+    return "=" in word and not word.startswith(("-", "@", "{"))
+
+
 SHELL_BOOKKEEPING = ("_", "OLDPWD", "PWD", "SHLVL")
 """Variables a shell sets per command or per directory; codebot never reads them from its own
 environment while it loads settings (``${PWD}`` in a file expands from the caller's)."""
