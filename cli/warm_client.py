@@ -190,13 +190,10 @@ def fast_call(argv: list[str], ordinary: Callable[[list[str]], int]) -> int | No
         return _failed(_lost(exc))
     if answer is None:
         return _hand_over(argv, ordinary)
-    from codebot_mcp.cli import render
-
     try:
         raise_answer_error(answer)
     except CodebotError as exc:
-        render.error(exc)
-        return exc.exit_code
+        return _failed(exc)
     result = answer.get("result")
     if not isinstance(result, dict):
         return _failed(_lost(warm.WarmError("the warm holder answered without a result")))
@@ -222,6 +219,7 @@ def _lost(exc: Exception) -> ServerError:
 
 
 def _failed(error: CodebotError) -> int:
+    """Say ``error`` as the cold path does; its exit code."""
     from codebot_mcp.cli import render
 
     render.error(error)
