@@ -13,6 +13,7 @@ import sys
 from typing import NoReturn
 
 from codebot_mcp.cli.warm_client import fast_call
+from codebot_mcp.core import gcpause
 
 
 def _ordinary(argv: list[str]) -> int:
@@ -23,6 +24,7 @@ def _ordinary(argv: list[str]) -> int:
 
 def main() -> NoReturn:
     """Console-script entry point."""
+    gcpause.hold()  # until the work begins (core.gcpause): start-up's heap is not walked
     from codebot_mcp.core.proc import descendants  # standard library only
     from codebot_mcp.mcpbridge.transport import reaper  # standard library only
 

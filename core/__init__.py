@@ -22,7 +22,8 @@ A service feature under the kernel's tools, since ``bash`` runs in it: :mod:`.sa
 
 Under everything: :mod:`.media` (images), :mod:`.secrets` (redaction), :mod:`.proc` (child
 processes) and the plain helpers :mod:`.errors`, :mod:`.envexpand`, :mod:`.fsutil`,
-:mod:`.inflate` and :mod:`.jsonutil`, and the one size cap on HTTP answers (model, MCP,
+:mod:`.inflate` and :mod:`.jsonutil`, the collector paused while a process starts
+(:mod:`.gcpause`), and the one size cap on HTTP answers (model, MCP,
 registry): :mod:`.httpcap`. ``[tool.importlinter]`` in ``pyproject.toml`` holds the
 order. ``core`` never imports ``mcp``, ``typer`` or ``prompt_toolkit``.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socketserver
@@ -44,6 +45,20 @@ def pytest_configure(config: pytest.Config) -> None:
     del config
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[object]:
+    """Collect with the cyclic collector paused, then freeze what collecting made: each worker
+    imports every test module (and through them the SDKs), and the collector would walk that
+    growing heap again and again (``core.gcpause`` does the same for codebot's own start)."""
+    del session
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 # -- scheduling under xdist ---------------------------------------------------------------

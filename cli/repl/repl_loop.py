@@ -42,6 +42,7 @@ from codebot_mcp.cli.repl.reports import (
 from codebot_mcp.cli.runtime import Globals, load_unfiltered_settings
 from codebot_mcp.cli.signals import sigint_cancels
 from codebot_mcp.cli.trustview import describe_all
+from codebot_mcp.core import gcpause
 from codebot_mcp.core.agent.permissions import Answer, ApprovalRequest
 from codebot_mcp.core.config import paths, trust
 from codebot_mcp.core.errors import CodebotError, ExitCode, ModelError
@@ -277,8 +278,10 @@ class Repl:
 
     async def _connect(self, runtime: ChatRuntime) -> None:
         if not runtime.settings.servers:
+            gcpause.release()  # nothing to connect: the session's work begins (core.gcpause)
             return
         await runtime.manager.start_all()
+        gcpause.release()  # connected: the session's work begins (core.gcpause)
         # The prompt may end (Ctrl-D) just as the servers connect, closing the stdout proxy
         # prompt-toolkit had put in place; the line is then not worth a crash.
         with suppress(ValueError):

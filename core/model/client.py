@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from codebot_mcp.core import gcpause
 from codebot_mcp.core.errors import ModelError
 from codebot_mcp.core.media import images
 from codebot_mcp.core.model.apierrors import (
@@ -162,6 +163,7 @@ class ChatModel:
         """
         import openai
 
+        gcpause.release()  # the work begins with the first request (core.gcpause)
         cap = max_tokens or self.config.max_tokens
         request = self._request(messages, tools, cap)
         callbacks = _Callbacks(on_text, on_retry, on_progress, on_reasoning)

@@ -29,6 +29,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codebot_mcp.core import gcpause
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.tools.base import ToolResult
 from codebot_mcp.mcpbridge.calls import lite
@@ -72,6 +73,7 @@ async def list_servers(
     if hot and lite.usable(servers):  # lite declares the same capabilities (a test)
         async with lite.connect_all(servers, roots=roots, pins=pins) as group:
             await group.start()
+            gcpause.release()  # connected: the work begins (core.gcpause)
             shown = group.listing()
             if group.handed is not None:  # the rest on their processes, listed by the SDK
                 handed = group.handed.prelaunched()
@@ -83,6 +85,7 @@ async def list_servers(
 
         managed = ManagedServers(manager)
         await managed.start()
+        gcpause.release()  # connected: the work begins (core.gcpause)
         listing = managed.listing()
     if shown:
         listing = sorted([*shown, *listing], key=lambda s: s.name)
@@ -114,6 +117,7 @@ async def call_tool(
     if hot and lite.usable({config.name: config}):
         async with lite.connect(config, roots=roots, pins=pins) as client:
             await client.start()
+            gcpause.release()  # connected: the work begins (core.gcpause)
             if client.handed is None:
                 return await call_on(client, config.name, tool, arguments)
             handed = client.handed.prelaunched()  # the same process, its handshake adopted
@@ -125,6 +129,7 @@ async def call_tool(
             manager.tasks.on_status = on_task_status
         managed = ManagedClient(manager, config)
         await managed.start()
+        gcpause.release()  # connected: the work begins (core.gcpause)
         return await call_on(managed, config.name, tool, arguments)
 
 
@@ -141,5 +146,7 @@ async def call_batch(
     """
     async with open_manager(servers, None) as manager:
         from codebot_mcp.mcpbridge.calls.call import call_batch as answer_lines
+
+        gcpause.release()  # before the first line: a batch may run for long (core.gcpause)
 
         return await answer_lines(manager, servers, read_line, emit)

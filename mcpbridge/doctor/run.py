@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import anyio
 
+from codebot_mcp.core import gcpause
 from codebot_mcp.core.config.servers import ServerConfig
 from codebot_mcp.core.config.settings import Settings, root_dirs
 from codebot_mcp.core.errors import ExitCode, SettingsError
@@ -204,6 +205,7 @@ async def _connect_and_check(
     configs = {r.name: r.context.config for r in reports}
     async with Manager(configs, login=login, agent=agent) as manager:
         await manager.start_all()
+        gcpause.release()  # connected: the checks begin (core.gcpause)
         tools = manager.tools()
         for report in reports:
             ctx = report.context

@@ -31,7 +31,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from codebot_mcp.core import __version__
+from codebot_mcp.core import __version__, gcpause
 from codebot_mcp.core.agent.events import AgentEvents
 from codebot_mcp.core.agent.permissions import Decision, PermissionGate, Verdict, denial_text
 from codebot_mcp.core.agent.toolcalls import truncate
@@ -122,6 +122,7 @@ async def serve_stdio(served: Served) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(served)
+    gcpause.release()  # built: it serves from here on (core.gcpause)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

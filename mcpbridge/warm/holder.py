@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from anyio.abc import SocketAttribute, SocketListener, SocketStream
 
-from codebot_mcp.core import jsonutil
+from codebot_mcp.core import gcpause, jsonutil
 from codebot_mcp.core.config import effective, paths
 from codebot_mcp.core.errors import CodebotError
 from codebot_mcp.core.tools.arguments import Pairs
@@ -332,6 +332,7 @@ async def serve(
         identity = os.stat(path).st_ino
         if ready is not None:
             ready(digest, manager)
+        gcpause.release()  # started: from here on it serves (core.gcpause)
         try:
             await Holder(manager, digest, idle).serve(listener)
         finally:
@@ -352,8 +353,9 @@ def _write_environment(path: Path) -> None:
     os.replace(temporary, record)
 
 
-def _main(argv: list[str]) -> int:
-    """``python -m mcpbridge.warm_holder --cwd DIR [--trust-project] [--idle SECONDS]``."""
+def main(argv: list[str]) -> int:
+    """``python -m codebot_mcp.mcpbridge.warm --cwd DIR [--trust-project] [--idle SECONDS]``
+    (:mod:`.__main__`)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog="python -m mcpbridge.warm_holder")
@@ -385,7 +387,3 @@ def _main(argv: list[str]) -> int:
     except Exception as exc:  # boundary: the holder's last word goes to its log
         print(f"error: the warm holder failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))

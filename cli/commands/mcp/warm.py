@@ -109,7 +109,7 @@ def _start(
 ) -> int:
     from codebot_mcp.mcpbridge.transport.runlog import holder_log
 
-    argv = [sys.executable, "-m", "codebot_mcp.mcpbridge.warm.holder", "--cwd", str(globals_.cwd)]
+    argv = [sys.executable, "-m", "codebot_mcp.mcpbridge.warm", "--cwd", str(globals_.cwd)]
     if globals_.trust_project:
         argv.append("--trust-project")
     if idle_timeout is not None:
