@@ -135,6 +135,8 @@ def marker_text(path: Path) -> str:
 
 PEAK = """
 import sys
+from codebot_mcp.core import gcpause
+gcpause.hold()  # as the console script does (cli.entry)
 from codebot_mcp.cli.app import run
 code = run(sys.argv[1:])
 sys.stdout.flush()

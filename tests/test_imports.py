@@ -21,6 +21,8 @@ HEAVY = ("mcp", "mcp_types", "openai", "prompt_toolkit", "rich.markdown", "rich.
 
 PROBE = """
 import json, sys
+from codebot_mcp.core import gcpause
+gcpause.hold()  # as the console script does (cli.entry)
 from codebot_mcp.cli.app import run
 code = run(sys.argv[1:])
 sys.stdout.flush()
@@ -56,6 +58,7 @@ STARTUP_OURS = (
     "codebot_mcp",
     "codebot_mcp.core",
     "codebot_mcp.core.errors",
+    "codebot_mcp.core.gcpause",  # the console script's first import: the collector paused
     "codebot_mcp.core.secrets",
     "codebot_mcp.core.secrets.credentials",
     "codebot_mcp.core.secrets.redact",
