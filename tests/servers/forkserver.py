@@ -22,6 +22,7 @@ count), and kills what it still runs when the socket closes.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -101,8 +102,11 @@ def _reap(channel: socket.socket, children: set[int]) -> None:
 def main() -> None:
     if os.fork() > 0:  # detached: no test process counts it (or its servers) as its child
         os._exit(0)
+    gc.disable()  # the SDK's import, without walking its growing heap again and again
     for name in PRELOAD:
         importlib.import_module(name)
+    gc.freeze()  # what every fork shares: never walked again, here or in a child
+    gc.enable()
     channel = socket.socket(fileno=0)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
