@@ -182,9 +182,12 @@ def _parent(pid: int) -> int | None:
 
 
 def requests(log: Path) -> list[dict[str, Any]]:
+    """The request bodies the fake model server has logged so far: whole lines only (it
+    appends a long body in several writes, so the last line may still be on its way)."""
     if not log.exists():
         return []
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    whole, _, _partial = log.read_text().rpartition("\n")
+    return [json.loads(line) for line in whole.splitlines() if line.strip()]
 
 
 def leave(terminal: Terminal, pid: int, kids: list[int]) -> None:
