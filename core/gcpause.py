@@ -10,8 +10,8 @@ again; reference counting still frees it) and the collector runs as usual from t
 
 Where work begins: the first model request (:mod:`core.model.client`), a server command's
 connections made (``mcpbridge.calls.route``, ``mcp doctor``), ``mcp serve`` and the warm
-holder ready to serve, ``mcp call --batch`` before its first line, the REPL before its first
-prompt. A one-shot command that never gets there (``trust``, ``mcp add``) ends with the
+holder ready to serve, ``mcp call --batch`` before its first line, the REPL once its servers
+connect. A one-shot command that never gets there (``trust``, ``mcp add``) ends with the
 collector still paused: it is short, and ``cli.entry`` freezes the heap at exit anyway.
 """
 

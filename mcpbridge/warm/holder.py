@@ -358,7 +358,7 @@ def main(argv: list[str]) -> int:
     (:mod:`.__main__`)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m mcpbridge.warm_holder")
+    parser = argparse.ArgumentParser(prog="python -m codebot_mcp.mcpbridge.warm")
     parser.add_argument("--cwd", type=Path, required=True)
     parser.add_argument("--trust-project", action="store_true")
     parser.add_argument("--idle", type=float, default=None)
