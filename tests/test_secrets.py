@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import tests.fakes.openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.procs import CODEBOT
 from tests.helpers import server_entry, write_settings
 from tests.servers.util import run_http_server
 
@@ -61,7 +61,7 @@ def project(tmp_path: Path, http_url: str, monkeypatch: pytest.MonkeyPatch) -> P
 
 def codebot(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(CODEBOT), "--cwd", str(cwd), *argv],
+        [*zygote.command(), "--cwd", str(cwd), *argv],
         capture_output=True,
         text=True,
         timeout=120,

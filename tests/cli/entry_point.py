@@ -11,13 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes import zygote
+
 CODEBOT = str(Path(sys.executable).with_name("codebot"))
 
 
 def codebot(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """Run the installed ``codebot`` in ``cwd`` and return (exit code, stdout, stderr)."""
+    """Run the installed ``codebot`` in ``cwd`` and return (exit code, stdout, stderr): as a
+    fork of :mod:`tests.fakes.zygote` (what is checked is what the command does)."""
     done = subprocess.run(
-        [CODEBOT, *argv],
+        [*zygote.command(), *argv],
         cwd=cwd,
         env={**os.environ, **(env or {})},
         capture_output=True,

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.entry_point import CODEBOT
+from tests.fakes import zygote
 from tests.helpers import cli_in_process
 from tests.servers.registry_server import RegistryServer
 from tests.servers.util import REPO_ROOT
@@ -81,7 +82,7 @@ def run(
     if path is not None:
         environ["PATH"] = str(path)
     done = subprocess.run(
-        [CODEBOT, *argv],
+        [*zygote.command(), *argv],
         cwd=cwd,
         env=environ,
         input=stdin,

@@ -35,8 +35,8 @@ from acp.schema import (
     WaitForTerminalExitResponse,
 )
 
-from tests.cli.entry_point import CODEBOT
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import server_entry, write_settings
 from tests.servers.util import REPO_ROOT, run_http_server, server_command
@@ -224,9 +224,11 @@ async def _drive(
     its stderr goes to ``project/acp-stderr.log`` (a pipe nobody reads would fill)."""
     editor.environ = _env(fake)  # codebot's environment came from the editor's
     with (project / "acp-stderr.log").open("ab") as log:
+        program, *prefix = zygote.command()  # a fork: the SDK and openai already imported
         async with acp.spawn_agent_process(
             editor,
-            CODEBOT,
+            program,
+            *prefix,
             "acp",
             env=_env(fake),
             cwd=str(project),
@@ -681,7 +683,7 @@ def test_stdout_carries_only_protocol_messages(tmp_path: Path) -> None:
     ]
     with FakeOpenAI([]) as fake, (tmp_path / "stderr.log").open("w+") as err:
         proc = subprocess.Popen(
-            [CODEBOT, "acp"],
+            [*zygote.command(), "acp"],
             cwd=tmp_path,
             env=_env(fake),
             stdin=subprocess.PIPE,

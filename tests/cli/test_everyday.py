@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli.entry_point import CODEBOT, add_global, codebot, project, user
+from tests.cli.entry_point import add_global, codebot, project, user
+from tests.fakes import zygote
 from tests.helpers import cli_in_process, server_entry, write_settings
 
 __all__ = ["project", "user"]  # fixtures
@@ -380,7 +381,7 @@ def test_batch_reads_a_real_pipe_line_by_line(user: Path, project: Path) -> None
     lines = [json.dumps({**request, "arguments": {"text": t}}) for t in texts]
     body = "\n".join(lines[:20]) + "\n\n" + "\n".join(lines[20:])  # no final newline
     done = subprocess.run(
-        [CODEBOT, "mcp", "call", "--batch"],
+        [*zygote.command(), "mcp", "call", "--batch"],
         cwd=project,
         input=body.encode(),
         capture_output=True,

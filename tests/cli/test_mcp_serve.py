@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from codebot_mcp.cli.app import run
+from tests.fakes import zygote
 from tests.helpers import write_settings
 from tests.servers.util import REPO_ROOT
 
@@ -26,11 +27,16 @@ ANTHROPIC_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def serve_entry(home: Path, *flags: str) -> dict[str, Any]:
-    """A settings entry that runs ``codebot mcp serve`` with its own state directory."""
+    """A settings entry that runs ``codebot mcp serve`` with its own state directory (a fork
+    of :mod:`tests.fakes.zygote`: the SDK already imported)."""
+    program, *prefix = zygote.command()
     return {
-        "command": CODEBOT,
-        "args": ["mcp", "serve", *flags],
-        "env": {"CODEBOT_HOME": str(home), "CODEBOT_TRUST_PROJECT": "1"},
+        "command": program,
+        "args": [*prefix, "mcp", "serve", *flags],
+        # The test process's locale, so the served process starts as it did (a fork, not the
+        # zygote's fallback to a fresh interpreter).
+        "env": {"CODEBOT_HOME": str(home), "CODEBOT_TRUST_PROJECT": "1"}
+        | {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "LC_CTYPE")},
     }
 
 

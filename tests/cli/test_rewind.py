@@ -29,8 +29,9 @@ import pytest
 from codebot_mcp.cli.chat_runtime import ChatOptions
 from tests.cli.repl_driver import drive, until
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.procs import CODEBOT, codebot_env
+from tests.fakes.procs import codebot_env
 from tests.helpers import cli_in_process, write_settings
 
 
@@ -51,7 +52,7 @@ def codebot(
     home: Path, project: Path, *argv: str, stdin: str | None = None, trusted: bool = True
 ) -> tuple[int, str, str]:
     done = subprocess.run(
-        [str(CODEBOT), *argv],
+        [*zygote.command(), *argv],
         cwd=project,
         env=codebot_env(home, **({"CODEBOT_TRUST_PROJECT": "1"} if trusted else {})),
         capture_output=True,

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from jsonschema import validators  # type: ignore[import-untyped]
 
-from tests.cli.entry_point import CODEBOT
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import cli_in_process, write_settings
 from tests.helpers import server_entry as entry
@@ -29,6 +29,9 @@ from tests.servers.util import REPO_ROOT
 SCHEMA = json.loads((REPO_ROOT / "docs" / "stream-json.schema.json").read_text())
 VALIDATOR: Any = validators.Draft202012Validator(SCHEMA)
 KEY = "sk-streamjson-secret-0123456789"
+
+
+STREAMING = ("--input-format", "stream-json", "--output-format", "stream-json")
 
 
 def events(out: str) -> list[dict[str, Any]]:
@@ -93,7 +96,7 @@ def test_events_stream_as_they_happen_from_the_real_process(
         fo.text("all done", delay=3.0),
     )
     proc = subprocess.Popen(
-        [CODEBOT, "chat", "-p", "echo then delete", "--output-format", "stream-json"],
+        [*zygote.command(), "chat", "-p", "echo then delete", "--output-format", "stream-json"],
         cwd=project,
         env=buffered_env(),
         stdin=subprocess.DEVNULL,
@@ -164,7 +167,7 @@ def test_a_conversation_over_stdin_with_one_process(project: Path, fake: FakeOpe
     ]
     stdin = "".join((json.dumps(x) if isinstance(x, dict) else x) + "\n" for x in lines)
     done = subprocess.run(
-        [CODEBOT, "chat", "--input-format", "stream-json", "--output-format", "stream-json"],
+        [*zygote.command(), "chat", *STREAMING],
         cwd=project,
         env={**os.environ, "OPENAI_API_KEY": KEY},
         input=stdin,
@@ -409,7 +412,7 @@ def test_an_interrupted_run_still_ends_with_its_result(
 ) -> None:
     fake.queue(fo.stall(30))
     proc = subprocess.Popen(
-        [CODEBOT, "chat", "-p", "wait", "--output-format", "stream-json"],
+        [*zygote.command(), "chat", "-p", "wait", "--output-format", "stream-json"],
         cwd=project,
         env=buffered_env(),
         stdin=subprocess.DEVNULL,

@@ -41,9 +41,11 @@ def model_only(tmp_path: Path, fake: FakeOpenAI) -> Path:
     return root
 
 
-def start(project: Path, *argv: str, **env: str) -> Running:
+def start(project: Path, *argv: str, forked: bool = True, **env: str) -> Running:
+    """``chat -p hi ARGV``; ``forked=False`` for the runs whose process table is read (Ctrl-C:
+    the servers must be gone too)."""
     environ = codebot_env(project.parent / "home", CODEBOT_TRUST_PROJECT="1", **env)
-    return Running(["chat", "-p", "hi", *argv], project, environ)
+    return Running(["chat", "-p", "hi", *argv], project, environ, forked=forked)
 
 
 def finish(run: Running, seconds: float = 30.0) -> tuple[int, str, str]:
@@ -121,7 +123,7 @@ def test_ctrl_c_during_model_stream_exits_130(
     project: Path, fake: FakeOpenAI, runs: list[Running]
 ) -> None:
     fake.queue(fo.hang(60))
-    runs.append(run := start(project))
+    runs.append(run := start(project, forked=False))
     wait_until(lambda: len(fake.requests) == 1, 20, "the model request")
     time.sleep(0.2)  # the stream has begun: its first chunk is on the wire
     code, err = interrupt(run)
@@ -132,7 +134,7 @@ def test_ctrl_c_during_long_tool_call_exits_130(
     project: Path, fake: FakeOpenAI, runs: list[Running]
 ) -> None:
     fake.queue(fo.tool_calls(("mcp__echo__sleep", {"seconds": 60})), fo.text("never"))
-    runs.append(run := start(project, "--yes"))
+    runs.append(run := start(project, "--yes", forked=False))
     wait_until(lambda: "→ mcp__echo__sleep" in run.stderr, 20, "the tool call to start")
     time.sleep(0.2)
     code, err = interrupt(run)
@@ -146,7 +148,7 @@ def test_ctrl_c_during_handshake_exits_130(
     root = tmp_path / "repo"
     servers = {"slow": entry("slow_start", "--delay", "60"), "echo": entry("echo")}
     write_settings(root, {"base_url": fake.base_url, "mcp_servers": servers})
-    runs.append(run := start(root))
+    runs.append(run := start(root, forked=False))
     wait_until(lambda: len(children_of(run.pid)) >= 2, 15, "both server processes")
     time.sleep(0.5)  # codebot is now waiting in start_all for the slow handshake
     code, err = interrupt(run)
@@ -170,7 +172,7 @@ def test_ctrl_c_with_json_still_prints_the_transcript(
     project: Path, fake: FakeOpenAI, runs: list[Running]
 ) -> None:
     fake.queue(fo.tool_calls(("mcp__echo__echo", {"text": "ran"})), fo.hang(60))
-    runs.append(run := start(project, "--yes", "--json"))
+    runs.append(run := start(project, "--yes", "--json", forked=False))
     wait_until(lambda: len(fake.requests) == 2, 20, "the second model request")
     time.sleep(0.2)  # the second stream has begun
     code, err = interrupt(run)

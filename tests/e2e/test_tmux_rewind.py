@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.test_tmux import DEADLINE, Terminal, model_server, terminal
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.procs import CODEBOT, codebot_env, wait_until
 from tests.helpers import write_settings
 
@@ -26,7 +27,7 @@ def test_rewind_asks_in_a_terminal(terminal: Terminal, tmp_path: Path) -> None:
         (root / "notes.txt").write_text("original\n")
         env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
         done = subprocess.run(
-            [str(CODEBOT), "chat", "-p", "change the notes", "--yes"],
+            [*zygote.command(), "chat", "-p", "change the notes", "--yes"],
             cwd=root,
             env=env,
             capture_output=True,

@@ -12,6 +12,7 @@ import pytest
 
 from tests.e2e.test_tmux import DEADLINE, Terminal, leave, model_server, requests
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.procs import CODEBOT, codebot_env, wait_until
 from tests.helpers import children_of, write_settings
 
@@ -36,7 +37,7 @@ def test_resume_without_id_lists_then_the_repl_carries_on(term: Terminal, tmp_pa
         write_settings(root, {"base_url": base_url, "usage_line_after": 0})
         env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
         first = subprocess.run(
-            [str(CODEBOT), "chat", "-p", "remember the word teapot"],
+            [*zygote.command(), "chat", "-p", "remember the word teapot"],
             cwd=root,
             env=env,
             capture_output=True,

@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
+from tests.fakes import zygote
+
 CODEBOT = Path(sys.executable).parent / "codebot"
 """The console script installed into the same environment as the running interpreter."""
 
@@ -57,9 +59,15 @@ def wait_until(predicate: Callable[[], bool], seconds: float, what: str) -> None
 class Running:
     """A ``codebot`` child whose stdout and stderr are collected by reader threads."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, argv: list[str], cwd: Path, env: Mapping[str, str], *, forked: bool = False
+    ) -> None:
+        """``forked``: run as a fork of :mod:`tests.fakes.zygote` (the SDK and openai already
+        imported), for a test whose subject is what the command does; such a run has no
+        :attr:`pid` (the process below ``Popen`` is the shim)."""
+        self.forked = forked
         self.proc = subprocess.Popen(
-            [str(CODEBOT), *argv],
+            [*zygote.command(), *argv] if forked else [str(CODEBOT), *argv],
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
@@ -84,7 +92,9 @@ class Running:
 
     @property
     def pid(self) -> int:
-        """The codebot process id."""
+        """The codebot process id (not known of a forked run: a test reading the process table
+        runs the console script itself)."""
+        assert not self.forked, "a forked run's process table is the zygote's, not Popen's"
         return self.proc.pid
 
     @property

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 import tests.fakes.openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.openai_server import FakeOpenAI
-from tests.fakes.procs import CODEBOT, codebot_env
+from tests.fakes.procs import codebot_env
 from tests.helpers import cli_in_process, server_entry, write_settings
 
 PLAIN = {
@@ -50,7 +51,7 @@ def project(tmp_path: Path) -> Path:
 def codebot(project: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = codebot_env(project / "home", CODEBOT_TRUST_PROJECT="1")
     return subprocess.run(
-        [str(CODEBOT), "--cwd", str(project), *argv],
+        [*zygote.command(), "--cwd", str(project), *argv],
         capture_output=True,
         text=True,
         timeout=60,

@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.test_tmux import Terminal, leave, model_server, requests, terminal  # noqa: F401
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.procs import CODEBOT, codebot_env, wait_until
 from tests.helpers import children_of, server_entry, write_settings
 
@@ -89,7 +90,8 @@ def test_a_tool_that_drifted_from_the_lock_is_asked_about_despite_an_allow_rule(
         }
         write_settings(root, settings)
         env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
-        subprocess.run([str(CODEBOT), "mcp", "lock"], cwd=root, env=env, check=True, timeout=60)
+        lock = [*zygote.command(), "mcp", "lock"]
+        subprocess.run(lock, cwd=root, env=env, check=True, timeout=60)
         assert (root / ".codebot" / "mcp-lock.json").exists()
         pid = terminal.start([str(CODEBOT), "chat", "--allow-drift"], root, env)
         terminal.expect("1 MCP server ready")
@@ -126,7 +128,8 @@ def test_a_pinned_server_that_drifts_mid_session_is_held_back_and_said_so(
         root = tmp_path / "repo"
         write_settings(root, {"base_url": base_url, "mcp_servers": {"r": server_entry("rugpull")}})
         env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
-        subprocess.run([str(CODEBOT), "mcp", "lock"], cwd=root, env=env, check=True, timeout=60)
+        lock = [*zygote.command(), "mcp", "lock"]
+        subprocess.run(lock, cwd=root, env=env, check=True, timeout=60)
         pid = terminal.start([str(CODEBOT), "chat", "--allow", "mcp__r__*"], root, env)
         terminal.expect("1 MCP server ready")
         kids = children_of(pid)

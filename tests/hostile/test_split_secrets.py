@@ -16,6 +16,7 @@ import pytest
 from codebot_mcp.cli.app import run
 from tests.e2e.test_tmux import Terminal, model_server
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.procs import CODEBOT, codebot_env
 from tests.helpers import server_entry, server_logs, write_settings
 
@@ -69,7 +70,7 @@ def test_progress_messages_split_in_two_are_scrubbed_on_the_terminal(tmp_path: P
     env = codebot_env(tmp_path / "home", CODEBOT_TRUST_PROJECT="1")
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [str(CODEBOT), "mcp", "call", "h", "leak_split"],
+        [*zygote.command(), "mcp", "call", "h", "leak_split"],
         cwd=root,
         env=env,
         stdin=subprocess.DEVNULL,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,13 +33,13 @@ from mcp import Client, StdioServerParameters
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from tests.fakes import openai_turns as fo
+from tests.fakes import zygote
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.procs import alive
 from tests.helpers import children_of, server_entry, write_settings
 from tests.mcpbridge.serve_inproc import MODERN, WAIT, Wire, serving
 
 pytestmark = pytest.mark.anyio
-CODEBOT = str(Path(sys.executable).with_name("codebot"))
 
 
 class Asked:
@@ -63,15 +62,22 @@ class Asked:
 
 @asynccontextmanager
 async def serving_process(
-    project: Path, *flags: str, mode: str = "auto", asked: Asked | None = None
+    project: Path,
+    *flags: str,
+    mode: str = "auto",
+    asked: Asked | None = None,
+    forked: bool = True,
 ) -> AsyncIterator[Client]:
     """The SDK client connected to ``codebot --cwd PROJECT mcp serve FLAGS`` (``--sandbox
-    off`` unless FLAGS say otherwise: a confined ``bash`` runs without asking, as in chat)."""
+    off`` unless FLAGS say otherwise: a confined ``bash`` runs without asking, as in chat):
+    a fork of :mod:`tests.fakes.zygote`, or with ``forked=False`` (a test that finds the
+    process in the process table) the console script itself."""
     if "--sandbox" not in flags:
         flags = (*flags, "--sandbox", "off")
+    program, *prefix = zygote.command() if forked else [str(zygote.CODEBOT)]
     params = StdioServerParameters(
-        command=CODEBOT,
-        args=["--cwd", str(project), "mcp", "serve", *flags],
+        command=program,
+        args=[*prefix, "--cwd", str(project), "mcp", "serve", *flags],
         env=dict(os.environ),  # CODEBOT_HOME and the trust flag of the test
         cwd=project,
     )
@@ -400,7 +406,7 @@ async def test_cancelling_ask_stops_its_session_and_servers(
     async def progress(value: float, total: float | None, message: str | None) -> None:
         started.append(message or "")
 
-    async with serving_process(model_project) as client:
+    async with serving_process(model_project, forked=False) as client:
         serve_pid = _server_pid(model_project)
         async with anyio.create_task_group() as tg:
             tg.start_soon(
