@@ -167,11 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             while True:
                 time.sleep(0.1)
-                if args.log and len(server.requests) > seen:
+                # What arrived by now: a request appended while these are written waits for
+                # the next round (counting the list again after writing would skip it for good).
+                if args.log and (new := server.requests[seen:]):
                     with open(args.log, "a", encoding="utf-8") as log:
-                        for request in server.requests[seen:]:
+                        for request in new:
                             log.write(json.dumps(request.body) + "\n")
-                    seen = len(server.requests)
+                    seen += len(new)
         except KeyboardInterrupt:
             return 0
 
