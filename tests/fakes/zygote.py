@@ -95,15 +95,14 @@ class _Fork:
 class _Server:
     """The listening socket, the forks running and their shims' connections."""
 
-    def __init__(self, directory: Path, launch_env: dict[str, str]) -> None:
+    def __init__(self, directory: Path) -> None:
         gc.disable()  # the imports, without walking their growing heap again and again
         for name in PRELOAD:
             importlib.import_module(name)
         gc.freeze()  # what every fork shares: never walked again, here or in a fork
-        # What this interpreter added to the environment it was given (PEP 538's LC_CTYPE): a
-        # fork for a request with the same start-up key gets it too, as a fresh one would.
-        self.added = {k: v for k, v in os.environ.items() if k not in launch_env}
-        self.key = startup_key(launch_env)
+        # Both sides as their interpreters left them: the shim's, like this one's, has added
+        # PEP 538's LC_CTYPE where the locale was C, as the console script's would.
+        self.key = startup_key(dict(os.environ))
         self.control = socket.socket(fileno=0)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.listener.bind(str(directory / "socket"))
@@ -158,7 +157,6 @@ class _Server:
                 conn.send(json.dumps({"fallback": reason}).encode())
             conn.close()
             return None
-        request["env"] = {**env, **{k: v for k, v in self.added.items() if k not in env}}
         pid = os.fork()
         if pid == 0:
             signal.set_wakeup_fd(-1)
@@ -303,13 +301,11 @@ def command(script: Path = CODEBOT) -> list[str]:
         if _server is None or _server[0] != os.getpid():
             directory = Path(tempfile.mkdtemp(prefix="cbz-"))
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            env = dict(os.environ)
             with theirs:
                 subprocess.run(
-                    [sys.executable, str(Path(__file__)), str(directory), json.dumps(env)],
+                    [sys.executable, str(Path(__file__)), str(directory)],
                     stdin=theirs,
                     stdout=subprocess.DEVNULL,
-                    env=env,
                     check=True,
                 )  # it detaches at once (this process's descendants stay its own)
             ours.settimeout(READY_TIMEOUT_SECONDS)
@@ -321,11 +317,11 @@ def command(script: Path = CODEBOT) -> list[str]:
 
 
 def main() -> None:
-    directory, launch_env = Path(sys.argv[1]), json.loads(sys.argv[2])
+    directory = Path(sys.argv[1])
     if os.fork() > 0:  # detached: no test process counts it (or its forks) as its child
         os._exit(0)
     os.setsid()
-    fork = _Server(directory, launch_env).serve()
+    fork = _Server(directory).serve()
     if fork is None:
         with contextlib.suppress(OSError):
             (directory / "socket").unlink()
